@@ -1,0 +1,460 @@
+/*
+ * kiln.h: the whole public interface of kiln.
+ *
+ * kiln compiles CUDA C source at run time (NVRTC for NVIDIA GPUs, the host C++
+ * compiler for the CPU), caches the result on disk and runs it over n-d arrays.
+ * The same program runs on a machine with no GPU (CPU backend) and on a GPU
+ * (CUDA backend) without a rebuild.
+ *
+ * Conventions, true of every function below unless its comment says otherwise:
+ *  - Every fallible call returns kiln_status; KILN_OK is 0. On failure,
+ *    kiln_last_error() holds a message for the calling thread that says what
+ *    was expected and what was found. Nothing aborts the process on user error.
+ *  - Whoever creates an object releases it (kiln_*_release). Out-parameters
+ *    are written only on success.
+ *  - A NULL kiln_stream means the context's default stream.
+ */
+#ifndef KILN_H
+#define KILN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ version */
+#define KILN_VERSION_MAJOR 0
+#define KILN_VERSION_MINOR 1
+#define KILN_VERSION_PATCH 0
+#define KILN_VERSION_NUMBER                                                   \
+    (KILN_VERSION_MAJOR * 10000 + KILN_VERSION_MINOR * 100 + KILN_VERSION_PATCH)
+
+#if defined(_WIN32)
+#define KILN_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define KILN_API __attribute__((visibility("default")))
+#else
+#define KILN_API
+#endif
+
+/* KILN_VERSION_NUMBER of the library actually loaded. */
+KILN_API unsigned kiln_version(void);
+/* "0.1.0"; static storage. */
+KILN_API const char *kiln_version_string(void);
+
+/* ------------------------------------------------------------------ errors */
+/* Codes are grouped by kind: 1xx argument, 2xx resource, 3xx compile,
+ * 4xx device, 9xx internal. */
+typedef enum kiln_status {
+    KILN_OK = 0,
+
+    KILN_ERR_INVALID_ARGUMENT = 100, /* NULL where an object was needed, bad value */
+    KILN_ERR_SHAPE = 101,            /* shapes do not match or broadcast */
+    KILN_ERR_DTYPE = 102,            /* dtype not allowed or not matching */
+    KILN_ERR_ARG_COUNT = 103,        /* wrong number of kernel/ufunc arguments */
+    KILN_ERR_ARG_TYPE = 104,         /* argument of the wrong type */
+    KILN_ERR_LAUNCH_CONFIG = 105,    /* grid/block/shared memory beyond the limits */
+    KILN_ERR_NOT_FOUND = 106,        /* unknown kernel, file or name */
+    KILN_ERR_UNSUPPORTED = 107,      /* not available on this backend */
+    KILN_ERR_SIGNATURE = 108,        /* malformed type or layout signature */
+
+    KILN_ERR_OUT_OF_MEMORY = 200, /* device or host allocation failed */
+    KILN_ERR_IO = 201,            /* file could not be read or written */
+    KILN_ERR_CACHE = 202,         /* cache unusable (unsafe permissions, ...) */
+
+    KILN_ERR_COMPILE = 300,          /* the source did not compile; log in kiln_last_error */
+    KILN_ERR_COMPILER_MISSING = 301, /* no host compiler / no NVRTC */
+
+    KILN_ERR_NO_DEVICE = 400,    /* no driver or no usable device */
+    KILN_ERR_DRIVER = 401,       /* the driver returned an error */
+    KILN_ERR_DEVICE_FAULT = 402, /* a kernel faulted; the context is now dead */
+    KILN_ERR_CONTEXT_DEAD = 403, /* an earlier fault killed this context */
+
+    KILN_ERR_INTERNAL = 900
+} kiln_status;
+
+/* Name of a status, e.g. "KILN_ERR_SHAPE"; static storage. */
+KILN_API const char *kiln_status_string(kiln_status status);
+/* The calling thread's message for its last failed call ("" if none).
+ * Valid until the thread's next kiln call. */
+KILN_API const char *kiln_last_error(void);
+
+/* Convenience for examples: on failure print status and message to stderr
+ * and return the status from the enclosing function (which must return int
+ * or kiln_status). */
+#define KILN_CHECK(call)                                                      \
+    do {                                                                      \
+        kiln_status kiln_check_status_ = (call);                              \
+        if (kiln_check_status_ != KILN_OK) {                                  \
+            kiln_report_failure(kiln_check_status_, #call, __FILE__, __LINE__); \
+            return (int)kiln_check_status_;                                   \
+        }                                                                     \
+    } while (0)
+/* Prints "file:line: call failed: STATUS: message" to stderr. */
+KILN_API void kiln_report_failure(kiln_status status, const char *what, const char *file,
+                                  int line);
+
+/* ------------------------------------------------------------------ dtypes */
+typedef enum kiln_dtype {
+    KILN_BOOL = 0,
+    KILN_INT8,
+    KILN_INT16,
+    KILN_INT32,
+    KILN_INT64,
+    KILN_UINT8,
+    KILN_UINT16,
+    KILN_UINT32,
+    KILN_UINT64,
+    KILN_FLOAT16,
+    KILN_FLOAT32,
+    KILN_FLOAT64,
+    KILN_COMPLEX64,
+    KILN_COMPLEX128,
+    KILN_DTYPE_COUNT
+} kiln_dtype;
+
+/* Bytes per element. 0 for an invalid dtype. */
+KILN_API size_t kiln_dtype_size(kiln_dtype dtype);
+/* NumPy's name: "float32", "complex128", ...; static storage. */
+KILN_API const char *kiln_dtype_name(kiln_dtype dtype);
+/* Parses "float32", "f4", "float", "double", "c8", "u1", "bool", ...
+ * KILN_ERR_DTYPE for anything else. */
+KILN_API kiln_status kiln_dtype_parse(const char *name, kiln_dtype *out);
+/* NumPy's safe casting: can every value of `from` be represented in `to`? */
+KILN_API int kiln_dtype_can_cast(kiln_dtype from, kiln_dtype to);
+
+/* ------------------------------------------------------------------ context */
+typedef struct kiln_context kiln_context;
+typedef struct kiln_stream kiln_stream;
+typedef struct kiln_event kiln_event;
+
+typedef enum kiln_backend_kind { KILN_BACKEND_CPU = 0, KILN_BACKEND_CUDA = 1 } kiln_backend_kind;
+
+/* Opens a context on "auto" (CUDA if a GPU is usable, else the CPU, with a
+ * one-line notice on stderr saying why), "cpu", "cuda" or "cuda:N".
+ * The environment variable KILN_TARGET overrides "auto" (and NULL).
+ * Release with kiln_close. */
+KILN_API kiln_status kiln_open(kiln_context **out, const char *target);
+/* Waits for all work, releases everything the context owns. NULL is a no-op. */
+KILN_API void kiln_close(kiln_context *ctx);
+KILN_API kiln_backend_kind kiln_context_backend(const kiln_context *ctx);
+/* "cpu" or "cuda"; static storage. */
+KILN_API const char *kiln_context_backend_name(const kiln_context *ctx);
+/* Waits until every stream of the context is idle. */
+KILN_API kiln_status kiln_synchronize(kiln_context *ctx);
+
+typedef struct kiln_device_info {
+    char name[256];
+    int ordinal;
+    int multiprocessors;          /* SMs on CUDA, cores on the CPU */
+    int compute_major, compute_minor; /* 0.0 on the CPU */
+    size_t total_memory_bytes;
+    size_t free_memory_bytes;
+    int max_threads_per_block;
+    int max_block_dim[3];
+    int max_grid_dim[3];
+    size_t max_shared_bytes_per_block;        /* without opt-in */
+    size_t max_shared_bytes_per_block_optin;  /* with opt-in (dynamic) */
+    int warp_size;
+    int driver_version;                       /* 13000 for CUDA 13.0; 0 on CPU */
+} kiln_device_info;
+
+KILN_API kiln_status kiln_device_info_get(kiln_context *ctx, kiln_device_info *out);
+/* Number of CUDA devices usable on this machine; 0 (and KILN_OK) when no
+ * driver is present. `why` (may be NULL) receives a static reason when 0. */
+KILN_API kiln_status kiln_cuda_device_count(int *count, const char **why);
+
+/* ------------------------------------------------------------------ streams */
+/* A queue of work; operations on one stream run in order. */
+KILN_API kiln_status kiln_stream_create(kiln_context *ctx, kiln_stream **out);
+KILN_API kiln_status kiln_stream_synchronize(kiln_stream *stream);
+/* Waits for the stream's work, then frees it. NULL is a no-op. */
+KILN_API void kiln_stream_release(kiln_stream *stream);
+
+KILN_API kiln_status kiln_event_create(kiln_context *ctx, kiln_event **out);
+KILN_API kiln_status kiln_event_record(kiln_event *event, kiln_stream *stream);
+KILN_API kiln_status kiln_event_synchronize(kiln_event *event);
+/* Milliseconds between two recorded events (device time on CUDA). */
+KILN_API kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end, float *ms);
+KILN_API void kiln_event_release(kiln_event *event);
+
+/* Page-locked host memory (plain malloc on the CPU backend): copies from it
+ * run asynchronously and at full bus speed. Free with kiln_host_free. */
+KILN_API kiln_status kiln_host_alloc(kiln_context *ctx, size_t bytes, void **out);
+KILN_API void kiln_host_free(kiln_context *ctx, void *ptr);
+
+/* ------------------------------------------------------------------ arrays */
+#define KILN_MAX_DIMS 16
+
+typedef struct kiln_array kiln_array;
+
+typedef enum kiln_memory {
+    KILN_MEMORY_DEVICE = 0, /* owned by the context's backend (host RAM on the CPU) */
+    KILN_MEMORY_HOST = 1    /* plain host memory, wrapped with kiln_array_wrap_host */
+} kiln_memory;
+
+/* New contiguous (C-order) array with uninitialised contents. The caller owns
+ * one reference; release with kiln_array_release. */
+KILN_API kiln_status kiln_array_empty(kiln_context *ctx, kiln_dtype dtype, int ndim,
+                                      const int64_t *shape, kiln_array **out);
+KILN_API kiln_status kiln_array_zeros(kiln_context *ctx, kiln_dtype dtype, int ndim,
+                                      const int64_t *shape, kiln_array **out);
+/* Every element set to `value` converted to dtype (imaginary part used for
+ * complex dtypes only). */
+KILN_API kiln_status kiln_array_full(kiln_context *ctx, kiln_dtype dtype, int ndim,
+                                     const int64_t *shape, double value, double value_imag,
+                                     kiln_array **out);
+/* New device array holding a copy of `bytes` bytes of C-order host data;
+ * `bytes` must equal the array's size in bytes. */
+KILN_API kiln_status kiln_array_from_host(kiln_context *ctx, kiln_dtype dtype, int ndim,
+                                          const int64_t *shape, const void *data,
+                                          size_t bytes, kiln_array **out);
+/* An array over host memory the caller keeps owning (no copy). strides in
+ * bytes, NULL for C order. Usable as an input or output of ufuncs, and as a
+ * source or destination of copies. */
+KILN_API kiln_status kiln_array_wrap_host(kiln_context *ctx, kiln_dtype dtype, int ndim,
+                                          const int64_t *shape, const int64_t *strides_bytes,
+                                          void *data, kiln_array **out);
+
+/* Values start, start+step, ... below stop (NumPy arange), made on the device. */
+KILN_API kiln_status kiln_array_arange(kiln_context *ctx, kiln_dtype dtype, double start,
+                                       double stop, double step, kiln_array **out);
+/* num values from start to stop (stop included when endpoint != 0), made on the device. */
+KILN_API kiln_status kiln_array_linspace(kiln_context *ctx, kiln_dtype dtype, double start,
+                                         double stop, int64_t num, int endpoint,
+                                         kiln_array **out);
+/* NumPy meshgrid of two 1-d arrays, made on the device. indexing "xy"
+ * (shape (len(y), len(x))) or "ij" (shape (len(x), len(y))). Two new arrays. */
+KILN_API kiln_status kiln_array_meshgrid(kiln_array *x, kiln_array *y, const char *indexing,
+                                         kiln_array **out_x, kiln_array **out_y);
+
+KILN_API kiln_array *kiln_array_retain(kiln_array *a);
+/* Drops one reference; frees the memory when the last one (views count) goes. */
+KILN_API void kiln_array_release(kiln_array *a);
+
+KILN_API kiln_context *kiln_array_context(const kiln_array *a);
+KILN_API kiln_dtype kiln_array_dtype(const kiln_array *a);
+KILN_API int kiln_array_ndim(const kiln_array *a);
+/* ndim entries; valid while the array lives. */
+KILN_API const int64_t *kiln_array_shape(const kiln_array *a);
+KILN_API const int64_t *kiln_array_strides(const kiln_array *a); /* bytes */
+KILN_API int64_t kiln_array_size(const kiln_array *a);            /* elements */
+KILN_API size_t kiln_array_nbytes(const kiln_array *a);           /* size * itemsize */
+KILN_API kiln_memory kiln_array_memory(const kiln_array *a);
+KILN_API int kiln_array_is_contiguous(const kiln_array *a);        /* C order */
+/* Address of element 0: a device pointer on CUDA, a host pointer otherwise. */
+KILN_API void *kiln_array_data(const kiln_array *a);
+
+/* Views share memory with `a` and keep it alive. */
+/* Elements start, start+step, ... before stop along axis (Python slicing;
+ * negative indices count from the end; step may be negative, not 0). */
+KILN_API kiln_status kiln_array_slice(kiln_array *a, int axis, int64_t start, int64_t stop,
+                                      int64_t step, kiln_array **out);
+/* Same elements, new shape (one entry may be -1). Needs a contiguous array. */
+KILN_API kiln_status kiln_array_reshape(kiln_array *a, int ndim, const int64_t *shape,
+                                        kiln_array **out);
+/* Permutes axes; axes NULL reverses them. */
+KILN_API kiln_status kiln_array_transpose(kiln_array *a, const int *axes, kiln_array **out);
+/* New contiguous device array with a's elements (any strides, host or device). */
+KILN_API kiln_status kiln_array_copy(kiln_array *a, kiln_array **out);
+
+/* Copies the array's elements in C order into `dst`; `bytes` must equal
+ * kiln_array_nbytes(a). Works for any strides. */
+KILN_API kiln_status kiln_array_to_host(kiln_array *a, void *dst, size_t bytes);
+/* Fills the array from C-order host data of exactly kiln_array_nbytes(a). */
+KILN_API kiln_status kiln_array_from_host_copy(kiln_array *a, const void *src, size_t bytes);
+/* Asynchronous forms on a stream; contiguous arrays only. The host buffer
+ * must stay valid until the stream is synchronised; pinned host memory
+ * (kiln_host_alloc) makes them truly asynchronous. */
+KILN_API kiln_status kiln_array_to_host_async(kiln_array *a, void *dst, size_t bytes,
+                                              kiln_stream *stream);
+KILN_API kiln_status kiln_array_from_host_async(kiln_array *a, const void *src, size_t bytes,
+                                                kiln_stream *stream);
+/* dst = src elementwise (same shape and dtype, any strides, any memory). */
+KILN_API kiln_status kiln_array_assign(kiln_array *dst, kiln_array *src);
+
+/* ------------------------------------------------------------------ values */
+/* A typed argument: a scalar, an array, or a raw device pointer. Build them
+ * with the helpers below; KILN_ARGS(...) turns a list into (pointer, count). */
+typedef enum kiln_value_kind {
+    KILN_VALUE_SCALAR = 0,
+    KILN_VALUE_ARRAY = 1,
+    KILN_VALUE_POINTER = 2
+} kiln_value_kind;
+
+typedef struct kiln_value {
+    kiln_value_kind kind;
+    kiln_dtype dtype; /* scalars; for POINTER the pointee dtype if known */
+    union {
+        int64_t i;
+        uint64_t u;
+        double f;
+        double c[2];
+        kiln_array *array;
+        void *pointer;
+    } as;
+} kiln_value;
+
+static inline kiln_value kiln_scalar_i_(kiln_dtype t, int64_t v) {
+    kiln_value r; r.kind = KILN_VALUE_SCALAR; r.dtype = t; r.as.c[1] = 0; r.as.i = v; return r;
+}
+static inline kiln_value kiln_scalar_u_(kiln_dtype t, uint64_t v) {
+    kiln_value r; r.kind = KILN_VALUE_SCALAR; r.dtype = t; r.as.c[1] = 0; r.as.u = v; return r;
+}
+static inline kiln_value kiln_scalar_f_(kiln_dtype t, double re, double im) {
+    kiln_value r; r.kind = KILN_VALUE_SCALAR; r.dtype = t; r.as.c[0] = re; r.as.c[1] = im; return r;
+}
+static inline kiln_value kiln_bool(int v) { return kiln_scalar_i_(KILN_BOOL, v != 0); }
+static inline kiln_value kiln_i8(int8_t v) { return kiln_scalar_i_(KILN_INT8, v); }
+static inline kiln_value kiln_i16(int16_t v) { return kiln_scalar_i_(KILN_INT16, v); }
+static inline kiln_value kiln_i32(int32_t v) { return kiln_scalar_i_(KILN_INT32, v); }
+static inline kiln_value kiln_i64(int64_t v) { return kiln_scalar_i_(KILN_INT64, v); }
+static inline kiln_value kiln_u8(uint8_t v) { return kiln_scalar_u_(KILN_UINT8, v); }
+static inline kiln_value kiln_u16(uint16_t v) { return kiln_scalar_u_(KILN_UINT16, v); }
+static inline kiln_value kiln_u32(uint32_t v) { return kiln_scalar_u_(KILN_UINT32, v); }
+static inline kiln_value kiln_u64(uint64_t v) { return kiln_scalar_u_(KILN_UINT64, v); }
+static inline kiln_value kiln_f32(float v) { return kiln_scalar_f_(KILN_FLOAT32, v, 0); }
+static inline kiln_value kiln_f64(double v) { return kiln_scalar_f_(KILN_FLOAT64, v, 0); }
+static inline kiln_value kiln_c64(float re, float im) { return kiln_scalar_f_(KILN_COMPLEX64, re, im); }
+static inline kiln_value kiln_c128(double re, double im) { return kiln_scalar_f_(KILN_COMPLEX128, re, im); }
+static inline kiln_value kiln_arr(kiln_array *a) {
+    kiln_value r; r.kind = KILN_VALUE_ARRAY; r.dtype = KILN_DTYPE_COUNT; r.as.c[1] = 0; r.as.array = a; return r;
+}
+/* A raw device pointer (e.g. from another library); no type checking of the
+ * pointee beyond what dtype says (KILN_DTYPE_COUNT: unknown, accepted by any
+ * pointer parameter). */
+static inline kiln_value kiln_ptr(void *p, kiln_dtype pointee) {
+    kiln_value r; r.kind = KILN_VALUE_POINTER; r.dtype = pointee; r.as.c[1] = 0; r.as.pointer = p; return r;
+}
+
+#define KILN_ARGS(...)                                                        \
+    ((const kiln_value[]){__VA_ARGS__}),                                      \
+        ((int)(sizeof((const kiln_value[]){__VA_ARGS__}) / sizeof(kiln_value)))
+
+/* ------------------------------------------------------------------ kernels */
+typedef struct kiln_dim3 {
+    uint32_t x, y, z; /* 0 counts as 1, so KILN_DIM(256) is (256,1,1) */
+} kiln_dim3;
+#define KILN_DIM(...) ((kiln_dim3){__VA_ARGS__})
+
+typedef struct kiln_module kiln_module;
+typedef struct kiln_kernel kiln_kernel;
+
+/* Compile options, space separated, the same on both backends:
+ *   -DNAME[=VALUE]  define a macro        -IDIR   add an include directory
+ *   -G              device debug (CUDA) / -O0 -g (CPU)
+ *   -lineinfo       line info (CUDA only; ignored on the CPU)
+ *   --use_fast_math fast math on both backends
+ * Anything else is an error naming the option. NULL or "" for none. */
+
+/* Compiles CUDA C source holding one or more __global__ functions for the
+ * context's backend (or loads it from the disk cache). `name` labels the
+ * source in diagnostics ("kernel.cu" if NULL). On KILN_ERR_COMPILE,
+ * kiln_last_error() holds the compiler's log with lines numbered from the
+ * first line of `source`. Release with kiln_module_release. */
+KILN_API kiln_status kiln_module_from_source(kiln_context *ctx, const char *source,
+                                             const char *name, const char *options,
+                                             kiln_module **out);
+/* The same for a file on disk; includes are resolved relative to its folder. */
+KILN_API kiln_status kiln_module_from_file(kiln_context *ctx, const char *path,
+                                           const char *options, kiln_module **out);
+KILN_API void kiln_module_release(kiln_module *module);
+/* Number of __global__ functions found and the name of the i-th. */
+KILN_API int kiln_module_kernel_count(const kiln_module *module);
+KILN_API const char *kiln_module_kernel_name(const kiln_module *module, int index);
+
+/* Looks up a __global__ function by its name in the source. The kernel keeps
+ * the module alive. KILN_ERR_NOT_FOUND names the kernels that do exist. */
+KILN_API kiln_status kiln_module_get_kernel(kiln_module *module, const char *kernel_name,
+                                            kiln_kernel **out);
+/* Shorthand: compile `source` and look up `kernel_name`. */
+KILN_API kiln_status kiln_kernel_from_source(kiln_context *ctx, const char *source,
+                                             const char *kernel_name, const char *options,
+                                             kiln_kernel **out);
+KILN_API void kiln_kernel_release(kiln_kernel *kernel);
+
+/* How a kernel parameter was declared, read from the compiled code itself. */
+typedef enum kiln_param_class {
+    KILN_PARAM_SIGNED = 'i',
+    KILN_PARAM_UNSIGNED = 'u',
+    KILN_PARAM_FLOAT = 'f',
+    KILN_PARAM_BOOL = 'b',
+    KILN_PARAM_COMPLEX = 'c',
+    KILN_PARAM_POINTER = 'p',
+    KILN_PARAM_OTHER = 'o' /* a struct passed by value */
+} kiln_param_class;
+
+typedef struct kiln_param_info {
+    kiln_param_class cls;
+    size_t size;                 /* bytes of the parameter itself */
+    kiln_param_class pointee_cls; /* pointers: class of what they point to */
+    size_t pointee_size;         /* pointers: 0 for void* */
+} kiln_param_info;
+
+KILN_API int kiln_kernel_param_count(const kiln_kernel *kernel);
+KILN_API kiln_status kiln_kernel_param(const kiln_kernel *kernel, int index,
+                                       kiln_param_info *out);
+KILN_API const char *kiln_kernel_name(const kiln_kernel *kernel);
+
+typedef struct kiln_kernel_attributes {
+    int num_regs;            /* per thread (CUDA) */
+    size_t shared_bytes;     /* static shared memory */
+    size_t local_bytes;      /* spills / stack (CUDA) */
+    int max_threads_per_block;
+} kiln_kernel_attributes;
+KILN_API kiln_status kiln_kernel_attributes_get(kiln_kernel *kernel, kiln_kernel_attributes *out);
+
+/* Launches `kernel` over grid x block threads with `shared_bytes` of dynamic
+ * shared memory on `stream` (NULL: default). Arguments are checked against
+ * the kernel's parameters: count, and class and size of each; scalars are
+ * converted only where NumPy's safe casting allows (int32 -> size_t yes,
+ * double -> float no). Arrays must belong to the kernel's context.
+ * Asynchronous: returns once queued. */
+KILN_API kiln_status kiln_launch(kiln_kernel *kernel, kiln_dim3 grid, kiln_dim3 block,
+                                 size_t shared_bytes, kiln_stream *stream,
+                                 const kiln_value *args, int nargs);
+
+/* ------------------------------------------------------------------ compile */
+/* Compiles source for a target without running it and without a device:
+ * target "cpu" or "cuda"; arch like "sm_90" (CUDA; NULL: the device's or
+ * sm_90). Fills *log (caller frees with kiln_free) with diagnostics, and for
+ * CUDA a per-kernel resource report (registers, shared memory, spills) when
+ * it can be had. KILN_ERR_COMPILE on errors. Needs no context. */
+KILN_API kiln_status kiln_compile_only(const char *target, const char *arch, const char *source,
+                                       const char *name, const char *options, char **log);
+/* Frees memory that kiln returned to the caller. */
+KILN_API void kiln_free(void *ptr);
+
+/* ------------------------------------------------------------------ cache */
+typedef struct kiln_cache_info {
+    char path[1024];
+    int usable;            /* 0 when refused; reason says why */
+    char reason[256];
+    int64_t entries;
+    int64_t bytes;
+} kiln_cache_info;
+
+/* Where compiled modules are kept ($KILN_CACHE_DIR, else
+ * $XDG_CACHE_HOME/kiln, else ~/.cache/kiln) and whether it is usable: it must
+ * be owned by the user and writable by nobody else. */
+KILN_API kiln_status kiln_cache_info_get(kiln_cache_info *out);
+/* Deletes every cached module; *removed (may be NULL) gets the count. */
+KILN_API kiln_status kiln_cache_clear(int64_t *removed);
+
+/* ------------------------------------------------------------------ profiling */
+/* Per-context counters, always kept (cheap). */
+typedef struct kiln_jit_stats {
+    int64_t compiles;       /* cache misses that ran a compiler */
+    int64_t cache_hits;     /* modules loaded from the disk cache */
+    int64_t cache_rejects;  /* cache entries found corrupt and rebuilt */
+    double compile_ms;      /* total compiler time */
+    double load_ms;         /* total time loading modules */
+} kiln_jit_stats;
+KILN_API kiln_status kiln_jit_stats_get(kiln_context *ctx, kiln_jit_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KILN_H */

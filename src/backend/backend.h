@@ -1,0 +1,150 @@
+/*
+ * backend.h: the one interface between kiln's core and a backend.
+ *
+ * A backend is a table of function pointers (kiln_backend_ops) plus an opaque
+ * per-context state. The core never includes a backend's private headers and
+ * backends never include each other. Optional operations may be NULL; the
+ * core checks and reports KILN_ERR_UNSUPPORTED naming the backend.
+ *
+ * Every operation that can fail returns kiln_status and, on failure, sets the
+ * thread's message with kiln_set_error() (src/core/error.h).
+ */
+#ifndef KILN_BACKEND_H
+#define KILN_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln.h"
+
+#define KILN_BACKEND_OPS_VERSION 1
+
+typedef struct kiln_backend_state kiln_backend_state; /* per context, backend-defined */
+typedef struct kiln_backend_stream kiln_backend_stream;
+typedef struct kiln_backend_event kiln_backend_event;
+typedef struct kiln_backend_module kiln_backend_module;
+typedef struct kiln_backend_function kiln_backend_function;
+
+typedef enum kiln_copy_kind {
+    KILN_COPY_HOST_TO_DEVICE = 0,
+    KILN_COPY_DEVICE_TO_HOST = 1,
+    KILN_COPY_DEVICE_TO_DEVICE = 2,
+    KILN_COPY_HOST_TO_HOST = 3
+} kiln_copy_kind;
+
+/* A growable byte buffer; the compile output and cache payload. */
+typedef struct kiln_blob {
+    unsigned char *data;
+    size_t size;
+} kiln_blob;
+
+/* What to compile. `source` is the user's source exactly as given; the backend
+ * adds its own prelude in front and a `#line 1 "<name>"` directive so that
+ * diagnostics count lines from the user's first line. `kernel_names` lists the
+ * __global__ functions found in the source by kiln_scan_kernels()
+ * (src/kernel/scan.h); the backend must make each reachable by that name and
+ * describe its parameters (see kiln_param_info). */
+typedef struct kiln_compile_request {
+    const char *source;
+    const char *name;             /* file name shown in diagnostics */
+    const char *const *kernel_names;
+    int kernel_count;
+    /* Parsed compile options (src/kernel/options.h). */
+    const char *const *defines; /* "NAME" or "NAME=VALUE" */
+    int define_count;
+    const char *const *include_dirs;
+    int include_count;
+    int debug;         /* -G */
+    int lineinfo;      /* -lineinfo */
+    int fast_math;     /* --use_fast_math */
+    const char *arch;  /* CUDA: "sm_90"; CPU: NULL */
+} kiln_compile_request;
+
+/* Launch geometry, already validated against kiln_device_info by the core. */
+typedef struct kiln_launch_config {
+    uint32_t grid[3];
+    uint32_t block[3];
+    size_t shared_bytes;
+} kiln_launch_config;
+
+typedef struct kiln_backend_ops {
+    int version; /* KILN_BACKEND_OPS_VERSION */
+    const char *name; /* "cpu", "cuda" */
+    kiln_backend_kind kind;
+
+    /* Opens device `ordinal`; on failure sets the error and returns
+     * KILN_ERR_NO_DEVICE / KILN_ERR_DRIVER with the reason. */
+    kiln_status (*open)(int ordinal, kiln_backend_state **out);
+    void (*close)(kiln_backend_state *st);
+    kiln_status (*device_info)(kiln_backend_state *st, kiln_device_info *out);
+
+    /* Device memory. free is stream-ordered where the backend can. */
+    kiln_status (*mem_alloc)(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream,
+                             void **out);
+    void (*mem_free)(kiln_backend_state *st, void *ptr, kiln_backend_stream *stream);
+    /* Page-locked host memory. */
+    kiln_status (*host_alloc)(kiln_backend_state *st, size_t bytes, void **out);
+    void (*host_free)(kiln_backend_state *st, void *ptr);
+
+    /* Contiguous copy. stream NULL: the default stream. `async` 0: returns
+     * when the copy is complete. */
+    kiln_status (*copy)(kiln_backend_state *st, void *dst, const void *src, size_t bytes,
+                        kiln_copy_kind kind, kiln_backend_stream *stream, int async);
+    kiln_status (*memset)(kiln_backend_state *st, void *dst, int value, size_t bytes,
+                          kiln_backend_stream *stream);
+
+    kiln_status (*stream_create)(kiln_backend_state *st, kiln_backend_stream **out);
+    kiln_status (*stream_synchronize)(kiln_backend_state *st, kiln_backend_stream *stream);
+    void (*stream_destroy)(kiln_backend_state *st, kiln_backend_stream *stream);
+    kiln_status (*synchronize)(kiln_backend_state *st); /* whole device */
+
+    kiln_status (*event_create)(kiln_backend_state *st, kiln_backend_event **out);
+    kiln_status (*event_record)(kiln_backend_state *st, kiln_backend_event *ev,
+                                kiln_backend_stream *stream);
+    kiln_status (*event_synchronize)(kiln_backend_state *st, kiln_backend_event *ev);
+    kiln_status (*event_elapsed_ms)(kiln_backend_state *st, kiln_backend_event *start,
+                                    kiln_backend_event *end, float *ms);
+    void (*event_destroy)(kiln_backend_state *st, kiln_backend_event *ev);
+
+    /* Compilation. `compiler_id` identifies compiler + version + target for
+     * the cache key (e.g. "nvrtc 13.0 sm_90", "g++ 12.2.0 x86_64 <cpu flags hash>").
+     * compile() turns a request into a binary blob (backend-defined format,
+     * self-contained: it is what the disk cache stores). On a compile error it
+     * returns KILN_ERR_COMPILE and *log holds the compiler's output (malloc'd;
+     * the caller frees). *log may also be set on success (warnings). */
+    kiln_status (*compiler_id)(kiln_backend_state *st, const char *arch, char *out,
+                               size_t out_size);
+    kiln_status (*compile)(kiln_backend_state *st, const kiln_compile_request *req,
+                           kiln_blob *out, char **log);
+    kiln_status (*module_load)(kiln_backend_state *st, const kiln_blob *binary,
+                               kiln_backend_module **out);
+    void (*module_unload)(kiln_backend_state *st, kiln_backend_module *mod);
+    /* Looks up a kernel by its source name and describes its parameters:
+     * *param_count and up to max_params entries of params. KILN_ERR_NOT_FOUND
+     * if the module has no such kernel. */
+    kiln_status (*function_get)(kiln_backend_state *st, kiln_backend_module *mod,
+                                const char *name, kiln_backend_function **out,
+                                kiln_param_info *params, int max_params, int *param_count);
+    kiln_status (*function_attributes)(kiln_backend_state *st, kiln_backend_function *fn,
+                                       kiln_kernel_attributes *out);
+    /* args[i] points to the value of parameter i, already converted to the
+     * parameter's exact type and size. Asynchronous. */
+    kiln_status (*launch)(kiln_backend_state *st, kiln_backend_function *fn,
+                          const kiln_launch_config *cfg, kiln_backend_stream *stream,
+                          void **args);
+} kiln_backend_ops;
+
+/* The backends kiln is built with. Each returns a static table. */
+const kiln_backend_ops *kiln_backend_cpu(void);
+const kiln_backend_ops *kiln_backend_cuda(void);
+
+/* Compile without a device (kiln_compile_only): CUDA through NVRTC alone,
+ * CPU through the host compiler alone. `id` receives the compiler_id. */
+kiln_status kiln_backend_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out,
+                                           char **log, char *id, size_t id_size);
+kiln_status kiln_backend_cpu_compile_only(const kiln_compile_request *req, kiln_blob *out,
+                                          char **log, char *id, size_t id_size);
+/* Number of CUDA devices (0 and a static reason when no driver). */
+kiln_status kiln_backend_cuda_device_count(int *count, const char **why);
+
+#endif /* KILN_BACKEND_H */

@@ -1,0 +1,64 @@
+// kiln_signature.cuh: appended to every kernel module on both backends.
+// It describes each kernel's parameters from the compiled types themselves
+// (after the preprocessor, typedefs and all), so that kiln_launch can check
+// arguments against what the kernel really takes. Needs no standard headers:
+// NVRTC compiles it with none.
+//
+// For a kernel `k` the module gets `extern "C" const kiln_sig_table<N> kiln_sig_k`
+// (a __device__ global on CUDA): record 0 holds {count, 0...}, record i+1
+// {class, size lo, size hi, pointee class, pointee size lo, pointee size hi}
+// for parameter i. Classes are kiln_param_class letters.
+
+struct kiln_param_record { unsigned char b[6]; };
+template <int N> struct kiln_sig_table { kiln_param_record r[N]; };
+
+template <typename T> struct kiln_cls { static constexpr unsigned char c = 'o'; static constexpr unsigned long size = sizeof(T); };
+template <typename T> struct kiln_cls<const T> : kiln_cls<T> {};
+template <typename T> struct kiln_cls<volatile T> : kiln_cls<T> {};
+template <typename T> struct kiln_cls<const volatile T> : kiln_cls<T> {};
+template <> struct kiln_cls<void> { static constexpr unsigned char c = 'o'; static constexpr unsigned long size = 0; };
+#define KILN_SIG_CLASS_(type, letter) \
+    template <> struct kiln_cls<type> { static constexpr unsigned char c = letter; static constexpr unsigned long size = sizeof(type); };
+KILN_SIG_CLASS_(bool, 'b')
+KILN_SIG_CLASS_(char, ((char)-1 < 0) ? 'i' : 'u')
+KILN_SIG_CLASS_(signed char, 'i')
+KILN_SIG_CLASS_(unsigned char, 'u')
+KILN_SIG_CLASS_(short, 'i')
+KILN_SIG_CLASS_(unsigned short, 'u')
+KILN_SIG_CLASS_(int, 'i')
+KILN_SIG_CLASS_(unsigned int, 'u')
+KILN_SIG_CLASS_(long, 'i')
+KILN_SIG_CLASS_(unsigned long, 'u')
+KILN_SIG_CLASS_(long long, 'i')
+KILN_SIG_CLASS_(unsigned long long, 'u')
+KILN_SIG_CLASS_(float, 'f')
+KILN_SIG_CLASS_(double, 'f')
+KILN_SIG_CLASS_(kiln_complex64, 'c')
+KILN_SIG_CLASS_(kiln_complex128, 'c')
+#ifdef KILN_HAVE_HALF
+KILN_SIG_CLASS_(__half, 'f')
+#endif
+#undef KILN_SIG_CLASS_
+
+template <typename T> struct kiln_param_of {
+    static constexpr kiln_param_record value = {{kiln_cls<T>::c, (unsigned char)(sizeof(T) & 255),
+                                                 (unsigned char)(sizeof(T) >> 8), 0, 0, 0}};
+};
+template <typename T> struct kiln_param_of<T *> {
+    static constexpr kiln_param_record value = {{'p', (unsigned char)sizeof(T *), 0, kiln_cls<T>::c,
+                                                 (unsigned char)(kiln_cls<T>::size & 255),
+                                                 (unsigned char)(kiln_cls<T>::size >> 8)}};
+};
+template <typename T> struct kiln_param_of<T *const> : kiln_param_of<T *> {};
+template <typename T> struct kiln_param_of<T *__restrict__> : kiln_param_of<T *> {};
+template <typename T> struct kiln_param_of<T *const __restrict__> : kiln_param_of<T *> {};
+
+template <typename F> struct kiln_sig;
+template <typename... A> struct kiln_sig<void (*)(A...)> {
+    static constexpr kiln_sig_table<sizeof...(A) + 1> table = {
+        {{{(unsigned char)sizeof...(A), 0, 0, 0, 0, 0}}, kiln_param_of<A>::value...}};
+};
+
+// KILN_SIG_STORAGE is `__device__` under NVRTC and empty on the CPU.
+#define KILN_EXPORT_SIGNATURE(kernel) \
+    extern "C" KILN_SIG_STORAGE const auto kiln_sig_##kernel = kiln_sig<decltype(&kernel)>::table;

@@ -1,0 +1,42 @@
+/* context.h: what a kiln_context holds. Private to src/ (not the backends). */
+#ifndef KILN_CORE_CONTEXT_H
+#define KILN_CORE_CONTEXT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "backend/backend.h"
+#include "kiln.h"
+
+struct kiln_prof;
+
+struct kiln_stream {
+    kiln_context *ctx;
+    kiln_backend_stream *impl; /* NULL: the backend's default stream */
+};
+
+struct kiln_event {
+    kiln_context *ctx;
+    kiln_backend_event *impl;
+};
+
+struct kiln_context {
+    const kiln_backend_ops *ops;
+    kiln_backend_state *state;
+    kiln_device_info info;
+    char arch[32];              /* "sm_90" on CUDA, "" on the CPU */
+    char compiler_id[512];      /* part of every cache key */
+    atomic_int dead;            /* set by a sticky device fault */
+    pthread_mutex_t lock;       /* guards the fields below */
+    kiln_jit_stats jit;
+    struct kiln_builtin_cache *builtins; /* modules kiln compiles for itself */
+    struct kiln_prof *prof;     /* NULL when profiling is off */
+};
+
+/* KILN_ERR_CONTEXT_DEAD (with message) when an earlier fault killed ctx. */
+kiln_status kiln_context_check(kiln_context *ctx);
+/* Passes a backend status through; a device fault marks ctx dead. */
+kiln_status kiln_context_note(kiln_context *ctx, kiln_status status);
+static inline kiln_backend_stream *kiln_stream_impl(kiln_stream *s) { return s ? s->impl : NULL; }
+
+#endif
