@@ -337,7 +337,12 @@ static inline kiln_value kiln_ptr(void *p, kiln_dtype pointee) {
 typedef struct kiln_dim3 {
     uint32_t x, y, z; /* 0 counts as 1, so KILN_DIM(256) is (256,1,1) */
 } kiln_dim3;
-#define KILN_DIM(...) ((kiln_dim3){__VA_ARGS__})
+static inline kiln_dim3 kiln_dim3_1_(uint32_t x) { kiln_dim3 d; d.x = x; d.y = 1; d.z = 1; return d; }
+static inline kiln_dim3 kiln_dim3_2_(uint32_t x, uint32_t y) { kiln_dim3 d; d.x = x; d.y = y; d.z = 1; return d; }
+static inline kiln_dim3 kiln_dim3_3_(uint32_t x, uint32_t y, uint32_t z) { kiln_dim3 d; d.x = x; d.y = y; d.z = z; return d; }
+#define KILN_DIM_PICK_(a, b, c, f, ...) f
+/* KILN_DIM(x), KILN_DIM(x, y) or KILN_DIM(x, y, z); missing sizes are 1. */
+#define KILN_DIM(...) KILN_DIM_PICK_(__VA_ARGS__, kiln_dim3_3_, kiln_dim3_2_, kiln_dim3_1_, 0)(__VA_ARGS__)
 
 typedef struct kiln_module kiln_module;
 typedef struct kiln_kernel kiln_kernel;

@@ -132,6 +132,9 @@ typedef struct kiln_backend_ops {
     kiln_status (*launch)(kiln_backend_state *st, kiln_backend_function *fn,
                           const kiln_launch_config *cfg, kiln_backend_stream *stream,
                           void **args);
+    /* Optional (may be NULL): 1 if ptr lies in page-locked host memory the
+     * backend knows about (for the profiler's pageable/pinned split). */
+    int (*host_is_pinned)(kiln_backend_state *st, const void *ptr);
 } kiln_backend_ops;
 
 /* The backends kiln is built with. Each returns a static table. */

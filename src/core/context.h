@@ -29,6 +29,7 @@ struct kiln_context {
     atomic_int dead;            /* set by a sticky device fault */
     pthread_mutex_t lock;       /* guards the fields below */
     kiln_jit_stats jit;
+    int cache_warned;           /* the unusable-cache notice is printed once */
     struct kiln_builtin_cache *builtins; /* modules kiln compiles for itself */
     struct kiln_prof *prof;     /* NULL when profiling is off */
 };

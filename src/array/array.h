@@ -1,0 +1,33 @@
+/* array.h: the layout of kiln_array (private to src/). */
+#ifndef KILN_ARRAY_ARRAY_H
+#define KILN_ARRAY_ARRAY_H
+
+#include <stdatomic.h>
+
+#include "core/context.h"
+
+struct kiln_array {
+    atomic_int refs;
+    kiln_context *ctx;
+    kiln_dtype dtype;
+    int ndim;
+    int64_t shape[KILN_MAX_DIMS];
+    int64_t strides[KILN_MAX_DIMS]; /* bytes */
+    kiln_memory memory;
+    char *data;           /* element 0 */
+    void *allocation;     /* what to free when the last reference goes (owner only) */
+    kiln_array *base;     /* views: the array that owns the memory (retained) */
+};
+
+/* New array struct with C-order strides; no memory attached. */
+kiln_status kiln_array_alloc_header(kiln_context *ctx, kiln_dtype dtype, int ndim,
+                                    const int64_t *shape, kiln_array **out);
+/* Element count of a shape; -1 on overflow. */
+int64_t kiln_shape_size(int ndim, const int64_t *shape);
+void kiln_contiguous_strides(int ndim, const int64_t *shape, size_t itemsize, int64_t *strides);
+/* Formats "(3, 4)" into buf. */
+const char *kiln_shape_format(int ndim, const int64_t *shape, char *buf, size_t cap);
+/* Lowest and one-past-highest byte touched by the array (for overlap checks). */
+void kiln_array_byte_extent(const kiln_array *a, char **lo, char **hi);
+
+#endif

@@ -1,0 +1,166 @@
+/* create.c: arrays made on the device: zeros, full, arange, linspace,
+ * meshgrid (seed 000's point: a mesh made where it is used costs no transfer). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "array/array_ops.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "jit/builtins.h"
+
+kiln_status kiln_array_kernel(kiln_context *ctx, kiln_dtype dtype, int as_bits, const char *kernel_name,
+                              kiln_kernel **out) {
+    static const char *const bits[17] = {[1] = "uint8_t", [2] = "uint16_t", [4] = "uint32_t",
+                                         [8] = "uint64_t", [16] = "kiln_complex128"};
+    const char *type = (as_bits || dtype == KILN_FLOAT16) ? bits[kiln_dtype_size(dtype)] : kiln_dtype_c_type(dtype);
+    char options[64];
+    snprintf(options, sizeof options, "-DKILN_T=%s", type);
+    return kiln_builtin_kernel(ctx, kiln_text_array_kernels, "kiln/array_kernels.cu", options, kernel_name, out);
+}
+
+kiln_dim3 kiln_array_grid(const kiln_context *ctx, int64_t n) {
+    int64_t blocks = (n + 255) / 256;
+    /* Enough blocks to fill the machine several times over; the grid-stride
+     * loop covers the rest. */
+    int64_t cap = (int64_t)(ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 1) *
+                  (ctx->ops->kind == KILN_BACKEND_CUDA ? 32 : 4);
+    if (blocks > cap) blocks = cap;
+    if (blocks < 1) blocks = 1;
+    return KILN_DIM((uint32_t)blocks);
+}
+
+kiln_status kiln_array_zeros(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
+                             kiln_array **out) {
+    kiln_array *a = NULL;
+    kiln_status s = kiln_array_empty(ctx, dtype, ndim, shape, &a);
+    if (s == KILN_OK && kiln_array_nbytes(a))
+        s = kiln_context_note(ctx, ctx->ops->memset(ctx->state, a->data, 0, kiln_array_nbytes(a), NULL));
+    if (s != KILN_OK) {
+        kiln_array_release(a);
+        return s;
+    }
+    *out = a;
+    return KILN_OK;
+}
+
+/* The fill value as a kernel argument of the array's element type. */
+static kiln_value fill_value(kiln_dtype dtype, double re, double im) {
+    switch (kiln_dtype_kind(dtype)) {
+    case 'b': return kiln_bool(re != 0);
+    case 'i': return kiln_scalar_i_(dtype, (int64_t)re);
+    case 'u': return kiln_scalar_u_(dtype, (uint64_t)re);
+    case 'c': return kiln_scalar_f_(dtype, re, im);
+    default:
+        if (dtype == KILN_FLOAT16) return kiln_u16(kiln_float_to_half((float)re));
+        return kiln_scalar_f_(dtype, re, 0);
+    }
+}
+
+kiln_status kiln_array_full(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape, double value,
+                            double value_imag, kiln_array **out) {
+    kiln_array *a = NULL;
+    kiln_status s = kiln_array_empty(ctx, dtype, ndim, shape, &a);
+    kiln_kernel *k = NULL;
+    int64_t n = a ? kiln_array_size(a) : 0;
+    if (s == KILN_OK && n > 0) s = kiln_array_kernel(ctx, dtype, 0, "kiln_fill", &k);
+    if (s == KILN_OK && n > 0)
+        s = kiln_launch(k, kiln_array_grid(ctx, n), KILN_DIM(256), 0, NULL,
+                        KILN_ARGS(kiln_ptr(a->data, KILN_DTYPE_COUNT), kiln_i64(n), fill_value(dtype, value, value_imag)));
+    if (s != KILN_OK) {
+        kiln_array_release(a);
+        return s;
+    }
+    *out = a;
+    return KILN_OK;
+}
+
+kiln_status kiln_array_from_host(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
+                                 const void *data, size_t bytes, kiln_array **out) {
+    kiln_array *a = NULL;
+    kiln_status s = kiln_array_empty(ctx, dtype, ndim, shape, &a);
+    if (s == KILN_OK) s = kiln_array_from_host_copy(a, data, bytes);
+    if (s != KILN_OK) {
+        kiln_array_release(a);
+        return s;
+    }
+    *out = a;
+    return KILN_OK;
+}
+
+static kiln_status make_range(kiln_context *ctx, kiln_dtype dtype, int64_t n, double start, double step,
+                              double stop, int pin_last, const char *what, kiln_array **out) {
+    if (dtype == KILN_FLOAT16 || dtype == KILN_BOOL)
+        return kiln_set_error(KILN_ERR_DTYPE, "%s: dtype %s is not supported", what, kiln_dtype_name(dtype));
+    kiln_array *a = NULL;
+    kiln_status s = kiln_array_empty(ctx, dtype, 1, &n, &a);
+    kiln_kernel *k = NULL;
+    if (s == KILN_OK && n > 0) s = kiln_array_kernel(ctx, dtype, 0, "kiln_arange", &k);
+    if (s == KILN_OK && n > 0)
+        s = kiln_launch(k, kiln_array_grid(ctx, n), KILN_DIM(256), 0, NULL,
+                        KILN_ARGS(kiln_ptr(a->data, KILN_DTYPE_COUNT), kiln_i64(n), kiln_f64(start), kiln_f64(step),
+                                  kiln_f64(stop), kiln_i32(pin_last)));
+    if (s != KILN_OK) {
+        kiln_array_release(a);
+        return s;
+    }
+    *out = a;
+    return KILN_OK;
+}
+
+kiln_status kiln_array_arange(kiln_context *ctx, kiln_dtype dtype, double start, double stop, double step,
+                              kiln_array **out) {
+    if (step == 0 || !isfinite(step) || !isfinite(start) || !isfinite(stop))
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "arange: start, stop and step must be finite and step non-zero");
+    double count = ceil((stop - start) / step);
+    if (count > 9e15) return kiln_set_error(KILN_ERR_SHAPE, "arange: %.0f elements is too many", count);
+    return make_range(ctx, dtype, count > 0 ? (int64_t)count : 0, start, step, stop, 0, "arange", out);
+}
+
+kiln_status kiln_array_linspace(kiln_context *ctx, kiln_dtype dtype, double start, double stop, int64_t num,
+                                int endpoint, kiln_array **out) {
+    if (num < 0) return kiln_set_error(KILN_ERR_SHAPE, "linspace: num must be >= 0, got %lld", (long long)num);
+    int64_t div = endpoint ? num - 1 : num;
+    double step = div > 0 ? (stop - start) / (double)div : 0.0;
+    return make_range(ctx, dtype, num, start, step, stop, endpoint && num > 1, "linspace", out);
+}
+
+kiln_status kiln_array_meshgrid(kiln_array *x, kiln_array *y, const char *indexing, kiln_array **out_x,
+                                kiln_array **out_y) {
+    if (!x || !y || !out_x || !out_y) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "meshgrid: NULL argument");
+    int ij = indexing && strcmp(indexing, "ij") == 0;
+    if (indexing && !ij && strcmp(indexing, "xy") != 0)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "meshgrid: indexing must be \"xy\" or \"ij\", got \"%s\"", indexing);
+    if (x->ndim != 1 || y->ndim != 1)
+        return kiln_set_error(KILN_ERR_SHAPE, "meshgrid: x and y must be 1-d, got %d-d and %d-d", x->ndim, y->ndim);
+    if (x->dtype != y->dtype)
+        return kiln_set_error(KILN_ERR_DTYPE, "meshgrid: x is %s but y is %s", kiln_dtype_name(x->dtype),
+                              kiln_dtype_name(y->dtype));
+    if (x->ctx != y->ctx) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "meshgrid: arrays of different contexts");
+    kiln_context *ctx = x->ctx;
+    int64_t nx = x->shape[0], ny = y->shape[0];
+    int64_t shape[2] = {ij ? nx : ny, ij ? ny : nx};
+    kiln_array *cx = NULL, *cy = NULL, *X = NULL, *Y = NULL;
+    kiln_kernel *k = NULL;
+    /* The kernel reads contiguous device vectors; copy views/host arrays first. */
+    kiln_status s = kiln_array_copy(x, &cx);
+    if (s == KILN_OK) s = kiln_array_copy(y, &cy);
+    if (s == KILN_OK) s = kiln_array_empty(ctx, x->dtype, 2, shape, &X);
+    if (s == KILN_OK) s = kiln_array_empty(ctx, x->dtype, 2, shape, &Y);
+    if (s == KILN_OK && nx * ny > 0) s = kiln_array_kernel(ctx, x->dtype, 1, "kiln_meshgrid", &k);
+    if (s == KILN_OK && nx * ny > 0)
+        s = kiln_launch(k, kiln_array_grid(ctx, nx * ny), KILN_DIM(256), 0, NULL,
+                        KILN_ARGS(kiln_ptr(X->data, KILN_DTYPE_COUNT), kiln_ptr(Y->data, KILN_DTYPE_COUNT),
+                                  kiln_ptr(cx->data, KILN_DTYPE_COUNT), kiln_ptr(cy->data, KILN_DTYPE_COUNT),
+                                  kiln_i64(nx), kiln_i64(ny), kiln_i32(ij)));
+    kiln_array_release(cx);
+    kiln_array_release(cy);
+    if (s != KILN_OK) {
+        kiln_array_release(X);
+        kiln_array_release(Y);
+        return s;
+    }
+    *out_x = X;
+    *out_y = Y;
+    return KILN_OK;
+}

@@ -1,0 +1,159 @@
+/* context.c: opening a context on a backend, the "auto" fallback, and the
+ * context-wide operations (synchronize, device info, pinned memory). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "jit/builtins.h"
+#include "prof/prof.h"
+
+unsigned kiln_version(void) { return KILN_VERSION_NUMBER; }
+const char *kiln_version_string(void) { return "0.1.0"; }
+
+/* Parses "cpu", "cuda", "cuda:N" into a backend and an ordinal. */
+static kiln_status parse_target(const char *target, const kiln_backend_ops **ops, int *ordinal) {
+    *ordinal = 0;
+    if (strcmp(target, "cpu") == 0) {
+        *ops = kiln_backend_cpu();
+        return KILN_OK;
+    }
+    if (strncmp(target, "cuda", 4) == 0) {
+        *ops = kiln_backend_cuda();
+        if (target[4] == '\0') return KILN_OK;
+        if (target[4] == ':') {
+            char *end = NULL;
+            long n = strtol(target + 5, &end, 10);
+            if (end != target + 5 && *end == '\0' && n >= 0 && n < 1024) {
+                *ordinal = (int)n;
+                return KILN_OK;
+            }
+        }
+    }
+    return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                          "unknown target '%s': expected \"auto\", \"cpu\", \"cuda\" or \"cuda:N\"",
+                          target);
+}
+
+static kiln_status context_open_backend(kiln_context *ctx, const kiln_backend_ops *ops, int ordinal) {
+    kiln_status s = ops->open(ordinal, &ctx->state);
+    if (s != KILN_OK) return s;
+    ctx->ops = ops;
+    s = ops->device_info(ctx->state, &ctx->info);
+    if (s == KILN_OK && ops->kind == KILN_BACKEND_CUDA)
+        snprintf(ctx->arch, sizeof ctx->arch, "sm_%d%d", ctx->info.compute_major, ctx->info.compute_minor);
+    if (s == KILN_OK)
+        s = ops->compiler_id(ctx->state, ctx->arch[0] ? ctx->arch : NULL, ctx->compiler_id,
+                             sizeof ctx->compiler_id);
+    if (s != KILN_OK) {
+        ops->close(ctx->state);
+        ctx->state = NULL;
+        ctx->ops = NULL;
+    }
+    return s;
+}
+
+kiln_status kiln_open(kiln_context **out, const char *target) {
+    if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_open: out is NULL");
+    const char *env = getenv("KILN_TARGET");
+    if (!target || strcmp(target, "auto") == 0) target = (env && *env) ? env : "auto";
+
+    kiln_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_open: out of host memory");
+    atomic_init(&ctx->dead, 0);
+    pthread_mutex_init(&ctx->lock, NULL);
+
+    kiln_status s;
+    if (strcmp(target, "auto") == 0) {
+        s = context_open_backend(ctx, kiln_backend_cuda(), 0);
+        if (s != KILN_OK) {
+            /* The one-line notice DESIGN.md promises: say why the GPU was not used. */
+            if (!getenv("KILN_QUIET"))
+                fprintf(stderr, "kiln: no usable GPU (%s); using the CPU backend\n", kiln_last_error());
+            s = context_open_backend(ctx, kiln_backend_cpu(), 0);
+        }
+    } else {
+        const kiln_backend_ops *ops = NULL;
+        int ordinal = 0;
+        s = parse_target(target, &ops, &ordinal);
+        if (s == KILN_OK) s = context_open_backend(ctx, ops, ordinal);
+    }
+    if (s == KILN_OK) s = kiln_prof_attach(ctx);
+    if (s != KILN_OK) {
+        kiln_close(ctx);
+        return s;
+    }
+    kiln_clear_error();
+    *out = ctx;
+    return KILN_OK;
+}
+
+void kiln_close(kiln_context *ctx) {
+    if (!ctx) return;
+    if (ctx->ops) {
+        if (!atomic_load(&ctx->dead)) (void)ctx->ops->synchronize(ctx->state);
+        kiln_prof_detach(ctx);
+        kiln_builtins_release(ctx);
+        ctx->ops->close(ctx->state);
+    }
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+}
+
+kiln_backend_kind kiln_context_backend(const kiln_context *ctx) { return ctx->ops->kind; }
+const char *kiln_context_backend_name(const kiln_context *ctx) { return ctx->ops->name; }
+
+kiln_status kiln_context_check(kiln_context *ctx) {
+    if (!ctx) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "context is NULL");
+    if (atomic_load(&ctx->dead))
+        return kiln_set_error(KILN_ERR_CONTEXT_DEAD,
+                              "this context is dead: an earlier kernel faulted on the device "
+                              "(see the first error); release objects and open a new context");
+    return KILN_OK;
+}
+
+kiln_status kiln_context_note(kiln_context *ctx, kiln_status status) {
+    if (status == KILN_ERR_DEVICE_FAULT) atomic_store(&ctx->dead, 1);
+    return status;
+}
+
+kiln_status kiln_synchronize(kiln_context *ctx) {
+    kiln_status s = kiln_context_check(ctx);
+    if (s != KILN_OK) return s;
+    return kiln_context_note(ctx, ctx->ops->synchronize(ctx->state));
+}
+
+kiln_status kiln_device_info_get(kiln_context *ctx, kiln_device_info *out) {
+    if (!ctx || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_device_info_get: NULL argument");
+    kiln_status s = ctx->ops->device_info(ctx->state, &ctx->info);
+    if (s == KILN_OK) *out = ctx->info;
+    return s;
+}
+
+kiln_status kiln_cuda_device_count(int *count, const char **why) {
+    if (!count) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_cuda_device_count: count is NULL");
+    const char *reason = NULL;
+    kiln_status s = kiln_backend_cuda_device_count(count, &reason);
+    if (why) *why = reason;
+    return s;
+}
+
+kiln_status kiln_host_alloc(kiln_context *ctx, size_t bytes, void **out) {
+    kiln_status s = kiln_context_check(ctx);
+    if (s != KILN_OK) return s;
+    if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_host_alloc: out is NULL");
+    return ctx->ops->host_alloc(ctx->state, bytes ? bytes : 1, out);
+}
+
+void kiln_host_free(kiln_context *ctx, void *ptr) {
+    if (ctx && ptr) ctx->ops->host_free(ctx->state, ptr);
+}
+
+kiln_status kiln_jit_stats_get(kiln_context *ctx, kiln_jit_stats *out) {
+    if (!ctx || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_jit_stats_get: NULL argument");
+    pthread_mutex_lock(&ctx->lock);
+    *out = ctx->jit;
+    pthread_mutex_unlock(&ctx->lock);
+    return KILN_OK;
+}

@@ -1,0 +1,258 @@
+/* cache.c: compiled modules on disk, safe under many processes.
+ *
+ * A cached CPU module is a shared object that kiln loads and runs, so the
+ * directory must be owned by the user and writable by nobody else, and every
+ * entry carries a SHA-256 of its payload that is checked before use. Writers
+ * never modify a file in place: they write a private temp file and rename it,
+ * so a reader sees a whole old entry or a whole new one. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "jit/cache.h"
+
+#define CACHE_MAGIC "KILNC001"
+#define CACHE_HEADER_BYTES (8 + 8 + 32)
+#define CACHE_SUFFIX ".kc"
+
+static void sha256(const void *data, size_t n, unsigned char out[32]) {
+    unsigned int len = 32;
+    EVP_Digest(data, n, out, &len, EVP_sha256(), NULL);
+}
+
+static int make_dirs(const char *path) {
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, 0700) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return (mkdir(tmp, 0700) == 0 || errno == EEXIST) ? 0 : -1;
+}
+
+void kiln_cache_dir_resolve(kiln_cache_dir *out) {
+    memset(out, 0, sizeof *out);
+    const char *env = getenv("KILN_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (env && *env) snprintf(out->path, sizeof out->path, "%s", env);
+    else if (xdg && *xdg) snprintf(out->path, sizeof out->path, "%s/kiln", xdg);
+    else if (home && *home) snprintf(out->path, sizeof out->path, "%s/.cache/kiln", home);
+    else {
+        snprintf(out->reason, sizeof out->reason, "no KILN_CACHE_DIR, XDG_CACHE_HOME or HOME set");
+        return;
+    }
+    if (make_dirs(out->path) != 0) {
+        snprintf(out->reason, sizeof out->reason, "cannot create %s: %s", out->path, strerror(errno));
+        return;
+    }
+    struct stat st;
+    if (stat(out->path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(out->reason, sizeof out->reason, "%s is not a directory", out->path);
+        return;
+    }
+    if (st.st_uid != geteuid()) {
+        snprintf(out->reason, sizeof out->reason,
+                 "%s is owned by uid %u, not by this user (uid %u); refusing to load code from it",
+                 out->path, (unsigned)st.st_uid, (unsigned)geteuid());
+        return;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(out->reason, sizeof out->reason,
+                 "%s is writable by %s (mode %04o); refusing to load code from it "
+                 "(chmod 700 it or set KILN_CACHE_DIR)",
+                 out->path, (st.st_mode & S_IWOTH) ? "others" : "its group",
+                 (unsigned)(st.st_mode & 07777));
+        return;
+    }
+    out->usable = 1;
+}
+
+static void digest_update_str(EVP_MD_CTX *md, const char *tag, const char *s) {
+    /* Tag and length-prefix each field so that no two inputs hash alike. */
+    size_t n = s ? strlen(s) : 0;
+    EVP_DigestUpdate(md, tag, strlen(tag));
+    EVP_DigestUpdate(md, &n, sizeof n);
+    if (n) EVP_DigestUpdate(md, s, n);
+}
+
+/* Included headers are not parsed; instead every file directly in each -I
+ * directory contributes its name, size and mtime, so editing a header there
+ * invalidates the entry. */
+static void digest_include_dir(EVP_MD_CTX *md, const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char path[2048];
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        digest_update_str(md, "inc", e->d_name);
+        EVP_DigestUpdate(md, &st.st_size, sizeof st.st_size);
+        EVP_DigestUpdate(md, &st.st_mtim, sizeof st.st_mtim);
+    }
+    closedir(d);
+}
+
+void kiln_cache_key(const kiln_compile_request *req, const char *compiler_id,
+                    unsigned char key[KILN_CACHE_KEY_BYTES]) {
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+    digest_update_str(md, "kiln", kiln_version_string());
+    digest_update_str(md, "compiler", compiler_id);
+    digest_update_str(md, "arch", req->arch);
+    digest_update_str(md, "name", req->name);
+    digest_update_str(md, "source", req->source);
+    for (int i = 0; i < req->kernel_count; i++) digest_update_str(md, "kernel", req->kernel_names[i]);
+    for (int i = 0; i < req->define_count; i++) digest_update_str(md, "D", req->defines[i]);
+    for (int i = 0; i < req->include_count; i++) {
+        digest_update_str(md, "I", req->include_dirs[i]);
+        digest_include_dir(md, req->include_dirs[i]);
+    }
+    int flags[3] = {req->debug, req->lineinfo, req->fast_math};
+    EVP_DigestUpdate(md, flags, sizeof flags);
+    unsigned int len = KILN_CACHE_KEY_BYTES;
+    EVP_DigestFinal_ex(md, key, &len);
+    EVP_MD_CTX_free(md);
+}
+
+void kiln_cache_entry_path(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES],
+                           char *out, size_t cap) {
+    char hex[2 * KILN_CACHE_KEY_BYTES + 1];
+    for (int i = 0; i < KILN_CACHE_KEY_BYTES; i++) snprintf(hex + 2 * i, 3, "%02x", key[i]);
+    snprintf(out, cap, "%s/%s%s", dir->path, hex, CACHE_SUFFIX);
+}
+
+static int read_whole(int fd, unsigned char *buf, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+        ssize_t r = read(fd, buf + done, n - done);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+static int write_whole(int fd, const unsigned char *buf, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(fd, buf + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        done += (size_t)w;
+    }
+    return 0;
+}
+
+int kiln_cache_load(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES],
+                    kiln_blob *out, int *rejected) {
+    *rejected = 0;
+    if (!dir->usable) return 0;
+    char path[1200];
+    kiln_cache_entry_path(dir, key, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return 0;
+    struct stat st;
+    unsigned char *buf = NULL;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+             st.st_size >= CACHE_HEADER_BYTES && (buf = malloc((size_t)st.st_size)) != NULL &&
+             read_whole(fd, buf, (size_t)st.st_size) == 0;
+    close(fd);
+    if (ok) {
+        uint64_t payload;
+        memcpy(&payload, buf + 8, sizeof payload);
+        unsigned char digest[32];
+        ok = memcmp(buf, CACHE_MAGIC, 8) == 0 && payload == (uint64_t)st.st_size - CACHE_HEADER_BYTES;
+        if (ok) {
+            sha256(buf + CACHE_HEADER_BYTES, payload, digest);
+            ok = memcmp(digest, buf + 16, 32) == 0;
+        }
+        if (ok) {
+            memmove(buf, buf + CACHE_HEADER_BYTES, payload);
+            out->data = buf;
+            out->size = payload;
+            return 1;
+        }
+    }
+    free(buf);
+    /* Truncated, corrupted or foreign: remove it so the rebuilt one replaces it. */
+    unlink(path);
+    *rejected = 1;
+    return 0;
+}
+
+int kiln_cache_store(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES],
+                     const kiln_blob *blob) {
+    if (!dir->usable) return 0;
+    char path[1200], tmp[1300];
+    kiln_cache_entry_path(dir, key, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s/.tmp-XXXXXX", dir->path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) return 0;
+    unsigned char header[CACHE_HEADER_BYTES];
+    uint64_t payload = blob->size;
+    memcpy(header, CACHE_MAGIC, 8);
+    memcpy(header + 8, &payload, 8);
+    sha256(blob->data, blob->size, header + 16);
+    int ok = write_whole(fd, header, sizeof header) == 0 && write_whole(fd, blob->data, blob->size) == 0;
+    ok = (close(fd) == 0) && ok;
+    if (ok && rename(tmp, path) == 0) return 1;
+    unlink(tmp);
+    return 0;
+}
+
+kiln_status kiln_cache_info_get(kiln_cache_info *out) {
+    if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_cache_info_get: out is NULL");
+    memset(out, 0, sizeof *out);
+    kiln_cache_dir dir;
+    kiln_cache_dir_resolve(&dir);
+    snprintf(out->path, sizeof out->path, "%s", dir.path);
+    snprintf(out->reason, sizeof out->reason, "%s", dir.reason);
+    out->usable = dir.usable;
+    DIR *d = dir.usable ? opendir(dir.path) : NULL;
+    if (!d) return KILN_OK;
+    struct dirent *e;
+    char path[2048];
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 3 || strcmp(e->d_name + n - 3, CACHE_SUFFIX) != 0) continue;
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir.path, e->d_name);
+        if (stat(path, &st) != 0) continue;
+        out->entries++;
+        out->bytes += st.st_size;
+    }
+    closedir(d);
+    return KILN_OK;
+}
+
+kiln_status kiln_cache_clear(int64_t *removed) {
+    kiln_cache_dir dir;
+    kiln_cache_dir_resolve(&dir);
+    int64_t count = 0;
+    if (!dir.usable) return kiln_set_error(KILN_ERR_CACHE, "cache unusable: %s", dir.reason);
+    DIR *d = opendir(dir.path);
+    if (!d) return kiln_set_error(KILN_ERR_IO, "cannot open %s: %s", dir.path, strerror(errno));
+    struct dirent *e;
+    char path[2048];
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        int entry = n >= 3 && strcmp(e->d_name + n - 3, CACHE_SUFFIX) == 0;
+        int temp = strncmp(e->d_name, ".tmp-", 5) == 0;
+        if (!entry && !temp) continue;
+        snprintf(path, sizeof path, "%s/%s", dir.path, e->d_name);
+        if (unlink(path) == 0 && entry) count++;
+    }
+    closedir(d);
+    if (removed) *removed = count;
+    return KILN_OK;
+}

@@ -1,0 +1,37 @@
+/* cache.h: the on-disk cache of compiled modules (both backends).
+ *
+ * Entries are keyed by SHA-256 over everything that changes the binary:
+ * kiln's version, the compiler id (compiler, version, target arch or CPU), the
+ * source, its name, the kernel list, the options, and the names, sizes and
+ * modification times of the files in each include directory. */
+#ifndef KILN_JIT_CACHE_H
+#define KILN_JIT_CACHE_H
+
+#include "backend/backend.h"
+
+#define KILN_CACHE_KEY_BYTES 32
+
+typedef struct kiln_cache_dir {
+    char path[1024];
+    int usable;
+    char reason[256];
+} kiln_cache_dir;
+
+/* Finds (creating it 0700 if needed) and vets the cache directory. Never
+ * fails: an unusable directory comes back with usable = 0 and a reason. */
+void kiln_cache_dir_resolve(kiln_cache_dir *out);
+void kiln_cache_key(const kiln_compile_request *req, const char *compiler_id,
+                    unsigned char key[KILN_CACHE_KEY_BYTES]);
+/* 1 on a hit (out filled; free out->data), 0 on a miss. A corrupt entry is
+ * deleted and reported through *rejected = 1 (then it is a miss). */
+int kiln_cache_load(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES],
+                    kiln_blob *out, int *rejected);
+/* Writes atomically (temp file + rename). Failures only cost the next run a
+ * compile, so they are not errors; returns 0 when the entry was not written. */
+int kiln_cache_store(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES],
+                     const kiln_blob *blob);
+/* Path of the entry file for key (for tests and `kiln cache list`). */
+void kiln_cache_entry_path(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES],
+                           char *out, size_t cap);
+
+#endif

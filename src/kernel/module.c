@@ -1,0 +1,240 @@
+/* module.c: source -> (disk cache | compiler) -> loaded module -> kernels. */
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "jit/cache.h"
+#include "kernel/module.h"
+#include "kernel/options.h"
+#include "prof/prof.h"
+
+static void note_unusable_cache(kiln_context *ctx, const kiln_cache_dir *dir) {
+    pthread_mutex_lock(&ctx->lock);
+    int first = !ctx->cache_warned;
+    ctx->cache_warned = 1;
+    pthread_mutex_unlock(&ctx->lock);
+    if (first && !getenv("KILN_QUIET"))
+        fprintf(stderr, "kiln: not using the disk cache: %s\n", dir->reason);
+}
+
+/* Gets the binary for req: from the cache when a valid entry exists, else
+ * from the compiler (and then stores it). */
+static kiln_status obtain_binary(kiln_context *ctx, kiln_compile_request *req, kiln_blob *bin,
+                                 int *cache_hit, double *compile_ms) {
+    kiln_cache_dir dir;
+    kiln_cache_dir_resolve(&dir);
+    if (!dir.usable) note_unusable_cache(ctx, &dir);
+    unsigned char key[KILN_CACHE_KEY_BYTES];
+    kiln_cache_key(req, ctx->compiler_id, key);
+    int rejected = 0;
+    *cache_hit = kiln_cache_load(&dir, key, bin, &rejected);
+    if (rejected) {
+        pthread_mutex_lock(&ctx->lock);
+        ctx->jit.cache_rejects++;
+        pthread_mutex_unlock(&ctx->lock);
+    }
+    *compile_ms = 0;
+    if (*cache_hit) return KILN_OK;
+
+    char *log = NULL;
+    double t0 = kiln_now_ms();
+    kiln_status s = ctx->ops->compile(ctx->state, req, bin, &log);
+    *compile_ms = kiln_now_ms() - t0;
+    if (s != KILN_OK) {
+        if (s == KILN_ERR_COMPILE && log)
+            kiln_set_error(s, "%s did not compile for the %s backend:\n%s", req->name, ctx->ops->name, log);
+        else
+            kiln_prefix_error(s, "compiling %s for the %s backend: ", req->name, ctx->ops->name);
+        free(log);
+        return s;
+    }
+    free(log);
+    kiln_cache_store(&dir, key, bin);
+    return KILN_OK;
+}
+
+kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name,
+                              const char *options, const char *include_dir, kiln_module **out) {
+    kiln_status s = kiln_context_check(ctx);
+    if (s != KILN_OK) return s;
+    if (!source || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "module source or out is NULL");
+    if (!name) name = "kernel.cu";
+
+    kiln_module *m = calloc(1, sizeof *m);
+    if (!m) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    atomic_init(&m->refs, 1);
+    m->ctx = ctx;
+    m->name = strdup(name);
+    kiln_options opts;
+    s = kiln_scan_kernels(source, &m->kernels);
+    if (s == KILN_OK && m->kernels.count == 0)
+        s = kiln_set_error(KILN_ERR_NOT_FOUND, "%s defines no __global__ function", name);
+    if (s == KILN_OK) s = kiln_options_parse(options, include_dir, &opts);
+    if (s != KILN_OK) {
+        kiln_module_release(m);
+        return s;
+    }
+
+    kiln_compile_request req = {0};
+    req.source = source;
+    req.name = name;
+    req.kernel_names = (const char *const *)m->kernels.names;
+    req.kernel_count = m->kernels.count;
+    req.arch = ctx->arch[0] ? ctx->arch : NULL;
+    kiln_options_apply(&opts, &req);
+
+    kiln_blob bin = {0};
+    int hit = 0;
+    double compile_ms = 0;
+    s = obtain_binary(ctx, &req, &bin, &hit, &compile_ms);
+    kiln_options_free(&opts);
+    double t0 = kiln_now_ms(), load_ms = 0;
+    if (s == KILN_OK) {
+        s = kiln_context_note(ctx, ctx->ops->module_load(ctx->state, &bin, &m->impl));
+        load_ms = kiln_now_ms() - t0;
+        if (s != KILN_OK) kiln_prefix_error(s, "loading %s: ", name);
+    }
+    free(bin.data);
+    if (s != KILN_OK) {
+        kiln_module_release(m);
+        return s;
+    }
+    pthread_mutex_lock(&ctx->lock);
+    if (hit) ctx->jit.cache_hits++;
+    else ctx->jit.compiles++;
+    ctx->jit.compile_ms += compile_ms;
+    ctx->jit.load_ms += load_ms;
+    pthread_mutex_unlock(&ctx->lock);
+    if (KILN_PROF_ON(ctx)) kiln_prof_compile(ctx, name, hit, compile_ms, load_ms);
+    *out = m;
+    return KILN_OK;
+}
+
+kiln_status kiln_module_from_source(kiln_context *ctx, const char *source, const char *name,
+                                    const char *options, kiln_module **out) {
+    return kiln_module_build(ctx, source, name, options, NULL, out);
+}
+
+static kiln_status read_text_file(const char *path, char **out) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return kiln_set_error(KILN_ERR_NOT_FOUND, "cannot open kernel source %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        fclose(f);
+        return kiln_set_error(KILN_ERR_IO, "cannot read %s", path);
+    }
+    buf[n] = '\0';
+    fclose(f);
+    *out = buf;
+    return KILN_OK;
+}
+
+kiln_status kiln_module_from_file(kiln_context *ctx, const char *path, const char *options,
+                                  kiln_module **out) {
+    if (!path) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_module_from_file: path is NULL");
+    char *source = NULL;
+    kiln_status s = read_text_file(path, &source);
+    if (s != KILN_OK) return s;
+    char *dir_copy = strdup(path);
+    s = kiln_module_build(ctx, source, path, options, dir_copy ? dirname(dir_copy) : NULL, out);
+    free(dir_copy);
+    free(source);
+    return s;
+}
+
+kiln_module *kiln_module_retain(kiln_module *m) {
+    atomic_fetch_add(&m->refs, 1);
+    return m;
+}
+
+void kiln_module_release(kiln_module *m) {
+    if (!m || atomic_fetch_sub(&m->refs, 1) != 1) return;
+    if (m->impl) m->ctx->ops->module_unload(m->ctx->state, m->impl);
+    kiln_kernel_list_free(&m->kernels);
+    free(m->name);
+    free(m);
+}
+
+int kiln_module_kernel_count(const kiln_module *m) { return m ? m->kernels.count : 0; }
+const char *kiln_module_kernel_name(const kiln_module *m, int i) {
+    return (m && i >= 0 && i < m->kernels.count) ? m->kernels.names[i] : NULL;
+}
+
+kiln_status kiln_module_get_kernel(kiln_module *m, const char *kernel_name, kiln_kernel **out) {
+    if (!m || !kernel_name || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_module_get_kernel: NULL argument");
+    kiln_status s = kiln_context_check(m->ctx);
+    if (s != KILN_OK) return s;
+    int known = 0;
+    for (int i = 0; i < m->kernels.count; i++) known |= strcmp(m->kernels.names[i], kernel_name) == 0;
+    if (!known) {
+        kiln_set_error(KILN_ERR_NOT_FOUND, "no kernel '%s' in %s; its kernels are:", kernel_name, m->name);
+        for (int i = 0; i < m->kernels.count; i++) kiln_append_error(" %s", m->kernels.names[i]);
+        return KILN_ERR_NOT_FOUND;
+    }
+    kiln_kernel *k = calloc(1, sizeof *k);
+    if (!k) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    k->name = strdup(kernel_name);
+    kiln_context *ctx = m->ctx;
+    s = ctx->ops->function_get(ctx->state, m->impl, kernel_name, &k->impl, k->params, KILN_MAX_PARAMS,
+                               &k->param_count);
+    if (s == KILN_OK && k->param_count > KILN_MAX_PARAMS)
+        s = kiln_set_error(KILN_ERR_UNSUPPORTED, "kernel %s has %d parameters; kiln supports %d",
+                           kernel_name, k->param_count, KILN_MAX_PARAMS);
+    kiln_kernel_attributes attrs;
+    if (s == KILN_OK && ctx->ops->function_attributes &&
+        ctx->ops->function_attributes(ctx->state, k->impl, &attrs) == KILN_OK)
+        k->static_shared_bytes = attrs.shared_bytes;
+    if (s != KILN_OK) {
+        free(k->name);
+        free(k);
+        return kiln_context_note(ctx, s);
+    }
+    k->module = kiln_module_retain(m);
+    *out = k;
+    return KILN_OK;
+}
+
+kiln_status kiln_kernel_from_source(kiln_context *ctx, const char *source, const char *kernel_name,
+                                    const char *options, kiln_kernel **out) {
+    kiln_module *m = NULL;
+    kiln_status s = kiln_module_build(ctx, source, NULL, options, NULL, &m);
+    if (s != KILN_OK) return s;
+    s = kiln_module_get_kernel(m, kernel_name, out);
+    kiln_module_release(m); /* the kernel holds its own reference */
+    return s;
+}
+
+void kiln_kernel_release(kiln_kernel *k) {
+    if (!k) return;
+    kiln_module_release(k->module);
+    free(k->name);
+    free(k);
+}
+
+int kiln_kernel_param_count(const kiln_kernel *k) { return k ? k->param_count : -1; }
+const char *kiln_kernel_name(const kiln_kernel *k) { return k ? k->name : NULL; }
+
+kiln_status kiln_kernel_param(const kiln_kernel *k, int index, kiln_param_info *out) {
+    if (!k || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_kernel_param: NULL argument");
+    if (index < 0 || index >= k->param_count)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kernel %s has %d parameters; index %d is out of range",
+                              k->name, k->param_count, index);
+    *out = k->params[index];
+    return KILN_OK;
+}
+
+kiln_status kiln_kernel_attributes_get(kiln_kernel *k, kiln_kernel_attributes *out) {
+    if (!k || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_kernel_attributes_get: NULL argument");
+    kiln_context *ctx = k->module->ctx;
+    if (!ctx->ops->function_attributes)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "the %s backend reports no kernel attributes", ctx->ops->name);
+    return ctx->ops->function_attributes(ctx->state, k->impl, out);
+}

@@ -1,0 +1,35 @@
+/* module.h: compiled modules and their kernels (private layout). */
+#ifndef KILN_KERNEL_MODULE_H
+#define KILN_KERNEL_MODULE_H
+
+#include <stdatomic.h>
+
+#include "core/context.h"
+#include "kernel/scan.h"
+
+#define KILN_MAX_PARAMS 128
+
+struct kiln_module {
+    atomic_int refs;
+    kiln_context *ctx;
+    kiln_backend_module *impl;
+    kiln_kernel_list kernels;
+    char *name;
+};
+
+struct kiln_kernel {
+    kiln_module *module;
+    kiln_backend_function *impl;
+    char *name;
+    int param_count;
+    kiln_param_info params[KILN_MAX_PARAMS];
+    size_t static_shared_bytes;
+};
+
+/* Compiles (or loads from the disk cache) `source` for ctx's backend.
+ * options may be NULL. The error message names `name`. */
+kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name,
+                              const char *options, const char *include_dir, kiln_module **out);
+kiln_module *kiln_module_retain(kiln_module *m);
+
+#endif

@@ -1,0 +1,34 @@
+/* prof.h: the profiler's hooks, called by the core around every kernel launch,
+ * copy, allocation and compile. With profiling off ctx->prof is NULL and each
+ * hook is one predictable branch at the call site (KILN_PROF_ON). */
+#ifndef KILN_PROF_H
+#define KILN_PROF_H
+
+#include <stddef.h>
+
+#include "backend/backend.h"
+#include "core/context.h"
+
+#define KILN_PROF_ON(ctx) ((ctx)->prof != NULL)
+
+typedef struct kiln_prof_op kiln_prof_op;
+
+/* Reads KILN_PROFILE and KILN_TRACE; sets ctx->prof when either asks for it. */
+kiln_status kiln_prof_attach(kiln_context *ctx);
+/* Prints the summary / writes the trace if asked, then frees the profiler. */
+void kiln_prof_detach(kiln_context *ctx);
+
+/* Marks the start of an operation on a stream; returns a token for _end
+ * (NULL if the profiler cannot record it). `args_desc` (may be NULL) is a
+ * short description of the arguments' shapes for the trace. */
+kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name,
+                                     const kiln_launch_config *cfg, kiln_backend_stream *stream,
+                                     const char *args_desc);
+kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_t bytes,
+                                   int pinned, kiln_backend_stream *stream);
+void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op);
+void kiln_prof_alloc(kiln_context *ctx, size_t bytes, double host_ms);
+void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, double compile_ms,
+                       double load_ms);
+
+#endif
