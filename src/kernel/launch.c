@@ -117,6 +117,15 @@ static void scalar_store(const kiln_value *v, kiln_dtype to, param_slot *slot) {
     }
 }
 
+/* The kiln.h helper that makes a value of dtype t, for error messages. */
+static const char *value_helper(kiln_dtype t) {
+    static const char *const names[KILN_DTYPE_COUNT] = {
+        "kiln_bool()", "kiln_i8()",  "kiln_i16()", "kiln_i32()", "kiln_i64()",
+        "kiln_u8()",   "kiln_u16()", "kiln_u32()", "kiln_u64()", "a float16 value",
+        "kiln_f32()",  "kiln_f64()", "kiln_c64()", "kiln_c128()"};
+    return (unsigned)t < KILN_DTYPE_COUNT ? names[t] : "a matching value";
+}
+
 static int pointee_matches(const kiln_param_info *p, kiln_dtype dt) {
     if (p->pointee_size == 0 || p->pointee_cls == KILN_PARAM_OTHER) return 1; /* void*, struct* */
     if (kiln_dtype_size(dt) != p->pointee_size) return 0;
@@ -177,8 +186,8 @@ static kiln_status convert_arg(const kiln_kernel *k, int i, const kiln_value *v,
     if (!scalar_fits(v, to))
         return kiln_set_error(KILN_ERR_ARG_TYPE,
                               "argument %d of %s: the kernel takes %s, got %s; that conversion could "
-                              "lose information (pass a kiln_%s value)",
-                              i, k->name, kiln_dtype_name(to), kiln_dtype_name(v->dtype), kiln_dtype_code(to));
+                              "lose information (pass %s)",
+                              i, k->name, kiln_dtype_name(to), kiln_dtype_name(v->dtype), value_helper(to));
     scalar_store(v, to, slot);
     return KILN_OK;
 }

@@ -1,0 +1,58 @@
+# The two commands of the README, and their friends. Everything real is in
+# CMake; this file only names the builds and what runs on them.
+#   make demo      build, then run every seed workload on the best backend
+#   make test      build, then run every test (plain build, then ASan+UBSan)
+#   make test-gpu  the same suites on the CUDA backend (needs a GPU)
+#   make bench     kiln beside hand-written code, as ratios
+JOBS  ?= $(shell nproc)
+BUILD ?= build
+SAN   ?= build-asan
+CMAKE_FLAGS ?=
+
+.PHONY: all deps deps-test build demo test test-plain test-asan test-gpu bench install clean format
+
+all: build
+
+deps:
+	@scripts/deps.sh build
+deps-test:
+	@scripts/deps.sh test
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+demo: build
+	$(BUILD)/kiln demo $(ARGS)
+
+test: test-plain test-asan
+
+test-plain: deps-test
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+	cd $(BUILD) && KILN_TARGET=cpu ctest --output-on-failure -j$(JOBS)
+
+# AddressSanitizer + UBSan over the whole suite. Kernels compiled at run time
+# are not instrumented (they are built by the JIT), the library and tests are.
+test-asan: deps-test
+	@cmake -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(SAN) -j$(JOBS)
+	cd $(SAN) && KILN_TARGET=cpu ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
+
+# On a machine with a GPU: the same test executables on the CUDA backend.
+test-gpu: deps-test
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+	cd $(BUILD) && KILN_TARGET=cuda KILN_TEST_TARGET=cuda ctest --output-on-failure -j1
+
+bench: build
+	$(BUILD)/bench/kiln_bench $(ARGS)
+
+install: build
+	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX),)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(SAN)

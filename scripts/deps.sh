@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs (or names) what building and testing kiln needs on Debian/Ubuntu.
+# Usage: scripts/deps.sh [build|test]
+set -euo pipefail
+need=()
+have_header() { [ -e "/usr/include/$1" ] || [ -e "/usr/include/x86_64-linux-gnu/$1" ] || [ -e "/usr/include/aarch64-linux-gnu/$1" ]; }
+command -v cmake >/dev/null || need+=(cmake)
+command -v c++ >/dev/null || need+=(g++)
+command -v make >/dev/null || need+=(make)
+have_header openssl/evp.h || need+=(libssl-dev)
+have_header png.h || need+=(libpng-dev)
+if [ "${1:-build}" = test ]; then
+  have_header cmocka.h || need+=(libcmocka-dev)
+  have_header jansson.h || need+=(libjansson-dev)
+fi
+[ ${#need[@]} -eq 0 ] && exit 0
+echo "kiln: missing packages: ${need[*]}"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "kiln: installing them with apt-get"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}") >/dev/null ||
+    { echo "kiln: apt-get failed; run: apt-get install ${need[*]}"; exit 1; }
+elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+  (sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}") >/dev/null ||
+    { echo "kiln: apt-get failed; run: sudo apt-get install ${need[*]}"; exit 1; }
+else
+  echo "kiln: run this, then try again:  sudo apt-get install ${need[*]}"
+  exit 1
+fi

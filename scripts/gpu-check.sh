@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build for sm_90, run the test suites on the
+# CUDA backend, run the demo and the benchmark, keep the logs in $OUT.
+# Used through the device tool:  bash scripts/gpu-check.sh [tests|bench|all]
+# The GPU machine cannot install packages, so headers and libraries it lacks
+# travel as Debian packages in .devdeps/ (see README) and are unpacked here.
+set -uo pipefail
+what=${1:-all}
+OUT=${OUT:-/tmp/kiln-out}
+mkdir -p "$OUT"
+root=/tmp/kiln-sysroot
+if [ -d .devdeps ]; then
+  mkdir -p $root
+  for d in .devdeps/*.deb; do dpkg -x "$d" $root; done
+  export CPATH=$root/usr/include:$root/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}
+  export LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
+  export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  prefix="-DCMAKE_PREFIX_PATH=$root/usr -DOPENSSL_ROOT_DIR=$root/usr"
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
+build=/tmp/kiln-build
+cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release ${prefix:-} > "$OUT/build.log" 2>&1 &&
+  cmake --build $build -j16 >> "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+echo "build ok"
+export KILN_CACHE_DIR=/tmp/kiln-cache
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  (cd $build && KILN_TARGET=cuda KILN_TEST_TARGET=cuda ctest --output-on-failure -j4 --timeout 300) > "$OUT/test-gpu.log" 2>&1
+  tail -25 "$OUT/test-gpu.log"
+  $build/kiln info > "$OUT/info.txt" 2>&1; cat "$OUT/info.txt"
+  $build/kiln demo --target cuda > "$OUT/demo.txt" 2>&1; cat "$OUT/demo.txt"
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  $build/bench/kiln_bench --target cuda > "$OUT/bench-gpu.txt" 2>&1; cat "$OUT/bench-gpu.txt"
+fi

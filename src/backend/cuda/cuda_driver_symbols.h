@@ -1,0 +1,55 @@
+/* cuda_driver_symbols.h: every libcuda entry point kiln calls, one line each,
+ * in the X-macro style of IREE's dynamic_symbol_tables.h. The including file
+ * defines
+ *   KILN_CU_REQUIRED(name, version, args)  missing -> the driver is unusable
+ *   KILN_CU_OPTIONAL(name, version, args)  missing -> the pointer stays NULL
+ * `version` is the CUDA version whose ABI of `name` the arguments below match;
+ * cuGetProcAddress_v2 hands back exactly that ABI, so a newer driver that
+ * added a _v3 with other arguments can never be called with these. */
+KILN_CU_REQUIRED(cuInit, 12000, (unsigned int flags))
+KILN_CU_REQUIRED(cuDriverGetVersion, 12000, (int *version))
+KILN_CU_REQUIRED(cuGetErrorName, 12000, (CUresult error, const char **str))
+KILN_CU_REQUIRED(cuGetErrorString, 12000, (CUresult error, const char **str))
+KILN_CU_REQUIRED(cuDeviceGetCount, 12000, (int *count))
+KILN_CU_REQUIRED(cuDeviceGet, 12000, (CUdevice *device, int ordinal))
+KILN_CU_REQUIRED(cuDeviceGetName, 12000, (char *name, int len, CUdevice dev))
+KILN_CU_REQUIRED(cuDeviceGetAttribute, 12000, (int *pi, CUdevice_attribute attrib, CUdevice dev))
+KILN_CU_REQUIRED(cuDeviceTotalMem, 12000, (size_t *bytes, CUdevice dev))
+KILN_CU_REQUIRED(cuDevicePrimaryCtxRetain, 12000, (CUcontext *pctx, CUdevice dev))
+KILN_CU_REQUIRED(cuDevicePrimaryCtxRelease, 12000, (CUdevice dev))
+KILN_CU_REQUIRED(cuDeviceGetDefaultMemPool, 12000, (CUmemoryPool *pool, CUdevice dev))
+KILN_CU_REQUIRED(cuMemPoolSetAttribute, 12000, (CUmemoryPool pool, CUmemPool_attribute attr, void *value))
+KILN_CU_REQUIRED(cuCtxGetCurrent, 12000, (CUcontext *pctx))
+KILN_CU_REQUIRED(cuCtxSetCurrent, 12000, (CUcontext ctx))
+KILN_CU_REQUIRED(cuCtxSynchronize, 12000, (void))
+KILN_CU_REQUIRED(cuMemGetInfo, 12000, (size_t *free_bytes, size_t *total_bytes))
+KILN_CU_REQUIRED(cuMemAllocAsync, 12000, (CUdeviceptr *dptr, size_t bytes, CUstream stream))
+KILN_CU_REQUIRED(cuMemFreeAsync, 12000, (CUdeviceptr dptr, CUstream stream))
+KILN_CU_REQUIRED(cuMemHostAlloc, 12000, (void **pp, size_t bytes, unsigned int flags))
+KILN_CU_REQUIRED(cuMemFreeHost, 12000, (void *p))
+KILN_CU_REQUIRED(cuPointerGetAttribute, 12000, (void *data, CUpointer_attribute attribute, CUdeviceptr ptr))
+KILN_CU_REQUIRED(cuMemcpyHtoDAsync, 12000, (CUdeviceptr dst, const void *src, size_t bytes, CUstream stream))
+KILN_CU_REQUIRED(cuMemcpyDtoHAsync, 12000, (void *dst, CUdeviceptr src, size_t bytes, CUstream stream))
+KILN_CU_REQUIRED(cuMemcpyDtoDAsync, 12000, (CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream))
+KILN_CU_REQUIRED(cuMemcpyDtoH, 12000, (void *dst, CUdeviceptr src, size_t bytes))
+KILN_CU_REQUIRED(cuMemsetD8Async, 12000, (CUdeviceptr dst, unsigned char value, size_t count, CUstream stream))
+KILN_CU_REQUIRED(cuStreamCreate, 12000, (CUstream *stream, unsigned int flags))
+KILN_CU_REQUIRED(cuStreamSynchronize, 12000, (CUstream stream))
+KILN_CU_REQUIRED(cuStreamDestroy, 12000, (CUstream stream))
+KILN_CU_REQUIRED(cuEventCreate, 12000, (CUevent *event, unsigned int flags))
+KILN_CU_REQUIRED(cuEventRecord, 12000, (CUevent event, CUstream stream))
+KILN_CU_REQUIRED(cuEventSynchronize, 12000, (CUevent event))
+KILN_CU_REQUIRED(cuEventElapsedTime, 12000, (float *ms, CUevent start, CUevent end))
+KILN_CU_REQUIRED(cuEventDestroy, 12000, (CUevent event))
+KILN_CU_REQUIRED(cuModuleLoadData, 12000, (CUmodule *module, const void *image))
+KILN_CU_REQUIRED(cuModuleUnload, 12000, (CUmodule module))
+KILN_CU_REQUIRED(cuModuleGetFunction, 12000, (CUfunction *fn, CUmodule module, const char *name))
+KILN_CU_REQUIRED(cuModuleGetGlobal, 12000, (CUdeviceptr *dptr, size_t *bytes, CUmodule module, const char *name))
+KILN_CU_REQUIRED(cuFuncGetAttribute, 12000, (int *pi, CUfunction_attribute attrib, CUfunction fn))
+KILN_CU_REQUIRED(cuFuncSetAttribute, 12000, (CUfunction fn, CUfunction_attribute attrib, int value))
+KILN_CU_REQUIRED(cuLaunchKernel, 12000,
+                 (CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                  unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream,
+                  void **params, void **extra))
+/* 12.4+: lets function_get cross-check the signature record's count. */
+KILN_CU_OPTIONAL(cuFuncGetParamInfo, 12040, (CUfunction fn, size_t index, size_t *offset, size_t *size))

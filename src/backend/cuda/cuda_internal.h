@@ -1,0 +1,95 @@
+/* cuda_internal.h: what the CUDA backend's files share. Private to
+ * src/backend/cuda/. */
+#ifndef KILN_CUDA_INTERNAL_H
+#define KILN_CUDA_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "backend/backend.h"
+#include "backend/cuda/cuda_loader.h"
+
+/* Kernels with more dynamic shared memory than this need an opt-in
+ * (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) first. */
+#define KILN_CUDA_SHARED_DEFAULT_BYTES (48u * 1024u)
+
+struct kiln_backend_state {
+    const kiln_cuda_driver *cu;
+    int ordinal;
+    CUdevice device;
+    CUcontext context;    /* the device's primary context, retained */
+    CUstream stream;      /* the default stream: non-blocking, made at open */
+    CUmemoryPool pool;    /* the device's default stream-ordered pool */
+    int compute_major, compute_minor;
+    char arch[16];        /* "sm_90" */
+};
+
+/* kiln_backend_stream * is the CUstream itself and kiln_backend_event * the
+ * CUevent itself: both are already opaque driver handles, and wrapping them
+ * would cost an allocation and an indirection on every launch. */
+static inline CUstream kiln_cuda_stream(const kiln_backend_state *st, kiln_backend_stream *s) {
+    return s ? (CUstream)(void *)s : st->stream;
+}
+
+typedef struct kiln_cuda_kernel_entry {
+    char *source_name;  /* as in the user's source */
+    char *lowered_name; /* the symbol in the cubin */
+} kiln_cuda_kernel_entry;
+
+struct kiln_backend_module {
+    CUmodule module;
+    int kernel_count;
+    kiln_cuda_kernel_entry *kernels;
+};
+
+struct kiln_backend_function {
+    CUfunction function;
+    /* Dynamic shared memory the function is opted in to so far; only grows. */
+    atomic_size_t shared_optin_bytes;
+};
+
+/* Makes st's context current on the calling thread (a no-op when it is). */
+kiln_status kiln_cuda_make_current(kiln_backend_state *st);
+
+/* Sets the thread error "<what>: CUDA_ERROR_X (description)" and returns the
+ * kiln status for r: out of memory, device fault (sticky), launch config or
+ * driver error. */
+kiln_status kiln_cuda_fail(const kiln_cuda_driver *cu, CUresult r, const char *what);
+/* The same for a launch, where CUDA_ERROR_INVALID_VALUE means a bad config. */
+kiln_status kiln_cuda_fail_launch(const kiln_cuda_driver *cu, CUresult r, const char *what);
+
+/* ops implemented in the other files */
+kiln_status kiln_cuda_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream, void **out);
+void kiln_cuda_mem_free(kiln_backend_state *st, void *ptr, kiln_backend_stream *stream);
+kiln_status kiln_cuda_host_alloc(kiln_backend_state *st, size_t bytes, void **out);
+void kiln_cuda_host_free(kiln_backend_state *st, void *ptr);
+int kiln_cuda_host_is_pinned(kiln_backend_state *st, const void *ptr);
+kiln_status kiln_cuda_copy(kiln_backend_state *st, void *dst, const void *src, size_t bytes, kiln_copy_kind kind,
+                           kiln_backend_stream *stream, int async);
+kiln_status kiln_cuda_memset(kiln_backend_state *st, void *dst, int value, size_t bytes,
+                             kiln_backend_stream *stream);
+
+kiln_status kiln_cuda_stream_create(kiln_backend_state *st, kiln_backend_stream **out);
+kiln_status kiln_cuda_stream_synchronize(kiln_backend_state *st, kiln_backend_stream *stream);
+void kiln_cuda_stream_destroy(kiln_backend_state *st, kiln_backend_stream *stream);
+kiln_status kiln_cuda_synchronize(kiln_backend_state *st);
+kiln_status kiln_cuda_event_create(kiln_backend_state *st, kiln_backend_event **out);
+kiln_status kiln_cuda_event_record(kiln_backend_state *st, kiln_backend_event *ev, kiln_backend_stream *stream);
+kiln_status kiln_cuda_event_synchronize(kiln_backend_state *st, kiln_backend_event *ev);
+kiln_status kiln_cuda_event_elapsed_ms(kiln_backend_state *st, kiln_backend_event *start, kiln_backend_event *end,
+                                       float *ms);
+void kiln_cuda_event_destroy(kiln_backend_state *st, kiln_backend_event *ev);
+
+kiln_status kiln_cuda_compiler_id(kiln_backend_state *st, const char *arch, char *out, size_t out_size);
+kiln_status kiln_cuda_compile(kiln_backend_state *st, const kiln_compile_request *req, kiln_blob *out, char **log);
+
+kiln_status kiln_cuda_module_load(kiln_backend_state *st, const kiln_blob *binary, kiln_backend_module **out);
+void kiln_cuda_module_unload(kiln_backend_state *st, kiln_backend_module *mod);
+kiln_status kiln_cuda_function_get(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
+                                   kiln_backend_function **out, kiln_param_info *params, int max_params,
+                                   int *param_count);
+kiln_status kiln_cuda_function_attributes(kiln_backend_state *st, kiln_backend_function *fn,
+                                          kiln_kernel_attributes *out);
+kiln_status kiln_cuda_launch(kiln_backend_state *st, kiln_backend_function *fn, const kiln_launch_config *cfg,
+                             kiln_backend_stream *stream, void **args);
+
+#endif

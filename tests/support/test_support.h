@@ -1,0 +1,59 @@
+/* test_support.h: what every kiln test needs: cmocka, a context on the
+ * backend under test, random data, and tolerant comparisons. */
+#ifndef KILN_TEST_SUPPORT_H
+#define KILN_TEST_SUPPORT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+/* cmocka.h needs the includes above first. */
+#include <cmocka.h>
+
+#include "kiln.h"
+
+/* The backend under test: $KILN_TEST_TARGET ("cuda" on the GPU run), else "cpu". */
+const char *test_target(void);
+/* Opens a context on test_target(); fails the test with kiln_last_error(). */
+kiln_context *test_open(void);
+
+/* Asserts a kiln call succeeded, printing the status and message if not. */
+#define TEST_OK(call)                                                                              \
+    do {                                                                                           \
+        kiln_status test_ok_status_ = (call);                                                      \
+        if (test_ok_status_ != KILN_OK)                                                            \
+            fail_msg("%s -> %s: %s", #call, kiln_status_string(test_ok_status_), kiln_last_error()); \
+    } while (0)
+/* Asserts a call failed with `expected` and that the message contains `needle`. */
+#define TEST_FAILS_WITH(call, expected, needle)                                                   \
+    do {                                                                                           \
+        kiln_status test_fail_status_ = (call);                                                    \
+        if (test_fail_status_ != (expected))                                                       \
+            fail_msg("%s -> %s (expected %s): %s", #call, kiln_status_string(test_fail_status_),   \
+                     kiln_status_string(expected), kiln_last_error());                             \
+        if (!test_contains(kiln_last_error(), (needle)))                                           \
+            fail_msg("%s: message lacks \"%s\": %s", #call, (needle), kiln_last_error());          \
+    } while (0)
+
+int test_contains(const char *haystack, const char *needle);
+
+/* A deterministic random stream per test (seeded from the name). */
+typedef struct test_rng {
+    uint64_t s;
+} test_rng;
+test_rng test_rng_for(const char *name);
+double test_uniform(test_rng *r, double lo, double hi);
+void test_fill_f32(test_rng *r, float *x, size_t n, double lo, double hi);
+void test_fill_f64(test_rng *r, double *x, size_t n, double lo, double hi);
+
+/* max |a-b| / (atol + rtol*|b|) over n values: <= 1 means close. */
+double test_max_rel_err_f32(const float *a, const double *ref, size_t n, double atol, double rtol);
+double test_max_rel_err_f64(const double *a, const long double *ref, size_t n, double atol, double rtol);
+
+/* Runs `argv` (posix_spawn, never fork) and returns its exit status; stdout
+ * and stderr captured into *output (malloc'd) when output is non-NULL. */
+int test_spawn(char *const argv[], char *const envp_extra[], char **output);
+/* A fresh private directory under the build tree; caller frees the string. */
+char *test_temp_dir(const char *tag);
+
+#endif
