@@ -459,6 +459,101 @@ typedef struct kiln_jit_stats {
 } kiln_jit_stats;
 KILN_API kiln_status kiln_jit_stats_get(kiln_context *ctx, kiln_jit_stats *out);
 
+/* ------------------------------------------------------------------ profiler */
+/* Records every kernel launch, copy (direction, bytes, pageable or pinned),
+ * allocation and compile (cache hit or miss, compile and load time) of a
+ * context: device times from events on a GPU, wall times on the CPU.
+ * Environment, read by kiln_open:
+ *   KILN_PROFILE=1        record; print the summary at kiln_close to stderr
+ *   KILN_PROFILE_OUT=FILE append the summary to FILE instead
+ *   KILN_TRACE=FILE       record; write a Chrome trace (Perfetto,
+ *                         chrome://tracing) to FILE at kiln_close
+ * With none of them set and no kiln_profiler_start, recording costs nothing. */
+#include <stdio.h>
+
+/* Starts (or resumes) recording on ctx and keeps the records for
+ * kiln_profiler_write_trace. The first start on a context that was opened
+ * without KILN_PROFILE/KILN_TRACE must not race with other threads using ctx. */
+KILN_API kiln_status kiln_profiler_start(kiln_context *ctx);
+/* Pauses recording; what was recorded stays. A no-op when not recording. */
+KILN_API kiln_status kiln_profiler_stop(kiln_context *ctx);
+/* 1 while ctx is recording. */
+KILN_API int kiln_profiler_enabled(const kiln_context *ctx);
+/* Forgets everything recorded so far (statistics and trace). */
+KILN_API kiln_status kiln_profiler_reset(kiln_context *ctx);
+/* Waits for the recorded work, then returns the nvprof-style summary (backend
+ * and device, per-kernel and per-copy-direction table with GB/s, allocations,
+ * JIT) in *text; the caller frees it with kiln_free. */
+KILN_API kiln_status kiln_profiler_summary(kiln_context *ctx, char **text);
+/* The same summary written to `out` (stderr when NULL). */
+KILN_API kiln_status kiln_profiler_print(kiln_context *ctx, FILE *out);
+/* Writes the records kept so far as Chrome trace-event JSON to `path`
+ * (replaced atomically). KILN_ERR_IO, naming the path, if it cannot be written. */
+KILN_API kiln_status kiln_profiler_write_trace(kiln_context *ctx, const char *path);
+
+/* ------------------------------------------------------------------ ufuncs */
+/* Elementwise functions from a scalar CUDA C body (NumPy/Numba "vectorize").
+ *
+ *   kiln_ufunc *hav;
+ *   kiln_vectorize(ctx, "hav", "f8(f8,f8,f8,f8,f8)", "lat1, lon1, lat2, lon2, s",
+ *                  "double a = ...; return atan2(a, 1 - a) * s;", NULL, &hav);
+ *   kiln_array *Z = NULL;                           (NULL: allocated by the call)
+ *   kiln_call(hav, KILN_ARGS(kiln_arr(X), kiln_arr(Y), kiln_f64(30), kiln_f64(101),
+ *                            kiln_f64(1)), &Z);
+ *
+ * signatures: "f8(f8,f8)", several separated by ';' ("f4(f4,f4); f8(f8,f8)"),
+ *   several outputs as "(f8,f8)(f8,f8,f8)"; "(f8,f8)->f8" also reads. Types
+ *   are anything kiln_dtype_parse takes. float16 is computed as float.
+ * params: the inputs' names, "a, b"; with named outputs "S, X, T -> call, put"
+ *   the body assigns them (`call = ...;`); otherwise a one-output body
+ *   `return`s its value and a several-output body assigns out0, out1, ...
+ * body: CUDA C statements; it may call the math functions and the
+ *   __device__ helpers defined in `preamble` (may be NULL). Compile errors
+ *   give lines counted from the body's first line (file "<name>") and the
+ *   preamble's ("<name>.preamble").
+ * Calls broadcast like NumPy over any number of dims, take any mix of arrays
+ * (any strides, views, host or device memory) and scalars (passed to the
+ * kernel as values, never expanded), and pick the first signature matching
+ * exactly, else the first every input casts to safely (NumPy's rules; a
+ * scalar also fits when its value does). */
+typedef struct kiln_ufunc kiln_ufunc;
+
+/* Parses the signatures and compiles the kernels for contiguous arrays of
+ * every signature on the context's backend (from the disk cache when there).
+ * `name` must be a C identifier. Release with kiln_ufunc_release. */
+KILN_API kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *signatures,
+                                    const char *params, const char *body, const char *preamble,
+                                    kiln_ufunc **out);
+/* Waits for nothing; frees the compiled variants and staging buffers. NULL: no-op. */
+KILN_API void kiln_ufunc_release(kiln_ufunc *f);
+/* Where calls run: "cuda", "cpu" (one core), "parallel" (all cores), or NULL
+ * / "" / "context" to follow the context's backend (the default). "cpu" and
+ * "parallel" on a CUDA context run on the host (device inputs are copied). */
+KILN_API kiln_status kiln_ufunc_set_target(kiln_ufunc *f, const char *target);
+KILN_API int kiln_ufunc_nin(const kiln_ufunc *f);
+KILN_API int kiln_ufunc_nout(const kiln_ufunc *f);
+
+/* Applies f elementwise. args: nin inputs (arrays or scalars). outs: nout
+ * slots; a NULL slot receives a new array (the caller releases it) of the
+ * broadcast shape and the signature's output dtype, in host memory when the
+ * array inputs are all host memory, else on the device. A non-NULL slot is
+ * written in place: it must have the broadcast shape, a dtype the result
+ * casts to safely, and it may be an input only exactly (same data and
+ * strides). Host inputs on a CUDA context travel in chunks through pinned
+ * buffers, copies overlapping compute. Returns once the results are in place
+ * for host outputs; device work is queued on the default stream. */
+KILN_API kiln_status kiln_call(kiln_ufunc *f, const kiln_value *args, int nargs, kiln_array **outs);
+/* kiln_call with a target for this call only (NULL: the ufunc's) and a
+ * stream for device work (NULL: the default stream). */
+KILN_API kiln_status kiln_call_ex(kiln_ufunc *f, const char *target, kiln_stream *stream,
+                                  const kiln_value *args, int nargs, kiln_array **outs);
+/* The generated CUDA C source of the module a call with these arguments
+ * would run, for target "cuda" or "cpu" (whatever the context), without
+ * compiling it: for kiln_compile_only and for reading. outs as for kiln_call
+ * (NULL slots are not allocated). *source: free with kiln_free. */
+KILN_API kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const kiln_value *args,
+                                       int nargs, kiln_array *const *outs, char **source);
+
 #ifdef __cplusplus
 }
 #endif

@@ -54,6 +54,7 @@ kiln_status kiln_array_alloc_header(kiln_context *ctx, kiln_dtype dtype, int ndi
     kiln_array *a = calloc(1, sizeof *a);
     if (!a) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     atomic_init(&a->refs, 1);
+    atomic_init(&a->last_stream, NULL);
     a->ctx = ctx;
     a->dtype = dtype;
     a->ndim = ndim;
@@ -105,10 +106,21 @@ kiln_array *kiln_array_retain(kiln_array *a) {
     return a;
 }
 
+void kiln_array_note_stream(kiln_array *a, kiln_stream *stream) {
+    kiln_array *owner = a->base ? a->base : a;
+    if (atomic_load_explicit(&owner->last_stream, memory_order_relaxed) == stream) return;
+    kiln_stream_retain(stream);
+    kiln_stream_release(atomic_exchange(&owner->last_stream, stream));
+}
+
 void kiln_array_release(kiln_array *a) {
     if (!a || atomic_fetch_sub(&a->refs, 1) != 1) return;
     if (a->base) kiln_array_release(a->base);
-    else if (a->allocation) a->ctx->ops->mem_free(a->ctx->state, a->allocation, NULL);
+    else if (a->allocation) {
+        kiln_stream *last = atomic_load(&a->last_stream);
+        a->ctx->ops->mem_free(a->ctx->state, a->allocation, kiln_stream_impl(last));
+        kiln_stream_release(last);
+    }
     free(a);
 }
 

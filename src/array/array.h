@@ -17,7 +17,13 @@ struct kiln_array {
     char *data;           /* element 0 */
     void *allocation;     /* what to free when the last reference goes (owner only) */
     kiln_array *base;     /* views: the array that owns the memory (retained) */
+    /* Owners: the user stream that last queued work on the memory (retained;
+     * NULL = the default stream). The free is queued on it. */
+    _Atomic(kiln_stream *) last_stream;
 };
+
+/* Records that work on `stream` uses a's memory (see last_stream). */
+void kiln_array_note_stream(kiln_array *a, kiln_stream *stream);
 
 /* New array struct with C-order strides; no memory attached. */
 kiln_status kiln_array_alloc_header(kiln_context *ctx, kiln_dtype dtype, int ndim,

@@ -210,6 +210,7 @@ static kiln_status async_transfer(kiln_array *a, void *host, size_t bytes, kiln_
                               "use kiln_array_copy first or the synchronous form", what);
     kiln_status s = kiln_context_check(a->ctx);
     if (s != KILN_OK) return s;
+    if (stream) kiln_array_note_stream(a, stream);
     kiln_copy_kind kind = kiln_array_host_accessible(a) ? KILN_COPY_HOST_TO_HOST
                           : to_host                     ? KILN_COPY_DEVICE_TO_HOST
                                                         : KILN_COPY_HOST_TO_DEVICE;

@@ -10,6 +10,7 @@ static kiln_status view_of(kiln_array *a, kiln_array **out) {
     if (!v) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     *v = *a;
     atomic_init(&v->refs, 1);
+    atomic_init(&v->last_stream, NULL);
     v->allocation = NULL;
     /* Host wraps own nothing, so a view needs no base to keep them alive. */
     v->base = (a->base || a->allocation) ? kiln_array_retain(a->base ? a->base : a) : NULL;

@@ -10,7 +10,11 @@
 
 struct kiln_prof;
 
+/* Streams are reference counted: an array keeps the stream that last used
+ * its memory alive, so that freeing it can be ordered after that work (the
+ * device pool reuses memory in stream order). */
 struct kiln_stream {
+    atomic_int refs;
     kiln_context *ctx;
     kiln_backend_stream *impl; /* NULL: the backend's default stream */
 };
@@ -39,5 +43,6 @@ kiln_status kiln_context_check(kiln_context *ctx);
 /* Passes a backend status through; a device fault marks ctx dead. */
 kiln_status kiln_context_note(kiln_context *ctx, kiln_status status);
 static inline kiln_backend_stream *kiln_stream_impl(kiln_stream *s) { return s ? s->impl : NULL; }
+kiln_stream *kiln_stream_retain(kiln_stream *s);
 
 #endif

@@ -10,6 +10,7 @@ kiln_status kiln_stream_create(kiln_context *ctx, kiln_stream **out) {
     if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_stream_create: out is NULL");
     kiln_stream *st = calloc(1, sizeof *st);
     if (!st) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_stream_create: out of host memory");
+    atomic_init(&st->refs, 1);
     st->ctx = ctx;
     s = ctx->ops->stream_create(ctx->state, &st->impl);
     if (s != KILN_OK) {
@@ -27,8 +28,13 @@ kiln_status kiln_stream_synchronize(kiln_stream *stream) {
     return kiln_context_note(stream->ctx, stream->ctx->ops->stream_synchronize(stream->ctx->state, stream->impl));
 }
 
+kiln_stream *kiln_stream_retain(kiln_stream *s) {
+    if (s) atomic_fetch_add(&s->refs, 1);
+    return s;
+}
+
 void kiln_stream_release(kiln_stream *stream) {
-    if (!stream) return;
+    if (!stream || atomic_fetch_sub(&stream->refs, 1) != 1) return;
     kiln_context *ctx = stream->ctx;
     if (!atomic_load(&ctx->dead)) (void)ctx->ops->stream_synchronize(ctx->state, stream->impl);
     ctx->ops->stream_destroy(ctx->state, stream->impl);

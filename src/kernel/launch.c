@@ -133,7 +133,8 @@ static int pointee_matches(const kiln_param_info *p, kiln_dtype dt) {
     return (char)p->pointee_cls == k;
 }
 
-static kiln_status convert_arg(const kiln_kernel *k, int i, const kiln_value *v, param_slot *slot) {
+static kiln_status convert_arg(const kiln_kernel *k, int i, const kiln_value *v, param_slot *slot,
+                               kiln_stream *stream) {
     const kiln_param_info *p = &k->params[i];
     char want[48];
     class_name(p->cls, p->size, want, sizeof want);
@@ -153,6 +154,7 @@ static kiln_status convert_arg(const kiln_kernel *k, int i, const kiln_value *v,
                                       i, k->name, ctx->ops->name);
             dt = a->dtype;
             ptr = a->data;
+            if (stream) kiln_array_note_stream(v->as.array, stream);
         } else if (v->kind == KILN_VALUE_POINTER) {
             ptr = v->as.pointer;
             if (dt == KILN_DTYPE_COUNT) { slot->ptr = ptr; return KILN_OK; }
@@ -256,7 +258,7 @@ kiln_status kiln_launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_t 
     param_slot slots[KILN_MAX_PARAMS];
     void *ptrs[KILN_MAX_PARAMS];
     for (int i = 0; i < nargs; i++) {
-        s = convert_arg(k, i, &args[i], &slots[i]);
+        s = convert_arg(k, i, &args[i], &slots[i], stream);
         if (s != KILN_OK) return s;
         ptrs[i] = &slots[i];
     }

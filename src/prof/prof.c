@@ -1,18 +1,642 @@
-/* prof.c: placeholder until the profiler lands: profiling stays off. */
-#include "prof/prof.h"
+/* prof.c: the recorder behind KILN_PROFILE / KILN_TRACE and kiln_profiler_*.
+ *
+ * The hooks append fixed-size records to preallocated chunks under one mutex
+ * (held for a few dozen instructions; launches may come from many threads).
+ * Times: on the CPU backend work runs inside the call, so the host clock read
+ * around the call is the work's time. On a GPU two pooled backend events are
+ * recorded around each operation on its stream; elapsed times are read only
+ * when chunks are old (their work is long done) or a report is asked for. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
-kiln_status kiln_prof_attach(kiln_context *ctx) { ctx->prof = NULL; return KILN_OK; }
-void kiln_prof_detach(kiln_context *ctx) { (void)ctx; }
+#include "core/clock.h"
+#include "core/error.h"
+#include "prof/prof_internal.h"
+
+/* ------------------------------------------------------------------ helpers */
+
+static uint32_t host_thread_id(void) {
+    /* A per-thread cache of the OS thread id, so the trace's host tracks match
+     * what perf, gdb and top show. */
+    static _Thread_local uint32_t tid;
+    if (!tid) tid = (uint32_t)syscall(SYS_gettid);
+    return tid;
+}
+
+const char *kiln_prof_copy_kind_name(int kind) {
+    switch (kind) {
+    case KILN_COPY_HOST_TO_DEVICE: return "HtoD";
+    case KILN_COPY_DEVICE_TO_HOST: return "DtoH";
+    case KILN_COPY_DEVICE_TO_DEVICE: return "DtoD";
+    default: return "HtoH";
+    }
+}
+
+static int env_on(const char *name) {
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0 && strcmp(v, "off") != 0 && strcmp(v, "no") != 0;
+}
+
+static char *dup_string(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* ------------------------------------------------------------------ strings */
+
+static uint64_t hash_string(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int grow_string_table(kiln_prof *p) {
+    uint32_t cap = p->string_table_cap ? p->string_table_cap * 2 : 256;
+    uint32_t *t = calloc(cap, sizeof *t);
+    if (!t) return 0;
+    for (uint32_t id = 0; id < p->string_count; id++) {
+        uint32_t i = (uint32_t)p->strings[id].hash & (cap - 1);
+        while (t[i]) i = (i + 1) & (cap - 1);
+        t[i] = id + 1;
+    }
+    free(p->string_table);
+    p->string_table = t;
+    p->string_table_cap = cap;
+    return 1;
+}
+
+/* The id of `s`, added if new; PROF_NO_ID when out of memory. Lock held. */
+static uint32_t intern(kiln_prof *p, const char *s) {
+    if (!s) return PROF_NO_ID;
+    uint64_t h = hash_string(s);
+    if (p->string_table_cap) {
+        uint32_t i = (uint32_t)h & (p->string_table_cap - 1);
+        for (; p->string_table[i]; i = (i + 1) & (p->string_table_cap - 1)) {
+            const prof_string *e = &p->strings[p->string_table[i] - 1];
+            if (e->hash == h && strcmp(e->text, s) == 0) return p->string_table[i] - 1;
+        }
+    }
+    if ((p->string_count + 1) * 2 > p->string_table_cap && !grow_string_table(p)) return PROF_NO_ID;
+    if (p->string_count == p->string_cap) {
+        uint32_t cap = p->string_cap ? p->string_cap * 2 : 64;
+        prof_string *n = realloc(p->strings, cap * sizeof *n);
+        if (!n) return PROF_NO_ID;
+        p->strings = n;
+        p->string_cap = cap;
+    }
+    char *text = dup_string(s);
+    if (!text) return PROF_NO_ID;
+    uint32_t id = p->string_count++;
+    p->strings[id].text = text;
+    p->strings[id].hash = h;
+    uint32_t i = (uint32_t)h & (p->string_table_cap - 1);
+    while (p->string_table[i]) i = (i + 1) & (p->string_table_cap - 1);
+    p->string_table[i] = id + 1;
+    return id;
+}
+
+const char *kiln_prof_string(const kiln_prof *p, uint32_t id) {
+    return id < p->string_count ? p->strings[id].text : "?";
+}
+
+/* ------------------------------------------------------------------ streams */
+
+static uint32_t stream_index(kiln_prof *p, kiln_backend_stream *s) {
+    for (uint32_t i = 0; i < p->stream_count; i++)
+        if (p->streams[i] == s) return i;
+    if (p->stream_count == p->stream_cap) {
+        uint32_t cap = p->stream_cap ? p->stream_cap * 2 : 8;
+        kiln_backend_stream **n = realloc(p->streams, cap * sizeof *n);
+        if (!n) return 0; /* folded onto the default stream's track */
+        p->streams = n;
+        p->stream_cap = cap;
+    }
+    p->streams[p->stream_count] = s;
+    return p->stream_count++;
+}
+
+/* ------------------------------------------------------------------ events */
+
+static kiln_backend_event *take_event(kiln_prof *p) {
+    if (p->events_failed) return NULL;
+    if (p->free_event_count == 0) {
+        if (p->free_event_cap < PROF_EVENT_BATCH) {
+            kiln_backend_event **n = realloc(p->free_events, PROF_EVENT_BATCH * sizeof *n);
+            if (!n) return NULL;
+            p->free_events = n;
+            p->free_event_cap = PROF_EVENT_BATCH;
+        }
+        kiln_context *ctx = p->ctx;
+        for (int i = 0; i < PROF_EVENT_BATCH; i++) {
+            kiln_backend_event *ev = NULL;
+            if (ctx->ops->event_create(ctx->state, &ev) != KILN_OK || !ev) break;
+            p->free_events[p->free_event_count++] = ev;
+        }
+        if (p->free_event_count == 0) {
+            p->events_failed = 1;
+            kiln_clear_error();
+            return NULL;
+        }
+    }
+    return p->free_events[--p->free_event_count];
+}
+
+static void give_event(kiln_prof *p, kiln_backend_event *ev) {
+    if (!ev) return;
+    if (p->free_event_count == p->free_event_cap) {
+        size_t cap = p->free_event_cap ? p->free_event_cap * 2 : PROF_EVENT_BATCH;
+        kiln_backend_event **n = realloc(p->free_events, cap * sizeof *n);
+        if (!n) {
+            p->ctx->ops->event_destroy(p->ctx->state, ev);
+            return;
+        }
+        p->free_events = n;
+        p->free_event_cap = cap;
+    }
+    p->free_events[p->free_event_count++] = ev;
+}
+
+/* ------------------------------------------------------------------ chunks */
+
+static void list_push(prof_chunk_list *l, prof_chunk *c) {
+    c->next = NULL;
+    if (l->tail) l->tail->next = c;
+    else l->head = c;
+    l->tail = c;
+    l->length++;
+}
+
+static prof_chunk *list_pop(prof_chunk_list *l) {
+    prof_chunk *c = l->head;
+    if (!c) return NULL;
+    l->head = c->next;
+    if (!l->head) l->tail = NULL;
+    l->length--;
+    c->next = NULL;
+    return c;
+}
+
+static void list_free(prof_chunk_list *l) {
+    for (prof_chunk *c = l->head, *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
+    l->head = l->tail = NULL;
+    l->length = 0;
+}
+
+static void stat_add(prof_stat *s, double ms, uint64_t bytes) {
+    if (s->calls == 0 || ms < s->min_ms) s->min_ms = ms;
+    if (s->calls == 0 || ms > s->max_ms) s->max_ms = ms;
+    s->calls++;
+    s->total_ms += ms;
+    s->bytes += bytes;
+}
+
+static prof_stat *kernel_stat(kiln_prof *p, uint32_t id) {
+    if (id == PROF_NO_ID) return NULL;
+    if (id >= p->kernel_cap) {
+        uint32_t cap = p->string_cap > id ? p->string_cap : id + 64;
+        prof_stat *n = realloc(p->kernels, cap * sizeof *n);
+        if (!n) return NULL;
+        memset(n + p->kernel_cap, 0, (cap - p->kernel_cap) * sizeof *n);
+        p->kernels = n;
+        p->kernel_cap = cap;
+    }
+    return &p->kernels[id];
+}
+
+/* Reads a finished GPU record's event times; host times if that fails. */
+static void read_device_times(kiln_prof *p, prof_record *r, int wait) {
+    kiln_context *ctx = p->ctx;
+    r->dev_begin_ms = r->host_begin_ms;
+    r->dev_ms = r->host_end_ms - r->host_begin_ms;
+    if (!r->ev[0] || !r->ev[1] || r->ev_failed || atomic_load(&ctx->dead)) return;
+    float ms = 0, since_base = 0;
+    /* Old chunks (wait == 0) finished long ago: this returns at once. */
+    (void)wait;
+    if (ctx->ops->event_synchronize(ctx->state, r->ev[1]) != KILN_OK) goto failed;
+    if (ctx->ops->event_elapsed_ms(ctx->state, r->ev[0], r->ev[1], &ms) != KILN_OK) goto failed;
+    r->dev_ms = ms;
+    if (p->base_event && ctx->ops->event_elapsed_ms(ctx->state, p->base_event, r->ev[0], &since_base) == KILN_OK)
+        r->dev_begin_ms = p->base_host_ms + since_base;
+    return;
+failed:
+    kiln_clear_error();
+}
+
+static void fold_record(kiln_prof *p, prof_record *r, int wait) {
+    if (p->use_events && (r->type == PROF_KERNEL || r->type == PROF_COPY)) read_device_times(p, r, wait);
+    else if (r->type == PROF_KERNEL || r->type == PROF_COPY) {
+        r->dev_begin_ms = r->host_begin_ms;
+        r->dev_ms = r->host_end_ms - r->host_begin_ms;
+    }
+    give_event(p, r->ev[0]);
+    give_event(p, r->ev[1]);
+    r->ev[0] = r->ev[1] = NULL;
+    switch ((prof_type)r->type) {
+    case PROF_KERNEL: {
+        prof_stat *s = kernel_stat(p, r->name_id);
+        if (s) stat_add(s, r->dev_ms, 0);
+        break;
+    }
+    case PROF_COPY: stat_add(&p->copies[r->copy_kind & 3][r->pinned ? 1 : 0], r->dev_ms, r->bytes); break;
+    case PROF_ALLOC: stat_add(&p->allocs, r->host_end_ms - r->host_begin_ms, r->bytes); break;
+    case PROF_COMPILE:
+        stat_add(r->cache_hit ? &p->cache_hits : &p->compiles, r->compile_ms, 0);
+        p->load_ms += r->load_ms;
+        break;
+    }
+}
+
+/* A fully resolved chunk leaves `open`: kept for the trace or recycled. */
+static void retire_chunk(kiln_prof *p, prof_chunk *c) {
+    if (p->retain && p->kept_records + c->count <= PROF_TRACE_MAX_RECORDS) {
+        p->kept_records += c->count;
+        list_push(&p->kept, c);
+        return;
+    }
+    if (p->retain) p->dropped_records += c->count;
+    c->count = c->resolved = 0;
+    list_push(&p->spare, c);
+}
+
+void kiln_prof_resolve(kiln_prof *p, int wait) {
+    /* GPU, while recording: leave the youngest chunks alone; their work may
+     * still be queued and reading their events would stall the caller. */
+    size_t skip_young = (p->use_events && !wait) ? PROF_UNRESOLVED_CHUNKS : 0;
+    while (p->open.head && p->open.length > skip_young) {
+        prof_chunk *c = p->open.head;
+        while (c->resolved < c->count && atomic_load_explicit(&c->rec[c->resolved].done, memory_order_acquire))
+            fold_record(p, &c->rec[c->resolved++], wait);
+        if (c->resolved < c->count || c->count < PROF_CHUNK_RECORDS) return; /* in flight, or being filled */
+        retire_chunk(p, list_pop(&p->open));
+    }
+}
+
+/* A zeroed record at the end of the log; NULL when out of memory. Lock held. */
+static prof_record *new_record(kiln_prof *p) {
+    prof_chunk *c = p->open.tail;
+    if (!c || c->count == PROF_CHUNK_RECORDS) {
+        c = list_pop(&p->spare);
+        if (!c) {
+            c = malloc(sizeof *c);
+            if (!c) return NULL;
+        }
+        c->count = c->resolved = 0;
+        list_push(&p->open, c);
+        kiln_prof_resolve(p, 0);
+        if (p->open.tail != c) return NULL; /* cannot happen: c is unresolved and last */
+    }
+    prof_record *r = &c->rec[c->count++];
+    memset(r, 0, sizeof *r);
+    r->desc_id = PROF_NO_ID;
+    r->host_tid = host_thread_id();
+    return r;
+}
+
+/* ------------------------------------------------------------------ life */
+
+static void prof_free(kiln_prof *p) {
+    if (!p) return;
+    kiln_context *ctx = p->ctx;
+    for (size_t i = 0; i < p->free_event_count; i++) ctx->ops->event_destroy(ctx->state, p->free_events[i]);
+    for (prof_chunk *c = p->open.head; c; c = c->next)
+        for (uint32_t i = c->resolved; i < c->count; i++)
+            for (int k = 0; k < 2; k++)
+                if (c->rec[i].ev[k]) ctx->ops->event_destroy(ctx->state, c->rec[i].ev[k]);
+    if (p->base_event) ctx->ops->event_destroy(ctx->state, p->base_event);
+    free(p->free_events);
+    list_free(&p->open);
+    list_free(&p->kept);
+    list_free(&p->spare);
+    for (uint32_t i = 0; i < p->string_count; i++) free(p->strings[i].text);
+    free(p->strings);
+    free(p->string_table);
+    free(p->streams);
+    free(p->kernels);
+    free(p->summary_path);
+    free(p->trace_path);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+static kiln_prof *prof_create(kiln_context *ctx) {
+    kiln_prof *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->ctx = ctx;
+    pthread_mutex_init(&p->lock, NULL);
+    atomic_init(&p->enabled, 1);
+    p->t0_ms = kiln_now_ms();
+    if (stream_index(p, NULL) != 0 || !p->streams) {
+        prof_free(p);
+        return NULL;
+    }
+    const kiln_backend_ops *ops = ctx->ops;
+    if (ops->kind != KILN_BACKEND_CPU && ops->event_create && ops->event_record && ops->event_elapsed_ms &&
+        ops->event_synchronize && ops->event_destroy) {
+        /* The anchor that puts device times on the host clock of the trace. */
+        if (ops->event_create(ctx->state, &p->base_event) == KILN_OK &&
+            ops->event_record(ctx->state, p->base_event, NULL) == KILN_OK &&
+            ops->event_synchronize(ctx->state, p->base_event) == KILN_OK) {
+            p->base_host_ms = kiln_now_ms();
+            p->use_events = 1;
+        } else {
+            if (p->base_event) ops->event_destroy(ctx->state, p->base_event);
+            p->base_event = NULL;
+            kiln_clear_error();
+        }
+    }
+    return p;
+}
+
+/* 0 (and a warning) when a trace cannot be written to `path`: checked up
+ * front so the user learns it at the start of a long run, not at its end. */
+static int trace_path_usable(const char *path) {
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    const char *why = NULL;
+    if (access(dir, W_OK | X_OK) != 0) why = strerror(errno);
+    else if (access(path, F_OK) == 0 && access(path, W_OK) != 0) why = strerror(errno);
+    if (!why) return 1;
+    fprintf(stderr, "kiln: warning: KILN_TRACE=%s cannot be written (%s); no trace will be written\n", path, why);
+    return 0;
+}
+
+kiln_status kiln_prof_attach(kiln_context *ctx) {
+    ctx->prof = NULL;
+    int profile = env_on("KILN_PROFILE");
+    const char *trace = getenv("KILN_TRACE");
+    if (trace && (!*trace || !trace_path_usable(trace))) trace = NULL;
+    if (!profile && !trace) return KILN_OK;
+    kiln_prof *p = prof_create(ctx);
+    const char *out = getenv("KILN_PROFILE_OUT");
+    if (p) {
+        p->print_at_exit = profile;
+        p->retain = trace != NULL;
+        if (trace && !(p->trace_path = dup_string(trace))) p->retain = 0;
+        if (out && *out) p->summary_path = dup_string(out);
+    }
+    if (!p || (trace && !p->trace_path)) {
+        /* Profiling is a diagnostic: never fail kiln_open over it. */
+        fprintf(stderr, "kiln: warning: out of memory starting the profiler; profiling is off\n");
+        prof_free(p);
+        return KILN_OK;
+    }
+    ctx->prof = p;
+    return KILN_OK;
+}
+
+static void write_summary_at_exit(kiln_prof *p) {
+    char *text = kiln_prof_summary_text(p);
+    if (!text) {
+        fprintf(stderr, "kiln: warning: out of memory formatting the profile\n");
+        return;
+    }
+    FILE *f = stderr;
+    if (p->summary_path) {
+        f = fopen(p->summary_path, "a");
+        if (!f) {
+            fprintf(stderr, "kiln: warning: cannot write the profile to KILN_PROFILE_OUT=%s (%s); printing it here\n",
+                    p->summary_path, strerror(errno));
+            f = stderr;
+        }
+    }
+    fputs(text, f);
+    fflush(f);
+    if (f != stderr) fclose(f);
+    free(text);
+}
+
+void kiln_prof_detach(kiln_context *ctx) {
+    kiln_prof *p = ctx->prof;
+    if (!p) return;
+    pthread_mutex_lock(&p->lock);
+    kiln_prof_resolve(p, 1);
+    if (p->print_at_exit) write_summary_at_exit(p);
+    if (p->trace_path && kiln_prof_trace_write(p, p->trace_path) != KILN_OK) {
+        fprintf(stderr, "kiln: warning: %s; the program's results are not affected\n", kiln_last_error());
+        kiln_clear_error();
+    }
+    pthread_mutex_unlock(&p->lock);
+    ctx->prof = NULL;
+    prof_free(p);
+}
+
+/* ------------------------------------------------------------------ hooks */
+
 kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const kiln_launch_config *cfg,
                                      kiln_backend_stream *stream, const char *args_desc) {
-    (void)ctx; (void)name; (void)cfg; (void)stream; (void)args_desc; return NULL;
+    kiln_prof *p = ctx->prof;
+    if (!p || !atomic_load_explicit(&p->enabled, memory_order_relaxed)) return NULL;
+    pthread_mutex_lock(&p->lock);
+    prof_record *r = new_record(p);
+    if (r) {
+        r->type = PROF_KERNEL;
+        r->name_id = intern(p, name);
+        r->desc_id = intern(p, args_desc);
+        r->stream = stream_index(p, stream);
+        if (cfg) {
+            memcpy(r->grid, cfg->grid, sizeof r->grid);
+            memcpy(r->block, cfg->block, sizeof r->block);
+            r->shared_bytes = cfg->shared_bytes;
+        }
+        if (p->use_events && (r->ev[0] = take_event(p)) && !(r->ev[1] = take_event(p))) {
+            give_event(p, r->ev[0]);
+            r->ev[0] = NULL;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (!r) return NULL;
+    r->stream_ptr = stream;
+    if (r->ev[0] && ctx->ops->event_record(ctx->state, r->ev[0], stream) != KILN_OK) r->ev_failed = 1;
+    r->host_begin_ms = kiln_now_ms();
+    return r;
 }
+
 kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_t bytes, int pinned,
                                    kiln_backend_stream *stream) {
-    (void)ctx; (void)kind; (void)bytes; (void)pinned; (void)stream; return NULL;
+    kiln_prof *p = ctx->prof;
+    if (!p || !atomic_load_explicit(&p->enabled, memory_order_relaxed)) return NULL;
+    pthread_mutex_lock(&p->lock);
+    prof_record *r = new_record(p);
+    if (r) {
+        r->type = PROF_COPY;
+        r->copy_kind = (uint8_t)kind;
+        r->pinned = pinned != 0;
+        r->bytes = bytes;
+        r->stream = stream_index(p, stream);
+        if (p->use_events && (r->ev[0] = take_event(p)) && !(r->ev[1] = take_event(p))) {
+            give_event(p, r->ev[0]);
+            r->ev[0] = NULL;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (!r) return NULL;
+    r->stream_ptr = stream;
+    if (r->ev[0] && ctx->ops->event_record(ctx->state, r->ev[0], stream) != KILN_OK) r->ev_failed = 1;
+    r->host_begin_ms = kiln_now_ms();
+    return r;
 }
-void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op) { (void)ctx; (void)op; }
-void kiln_prof_alloc(kiln_context *ctx, size_t bytes, double host_ms) { (void)ctx; (void)bytes; (void)host_ms; }
-void kiln_prof_compile(kiln_context *ctx, const char *name, int hit, double c, double l) {
-    (void)ctx; (void)name; (void)hit; (void)c; (void)l;
+
+void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op) {
+    if (!op) return;
+    op->host_end_ms = kiln_now_ms();
+    if (op->ev[1] && ctx->ops->event_record(ctx->state, op->ev[1], op->stream_ptr) != KILN_OK)
+        op->ev_failed = 1; /* a pooled event may hold an old time: use host times */
+    atomic_store_explicit(&op->done, 1, memory_order_release);
+}
+
+/* Allocations and compiles are timed by the caller on the host. */
+static prof_record *host_record(kiln_context *ctx, prof_type type, double ms) {
+    kiln_prof *p = ctx->prof;
+    if (!p || !atomic_load_explicit(&p->enabled, memory_order_relaxed)) return NULL;
+    double now = kiln_now_ms();
+    prof_record *r = new_record(p);
+    if (!r) return NULL;
+    r->type = (uint8_t)type;
+    r->host_begin_ms = now - ms;
+    r->host_end_ms = now;
+    r->dev_begin_ms = r->host_begin_ms;
+    r->dev_ms = ms;
+    return r;
+}
+
+void kiln_prof_alloc(kiln_context *ctx, size_t bytes, double host_ms) {
+    kiln_prof *p = ctx->prof;
+    if (!p) return;
+    pthread_mutex_lock(&p->lock);
+    prof_record *r = host_record(ctx, PROF_ALLOC, host_ms);
+    if (r) {
+        r->bytes = bytes;
+        atomic_store_explicit(&r->done, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, double compile_ms, double load_ms) {
+    kiln_prof *p = ctx->prof;
+    if (!p) return;
+    pthread_mutex_lock(&p->lock);
+    prof_record *r = host_record(ctx, PROF_COMPILE, compile_ms + load_ms);
+    if (r) {
+        r->name_id = intern(p, name ? name : "kernel.cu");
+        r->cache_hit = cache_hit != 0;
+        r->compile_ms = compile_ms;
+        r->load_ms = load_ms;
+        atomic_store_explicit(&r->done, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* ------------------------------------------------------------------ public API */
+
+static kiln_status need_context(kiln_context *ctx, const char *what) {
+    if (!ctx) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: context is NULL", what);
+    return KILN_OK;
+}
+
+static kiln_status need_profiler(kiln_context *ctx, const char *what) {
+    kiln_status s = need_context(ctx, what);
+    if (s == KILN_OK && !ctx->prof)
+        s = kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                           "%s: profiling is off for this context (set KILN_PROFILE=1 or call kiln_profiler_start)",
+                           what);
+    return s;
+}
+
+kiln_status kiln_profiler_start(kiln_context *ctx) {
+    kiln_status s = need_context(ctx, "kiln_profiler_start");
+    if (s != KILN_OK) return s;
+    if (!ctx->prof) {
+        kiln_prof *p = prof_create(ctx);
+        if (!p) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_profiler_start: out of host memory");
+        p->retain = 1;
+        ctx->prof = p;
+        return KILN_OK;
+    }
+    pthread_mutex_lock(&ctx->prof->lock);
+    ctx->prof->retain = 1;
+    pthread_mutex_unlock(&ctx->prof->lock);
+    atomic_store(&ctx->prof->enabled, 1);
+    return KILN_OK;
+}
+
+kiln_status kiln_profiler_stop(kiln_context *ctx) {
+    kiln_status s = need_context(ctx, "kiln_profiler_stop");
+    if (s == KILN_OK && ctx->prof) atomic_store(&ctx->prof->enabled, 0);
+    return s;
+}
+
+int kiln_profiler_enabled(const kiln_context *ctx) {
+    return ctx && ctx->prof && atomic_load(&ctx->prof->enabled);
+}
+
+kiln_status kiln_profiler_reset(kiln_context *ctx) {
+    kiln_status s = need_profiler(ctx, "kiln_profiler_reset");
+    if (s != KILN_OK) return s;
+    kiln_prof *p = ctx->prof;
+    pthread_mutex_lock(&p->lock);
+    kiln_prof_resolve(p, 1);
+    /* Finished records are folded; drop them and the statistics. Records
+     * still in flight on other threads stay in the open chunks. */
+    for (prof_chunk *c; (c = list_pop(&p->kept));) {
+        c->count = c->resolved = 0;
+        list_push(&p->spare, c);
+    }
+    p->kept_records = 0;
+    p->dropped_records = 0;
+    if (p->kernels) memset(p->kernels, 0, p->kernel_cap * sizeof *p->kernels);
+    memset(p->copies, 0, sizeof p->copies);
+    memset(&p->allocs, 0, sizeof p->allocs);
+    memset(&p->compiles, 0, sizeof p->compiles);
+    memset(&p->cache_hits, 0, sizeof p->cache_hits);
+    p->load_ms = 0;
+    p->reset_ms = kiln_now_ms();
+    pthread_mutex_unlock(&p->lock);
+    return KILN_OK;
+}
+
+kiln_status kiln_profiler_summary(kiln_context *ctx, char **text) {
+    kiln_status s = need_profiler(ctx, "kiln_profiler_summary");
+    if (s != KILN_OK) return s;
+    if (!text) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_profiler_summary: text is NULL");
+    pthread_mutex_lock(&ctx->prof->lock);
+    kiln_prof_resolve(ctx->prof, 1);
+    char *t = kiln_prof_summary_text(ctx->prof);
+    pthread_mutex_unlock(&ctx->prof->lock);
+    if (!t) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_profiler_summary: out of host memory");
+    *text = t;
+    return KILN_OK;
+}
+
+kiln_status kiln_profiler_print(kiln_context *ctx, FILE *out) {
+    char *text = NULL;
+    kiln_status s = kiln_profiler_summary(ctx, &text);
+    if (s != KILN_OK) return s;
+    FILE *f = out ? out : stderr;
+    int bad = fputs(text, f) < 0 || fflush(f) != 0;
+    free(text);
+    return bad ? kiln_set_error(KILN_ERR_IO, "kiln_profiler_print: writing the summary failed: %s", strerror(errno))
+               : KILN_OK;
+}
+
+kiln_status kiln_profiler_write_trace(kiln_context *ctx, const char *path) {
+    kiln_status s = need_profiler(ctx, "kiln_profiler_write_trace");
+    if (s != KILN_OK) return s;
+    if (!path || !*path) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_profiler_write_trace: path is empty");
+    pthread_mutex_lock(&ctx->prof->lock);
+    kiln_prof_resolve(ctx->prof, 1);
+    s = kiln_prof_trace_write(ctx->prof, path);
+    pthread_mutex_unlock(&ctx->prof->lock);
+    return s;
 }

@@ -2,28 +2,32 @@
  * are bounds-checked field by field: the bytes may come from disk. */
 #include "backend/cuda/cuda_blob.h"
 
+#include "core/error.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-#include "core/error.h"
 
 static const char blob_magic[8] = {'K', 'I', 'L', 'N', 'C', 'U', 'B', 'N'};
 #define BLOB_HEADER_BYTES 32u
 
 static void put_u32(unsigned char *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
 }
 static void put_u64(unsigned char *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
 }
 static uint32_t get_u32(const unsigned char *p) {
     uint32_t v = 0;
-    for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
     return v;
 }
 static uint64_t get_u64(const unsigned char *p) {
     uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
     return v;
 }
 
@@ -43,7 +47,8 @@ kiln_status kiln_cuda_blob_write(kiln_blob *out, const char *arch, int kernel_co
     size_t cubin_offset = (BLOB_HEADER_BYTES + table + 15u) & ~(size_t)15u;
     size_t total = cubin_offset + cubin_size;
     unsigned char *b = calloc(1, total);
-    if (!b) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a CUDA module", total);
+    if (!b)
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a CUDA module", total);
     memcpy(b, blob_magic, sizeof blob_magic);
     put_u32(b + 8, KILN_CUDA_BLOB_VERSION);
     put_u32(b + 12, (uint32_t)kernel_count);
@@ -110,7 +115,8 @@ kiln_status kiln_cuda_blob_read(const kiln_blob *blob, kiln_cuda_blob_view *out)
     if (!arch || strlen(arch) >= sizeof out->arch) return blob_bad("bad architecture string");
     strcpy(out->arch, arch);
     out->kernels = calloc(count ? count : 1, sizeof *out->kernels);
-    if (!out->kernels) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory reading a CUDA module");
+    if (!out->kernels)
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory reading a CUDA module");
     for (uint32_t i = 0; i < count; i++) {
         const char *source = get_string(b, end, &at);
         const char *lowered = source ? get_string(b, end, &at) : NULL;

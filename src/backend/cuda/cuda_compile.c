@@ -1,13 +1,13 @@
 /* cuda_compile.c: CUDA C source -> cubin through NVRTC, packed as a kiln
  * blob (cuda_blob.h). Needs NVRTC only, never the driver, so it serves
  * kiln_compile_only on machines without a GPU too. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "backend/cuda/cuda_blob.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 extern const char kiln_text_kiln_cuda_prelude[];
 extern const char kiln_text_kiln_complex[];
@@ -24,7 +24,8 @@ static void text_add(text *t, const char *s, size_t n) {
     if (t->failed) return;
     if (t->length + n + 1 > t->capacity) {
         size_t cap = t->capacity ? t->capacity : 4096;
-        while (cap < t->length + n + 1) cap *= 2;
+        while (cap < t->length + n + 1)
+            cap *= 2;
         char *d = realloc(t->data, cap);
         if (!d) {
             t->failed = 1;
@@ -81,7 +82,8 @@ typedef struct option_list {
 } option_list;
 
 static void options_free(option_list *o) {
-    for (int i = 0; i < o->count; i++) free(o->items[i]);
+    for (int i = 0; i < o->count; i++)
+        free(o->items[i]);
     free(o->items);
 }
 
@@ -99,15 +101,18 @@ static int options_build(const kiln_compile_request *req, const kiln_nvrtc *nv, 
     o->count = 0;
     o->items = calloc((size_t)req->define_count + (size_t)req->include_count + 10, sizeof *o->items);
     if (!o->items) return 0;
-    int ok = options_add(o, "-arch=", req->arch ? req->arch : "sm_90") && options_add(o, "-std=c++17", NULL) &&
+    int ok = options_add(o, "-arch=", req->arch ? req->arch : "sm_90") &&
+             options_add(o, "-std=c++17", NULL) &&
              /* Unannotated helpers become __device__, as they must be to be
               * called from kernels; the CPU backend compiles the same source. */
              options_add(o, "-default-device", NULL);
     /* 12.4+: skips texture/surface and device-runtime declarations, a good
      * part of a small kernel's cold compile time. */
     if (ok && (nv->major > 12 || (nv->major == 12 && nv->minor >= 4))) ok = options_add(o, "-minimal", NULL);
-    for (int i = 0; ok && i < req->define_count; i++) ok = options_add(o, "-D", req->defines[i]);
-    for (int i = 0; ok && i < req->include_count; i++) ok = options_add(o, "-I", req->include_dirs[i]);
+    for (int i = 0; ok && i < req->define_count; i++)
+        ok = options_add(o, "-D", req->defines[i]);
+    for (int i = 0; ok && i < req->include_count; i++)
+        ok = options_add(o, "-I", req->include_dirs[i]);
     if (ok && req->debug) ok = options_add(o, "-G", NULL);
     if (ok && req->lineinfo) ok = options_add(o, "-lineinfo", NULL);
     if (ok && req->fast_math) ok = options_add(o, "--use_fast_math", NULL);
@@ -132,12 +137,13 @@ static kiln_status nvrtc_fail(const kiln_nvrtc *nv, nvrtcResult r, const char *w
 }
 
 /* Adds `&name` for each kernel so NVRTC tells us its mangled symbol. */
-static kiln_status add_name_expressions(const kiln_nvrtc *nv, nvrtcProgram prog, const kiln_compile_request *req,
-                                        char **exprs) {
+static kiln_status add_name_expressions(const kiln_nvrtc *nv, nvrtcProgram prog,
+                                        const kiln_compile_request *req, char **exprs) {
     for (int i = 0; i < req->kernel_count; i++) {
         size_t n = strlen(req->kernel_names[i]) + 2;
         exprs[i] = malloc(n);
-        if (!exprs[i]) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory compiling %s", req->name);
+        if (!exprs[i])
+            return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory compiling %s", req->name);
         snprintf(exprs[i], n, "&%s", req->kernel_names[i]);
         nvrtcResult r = nv->nvrtcAddNameExpression(prog, exprs[i]);
         if (r != NVRTC_SUCCESS) return nvrtc_fail(nv, r, "nvrtcAddNameExpression");
@@ -151,13 +157,17 @@ static kiln_status pack_blob(const kiln_nvrtc *nv, nvrtcProgram prog, const kiln
     nvrtcResult r = nv->nvrtcGetCUBINSize(prog, &cubin_size);
     if (r != NVRTC_SUCCESS) return nvrtc_fail(nv, r, "nvrtcGetCUBINSize");
     if (cubin_size == 0)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "NVRTC made no cubin for \"%s\": arch must be a real "
-                              "GPU architecture such as sm_90", req->arch ? req->arch : "");
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "NVRTC made no cubin for \"%s\": arch must be a real "
+                              "GPU architecture such as sm_90",
+                              req->arch ? req->arch : "");
     char *cubin = malloc(cubin_size);
     const char **lowered = calloc((size_t)req->kernel_count + 1, sizeof *lowered);
     kiln_status s = KILN_OK;
-    if (!cubin || !lowered) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory compiling %s", req->name);
-    if (s == KILN_OK && (r = nv->nvrtcGetCUBIN(prog, cubin)) != NVRTC_SUCCESS) s = nvrtc_fail(nv, r, "nvrtcGetCUBIN");
+    if (!cubin || !lowered)
+        s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory compiling %s", req->name);
+    if (s == KILN_OK && (r = nv->nvrtcGetCUBIN(prog, cubin)) != NVRTC_SUCCESS)
+        s = nvrtc_fail(nv, r, "nvrtcGetCUBIN");
     for (int i = 0; s == KILN_OK && i < req->kernel_count; i++)
         if ((r = nv->nvrtcGetLoweredName(prog, exprs[i], &lowered[i])) != NVRTC_SUCCESS)
             s = nvrtc_fail(nv, r, "nvrtcGetLoweredName");
@@ -179,7 +189,8 @@ static kiln_status compile_with(const kiln_nvrtc *nv, const kiln_compile_request
     if (!source || !exprs || !options_build(req, nv, resource_report, &opts))
         s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory compiling %s", req->name);
     nvrtcResult r;
-    if (s == KILN_OK && (r = nv->nvrtcCreateProgram(&prog, source, req->name, 0, NULL, NULL)) != NVRTC_SUCCESS)
+    if (s == KILN_OK &&
+        (r = nv->nvrtcCreateProgram(&prog, source, req->name, 0, NULL, NULL)) != NVRTC_SUCCESS)
         s = nvrtc_fail(nv, r, "nvrtcCreateProgram");
     if (s == KILN_OK) s = add_name_expressions(nv, prog, req, exprs);
     if (s == KILN_OK) {
@@ -189,7 +200,8 @@ static kiln_status compile_with(const kiln_nvrtc *nv, const kiln_compile_request
     }
     if (s == KILN_OK) s = pack_blob(nv, prog, req, exprs, out);
     if (prog) nv->nvrtcDestroyProgram(&prog);
-    for (int i = 0; exprs && i < req->kernel_count; i++) free(exprs[i]);
+    for (int i = 0; exprs && i < req->kernel_count; i++)
+        free(exprs[i]);
     free(exprs);
     options_free(&opts);
     free(source);
@@ -208,14 +220,15 @@ static kiln_status compile_request(const kiln_compile_request *req, int resource
     return compile_with(nv, req, resource_report, out, log);
 }
 
-kiln_status kiln_cuda_compile(kiln_backend_state *st, const kiln_compile_request *req, kiln_blob *out, char **log) {
+kiln_status kiln_cuda_compile(kiln_backend_state *st, const kiln_compile_request *req, kiln_blob *out,
+                              char **log) {
     kiln_compile_request r = *req;
     if (!r.arch) r.arch = st->arch;
     return compile_request(&r, 0, out, log, NULL, 0);
 }
 
-kiln_status kiln_backend_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log, char *id,
-                                           size_t id_size) {
+kiln_status kiln_backend_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log,
+                                           char *id, size_t id_size) {
     return compile_request(req, 1, out, log, id, id_size);
 }
 
@@ -224,7 +237,9 @@ kiln_status kiln_backend_cuda_compile_only(const kiln_compile_request *req, kiln
 kiln_status kiln_cuda_compiler_id(kiln_backend_state *st, const char *arch, char *out, size_t out_size) {
     const kiln_nvrtc *nv = kiln_cuda_nvrtc_load(NULL);
     const char *target = arch ? arch : (st ? st->arch : "sm_90");
-    if (nv) snprintf(out, out_size, "nvrtc %d.%d %s", nv->major, nv->minor, target);
-    else snprintf(out, out_size, "nvrtc missing %s", target);
+    if (nv)
+        snprintf(out, out_size, "nvrtc %d.%d %s", nv->major, nv->minor, target);
+    else
+        snprintf(out, out_size, "nvrtc missing %s", target);
     return KILN_OK;
 }

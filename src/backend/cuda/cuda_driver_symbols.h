@@ -6,6 +6,7 @@
  * `version` is the CUDA version whose ABI of `name` the arguments below match;
  * cuGetProcAddress_v2 hands back exactly that ABI, so a newer driver that
  * added a _v3 with other arguments can never be called with these. */
+// clang-format off: it reads `T *x` in a macro argument as a multiplication.
 KILN_CU_REQUIRED(cuInit, 12000, (unsigned int flags))
 KILN_CU_REQUIRED(cuDriverGetVersion, 12000, (int *version))
 KILN_CU_REQUIRED(cuGetErrorName, 12000, (CUresult error, const char **str))
@@ -19,6 +20,7 @@ KILN_CU_REQUIRED(cuDevicePrimaryCtxRetain, 12000, (CUcontext *pctx, CUdevice dev
 KILN_CU_REQUIRED(cuDevicePrimaryCtxRelease, 12000, (CUdevice dev))
 KILN_CU_REQUIRED(cuDeviceGetDefaultMemPool, 12000, (CUmemoryPool *pool, CUdevice dev))
 KILN_CU_REQUIRED(cuMemPoolSetAttribute, 12000, (CUmemoryPool pool, CUmemPool_attribute attr, void *value))
+KILN_CU_REQUIRED(cuMemPoolTrimTo, 12000, (CUmemoryPool pool, size_t min_bytes_to_keep))
 KILN_CU_REQUIRED(cuCtxGetCurrent, 12000, (CUcontext *pctx))
 KILN_CU_REQUIRED(cuCtxSetCurrent, 12000, (CUcontext ctx))
 KILN_CU_REQUIRED(cuCtxSynchronize, 12000, (void))
@@ -32,7 +34,8 @@ KILN_CU_REQUIRED(cuMemcpyHtoDAsync, 12000, (CUdeviceptr dst, const void *src, si
 KILN_CU_REQUIRED(cuMemcpyDtoHAsync, 12000, (void *dst, CUdeviceptr src, size_t bytes, CUstream stream))
 KILN_CU_REQUIRED(cuMemcpyDtoDAsync, 12000, (CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream))
 KILN_CU_REQUIRED(cuMemcpyDtoH, 12000, (void *dst, CUdeviceptr src, size_t bytes))
-KILN_CU_REQUIRED(cuMemsetD8Async, 12000, (CUdeviceptr dst, unsigned char value, size_t count, CUstream stream))
+KILN_CU_REQUIRED(cuMemsetD8Async, 12000,
+                 (CUdeviceptr dst, unsigned char value, size_t count, CUstream stream))
 KILN_CU_REQUIRED(cuStreamCreate, 12000, (CUstream *stream, unsigned int flags))
 KILN_CU_REQUIRED(cuStreamSynchronize, 12000, (CUstream stream))
 KILN_CU_REQUIRED(cuStreamDestroy, 12000, (CUstream stream))
@@ -44,12 +47,13 @@ KILN_CU_REQUIRED(cuEventDestroy, 12000, (CUevent event))
 KILN_CU_REQUIRED(cuModuleLoadData, 12000, (CUmodule *module, const void *image))
 KILN_CU_REQUIRED(cuModuleUnload, 12000, (CUmodule module))
 KILN_CU_REQUIRED(cuModuleGetFunction, 12000, (CUfunction *fn, CUmodule module, const char *name))
-KILN_CU_REQUIRED(cuModuleGetGlobal, 12000, (CUdeviceptr *dptr, size_t *bytes, CUmodule module, const char *name))
+KILN_CU_REQUIRED(cuModuleGetGlobal, 12000,
+                 (CUdeviceptr *dptr, size_t *bytes, CUmodule module, const char *name))
 KILN_CU_REQUIRED(cuFuncGetAttribute, 12000, (int *pi, CUfunction_attribute attrib, CUfunction fn))
 KILN_CU_REQUIRED(cuFuncSetAttribute, 12000, (CUfunction fn, CUfunction_attribute attrib, int value))
 KILN_CU_REQUIRED(cuLaunchKernel, 12000,
                  (CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-                  unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream,
-                  void **params, void **extra))
+                  unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream, void **params,
+                  void **extra))
 /* 12.4+: lets function_get cross-check the signature record's count. */
 KILN_CU_OPTIONAL(cuFuncGetParamInfo, 12040, (CUfunction fn, size_t index, size_t *offset, size_t *size))

@@ -5,8 +5,7 @@
 
 static kiln_status status_of(CUresult r) {
     switch (r) {
-    case CUDA_ERROR_OUT_OF_MEMORY:
-        return KILN_ERR_OUT_OF_MEMORY;
+    case CUDA_ERROR_OUT_OF_MEMORY: return KILN_ERR_OUT_OF_MEMORY;
     /* Sticky errors: the context is unusable afterwards, the core marks it dead. */
     case CUDA_ERROR_ILLEGAL_ADDRESS:
     case CUDA_ERROR_LAUNCH_TIMEOUT:
@@ -17,18 +16,14 @@ static kiln_status status_of(CUresult r) {
     case CUDA_ERROR_INVALID_ADDRESS_SPACE:
     case CUDA_ERROR_INVALID_PC:
     case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_TENSOR_MEMORY_LEAK:
-        return KILN_ERR_DEVICE_FAULT;
+    case CUDA_ERROR_TENSOR_MEMORY_LEAK: return KILN_ERR_DEVICE_FAULT;
     case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
-    case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
-        return KILN_ERR_LAUNCH_CONFIG;
+    case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: return KILN_ERR_LAUNCH_CONFIG;
     case CUDA_ERROR_NO_DEVICE:
     case CUDA_ERROR_INVALID_DEVICE:
     case CUDA_ERROR_STUB_LIBRARY:
-    case CUDA_ERROR_INSUFFICIENT_DRIVER:
-        return KILN_ERR_NO_DEVICE;
-    default:
-        return KILN_ERR_DRIVER;
+    case CUDA_ERROR_INSUFFICIENT_DRIVER: return KILN_ERR_NO_DEVICE;
+    default: return KILN_ERR_DRIVER;
     }
 }
 
@@ -37,7 +32,8 @@ static kiln_status fail_as(const kiln_cuda_driver *cu, CUresult r, const char *w
     if (cu->cuGetErrorName(r, &name) != CUDA_SUCCESS || !name) name = "unknown CUresult";
     if (cu->cuGetErrorString(r, &text) != CUDA_SUCCESS || !text) text = "no description";
     if (status == KILN_ERR_DEVICE_FAULT)
-        return kiln_set_error(status, "%s: %s (%d: %s); the CUDA context is now unusable", what, name, r, text);
+        return kiln_set_error(status, "%s: %s (%d: %s); the CUDA context is now unusable", what, name, r,
+                              text);
     return kiln_set_error(status, "%s: %s (%d: %s)", what, name, r, text);
 }
 

@@ -3,10 +3,10 @@
 #ifndef KILN_CUDA_INTERNAL_H
 #define KILN_CUDA_INTERNAL_H
 
-#include <stdatomic.h>
-
 #include "backend/backend.h"
 #include "backend/cuda/cuda_loader.h"
+
+#include <stdatomic.h>
 
 /* Kernels with more dynamic shared memory than this need an opt-in
  * (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) first. */
@@ -16,11 +16,12 @@ struct kiln_backend_state {
     const kiln_cuda_driver *cu;
     int ordinal;
     CUdevice device;
-    CUcontext context;    /* the device's primary context, retained */
-    CUstream stream;      /* the default stream: non-blocking, made at open */
-    CUmemoryPool pool;    /* the device's default stream-ordered pool */
+    CUcontext context; /* the device's primary context, retained */
+    CUstream stream;   /* the default stream: non-blocking, made at open */
+    CUmemoryPool pool; /* the device's default stream-ordered pool */
     int compute_major, compute_minor;
-    char arch[16];        /* "sm_90" */
+    size_t shared_optin_bytes; /* per block, with opt-in */
+    char arch[16];             /* "sm_90" */
 };
 
 /* kiln_backend_stream * is the CUstream itself and kiln_backend_event * the
@@ -43,8 +44,12 @@ struct kiln_backend_module {
 
 struct kiln_backend_function {
     CUfunction function;
-    /* Dynamic shared memory the function is opted in to so far; only grows. */
-    atomic_size_t shared_optin_bytes;
+    /* Dynamic shared memory a launch may ask for without / with the opt-in
+     * (the block's limit less the kernel's static shared memory). */
+    size_t dynamic_default_bytes, dynamic_limit_bytes;
+    /* Set once the opt-in to dynamic_limit_bytes is made. Every thread that
+     * races to make it writes the same value, so no lock is needed. */
+    atomic_int opted_in;
 };
 
 /* Makes st's context current on the calling thread (a no-op when it is). */
@@ -58,13 +63,14 @@ kiln_status kiln_cuda_fail(const kiln_cuda_driver *cu, CUresult r, const char *w
 kiln_status kiln_cuda_fail_launch(const kiln_cuda_driver *cu, CUresult r, const char *what);
 
 /* ops implemented in the other files */
-kiln_status kiln_cuda_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream, void **out);
+kiln_status kiln_cuda_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream,
+                                void **out);
 void kiln_cuda_mem_free(kiln_backend_state *st, void *ptr, kiln_backend_stream *stream);
 kiln_status kiln_cuda_host_alloc(kiln_backend_state *st, size_t bytes, void **out);
 void kiln_cuda_host_free(kiln_backend_state *st, void *ptr);
 int kiln_cuda_host_is_pinned(kiln_backend_state *st, const void *ptr);
-kiln_status kiln_cuda_copy(kiln_backend_state *st, void *dst, const void *src, size_t bytes, kiln_copy_kind kind,
-                           kiln_backend_stream *stream, int async);
+kiln_status kiln_cuda_copy(kiln_backend_state *st, void *dst, const void *src, size_t bytes,
+                           kiln_copy_kind kind, kiln_backend_stream *stream, int async);
 kiln_status kiln_cuda_memset(kiln_backend_state *st, void *dst, int value, size_t bytes,
                              kiln_backend_stream *stream);
 
@@ -73,14 +79,16 @@ kiln_status kiln_cuda_stream_synchronize(kiln_backend_state *st, kiln_backend_st
 void kiln_cuda_stream_destroy(kiln_backend_state *st, kiln_backend_stream *stream);
 kiln_status kiln_cuda_synchronize(kiln_backend_state *st);
 kiln_status kiln_cuda_event_create(kiln_backend_state *st, kiln_backend_event **out);
-kiln_status kiln_cuda_event_record(kiln_backend_state *st, kiln_backend_event *ev, kiln_backend_stream *stream);
+kiln_status kiln_cuda_event_record(kiln_backend_state *st, kiln_backend_event *ev,
+                                   kiln_backend_stream *stream);
 kiln_status kiln_cuda_event_synchronize(kiln_backend_state *st, kiln_backend_event *ev);
-kiln_status kiln_cuda_event_elapsed_ms(kiln_backend_state *st, kiln_backend_event *start, kiln_backend_event *end,
-                                       float *ms);
+kiln_status kiln_cuda_event_elapsed_ms(kiln_backend_state *st, kiln_backend_event *start,
+                                       kiln_backend_event *end, float *ms);
 void kiln_cuda_event_destroy(kiln_backend_state *st, kiln_backend_event *ev);
 
 kiln_status kiln_cuda_compiler_id(kiln_backend_state *st, const char *arch, char *out, size_t out_size);
-kiln_status kiln_cuda_compile(kiln_backend_state *st, const kiln_compile_request *req, kiln_blob *out, char **log);
+kiln_status kiln_cuda_compile(kiln_backend_state *st, const kiln_compile_request *req, kiln_blob *out,
+                              char **log);
 
 kiln_status kiln_cuda_module_load(kiln_backend_state *st, const kiln_blob *binary, kiln_backend_module **out);
 void kiln_cuda_module_unload(kiln_backend_state *st, kiln_backend_module *mod);

@@ -51,25 +51,25 @@ static int driver_resolve(get_proc_address_fn gpa) {
     CUresult r;
     CUdriverProcAddressQueryResult q;
     void *p;
-#define KILN_CU_RESOLVE_(name, version, required)                                                    \
-    q = 0;                                                                                           \
-    p = NULL;                                                                                        \
-    r = gpa(#name, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &q);                                    \
-    memcpy(&driver.name, &p, sizeof driver.name);                                                    \
-    if (r == CUDA_ERROR_STUB_LIBRARY) {                                                              \
-        driver_fail_code(#name, r);                                                                  \
-        return 0;                                                                                    \
-    }                                                                                                \
-    if (r != CUDA_SUCCESS || q != 0 || !driver.name) {                                               \
-        driver.name = NULL;                                                                          \
-        if (required) {                                                                              \
-            snprintf(driver_why_buffer, sizeof driver_why_buffer,                                    \
-                     "libcuda.so.1 lacks %s (needs a driver for CUDA %d.%d or newer)", #name,       \
-                     (version) / 1000, (version) % 1000 / 10);                                       \
-            driver_why = driver_why_buffer;                                                          \
-            driver_status = KILN_ERR_NO_DEVICE;                                                      \
-            return 0;                                                                                \
-        }                                                                                            \
+#define KILN_CU_RESOLVE_(name, version, required)                                                            \
+    q = 0;                                                                                                   \
+    p = NULL;                                                                                                \
+    r = gpa(#name, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &q);                                            \
+    memcpy(&driver.name, &p, sizeof driver.name);                                                            \
+    if (r == CUDA_ERROR_STUB_LIBRARY) {                                                                      \
+        driver_fail_code(#name, r);                                                                          \
+        return 0;                                                                                            \
+    }                                                                                                        \
+    if (r != CUDA_SUCCESS || q != 0 || !driver.name) {                                                       \
+        driver.name = NULL;                                                                                  \
+        if (required) {                                                                                      \
+            snprintf(driver_why_buffer, sizeof driver_why_buffer,                                            \
+                     "libcuda.so.1 lacks %s (needs a driver for CUDA %d.%d or newer)", #name,                \
+                     (version) / 1000, (version) % 1000 / 10);                                               \
+            driver_why = driver_why_buffer;                                                                  \
+            driver_status = KILN_ERR_NO_DEVICE;                                                              \
+            return 0;                                                                                        \
+        }                                                                                                    \
     }
 #define KILN_CU_REQUIRED(name, version, args) KILN_CU_RESOLVE_(name, version, 1)
 #define KILN_CU_OPTIONAL(name, version, args) KILN_CU_RESOLVE_(name, version, 0)
@@ -154,14 +154,14 @@ static void nvrtc_load_once(void) {
         return;
     }
     void *sym;
-#define KILN_NVRTC_SYMBOL(ret, name, args)                                                          \
-    sym = dlsym(lib, #name);                                                                        \
-    if (!sym) {                                                                                     \
-        snprintf(nvrtc_why_buffer, sizeof nvrtc_why_buffer, "libnvrtc lacks %s", #name);            \
-        nvrtc_why = nvrtc_why_buffer;                                                               \
-        dlclose(lib);                                                                               \
-        return;                                                                                     \
-    }                                                                                               \
+#define KILN_NVRTC_SYMBOL(ret, name, args)                                                                   \
+    sym = dlsym(lib, #name);                                                                                 \
+    if (!sym) {                                                                                              \
+        snprintf(nvrtc_why_buffer, sizeof nvrtc_why_buffer, "libnvrtc lacks %s", #name);                     \
+        nvrtc_why = nvrtc_why_buffer;                                                                        \
+        dlclose(lib);                                                                                        \
+        return;                                                                                              \
+    }                                                                                                        \
     memcpy(&nvrtc.name, &sym, sizeof nvrtc.name);
 #include "backend/cuda/nvrtc_symbols.h"
 #undef KILN_NVRTC_SYMBOL

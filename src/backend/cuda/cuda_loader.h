@@ -10,8 +10,8 @@
 #include "kiln.h"
 
 typedef struct kiln_cuda_driver {
-#define KILN_CU_REQUIRED(name, version, args) CUresult (*name) args;
-#define KILN_CU_OPTIONAL(name, version, args) CUresult (*name) args;
+#define KILN_CU_REQUIRED(name, version, args) CUresult(*name) args;
+#define KILN_CU_OPTIONAL(name, version, args) CUresult(*name) args;
 #include "backend/cuda/cuda_driver_symbols.h"
 #undef KILN_CU_REQUIRED
 #undef KILN_CU_OPTIONAL
@@ -19,7 +19,7 @@ typedef struct kiln_cuda_driver {
 } kiln_cuda_driver;
 
 typedef struct kiln_nvrtc {
-#define KILN_NVRTC_SYMBOL(ret, name, args) ret (*name) args;
+#define KILN_NVRTC_SYMBOL(ret, name, args) ret(*name) args;
 #include "backend/cuda/nvrtc_symbols.h"
 #undef KILN_NVRTC_SYMBOL
     int major, minor;

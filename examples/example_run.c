@@ -1,0 +1,112 @@
+/* example_run.c: what every example does around its own kernel: prepare,
+ * warm up, time with events, verify, release. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "examples.h"
+
+int kiln_example_prepare(const kiln_example *ex, kiln_context *ctx, int64_t size,
+                         kiln_example_launch *l) {
+    if (!ex || !ctx || !l || size < 0) return KILN_ERR_INVALID_ARGUMENT;
+    memset(l, 0, sizeof *l);
+    l->example = ex;
+    l->ctx = ctx;
+    int s = ex->prepare(ctx, size ? size : ex->default_size, l);
+    if (s != KILN_OK) kiln_example_release(l);
+    return s;
+}
+
+int kiln_example_launch_once(kiln_example_launch *l) {
+    return kiln_launch(l->kernel, l->grid, l->block, l->shared_bytes, NULL, l->args, l->nargs);
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double kiln_example_median(const double *v, int n) {
+    if (n <= 0) return 0;
+    double *sorted = malloc((size_t)n * sizeof *sorted);
+    if (!sorted) return v[0];
+    memcpy(sorted, v, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, compare_doubles);
+    double m = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    free(sorted);
+    return m;
+}
+
+/* Events around each launch alone: on a GPU they measure device time, so
+ * host launch overhead stays out of the kernel figure (as in BASELINES.md). */
+int kiln_example_time(kiln_example_launch *l, int warmups, int repeat, double *ms_median,
+                      double *ms_min) {
+    if (repeat < 1) repeat = 1;
+    kiln_context *ctx = l->ctx;
+    kiln_event *start = NULL, *end = NULL;
+    double *times = malloc((size_t)repeat * sizeof *times);
+    if (!times) return KILN_ERR_OUT_OF_MEMORY;
+    int s = kiln_event_create(ctx, &start);
+    if (s == KILN_OK) s = kiln_event_create(ctx, &end);
+    for (int i = 0; s == KILN_OK && i < warmups; i++) s = kiln_example_launch_once(l);
+    if (s == KILN_OK) s = kiln_synchronize(ctx);
+    double best = 0;
+    for (int i = 0; s == KILN_OK && i < repeat; i++) {
+        float ms = 0;
+        s = kiln_event_record(start, NULL);
+        if (s == KILN_OK) s = kiln_example_launch_once(l);
+        if (s == KILN_OK) s = kiln_event_record(end, NULL);
+        if (s == KILN_OK) s = kiln_event_synchronize(end);
+        if (s == KILN_OK) s = kiln_event_elapsed_ms(start, end, &ms);
+        times[i] = ms;
+        if (i == 0 || ms < best) best = ms;
+    }
+    if (s == KILN_OK) {
+        *ms_median = kiln_example_median(times, repeat);
+        *ms_min = best;
+    }
+    kiln_event_release(start);
+    kiln_event_release(end);
+    free(times);
+    return s;
+}
+
+int kiln_example_verify(kiln_example_launch *l, const kiln_example_opts *opts,
+                        kiln_example_result *res) {
+    res->passed = 0;
+    res->check[0] = '\0';
+    return l->example->verify(l, opts, res);
+}
+
+void kiln_example_release(kiln_example_launch *l) {
+    if (!l) return;
+    kiln_kernel_release(l->kernel);
+    for (int i = 0; i < KILN_EXAMPLE_MAX_BUFFERS; i++) {
+        kiln_array_release(l->arrays[i]);
+        free(l->host[i]);
+    }
+    memset(l, 0, sizeof *l);
+}
+
+int kiln_example_run(const kiln_example *ex, kiln_context *ctx, const kiln_example_opts *opts,
+                     kiln_example_result *res) {
+    static const kiln_example_opts defaults = {0, 0, 0, NULL};
+    if (!ex || !ctx || !res) return KILN_ERR_INVALID_ARGUMENT;
+    if (!opts) opts = &defaults;
+    memset(res, 0, sizeof *res);
+    kiln_example_launch l;
+    int s = kiln_example_prepare(ex, ctx, opts->size, &l);
+    if (s != KILN_OK) return s;
+    res->bytes = l.bytes;
+    res->flops = l.flops;
+    if (opts->verbose)
+        printf("%s: size %lld, grid (%u,%u,%u) block (%u,%u,%u), %d timed runs\n", ex->name,
+               (long long)l.size, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y,
+               l.block.z, opts->repeat > 0 ? opts->repeat : 20);
+    /* Time first, verify last: every launch writes the same output, so the
+     * check covers the result the timed runs produced. */
+    s = kiln_example_time(&l, 2, opts->repeat > 0 ? opts->repeat : 20, &res->ms_median,
+                          &res->ms_min);
+    if (s == KILN_OK) s = kiln_example_verify(&l, opts, res);
+    kiln_example_release(&l);
+    return s;
+}

@@ -1,0 +1,101 @@
+/* examples.h: the seed workloads (shared/seeds/) as raw kiln kernels, each
+ * verified against a host reference. Used by `kiln demo`, by kiln_bench and
+ * by tests/test_examples.c; examples/bin/ holds small standalone mains.
+ *
+ * Two levels:
+ *  - kiln_examples(): the registry; `run` does everything (compile, upload,
+ *    warm up, time with events, verify) and fills a kiln_example_result.
+ *  - kiln_example_prepare()/..._verify(): the same workload split in steps,
+ *    so kiln_bench can time a hand-written kernel on exactly the same data. */
+#ifndef KILN_EXAMPLES_H
+#define KILN_EXAMPLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln.h"
+
+typedef struct kiln_example_opts {
+    int64_t size;        /* problem size; 0 = the seed's size (each example says what it scales) */
+    int repeat;          /* timed runs; 0 = 20 */
+    int verbose;         /* print what is being done to stdout */
+    const char *out_dir; /* where files such as mandelbrot.png go; NULL = cwd */
+} kiln_example_opts;
+
+typedef struct kiln_example_result {
+    int passed;
+    double ms_median;  /* event-timed kernel time, median of `repeat` */
+    double ms_min;
+    double bytes;      /* bytes one launch must move to/from memory (minimum) */
+    double flops;      /* floating-point operations of one launch */
+    char check[256];   /* what was checked, e.g. "max abs err 1.2e-7 vs float64 host" */
+} kiln_example_result;
+
+/* Returns a kiln_status; on failure kiln_last_error() says why. */
+typedef int (*kiln_example_fn)(kiln_context *ctx, const kiln_example_opts *opts,
+                               kiln_example_result *res);
+
+/* One prepared launch: the compiled kernel, its geometry and arguments over
+ * device arrays holding fresh inputs, plus the host copies verify needs. */
+#define KILN_EXAMPLE_MAX_ARGS 12
+#define KILN_EXAMPLE_MAX_BUFFERS 4
+typedef struct kiln_example_launch {
+    const struct kiln_example *example;
+    kiln_context *ctx;
+    kiln_kernel *kernel;
+    kiln_dim3 grid, block;
+    size_t shared_bytes;
+    kiln_value args[KILN_EXAMPLE_MAX_ARGS];
+    int nargs;
+    kiln_array *arrays[KILN_EXAMPLE_MAX_BUFFERS]; /* owned; released by _release */
+    void *host[KILN_EXAMPLE_MAX_BUFFERS];         /* owned malloc'd host data */
+    int64_t size;                                 /* the size actually used */
+    double bytes, flops;                          /* per launch */
+} kiln_example_launch;
+
+typedef int (*kiln_example_prepare_fn)(kiln_context *ctx, int64_t size, kiln_example_launch *l);
+/* Reads the outputs back and compares them with the host reference; fills
+ * res->passed and res->check. opts may be NULL (no files written). */
+typedef int (*kiln_example_verify_fn)(kiln_example_launch *l, const kiln_example_opts *opts,
+                                      kiln_example_result *res);
+
+typedef struct kiln_example {
+    const char *name;    /* "saxpy" */
+    const char *seed;    /* "004" */
+    const char *summary; /* one line */
+    kiln_example_fn run;
+    const char *source;      /* the CUDA C kernel source */
+    const char *kernel_name; /* the __global__ function timed */
+    int64_t default_size;
+    kiln_example_prepare_fn prepare;
+    kiln_example_verify_fn verify;
+} kiln_example;
+
+/* The registry, in a fixed order; *count (may be NULL) gets its length. */
+const kiln_example *kiln_examples(int *count);
+/* The example called `name`, or NULL. */
+const kiln_example *kiln_example_find(const char *name);
+/* The kernel source of example `name` (a static string), or NULL. */
+const char *kiln_example_source(const char *name);
+
+/* Compiles, uploads fresh inputs; on failure everything is released. */
+int kiln_example_prepare(const kiln_example *ex, kiln_context *ctx, int64_t size,
+                         kiln_example_launch *l);
+/* Launches once on the default stream (queued, not waited for). */
+int kiln_example_launch_once(kiln_example_launch *l);
+/* Warm-up launches, then `repeat` launches each between two events; the
+ * median and minimum in milliseconds. */
+int kiln_example_time(kiln_example_launch *l, int warmups, int repeat, double *ms_median,
+                      double *ms_min);
+int kiln_example_verify(kiln_example_launch *l, const kiln_example_opts *opts,
+                        kiln_example_result *res);
+void kiln_example_release(kiln_example_launch *l);
+/* prepare, warm up, time opts->repeat runs, verify, release: what `run` of
+ * every registered example does. */
+int kiln_example_run(const kiln_example *ex, kiln_context *ctx, const kiln_example_opts *opts,
+                     kiln_example_result *res);
+
+/* Median of n values (sorts a copy); 0 for n == 0. */
+double kiln_example_median(const double *v, int n);
+
+#endif

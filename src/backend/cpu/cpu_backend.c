@@ -1,0 +1,122 @@
+/* cpu_backend.c: the CPU backend's operations table, and opening/closing it.
+ *
+ * Environment: KILN_CXX (compiler command, default c++), KILN_NUM_THREADS
+ * (worker count, default the online CPUs), KILN_CPU_STACK_KB (fiber stack per
+ * CUDA thread of a block with barriers, default 64). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "core/error.h"
+
+#define DEFAULT_STACK_KB 64
+
+/* A positive integer from the environment, or fallback when unset. */
+static kiln_status env_positive(const char *name, long fallback, long max, long *out) {
+    const char *v = getenv(name);
+    if (!v || !*v) {
+        *out = fallback;
+        return KILN_OK;
+    }
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno || *end || n < 1 || n > max)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s=%s: expected a whole number from 1 to %ld", name, v,
+                              max);
+    *out = n;
+    return KILN_OK;
+}
+
+static void cpu_close(kiln_backend_state *st) {
+    if (!st) return;
+    kiln_cpu_pool_destroy(st->pool);
+    kiln_cpu_workers_destroy(st);
+    pthread_mutex_destroy(&st->launch_lock);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+}
+
+static kiln_status cpu_open(int ordinal, kiln_backend_state **out) {
+    if (ordinal != 0)
+        return kiln_set_error(KILN_ERR_NO_DEVICE, "the CPU backend has one device, 0; asked for %d", ordinal);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN), threads, stack_kb;
+    kiln_status s = env_positive("KILN_NUM_THREADS", cores > 0 ? cores : 1, 4096, &threads);
+    if (s == KILN_OK) s = env_positive("KILN_CPU_STACK_KB", DEFAULT_STACK_KB, 1 << 20, &stack_kb);
+    if (s != KILN_OK) return s;
+    kiln_backend_state *st = calloc(1, sizeof *st);
+    if (!st) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    pthread_mutex_init(&st->lock, NULL);
+    pthread_mutex_init(&st->launch_lock, NULL);
+    st->stack_bytes = (size_t)stack_kb * 1024;
+    s = kiln_cpu_compiler_from_env(&st->cxx);
+    if (s == KILN_OK) s = kiln_cpu_pool_create((int)threads, &st->pool);
+    if (s == KILN_OK) s = kiln_cpu_workers_create(st);
+    if (s != KILN_OK) {
+        cpu_close(st);
+        return s;
+    }
+    *out = st;
+    return KILN_OK;
+}
+
+static kiln_status cpu_compiler_id(kiln_backend_state *st, const char *arch, char *out, size_t out_size) {
+    (void)arch;
+    pthread_mutex_lock(&st->lock);
+    kiln_status s = KILN_OK;
+    if (!st->compiler_id[0]) s = kiln_cpu_compiler_identify(&st->cxx, st->compiler_id, sizeof st->compiler_id);
+    if (s == KILN_OK) snprintf(out, out_size, "%s", st->compiler_id);
+    pthread_mutex_unlock(&st->lock);
+    return s;
+}
+
+static kiln_status cpu_compile(kiln_backend_state *st, const kiln_compile_request *req, kiln_blob *out,
+                               char **log) {
+    return kiln_cpu_compile(&st->cxx, req, out, log);
+}
+
+kiln_status kiln_backend_cpu_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log, char *id,
+                                          size_t id_size) {
+    kiln_cpu_compiler cxx;
+    *log = NULL;
+    kiln_status s = kiln_cpu_compiler_from_env(&cxx);
+    if (s == KILN_OK && id && id_size) s = kiln_cpu_compiler_identify(&cxx, id, id_size);
+    if (s == KILN_OK) s = kiln_cpu_compile(&cxx, req, out, log);
+    return s;
+}
+
+static const kiln_backend_ops cpu_ops = {
+    .version = KILN_BACKEND_OPS_VERSION,
+    .name = "cpu",
+    .kind = KILN_BACKEND_CPU,
+    .open = cpu_open,
+    .close = cpu_close,
+    .device_info = kiln_cpu_device_info,
+    .mem_alloc = kiln_cpu_mem_alloc,
+    .mem_free = kiln_cpu_mem_free,
+    .host_alloc = kiln_cpu_host_alloc,
+    .host_free = kiln_cpu_host_free,
+    .copy = kiln_cpu_copy,
+    .memset = kiln_cpu_memset,
+    .stream_create = kiln_cpu_stream_create,
+    .stream_synchronize = kiln_cpu_stream_synchronize,
+    .stream_destroy = kiln_cpu_stream_destroy,
+    .synchronize = kiln_cpu_synchronize,
+    .event_create = kiln_cpu_event_create,
+    .event_record = kiln_cpu_event_record,
+    .event_synchronize = kiln_cpu_event_synchronize,
+    .event_elapsed_ms = kiln_cpu_event_elapsed_ms,
+    .event_destroy = kiln_cpu_event_destroy,
+    .compiler_id = cpu_compiler_id,
+    .compile = cpu_compile,
+    .module_load = kiln_cpu_module_load,
+    .module_unload = kiln_cpu_module_unload,
+    .function_get = kiln_cpu_function_get,
+    .function_attributes = kiln_cpu_function_attributes,
+    .launch = kiln_cpu_launch,
+    .host_is_pinned = NULL,
+};
+
+const kiln_backend_ops *kiln_backend_cpu(void) { return &cpu_ops; }

@@ -1,0 +1,206 @@
+/* cpu_compile.c: CUDA C source -> shared object, through the host C++
+ * compiler, packed as a CPU blob.
+ *
+ * The compiled text is: the CPU prelude, kiln_complex.cuh, kiln_signature.cuh,
+ * `#line 1 "<name>"` and the user's source (so diagnostics count the user's
+ * lines), then per kernel its signature record and the entry point libkiln
+ * calls (fast loop or fiber thread, see cpu_abi.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "core/error.h"
+
+extern const char kiln_text_kiln_cpu_prelude[];
+extern const char kiln_text_kiln_complex[];
+extern const char kiln_text_kiln_signature[];
+
+typedef struct text {
+    char *data;
+    size_t length, capacity;
+    int failed;
+} text;
+
+static void text_add(text *t, const char *s, size_t n) {
+    if (t->failed) return;
+    if (t->length + n + 1 > t->capacity) {
+        size_t cap = t->capacity ? t->capacity * 2 : 65536;
+        while (cap < t->length + n + 1)
+            cap *= 2;
+        char *d = realloc(t->data, cap);
+        if (!d) {
+            t->failed = 1;
+            return;
+        }
+        t->data = d;
+        t->capacity = cap;
+    }
+    memcpy(t->data + t->length, s, n);
+    t->length += n;
+    t->data[t->length] = '\0';
+}
+static void text_puts(text *t, const char *s) { text_add(t, s, strlen(s)); }
+
+static void text_line_directive(text *t, const char *name) {
+    text_puts(t, "\n#line 1 \"");
+    for (const char *c = name; *c; c++) {
+        if (*c == '"' || *c == '\\') text_add(t, "\\", 1);
+        text_add(t, *c == '\n' ? " " : c, 1);
+    }
+    text_puts(t, "\"\n");
+}
+
+static char *assemble_source(const kiln_compile_request *req, int *barriers) {
+    char *user = kiln_cpu_source_prepare(req, barriers);
+    if (!user) return NULL;
+    text t = {0};
+    text_line_directive(&t, "kiln_cpu_prelude.cuh");
+    text_puts(&t, kiln_text_kiln_cpu_prelude);
+    text_line_directive(&t, "kiln_complex.cuh");
+    text_puts(&t, kiln_text_kiln_complex);
+    text_line_directive(&t, "kiln_signature.cuh");
+    text_puts(&t, kiln_text_kiln_signature);
+    text_line_directive(&t, req->name ? req->name : "kernel.cu");
+    text_puts(&t, user);
+    free(user);
+    text_line_directive(&t, "kiln-cpu-entry-points");
+    for (int i = 0; i < req->kernel_count; i++) {
+        const char *k = req->kernel_names[i];
+        text_puts(&t, "KILN_EXPORT_SIGNATURE(");
+        text_puts(&t, k);
+        text_puts(&t, *barriers ? ")\nKILN_CPU_EXPORT_THREAD(" : ")\nKILN_CPU_EXPORT_FAST(");
+        text_puts(&t, k);
+        text_puts(&t, ")\n");
+    }
+    if (t.failed) {
+        free(t.data);
+        return NULL;
+    }
+    return t.data;
+}
+
+static kiln_status write_file(const char *path, const char *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return kiln_set_error(KILN_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+    size_t w = fwrite(data, 1, n, f);
+    if (fclose(f) != 0 || w != n) return kiln_set_error(KILN_ERR_IO, "cannot write %s", path);
+    return KILN_OK;
+}
+
+static kiln_status read_file(const char *path, unsigned char **data, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return kiln_set_error(KILN_ERR_IO, "the compiler reported success but wrote no %s", path);
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0) {
+        fclose(f);
+        return kiln_set_error(KILN_ERR_IO, "cannot stat %s", path);
+    }
+    unsigned char *d = malloc((size_t)sb.st_size + 1);
+    size_t got = d ? fread(d, 1, (size_t)sb.st_size, f) : 0;
+    fclose(f);
+    if (!d || got != (size_t)sb.st_size) {
+        free(d);
+        return kiln_set_error(KILN_ERR_IO, "cannot read the compiled module %s", path);
+    }
+    *data = d;
+    *n = got;
+    return KILN_OK;
+}
+
+/* The compiler's command line (free the array only: the strings belong to
+ * the compiler, the request or the caller). */
+static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request *req, const char *src,
+                         const char *so) {
+    size_t n = (size_t)c->argc + 2 * ((size_t)req->define_count + (size_t)req->include_count) + 24;
+    char **argv = calloc(n, sizeof *argv);
+    if (!argv) return NULL;
+    int k = 0;
+    for (int i = 0; i < c->argc; i++)
+        argv[k++] = c->argv[i];
+    static char *const fixed[] = {
+        "-std=c++17", "-fPIC", "-shared", "-march=native",
+        /* Hidden by default: only the entry points are exported, and the
+         * module's thread_locals get the cheaper local-dynamic TLS model. */
+        "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti", "-fno-math-errno",
+        /* NVCC contracts a*b+c into FMA by default; -std=c++17 would not. */
+        "-ffp-contract=fast", "-pipe"};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        argv[k++] = fixed[i];
+    if (req->debug) {
+        argv[k++] = "-O0";
+        argv[k++] = "-g";
+    } else
+        argv[k++] = "-O3";
+    if (req->fast_math) argv[k++] = "-ffast-math";
+    /* -D and -I as separate words: no quoting, no string building. */
+    for (int i = 0; i < req->define_count; i++) {
+        argv[k++] = "-D";
+        argv[k++] = (char *)req->defines[i];
+    }
+    for (int i = 0; i < req->include_count; i++) {
+        argv[k++] = "-I";
+        argv[k++] = (char *)req->include_dirs[i];
+    }
+    argv[k++] = "-o";
+    argv[k++] = (char *)so;
+    argv[k++] = (char *)src;
+    argv[k] = NULL;
+    return argv;
+}
+
+static void remove_dir(const char *dir, const char *src, const char *so) {
+    unlink(src);
+    unlink(so);
+    rmdir(dir);
+}
+
+kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_request *req, kiln_blob *out,
+                             char **log) {
+    *log = NULL;
+    if (!req || !req->source)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "CPU compile: no source to compile");
+    int barriers = 0;
+    char *source = assemble_source(req, &barriers);
+    if (!source) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory assembling the CPU source");
+
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096], src[4200], so[4200];
+    snprintf(dir, sizeof dir, "%s/kiln-cpu-XXXXXX", (tmp && *tmp) ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        free(source);
+        return kiln_set_error(KILN_ERR_IO, "cannot create a private temporary folder %s: %s", dir, strerror(errno));
+    }
+    snprintf(src, sizeof src, "%s/kernel.cpp", dir);
+    snprintf(so, sizeof so, "%s/kernel.so", dir);
+    kiln_status s = write_file(src, source, strlen(source));
+    free(source);
+    char *output = NULL;
+    char **argv = s == KILN_OK ? build_argv(c, req, src, so) : NULL;
+    if (s == KILN_OK && !argv) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    int code = 0;
+    if (s == KILN_OK) s = kiln_cpu_spawn(argv, &output, &code);
+    if (s == KILN_ERR_COMPILER_MISSING)
+        kiln_append_error(" (KILN_CXX is %s)", getenv("KILN_CXX") ? getenv("KILN_CXX") : "not set");
+    free(argv);
+    if (s == KILN_OK && code != 0) {
+        s = kiln_set_error(KILN_ERR_COMPILE, "%s exited with status %d", c->argv[0], code);
+        *log = output;
+        output = NULL;
+    }
+    unsigned char *so_data = NULL;
+    size_t so_size = 0;
+    if (s == KILN_OK) s = read_file(so, &so_data, &so_size);
+    if (s == KILN_OK) s = kiln_cpu_blob_write(out, barriers ? KILN_CPU_BLOB_BARRIERS : 0, so_data, so_size);
+    if (s == KILN_OK && output && output[0]) { /* warnings */
+        *log = output;
+        output = NULL;
+    }
+    free(output);
+    free(so_data);
+    remove_dir(dir, src, so);
+    return s;
+}

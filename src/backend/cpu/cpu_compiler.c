@@ -1,0 +1,155 @@
+/* cpu_compiler.c: finding, running and identifying the host C++ compiler.
+ *
+ * The compiler runs through posix_spawn, never fork: the process may hold a
+ * CUDA context (another kiln context), which a forked child must not touch. */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "core/error.h"
+
+extern char **environ;
+extern const char kiln_text_kiln_cpu_prelude[];
+extern const char kiln_text_kiln_complex[];
+extern const char kiln_text_kiln_signature[];
+
+#ifndef KILN_HOST_CXX_DEFAULT
+#define KILN_HOST_CXX_DEFAULT "c++"
+#endif
+
+kiln_status kiln_cpu_compiler_from_env(kiln_cpu_compiler *c) {
+    const char *env = getenv("KILN_CXX");
+    const char *cmd = (env && *env) ? env : KILN_HOST_CXX_DEFAULT;
+    if (strlen(cmd) >= sizeof c->text)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "KILN_CXX is %zu characters long; at most %zu fit",
+                              strlen(cmd), sizeof c->text - 1);
+    memset(c, 0, sizeof *c);
+    snprintf(c->text, sizeof c->text, "%s", cmd);
+    snprintf(c->words, sizeof c->words, "%s", cmd);
+    /* Words split at blanks, so KILN_CXX="ccache g++" works. */
+    char *save = NULL;
+    for (char *w = strtok_r(c->words, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (c->argc == (int)(sizeof c->argv / sizeof c->argv[0]) - 1)
+            return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "KILN_CXX has more than %d words: %s",
+                                  c->argc, cmd);
+        c->argv[c->argc++] = w;
+    }
+    if (c->argc == 0) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "KILN_CXX is blank");
+    return KILN_OK;
+}
+
+static void append(char **buf, size_t *len, size_t *cap, const char *data, size_t n) {
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap * 2 : 4096;
+        while (c < *len + n + 1)
+            c *= 2;
+        char *b = realloc(*buf, c);
+        if (!b) return; /* keep what fits; the log is advisory */
+        *buf = b;
+        *cap = c;
+    }
+    memcpy(*buf + *len, data, n);
+    *len += n;
+    (*buf)[*len] = '\0';
+}
+
+kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return kiln_set_error(KILN_ERR_IO, "cannot create a pipe for %s: %s", argv[0], strerror(errno));
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        if (rc == ENOENT || rc == EACCES || rc == ENOEXEC || rc == ENOTDIR)
+            return kiln_set_error(KILN_ERR_COMPILER_MISSING,
+                                  "cannot run the host C++ compiler '%s': %s; install one or point "
+                                  "KILN_CXX at it", argv[0], strerror(rc));
+        return kiln_set_error(KILN_ERR_IO, "cannot start %s: %s", argv[0], strerror(rc));
+    }
+    char *buf = NULL, chunk[4096];
+    size_t len = 0, cap = 0;
+    append(&buf, &len, &cap, "", 0);
+    for (;;) {
+        ssize_t n = read(fds[0], chunk, sizeof chunk);
+        if (n > 0) append(&buf, &len, &cap, chunk, (size_t)n);
+        else if (n == 0 || errno != EINTR) break;
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    *output = buf;
+    return KILN_OK;
+}
+
+/* FNV-1a: a stable fingerprint, not security (the cache key is SHA-256). */
+static unsigned long long fnv1a(const char *s, size_t n) {
+    unsigned long long h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* The CPU's feature flags decide what -march=native generates, so they are
+ * part of the identity: a cache shared by different machines stays correct. */
+static unsigned long long cpu_flags_hash(void) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return 0;
+    char line[8192];
+    unsigned long long h = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5) == 0 || strncmp(line, "Features", 8) == 0) {
+            h = fnv1a(line, strlen(line));
+            break;
+        }
+    }
+    fclose(f);
+    return h;
+}
+
+kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, size_t out_size) {
+    char *argv[34];
+    int n = 0;
+    for (int i = 0; i < c->argc; i++)
+        argv[n++] = c->argv[i];
+    argv[n++] = "--version";
+    argv[n] = NULL;
+    char *text = NULL, version[256];
+    int code = 0;
+    kiln_status s = kiln_cpu_spawn(argv, &text, &code);
+    if (s == KILN_OK && code == 0) {
+        size_t len = strcspn(text, "\r\n");
+        snprintf(version, sizeof version, "%.*s", (int)(len < 200 ? len : 200), text);
+    } else {
+        /* No compiler: the context still opens (memory, cached modules);
+         * compile() reports KILN_ERR_COMPILER_MISSING when asked. */
+        snprintf(version, sizeof version, "%s (not runnable)", c->text);
+        kiln_clear_error();
+    }
+    free(text);
+    struct utsname u;
+    const char *machine = uname(&u) == 0 ? u.machine : "unknown";
+    unsigned long long prelude = fnv1a(kiln_text_kiln_cpu_prelude, strlen(kiln_text_kiln_cpu_prelude)) ^
+                                 fnv1a(kiln_text_kiln_complex, strlen(kiln_text_kiln_complex)) * 3 ^
+                                 fnv1a(kiln_text_kiln_signature, strlen(kiln_text_kiln_signature)) * 7;
+    snprintf(out, out_size, "%s %s cpu:%016llx abi:%d prelude:%016llx", version, machine, cpu_flags_hash(),
+             KILN_CPU_ABI_VERSION, prelude);
+    return KILN_OK;
+}

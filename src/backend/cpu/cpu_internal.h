@@ -1,0 +1,122 @@
+/* cpu_internal.h: what the CPU backend's files share. Private to src/backend/cpu/. */
+#ifndef KILN_BACKEND_CPU_INTERNAL_H
+#define KILN_BACKEND_CPU_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu_abi.h"
+#include "backend/cpu/cpu_pool.h"
+
+#define KILN_CPU_MAX_THREADS_PER_BLOCK 1024
+#define KILN_CPU_SHARED_BYTES 49152u          /* per block, without opt-in, as CUDA */
+#define KILN_CPU_SHARED_BYTES_OPTIN 232448u   /* 227 KiB, an H100's opt-in limit */
+
+/* The compiler command (KILN_CXX, else "c++") split into words. */
+typedef struct kiln_cpu_compiler {
+    char text[1024];   /* the command as given, for messages */
+    char *argv[32];    /* words of text (point into words) */
+    int argc;
+    char words[1024];
+} kiln_cpu_compiler;
+
+struct kiln_cpu_worker; /* cpu_launch.c */
+
+struct kiln_backend_state {
+    kiln_cpu_compiler cxx;
+    pthread_mutex_t lock;          /* guards compiler_id */
+    char compiler_id[512];         /* "" until first asked */
+    pthread_mutex_t launch_lock;   /* one launch at a time: workers are shared */
+    kiln_cpu_pool *pool;
+    struct kiln_cpu_worker *workers; /* one per pool participant */
+    int worker_count;
+    size_t stack_bytes;            /* per fiber */
+};
+
+struct kiln_backend_module {
+    void *handle;                  /* dlopen */
+    int fd;                        /* the memfd holding the code, or -1 */
+    int barriers;                  /* kernels run as fibers (KILN_CPU_BLOB_BARRIERS) */
+    kiln_cpu_begin_fn begin;
+    pthread_mutex_t lock;          /* guards functions */
+    struct kiln_backend_function *functions; /* owned; freed at unload */
+};
+
+struct kiln_backend_function {
+    struct kiln_backend_function *next;
+    kiln_backend_module *module;
+    char *name;
+    kiln_cpu_fast_fn fast;         /* NULL on the barrier path */
+    kiln_cpu_thread_fn thread;     /* NULL on the fast path */
+    int param_count;
+};
+
+/* cpu_compiler.c */
+/* Reads KILN_CXX (default "c++") into c; KILN_ERR_INVALID_ARGUMENT if it is unusable. */
+kiln_status kiln_cpu_compiler_from_env(kiln_cpu_compiler *c);
+/* "<first line of cxx --version> <machine> cpu:<flags hash> abi:<n> prelude:<hash>". */
+kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, size_t out_size);
+/* Runs argv (PATH lookup) with stdin from /dev/null; *output gets stdout and
+ * stderr together (malloc'd), *exit_code the exit status (-1: killed).
+ * KILN_ERR_COMPILER_MISSING when argv[0] cannot be executed. */
+kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code);
+
+/* cpu_compile.c */
+kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_request *req,
+                             kiln_blob *out, char **log);
+
+/* cpu_source.c */
+/* The user's source with each `extern __shared__ T name[];` turned into
+ * `kiln_dyn_shared<T> name;` (same line count); *barriers is set when the
+ * source, or a header it includes from include_dirs, uses a barrier or a warp
+ * primitive, or when KILN_CPU_FIBERS is among the defines. NULL: no memory. */
+char *kiln_cpu_source_prepare(const kiln_compile_request *req, int *barriers);
+
+/* cpu_blob.c: the compiled-module format.
+ *   0  "KILNCPU1" magic   8  u32 abi version   12 u32 flags   16 u64 so size
+ *   24 the shared object's bytes */
+#define KILN_CPU_BLOB_BARRIERS 1u
+kiln_status kiln_cpu_blob_write(kiln_blob *out, unsigned flags, const void *so, size_t so_size);
+kiln_status kiln_cpu_blob_read(const kiln_blob *blob, unsigned *flags, const unsigned char **so,
+                               size_t *so_size);
+
+/* cpu_module.c */
+kiln_status kiln_cpu_module_load(kiln_backend_state *st, const kiln_blob *binary, kiln_backend_module **out);
+void kiln_cpu_module_unload(kiln_backend_state *st, kiln_backend_module *mod);
+kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
+                                  kiln_backend_function **out, kiln_param_info *params, int max_params,
+                                  int *param_count);
+kiln_status kiln_cpu_function_attributes(kiln_backend_state *st, kiln_backend_function *fn,
+                                         kiln_kernel_attributes *out);
+
+/* cpu_launch.c */
+kiln_status kiln_cpu_workers_create(kiln_backend_state *st);
+void kiln_cpu_workers_destroy(kiln_backend_state *st);
+kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, const kiln_launch_config *cfg,
+                            kiln_backend_stream *stream, void **args);
+
+/* cpu_memory.c: memory, copies, streams and events (all synchronous). */
+kiln_status kiln_cpu_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream, void **out);
+void kiln_cpu_mem_free(kiln_backend_state *st, void *ptr, kiln_backend_stream *stream);
+kiln_status kiln_cpu_host_alloc(kiln_backend_state *st, size_t bytes, void **out);
+void kiln_cpu_host_free(kiln_backend_state *st, void *ptr);
+kiln_status kiln_cpu_copy(kiln_backend_state *st, void *dst, const void *src, size_t bytes, kiln_copy_kind kind,
+                          kiln_backend_stream *stream, int async);
+kiln_status kiln_cpu_memset(kiln_backend_state *st, void *dst, int value, size_t bytes,
+                            kiln_backend_stream *stream);
+kiln_status kiln_cpu_stream_create(kiln_backend_state *st, kiln_backend_stream **out);
+kiln_status kiln_cpu_stream_synchronize(kiln_backend_state *st, kiln_backend_stream *stream);
+void kiln_cpu_stream_destroy(kiln_backend_state *st, kiln_backend_stream *stream);
+kiln_status kiln_cpu_synchronize(kiln_backend_state *st);
+kiln_status kiln_cpu_event_create(kiln_backend_state *st, kiln_backend_event **out);
+kiln_status kiln_cpu_event_record(kiln_backend_state *st, kiln_backend_event *ev, kiln_backend_stream *stream);
+kiln_status kiln_cpu_event_synchronize(kiln_backend_state *st, kiln_backend_event *ev);
+kiln_status kiln_cpu_event_elapsed_ms(kiln_backend_state *st, kiln_backend_event *start, kiln_backend_event *end,
+                                      float *ms);
+void kiln_cpu_event_destroy(kiln_backend_state *st, kiln_backend_event *ev);
+
+/* cpu_device.c */
+kiln_status kiln_cpu_device_info(kiln_backend_state *st, kiln_device_info *out);
+
+#endif

@@ -1,0 +1,291 @@
+/* cpu_launch.c: running a grid on the worker pool.
+ *
+ * Launches are synchronous: kiln_cpu_launch returns when every block has run,
+ * which trivially keeps each stream's order (and every stream's, so streams
+ * are only names on the CPU). Participants take chunks of consecutive blocks
+ * from a shared counter until none are left.
+ *
+ * Fast path (no barriers in the source): the module's loop runs each block's
+ * threads one after another. Barrier path: each thread of a block is a fiber
+ * on the worker; a barrier switches to the next live fiber in rank order, so
+ * when the last one arrives the first resumes, having seen every thread
+ * arrive. A thread that returns leaves the ring; the block ends when the ring
+ * is empty. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu_fiber.h"
+#include "backend/cpu/cpu_internal.h"
+#include "core/error.h"
+
+typedef struct launch_job launch_job;
+
+/* A participant's resources, kept across launches. */
+typedef struct kiln_cpu_worker {
+    kiln_cpu_block_abi abi;
+    launch_job *job;
+    /* Fibers: stacks are mmap'ed once (a guard page below each) and reused. */
+    unsigned char *stacks;
+    size_t stacks_bytes;
+    unsigned stack_count;
+    size_t stack_stride;
+    kiln_fiber home;          /* the worker's own context */
+    kiln_fiber *fibers;
+    unsigned *next, *prev, *phase;
+    unsigned current, live;
+    unsigned long long block;
+    int counts[3], arrivals[3];
+    unsigned long long *exchange;
+    void *dyn_shared;
+    size_t dyn_shared_bytes;
+} kiln_cpu_worker;
+
+struct launch_job {
+    kiln_backend_function *fn;
+    const kiln_launch_config *cfg;
+    void **args;
+    kiln_cpu_worker *workers;
+    unsigned long long blocks, chunk;
+    atomic_ullong next_block;
+    pthread_mutex_t fault_lock;
+    kiln_status fault;        /* first device-side failure */
+    char fault_message[600];
+};
+
+static void record_fault(launch_job *job, kiln_status status, const char *message) {
+    pthread_mutex_lock(&job->fault_lock);
+    if (job->fault == KILN_OK) {
+        job->fault = status;
+        snprintf(job->fault_message, sizeof job->fault_message, "%s", message);
+    }
+    pthread_mutex_unlock(&job->fault_lock);
+}
+
+static void trap(void *sched, const char *message) {
+    kiln_cpu_worker *w = sched;
+    record_fault(w->job, KILN_ERR_DEVICE_FAULT, message);
+}
+
+/* ---------------------------------------------------------------- fast path */
+
+/* Reached only if a barrier hid from the source scan (say, behind a macro in
+ * a header outside the include path): threads cannot wait here, so the
+ * results would be wrong; the launch says so. One-thread blocks are fine. */
+static int fast_path_barrier(void *sched, int predicate, int *arrivals) {
+    kiln_cpu_worker *w = sched;
+    const uint32_t *b = w->abi.block;
+    if ((unsigned long long)b[0] * b[1] * b[2] > 1)
+        record_fault(w->job, KILN_ERR_UNSUPPORTED,
+                     "the kernel reached a barrier (__syncthreads, __syncwarp or a warp shuffle) that "
+                     "kiln's source scan did not see, so it ran without fibers and its results are wrong; "
+                     "compile it with -DKILN_CPU_FIBERS");
+    *arrivals = 1;
+    return predicate;
+}
+
+/* ---------------------------------------------------------------- barrier path */
+
+static void fiber_main(void *arg);
+
+static int fiber_barrier(void *sched, int predicate, int *arrivals) {
+    kiln_cpu_worker *w = sched;
+    unsigned me = w->current, k = w->phase[me]++;
+    /* Three slots: the one after k is free, since every thread has read the
+     * result of phase k-2 before anyone can arrive at phase k. */
+    w->counts[(k + 1) % 3] = 0;
+    w->arrivals[(k + 1) % 3] = 0;
+    w->counts[k % 3] += predicate != 0;
+    w->arrivals[k % 3]++;
+    unsigned to = w->next[me];
+    if (to != me) {
+        w->current = to;
+        kiln_fiber_switch(&w->fibers[me], &w->fibers[to]);
+    }
+    *arrivals = w->arrivals[k % 3];
+    return w->counts[k % 3];
+}
+
+/* A fiber runs one thread, leaves the ring and hands over for good. */
+static void fiber_main(void *arg) {
+    kiln_cpu_worker *w = arg;
+    unsigned me = w->current;
+    w->job->fn->thread(&w->abi, w->block, me);
+    w->live--;
+    unsigned to = w->next[me];
+    w->prev[to] = w->prev[me];
+    w->next[w->prev[me]] = to;
+    if (w->live == 0) kiln_fiber_switch(&w->fibers[me], &w->home);
+    w->current = to;
+    kiln_fiber_switch(&w->fibers[me], &w->fibers[to]);
+}
+
+static void release_stacks(kiln_cpu_worker *w) {
+    if (w->stacks) munmap(w->stacks, w->stacks_bytes);
+    w->stacks = NULL;
+    w->stack_count = 0;
+}
+
+static kiln_status ensure_fibers(kiln_cpu_worker *w, unsigned threads, size_t stack_bytes) {
+    if (w->stack_count >= threads) return KILN_OK;
+    release_stacks(w);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t stride = ((stack_bytes + page - 1) / page + 1) * page; /* + guard page */
+    size_t total = stride * threads;
+    void *mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED)
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY,
+                              "cannot map %u fiber stacks of %zu KiB for a block; lower KILN_CPU_STACK_KB",
+                              threads, stack_bytes / 1024);
+    for (unsigned i = 0; i < threads; i++)
+        mprotect((unsigned char *)mem + i * stride, page, PROT_NONE); /* overflow faults, not corrupts */
+    w->stacks = mem;
+    w->stacks_bytes = total;
+    w->stack_stride = stride;
+    w->stack_count = threads;
+    if (!w->fibers) {
+        w->fibers = calloc(KILN_CPU_MAX_THREADS_PER_BLOCK, sizeof *w->fibers);
+        w->next = calloc(KILN_CPU_MAX_THREADS_PER_BLOCK, sizeof *w->next);
+        w->prev = calloc(KILN_CPU_MAX_THREADS_PER_BLOCK, sizeof *w->prev);
+        w->phase = calloc(KILN_CPU_MAX_THREADS_PER_BLOCK, sizeof *w->phase);
+        if (!w->fibers || !w->next || !w->prev || !w->phase)
+            return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory for fibers");
+    }
+    return KILN_OK;
+}
+
+static void run_block_with_fibers(kiln_cpu_worker *w, unsigned long long block, unsigned threads) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    w->block = block;
+    for (unsigned i = 0; i < threads; i++) {
+        /* Stack tops staggered by a few cache lines: at equal offsets in
+         * their pages, the fibers' hot frames would all compete for the same
+         * cache sets, and a block switches through all of them per barrier. */
+        size_t color = (i % 61) * 64 + (i / 61 % 4) * 4096 / 4;
+        kiln_fiber_init(&w->fibers[i], w->stacks + i * w->stack_stride + page,
+                        w->stack_stride - page - color, fiber_main, w);
+        w->next[i] = i + 1 == threads ? 0 : i + 1;
+        w->prev[i] = i == 0 ? threads - 1 : i - 1;
+        w->phase[i] = 0;
+    }
+    memset(w->counts, 0, sizeof w->counts);
+    memset(w->arrivals, 0, sizeof w->arrivals);
+    w->live = threads;
+    w->current = 0;
+    kiln_fiber_switch(&w->home, &w->fibers[0]);
+}
+
+/* ---------------------------------------------------------------- the launch */
+
+static void run_participant(void *arg, int participant) {
+    launch_job *job = arg;
+    kiln_cpu_worker *w = &job->workers[participant];
+    const kiln_launch_config *cfg = job->cfg;
+    w->job = job;
+    memcpy(w->abi.grid, cfg->grid, sizeof w->abi.grid);
+    memcpy(w->abi.block, cfg->block, sizeof w->abi.block);
+    w->abi.args = job->args;
+    w->abi.dyn_shared = w->dyn_shared;
+    w->abi.exchange = w->exchange;
+    w->abi.barrier = job->fn->thread ? fiber_barrier : fast_path_barrier;
+    w->abi.trap = trap;
+    w->abi.sched = w;
+    unsigned threads = cfg->block[0] * cfg->block[1] * cfg->block[2];
+    for (;;) {
+        unsigned long long first = atomic_fetch_add(&job->next_block, job->chunk);
+        if (first >= job->blocks) break;
+        unsigned long long end = first + job->chunk < job->blocks ? first + job->chunk : job->blocks;
+        if (job->fn->fast) job->fn->fast(&w->abi, first, end);
+        else
+            for (unsigned long long b = first; b < end; b++)
+                run_block_with_fibers(w, b, threads);
+    }
+}
+
+/* Gives every participant what this launch needs before any starts. */
+static kiln_status prepare_workers(kiln_backend_state *st, const kiln_launch_config *cfg, int fibers) {
+    unsigned threads = cfg->block[0] * cfg->block[1] * cfg->block[2];
+    for (int i = 0; i < st->worker_count; i++) {
+        kiln_cpu_worker *w = &st->workers[i];
+        if (cfg->shared_bytes > w->dyn_shared_bytes) {
+            size_t bytes = (cfg->shared_bytes + 63) & ~(size_t)63;
+            void *p = aligned_alloc(64, bytes);
+            if (!p)
+                return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory for %zu bytes of shared memory",
+                                      cfg->shared_bytes);
+            free(w->dyn_shared);
+            w->dyn_shared = p;
+            w->dyn_shared_bytes = bytes;
+        }
+        if (fibers) {
+            kiln_status s = ensure_fibers(w, threads, st->stack_bytes);
+            if (s != KILN_OK) return s;
+        }
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, const kiln_launch_config *cfg,
+                            kiln_backend_stream *stream, void **args) {
+    (void)stream; /* synchronous: every stream is in order by construction */
+    unsigned long long threads = (unsigned long long)cfg->block[0] * cfg->block[1] * cfg->block[2];
+    if (threads == 0 || threads > KILN_CPU_MAX_THREADS_PER_BLOCK)
+        return kiln_set_error(KILN_ERR_LAUNCH_CONFIG, "block of %llu threads: expected 1 to %d", threads,
+                              KILN_CPU_MAX_THREADS_PER_BLOCK);
+    launch_job job;
+    memset(&job, 0, sizeof job);
+    job.fn = fn;
+    job.cfg = cfg;
+    job.args = args;
+    job.workers = st->workers;
+    job.blocks = (unsigned long long)cfg->grid[0] * cfg->grid[1] * cfg->grid[2];
+    if (job.blocks == 0) return KILN_OK;
+    /* Small chunks balance uneven blocks; enough of them per participant
+     * that the shared counter stays cold. */
+    unsigned long long per = job.blocks / ((unsigned long long)st->worker_count * 16);
+    job.chunk = per > 0 ? per : 1;
+    atomic_init(&job.next_block, 0);
+    pthread_mutex_init(&job.fault_lock, NULL);
+
+    pthread_mutex_lock(&st->launch_lock);
+    kiln_status s = prepare_workers(st, cfg, fn->thread != NULL);
+    if (s == KILN_OK) {
+        fn->module->begin(cfg->grid, cfg->block);
+        kiln_cpu_pool_run(st->pool, run_participant, &job);
+    }
+    pthread_mutex_unlock(&st->launch_lock);
+    pthread_mutex_destroy(&job.fault_lock);
+    if (s != KILN_OK) return s;
+    if (job.fault != KILN_OK) return kiln_set_error(job.fault, "%s", job.fault_message);
+    return KILN_OK;
+}
+
+kiln_status kiln_cpu_workers_create(kiln_backend_state *st) {
+    int n = kiln_cpu_pool_participants(st->pool);
+    st->workers = calloc((size_t)n, sizeof *st->workers);
+    if (!st->workers) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    st->worker_count = n;
+    for (int i = 0; i < n; i++) {
+        st->workers[i].exchange = calloc(KILN_CPU_MAX_THREADS_PER_BLOCK, sizeof *st->workers[i].exchange);
+        if (!st->workers[i].exchange) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    return KILN_OK;
+}
+
+void kiln_cpu_workers_destroy(kiln_backend_state *st) {
+    for (int i = 0; st->workers && i < st->worker_count; i++) {
+        kiln_cpu_worker *w = &st->workers[i];
+        release_stacks(w);
+        free(w->fibers);
+        free(w->next);
+        free(w->prev);
+        free(w->phase);
+        free(w->exchange);
+        free(w->dyn_shared);
+    }
+    free(st->workers);
+    st->workers = NULL;
+}

@@ -1,0 +1,160 @@
+/* cuda_module.c: loading a blob's cubin, finding kernels by their source
+ * name, and describing their parameters from the signature records that
+ * kiln_signature.cuh compiled into the module. */
+#include "backend/cuda/cuda_blob.h"
+#include "backend/cuda/cuda_internal.h"
+#include "core/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SIG_RECORD_BYTES 6
+
+kiln_status kiln_cuda_module_load(kiln_backend_state *st, const kiln_blob *binary,
+                                  kiln_backend_module **out) {
+    kiln_cuda_blob_view view;
+    kiln_status s = kiln_cuda_blob_read(binary, &view);
+    if (s != KILN_OK) return s;
+    kiln_backend_module *m = calloc(1, sizeof *m);
+    if (!m) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory loading a CUDA module");
+    if (s == KILN_OK) s = kiln_cuda_make_current(st);
+    if (s == KILN_OK) {
+        CUresult r = st->cu->cuModuleLoadData(&m->module, view.cubin);
+        if (r != CUDA_SUCCESS) {
+            s = kiln_cuda_fail(st->cu, r, "cuModuleLoadData");
+            kiln_prefix_error(s, "loading a module built for %s on CUDA device %d (%s): ", view.arch,
+                              st->ordinal, st->arch);
+        }
+    }
+    if (s != KILN_OK) {
+        kiln_cuda_blob_view_free(&view);
+        free(m);
+        return s;
+    }
+    m->kernel_count = view.kernel_count;
+    m->kernels = view.kernels; /* ownership moves to the module */
+    *out = m;
+    return KILN_OK;
+}
+
+void kiln_cuda_module_unload(kiln_backend_state *st, kiln_backend_module *mod) {
+    if (!mod) return;
+    if (kiln_cuda_make_current(st) == KILN_OK) (void)st->cu->cuModuleUnload(mod->module);
+    kiln_cuda_kernel_entries_free(mod->kernels, mod->kernel_count);
+    free(mod);
+}
+
+static kiln_status not_found(const kiln_backend_module *mod, const char *name) {
+    kiln_set_error(KILN_ERR_NOT_FOUND, "no kernel named \"%s\" in the module; it has ", name);
+    if (mod->kernel_count == 0) kiln_append_error("none");
+    for (int i = 0; i < mod->kernel_count; i++)
+        kiln_append_error("%s\"%s\"", i ? ", " : "", mod->kernels[i].source_name);
+    return KILN_ERR_NOT_FOUND;
+}
+
+static size_t record_size(const unsigned char *r, int at) { return (size_t)r[at] | (size_t)r[at + 1] << 8; }
+
+/* Decodes the records of kiln_signature.cuh: {count, ...} then one per parameter. */
+static kiln_status decode_signature(const char *name, const unsigned char *rec, size_t bytes,
+                                    kiln_param_info *params, int max_params, int *param_count) {
+    if (bytes < SIG_RECORD_BYTES || bytes % SIG_RECORD_BYTES != 0 ||
+        (size_t)rec[0] + 1 != bytes / SIG_RECORD_BYTES)
+        return kiln_set_error(KILN_ERR_INTERNAL, "signature record of %s is malformed (%zu bytes, count %d)",
+                              name, bytes, rec[0]);
+    int count = rec[0];
+    if (count > max_params)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "%s has %d parameters; kiln supports at most %d", name,
+                              count, max_params);
+    for (int i = 0; i < count; i++) {
+        const unsigned char *r = rec + SIG_RECORD_BYTES * (i + 1);
+        params[i].cls = (kiln_param_class)r[0];
+        params[i].size = record_size(r, 1);
+        params[i].pointee_cls = (kiln_param_class)(r[0] == KILN_PARAM_POINTER ? r[3] : 0);
+        params[i].pointee_size = record_size(r, 4);
+    }
+    *param_count = count;
+    return KILN_OK;
+}
+
+/* Where the driver can say (12.4+), check that the records describe the
+ * parameters it sees: a disagreement would make launches pass garbage. */
+static kiln_status cross_check(kiln_backend_state *st, CUfunction f, const char *name,
+                               const kiln_param_info *params, int count) {
+    if (!st->cu->cuFuncGetParamInfo) return KILN_OK;
+    int seen = 0;
+    size_t offset = 0, size = 0;
+    while (seen <= count && st->cu->cuFuncGetParamInfo(f, (size_t)seen, &offset, &size) == CUDA_SUCCESS) {
+        if (seen < count && size != params[seen].size)
+            return kiln_set_error(KILN_ERR_INTERNAL,
+                                  "%s parameter %d: signature says %zu bytes, the driver %zu", name, seen,
+                                  params[seen].size, size);
+        seen++;
+    }
+    if (seen != count)
+        return kiln_set_error(KILN_ERR_INTERNAL, "%s: signature lists %d parameters, the driver %s%d", name,
+                              count, seen > count ? "more than " : "", seen > count ? count : seen);
+    return KILN_OK;
+}
+
+/* One small synchronous read per kernel lookup, never per launch. */
+static kiln_status read_signature(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
+                                  kiln_param_info *params, int max_params, int *param_count) {
+    char symbol[512];
+    if ((size_t)snprintf(symbol, sizeof symbol, "kiln_sig_%s", name) >= sizeof symbol)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kernel name too long: %s", name);
+    CUdeviceptr at = 0;
+    size_t bytes = 0;
+    CUresult r = st->cu->cuModuleGetGlobal(&at, &bytes, mod->module, symbol);
+    if (r != CUDA_SUCCESS)
+        return kiln_prefix_error(kiln_cuda_fail(st->cu, r, "cuModuleGetGlobal"),
+                                 "reading the signature of %s: ", name);
+    unsigned char rec[SIG_RECORD_BYTES * 256];
+    if (bytes > sizeof rec)
+        return kiln_set_error(KILN_ERR_INTERNAL, "signature record of %s is %zu bytes", name, bytes);
+    r = st->cu->cuMemcpyDtoH(rec, at, bytes);
+    if (r != CUDA_SUCCESS)
+        return kiln_prefix_error(kiln_cuda_fail(st->cu, r, "cuMemcpyDtoH"),
+                                 "reading the signature of %s: ", name);
+    return decode_signature(name, rec, bytes, params, max_params, param_count);
+}
+
+static kiln_status function_limits(kiln_backend_state *st, kiln_backend_function *fn) {
+    int static_shared = 0;
+    CUresult r =
+        st->cu->cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn->function);
+    if (r != CUDA_SUCCESS) return kiln_cuda_fail(st->cu, r, "cuFuncGetAttribute");
+    size_t s = (size_t)static_shared;
+    fn->dynamic_default_bytes = s < KILN_CUDA_SHARED_DEFAULT_BYTES ? KILN_CUDA_SHARED_DEFAULT_BYTES - s : 0;
+    fn->dynamic_limit_bytes = s < st->shared_optin_bytes ? st->shared_optin_bytes - s : 0;
+    atomic_init(&fn->opted_in, 0);
+    return KILN_OK;
+}
+
+kiln_status kiln_cuda_function_get(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
+                                   kiln_backend_function **out, kiln_param_info *params, int max_params,
+                                   int *param_count) {
+    const kiln_cuda_kernel_entry *entry = NULL;
+    for (int i = 0; i < mod->kernel_count && !entry; i++)
+        if (strcmp(mod->kernels[i].source_name, name) == 0) entry = &mod->kernels[i];
+    if (!entry) return not_found(mod, name);
+    kiln_status s = kiln_cuda_make_current(st);
+    if (s != KILN_OK) return s;
+    kiln_backend_function *fn = calloc(1, sizeof *fn);
+    if (!fn) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory looking up %s", name);
+    CUresult r = st->cu->cuModuleGetFunction(&fn->function, mod->module, entry->lowered_name);
+    if (r != CUDA_SUCCESS)
+        s = kiln_prefix_error(kiln_cuda_fail(st->cu, r, "cuModuleGetFunction"),
+                              "kernel %s (symbol %s): ", name, entry->lowered_name);
+    int count = 0;
+    if (s == KILN_OK) s = read_signature(st, mod, name, params, max_params, &count);
+    if (s == KILN_OK) s = cross_check(st, fn->function, name, params, count);
+    if (s == KILN_OK) s = function_limits(st, fn);
+    if (s != KILN_OK) {
+        free(fn);
+        return s;
+    }
+    *param_count = count;
+    *out = fn;
+    return KILN_OK;
+}

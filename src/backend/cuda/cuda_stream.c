@@ -1,0 +1,74 @@
+/* cuda_stream.c: streams and timing events. The handles are the driver's own
+ * (see kiln_cuda_stream in cuda_internal.h). */
+#include "backend/cuda/cuda_internal.h"
+#include "core/error.h"
+
+static CUevent event_of(kiln_backend_event *ev) { return (CUevent)(void *)ev; }
+
+kiln_status kiln_cuda_stream_create(kiln_backend_state *st, kiln_backend_stream **out) {
+    kiln_status s = kiln_cuda_make_current(st);
+    if (s != KILN_OK) return s;
+    CUstream stream = NULL;
+    /* Non-blocking: never waits on, or for, the legacy NULL stream. */
+    CUresult r = st->cu->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS) return kiln_cuda_fail(st->cu, r, "cuStreamCreate");
+    *out = (kiln_backend_stream *)(void *)stream;
+    return KILN_OK;
+}
+
+kiln_status kiln_cuda_stream_synchronize(kiln_backend_state *st, kiln_backend_stream *stream) {
+    kiln_status s = kiln_cuda_make_current(st);
+    if (s != KILN_OK) return s;
+    CUresult r = st->cu->cuStreamSynchronize(kiln_cuda_stream(st, stream));
+    return r == CUDA_SUCCESS ? KILN_OK : kiln_cuda_fail(st->cu, r, "cuStreamSynchronize");
+}
+
+void kiln_cuda_stream_destroy(kiln_backend_state *st, kiln_backend_stream *stream) {
+    if (!stream || kiln_cuda_make_current(st) != KILN_OK) return;
+    (void)st->cu->cuStreamDestroy(kiln_cuda_stream(st, stream));
+}
+
+kiln_status kiln_cuda_synchronize(kiln_backend_state *st) {
+    kiln_status s = kiln_cuda_make_current(st);
+    if (s != KILN_OK) return s;
+    CUresult r = st->cu->cuCtxSynchronize();
+    return r == CUDA_SUCCESS ? KILN_OK : kiln_cuda_fail(st->cu, r, "cuCtxSynchronize");
+}
+
+kiln_status kiln_cuda_event_create(kiln_backend_state *st, kiln_backend_event **out) {
+    kiln_status s = kiln_cuda_make_current(st);
+    if (s != KILN_OK) return s;
+    CUevent ev = NULL;
+    CUresult r = st->cu->cuEventCreate(&ev, CU_EVENT_DEFAULT); /* with timing */
+    if (r != CUDA_SUCCESS) return kiln_cuda_fail(st->cu, r, "cuEventCreate");
+    *out = (kiln_backend_event *)(void *)ev;
+    return KILN_OK;
+}
+
+kiln_status kiln_cuda_event_record(kiln_backend_state *st, kiln_backend_event *ev,
+                                   kiln_backend_stream *stream) {
+    kiln_status s = kiln_cuda_make_current(st);
+    if (s != KILN_OK) return s;
+    CUresult r = st->cu->cuEventRecord(event_of(ev), kiln_cuda_stream(st, stream));
+    return r == CUDA_SUCCESS ? KILN_OK : kiln_cuda_fail(st->cu, r, "cuEventRecord");
+}
+
+kiln_status kiln_cuda_event_synchronize(kiln_backend_state *st, kiln_backend_event *ev) {
+    kiln_status s = kiln_cuda_make_current(st);
+    if (s != KILN_OK) return s;
+    CUresult r = st->cu->cuEventSynchronize(event_of(ev));
+    return r == CUDA_SUCCESS ? KILN_OK : kiln_cuda_fail(st->cu, r, "cuEventSynchronize");
+}
+
+kiln_status kiln_cuda_event_elapsed_ms(kiln_backend_state *st, kiln_backend_event *start,
+                                       kiln_backend_event *end, float *ms) {
+    kiln_status s = kiln_cuda_make_current(st);
+    if (s != KILN_OK) return s;
+    CUresult r = st->cu->cuEventElapsedTime(ms, event_of(start), event_of(end));
+    return r == CUDA_SUCCESS ? KILN_OK : kiln_cuda_fail(st->cu, r, "cuEventElapsedTime");
+}
+
+void kiln_cuda_event_destroy(kiln_backend_state *st, kiln_backend_event *ev) {
+    if (!ev || kiln_cuda_make_current(st) != KILN_OK) return;
+    (void)st->cu->cuEventDestroy(event_of(ev));
+}

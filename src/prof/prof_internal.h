@@ -1,0 +1,142 @@
+/* prof_internal.h: the profiler's records, shared by the recorder (prof.c),
+ * the summary (prof_summary.c) and the trace writer (prof_trace.c).
+ *
+ * Every launch, copy, allocation and compile becomes one fixed-size record in
+ * a chunk of PROF_CHUNK_RECORDS. Chunks are allocated a few at a time and
+ * recycled, so recording in the steady state allocates nothing. Names and
+ * argument descriptions are interned (a record holds small ids). On a GPU a
+ * record holds two backend events from a pool; their times are read lazily
+ * ("resolved") when the chunk is old enough that its work has surely finished,
+ * or when a summary or trace is asked for, never on the launch path. */
+#ifndef KILN_PROF_INTERNAL_H
+#define KILN_PROF_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "prof/prof.h"
+
+#define PROF_CHUNK_RECORDS 1024
+/* GPU: chunks younger than this many are not resolved while recording, so
+ * that resolving never waits on work that is still queued. */
+#define PROF_UNRESOLVED_CHUNKS 4
+/* Records kept for a trace; later ones are counted in the summary only. */
+#define PROF_TRACE_MAX_RECORDS (1u << 19)
+#define PROF_NO_ID UINT32_MAX
+#define PROF_EVENT_BATCH 128
+
+typedef enum prof_type { PROF_KERNEL = 0, PROF_COPY = 1, PROF_ALLOC = 2, PROF_COMPILE = 3 } prof_type;
+
+struct prof_chunk;
+
+/* One recorded operation; also the token handed out by the _begin hooks. */
+struct kiln_prof_op {
+    uint8_t type;       /* prof_type */
+    uint8_t copy_kind;  /* kiln_copy_kind */
+    uint8_t pinned;     /* copies: host side page-locked */
+    uint8_t cache_hit;  /* compiles */
+    uint8_t ev_failed;  /* an event could not be recorded: use host times */
+    atomic_int done;    /* set by kiln_prof_end (kernels, copies) */
+    uint32_t name_id;   /* interned kernel or module name */
+    uint32_t desc_id;   /* interned argument description, PROF_NO_ID if none */
+    uint32_t host_tid;  /* OS thread id of the caller */
+    uint32_t stream;    /* index into prof->streams */
+    uint32_t grid[3], block[3];
+    uint64_t shared_bytes;
+    uint64_t bytes;     /* copies, allocations */
+    double host_begin_ms, host_end_ms; /* the host call (kiln_now_ms) */
+    double dev_begin_ms, dev_ms;       /* on the stream; set when resolved */
+    double compile_ms, load_ms;        /* compiles */
+    kiln_backend_event *ev[2];         /* GPU: recorded around the op */
+    kiln_backend_stream *stream_ptr;   /* where ev[] are recorded */
+};
+typedef struct kiln_prof_op prof_record;
+
+typedef struct prof_chunk {
+    struct prof_chunk *next;
+    uint32_t count;    /* records handed out */
+    uint32_t resolved; /* records folded into the statistics */
+    prof_record rec[PROF_CHUNK_RECORDS];
+} prof_chunk;
+
+/* A singly linked FIFO of chunks. */
+typedef struct prof_chunk_list {
+    prof_chunk *head, *tail;
+    size_t length;
+} prof_chunk_list;
+
+typedef struct prof_stat {
+    int64_t calls;
+    double total_ms, min_ms, max_ms;
+    uint64_t bytes;
+} prof_stat;
+
+typedef struct prof_string {
+    char *text;
+    uint64_t hash;
+} prof_string;
+
+typedef struct kiln_prof {
+    kiln_context *ctx;
+    pthread_mutex_t lock; /* everything below except `enabled` */
+    atomic_int enabled;   /* kiln_profiler_stop clears it; hooks then return at once */
+    int use_events;       /* GPU: device times from backend events */
+    int retain;           /* keep resolved records for a trace */
+    int print_at_exit;    /* KILN_PROFILE was set */
+    char *summary_path;   /* KILN_PROFILE_OUT, NULL: stderr */
+    char *trace_path;     /* KILN_TRACE, NULL: none */
+    double t0_ms;         /* kiln_now_ms when the profiler started: trace time 0 */
+    double reset_ms;      /* kiln_profiler_reset: older records leave the trace */
+
+    /* Records. `open` holds chunks being filled or waiting to be resolved,
+     * oldest first (the tail is being filled); `kept` resolved chunks for the
+     * trace; `spare` recycled ones. */
+    prof_chunk_list open, kept, spare;
+    size_t kept_records;
+    uint64_t dropped_records; /* resolved but not kept: the trace is truncated */
+
+    /* GPU clock anchor: base event recorded at base_host_ms. */
+    kiln_backend_event *base_event;
+    double base_host_ms;
+    kiln_backend_event **free_events;
+    size_t free_event_count, free_event_cap;
+    int events_failed; /* event creation failed: host times from then on */
+
+    /* Interned strings; ids index `strings`. */
+    prof_string *strings;
+    uint32_t string_count, string_cap;
+    uint32_t *string_table; /* open addressing, holds id + 1, 0 empty */
+    uint32_t string_table_cap;
+
+    /* Streams seen, in order; index 0 is the default stream (NULL). */
+    kiln_backend_stream **streams;
+    uint32_t stream_count, stream_cap;
+
+    /* Statistics of resolved records. kernels[name_id]. */
+    prof_stat *kernels;
+    uint32_t kernel_cap;
+    prof_stat copies[4][2]; /* [kiln_copy_kind][pinned] */
+    prof_stat allocs;
+    prof_stat compiles, cache_hits; /* total_ms: compile; bytes unused */
+    double load_ms;
+} kiln_prof;
+
+/* prof.c */
+/* Folds every finished record into the statistics; with `wait` set, first
+ * waits for the device (summary, trace). Call with prof->lock held. */
+void kiln_prof_resolve(kiln_prof *p, int wait);
+const char *kiln_prof_string(const kiln_prof *p, uint32_t id);
+const char *kiln_prof_copy_kind_name(int kind); /* "HtoD", ... */
+
+/* prof_summary.c: the nvprof-style table, malloc'd. Call with the lock held
+ * after kiln_prof_resolve(p, 1). */
+char *kiln_prof_summary_text(kiln_prof *p);
+/* Formats a duration nvprof's way: "2.8544ms", "864ns". */
+void kiln_prof_format_time(double ms, char *buf, size_t cap);
+
+/* prof_trace.c: writes the Chrome trace-event JSON. Lock held, resolved. */
+kiln_status kiln_prof_trace_write(kiln_prof *p, const char *path);
+
+#endif

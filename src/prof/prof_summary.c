@@ -1,0 +1,167 @@
+/* prof_summary.c: the summary printed at exit or on request, laid out like
+ * nvprof's "Profiling result" (Type, Time(%), Time, Calls, Avg, Min, Max,
+ * Name), followed by copies by direction with achieved bandwidth and a line
+ * for the JIT. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "prof/prof_internal.h"
+
+void kiln_prof_format_time(double ms, char *buf, size_t cap) {
+    static const struct { double scale; const char *unit; } units[] = {
+        {1e6, "ns"}, {1e3, "us"}, {1.0, "ms"}, {1e-3, "s"}};
+    int u = 0;
+    if (ms >= 1e3) u = 3;
+    else if (ms >= 1.0) u = 2;
+    else if (ms >= 1e-3) u = 1;
+    double v = ms * units[u].scale;
+    if (u == 0) {
+        snprintf(buf, cap, "%.0f%s", v, units[u].unit);
+        return;
+    }
+    /* Five significant digits, as nvprof: 2.8544ms, 787.77us, 11.418ms. */
+    int decimals = v >= 100 ? 2 : v >= 10 ? 3 : 4;
+    snprintf(buf, cap, "%.*f%s", decimals, v, units[u].unit);
+}
+
+static void format_bytes(double bytes, char *buf, size_t cap) {
+    static const char *units[] = {"B", "KB", "MB", "GB", "TB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) {
+        bytes /= 1024;
+        u++;
+    }
+    if (u == 0) snprintf(buf, cap, "%.0f%s", bytes, units[u]);
+    else snprintf(buf, cap, "%.3f%s", bytes, units[u]);
+}
+
+typedef struct summary_row {
+    const char *name;
+    const prof_stat *stat;
+} summary_row;
+
+static const char *const copy_row_names[4] = {"[memcpy HtoD]", "[memcpy DtoH]", "[memcpy DtoD]", "[memcpy HtoH]"};
+
+static int by_total_time_desc(const void *a, const void *b) {
+    const summary_row *x = a, *y = b;
+    if (x->stat->total_ms != y->stat->total_ms) return x->stat->total_ms < y->stat->total_ms ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+static void print_row(FILE *f, const char *type, double percent, const prof_stat *s, const char *name) {
+    char total[32], avg[32], lo[32], hi[32];
+    kiln_prof_format_time(s->total_ms, total, sizeof total);
+    kiln_prof_format_time(s->calls ? s->total_ms / (double)s->calls : 0, avg, sizeof avg);
+    kiln_prof_format_time(s->min_ms, lo, sizeof lo);
+    kiln_prof_format_time(s->max_ms, hi, sizeof hi);
+    fprintf(f, "%16s %7.2f%% %9s %9lld %9s %9s %9s  %s\n", type, percent, total, (long long)s->calls, avg, lo, hi,
+            name);
+}
+
+/* Kernels and copies, most time first, as nvprof's "GPU activities". */
+static void print_activities(FILE *f, kiln_prof *p) {
+    size_t cap = p->kernel_cap + 4, n = 0;
+    summary_row *rows = calloc(cap, sizeof *rows);
+    prof_stat copy_by_dir[4];
+    memset(copy_by_dir, 0, sizeof copy_by_dir);
+    if (!rows) {
+        fprintf(f, "(out of memory listing the activities)\n");
+        return;
+    }
+    for (uint32_t id = 0; id < p->kernel_cap; id++)
+        if (p->kernels[id].calls) {
+            rows[n].name = kiln_prof_string(p, id);
+            rows[n++].stat = &p->kernels[id];
+        }
+    for (int k = 0; k < 4; k++) {
+        prof_stat *d = &copy_by_dir[k];
+        for (int pin = 0; pin < 2; pin++) {
+            const prof_stat *s = &p->copies[k][pin];
+            if (!s->calls) continue;
+            if (!d->calls || s->min_ms < d->min_ms) d->min_ms = s->min_ms;
+            if (!d->calls || s->max_ms > d->max_ms) d->max_ms = s->max_ms;
+            d->calls += s->calls;
+            d->total_ms += s->total_ms;
+            d->bytes += s->bytes;
+        }
+        if (!d->calls) continue;
+        rows[n].name = copy_row_names[k];
+        rows[n++].stat = d;
+    }
+    qsort(rows, n, sizeof *rows, by_total_time_desc);
+    double total = 0;
+    for (size_t i = 0; i < n; i++) total += rows[i].stat->total_ms;
+    const char *type = p->use_events ? "GPU activities:" : "CPU activities:";
+    if (n == 0) fprintf(f, "%16s  (no kernel launches or copies recorded)\n", type);
+    for (size_t i = 0; i < n; i++)
+        print_row(f, i == 0 ? type : "", total > 0 ? 100.0 * rows[i].stat->total_ms / total : 0, rows[i].stat,
+                  rows[i].name);
+    if (p->allocs.calls) print_row(f, "API calls:", 100.0, &p->allocs, "[alloc]");
+    free(rows);
+}
+
+static void print_copies(FILE *f, const kiln_prof *p) {
+    int any = 0;
+    for (int k = 0; k < 4; k++)
+        for (int pin = 0; pin < 2; pin++) {
+            const prof_stat *s = &p->copies[k][pin];
+            if (!s->calls) continue;
+            if (!any++)
+                fprintf(f, "==kiln== Copies by direction:\n%16s %9s %9s %14s %10s %10s %10s\n", "Direction", "Memory",
+                        "Calls", "Bytes", "Avg size", "Time", "GB/s");
+            char avg[32], time[32], rate[32];
+            format_bytes((double)s->bytes / (double)s->calls, avg, sizeof avg);
+            kiln_prof_format_time(s->total_ms, time, sizeof time);
+            if (s->total_ms > 0) snprintf(rate, sizeof rate, "%.2f", (double)s->bytes / s->total_ms / 1e6);
+            else snprintf(rate, sizeof rate, "-");
+            /* A copy within host memory has no pageable/pinned distinction. */
+            const char *memory = k == KILN_COPY_DEVICE_TO_DEVICE || k == KILN_COPY_HOST_TO_HOST ? "-"
+                                 : pin                                                      ? "pinned"
+                                                                                            : "pageable";
+            fprintf(f, "%16s %9s %9lld %14llu %10s %10s %10s\n", kiln_prof_copy_kind_name(k), memory,
+                    (long long)s->calls, (unsigned long long)s->bytes, avg, time, rate);
+        }
+}
+
+static void print_allocs_and_jit(FILE *f, const kiln_prof *p) {
+    char bytes[32], time[32], compile[32], load[32];
+    if (p->allocs.calls) {
+        format_bytes((double)p->allocs.bytes, bytes, sizeof bytes);
+        kiln_prof_format_time(p->allocs.total_ms, time, sizeof time);
+        fprintf(f, "==kiln== Allocations: %lld, %llu bytes (%s), %s host time\n", (long long)p->allocs.calls,
+                (unsigned long long)p->allocs.bytes, bytes, time);
+    }
+    long long compiled = (long long)p->compiles.calls, hits = (long long)p->cache_hits.calls;
+    kiln_prof_format_time(p->compiles.total_ms + p->cache_hits.total_ms, compile, sizeof compile);
+    kiln_prof_format_time(p->load_ms, load, sizeof load);
+    fprintf(f, "==kiln== JIT: %lld module%s: %lld compiled, %lld cache hit%s; compile %s, load %s\n", compiled + hits,
+            compiled + hits == 1 ? "" : "s", compiled, hits, hits == 1 ? "" : "s", compile, load);
+}
+
+char *kiln_prof_summary_text(kiln_prof *p) {
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f) return NULL;
+    const kiln_context *ctx = p->ctx;
+    fprintf(f, "==kiln== Profiling result (pid %d): backend %s, device \"%s\"\n", (int)getpid(), ctx->ops->name,
+            ctx->info.name);
+    fprintf(f, "==kiln== Times: %s\n",
+            p->use_events ? "device time between events recorded around each operation"
+                          : "wall time of each call (the CPU backend runs the work inside the call)");
+    fprintf(f, "%16s %8s %9s %9s %9s %9s %9s  %s\n", "Type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name");
+    print_activities(f, p);
+    print_copies(f, p);
+    print_allocs_and_jit(f, p);
+    if (p->events_failed) fprintf(f, "==kiln== Note: device events ran out; later times are host times\n");
+    if (p->dropped_records)
+        fprintf(f, "==kiln== Note: the trace keeps the first %zu records; %llu later ones are counted here only\n",
+                p->kept_records, (unsigned long long)p->dropped_records);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}

@@ -1,0 +1,313 @@
+/* codegen.c: CUDA C source for one ufunc kernel variant.
+ *
+ * Every variant is: the common helpers, (CPU) the vector-math declarations,
+ * the user's preamble, the user's body wrapped in an always-inlined function
+ * `kiln_uf_body`, and one __global__ loop around it. `#line` directives make
+ * compiler diagnostics count lines from the first line of the body (file
+ * "<name>") and of the preamble (file "<name>.preamble").
+ *
+ * GPU loops (one thread per element when the grid covers n, else grid-stride;
+ * the launch picks, the source is the same):
+ *   UF_CONTIG   a[i] for every operand: no shape arithmetic at all
+ *   UF_VECTOR   the same, moving 16 bytes per access (kiln_uf_vec), + a tail
+ *   UF_STRIDED  i unravelled over nd coalesced dims into byte offsets
+ * Index arithmetic is 32-bit when n and every operand's extent allow.
+ *
+ * CPU loops are not thread emulation: block b is one contiguous chunk
+ * [b*chunk, (b+1)*chunk) of the elements, run as a plain loop the host
+ * compiler vectorises (`ivdep` is sound: the caller rejects outputs that
+ * overlap an input other than exactly in place). Strided chunks walk row by
+ * row with the last dim innermost. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "ufunc/ufunc.h"
+
+extern const char kiln_text_ufunc_common[];
+extern const char kiln_text_ufunc_cpu_math[];
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    int failed;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) KILN_PRINTF(2, 3);
+static void put(sbuf *b, const char *fmt, ...) {
+    if (b->failed) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int w = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (w < 0) { b->failed = 1; return; }
+        if (b->p && b->n + (size_t)w < b->cap) { b->n += (size_t)w; return; }
+        size_t cap = b->cap ? b->cap * 2 : 8192;
+        while (cap < b->n + (size_t)w + 1) cap *= 2;
+        char *q = realloc(b->p, cap);
+        if (!q) { b->failed = 1; return; }
+        b->p = q;
+        b->cap = cap;
+    }
+}
+
+static void put_text(sbuf *b, const char *text) { put(b, "%s", text); }
+
+static int count_lines(const sbuf *b) {
+    int lines = 1;
+    for (size_t i = 0; i < b->n; i++) lines += b->p[i] == '\n';
+    return lines;
+}
+
+/* Type the body computes in. */
+static const char *compute_type(kiln_dtype t) { return t == KILN_FLOAT16 ? "float" : kiln_dtype_c_type(t); }
+/* Type the array holds. */
+static const char *storage_type(kiln_dtype t) { return t == KILN_FLOAT16 ? "uint16_t" : kiln_dtype_c_type(t); }
+
+/* Writes into out the expression turning `src` (a storage value of dtype
+ * have) into the compute type of dtype want. */
+static void load_expr(char *out, size_t cap, kiln_dtype have, kiln_dtype want, const char *src) {
+    char val[256];
+    if (have == KILN_FLOAT16) snprintf(val, sizeof val, "kiln_uf_h2f(%s)", src);
+    else snprintf(val, sizeof val, "%s", src);
+    const char *ht = compute_type(have), *wt = compute_type(want);
+    if (strcmp(ht, wt) == 0) snprintf(out, cap, "%s", val);
+    else snprintf(out, cap, "kiln_uf_cv<%s>::go(%s)", wt, val);
+}
+
+/* The expression storing compute value `src` of dtype have as dtype want. */
+static void store_expr(char *out, size_t cap, kiln_dtype have, kiln_dtype want, const char *src) {
+    char val[256];
+    const char *ht = compute_type(have), *wt = compute_type(want);
+    if (strcmp(ht, wt) == 0) snprintf(val, sizeof val, "%s", src);
+    else snprintf(val, sizeof val, "kiln_uf_cv<%s>::go(%s)", wt, src);
+    if (want == KILN_FLOAT16) snprintf(out, cap, "kiln_uf_f2h(%s)", val);
+    else snprintf(out, cap, "%s", val);
+}
+
+static kiln_dtype key_in(const uf_key *k, int i) { return (kiln_dtype)(k->in[i] & ~UF_SCALAR_BIT); }
+static int key_scalar(const uf_key *k, int i) { return (k->in[i] & UF_SCALAR_BIT) != 0; }
+
+/* The user's function for signature `sig`. */
+static void emit_body(sbuf *b, const kiln_ufunc *f, const uf_signature *g, int sig) {
+    if (f->return_style) put(b, "KILN_UF_FN %s kiln_uf_body_%d(", compute_type(g->out[0]), sig);
+    else {
+        put(b, "KILN_UF_FN void kiln_uf_body_%d(", sig);
+        for (int j = 0; j < f->nout; j++) put(b, "%s &%s, ", compute_type(g->out[j]), f->out_names[j]);
+    }
+    for (int i = 0; i < f->nin; i++) put(b, "%s%s %s", i ? ", " : "", compute_type(g->in[i]), f->in_names[i]);
+    put(b, ") {\n#line 1 \"%s\"\n", f->name);
+    put_text(b, f->body);
+    put(b, "\n");
+    put(b, "#line %d \"kiln-ufunc-%s.cu\"\n}\n", count_lines(b) + 1, f->name);
+}
+
+/* Kernel parameters: outputs, then each input (pointer or value), then
+ * the sizes; the order uf_plan_args follows. */
+static void emit_params(sbuf *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g, const char *idx) {
+    for (int j = 0; j < f->nout; j++) put(b, "%s *kiln_o%d, ", storage_type((kiln_dtype)k->out[j]), j);
+    for (int i = 0; i < f->nin; i++) {
+        if (key_scalar(k, i)) put(b, "%s kiln_s%d, ", compute_type(g->in[i]), i);
+        else put(b, "const %s *kiln_i%d, ", storage_type(key_in(k, i)), i);
+    }
+    put(b, "%s kiln_n", idx);
+    if (k->backend == UF_CPU) put(b, ", %s kiln_chunk", idx);
+    if (k->layout == UF_STRIDED) {
+        for (int d = 0; d < k->nd; d++) put(b, ", %s kiln_d%d", idx, d);
+        for (int j = 0; j < f->nout; j++)
+            for (int d = 0; d < k->nd; d++) put(b, ", %s kiln_to%d_%d", idx, j, d);
+        for (int i = 0; i < f->nin; i++)
+            if (!key_scalar(k, i))
+                for (int d = 0; d < k->nd; d++) put(b, ", %s kiln_ti%d_%d", idx, i, d);
+    }
+}
+
+typedef enum access { ACCESS_INDEX, ACCESS_VECTOR, ACCESS_OFFSET } access;
+
+/* One element: load the inputs, call the body, store the outputs. `at` is
+ * the index expression (ACCESS_INDEX), the lane (ACCESS_VECTOR) or unused
+ * (ACCESS_OFFSET: operands addressed through kiln_p* pointers + at). */
+static void emit_element(sbuf *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g, access how,
+                         const char *at, const char *pfx) {
+    char src[160], expr[512];
+    put(b, "{ ");
+    for (int i = 0; i < f->nin; i++) {
+        if (key_scalar(k, i)) continue;
+        kiln_dtype have = key_in(k, i);
+        if (how == ACCESS_INDEX) snprintf(src, sizeof src, "kiln_i%d[%s]", i, at);
+        else if (how == ACCESS_VECTOR) snprintf(src, sizeof src, "kiln_a%d.v[%s]", i, at);
+        else snprintf(src, sizeof src, "*(const %s *)(%si%d + %s)", storage_type(have), pfx, i, at);
+        load_expr(expr, sizeof expr, have, g->in[i], src);
+        put(b, "const %s kiln_x%d = %s; ", compute_type(g->in[i]), i, expr);
+    }
+    if (f->return_style) put(b, "%s kiln_r0 = kiln_uf_body_%d(", compute_type(g->out[0]), k->sig);
+    else {
+        for (int j = 0; j < f->nout; j++) put(b, "%s kiln_r%d = %s(); ", compute_type(g->out[j]), j, compute_type(g->out[j]));
+        put(b, "kiln_uf_body_%d(", k->sig);
+        for (int j = 0; j < f->nout; j++) put(b, "kiln_r%d, ", j);
+    }
+    for (int i = 0; i < f->nin; i++) put(b, "%skiln_%c%d", i ? ", " : "", key_scalar(k, i) ? 's' : 'x', i);
+    put(b, "); ");
+    for (int j = 0; j < f->nout; j++) {
+        char r[16];
+        snprintf(r, sizeof r, "kiln_r%d", j);
+        store_expr(expr, sizeof expr, g->out[j], (kiln_dtype)k->out[j], r);
+        if (how == ACCESS_INDEX) put(b, "kiln_o%d[%s] = %s; ", j, at, expr);
+        else if (how == ACCESS_VECTOR) put(b, "kiln_b%d.v[%s] = %s; ", j, at, expr);
+        else put(b, "*(%s *)(%so%d + %s) = %s; ", storage_type((kiln_dtype)k->out[j]), pfx, j, at, expr);
+    }
+    put(b, "}\n");
+}
+
+/* Byte offsets of flat index `var` (consumed) over dims [0, upto) into
+ * kiln_off* variables, innermost dim fastest. */
+static void emit_unravel(sbuf *b, const kiln_ufunc *f, const uf_key *k, const char *idx, const char *var, int upto) {
+    for (int j = 0; j < f->nout; j++) put(b, "        %s kiln_offo%d = 0;\n", idx, j);
+    for (int i = 0; i < f->nin; i++)
+        if (!key_scalar(k, i)) put(b, "        %s kiln_offi%d = 0;\n", idx, i);
+    for (int d = upto - 1; d >= 0; d--) {
+        if (d > 0) put(b, "        { const %s kiln_c = %s %% kiln_d%d; %s /= kiln_d%d;\n", idx, var, d, var, d);
+        else put(b, "        { const %s kiln_c = %s;\n", idx, var);
+        for (int j = 0; j < f->nout; j++) put(b, "          kiln_offo%d += kiln_c * kiln_to%d_%d;\n", j, j, d);
+        for (int i = 0; i < f->nin; i++)
+            if (!key_scalar(k, i)) put(b, "          kiln_offi%d += kiln_c * kiln_ti%d_%d;\n", i, i, d);
+        put(b, "        }\n");
+    }
+}
+
+static void emit_bases(sbuf *b, const kiln_ufunc *f, const uf_key *k) {
+    for (int j = 0; j < f->nout; j++) put(b, "        char *kiln_po%d = (char *)kiln_o%d + kiln_offo%d;\n", j, j, j);
+    for (int i = 0; i < f->nin; i++)
+        if (!key_scalar(k, i))
+            put(b, "        const char *kiln_pi%d = (const char *)kiln_i%d + kiln_offi%d;\n", i, i, i);
+}
+
+static void emit_gpu_kernel(sbuf *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g,
+                            const char *kname) {
+    const char *idx = k->idx32 ? "int" : "long long";
+    put(b, "__global__ void %s(", kname);
+    emit_params(b, f, k, g, idx);
+    put(b, ") {\n");
+    put(b, "    const %s kiln_step = (%s)gridDim.x * blockDim.x;\n", idx, idx);
+    put(b, "    const %s kiln_first = (%s)blockIdx.x * blockDim.x + threadIdx.x;\n", idx, idx);
+    if (k->layout == UF_CONTIG) {
+        put(b, "    for (%s kiln_e = kiln_first; kiln_e < kiln_n; kiln_e += kiln_step) ", idx);
+        emit_element(b, f, k, g, ACCESS_INDEX, "kiln_e", "");
+    } else if (k->layout == UF_VECTOR) {
+        int v = k->vec;
+        put(b, "    const %s kiln_nv = kiln_n / %d;\n", idx, v);
+        put(b, "    for (%s kiln_e = kiln_first; kiln_e < kiln_nv; kiln_e += kiln_step) {\n", idx);
+        for (int i = 0; i < f->nin; i++)
+            if (!key_scalar(k, i))
+                put(b, "        const kiln_uf_vec<%s, %d> kiln_a%d = ((const kiln_uf_vec<%s, %d> *)kiln_i%d)[kiln_e];\n",
+                    storage_type(key_in(k, i)), v, i, storage_type(key_in(k, i)), v, i);
+        for (int j = 0; j < f->nout; j++)
+            put(b, "        kiln_uf_vec<%s, %d> kiln_b%d;\n", storage_type((kiln_dtype)k->out[j]), v, j);
+        put(b, "#pragma unroll\n        for (int kiln_l = 0; kiln_l < %d; kiln_l++) ", v);
+        emit_element(b, f, k, g, ACCESS_VECTOR, "kiln_l", "");
+        for (int j = 0; j < f->nout; j++)
+            put(b, "        ((kiln_uf_vec<%s, %d> *)kiln_o%d)[kiln_e] = kiln_b%d;\n", storage_type((kiln_dtype)k->out[j]), v,
+                j, j);
+        put(b, "    }\n");
+        put(b, "    for (%s kiln_e = kiln_nv * %d + kiln_first; kiln_e < kiln_n; kiln_e += kiln_step) ", idx, v);
+        emit_element(b, f, k, g, ACCESS_INDEX, "kiln_e", "");
+    } else {
+        put(b, "    for (%s kiln_e = kiln_first; kiln_e < kiln_n; kiln_e += kiln_step) {\n", idx);
+        put(b, "        %s kiln_rest = kiln_e;\n", idx);
+        emit_unravel(b, f, k, idx, "kiln_rest", k->nd);
+        emit_bases(b, f, k);
+        put(b, "        ");
+        emit_element(b, f, k, g, ACCESS_OFFSET, "0", "kiln_p");
+        put(b, "    }\n");
+    }
+    put(b, "}\n");
+}
+
+static void emit_ivdep(sbuf *b) {
+    put(b, "#if defined(__clang__)\n#pragma clang loop vectorize(assume_safety)\n"
+           "#elif defined(__GNUC__)\n#pragma GCC ivdep\n#endif\n");
+}
+
+static void emit_cpu_kernel(sbuf *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g,
+                            const char *kname) {
+    put(b, "__global__ void %s(", kname);
+    emit_params(b, f, k, g, "long long");
+    put(b, ") {\n");
+    put(b, "    const long long kiln_lo = (long long)blockIdx.x * kiln_chunk;\n");
+    put(b, "    const long long kiln_hi = kiln_n - kiln_lo < kiln_chunk ? kiln_n : kiln_lo + kiln_chunk;\n");
+    if (k->layout != UF_STRIDED) {
+        emit_ivdep(b);
+        put(b, "    for (long long kiln_e = kiln_lo; kiln_e < kiln_hi; kiln_e++) ");
+        emit_element(b, f, k, g, ACCESS_INDEX, "kiln_e", "");
+    } else {
+        int last = k->nd - 1;
+        put(b, "    for (long long kiln_e = kiln_lo; kiln_e < kiln_hi;) {\n");
+        put(b, "        long long kiln_rest = kiln_e / kiln_d%d;\n", last);
+        put(b, "        const long long kiln_j0 = kiln_e - kiln_rest * kiln_d%d;\n", last);
+        put(b, "        const long long kiln_cnt = kiln_d%d - kiln_j0 < kiln_hi - kiln_e ? kiln_d%d - kiln_j0 : kiln_hi - kiln_e;\n",
+            last, last);
+        emit_unravel(b, f, k, "long long", "kiln_rest", last);
+        /* the innermost dim's start */
+        for (int j = 0; j < f->nout; j++) put(b, "        kiln_offo%d += kiln_j0 * kiln_to%d_%d;\n", j, j, last);
+        for (int i = 0; i < f->nin; i++)
+            if (!key_scalar(k, i)) put(b, "        kiln_offi%d += kiln_j0 * kiln_ti%d_%d;\n", i, i, last);
+        emit_bases(b, f, k);
+        emit_ivdep(b);
+        put(b, "        for (long long kiln_j = 0; kiln_j < kiln_cnt; kiln_j++) {\n");
+        /* per-operand offsets of lane j */
+        for (int j = 0; j < f->nout; j++)
+            put(b, "            char *kiln_qo%d = kiln_po%d + kiln_j * kiln_to%d_%d;\n", j, j, j, last);
+        for (int i = 0; i < f->nin; i++)
+            if (!key_scalar(k, i))
+                put(b, "            const char *kiln_qi%d = kiln_pi%d + kiln_j * kiln_ti%d_%d;\n", i, i, i, last);
+        put(b, "            ");
+        emit_element(b, f, k, g, ACCESS_OFFSET, "0", "kiln_q");
+        put(b, "        }\n        kiln_e += kiln_cnt;\n    }\n");
+    }
+    put(b, "}\n");
+}
+
+kiln_status uf_generate(const kiln_ufunc *f, const uf_key *keys, int nkeys, char **source,
+                        char (*kernel_names)[UF_KERNEL_NAME_MAX]) {
+    sbuf b = {0};
+    static const char *const layout_names[] = {"contiguous", "vector", "strided"};
+    put(&b, "#line 1 \"kiln-ufunc-%s.cu\"\n", f->name);
+    put(&b, "// kiln ufunc %s (%s), %s kernels\n", f->name, f->sig_list, keys[0].backend == UF_CUDA ? "cuda" : "cpu");
+    put_text(&b, kiln_text_ufunc_common);
+    if (keys[0].backend == UF_CPU) put_text(&b, kiln_text_ufunc_cpu_math);
+    if (f->preamble && *f->preamble) {
+        put(&b, "#line 1 \"%s.preamble\"\n", f->name);
+        put_text(&b, f->preamble);
+        put(&b, "\n#line %d \"kiln-ufunc-%s.cu\"\n", count_lines(&b) + 1, f->name);
+    }
+    unsigned char emitted[UF_MAX_SIGS] = {0};
+    for (int v = 0; v < nkeys; v++) {
+        const uf_key *key = &keys[v];
+        const uf_signature *g = &f->sigs[key->sig];
+        if (!emitted[key->sig]) {
+            emit_body(&b, f, g, key->sig);
+            emitted[key->sig] = 1;
+        }
+        snprintf(kernel_names[v], UF_KERNEL_NAME_MAX, "kiln_uf_%s_%d", f->name, v);
+        put(&b, "// %s: signature %s, layout %s", kernel_names[v], g->text, layout_names[key->layout]);
+        if (key->layout == UF_STRIDED) put(&b, " (%d dims)", key->nd);
+        if (key->layout == UF_VECTOR) put(&b, " (%d per access)", key->vec);
+        put(&b, ", %d-bit indices; operands:", key->idx32 ? 32 : 64);
+        for (int j = 0; j < f->nout; j++) put(&b, " out%d %s", j, kiln_dtype_code((kiln_dtype)key->out[j]));
+        for (int i = 0; i < f->nin; i++)
+            put(&b, " %s %s%s", f->in_names[i], kiln_dtype_code(key_in(key, i)), key_scalar(key, i) ? " scalar" : "");
+        put(&b, "\n");
+        if (key->backend == UF_CUDA) emit_gpu_kernel(&b, f, key, g, kernel_names[v]);
+        else emit_cpu_kernel(&b, f, key, g, kernel_names[v]);
+    }
+    if (b.failed) {
+        free(b.p);
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory generating ufunc %s", f->name);
+    }
+    *source = b.p;
+    return KILN_OK;
+}

@@ -1,0 +1,252 @@
+/* ufunc.c: creating and releasing ufuncs, targets, and the table of
+ * compiled kernel variants. */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "kernel/module.h"
+#include "ufunc/call.h"
+
+/* ---------------------------------------------------------------- host side */
+
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+static kiln_context *host_ctx;
+static kiln_status host_status;
+static char host_error[512];
+
+static void open_host_context(void) {
+    host_status = kiln_open(&host_ctx, "cpu");
+    if (host_status != KILN_OK) snprintf(host_error, sizeof host_error, "%s", kiln_last_error());
+}
+
+/* One CPU context per process, opened on first need and kept for the life of
+ * the process: it runs cpu/parallel ufuncs called on a CUDA context and owns
+ * the memory of host-memory results (which may outlive any ufunc). */
+kiln_status uf_host_context(kiln_context **out) {
+    pthread_once(&host_once, open_host_context);
+    if (host_status != KILN_OK)
+        return kiln_set_error(host_status, "opening the host (cpu) context for a ufunc: %s", host_error);
+    *out = host_ctx;
+    return KILN_OK;
+}
+
+kiln_status uf_host_empty(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape, kiln_array **out) {
+    if (ctx->ops->kind == KILN_BACKEND_CPU) return kiln_array_empty(ctx, dtype, ndim, shape, out);
+    kiln_context *host = NULL;
+    kiln_array *owner = NULL, *a = NULL;
+    kiln_status s = uf_host_context(&host);
+    if (s == KILN_OK) s = kiln_array_empty(host, dtype, ndim, shape, &owner);
+    if (s == KILN_OK) s = kiln_array_alloc_header(ctx, dtype, ndim, shape, &a);
+    if (s != KILN_OK) {
+        kiln_array_release(owner);
+        return s;
+    }
+    /* A host-memory array of ctx whose memory belongs to `owner`, as a view's does. */
+    a->data = owner->data;
+    a->memory = KILN_MEMORY_HOST;
+    a->base = owner;
+    *out = a;
+    return KILN_OK;
+}
+
+/* Vector math variants live in libmvec; make them resolvable for the
+ * modules the CPU backend loads, whatever those are linked with. */
+static void open_libmvec(void) {
+#if defined(__x86_64__) && defined(__GLIBC__)
+    (void)dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+#endif
+}
+
+static void load_libmvec(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, open_libmvec);
+}
+
+/* ---------------------------------------------------------------- variants */
+
+static uf_variant *find_variant(kiln_ufunc *f, kiln_context *ctx, const uf_key *key) {
+    for (int i = f->nvariants - 1; i >= 0; i--)
+        if (f->variants[i].ctx == ctx && memcmp(&f->variants[i].key, key, sizeof *key) == 0) return &f->variants[i];
+    return NULL;
+}
+
+/* Compiles one module holding a kernel per key, on ctx, and records them. */
+static kiln_status build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key *keys, int nkeys) {
+    char *source = NULL;
+    char (*names)[UF_KERNEL_NAME_MAX] = calloc((size_t)nkeys, sizeof *names);
+    if (!names) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    kiln_status s = uf_generate(f, keys, nkeys, &source, names);
+    if (s == KILN_OK && ctx->ops->kind == KILN_BACKEND_CPU) load_libmvec();
+    kiln_module *m = NULL;
+    if (s == KILN_OK) s = kiln_module_build(ctx, source, f->name, NULL, NULL, &m);
+    free(source);
+    if (s != KILN_OK) {
+        free(names);
+        if (s == KILN_ERR_COMPILE)
+            kiln_prefix_error(s, "ufunc %s: the body did not compile (lines below count from the body's first line):\n",
+                              f->name);
+        return s;
+    }
+    pthread_mutex_lock(&f->lock);
+    for (int i = 0; i < nkeys && s == KILN_OK; i++) {
+        if (find_variant(f, ctx, &keys[i])) continue;
+        kiln_kernel *k = NULL;
+        s = kiln_module_get_kernel(m, names[i], &k);
+        if (s != KILN_OK) break;
+        if (f->nvariants == f->cap_variants) {
+            int cap = f->cap_variants ? f->cap_variants * 2 : 8;
+            uf_variant *v = realloc(f->variants, sizeof *v * (size_t)cap);
+            if (!v) {
+                kiln_kernel_release(k);
+                s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+                break;
+            }
+            f->variants = v;
+            f->cap_variants = cap;
+        }
+        f->variants[f->nvariants].key = keys[i];
+        f->variants[f->nvariants].ctx = ctx;
+        f->variants[f->nvariants].kernel = k;
+        f->nvariants++;
+    }
+    pthread_mutex_unlock(&f->lock);
+    kiln_module_release(m);
+    free(names);
+    return s;
+}
+
+kiln_status uf_get_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key, kiln_kernel **out) {
+    pthread_mutex_lock(&f->lock);
+    uf_variant *v = find_variant(f, ctx, key);
+    kiln_kernel *k = v ? v->kernel : NULL;
+    pthread_mutex_unlock(&f->lock);
+    if (!k) {
+        kiln_status s = build_variants(f, ctx, key, 1);
+        if (s != KILN_OK) return s;
+        pthread_mutex_lock(&f->lock);
+        v = find_variant(f, ctx, key);
+        k = v ? v->kernel : NULL;
+        pthread_mutex_unlock(&f->lock);
+        if (!k) return kiln_set_error(KILN_ERR_INTERNAL, "ufunc %s: compiled variant not recorded", f->name);
+    }
+    *out = k;
+    return KILN_OK;
+}
+
+/* The key of the kernel for contiguous arrays of signature sig's own dtypes,
+ * as uf_build_plan would make it for fresh, aligned arrays. */
+static void contiguous_key(const kiln_ufunc *f, int sig, uf_backend backend, uf_key *key) {
+    const uf_signature *g = &f->sigs[sig];
+    memset(key, 0, sizeof *key);
+    key->backend = (uint8_t)backend;
+    key->sig = (uint8_t)sig;
+    key->nin = (uint8_t)f->nin;
+    key->nout = (uint8_t)f->nout;
+    key->layout = UF_CONTIG;
+    key->vec = 1;
+    size_t maxitem = 0;
+    for (int i = 0; i < f->nin; i++) {
+        key->in[i] = (uint8_t)g->in[i];
+        if (kiln_dtype_size(g->in[i]) > maxitem) maxitem = kiln_dtype_size(g->in[i]);
+    }
+    for (int j = 0; j < f->nout; j++) {
+        key->out[j] = (uint8_t)g->out[j];
+        if (kiln_dtype_size(g->out[j]) > maxitem) maxitem = kiln_dtype_size(g->out[j]);
+    }
+    if (backend == UF_CUDA) {
+        key->idx32 = 1;
+        if (16 / maxitem >= 2) {
+            key->layout = UF_VECTOR;
+            key->vec = (uint8_t)(16 / maxitem);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- public */
+
+static kiln_status check_name(const char *name) {
+    if (!name || !*name) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_vectorize: name is empty");
+    size_t n = strlen(name);
+    int ok = n < UF_NAME_MAX - 8 && (isalpha((unsigned char)name[0]) || name[0] == '_');
+    for (size_t i = 0; i < n && ok; i++) ok = isalnum((unsigned char)name[i]) || name[i] == '_';
+    if (!ok)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_vectorize: name \"%s\" must be a C identifier of at most %d characters", name,
+                              UF_NAME_MAX - 9);
+    return KILN_OK;
+}
+
+kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *signatures, const char *params,
+                           const char *body, const char *preamble, kiln_ufunc **out) {
+    if (!ctx || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_vectorize: ctx or out is NULL");
+    if (!body) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_vectorize: body is NULL");
+    kiln_status s = kiln_context_check(ctx);
+    if (s == KILN_OK) s = check_name(name);
+    if (s != KILN_OK) return s;
+    kiln_ufunc *f = calloc(1, sizeof *f);
+    if (!f) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    f->ctx = ctx;
+    snprintf(f->name, sizeof f->name, "%s", name);
+    pthread_mutex_init(&f->lock, NULL);
+    f->body = strdup(body);
+    f->preamble = preamble ? strdup(preamble) : NULL;
+    if (!f->body || (preamble && !f->preamble)) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (s == KILN_OK) s = uf_parse_signatures(f, signatures);
+    if (s == KILN_OK) s = uf_parse_params(f, params);
+    if (s == KILN_OK) {
+        /* Compile the common case now, so a body that does not compile is
+         * reported here, once, and the first call costs no compile. */
+        uf_key keys[UF_MAX_SIGS];
+        uf_backend be = ctx->ops->kind == KILN_BACKEND_CUDA ? UF_CUDA : UF_CPU;
+        for (int k = 0; k < f->nsig; k++) contiguous_key(f, k, be, &keys[k]);
+        s = build_variants(f, ctx, keys, f->nsig);
+    }
+    if (s != KILN_OK) {
+        kiln_ufunc_release(f);
+        return s;
+    }
+    *out = f;
+    return KILN_OK;
+}
+
+void kiln_ufunc_release(kiln_ufunc *f) {
+    if (!f) return;
+    uf_staging_release(f);
+    for (int i = 0; i < f->nvariants; i++) kiln_kernel_release(f->variants[i].kernel);
+    free(f->variants);
+    free(f->body);
+    free(f->preamble);
+    pthread_mutex_destroy(&f->lock);
+    free(f);
+}
+
+kiln_status uf_parse_target(const char *target, uf_target *out) {
+    if (!target || !*target || strcmp(target, "context") == 0) *out = UF_TARGET_CONTEXT;
+    else if (strcmp(target, "cpu") == 0) *out = UF_TARGET_CPU;
+    else if (strcmp(target, "parallel") == 0) *out = UF_TARGET_PARALLEL;
+    else if (strcmp(target, "cuda") == 0 || strcmp(target, "gpu") == 0) *out = UF_TARGET_CUDA;
+    else
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "ufunc target must be \"cuda\", \"cpu\", \"parallel\" or \"context\", got \"%s\"", target);
+    return KILN_OK;
+}
+
+kiln_status kiln_ufunc_set_target(kiln_ufunc *f, const char *target) {
+    if (!f) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_ufunc_set_target: ufunc is NULL");
+    uf_target t;
+    kiln_status s = uf_parse_target(target, &t);
+    if (s != KILN_OK) return s;
+    if (t == UF_TARGET_CUDA && f->ctx->ops->kind != KILN_BACKEND_CUDA)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED,
+                              "ufunc %s: target \"cuda\" needs a cuda context; this context is %s", f->name,
+                              f->ctx->ops->name);
+    f->target = t;
+    return KILN_OK;
+}
+
+int kiln_ufunc_nin(const kiln_ufunc *f) { return f ? f->nin : -1; }
+int kiln_ufunc_nout(const kiln_ufunc *f) { return f ? f->nout : -1; }

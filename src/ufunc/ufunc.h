@@ -1,0 +1,118 @@
+/* ufunc.h: elementwise functions made from a scalar CUDA C body
+ * (kiln_vectorize), private to src/ufunc/.
+ *
+ * A ufunc holds its parsed signatures and, per kernel variant it has needed,
+ * a compiled kernel. A variant is fixed by uf_key: backend, signature, the
+ * actual dtype of every operand (and which inputs are scalars), the layout
+ * class (contiguous, vectorised, strided with nd dims) and the index width.
+ * Keys are small fixed-size structs compared with memcmp, so the steady
+ * state of a call hashes no strings and allocates nothing but its outputs. */
+#ifndef KILN_UFUNC_UFUNC_H
+#define KILN_UFUNC_UFUNC_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "array/array.h"
+#include "kiln.h"
+
+#define UF_MAX_IN 24
+#define UF_MAX_OUT 8
+#define UF_MAX_OPS (UF_MAX_IN + UF_MAX_OUT)
+#define UF_MAX_SIGS 32
+#define UF_NAME_MAX 64
+
+typedef struct uf_signature {
+    int nin, nout;
+    kiln_dtype in[UF_MAX_IN];
+    kiln_dtype out[UF_MAX_OUT];
+    char text[256]; /* normalised, e.g. "f8(f8,f8)" or "(f8,f8)(f8,f8,f8)" */
+} uf_signature;
+
+typedef enum uf_backend { UF_CPU = 0, UF_CUDA = 1 } uf_backend;
+
+typedef enum uf_layout {
+    UF_CONTIG = 0,  /* every array operand C-contiguous over the full shape */
+    UF_VECTOR = 1,  /* UF_CONTIG + all aligned for 16-byte accesses (CUDA) */
+    UF_STRIDED = 2  /* general: byte strides per operand per dim (0 = broadcast) */
+} uf_layout;
+
+#define UF_SCALAR_BIT 0x80
+
+typedef struct uf_key {
+    uint8_t backend, sig, layout, nd, idx32, vec, nin, nout;
+    uint8_t in[UF_MAX_IN];   /* actual dtype; | UF_SCALAR_BIT for a scalar input */
+    uint8_t out[UF_MAX_OUT]; /* actual dtype of each output array */
+} uf_key;
+
+typedef struct uf_variant {
+    uf_key key;
+    kiln_context *ctx; /* the context the kernel was built in */
+    kiln_kernel *kernel;
+} uf_variant;
+
+typedef enum uf_target { UF_TARGET_CONTEXT = 0, UF_TARGET_CPU, UF_TARGET_PARALLEL, UF_TARGET_CUDA } uf_target;
+
+struct uf_staging; /* host-array pipeline buffers (staging.c) */
+
+struct kiln_ufunc {
+    kiln_context *ctx;
+    char name[UF_NAME_MAX];    /* a C identifier */
+    char *body, *preamble;
+    int nin, nout;
+    int return_style;          /* body uses `return` (one output, outputs not named) */
+    char in_names[UF_MAX_IN][UF_NAME_MAX];
+    char out_names[UF_MAX_OUT][UF_NAME_MAX];
+    int nsig;
+    uf_signature sigs[UF_MAX_SIGS];
+    char sig_list[1024];       /* for error messages */
+    uf_target target;
+
+    pthread_mutex_t lock;      /* guards the variant table and staging */
+    uf_variant *variants;
+    int nvariants, cap_variants;
+    struct uf_staging *staging;
+};
+
+/* ---- signature.c */
+/* Parses "f8(f8,f8); f4(f4,f4)" or "(f8,f8)(f8,f8,f8)" into f->sigs. */
+kiln_status uf_parse_signatures(kiln_ufunc *f, const char *text);
+/* Parses "a, b, c" or "a, b -> x, y" into f->in_names/out_names. */
+kiln_status uf_parse_params(kiln_ufunc *f, const char *text);
+
+/* ---- codegen.c */
+#define UF_KERNEL_NAME_MAX 96
+/* One module's source (malloc'd) holding a kernel per key (all of one
+ * backend); kernel_names[i] receives the name of keys[i]'s kernel. */
+kiln_status uf_generate(const kiln_ufunc *f, const uf_key *keys, int nkeys, char **source,
+                        char (*kernel_names)[UF_KERNEL_NAME_MAX]);
+
+/* ---- call.c: the operands of one call, resolved */
+typedef struct uf_plan {
+    uf_key key;
+    int nd;                           /* dims after coalescing */
+    int64_t shape[KILN_MAX_DIMS];     /* coalesced iteration shape */
+    int64_t n;                        /* elements */
+    int narr;                         /* array operands: outputs first, then array inputs */
+    char *data[UF_MAX_OPS];
+    int64_t strides[UF_MAX_OPS][KILN_MAX_DIMS];
+    kiln_value scalars[UF_MAX_IN];    /* scalar inputs converted to the signature type */
+    int nscalars;
+} uf_plan;
+
+
+/* ---- variants and targets (ufunc.c) */
+/* NULL/""/"context", "cpu", "parallel", "cuda". */
+kiln_status uf_parse_target(const char *target, uf_target *out);
+kiln_status uf_get_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key, kiln_kernel **out);
+/* The process-wide CPU context used for cpu/parallel targets on a CUDA
+ * context and to own host-memory results. */
+kiln_status uf_host_context(kiln_context **out);
+/* A new contiguous array of `ctx` whose memory is plain host memory. */
+kiln_status uf_host_empty(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
+                          kiln_array **out);
+
+/* ---- staging.c */
+void uf_staging_release(kiln_ufunc *f);
+
+#endif

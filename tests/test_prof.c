@@ -1,0 +1,704 @@
+/* test_prof.c: the profiler (KILN_PROFILE, KILN_TRACE, kiln_profiler_*).
+ *
+ * A known sequence of compiles, allocations, copies and launches on the CPU
+ * backend must show up in the summary with the right counts, names and bytes,
+ * and in the trace (read back with jansson, a real JSON parser) in order with
+ * the right arguments. The GPU path (pooled events, lazy resolution) is
+ * checked against a fake backend whose events read a clock the test drives.
+ * Bad input: an unwritable trace path warns and changes no result.
+ *
+ * KILN_PROF_BENCH=1 adds a launch-overhead measurement (profiling off / on). */
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/context.h"
+#include "prof/prof.h"
+#include "test_support.h"
+
+/* ------------------------------------------------------------------ helpers */
+
+static void clear_profiler_env(void) {
+    unsetenv("KILN_PROFILE");
+    unsetenv("KILN_PROFILE_OUT");
+    unsetenv("KILN_TRACE");
+}
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* stderr captured into a file between capture_begin and capture_end. */
+typedef struct captured {
+    int saved_fd;
+    char path[64];
+} captured;
+
+static void capture_begin(captured *c) {
+    fflush(stderr);
+    snprintf(c->path, sizeof c->path, "/tmp/kiln-test-prof-XXXXXX");
+    int fd = mkstemp(c->path);
+    assert_true(fd >= 0);
+    c->saved_fd = dup(2);
+    dup2(fd, 2);
+    close(fd);
+}
+
+static char *capture_end(captured *c) {
+    fflush(stderr);
+    dup2(c->saved_fd, 2);
+    close(c->saved_fd);
+    char *text = read_file(c->path);
+    unlink(c->path);
+    return text;
+}
+
+/* Column `from_end` (1: Max, 4: Calls, 5: Time) of the summary row whose
+ * Name is exactly `name`, into buf; 0 if there is no such row.
+ * Row: [Type] Time(%) Time Calls Avg Min Max  Name */
+static int row_field(const char *summary, const char *name, int from_end, char *out, size_t cap) {
+    size_t name_len = strlen(name);
+    for (const char *line = summary; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        if (len > name_len + 2 && memcmp(line + len - name_len, name, name_len) == 0 &&
+            memcmp(line + len - name_len - 2, "  ", 2) == 0) {
+            char buf[512];
+            size_t n = len - name_len < sizeof buf ? len - name_len : sizeof buf - 1;
+            memcpy(buf, line, n);
+            buf[n] = '\0';
+            char *tok[16];
+            int count = 0;
+            for (char *t = strtok(buf, " "); t && count < 16; t = strtok(NULL, " ")) tok[count++] = t;
+            if (count >= 6) {
+                snprintf(out, cap, "%s", tok[count - from_end]);
+                return 1;
+            }
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+/* The Calls column of the row named `name`; -1 if absent. */
+static long long row_calls(const char *summary, const char *name) {
+    char calls[64];
+    return row_field(summary, name, 4, calls, sizeof calls) ? atoll(calls) : -1;
+}
+
+/* The "Copies by direction" line for `dir` and `memory`: calls and bytes. */
+static int copy_row_time(const char *summary, const char *dir, const char *memory, long long *calls,
+                         unsigned long long *bytes, char time[32]) {
+    const char *table = strstr(summary, "Copies by direction");
+    if (!table) return 0;
+    for (const char *line = strchr(table, '\n'); line && *line; line = strchr(line + 1, '\n')) {
+        char d[32], m[32], avg[32];
+        if (sscanf(line + 1, "%31s %31s %lld %llu %31s %31s", d, m, calls, bytes, avg, time) == 6 &&
+            strcmp(d, dir) == 0 && strcmp(m, memory) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int copy_row(const char *summary, const char *dir, const char *memory, long long *calls,
+                    unsigned long long *bytes) {
+    char time[32];
+    return copy_row_time(summary, dir, memory, calls, bytes, time);
+}
+
+/* ------------------------------------------------------------------ the CPU sequence */
+
+static const char *kernels_src_fmt =
+    "// test_prof %ld %d: a unique comment so the first compile misses the cache\n"
+    "__global__ void scale(float *x, float a, int n) {\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n) x[i] *= a;\n"
+    "}\n"
+    "__global__ void offset(float *y, float b, int n) {\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n) y[i] += b;\n"
+    "}\n";
+
+enum { NX = 1024, NY = 256 };
+
+typedef struct sequence_result {
+    float x[NX], y[NY];
+} sequence_result;
+
+/* The known sequence: 1 compile (miss) + 1 compile (hit), 2 allocations
+ * (4096 + 1024 bytes), 2 HtoD copies (4096, 1024), 3 launches of scale,
+ * 2 of offset, 1 DtoH copy (4096) and the y read back through DtoH too
+ * (1024). Checks the numbers. */
+static void run_sequence(kiln_context *ctx, sequence_result *res) {
+    static int runs;
+    char src[1024];
+    snprintf(src, sizeof src, kernels_src_fmt, (long)time(NULL), (int)getpid() * 1000 + runs++);
+    kiln_module *m1 = NULL, *m2 = NULL;
+    TEST_OK(kiln_module_from_source(ctx, src, "prof_seq.cu", NULL, &m1));
+    TEST_OK(kiln_module_from_source(ctx, src, "prof_seq.cu", NULL, &m2));
+    kiln_kernel *scale = NULL, *offset = NULL;
+    TEST_OK(kiln_module_get_kernel(m1, "scale", &scale));
+    TEST_OK(kiln_module_get_kernel(m2, "offset", &offset));
+
+    float hx[NX], hy[NY];
+    for (int i = 0; i < NX; i++) hx[i] = (float)i;
+    for (int i = 0; i < NY; i++) hy[i] = (float)-i;
+    int64_t sx[1] = {NX}, sy[1] = {NY};
+    kiln_array *x = NULL, *y = NULL;
+    TEST_OK(kiln_array_empty(ctx, KILN_FLOAT32, 1, sx, &x));
+    TEST_OK(kiln_array_empty(ctx, KILN_FLOAT32, 1, sy, &y));
+    TEST_OK(kiln_array_from_host_copy(x, hx, sizeof hx));
+    TEST_OK(kiln_array_from_host_copy(y, hy, sizeof hy));
+    for (int r = 0; r < 3; r++)
+        TEST_OK(kiln_launch(scale, KILN_DIM(NX / 256), KILN_DIM(256), 0, NULL,
+                            KILN_ARGS(kiln_arr(x), kiln_f32(2.0f), kiln_i32(NX))));
+    for (int r = 0; r < 2; r++)
+        TEST_OK(kiln_launch(offset, KILN_DIM(1), KILN_DIM(NY), 0, NULL,
+                            KILN_ARGS(kiln_arr(y), kiln_f32(10.0f), kiln_i32(NY))));
+    TEST_OK(kiln_array_to_host(x, res->x, sizeof res->x));
+    TEST_OK(kiln_array_to_host(y, res->y, sizeof res->y));
+    for (int i = 0; i < NX; i++) assert_true(res->x[i] == 8.0f * (float)i);
+    for (int i = 0; i < NY; i++) assert_true(res->y[i] == 20.0f - (float)i);
+    kiln_array_release(x);
+    kiln_array_release(y);
+    kiln_kernel_release(scale);
+    kiln_kernel_release(offset);
+    kiln_module_release(m1);
+    kiln_module_release(m2);
+}
+
+/* The backend under test ("cpu" unless KILN_TEST_TARGET says otherwise). */
+static int testing_cpu(void) { return strcmp(test_target(), "cpu") == 0; }
+
+static void check_summary(const char *s) {
+    if (getenv("KILN_TEST_VERBOSE")) fputs(s, stdout);
+    assert_true(test_contains(s, testing_cpu() ? "backend cpu" : "backend cuda"));
+    assert_true(test_contains(s, testing_cpu() ? "CPU activities:" : "GPU activities:"));
+    assert_int_equal(row_calls(s, "scale"), 3);
+    assert_int_equal(row_calls(s, "offset"), 2);
+    assert_int_equal(row_calls(s, "[memcpy HtoD]"), 2);
+    assert_int_equal(row_calls(s, "[memcpy DtoH]"), 2);
+    long long calls = 0;
+    unsigned long long bytes = 0;
+    assert_true(copy_row(s, "HtoD", "pageable", &calls, &bytes));
+    assert_int_equal(calls, 2);
+    assert_int_equal(bytes, 4 * (NX + NY));
+    assert_true(copy_row(s, "DtoH", "pageable", &calls, &bytes));
+    assert_int_equal(calls, 2);
+    assert_int_equal(bytes, 4 * (NX + NY));
+    /* The table's copy rows and the direction table agree on the time. */
+    static const char *const dirs[2] = {"HtoD", "DtoH"};
+    for (int d = 0; d < 2; d++) {
+        char row_name[32], row_time[64], table_time[32];
+        snprintf(row_name, sizeof row_name, "[memcpy %s]", dirs[d]);
+        assert_true(row_field(s, row_name, 5, row_time, sizeof row_time));
+        assert_true(copy_row_time(s, dirs[d], "pageable", &calls, &bytes, table_time));
+        assert_string_equal(row_time, table_time);
+    }
+    assert_int_equal(row_calls(s, "[alloc]"), 2);
+    assert_true(test_contains(s, "Allocations: 2, 5120 bytes"));
+    assert_true(test_contains(s, "JIT: 2 modules: 1 compiled, 1 cache hit"));
+    /* nvprof's columns, in nvprof's order. */
+    assert_true(test_contains(s, "Type  Time(%)      Time     Calls       Avg       Min       Max  Name"));
+    /* Most time first: 2 launches over 1024 elements... not guaranteed on a
+     * loaded machine, so only check that every activity row has a percent. */
+}
+
+static void test_summary_counts_names_bytes(void **state) {
+    (void)state;
+    clear_profiler_env();
+    kiln_context *ctx = test_open();
+    TEST_OK(kiln_profiler_start(ctx));
+    assert_true(kiln_profiler_enabled(ctx));
+    sequence_result *res = calloc(1, sizeof *res);
+    run_sequence(ctx, res);
+    char *text = NULL;
+    TEST_OK(kiln_profiler_summary(ctx, &text));
+    check_summary(text);
+    kiln_free(text);
+
+    /* stop: nothing more is recorded; start: recording resumes. */
+    TEST_OK(kiln_profiler_stop(ctx));
+    assert_false(kiln_profiler_enabled(ctx));
+    run_sequence(ctx, res);
+    TEST_OK(kiln_profiler_summary(ctx, &text));
+    assert_int_equal(row_calls(text, "scale"), 3);
+    kiln_free(text);
+    TEST_OK(kiln_profiler_reset(ctx));
+    TEST_OK(kiln_profiler_start(ctx));
+    run_sequence(ctx, res);
+    TEST_OK(kiln_profiler_summary(ctx, &text));
+    assert_int_equal(row_calls(text, "scale"), 3);
+    assert_int_equal(row_calls(text, "offset"), 2);
+    assert_true(test_contains(text, "JIT: 2 modules: 1 compiled, 1 cache hit"));
+    kiln_free(text);
+    free(res);
+    kiln_close(ctx);
+}
+
+static json_t *events_of(json_t *root) {
+    assert_true(json_is_object(root));
+    json_t *events = json_object_get(root, "traceEvents");
+    assert_true(json_is_array(events));
+    return events;
+}
+
+static void check_trace(const char *path) {
+    json_error_t err;
+    json_t *root = json_load_file(path, 0, &err);
+    if (!root) fail_msg("%s: not valid JSON: line %d: %s", path, err.line, err.text);
+    json_t *events = events_of(root);
+
+    /* The work on the stream track, in order, with its arguments. */
+    static const char *expected[] = {"[memcpy HtoD]", "[memcpy HtoD]", "scale", "scale", "scale",
+                                     "offset", "offset", "[memcpy DtoH]", "[memcpy DtoH]"};
+    static const long long expected_bytes[] = {4 * NX, 4 * NY, 0, 0, 0, 0, 0, 4 * NX, 4 * NY};
+    size_t seen = 0, launches = 0, allocs = 0, jits = 0, stream_names = 0, host_names = 0;
+    double last_ts = -1;
+    json_int_t stream_tid = -1;
+    size_t i;
+    json_t *e;
+    json_array_foreach(events, i, e) {
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        const char *name = json_string_value(json_object_get(e, "name"));
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        assert_non_null(ph);
+        assert_non_null(name);
+        assert_int_equal(json_integer_value(json_object_get(e, "pid")), getpid());
+        json_t *args = json_object_get(e, "args");
+        if (strcmp(ph, "M") == 0) {
+            if (strcmp(name, "thread_name") == 0) {
+                const char *label = json_string_value(json_object_get(args, "name"));
+                if (test_contains(label, "stream 0")) stream_names++;
+                if (test_contains(label, "host thread")) host_names++;
+            }
+            continue;
+        }
+        assert_string_equal(ph, "X");
+        assert_true(json_is_number(json_object_get(e, "ts")));
+        assert_true(json_number_value(json_object_get(e, "dur")) >= 0);
+        assert_non_null(cat);
+        if (strcmp(cat, "api") == 0 && strcmp(name, "kiln_launch") == 0) launches++;
+        if (strcmp(cat, "alloc") == 0) {
+            allocs++;
+            json_int_t b = json_integer_value(json_object_get(args, "bytes"));
+            assert_true(b == 4 * NX || b == 4 * NY);
+        }
+        if (strcmp(cat, "jit") == 0) {
+            const char *cache = json_string_value(json_object_get(args, "cache"));
+            assert_string_equal(cache, jits == 0 ? "miss" : "hit");
+            assert_string_equal(json_string_value(json_object_get(args, "module")), "prof_seq.cu");
+            jits++;
+        }
+        if (strcmp(cat, "kernel") != 0 && strcmp(cat, "copy") != 0) continue;
+        assert_true(seen < sizeof expected / sizeof *expected);
+        assert_string_equal(name, expected[seen]);
+        double ts = json_number_value(json_object_get(e, "ts"));
+        assert_true(ts >= last_ts);
+        last_ts = ts;
+        json_int_t tid = json_integer_value(json_object_get(e, "tid"));
+        if (stream_tid < 0) stream_tid = tid;
+        assert_int_equal(tid, stream_tid); /* one stream: one track */
+        if (strcmp(cat, "copy") == 0) {
+            assert_int_equal(json_integer_value(json_object_get(args, "bytes")), expected_bytes[seen]);
+            assert_string_equal(json_string_value(json_object_get(args, "memory")), "pageable");
+        } else {
+            json_t *grid = json_object_get(args, "grid"), *block = json_object_get(args, "block");
+            assert_int_equal(json_array_size(grid), 3);
+            assert_int_equal(json_array_size(block), 3);
+            int is_scale = strcmp(name, "scale") == 0;
+            assert_int_equal(json_integer_value(json_array_get(grid, 0)), is_scale ? NX / 256 : 1);
+            assert_int_equal(json_integer_value(json_array_get(block, 0)), is_scale ? 256 : NY);
+            assert_int_equal(json_integer_value(json_array_get(block, 1)), 1);
+            const char *shapes = json_string_value(json_object_get(args, "args"));
+            assert_non_null(shapes);
+            char dim[32];
+            snprintf(dim, sizeof dim, "%d", is_scale ? NX : NY);
+            if (!test_contains(shapes, dim)) fail_msg("kernel args \"%s\" lack the array's shape %s", shapes, dim);
+        }
+        seen++;
+    }
+    assert_int_equal(seen, sizeof expected / sizeof *expected);
+    assert_int_equal(launches, 5);
+    assert_int_equal(allocs, 2);
+    assert_int_equal(jits, 2);
+    assert_int_equal(stream_names, 1);
+    assert_true(host_names >= 1);
+    json_t *other = json_object_get(root, "otherData");
+    assert_string_equal(json_string_value(json_object_get(other, "backend")), testing_cpu() ? "cpu" : "cuda");
+    json_decref(root);
+}
+
+/* KILN_PROFILE + KILN_PROFILE_OUT + KILN_TRACE: everything written at kiln_close. */
+static void test_env_summary_and_trace_at_close(void **state) {
+    (void)state;
+    char *dir = test_temp_dir("prof");
+    assert_non_null(dir);
+    char trace[1200], out[1200];
+    snprintf(trace, sizeof trace, "%s/trace.json", dir);
+    snprintf(out, sizeof out, "%s/summary.txt", dir);
+    clear_profiler_env();
+    setenv("KILN_PROFILE", "1", 1);
+    setenv("KILN_PROFILE_OUT", out, 1);
+    setenv("KILN_TRACE", trace, 1);
+    kiln_context *ctx = test_open();
+    clear_profiler_env();
+    sequence_result *res = calloc(1, sizeof *res);
+    run_sequence(ctx, res);
+    free(res);
+    kiln_close(ctx);
+
+    char *summary = read_file(out);
+    assert_non_null(summary);
+    check_summary(summary);
+    free(summary);
+    check_trace(trace);
+    /* The same trace on request, through the API. */
+    ctx = test_open();
+    TEST_OK(kiln_profiler_start(ctx));
+    res = calloc(1, sizeof *res);
+    run_sequence(ctx, res);
+    free(res);
+    char trace2[1300];
+    snprintf(trace2, sizeof trace2, "%s/api.json", dir);
+    TEST_OK(kiln_profiler_write_trace(ctx, trace2));
+    check_trace(trace2);
+    kiln_close(ctx);
+    free(dir);
+}
+
+/* Bad input: the trace cannot be written. A warning, the right results, no crash. */
+static void test_unwritable_trace_warns(void **state) {
+    (void)state;
+    clear_profiler_env();
+    setenv("KILN_TRACE", "/nonexistent/dir/t.json", 1);
+    captured cap;
+    capture_begin(&cap);
+    kiln_context *ctx = NULL;
+    kiln_status s = kiln_open(&ctx, test_target());
+    sequence_result *res = calloc(1, sizeof *res);
+    if (s == KILN_OK) run_sequence(ctx, res);
+    kiln_close(ctx);
+    char *err = capture_end(&cap);
+    clear_profiler_env();
+    TEST_OK(s);
+    if (!test_contains(err, "warning") || !test_contains(err, "/nonexistent/dir/t.json"))
+        fail_msg("no warning naming the trace path; stderr was: %s", err);
+    free(err);
+
+    /* Through the API: a status naming the path. */
+    ctx = test_open();
+    TEST_OK(kiln_profiler_start(ctx));
+    run_sequence(ctx, res);
+    TEST_FAILS_WITH(kiln_profiler_write_trace(ctx, "/nonexistent/dir/t.json"), KILN_ERR_IO, "/nonexistent/dir/t.json");
+    char *text = NULL;
+    TEST_OK(kiln_profiler_summary(ctx, &text)); /* the profile itself is intact */
+    assert_int_equal(row_calls(text, "scale"), 3);
+    kiln_free(text);
+    kiln_close(ctx);
+
+    /* Writable when the context opened, gone by kiln_close: warned at close. */
+    char *dir = test_temp_dir("prof-gone");
+    char sub[1200], trace[1300];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    snprintf(trace, sizeof trace, "%s/t.json", sub);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    setenv("KILN_TRACE", trace, 1);
+    ctx = test_open();
+    clear_profiler_env();
+    run_sequence(ctx, res);
+    assert_int_equal(rmdir(sub), 0);
+    capture_begin(&cap);
+    kiln_close(ctx);
+    err = capture_end(&cap);
+    if (!test_contains(err, "warning") || !test_contains(err, trace))
+        fail_msg("no warning at close naming %s; stderr was: %s", trace, err);
+    free(err);
+    free(dir);
+    free(res);
+}
+
+static void test_off_by_default(void **state) {
+    (void)state;
+    clear_profiler_env();
+    kiln_context *ctx = test_open();
+    assert_null(ctx->prof); /* the hooks are one branch, never called */
+    assert_false(kiln_profiler_enabled(ctx));
+    char *text = NULL;
+    TEST_FAILS_WITH(kiln_profiler_summary(ctx, &text), KILN_ERR_INVALID_ARGUMENT, "KILN_PROFILE");
+    TEST_OK(kiln_profiler_stop(ctx)); /* a no-op */
+    kiln_close(ctx);
+    TEST_FAILS_WITH(kiln_profiler_start(NULL), KILN_ERR_INVALID_ARGUMENT, "NULL");
+    setenv("KILN_PROFILE", "0", 1);
+    ctx = test_open();
+    clear_profiler_env();
+    assert_null(ctx->prof);
+    kiln_close(ctx);
+}
+
+/* ------------------------------------------------------------------ fake GPU */
+
+/* A backend whose events read a clock the test advances: checks event
+ * pooling, lazy resolution, device times and bandwidth without a GPU. */
+typedef struct fake_event {
+    double t_ms;
+} fake_event;
+
+static double fake_clock_ms;
+static int fake_events_live, fake_events_peak, fake_events_created;
+
+static kiln_status fake_event_create(kiln_backend_state *st, kiln_backend_event **out) {
+    (void)st;
+    fake_event *e = calloc(1, sizeof *e);
+    fake_events_live++;
+    fake_events_created++;
+    if (fake_events_live > fake_events_peak) fake_events_peak = fake_events_live;
+    *out = (kiln_backend_event *)e;
+    return KILN_OK;
+}
+static kiln_status fake_event_record(kiln_backend_state *st, kiln_backend_event *ev, kiln_backend_stream *s) {
+    (void)st;
+    (void)s;
+    ((fake_event *)ev)->t_ms = fake_clock_ms;
+    return KILN_OK;
+}
+static kiln_status fake_event_synchronize(kiln_backend_state *st, kiln_backend_event *ev) {
+    (void)st;
+    (void)ev;
+    return KILN_OK;
+}
+static kiln_status fake_event_elapsed(kiln_backend_state *st, kiln_backend_event *a, kiln_backend_event *b,
+                                      float *ms) {
+    (void)st;
+    *ms = (float)(((fake_event *)b)->t_ms - ((fake_event *)a)->t_ms);
+    return KILN_OK;
+}
+static void fake_event_destroy(kiln_backend_state *st, kiln_backend_event *ev) {
+    (void)st;
+    fake_events_live--;
+    free(ev);
+}
+
+static const kiln_backend_ops fake_gpu_ops = {
+    .version = KILN_BACKEND_OPS_VERSION,
+    .name = "fakegpu",
+    .kind = KILN_BACKEND_CUDA,
+    .event_create = fake_event_create,
+    .event_record = fake_event_record,
+    .event_synchronize = fake_event_synchronize,
+    .event_elapsed_ms = fake_event_elapsed,
+    .event_destroy = fake_event_destroy,
+};
+static const kiln_backend_ops fake_cpu_ops = {
+    .version = KILN_BACKEND_OPS_VERSION, .name = "fakecpu", .kind = KILN_BACKEND_CPU};
+
+static kiln_context *fake_context(const kiln_backend_ops *ops) {
+    kiln_context *ctx = calloc(1, sizeof *ctx);
+    ctx->ops = ops;
+    snprintf(ctx->info.name, sizeof ctx->info.name, "Fake Device \"quoted\" \\ \x01");
+    atomic_init(&ctx->dead, 0);
+    return ctx;
+}
+
+static void test_gpu_events_pooled_and_resolved_lazily(void **state) {
+    (void)state;
+    fake_clock_ms = 0;
+    fake_events_live = fake_events_peak = fake_events_created = 0;
+    kiln_context *ctx = fake_context(&fake_gpu_ops);
+    TEST_OK(kiln_profiler_start(ctx));
+    kiln_launch_config cfg = {{80, 1, 1}, {128, 1, 1}, 0};
+    kiln_backend_stream *s1 = (kiln_backend_stream *)(uintptr_t)0x1000;
+    enum { LAUNCHES = 20000 };
+    for (int i = 0; i < LAUNCHES; i++) {
+        kiln_prof_op *op = kiln_prof_kernel_begin(ctx, i % 2 ? "odd" : "even", &cfg, NULL, "f4(8,)");
+        assert_non_null(op);
+        fake_clock_ms += i % 2 ? 3.0 : 1.0; /* device time, whatever the host took */
+        kiln_prof_end(ctx, op);
+        if (i % 100 == 0) {
+            op = kiln_prof_copy_begin(ctx, KILN_COPY_HOST_TO_DEVICE, 1000000, 1, s1);
+            fake_clock_ms += 0.5; /* 1 MB in 0.5 ms: 2 GB/s */
+            kiln_prof_end(ctx, op);
+        }
+    }
+    /* Events are reused: the pool holds the unresolved window, not every launch. */
+    assert_true(fake_events_created < 2 * 7 * 1024 + 2 * 128);
+    char *text = NULL;
+    TEST_OK(kiln_profiler_summary(ctx, &text));
+    if (getenv("KILN_TEST_VERBOSE")) fputs(text, stdout);
+    assert_true(test_contains(text, "GPU activities:"));
+    assert_true(test_contains(text, "backend fakegpu"));
+    assert_int_equal(row_calls(text, "odd"), LAUNCHES / 2);
+    assert_int_equal(row_calls(text, "even"), LAUNCHES / 2);
+    assert_int_equal(row_calls(text, "[memcpy HtoD]"), LAUNCHES / 100);
+    /* odd: 10000 x 3 ms = 30 s, avg 3 ms: the device times, not the host's. */
+    assert_true(test_contains(text, "30.000s     10000  3.0000ms  3.0000ms  3.0000ms  odd"));
+    long long calls = 0;
+    unsigned long long bytes = 0;
+    assert_true(copy_row(text, "HtoD", "pinned", &calls, &bytes));
+    assert_int_equal(bytes, 1000000ull * (LAUNCHES / 100));
+    assert_true(test_contains(text, "2.00\n")); /* GB/s */
+    kiln_free(text);
+
+    /* The trace escapes the device name and puts the copies on their own track. */
+    char *dir = test_temp_dir("prof-fake");
+    char path[1200];
+    snprintf(path, sizeof path, "%s/fake.json", dir);
+    TEST_OK(kiln_profiler_write_trace(ctx, path));
+    json_error_t err;
+    json_t *root = json_load_file(path, 0, &err);
+    if (!root) fail_msg("fake trace is not JSON: line %d: %s", err.line, err.text);
+    json_t *events = events_of(root);
+    size_t i, kernels = 0, copies = 0;
+    json_int_t kernel_tid = -1, copy_tid = -1;
+    json_t *e;
+    double prev_ts = -1;
+    json_array_foreach(events, i, e) {
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        if (!cat) continue;
+        json_int_t tid = json_integer_value(json_object_get(e, "tid"));
+        if (strcmp(cat, "kernel") == 0) {
+            kernels++;
+            kernel_tid = tid;
+            double ts = json_number_value(json_object_get(e, "ts"));
+            assert_true(ts >= prev_ts);
+            prev_ts = ts;
+            double dur = json_number_value(json_object_get(e, "dur"));
+            assert_true(dur == 1000.0 || dur == 3000.0); /* microseconds */
+        } else if (strcmp(cat, "copy") == 0) {
+            copies++;
+            copy_tid = tid;
+            assert_true(json_number_value(json_object_get(json_object_get(e, "args"), "GB/s")) == 2.0);
+        }
+    }
+    assert_int_equal(kernels, LAUNCHES);
+    assert_int_equal(copies, LAUNCHES / 100);
+    assert_true(kernel_tid != copy_tid);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(root, "otherData"), "device")),
+                        "Fake Device \"quoted\" \\ \x01");
+    json_decref(root);
+    free(dir);
+
+    kiln_prof_detach(ctx);
+    assert_int_equal(fake_events_live, 0); /* every pooled event destroyed */
+    free(ctx);
+}
+
+typedef struct thread_arg {
+    kiln_context *ctx;
+    int launches;
+} thread_arg;
+
+static void *launch_from_thread(void *p) {
+    thread_arg *a = p;
+    kiln_launch_config cfg = {{1, 1, 1}, {1, 1, 1}, 0};
+    for (int i = 0; i < a->launches; i++) {
+        kiln_prof_op *op = kiln_prof_kernel_begin(a->ctx, "threaded", &cfg, NULL, NULL);
+        kiln_prof_end(a->ctx, op);
+        if (i % 10 == 0) kiln_prof_alloc(a->ctx, 64, 0.001);
+    }
+    return NULL;
+}
+
+static void test_launches_from_many_threads(void **state) {
+    (void)state;
+    kiln_context *ctx = fake_context(&fake_cpu_ops);
+    TEST_OK(kiln_profiler_start(ctx));
+    enum { THREADS = 4, EACH = 25000 };
+    pthread_t t[THREADS];
+    thread_arg arg = {ctx, EACH};
+    for (int i = 0; i < THREADS; i++) assert_int_equal(pthread_create(&t[i], NULL, launch_from_thread, &arg), 0);
+    for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+    char *text = NULL;
+    TEST_OK(kiln_profiler_summary(ctx, &text));
+    assert_int_equal(row_calls(text, "threaded"), THREADS * EACH);
+    assert_int_equal(row_calls(text, "[alloc]"), THREADS * EACH / 10);
+    kiln_free(text);
+    kiln_prof_detach(ctx);
+    free(ctx);
+}
+
+/* ------------------------------------------------------------------ overhead */
+
+typedef struct bench_ctx {
+    kiln_context *ctx;
+    kiln_kernel *k;
+    kiln_array *x;
+    double best_us;
+} bench_ctx;
+
+static double launch_batch_us(bench_ctx *b, int n) {
+    double t0 = kiln_now_ms();
+    for (int i = 0; i < n; i++)
+        TEST_OK(kiln_launch(b->k, KILN_DIM(1), KILN_DIM(1), 0, NULL, KILN_ARGS(kiln_arr(b->x), kiln_f32(1.0f), kiln_i32(1))));
+    TEST_OK(kiln_synchronize(b->ctx));
+    return (kiln_now_ms() - t0) * 1e3 / n;
+}
+
+/* Not a test: launch overhead with profiling off, KILN_PROFILE=1 (summary
+ * only) and kiln_profiler_start (records kept for a trace). The three
+ * contexts take turns in short batches so that machine noise hits all alike;
+ * the best batch of each counts. */
+static void test_launch_overhead_bench(void **state) {
+    (void)state;
+    if (!getenv("KILN_PROF_BENCH")) skip();
+    enum { MODES = 3, ROUNDS = 60, BATCH = 2000 };
+    static const char *const label[MODES] = {"profiling off", "KILN_PROFILE=1", "kiln_profiler_start"};
+    bench_ctx b[MODES];
+    char src[1024];
+    snprintf(src, sizeof src, kernels_src_fmt, 0L, 0);
+    for (int m = 0; m < MODES; m++) {
+        clear_profiler_env();
+        if (m == 1) setenv("KILN_PROFILE", "1", 1);
+        if (m == 1) setenv("KILN_PROFILE_OUT", "/dev/null", 1);
+        b[m].ctx = test_open();
+        clear_profiler_env();
+        if (m == 2) TEST_OK(kiln_profiler_start(b[m].ctx));
+        TEST_OK(kiln_kernel_from_source(b[m].ctx, src, "scale", NULL, &b[m].k));
+        int64_t shape[1] = {1};
+        TEST_OK(kiln_array_empty(b[m].ctx, KILN_FLOAT32, 1, shape, &b[m].x));
+        b[m].best_us = 1e30;
+        (void)launch_batch_us(&b[m], BATCH); /* warm up */
+    }
+    for (int r = 0; r < ROUNDS; r++)
+        for (int m = 0; m < MODES; m++) {
+            double us = launch_batch_us(&b[m], BATCH);
+            if (us < b[m].best_us) b[m].best_us = us;
+        }
+    printf("launch overhead, %s backend, 1-thread kernel, 3 args; best of %d batches of %d:\n", test_target(),
+           ROUNDS, BATCH);
+    for (int m = 0; m < MODES; m++) {
+        printf("  %-20s %8.3f us/launch (%+.1f%%)\n", label[m], b[m].best_us,
+               100.0 * (b[m].best_us - b[0].best_us) / b[0].best_us);
+        kiln_array_release(b[m].x);
+        kiln_kernel_release(b[m].k);
+        kiln_close(b[m].ctx);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_off_by_default),
+        cmocka_unit_test(test_summary_counts_names_bytes),
+        cmocka_unit_test(test_env_summary_and_trace_at_close),
+        cmocka_unit_test(test_unwritable_trace_warns),
+        cmocka_unit_test(test_gpu_events_pooled_and_resolved_lazily),
+        cmocka_unit_test(test_launches_from_many_threads),
+        cmocka_unit_test(test_launch_overhead_bench),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
