@@ -37,7 +37,7 @@ test-plain: deps-test
 test-asan: deps-test
 	@cmake -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(SAN) -j$(JOBS)
-	cd $(SAN) && KILN_TARGET=cpu ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
+	cd $(SAN) && KILN_TARGET=cpu ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
 
 # On a machine with a GPU: the same test executables on the CUDA backend.
 test-gpu: deps-test

@@ -5,13 +5,19 @@
 
 #include "examples.h"
 
+int64_t kiln_example_default_size(const kiln_example *ex, kiln_context *ctx) {
+    if (ex->default_size_cpu && kiln_context_backend(ctx) == KILN_BACKEND_CPU)
+        return ex->default_size_cpu;
+    return ex->default_size;
+}
+
 int kiln_example_prepare(const kiln_example *ex, kiln_context *ctx, int64_t size,
                          kiln_example_launch *l) {
     if (!ex || !ctx || !l || size < 0) return KILN_ERR_INVALID_ARGUMENT;
     memset(l, 0, sizeof *l);
     l->example = ex;
     l->ctx = ctx;
-    int s = ex->prepare(ctx, size ? size : ex->default_size, l);
+    int s = ex->prepare(ctx, size ? size : kiln_example_default_size(ex, ctx), l);
     if (s != KILN_OK) kiln_example_release(l);
     return s;
 }
@@ -38,8 +44,8 @@ double kiln_example_median(const double *v, int n) {
 
 /* Events around each launch alone: on a GPU they measure device time, so
  * host launch overhead stays out of the kernel figure (as in BASELINES.md). */
-int kiln_example_time(kiln_example_launch *l, int warmups, int repeat, double *ms_median,
-                      double *ms_min) {
+int kiln_example_time(kiln_example_launch *l, int warmups, int repeat, double budget_ms,
+                      double *ms_median, double *ms_min, int *runs) {
     if (repeat < 1) repeat = 1;
     kiln_context *ctx = l->ctx;
     kiln_event *start = NULL, *end = NULL;
@@ -47,22 +53,33 @@ int kiln_example_time(kiln_example_launch *l, int warmups, int repeat, double *m
     if (!times) return KILN_ERR_OUT_OF_MEMORY;
     int s = kiln_event_create(ctx, &start);
     if (s == KILN_OK) s = kiln_event_create(ctx, &end);
-    for (int i = 0; s == KILN_OK && i < warmups; i++) s = kiln_example_launch_once(l);
-    if (s == KILN_OK) s = kiln_synchronize(ctx);
-    double best = 0;
-    for (int i = 0; s == KILN_OK && i < repeat; i++) {
+    for (int i = 0; s == KILN_OK && i < warmups; i++) {
         float ms = 0;
         s = kiln_event_record(start, NULL);
         if (s == KILN_OK) s = kiln_example_launch_once(l);
         if (s == KILN_OK) s = kiln_event_record(end, NULL);
         if (s == KILN_OK) s = kiln_event_synchronize(end);
         if (s == KILN_OK) s = kiln_event_elapsed_ms(start, end, &ms);
-        times[i] = ms;
-        if (i == 0 || ms < best) best = ms;
+        if (budget_ms > 0 && ms >= budget_ms) break;
+    }
+    int done = 0;
+    double best = 0, total = 0;
+    for (; s == KILN_OK && done < repeat; done++) {
+        if (budget_ms > 0 && done >= 3 && total >= budget_ms) break;
+        float ms = 0;
+        s = kiln_event_record(start, NULL);
+        if (s == KILN_OK) s = kiln_example_launch_once(l);
+        if (s == KILN_OK) s = kiln_event_record(end, NULL);
+        if (s == KILN_OK) s = kiln_event_synchronize(end);
+        if (s == KILN_OK) s = kiln_event_elapsed_ms(start, end, &ms);
+        times[done] = ms;
+        total += ms;
+        if (done == 0 || ms < best) best = ms;
     }
     if (s == KILN_OK) {
-        *ms_median = kiln_example_median(times, repeat);
+        *ms_median = kiln_example_median(times, done);
         *ms_min = best;
+        if (runs) *runs = done;
     }
     kiln_event_release(start);
     kiln_event_release(end);
@@ -98,14 +115,16 @@ int kiln_example_run(const kiln_example *ex, kiln_context *ctx, const kiln_examp
     if (s != KILN_OK) return s;
     res->bytes = l.bytes;
     res->flops = l.flops;
+    res->size = l.size;
+    int repeat = opts->repeat > 0 ? opts->repeat : 20;
     if (opts->verbose)
         printf("%s: size %lld, grid (%u,%u,%u) block (%u,%u,%u), %d timed runs\n", ex->name,
                (long long)l.size, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y,
-               l.block.z, opts->repeat > 0 ? opts->repeat : 20);
+               l.block.z, repeat);
     /* Time first, verify last: every launch writes the same output, so the
      * check covers the result the timed runs produced. */
-    s = kiln_example_time(&l, 2, opts->repeat > 0 ? opts->repeat : 20, &res->ms_median,
-                          &res->ms_min);
+    s = kiln_example_time(&l, 2, repeat, opts->repeat > 0 ? 0 : 5000, &res->ms_median,
+                          &res->ms_min, &res->runs);
     if (s == KILN_OK) s = kiln_example_verify(&l, opts, res);
     kiln_example_release(&l);
     return s;

@@ -17,13 +17,15 @@
 
 typedef struct kiln_example_opts {
     int64_t size;        /* problem size; 0 = the seed's size (each example says what it scales) */
-    int repeat;          /* timed runs; 0 = 20 */
+    int repeat;          /* timed runs; 0 = 20, fewer (at least 3) once they pass 5 s */
     int verbose;         /* print what is being done to stdout */
     const char *out_dir; /* where files such as mandelbrot.png go; NULL = cwd */
 } kiln_example_opts;
 
 typedef struct kiln_example_result {
     int passed;
+    int64_t size;      /* the size actually run */
+    int runs;          /* timed runs actually done */
     double ms_median;  /* event-timed kernel time, median of `repeat` */
     double ms_min;
     double bytes;      /* bytes one launch must move to/from memory (minimum) */
@@ -66,7 +68,8 @@ typedef struct kiln_example {
     kiln_example_fn run;
     const char *source;      /* the CUDA C kernel source */
     const char *kernel_name; /* the __global__ function timed */
-    int64_t default_size;
+    int64_t default_size;     /* the seed's size */
+    int64_t default_size_cpu; /* on the CPU backend, when the seed's would take minutes */
     kiln_example_prepare_fn prepare;
     kiln_example_verify_fn verify;
 } kiln_example;
@@ -78,15 +81,20 @@ const kiln_example *kiln_example_find(const char *name);
 /* The kernel source of example `name` (a static string), or NULL. */
 const char *kiln_example_source(const char *name);
 
-/* Compiles, uploads fresh inputs; on failure everything is released. */
+/* The size opts->size = 0 means on ctx's backend. */
+int64_t kiln_example_default_size(const kiln_example *ex, kiln_context *ctx);
+/* Compiles, uploads fresh inputs; on failure everything is released.
+ * size 0: kiln_example_default_size. */
 int kiln_example_prepare(const kiln_example *ex, kiln_context *ctx, int64_t size,
                          kiln_example_launch *l);
 /* Launches once on the default stream (queued, not waited for). */
 int kiln_example_launch_once(kiln_example_launch *l);
 /* Warm-up launches, then `repeat` launches each between two events; the
- * median and minimum in milliseconds. */
-int kiln_example_time(kiln_example_launch *l, int warmups, int repeat, double *ms_median,
-                      double *ms_min);
+ * median and minimum in milliseconds. With budget_ms > 0, stops after 3
+ * runs once the timed runs add up to budget_ms, and skips the second
+ * warm-up when the first alone took that long; *runs gets the count. */
+int kiln_example_time(kiln_example_launch *l, int warmups, int repeat, double budget_ms,
+                      double *ms_median, double *ms_min, int *runs);
 int kiln_example_verify(kiln_example_launch *l, const kiln_example_opts *opts,
                         kiln_example_result *res);
 void kiln_example_release(kiln_example_launch *l);

@@ -19,12 +19,12 @@ if [ -d .devdeps ]; then
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
 build=/tmp/kiln-build
-cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release ${prefix:-} > "$OUT/build.log" 2>&1 &&
-  cmake --build $build -j16 >> "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release ${prefix:-} ${CMAKE_EXTRA:-} > "$OUT/build.log" 2>&1 &&
+  cmake --build $build -j16 -- -k >> "$OUT/build.log" 2>&1 || { grep -E "error|Error" "$OUT/build.log" | head -30; }
 echo "build ok"
 export KILN_CACHE_DIR=/tmp/kiln-cache
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  (cd $build && KILN_TARGET=cuda KILN_TEST_TARGET=cuda ctest --output-on-failure -j4 --timeout 300) > "$OUT/test-gpu.log" 2>&1
+  (cd $build && KILN_TARGET=cuda KILN_TEST_TARGET=cuda ctest --output-on-failure -j4 --timeout 300 -R "${TESTS:-.}") > "$OUT/test-gpu.log" 2>&1
   tail -25 "$OUT/test-gpu.log"
   $build/kiln info > "$OUT/info.txt" 2>&1; cat "$OUT/info.txt"
   $build/kiln demo --target cuda > "$OUT/demo.txt" 2>&1; cat "$OUT/demo.txt"

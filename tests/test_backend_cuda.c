@@ -238,10 +238,13 @@ static void test_stub_driver_reason(void **state) {
     if (stat(stub_library, &sb) != 0) skip();
     char dir[] = "/tmp/kiln-test-stub-XXXXXX";
     assert_non_null(mkdtemp(dir));
-    char link_path[256], env[300];
+    char link_path[256], env[4096];
     snprintf(link_path, sizeof link_path, "%s/libcuda.so.1", dir);
     assert_int_equal(symlink(stub_library, link_path), 0);
-    snprintf(env, sizeof env, "LD_LIBRARY_PATH=%s", dir);
+    /* The stub goes first; the rest of the path stays (the test's own
+     * libraries may live there). */
+    const char *old = getenv("LD_LIBRARY_PATH");
+    snprintf(env, sizeof env, "LD_LIBRARY_PATH=%s%s%s", dir, old ? ":" : "", old ? old : "");
     char *out = NULL;
     int rc = spawn_self("child-device-count", env, &out);
     unlink(link_path);

@@ -179,7 +179,7 @@ static kiln_status host_transfer(kiln_array *a, void *host, size_t bytes, int to
     kiln_status s = kiln_context_check(a->ctx);
     if (s != KILN_OK || bytes == 0) return s;
     if (kiln_array_is_contiguous(a)) {
-        kiln_copy_kind kind = kiln_array_host_accessible(a)
+        kiln_copy_kind kind = a->memory == KILN_MEMORY_HOST
                                   ? KILN_COPY_HOST_TO_HOST
                                   : (to_host ? KILN_COPY_DEVICE_TO_HOST : KILN_COPY_HOST_TO_DEVICE);
         return kiln_backend_copy(a->ctx, to_host ? host : a->data, to_host ? a->data : host, bytes, kind, NULL, 0);
@@ -211,7 +211,7 @@ static kiln_status async_transfer(kiln_array *a, void *host, size_t bytes, kiln_
     kiln_status s = kiln_context_check(a->ctx);
     if (s != KILN_OK) return s;
     if (stream) kiln_array_note_stream(a, stream);
-    kiln_copy_kind kind = kiln_array_host_accessible(a) ? KILN_COPY_HOST_TO_HOST
+    kiln_copy_kind kind = a->memory == KILN_MEMORY_HOST ? KILN_COPY_HOST_TO_HOST
                           : to_host                     ? KILN_COPY_DEVICE_TO_HOST
                                                         : KILN_COPY_HOST_TO_DEVICE;
     return kiln_backend_copy(a->ctx, to_host ? host : a->data, to_host ? a->data : host, bytes, kind,

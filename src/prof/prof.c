@@ -219,10 +219,15 @@ static void read_device_times(kiln_prof *p, prof_record *r, int wait) {
     r->dev_ms = r->host_end_ms - r->host_begin_ms;
     if (!r->ev[0] || !r->ev[1] || r->ev_failed || atomic_load(&ctx->dead)) return;
     float ms = 0, since_base = 0;
-    /* Old chunks (wait == 0) finished long ago: this returns at once. */
+    /* Old chunks (wait == 0) finished long ago: read at once, and wait for
+     * the end event only if the driver says it is not done. */
     (void)wait;
-    if (ctx->ops->event_synchronize(ctx->state, r->ev[1]) != KILN_OK) goto failed;
-    if (ctx->ops->event_elapsed_ms(ctx->state, r->ev[0], r->ev[1], &ms) != KILN_OK) goto failed;
+    if (ctx->ops->event_elapsed_ms(ctx->state, r->ev[0], r->ev[1], &ms) != KILN_OK) {
+        kiln_clear_error(); /* not ready is not an error of the caller's */
+        if (ctx->ops->event_synchronize(ctx->state, r->ev[1]) != KILN_OK ||
+            ctx->ops->event_elapsed_ms(ctx->state, r->ev[0], r->ev[1], &ms) != KILN_OK)
+            goto failed;
+    }
     r->dev_ms = ms;
     if (p->base_event && ctx->ops->event_elapsed_ms(ctx->state, p->base_event, r->ev[0], &since_base) == KILN_OK)
         r->dev_begin_ms = p->base_host_ms + since_base;
@@ -332,7 +337,7 @@ static kiln_prof *prof_create(kiln_context *ctx) {
     if (!p) return NULL;
     p->ctx = ctx;
     pthread_mutex_init(&p->lock, NULL);
-    atomic_init(&p->enabled, 1);
+    atomic_init(&p->head.enabled, 1);
     p->t0_ms = kiln_now_ms();
     if (stream_index(p, NULL) != 0 || !p->streams) {
         prof_free(p);
@@ -437,7 +442,7 @@ void kiln_prof_detach(kiln_context *ctx) {
 kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const kiln_launch_config *cfg,
                                      kiln_backend_stream *stream, const char *args_desc) {
     kiln_prof *p = ctx->prof;
-    if (!p || !atomic_load_explicit(&p->enabled, memory_order_relaxed)) return NULL;
+    if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
     pthread_mutex_lock(&p->lock);
     prof_record *r = new_record(p);
     if (r) {
@@ -466,7 +471,7 @@ kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const 
 kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_t bytes, int pinned,
                                    kiln_backend_stream *stream) {
     kiln_prof *p = ctx->prof;
-    if (!p || !atomic_load_explicit(&p->enabled, memory_order_relaxed)) return NULL;
+    if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
     pthread_mutex_lock(&p->lock);
     prof_record *r = new_record(p);
     if (r) {
@@ -499,7 +504,7 @@ void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op) {
 /* Allocations and compiles are timed by the caller on the host. */
 static prof_record *host_record(kiln_context *ctx, prof_type type, double ms) {
     kiln_prof *p = ctx->prof;
-    if (!p || !atomic_load_explicit(&p->enabled, memory_order_relaxed)) return NULL;
+    if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
     double now = kiln_now_ms();
     prof_record *r = new_record(p);
     if (!r) return NULL;
@@ -567,18 +572,18 @@ kiln_status kiln_profiler_start(kiln_context *ctx) {
     pthread_mutex_lock(&ctx->prof->lock);
     ctx->prof->retain = 1;
     pthread_mutex_unlock(&ctx->prof->lock);
-    atomic_store(&ctx->prof->enabled, 1);
+    atomic_store(&ctx->prof->head.enabled, 1);
     return KILN_OK;
 }
 
 kiln_status kiln_profiler_stop(kiln_context *ctx) {
     kiln_status s = need_context(ctx, "kiln_profiler_stop");
-    if (s == KILN_OK && ctx->prof) atomic_store(&ctx->prof->enabled, 0);
+    if (s == KILN_OK && ctx->prof) atomic_store(&ctx->prof->head.enabled, 0);
     return s;
 }
 
 int kiln_profiler_enabled(const kiln_context *ctx) {
-    return ctx && ctx->prof && atomic_load(&ctx->prof->enabled);
+    return ctx && ctx->prof && atomic_load(&ctx->prof->head.enabled);
 }
 
 kiln_status kiln_profiler_reset(kiln_context *ctx) {

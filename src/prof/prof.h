@@ -4,12 +4,21 @@
 #ifndef KILN_PROF_H
 #define KILN_PROF_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "backend/backend.h"
 #include "core/context.h"
 
-#define KILN_PROF_ON(ctx) ((ctx)->prof != NULL)
+/* The first member of struct kiln_prof (prof_internal.h): lets the call
+ * sites skip describing arguments while the profiler is attached but
+ * stopped (kiln_profiler_stop). */
+struct kiln_prof_head {
+    atomic_int enabled;
+};
+#define KILN_PROF_ON(ctx)                                                                                          \
+    ((ctx)->prof != NULL &&                                                                                        \
+     atomic_load_explicit(&((struct kiln_prof_head *)(void *)(ctx)->prof)->enabled, memory_order_relaxed))
 
 typedef struct kiln_prof_op kiln_prof_op;
 

@@ -79,9 +79,9 @@ typedef struct prof_string {
 } prof_string;
 
 typedef struct kiln_prof {
+    struct kiln_prof_head head; /* first: KILN_PROF_ON reads head.enabled */
     kiln_context *ctx;
-    pthread_mutex_t lock; /* everything below except `enabled` */
-    atomic_int enabled;   /* kiln_profiler_stop clears it; hooks then return at once */
+    pthread_mutex_t lock; /* everything below */
     int use_events;       /* GPU: device times from backend events */
     int retain;           /* keep resolved records for a trace */
     int print_at_exit;    /* KILN_PROFILE was set */

@@ -1,6 +1,7 @@
 /* call.c: kiln_call: checking the arguments, choosing where the work runs,
  * moving host or device operands where the kernel can reach them, and
  * launching. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,19 @@
  * the pool; below this the hand-off costs more than the work). */
 #define UF_CPU_MIN_CHUNK 16384
 #define UF_CUDA_BLOCK 256
+
+/* KILN_UFUNC_GRID_WAVES=w caps CUDA grids at w blocks per SM (grid-stride
+ * loops); unset or 0: one element (or vector) per thread. For measuring. */
+static int grid_waves(void) {
+    static atomic_int cached = -1;
+    int w = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (w < 0) {
+        const char *e = getenv("KILN_UFUNC_GRID_WAVES");
+        w = e ? atoi(e) : 0;
+        atomic_store(&cached, w < 0 ? 0 : w);
+    }
+    return w;
+}
 
 kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, int parallel, kiln_stream *stream) {
     if (p->n == 0) return KILN_OK;
@@ -33,6 +47,8 @@ kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, 
         /* One element (or vector) per thread when the grid can cover them;
          * beyond that the kernels' grid-stride loops take the rest. */
         int64_t cap = exec->info.max_grid_dim[0] > 0 ? exec->info.max_grid_dim[0] : INT32_MAX;
+        int waves = grid_waves();
+        if (waves > 0 && exec->info.multiprocessors > 0) cap = (int64_t)exec->info.multiprocessors * waves;
         if (blocks > cap) blocks = cap;
         int c = uf_plan_args(p, f, p->n, 0, args);
         return kiln_launch(k, KILN_DIM((uint32_t)blocks), KILN_DIM(UF_CUDA_BLOCK), 0, stream, args, c);

@@ -254,7 +254,9 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
     kiln_status s = prepare_workers(st, cfg, fn->thread != NULL);
     if (s == KILN_OK) {
         fn->module->begin(cfg->grid, cfg->block);
-        kiln_cpu_pool_run(st->pool, run_participant, &job);
+        /* One block has one taker; waking a sleeping worker for it would
+         * cost more than most single-block kernels. */
+        kiln_cpu_pool_run(st->pool, run_participant, &job, job.blocks == 1);
     }
     pthread_mutex_unlock(&st->launch_lock);
     pthread_mutex_destroy(&job.fault_lock);

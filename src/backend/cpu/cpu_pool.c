@@ -2,8 +2,13 @@
  *
  * A run bumps a generation counter and wakes the threads; each runs its
  * participant's share and counts itself done. The launching thread takes
- * share 0 itself instead of sleeping through the launch. */
+ * share 0 itself instead of sleeping through the launch.
+ *
+ * Both sides spin briefly (tens of microseconds) before sleeping on a
+ * condition variable: kernels often come in quick succession, and a futex
+ * wake-up costs more than a small kernel. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -23,31 +28,48 @@ struct kiln_cpu_pool {
     pthread_mutex_t mutex;
     pthread_cond_t wake;      /* generation changed or stop */
     pthread_cond_t done;      /* remaining reached 0 */
-    uint64_t generation;
-    int remaining;
-    int stop;
+    atomic_ullong generation;
+    atomic_int remaining;
+    atomic_int stop;
     kiln_cpu_job_fn fn;
     void *job;
 };
 
+#define SPIN_ROUNDS 2000
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 static void *pool_thread_main(void *arg) {
     pool_thread *t = arg;
     kiln_cpu_pool *p = t->pool;
-    uint64_t seen = 0;
-    pthread_mutex_lock(&p->mutex);
+    unsigned long long seen = 0;
     for (;;) {
-        while (p->generation == seen && !p->stop)
-            pthread_cond_wait(&p->wake, &p->mutex);
-        if (p->stop) break;
-        seen = p->generation;
+        for (int i = 0; i < SPIN_ROUNDS && atomic_load(&p->generation) == seen && !atomic_load(&p->stop); i++)
+            cpu_relax();
+        if (atomic_load(&p->generation) == seen) {
+            pthread_mutex_lock(&p->mutex);
+            while (atomic_load(&p->generation) == seen && !atomic_load(&p->stop))
+                pthread_cond_wait(&p->wake, &p->mutex);
+            pthread_mutex_unlock(&p->mutex);
+        }
+        if (atomic_load(&p->stop)) break;
+        /* fn and job were written before the generation's (seq_cst) bump. */
+        seen = atomic_load(&p->generation);
         kiln_cpu_job_fn fn = p->fn;
         void *job = p->job;
-        pthread_mutex_unlock(&p->mutex);
         fn(job, t->participant);
-        pthread_mutex_lock(&p->mutex);
-        if (--p->remaining == 0) pthread_cond_signal(&p->done);
+        if (atomic_fetch_sub(&p->remaining, 1) == 1) {
+            pthread_mutex_lock(&p->mutex);
+            pthread_cond_signal(&p->done);
+            pthread_mutex_unlock(&p->mutex);
+        }
     }
-    pthread_mutex_unlock(&p->mutex);
     return NULL;
 }
 
@@ -64,6 +86,9 @@ kiln_status kiln_cpu_pool_create(int participants, kiln_cpu_pool **out) {
     pthread_mutex_init(&p->mutex, NULL);
     pthread_cond_init(&p->wake, NULL);
     pthread_cond_init(&p->done, NULL);
+    atomic_init(&p->generation, 0);
+    atomic_init(&p->remaining, 0);
+    atomic_init(&p->stop, 0);
     for (int i = 1; i < participants; i++) {
         pool_thread *t = &p->threads[i - 1];
         t->pool = p;
@@ -84,7 +109,7 @@ kiln_status kiln_cpu_pool_create(int participants, kiln_cpu_pool **out) {
 void kiln_cpu_pool_destroy(kiln_cpu_pool *p) {
     if (!p) return;
     pthread_mutex_lock(&p->mutex);
-    p->stop = 1;
+    atomic_store(&p->stop, 1);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mutex);
     for (int i = 0; i < p->started; i++)
@@ -98,21 +123,31 @@ void kiln_cpu_pool_destroy(kiln_cpu_pool *p) {
 
 int kiln_cpu_pool_participants(const kiln_cpu_pool *p) { return p->participants; }
 
-void kiln_cpu_pool_run(kiln_cpu_pool *p, kiln_cpu_job_fn fn, void *job) {
+void kiln_cpu_pool_run(kiln_cpu_pool *p, kiln_cpu_job_fn fn, void *job, int alone) {
+    if (alone) {
+        fn(job, 0);
+        return;
+    }
     if (p->participants > 1) {
-        pthread_mutex_lock(&p->mutex);
+        /* Every thread has finished the previous run (remaining was 0), so
+         * none reads fn or job while they change. */
         p->fn = fn;
         p->job = job;
-        p->remaining = p->participants - 1;
-        p->generation++;
+        atomic_store(&p->remaining, p->participants - 1);
+        pthread_mutex_lock(&p->mutex);
+        atomic_fetch_add(&p->generation, 1);
         pthread_cond_broadcast(&p->wake);
         pthread_mutex_unlock(&p->mutex);
     }
     fn(job, 0);
     if (p->participants > 1) {
-        pthread_mutex_lock(&p->mutex);
-        while (p->remaining > 0)
-            pthread_cond_wait(&p->done, &p->mutex);
-        pthread_mutex_unlock(&p->mutex);
+        for (int i = 0; i < SPIN_ROUNDS && atomic_load(&p->remaining) > 0; i++)
+            cpu_relax();
+        if (atomic_load(&p->remaining) > 0) {
+            pthread_mutex_lock(&p->mutex);
+            while (atomic_load(&p->remaining) > 0)
+                pthread_cond_wait(&p->done, &p->mutex);
+            pthread_mutex_unlock(&p->mutex);
+        }
     }
 }

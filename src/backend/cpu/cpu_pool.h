@@ -15,7 +15,9 @@ kiln_status kiln_cpu_pool_create(int participants, kiln_cpu_pool **out);
 void kiln_cpu_pool_destroy(kiln_cpu_pool *pool);
 int kiln_cpu_pool_participants(const kiln_cpu_pool *pool);
 /* Calls fn(job, i) once for every participant i, concurrently, and returns
- * when all calls have returned. The caller serialises runs. */
-void kiln_cpu_pool_run(kiln_cpu_pool *pool, kiln_cpu_job_fn fn, void *job);
+ * when all calls have returned; with `alone`, only fn(job, 0) on the calling
+ * thread (work too small to be worth waking anyone). The caller serialises
+ * runs. */
+void kiln_cpu_pool_run(kiln_cpu_pool *pool, kiln_cpu_job_fn fn, void *job, int alone);
 
 #endif

@@ -1,0 +1,462 @@
+/* codegen.c: the CUDA C source of a gufunc kernel for one plan.
+ *
+ * The module is: kiln's view prelude (gufunc_views.cuh), the user's preamble
+ * (#line "<name>.preamble"), the user's body as an inlined __device__
+ * function taking one view or scalar per argument (#line "<name>", so errors
+ * carry the body's own line numbers), then one __global__ kernel whose shape
+ * depends on the strategy (plan.c). Its parameters are listed once, by
+ * gu_kernel_params, which both the generator and the launcher use. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "gufunc/gufunc.h"
+
+extern const char kiln_text_gufunc_views[];
+
+typedef struct gu_text {
+    char *data;
+    size_t length, capacity;
+    int failed;
+} gu_text;
+
+static void put(gu_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(gu_text *t, const char *fmt, ...) {
+    if (t->failed) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = t->capacity - t->length;
+        int n = vsnprintf(t->data ? t->data + t->length : NULL, t->data ? room : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->failed = 1;
+            return;
+        }
+        if (t->data && (size_t)n < room) {
+            t->length += (size_t)n;
+            return;
+        }
+        size_t cap = t->capacity ? t->capacity * 2 : 16384;
+        while (cap < t->length + (size_t)n + 1)
+            cap *= 2;
+        char *d = realloc(t->data, cap);
+        if (!d) {
+            t->failed = 1;
+            return;
+        }
+        t->data = d;
+        t->capacity = cap;
+    }
+}
+
+static int count_lines(const gu_text *t) {
+    int n = 1;
+    for (size_t i = 0; i < t->length; i++)
+        n += t->data[i] == '\n';
+    return n;
+}
+
+/* "#line <next> "<file>"" so that later errors point into generated code. */
+static void resync(gu_text *t, const kiln_gufunc *f) {
+    put(t, "\n");
+    int line = count_lines(t) + 1;
+    put(t, "#line %d \"kiln-gufunc-%s.cu\"\n", line, f->name);
+}
+
+/* ---------------------------------------------------------------- expressions */
+
+static int nops_of(const kiln_gufunc *f) { return f->layout.nin + f->layout.nout; }
+
+static void dim_expr(const kiln_gufunc *f, const gu_plan *p, int d, char *buf, size_t cap) {
+    if (f->layout.dim_fixed[d] >= 0) snprintf(buf, cap, "%lldLL", (long long)f->layout.dim_fixed[d]);
+    else if (p->key.baked) snprintf(buf, cap, "%lldLL", (long long)p->dims[d]);
+    else snprintf(buf, cap, "d%d", d);
+}
+
+/* Element stride of core dim j of operand k. */
+static void core_stride_expr(const kiln_gufunc *f, const gu_plan *p, int k, int j, char *buf, size_t cap) {
+    const gu_layout *l = &f->layout;
+    if (p->key.kind[k] == GU_OP_ARRAY) {
+        snprintf(buf, cap, "cs%d_%d", k, j);
+        return;
+    }
+    if (p->key.baked || j == l->core_nd[k] - 1) {
+        int64_t s = 1;
+        for (int i = j + 1; i < l->core_nd[k]; i++) {
+            int d = l->core_dim[k][i];
+            s *= l->dim_fixed[d] >= 0 ? l->dim_fixed[d] : p->dims[d];
+        }
+        snprintf(buf, cap, "%lldLL", (long long)s);
+        return;
+    }
+    size_t n = (size_t)snprintf(buf, cap, "(1LL");
+    for (int i = j + 1; i < l->core_nd[k]; i++) {
+        char e[32];
+        dim_expr(f, p, l->core_dim[k][i], e, sizeof e);
+        n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "*%s", e);
+    }
+    snprintf(buf + n, n < cap ? cap - n : 0, ")");
+}
+
+/* Elements of one row (all core dims) of operand k. */
+static void row_elems_expr(const kiln_gufunc *f, const gu_plan *p, int k, char *buf, size_t cap) {
+    const gu_layout *l = &f->layout;
+    size_t n = (size_t)snprintf(buf, cap, "(1LL");
+    for (int i = 0; i < l->core_nd[k]; i++) {
+        char e[32];
+        dim_expr(f, p, l->core_dim[k][i], e, sizeof e);
+        n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "*%s", e);
+    }
+    snprintf(buf + n, n < cap ? cap - n : 0, ")");
+}
+
+static int64_t row_elems(const kiln_gufunc *f, const gu_plan *p, int k) {
+    int64_t n = 1;
+    for (int i = 0; i < f->layout.core_nd[k]; i++)
+        n *= p->dims[f->layout.core_dim[k][i]];
+    return n;
+}
+
+/* Loop stride (elements) of operand k along loop dim d. */
+static void loop_stride_expr(const kiln_gufunc *f, const gu_plan *p, int k, int d, char *buf, size_t cap) {
+    if (p->key.bcast[k]) snprintf(buf, cap, "0LL");
+    else if (p->key.kind[k] == GU_OP_PACKED && d == p->nloop - 1) row_elems_expr(f, p, k, buf, cap);
+    else snprintf(buf, cap, "ls%d_%d", k, d);
+}
+
+/* ---------------------------------------------------------------- parameters */
+
+static kiln_value compute_value(const kiln_value *v) { return *v; }
+
+int gu_kernel_params(const kiln_gufunc *f, const gu_plan *p, gu_param *out, int cap) {
+    const gu_layout *l = &f->layout;
+    int n = 0, nops = nops_of(f);
+#define GU_ADD(nm_fmt, a, b, type_text, val)                                           \
+    do {                                                                             \
+        if (n == cap) return -1;                                                     \
+        snprintf(out[n].name, sizeof out[n].name, nm_fmt, a, b);                     \
+        snprintf(out[n].type, sizeof out[n].type, "%s", type_text);                  \
+        out[n].value = (val);                                                        \
+        n++;                                                                         \
+    } while (0)
+    for (int k = 0; k < nops; k++) {
+        kiln_dtype sd = (kiln_dtype)p->key.dtype[k];
+        if (p->key.kind[k] == GU_OP_VALUE) {
+            GU_ADD("v%d%.0d", k, 0, gu_compute_type(sd), compute_value(&p->value[k]));
+        } else {
+            char type[48];
+            snprintf(type, sizeof type, "%s *", gu_storage_type(sd));
+            GU_ADD("p%d%.0d", k, 0, type, kiln_ptr(p->data[k], KILN_DTYPE_COUNT));
+        }
+    }
+    for (int d = 0; d < p->nloop; d++)
+        GU_ADD("n%d%.0d", d, 0, "long long", kiln_i64(p->loop_shape[d]));
+    GU_ADD("tot%.0d%.0d", 0, 0, "long long", kiln_i64(p->total));
+    for (int k = 0; k < nops; k++) {
+        if (p->key.kind[k] == GU_OP_VALUE || p->key.bcast[k]) continue;
+        for (int d = 0; d < p->nloop; d++) {
+            if (p->key.kind[k] == GU_OP_PACKED && d == p->nloop - 1) continue;
+            GU_ADD("ls%d_%d", k, d, "long long", kiln_i64(p->loop_stride[k][d]));
+        }
+    }
+    for (int k = 0; k < nops; k++)
+        if (p->key.kind[k] == GU_OP_ARRAY)
+            for (int j = 0; j < l->core_nd[k]; j++)
+                GU_ADD("cs%d_%d", k, j, "long long", kiln_i64(p->core_stride[k][j]));
+    if (!p->key.baked)
+        for (int d = 0; d < l->ndims; d++)
+            if (l->dim_fixed[d] < 0) GU_ADD("d%d%.0d", d, 0, "long long", kiln_i64(p->dims[d]));
+    if (p->key.strategy == GU_CPU_LOOP) GU_ADD("chunk%.0d%.0d", 0, 0, "long long", kiln_i64(p->chunk));
+#undef GU_ADD
+    return n;
+}
+
+/* ---------------------------------------------------------------- body */
+
+static void body_param_type(const kiln_gufunc *f, const gu_plan *p, int k, char *buf, size_t cap) {
+    const gu_layout *l = &f->layout;
+    kiln_dtype sd = (kiln_dtype)p->key.dtype[k];
+    kiln_dtype td = f->sigs[p->key.sig].dtype[k];
+    int input = k < l->nin;
+    if (l->core_nd[k] == 0) {
+        if (input) snprintf(buf, cap, "%s", gu_compute_type(td));
+        else snprintf(buf, cap, "kiln_gu_access<%s, %s>::ref", gu_storage_type(sd), gu_compute_type(td));
+        return;
+    }
+    snprintf(buf, cap, "kiln_gu_view<%s%s, %s, %d>", input ? "const " : "", gu_storage_type(sd), gu_compute_type(td),
+             l->core_nd[k]);
+}
+
+static void emit_body(gu_text *t, const kiln_gufunc *f, const gu_plan *p) {
+    int nops = nops_of(f);
+    if (f->preamble && f->preamble[0]) {
+        put(t, "#line 1 \"%s.preamble\"\n%s", f->name, f->preamble);
+        resync(t, f);
+    }
+    put(t, "static __device__ __forceinline__ void kiln_gu_body(");
+    for (int k = 0; k < nops; k++) {
+        char type[160];
+        body_param_type(f, p, k, type, sizeof type);
+        put(t, "%s%s %s", k ? ", " : "", type, f->names[k]);
+    }
+    put(t, ") {\n#line 1 \"%s\"\n%s", f->name, f->body);
+    resync(t, f);
+    put(t, "}\n");
+}
+
+/* The body's argument for operand k whose row starts at `row` (an S* expression). */
+static void body_arg(gu_text *t, const kiln_gufunc *f, const gu_plan *p, int k, const char *row) {
+    const gu_layout *l = &f->layout;
+    kiln_dtype sd = (kiln_dtype)p->key.dtype[k];
+    kiln_dtype td = f->sigs[p->key.sig].dtype[k];
+    int input = k < l->nin;
+    if (p->key.kind[k] == GU_OP_VALUE) {
+        put(t, "v%d", k);
+        return;
+    }
+    if (l->core_nd[k] == 0) {
+        if (input) put(t, "kiln_gu_get<%s>(%s)", gu_compute_type(td), row);
+        else put(t, "kiln_gu_access<%s, %s>::at(%s)", gu_storage_type(sd), gu_compute_type(td), row);
+        return;
+    }
+    char type[160], e[64];
+    body_param_type(f, p, k, type, sizeof type);
+    dim_expr(f, p, l->core_dim[k][0], e, sizeof e);
+    put(t, "%s{%s, %s, {", type, row, e);
+    for (int j = 0; j < l->core_nd[k]; j++) {
+        dim_expr(f, p, l->core_dim[k][j], e, sizeof e);
+        put(t, "%s%s", j ? ", " : "", e);
+    }
+    put(t, "}, {");
+    for (int j = 0; j < l->core_nd[k]; j++) {
+        char s[160];
+        core_stride_expr(f, p, k, j, s, sizeof s);
+        put(t, "%s%s", j ? ", " : "", s);
+    }
+    put(t, "}}");
+}
+
+static void emit_call(gu_text *t, const kiln_gufunc *f, const gu_plan *p, char rows[][96]) {
+    put(t, "kiln_gu_body(");
+    for (int k = 0; k < nops_of(f); k++) {
+        if (k) put(t, ",\n                     ");
+        body_arg(t, f, p, k, rows[k]);
+    }
+    put(t, ");\n");
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+static void emit_signature(gu_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname, const char *bounds) {
+    gu_param params[GU_MAX_PARAMS];
+    int n = gu_kernel_params(f, p, params, GU_MAX_PARAMS);
+    put(t, "__global__ void %s%s(", bounds, kname);
+    for (int i = 0; i < n; i++)
+        put(t, "%s%s%s%s", i ? ",\n    " : "", params[i].type, params[i].type[strlen(params[i].type) - 1] == '*' ? "" : " ",
+            params[i].name);
+    put(t, ") {\n");
+}
+
+/* Offsets of each array operand for loop indices i0..i{L-1} (GPU generic). */
+static void emit_generic_gpu(gu_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname) {
+    int L = p->nloop, nops = nops_of(f);
+    emit_signature(t, f, p, kname, "__launch_bounds__(256) ");
+    put(t, "    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < tot;\n"
+           "         t += (long long)gridDim.x * blockDim.x) {\n");
+    if (L == 1) put(t, "        long long i0 = t;\n");
+    else {
+        put(t, "        long long r = t;\n");
+        for (int d = L - 1; d >= 1; d--)
+            put(t, "        long long i%d = r %% n%d; r /= n%d;\n", d, d, d);
+        put(t, "        long long i0 = r;\n");
+    }
+    char rows[GU_MAX_OPS][96];
+    for (int k = 0; k < nops; k++) {
+        if (p->key.kind[k] == GU_OP_VALUE) continue;
+        if (p->key.bcast[k]) {
+            snprintf(rows[k], sizeof rows[k], "p%d", k);
+            continue;
+        }
+        put(t, "        long long o%d = 0", k);
+        for (int d = 0; d < L; d++) {
+            char s[160];
+            loop_stride_expr(f, p, k, d, s, sizeof s);
+            put(t, " + i%d * %s", d, s);
+        }
+        put(t, ";\n");
+        snprintf(rows[k], sizeof rows[k], "p%d + o%d", k, k);
+    }
+    put(t, "        ");
+    emit_call(t, f, p, rows);
+    put(t, "    }\n}\n");
+}
+
+/* CPU: block b handles loop indices [b*chunk, (b+1)*chunk) as runs along the
+ * innermost loop dim: one division per run, then a plain loop. */
+static void emit_cpu_loop(gu_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname) {
+    int L = p->nloop, nops = nops_of(f);
+    emit_signature(t, f, p, kname, "");
+    put(t, "    long long t = (long long)blockIdx.x * chunk, end = t + chunk;\n"
+           "    if (end > tot) end = tot;\n"
+           "    while (t < end) {\n"
+           "        long long r = t / n%d, j = t - r * n%d;\n", L - 1, L - 1);
+    for (int d = L - 2; d >= 1; d--)
+        put(t, "        long long i%d = r %% n%d; r /= n%d;\n", d, d, d);
+    if (L >= 2) put(t, "        long long i0 = r;\n");
+    else put(t, "        (void)r;\n");
+    put(t, "        long long run = n%d - j;\n        if (run > end - t) run = end - t;\n", L - 1);
+    char rows[GU_MAX_OPS][96];
+    char inner[GU_MAX_OPS][160];
+    for (int k = 0; k < nops; k++) {
+        if (p->key.kind[k] == GU_OP_VALUE) continue;
+        kiln_dtype sd = (kiln_dtype)p->key.dtype[k];
+        if (p->key.bcast[k]) {
+            snprintf(rows[k], sizeof rows[k], "p%d", k);
+            continue;
+        }
+        loop_stride_expr(f, p, k, L - 1, inner[k], sizeof inner[k]);
+        put(t, "        %s *q%d = p%d + j * %s", gu_storage_type(sd), k, k, inner[k]);
+        for (int d = 0; d < L - 1; d++) {
+            char s[160];
+            loop_stride_expr(f, p, k, d, s, sizeof s);
+            put(t, " + i%d * %s", d, s);
+        }
+        put(t, ";\n");
+        snprintf(rows[k], sizeof rows[k], "q%d + u * ls_in%d", k, k);
+        put(t, "        const long long ls_in%d = %s;\n", k, inner[k]);
+    }
+    put(t, "        for (long long u = 0; u < run; u++) {\n            ");
+    emit_call(t, f, p, rows);
+    put(t, "        }\n        t += run;\n    }\n}\n");
+}
+
+static const char *vec_type(int w) {
+    switch (w) {
+    case 16: return "uint4";
+    case 8: return "uint2";
+    case 4: return "unsigned int";
+    case 2: return "unsigned short";
+    default: return "unsigned char";
+    }
+}
+
+/* Which operand's staging holds operand k (itself, or the input it aliases). */
+static int holder(const gu_plan *p, int k) { return p->key.alias[k]; }
+
+static int is_loaded(const gu_plan *p, int k) {
+    return k < p->key.nin || p->key.load[k];
+}
+
+/* GPU, small packed rows: each thread copies its rows into registers with
+ * vector accesses, runs the body there, and writes its output rows back. */
+static void emit_rows_reg(gu_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname) {
+    int nops = nops_of(f);
+    emit_signature(t, f, p, kname, "__launch_bounds__(256) ");
+    put(t, "    const long long t = (long long)blockIdx.x * 256 + threadIdx.x;\n"
+           "    if (t >= tot) return;\n");
+    char rows[GU_MAX_OPS][96];
+    for (int k = 0; k < nops; k++) {
+        if (p->key.kind[k] == GU_OP_VALUE) continue;
+        if (p->key.bcast[k]) {
+            snprintf(rows[k], sizeof rows[k], "p%d", k);
+            continue;
+        }
+        int h = holder(p, k);
+        snprintf(rows[k], sizeof rows[k], "r%d.e", h);
+        if (h != k) continue;
+        kiln_dtype sd = (kiln_dtype)p->key.dtype[k];
+        int64_t ne = row_elems(f, p, k), bytes = ne * (int64_t)kiln_dtype_size(sd);
+        int w = p->key.vecw[k];
+        put(t, "    struct __align__(%d) { %s e[%lld]; } r%d;\n", w, gu_storage_type(sd), (long long)ne, k);
+        int load = is_loaded(p, k);
+        for (int o = 0; o < nops && !load; o++)
+            if (o != k && holder(p, o) == k && is_loaded(p, o)) load = 1;
+        if (load)
+            put(t,
+                "    {\n        const %s *s = (const %s *)(p%d + t * %lldLL);\n"
+                "#pragma unroll\n        for (int j = 0; j < %lld; j++) ((%s *)r%d.e)[j] = s[j];\n    }\n",
+                vec_type(w), vec_type(w), k, (long long)ne, (long long)(bytes / w), vec_type(w), k);
+    }
+    put(t, "    ");
+    emit_call(t, f, p, rows);
+    for (int k = p->key.nin; k < nops; k++) {
+        if (p->key.kind[k] == GU_OP_VALUE || p->key.bcast[k]) continue;
+        int h = holder(p, k);
+        kiln_dtype sd = (kiln_dtype)p->key.dtype[k];
+        int64_t ne = row_elems(f, p, k), bytes = ne * (int64_t)kiln_dtype_size(sd);
+        int w = p->key.vecw[h];
+        put(t,
+            "    {\n        %s *d = (%s *)(p%d + t * %lldLL);\n"
+            "#pragma unroll\n        for (int j = 0; j < %lld; j++) d[j] = ((const %s *)r%d.e)[j];\n    }\n",
+            vec_type(w), vec_type(w), k, (long long)ne, (long long)(bytes / w), vec_type(w), h);
+    }
+    put(t, "}\n");
+}
+
+/* GPU, larger packed rows: the block's tile of rows goes through shared
+ * memory with coalesced word copies; a thread runs the body on its row there. */
+static void emit_rows_smem(gu_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname) {
+    int nops = nops_of(f), R = p->key.rows_per_block;
+    char bounds[48];
+    snprintf(bounds, sizeof bounds, "__launch_bounds__(%d) ", R);
+    emit_signature(t, f, p, kname, bounds);
+    put(t, "    extern __shared__ __align__(16) unsigned char kiln_gu_smem[];\n"
+           "    const long long r0 = (long long)blockIdx.x * %d;\n"
+           "    const int rows = tot - r0 < %d ? (int)(tot - r0) : %d;\n",
+        R, R, R);
+    char rows[GU_MAX_OPS][96];
+    for (int k = 0; k < nops; k++) {
+        if (p->key.kind[k] == GU_OP_VALUE) continue;
+        if (p->key.bcast[k]) {
+            snprintf(rows[k], sizeof rows[k], "p%d", k);
+            continue;
+        }
+        int h = holder(p, k);
+        kiln_dtype sd = (kiln_dtype)p->key.dtype[h];
+        int64_t bytes = row_elems(f, p, h) * (int64_t)kiln_dtype_size(sd);
+        snprintf(rows[k], sizeof rows[k], "(%s *)(sm%d + threadIdx.x * %lld)", gu_storage_type(sd), h, (long long)bytes);
+        if (h != k) continue;
+        put(t, "    unsigned char *sm%d = kiln_gu_smem + %zu;\n", k, p->smem_offset[k]);
+        int load = is_loaded(p, k);
+        for (int o = 0; o < nops && !load; o++)
+            if (o != k && holder(p, o) == k && is_loaded(p, o)) load = 1;
+        if (load)
+            put(t, "    kiln_gu_copy_tile<%d>(sm%d, (const unsigned char *)(p%d + r0 * %lldLL), rows * %lld);\n",
+                p->key.vecw[k], k, k, (long long)row_elems(f, p, k), (long long)bytes);
+    }
+    put(t, "    __syncthreads();\n    if ((int)threadIdx.x < rows) {\n        ");
+    emit_call(t, f, p, rows);
+    put(t, "    }\n    __syncthreads();\n");
+    for (int k = p->key.nin; k < nops; k++) {
+        if (p->key.kind[k] == GU_OP_VALUE || p->key.bcast[k]) continue;
+        int h = holder(p, k);
+        int64_t bytes = row_elems(f, p, k) * (int64_t)kiln_dtype_size((kiln_dtype)p->key.dtype[k]);
+        put(t, "    kiln_gu_copy_tile<%d>((unsigned char *)(p%d + r0 * %lldLL), sm%d, rows * %lld);\n", p->key.vecw[h], k,
+            (long long)row_elems(f, p, k), h, (long long)bytes);
+    }
+    put(t, "}\n");
+}
+
+char *gu_generate(const kiln_gufunc *f, const gu_plan *p, char *kernel_name, size_t cap) {
+    gu_text t = {0};
+    snprintf(kernel_name, cap, "kiln_gu_%s_%s", f->name, gu_strategy_name(p->key.strategy));
+    put(&t, "// kiln guvectorize \"%s\": layout %s, types %s, strategy %s\n", f->name, f->layout.text,
+        f->sigs[p->key.sig].text, gu_strategy_name(p->key.strategy));
+    put(&t, "%s", kiln_text_gufunc_views);
+    resync(&t, f);
+    emit_body(&t, f, p);
+    switch (p->key.strategy) {
+    case GU_CPU_LOOP: emit_cpu_loop(&t, f, p, kernel_name); break;
+    case GU_GPU_ROWS_REG: emit_rows_reg(&t, f, p, kernel_name); break;
+    case GU_GPU_ROWS_SMEM: emit_rows_smem(&t, f, p, kernel_name); break;
+    default: emit_generic_gpu(&t, f, p, kernel_name); break;
+    }
+    if (t.failed) {
+        free(t.data);
+        return NULL;
+    }
+    return t.data;
+}

@@ -1,0 +1,517 @@
+/* test_ufunc.c: kiln_vectorize / kiln_call on the backend under test
+ * (KILN_TEST_TARGET): broadcasting against a reference, every dtype, views,
+ * scalars, in place, several outputs, dispatch, targets agreeing, host
+ * arrays, and every error the issue lists. */
+#include <complex.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_support.h"
+
+static kiln_context *ctx;
+static kiln_ufunc *axpb; /* f8(f8,f8,f8): a * 2 + b - c */
+
+static int setup(void **state) {
+    (void)state;
+    ctx = test_open();
+    kiln_status s = kiln_vectorize(ctx, "axpb", "f8(f8,f8,f8)", "a, b, c", "return a * 2 + b - c;", NULL, &axpb);
+    if (s != KILN_OK) {
+        fprintf(stderr, "setup: %s\n", kiln_last_error());
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    kiln_ufunc_release(axpb);
+    kiln_close(ctx);
+    return 0;
+}
+
+static kiln_array *from_host_f64(int nd, const int64_t *shape, const double *data) {
+    kiln_array *a = NULL;
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) n *= shape[i];
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT64, nd, shape, data, (size_t)n * sizeof(double), &a));
+    return a;
+}
+
+static double *to_host_f64(kiln_array *a) {
+    size_t bytes = kiln_array_nbytes(a);
+    double *h = malloc(bytes ? bytes : 8);
+    TEST_OK(kiln_array_to_host(a, h, bytes));
+    return h;
+}
+
+/* Offset (elements) of the input element feeding output multi-index idx. */
+static int64_t ref_offset(int nd, const int64_t *shape, int and, const int64_t *ashape, const int64_t *idx) {
+    int64_t off = 0;
+    for (int d = 0; d < and; d++) {
+        int od = d + (nd - and);
+        off = off * ashape[d] + (ashape[d] == 1 ? 0 : idx[od]);
+        (void)shape;
+    }
+    return off;
+}
+
+typedef struct bcase {
+    int nd[3];
+    int64_t s[3][4];
+    int rnd;
+    int64_t r[4];
+} bcase;
+
+static void broadcasting_against_reference(void **state) {
+    (void)state;
+    static const bcase cases[] = {
+        {{2, 1, 0}, {{3, 4}, {4}, {0}}, 2, {3, 4}},
+        {{3, 3, 2}, {{2, 1, 3}, {1, 5, 1}, {5, 3}}, 3, {2, 5, 3}},
+        {{0, 0, 0}, {{0}, {0}, {0}}, 0, {0}},           /* all 0-d */
+        {{2, 2, 1}, {{0, 3}, {1, 3}, {3}}, 2, {0, 3}},  /* size-0 dim */
+        {{1, 2, 0}, {{1}, {1, 1}, {0}}, 2, {1, 1}},     /* size-1 only */
+        {{4, 1, 2}, {{2, 1, 3, 1}, {4}, {3, 1}}, 4, {2, 1, 3, 4}},
+        {{1, 1, 1}, {{7}, {7}, {1}}, 1, {7}},
+    };
+    test_rng rng = test_rng_for(__func__);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const bcase *k = &cases[c];
+        kiln_array *in[3];
+        double *h[3];
+        for (int i = 0; i < 3; i++) {
+            int64_t n = 1;
+            for (int d = 0; d < k->nd[i]; d++) n *= k->s[i][d];
+            h[i] = malloc((size_t)(n ? n : 1) * sizeof(double));
+            test_fill_f64(&rng, h[i], (size_t)n, -10, 10);
+            in[i] = from_host_f64(k->nd[i], k->s[i], h[i]);
+        }
+        kiln_array *out = NULL;
+        TEST_OK(kiln_call(axpb, KILN_ARGS(kiln_arr(in[0]), kiln_arr(in[1]), kiln_arr(in[2])), &out));
+        assert_int_equal(kiln_array_ndim(out), k->rnd);
+        assert_memory_equal(kiln_array_shape(out), k->r, sizeof(int64_t) * (size_t)k->rnd);
+        double *got = to_host_f64(out);
+        int64_t n = kiln_array_size(out), idx[4];
+        for (int64_t e = 0; e < n; e++) {
+            int64_t rest = e;
+            for (int d = k->rnd - 1; d >= 0; d--) {
+                idx[d] = rest % k->r[d];
+                rest /= k->r[d];
+            }
+            double x[3];
+            for (int i = 0; i < 3; i++) x[i] = h[i][ref_offset(k->rnd, k->r, k->nd[i], k->s[i], idx)];
+            double want = x[0] * 2 + x[1] - x[2];
+            if (fabs(got[e] - want) > 1e-12 * (1 + fabs(want)))
+                fail_msg("case %zu element %lld: got %.17g want %.17g", c, (long long)e, got[e], want);
+        }
+        free(got);
+        kiln_array_release(out);
+        for (int i = 0; i < 3; i++) {
+            kiln_array_release(in[i]);
+            free(h[i]);
+        }
+    }
+}
+
+static void views_and_scalars(void **state) {
+    (void)state;
+    /* a: (6, 8) matrix; use its transpose (8, 6), a reversed slice, a
+     * strided column view, with scalars mixed in. */
+    int64_t shape[2] = {6, 8};
+    double h[48];
+    for (int i = 0; i < 48; i++) h[i] = i * 0.5 - 3;
+    kiln_array *a = from_host_f64(2, shape, h), *t = NULL, *r = NULL, *s = NULL, *out = NULL;
+    TEST_OK(kiln_array_transpose(a, NULL, &t));                       /* (8, 6) */
+    TEST_OK(kiln_array_slice(a, 1, -1, -9, -2, &r));                   /* (6, 4): cols 7,5,3,1 */
+    TEST_OK(kiln_array_slice(t, 0, 0, 8, 2, &s));                      /* (4, 6): rows 0,2,4,6 of t */
+    /* out[i][j] = t[2i][j]*2 + 1.5 - r[j][i] -> shapes (4,6), scalar, (4,6)^T? use transpose of r */
+    kiln_array *rt = NULL;
+    TEST_OK(kiln_array_transpose(r, NULL, &rt)); /* (4, 6) */
+    TEST_OK(kiln_call(axpb, KILN_ARGS(kiln_arr(s), kiln_f32(1.5f), kiln_arr(rt)), &out));
+    double *got = to_host_f64(out);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 6; j++) {
+            double tv = h[j * 8 + 2 * i];          /* t[2i][j] = a[j][2i] */
+            double rv = h[j * 8 + (7 - 2 * i)];     /* rt[i][j] = r[j][i] = a[j][7-2i] */
+            assert_true(fabs(got[i * 6 + j] - (tv * 2 + 1.5 - rv)) < 1e-12);
+        }
+    free(got);
+    kiln_array *arrs[] = {a, t, r, s, rt, out};
+    for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) kiln_array_release(arrs[i]);
+}
+
+static void in_place_and_supplied_output(void **state) {
+    (void)state;
+    int64_t n = 1000;
+    double *h = malloc(sizeof(double) * (size_t)n);
+    for (int i = 0; i < n; i++) h[i] = i;
+    kiln_array *a = from_host_f64(1, &n, h);
+    kiln_array *outs[1] = {a};
+    TEST_OK(kiln_call(axpb, KILN_ARGS(kiln_arr(a), kiln_f64(1), kiln_f64(0.5)), outs)); /* a = 2a + 0.5 */
+    assert_ptr_equal(outs[0], a);
+    double *got = to_host_f64(a);
+    for (int i = 0; i < n; i++) assert_true(got[i] == i * 2.0 + 0.5);
+    free(got);
+    /* a float64 result into a complex128 output (safe cast) */
+    kiln_array *c = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX128, 1, &n, &c));
+    kiln_array *co[1] = {c};
+    TEST_OK(kiln_call(axpb, KILN_ARGS(kiln_f64(1), kiln_arr(a), kiln_f64(0)), co));
+    double *cz = malloc(sizeof(double) * 2 * (size_t)n);
+    TEST_OK(kiln_array_to_host(c, cz, sizeof(double) * 2 * (size_t)n));
+    for (int i = 0; i < n; i++) assert_true(cz[2 * i] == 2 + (i * 2.0 + 0.5) && cz[2 * i + 1] == 0);
+    free(cz);
+    free(h);
+    kiln_array_release(a);
+    kiln_array_release(c);
+}
+
+static void several_outputs(void **state) {
+    (void)state;
+    kiln_ufunc *sc = NULL;
+    TEST_OK(kiln_vectorize(ctx, "sincos2", "(f8,f8)(f8); (f4,f4)(f4)", "x -> s, c", "s = sin(x); c = cos(x);", NULL, &sc));
+    assert_int_equal(kiln_ufunc_nout(sc), 2);
+    int64_t n = 4097;
+    test_rng rng = test_rng_for(__func__);
+    float *h = malloc(sizeof(float) * (size_t)n), *s = malloc(sizeof(float) * (size_t)n), *c = malloc(sizeof(float) * (size_t)n);
+    test_fill_f32(&rng, h, (size_t)n, -50, 50);
+    kiln_array *x = NULL, *outs[2] = {NULL, NULL};
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, h, sizeof(float) * (size_t)n, &x));
+    TEST_OK(kiln_call(sc, KILN_ARGS(kiln_arr(x)), outs));
+    assert_int_equal(kiln_array_dtype(outs[0]), KILN_FLOAT32);
+    TEST_OK(kiln_array_to_host(outs[0], s, sizeof(float) * (size_t)n));
+    TEST_OK(kiln_array_to_host(outs[1], c, sizeof(float) * (size_t)n));
+    for (int i = 0; i < n; i++) {
+        /* vector math is allowed a few ULP */
+        assert_true(fabs(s[i] - sin((double)h[i])) < 4e-6);
+        assert_true(fabs(c[i] - cos((double)h[i])) < 4e-6);
+    }
+    kiln_array_release(outs[0]);
+    kiln_array_release(outs[1]);
+    kiln_array_release(x);
+    kiln_ufunc_release(sc);
+    free(h);
+    free(s);
+    free(c);
+}
+
+/* One ufunc with a signature per dtype: x + y in that dtype. */
+static void every_dtype(void **state) {
+    (void)state;
+    kiln_ufunc *add = NULL;
+    TEST_OK(kiln_vectorize(ctx, "add_all",
+                           "b1(b1,b1); i1(i1,i1); i2(i2,i2); i4(i4,i4); i8(i8,i8); u1(u1,u1); u2(u2,u2); "
+                           "u4(u4,u4); u8(u8,u8); f2(f2,f2); f4(f4,f4); f8(f8,f8); c8(c8,c8); c16(c16,c16)",
+                           "x, y", "return x + y;", NULL, &add));
+    int64_t n = 37;
+    for (int t = 0; t < KILN_DTYPE_COUNT; t++) {
+        kiln_dtype dt = (kiln_dtype)t;
+        size_t item = kiln_dtype_size(dt);
+        unsigned char *a = calloc((size_t)n, item), *b = calloc((size_t)n, item), *r = calloc((size_t)n, item);
+        for (int i = 0; i < n; i++) {
+            int va = i % 7, vb = (i * 3) % 5;
+            switch (dt) {
+            case KILN_BOOL: a[i] = (unsigned char)(va & 1); b[i] = (unsigned char)(vb & 1); break;
+            case KILN_INT8: case KILN_UINT8: a[i] = (unsigned char)va; b[i] = (unsigned char)vb; break;
+            case KILN_INT16: case KILN_UINT16: ((uint16_t *)a)[i] = (uint16_t)va; ((uint16_t *)b)[i] = (uint16_t)vb; break;
+            case KILN_INT32: case KILN_UINT32: ((uint32_t *)a)[i] = (uint32_t)va; ((uint32_t *)b)[i] = (uint32_t)vb; break;
+            case KILN_INT64: case KILN_UINT64: ((uint64_t *)a)[i] = (uint64_t)va; ((uint64_t *)b)[i] = (uint64_t)vb; break;
+            case KILN_FLOAT16: { /* small integers are exact in half: 0x3c00 = 1.0 */
+                static const uint16_t halves[8] = {0x0000, 0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700};
+                ((uint16_t *)a)[i] = halves[va];
+                ((uint16_t *)b)[i] = halves[vb];
+                break;
+            }
+            case KILN_FLOAT32: ((float *)a)[i] = (float)va; ((float *)b)[i] = (float)vb; break;
+            case KILN_FLOAT64: ((double *)a)[i] = va; ((double *)b)[i] = vb; break;
+            case KILN_COMPLEX64: ((float *)a)[2 * i] = (float)va; ((float *)a)[2 * i + 1] = 1; ((float *)b)[2 * i] = (float)vb; break;
+            case KILN_COMPLEX128: ((double *)a)[2 * i] = va; ((double *)a)[2 * i + 1] = -1; ((double *)b)[2 * i] = vb; break;
+            default: break;
+            }
+        }
+        kiln_array *A = NULL, *B = NULL, *R = NULL;
+        TEST_OK(kiln_array_from_host(ctx, dt, 1, &n, a, item * (size_t)n, &A));
+        TEST_OK(kiln_array_from_host(ctx, dt, 1, &n, b, item * (size_t)n, &B));
+        TEST_OK(kiln_call(add, KILN_ARGS(kiln_arr(A), kiln_arr(B)), &R));
+        assert_int_equal(kiln_array_dtype(R), dt);
+        TEST_OK(kiln_array_to_host(R, r, item * (size_t)n));
+        for (int i = 0; i < n; i++) {
+            int va = i % 7, vb = (i * 3) % 5;
+            double want = va + vb, got;
+            switch (dt) {
+            case KILN_BOOL: want = ((va & 1) | (vb & 1)); got = r[i]; break;
+            case KILN_INT8: case KILN_UINT8: got = r[i]; break;
+            case KILN_INT16: case KILN_UINT16: got = ((uint16_t *)r)[i]; break;
+            case KILN_FLOAT16: {
+                static const uint16_t halves[13] = {0x0000, 0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600,
+                                                    0x4700, 0x4800, 0x4880, 0x4900, 0x4980, 0x4a00};
+                got = ((uint16_t *)r)[i] == halves[va + vb] ? want : -1;
+                break;
+            }
+            case KILN_INT32: case KILN_UINT32: got = ((uint32_t *)r)[i]; break;
+            case KILN_INT64: case KILN_UINT64: got = (double)((uint64_t *)r)[i]; break;
+            case KILN_FLOAT32: got = ((float *)r)[i]; break;
+            case KILN_FLOAT64: got = ((double *)r)[i]; break;
+            case KILN_COMPLEX64: got = ((float *)r)[2 * i]; assert_true(((float *)r)[2 * i + 1] == 1); break;
+            case KILN_COMPLEX128: got = ((double *)r)[2 * i]; assert_true(((double *)r)[2 * i + 1] == -1); break;
+            default: got = -1;
+            }
+            if (got != want) fail_msg("%s element %d: got %g want %g", kiln_dtype_name(dt), i, got, want);
+        }
+        kiln_array_release(A);
+        kiln_array_release(B);
+        kiln_array_release(R);
+        free(a);
+        free(b);
+        free(r);
+    }
+    kiln_ufunc_release(add);
+}
+
+static void dispatch_and_casting(void **state) {
+    (void)state;
+    kiln_ufunc *f = NULL;
+    TEST_OK(kiln_vectorize(ctx, "mul2", "f4(f4,f4); f8(f8,f8)", "a, b", "return a * b;", NULL, &f));
+    int64_t n = 5;
+    kiln_array *i4 = NULL, *i2 = NULL, *f4 = NULL, *c8 = NULL, *r = NULL;
+    TEST_OK(kiln_array_arange(ctx, KILN_INT32, 0, 5, 1, &i4));
+    TEST_OK(kiln_array_arange(ctx, KILN_INT16, 0, 5, 1, &i2));
+    TEST_OK(kiln_array_arange(ctx, KILN_FLOAT32, 0, 5, 1, &f4));
+    TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX64, 1, &n, &c8));
+    /* int32 does not fit float32 safely: float64 loop */
+    TEST_OK(kiln_call(f, KILN_ARGS(kiln_arr(i4), kiln_arr(i4)), &r));
+    assert_int_equal(kiln_array_dtype(r), KILN_FLOAT64);
+    double d[5];
+    TEST_OK(kiln_array_to_host(r, d, sizeof d));
+    assert_true(d[3] == 9);
+    kiln_array_release(r);
+    r = NULL;
+    /* int16 does: float32 loop */
+    TEST_OK(kiln_call(f, KILN_ARGS(kiln_arr(i2), kiln_arr(f4)), &r));
+    assert_int_equal(kiln_array_dtype(r), KILN_FLOAT32);
+    kiln_array_release(r);
+    r = NULL;
+    /* a typed float64 scalar is float64 (NumPy 2 / NEP 50 for typed scalars) */
+    TEST_OK(kiln_call(f, KILN_ARGS(kiln_arr(f4), kiln_f64(2)), &r));
+    assert_int_equal(kiln_array_dtype(r), KILN_FLOAT64);
+    kiln_array_release(r);
+    r = NULL;
+    /* an int64 scalar whose value fits takes the float32 loop (by value) */
+    TEST_OK(kiln_call(f, KILN_ARGS(kiln_arr(f4), kiln_i64(3)), &r));
+    assert_int_equal(kiln_array_dtype(r), KILN_FLOAT32);
+    float fr[5];
+    TEST_OK(kiln_array_to_host(r, fr, sizeof fr));
+    assert_true(fr[4] == 12.0f);
+    kiln_array_release(r);
+    r = NULL;
+    /* complex does not cast to any: error naming the signatures */
+    TEST_FAILS_WITH(kiln_call(f, KILN_ARGS(kiln_arr(c8), kiln_arr(f4)), &r), KILN_ERR_DTYPE, "f4(f4,f4), f8(f8,f8)");
+    assert_null(r);
+    /* output dtype that the result cannot cast to */
+    kiln_array *o = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &n, &o));
+    kiln_array *outs[1] = {o};
+    TEST_FAILS_WITH(kiln_call(f, KILN_ARGS(kiln_arr(f4), kiln_arr(f4)), outs), KILN_ERR_DTYPE, "output 0 is int32");
+    kiln_array *arrs[] = {i4, i2, f4, c8, o};
+    for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) kiln_array_release(arrs[i]);
+    kiln_ufunc_release(f);
+}
+
+static void errors(void **state) {
+    (void)state;
+    int64_t s34[2] = {3, 4}, s54[2] = {5, 4}, s3[1] = {3};
+    kiln_array *a = NULL, *b = NULL, *o = NULL, *big = NULL, *v1 = NULL, *v2 = NULL, *r = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 2, s34, &a));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 2, s54, &b));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, s3, &o));
+    /* shapes that do not broadcast: both shapes in the message */
+    TEST_FAILS_WITH(kiln_call(axpb, KILN_ARGS(kiln_arr(a), kiln_arr(b), kiln_f64(0)), &r), KILN_ERR_SHAPE, "(3, 4)");
+    assert_true(test_contains(kiln_last_error(), "(5, 4)"));
+    /* wrong argument count */
+    TEST_FAILS_WITH(kiln_call(axpb, KILN_ARGS(kiln_arr(a), kiln_f64(0)), &r), KILN_ERR_ARG_COUNT, "takes 3 inputs");
+    /* output of the wrong shape */
+    kiln_array *outs[1] = {o};
+    TEST_FAILS_WITH(kiln_call(axpb, KILN_ARGS(kiln_arr(a), kiln_f64(1), kiln_f64(0)), outs), KILN_ERR_SHAPE,
+                    "output 0 has shape (3,)");
+    /* output overlapping an input other than exactly in place */
+    int64_t n = 100;
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, &n, &big));
+    TEST_OK(kiln_array_slice(big, 0, 0, 50, 1, &v1));
+    TEST_OK(kiln_array_slice(big, 0, 1, 51, 1, &v2));
+    outs[0] = v2;
+    TEST_FAILS_WITH(kiln_call(axpb, KILN_ARGS(kiln_arr(v1), kiln_f64(1), kiln_f64(0)), outs), KILN_ERR_INVALID_ARGUMENT,
+                    "overlaps input 0");
+    /* a raw pointer is not a ufunc argument */
+    TEST_FAILS_WITH(kiln_call(axpb, KILN_ARGS(kiln_ptr(NULL, KILN_FLOAT64), kiln_f64(1), kiln_f64(0)), &r),
+                    KILN_ERR_ARG_TYPE, "raw pointer");
+    assert_null(r);
+    /* bad signatures and parameter lists */
+    kiln_ufunc *f = NULL;
+    TEST_FAILS_WITH(kiln_vectorize(ctx, "x", "f8(f8,", "a", "return a;", NULL, &f), KILN_ERR_SIGNATURE, "f8(f8,");
+    TEST_FAILS_WITH(kiln_vectorize(ctx, "x", "f9(f8)", "a", "return a;", NULL, &f), KILN_ERR_SIGNATURE, "f9");
+    TEST_FAILS_WITH(kiln_vectorize(ctx, "x", "f8(f8,f8)", "a", "return a;", NULL, &f), KILN_ERR_ARG_COUNT, "1 input name");
+    TEST_FAILS_WITH(kiln_vectorize(ctx, "x", "f8(f8); f8(f8,f8)", "a", "return a;", NULL, &f), KILN_ERR_SIGNATURE,
+                    "same number");
+    TEST_FAILS_WITH(kiln_vectorize(ctx, "bad name", "f8(f8)", "a", "return a;", NULL, &f), KILN_ERR_INVALID_ARGUMENT,
+                    "C identifier");
+    assert_null(f);
+    kiln_array *arrs[] = {a, b, o, big, v1, v2};
+    for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) kiln_array_release(arrs[i]);
+}
+
+static void compile_error_lines(void **state) {
+    (void)state;
+    kiln_ufunc *f = NULL;
+    kiln_status s = kiln_vectorize(ctx, "broken", "f8(f8)", "x", "double y = x * 2;\n\nreturn y + no_such_thing;", NULL, &f);
+    assert_int_equal(s, KILN_ERR_COMPILE);
+    assert_null(f);
+    const char *log = kiln_last_error();
+    /* GCC says "broken:3:", NVRTC "broken(3)" */
+    if (!test_contains(log, "broken:3:") && !test_contains(log, "broken(3)")) fail_msg("no body line 3 in: %s", log);
+    assert_true(test_contains(log, "no_such_thing"));
+    /* and in the preamble, counted from the preamble's first line */
+    s = kiln_vectorize(ctx, "broken2", "f8(f8)", "x", "return helper(x);", "__device__ double helper(double v) {\n  return v +;\n}",
+                       &f);
+    assert_int_equal(s, KILN_ERR_COMPILE);
+    log = kiln_last_error();
+    if (!test_contains(log, "broken2.preamble:2:") && !test_contains(log, "broken2.preamble(2)"))
+        fail_msg("no preamble line 2 in: %s", log);
+}
+
+/* cpu, parallel and (on a CUDA context) cuda agree on random inputs. */
+static void targets_agree(void **state) {
+    (void)state;
+    kiln_ufunc *hav = NULL;
+    TEST_OK(kiln_vectorize(ctx, "hav_t", "f8(f8,f8,f8,f8,f8)", "lat1, lon1, lat2, lon2, s",
+                           "double a = pow(sin(0.008726645 * (lat2 - lat1)), 2) + cos(0.01745329 * lat1) * "
+                           "cos(0.01745329 * lat2) * pow(sin(0.008726645 * (lon2 - lon1)), 2);\n"
+                           "return atan2(a, 1 - a) * s;",
+                           NULL, &hav));
+    int64_t n = 100003;
+    test_rng rng = test_rng_for(__func__);
+    double *x = malloc(sizeof(double) * (size_t)n), *y = malloc(sizeof(double) * (size_t)n);
+    test_fill_f64(&rng, x, (size_t)n, -90, 90);
+    test_fill_f64(&rng, y, (size_t)n, -180, 180);
+    kiln_array *X = from_host_f64(1, &n, x), *Y = from_host_f64(1, &n, y);
+    long double *ref = malloc(sizeof(long double) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        long double a = powl(sinl(0.008726645L * (30 - x[i])), 2) +
+                        cosl(0.01745329L * x[i]) * cosl(0.01745329L * 30) * powl(sinl(0.008726645L * (101 - y[i])), 2);
+        ref[i] = atan2l(a, 1 - a) * 6371;
+    }
+    const char *targets[] = {"cpu", "parallel", "cuda"};
+    int ntargets = kiln_context_backend(ctx) == KILN_BACKEND_CUDA ? 3 : 2;
+    for (int t = 0; t < ntargets; t++) {
+        kiln_array *Z = NULL;
+        TEST_OK(kiln_call_ex(hav, targets[t], NULL,
+                             KILN_ARGS(kiln_arr(X), kiln_arr(Y), kiln_f64(30), kiln_f64(101), kiln_f64(6371)), &Z));
+        double *z = to_host_f64(Z);
+        /* a few ULP per libm/libmvec/CUDA call, compounded: 1e-13 relative */
+        double e = test_max_rel_err_f64(z, ref, (size_t)n, 1e-12, 1e-13);
+        if (e > 1) fail_msg("target %s: error %.3g of tolerance", targets[t], e);
+        free(z);
+        kiln_array_release(Z);
+    }
+    free(x);
+    free(y);
+    free(ref);
+    kiln_array_release(X);
+    kiln_array_release(Y);
+    kiln_ufunc_release(hav);
+}
+
+/* Host arrays in, host array out (Numba's behaviour), including in place. */
+static void host_arrays(void **state) {
+    (void)state;
+    int64_t n = 300001;
+    double *a = malloc(sizeof(double) * (size_t)n), *c = malloc(sizeof(double) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) a[i] = (double)i;
+    kiln_array *A = NULL, *C = NULL, *R = NULL;
+    TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT64, 1, &n, NULL, a, &A));
+    TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT64, 1, &n, NULL, c, &C));
+    TEST_OK(kiln_call(axpb, KILN_ARGS(kiln_arr(A), kiln_f64(1), kiln_arr(A)), &R));
+    if (kiln_context_backend(ctx) == KILN_BACKEND_CUDA) assert_int_equal(kiln_array_memory(R), KILN_MEMORY_HOST);
+    double *r = to_host_f64(R);
+    for (int64_t i = 0; i < n; i++) assert_true(r[i] == i + 1.0);
+    kiln_array *outs[1] = {C};
+    TEST_OK(kiln_call(axpb, KILN_ARGS(kiln_arr(A), kiln_f64(0), kiln_f64(1)), outs));
+    for (int64_t i = 0; i < n; i++) assert_true(c[i] == 2.0 * i - 1);
+    outs[0] = A; /* in place on host memory */
+    TEST_OK(kiln_call(axpb, KILN_ARGS(kiln_arr(A), kiln_f64(0), kiln_f64(0)), outs));
+    for (int64_t i = 0; i < n; i++) assert_true(a[i] == 2.0 * i);
+    free(r);
+    free(a);
+    free(c);
+    kiln_array_release(A);
+    kiln_array_release(C);
+    kiln_array_release(R);
+}
+
+/* Every kind of kernel kiln generates compiles with NVRTC for sm_90 (CI has
+ * the toolkit; skipped where NVRTC is missing). */
+static void generated_cuda_sources_compile(void **state) {
+    (void)state;
+    kiln_ufunc *f = NULL;
+    TEST_OK(kiln_vectorize(ctx, "gen", "f8(f8,f8); f4(f4,f4); c8(c8,c8); f2(f2,f2); i4(i4,i4)", "a, b",
+                           "return a * b + a;", "__device__ inline float twice(float v) { return 2 * v; }", &f));
+    kiln_ufunc *g = NULL;
+    TEST_OK(kiln_vectorize(ctx, "gen2", "(f8,f8)(f8,f8)", "a, b -> s, d", "s = a + b; d = a - b;", NULL, &g));
+    int64_t s2[2] = {64, 33}, s1[1] = {33};
+    kiln_array *m = NULL, *v = NULL, *t = NULL, *h = NULL, *mf = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 2, s2, &m));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, s1, &v));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT16, 2, s2, &h));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT16, 2, s2, &mf));
+    TEST_OK(kiln_array_transpose(m, NULL, &t));
+    struct {
+        kiln_ufunc *u;
+        kiln_value a, b;
+    } calls[] = {
+        {f, kiln_arr(m), kiln_arr(m)},          /* vector layout */
+        {f, kiln_arr(m), kiln_arr(v)},          /* broadcast: strided 2-d */
+        {f, kiln_arr(t), kiln_f64(2)},          /* transposed + scalar */
+        {f, kiln_arr(h), kiln_arr(h)},          /* float16 storage */
+        {f, kiln_arr(mf), kiln_arr(mf)},        /* int16 -> float32 loop (cast on load) */
+        {f, kiln_c64(1, 2), kiln_arr(mf)},      /* complex scalar, int16 -> complex64 */
+        {g, kiln_arr(m), kiln_arr(v)},          /* two outputs, strided */
+        {g, kiln_arr(m), kiln_arr(m)},          /* two outputs, vector */
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        const char *targets[2] = {"cuda", "cpu"};
+        for (int k = 0; k < 2; k++) {
+            char *src = NULL, *log = NULL;
+            TEST_OK(kiln_ufunc_source(calls[i].u, targets[k], KILN_ARGS(calls[i].a, calls[i].b), NULL, &src));
+            kiln_status s = kiln_compile_only(targets[k], k == 0 ? "sm_90" : NULL, src, "ufunc.cu", NULL, &log);
+            if (s == KILN_ERR_COMPILER_MISSING) {
+                kiln_free(src);
+                kiln_free(log);
+                continue;
+            }
+            if (s != KILN_OK) fail_msg("call %zu target %s: %s\n%s", i, targets[k], kiln_last_error(), src);
+            kiln_free(src);
+            kiln_free(log);
+        }
+    }
+    kiln_array *arrs[] = {m, v, t, h, mf};
+    for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) kiln_array_release(arrs[i]);
+    kiln_ufunc_release(f);
+    kiln_ufunc_release(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(broadcasting_against_reference),
+        cmocka_unit_test(views_and_scalars),
+        cmocka_unit_test(in_place_and_supplied_output),
+        cmocka_unit_test(several_outputs),
+        cmocka_unit_test(every_dtype),
+        cmocka_unit_test(dispatch_and_casting),
+        cmocka_unit_test(errors),
+        cmocka_unit_test(compile_error_lines),
+        cmocka_unit_test(targets_agree),
+        cmocka_unit_test(host_arrays),
+        cmocka_unit_test(generated_cuda_sources_compile),
+    };
+    return cmocka_run_group_tests_name("ufunc", tests, setup, teardown);
+}

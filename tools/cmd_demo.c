@@ -1,0 +1,137 @@
+/* cmd_demo.c: `kiln demo`: runs the seed workloads on one context and shows
+ * that each result matches its host reference, with the kernel time. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "examples.h"
+#include "kiln.h"
+
+static void usage(FILE *f) {
+    int n;
+    const kiln_example *ex = kiln_examples(&n);
+    fprintf(f,
+            "usage: kiln demo [NAME...] [--target auto|cpu|cuda[:N]] [--size N] [--repeat N]\n"
+            "                 [--out DIR] [-v]\n"
+            "  Runs the named workloads (default: all), each verified against a host\n"
+            "  reference and timed with events (median of --repeat runs, default 20).\n"
+            "  --size N   problem size, as each workload reads it (below)\n"
+            "  --out DIR  where files go (mandelbrot.png); default: the current folder\n"
+            "  exit status: 0 all passed, 1 a check failed or a workload errored\n\nworkloads:\n");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "  %-15s seed %s: %s\n", ex[i].name, ex[i].seed, ex[i].summary);
+}
+
+typedef struct demo_args {
+    const char *target;
+    kiln_example_opts opts;
+    const kiln_example *chosen[16];
+    int count;
+} demo_args;
+
+/* 0: run; 1: exit 0 (help); 2: usage error. */
+static int parse(int argc, char **argv, demo_args *a) {
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *v;
+        int64_t n;
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            usage(stdout);
+            return 1;
+        } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
+            a->opts.verbose = 1;
+        } else if (strcmp(arg, "--target") == 0) {
+            if (!(a->target = cli_option_value("demo", argc, argv, &i))) return 2;
+        } else if (strcmp(arg, "--out") == 0) {
+            if (!(a->opts.out_dir = cli_option_value("demo", argc, argv, &i))) return 2;
+        } else if (strcmp(arg, "--size") == 0) {
+            if (!(v = cli_option_value("demo", argc, argv, &i)) ||
+                cli_parse_int64("demo", "--size", v, 1, INT64_C(1) << 40, &n) != 0)
+                return 2;
+            a->opts.size = n;
+        } else if (strcmp(arg, "--repeat") == 0) {
+            if (!(v = cli_option_value("demo", argc, argv, &i)) ||
+                cli_parse_int64("demo", "--repeat", v, 1, 100000, &n) != 0)
+                return 2;
+            a->opts.repeat = (int)n;
+        } else if (arg[0] == '-') {
+            fprintf(stderr, "kiln demo: unknown option \"%s\"\n", arg);
+            usage(stderr);
+            return 2;
+        } else {
+            const kiln_example *ex = kiln_example_find(arg);
+            if (!ex) {
+                fprintf(stderr, "kiln demo: no workload \"%s\"\n", arg);
+                usage(stderr);
+                return 2;
+            }
+            if (a->count == (int)(sizeof a->chosen / sizeof a->chosen[0])) {
+                fprintf(stderr, "kiln demo: too many workloads named\n");
+                return 2;
+            }
+            a->chosen[a->count++] = ex;
+        }
+    }
+    if (a->count == 0) {
+        int n;
+        const kiln_example *all = kiln_examples(&n);
+        for (int i = 0; i < n && i < 16; i++) a->chosen[a->count++] = &all[i];
+    }
+    return 0;
+}
+
+/* Rates only where the count means something for the workload. */
+static void format_rate(double amount, double ms, double unit, char *buf, size_t size) {
+    if (amount > 0 && ms > 0)
+        snprintf(buf, size, "%.1f", amount / (ms * 1e-3) / unit);
+    else
+        snprintf(buf, size, "-");
+}
+
+int kiln_cmd_demo(int argc, char **argv) {
+    demo_args a;
+    memset(&a, 0, sizeof a);
+    a.target = "auto";
+    int p = parse(argc, argv, &a);
+    if (p != 0) return p == 1 ? 0 : 2;
+
+    kiln_context *ctx = NULL;
+    kiln_status s = kiln_open(&ctx, a.target);
+    if (s != KILN_OK) {
+        fprintf(stderr, "kiln demo: cannot open a context on \"%s\": %s: %s\n", a.target,
+                kiln_status_string(s), kiln_last_error());
+        return 1;
+    }
+    const char *backend = kiln_context_backend_name(ctx);
+    kiln_device_info dev;
+    if (kiln_device_info_get(ctx, &dev) == KILN_OK) printf("device: %s (%s)\n\n", dev.name, backend);
+
+    int failures = 0;
+    printf("%-15s | %-4s | %-7s | %-9s | %-6s | %10s | %4s | %8s | %8s | %s\n", "workload", "seed",
+           "backend", "size", "passed", "median ms", "runs", "GB/s", "GFLOP/s", "check");
+    printf("----------------+------+---------+-----------+--------+------------+------+----------+-"
+           "---------+------\n");
+    for (int i = 0; i < a.count; i++) {
+        const kiln_example *ex = a.chosen[i];
+        kiln_example_result r;
+        fflush(stdout);
+        s = (kiln_status)ex->run(ctx, &a.opts, &r);
+        if (s != KILN_OK) {
+            printf("%-15s | %-4s | %-7s | %-9s | %-6s | %10s | %4s | %8s | %8s | %s: %s\n", ex->name,
+                   ex->seed, backend, "-", "ERROR", "-", "-", "-", "-", kiln_status_string(s),
+                   kiln_last_error());
+            failures++;
+            if (s == KILN_ERR_DEVICE_FAULT || s == KILN_ERR_CONTEXT_DEAD) break;
+            continue;
+        }
+        char gbs[32], gflops[32];
+        format_rate(r.bytes, r.ms_median, 1e9, gbs, sizeof gbs);
+        format_rate(r.flops, r.ms_median, 1e9, gflops, sizeof gflops);
+        printf("%-15s | %-4s | %-7s | %-9lld | %-6s | %10.4f | %4d | %8s | %8s | %s\n", ex->name,
+               ex->seed, backend, (long long)r.size, r.passed ? "yes" : "NO", r.ms_median, r.runs,
+               gbs, gflops, r.check);
+        failures += !r.passed;
+    }
+    kiln_close(ctx);
+    if (failures) fprintf(stderr, "kiln demo: %d workload%s failed\n", failures, failures == 1 ? "" : "s");
+    return failures ? 1 : 0;
+}
