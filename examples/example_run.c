@@ -15,6 +15,7 @@ int kiln_example_prepare(const kiln_example *ex, kiln_context *ctx, int64_t size
                          kiln_example_launch *l) {
     if (!ex || !ctx || !l || size < 0) return KILN_ERR_INVALID_ARGUMENT;
     memset(l, 0, sizeof *l);
+    if (!ex->prepare) return KILN_ERR_UNSUPPORTED;
     l->example = ex;
     l->ctx = ctx;
     int s = ex->prepare(ctx, size ? size : kiln_example_default_size(ex, ctx), l);
@@ -109,6 +110,7 @@ int kiln_example_run(const kiln_example *ex, kiln_context *ctx, const kiln_examp
     static const kiln_example_opts defaults = {0, 0, 0, NULL};
     if (!ex || !ctx || !res) return KILN_ERR_INVALID_ARGUMENT;
     if (!opts) opts = &defaults;
+    if (!ex->prepare) return ex->run ? ex->run(ctx, opts, res) : KILN_ERR_UNSUPPORTED;
     memset(res, 0, sizeof *res);
     kiln_example_launch l;
     int s = kiln_example_prepare(ex, ctx, opts->size, &l);

@@ -38,8 +38,9 @@ static inline void example_fill_f32(example_rng *r, float *x, size_t n, double l
     for (size_t i = 0; i < n; i++) x[i] = (float)example_rng_uniform(r, lo, hi);
 }
 
-/* malloc that leaves a readable reason in the launch's caller's stderr: the
- * examples cannot set kiln_last_error(), so they say it themselves. */
+/* malloc that says what it failed to allocate on stderr: the examples
+ * cannot set kiln_last_error(), so a bare KILN_ERR_OUT_OF_MEMORY would
+ * leave the caller with a stale message. */
 static inline void *example_alloc(size_t bytes, const char *what) {
     void *p = malloc(bytes ? bytes : 1);
     if (!p) fprintf(stderr, "kiln example: cannot allocate %zu bytes for %s\n", bytes, what);

@@ -66,6 +66,9 @@ typedef struct kiln_example {
     const char *seed;    /* "004" */
     const char *summary; /* one line */
     kiln_example_fn run;
+    /* The rest is set for raw-kernel workloads only; vectorize workloads
+     * (ufunc_examples.c) have just `run`, and prepare returns
+     * KILN_ERR_UNSUPPORTED for them. */
     const char *source;      /* the CUDA C kernel source */
     const char *kernel_name; /* the __global__ function timed */
     int64_t default_size;     /* the seed's size */
@@ -78,7 +81,8 @@ typedef struct kiln_example {
 const kiln_example *kiln_examples(int *count);
 /* The example called `name`, or NULL. */
 const kiln_example *kiln_example_find(const char *name);
-/* The kernel source of example `name` (a static string), or NULL. */
+/* The kernel source of example `name` (a static string), or NULL (also for
+ * vectorize workloads, whose source kiln generates). */
 const char *kiln_example_source(const char *name);
 
 /* The size opts->size = 0 means on ctx's backend. */

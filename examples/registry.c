@@ -18,9 +18,34 @@ EXAMPLE_RUNNER_DECLARE_(haversine_mesh)
      .kernel_name = kernel, .default_size = size, .default_size_cpu = size_cpu,                 \
      .prepare = kiln_##n##_prepare, .verify = kiln_##n##_verify}
 
+/* The seeds' vectorize and guvectorize workloads (ufunc_examples.c,
+ * gufunc_examples.c) run whole: kiln generates their kernels, so there is no
+ * source here to compile or time natively (bench/ufunc_bench.c compares
+ * them with hand-written kernels). */
+int kiln_example_ufunc_haversine(kiln_context *ctx, const kiln_example_opts *opts,
+                                 kiln_example_result *res);
+int kiln_example_ufunc_add(kiln_context *ctx, const kiln_example_opts *opts,
+                           kiln_example_result *res);
+int kiln_example_ufunc_black_scholes(kiln_context *ctx, const kiln_example_opts *opts,
+                                     kiln_example_result *res);
+int kiln_example_ufunc_vector_add(kiln_context *ctx, const kiln_example_opts *opts,
+                                  kiln_example_result *res);
+int kiln_example_gufunc_hermite(kiln_context *ctx, const kiln_example_opts *opts,
+                                kiln_example_result *res);
+int kiln_example_gufunc_batched_matmul(kiln_context *ctx, const kiln_example_opts *opts,
+                                       kiln_example_result *res);
+#define UFUNC_ROW_(n, seed_id, text)                                                               \
+    {.name = #n, .seed = seed_id, .summary = text, .run = kiln_example_ufunc_##n}
+#define GUFUNC_ROW_(n, seed_id, text)                                                              \
+    {.name = #n, .seed = seed_id, .summary = text, .run = kiln_example_gufunc_##n}
+
+/* In seed order. */
 static const kiln_example example_table[] = {
-    EXAMPLE_ROW_(saxpy, "004", "saxpy", 512 * 32768, 0,
-                 "out = a*x + y over 16M f32 (size = n), kernel from a source string"),
+    UFUNC_ROW_(haversine, "000",
+               "vectorize haversine over a 1000x1000 mesh, host arrays and scalar broadcast"),
+    EXAMPLE_ROW_(haversine_mesh, "000", "haversine_mesh", 1000, 0,
+                 "haversine over a lat/lon mesh made in the kernel, f64 (size = nx = ny)"),
+    UFUNC_ROW_(add, "001", "vectorize Add, f32, on the cpu and cuda targets (size = N)"),
     EXAMPLE_ROW_(mandelbrot, "001", "mandel_kernel", 1536, 0,
                  "1536x1024 u8 image, complex64 z*z+c, 20 iters, grid-stride loops (size = width)"),
     /* On the CPU every barrier switches all 1024 threads of a block (fibers):
@@ -28,19 +53,23 @@ static const kiln_example example_table[] = {
      * default is n = 400 (64x fewer flops). --size 1600 runs the seed's. */
     EXAMPLE_ROW_(matmul, "001", "square_matrix_mul", 1600, 400,
                  "n x n f32 matmul, 32x32 shared-memory tiles + __syncthreads (size = n; cpu 400)"),
-    EXAMPLE_ROW_(haversine_mesh, "000", "haversine_mesh", 1000, 0,
-                 "haversine over a lat/lon mesh made in the kernel, f64 (size = nx = ny)"),
+    UFUNC_ROW_(black_scholes, "001", "vectorize Black-Scholes, 4M options f64, two outputs"),
+    GUFUNC_ROW_(hermite, "002", "guvectorize Hermite recurrence (n)->(n) in place, and ()->(n)"),
+    GUFUNC_ROW_(batched_matmul, "002", "guvectorize (m,n),(n,p)->(m,p) over a batch of 4x4 f32"),
+    UFUNC_ROW_(vector_add, "003", "vectorAdd of 320M f32 from host arrays + a fused expression"),
+    EXAMPLE_ROW_(saxpy, "004", "saxpy", 512 * 32768, 0,
+                 "out = a*x + y over 16M f32 (size = n), kernel from a source string"),
 };
 
-#define EXAMPLE_RUNNER_(name, index)                                                              \
+#define EXAMPLE_RUNNER_(name)                                                              \
     static int run_##name(kiln_context *ctx, const kiln_example_opts *opts,                       \
                           kiln_example_result *res) {                                             \
-        return kiln_example_run(&example_table[index], ctx, opts, res);                           \
+        return kiln_example_run(kiln_example_find(#name), ctx, opts, res);                        \
     }
-EXAMPLE_RUNNER_(saxpy, 0)
-EXAMPLE_RUNNER_(mandelbrot, 1)
-EXAMPLE_RUNNER_(matmul, 2)
-EXAMPLE_RUNNER_(haversine_mesh, 3)
+EXAMPLE_RUNNER_(saxpy)
+EXAMPLE_RUNNER_(mandelbrot)
+EXAMPLE_RUNNER_(matmul)
+EXAMPLE_RUNNER_(haversine_mesh)
 
 const kiln_example *kiln_examples(int *count) {
     if (count) *count = (int)(sizeof example_table / sizeof example_table[0]);

@@ -554,6 +554,74 @@ KILN_API kiln_status kiln_call_ex(kiln_ufunc *f, const char *target, kiln_stream
 KILN_API kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const kiln_value *args,
                                        int nargs, kiln_array *const *outs, char **source);
 
+/* ------------------------------------------------------------------ generalized ufuncs */
+/* Generalized ufuncs (NumPy gufuncs, Numba "guvectorize"): a body that works
+ * on the core dims of its arguments, applied at every index of the loop dims
+ * in front of them, which broadcast like NumPy's.
+ *
+ *   kiln_gufunc *herm;
+ *   kiln_guvectorize(ctx, "herm", "void(f4[:], f4[:])", "(n)->(n)", "inp, out",
+ *       "for (int i = 2; i < out.len; i++) out[i] = out[1]*out[i-1] - (i-1)*out[i-2];",
+ *       NULL, &herm);
+ *   kiln_gufunc_call(herm, KILN_ARGS(kiln_arr(X), kiln_arr(X)), NULL, NULL);  (in place)
+ *   kiln_array *Y = NULL;                                 ("()->(n)": n from the call)
+ *   kiln_gufunc_call(powers, KILN_ARGS(kiln_arr(x)), &Y, "n=4");
+ *
+ * type_signatures: "void(f4[:], f4[:])", several separated by ';' (the first
+ *   whose inputs match exactly is used, else the first they cast to safely).
+ *   One type per argument, inputs then outputs; "[:]" per core dim, none for
+ *   a "()" argument. Types are anything kiln_dtype_parse takes.
+ * layout: NumPy's generalized-ufunc signature: "(n)->(n)", "()->(n)",
+ *   "(m,n),(n,p)->(m,p)", "(3),(3)->(3)" (fixed sizes), "(n),(n)->(),()".
+ * params: the arguments' names, inputs then outputs: "inp, out" or "a, b -> c".
+ * body: CUDA C statements. An argument with core dims is a view: x[i], x(i),
+ *   A(i, j) or A[i][j]; x.len (= shape[0]), x.shape[k], x.strides[k]
+ *   (elements), x.ndim, x.size(). Input views are read-only. A "()" input is
+ *   a plain value, a "()" output an assignable reference. float16 computes as
+ *   float. preamble (may be NULL): __device__ helpers the body calls.
+ * Kernels are generated per call layout (on the GPU: rows staged through
+ * registers or shared memory with coalesced accesses where rows are packed,
+ * else a thread per loop index along the smallest stride; on the CPU: a loop
+ * parallel over the loop dims) and compiled at the first call that needs them
+ * (disk-cached), so compile errors, with lines counted from the body's first
+ * line (file "<name>") or the preamble's ("<name>.preamble"), surface there.
+ * `name` must be a C identifier. Release with kiln_gufunc_release. */
+typedef struct kiln_gufunc kiln_gufunc;
+
+KILN_API kiln_status kiln_guvectorize(kiln_context *ctx, const char *name,
+                                      const char *type_signatures, const char *layout,
+                                      const char *params, const char *body,
+                                      const char *preamble, kiln_gufunc **out);
+/* Frees the compiled variants. NULL: no-op. */
+KILN_API void kiln_gufunc_release(kiln_gufunc *f);
+KILN_API int kiln_gufunc_nin(const kiln_gufunc *f);
+KILN_API int kiln_gufunc_nout(const kiln_gufunc *f);
+
+/* Applies f. args: the nin inputs (arrays, or scalars for "()" inputs), or
+ * all nin + nout arguments with the outputs (arrays) last, Numba style; then
+ * outs is ignored. Otherwise outs has nout slots: a NULL slot receives a new
+ * device array (loop shape + core shape, the signature's dtype; the caller
+ * releases it), a non-NULL one is written: it must have the broadcast loop
+ * shape and the signature's dtype exactly, and may be an input only exactly
+ * (same data and strides: in place). A given output is also read on the GPU
+ * fast paths, so a body may update it. dims (may be NULL): sizes of core dims
+ * no input has, "n=4, m=3"; an output core dim found nowhere is an error.
+ * Device work is queued on the default stream. */
+KILN_API kiln_status kiln_gufunc_call(kiln_gufunc *f, const kiln_value *args, int nargs,
+                                      kiln_array **outs, const char *dims);
+/* kiln_gufunc_call on `stream` (NULL: the default stream). */
+KILN_API kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, const char *dims,
+                                         const kiln_value *args, int nargs, kiln_array **outs);
+/* The generated CUDA C source of the kernel a call with these arguments would
+ * run, for target "cuda" or "cpu" (whatever the context; NULL: the
+ * context's), without compiling it or allocating outputs (NULL slots are
+ * taken as new C-order arrays). *source: free with kiln_free. *kernel_name
+ * (may be NULL; free with kiln_free) is "kiln_gu_<name>_<strategy>". */
+KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, const char *dims,
+                                        const kiln_value *args, int nargs,
+                                        kiln_array *const *outs, char **source,
+                                        char **kernel_name);
+
 #ifdef __cplusplus
 }
 #endif

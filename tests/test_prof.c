@@ -5,10 +5,15 @@
  * and in the trace (read back with jansson, a real JSON parser) in order with
  * the right arguments. The GPU path (pooled events, lazy resolution) is
  * checked against a fake backend whose events read a clock the test drives.
- * Bad input: an unwritable trace path warns and changes no result.
+ * Bad input: an unwritable trace path warns and changes no result. On a real
+ * GPU, the CUPTI and events timers must agree with CUDA events taken by the
+ * test around the same ~1 ms kernels, within 5%.
  *
- * KILN_PROF_BENCH=1 adds a launch-overhead measurement (profiling off / on). */
+ * KILN_PROF_BENCH=1 adds a launch-overhead measurement (profiling off, and on
+ * with each timer). */
+#include <dlfcn.h>
 #include <jansson.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +33,19 @@ static void clear_profiler_env(void) {
     unsetenv("KILN_PROFILE");
     unsetenv("KILN_PROFILE_OUT");
     unsetenv("KILN_TRACE");
+    unsetenv("KILN_PROFILE_TIMER");
+}
+
+/* A summary time ("2.8544ms", "787.77us", "864ns", "1.2000s") in ms. */
+static double parse_time_ms(const char *text) {
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (strcmp(end, "ns") == 0) return v * 1e-6;
+    if (strcmp(end, "us") == 0) return v * 1e-3;
+    if (strcmp(end, "ms") == 0) return v;
+    if (strcmp(end, "s") == 0) return v * 1e3;
+    fail_msg("\"%s\" is not a time", text);
+    return 0;
 }
 
 static char *read_file(const char *path) {
@@ -189,6 +207,10 @@ static void check_summary(const char *s) {
     if (getenv("KILN_TEST_VERBOSE")) fputs(s, stdout);
     assert_true(test_contains(s, testing_cpu() ? "backend cpu" : "backend cuda"));
     assert_true(test_contains(s, testing_cpu() ? "CPU activities:" : "GPU activities:"));
+    /* The header names the timer; on CUDA either timer must match every
+     * operation to its device time (the counts below). */
+    assert_true(test_contains(s, testing_cpu() ? "Timer: host" : "Timer: "));
+    assert_false(test_contains(s, "CUPTI gave no times"));
     assert_int_equal(row_calls(s, "scale"), 3);
     assert_int_equal(row_calls(s, "offset"), 2);
     assert_int_equal(row_calls(s, "[memcpy HtoD]"), 2);
@@ -542,6 +564,7 @@ static void test_gpu_events_pooled_and_resolved_lazily(void **state) {
     if (getenv("KILN_TEST_VERBOSE")) fputs(text, stdout);
     assert_true(test_contains(text, "GPU activities:"));
     assert_true(test_contains(text, "backend fakegpu"));
+    assert_true(test_contains(text, "Timer: events")); /* CUPTI sees only kiln's CUDA backend */
     assert_int_equal(row_calls(text, "odd"), LAUNCHES / 2);
     assert_int_equal(row_calls(text, "even"), LAUNCHES / 2);
     assert_int_equal(row_calls(text, "[memcpy HtoD]"), LAUNCHES / 100);
@@ -632,6 +655,166 @@ static void test_launches_from_many_threads(void **state) {
     free(ctx);
 }
 
+/* KILN_PROFILE_TIMER: a bad value warns; cupti where it cannot be used warns
+ * and falls back to events; events is taken as asked. Fake GPU: no device. */
+static void test_timer_choice(void **state) {
+    (void)state;
+    static const struct {
+        const char *value;
+        const char *warning; /* NULL: none */
+        const char *header;
+    } cases[] = {
+        {"events", NULL, "Timer: events (device time between events recorded around each operation; "
+                         "KILN_PROFILE_TIMER=events)"},
+        {"cupti", "KILN_PROFILE_TIMER=cupti: CUPTI times only kiln's CUDA backend; timing with events",
+         "Timer: events"},
+        {"bogus", "KILN_PROFILE_TIMER=bogus is neither events nor cupti", "Timer: events"},
+        {"auto", NULL, "Timer: events"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        clear_profiler_env();
+        setenv("KILN_PROFILE_TIMER", cases[i].value, 1);
+        kiln_context *ctx = fake_context(&fake_gpu_ops);
+        captured cap;
+        capture_begin(&cap);
+        TEST_OK(kiln_profiler_start(ctx));
+        char *err = capture_end(&cap);
+        clear_profiler_env();
+        if (cases[i].warning ? !test_contains(err, cases[i].warning) : test_contains(err, "warning"))
+            fail_msg("KILN_PROFILE_TIMER=%s: stderr was \"%s\"", cases[i].value, err);
+        free(err);
+        kiln_launch_config cfg = {{1, 1, 1}, {1, 1, 1}, 0};
+        kiln_prof_end(ctx, kiln_prof_kernel_begin(ctx, "k", &cfg, NULL, NULL));
+        char *text = NULL;
+        TEST_OK(kiln_profiler_summary(ctx, &text));
+        if (!test_contains(text, cases[i].header))
+            fail_msg("KILN_PROFILE_TIMER=%s: no \"%s\" in\n%s", cases[i].value, cases[i].header, text);
+        assert_int_equal(row_calls(text, "k"), 1);
+        kiln_free(text);
+        kiln_prof_detach(ctx);
+        free(ctx);
+    }
+    /* The CPU backend times on the host whatever is asked. */
+    setenv("KILN_PROFILE_TIMER", "cupti", 1);
+    kiln_context *ctx = fake_context(&fake_cpu_ops);
+    captured cap;
+    capture_begin(&cap);
+    TEST_OK(kiln_profiler_start(ctx));
+    char *err = capture_end(&cap);
+    clear_profiler_env();
+    assert_true(test_contains(err, "the CPU backend times on the host"));
+    free(err);
+    char *text = NULL;
+    TEST_OK(kiln_profiler_summary(ctx, &text));
+    assert_true(test_contains(text, "Timer: host (wall time of each call; the CPU backend runs the work"));
+    kiln_free(text);
+    kiln_prof_detach(ctx);
+    free(ctx);
+}
+
+/* ------------------------------------------------------------------ real GPU */
+
+static const char *spin_src =
+    "// test_prof spin: dependent FMAs, about the same time in every thread\n"
+    "__global__ void spin(float *x, int iters) {\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    float v = x[i];\n"
+    "    for (int k = 0; k < iters; k++) v = v * 0.9999f + 0.0001f;\n"
+    "    x[i] = v;\n"
+    "}\n";
+
+enum { SPIN_BLOCKS = 528, SPIN_THREADS = 256, SPIN_LAUNCHES = 30 };
+
+typedef struct spin_run {
+    double events_ms; /* the test's own CUDA events around each launch, summed */
+    double prof_ms;   /* the profiler's total for "spin" */
+    long long calls;
+    char timer[64];   /* the summary's "Timer: ..." word */
+} spin_run;
+
+/* `launches` launches of spin, each between two of the test's events; the
+ * sum of their times in ms. */
+static double spin_launches(kiln_context *ctx, kiln_kernel *k, kiln_array *x, kiln_event **ev, int launches,
+                            int iters) {
+    for (int i = 0; i < launches; i++) {
+        TEST_OK(kiln_event_record(ev[2 * i], NULL));
+        TEST_OK(kiln_launch(k, KILN_DIM(SPIN_BLOCKS), KILN_DIM(SPIN_THREADS), 0, NULL,
+                            KILN_ARGS(kiln_arr(x), kiln_i32(iters))));
+        TEST_OK(kiln_event_record(ev[2 * i + 1], NULL));
+    }
+    TEST_OK(kiln_synchronize(ctx));
+    double total = 0;
+    for (int i = 0; i < launches; i++) {
+        float ms = 0;
+        TEST_OK(kiln_event_elapsed_ms(ev[2 * i], ev[2 * i + 1], &ms));
+        total += ms;
+    }
+    return total;
+}
+
+/* SPIN_LAUNCHES launches of a ~1 ms kernel under the profiler with the given
+ * timer, each between two CUDA events of the test's own. *iters: 0 to
+ * calibrate to ~1 ms first. */
+static void run_spin(const char *timer, int *iters, spin_run *out) {
+    clear_profiler_env();
+    setenv("KILN_PROFILE_TIMER", timer, 1);
+    kiln_context *ctx = test_open();
+    TEST_OK(kiln_profiler_start(ctx));
+    clear_profiler_env();
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_kernel_from_source(ctx, spin_src, "spin", NULL, &k));
+    int64_t shape[1] = {SPIN_BLOCKS * SPIN_THREADS};
+    kiln_array *x = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, shape, &x));
+    kiln_event *ev[2 * SPIN_LAUNCHES];
+    for (int i = 0; i < 2 * SPIN_LAUNCHES; i++) TEST_OK(kiln_event_create(ctx, &ev[i]));
+    if (*iters == 0) /* calibrate: 2^16 iterations take t ms */
+        *iters = (int)((1 << 16) / fmax(spin_launches(ctx, k, x, ev, 1, 1 << 16), 1e-3));
+    TEST_OK(kiln_profiler_reset(ctx));
+    out->events_ms = spin_launches(ctx, k, x, ev, SPIN_LAUNCHES, *iters);
+    char *text = NULL, field[64];
+    TEST_OK(kiln_profiler_summary(ctx, &text));
+    if (getenv("KILN_TEST_VERBOSE")) fputs(text, stdout);
+    out->calls = row_calls(text, "spin");
+    out->prof_ms = row_field(text, "spin", 5, field, sizeof field) ? parse_time_ms(field) : -1;
+    const char *t = strstr(text, "Timer: ");
+    assert_non_null(t);
+    snprintf(out->timer, sizeof out->timer, "%.*s", (int)strcspn(t + 7, " \n"), t + 7);
+    kiln_free(text);
+    for (int i = 0; i < 2 * SPIN_LAUNCHES; i++) kiln_event_release(ev[i]);
+    kiln_array_release(x);
+    kiln_kernel_release(k);
+    kiln_close(ctx);
+}
+
+/* "profiled kernel times agree with CUDA-event timing of the same kernels
+ * within 5%", for both timers. CUPTI missing is reported, not failed: the
+ * events timer is the designed fallback. */
+static void test_gpu_timers_agree_with_events(void **state) {
+    (void)state;
+    if (testing_cpu()) skip();
+    int iters = 0;
+    static const char *const timers[] = {"cupti", "events"};
+    for (int t = 0; t < 2; t++) {
+        spin_run run = {0};
+        captured cap;
+        capture_begin(&cap);
+        run_spin(timers[t], &iters, &run);
+        char *err = capture_end(&cap);
+        if (strcmp(run.timer, timers[t]) != 0) {
+            printf("KILN_PROFILE_TIMER=%s gave the %s timer: %s", timers[t], run.timer, err);
+            assert_string_equal(timers[t], "cupti"); /* only CUPTI may be missing */
+        }
+        free(err);
+        assert_int_equal(run.calls, SPIN_LAUNCHES);
+        double diff = (run.prof_ms - run.events_ms) / run.events_ms;
+        printf("timer %-6s: %d x spin(%d iters): profiler %.4f ms, CUDA events %.4f ms, %+.2f%%\n", run.timer,
+               SPIN_LAUNCHES, iters, run.prof_ms, run.events_ms, 100.0 * diff);
+        assert_true(run.events_ms > 0.3 * SPIN_LAUNCHES); /* really ~1 ms kernels */
+        assert_true(diff < 0.05 && diff > -0.05);
+    }
+}
+
 /* ------------------------------------------------------------------ overhead */
 
 typedef struct bench_ctx {
@@ -649,45 +832,183 @@ static double launch_batch_us(bench_ctx *b, int n) {
     return (kiln_now_ms() - t0) * 1e3 / n;
 }
 
-/* Not a test: launch overhead with profiling off, KILN_PROFILE=1 (summary
- * only) and kiln_profiler_start (records kept for a trace). The three
- * contexts take turns in short batches so that machine noise hits all alike;
- * the best batch of each counts. */
-static void test_launch_overhead_bench(void **state) {
-    (void)state;
-    if (!getenv("KILN_PROF_BENCH")) skip();
-    enum { MODES = 3, ROUNDS = 60, BATCH = 2000 };
-    static const char *const label[MODES] = {"profiling off", "KILN_PROFILE=1", "kiln_profiler_start"};
-    bench_ctx b[MODES];
-    char src[1024];
-    snprintf(src, sizeof src, kernels_src_fmt, 0L, 0);
-    for (int m = 0; m < MODES; m++) {
-        clear_profiler_env();
-        if (m == 1) setenv("KILN_PROFILE", "1", 1);
-        if (m == 1) setenv("KILN_PROFILE_OUT", "/dev/null", 1);
-        b[m].ctx = test_open();
-        clear_profiler_env();
-        if (m == 2) TEST_OK(kiln_profiler_start(b[m].ctx));
-        TEST_OK(kiln_kernel_from_source(b[m].ctx, src, "scale", NULL, &b[m].k));
-        int64_t shape[1] = {1};
-        TEST_OK(kiln_array_empty(b[m].ctx, KILN_FLOAT32, 1, shape, &b[m].x));
-        b[m].best_us = 1e30;
-        (void)launch_batch_us(&b[m], BATCH); /* warm up */
-    }
+static void bench_open(bench_ctx *b, const char *profile, const char *timer, int start, const char *src) {
+    clear_profiler_env();
+    if (profile) setenv("KILN_PROFILE", "1", 1);
+    if (profile) setenv("KILN_PROFILE_OUT", "/dev/null", 1);
+    if (timer) setenv("KILN_PROFILE_TIMER", timer, 1);
+    b->ctx = test_open();
+    if (start) TEST_OK(kiln_profiler_start(b->ctx));
+    clear_profiler_env();
+    TEST_OK(kiln_kernel_from_source(b->ctx, src, "scale", NULL, &b->k));
+    int64_t shape[1] = {1};
+    TEST_OK(kiln_array_empty(b->ctx, KILN_FLOAT32, 1, shape, &b->x));
+    b->best_us = 1e30;
+    (void)launch_batch_us(b, 2000); /* warm up */
+}
+
+static void bench_close(bench_ctx *b) {
+    kiln_array_release(b->x);
+    kiln_kernel_release(b->k);
+    kiln_close(b->ctx);
+}
+
+/* The contexts in b[first..last] take turns in short batches so that machine
+ * noise hits all alike; the best batch of each counts. */
+static void bench_rounds(bench_ctx *b, int first, int last) {
+    enum { ROUNDS = 60, BATCH = 2000 };
     for (int r = 0; r < ROUNDS; r++)
-        for (int m = 0; m < MODES; m++) {
+        for (int m = first; m <= last; m++) {
             double us = launch_batch_us(&b[m], BATCH);
             if (us < b[m].best_us) b[m].best_us = us;
         }
-    printf("launch overhead, %s backend, 1-thread kernel, 3 args; best of %d batches of %d:\n", test_target(),
-           ROUNDS, BATCH);
-    for (int m = 0; m < MODES; m++) {
-        printf("  %-20s %8.3f us/launch (%+.1f%%)\n", label[m], b[m].best_us,
-               100.0 * (b[m].best_us - b[0].best_us) / b[0].best_us);
-        kiln_array_release(b[m].x);
-        kiln_kernel_release(b[m].k);
-        kiln_close(b[m].ctx);
+}
+
+/* Where CUPTI mode's cost goes: the test drives libcupti itself (already
+ * loaded by kiln, whose buffer callbacks stay registered) on a context with
+ * profiling off. Returns 0 when CUPTI is not loaded. */
+typedef int (*cupti_int_fn)(int);
+typedef int (*cupti_subscribe_fn)(void **, void (*)(void *, int, uint32_t, const void *), void *);
+typedef int (*cupti_enable_callback_fn)(uint32_t, void *, int, uint32_t);
+typedef int (*cupti_unsubscribe_fn)(void *);
+typedef int (*cupti_push_fn)(int, uint64_t);
+typedef int (*cupti_pop_fn)(int, uint64_t *);
+
+typedef struct raw_cupti {
+    cupti_int_fn enable, disable;
+    cupti_subscribe_fn subscribe;
+    cupti_enable_callback_fn enable_callback;
+    cupti_unsubscribe_fn unsubscribe;
+    cupti_push_fn push;
+    cupti_pop_fn pop;
+} raw_cupti;
+
+static void raw_noop_callback(void *u, int d, uint32_t c, const void *data) {
+    (void)u, (void)d, (void)c, (void)data;
+}
+
+static int raw_cupti_load(raw_cupti *c) {
+    void *lib = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib) lib = dlopen("libcupti.so.12", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib) return 0;
+    void *f[7] = {dlsym(lib, "cuptiActivityEnable"), dlsym(lib, "cuptiActivityDisable"), dlsym(lib, "cuptiSubscribe"),
+                  dlsym(lib, "cuptiEnableCallback"), dlsym(lib, "cuptiUnsubscribe"),
+                  dlsym(lib, "cuptiActivityPushExternalCorrelationId"),
+                  dlsym(lib, "cuptiActivityPopExternalCorrelationId")};
+    for (int i = 0; i < 7; i++)
+        if (!f[i]) return 0;
+    memcpy(&c->enable, &f[0], sizeof f[0]);
+    memcpy(&c->disable, &f[1], sizeof f[1]);
+    memcpy(&c->subscribe, &f[2], sizeof f[2]);
+    memcpy(&c->enable_callback, &f[3], sizeof f[3]);
+    memcpy(&c->unsubscribe, &f[4], sizeof f[4]);
+    memcpy(&c->push, &f[5], sizeof f[5]);
+    memcpy(&c->pop, &f[6], sizeof f[6]);
+    return 1;
+}
+
+static double launch_batch_pushpop_us(bench_ctx *b, const raw_cupti *c, int n) {
+    double t0 = kiln_now_ms();
+    for (int i = 0; i < n; i++) {
+        (void)c->push(1 /* CUSTOM0 */, (uint64_t)i + 1);
+        TEST_OK(kiln_launch(b->k, KILN_DIM(1), KILN_DIM(1), 0, NULL,
+                            KILN_ARGS(kiln_arr(b->x), kiln_f32(1.0f), kiln_i32(1))));
+        uint64_t last = 0;
+        (void)c->pop(1, &last);
     }
+    TEST_OK(kiln_synchronize(b->ctx));
+    return (kiln_now_ms() - t0) * 1e3 / n;
+}
+
+/* Profiling off, with: CUPTI kernel+memcpy activity only; plus a no-op
+ * callback on cuLaunchKernel (kiln's matching); activity plus external
+ * correlation push/pop around each launch (the alternative). */
+static void bench_raw_cupti(bench_ctx *off) {
+    raw_cupti c;
+    if (!raw_cupti_load(&c)) {
+        printf("  (libcupti not loaded: no breakdown)\n");
+        return;
+    }
+    double best[3] = {1e30, 1e30, 1e30};
+    TEST_OK(c.enable(10) == 0 && c.enable(1) == 0 ? KILN_OK : KILN_ERR_INTERNAL);
+    for (int r = 0; r < 40; r++) {
+        double us = launch_batch_us(off, 2000);
+        if (us < best[0]) best[0] = us;
+    }
+    void *sub = NULL;
+    if (c.subscribe(&sub, raw_noop_callback, NULL) == 0 && c.enable_callback(1, sub, 1, 307) == 0) {
+        for (int r = 0; r < 40; r++) {
+            double us = launch_batch_us(off, 2000);
+            if (us < best[1]) best[1] = us;
+        }
+        (void)c.enable_callback(0, sub, 1, 307);
+        (void)c.unsubscribe(sub);
+    }
+    TEST_OK(c.enable(39) == 0 ? KILN_OK : KILN_ERR_INTERNAL); /* EXTERNAL_CORRELATION */
+    for (int r = 0; r < 40; r++) {
+        double us = launch_batch_pushpop_us(off, &c, 2000);
+        if (us < best[2]) best[2] = us;
+    }
+    (void)c.disable(39);
+    (void)c.disable(10);
+    (void)c.disable(1);
+    static const char *const what[3] = {"raw CUPTI activity only", "+ no-op launch callback",
+                                        "activity + ext. corr. push/pop"};
+    for (int i = 0; i < 3; i++)
+        printf("  %-26s %8.3f us/launch (%+.1f%%)\n", what[i], best[i], 100.0 * (best[i] - off->best_us) / off->best_us);
+}
+
+/* The recorder's own host cost per kernel begin/end pair (no backend work). */
+static void bench_recorder(void) {
+    kiln_context *ctx = fake_context(&fake_cpu_ops);
+    TEST_OK(kiln_profiler_start(ctx));
+    kiln_launch_config cfg = {{1, 1, 1}, {1, 1, 1}, 0};
+    double best = 1e30;
+    for (int r = 0; r < 20; r++) {
+        double t0 = kiln_now_ms();
+        for (int i = 0; i < 10000; i++)
+            kiln_prof_end(ctx, kiln_prof_kernel_begin(ctx, "scale", &cfg, NULL, "f4(1,), f4, i4"));
+        double us = (kiln_now_ms() - t0) * 1e3 / 10000;
+        if (us < best) best = us;
+    }
+    printf("  %-26s %8.3f us/launch\n", "recorder begin+end alone", best);
+    kiln_prof_detach(ctx);
+    free(ctx);
+}
+
+/* Not a test: launch overhead with profiling off, and on with each timer,
+ * summary only (KILN_PROFILE=1) and with records kept for a trace
+ * (kiln_profiler_start). CUPTI is process-wide, so its contexts are measured
+ * apart from the others, and "off" again once they are closed (tracing off). */
+static void test_launch_overhead_bench(void **state) {
+    (void)state;
+    if (!getenv("KILN_PROF_BENCH")) skip();
+    enum { MODES = 6 };
+    static const char *const label[MODES] = {"profiling off",           "events KILN_PROFILE=1",
+                                             "events profiler_start",   "cupti KILN_PROFILE=1",
+                                             "cupti profiler_start",    "off, after cupti closed"};
+    bench_ctx b[MODES];
+    char src[1024];
+    snprintf(src, sizeof src, kernels_src_fmt, 0L, 0);
+    bench_open(&b[0], NULL, NULL, 0, src);
+    bench_open(&b[1], "1", "events", 0, src);
+    bench_open(&b[2], NULL, "events", 1, src);
+    bench_rounds(b, 0, 2);
+    for (int m = 1; m <= 2; m++) bench_close(&b[m]);
+    bench_open(&b[3], "1", "cupti", 0, src);
+    bench_open(&b[4], NULL, "cupti", 1, src);
+    bench_rounds(b, 3, 4);
+    for (int m = 3; m <= 4; m++) bench_close(&b[m]);
+    b[5] = b[0];
+    b[5].best_us = 1e30;
+    bench_rounds(b, 5, 5);
+    printf("launch overhead, %s backend, 1-thread kernel, 3 args; best of 60 batches of 2000:\n", test_target());
+    for (int m = 0; m < MODES; m++)
+        printf("  %-26s %8.3f us/launch (%+.1f%%)\n", label[m], b[m].best_us,
+               100.0 * (b[m].best_us - b[0].best_us) / b[0].best_us);
+    if (!testing_cpu()) bench_raw_cupti(&b[5]);
+    bench_recorder();
+    bench_close(&b[0]);
 }
 
 int main(void) {
@@ -698,6 +1019,8 @@ int main(void) {
         cmocka_unit_test(test_unwritable_trace_warns),
         cmocka_unit_test(test_gpu_events_pooled_and_resolved_lazily),
         cmocka_unit_test(test_launches_from_many_threads),
+        cmocka_unit_test(test_timer_choice),
+        cmocka_unit_test(test_gpu_timers_agree_with_events),
         cmocka_unit_test(test_launch_overhead_bench),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -457,7 +457,7 @@ static void generated_cuda_sources_compile(void **state) {
                            "return a * b + a;", "__device__ inline float twice(float v) { return 2 * v; }", &f));
     kiln_ufunc *g = NULL;
     TEST_OK(kiln_vectorize(ctx, "gen2", "(f8,f8)(f8,f8)", "a, b -> s, d", "s = a + b; d = a - b;", NULL, &g));
-    int64_t s2[2] = {64, 33}, s1[1] = {33};
+    int64_t s2[2] = {128, 33}, s1[1] = {33};
     kiln_array *m = NULL, *v = NULL, *t = NULL, *h = NULL, *mf = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 2, s2, &m));
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, s1, &v));
@@ -500,6 +500,9 @@ static void generated_cuda_sources_compile(void **state) {
 }
 
 int main(void) {
+    /* Arrays of 4096+ elements take the 16-byte vector kernels on CUDA (the
+     * default threshold is 8M), so both GPU layouts run here. */
+    setenv("KILN_UFUNC_VECTOR_MIN", "4096", 0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(broadcasting_against_reference),
         cmocka_unit_test(views_and_scalars),

@@ -89,8 +89,8 @@ int kiln_cmd_compile(int argc, char **argv) {
     const char *slash = strrchr(file, '/');
     snprintf(dir, sizeof dir, "-I%.*s", slash ? (int)(slash - file) : 1, slash ? file : ".");
     if (strchr(dir, ' '))
-        fprintf(stderr, "kiln compile: note: the folder of %s has a space; pass -I for its "
-                        "includes explicitly is not possible either, includes may not resolve\n",
+        fprintf(stderr, "kiln compile: note: the folder of %s contains a space, which kiln's "
+                        "option syntax cannot carry; its #include \"...\" files will not be found\n",
                 file);
     else if (append_option(opts, sizeof opts, dir) != 0) {
         free(source);

@@ -113,6 +113,7 @@ int kiln_cmd_demo(int argc, char **argv) {
     for (int i = 0; i < a.count; i++) {
         const kiln_example *ex = a.chosen[i];
         kiln_example_result r;
+        memset(&r, 0, sizeof r); /* vectorize workloads may leave size/runs unset */
         fflush(stdout);
         s = (kiln_status)ex->run(ctx, &a.opts, &r);
         if (s != KILN_OK) {
@@ -123,12 +124,15 @@ int kiln_cmd_demo(int argc, char **argv) {
             if (s == KILN_ERR_DEVICE_FAULT || s == KILN_ERR_CONTEXT_DEAD) break;
             continue;
         }
-        char gbs[32], gflops[32];
+        char gbs[32], gflops[32], size[32] = "default", runs[16] = "-";
         format_rate(r.bytes, r.ms_median, 1e9, gbs, sizeof gbs);
         format_rate(r.flops, r.ms_median, 1e9, gflops, sizeof gflops);
-        printf("%-15s | %-4s | %-7s | %-9lld | %-6s | %10.4f | %4d | %8s | %8s | %s\n", ex->name,
-               ex->seed, backend, (long long)r.size, r.passed ? "yes" : "NO", r.ms_median, r.runs,
-               gbs, gflops, r.check);
+        if (r.size > 0) snprintf(size, sizeof size, "%lld", (long long)r.size);
+        else if (a.opts.size > 0) snprintf(size, sizeof size, "%lld", (long long)a.opts.size);
+        if (r.runs > 0) snprintf(runs, sizeof runs, "%d", r.runs);
+        printf("%-15s | %-4s | %-7s | %-9s | %-6s | %10.4f | %4s | %8s | %8s | %s\n", ex->name,
+               ex->seed, backend, size, r.passed ? "yes" : "NO", r.ms_median, runs, gbs, gflops,
+               r.check);
         failures += !r.passed;
     }
     kiln_close(ctx);

@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
     if (status == KILN_OK) {
         printf("Mandelbrot %dx%d, %d iterations, on %s in %.3f ms\n", WIDTH, HEIGHT, ITERS,
                kiln_context_backend_name(ctx), ms);
-        /* A coarse preview in the terminal: one character per 32x64 pixels. */
+        /* A coarse preview in the terminal: one character per 24x64 pixels. */
         for (int y = 0; y < HEIGHT; y += 64) {
             for (int x = 0; x < WIDTH; x += 24) putchar(" .:-=+*#%@"[img[(size_t)y * WIDTH + x] * 9 / ITERS]);
             putchar('\n');

@@ -121,7 +121,6 @@ template <> struct kiln_gu_access<const kiln_gu_half, float> {
 
 // Reads an input scalar ("()" in the layout).
 template <class T, class S> static KILN_GU_FN T kiln_gu_get(const S *p) { return kiln_gu_cv<T>::go(*p); }
-template <class T> static KILN_GU_FN T kiln_gu_get(const T *p) { return *p; }
 
 template <class S, class T, int ND> struct kiln_gu_view {
     typedef typename kiln_gu_access<S, T>::ref ref;

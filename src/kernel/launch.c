@@ -224,19 +224,43 @@ static kiln_status check_config(const kiln_kernel *k, const kiln_launch_config *
     return KILN_OK;
 }
 
+/* describe_args writes by hand: it runs on every profiled launch, where a
+ * few snprintf per argument cost as much as the profiler's own record. */
+static void describe_put(char *buf, size_t cap, size_t *n, const char *text) {
+    while (*text && *n + 1 < cap) buf[(*n)++] = *text++;
+}
+
+static void describe_put_int(char *buf, size_t cap, size_t *n, int64_t v) {
+    char digits[24];
+    int k = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do digits[k++] = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0) digits[k++] = '-';
+    while (k > 0 && *n + 1 < cap) buf[(*n)++] = digits[--k];
+}
+
+/* "f4(1024,), f4, i4": each argument's dtype code, with the shape for arrays
+ * (kiln_shape_format's layout), for the profiler's trace. */
 static void describe_args(const kiln_value *args, int nargs, char *buf, size_t cap) {
     size_t n = 0;
-    buf[0] = '\0';
     for (int i = 0; i < nargs && n + 1 < cap; i++) {
-        char shape[160];
         const kiln_value *v = &args[i];
-        if (v->kind == KILN_VALUE_ARRAY && v->as.array)
-            n += (size_t)snprintf(buf + n, cap - n, "%s%s%s", i ? ", " : "", kiln_dtype_code(v->as.array->dtype),
-                                  kiln_shape_format(v->as.array->ndim, v->as.array->shape, shape, sizeof shape));
-        else
-            n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "",
-                                  v->kind == KILN_VALUE_POINTER ? "ptr" : kiln_dtype_code(v->dtype));
+        if (i) describe_put(buf, cap, &n, ", ");
+        if (v->kind == KILN_VALUE_ARRAY && v->as.array) {
+            const kiln_array *a = v->as.array;
+            describe_put(buf, cap, &n, kiln_dtype_code(a->dtype));
+            describe_put(buf, cap, &n, "(");
+            for (int d = 0; d < a->ndim; d++) {
+                if (d) describe_put(buf, cap, &n, ", ");
+                describe_put_int(buf, cap, &n, a->shape[d]);
+            }
+            describe_put(buf, cap, &n, a->ndim == 1 ? ",)" : ")");
+        } else {
+            describe_put(buf, cap, &n, v->kind == KILN_VALUE_POINTER ? "ptr" : kiln_dtype_code(v->dtype));
+        }
     }
+    buf[n] = '\0';
 }
 
 kiln_status kiln_launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_t shared_bytes,

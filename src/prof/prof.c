@@ -3,9 +3,12 @@
  * The hooks append fixed-size records to preallocated chunks under one mutex
  * (held for a few dozen instructions; launches may come from many threads).
  * Times: on the CPU backend work runs inside the call, so the host clock read
- * around the call is the work's time. On a GPU two pooled backend events are
- * recorded around each operation on its stream; elapsed times are read only
- * when chunks are old (their work is long done) or a report is asked for. */
+ * around the call is the work's time. On CUDA, CUPTI's activity records give
+ * each operation's device start and end (prof_cupti.h); where CUPTI cannot be
+ * had, or KILN_PROFILE_TIMER=events asks for it, two pooled backend events
+ * are recorded around each operation on its stream. Device times are read
+ * only when chunks are old (their work is long done) or a report is asked for.
+ * The public kiln_profiler_* calls are in prof_api.c. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "prof/prof_cupti.h"
 #include "prof/prof_internal.h"
 
 /* ------------------------------------------------------------------ helpers */
@@ -121,47 +125,6 @@ static uint32_t stream_index(kiln_prof *p, kiln_backend_stream *s) {
     return p->stream_count++;
 }
 
-/* ------------------------------------------------------------------ events */
-
-static kiln_backend_event *take_event(kiln_prof *p) {
-    if (p->events_failed) return NULL;
-    if (p->free_event_count == 0) {
-        if (p->free_event_cap < PROF_EVENT_BATCH) {
-            kiln_backend_event **n = realloc(p->free_events, PROF_EVENT_BATCH * sizeof *n);
-            if (!n) return NULL;
-            p->free_events = n;
-            p->free_event_cap = PROF_EVENT_BATCH;
-        }
-        kiln_context *ctx = p->ctx;
-        for (int i = 0; i < PROF_EVENT_BATCH; i++) {
-            kiln_backend_event *ev = NULL;
-            if (ctx->ops->event_create(ctx->state, &ev) != KILN_OK || !ev) break;
-            p->free_events[p->free_event_count++] = ev;
-        }
-        if (p->free_event_count == 0) {
-            p->events_failed = 1;
-            kiln_clear_error();
-            return NULL;
-        }
-    }
-    return p->free_events[--p->free_event_count];
-}
-
-static void give_event(kiln_prof *p, kiln_backend_event *ev) {
-    if (!ev) return;
-    if (p->free_event_count == p->free_event_cap) {
-        size_t cap = p->free_event_cap ? p->free_event_cap * 2 : PROF_EVENT_BATCH;
-        kiln_backend_event **n = realloc(p->free_events, cap * sizeof *n);
-        if (!n) {
-            p->ctx->ops->event_destroy(p->ctx->state, ev);
-            return;
-        }
-        p->free_events = n;
-        p->free_event_cap = cap;
-    }
-    p->free_events[p->free_event_count++] = ev;
-}
-
 /* ------------------------------------------------------------------ chunks */
 
 static void list_push(prof_chunk_list *l, prof_chunk *c) {
@@ -212,39 +175,46 @@ static prof_stat *kernel_stat(kiln_prof *p, uint32_t id) {
     return &p->kernels[id];
 }
 
-/* Reads a finished GPU record's event times; host times if that fails. */
-static void read_device_times(kiln_prof *p, prof_record *r, int wait) {
-    kiln_context *ctx = p->ctx;
+/* CUPTI's times for a finished record: 0 while they have not arrived and
+ * `wait` is 0 (the resolver stops there and comes back later). Host times
+ * when the operation made no traced driver call (a host-to-host copy, a
+ * failed launch) or its times are lost. Table lock held. */
+static int read_cupti_times(kiln_prof *p, prof_record *r, int wait) {
     r->dev_begin_ms = r->host_begin_ms;
     r->dev_ms = r->host_end_ms - r->host_begin_ms;
-    if (!r->ev[0] || !r->ev[1] || r->ev_failed || atomic_load(&ctx->dead)) return;
-    float ms = 0, since_base = 0;
-    /* Old chunks (wait == 0) finished long ago: read at once, and wait for
-     * the end event only if the driver says it is not done. */
-    (void)wait;
-    if (ctx->ops->event_elapsed_ms(ctx->state, r->ev[0], r->ev[1], &ms) != KILN_OK) {
-        kiln_clear_error(); /* not ready is not an error of the caller's */
-        if (ctx->ops->event_synchronize(ctx->state, r->ev[1]) != KILN_OK ||
-            ctx->ops->event_elapsed_ms(ctx->state, r->ev[0], r->ev[1], &ms) != KILN_OK)
-            goto failed;
+    if (r->corr_id == 0) return 1;
+    double begin_ms = 0, dur_ms = 0;
+    switch (kiln_prof_cupti_lookup_locked(r->corr_id, &begin_ms, &dur_ms)) {
+    case KILN_CUPTI_FOUND:
+        r->dev_begin_ms = begin_ms;
+        r->dev_ms = dur_ms;
+        return 1;
+    case KILN_CUPTI_NOT_YET:
+        /* With `wait`, CUPTI was flushed after the device went idle: gone. */
+        if (!wait && !atomic_load(&p->ctx->dead)) return 0;
+        break;
+    case KILN_CUPTI_LOST: break;
     }
-    r->dev_ms = ms;
-    if (p->base_event && ctx->ops->event_elapsed_ms(ctx->state, p->base_event, r->ev[0], &since_base) == KILN_OK)
-        r->dev_begin_ms = p->base_host_ms + since_base;
-    return;
-failed:
-    kiln_clear_error();
+    p->cupti_lost++;
+    return 1;
 }
 
-static void fold_record(kiln_prof *p, prof_record *r, int wait) {
-    if (p->use_events && (r->type == PROF_KERNEL || r->type == PROF_COPY)) read_device_times(p, r, wait);
-    else if (r->type == PROF_KERNEL || r->type == PROF_COPY) {
-        r->dev_begin_ms = r->host_begin_ms;
-        r->dev_ms = r->host_end_ms - r->host_begin_ms;
+/* Device times of a finished record; 0 if they are not available yet. */
+static int read_times(kiln_prof *p, prof_record *r, int wait) {
+    if (r->type != PROF_KERNEL && r->type != PROF_COPY) return 1;
+    switch (p->timer) {
+    case PROF_TIMER_CUPTI: return read_cupti_times(p, r, wait);
+    case PROF_TIMER_EVENTS: kiln_prof_events_read(p, r, wait); return 1;
+    case PROF_TIMER_HOST: break;
     }
-    give_event(p, r->ev[0]);
-    give_event(p, r->ev[1]);
-    r->ev[0] = r->ev[1] = NULL;
+    r->dev_begin_ms = r->host_begin_ms;
+    r->dev_ms = r->host_end_ms - r->host_begin_ms;
+    return 1;
+}
+
+/* Folds a record whose times read_times has set into the statistics. */
+static void fold_record(kiln_prof *p, prof_record *r) {
+    kiln_prof_events_give(p, r);
     switch ((prof_type)r->type) {
     case PROF_KERNEL: {
         prof_stat *s = kernel_stat(p, r->name_id);
@@ -272,17 +242,33 @@ static void retire_chunk(kiln_prof *p, prof_chunk *c) {
     list_push(&p->spare, c);
 }
 
-void kiln_prof_resolve(kiln_prof *p, int wait) {
+static void resolve_chunks(kiln_prof *p, int wait) {
     /* GPU, while recording: leave the youngest chunks alone; their work may
-     * still be queued and reading their events would stall the caller. */
-    size_t skip_young = (p->use_events && !wait) ? PROF_UNRESOLVED_CHUNKS : 0;
+     * still be queued and reading their times would stall the caller. */
+    size_t skip_young = (p->timer != PROF_TIMER_HOST && !wait) ? PROF_UNRESOLVED_CHUNKS : 0;
     while (p->open.head && p->open.length > skip_young) {
         prof_chunk *c = p->open.head;
-        while (c->resolved < c->count && atomic_load_explicit(&c->rec[c->resolved].done, memory_order_acquire))
-            fold_record(p, &c->rec[c->resolved++], wait);
+        while (c->resolved < c->count && atomic_load_explicit(&c->rec[c->resolved].done, memory_order_acquire) &&
+               read_times(p, &c->rec[c->resolved], wait))
+            fold_record(p, &c->rec[c->resolved++]);
         if (c->resolved < c->count || c->count < PROF_CHUNK_RECORDS) return; /* in flight, or being filled */
         retire_chunk(p, list_pop(&p->open));
     }
+}
+
+void kiln_prof_resolve(kiln_prof *p, int wait) {
+    if (p->timer != PROF_TIMER_CUPTI) {
+        resolve_chunks(p, wait);
+        return;
+    }
+    if (wait && !atomic_load(&p->ctx->dead)) {
+        /* Every record of finished work, then nothing is "not yet". */
+        if (p->ctx->ops->synchronize && p->ctx->ops->synchronize(p->ctx->state) != KILN_OK) kiln_clear_error();
+        kiln_prof_cupti_flush();
+    }
+    kiln_prof_cupti_lock();
+    resolve_chunks(p, wait);
+    kiln_prof_cupti_unlock();
 }
 
 /* A zeroed record at the end of the log; NULL when out of memory. Lock held. */
@@ -308,16 +294,10 @@ static prof_record *new_record(kiln_prof *p) {
 
 /* ------------------------------------------------------------------ life */
 
-static void prof_free(kiln_prof *p) {
+void kiln_prof_free(kiln_prof *p) {
     if (!p) return;
-    kiln_context *ctx = p->ctx;
-    for (size_t i = 0; i < p->free_event_count; i++) ctx->ops->event_destroy(ctx->state, p->free_events[i]);
-    for (prof_chunk *c = p->open.head; c; c = c->next)
-        for (uint32_t i = c->resolved; i < c->count; i++)
-            for (int k = 0; k < 2; k++)
-                if (c->rec[i].ev[k]) ctx->ops->event_destroy(ctx->state, c->rec[i].ev[k]);
-    if (p->base_event) ctx->ops->event_destroy(ctx->state, p->base_event);
-    free(p->free_events);
+    if (p->timer == PROF_TIMER_CUPTI) kiln_prof_cupti_release();
+    kiln_prof_events_free(p);
     list_free(&p->open);
     list_free(&p->kept);
     list_free(&p->spare);
@@ -332,32 +312,56 @@ static void prof_free(kiln_prof *p) {
     free(p);
 }
 
-static kiln_prof *prof_create(kiln_context *ctx) {
+/* KILN_PROFILE_TIMER=events|cupti overrides the choice (auto, the default): CUPTI on kiln's CUDA
+ * backend when libcupti loads (cheapest per launch), else events; the CPU
+ * backend always times on the host. */
+static void choose_timer(kiln_prof *p) {
+    const char *want = getenv("KILN_PROFILE_TIMER");
+    int want_events = want && strcmp(want, "events") == 0, want_cupti = want && strcmp(want, "cupti") == 0;
+    if (want && *want && !want_events && !want_cupti && strcmp(want, "auto") != 0)
+        fprintf(stderr, "kiln: warning: KILN_PROFILE_TIMER=%s is neither events nor cupti; choosing the timer "
+                        "automatically\n", want);
+    p->timer = PROF_TIMER_HOST;
+    if (p->ctx->ops->kind == KILN_BACKEND_CPU) {
+        if (want_cupti) fprintf(stderr, "kiln: warning: KILN_PROFILE_TIMER=cupti: the CPU backend times on the host\n");
+        return;
+    }
+    if (want_events) {
+        snprintf(p->timer_note, sizeof p->timer_note, "KILN_PROFILE_TIMER=events");
+    } else if (p->ctx->ops != kiln_backend_cuda()) {
+        snprintf(p->timer_note, sizeof p->timer_note, "CUPTI times only kiln's CUDA backend");
+    } else {
+        const char *why = "", *library = "";
+        if (kiln_prof_cupti_acquire(&why, &library)) {
+            p->timer = PROF_TIMER_CUPTI;
+            p->cupti_library = library;
+            return;
+        }
+        snprintf(p->timer_note, sizeof p->timer_note, "CUPTI unavailable: %s", why);
+    }
+    if (want_cupti)
+        fprintf(stderr, "kiln: warning: KILN_PROFILE_TIMER=cupti: %s; timing with events\n", p->timer_note);
+    kiln_prof_events_start(p);
+}
+
+void kiln_prof_set_retain(kiln_prof *p, int retain) {
+    p->retain = retain;
+    atomic_store_explicit(&p->head.wants_args, retain, memory_order_relaxed);
+}
+
+kiln_prof *kiln_prof_create(kiln_context *ctx) {
     kiln_prof *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->ctx = ctx;
     pthread_mutex_init(&p->lock, NULL);
     atomic_init(&p->head.enabled, 1);
+    atomic_init(&p->head.wants_args, 0);
     p->t0_ms = kiln_now_ms();
     if (stream_index(p, NULL) != 0 || !p->streams) {
-        prof_free(p);
+        kiln_prof_free(p);
         return NULL;
     }
-    const kiln_backend_ops *ops = ctx->ops;
-    if (ops->kind != KILN_BACKEND_CPU && ops->event_create && ops->event_record && ops->event_elapsed_ms &&
-        ops->event_synchronize && ops->event_destroy) {
-        /* The anchor that puts device times on the host clock of the trace. */
-        if (ops->event_create(ctx->state, &p->base_event) == KILN_OK &&
-            ops->event_record(ctx->state, p->base_event, NULL) == KILN_OK &&
-            ops->event_synchronize(ctx->state, p->base_event) == KILN_OK) {
-            p->base_host_ms = kiln_now_ms();
-            p->use_events = 1;
-        } else {
-            if (p->base_event) ops->event_destroy(ctx->state, p->base_event);
-            p->base_event = NULL;
-            kiln_clear_error();
-        }
-    }
+    choose_timer(p);
     return p;
 }
 
@@ -383,18 +387,18 @@ kiln_status kiln_prof_attach(kiln_context *ctx) {
     const char *trace = getenv("KILN_TRACE");
     if (trace && (!*trace || !trace_path_usable(trace))) trace = NULL;
     if (!profile && !trace) return KILN_OK;
-    kiln_prof *p = prof_create(ctx);
+    kiln_prof *p = kiln_prof_create(ctx);
     const char *out = getenv("KILN_PROFILE_OUT");
     if (p) {
         p->print_at_exit = profile;
-        p->retain = trace != NULL;
-        if (trace && !(p->trace_path = dup_string(trace))) p->retain = 0;
+        kiln_prof_set_retain(p, trace != NULL);
+        if (trace && !(p->trace_path = dup_string(trace))) kiln_prof_set_retain(p, 0);
         if (out && *out) p->summary_path = dup_string(out);
     }
     if (!p || (trace && !p->trace_path)) {
         /* Profiling is a diagnostic: never fail kiln_open over it. */
         fprintf(stderr, "kiln: warning: out of memory starting the profiler; profiling is off\n");
-        prof_free(p);
+        kiln_prof_free(p);
         return KILN_OK;
     }
     ctx->prof = p;
@@ -434,10 +438,20 @@ void kiln_prof_detach(kiln_context *ctx) {
     }
     pthread_mutex_unlock(&p->lock);
     ctx->prof = NULL;
-    prof_free(p);
+    kiln_prof_free(p);
 }
 
 /* ------------------------------------------------------------------ hooks */
+
+/* The common tail of the _begin hooks, outside the lock. */
+static prof_record *start_op(kiln_context *ctx, prof_record *r, kiln_backend_stream *stream, int cupti) {
+    if (!r) return NULL;
+    r->stream_ptr = stream;
+    if (cupti) kiln_prof_cupti_pending = r;
+    else if (r->ev[0] && ctx->ops->event_record(ctx->state, r->ev[0], stream) != KILN_OK) r->ev_failed = 1;
+    r->host_begin_ms = kiln_now_ms();
+    return r;
+}
 
 kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const kiln_launch_config *cfg,
                                      kiln_backend_stream *stream, const char *args_desc) {
@@ -448,24 +462,18 @@ kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const 
     if (r) {
         r->type = PROF_KERNEL;
         r->name_id = intern(p, name);
-        r->desc_id = intern(p, args_desc);
+        if (p->retain) r->desc_id = intern(p, args_desc); /* only a trace shows it */
         r->stream = stream_index(p, stream);
         if (cfg) {
             memcpy(r->grid, cfg->grid, sizeof r->grid);
             memcpy(r->block, cfg->block, sizeof r->block);
             r->shared_bytes = cfg->shared_bytes;
         }
-        if (p->use_events && (r->ev[0] = take_event(p)) && !(r->ev[1] = take_event(p))) {
-            give_event(p, r->ev[0]);
-            r->ev[0] = NULL;
-        }
+        if (p->use_events) kiln_prof_events_take(p, r);
     }
+    int cupti = p->timer == PROF_TIMER_CUPTI;
     pthread_mutex_unlock(&p->lock);
-    if (!r) return NULL;
-    r->stream_ptr = stream;
-    if (r->ev[0] && ctx->ops->event_record(ctx->state, r->ev[0], stream) != KILN_OK) r->ev_failed = 1;
-    r->host_begin_ms = kiln_now_ms();
-    return r;
+    return start_op(ctx, r, stream, cupti);
 }
 
 kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_t bytes, int pinned,
@@ -480,22 +488,17 @@ kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_
         r->pinned = pinned != 0;
         r->bytes = bytes;
         r->stream = stream_index(p, stream);
-        if (p->use_events && (r->ev[0] = take_event(p)) && !(r->ev[1] = take_event(p))) {
-            give_event(p, r->ev[0]);
-            r->ev[0] = NULL;
-        }
+        if (p->use_events) kiln_prof_events_take(p, r);
     }
+    int cupti = p->timer == PROF_TIMER_CUPTI;
     pthread_mutex_unlock(&p->lock);
-    if (!r) return NULL;
-    r->stream_ptr = stream;
-    if (r->ev[0] && ctx->ops->event_record(ctx->state, r->ev[0], stream) != KILN_OK) r->ev_failed = 1;
-    r->host_begin_ms = kiln_now_ms();
-    return r;
+    return start_op(ctx, r, stream, cupti);
 }
 
 void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op) {
     if (!op) return;
     op->host_end_ms = kiln_now_ms();
+    kiln_prof_cupti_pending = NULL; /* no traced driver call: host times */
     if (op->ev[1] && ctx->ops->event_record(ctx->state, op->ev[1], op->stream_ptr) != KILN_OK)
         op->ev_failed = 1; /* a pooled event may hold an old time: use host times */
     atomic_store_explicit(&op->done, 1, memory_order_release);
@@ -543,54 +546,8 @@ void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, doubl
     pthread_mutex_unlock(&p->lock);
 }
 
-/* ------------------------------------------------------------------ public API */
-
-static kiln_status need_context(kiln_context *ctx, const char *what) {
-    if (!ctx) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: context is NULL", what);
-    return KILN_OK;
-}
-
-static kiln_status need_profiler(kiln_context *ctx, const char *what) {
-    kiln_status s = need_context(ctx, what);
-    if (s == KILN_OK && !ctx->prof)
-        s = kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                           "%s: profiling is off for this context (set KILN_PROFILE=1 or call kiln_profiler_start)",
-                           what);
-    return s;
-}
-
-kiln_status kiln_profiler_start(kiln_context *ctx) {
-    kiln_status s = need_context(ctx, "kiln_profiler_start");
-    if (s != KILN_OK) return s;
-    if (!ctx->prof) {
-        kiln_prof *p = prof_create(ctx);
-        if (!p) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_profiler_start: out of host memory");
-        p->retain = 1;
-        ctx->prof = p;
-        return KILN_OK;
-    }
-    pthread_mutex_lock(&ctx->prof->lock);
-    ctx->prof->retain = 1;
-    pthread_mutex_unlock(&ctx->prof->lock);
-    atomic_store(&ctx->prof->head.enabled, 1);
-    return KILN_OK;
-}
-
-kiln_status kiln_profiler_stop(kiln_context *ctx) {
-    kiln_status s = need_context(ctx, "kiln_profiler_stop");
-    if (s == KILN_OK && ctx->prof) atomic_store(&ctx->prof->head.enabled, 0);
-    return s;
-}
-
-int kiln_profiler_enabled(const kiln_context *ctx) {
-    return ctx && ctx->prof && atomic_load(&ctx->prof->head.enabled);
-}
-
-kiln_status kiln_profiler_reset(kiln_context *ctx) {
-    kiln_status s = need_profiler(ctx, "kiln_profiler_reset");
-    if (s != KILN_OK) return s;
-    kiln_prof *p = ctx->prof;
-    pthread_mutex_lock(&p->lock);
+/* kiln_profiler_reset: drops every finished record and the statistics. */
+void kiln_prof_forget(kiln_prof *p) {
     kiln_prof_resolve(p, 1);
     /* Finished records are folded; drop them and the statistics. Records
      * still in flight on other threads stay in the open chunks. */
@@ -607,41 +564,4 @@ kiln_status kiln_profiler_reset(kiln_context *ctx) {
     memset(&p->cache_hits, 0, sizeof p->cache_hits);
     p->load_ms = 0;
     p->reset_ms = kiln_now_ms();
-    pthread_mutex_unlock(&p->lock);
-    return KILN_OK;
-}
-
-kiln_status kiln_profiler_summary(kiln_context *ctx, char **text) {
-    kiln_status s = need_profiler(ctx, "kiln_profiler_summary");
-    if (s != KILN_OK) return s;
-    if (!text) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_profiler_summary: text is NULL");
-    pthread_mutex_lock(&ctx->prof->lock);
-    kiln_prof_resolve(ctx->prof, 1);
-    char *t = kiln_prof_summary_text(ctx->prof);
-    pthread_mutex_unlock(&ctx->prof->lock);
-    if (!t) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_profiler_summary: out of host memory");
-    *text = t;
-    return KILN_OK;
-}
-
-kiln_status kiln_profiler_print(kiln_context *ctx, FILE *out) {
-    char *text = NULL;
-    kiln_status s = kiln_profiler_summary(ctx, &text);
-    if (s != KILN_OK) return s;
-    FILE *f = out ? out : stderr;
-    int bad = fputs(text, f) < 0 || fflush(f) != 0;
-    free(text);
-    return bad ? kiln_set_error(KILN_ERR_IO, "kiln_profiler_print: writing the summary failed: %s", strerror(errno))
-               : KILN_OK;
-}
-
-kiln_status kiln_profiler_write_trace(kiln_context *ctx, const char *path) {
-    kiln_status s = need_profiler(ctx, "kiln_profiler_write_trace");
-    if (s != KILN_OK) return s;
-    if (!path || !*path) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_profiler_write_trace: path is empty");
-    pthread_mutex_lock(&ctx->prof->lock);
-    kiln_prof_resolve(ctx->prof, 1);
-    s = kiln_prof_trace_write(ctx->prof, path);
-    pthread_mutex_unlock(&ctx->prof->lock);
-    return s;
 }

@@ -12,13 +12,18 @@
 
 /* The first member of struct kiln_prof (prof_internal.h): lets the call
  * sites skip describing arguments while the profiler is attached but
- * stopped (kiln_profiler_stop). */
+ * stopped (kiln_profiler_stop), or when no trace will show them. */
 struct kiln_prof_head {
     atomic_int enabled;
+    atomic_int wants_args; /* records are kept for a trace, which shows args_desc */
 };
 #define KILN_PROF_ON(ctx)                                                                                          \
     ((ctx)->prof != NULL &&                                                                                        \
      atomic_load_explicit(&((struct kiln_prof_head *)(void *)(ctx)->prof)->enabled, memory_order_relaxed))
+/* Only meaningful where KILN_PROF_ON(ctx) holds: 0 when args_desc would be
+ * dropped (summary only), so a launch need not build it. */
+#define KILN_PROF_WANTS_ARGS(ctx)                                                                                  \
+    atomic_load_explicit(&((struct kiln_prof_head *)(void *)(ctx)->prof)->wants_args, memory_order_relaxed)
 
 typedef struct kiln_prof_op kiln_prof_op;
 

@@ -4,10 +4,14 @@
  * Every launch, copy, allocation and compile becomes one fixed-size record in
  * a chunk of PROF_CHUNK_RECORDS. Chunks are allocated a few at a time and
  * recycled, so recording in the steady state allocates nothing. Names and
- * argument descriptions are interned (a record holds small ids). On a GPU a
- * record holds two backend events from a pool; their times are read lazily
- * ("resolved") when the chunk is old enough that its work has surely finished,
- * or when a summary or trace is asked for, never on the launch path. */
+ * argument descriptions are interned (a record holds small ids).
+ *
+ * Device times come from one of three timers (prof_timer): the host clock
+ * (CPU backend), CUPTI activity records matched by correlation id (CUDA,
+ * prof_cupti.h), or two pooled backend events around each operation (other
+ * GPUs, or CUDA without CUPTI). They are read lazily ("resolved") when the
+ * chunk is old enough that its work has surely finished, or when a summary or
+ * trace is asked for, never on the launch path. */
 #ifndef KILN_PROF_INTERNAL_H
 #define KILN_PROF_INTERNAL_H
 
@@ -39,6 +43,7 @@ struct kiln_prof_op {
     uint8_t cache_hit;  /* compiles */
     uint8_t ev_failed;  /* an event could not be recorded: use host times */
     atomic_int done;    /* set by kiln_prof_end (kernels, copies) */
+    uint32_t corr_id;   /* CUPTI: the driver call's correlation id, 0 if none */
     uint32_t name_id;   /* interned kernel or module name */
     uint32_t desc_id;   /* interned argument description, PROF_NO_ID if none */
     uint32_t host_tid;  /* OS thread id of the caller */
@@ -78,11 +83,21 @@ typedef struct prof_string {
     uint64_t hash;
 } prof_string;
 
+typedef enum prof_timer {
+    PROF_TIMER_HOST = 0,   /* wall time of the call: the CPU backend works inside it */
+    PROF_TIMER_EVENTS = 1, /* backend events recorded around each operation */
+    PROF_TIMER_CUPTI = 2   /* CUPTI activity records (CUDA) */
+} prof_timer;
+
 typedef struct kiln_prof {
     struct kiln_prof_head head; /* first: KILN_PROF_ON reads head.enabled */
     kiln_context *ctx;
     pthread_mutex_t lock; /* everything below */
-    int use_events;       /* GPU: device times from backend events */
+    prof_timer timer;     /* fixed when the profiler starts */
+    int use_events;       /* timer == PROF_TIMER_EVENTS */
+    char timer_note[320]; /* why this timer (summary header), may be empty */
+    const char *cupti_library; /* "libcupti.so.13" */
+    uint64_t cupti_lost;       /* records whose CUPTI times never came: host times */
     int retain;           /* keep resolved records for a trace */
     int print_at_exit;    /* KILN_PROFILE was set */
     char *summary_path;   /* KILN_PROFILE_OUT, NULL: stderr */
@@ -124,11 +139,29 @@ typedef struct kiln_prof {
 } kiln_prof;
 
 /* prof.c */
+/* A profiler for ctx with its timer chosen (KILN_PROFILE_TIMER), recording;
+ * NULL when out of memory. kiln_prof_free gives back what it holds. */
+kiln_prof *kiln_prof_create(kiln_context *ctx);
+void kiln_prof_free(kiln_prof *p);
+/* Keep records for a trace (and have launches describe their arguments). */
+void kiln_prof_set_retain(kiln_prof *p, int retain);
+/* Waits for the recorded work, then forgets it and the statistics (records
+ * still in flight on other threads stay). Lock held. */
+void kiln_prof_forget(kiln_prof *p);
 /* Folds every finished record into the statistics; with `wait` set, first
  * waits for the device (summary, trace). Call with prof->lock held. */
 void kiln_prof_resolve(kiln_prof *p, int wait);
 const char *kiln_prof_string(const kiln_prof *p, uint32_t id);
 const char *kiln_prof_copy_kind_name(int kind); /* "HtoD", ... */
+
+/* prof_events.c: the events timer. Lock held for all but _start (called
+ * while the profiler is being created). */
+void kiln_prof_events_start(kiln_prof *p); /* sets timer and use_events if events work */
+void kiln_prof_events_take(kiln_prof *p, prof_record *r);
+void kiln_prof_events_give(kiln_prof *p, prof_record *r);
+/* Reads a finished record's event times; host times if that fails. */
+void kiln_prof_events_read(kiln_prof *p, prof_record *r, int wait);
+void kiln_prof_events_free(kiln_prof *p);
 
 /* prof_summary.c: the nvprof-style table, malloc'd. Call with the lock held
  * after kiln_prof_resolve(p, 1). */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "prof/prof_cupti.h"
 #include "prof/prof_internal.h"
 
 void kiln_prof_format_time(double ms, char *buf, size_t cap) {
@@ -93,7 +94,7 @@ static void print_activities(FILE *f, kiln_prof *p) {
     qsort(rows, n, sizeof *rows, by_total_time_desc);
     double total = 0;
     for (size_t i = 0; i < n; i++) total += rows[i].stat->total_ms;
-    const char *type = p->use_events ? "GPU activities:" : "CPU activities:";
+    const char *type = p->timer != PROF_TIMER_HOST ? "GPU activities:" : "CPU activities:";
     if (n == 0) fprintf(f, "%16s  (no kernel launches or copies recorded)\n", type);
     for (size_t i = 0; i < n; i++)
         print_row(f, i == 0 ? type : "", total > 0 ? 100.0 * rows[i].stat->total_ms / total : 0, rows[i].stat,
@@ -140,6 +141,24 @@ static void print_allocs_and_jit(FILE *f, const kiln_prof *p) {
             compiled + hits == 1 ? "" : "s", compiled, hits, hits == 1 ? "" : "s", compile, load);
 }
 
+/* Which clock the times come from, and why that one. */
+static void print_timer(FILE *f, const kiln_prof *p) {
+    switch (p->timer) {
+    case PROF_TIMER_CUPTI:
+        fprintf(f, "==kiln== Timer: cupti (device start/end from CUPTI activity records, %s)\n", p->cupti_library);
+        break;
+    case PROF_TIMER_EVENTS:
+        fprintf(f, "==kiln== Timer: events (device time between events recorded around each operation%s%s)\n",
+                p->timer_note[0] ? "; " : "", p->timer_note);
+        break;
+    case PROF_TIMER_HOST:
+        fprintf(f, "==kiln== Timer: host (wall time of each call; %s)\n",
+                p->ctx->ops->kind == KILN_BACKEND_CPU ? "the CPU backend runs the work inside the call"
+                                                      : "neither CUPTI nor device events could be used");
+        break;
+    }
+}
+
 char *kiln_prof_summary_text(kiln_prof *p) {
     char *text = NULL;
     size_t size = 0;
@@ -148,14 +167,21 @@ char *kiln_prof_summary_text(kiln_prof *p) {
     const kiln_context *ctx = p->ctx;
     fprintf(f, "==kiln== Profiling result (pid %d): backend %s, device \"%s\"\n", (int)getpid(), ctx->ops->name,
             ctx->info.name);
-    fprintf(f, "==kiln== Times: %s\n",
-            p->use_events ? "device time between events recorded around each operation"
-                          : "wall time of each call (the CPU backend runs the work inside the call)");
+    print_timer(f, p);
     fprintf(f, "%16s %8s %9s %9s %9s %9s %9s  %s\n", "Type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name");
     print_activities(f, p);
     print_copies(f, p);
     print_allocs_and_jit(f, p);
     if (p->events_failed) fprintf(f, "==kiln== Note: device events ran out; later times are host times\n");
+    if (p->timer == PROF_TIMER_CUPTI) {
+        kiln_prof_cupti_lock();
+        unsigned long long dropped = (unsigned long long)kiln_prof_cupti_dropped_locked();
+        kiln_prof_cupti_unlock();
+        if (p->cupti_lost || dropped)
+            fprintf(f, "==kiln== Note: CUPTI gave no times for %llu operation%s (host times used); it dropped %llu "
+                       "records in this process\n",
+                    (unsigned long long)p->cupti_lost, p->cupti_lost == 1 ? "" : "s", dropped);
+    }
     if (p->dropped_records)
         fprintf(f, "==kiln== Note: the trace keeps the first %zu records; %llu later ones are counted here only\n",
                 p->kept_records, (unsigned long long)p->dropped_records);

@@ -188,7 +188,10 @@ static void write_trace(trace_writer *w) {
     fputs(",\"device\":", w->f);
     json_string(w->f, ctx->info.name);
     fprintf(w->f, ",\"kiln_version\":\"%s\",\"time_source\":\"%s\",\"dropped_records\":%llu}}\n",
-            kiln_version_string(), p->use_events ? "device events" : "host wall clock",
+            kiln_version_string(),
+            p->timer == PROF_TIMER_CUPTI    ? "cupti activity"
+            : p->timer == PROF_TIMER_EVENTS ? "device events"
+                                            : "host wall clock",
             (unsigned long long)p->dropped_records);
 }
 

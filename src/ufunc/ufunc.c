@@ -200,10 +200,18 @@ kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *sign
     if (s == KILN_OK) {
         /* Compile the common case now, so a body that does not compile is
          * reported here, once, and the first call costs no compile. */
-        uf_key keys[UF_MAX_SIGS];
+        uf_key keys[2 * UF_MAX_SIGS];
+        int nkeys = 0;
         uf_backend be = ctx->ops->kind == KILN_BACKEND_CUDA ? UF_CUDA : UF_CPU;
-        for (int k = 0; k < f->nsig; k++) contiguous_key(f, k, be, &keys[k]);
-        s = build_variants(f, ctx, keys, f->nsig);
+        for (int k = 0; k < f->nsig; k++) {
+            contiguous_key(f, k, be, &keys[nkeys]);
+            if (keys[nkeys++].layout == UF_VECTOR) { /* and the one for small arrays */
+                keys[nkeys] = keys[nkeys - 1];
+                keys[nkeys].layout = UF_CONTIG;
+                keys[nkeys++].vec = 1;
+            }
+        }
+        s = build_variants(f, ctx, keys, nkeys);
     }
     if (s != KILN_OK) {
         kiln_ufunc_release(f);
@@ -237,7 +245,7 @@ kiln_status uf_parse_target(const char *target, uf_target *out) {
 
 kiln_status kiln_ufunc_set_target(kiln_ufunc *f, const char *target) {
     if (!f) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_ufunc_set_target: ufunc is NULL");
-    uf_target t;
+    uf_target t = UF_TARGET_CONTEXT;
     kiln_status s = uf_parse_target(target, &t);
     if (s != KILN_OK) return s;
     if (t == UF_TARGET_CUDA && f->ctx->ops->kind != KILN_BACKEND_CUDA)

@@ -1,0 +1,90 @@
+/* bench.h: the parts of kiln_bench (see README.md): per-workload kiln vs
+ * native timing, launch overhead, compile/cache cost in fresh processes. */
+#ifndef KILN_BENCH_H
+#define KILN_BENCH_H
+
+#include <stdio.h>
+
+#include "examples.h"
+#include "native/native_api.h"
+
+typedef struct bench_options {
+    const char *target;
+    int64_t size; /* 0: each workload's default */
+    int repeat;   /* >= 1; default 20 */
+    const char *json_path;
+    const char *names[16];
+    int name_count;
+    int skip_launch, skip_compile, skip_ufunc;
+    const char *self; /* argv[0], for spawning children */
+} bench_options;
+
+/* One workload, kiln beside native. */
+typedef struct bench_row {
+    const char *name;
+    int64_t size;
+    double bytes, flops;
+    double kiln_ms, kiln_min_ms;
+    int kiln_passed;
+    char kiln_check[256];
+    int have_native;
+    double native_ms, native_min_ms;
+    int native_passed;
+    char native_check[256];
+    char native_note[256]; /* why there is no native figure */
+} bench_row;
+
+/* The hand-written kernels for the context's backend; NULL entries when a
+ * native library is not available (note says why). */
+typedef struct bench_native {
+    int cuda;
+    kiln_native_saxpy_fn saxpy;
+    kiln_native_mandelbrot_fn mandelbrot;
+    kiln_native_matmul_fn matmul;
+    kiln_native_haversine_mesh_fn haversine_mesh;
+    kiln_native_empty_launch_fn empty_launch;
+    kiln_native_error_string_fn error_string;
+    char note[512];
+    void *handle;
+} bench_native;
+
+/* bench_native.c */
+void bench_native_load(kiln_context *ctx, bench_native *out);
+void bench_native_unload(bench_native *n);
+
+/* bench_workloads.c: returns a kiln_status. */
+int bench_workload(kiln_context *ctx, const bench_native *native, const kiln_example *ex,
+                   const bench_options *o, bench_row *row);
+
+/* bench_launch.c */
+typedef struct bench_launch_cost {
+    int launches;
+    double kiln_enqueue_us, kiln_total_us;
+    int have_native;
+    double native_enqueue_us, native_total_us;
+} bench_launch_cost;
+int bench_launch_overhead(kiln_context *ctx, const bench_native *native, int launches,
+                          bench_launch_cost *out);
+
+/* bench_compile.c: cold and warm compile of saxpy in fresh processes. */
+typedef struct bench_compile_cost {
+    int ok;
+    char note[256];
+    double cold_open_ms, cold_first_ms, cold_next_ms; /* empty cache: two distinct compiles */
+    double warm_open_ms, warm_first_ms, warm_next_ms; /* same cache, new process: loads */
+    long long cold_compiles, warm_hits;
+} bench_compile_cost;
+int bench_compile_cost_measure(const bench_options *o, bench_compile_cost *out);
+/* The child side: `kiln_bench --child compile --target T`. */
+int bench_compile_child(const char *target);
+
+/* ufunc_bench.c (the vectorize engineer's): prints one line per workload. */
+int kiln_bench_ufunc(kiln_context *ctx, int repeat);
+
+/* bench_report.c */
+void bench_print_rows(const bench_row *rows, int n, const char *backend);
+int bench_write_json(const char *path, const char *backend, const char *device,
+                     const bench_row *rows, int n, const bench_launch_cost *launch,
+                     const bench_compile_cost *compile);
+
+#endif

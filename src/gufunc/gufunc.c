@@ -1,0 +1,248 @@
+/* gufunc.c: kiln_guvectorize and its calls: parse once, then per call
+ * resolve (call.c), plan (plan.c), find or build the kernel variant
+ * (codegen.c + the disk cache), launch. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "gufunc/gufunc.h"
+#include "kernel/module.h"
+
+static int is_identifier(const char *s, size_t max) {
+    if (!s || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
+    size_t n = 0;
+    for (; s[n]; n++)
+        if (!(isalnum((unsigned char)s[n]) || s[n] == '_')) return 0;
+    return n <= max;
+}
+
+kiln_status kiln_guvectorize(kiln_context *ctx, const char *name, const char *type_signatures, const char *layout,
+                             const char *params, const char *body, const char *preamble, kiln_gufunc **out) {
+    if (!ctx || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_guvectorize: ctx and out must not be NULL");
+    kiln_status s = kiln_context_check(ctx);
+    if (s != KILN_OK) return s;
+    if (!is_identifier(name, 40))
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_guvectorize: name must be a C identifier of at most 40 "
+                              "characters, got \"%s\"", name ? name : "(null)");
+    if (!body) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_guvectorize: %s: body is NULL", name);
+    kiln_gufunc *f = calloc(1, sizeof *f);
+    if (!f) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    snprintf(f->name, sizeof f->name, "%s", name);
+    s = gu_parse_layout(layout, &f->layout);
+    if (s == KILN_OK) s = gu_parse_typesigs(type_signatures, f->sigs, &f->nsig);
+    if (s == KILN_OK) s = gu_check_typesigs(&f->layout, f->sigs, f->nsig);
+    if (s == KILN_OK) s = gu_parse_params(params, f->layout.nin + f->layout.nout, f->names);
+    if (s != KILN_OK) {
+        free(f);
+        return kiln_prefix_error(s, "kiln_guvectorize %s: ", name);
+    }
+    f->ctx = ctx;
+    f->body = strdup(body);
+    f->preamble = preamble ? strdup(preamble) : NULL;
+    if (!f->body || (preamble && !f->preamble)) {
+        free(f->body);
+        free(f->preamble);
+        free(f);
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    pthread_mutex_init(&f->lock, NULL);
+    *out = f;
+    return KILN_OK;
+}
+
+void kiln_gufunc_release(kiln_gufunc *f) {
+    if (!f) return;
+    for (int i = 0; i < f->nvariants; i++)
+        kiln_kernel_release(f->variants[i].kernel);
+    free(f->variants);
+    pthread_mutex_destroy(&f->lock);
+    free(f->body);
+    free(f->preamble);
+    free(f);
+}
+
+int kiln_gufunc_nin(const kiln_gufunc *f) { return f ? f->layout.nin : 0; }
+int kiln_gufunc_nout(const kiln_gufunc *f) { return f ? f->layout.nout : 0; }
+
+/* Grid, block and dynamic shared memory for the plan; fills plan->chunk. */
+static void launch_shape(const kiln_context *ctx, gu_plan *p, kiln_dim3 *grid, kiln_dim3 *block, size_t *smem) {
+    int64_t units = ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 1, blocks = 1;
+    *smem = 0;
+    switch (p->key.strategy) {
+    case GU_CPU_LOOP: {
+        /* A few chunks per core for balance, none smaller than ~2k loop indices. */
+        int64_t chunks = (p->total + 2047) / 2048;
+        if (chunks > units * 4) chunks = units * 4;
+        if (chunks < 1) chunks = 1;
+        p->chunk = (p->total + chunks - 1) / chunks;
+        if (p->chunk < 1) p->chunk = 1;
+        blocks = (p->total + p->chunk - 1) / p->chunk;
+        *block = KILN_DIM(1);
+        break;
+    }
+    case GU_GPU_ROWS_REG:
+        blocks = (p->total + 255) / 256;
+        *block = KILN_DIM(256);
+        break;
+    case GU_GPU_ROWS_SMEM:
+        blocks = (p->total + p->key.rows_per_block - 1) / p->key.rows_per_block;
+        *block = KILN_DIM((uint32_t)p->key.rows_per_block);
+        *smem = p->smem_bytes;
+        break;
+    default:
+        blocks = (p->total + 255) / 256;
+        if (blocks > units * 32) blocks = units * 32;
+        *block = KILN_DIM(256);
+        break;
+    }
+    if (blocks < 1) blocks = 1;
+    *grid = KILN_DIM((uint32_t)blocks);
+}
+
+static kiln_status find_variant(kiln_gufunc *f, const gu_plan *p, kiln_kernel **out) {
+    pthread_mutex_lock(&f->lock);
+    for (int i = 0; i < f->nvariants; i++)
+        if (memcmp(&f->variants[i].key, &p->key, sizeof p->key) == 0) {
+            *out = f->variants[i].kernel;
+            pthread_mutex_unlock(&f->lock);
+            return KILN_OK;
+        }
+    pthread_mutex_unlock(&f->lock);
+
+    char kname[128], module_name[128];
+    char *src = gu_generate(f, p, kname, sizeof kname);
+    if (!src) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    snprintf(module_name, sizeof module_name, "kiln-gufunc-%s.cu", f->name);
+    kiln_module *m = NULL;
+    kiln_kernel *k = NULL;
+    kiln_status s = kiln_module_build(f->ctx, src, module_name, NULL, NULL, &m);
+    free(src);
+    if (s == KILN_OK) s = kiln_module_get_kernel(m, kname, &k);
+    kiln_module_release(m);
+    if (s != KILN_OK) return kiln_prefix_error(s, "guvectorize %s (%s): ", f->name, f->layout.text);
+
+    pthread_mutex_lock(&f->lock);
+    for (int i = 0; i < f->nvariants; i++) /* another thread built it meanwhile */
+        if (memcmp(&f->variants[i].key, &p->key, sizeof p->key) == 0) {
+            kiln_kernel_release(k);
+            *out = f->variants[i].kernel;
+            pthread_mutex_unlock(&f->lock);
+            return KILN_OK;
+        }
+    if (f->nvariants == f->cap_variants) {
+        int cap = f->cap_variants ? f->cap_variants * 2 : 8;
+        gu_variant *v = realloc(f->variants, sizeof *v * (size_t)cap);
+        if (!v) {
+            pthread_mutex_unlock(&f->lock);
+            kiln_kernel_release(k);
+            return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
+        f->variants = v;
+        f->cap_variants = cap;
+    }
+    f->variants[f->nvariants].key = p->key;
+    f->variants[f->nvariants].kernel = k;
+    f->nvariants++;
+    pthread_mutex_unlock(&f->lock);
+    *out = k;
+    return KILN_OK;
+}
+
+kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, const char *dims, const kiln_value *args,
+                                int nargs, kiln_array **outs) {
+    if (!f) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gufunc_call: gufunc is NULL");
+    kiln_context *ctx = f->ctx;
+    kiln_status s = kiln_context_check(ctx);
+    if (s != KILN_OK) return s;
+    if (stream && stream->ctx != ctx)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: the stream belongs to another context", f->name);
+    if (nargs == f->layout.nin && !outs)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "%s: outs is NULL; pass %d output slot%s (NULL slots receive new arrays) or the outputs "
+                              "as the last arguments",
+                              f->name, f->layout.nout, f->layout.nout == 1 ? "" : "s");
+    gu_call *c = calloc(1, sizeof *c);
+    if (!c) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    kiln_backend_kind backend = ctx->ops->kind;
+    s = gu_resolve(f, backend, 0, dims, args, nargs, nargs == f->layout.nin ? outs : NULL, c);
+    if (s != KILN_OK) {
+        free(c);
+        return s;
+    }
+    gu_plan *p = &c->plan;
+    if (p->total > 0) {
+        gu_choose_strategy(p, &f->layout, backend, ctx->info.max_shared_bytes_per_block);
+        kiln_dim3 grid, block;
+        size_t smem;
+        launch_shape(ctx, p, &grid, &block, &smem);
+        gu_param params[GU_MAX_PARAMS];
+        kiln_value values[GU_MAX_PARAMS];
+        int n = gu_kernel_params(f, p, params, GU_MAX_PARAMS);
+        if (n < 0)
+            s = kiln_set_error(KILN_ERR_UNSUPPORTED, "%s: this call needs more than %d kernel parameters (too many "
+                               "arguments or loop dims)", f->name, GU_MAX_PARAMS);
+        for (int i = 0; i < n; i++)
+            values[i] = params[i].value;
+        kiln_kernel *k = NULL;
+        if (s == KILN_OK) s = find_variant(f, p, &k);
+        if (s == KILN_OK && stream)
+            for (int i = 0; i < c->nops; i++) {
+                kiln_array *a = c->staged[i] ? c->staged[i] : c->arr[i];
+                if (a) kiln_array_note_stream(a, stream);
+            }
+        if (s == KILN_OK) s = kiln_launch(k, grid, block, smem, stream, values, n);
+        if (s != KILN_OK) s = kiln_prefix_error(s, "%s: ", f->name);
+    }
+    /* Host-memory outputs on a CUDA context: copy the results back. */
+    for (int k = f->layout.nin; k < c->nops && s == KILN_OK; k++)
+        if (c->staged[k] && c->arr[k] != c->staged[k]) {
+            if (stream) s = kiln_stream_synchronize(stream);
+            if (s == KILN_OK) s = kiln_array_assign(c->arr[k], c->staged[k]);
+        }
+    if (s == KILN_OK && nargs == f->layout.nin)
+        for (int k = 0; k < f->layout.nout; k++)
+            if (c->made[f->layout.nin + k]) outs[k] = c->made[f->layout.nin + k];
+    gu_call_cleanup(c, s == KILN_OK);
+    free(c);
+    return s;
+}
+
+kiln_status kiln_gufunc_call(kiln_gufunc *f, const kiln_value *args, int nargs, kiln_array **outs, const char *dims) {
+    return kiln_gufunc_call_ex(f, NULL, dims, args, nargs, outs);
+}
+
+kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, const char *dims, const kiln_value *args, int nargs,
+                               kiln_array *const *outs, char **source, char **kernel_name) {
+    if (!f || !source) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gufunc_source: NULL argument");
+    kiln_backend_kind backend = f->ctx->ops->kind;
+    if (target && strcmp(target, "cuda") == 0) backend = KILN_BACKEND_CUDA;
+    else if (target && strcmp(target, "cpu") == 0) backend = KILN_BACKEND_CPU;
+    else if (target && target[0] && strcmp(target, "context") != 0)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gufunc_source: target must be \"cuda\", \"cpu\" or NULL, got \"%s\"",
+                              target);
+    gu_call *c = calloc(1, sizeof *c);
+    if (!c) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    kiln_status s = gu_resolve(f, backend, 1, dims, args, nargs, nargs == f->layout.nin ? outs : NULL, c);
+    if (s != KILN_OK) {
+        free(c);
+        return s;
+    }
+    gu_plan *p = &c->plan;
+    size_t smem_limit = backend == f->ctx->ops->kind ? f->ctx->info.max_shared_bytes_per_block : 48 * 1024;
+    gu_choose_strategy(p, &f->layout, backend, smem_limit);
+    if (backend == KILN_BACKEND_CPU) p->chunk = 1;
+    char kname[128];
+    char *src = gu_generate(f, p, kname, sizeof kname);
+    gu_call_cleanup(c, 0);
+    free(c);
+    if (!src) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (kernel_name && !(*kernel_name = strdup(kname))) {
+        free(src);
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    *source = src;
+    return KILN_OK;
+}
