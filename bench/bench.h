@@ -15,7 +15,8 @@ typedef struct bench_options {
     const char *json_path;
     const char *names[16];
     int name_count;
-    int skip_launch, skip_compile, skip_ufunc;
+    int skip_launch, skip_compile, skip_ufunc, skip_gufunc;
+    int want_gufunc; /* "hermite" named: the guvectorize rows run even with NAMEs */
     const char *self; /* argv[0], for spawning children */
 } bench_options;
 
@@ -42,6 +43,7 @@ typedef struct bench_native {
     kiln_native_mandelbrot_fn mandelbrot;
     kiln_native_matmul_fn matmul;
     kiln_native_haversine_mesh_fn haversine_mesh;
+    kiln_native_hermite_fn hermite;
     kiln_native_empty_launch_fn empty_launch;
     kiln_native_error_string_fn error_string;
     char note[512];
@@ -81,10 +83,36 @@ int bench_compile_child(const char *target);
 /* ufunc_bench.c (the vectorize engineer's): prints one line per workload. */
 int kiln_bench_ufunc(kiln_context *ctx, int repeat);
 
+/* gufunc_bench.c: seed 002's guvectorize workload, kiln_guvectorize beside
+ * the hand-written kernels (native_api.h, kiln_native_hermite). */
+typedef struct bench_gu_row {
+    const char *name; /* "hermite" */
+    int cuda;         /* the native variants are CUDA's; the CPU has one C loop */
+    int64_t rows, cols;
+    double bytes, flops;
+    int batch;            /* calls back to back between one pair of events */
+    double target;        /* the ratio kiln must reach (BASELINES.md) */
+    double ceiling_gbs;   /* copy bandwidth the GB/s are read against; 0: none */
+    double kiln_ms, kiln_min_ms;
+    int kiln_passed;
+    char kiln_check[192];
+    int have_native;
+    const char *native_kernel; /* the fastest coalesced variant, which is "native" */
+    double native_ms, native_min_ms;
+    int native_passed;
+    char native_check[192];
+    double variant_ms[KILN_NATIVE_HERMITE_VARIANTS]; /* median per variant; < 0: not run */
+    char note[512];                                  /* why there is no native figure */
+} bench_gu_row;
+/* Fills up to `max` rows (*n of them) and prints them; returns the number
+ * of failures (kiln errors and failed checks). */
+int kiln_bench_gufunc(kiln_context *ctx, const bench_native *native, const bench_options *o,
+                      bench_gu_row *rows, int max, int *n);
+
 /* bench_report.c */
 void bench_print_rows(const bench_row *rows, int n, const char *backend);
 int bench_write_json(const char *path, const char *backend, const char *device,
-                     const bench_row *rows, int n, const bench_launch_cost *launch,
-                     const bench_compile_cost *compile);
+                     const bench_row *rows, int n, const bench_gu_row *gu, int ngu,
+                     const bench_launch_cost *launch, const bench_compile_cost *compile);
 
 #endif

@@ -11,13 +11,15 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: kiln_bench [NAME...] [--target auto|cpu|cuda[:N]] [--size N] [--repeat N]\n"
-            "                  [--json FILE] [--no-launch] [--no-compile] [--no-ufunc]\n"
+            "                  [--json FILE] [--no-launch] [--no-compile] [--no-ufunc] [--no-gufunc]\n"
             "  Times each named seed workload (default: all) through kiln and through a\n"
             "  hand-written kernel on the same data: median of --repeat (default 20)\n"
             "  event-timed runs after 3 warm-ups. Then the host cost of one launch\n"
             "  (10000 empty kernels) and the first-kernel cost in fresh processes with\n"
             "  an empty and a warm compile cache. Without NAMEs, also the vectorize\n"
-            "  workloads (bench/ufunc_bench.c) at the seeds' sizes.\n");
+            "  workloads (bench/ufunc_bench.c) at the seeds' sizes, and the guvectorize\n"
+            "  one (seed 002's hermite, 128M x 4 and 1.28M x 4 f32 in place; the CPU runs\n"
+            "  1.28M x 4; bench/gufunc_bench.c), which NAME \"hermite\" also selects.\n");
 }
 
 static int parse_int(const char *opt, const char *text, long long lo, long long hi, long long *out) {
@@ -59,10 +61,14 @@ static int parse(int argc, char **argv, bench_options *o) {
             o->skip_compile = 1;
         } else if (strcmp(a, "--no-ufunc") == 0) {
             o->skip_ufunc = 1;
+        } else if (strcmp(a, "--no-gufunc") == 0) {
+            o->skip_gufunc = 1;
         } else if (a[0] == '-') {
             fprintf(stderr, "kiln_bench: unknown option or missing value: %s\n", a);
             usage(stderr);
             return 2;
+        } else if (strcmp(a, "hermite") == 0) {
+            o->want_gufunc = 1; /* the guvectorize rows, not a raw-kernel workload */
         } else if (!kiln_example_find(a)) {
             fprintf(stderr, "kiln_bench: no workload \"%s\" (see `kiln demo --help`)\n", a);
             return 2;
@@ -129,11 +135,13 @@ int main(int argc, char **argv) {
     printf("kiln %s on %s (%s)\n%s\n\n", kiln_version_string(), dev.name, backend, native.note);
 
     int count = 0, failures = 0;
+    /* "hermite" alone names no raw-kernel workload: run only the gufunc rows. */
+    int gufunc_only = o.want_gufunc && o.name_count == 0;
     const kiln_example *all = kiln_examples(&count);
     bench_row rows[16];
     int nrows = 0;
     for (int i = 0; i < count && nrows < 16; i++) {
-        int wanted = o.name_count == 0;
+        int wanted = o.name_count == 0 && !gufunc_only;
         for (int j = 0; j < o.name_count; j++) wanted |= strcmp(o.names[j], all[i].name) == 0;
         if (!wanted || !all[i].prepare) continue; /* vectorize workloads: see below */
         s = (kiln_status)bench_workload(ctx, &native, &all[i], &o, &rows[nrows]);
@@ -147,12 +155,21 @@ int main(int argc, char **argv) {
         failures += !rows[nrows].kiln_passed || (rows[nrows].have_native && !rows[nrows].native_passed);
         nrows++;
     }
-    bench_print_rows(rows, nrows, backend);
+    if (!gufunc_only) bench_print_rows(rows, nrows, backend);
 
-    if (!o.skip_ufunc && o.name_count == 0) {
+    if (!o.skip_ufunc && o.name_count == 0 && !gufunc_only) {
         printf("\nvectorize workloads (kiln_vectorize vs a hand-written kernel, bench/ufunc_bench.c):\n");
         fflush(stdout);
         if (kiln_bench_ufunc(ctx, o.repeat) != 0) failures++;
+    }
+
+    bench_gu_row gu[8];
+    int ngu = 0;
+    if (!o.skip_gufunc && (o.name_count == 0 || o.want_gufunc)) {
+        printf("%sguvectorize workload (kiln_guvectorize vs a hand-written kernel, bench/gufunc_bench.c):\n",
+               gufunc_only ? "" : "\n");
+        fflush(stdout);
+        failures += kiln_bench_gufunc(ctx, &native, &o, gu, 8, &ngu);
     }
 
     bench_launch_cost launch;
@@ -174,8 +191,8 @@ int main(int argc, char **argv) {
         print_compile(&compile, o.target);
     }
     if (o.json_path) {
-        s = (kiln_status)bench_write_json(o.json_path, backend, dev.name, rows, nrows, &launch,
-                                          &compile);
+        s = (kiln_status)bench_write_json(o.json_path, backend, dev.name, rows, nrows, gu, ngu,
+                                          &launch, &compile);
         if (s != KILN_OK) {
             fprintf(stderr, "kiln_bench: cannot write %s: %s\n", o.json_path, strerror(errno));
             failures++;

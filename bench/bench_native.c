@@ -54,6 +54,7 @@ static void load_cuda(bench_native *out) {
     BENCH_SYM_(mandelbrot, "kiln_native_mandelbrot");
     BENCH_SYM_(matmul, "kiln_native_matmul");
     BENCH_SYM_(haversine_mesh, "kiln_native_haversine_mesh");
+    BENCH_SYM_(hermite, "kiln_native_hermite");
     BENCH_SYM_(empty_launch, "kiln_native_empty_launch");
     BENCH_SYM_(error_string, "kiln_native_error_string");
     void *abi_sym = dlsym(h, "kiln_native_abi");
@@ -81,6 +82,7 @@ void bench_native_load(kiln_context *ctx, bench_native *out) {
     out->mandelbrot = kiln_native_cpu_mandelbrot;
     out->matmul = kiln_native_cpu_matmul;
     out->haversine_mesh = kiln_native_cpu_haversine_mesh;
+    out->hermite = kiln_native_cpu_hermite;
     out->empty_launch = kiln_native_cpu_empty_launch;
     snprintf(out->note, sizeof out->note, "native: C loops, -O3 -march=native -fopenmp");
 }

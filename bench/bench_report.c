@@ -57,8 +57,8 @@ static void json_string(FILE *f, const char *s) {
 }
 
 int bench_write_json(const char *path, const char *backend, const char *device,
-                     const bench_row *rows, int n, const bench_launch_cost *launch,
-                     const bench_compile_cost *compile) {
+                     const bench_row *rows, int n, const bench_gu_row *gu, int ngu,
+                     const bench_launch_cost *launch, const bench_compile_cost *compile) {
     FILE *f = fopen(path, "w");
     if (!f) return KILN_ERR_IO;
     fprintf(f, "{\n  \"kiln_version\": ");
@@ -86,6 +86,45 @@ int bench_write_json(const char *path, const char *backend, const char *device,
         } else {
             fprintf(f, ", \"native_ms\": null, \"native_note\": ");
             json_string(f, r->native_note);
+        }
+        fputc('}', f);
+    }
+    fprintf(f, "\n  ]");
+    /* The guvectorize rows (gufunc_bench.c): bytes = 2 x rows x 16. */
+    fprintf(f, ",\n  \"gufunc\": [");
+    for (int i = 0; i < ngu; i++) {
+        const bench_gu_row *r = &gu[i];
+        fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+        json_string(f, r->name);
+        fprintf(f, ", \"rows\": %lld, \"cols\": %lld, \"bytes\": %.0f, \"flops\": %.0f, "
+                   "\"batch\": %d, \"target_ratio\": %.2f, \"ceiling_gbs\": %.0f, \"kiln_ms\": %.6f, "
+                   "\"kiln_min_ms\": %.6f, \"kiln_gbs\": %.1f, \"kiln_passed\": %s, \"kiln_check\": ",
+                (long long)r->rows, (long long)r->cols, r->bytes, r->flops, r->batch, r->target,
+                r->ceiling_gbs, r->kiln_ms, r->kiln_min_ms,
+                r->kiln_ms > 0 ? r->bytes / (r->kiln_ms * 1e6) : 0, r->kiln_passed ? "true" : "false");
+        json_string(f, r->kiln_check);
+        if (r->have_native) {
+            fprintf(f, ", \"native_kernel\": ");
+            json_string(f, r->native_kernel);
+            fprintf(f, ", \"native_ms\": %.6f, \"native_min_ms\": %.6f, \"native_gbs\": %.1f, "
+                       "\"ratio\": %.4f, \"native_passed\": %s, \"native_check\": ",
+                    r->native_ms, r->native_min_ms, r->native_ms > 0 ? r->bytes / (r->native_ms * 1e6) : 0,
+                    r->native_ms > 0 ? r->kiln_ms / r->native_ms : 0, r->native_passed ? "true" : "false");
+            json_string(f, r->native_check);
+            if (r->cuda) { /* every CUDA kernel timed; "native" is the fastest coalesced one */
+                static const char *const names[KILN_NATIVE_HERMITE_VARIANTS] = {"float4", "float4_x4",
+                                                                                "rows"};
+                fprintf(f, ", \"native_variants_ms\": {");
+                for (int v = 0, first = 1; v < KILN_NATIVE_HERMITE_VARIANTS; v++) {
+                    if (r->variant_ms[v] < 0) continue;
+                    fprintf(f, "%s\"%s\": %.6f", first ? "" : ", ", names[v], r->variant_ms[v]);
+                    first = 0;
+                }
+                fputc('}', f);
+            }
+        } else {
+            fprintf(f, ", \"native_ms\": null, \"native_note\": ");
+            json_string(f, r->note);
         }
         fputc('}', f);
     }

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -462,15 +463,16 @@ KILN_API kiln_status kiln_jit_stats_get(kiln_context *ctx, kiln_jit_stats *out);
 /* ------------------------------------------------------------------ profiler */
 /* Records every kernel launch, copy (direction, bytes, pageable or pinned),
  * allocation and compile (cache hit or miss, compile and load time) of a
- * context: device times from events on a GPU, wall times on the CPU.
+ * context: device times on a GPU (from CUPTI's activity records when
+ * libcupti can be loaded, else from pooled CUDA events around each
+ * operation), wall times on the CPU.
  * Environment, read by kiln_open:
  *   KILN_PROFILE=1        record; print the summary at kiln_close to stderr
  *   KILN_PROFILE_OUT=FILE append the summary to FILE instead
  *   KILN_TRACE=FILE       record; write a Chrome trace (Perfetto,
  *                         chrome://tracing) to FILE at kiln_close
+ *   KILN_PROFILE_TIMER=cupti|events  force the GPU timer (default: CUPTI if found)
  * With none of them set and no kiln_profiler_start, recording costs nothing. */
-#include <stdio.h>
-
 /* Starts (or resumes) recording on ctx and keeps the records for
  * kiln_profiler_write_trace. The first start on a context that was opened
  * without KILN_PROFILE/KILN_TRACE must not race with other threads using ctx. */

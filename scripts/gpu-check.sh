@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for sm_90, run the test suites on the
 # CUDA backend, run the demo and the benchmark, keep the logs in $OUT.
-# Used through the device tool:  bash scripts/gpu-check.sh [tests|bench|all]
+# Used through the device tool:  bash scripts/gpu-check.sh [tests|prof|bench|all]
 # The GPU machine cannot install packages, so headers and libraries it lacks
 # travel as Debian packages in .devdeps/ (see README) and are unpacked here.
 set -uo pipefail
@@ -28,6 +28,19 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   tail -25 "$OUT/test-gpu.log"
   $build/kiln info > "$OUT/info.txt" 2>&1; cat "$OUT/info.txt"
   $build/kiln demo --target cuda > "$OUT/demo.txt" 2>&1; cat "$OUT/demo.txt"
+fi
+if [ "$what" = prof ] || [ "$what" = all ]; then
+  # seed 000's three versions, each profiled on its own (README), and a trace
+  for v in t38 t39 t40; do
+    $build/kiln prof -- $build/example_seed000_haversine $v > "$OUT/prof-$v.txt" 2>&1
+    cat "$OUT/prof-$v.txt"
+  done
+  $build/kiln prof --trace "$OUT/trace-t39.json" -- $build/example_seed000_haversine t39 > /dev/null 2>&1
+  $build/kiln demo --target cuda --profile hermite black_scholes > "$OUT/demo-profile.txt" 2>&1
+  tail -30 "$OUT/demo-profile.txt"
+  # profiler timers against CUDA events, and launch overhead with it off/on
+  (cd $build/tests && KILN_TEST_TARGET=cuda KILN_TARGET=cuda KILN_PROF_BENCH=1 ./test_prof) > "$OUT/prof-overhead.txt" 2>&1
+  grep -iE "overhead|agree|events|cupti|PASSED|FAILED|us" "$OUT/prof-overhead.txt" | head -30
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   $build/bench/kiln_bench --target cuda > "$OUT/bench-gpu.txt" 2>&1; cat "$OUT/bench-gpu.txt"

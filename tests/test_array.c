@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array/array_ops.h" /* kiln_array_empty_host (internal) */
 #include "test_support.h"
 
 static int setup(void **state) {
@@ -264,12 +265,59 @@ static void test_async_copies_on_streams(void **state) {
     kiln_host_free(ctx, back);
 }
 
+
+/* kiln_array_empty_host: host memory of the context on every backend, owned
+ * by the array (views keep it alive), a source and target of copies both
+ * ways, and released without the context (even after it is closed). */
+static void test_empty_host_owns_its_memory(void **state) {
+    kiln_context *ctx = *state;
+    const int64_t sizes[] = {0, 15, ((int64_t)8 << 20) / 8 + 3}; /* the last one asks for huge pages */
+    test_rng r = test_rng_for(__func__);
+    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+        int64_t n = sizes[c];
+        size_t bytes = (size_t)n * sizeof(double);
+        double *src = malloc(bytes + 8), *back = malloc(bytes + 8);
+        test_fill_f64(&r, src, (size_t)n, -1, 1);
+        kiln_array *h = NULL, *d = NULL, *view = NULL;
+        TEST_OK(kiln_array_empty_host(ctx, KILN_FLOAT64, 1, &n, &h));
+        assert_int_equal(kiln_array_memory(h), KILN_MEMORY_HOST);
+        assert_true(kiln_array_is_contiguous(h));
+        assert_ptr_equal(kiln_array_context(h), ctx);
+        assert_true((uintptr_t)kiln_array_data(h) % 64 == 0);
+        TEST_OK(kiln_array_from_host_copy(h, src, bytes));
+        if (n) assert_memory_equal(kiln_array_data(h), src, bytes); /* the host reads it directly */
+        TEST_OK(kiln_array_copy(h, &d));                              /* host -> device */
+        assert_int_equal(kiln_array_memory(d), KILN_MEMORY_DEVICE);
+        memset(kiln_array_data(h), 0, bytes);
+        TEST_OK(kiln_array_assign(h, d));                             /* device -> host */
+        TEST_OK(kiln_array_slice(h, 0, 1, n, 2, &view));
+        kiln_array_release(h); /* the view keeps the memory */
+        int64_t m = kiln_array_size(view);
+        TEST_OK(kiln_array_to_host(view, back, (size_t)m * sizeof(double)));
+        for (int64_t i = 0; i < m; i++) assert_true(back[i] == src[1 + 2 * i]);
+        kiln_array_release(view);
+        kiln_array_release(d);
+        free(src);
+        free(back);
+    }
+    int64_t big[1] = {INT64_C(1) << 50};
+    kiln_array *b = NULL;
+    TEST_FAILS_WITH(kiln_array_empty_host(ctx, KILN_FLOAT32, 1, big, &b), KILN_ERR_OUT_OF_MEMORY,
+                    "out of host memory allocating float32 array (1125899906842624,)");
+    kiln_context *other = test_open();
+    int64_t n = 1000;
+    TEST_OK(kiln_array_empty_host(other, KILN_INT32, 1, &n, &b));
+    kiln_close(other);
+    kiln_array_release(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_every_dtype),      cmocka_unit_test(test_zeros_full_and_fill_values),
         cmocka_unit_test(test_arange_linspace_match_numpy), cmocka_unit_test(test_meshgrid_xy_and_ij),
         cmocka_unit_test(test_views_slice_transpose_reshape), cmocka_unit_test(test_strided_assign_both_ways),
         cmocka_unit_test(test_errors_do_not_lose_data),    cmocka_unit_test(test_async_copies_on_streams),
+        cmocka_unit_test(test_empty_host_owns_its_memory),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

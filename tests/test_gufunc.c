@@ -217,7 +217,7 @@ static void test_matmul_broadcast(void **state) {
     kiln_array *A = NULL, *B = NULL, *C = NULL;
     TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT64, 4, sa, a, sizeof a, &A));
     TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT64, 3, sb, b, sizeof b, &B));
-    nvrtc_check(mm, NULL, KILN_ARGS(kiln_arr(A), kiln_arr(B)), (kiln_array *[]){NULL});
+    kiln_free(nvrtc_check(mm, NULL, KILN_ARGS(kiln_arr(A), kiln_arr(B)), (kiln_array *[]){NULL}));
     TEST_OK(kiln_gufunc_call(mm, KILN_ARGS(kiln_arr(A), kiln_arr(B)), &C, NULL));
     assert_int_equal(kiln_array_ndim(C), 4);
     const int64_t *cs = kiln_array_shape(C);
@@ -396,7 +396,7 @@ static void test_every_float_dtype(void **state) {
         kiln_gufunc_release(conv);
         kiln_array_release(A2);
         TEST_OK(kiln_array_full(ctx, types[t], 2, shape, 1.0, 0, &Y));
-        nvrtc_check(g, NULL, KILN_ARGS(kiln_f64(0.5), kiln_arr(X), kiln_arr(Y)), NULL);
+        kiln_free(nvrtc_check(g, NULL, KILN_ARGS(kiln_f64(0.5), kiln_arr(X), kiln_arr(Y)), NULL));
         TEST_OK(kiln_gufunc_call(g, KILN_ARGS(kiln_f64(0.5), kiln_arr(X), kiln_arr(Y)), NULL, NULL));
         kiln_array *Y64 = NULL;
         double got[33 * 5];
@@ -434,7 +434,7 @@ static void test_every_float_dtype(void **state) {
     kiln_array *Xi = NULL, *Y = NULL;
     TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 2, shape, xi, sizeof xi, &Xi));
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 2, shape, &Y));
-    nvrtc_check(g, NULL, KILN_ARGS(kiln_i32(2), kiln_arr(Xi), kiln_arr(Y)), NULL);
+    kiln_free(nvrtc_check(g, NULL, KILN_ARGS(kiln_i32(2), kiln_arr(Xi), kiln_arr(Y)), NULL));
     TEST_OK(kiln_gufunc_call(g, KILN_ARGS(kiln_i32(2), kiln_arr(Xi), kiln_arr(Y)), NULL, NULL));
     double y[12];
     TEST_OK(kiln_array_to_host(Y, y, sizeof y));
@@ -452,7 +452,7 @@ static void test_every_float_dtype(void **state) {
     int64_t zs[2] = {3, 2};
     kiln_array *Z = NULL, *W = NULL;
     TEST_OK(kiln_array_from_host(ctx, KILN_COMPLEX128, 2, zs, zin, sizeof zin, &Z));
-    nvrtc_check(cz, NULL, KILN_ARGS(kiln_arr(Z)), (kiln_array *[]){NULL});
+    kiln_free(nvrtc_check(cz, NULL, KILN_ARGS(kiln_arr(Z)), (kiln_array *[]){NULL}));
     TEST_OK(kiln_gufunc_call(cz, KILN_ARGS(kiln_arr(Z)), &W, NULL));
     double w[12];
     TEST_OK(kiln_array_to_host(W, w, sizeof w));

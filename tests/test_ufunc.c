@@ -4,11 +4,14 @@
  * arrays, and every error the issue lists. */
 #include <complex.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/copy_pool.h"
 #include "test_support.h"
+#include "ufunc/call.h" /* uf_staged_call: the pipeline, driven directly on the CPU */
 
 static kiln_context *ctx;
 static kiln_ufunc *axpb; /* f8(f8,f8,f8): a * 2 + b - c */
@@ -499,6 +502,192 @@ static void generated_cuda_sources_compile(void **state) {
     kiln_ufunc_release(g);
 }
 
+
+/* kiln_copy_share cuts [0, total) into ordered, disjoint, aligned shares of
+ * nearly equal size, whatever the total and the number of parts. */
+static void copy_shares_cover_odd_sizes(void **state) {
+    (void)state;
+    const size_t totals[] = {0, 1, 7, 4095, 4096, 4097, 65537, ((size_t)1 << 20) + 13, ((size_t)3 << 20) + 4095,
+                             (size_t)5000000001u, SIZE_MAX / 2 + 12345};
+    for (size_t t = 0; t < sizeof totals / sizeof totals[0]; t++)
+        for (int parts = 1; parts <= 17; parts++) {
+            size_t total = totals[t], prev = 0;
+            for (int part = 0; part < parts; part++) {
+                size_t lo, hi;
+                kiln_copy_share(total, parts, part, &lo, &hi);
+                if (lo != prev || hi < lo)
+                    fail_msg("total %zu parts %d share %d: [%zu, %zu) after %zu", total, parts, part, lo, hi, prev);
+                if (part < parts - 1 && hi % KILN_COPY_SPLIT_ALIGN != 0)
+                    fail_msg("total %zu parts %d share %d ends at %zu, not aligned", total, parts, part, hi);
+                if (hi - lo > total / (size_t)parts + KILN_COPY_SPLIT_ALIGN + 1)
+                    fail_msg("total %zu parts %d share %d is %zu bytes: unbalanced", total, parts, part, hi - lo);
+                prev = hi;
+            }
+            if (prev != total) fail_msg("total %zu parts %d: shares end at %zu", total, parts, prev);
+        }
+}
+
+/* Pieces at odd addresses with odd sizes, and a gap with a guard pattern
+ * between them in the destination. */
+#define COPY_NPIECES 9
+static const size_t copy_sizes[COPY_NPIECES] = {0, 1, 3, 4095, 4097, 262143, 1048583, ((size_t)3 << 20) + 7, 65};
+#define COPY_GAP 64
+
+typedef struct copy_case {
+    unsigned char *src, *dst;
+    size_t bytes;
+    kiln_copy_piece pieces[COPY_NPIECES];
+} copy_case;
+
+static void copy_case_init(copy_case *c, test_rng *rng) {
+    size_t total = 0;
+    for (int i = 0; i < COPY_NPIECES; i++) total += copy_sizes[i] + COPY_GAP;
+    c->bytes = total + 8;
+    c->src = malloc(c->bytes);
+    c->dst = malloc(c->bytes);
+    for (size_t i = 0; i < c->bytes; i++) c->src[i] = (unsigned char)test_uniform(rng, 0, 256);
+    size_t off = 0;
+    for (int i = 0; i < COPY_NPIECES; i++) {
+        c->pieces[i] = (kiln_copy_piece){c->dst + off + 3, c->src + off + 1, copy_sizes[i]};
+        off += copy_sizes[i] + COPY_GAP;
+    }
+}
+
+static int copy_case_check(const copy_case *c) {
+    size_t off = 0;
+    for (int i = 0; i < COPY_NPIECES; i++) {
+        if (memcmp(c->dst + off + 3, c->src + off + 1, copy_sizes[i]) != 0) return 0;
+        for (size_t g = 0; g < 3; g++) if (c->dst[off + g] != 0xA5) return 0;
+        for (size_t g = 3 + copy_sizes[i]; g < copy_sizes[i] + COPY_GAP; g++) if (c->dst[off + g] != 0xA5) return 0;
+        off += copy_sizes[i] + COPY_GAP;
+    }
+    return 1;
+}
+
+typedef struct copy_racer {
+    kiln_copy_pool *pool;
+    copy_case c;
+    int ok;
+} copy_racer;
+
+static void *copy_race(void *arg) {
+    copy_racer *r = arg;
+    r->ok = 1;
+    for (int round = 0; round < 20 && r->ok; round++) {
+        memset(r->c.dst, 0xA5, r->c.bytes);
+        kiln_copy_pool_run(r->pool, r->c.pieces, COPY_NPIECES);
+        r->ok = copy_case_check(&r->c);
+    }
+    return NULL;
+}
+
+/* kiln_copy_pool_run copies exactly the pieces' bytes, with any number of
+ * threads (none: NULL), and stays correct with two callers at once (one of
+ * them then copies alone). */
+static void copy_pool_copies_odd_pieces(void **state) {
+    (void)state;
+    test_rng rng = test_rng_for(__func__);
+    copy_case c;
+    copy_case_init(&c, &rng);
+    for (int threads = 0; threads <= 5; threads++) {
+        kiln_copy_pool *pool = NULL;
+        if (threads > 0) TEST_OK(kiln_copy_pool_create(threads, &pool));
+        assert_int_equal(kiln_copy_pool_threads(pool), threads > 0 ? threads : 1);
+        for (int from = 0; from < COPY_NPIECES; from++) { /* fewer, smaller pieces too */
+            memset(c.dst, 0xA5, c.bytes);
+            kiln_copy_pool_run(pool, c.pieces + from, COPY_NPIECES - from);
+            size_t off = 0;
+            for (int i = 0; i < COPY_NPIECES; i++) {
+                int copied = i >= from;
+                for (size_t b = 0; b < copy_sizes[i] + COPY_GAP; b++) {
+                    int inside = b >= 3 && b < 3 + copy_sizes[i];
+                    unsigned char want = copied && inside ? c.src[off + b - 2] : 0xA5;
+                    if (c.dst[off + b] != want)
+                        fail_msg("%d threads, pieces from %d: piece %d byte %zu is %d, want %d", threads, from, i, b,
+                                 c.dst[off + b], want);
+                }
+                off += copy_sizes[i] + COPY_GAP;
+            }
+        }
+        kiln_copy_pool_destroy(pool);
+    }
+    free(c.src);
+    free(c.dst);
+
+    copy_racer r[2];
+    kiln_copy_pool *pool = NULL;
+    TEST_OK(kiln_copy_pool_create(3, &pool));
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+        r[i].pool = pool;
+        copy_case_init(&r[i].c, &rng);
+        assert_int_equal(pthread_create(&t[i], NULL, copy_race, &r[i]), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        assert_true(r[i].ok);
+        free(r[i].c.src);
+        free(r[i].c.dst);
+    }
+    kiln_copy_pool_destroy(pool);
+}
+
+/* Runs the host-operand pipeline: kiln_call on a CUDA context; on the CPU,
+ * uf_staged_call drives the same slots, streams, events, staging buffers and
+ * copy threads with the CPU backend standing in for the device. */
+static kiln_status staged_call(kiln_ufunc *f, const kiln_value *args, int nargs, kiln_array **outs, int64_t n) {
+    if (kiln_context_backend(ctx) == KILN_BACKEND_CUDA) return kiln_call(f, args, nargs, outs);
+    int sig = 0;
+    kiln_status s = uf_dispatch(f, args, &sig);
+    return s == KILN_OK ? uf_staged_call(f, sig, args, outs, 1, &n, NULL) : s;
+}
+
+/* The pipeline in many chunks (a short last one), outputs of two widths,
+ * fresh host results and given host outputs, small chunks copied alone and
+ * large ones split over the copy threads: results exact. */
+static void staged_pipeline_chunks(void **state) {
+    (void)state;
+    kiln_ufunc *f = NULL;
+    TEST_OK(kiln_vectorize(ctx, "stg", "(f8,f4)(f8,f4)", "a, b -> s, t", "s = a * 2 + b; t = b - 1;", NULL, &f));
+    const size_t chunk_bytes[] = {65536, (size_t)1 << 20};
+    const int64_t sizes[] = {100003, 1000003};
+    test_rng rng = test_rng_for(__func__);
+    for (int c = 0; c < 2; c++) {
+        f->stage_chunk_bytes = chunk_bytes[c];
+        int64_t n = sizes[c];
+        double *a = malloc(sizeof(double) * (size_t)n), *s2 = malloc(sizeof(double) * (size_t)n);
+        float *b = malloc(sizeof(float) * (size_t)n), *t2 = malloc(sizeof(float) * (size_t)n);
+        test_fill_f64(&rng, a, (size_t)n, -1e3, 1e3);
+        test_fill_f32(&rng, b, (size_t)n, -1e3, 1e3);
+        kiln_array *A = NULL, *B = NULL, *S2 = NULL, *T2 = NULL;
+        TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT64, 1, &n, NULL, a, &A));
+        TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT32, 1, &n, NULL, b, &B));
+        TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT64, 1, &n, NULL, s2, &S2));
+        TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT32, 1, &n, NULL, t2, &T2));
+        kiln_array *fresh[2] = {NULL, NULL}, *given[2] = {S2, T2};
+        TEST_OK(staged_call(f, KILN_ARGS(kiln_arr(A), kiln_arr(B)), fresh, n));
+        TEST_OK(staged_call(f, KILN_ARGS(kiln_arr(A), kiln_arr(B)), given, n));
+        assert_int_equal(kiln_array_memory(fresh[0]), KILN_MEMORY_HOST);
+        assert_int_equal(kiln_array_memory(fresh[1]), KILN_MEMORY_HOST);
+        const double *s = kiln_array_data(fresh[0]);
+        const float *t = kiln_array_data(fresh[1]);
+        for (int64_t i = 0; i < n; i++) {
+            double ws = a[i] * 2 + (double)b[i];
+            float wt = b[i] - 1;
+            if (s[i] != ws || t[i] != wt || s2[i] != ws || t2[i] != wt)
+                fail_msg("chunk %zu bytes, element %lld of %lld: got %.17g %.9g / %.17g %.9g, want %.17g %.9g",
+                         chunk_bytes[c], (long long)i, (long long)n, s[i], t[i], s2[i], t2[i], ws, wt);
+        }
+        kiln_array *arrs[] = {A, B, S2, T2, fresh[0], fresh[1]};
+        for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) kiln_array_release(arrs[i]);
+        free(a);
+        free(b);
+        free(s2);
+        free(t2);
+    }
+    kiln_ufunc_release(f);
+}
+
 int main(void) {
     /* Arrays of 4096+ elements take the 16-byte vector kernels on CUDA (the
      * default threshold is 8M), so both GPU layouts run here. */
@@ -515,6 +704,9 @@ int main(void) {
         cmocka_unit_test(targets_agree),
         cmocka_unit_test(host_arrays),
         cmocka_unit_test(generated_cuda_sources_compile),
+        cmocka_unit_test(copy_shares_cover_odd_sizes),
+        cmocka_unit_test(copy_pool_copies_odd_pieces),
+        cmocka_unit_test(staged_pipeline_chunks),
     };
     return cmocka_run_group_tests_name("ufunc", tests, setup, teardown);
 }

@@ -12,11 +12,13 @@ static void usage(FILE *f) {
     const kiln_example *ex = kiln_examples(&n);
     fprintf(f,
             "usage: kiln demo [NAME...] [--target auto|cpu|cuda[:N]] [--size N] [--repeat N]\n"
-            "                 [--out DIR] [-v]\n"
+            "                 [--out DIR] [--profile] [--trace FILE] [-v]\n"
             "  Runs the named workloads (default: all), each verified against a host\n"
             "  reference and timed with events (median of --repeat runs, default 20).\n"
             "  --size N   problem size, as each workload reads it (below)\n"
             "  --out DIR  where files go (mandelbrot.png); default: the current folder\n"
+            "  --profile  print kiln's profile (kernels, copies, JIT) after the table\n"
+            "  --trace FILE  also write a Chrome trace of the run (Perfetto, chrome://tracing)\n"
             "  exit status: 0 all passed, 1 a check failed or a workload errored\n\nworkloads:\n");
     for (int i = 0; i < n; i++)
         fprintf(f, "  %-15s seed %s: %s\n", ex[i].name, ex[i].seed, ex[i].summary);
@@ -41,6 +43,12 @@ static int parse(int argc, char **argv, demo_args *a) {
             a->opts.verbose = 1;
         } else if (strcmp(arg, "--target") == 0) {
             if (!(a->target = cli_option_value("demo", argc, argv, &i))) return 2;
+        } else if (strcmp(arg, "--profile") == 0) {
+            /* The profiler is switched on by the context at kiln_open. */
+            setenv("KILN_PROFILE", "1", 1);
+        } else if (strcmp(arg, "--trace") == 0) {
+            if (!(v = cli_option_value("demo", argc, argv, &i))) return 2;
+            setenv("KILN_TRACE", v, 1);
         } else if (strcmp(arg, "--out") == 0) {
             if (!(a->opts.out_dir = cli_option_value("demo", argc, argv, &i))) return 2;
         } else if (strcmp(arg, "--size") == 0) {
@@ -135,6 +143,7 @@ int kiln_cmd_demo(int argc, char **argv) {
                r.check);
         failures += !r.passed;
     }
+    fflush(stdout); /* the profile, if on, goes to stderr at kiln_close: keep the table above it */
     kiln_close(ctx);
     if (failures) fprintf(stderr, "kiln demo: %d workload%s failed\n", failures, failures == 1 ? "" : "s");
     return failures ? 1 : 0;

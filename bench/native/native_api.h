@@ -22,7 +22,8 @@
 extern "C" {
 #endif
 
-#define KILN_NATIVE_ABI 1
+/* 2: kiln_native_hermite (the guvectorize rows, gufunc_bench.c). */
+#define KILN_NATIVE_ABI 2
 
 typedef struct kiln_native_geometry {
     unsigned grid[3], block[3];
@@ -43,6 +44,27 @@ typedef int (*kiln_native_haversine_mesh_fn)(const kiln_native_geometry *g, doub
                                              double lon2, double xb, double xe, double yb,
                                              double ye, double s, int64_t nx, int64_t ny,
                                              double *out, float *times_ms);
+/* Seed 002's Hermite recurrence, "(n)->(n)" in place on `nrows` rows of 4
+ * float32 (row-major, 16-byte rows, 16-byte aligned), the body of the seed's
+ * my_func: row[2] = row[1]*row[1] - row[0], row[3] = row[1]*row[2] - 2*row[1],
+ * then row[2] /= sqrtf(2), row[3] /= sqrtf(6); rows 0 and 1 are read only, so
+ * running it again gives the same rows. `variant` (CUDA; the CPU has one):
+ *   FLOAT4    one row per thread, one 16-byte load and store (coalesced),
+ *   FLOAT4_X4 four rows per thread, loads issued before any store,
+ *   ROWS      one row per thread with scalar loads and stores: the access
+ *             pattern of Numba's guvectorize (the "rows" figure in
+ *             BASELINES.md), for reference, not the baseline.
+ * g->block[0] threads per block (grid computed from nrows); each timed run
+ * is `batch` launches back to back between one pair of events, and
+ * times_ms[i] is per launch. */
+enum {
+    KILN_NATIVE_HERMITE_FLOAT4 = 0,
+    KILN_NATIVE_HERMITE_FLOAT4_X4 = 1,
+    KILN_NATIVE_HERMITE_ROWS = 2,
+    KILN_NATIVE_HERMITE_VARIANTS = 3
+};
+typedef int (*kiln_native_hermite_fn)(const kiln_native_geometry *g, int variant, float *rows,
+                                      int64_t nrows, int batch, float *times_ms);
 /* Host cost of one launch of an empty kernel: `launches` back to back,
  * then one synchronize; *enqueue_us = per launch before the sync,
  * *total_us = per launch including it. */
@@ -62,6 +84,8 @@ int kiln_native_matmul(const kiln_native_geometry *g, const float *a, const floa
 int kiln_native_haversine_mesh(const kiln_native_geometry *g, double lat2, double lon2, double xb,
                                double xe, double yb, double ye, double s, int64_t nx, int64_t ny,
                                double *out, float *times_ms);
+int kiln_native_hermite(const kiln_native_geometry *g, int variant, float *rows, int64_t nrows,
+                        int batch, float *times_ms);
 int kiln_native_empty_launch(int device, int launches, double *enqueue_us, double *total_us);
 
 /* The CPU versions (native_cpu.c, linked into kiln_bench): same contract,
@@ -76,6 +100,9 @@ int kiln_native_cpu_matmul(const kiln_native_geometry *g, const float *a, const 
 int kiln_native_cpu_haversine_mesh(const kiln_native_geometry *g, double lat2, double lon2,
                                    double xb, double xe, double yb, double ye, double s,
                                    int64_t nx, int64_t ny, double *out, float *times_ms);
+/* OpenMP over rows; variant ignored (one C loop). */
+int kiln_native_cpu_hermite(const kiln_native_geometry *g, int variant, float *rows,
+                            int64_t nrows, int batch, float *times_ms);
 /* An empty OpenMP parallel region: the CPU's "launch" (fork/join of the
  * thread team), for comparison with kiln's CPU launch cost. */
 int kiln_native_cpu_empty_launch(int device, int launches, double *enqueue_us, double *total_us);

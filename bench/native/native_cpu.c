@@ -115,6 +115,30 @@ int kiln_native_cpu_haversine_mesh(const kiln_native_geometry *g, double lat2, d
     return 0;
 }
 
+/* Seed 002's body on each row, as a C programmer writes the seed's loop;
+ * n = 4 is a constant, so both loops unroll and sqrtf(c) folds. */
+static void hermite(float *restrict rows, int64_t nrows) {
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < nrows; r++) {
+        float *out = rows + r * 4;
+        for (int i = 2; i < 4; i++) out[i] = out[1] * out[i - 1] - (i - 1) * out[i - 2];
+        float c = 1;
+        for (int i = 2; i < 4; i++) {
+            c *= i;
+            out[i] /= sqrtf(c);
+        }
+    }
+}
+
+int kiln_native_cpu_hermite(const kiln_native_geometry *g, int variant, float *rows,
+                            int64_t nrows, int batch, float *times_ms) {
+    (void)variant;
+    if (batch < 1) batch = 1;
+    TIME_RUNS(g, times_ms, for (int b_ = 0; b_ < batch; b_++) hermite(rows, nrows));
+    for (int i = 0; i < g->repeat; i++) times_ms[i] /= (float)batch;
+    return 0;
+}
+
 int kiln_native_cpu_empty_launch(int device, int launches, double *enqueue_us, double *total_us) {
     (void)device;
     /* The body calls out (omp_get_thread_num), so the compiler cannot drop

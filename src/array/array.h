@@ -16,6 +16,8 @@ struct kiln_array {
     kiln_memory memory;
     char *data;           /* element 0 */
     void *allocation;     /* what to free when the last reference goes (owner only) */
+    int host_allocation;  /* allocation is plain host memory (kiln_array_empty_host),
+                             freed with free() whatever the context's backend */
     kiln_array *base;     /* views: the array that owns the memory (retained) */
     /* Owners: the user stream that last queued work on the memory (retained;
      * NULL = the default stream). The free is queued on it. */

@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/context.h"
+#include "core/copy_pool.h"
 #include "core/error.h"
 #include "jit/builtins.h"
 #include "prof/prof.h"
@@ -54,11 +56,9 @@ static kiln_status context_open_backend(kiln_context *ctx, const kiln_backend_op
     return s;
 }
 
-kiln_status kiln_open(kiln_context **out, const char *target) {
-    if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_open: out is NULL");
-    const char *env = getenv("KILN_TARGET");
-    if (!target || strcmp(target, "auto") == 0) target = (env && *env) ? env : "auto";
-
+/* kiln_open without the argument checks; `profile`: attach the profiler the
+ * environment asks for. */
+static kiln_status context_create(const char *target, int profile, kiln_context **out) {
     kiln_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_open: out of host memory");
     atomic_init(&ctx->dead, 0);
@@ -79,26 +79,79 @@ kiln_status kiln_open(kiln_context **out, const char *target) {
         s = parse_target(target, &ops, &ordinal);
         if (s == KILN_OK) s = context_open_backend(ctx, ops, ordinal);
     }
-    if (s == KILN_OK) s = kiln_prof_attach(ctx);
+    if (s == KILN_OK && profile) s = kiln_prof_attach(ctx);
     if (s != KILN_OK) {
         kiln_close(ctx);
         return s;
     }
-    kiln_clear_error();
     *out = ctx;
     return KILN_OK;
+}
+
+kiln_status kiln_open(kiln_context **out, const char *target) {
+    if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_open: out is NULL");
+    const char *env = getenv("KILN_TARGET");
+    if (!target || strcmp(target, "auto") == 0) target = (env && *env) ? env : "auto";
+    kiln_status s = context_create(target, 1, out);
+    if (s == KILN_OK) kiln_clear_error();
+    return s;
 }
 
 void kiln_close(kiln_context *ctx) {
     if (!ctx) return;
     if (ctx->ops) {
         if (!atomic_load(&ctx->dead)) (void)ctx->ops->synchronize(ctx->state);
+        kiln_close(ctx->host);
+        kiln_copy_pool_destroy(ctx->copy_pool);
         kiln_prof_detach(ctx);
         kiln_builtins_release(ctx);
         ctx->ops->close(ctx->state);
     }
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
+}
+
+kiln_status kiln_context_host(kiln_context *ctx, kiln_context **out) {
+    if (ctx->ops->kind == KILN_BACKEND_CPU) {
+        *out = ctx;
+        return KILN_OK;
+    }
+    pthread_mutex_lock(&ctx->lock);
+    kiln_status s = KILN_OK;
+    /* Its own profiler would print a second summary (or overwrite the
+     * trace) at close; its work is host work of ctx's caller anyway. */
+    if (!ctx->host) s = context_create("cpu", 0, &ctx->host);
+    kiln_context *host = ctx->host;
+    pthread_mutex_unlock(&ctx->lock);
+    if (s != KILN_OK) return kiln_prefix_error(s, "opening the CPU context for host-side work: ");
+    *out = host;
+    return KILN_OK;
+}
+
+/* KILN_COPY_THREADS, else the online CPUs up to 8: past 4 to 8 threads a
+ * memcpy is bound by the memory system, not by the cores. */
+static int copy_threads(void) {
+    const char *e = getenv("KILN_COPY_THREADS");
+    if (e && *e) {
+        char *end = NULL;
+        long n = strtol(e, &end, 10);
+        if (*end == '\0' && n >= 1 && n <= 64) return (int)n;
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores < 1 ? 1 : cores > 8 ? 8 : (int)cores;
+}
+
+struct kiln_copy_pool *kiln_context_copy_pool(kiln_context *ctx) {
+    pthread_mutex_lock(&ctx->lock);
+    if (!ctx->copy_pool_tried) {
+        ctx->copy_pool_tried = 1;
+        int threads = copy_threads();
+        /* Copying alone needs no pool; failing to start one is no error. */
+        if (threads > 1 && kiln_copy_pool_create(threads, &ctx->copy_pool) != KILN_OK) kiln_clear_error();
+    }
+    struct kiln_copy_pool *p = ctx->copy_pool;
+    pthread_mutex_unlock(&ctx->lock);
+    return p;
 }
 
 kiln_backend_kind kiln_context_backend(const kiln_context *ctx) { return ctx->ops->kind; }

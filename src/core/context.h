@@ -9,6 +9,7 @@
 #include "kiln.h"
 
 struct kiln_prof;
+struct kiln_copy_pool;
 
 /* Streams are reference counted: an array keeps the stream that last used
  * its memory alive, so that freeing it can be ordered after that work (the
@@ -36,12 +37,26 @@ struct kiln_context {
     int cache_warned;           /* the unusable-cache notice is printed once */
     struct kiln_builtin_cache *builtins; /* modules kiln compiles for itself */
     struct kiln_prof *prof;     /* NULL when profiling is off */
+    /* Opened on first need, closed with the context (see the functions below). */
+    kiln_context *host;         /* CUDA contexts: the CPU context for host-side work */
+    struct kiln_copy_pool *copy_pool;
+    int copy_pool_tried;        /* creation is attempted once */
 };
 
 /* KILN_ERR_CONTEXT_DEAD (with message) when an earlier fault killed ctx. */
 kiln_status kiln_context_check(kiln_context *ctx);
 /* Passes a backend status through; a device fault marks ctx dead. */
 kiln_status kiln_context_note(kiln_context *ctx, kiln_status status);
+/* The CPU context that runs host-side kernels for ctx (ufunc "cpu" and
+ * "parallel" targets on a CUDA context): ctx itself on the CPU backend, else
+ * a CPU context owned by ctx, opened on first call (without a profiler of its
+ * own) and closed by kiln_close(ctx). Objects made on it (kernels) must be
+ * released before ctx is closed, as ctx's own. */
+kiln_status kiln_context_host(kiln_context *ctx, kiln_context **out);
+/* ctx's threads for large host memcpys (core/copy_pool.h), created on first
+ * call; NULL when one thread is all there is or they could not be started
+ * (callers then copy alone). Lives until kiln_close(ctx). */
+struct kiln_copy_pool *kiln_context_copy_pool(kiln_context *ctx);
 static inline kiln_backend_stream *kiln_stream_impl(kiln_stream *s) { return s ? s->impl : NULL; }
 kiln_stream *kiln_stream_retain(kiln_stream *s);
 

@@ -290,7 +290,8 @@ kiln_status kiln_launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_t 
     kiln_prof_op *op = NULL;
     if (KILN_PROF_ON(ctx)) {
         char desc[512];
-        describe_args(args, nargs, desc, sizeof desc);
+        desc[0] = '\0';
+        if (KILN_PROF_WANTS_ARGS(ctx)) describe_args(args, nargs, desc, sizeof desc);
         op = kiln_prof_kernel_begin(ctx, k->name, &cfg, impl, desc);
     }
     s = ctx->ops->launch(ctx->state, k->impl, &cfg, impl, ptrs);

@@ -1,7 +1,6 @@
 /* call.c: kiln_call: checking the arguments, choosing where the work runs,
  * moving host or device operands where the kernel can reach them, and
  * launching. */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +15,6 @@
  * the pool; below this the hand-off costs more than the work). */
 #define UF_CPU_MIN_CHUNK 16384
 #define UF_CUDA_BLOCK 256
-
-/* KILN_UFUNC_GRID_WAVES=w caps CUDA grids at w blocks per SM (grid-stride
- * loops); unset or 0: one element (or vector) per thread. For measuring. */
-static int grid_waves(void) {
-    static atomic_int cached = -1;
-    int w = atomic_load_explicit(&cached, memory_order_relaxed);
-    if (w < 0) {
-        const char *e = getenv("KILN_UFUNC_GRID_WAVES");
-        w = e ? atoi(e) : 0;
-        atomic_store(&cached, w < 0 ? 0 : w);
-    }
-    return w;
-}
 
 kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, int parallel, kiln_stream *stream) {
     if (p->n == 0) return KILN_OK;
@@ -47,7 +33,7 @@ kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, 
         /* One element (or vector) per thread when the grid can cover them;
          * beyond that the kernels' grid-stride loops take the rest. */
         int64_t cap = exec->info.max_grid_dim[0] > 0 ? exec->info.max_grid_dim[0] : INT32_MAX;
-        int waves = grid_waves();
+        int waves = f->grid_waves;
         if (waves > 0 && exec->info.multiprocessors > 0) cap = (int64_t)exec->info.multiprocessors * waves;
         if (blocks > cap) blocks = cap;
         int c = uf_plan_args(p, f, p->n, 0, args);
@@ -142,7 +128,7 @@ static kiln_status run_direct(kiln_ufunc *f, kiln_context *exec, uf_backend be, 
 static kiln_status run_on_host(kiln_ufunc *f, int parallel, int sig, const kiln_value *args, kiln_array **outs,
                                int nd, const int64_t *shape, uf_temps *t) {
     kiln_context *host = NULL;
-    kiln_status s = uf_host_context(&host);
+    kiln_status s = kiln_context_host(f->ctx, &host);
     const uf_signature *g = &f->sigs[sig];
     kiln_array *ins[UF_MAX_IN] = {0}, *kouts[UF_MAX_OUT] = {0};
     for (int i = 0; i < f->nin && s == KILN_OK; i++) {
@@ -152,7 +138,7 @@ static kiln_status run_on_host(kiln_ufunc *f, int parallel, int sig, const kiln_
             ins[i] = a;
             continue;
         }
-        s = uf_host_empty(f->ctx, a->dtype, a->ndim, a->shape, &t->in[i]);
+        s = kiln_array_empty_host(f->ctx, a->dtype, a->ndim, a->shape, &t->in[i]);
         if (s == KILN_OK) s = kiln_array_assign(t->in[i], a);
         ins[i] = t->in[i];
     }
@@ -160,10 +146,10 @@ static kiln_status run_on_host(kiln_ufunc *f, int parallel, int sig, const kiln_
         if (outs[j] && kiln_array_host_accessible(outs[j])) {
             kouts[j] = outs[j];
         } else if (outs[j]) {
-            s = uf_host_empty(f->ctx, outs[j]->dtype, nd, shape, &t->out[j]);
+            s = kiln_array_empty_host(f->ctx, outs[j]->dtype, nd, shape, &t->out[j]);
             kouts[j] = t->out[j];
         } else {
-            s = uf_host_empty(f->ctx, g->out[j], nd, shape, &t->result[j]);
+            s = kiln_array_empty_host(f->ctx, g->out[j], nd, shape, &t->result[j]);
             kouts[j] = t->result[j];
         }
     }
@@ -199,7 +185,7 @@ static kiln_status run_staged_whole(kiln_ufunc *f, int sig, const kiln_value *ar
         s = kiln_array_empty(f->ctx, outs[j] ? outs[j]->dtype : g->out[j], nd, shape, &t->out[j]);
         kouts[j] = t->out[j];
         if (s == KILN_OK && !outs[j]) {
-            if (host_result) s = uf_host_empty(f->ctx, g->out[j], nd, shape, &t->result[j]);
+            if (host_result) s = kiln_array_empty_host(f->ctx, g->out[j], nd, shape, &t->result[j]);
             else t->result[j] = kiln_array_retain(t->out[j]);
         }
     }

@@ -2,7 +2,6 @@
  * NumPy dispatch and broadcasting, overlap checks, dimension coalescing,
  * layout choice, and the launch geometry. Nothing here allocates. */
 #include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -245,22 +244,6 @@ kiln_status uf_check_overlap(const kiln_ufunc *f, const kiln_value *args, kiln_a
 
 static int is_aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
 
-/* Below this many elements, CUDA kernels take one element per thread even
- * when 16-byte accesses are possible: small launches are latency bound and
- * gain more from twice the threads than from wider loads (measured on H100:
- * haversine 1e6 f64 1.08x native with 2 per thread, 1.0x with 1; vectorAdd
- * 320M f32 0.91x native with 4 per thread). KILN_UFUNC_VECTOR_MIN overrides. */
-static int64_t vector_min_elements(void) {
-    static _Atomic int64_t cached = -1;
-    int64_t v = atomic_load_explicit(&cached, memory_order_relaxed);
-    if (v < 0) {
-        const char *e = getenv("KILN_UFUNC_VECTOR_MIN");
-        v = e ? atoll(e) : (INT64_C(1) << 23);
-        atomic_store(&cached, v < 0 ? 0 : v);
-    }
-    return v;
-}
-
 void uf_build_plan(const kiln_ufunc *f, uf_backend backend, int sig, const kiln_value *args, kiln_array *const *ins,
                    kiln_array *const *outs, const kiln_dtype *out_dtypes, int nd, const int64_t *shape, uf_plan *p) {
     const uf_signature *g = &f->sigs[sig];
@@ -330,7 +313,7 @@ void uf_build_plan(const kiln_ufunc *f, uf_backend backend, int sig, const kiln_
     p->key.layout = contiguous ? UF_CONTIG : UF_STRIDED;
     p->key.nd = (uint8_t)p->nd;
     p->key.vec = 1;
-    if (contiguous && backend == UF_CUDA && p->narr > 0 && p->n >= vector_min_elements()) {
+    if (contiguous && backend == UF_CUDA && p->narr > 0 && p->n >= f->vector_min_elements) {
         size_t maxitem = 0;
         for (int k = 0; k < p->narr; k++) maxitem = item[k] > maxitem ? item[k] : maxitem;
         int vec = (int)(16 / maxitem);

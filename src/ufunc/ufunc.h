@@ -68,10 +68,15 @@ struct kiln_ufunc {
     char sig_list[1024];       /* for error messages */
     uf_target target;
 
-    pthread_mutex_t lock;      /* guards the variant table and staging */
+    pthread_mutex_t lock;      /* guards the variant table */
     uf_variant *variants;
     int nvariants, cap_variants;
+    pthread_mutex_t staging_lock; /* held through a pipelined call: one at a time uses the slots */
     struct uf_staging *staging;
+    size_t stage_chunk_bytes;  /* pipeline chunk of the widest operand; 0: the default (tests set it) */
+    /* Tuning, read from the environment by kiln_vectorize (ufunc.c). */
+    int64_t vector_min_elements; /* CUDA: 16-byte accesses from this many elements on */
+    int grid_waves;            /* CUDA: grids capped at this many blocks per SM; 0: no cap */
 };
 
 /* ---- signature.c */
@@ -105,12 +110,6 @@ typedef struct uf_plan {
 /* NULL/""/"context", "cpu", "parallel", "cuda". */
 kiln_status uf_parse_target(const char *target, uf_target *out);
 kiln_status uf_get_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key, kiln_kernel **out);
-/* The process-wide CPU context used for cpu/parallel targets on a CUDA
- * context and to own host-memory results. */
-kiln_status uf_host_context(kiln_context **out);
-/* A new contiguous array of `ctx` whose memory is plain host memory. */
-kiln_status uf_host_empty(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
-                          kiln_array **out);
 
 /* ---- staging.c */
 void uf_staging_release(kiln_ufunc *f);

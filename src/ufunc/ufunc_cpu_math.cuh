@@ -12,8 +12,8 @@
 // them through names GCC does not treat as builtins (asm labels bind them to
 // the same libm symbols, and so to the same libmvec variants) avoids that.
 //
-// The variants resolve from libmvec.so.1 at load time; kiln makes sure it is
-// loaded (RTLD_GLOBAL) before the module is.
+// The variants resolve from libmvec.so.1 at load time: the CPU backend links
+// every module with -lmvec (src/backend/cpu/cpu_compile.c).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__) &&      \
     !defined(KILN_UF_NO_VECTOR_MATH)
 #if __GLIBC_PREREQ(2, 22)

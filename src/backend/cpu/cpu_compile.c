@@ -111,25 +111,50 @@ static kiln_status read_file(const char *path, unsigned char **data, size_t *n) 
     return KILN_OK;
 }
 
+/* Flags of every compile, before the options of the request. */
+static const char *const fixed_flags[] = {
+    "-std=c++17", "-fPIC", "-shared", "-march=native",
+    /* Hidden by default: only the entry points are exported, and the
+     * module's thread_locals get the cheaper local-dynamic TLS model. */
+    "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti", "-fno-math-errno",
+    /* NVCC contracts a*b+c into FMA by default; -std=c++17 would not. */
+    "-ffp-contract=fast", "-pipe"};
+
+/* Libraries every module links against, after the source. Generated ufunc
+ * loops call glibc's vector math variants (_ZGV..., ufunc_cpu_math.cuh),
+ * which live in libmvec: linking it makes the module name it as a
+ * dependency (DT_NEEDED), so dlopen resolves them with no help from the
+ * process. --as-needed: modules that call none of them do not depend on it. */
+static const char *const link_flags[] = {"-Wl,--as-needed",
+#if defined(__x86_64__) && defined(__GLIBC__)
+                                         "-lmvec",
+#endif
+                                         "-lm"};
+
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
+void kiln_cpu_command_flags(char *out, size_t out_size) {
+    size_t n = 0;
+    if (out_size) out[0] = '\0';
+    for (size_t i = 0; i < COUNT(fixed_flags) + COUNT(link_flags) && n < out_size; i++) {
+        const char *f = i < COUNT(fixed_flags) ? fixed_flags[i] : link_flags[i - COUNT(fixed_flags)];
+        n += (size_t)snprintf(out + n, out_size - n, "%s%s", n ? " " : "", f);
+    }
+}
+
 /* The compiler's command line (free the array only: the strings belong to
- * the compiler, the request or the caller). */
+ * the compiler, the request, the tables above or the caller). */
 static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request *req, const char *src,
                          const char *so) {
-    size_t n = (size_t)c->argc + 2 * ((size_t)req->define_count + (size_t)req->include_count) + 24;
+    size_t n = (size_t)c->argc + 2 * ((size_t)req->define_count + (size_t)req->include_count) + COUNT(fixed_flags) +
+               COUNT(link_flags) + 16;
     char **argv = calloc(n, sizeof *argv);
     if (!argv) return NULL;
     int k = 0;
     for (int i = 0; i < c->argc; i++)
         argv[k++] = c->argv[i];
-    static char *const fixed[] = {
-        "-std=c++17", "-fPIC", "-shared", "-march=native",
-        /* Hidden by default: only the entry points are exported, and the
-         * module's thread_locals get the cheaper local-dynamic TLS model. */
-        "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti", "-fno-math-errno",
-        /* NVCC contracts a*b+c into FMA by default; -std=c++17 would not. */
-        "-ffp-contract=fast", "-pipe"};
-    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
-        argv[k++] = fixed[i];
+    for (size_t i = 0; i < COUNT(fixed_flags); i++)
+        argv[k++] = (char *)fixed_flags[i];
     if (req->debug) {
         argv[k++] = "-O0";
         argv[k++] = "-g";
@@ -148,6 +173,8 @@ static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request 
     argv[k++] = "-o";
     argv[k++] = (char *)so;
     argv[k++] = (char *)src;
+    for (size_t i = 0; i < COUNT(link_flags); i++)
+        argv[k++] = (char *)link_flags[i];
     argv[k] = NULL;
     return argv;
 }

@@ -149,7 +149,12 @@ kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, si
     unsigned long long prelude = fnv1a(kiln_text_kiln_cpu_prelude, strlen(kiln_text_kiln_cpu_prelude)) ^
                                  fnv1a(kiln_text_kiln_complex, strlen(kiln_text_kiln_complex)) * 3 ^
                                  fnv1a(kiln_text_kiln_signature, strlen(kiln_text_kiln_signature)) * 7;
-    snprintf(out, out_size, "%s %s cpu:%016llx abi:%d prelude:%016llx", version, machine, cpu_flags_hash(),
-             KILN_CPU_ABI_VERSION, prelude);
+    /* The command line's own flags (libraries linked included) shape the
+     * module as much as the compiler does: modules cached before a change of
+     * them must not be loaded after it. */
+    char flags[1024];
+    kiln_cpu_command_flags(flags, sizeof flags);
+    snprintf(out, out_size, "%s %s cpu:%016llx abi:%d prelude:%016llx flags:%016llx", version, machine,
+             cpu_flags_hash(), KILN_CPU_ABI_VERSION, prelude, fnv1a(flags, strlen(flags)));
     return KILN_OK;
 }

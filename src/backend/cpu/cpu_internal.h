@@ -55,7 +55,8 @@ struct kiln_backend_function {
 /* cpu_compiler.c */
 /* Reads KILN_CXX (default "c++") into c; KILN_ERR_INVALID_ARGUMENT if it is unusable. */
 kiln_status kiln_cpu_compiler_from_env(kiln_cpu_compiler *c);
-/* "<first line of cxx --version> <machine> cpu:<flags hash> abi:<n> prelude:<hash>". */
+/* "<first line of cxx --version> <machine> cpu:<flags hash> abi:<n> prelude:<hash>
+ * flags:<hash of the command's fixed and link flags>". */
 kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, size_t out_size);
 /* Runs argv (PATH lookup) with stdin from /dev/null; *output gets stdout and
  * stderr together (malloc'd), *exit_code the exit status (-1: killed).
@@ -63,6 +64,9 @@ kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, si
 kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code);
 
 /* cpu_compile.c */
+/* The flags every compile passes, compiler and link flags, space separated
+ * (part of the compiler id, so a change of them misses the cache). */
+void kiln_cpu_command_flags(char *out, size_t out_size);
 kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_request *req,
                              kiln_blob *out, char **log);
 
