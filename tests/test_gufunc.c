@@ -503,7 +503,10 @@ static void test_body_compile_error_lines(void **state) {
     /* input views are read-only */
     kiln_gufunc *w = NULL;
     TEST_OK(kiln_guvectorize(ctx, "writes_input", "void(f4[:], f4[:])", "(n)->(n)", "x, y", "x[0] = 1; y[0] = 2;", NULL, &w));
-    TEST_FAILS_WITH(kiln_gufunc_call(w, KILN_ARGS(kiln_arr(X)), &Y, NULL), KILN_ERR_COMPILE, "writes_input:1");
+    assert_int_equal(kiln_gufunc_call(w, KILN_ARGS(kiln_arr(X)), &Y, NULL), KILN_ERR_COMPILE);
+    /* the host compiler writes file:line, NVRTC file(line) */
+    if (!test_contains(kiln_last_error(), "writes_input:1") && !test_contains(kiln_last_error(), "writes_input(1)"))
+        fail_msg("writing an input view not reported at the body's line 1: %s", kiln_last_error());
     kiln_gufunc_release(w);
     kiln_array_release(X);
     kiln_gufunc_release(g);
