@@ -33,6 +33,7 @@
 
 #define UF_SLOTS 3
 #define UF_CHUNK_BYTES ((size_t)32 << 20) /* of the widest operand, per chunk */
+#define UF_CHUNK_MIN_BYTES ((size_t)1 << 20)
 #define UF_STAGE_MIN_ELEMENTS 65536      /* below: whole-array staging is as good */
 
 typedef struct uf_slot {
@@ -271,7 +272,14 @@ kiln_status uf_staged_call(kiln_ufunc *f, int sig, const kiln_value *args, kiln_
         }
         widest = ops[k].item > widest ? ops[k].item : widest;
     }
-    int64_t chunk = (int64_t)((f->stage_chunk_bytes ? f->stage_chunk_bytes : UF_CHUNK_BYTES) / widest);
+    /* Big calls use UF_CHUNK_BYTES; smaller ones are still cut in about 8
+     * chunks (not under 1 MiB) so that their copies in and out overlap too. */
+    size_t chunk_bytes = f->stage_chunk_bytes;
+    if (!chunk_bytes) {
+        size_t eighth = (size_t)n * widest / 8;
+        chunk_bytes = eighth > UF_CHUNK_BYTES ? UF_CHUNK_BYTES : eighth < UF_CHUNK_MIN_BYTES ? UF_CHUNK_MIN_BYTES : eighth;
+    }
+    int64_t chunk = (int64_t)(chunk_bytes / widest);
     chunk = chunk < 256 ? 256 : chunk & ~(int64_t)255;
     if (chunk > n) chunk = (n + 255) & ~(int64_t)255;
     /* Calls of this ufunc from other threads wait here: the slots are shared. */

@@ -6,30 +6,10 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "core/error.h"
+#include "core/byte_order.h"
 
 #define BLOB_MAGIC "KILNCPU1"
 #define BLOB_HEADER 24u
-
-static void put_u32(unsigned char *p, uint32_t v) {
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static void put_u64(unsigned char *p, uint64_t v) {
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint32_t get_u32(const unsigned char *p) {
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-static uint64_t get_u64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
 
 kiln_status kiln_cpu_blob_write(kiln_blob *out, unsigned flags, const void *so, size_t so_size) {
     unsigned char *d = malloc(BLOB_HEADER + so_size);

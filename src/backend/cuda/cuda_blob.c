@@ -3,33 +3,13 @@
 #include "backend/cuda/cuda_blob.h"
 
 #include "core/error.h"
+#include "core/byte_order.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static const char blob_magic[8] = {'K', 'I', 'L', 'N', 'C', 'U', 'B', 'N'};
 #define BLOB_HEADER_BYTES 32u
-
-static void put_u32(unsigned char *p, uint32_t v) {
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static void put_u64(unsigned char *p, uint64_t v) {
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint32_t get_u32(const unsigned char *p) {
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-static uint64_t get_u64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
 
 static size_t put_string(unsigned char *p, const char *s) {
     size_t n = strlen(s);
