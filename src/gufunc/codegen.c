@@ -6,53 +6,17 @@
  * carry the body's own line numbers), then one __global__ kernel whose shape
  * depends on the strategy (plan.c). Its parameters are listed once, by
  * gu_kernel_params, which both the generator and the launcher use. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/dtype.h"
+#include "core/text.h"
 #include "gufunc/gufunc.h"
 
 extern const char kiln_text_gufunc_views[];
 
-typedef struct gu_text {
-    char *data;
-    size_t length, capacity;
-    int failed;
-} gu_text;
-
-static void put(gu_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(gu_text *t, const char *fmt, ...) {
-    if (t->failed) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = t->capacity - t->length;
-        int n = vsnprintf(t->data ? t->data + t->length : NULL, t->data ? room : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            t->failed = 1;
-            return;
-        }
-        if (t->data && (size_t)n < room) {
-            t->length += (size_t)n;
-            return;
-        }
-        size_t cap = t->capacity ? t->capacity * 2 : 16384;
-        while (cap < t->length + (size_t)n + 1)
-            cap *= 2;
-        char *d = realloc(t->data, cap);
-        if (!d) {
-            t->failed = 1;
-            return;
-        }
-        t->data = d;
-        t->capacity = cap;
-    }
-}
-
-static int count_lines(const gu_text *t) {
+static int count_lines(const kiln_text *t) {
     int n = 1;
     for (size_t i = 0; i < t->length; i++)
         n += t->data[i] == '\n';
@@ -60,10 +24,10 @@ static int count_lines(const gu_text *t) {
 }
 
 /* "#line <next> "<file>"" so that later errors point into generated code. */
-static void resync(gu_text *t, const kiln_gufunc *f) {
-    put(t, "\n");
+static void resync(kiln_text *t, const kiln_gufunc *f) {
+    kiln_text_printf(t, "\n");
     int line = count_lines(t) + 1;
-    put(t, "#line %d \"kiln-gufunc-%s.cu\"\n", line, f->name);
+    kiln_text_printf(t, "#line %d \"kiln-gufunc-%s.cu\"\n", line, f->name);
 }
 
 /* ---------------------------------------------------------------- expressions */
@@ -190,88 +154,90 @@ static void body_param_type(const kiln_gufunc *f, const gu_plan *p, int k, char 
              l->core_nd[k]);
 }
 
-static void emit_body(gu_text *t, const kiln_gufunc *f, const gu_plan *p) {
+static void emit_body(kiln_text *t, const kiln_gufunc *f, const gu_plan *p) {
     int nops = nops_of(f);
     if (f->preamble && f->preamble[0]) {
-        put(t, "#line 1 \"%s.preamble\"\n%s", f->name, f->preamble);
+        kiln_text_printf(t, "#line 1 \"%s.preamble\"\n%s", f->name, f->preamble);
         resync(t, f);
     }
-    put(t, "static __device__ __forceinline__ void kiln_gu_body(");
+    kiln_text_printf(t, "static __device__ __forceinline__ void kiln_gu_body(");
     for (int k = 0; k < nops; k++) {
         char type[160];
         body_param_type(f, p, k, type, sizeof type);
-        put(t, "%s%s %s", k ? ", " : "", type, f->names[k]);
+        kiln_text_printf(t, "%s%s %s", k ? ", " : "", type, f->names[k]);
     }
-    put(t, ") {\n#line 1 \"%s\"\n%s", f->name, f->body);
+    kiln_text_printf(t, ") {\n#line 1 \"%s\"\n%s", f->name, f->body);
     resync(t, f);
-    put(t, "}\n");
+    kiln_text_printf(t, "}\n");
 }
 
 /* The body's argument for operand k whose row starts at `row` (an S* expression). */
-static void body_arg(gu_text *t, const kiln_gufunc *f, const gu_plan *p, int k, const char *row) {
+static void body_arg(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, int k, const char *row) {
     const gu_layout *l = &f->layout;
     kiln_dtype sd = (kiln_dtype)p->key.dtype[k];
     kiln_dtype td = f->sigs[p->key.sig].dtype[k];
     int input = k < l->nin;
     if (p->key.kind[k] == GU_OP_VALUE) {
-        put(t, "v%d", k);
+        kiln_text_printf(t, "v%d", k);
         return;
     }
     if (l->core_nd[k] == 0) {
-        if (input) put(t, "kiln_gu_get<%s>(%s)", gu_compute_type(td), row);
-        else put(t, "kiln_gu_access<%s, %s>::at(%s)", gu_storage_type(sd), gu_compute_type(td), row);
+        if (input) kiln_text_printf(t, "kiln_gu_get<%s>(%s)", gu_compute_type(td), row);
+        else
+            kiln_text_printf(t, "kiln_gu_access<%s, %s>::at(%s)", gu_storage_type(sd), gu_compute_type(td), row);
         return;
     }
     char type[160], e[64];
     body_param_type(f, p, k, type, sizeof type);
     dim_expr(f, p, l->core_dim[k][0], e, sizeof e);
-    put(t, "%s{%s, %s, {", type, row, e);
+    kiln_text_printf(t, "%s{%s, %s, {", type, row, e);
     for (int j = 0; j < l->core_nd[k]; j++) {
         dim_expr(f, p, l->core_dim[k][j], e, sizeof e);
-        put(t, "%s%s", j ? ", " : "", e);
+        kiln_text_printf(t, "%s%s", j ? ", " : "", e);
     }
-    put(t, "}, {");
+    kiln_text_printf(t, "}, {");
     for (int j = 0; j < l->core_nd[k]; j++) {
         char s[160];
         core_stride_expr(f, p, k, j, s, sizeof s);
-        put(t, "%s%s", j ? ", " : "", s);
+        kiln_text_printf(t, "%s%s", j ? ", " : "", s);
     }
-    put(t, "}}");
+    kiln_text_printf(t, "}}");
 }
 
-static void emit_call(gu_text *t, const kiln_gufunc *f, const gu_plan *p, char rows[][96]) {
-    put(t, "kiln_gu_body(");
+static void emit_call(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, char rows[][96]) {
+    kiln_text_printf(t, "kiln_gu_body(");
     for (int k = 0; k < nops_of(f); k++) {
-        if (k) put(t, ",\n                     ");
+        if (k) kiln_text_printf(t, ",\n                     ");
         body_arg(t, f, p, k, rows[k]);
     }
-    put(t, ");\n");
+    kiln_text_printf(t, ");\n");
 }
 
 /* ---------------------------------------------------------------- kernels */
 
-static void emit_signature(gu_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname, const char *bounds) {
+static void emit_signature(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname,
+                           const char *bounds) {
     gu_param params[GU_MAX_PARAMS];
     int n = gu_kernel_params(f, p, params, GU_MAX_PARAMS);
-    put(t, "__global__ void %s%s(", bounds, kname);
+    kiln_text_printf(t, "__global__ void %s%s(", bounds, kname);
     for (int i = 0; i < n; i++)
-        put(t, "%s%s%s%s", i ? ",\n    " : "", params[i].type, params[i].type[strlen(params[i].type) - 1] == '*' ? "" : " ",
-            params[i].name);
-    put(t, ") {\n");
+        kiln_text_printf(t, "%s%s%s%s", i ? ",\n    " : "", params[i].type,
+                         params[i].type[strlen(params[i].type) - 1] == '*' ? "" : " ", params[i].name);
+    kiln_text_printf(t, ") {\n");
 }
 
 /* Offsets of each array operand for loop indices i0..i{L-1} (GPU generic). */
-static void emit_generic_gpu(gu_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname) {
+static void emit_generic_gpu(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname) {
     int L = p->nloop, nops = nops_of(f);
     emit_signature(t, f, p, kname, "__launch_bounds__(256) ");
-    put(t, "    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < tot;\n"
-           "         t += (long long)gridDim.x * blockDim.x) {\n");
-    if (L == 1) put(t, "        long long i0 = t;\n");
+    kiln_text_printf(t, "    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < tot;\n"
+                        "         t += (long long)gridDim.x * blockDim.x) {\n");
+    if (L == 1) kiln_text_printf(t, "        long long i0 = t;\n");
     else {
-        put(t, "        long long r = t;\n");
+        kiln_text_printf(t, "        long long r = t;\n");
         for (int d = L - 1; d >= 1; d--)
-            put(t, "        long long i%d = r %% n%d; r /= n%d;\n", d, d, d);
-        put(t, "        long long i0 = r;\n");
+            kiln_text_printf(t, "        long long i%d = r %% n%d; r /= n%d;\n", d, d, d);
+        kiln_text_printf(t, "        long long i0 = r;\n");
     }
     char rows[GU_MAX_OPS][96];
     for (int k = 0; k < nops; k++) {
@@ -280,34 +246,37 @@ static void emit_generic_gpu(gu_text *t, const kiln_gufunc *f, const gu_plan *p,
             snprintf(rows[k], sizeof rows[k], "p%d", k);
             continue;
         }
-        put(t, "        long long o%d = 0", k);
+        kiln_text_printf(t, "        long long o%d = 0", k);
         for (int d = 0; d < L; d++) {
             char s[160];
             loop_stride_expr(f, p, k, d, s, sizeof s);
-            put(t, " + i%d * %s", d, s);
+            kiln_text_printf(t, " + i%d * %s", d, s);
         }
-        put(t, ";\n");
+        kiln_text_printf(t, ";\n");
         snprintf(rows[k], sizeof rows[k], "p%d + o%d", k, k);
     }
-    put(t, "        ");
+    kiln_text_printf(t, "        ");
     emit_call(t, f, p, rows);
-    put(t, "    }\n}\n");
+    kiln_text_printf(t, "    }\n}\n");
 }
 
 /* CPU: block b handles loop indices [b*chunk, (b+1)*chunk) as runs along the
  * innermost loop dim: one division per run, then a plain loop. */
-static void emit_cpu_loop(gu_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname) {
+static void emit_cpu_loop(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname) {
     int L = p->nloop, nops = nops_of(f);
     emit_signature(t, f, p, kname, "");
-    put(t, "    long long t = (long long)blockIdx.x * chunk, end = t + chunk;\n"
-           "    if (end > tot) end = tot;\n"
-           "    while (t < end) {\n"
-           "        long long r = t / n%d, j = t - r * n%d;\n", L - 1, L - 1);
+    kiln_text_printf(t,
+                     "    long long t = (long long)blockIdx.x * chunk, end = t + chunk;\n"
+                     "    if (end > tot) end = tot;\n"
+                     "    while (t < end) {\n"
+                     "        long long r = t / n%d, j = t - r * n%d;\n",
+                     L - 1, L - 1);
     for (int d = L - 2; d >= 1; d--)
-        put(t, "        long long i%d = r %% n%d; r /= n%d;\n", d, d, d);
-    if (L >= 2) put(t, "        long long i0 = r;\n");
-    else put(t, "        (void)r;\n");
-    put(t, "        long long run = n%d - j;\n        if (run > end - t) run = end - t;\n", L - 1);
+        kiln_text_printf(t, "        long long i%d = r %% n%d; r /= n%d;\n", d, d, d);
+    if (L >= 2) kiln_text_printf(t, "        long long i0 = r;\n");
+    else kiln_text_printf(t, "        (void)r;\n");
+    kiln_text_printf(t, "        long long run = n%d - j;\n        if (run > end - t) run = end - t;\n",
+                     L - 1);
     char rows[GU_MAX_OPS][96];
     char inner[GU_MAX_OPS][160];
     for (int k = 0; k < nops; k++) {
@@ -318,19 +287,19 @@ static void emit_cpu_loop(gu_text *t, const kiln_gufunc *f, const gu_plan *p, co
             continue;
         }
         loop_stride_expr(f, p, k, L - 1, inner[k], sizeof inner[k]);
-        put(t, "        %s *q%d = p%d + j * %s", gu_storage_type(sd), k, k, inner[k]);
+        kiln_text_printf(t, "        %s *q%d = p%d + j * %s", gu_storage_type(sd), k, k, inner[k]);
         for (int d = 0; d < L - 1; d++) {
             char s[160];
             loop_stride_expr(f, p, k, d, s, sizeof s);
-            put(t, " + i%d * %s", d, s);
+            kiln_text_printf(t, " + i%d * %s", d, s);
         }
-        put(t, ";\n");
+        kiln_text_printf(t, ";\n");
         snprintf(rows[k], sizeof rows[k], "q%d + u * ls_in%d", k, k);
-        put(t, "        const long long ls_in%d = %s;\n", k, inner[k]);
+        kiln_text_printf(t, "        const long long ls_in%d = %s;\n", k, inner[k]);
     }
-    put(t, "        for (long long u = 0; u < run; u++) {\n            ");
+    kiln_text_printf(t, "        for (long long u = 0; u < run; u++) {\n            ");
     emit_call(t, f, p, rows);
-    put(t, "        }\n        t += run;\n    }\n}\n");
+    kiln_text_printf(t, "        }\n        t += run;\n    }\n}\n");
 }
 
 static const char *vec_type(int w) {
@@ -352,11 +321,11 @@ static int is_loaded(const gu_plan *p, int k) {
 
 /* GPU, small packed rows: each thread copies its rows into registers with
  * vector accesses, runs the body there, and writes its output rows back. */
-static void emit_rows_reg(gu_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname) {
+static void emit_rows_reg(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname) {
     int nops = nops_of(f);
     emit_signature(t, f, p, kname, "__launch_bounds__(256) ");
-    put(t, "    const long long t = (long long)blockIdx.x * 256 + threadIdx.x;\n"
-           "    if (t >= tot) return;\n");
+    kiln_text_printf(t, "    const long long t = (long long)blockIdx.x * 256 + threadIdx.x;\n"
+                        "    if (t >= tot) return;\n");
     char rows[GU_MAX_OPS][96];
     for (int k = 0; k < nops; k++) {
         if (p->key.kind[k] == GU_OP_VALUE) continue;
@@ -370,17 +339,19 @@ static void emit_rows_reg(gu_text *t, const kiln_gufunc *f, const gu_plan *p, co
         kiln_dtype sd = (kiln_dtype)p->key.dtype[k];
         int64_t ne = row_elems(f, p, k), bytes = ne * (int64_t)kiln_dtype_size(sd);
         int w = p->key.vecw[k];
-        put(t, "    struct __align__(%d) { %s e[%lld]; } r%d;\n", w, gu_storage_type(sd), (long long)ne, k);
+        kiln_text_printf(t, "    struct __align__(%d) { %s e[%lld]; } r%d;\n", w, gu_storage_type(sd),
+                         (long long)ne, k);
         int load = is_loaded(p, k);
         for (int o = 0; o < nops && !load; o++)
             if (o != k && holder(p, o) == k && is_loaded(p, o)) load = 1;
         if (load)
-            put(t,
+            kiln_text_printf(
+                t,
                 "    {\n        const %s *s = (const %s *)(p%d + t * %lldLL);\n"
                 "#pragma unroll\n        for (int j = 0; j < %lld; j++) ((%s *)r%d.e)[j] = s[j];\n    }\n",
                 vec_type(w), vec_type(w), k, (long long)ne, (long long)(bytes / w), vec_type(w), k);
     }
-    put(t, "    ");
+    kiln_text_printf(t, "    ");
     emit_call(t, f, p, rows);
     for (int k = p->key.nin; k < nops; k++) {
         if (p->key.kind[k] == GU_OP_VALUE || p->key.bcast[k]) continue;
@@ -388,25 +359,27 @@ static void emit_rows_reg(gu_text *t, const kiln_gufunc *f, const gu_plan *p, co
         kiln_dtype sd = (kiln_dtype)p->key.dtype[k];
         int64_t ne = row_elems(f, p, k), bytes = ne * (int64_t)kiln_dtype_size(sd);
         int w = p->key.vecw[h];
-        put(t,
+        kiln_text_printf(
+            t,
             "    {\n        %s *d = (%s *)(p%d + t * %lldLL);\n"
             "#pragma unroll\n        for (int j = 0; j < %lld; j++) d[j] = ((const %s *)r%d.e)[j];\n    }\n",
             vec_type(w), vec_type(w), k, (long long)ne, (long long)(bytes / w), vec_type(w), h);
     }
-    put(t, "}\n");
+    kiln_text_printf(t, "}\n");
 }
 
 /* GPU, larger packed rows: the block's tile of rows goes through shared
  * memory with coalesced word copies; a thread runs the body on its row there. */
-static void emit_rows_smem(gu_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname) {
+static void emit_rows_smem(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname) {
     int nops = nops_of(f), R = p->key.rows_per_block;
     char bounds[48];
     snprintf(bounds, sizeof bounds, "__launch_bounds__(%d) ", R);
     emit_signature(t, f, p, kname, bounds);
-    put(t, "    extern __shared__ __align__(16) unsigned char kiln_gu_smem[];\n"
-           "    const long long r0 = (long long)blockIdx.x * %d;\n"
-           "    const int rows = tot - r0 < %d ? (int)(tot - r0) : %d;\n",
-        R, R, R);
+    kiln_text_printf(t,
+                     "    extern __shared__ __align__(16) unsigned char kiln_gu_smem[];\n"
+                     "    const long long r0 = (long long)blockIdx.x * %d;\n"
+                     "    const int rows = tot - r0 < %d ? (int)(tot - r0) : %d;\n",
+                     R, R, R);
     char rows[GU_MAX_OPS][96];
     for (int k = 0; k < nops; k++) {
         if (p->key.kind[k] == GU_OP_VALUE) continue;
@@ -419,33 +392,36 @@ static void emit_rows_smem(gu_text *t, const kiln_gufunc *f, const gu_plan *p, c
         int64_t bytes = row_elems(f, p, h) * (int64_t)kiln_dtype_size(sd);
         snprintf(rows[k], sizeof rows[k], "(%s *)(sm%d + threadIdx.x * %lld)", gu_storage_type(sd), h, (long long)bytes);
         if (h != k) continue;
-        put(t, "    unsigned char *sm%d = kiln_gu_smem + %zu;\n", k, p->smem_offset[k]);
+        kiln_text_printf(t, "    unsigned char *sm%d = kiln_gu_smem + %zu;\n", k, p->smem_offset[k]);
         int load = is_loaded(p, k);
         for (int o = 0; o < nops && !load; o++)
             if (o != k && holder(p, o) == k && is_loaded(p, o)) load = 1;
         if (load)
-            put(t, "    kiln_gu_copy_tile<%d>(sm%d, (const unsigned char *)(p%d + r0 * %lldLL), rows * %lld);\n",
+            kiln_text_printf(
+                t,
+                "    kiln_gu_copy_tile<%d>(sm%d, (const unsigned char *)(p%d + r0 * %lldLL), rows * %lld);\n",
                 p->key.vecw[k], k, k, (long long)row_elems(f, p, k), (long long)bytes);
     }
-    put(t, "    __syncthreads();\n    if ((int)threadIdx.x < rows) {\n        ");
+    kiln_text_printf(t, "    __syncthreads();\n    if ((int)threadIdx.x < rows) {\n        ");
     emit_call(t, f, p, rows);
-    put(t, "    }\n    __syncthreads();\n");
+    kiln_text_printf(t, "    }\n    __syncthreads();\n");
     for (int k = p->key.nin; k < nops; k++) {
         if (p->key.kind[k] == GU_OP_VALUE || p->key.bcast[k]) continue;
         int h = holder(p, k);
         int64_t bytes = row_elems(f, p, k) * (int64_t)kiln_dtype_size((kiln_dtype)p->key.dtype[k]);
-        put(t, "    kiln_gu_copy_tile<%d>((unsigned char *)(p%d + r0 * %lldLL), sm%d, rows * %lld);\n", p->key.vecw[h], k,
-            (long long)row_elems(f, p, k), h, (long long)bytes);
+        kiln_text_printf(
+            t, "    kiln_gu_copy_tile<%d>((unsigned char *)(p%d + r0 * %lldLL), sm%d, rows * %lld);\n",
+            p->key.vecw[h], k, (long long)row_elems(f, p, k), h, (long long)bytes);
     }
-    put(t, "}\n");
+    kiln_text_printf(t, "}\n");
 }
 
 char *gu_generate(const kiln_gufunc *f, const gu_plan *p, char *kernel_name, size_t cap) {
-    gu_text t = {0};
+    kiln_text t = {0};
     snprintf(kernel_name, cap, "kiln_gu_%s_%s", f->name, gu_strategy_name(p->key.strategy));
-    put(&t, "// kiln guvectorize \"%s\": layout %s, types %s, strategy %s\n", f->name, f->layout.text,
-        f->sigs[p->key.sig].text, gu_strategy_name(p->key.strategy));
-    put(&t, "%s", kiln_text_gufunc_views);
+    kiln_text_printf(&t, "// kiln guvectorize \"%s\": layout %s, types %s, strategy %s\n", f->name,
+                     f->layout.text, f->sigs[p->key.sig].text, gu_strategy_name(p->key.strategy));
+    kiln_text_puts(&t, kiln_text_gufunc_views);
     resync(&t, f);
     emit_body(&t, f, p);
     switch (p->key.strategy) {
@@ -454,9 +430,5 @@ char *gu_generate(const kiln_gufunc *f, const gu_plan *p, char *kernel_name, siz
     case GU_GPU_ROWS_SMEM: emit_rows_smem(&t, f, p, kernel_name); break;
     default: emit_generic_gpu(&t, f, p, kernel_name); break;
     }
-    if (t.failed) {
-        free(t.data);
-        return NULL;
-    }
-    return t.data;
+    return kiln_text_take(&t);
 }

@@ -18,48 +18,21 @@
  * compiler vectorises (`ivdep` is sound: the caller rejects outputs that
  * overlap an input other than exactly in place). Strided chunks walk row by
  * row with the last dim innermost. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "ufunc/ufunc.h"
 
 extern const char kiln_text_ufunc_common[];
 extern const char kiln_text_ufunc_cpu_math[];
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    int failed;
-} sbuf;
-
-static void put(sbuf *b, const char *fmt, ...) KILN_PRINTF(2, 3);
-static void put(sbuf *b, const char *fmt, ...) {
-    if (b->failed) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int w = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (w < 0) { b->failed = 1; return; }
-        if (b->p && b->n + (size_t)w < b->cap) { b->n += (size_t)w; return; }
-        size_t cap = b->cap ? b->cap * 2 : 8192;
-        while (cap < b->n + (size_t)w + 1) cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) { b->failed = 1; return; }
-        b->p = q;
-        b->cap = cap;
-    }
-}
-
-static void put_text(sbuf *b, const char *text) { put(b, "%s", text); }
-
-static int count_lines(const sbuf *b) {
+static int count_lines(const kiln_text *b) {
     int lines = 1;
-    for (size_t i = 0; i < b->n; i++) lines += b->p[i] == '\n';
+    for (size_t i = 0; i < b->length; i++) lines += b->data[i] == '\n';
     return lines;
 }
 
@@ -93,36 +66,40 @@ static kiln_dtype key_in(const uf_key *k, int i) { return (kiln_dtype)(k->in[i] 
 static int key_scalar(const uf_key *k, int i) { return (k->in[i] & UF_SCALAR_BIT) != 0; }
 
 /* The user's function for signature `sig`. */
-static void emit_body(sbuf *b, const kiln_ufunc *f, const uf_signature *g, int sig) {
-    if (f->return_style) put(b, "KILN_UF_FN %s kiln_uf_body_%d(", compute_type(g->out[0]), sig);
+static void emit_body(kiln_text *b, const kiln_ufunc *f, const uf_signature *g, int sig) {
+    if (f->return_style) kiln_text_printf(b, "KILN_UF_FN %s kiln_uf_body_%d(", compute_type(g->out[0]), sig);
     else {
-        put(b, "KILN_UF_FN void kiln_uf_body_%d(", sig);
-        for (int j = 0; j < f->nout; j++) put(b, "%s &%s, ", compute_type(g->out[j]), f->out_names[j]);
+        kiln_text_printf(b, "KILN_UF_FN void kiln_uf_body_%d(", sig);
+        for (int j = 0; j < f->nout; j++)
+            kiln_text_printf(b, "%s &%s, ", compute_type(g->out[j]), f->out_names[j]);
     }
-    for (int i = 0; i < f->nin; i++) put(b, "%s%s %s", i ? ", " : "", compute_type(g->in[i]), f->in_names[i]);
-    put(b, ") {\n#line 1 \"%s\"\n", f->name);
-    put_text(b, f->body);
-    put(b, "\n");
-    put(b, "#line %d \"kiln-ufunc-%s.cu\"\n}\n", count_lines(b) + 1, f->name);
+    for (int i = 0; i < f->nin; i++)
+        kiln_text_printf(b, "%s%s %s", i ? ", " : "", compute_type(g->in[i]), f->in_names[i]);
+    kiln_text_printf(b, ") {\n#line 1 \"%s\"\n", f->name);
+    kiln_text_puts(b, f->body);
+    kiln_text_printf(b, "\n");
+    kiln_text_printf(b, "#line %d \"kiln-ufunc-%s.cu\"\n}\n", count_lines(b) + 1, f->name);
 }
 
 /* Kernel parameters: outputs, then each input (pointer or value), then
  * the sizes; the order uf_plan_args follows. */
-static void emit_params(sbuf *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g, const char *idx) {
-    for (int j = 0; j < f->nout; j++) put(b, "%s *kiln_o%d, ", storage_type((kiln_dtype)k->out[j]), j);
+static void emit_params(kiln_text *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g,
+                        const char *idx) {
+    for (int j = 0; j < f->nout; j++)
+        kiln_text_printf(b, "%s *kiln_o%d, ", storage_type((kiln_dtype)k->out[j]), j);
     for (int i = 0; i < f->nin; i++) {
-        if (key_scalar(k, i)) put(b, "%s kiln_s%d, ", compute_type(g->in[i]), i);
-        else put(b, "const %s *kiln_i%d, ", storage_type(key_in(k, i)), i);
+        if (key_scalar(k, i)) kiln_text_printf(b, "%s kiln_s%d, ", compute_type(g->in[i]), i);
+        else kiln_text_printf(b, "const %s *kiln_i%d, ", storage_type(key_in(k, i)), i);
     }
-    put(b, "%s kiln_n", idx);
-    if (k->backend == UF_CPU) put(b, ", %s kiln_chunk", idx);
+    kiln_text_printf(b, "%s kiln_n", idx);
+    if (k->backend == UF_CPU) kiln_text_printf(b, ", %s kiln_chunk", idx);
     if (k->layout == UF_STRIDED) {
-        for (int d = 0; d < k->nd; d++) put(b, ", %s kiln_d%d", idx, d);
+        for (int d = 0; d < k->nd; d++) kiln_text_printf(b, ", %s kiln_d%d", idx, d);
         for (int j = 0; j < f->nout; j++)
-            for (int d = 0; d < k->nd; d++) put(b, ", %s kiln_to%d_%d", idx, j, d);
+            for (int d = 0; d < k->nd; d++) kiln_text_printf(b, ", %s kiln_to%d_%d", idx, j, d);
         for (int i = 0; i < f->nin; i++)
             if (!key_scalar(k, i))
-                for (int d = 0; d < k->nd; d++) put(b, ", %s kiln_ti%d_%d", idx, i, d);
+                for (int d = 0; d < k->nd; d++) kiln_text_printf(b, ", %s kiln_ti%d_%d", idx, i, d);
     }
 }
 
@@ -131,10 +108,10 @@ typedef enum access { ACCESS_INDEX, ACCESS_VECTOR, ACCESS_OFFSET } access;
 /* One element: load the inputs, call the body, store the outputs. `at` is
  * the index expression (ACCESS_INDEX), the lane (ACCESS_VECTOR) or unused
  * (ACCESS_OFFSET: operands addressed through kiln_p* pointers + at). */
-static void emit_element(sbuf *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g, access how,
-                         const char *at, const char *pfx) {
+static void emit_element(kiln_text *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g,
+                         access how, const char *at, const char *pfx) {
     char src[160], expr[512];
-    put(b, "{ ");
+    kiln_text_printf(b, "{ ");
     for (int i = 0; i < f->nin; i++) {
         if (key_scalar(k, i)) continue;
         kiln_dtype have = key_in(k, i);
@@ -142,147 +119,175 @@ static void emit_element(sbuf *b, const kiln_ufunc *f, const uf_key *k, const uf
         else if (how == ACCESS_VECTOR) snprintf(src, sizeof src, "kiln_a%d.v[%s]", i, at);
         else snprintf(src, sizeof src, "*(const %s *)(%si%d + %s)", storage_type(have), pfx, i, at);
         load_expr(expr, sizeof expr, have, g->in[i], src);
-        put(b, "const %s kiln_x%d = %s; ", compute_type(g->in[i]), i, expr);
+        kiln_text_printf(b, "const %s kiln_x%d = %s; ", compute_type(g->in[i]), i, expr);
     }
-    if (f->return_style) put(b, "%s kiln_r0 = kiln_uf_body_%d(", compute_type(g->out[0]), k->sig);
+    if (f->return_style)
+        kiln_text_printf(b, "%s kiln_r0 = kiln_uf_body_%d(", compute_type(g->out[0]), k->sig);
     else {
-        for (int j = 0; j < f->nout; j++) put(b, "%s kiln_r%d = %s(); ", compute_type(g->out[j]), j, compute_type(g->out[j]));
-        put(b, "kiln_uf_body_%d(", k->sig);
-        for (int j = 0; j < f->nout; j++) put(b, "kiln_r%d, ", j);
+        for (int j = 0; j < f->nout; j++)
+            kiln_text_printf(b, "%s kiln_r%d = %s(); ", compute_type(g->out[j]), j, compute_type(g->out[j]));
+        kiln_text_printf(b, "kiln_uf_body_%d(", k->sig);
+        for (int j = 0; j < f->nout; j++) kiln_text_printf(b, "kiln_r%d, ", j);
     }
-    for (int i = 0; i < f->nin; i++) put(b, "%skiln_%c%d", i ? ", " : "", key_scalar(k, i) ? 's' : 'x', i);
-    put(b, "); ");
+    for (int i = 0; i < f->nin; i++)
+        kiln_text_printf(b, "%skiln_%c%d", i ? ", " : "", key_scalar(k, i) ? 's' : 'x', i);
+    kiln_text_printf(b, "); ");
     for (int j = 0; j < f->nout; j++) {
         char r[16];
         snprintf(r, sizeof r, "kiln_r%d", j);
         store_expr(expr, sizeof expr, g->out[j], (kiln_dtype)k->out[j], r);
-        if (how == ACCESS_INDEX) put(b, "kiln_o%d[%s] = %s; ", j, at, expr);
-        else if (how == ACCESS_VECTOR) put(b, "kiln_b%d.v[%s] = %s; ", j, at, expr);
-        else put(b, "*(%s *)(%so%d + %s) = %s; ", storage_type((kiln_dtype)k->out[j]), pfx, j, at, expr);
+        if (how == ACCESS_INDEX) kiln_text_printf(b, "kiln_o%d[%s] = %s; ", j, at, expr);
+        else if (how == ACCESS_VECTOR) kiln_text_printf(b, "kiln_b%d.v[%s] = %s; ", j, at, expr);
+        else
+            kiln_text_printf(b, "*(%s *)(%so%d + %s) = %s; ", storage_type((kiln_dtype)k->out[j]), pfx, j, at,
+                             expr);
     }
-    put(b, "}\n");
+    kiln_text_printf(b, "}\n");
 }
 
 /* Byte offsets of flat index `var` (consumed) over dims [0, upto) into
  * kiln_off* variables, innermost dim fastest. */
-static void emit_unravel(sbuf *b, const kiln_ufunc *f, const uf_key *k, const char *idx, const char *var, int upto) {
-    for (int j = 0; j < f->nout; j++) put(b, "        %s kiln_offo%d = 0;\n", idx, j);
+static void emit_unravel(kiln_text *b, const kiln_ufunc *f, const uf_key *k, const char *idx, const char *var,
+                         int upto) {
+    for (int j = 0; j < f->nout; j++) kiln_text_printf(b, "        %s kiln_offo%d = 0;\n", idx, j);
     for (int i = 0; i < f->nin; i++)
-        if (!key_scalar(k, i)) put(b, "        %s kiln_offi%d = 0;\n", idx, i);
+        if (!key_scalar(k, i)) kiln_text_printf(b, "        %s kiln_offi%d = 0;\n", idx, i);
     for (int d = upto - 1; d >= 0; d--) {
-        if (d > 0) put(b, "        { const %s kiln_c = %s %% kiln_d%d; %s /= kiln_d%d;\n", idx, var, d, var, d);
-        else put(b, "        { const %s kiln_c = %s;\n", idx, var);
-        for (int j = 0; j < f->nout; j++) put(b, "          kiln_offo%d += kiln_c * kiln_to%d_%d;\n", j, j, d);
+        if (d > 0)
+            kiln_text_printf(b, "        { const %s kiln_c = %s %% kiln_d%d; %s /= kiln_d%d;\n", idx, var, d,
+                             var, d);
+        else kiln_text_printf(b, "        { const %s kiln_c = %s;\n", idx, var);
+        for (int j = 0; j < f->nout; j++)
+            kiln_text_printf(b, "          kiln_offo%d += kiln_c * kiln_to%d_%d;\n", j, j, d);
         for (int i = 0; i < f->nin; i++)
-            if (!key_scalar(k, i)) put(b, "          kiln_offi%d += kiln_c * kiln_ti%d_%d;\n", i, i, d);
-        put(b, "        }\n");
+            if (!key_scalar(k, i))
+                kiln_text_printf(b, "          kiln_offi%d += kiln_c * kiln_ti%d_%d;\n", i, i, d);
+        kiln_text_printf(b, "        }\n");
     }
 }
 
-static void emit_bases(sbuf *b, const kiln_ufunc *f, const uf_key *k) {
-    for (int j = 0; j < f->nout; j++) put(b, "        char *kiln_po%d = (char *)kiln_o%d + kiln_offo%d;\n", j, j, j);
+static void emit_bases(kiln_text *b, const kiln_ufunc *f, const uf_key *k) {
+    for (int j = 0; j < f->nout; j++)
+        kiln_text_printf(b, "        char *kiln_po%d = (char *)kiln_o%d + kiln_offo%d;\n", j, j, j);
     for (int i = 0; i < f->nin; i++)
         if (!key_scalar(k, i))
-            put(b, "        const char *kiln_pi%d = (const char *)kiln_i%d + kiln_offi%d;\n", i, i, i);
+            kiln_text_printf(b, "        const char *kiln_pi%d = (const char *)kiln_i%d + kiln_offi%d;\n", i,
+                             i, i);
 }
 
-static void emit_gpu_kernel(sbuf *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g,
+static void emit_gpu_kernel(kiln_text *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g,
                             const char *kname) {
     const char *idx = k->idx32 ? "int" : "long long";
-    put(b, "__global__ void %s(", kname);
+    kiln_text_printf(b, "__global__ void %s(", kname);
     emit_params(b, f, k, g, idx);
-    put(b, ") {\n");
-    put(b, "    const %s kiln_step = (%s)gridDim.x * blockDim.x;\n", idx, idx);
-    put(b, "    const %s kiln_first = (%s)blockIdx.x * blockDim.x + threadIdx.x;\n", idx, idx);
+    kiln_text_printf(b, ") {\n");
+    kiln_text_printf(b, "    const %s kiln_step = (%s)gridDim.x * blockDim.x;\n", idx, idx);
+    kiln_text_printf(b, "    const %s kiln_first = (%s)blockIdx.x * blockDim.x + threadIdx.x;\n", idx, idx);
     if (k->layout == UF_CONTIG) {
-        put(b, "    for (%s kiln_e = kiln_first; kiln_e < kiln_n; kiln_e += kiln_step) ", idx);
+        kiln_text_printf(b, "    for (%s kiln_e = kiln_first; kiln_e < kiln_n; kiln_e += kiln_step) ", idx);
         emit_element(b, f, k, g, ACCESS_INDEX, "kiln_e", "");
     } else if (k->layout == UF_VECTOR) {
         int v = k->vec;
-        put(b, "    const %s kiln_nv = kiln_n / %d;\n", idx, v);
-        put(b, "    for (%s kiln_e = kiln_first; kiln_e < kiln_nv; kiln_e += kiln_step) {\n", idx);
+        kiln_text_printf(b, "    const %s kiln_nv = kiln_n / %d;\n", idx, v);
+        kiln_text_printf(b, "    for (%s kiln_e = kiln_first; kiln_e < kiln_nv; kiln_e += kiln_step) {\n",
+                         idx);
         for (int i = 0; i < f->nin; i++)
             if (!key_scalar(k, i))
-                put(b, "        const kiln_uf_vec<%s, %d> kiln_a%d = ((const kiln_uf_vec<%s, %d> *)kiln_i%d)[kiln_e];\n",
-                    storage_type(key_in(k, i)), v, i, storage_type(key_in(k, i)), v, i);
+                kiln_text_printf(b,
+                                 "        const kiln_uf_vec<%s, %d> kiln_a%d = ((const kiln_uf_vec<%s, %d> "
+                                 "*)kiln_i%d)[kiln_e];\n",
+                                 storage_type(key_in(k, i)), v, i, storage_type(key_in(k, i)), v, i);
         for (int j = 0; j < f->nout; j++)
-            put(b, "        kiln_uf_vec<%s, %d> kiln_b%d;\n", storage_type((kiln_dtype)k->out[j]), v, j);
-        put(b, "#pragma unroll\n        for (int kiln_l = 0; kiln_l < %d; kiln_l++) ", v);
+            kiln_text_printf(b, "        kiln_uf_vec<%s, %d> kiln_b%d;\n",
+                             storage_type((kiln_dtype)k->out[j]), v, j);
+        kiln_text_printf(b, "#pragma unroll\n        for (int kiln_l = 0; kiln_l < %d; kiln_l++) ", v);
         emit_element(b, f, k, g, ACCESS_VECTOR, "kiln_l", "");
         for (int j = 0; j < f->nout; j++)
-            put(b, "        ((kiln_uf_vec<%s, %d> *)kiln_o%d)[kiln_e] = kiln_b%d;\n", storage_type((kiln_dtype)k->out[j]), v,
-                j, j);
-        put(b, "    }\n");
-        put(b, "    for (%s kiln_e = kiln_nv * %d + kiln_first; kiln_e < kiln_n; kiln_e += kiln_step) ", idx, v);
+            kiln_text_printf(b, "        ((kiln_uf_vec<%s, %d> *)kiln_o%d)[kiln_e] = kiln_b%d;\n",
+                             storage_type((kiln_dtype)k->out[j]), v, j, j);
+        kiln_text_printf(b, "    }\n");
+        kiln_text_printf(
+            b, "    for (%s kiln_e = kiln_nv * %d + kiln_first; kiln_e < kiln_n; kiln_e += kiln_step) ", idx,
+            v);
         emit_element(b, f, k, g, ACCESS_INDEX, "kiln_e", "");
     } else {
-        put(b, "    for (%s kiln_e = kiln_first; kiln_e < kiln_n; kiln_e += kiln_step) {\n", idx);
-        put(b, "        %s kiln_rest = kiln_e;\n", idx);
+        kiln_text_printf(b, "    for (%s kiln_e = kiln_first; kiln_e < kiln_n; kiln_e += kiln_step) {\n",
+                         idx);
+        kiln_text_printf(b, "        %s kiln_rest = kiln_e;\n", idx);
         emit_unravel(b, f, k, idx, "kiln_rest", k->nd);
         emit_bases(b, f, k);
-        put(b, "        ");
+        kiln_text_printf(b, "        ");
         emit_element(b, f, k, g, ACCESS_OFFSET, "0", "kiln_p");
-        put(b, "    }\n");
+        kiln_text_printf(b, "    }\n");
     }
-    put(b, "}\n");
+    kiln_text_printf(b, "}\n");
 }
 
-static void emit_ivdep(sbuf *b) {
-    put(b, "#if defined(__clang__)\n#pragma clang loop vectorize(assume_safety)\n"
-           "#elif defined(__GNUC__)\n#pragma GCC ivdep\n#endif\n");
+static void emit_ivdep(kiln_text *b) {
+    kiln_text_printf(b, "#if defined(__clang__)\n#pragma clang loop vectorize(assume_safety)\n"
+                        "#elif defined(__GNUC__)\n#pragma GCC ivdep\n#endif\n");
 }
 
-static void emit_cpu_kernel(sbuf *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g,
+static void emit_cpu_kernel(kiln_text *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g,
                             const char *kname) {
-    put(b, "__global__ void %s(", kname);
+    kiln_text_printf(b, "__global__ void %s(", kname);
     emit_params(b, f, k, g, "long long");
-    put(b, ") {\n");
-    put(b, "    const long long kiln_lo = (long long)blockIdx.x * kiln_chunk;\n");
-    put(b, "    const long long kiln_hi = kiln_n - kiln_lo < kiln_chunk ? kiln_n : kiln_lo + kiln_chunk;\n");
+    kiln_text_printf(b, ") {\n");
+    kiln_text_printf(b, "    const long long kiln_lo = (long long)blockIdx.x * kiln_chunk;\n");
+    kiln_text_printf(
+        b, "    const long long kiln_hi = kiln_n - kiln_lo < kiln_chunk ? kiln_n : kiln_lo + kiln_chunk;\n");
     if (k->layout != UF_STRIDED) {
         emit_ivdep(b);
-        put(b, "    for (long long kiln_e = kiln_lo; kiln_e < kiln_hi; kiln_e++) ");
+        kiln_text_printf(b, "    for (long long kiln_e = kiln_lo; kiln_e < kiln_hi; kiln_e++) ");
         emit_element(b, f, k, g, ACCESS_INDEX, "kiln_e", "");
     } else {
         int last = k->nd - 1;
-        put(b, "    for (long long kiln_e = kiln_lo; kiln_e < kiln_hi;) {\n");
-        put(b, "        long long kiln_rest = kiln_e / kiln_d%d;\n", last);
-        put(b, "        const long long kiln_j0 = kiln_e - kiln_rest * kiln_d%d;\n", last);
-        put(b, "        const long long kiln_cnt = kiln_d%d - kiln_j0 < kiln_hi - kiln_e ? kiln_d%d - kiln_j0 : kiln_hi - kiln_e;\n",
-            last, last);
+        kiln_text_printf(b, "    for (long long kiln_e = kiln_lo; kiln_e < kiln_hi;) {\n");
+        kiln_text_printf(b, "        long long kiln_rest = kiln_e / kiln_d%d;\n", last);
+        kiln_text_printf(b, "        const long long kiln_j0 = kiln_e - kiln_rest * kiln_d%d;\n", last);
+        kiln_text_printf(b,
+                         "        const long long kiln_cnt = kiln_d%d - kiln_j0 < kiln_hi - kiln_e ? "
+                         "kiln_d%d - kiln_j0 : kiln_hi - kiln_e;\n",
+                         last, last);
         emit_unravel(b, f, k, "long long", "kiln_rest", last);
         /* the innermost dim's start */
-        for (int j = 0; j < f->nout; j++) put(b, "        kiln_offo%d += kiln_j0 * kiln_to%d_%d;\n", j, j, last);
-        for (int i = 0; i < f->nin; i++)
-            if (!key_scalar(k, i)) put(b, "        kiln_offi%d += kiln_j0 * kiln_ti%d_%d;\n", i, i, last);
-        emit_bases(b, f, k);
-        emit_ivdep(b);
-        put(b, "        for (long long kiln_j = 0; kiln_j < kiln_cnt; kiln_j++) {\n");
-        /* per-operand offsets of lane j */
         for (int j = 0; j < f->nout; j++)
-            put(b, "            char *kiln_qo%d = kiln_po%d + kiln_j * kiln_to%d_%d;\n", j, j, j, last);
+            kiln_text_printf(b, "        kiln_offo%d += kiln_j0 * kiln_to%d_%d;\n", j, j, last);
         for (int i = 0; i < f->nin; i++)
             if (!key_scalar(k, i))
-                put(b, "            const char *kiln_qi%d = kiln_pi%d + kiln_j * kiln_ti%d_%d;\n", i, i, i, last);
-        put(b, "            ");
+                kiln_text_printf(b, "        kiln_offi%d += kiln_j0 * kiln_ti%d_%d;\n", i, i, last);
+        emit_bases(b, f, k);
+        emit_ivdep(b);
+        kiln_text_printf(b, "        for (long long kiln_j = 0; kiln_j < kiln_cnt; kiln_j++) {\n");
+        /* per-operand offsets of lane j */
+        for (int j = 0; j < f->nout; j++)
+            kiln_text_printf(b, "            char *kiln_qo%d = kiln_po%d + kiln_j * kiln_to%d_%d;\n", j, j, j,
+                             last);
+        for (int i = 0; i < f->nin; i++)
+            if (!key_scalar(k, i))
+                kiln_text_printf(b,
+                                 "            const char *kiln_qi%d = kiln_pi%d + kiln_j * kiln_ti%d_%d;\n",
+                                 i, i, i, last);
+        kiln_text_printf(b, "            ");
         emit_element(b, f, k, g, ACCESS_OFFSET, "0", "kiln_q");
-        put(b, "        }\n        kiln_e += kiln_cnt;\n    }\n");
+        kiln_text_printf(b, "        }\n        kiln_e += kiln_cnt;\n    }\n");
     }
-    put(b, "}\n");
+    kiln_text_printf(b, "}\n");
 }
 
 kiln_status uf_generate(const kiln_ufunc *f, const uf_key *keys, int nkeys, char **source,
                         char (*kernel_names)[UF_KERNEL_NAME_MAX]) {
-    sbuf b = {0};
+    kiln_text b = {0};
     static const char *const layout_names[] = {"contiguous", "vector", "strided"};
-    put(&b, "#line 1 \"kiln-ufunc-%s.cu\"\n", f->name);
-    put(&b, "// kiln ufunc %s (%s), %s kernels\n", f->name, f->sig_list, keys[0].backend == UF_CUDA ? "cuda" : "cpu");
-    put_text(&b, kiln_text_ufunc_common);
-    if (keys[0].backend == UF_CPU) put_text(&b, kiln_text_ufunc_cpu_math);
+    kiln_text_printf(&b, "#line 1 \"kiln-ufunc-%s.cu\"\n", f->name);
+    kiln_text_printf(&b, "// kiln ufunc %s (%s), %s kernels\n", f->name, f->sig_list,
+                     keys[0].backend == UF_CUDA ? "cuda" : "cpu");
+    kiln_text_puts(&b, kiln_text_ufunc_common);
+    if (keys[0].backend == UF_CPU) kiln_text_puts(&b, kiln_text_ufunc_cpu_math);
     if (f->preamble && *f->preamble) {
-        put(&b, "#line 1 \"%s.preamble\"\n", f->name);
-        put_text(&b, f->preamble);
-        put(&b, "\n#line %d \"kiln-ufunc-%s.cu\"\n", count_lines(&b) + 1, f->name);
+        kiln_text_printf(&b, "#line 1 \"%s.preamble\"\n", f->name);
+        kiln_text_puts(&b, f->preamble);
+        kiln_text_printf(&b, "\n#line %d \"kiln-ufunc-%s.cu\"\n", count_lines(&b) + 1, f->name);
     }
     unsigned char emitted[UF_MAX_SIGS] = {0};
     for (int v = 0; v < nkeys; v++) {
@@ -293,21 +298,22 @@ kiln_status uf_generate(const kiln_ufunc *f, const uf_key *keys, int nkeys, char
             emitted[key->sig] = 1;
         }
         snprintf(kernel_names[v], UF_KERNEL_NAME_MAX, "kiln_uf_%s_%d", f->name, v);
-        put(&b, "// %s: signature %s, layout %s", kernel_names[v], g->text, layout_names[key->layout]);
-        if (key->layout == UF_STRIDED) put(&b, " (%d dims)", key->nd);
-        if (key->layout == UF_VECTOR) put(&b, " (%d per access)", key->vec);
-        put(&b, ", %d-bit indices; operands:", key->idx32 ? 32 : 64);
-        for (int j = 0; j < f->nout; j++) put(&b, " out%d %s", j, kiln_dtype_code((kiln_dtype)key->out[j]));
+        kiln_text_printf(&b, "// %s: signature %s, layout %s", kernel_names[v], g->text,
+                         layout_names[key->layout]);
+        if (key->layout == UF_STRIDED) kiln_text_printf(&b, " (%d dims)", key->nd);
+        if (key->layout == UF_VECTOR) kiln_text_printf(&b, " (%d per access)", key->vec);
+        kiln_text_printf(&b, ", %d-bit indices; operands:", key->idx32 ? 32 : 64);
+        for (int j = 0; j < f->nout; j++)
+            kiln_text_printf(&b, " out%d %s", j, kiln_dtype_code((kiln_dtype)key->out[j]));
         for (int i = 0; i < f->nin; i++)
-            put(&b, " %s %s%s", f->in_names[i], kiln_dtype_code(key_in(key, i)), key_scalar(key, i) ? " scalar" : "");
-        put(&b, "\n");
+            kiln_text_printf(&b, " %s %s%s", f->in_names[i], kiln_dtype_code(key_in(key, i)),
+                             key_scalar(key, i) ? " scalar" : "");
+        kiln_text_printf(&b, "\n");
         if (key->backend == UF_CUDA) emit_gpu_kernel(&b, f, key, g, kernel_names[v]);
         else emit_cpu_kernel(&b, f, key, g, kernel_names[v]);
     }
-    if (b.failed) {
-        free(b.p);
-        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory generating ufunc %s", f->name);
-    }
-    *source = b.p;
+    char *text = kiln_text_take(&b);
+    if (!text) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory generating ufunc %s", f->name);
+    *source = text;
     return KILN_OK;
 }

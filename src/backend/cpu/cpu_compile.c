@@ -14,73 +14,35 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "core/error.h"
+#include "core/text.h"
 
 extern const char kiln_text_kiln_cpu_prelude[];
 extern const char kiln_text_kiln_complex[];
 extern const char kiln_text_kiln_signature[];
 
-typedef struct text {
-    char *data;
-    size_t length, capacity;
-    int failed;
-} text;
-
-static void text_add(text *t, const char *s, size_t n) {
-    if (t->failed) return;
-    if (t->length + n + 1 > t->capacity) {
-        size_t cap = t->capacity ? t->capacity * 2 : 65536;
-        while (cap < t->length + n + 1)
-            cap *= 2;
-        char *d = realloc(t->data, cap);
-        if (!d) {
-            t->failed = 1;
-            return;
-        }
-        t->data = d;
-        t->capacity = cap;
-    }
-    memcpy(t->data + t->length, s, n);
-    t->length += n;
-    t->data[t->length] = '\0';
-}
-static void text_puts(text *t, const char *s) { text_add(t, s, strlen(s)); }
-
-static void text_line_directive(text *t, const char *name) {
-    text_puts(t, "\n#line 1 \"");
-    for (const char *c = name; *c; c++) {
-        if (*c == '"' || *c == '\\') text_add(t, "\\", 1);
-        text_add(t, *c == '\n' ? " " : c, 1);
-    }
-    text_puts(t, "\"\n");
-}
-
 static char *assemble_source(const kiln_compile_request *req, int *barriers) {
     char *user = kiln_cpu_source_prepare(req, barriers);
     if (!user) return NULL;
-    text t = {0};
-    text_line_directive(&t, "kiln_cpu_prelude.cuh");
-    text_puts(&t, kiln_text_kiln_cpu_prelude);
-    text_line_directive(&t, "kiln_complex.cuh");
-    text_puts(&t, kiln_text_kiln_complex);
-    text_line_directive(&t, "kiln_signature.cuh");
-    text_puts(&t, kiln_text_kiln_signature);
-    text_line_directive(&t, req->name ? req->name : "kernel.cu");
-    text_puts(&t, user);
+    kiln_text t = {0};
+    kiln_text_line_directive(&t, "kiln_cpu_prelude.cuh");
+    kiln_text_puts(&t, kiln_text_kiln_cpu_prelude);
+    kiln_text_line_directive(&t, "kiln_complex.cuh");
+    kiln_text_puts(&t, kiln_text_kiln_complex);
+    kiln_text_line_directive(&t, "kiln_signature.cuh");
+    kiln_text_puts(&t, kiln_text_kiln_signature);
+    kiln_text_line_directive(&t, req->name ? req->name : "kernel.cu");
+    kiln_text_puts(&t, user);
     free(user);
-    text_line_directive(&t, "kiln-cpu-entry-points");
+    kiln_text_line_directive(&t, "kiln-cpu-entry-points");
     for (int i = 0; i < req->kernel_count; i++) {
         const char *k = req->kernel_names[i];
-        text_puts(&t, "KILN_EXPORT_SIGNATURE(");
-        text_puts(&t, k);
-        text_puts(&t, *barriers ? ")\nKILN_CPU_EXPORT_THREAD(" : ")\nKILN_CPU_EXPORT_FAST(");
-        text_puts(&t, k);
-        text_puts(&t, ")\n");
+        kiln_text_puts(&t, "KILN_EXPORT_SIGNATURE(");
+        kiln_text_puts(&t, k);
+        kiln_text_puts(&t, *barriers ? ")\nKILN_CPU_EXPORT_THREAD(" : ")\nKILN_CPU_EXPORT_FAST(");
+        kiln_text_puts(&t, k);
+        kiln_text_puts(&t, ")\n");
     }
-    if (t.failed) {
-        free(t.data);
-        return NULL;
-    }
-    return t.data;
+    return kiln_text_take(&t);
 }
 
 static kiln_status write_file(const char *path, const char *data, size_t n) {

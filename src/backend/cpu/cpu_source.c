@@ -11,34 +11,10 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_internal.h"
+#include "core/text.h"
 
 #define MAX_INCLUDE_DEPTH 8
 #define MAX_HEADER_BYTES (4u << 20)
-
-typedef struct out_text {
-    char *data;
-    size_t length, capacity;
-    int failed;
-} out_text;
-
-static void out_add(out_text *t, const char *s, size_t n) {
-    if (t->failed) return;
-    if (t->length + n + 1 > t->capacity) {
-        size_t cap = t->capacity ? t->capacity * 2 : 4096;
-        while (cap < t->length + n + 1)
-            cap *= 2;
-        char *d = realloc(t->data, cap);
-        if (!d) {
-            t->failed = 1;
-            return;
-        }
-        t->data = d;
-        t->capacity = cap;
-    }
-    memcpy(t->data + t->length, s, n);
-    t->length += n;
-    t->data[t->length] = '\0';
-}
 
 static int is_ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
 static int is_ident(char c) { return isalnum((unsigned char)c) || c == '_'; }
@@ -148,7 +124,7 @@ static int scan_barriers(const char *text, const kiln_compile_request *req, int 
 /* Drops __align__(...), alignas(...) and __attribute__((...)) from a type:
  * they may not appear in a template argument, and the buffer is aligned
  * anyway. */
-static void copy_type(out_text *t, const char *s, const char *end) {
+static void copy_type(kiln_text *t, const char *s, const char *end) {
     while (s < end) {
         if (is_ident_start(*s)) {
             const char *w = s;
@@ -167,17 +143,17 @@ static void copy_type(out_text *t, const char *s, const char *end) {
                 } while (s < end && level > 0);
                 continue;
             }
-            out_add(t, w, n);
+            kiln_text_add(t, w, n);
             continue;
         }
-        out_add(t, *s == '\n' ? " " : s, 1);
+        kiln_text_add(t, *s == '\n' ? " " : s, 1);
         s++;
     }
 }
 
 /* At p (just past `extern`): `__shared__ T name[];`? Then emits the
  * replacement and returns the position after the `;`, else NULL. */
-static const char *rewrite_dynamic_shared(out_text *t, const char *p) {
+static const char *rewrite_dynamic_shared(kiln_text *t, const char *p) {
     const char *q = skip_space_and_comments(p);
     if (strncmp(q, "__shared__", 10) != 0 || is_ident(q[10])) return NULL;
     const char *decl = q + 10, *semi = strchr(decl, ';');
@@ -193,19 +169,19 @@ static const char *rewrite_dynamic_shared(out_text *t, const char *p) {
     while (name > decl && is_ident(name[-1]))
         name--;
     if (name == name_end) return NULL;
-    out_add(t, "kiln_dyn_shared<", 16);
+    kiln_text_add(t, "kiln_dyn_shared<", 16);
     copy_type(t, decl, name);
-    out_add(t, "> ", 2);
-    out_add(t, name, (size_t)(name_end - name));
-    out_add(t, ";", 1);
+    kiln_text_add(t, "> ", 2);
+    kiln_text_add(t, name, (size_t)(name_end - name));
+    kiln_text_add(t, ";", 1);
     /* Same number of lines as the declaration replaced. */
     for (const char *c = p; c < semi; c++)
-        if (*c == '\n') out_add(t, "\n", 1);
+        if (*c == '\n') kiln_text_add(t, "\n", 1);
     return semi + 1;
 }
 
 char *kiln_cpu_source_prepare(const kiln_compile_request *req, int *barriers) {
-    out_text t = {0};
+    kiln_text t = {0};
     const char *src = req->source, *copied = src;
     for (const char *p = src; *p;) {
         const char *q = skip_non_code(p);
@@ -221,27 +197,25 @@ char *kiln_cpu_source_prepare(const kiln_compile_request *req, int *barriers) {
         while (is_ident(*p))
             p++;
         if (p - s == 6 && strncmp(s, "extern", 6) == 0) {
-            out_text piece = {0};
+            kiln_text piece = {0};
             const char *after = rewrite_dynamic_shared(&piece, p);
             if (after) {
-                out_add(&t, copied, (size_t)(s - copied));
-                out_add(&t, piece.data ? piece.data : "", piece.length);
+                kiln_text_add(&t, copied, (size_t)(s - copied));
+                kiln_text_add(&t, piece.data ? piece.data : "", piece.length);
                 copied = p = after;
             }
             t.failed |= piece.failed;
-            free(piece.data);
+            kiln_text_free(&piece);
         }
     }
-    out_add(&t, copied, strlen(copied));
-    if (t.failed) {
-        free(t.data);
-        return NULL;
-    }
+    kiln_text_puts(&t, copied);
+    char *prepared = kiln_text_take(&t);
+    if (!prepared) return NULL;
     *barriers = scan_barriers(src, req, 0);
     for (int i = 0; i < req->define_count; i++) {
         const char *d = req->defines[i];
         if (strncmp(d, "KILN_CPU_FIBERS", 15) == 0 && (d[15] == '\0' || d[15] == '=')) *barriers = 1;
         else if (strchr(d, '=') && scan_barriers(strchr(d, '=') + 1, req, MAX_INCLUDE_DEPTH)) *barriers = 1;
     }
-    return t.data;
+    return prepared;
 }

@@ -4,6 +4,7 @@
 #include "backend/cuda/cuda_blob.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
+#include "core/text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,66 +14,25 @@ extern const char kiln_text_kiln_cuda_prelude[];
 extern const char kiln_text_kiln_complex[];
 extern const char kiln_text_kiln_signature[];
 
-/* A growable NUL-terminated string; `failed` sticks after an allocation failure. */
-typedef struct text {
-    char *data;
-    size_t length, capacity;
-    int failed;
-} text;
-
-static void text_add(text *t, const char *s, size_t n) {
-    if (t->failed) return;
-    if (t->length + n + 1 > t->capacity) {
-        size_t cap = t->capacity ? t->capacity : 4096;
-        while (cap < t->length + n + 1)
-            cap *= 2;
-        char *d = realloc(t->data, cap);
-        if (!d) {
-            t->failed = 1;
-            return;
-        }
-        t->data = d;
-        t->capacity = cap;
-    }
-    memcpy(t->data + t->length, s, n);
-    t->length += n;
-    t->data[t->length] = '\0';
-}
-static void text_puts(text *t, const char *s) { text_add(t, s, strlen(s)); }
-
-/* `#line 1 "name"`, with the name escaped as a C string literal. */
-static void text_line_directive(text *t, const char *name) {
-    text_puts(t, "\n#line 1 \"");
-    for (const char *c = name; *c; c++) {
-        if (*c == '"' || *c == '\\') text_add(t, "\\", 1);
-        text_add(t, *c == '\n' ? " " : c, 1);
-    }
-    text_puts(t, "\"\n");
-}
-
 /* Prelude, user source (numbered from its own line 1), then one signature
  * record per kernel for function_get to read back after loading. */
 static char *assemble_source(const kiln_compile_request *req) {
-    text t = {0};
-    text_line_directive(&t, "kiln_cuda_prelude.cuh");
-    text_puts(&t, kiln_text_kiln_cuda_prelude);
-    text_line_directive(&t, "kiln_complex.cuh");
-    text_puts(&t, kiln_text_kiln_complex);
-    text_line_directive(&t, "kiln_signature.cuh");
-    text_puts(&t, kiln_text_kiln_signature);
-    text_line_directive(&t, req->name ? req->name : "kernel.cu");
-    text_puts(&t, req->source);
-    text_line_directive(&t, "kiln-kernel-signatures");
+    kiln_text t = {0};
+    kiln_text_line_directive(&t, "kiln_cuda_prelude.cuh");
+    kiln_text_puts(&t, kiln_text_kiln_cuda_prelude);
+    kiln_text_line_directive(&t, "kiln_complex.cuh");
+    kiln_text_puts(&t, kiln_text_kiln_complex);
+    kiln_text_line_directive(&t, "kiln_signature.cuh");
+    kiln_text_puts(&t, kiln_text_kiln_signature);
+    kiln_text_line_directive(&t, req->name ? req->name : "kernel.cu");
+    kiln_text_puts(&t, req->source);
+    kiln_text_line_directive(&t, "kiln-kernel-signatures");
     for (int i = 0; i < req->kernel_count; i++) {
-        text_puts(&t, "KILN_EXPORT_SIGNATURE(");
-        text_puts(&t, req->kernel_names[i]);
-        text_puts(&t, ")\n");
+        kiln_text_puts(&t, "KILN_EXPORT_SIGNATURE(");
+        kiln_text_puts(&t, req->kernel_names[i]);
+        kiln_text_puts(&t, ")\n");
     }
-    if (t.failed) {
-        free(t.data);
-        return NULL;
-    }
-    return t.data;
+    return kiln_text_take(&t);
 }
 
 /* NVRTC's command line for a request; every string is malloc'd. */
