@@ -17,6 +17,7 @@ typedef struct bench_options {
     int name_count;
     int skip_launch, skip_compile, skip_ufunc, skip_gufunc;
     int want_gufunc; /* "hermite" named: the guvectorize rows run even with NAMEs */
+    int want_ufunc;  /* "vectorize" named: the vectorize rows run even with NAMEs */
     const char *self; /* argv[0], for spawning children */
 } bench_options;
 

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "kiln.h"
+#include "native/native_api.h"
 
 int kiln_bench_ufunc(kiln_context *ctx, int repeat);
 
@@ -23,6 +24,10 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* On a CPU context the baseline is a hand-written C loop (native_cpu_ufunc.c)
+ * writing into its own buffers; on CUDA the hand-written kernel above. */
+typedef enum cpu_loop { CPU_NONE, CPU_VECTOR_ADD, CPU_BLACK_SCHOLES, CPU_HAVERSINE } cpu_loop;
+
 typedef struct bench_case {
     kiln_ufunc *f;
     const kiln_value *args;
@@ -32,7 +37,27 @@ typedef struct bench_case {
     const kiln_value *nargs_v;
     int nnative;
     int64_t n;
+    cpu_loop cpu;       /* CPU_NONE: launch `native` */
+    void *out[2];       /* the C loop's outputs (host memory) */
 } bench_case;
+
+static void *host_data(const kiln_value *v) { return kiln_array_data(v->as.array); }
+
+static void run_cpu_loop(const bench_case *c) {
+    const kiln_value *a = c->args;
+    switch (c->cpu) {
+    case CPU_VECTOR_ADD: kiln_native_cpu_vector_add(c->out[0], host_data(&a[0]), host_data(&a[1]), c->n); break;
+    case CPU_BLACK_SCHOLES:
+        kiln_native_cpu_black_scholes(c->out[0], c->out[1], host_data(&a[0]), host_data(&a[1]), host_data(&a[2]),
+                                      a[3].as.f, a[4].as.f, c->n);
+        break;
+    case CPU_HAVERSINE:
+        kiln_native_cpu_haversine(c->out[0], host_data(&a[0]), host_data(&a[1]), a[2].as.f, a[3].as.f,
+                                  a[4].as.f, c->n);
+        break;
+    case CPU_NONE: break;
+    }
+}
 
 /* median of `repeat` event-timed runs after 3 warm-ups; native if which. */
 static int time_one(kiln_context *ctx, const bench_case *c, int which, int repeat, double *median) {
@@ -46,7 +71,9 @@ static int time_one(kiln_context *ctx, const bench_case *c, int which, int repea
     for (int r = -3; r < repeat; r++) {
         KILN_CHECK(kiln_event_record(e0, NULL));
         for (int b = 0; b < batch; b++) {
-            if (which)
+            if (which && c->cpu != CPU_NONE)
+                run_cpu_loop(c);
+            else if (which)
                 KILN_CHECK(kiln_launch(c->native, KILN_DIM((uint32_t)((c->n + 255) / 256)), KILN_DIM(256), 0, NULL,
                                        c->nargs_v, c->nnative));
             else
@@ -66,10 +93,42 @@ static int time_one(kiln_context *ctx, const bench_case *c, int which, int repea
     return 0;
 }
 
+/* Largest |kiln - C loop| / max(|C loop|, tiny) over an output. */
+static double max_rel_diff(kiln_array *kiln_out, const void *loop_out, kiln_dtype t, int64_t n) {
+    double worst = 0;
+    const void *k = kiln_array_data(kiln_out);
+    for (int64_t i = 0; i < n; i++) {
+        double x = t == KILN_FLOAT32 ? ((const float *)k)[i] : ((const double *)k)[i];
+        double y = t == KILN_FLOAT32 ? ((const float *)loop_out)[i] : ((const double *)loop_out)[i];
+        double e = fabs(x - y) / fmax(fabs(y), 1e-300);
+        worst = e > worst || e != e ? e : worst;
+    }
+    return worst;
+}
+
 static int compare(kiln_context *ctx, const char *label, const bench_case *c, int repeat) {
     double k = 0, nat = 0;
     if (time_one(ctx, c, 1, repeat, &nat) || time_one(ctx, c, 0, repeat, &k) || time_one(ctx, c, 1, repeat, &nat)) return 1;
-    printf("%-34s kiln %9.4f ms   native %9.4f ms   ratio %.3f\n", label, k, nat, k / nat);
+    if (c->cpu == CPU_NONE) {
+        printf("%-34s kiln %9.4f ms   native %9.4f ms   ratio %.3f\n", label, k, nat, k / nat);
+        return 0;
+    }
+    kiln_dtype t = kiln_array_dtype(c->outs[0]);
+    double d = max_rel_diff(c->outs[0], c->out[0], t, c->n);
+    if (c->out[1]) {
+        double d2 = max_rel_diff(c->outs[1], c->out[1], t, c->n);
+        d = d2 > d || d2 != d2 ? d2 : d;
+    }
+    printf("%-34s kiln %9.4f ms   C loop %9.4f ms   ratio %.3f   max rel diff %.1e\n", label, k, nat, k / nat, d);
+    return 0;
+}
+
+/* The C loop's output buffers, on a CPU context only. */
+static int cpu_baseline(kiln_context *ctx, bench_case *c, cpu_loop which, size_t item, int nout) {
+    if (kiln_context_backend(ctx) != KILN_BACKEND_CPU) return 0;
+    c->cpu = which;
+    for (int j = 0; j < nout; j++)
+        if (!(c->out[j] = calloc((size_t)c->n, item))) return 1;
     return 0;
 }
 
@@ -148,10 +207,13 @@ int kiln_bench_ufunc(kiln_context *ctx, int repeat) {
         kiln_value args[2] = {kiln_arr(A), kiln_arr(B)};
         kiln_value nargs[4] = {kiln_arr(C), kiln_arr(A), kiln_arr(B), kiln_i64(n)};
         kiln_array *outs[1] = {C};
-        bench_case c = {vadd, args, 2, outs, kvadd, nargs, 4, n};
+        bench_case c = {vadd, args, 2, outs, kvadd, nargs, 4, n, CPU_NONE, {NULL, NULL}};
+        if (cpu_baseline(ctx, &c, CPU_VECTOR_ADD, sizeof(float), 1)) return 1;
         char label[64];
         snprintf(label, sizeof label, "vectorAdd %lldM f32 (device)", (long long)(n / 1000000));
-        if (compare(ctx, label, &c, repeat)) return 1;
+        int failed = compare(ctx, label, &c, repeat);
+        free(c.out[0]);
+        if (failed) return 1;
         /* host cost of one call on a small array (output given / allocated) */
         int64_t small = 1000;
         kiln_array *a = NULL, *b = NULL, *o = NULL;
@@ -246,8 +308,12 @@ int kiln_bench_ufunc(kiln_context *ctx, int repeat) {
         kiln_value args[5] = {kiln_arr(S), kiln_arr(X), kiln_arr(T), kiln_f64(0.02), kiln_f64(0.30)};
         kiln_value nargs[8] = {kiln_arr(Cl), kiln_arr(P), kiln_arr(S), kiln_arr(X), kiln_arr(T), kiln_f64(0.02), kiln_f64(0.30), kiln_i32((int32_t)n)};
         kiln_array *outs[2] = {Cl, P};
-        bench_case c = {bs, args, 5, outs, kbs, nargs, 8, n};
-        if (compare(ctx, "Black-Scholes 4M f64", &c, repeat)) return 1;
+        bench_case c = {bs, args, 5, outs, kbs, nargs, 8, n, CPU_NONE, {NULL, NULL}};
+        if (cpu_baseline(ctx, &c, CPU_BLACK_SCHOLES, sizeof(double), 2)) return 1;
+        int failed = compare(ctx, "Black-Scholes 4M f64", &c, repeat);
+        free(c.out[0]);
+        free(c.out[1]);
+        if (failed) return 1;
         kiln_array *arrs[] = {S, X, T, Cl, P};
         for (size_t i = 0; i < 5; i++) kiln_array_release(arrs[i]);
     }
@@ -261,8 +327,11 @@ int kiln_bench_ufunc(kiln_context *ctx, int repeat) {
         kiln_value args[5] = {kiln_arr(X), kiln_arr(Y), kiln_f64(30), kiln_f64(101), kiln_f64(1)};
         kiln_value nargs[7] = {kiln_arr(Z), kiln_arr(X), kiln_arr(Y), kiln_f64(30), kiln_f64(101), kiln_f64(1), kiln_i32((int32_t)n)};
         kiln_array *outs[1] = {Z};
-        bench_case c = {hav, args, 5, outs, khav, nargs, 7, n};
-        if (compare(ctx, "haversine 1e6 f64 (device arrays)", &c, repeat)) return 1;
+        bench_case c = {hav, args, 5, outs, khav, nargs, 7, n, CPU_NONE, {NULL, NULL}};
+        if (cpu_baseline(ctx, &c, CPU_HAVERSINE, sizeof(double), 1)) return 1;
+        int failed = compare(ctx, "haversine 1e6 f64 (device arrays)", &c, repeat);
+        free(c.out[0]);
+        if (failed) return 1;
         kiln_array_release(X);
         kiln_array_release(Y);
         kiln_array_release(Z);

@@ -7,10 +7,11 @@
  * checked against a fake backend whose events read a clock the test drives.
  * Bad input: an unwritable trace path warns and changes no result. On a real
  * GPU, the CUPTI and events timers must agree with CUDA events taken by the
- * test around the same ~1 ms kernels, within 5%.
+ * test around the same ~1 ms kernels, within 5%, with launches the profiler
+ * does not see (stopped) between them on the same stream.
  *
  * KILN_PROF_BENCH=1 adds a launch-overhead measurement (profiling off, and on
- * with each timer). */
+ * with each timer, taking turns). */
 #include <dlfcn.h>
 #include <jansson.h>
 #include <math.h>
@@ -721,7 +722,8 @@ static const char *spin_src =
     "    float v = x[i];\n"
     "    for (int k = 0; k < iters; k++) v = v * 0.9999f + 0.0001f;\n"
     "    x[i] = v;\n"
-    "}\n";
+    "}\n"
+    "__global__ void bump(float *x) { x[blockIdx.x * blockDim.x + threadIdx.x] += 1.0f; }\n";
 
 enum { SPIN_BLOCKS = 528, SPIN_THREADS = 256, SPIN_LAUNCHES = 30 };
 
@@ -733,10 +735,20 @@ typedef struct spin_run {
 } spin_run;
 
 /* `launches` launches of spin, each between two of the test's events; the
- * sum of their times in ms. */
-static double spin_launches(kiln_context *ctx, kiln_kernel *k, kiln_array *x, kiln_event **ev, int launches,
-                            int iters) {
+ * sum of their times in ms. With `bump`, each comes after two short launches
+ * the profiler does not see (it is stopped for them), on the same stream: a
+ * bump and a one-block spin, which CUPTI's records show but which must not
+ * be taken for the profiled spin's. */
+static double spin_launches(kiln_context *ctx, kiln_kernel *k, kiln_kernel *bump, kiln_array *x, kiln_event **ev,
+                            int launches, int iters) {
     for (int i = 0; i < launches; i++) {
+        if (bump) {
+            TEST_OK(kiln_profiler_stop(ctx));
+            TEST_OK(kiln_launch(bump, KILN_DIM(SPIN_BLOCKS), KILN_DIM(SPIN_THREADS), 0, NULL,
+                                KILN_ARGS(kiln_arr(x))));
+            TEST_OK(kiln_launch(k, KILN_DIM(1), KILN_DIM(32), 0, NULL, KILN_ARGS(kiln_arr(x), kiln_i32(100))));
+            TEST_OK(kiln_profiler_start(ctx));
+        }
         TEST_OK(kiln_event_record(ev[2 * i], NULL));
         TEST_OK(kiln_launch(k, KILN_DIM(SPIN_BLOCKS), KILN_DIM(SPIN_THREADS), 0, NULL,
                             KILN_ARGS(kiln_arr(x), kiln_i32(iters))));
@@ -761,17 +773,18 @@ static void run_spin(const char *timer, int *iters, spin_run *out) {
     kiln_context *ctx = test_open();
     TEST_OK(kiln_profiler_start(ctx));
     clear_profiler_env();
-    kiln_kernel *k = NULL;
+    kiln_kernel *k = NULL, *bump = NULL;
     TEST_OK(kiln_kernel_from_source(ctx, spin_src, "spin", NULL, &k));
+    TEST_OK(kiln_kernel_from_source(ctx, spin_src, "bump", NULL, &bump));
     int64_t shape[1] = {SPIN_BLOCKS * SPIN_THREADS};
     kiln_array *x = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, shape, &x));
     kiln_event *ev[2 * SPIN_LAUNCHES];
     for (int i = 0; i < 2 * SPIN_LAUNCHES; i++) TEST_OK(kiln_event_create(ctx, &ev[i]));
     if (*iters == 0) /* calibrate: 2^16 iterations take t ms */
-        *iters = (int)((1 << 16) / fmax(spin_launches(ctx, k, x, ev, 1, 1 << 16), 1e-3));
+        *iters = (int)((1 << 16) / fmax(spin_launches(ctx, k, NULL, x, ev, 1, 1 << 16), 1e-3));
     TEST_OK(kiln_profiler_reset(ctx));
-    out->events_ms = spin_launches(ctx, k, x, ev, SPIN_LAUNCHES, *iters);
+    out->events_ms = spin_launches(ctx, k, bump, x, ev, SPIN_LAUNCHES, *iters);
     char *text = NULL, field[64];
     TEST_OK(kiln_profiler_summary(ctx, &text));
     if (getenv("KILN_TEST_VERBOSE")) fputs(text, stdout);
@@ -784,6 +797,7 @@ static void run_spin(const char *timer, int *iters, spin_run *out) {
     for (int i = 0; i < 2 * SPIN_LAUNCHES; i++) kiln_event_release(ev[i]);
     kiln_array_release(x);
     kiln_kernel_release(k);
+    kiln_kernel_release(bump);
     kiln_close(ctx);
 }
 
@@ -821,7 +835,6 @@ typedef struct bench_ctx {
     kiln_context *ctx;
     kiln_kernel *k;
     kiln_array *x;
-    double best_us;
 } bench_ctx;
 
 static double launch_batch_us(bench_ctx *b, int n) {
@@ -837,125 +850,42 @@ static void bench_open(bench_ctx *b, const char *profile, const char *timer, int
     if (profile) setenv("KILN_PROFILE", "1", 1);
     if (profile) setenv("KILN_PROFILE_OUT", "/dev/null", 1);
     if (timer) setenv("KILN_PROFILE_TIMER", timer, 1);
+    /* The CPU backend warns that it times on the host whatever is asked. */
+    captured cap;
+    capture_begin(&cap);
     b->ctx = test_open();
     if (start) TEST_OK(kiln_profiler_start(b->ctx));
+    free(capture_end(&cap));
     clear_profiler_env();
     TEST_OK(kiln_kernel_from_source(b->ctx, src, "scale", NULL, &b->k));
     int64_t shape[1] = {1};
     TEST_OK(kiln_array_empty(b->ctx, KILN_FLOAT32, 1, shape, &b->x));
-    b->best_us = 1e30;
-    (void)launch_batch_us(b, 2000); /* warm up */
 }
 
 static void bench_close(bench_ctx *b) {
     kiln_array_release(b->x);
     kiln_kernel_release(b->k);
     kiln_close(b->ctx);
+    memset(b, 0, sizeof *b);
 }
 
-/* The contexts in b[first..last] take turns in short batches so that machine
- * noise hits all alike; the best batch of each counts. */
-static void bench_rounds(bench_ctx *b, int first, int last) {
-    enum { ROUNDS = 60, BATCH = 2000 };
-    for (int r = 0; r < ROUNDS; r++)
-        for (int m = first; m <= last; m++) {
-            double us = launch_batch_us(&b[m], BATCH);
-            if (us < b[m].best_us) b[m].best_us = us;
-        }
-}
-
-/* Where CUPTI mode's cost goes: the test drives libcupti itself (already
- * loaded by kiln, whose buffer callbacks stay registered) on a context with
- * profiling off. Returns 0 when CUPTI is not loaded. */
+/* libcupti's activity switch, driven by the test itself on a context with
+ * profiling off: what CUPTI alone costs a launch, the floor of CUPTI mode.
+ * Only once kiln has loaded libcupti (its buffer callbacks stay registered). */
 typedef int (*cupti_int_fn)(int);
-typedef int (*cupti_subscribe_fn)(void **, void (*)(void *, int, uint32_t, const void *), void *);
-typedef int (*cupti_enable_callback_fn)(uint32_t, void *, int, uint32_t);
-typedef int (*cupti_unsubscribe_fn)(void *);
-typedef int (*cupti_push_fn)(int, uint64_t);
-typedef int (*cupti_pop_fn)(int, uint64_t *);
-
 typedef struct raw_cupti {
     cupti_int_fn enable, disable;
-    cupti_subscribe_fn subscribe;
-    cupti_enable_callback_fn enable_callback;
-    cupti_unsubscribe_fn unsubscribe;
-    cupti_push_fn push;
-    cupti_pop_fn pop;
 } raw_cupti;
-
-static void raw_noop_callback(void *u, int d, uint32_t c, const void *data) {
-    (void)u, (void)d, (void)c, (void)data;
-}
 
 static int raw_cupti_load(raw_cupti *c) {
     void *lib = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
     if (!lib) lib = dlopen("libcupti.so.12", RTLD_NOW | RTLD_NOLOAD);
     if (!lib) return 0;
-    void *f[7] = {dlsym(lib, "cuptiActivityEnable"), dlsym(lib, "cuptiActivityDisable"), dlsym(lib, "cuptiSubscribe"),
-                  dlsym(lib, "cuptiEnableCallback"), dlsym(lib, "cuptiUnsubscribe"),
-                  dlsym(lib, "cuptiActivityPushExternalCorrelationId"),
-                  dlsym(lib, "cuptiActivityPopExternalCorrelationId")};
-    for (int i = 0; i < 7; i++)
-        if (!f[i]) return 0;
+    void *f[2] = {dlsym(lib, "cuptiActivityEnable"), dlsym(lib, "cuptiActivityDisable")};
+    if (!f[0] || !f[1]) return 0;
     memcpy(&c->enable, &f[0], sizeof f[0]);
     memcpy(&c->disable, &f[1], sizeof f[1]);
-    memcpy(&c->subscribe, &f[2], sizeof f[2]);
-    memcpy(&c->enable_callback, &f[3], sizeof f[3]);
-    memcpy(&c->unsubscribe, &f[4], sizeof f[4]);
-    memcpy(&c->push, &f[5], sizeof f[5]);
-    memcpy(&c->pop, &f[6], sizeof f[6]);
     return 1;
-}
-
-static double launch_batch_pushpop_us(bench_ctx *b, const raw_cupti *c, int n) {
-    double t0 = kiln_now_ms();
-    for (int i = 0; i < n; i++) {
-        (void)c->push(1 /* CUSTOM0 */, (uint64_t)i + 1);
-        TEST_OK(kiln_launch(b->k, KILN_DIM(1), KILN_DIM(1), 0, NULL,
-                            KILN_ARGS(kiln_arr(b->x), kiln_f32(1.0f), kiln_i32(1))));
-        uint64_t last = 0;
-        (void)c->pop(1, &last);
-    }
-    TEST_OK(kiln_synchronize(b->ctx));
-    return (kiln_now_ms() - t0) * 1e3 / n;
-}
-
-/* Profiling off, with: CUPTI kernel+memcpy activity only; plus a no-op
- * callback on cuLaunchKernel (kiln's matching); activity plus external
- * correlation push/pop around each launch (the alternative). */
-static void bench_raw_cupti(bench_ctx *off) {
-    raw_cupti c;
-    if (!raw_cupti_load(&c)) {
-        printf("  (libcupti not loaded: no breakdown)\n");
-        return;
-    }
-    double best[3] = {1e30, 1e30, 1e30};
-    TEST_OK(c.enable(10) == 0 && c.enable(1) == 0 ? KILN_OK : KILN_ERR_INTERNAL);
-    for (int r = 0; r < 40; r++) {
-        double us = launch_batch_us(off, 2000);
-        if (us < best[0]) best[0] = us;
-    }
-    void *sub = NULL;
-    if (c.subscribe(&sub, raw_noop_callback, NULL) == 0 && c.enable_callback(1, sub, 1, 307) == 0) {
-        for (int r = 0; r < 40; r++) {
-            double us = launch_batch_us(off, 2000);
-            if (us < best[1]) best[1] = us;
-        }
-        (void)c.enable_callback(0, sub, 1, 307);
-        (void)c.unsubscribe(sub);
-    }
-    TEST_OK(c.enable(39) == 0 ? KILN_OK : KILN_ERR_INTERNAL); /* EXTERNAL_CORRELATION */
-    for (int r = 0; r < 40; r++) {
-        double us = launch_batch_pushpop_us(off, &c, 2000);
-        if (us < best[2]) best[2] = us;
-    }
-    (void)c.disable(39);
-    (void)c.disable(10);
-    (void)c.disable(1);
-    static const char *const what[3] = {"raw CUPTI activity only", "+ no-op launch callback",
-                                        "activity + ext. corr. push/pop"};
-    for (int i = 0; i < 3; i++)
-        printf("  %-26s %8.3f us/launch (%+.1f%%)\n", what[i], best[i], 100.0 * (best[i] - off->best_us) / off->best_us);
 }
 
 /* The recorder's own host cost per kernel begin/end pair (no backend work). */
@@ -978,37 +908,77 @@ static void bench_recorder(void) {
 
 /* Not a test: launch overhead with profiling off, and on with each timer,
  * summary only (KILN_PROFILE=1) and with records kept for a trace
- * (kiln_profiler_start). CUPTI is process-wide, so its contexts are measured
- * apart from the others, and "off" again once they are closed (tracing off). */
+ * (kiln_profiler_start), and CUPTI's activity alone. The modes take turns,
+ * a few batches each per round in an order that rotates every round, so that
+ * machine noise and warm-up hit all alike; the best batch of each counts.
+ * CUPTI is process-wide, so while a CUPTI mode is measured no other is on:
+ * its contexts are opened and closed within their turn. */
+enum { MODE_OFF, MODE_EVENTS_ENV, MODE_EVENTS_START, MODE_CUPTI_ENV, MODE_CUPTI_START, MODE_RAW_CUPTI, MODES };
+enum { BENCH_ROUNDS = 5, BENCH_BATCHES = 12, BENCH_BATCH = 2000 };
+
 static void test_launch_overhead_bench(void **state) {
     (void)state;
     if (!getenv("KILN_PROF_BENCH")) skip();
-    enum { MODES = 6 };
-    static const char *const label[MODES] = {"profiling off",           "events KILN_PROFILE=1",
-                                             "events profiler_start",   "cupti KILN_PROFILE=1",
-                                             "cupti profiler_start",    "off, after cupti closed"};
-    bench_ctx b[MODES];
+    static const char *const label[MODES] = {"profiling off",         "events KILN_PROFILE=1",
+                                             "events profiler_start", "cupti KILN_PROFILE=1",
+                                             "cupti profiler_start",  "raw CUPTI activity only"};
     char src[1024];
     snprintf(src, sizeof src, kernels_src_fmt, 0L, 0);
-    bench_open(&b[0], NULL, NULL, 0, src);
-    bench_open(&b[1], "1", "events", 0, src);
-    bench_open(&b[2], NULL, "events", 1, src);
-    bench_rounds(b, 0, 2);
-    for (int m = 1; m <= 2; m++) bench_close(&b[m]);
-    bench_open(&b[3], "1", "cupti", 0, src);
-    bench_open(&b[4], NULL, "cupti", 1, src);
-    bench_rounds(b, 3, 4);
-    for (int m = 3; m <= 4; m++) bench_close(&b[m]);
-    b[5] = b[0];
-    b[5].best_us = 1e30;
-    bench_rounds(b, 5, 5);
-    printf("launch overhead, %s backend, 1-thread kernel, 3 args; best of 60 batches of 2000:\n", test_target());
+    bench_ctx b[MODES];
+    memset(b, 0, sizeof b);
+    bench_open(&b[MODE_OFF], NULL, NULL, 0, src); /* also measures the raw CUPTI mode */
+    bench_open(&b[MODE_EVENTS_ENV], "1", "events", 0, src);
+    bench_open(&b[MODE_EVENTS_START], NULL, "events", 1, src);
+    double best[MODES];
+    int measured[MODES] = {0};
+    for (int m = 0; m < MODES; m++) best[m] = 1e30;
+    for (int m = MODE_OFF; m <= MODE_EVENTS_START; m++) (void)launch_batch_us(&b[m], BENCH_BATCH); /* warm up */
+    long long cupti_calls = -1, cupti_lost = -1;
+    for (int round = 0; round < BENCH_ROUNDS; round++)
+        for (int turn = 0; turn < MODES; turn++) {
+            int m = (turn + round) % MODES;
+            bench_ctx *run = &b[m];
+            raw_cupti raw = {NULL, NULL};
+            if (m == MODE_RAW_CUPTI) {
+                /* GPU only, once kiln has loaded libcupti */
+                if (testing_cpu() || !raw_cupti_load(&raw) || raw.enable(10) != 0 || raw.enable(1) != 0) continue;
+                run = &b[MODE_OFF];
+            } else if (m == MODE_CUPTI_ENV || m == MODE_CUPTI_START) {
+                bench_open(run, m == MODE_CUPTI_ENV ? "1" : NULL, "cupti", m == MODE_CUPTI_START, src);
+            }
+            (void)launch_batch_us(run, BENCH_BATCH); /* warm up */
+            for (int i = 0; i < BENCH_BATCHES; i++) {
+                double us = launch_batch_us(run, BENCH_BATCH);
+                if (us < best[m]) best[m] = us;
+            }
+            measured[m] = 1;
+            if (m == MODE_RAW_CUPTI) {
+                (void)raw.disable(10);
+                (void)raw.disable(1);
+            } else if (m == MODE_CUPTI_ENV || m == MODE_CUPTI_START) {
+                if (m == MODE_CUPTI_START && round == BENCH_ROUNDS - 1) {
+                    /* Every launch must have found its CUPTI record. */
+                    char *text = NULL;
+                    TEST_OK(kiln_profiler_summary(run->ctx, &text));
+                    cupti_calls = row_calls(text, "scale");
+                    const char *lost = strstr(text, "CUPTI gave no times for ");
+                    cupti_lost = lost ? atoll(lost + strlen("CUPTI gave no times for ")) : 0;
+                    kiln_free(text);
+                }
+                bench_close(run);
+            }
+        }
+    printf("launch overhead, %s backend, 1-thread kernel, 3 args; best of %d batches of %d per mode, "
+           "in %d rounds taking turns:\n",
+           test_target(), BENCH_ROUNDS * BENCH_BATCHES, BENCH_BATCH, BENCH_ROUNDS);
     for (int m = 0; m < MODES; m++)
-        printf("  %-26s %8.3f us/launch (%+.1f%%)\n", label[m], b[m].best_us,
-               100.0 * (b[m].best_us - b[0].best_us) / b[0].best_us);
-    if (!testing_cpu()) bench_raw_cupti(&b[5]);
+        if (measured[m])
+            printf("  %-26s %8.3f us/launch (%+.1f%%)\n", label[m], best[m],
+                   100.0 * (best[m] - best[MODE_OFF]) / best[MODE_OFF]);
+    if (cupti_calls >= 0)
+        printf("  cupti profiler_start: %lld launches profiled, %lld without CUPTI times\n", cupti_calls, cupti_lost);
     bench_recorder();
-    bench_close(&b[0]);
+    for (int m = MODE_OFF; m <= MODE_EVENTS_START; m++) bench_close(&b[m]);
 }
 
 int main(void) {

@@ -107,6 +107,14 @@ int kiln_native_cpu_hermite(const kiln_native_geometry *g, int variant, float *r
  * thread team), for comparison with kiln's CPU launch cost. */
 int kiln_native_cpu_empty_launch(int device, int launches, double *enqueue_us, double *total_us);
 
+/* The vectorize baselines (native_cpu_ufunc.c): OpenMP loops, vector math
+ * from libmvec for Black-Scholes and haversine. One call, no timing. */
+void kiln_native_cpu_vector_add(float *c, const float *a, const float *b, int64_t n);
+void kiln_native_cpu_black_scholes(double *call, double *put, const double *S, const double *X,
+                                   const double *T, double R, double V, int64_t n);
+void kiln_native_cpu_haversine(double *out, const double *lat1, const double *lon1, double lat2,
+                               double lon2, double s, int64_t n);
+
 #ifdef __cplusplus
 }
 #endif

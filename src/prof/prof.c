@@ -4,7 +4,8 @@
  * (held for a few dozen instructions; launches may come from many threads).
  * Times: on the CPU backend work runs inside the call, so the host clock read
  * around the call is the work's time. On CUDA, CUPTI's activity records give
- * each operation's device start and end (prof_cupti.h); where CUPTI cannot be
+ * each operation's device start and end, matched by order on its stream
+ * (prof_cupti.h); where CUPTI cannot be
  * had, or KILN_PROFILE_TIMER=events asks for it, two pooled backend events
  * are recorded around each operation on its stream. Device times are read
  * only when chunks are old (their work is long done) or a report is asked for.
@@ -16,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "backend/cuda/cuda_prof.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "prof/prof_cupti.h"
@@ -99,6 +101,7 @@ static uint32_t intern(kiln_prof *p, const char *s) {
     uint32_t id = p->string_count++;
     p->strings[id].text = text;
     p->strings[id].hash = h;
+    p->strings[id].kernel_hash = kiln_prof_cupti_source_name_hash(text);
     uint32_t i = (uint32_t)h & (p->string_table_cap - 1);
     while (p->string_table[i]) i = (i + 1) & (p->string_table_cap - 1);
     p->string_table[i] = id + 1;
@@ -119,10 +122,27 @@ static uint32_t stream_index(kiln_prof *p, kiln_backend_stream *s) {
         kiln_backend_stream **n = realloc(p->streams, cap * sizeof *n);
         if (!n) return 0; /* folded onto the default stream's track */
         p->streams = n;
+        prof_dev_stream *d = realloc(p->dev_streams, cap * sizeof *d);
+        if (!d) return 0;
+        p->dev_streams = d;
         p->stream_cap = cap;
     }
     p->streams[p->stream_count] = s;
+    memset(&p->dev_streams[p->stream_count], 0, sizeof *p->dev_streams);
     return p->stream_count++;
+}
+
+/* CUPTI: the CUPTI id of the stream at `index`, looked up once per stream
+ * (and again after any stream was destroyed: the handle may be reused). */
+static uint32_t cupti_stream_id(kiln_prof *p, uint32_t index, kiln_backend_stream *stream) {
+    prof_dev_stream *d = &p->dev_streams[index];
+    unsigned generation = atomic_load_explicit(&kiln_cuda_streams_destroyed, memory_order_acquire);
+    if (!d->known || d->generation != generation) {
+        d->id = kiln_prof_cupti_stream_id(p->ctx, stream);
+        d->generation = generation;
+        d->known = 1;
+    }
+    return d->id;
 }
 
 /* ------------------------------------------------------------------ chunks */
@@ -175,35 +195,94 @@ static prof_stat *kernel_stat(kiln_prof *p, uint32_t id) {
     return &p->kernels[id];
 }
 
-/* CUPTI's times for a finished record: 0 while they have not arrived and
- * `wait` is 0 (the resolver stops there and comes back later). Host times
- * when the operation made no traced driver call (a host-to-host copy, a
- * failed launch) or its times are lost. Table lock held. */
-static int read_cupti_times(kiln_prof *p, prof_record *r, int wait) {
+static int is_device_op(const prof_record *r) {
+    return (r->type == PROF_KERNEL || r->type == PROF_COPY) && !r->no_device &&
+           !(r->type == PROF_COPY && r->copy_kind == KILN_COPY_HOST_TO_HOST);
+}
+
+/* What r's CUPTI record must show. */
+static void cupti_op_of(const kiln_prof *p, const prof_record *r, kiln_cupti_op *q) {
+    memset(q, 0, sizeof *q);
+    q->cls = r->type == PROF_KERNEL ? KILN_CUPTI_KERNEL : KILN_CUPTI_COPY;
+    q->copy_kind = r->copy_kind;
+    q->context_id = p->cupti_context_id;
+    q->stream_id = r->dev_stream;
+    q->host_begin_ms = r->host_begin_ms;
+    if (r->type == PROF_KERNEL) {
+        q->key = kiln_prof_cupti_dims_key(r->grid, r->block);
+        q->name_hash = r->name_id < p->string_count ? p->strings[r->name_id].kernel_hash : 0;
+    } else {
+        q->key = r->bytes;
+    }
+}
+
+/* Where the search for r's record starts: per stream and kind of work. */
+static uint64_t *cupti_cursor(kiln_prof *p, const prof_record *r) {
+    prof_dev_stream *d = &p->dev_streams[r->stream];
+    if (!d->searched || d->cursor_id != r->dev_stream) {
+        /* New, or the handle names another stream now: from the start. */
+        d->cursor[0] = d->cursor[1] = p->cupti_start;
+        d->cursor_id = r->dev_stream;
+        d->searched = 1;
+    }
+    return &d->cursor[r->type == PROF_KERNEL ? KILN_CUPTI_KERNEL : KILN_CUPTI_COPY];
+}
+
+/* 1 when a later operation of r's thread on r's stream, of the same kind,
+ * has its record already. One thread's records of one stream arrive in
+ * order, so r's will never come (CUPTI dropped it, or the call queued nothing
+ * without failing). Looks a few finished operations ahead. */
+static int later_op_has_record(kiln_prof *p, prof_chunk *c, uint32_t index, const prof_record *r) {
+    enum { LOOK_AHEAD = 8 };
+    int looked = 0;
+    for (uint32_t i = index + 1; c; c = c->next, i = 0)
+        for (; i < c->count; i++) {
+            const prof_record *n = &c->rec[i];
+            if (!atomic_load_explicit(&n->done, memory_order_acquire)) return 0;
+            if (n->stream != r->stream || n->host_tid != r->host_tid || n->type != r->type || !is_device_op(n) ||
+                n->dev_stream != r->dev_stream)
+                continue;
+            if (++looked > LOOK_AHEAD) return 0;
+            kiln_cupti_op q;
+            cupti_op_of(p, n, &q);
+            uint64_t cursor = *cupti_cursor(p, r);
+            double begin_ms, dur_ms;
+            if (kiln_prof_cupti_match_locked(&q, &cursor, 0, &begin_ms, &dur_ms) == KILN_CUPTI_FOUND) return 1;
+        }
+    return 0;
+}
+
+/* CUPTI's times for the finished record c->rec[index]: 0 while they have
+ * not arrived and `wait` is 0 (the resolver stops there and comes back
+ * later). Host times when the operation queued no device work (a
+ * host-to-host copy, a failed call) or its record never comes. Ring lock
+ * held. */
+static int read_cupti_times(kiln_prof *p, prof_chunk *c, uint32_t index, int wait) {
+    prof_record *r = &c->rec[index];
     r->dev_begin_ms = r->host_begin_ms;
     r->dev_ms = r->host_end_ms - r->host_begin_ms;
-    if (r->corr_id == 0) return 1;
+    if (!is_device_op(r)) return 1;
+    kiln_cupti_op q;
+    cupti_op_of(p, r, &q);
     double begin_ms = 0, dur_ms = 0;
-    switch (kiln_prof_cupti_lookup_locked(r->corr_id, &begin_ms, &dur_ms)) {
-    case KILN_CUPTI_FOUND:
+    if (kiln_prof_cupti_match_locked(&q, cupti_cursor(p, r), 1, &begin_ms, &dur_ms) == KILN_CUPTI_FOUND) {
         r->dev_begin_ms = begin_ms;
         r->dev_ms = dur_ms;
         return 1;
-    case KILN_CUPTI_NOT_YET:
-        /* With `wait`, CUPTI was flushed after the device went idle: gone. */
-        if (!wait && !atomic_load(&p->ctx->dead)) return 0;
-        break;
-    case KILN_CUPTI_LOST: break;
     }
+    /* With `wait`, CUPTI was flushed after the device went idle: gone. */
+    if (!wait && !atomic_load(&p->ctx->dead) && !later_op_has_record(p, c, index, r)) return 0;
     p->cupti_lost++;
     return 1;
 }
 
-/* Device times of a finished record; 0 if they are not available yet. */
-static int read_times(kiln_prof *p, prof_record *r, int wait) {
+/* Device times of the finished record c->rec[index]; 0 if they are not
+ * available yet. */
+static int read_times(kiln_prof *p, prof_chunk *c, uint32_t index, int wait) {
+    prof_record *r = &c->rec[index];
     if (r->type != PROF_KERNEL && r->type != PROF_COPY) return 1;
     switch (p->timer) {
-    case PROF_TIMER_CUPTI: return read_cupti_times(p, r, wait);
+    case PROF_TIMER_CUPTI: return read_cupti_times(p, c, index, wait);
     case PROF_TIMER_EVENTS: kiln_prof_events_read(p, r, wait); return 1;
     case PROF_TIMER_HOST: break;
     }
@@ -249,7 +328,7 @@ static void resolve_chunks(kiln_prof *p, int wait) {
     while (p->open.head && p->open.length > skip_young) {
         prof_chunk *c = p->open.head;
         while (c->resolved < c->count && atomic_load_explicit(&c->rec[c->resolved].done, memory_order_acquire) &&
-               read_times(p, &c->rec[c->resolved], wait))
+               read_times(p, c, c->resolved, wait))
             fold_record(p, &c->rec[c->resolved++]);
         if (c->resolved < c->count || c->count < PROF_CHUNK_RECORDS) return; /* in flight, or being filled */
         retire_chunk(p, list_pop(&p->open));
@@ -266,6 +345,7 @@ void kiln_prof_resolve(kiln_prof *p, int wait) {
         if (p->ctx->ops->synchronize && p->ctx->ops->synchronize(p->ctx->state) != KILN_OK) kiln_clear_error();
         kiln_prof_cupti_flush();
     }
+    kiln_prof_cupti_reanchor();
     kiln_prof_cupti_lock();
     resolve_chunks(p, wait);
     kiln_prof_cupti_unlock();
@@ -305,6 +385,7 @@ void kiln_prof_free(kiln_prof *p) {
     free(p->strings);
     free(p->string_table);
     free(p->streams);
+    free(p->dev_streams);
     free(p->kernels);
     free(p->summary_path);
     free(p->trace_path);
@@ -335,6 +416,10 @@ static void choose_timer(kiln_prof *p) {
         if (kiln_prof_cupti_acquire(&why, &library)) {
             p->timer = PROF_TIMER_CUPTI;
             p->cupti_library = library;
+            p->cupti_context_id = kiln_prof_cupti_context_id(p->ctx);
+            kiln_prof_cupti_lock();
+            p->cupti_start = kiln_prof_cupti_head_locked();
+            kiln_prof_cupti_unlock();
             return;
         }
         snprintf(p->timer_note, sizeof p->timer_note, "CUPTI unavailable: %s", why);
@@ -357,7 +442,7 @@ kiln_prof *kiln_prof_create(kiln_context *ctx) {
     atomic_init(&p->head.enabled, 1);
     atomic_init(&p->head.wants_args, 0);
     p->t0_ms = kiln_now_ms();
-    if (stream_index(p, NULL) != 0 || !p->streams) {
+    if (stream_index(p, NULL) != 0 || !p->streams || !p->dev_streams) {
         kiln_prof_free(p);
         return NULL;
     }
@@ -444,13 +529,24 @@ void kiln_prof_detach(kiln_context *ctx) {
 /* ------------------------------------------------------------------ hooks */
 
 /* The common tail of the _begin hooks, outside the lock. */
-static prof_record *start_op(kiln_context *ctx, prof_record *r, kiln_backend_stream *stream, int cupti) {
+static prof_record *start_op(kiln_context *ctx, prof_record *r, kiln_backend_stream *stream) {
     if (!r) return NULL;
     r->stream_ptr = stream;
-    if (cupti) kiln_prof_cupti_pending = r;
-    else if (r->ev[0] && ctx->ops->event_record(ctx->state, r->ev[0], stream) != KILN_OK) r->ev_failed = 1;
+    if (r->ev[0] && ctx->ops->event_record(ctx->state, r->ev[0], stream) != KILN_OK) r->ev_failed = 1;
+    r->fail_mark = kiln_cuda_failed_calls;
     r->host_begin_ms = kiln_now_ms();
     return r;
+}
+
+/* The id of a kernel's name; the last one is remembered, launches repeat. */
+static uint32_t kernel_name_id(kiln_prof *p, const char *name) {
+    if (name && name == p->last_name && strcmp(p->strings[p->last_name_id].text, name) == 0) return p->last_name_id;
+    uint32_t id = intern(p, name);
+    if (id != PROF_NO_ID) {
+        p->last_name = name;
+        p->last_name_id = id;
+    }
+    return id;
 }
 
 kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const kiln_launch_config *cfg,
@@ -461,9 +557,10 @@ kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const 
     prof_record *r = new_record(p);
     if (r) {
         r->type = PROF_KERNEL;
-        r->name_id = intern(p, name);
+        r->name_id = kernel_name_id(p, name);
         if (p->retain) r->desc_id = intern(p, args_desc); /* only a trace shows it */
         r->stream = stream_index(p, stream);
+        if (p->timer == PROF_TIMER_CUPTI) r->dev_stream = cupti_stream_id(p, r->stream, stream);
         if (cfg) {
             memcpy(r->grid, cfg->grid, sizeof r->grid);
             memcpy(r->block, cfg->block, sizeof r->block);
@@ -471,9 +568,8 @@ kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const 
         }
         if (p->use_events) kiln_prof_events_take(p, r);
     }
-    int cupti = p->timer == PROF_TIMER_CUPTI;
     pthread_mutex_unlock(&p->lock);
-    return start_op(ctx, r, stream, cupti);
+    return start_op(ctx, r, stream);
 }
 
 kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_t bytes, int pinned,
@@ -488,17 +584,17 @@ kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_
         r->pinned = pinned != 0;
         r->bytes = bytes;
         r->stream = stream_index(p, stream);
+        if (p->timer == PROF_TIMER_CUPTI) r->dev_stream = cupti_stream_id(p, r->stream, stream);
         if (p->use_events) kiln_prof_events_take(p, r);
     }
-    int cupti = p->timer == PROF_TIMER_CUPTI;
     pthread_mutex_unlock(&p->lock);
-    return start_op(ctx, r, stream, cupti);
+    return start_op(ctx, r, stream);
 }
 
 void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op) {
     if (!op) return;
     op->host_end_ms = kiln_now_ms();
-    kiln_prof_cupti_pending = NULL; /* no traced driver call: host times */
+    op->no_device = kiln_cuda_failed_calls != op->fail_mark; /* CUPTI: no record will come */
     if (op->ev[1] && ctx->ops->event_record(ctx->state, op->ev[1], op->stream_ptr) != KILN_OK)
         op->ev_failed = 1; /* a pooled event may hold an old time: use host times */
     atomic_store_explicit(&op->done, 1, memory_order_release);

@@ -1,14 +1,14 @@
 /* prof_cupti.c: loading libcupti with dlopen, the process-wide tracing
- * session (subscriber, activity buffers) and the correlation-id table that
- * carries CUPTI's device times to kiln's records (see prof_cupti.h).
+ * session (activity buffers) and the ring of delivered records that kiln's
+ * operations are matched against by stream order (see prof_cupti.h).
  *
  * No CUPTI headers at build time: the few types below are declared here, and
  * records are read at fixed offsets. Those offsets have been stable since
  * CUpti_ActivityKernel4 and CUpti_ActivityMemcpy3 (CUDA 9 to 13):
- *   kernel (CONCURRENT_KERNEL, KERNEL): start @16, end @24, correlationId @92
- *   memcpy, memset:                     start @16, end @24, correlationId @44
- *   CUpti_CallbackData: callbackSite @0, functionReturnValue @24,
- *                       correlationId @64 */
+ *   kernel (CONCURRENT_KERNEL, KERNEL): start @16, end @24, contextId @44,
+ *       streamId @48, gridX..Z @52, blockX..Z @64 (int32), name @104
+ *   memcpy: copyKind @4 (uint8), bytes @8, start @16, end @24,
+ *       contextId @36, streamId @40 */
 #include "prof/prof_cupti.h"
 
 #include <dlfcn.h>
@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cuda/cuda_prof.h"
 #include "core/clock.h"
 
 typedef void *cupti_subscriber;
@@ -29,46 +30,41 @@ typedef void (*cupti_buffer_completed_fn)(void *context, uint32_t stream_id, uin
 
 enum {
     CUPTI_KIND_MEMCPY = 1,
-    CUPTI_KIND_MEMSET = 2,
     CUPTI_KIND_KERNEL = 3,
     CUPTI_KIND_CONCURRENT_KERNEL = 10,
-    CUPTI_DOMAIN_DRIVER_API = 1,
-    CUPTI_SITE_API_EXIT = 1,
     CUPTI_FLUSH_FORCED = 1,
-    CUPTI_ERR_MULTIPLE_SUBSCRIBERS = 39
+    CUPTI_ERR_MULTIPLE_SUBSCRIBERS = 39,
+    CUPTI_ATTR_PER_THREAD_ACTIVITY_BUFFER = 9 /* CUDA 12.3+ */
 };
-enum { KERNEL_START = 16, KERNEL_END = 24, KERNEL_CORRELATION = 92 };
-enum { MEMCPY_START = 16, MEMCPY_END = 24, MEMCPY_CORRELATION = 44 };
-enum { CALLBACK_SITE = 0, CALLBACK_RETURN_VALUE = 24, CALLBACK_CORRELATION = 64 };
+enum { REC_START = 16, REC_END = 24 };
+enum { KERNEL_CONTEXT = 44, KERNEL_STREAM = 48, KERNEL_GRID = 52, KERNEL_BLOCK = 64, KERNEL_NAME = 104 };
+enum { MEMCPY_COPY_KIND = 4, MEMCPY_BYTES = 8, MEMCPY_CONTEXT = 36, MEMCPY_STREAM = 40 };
+/* CUpti_ActivityMemcpyKind */
+enum { CUPTI_COPY_HTOD = 1, CUPTI_COPY_DTOH = 2, CUPTI_COPY_DTOD = 8, CUPTI_COPY_HTOH = 9, CUPTI_COPY_PTOP = 10 };
 
-/* The driver calls kiln's profiled operations make (CUPTI_DRIVER_TRACE_CBID_*);
- * the first is the one kiln's CUDA backend launches with and must be traceable. */
-static const uint32_t traced_calls[] = {
-    307, /* cuLaunchKernel */
-    442, /* cuLaunchKernel_ptsz */
-    652, /* cuLaunchKernelEx */
-    653, /* cuLaunchKernelEx_ptsz */
-    277, /* cuMemcpyHtoDAsync_v2 */
-    279, /* cuMemcpyDtoHAsync_v2 */
-    281, /* cuMemcpyDtoDAsync_v2 */
-    421, /* cuMemcpyHtoDAsync_v2_ptsz */
-    422, /* cuMemcpyDtoHAsync_v2_ptsz */
-    423, /* cuMemcpyDtoDAsync_v2_ptsz */
-};
-#define TRACED_CALL_COUNT (sizeof traced_calls / sizeof traced_calls[0])
-
-/* 2^18 slots (6 MiB, touched as used): an entry survives until 2^18 later
- * correlation ids (driver calls) have been delivered, far more than kiln
- * leaves between an operation and its resolution (a few chunks). */
-#define TABLE_BITS 18
-#define TABLE_SIZE (1u << TABLE_BITS)
+/* 2^17 records (6 MiB, touched as used): a record stays until 2^17 later
+ * ones have been delivered, far more than kiln leaves between an operation
+ * and its resolution (a few chunks) plus the program's own work between. */
+#define RING_BITS 17
+#define RING_SIZE ((uint64_t)1 << RING_BITS)
+/* A search never looks further than this past its start. */
+#define MAX_SCAN ((uint64_t)1 << 15)
 #define BUFFER_BYTES (1u << 20)
 #define FLUSH_PERIOD_MS 50
+/* A record that started this long before an operation's host call began is
+ * not that operation's (nor a later one's): generous against clock error. */
+#define STALE_MS 2.0
 
-typedef struct cupti_time {
-    uint32_t correlation_id; /* 0: empty */
+/* One delivered kernel or copy. */
+typedef struct cupti_entry {
     uint64_t start_ns, end_ns;
-} cupti_time;
+    uint64_t name_hash; /* kernels: kiln_prof_cupti_mangled_name_hash */
+    uint64_t key;       /* kernels: dims key; copies: bytes */
+    uint32_t context_id, stream_id;
+    uint8_t cls;       /* kiln_cupti_class */
+    uint8_t copy_kind; /* copies: CUpti_ActivityMemcpyKind */
+    uint8_t taken;     /* matched to a kiln operation */
+} cupti_entry;
 
 typedef struct cupti_library {
 #define KILN_CUPTI_REQUIRED(name, args) int(*name) args;
@@ -77,8 +73,6 @@ typedef struct cupti_library {
 #undef KILN_CUPTI_REQUIRED
 #undef KILN_CUPTI_OPTIONAL
 } cupti_library;
-
-_Thread_local prof_record *kiln_prof_cupti_pending;
 
 /* Loading: once per process, read-only afterwards. */
 static cupti_library cupti;
@@ -95,10 +89,11 @@ static cupti_subscriber subscriber;
 static int buffers_registered;
 static char session_why[256];
 
-/* Times: under table_lock. Written by CUPTI's buffer thread (or by a flush on
- * the caller's), read by the resolver. */
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static cupti_time *table;
+/* The ring: under ring_lock. Written by CUPTI's buffer thread (or by a flush
+ * on the caller's), read by the resolver. */
+static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
+static cupti_entry *ring;
+static uint64_t ring_head;    /* position of the next record */
 static uint64_t anchor_ns;    /* cuptiGetTimestamp ... */
 static double anchor_host_ms; /* ... and kiln_now_ms read together */
 static uint64_t dropped;
@@ -192,29 +187,62 @@ static void load(void) {
     cupti_ok = &cupti;
 }
 
-/* ------------------------------------------------------------------ callbacks */
+/* ------------------------------------------------------------------ names */
 
-/* Runs on the launching thread at the exit of every traced driver call; the
- * whole cost CUPTI mode adds to a launch beyond CUPTI's own. */
-static void on_driver_call(void *userdata, int domain, uint32_t cbid, const void *cbdata) {
-    (void)userdata;
-    (void)domain;
-    (void)cbid;
-    prof_record *r = kiln_prof_cupti_pending;
-    if (!r) return;
-    const unsigned char *data = cbdata;
-    uint32_t site, correlation_id;
-    memcpy(&site, data + CALLBACK_SITE, sizeof site);
-    if (site != CUPTI_SITE_API_EXIT) return;
-    void *result_ptr;
-    int result = 0;
-    memcpy(&result_ptr, data + CALLBACK_RETURN_VALUE, sizeof result_ptr);
-    if (result_ptr) memcpy(&result, result_ptr, sizeof result);
-    memcpy(&correlation_id, data + CALLBACK_CORRELATION, sizeof correlation_id);
-    kiln_prof_cupti_pending = NULL;
-    /* A failed call queued nothing: no activity record will come. */
-    if (result == 0) r->corr_id = correlation_id;
+static int is_ident(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
+
+static uint64_t hash_bytes(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+/* "_Z5scalePffi", "_ZN2ns5scaleIfEEvPT_", "_ZL5scalev": the last name of the
+ * (possibly nested) name; "scale" (extern "C"): itself. */
+uint64_t kiln_prof_cupti_mangled_name_hash(const char *symbol) {
+    if (!symbol || !*symbol) return 0;
+    if (symbol[0] != '_' || symbol[1] != 'Z') {
+        size_t n = 0;
+        while (is_ident(symbol[n])) n++;
+        return n ? hash_bytes(symbol, n) : 0;
+    }
+    const char *p = symbol + 2, *last = NULL;
+    size_t last_len = 0;
+    if (*p == 'L') p++;
+    int nested = *p == 'N';
+    if (nested)
+        for (p++; *p == 'r' || *p == 'V' || *p == 'K';) p++;
+    while (*p >= '0' && *p <= '9') {
+        size_t n = 0;
+        while (*p >= '0' && *p <= '9' && n < 4096) n = n * 10 + (size_t)(*p++ - '0');
+        if (n == 0 || strnlen(p, n) < n) return 0;
+        last = p;
+        last_len = n;
+        p += n;
+        if (!nested) break;
+    }
+    return last ? hash_bytes(last, last_len) : 0;
+}
+
+/* "scale", "ns::scale<float>", "scale(float*)": the unqualified name. */
+uint64_t kiln_prof_cupti_source_name_hash(const char *name) {
+    if (!name) return 0;
+    size_t end = strcspn(name, "<(");
+    while (end > 0 && name[end - 1] == ' ') end--;
+    size_t start = end;
+    while (start > 0 && is_ident(name[start - 1])) start--;
+    return end > start ? hash_bytes(name + start, end - start) : 0;
+}
+
+uint64_t kiln_prof_cupti_dims_key(const uint32_t grid[3], const uint32_t block[3]) {
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < 6; i++) h = (h ^ (i < 3 ? grid[i] : block[i - 3])) * 1099511628211ull;
+    return h;
+}
+
+/* ------------------------------------------------------------------ records */
 
 static void buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
     /* CUPTI wants 8-byte alignment; malloc gives 16. NULL: CUPTI drops
@@ -224,38 +252,69 @@ static void buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records
     *max_records = 0; /* as many as fit */
 }
 
+static uint32_t read_u32(const unsigned char *rec, size_t at) {
+    uint32_t v;
+    memcpy(&v, rec + at, sizeof v);
+    return v;
+}
+
+/* Ring lock held. */
 static void store_record(const unsigned char *rec) {
-    uint32_t kind, correlation_id;
-    uint64_t start, end;
-    memcpy(&kind, rec, sizeof kind);
-    size_t at_correlation;
-    if (kind == CUPTI_KIND_CONCURRENT_KERNEL || kind == CUPTI_KIND_KERNEL) at_correlation = KERNEL_CORRELATION;
-    else if (kind == CUPTI_KIND_MEMCPY || kind == CUPTI_KIND_MEMSET) at_correlation = MEMCPY_CORRELATION;
-    else return;
-    memcpy(&start, rec + KERNEL_START, sizeof start); /* same offsets in both */
-    memcpy(&end, rec + KERNEL_END, sizeof end);
-    memcpy(&correlation_id, rec + at_correlation, sizeof correlation_id);
+    cupti_entry e;
+    memset(&e, 0, sizeof e);
+    uint32_t kind = read_u32(rec, 0);
+    memcpy(&e.start_ns, rec + REC_START, sizeof e.start_ns);
+    memcpy(&e.end_ns, rec + REC_END, sizeof e.end_ns);
     /* A forced flush may hand over records whose work has not finished. */
-    if (correlation_id == 0 || start == 0 || end < start) return;
-    cupti_time *t = &table[correlation_id & (TABLE_SIZE - 1)];
-    t->correlation_id = correlation_id;
-    t->start_ns = start;
-    t->end_ns = end;
+    if (e.start_ns == 0 || e.end_ns < e.start_ns) return;
+    if (kind == CUPTI_KIND_CONCURRENT_KERNEL || kind == CUPTI_KIND_KERNEL) {
+        uint32_t grid[3], block[3];
+        for (int i = 0; i < 3; i++) {
+            grid[i] = read_u32(rec, KERNEL_GRID + 4 * (size_t)i);
+            block[i] = read_u32(rec, KERNEL_BLOCK + 4 * (size_t)i);
+        }
+        const char *name;
+        memcpy(&name, rec + KERNEL_NAME, sizeof name);
+        e.cls = KILN_CUPTI_KERNEL;
+        e.context_id = read_u32(rec, KERNEL_CONTEXT);
+        e.stream_id = read_u32(rec, KERNEL_STREAM);
+        e.key = kiln_prof_cupti_dims_key(grid, block);
+        e.name_hash = kiln_prof_cupti_mangled_name_hash(name);
+    } else if (kind == CUPTI_KIND_MEMCPY) {
+        e.cls = KILN_CUPTI_COPY;
+        e.copy_kind = rec[MEMCPY_COPY_KIND];
+        memcpy(&e.key, rec + MEMCPY_BYTES, sizeof e.key);
+        e.context_id = read_u32(rec, MEMCPY_CONTEXT);
+        e.stream_id = read_u32(rec, MEMCPY_STREAM);
+    } else {
+        return;
+    }
+    ring[ring_head & (RING_SIZE - 1)] = e;
+    ring_head++;
 }
 
 static void buffer_completed(void *context, uint32_t stream_id, uint8_t *buffer, size_t size, size_t valid_bytes) {
     (void)size;
-    pthread_mutex_lock(&table_lock);
+    pthread_mutex_lock(&ring_lock);
     cupti_record *rec = NULL;
-    if (table && buffer)
+    if (ring && buffer)
         while (valid_bytes > 0 && cupti.cuptiActivityGetNextRecord(buffer, valid_bytes, &rec) == 0)
             store_record((const unsigned char *)rec);
     size_t lost = 0;
     if (cupti.cuptiActivityGetNumDroppedRecords &&
         cupti.cuptiActivityGetNumDroppedRecords(context, stream_id, &lost) == 0)
         dropped += lost;
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_unlock(&ring_lock);
     free(buffer);
+}
+
+/* Never called: kiln enables no callback. The subscription only tells kiln
+ * that another CUPTI client is attached. */
+static void on_callback(void *userdata, int domain, uint32_t cbid, const void *cbdata) {
+    (void)userdata;
+    (void)domain;
+    (void)cbid;
+    (void)cbdata;
 }
 
 /* ------------------------------------------------------------------ session */
@@ -274,8 +333,6 @@ static void stop_tracing(void) {
     (void)cupti.cuptiActivityDisable(CUPTI_KIND_CONCURRENT_KERNEL);
     (void)cupti.cuptiActivityDisable(CUPTI_KIND_MEMCPY);
     if (subscriber) {
-        for (size_t i = 0; i < TRACED_CALL_COUNT; i++)
-            (void)cupti.cuptiEnableCallback(0, subscriber, CUPTI_DOMAIN_DRIVER_API, traced_calls[i]);
         (void)cupti.cuptiUnsubscribe(subscriber);
         subscriber = NULL;
     }
@@ -284,31 +341,45 @@ static void stop_tracing(void) {
     (void)cupti.cuptiActivityFlushAll(CUPTI_FLUSH_FORCED);
 }
 
+void kiln_prof_cupti_reanchor(void) {
+    if (!cupti_ok) return;
+    uint64_t now_ns = 0;
+    if (cupti.cuptiGetTimestamp(&now_ns) != 0) return;
+    double now_ms = kiln_now_ms();
+    pthread_mutex_lock(&ring_lock);
+    anchor_ns = now_ns;
+    anchor_host_ms = now_ms;
+    pthread_mutex_unlock(&ring_lock);
+}
+
 /* Session lock held. NULL on success, else the reason. */
 static const char *start_tracing(void) {
-    pthread_mutex_lock(&table_lock);
-    if (!table) table = calloc(TABLE_SIZE, sizeof *table);
-    int have_table = table != NULL;
-    pthread_mutex_unlock(&table_lock);
-    if (!have_table) return "out of host memory for the CUPTI time table";
+    pthread_mutex_lock(&ring_lock);
+    if (!ring) ring = calloc(RING_SIZE, sizeof *ring);
+    int have_ring = ring != NULL;
+    pthread_mutex_unlock(&ring_lock);
+    if (!have_ring) return "out of host memory for the CUPTI record ring";
     /* Subscribing first: it fails when another CUPTI client (Nsight, a
      * framework's profiler) is attached, before kiln takes over the activity
-     * buffers that client relies on. */
-    int r = cupti.cuptiSubscribe(&subscriber, on_driver_call, NULL);
+     * buffers that client relies on. No callback is enabled. */
+    int r = cupti.cuptiSubscribe(&subscriber, on_callback, NULL);
     if (r != 0) {
         subscriber = NULL;
         return fail("cuptiSubscribe", r);
     }
     const char *why = NULL;
     if (!buffers_registered) { /* once: CUPTI keeps them for the process */
+        /* Per-thread buffers (CUDA 12.3+; the default from 13): a record is
+         * stored without a process-wide lock. Must precede registering. */
+        if (cupti.cuptiActivitySetAttribute) {
+            uint8_t on = 1;
+            size_t on_size = sizeof on;
+            (void)cupti.cuptiActivitySetAttribute(CUPTI_ATTR_PER_THREAD_ACTIVITY_BUFFER, &on_size, &on);
+        }
         if ((r = cupti.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != 0)
             why = fail("cuptiActivityRegisterCallbacks", r);
         else buffers_registered = 1;
     }
-    /* Only cuLaunchKernel is essential; older CUPTIs lack some ids. */
-    for (size_t i = 0; i < TRACED_CALL_COUNT && !why; i++)
-        if ((r = cupti.cuptiEnableCallback(1, subscriber, CUPTI_DOMAIN_DRIVER_API, traced_calls[i])) != 0 && i == 0)
-            why = fail("cuptiEnableCallback(cuLaunchKernel)", r);
     if (!why && (r = cupti.cuptiActivityEnable(CUPTI_KIND_CONCURRENT_KERNEL)) != 0)
         why = fail("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
     if (!why && (r = cupti.cuptiActivityEnable(CUPTI_KIND_MEMCPY)) != 0) why = fail("cuptiActivityEnable(MEMCPY)", r);
@@ -318,12 +389,8 @@ static const char *start_tracing(void) {
         stop_tracing();
         return why;
     }
-    double now_ms = kiln_now_ms();
-    pthread_mutex_lock(&table_lock);
-    anchor_ns = now_ns;
-    anchor_host_ms = now_ms;
-    pthread_mutex_unlock(&table_lock);
-    /* Full buffers then reach the table within this period without any
+    kiln_prof_cupti_reanchor();
+    /* Full buffers then reach the ring within this period without any
      * flush, so the resolver keeps up while the program runs. */
     if (cupti.cuptiActivityFlushPeriod) (void)cupti.cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
     return NULL;
@@ -354,23 +421,110 @@ void kiln_prof_cupti_flush(void) {
     if (cupti_ok) (void)cupti.cuptiActivityFlushAll(CUPTI_FLUSH_FORCED);
 }
 
-/* ------------------------------------------------------------------ lookup */
+/* ------------------------------------------------------------------ ids */
 
-void kiln_prof_cupti_lock(void) { pthread_mutex_lock(&table_lock); }
-void kiln_prof_cupti_unlock(void) { pthread_mutex_unlock(&table_lock); }
+uint32_t kiln_prof_cupti_context_id(kiln_context *ctx) {
+    CUcontext context = NULL;
+    CUstream stream = NULL;
+    uint32_t id = 0;
+    if (!cupti_ok || !cupti.cuptiGetContextId) return PROF_NO_ID;
+    kiln_cuda_prof_handles(ctx->state, NULL, &context, &stream);
+    return cupti.cuptiGetContextId(context, &id) == 0 ? id : PROF_NO_ID;
+}
 
-kiln_cupti_lookup kiln_prof_cupti_lookup_locked(uint32_t correlation_id, double *begin_ms, double *dur_ms) {
-    if (!table) return KILN_CUPTI_NOT_YET;
-    const cupti_time *t = &table[correlation_id & (TABLE_SIZE - 1)];
-    if (t->correlation_id != correlation_id)
-        /* Ids only grow (modulo 2^32): a later id in our slot overwrote ours. */
-        return t->correlation_id != 0 && (int32_t)(t->correlation_id - correlation_id) > 0 ? KILN_CUPTI_LOST
-                                                                                           : KILN_CUPTI_NOT_YET;
-    /* Difference first: nanoseconds since the epoch do not fit a double's
-     * mantissa. */
-    *begin_ms = anchor_host_ms + (double)(int64_t)(t->start_ns - anchor_ns) * 1e-6;
-    *dur_ms = (double)(t->end_ns - t->start_ns) * 1e-6;
-    return KILN_CUPTI_FOUND;
+uint32_t kiln_prof_cupti_stream_id(kiln_context *ctx, kiln_backend_stream *s) {
+    CUcontext context = NULL;
+    CUstream stream = NULL;
+    uint32_t id = 0;
+    if (!cupti_ok) return PROF_NO_ID;
+    kiln_cuda_prof_handles(ctx->state, s, &context, &stream);
+    if (cupti.cuptiGetStreamIdEx && cupti.cuptiGetStreamIdEx(context, stream, 0, &id) == 0) return id;
+    if (cupti.cuptiGetStreamId && cupti.cuptiGetStreamId(context, stream, &id) == 0) return id;
+    unsigned long long unique = 0;
+    if (kiln_cuda_stream_unique_id(ctx->state, s, &unique) == 0) return (uint32_t)unique;
+    return PROF_NO_ID;
+}
+
+/* ------------------------------------------------------------------ matching */
+
+void kiln_prof_cupti_lock(void) { pthread_mutex_lock(&ring_lock); }
+void kiln_prof_cupti_unlock(void) { pthread_mutex_unlock(&ring_lock); }
+
+uint64_t kiln_prof_cupti_head_locked(void) { return ring_head; }
+
+/* Difference first: nanoseconds since the epoch do not fit a double's
+ * mantissa. */
+static double host_ms_of(uint64_t ns) { return anchor_host_ms + (double)(int64_t)(ns - anchor_ns) * 1e-6; }
+
+/* The same stream and kind of work. */
+static int same_stream(const cupti_entry *e, const kiln_cupti_op *op) {
+    return e->cls == op->cls && (op->context_id == PROF_NO_ID || e->context_id == op->context_id) &&
+           (op->stream_id == PROF_NO_ID || e->stream_id == op->stream_id);
+}
+
+static int copy_kind_matches(uint8_t cupti_kind, uint8_t kiln_kind) {
+    switch (kiln_kind) {
+    case KILN_COPY_HOST_TO_DEVICE: return cupti_kind == CUPTI_COPY_HTOD;
+    case KILN_COPY_DEVICE_TO_HOST: return cupti_kind == CUPTI_COPY_DTOH;
+    case KILN_COPY_DEVICE_TO_DEVICE: return cupti_kind == CUPTI_COPY_DTOD || cupti_kind == CUPTI_COPY_PTOP;
+    default: return cupti_kind == CUPTI_COPY_HTOH;
+    }
+}
+
+/* The same work: a kernel of that name (when both names could be read) and
+ * those dimensions; a copy of that direction and size. */
+static int same_work(const cupti_entry *e, const kiln_cupti_op *op) {
+    if (e->key != op->key) return 0;
+    if (op->cls == KILN_CUPTI_COPY) return copy_kind_matches(e->copy_kind, op->copy_kind);
+    return e->name_hash == 0 || op->name_hash == 0 || e->name_hash == op->name_hash;
+}
+
+kiln_cupti_lookup kiln_prof_cupti_match_locked(const kiln_cupti_op *op, uint64_t *cursor, int take,
+                                               double *begin_ms, double *dur_ms) {
+    if (!ring) return KILN_CUPTI_NOT_YET;
+    uint64_t oldest = ring_head > RING_SIZE ? ring_head - RING_SIZE : 0;
+    uint64_t from = *cursor < oldest ? oldest : *cursor;
+    double stale_ms = op->host_begin_ms - STALE_MS;
+    /* Records at the front that can be neither this operation's nor a later
+     * one's on the stream are passed for good: other streams' (this search
+     * position is the stream's own), taken ones, and ones older than this
+     * operation (the program's own work, or launches while the profiler was
+     * stopped). */
+    for (; from < ring_head; from++) {
+        const cupti_entry *e = &ring[from & (RING_SIZE - 1)];
+        if (same_stream(e, op) && !e->taken && host_ms_of(e->start_ns) >= stale_ms) break;
+    }
+    if (take) *cursor = from;
+    /* Then the first record of the same work. Others of the stream in between
+     * (work kiln did not launch, or kiln's on another thread that got its
+     * record later) stay for later operations. */
+    uint64_t end = ring_head - from > MAX_SCAN ? from + MAX_SCAN : ring_head;
+    for (uint64_t at = from; at < end; at++) {
+        cupti_entry *e = &ring[at & (RING_SIZE - 1)];
+        if (!same_stream(e, op) || e->taken || !same_work(e, op) || host_ms_of(e->start_ns) < stale_ms) continue;
+        *begin_ms = host_ms_of(e->start_ns);
+        *dur_ms = (double)(e->end_ns - e->start_ns) * 1e-6;
+        if (take) {
+            e->taken = 1;
+            if (at == *cursor) (*cursor)++;
+        }
+        return KILN_CUPTI_FOUND;
+    }
+    return KILN_CUPTI_NOT_YET;
 }
 
 uint64_t kiln_prof_cupti_dropped_locked(void) { return dropped; }
+
+int kiln_prof_cupti_streams_seen_locked(uint32_t context_id, uint32_t *ids, int cap) {
+    int n = 0;
+    if (!ring) return 0;
+    uint64_t oldest = ring_head > RING_SIZE ? ring_head - RING_SIZE : 0;
+    for (uint64_t at = oldest; at < ring_head && n < cap; at++) {
+        const cupti_entry *e = &ring[at & (RING_SIZE - 1)];
+        if (context_id != PROF_NO_ID && e->context_id != context_id) continue;
+        int seen = 0;
+        for (int i = 0; i < n && !seen; i++) seen = ids[i] == e->stream_id;
+        if (!seen) ids[n++] = e->stream_id;
+    }
+    return n;
+}

@@ -7,7 +7,7 @@
  * argument descriptions are interned (a record holds small ids).
  *
  * Device times come from one of three timers (prof_timer): the host clock
- * (CPU backend), CUPTI activity records matched by correlation id (CUDA,
+ * (CPU backend), CUPTI activity records matched by stream order (CUDA,
  * prof_cupti.h), or two pooled backend events around each operation (other
  * GPUs, or CUDA without CUPTI). They are read lazily ("resolved") when the
  * chunk is old enough that its work has surely finished, or when a summary or
@@ -42,8 +42,10 @@ struct kiln_prof_op {
     uint8_t pinned;     /* copies: host side page-locked */
     uint8_t cache_hit;  /* compiles */
     uint8_t ev_failed;  /* an event could not be recorded: use host times */
+    uint8_t no_device;  /* a driver call failed during the op: it may have queued nothing */
     atomic_int done;    /* set by kiln_prof_end (kernels, copies) */
-    uint32_t corr_id;   /* CUPTI: the driver call's correlation id, 0 if none */
+    uint32_t dev_stream; /* CUPTI: the stream's CUPTI id, PROF_NO_ID if unknown */
+    unsigned fail_mark; /* kiln_cuda_failed_calls at the start of the op */
     uint32_t name_id;   /* interned kernel or module name */
     uint32_t desc_id;   /* interned argument description, PROF_NO_ID if none */
     uint32_t host_tid;  /* OS thread id of the caller */
@@ -81,7 +83,19 @@ typedef struct prof_stat {
 typedef struct prof_string {
     char *text;
     uint64_t hash;
+    uint64_t kernel_hash; /* kiln_prof_cupti_source_name_hash(text) */
 } prof_string;
+
+/* CUPTI: a stream's id and where the resolver's search for its next kernel
+ * and copy records starts in the ring (prof_cupti.h). */
+typedef struct prof_dev_stream {
+    uint32_t id;          /* CUPTI's id of the stream, PROF_NO_ID if unknown */
+    unsigned generation;  /* kiln_cuda_streams_destroyed when id was looked up */
+    int known;            /* id was looked up */
+    int searched;         /* cursor[] is set, for records of stream cursor_id */
+    uint32_t cursor_id;
+    uint64_t cursor[2];   /* [kiln_cupti_class] */
+} prof_dev_stream;
 
 typedef enum prof_timer {
     PROF_TIMER_HOST = 0,   /* wall time of the call: the CPU backend works inside it */
@@ -98,6 +112,8 @@ typedef struct kiln_prof {
     char timer_note[320]; /* why this timer (summary header), may be empty */
     const char *cupti_library; /* "libcupti.so.13" */
     uint64_t cupti_lost;       /* records whose CUPTI times never came: host times */
+    uint32_t cupti_context_id; /* CUPTI's id of ctx's CUDA context, PROF_NO_ID if unknown */
+    uint64_t cupti_start;      /* ring position when the profiler started */
     int retain;           /* keep resolved records for a trace */
     int print_at_exit;    /* KILN_PROFILE was set */
     char *summary_path;   /* KILN_PROFILE_OUT, NULL: stderr */
@@ -127,7 +143,12 @@ typedef struct kiln_prof {
 
     /* Streams seen, in order; index 0 is the default stream (NULL). */
     kiln_backend_stream **streams;
+    prof_dev_stream *dev_streams; /* parallel to streams */
     uint32_t stream_count, stream_cap;
+
+    /* The last kernel name seen and its id: launches repeat names. */
+    const char *last_name;
+    uint32_t last_name_id;
 
     /* Statistics of resolved records. kernels[name_id]. */
     prof_stat *kernels;

@@ -159,6 +159,23 @@ static void print_timer(FILE *f, const kiln_prof *p) {
     }
 }
 
+/* Which streams kiln looked for CUPTI's records on, and which it saw them
+ * on: when the two differ, the stream ids are to blame for lost times. */
+static void print_cupti_streams(FILE *f, kiln_prof *p) {
+    uint32_t seen[16];
+    kiln_prof_cupti_lock();
+    int n = kiln_prof_cupti_streams_seen_locked(p->cupti_context_id, seen, 16);
+    kiln_prof_cupti_unlock();
+    fprintf(f, "==kiln== Note: kiln's streams have CUPTI ids");
+    for (uint32_t s = 0; s < p->stream_count && s < 16; s++)
+        if (p->dev_streams[s].known)
+            fprintf(f, " %d", p->dev_streams[s].id == PROF_NO_ID ? -1 : (int)p->dev_streams[s].id);
+    fprintf(f, "; CUPTI records of context %d came on streams",
+            p->cupti_context_id == PROF_NO_ID ? -1 : (int)p->cupti_context_id);
+    for (int i = 0; i < n; i++) fprintf(f, " %u", seen[i]);
+    fprintf(f, "\n");
+}
+
 char *kiln_prof_summary_text(kiln_prof *p) {
     char *text = NULL;
     size_t size = 0;
@@ -181,6 +198,7 @@ char *kiln_prof_summary_text(kiln_prof *p) {
             fprintf(f, "==kiln== Note: CUPTI gave no times for %llu operation%s (host times used); it dropped %llu "
                        "records in this process\n",
                     (unsigned long long)p->cupti_lost, p->cupti_lost == 1 ? "" : "s", dropped);
+        if (p->cupti_lost) print_cupti_streams(f, p);
     }
     if (p->dropped_records)
         fprintf(f, "==kiln== Note: the trace keeps the first %zu records; %llu later ones are counted here only\n",

@@ -55,5 +55,8 @@ KILN_CU_REQUIRED(cuLaunchKernel, 12000,
                  (CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                   unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream, void **params,
                   void **extra))
+/* The stream's process-unique id (CUDA 12.0+): the profiler's CUPTI timer
+ * falls back on it when libcupti cannot name a stream. */
+KILN_CU_OPTIONAL(cuStreamGetId, 12000, (CUstream stream, unsigned long long *id))
 /* 12.4+: lets function_get cross-check the signature record's count. */
 KILN_CU_OPTIONAL(cuFuncGetParamInfo, 12040, (CUfunction fn, size_t index, size_t *offset, size_t *size))

@@ -1,7 +1,10 @@
 /* cuda_error.c: CUresult -> kiln_status, with the driver's own name and
  * description of the error in the thread's message. */
 #include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_prof.h"
 #include "core/error.h"
+
+_Thread_local unsigned kiln_cuda_failed_calls;
 
 static kiln_status status_of(CUresult r) {
     switch (r) {
@@ -28,6 +31,7 @@ static kiln_status status_of(CUresult r) {
 }
 
 static kiln_status fail_as(const kiln_cuda_driver *cu, CUresult r, const char *what, kiln_status status) {
+    kiln_cuda_failed_calls++; /* the profiler expects no device record for this call */
     const char *name = NULL, *text = NULL;
     if (cu->cuGetErrorName(r, &name) != CUDA_SUCCESS || !name) name = "unknown CUresult";
     if (cu->cuGetErrorString(r, &text) != CUDA_SUCCESS || !text) text = "no description";

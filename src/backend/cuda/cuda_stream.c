@@ -1,7 +1,10 @@
 /* cuda_stream.c: streams and timing events. The handles are the driver's own
  * (see kiln_cuda_stream in cuda_internal.h). */
 #include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_prof.h"
 #include "core/error.h"
+
+atomic_uint kiln_cuda_streams_destroyed;
 
 static CUevent event_of(kiln_backend_event *ev) { return (CUevent)(void *)ev; }
 
@@ -26,6 +29,18 @@ kiln_status kiln_cuda_stream_synchronize(kiln_backend_state *st, kiln_backend_st
 void kiln_cuda_stream_destroy(kiln_backend_state *st, kiln_backend_stream *stream) {
     if (!stream || kiln_cuda_make_current(st) != KILN_OK) return;
     (void)st->cu->cuStreamDestroy(kiln_cuda_stream(st, stream));
+    atomic_fetch_add_explicit(&kiln_cuda_streams_destroyed, 1, memory_order_release);
+}
+
+void kiln_cuda_prof_handles(kiln_backend_state *st, kiln_backend_stream *s, CUcontext *context,
+                            CUstream *stream) {
+    *context = st->context;
+    *stream = kiln_cuda_stream(st, s);
+}
+
+int kiln_cuda_stream_unique_id(kiln_backend_state *st, kiln_backend_stream *s, unsigned long long *id) {
+    if (!st->cu->cuStreamGetId) return -1;
+    return st->cu->cuStreamGetId(kiln_cuda_stream(st, s), id) == CUDA_SUCCESS ? 0 : -1;
 }
 
 kiln_status kiln_cuda_synchronize(kiln_backend_state *st) {
