@@ -424,6 +424,70 @@ static void targets_agree(void **state) {
     kiln_ufunc_release(hav);
 }
 
+/* Grids that cover the elements get a kernel without a loop; grids capped
+ * by KILN_UFUNC_GRID_WAVES (or the device's limit) a grid-stride loop. Both
+ * compile through NVRTC, and on a GPU both give the same bits. */
+static void grid_stride_and_covering_kernels(void **state) {
+    (void)state;
+    const char *body = "return a * b + sin(a);";
+    kiln_ufunc *cover = NULL, *stride = NULL;
+    TEST_OK(kiln_vectorize(ctx, "cover", "f8(f8,f8)", "a, b", body, NULL, &cover));
+    setenv("KILN_UFUNC_GRID_WAVES", "1", 1); /* read by kiln_vectorize */
+    kiln_status made = kiln_vectorize(ctx, "stride", "f8(f8,f8)", "a, b", body, NULL, &stride);
+    unsetenv("KILN_UFUNC_GRID_WAVES");
+    TEST_OK(made);
+    int64_t n = 100003, n1 = n + 1; /* several elements per thread with one block per SM */
+    test_rng rng = test_rng_for(__func__);
+    double *a = malloc(sizeof(double) * (size_t)n1), *b = malloc(sizeof(double) * (size_t)n1);
+    test_fill_f64(&rng, a, (size_t)n1, -10, 10);
+    test_fill_f64(&rng, b, (size_t)n1, -10, 10);
+    /* Views from element 1: contiguous but not 16-byte aligned, so the plain
+     * contiguous layout (not the vector one) whatever the size. */
+    kiln_array *A1 = from_host_f64(1, &n1, a), *B1 = from_host_f64(1, &n1, b), *A = NULL, *B = NULL;
+    TEST_OK(kiln_array_slice(A1, 0, 1, n1, 1, &A));
+    TEST_OK(kiln_array_slice(B1, 0, 1, n1, 1, &B));
+    kiln_array_release(A1);
+    kiln_array_release(B1);
+    a++; /* a[i] is A's element i */
+    kiln_ufunc *fs[2] = {cover, stride};
+    double *z[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        char *src = NULL, *log = NULL;
+        TEST_OK(kiln_ufunc_source(fs[k], "cuda", KILN_ARGS(kiln_arr(A), kiln_arr(A)), NULL, &src));
+        /* 8-byte elements: the 16-byte vector layout; a scalar input: plain contiguous */
+        char *src2 = NULL;
+        TEST_OK(kiln_ufunc_source(fs[k], "cuda", KILN_ARGS(kiln_arr(A), kiln_f64(2)), NULL, &src2));
+        assert_int_equal(strstr(src2, "kiln_e += kiln_step") != NULL, k == 1);
+        char *both[2] = {src, src2};
+        for (int j = 0; j < 2; j++) {
+            kiln_status s = kiln_compile_only("cuda", "sm_90", both[j], "ufunc.cu", NULL, &log);
+            if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING) fail_msg("%s: %s\n%s", k ? "stride" : "cover", kiln_last_error(), both[j]);
+            kiln_free(log);
+            log = NULL;
+        }
+        kiln_free(src);
+        kiln_free(src2);
+        kiln_array *Z = NULL;
+        TEST_OK(kiln_call(fs[k], KILN_ARGS(kiln_arr(A), kiln_f64(2)), &Z));
+        z[k] = to_host_f64(Z);
+        kiln_array_release(Z);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (memcmp(&z[0][i], &z[1][i], sizeof(double)) != 0)
+            fail_msg("element %lld: covering grid %.17g, grid-stride %.17g", (long long)i, z[0][i], z[1][i]);
+        double ref = a[i] * 2 + sin(a[i]);
+        if (fabs(z[0][i] - ref) > 1e-12 * (1 + fabs(ref))) fail_msg("element %lld: %.17g vs %.17g", (long long)i, z[0][i], ref);
+    }
+    free(z[0]);
+    free(z[1]);
+    free(a - 1);
+    free(b);
+    kiln_array_release(A);
+    kiln_array_release(B);
+    kiln_ufunc_release(cover);
+    kiln_ufunc_release(stride);
+}
+
 /* Host arrays in, host array out (Numba's behaviour), including in place. */
 static void host_arrays(void **state) {
     (void)state;
@@ -702,6 +766,7 @@ int main(void) {
         cmocka_unit_test(errors),
         cmocka_unit_test(compile_error_lines),
         cmocka_unit_test(targets_agree),
+        cmocka_unit_test(grid_stride_and_covering_kernels),
         cmocka_unit_test(host_arrays),
         cmocka_unit_test(generated_cuda_sources_compile),
         cmocka_unit_test(copy_shares_cover_odd_sizes),

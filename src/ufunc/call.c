@@ -23,19 +23,25 @@ kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, 
                               "%s: %d dims that cannot be merged over %d array operands need more kernel parameters "
                               "than kiln allows (%d); make some operands contiguous first",
                               f->name, p->nd, p->narr, KILN_MAX_PARAMS);
-    kiln_kernel *k = NULL;
-    kiln_status s = uf_get_kernel(f, exec, &p->key, &k);
-    if (s != KILN_OK) return s;
-    kiln_value args[KILN_MAX_PARAMS];
-    if (p->key.backend == UF_CUDA) {
-        int64_t threads = p->key.layout == UF_VECTOR ? (p->n + p->key.vec - 1) / p->key.vec : p->n;
-        int64_t blocks = (threads + UF_CUDA_BLOCK - 1) / UF_CUDA_BLOCK;
-        /* One element (or vector) per thread when the grid can cover them;
-         * beyond that the kernels' grid-stride loops take the rest. */
+    uf_key key = p->key;
+    int64_t blocks = 0;
+    if (key.backend == UF_CUDA) {
+        int64_t threads = key.layout == UF_VECTOR ? (p->n + key.vec - 1) / key.vec : p->n;
+        blocks = (threads + UF_CUDA_BLOCK - 1) / UF_CUDA_BLOCK;
+        /* One element (or vector) per thread when the grid can cover them
+         * (a kernel without a loop); beyond that the grid-stride loops of
+         * the other variant take the rest. */
         int64_t cap = exec->info.max_grid_dim[0] > 0 ? exec->info.max_grid_dim[0] : INT32_MAX;
         int waves = f->grid_waves;
         if (waves > 0 && exec->info.multiprocessors > 0) cap = (int64_t)exec->info.multiprocessors * waves;
+        key.cover = blocks <= cap && key.layout != UF_STRIDED;
         if (blocks > cap) blocks = cap;
+    }
+    kiln_kernel *k = NULL;
+    kiln_status s = uf_get_kernel(f, exec, &key, &k);
+    if (s != KILN_OK) return s;
+    kiln_value args[KILN_MAX_PARAMS];
+    if (key.backend == UF_CUDA) {
         int c = uf_plan_args(p, f, p->n, 0, args);
         return kiln_launch(k, KILN_DIM((uint32_t)blocks), KILN_DIM(UF_CUDA_BLOCK), 0, stream, args, c);
     }
@@ -307,6 +313,8 @@ kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const kiln_valu
     for (int i = 0; i < f->nin; i++) ins[i] = args[i].kind == KILN_VALUE_ARRAY ? args[i].as.array : NULL;
     uf_plan p;
     uf_build_plan(f, be, sig, args, ins, outs, f->sigs[sig].out, nd, shape, &p);
+    /* As uf_launch_plan decides for any grid the device can launch. */
+    p.key.cover = be == UF_CUDA && f->grid_waves == 0 && p.key.layout != UF_STRIDED;
     char name[1][UF_KERNEL_NAME_MAX];
     return uf_generate(f, &p.key, 1, source, name);
 }

@@ -183,7 +183,10 @@ static void emit_gpu_kernel(kiln_text *b, const kiln_ufunc *f, const uf_key *k, 
     kiln_text_printf(b, ") {\n");
     kiln_text_printf(b, "    const %s kiln_step = (%s)gridDim.x * blockDim.x;\n", idx, idx);
     kiln_text_printf(b, "    const %s kiln_first = (%s)blockIdx.x * blockDim.x + threadIdx.x;\n", idx, idx);
-    if (k->layout == UF_CONTIG) {
+    if (k->layout == UF_CONTIG && k->cover) {
+        kiln_text_printf(b, "    (void)kiln_step;\n    const %s kiln_e = kiln_first;\n    if (kiln_e < kiln_n) ", idx);
+        emit_element(b, f, k, g, ACCESS_INDEX, "kiln_e", "");
+    } else if (k->layout == UF_CONTIG) {
         kiln_text_printf(b, "    for (%s kiln_e = kiln_first; kiln_e < kiln_n; kiln_e += kiln_step) ", idx);
         emit_element(b, f, k, g, ACCESS_INDEX, "kiln_e", "");
     } else if (k->layout == UF_VECTOR) {

@@ -102,6 +102,7 @@ static void contiguous_key(const kiln_ufunc *f, int sig, uf_backend backend, uf_
     }
     if (backend == UF_CUDA) {
         key->idx32 = 1;
+        key->cover = f->grid_waves == 0; /* as uf_launch_plan will decide */
         if (16 / maxitem >= 2) {
             key->layout = UF_VECTOR;
             key->vec = (uint8_t)(16 / maxitem);
