@@ -1,5 +1,6 @@
 /* example_run.c: what every example does around its own kernel: prepare,
  * warm up, time with events, verify, release. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,4 +131,34 @@ int kiln_example_run(const kiln_example *ex, kiln_context *ctx, const kiln_examp
     if (s == KILN_OK) s = kiln_example_verify(&l, opts, res);
     kiln_example_release(&l);
     return s;
+}
+
+int kiln_example_main(const char *name, int argc, char **argv) {
+    const kiln_example *ex = kiln_example_find(name);
+    if (!ex) return 2;
+    kiln_example_opts opts = {0, 0, 1, NULL};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--source") == 0 && ex->source) {
+            fputs(ex->source, stdout);
+            return 0;
+        }
+        opts.size = atoll(argv[i]);
+        if (opts.size < 1) {
+            fprintf(stderr, "usage: %s [SIZE] [--source]\n", argv[0]);
+            return 2;
+        }
+    }
+    kiln_context *ctx = NULL;
+    int status = kiln_open(&ctx, "auto");
+    kiln_example_result r;
+    memset(&r, 0, sizeof r);
+    if (status == KILN_OK) status = ex->run(ctx, &opts, &r);
+    if (status != KILN_OK)
+        kiln_report_failure(status, name, __FILE__, __LINE__);
+    else
+        printf("%s size %lld on %s: %.3f ms (%.1f GB/s, %.1f GFLOP/s), %s: %s\n", name, (long long)r.size,
+               kiln_context_backend_name(ctx), r.ms_median, r.bytes / (r.ms_median * 1e6),
+               r.flops / (r.ms_median * 1e6), r.passed ? "ok" : "FAIL", r.check);
+    kiln_close(ctx);
+    return status == KILN_OK && r.passed ? 0 : 1;
 }

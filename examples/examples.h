@@ -77,6 +77,11 @@ typedef struct kiln_example {
     kiln_example_verify_fn verify;
 } kiln_example;
 
+/* A whole program around one registry workload: `PROG [SIZE] [--source]`.
+ * Runs it on "auto" (KILN_TARGET overrides), prints time, rates and the
+ * check; returns the exit status (0 passed, 1 failed, 2 usage). */
+int kiln_example_main(const char *name, int argc, char **argv);
+
 /* The registry, in a fixed order; *count (may be NULL) gets its length. */
 const kiln_example *kiln_examples(int *count);
 /* The example called `name`, or NULL. */
