@@ -29,16 +29,8 @@ enum { GU_COLS = 4 };
 #define GU_SEED 0x5eed0002ULL   /* examples/gufunc_examples.c's inputs */
 #define GU_COPY_CEILING_GBS 3000.0 /* H100 device-to-device copy, BASELINES.md (3011 GB/s) */
 
-/* The body of examples/gufunc_examples.c's hermite (static there, so
- * repeated here word for word): the seed's my_func in CUDA C. */
-static const char hermite_body[] =
-    "for (int i = 2; i < out.len; i++)\n"
-    "    out[i] = out[1] * out[i - 1] - (i - 1) * out[i - 2];\n"
-    "float c = 1;\n"
-    "for (int i = 2; i < out.len; i++) {  // cannot be merged with the loop above\n"
-    "    c *= i;\n"
-    "    out[i] /= sqrtf(c);\n"
-    "}\n";
+/* examples/gufunc_examples.c's hermite body: the seed's my_func in CUDA C. */
+static const char hermite_body[] = KILN_EXAMPLE_HERMITE_BODY;
 
 static const char *const variant_names[KILN_NATIVE_HERMITE_VARIANTS] = {"float4", "float4_x4",
                                                                         "rows"};

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "kiln.h"
+#include "examples.h"
 #include "native/native_api.h"
 
 int kiln_bench_ufunc(kiln_context *ctx, int repeat);
@@ -137,14 +138,7 @@ static const char native_src[] =
     "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i < n) c[i] = a[i] + b[i];\n"
     "}\n"
-    "__device__ inline double cnd(double d) {\n"
-    "    const double A1 = 0.31938153, A2 = -0.356563782, A3 = 1.781477937, A4 = -1.821255978, A5 = 1.330274429;\n"
-    "    const double RSQRT2PI = 0.39894228040143267793994605993438;\n"
-    "    double K = 1.0 / (1.0 + 0.2316419 * fabs(d));\n"
-    "    double r = RSQRT2PI * exp(-0.5 * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))));\n"
-    "    if (d > 0) r = 1.0 - r;\n"
-    "    return r;\n"
-    "}\n"
+    KILN_EXAMPLE_CND_SOURCE
     "__global__ void bs(double *call, double *put, const double *S, const double *X, const double *T, double R, double V, int n) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i >= n) return;\n"
@@ -164,15 +158,7 @@ static const char native_src[] =
     "    out[i] = atan2(a, 1 - a) * s;\n"
     "}\n";
 
-static const char bs_pre[] =
-    "__device__ inline double cnd(double d) {\n"
-    "    const double A1 = 0.31938153, A2 = -0.356563782, A3 = 1.781477937, A4 = -1.821255978, A5 = 1.330274429;\n"
-    "    const double RSQRT2PI = 0.39894228040143267793994605993438;\n"
-    "    double K = 1.0 / (1.0 + 0.2316419 * fabs(d));\n"
-    "    double r = RSQRT2PI * exp(-0.5 * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))));\n"
-    "    if (d > 0) r = 1.0 - r;\n"
-    "    return r;\n"
-    "}\n";
+static const char bs_pre[] = KILN_EXAMPLE_CND_SOURCE;
 
 int kiln_bench_ufunc(kiln_context *ctx, int repeat) {
     kiln_module *m = NULL;

@@ -82,6 +82,27 @@ typedef struct kiln_example {
  * check; returns the exit status (0 passed, 1 failed, 2 usage). */
 int kiln_example_main(const char *name, int argc, char **argv);
 
+/* Kernel text shared by the examples and kiln_bench, so that both time the
+ * same code: the CUDA samples' cumulative normal distribution (Black-Scholes)
+ * and seed 002's guvectorize body (the Hermite-like recurrence). */
+#define KILN_EXAMPLE_CND_SOURCE \
+    "__device__ inline double cnd(double d) {\n" \
+    "    const double A1 = 0.31938153, A2 = -0.356563782, A3 = 1.781477937, A4 = -1.821255978, A5 = 1.330274429;\n" \
+    "    const double RSQRT2PI = 0.39894228040143267793994605993438;\n" \
+    "    double K = 1.0 / (1.0 + 0.2316419 * fabs(d));\n" \
+    "    double r = RSQRT2PI * exp(-0.5 * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))));\n" \
+    "    if (d > 0) r = 1.0 - r;\n" \
+    "    return r;\n" \
+    "}\n"
+#define KILN_EXAMPLE_HERMITE_BODY \
+    "for (int i = 2; i < out.len; i++)\n" \
+    "    out[i] = out[1] * out[i - 1] - (i - 1) * out[i - 2];\n" \
+    "float c = 1;\n" \
+    "for (int i = 2; i < out.len; i++) {  // cannot be merged with the loop above\n" \
+    "    c *= i;\n" \
+    "    out[i] /= sqrtf(c);\n" \
+    "}\n"
+
 /* The registry, in a fixed order; *count (may be NULL) gets its length. */
 const kiln_example *kiln_examples(int *count);
 /* The example called `name`, or NULL. */

@@ -60,14 +60,7 @@ static int gu_time(kiln_context *ctx, const gu_timed *c, int repeat, kiln_exampl
 /* ------------------------------------------------------------ hermite */
 
 /* The seed's guvectorize body, in CUDA C: rows of `out` hold 1, x, ., . */
-static const char hermite_body[] =
-    "for (int i = 2; i < out.len; i++)\n"
-    "    out[i] = out[1] * out[i - 1] - (i - 1) * out[i - 2];\n"
-    "float c = 1;\n"
-    "for (int i = 2; i < out.len; i++) {  // cannot be merged with the loop above\n"
-    "    c *= i;\n"
-    "    out[i] /= sqrtf(c);\n"
-    "}\n";
+static const char hermite_body[] = KILN_EXAMPLE_HERMITE_BODY;
 
 /* The "()->(n)" form: the row is made from x alone. */
 static const char hermite_x_body[] =

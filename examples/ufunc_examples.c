@@ -218,15 +218,7 @@ int kiln_example_ufunc_add(kiln_context *ctx, const kiln_example_opts *opts, kil
 
 static const char bs_preamble[] =
     "#define RISKFREE 0.02\n"
-    "#define VOLATILITY 0.30\n"
-    "__device__ inline double cnd(double d) {\n"
-    "    const double A1 = 0.31938153, A2 = -0.356563782, A3 = 1.781477937, A4 = -1.821255978, A5 = 1.330274429;\n"
-    "    const double RSQRT2PI = 0.39894228040143267793994605993438;\n"
-    "    double K = 1.0 / (1.0 + 0.2316419 * fabs(d));\n"
-    "    double r = RSQRT2PI * exp(-0.5 * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))));\n"
-    "    if (d > 0) r = 1.0 - r;\n"
-    "    return r;\n"
-    "}\n";
+    "#define VOLATILITY 0.30\n" KILN_EXAMPLE_CND_SOURCE;
 static const char bs_body[] =
     "double sqrtT = sqrt(T);\n"
     "double d1 = (log(S / X) + (R + 0.5 * V * V) * T) / (V * sqrtT);\n"
