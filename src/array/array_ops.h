@@ -4,7 +4,7 @@
 
 #include "array/array.h"
 
-extern const char kiln_text_array_kernels[];
+extern const char kiln_embedded_array_kernels[];
 
 /* One of kiln's array kernels compiled for element type dtype (as_bits: an
  * unsigned type of the same size, for copies that only move bytes). */

@@ -16,7 +16,7 @@ kiln_status kiln_array_kernel(kiln_context *ctx, kiln_dtype dtype, int as_bits, 
     const char *type = (as_bits || dtype == KILN_FLOAT16) ? bits[kiln_dtype_size(dtype)] : kiln_dtype_c_type(dtype);
     char options[64];
     snprintf(options, sizeof options, "-DKILN_T=%s", type);
-    return kiln_builtin_kernel(ctx, kiln_text_array_kernels, "kiln/array_kernels.cu", options, kernel_name, out);
+    return kiln_builtin_kernel(ctx, kiln_embedded_array_kernels, "kiln/array_kernels.cu", options, kernel_name, out);
 }
 
 kiln_dim3 kiln_array_grid(const kiln_context *ctx, int64_t n) {

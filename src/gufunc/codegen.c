@@ -14,7 +14,7 @@
 #include "core/text.h"
 #include "gufunc/gufunc.h"
 
-extern const char kiln_text_gufunc_views[];
+extern const char kiln_embedded_gufunc_views[];
 
 static int count_lines(const kiln_text *t) {
     int n = 1;
@@ -421,7 +421,7 @@ char *gu_generate(const kiln_gufunc *f, const gu_plan *p, char *kernel_name, siz
     snprintf(kernel_name, cap, "kiln_gu_%s_%s", f->name, gu_strategy_name(p->key.strategy));
     kiln_text_printf(&t, "// kiln guvectorize \"%s\": layout %s, types %s, strategy %s\n", f->name,
                      f->layout.text, f->sigs[p->key.sig].text, gu_strategy_name(p->key.strategy));
-    kiln_text_puts(&t, kiln_text_gufunc_views);
+    kiln_text_puts(&t, kiln_embedded_gufunc_views);
     resync(&t, f);
     emit_body(&t, f, p);
     switch (p->key.strategy) {

@@ -27,8 +27,8 @@
 #include "core/text.h"
 #include "ufunc/ufunc.h"
 
-extern const char kiln_text_ufunc_common[];
-extern const char kiln_text_ufunc_cpu_math[];
+extern const char kiln_embedded_ufunc_common[];
+extern const char kiln_embedded_ufunc_cpu_math[];
 
 static int count_lines(const kiln_text *b) {
     int lines = 1;
@@ -285,8 +285,8 @@ kiln_status uf_generate(const kiln_ufunc *f, const uf_key *keys, int nkeys, char
     kiln_text_printf(&b, "#line 1 \"kiln-ufunc-%s.cu\"\n", f->name);
     kiln_text_printf(&b, "// kiln ufunc %s (%s), %s kernels\n", f->name, f->sig_list,
                      keys[0].backend == UF_CUDA ? "cuda" : "cpu");
-    kiln_text_puts(&b, kiln_text_ufunc_common);
-    if (keys[0].backend == UF_CPU) kiln_text_puts(&b, kiln_text_ufunc_cpu_math);
+    kiln_text_puts(&b, kiln_embedded_ufunc_common);
+    if (keys[0].backend == UF_CPU) kiln_text_puts(&b, kiln_embedded_ufunc_cpu_math);
     if (f->preamble && *f->preamble) {
         kiln_text_printf(&b, "#line 1 \"%s.preamble\"\n", f->name);
         kiln_text_puts(&b, f->preamble);

@@ -16,20 +16,20 @@
 #include "core/error.h"
 #include "core/text.h"
 
-extern const char kiln_text_kiln_cpu_prelude[];
-extern const char kiln_text_kiln_complex[];
-extern const char kiln_text_kiln_signature[];
+extern const char kiln_embedded_kiln_cpu_prelude[];
+extern const char kiln_embedded_kiln_complex[];
+extern const char kiln_embedded_kiln_signature[];
 
 static char *assemble_source(const kiln_compile_request *req, int *barriers) {
     char *user = kiln_cpu_source_prepare(req, barriers);
     if (!user) return NULL;
     kiln_text t = {0};
     kiln_text_line_directive(&t, "kiln_cpu_prelude.cuh");
-    kiln_text_puts(&t, kiln_text_kiln_cpu_prelude);
+    kiln_text_puts(&t, kiln_embedded_kiln_cpu_prelude);
     kiln_text_line_directive(&t, "kiln_complex.cuh");
-    kiln_text_puts(&t, kiln_text_kiln_complex);
+    kiln_text_puts(&t, kiln_embedded_kiln_complex);
     kiln_text_line_directive(&t, "kiln_signature.cuh");
-    kiln_text_puts(&t, kiln_text_kiln_signature);
+    kiln_text_puts(&t, kiln_embedded_kiln_signature);
     kiln_text_line_directive(&t, req->name ? req->name : "kernel.cu");
     kiln_text_puts(&t, user);
     free(user);

@@ -16,9 +16,9 @@
 #include "core/error.h"
 
 extern char **environ;
-extern const char kiln_text_kiln_cpu_prelude[];
-extern const char kiln_text_kiln_complex[];
-extern const char kiln_text_kiln_signature[];
+extern const char kiln_embedded_kiln_cpu_prelude[];
+extern const char kiln_embedded_kiln_complex[];
+extern const char kiln_embedded_kiln_signature[];
 
 #ifndef KILN_HOST_CXX_DEFAULT
 #define KILN_HOST_CXX_DEFAULT "c++"
@@ -146,9 +146,9 @@ kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, si
     free(text);
     struct utsname u;
     const char *machine = uname(&u) == 0 ? u.machine : "unknown";
-    unsigned long long prelude = fnv1a(kiln_text_kiln_cpu_prelude, strlen(kiln_text_kiln_cpu_prelude)) ^
-                                 fnv1a(kiln_text_kiln_complex, strlen(kiln_text_kiln_complex)) * 3 ^
-                                 fnv1a(kiln_text_kiln_signature, strlen(kiln_text_kiln_signature)) * 7;
+    unsigned long long prelude = fnv1a(kiln_embedded_kiln_cpu_prelude, strlen(kiln_embedded_kiln_cpu_prelude)) ^
+                                 fnv1a(kiln_embedded_kiln_complex, strlen(kiln_embedded_kiln_complex)) * 3 ^
+                                 fnv1a(kiln_embedded_kiln_signature, strlen(kiln_embedded_kiln_signature)) * 7;
     /* The command line's own flags (libraries linked included) shape the
      * module as much as the compiler does: modules cached before a change of
      * them must not be loaded after it. */

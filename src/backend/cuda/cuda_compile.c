@@ -10,20 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const char kiln_text_kiln_cuda_prelude[];
-extern const char kiln_text_kiln_complex[];
-extern const char kiln_text_kiln_signature[];
+extern const char kiln_embedded_kiln_cuda_prelude[];
+extern const char kiln_embedded_kiln_complex[];
+extern const char kiln_embedded_kiln_signature[];
 
 /* Prelude, user source (numbered from its own line 1), then one signature
  * record per kernel for function_get to read back after loading. */
 static char *assemble_source(const kiln_compile_request *req) {
     kiln_text t = {0};
     kiln_text_line_directive(&t, "kiln_cuda_prelude.cuh");
-    kiln_text_puts(&t, kiln_text_kiln_cuda_prelude);
+    kiln_text_puts(&t, kiln_embedded_kiln_cuda_prelude);
     kiln_text_line_directive(&t, "kiln_complex.cuh");
-    kiln_text_puts(&t, kiln_text_kiln_complex);
+    kiln_text_puts(&t, kiln_embedded_kiln_complex);
     kiln_text_line_directive(&t, "kiln_signature.cuh");
-    kiln_text_puts(&t, kiln_text_kiln_signature);
+    kiln_text_puts(&t, kiln_embedded_kiln_signature);
     kiln_text_line_directive(&t, req->name ? req->name : "kernel.cu");
     kiln_text_puts(&t, req->source);
     kiln_text_line_directive(&t, "kiln-kernel-signatures");
