@@ -130,8 +130,8 @@ kiln_status kiln_context_host(kiln_context *ctx, kiln_context **out) {
 
 /* KILN_COPY_THREADS, else the online CPUs up to 16. Measured on the H100's
  * 16-core host, vectorAdd 320M f32 from pageable arrays end to end: 4
- * threads 190-239 ms, 8 threads 148-160 ms, 16 threads 108-111 ms (page
- * faults and TLB work scale with threads before the memory bus saturates). */
+ * threads 190-239 ms, 8 threads 148-160 ms, 16 threads 108-111 ms: one
+ * thread's memcpy is far from the memory system's bandwidth. */
 static int copy_threads(void) {
     const char *e = getenv("KILN_COPY_THREADS");
     if (e && *e) {
