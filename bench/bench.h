@@ -34,6 +34,7 @@ typedef struct bench_row {
     int native_passed;
     char native_check[256];
     char native_note[256]; /* why there is no native figure */
+    int batch;             /* launches per timed run, both sides (figures are per launch) */
 } bench_row;
 
 /* The hand-written kernels for the context's backend; NULL entries when a

@@ -134,7 +134,7 @@ static int gu_native_variant(kiln_context *ctx, const bench_native *nat, int var
     kiln_device_info dev;
     int s = kiln_device_info_get(ctx, &dev);
     if (s != KILN_OK) return s;
-    kiln_native_geometry g = {{1, 1, 1}, {256, 1, 1}, dev.ordinal, 3, repeat};
+    kiln_native_geometry g = {{1, 1, 1}, {256, 1, 1}, dev.ordinal, 3, repeat, 1};
     float *times = calloc((size_t)repeat, sizeof *times);
     double *d = calloc((size_t)repeat, sizeof *d);
     *ran = 0;

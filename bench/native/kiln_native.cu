@@ -136,7 +136,9 @@ extern "C" __global__ void native_empty(void) {}
 static dim3 grid_of(const kiln_native_geometry *g) { return dim3(g->grid[0], g->grid[1], g->grid[2]); }
 static dim3 block_of(const kiln_native_geometry *g) { return dim3(g->block[0], g->block[1], g->block[2]); }
 
-// Warm-ups, then each timed launch alone between two events on stream 0.
+// Warm-ups, then each timed run between two events on stream 0: g->batch
+// launches back to back (so a short kernel's figure does not include the
+// host's submission of the launch after the start event), per launch.
 template <typename Launch>
 static int time_runs(const kiln_native_geometry *g, Launch launch, float *times_ms) {
     cudaError_t e = cudaSetDevice(g->device);
@@ -152,13 +154,15 @@ static int time_runs(const kiln_native_geometry *g, Launch launch, float *times_
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    int batch = g->batch > 1 ? g->batch : 1;
     for (int i = 0; i < g->repeat && e == cudaSuccess; i++) {
         cudaEventRecord(start, 0);
-        launch();
+        for (int b = 0; b < batch; b++) launch();
         if ((e = cudaGetLastError()) != cudaSuccess) break;
         cudaEventRecord(stop, 0);
         if ((e = cudaEventSynchronize(stop)) != cudaSuccess) break;
         e = cudaEventElapsedTime(&times_ms[i], start, stop);
+        times_ms[i] /= (float)batch;
     }
     cudaEventDestroy(start);
     cudaEventDestroy(stop);

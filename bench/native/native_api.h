@@ -23,12 +23,13 @@ extern "C" {
 #endif
 
 /* 2: kiln_native_hermite (the guvectorize rows, gufunc_bench.c). */
-#define KILN_NATIVE_ABI 2
+#define KILN_NATIVE_ABI 3
 
 typedef struct kiln_native_geometry {
     unsigned grid[3], block[3];
     int device; /* CUDA ordinal kiln's context uses */
     int warmups, repeat;
+    int batch; /* launches back to back per timed run (the figure is per launch); 0 = 1 */
 } kiln_native_geometry;
 
 typedef int (*kiln_native_abi_fn)(void);
