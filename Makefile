@@ -9,7 +9,7 @@ BUILD ?= build
 SAN   ?= build-asan
 CMAKE_FLAGS ?=
 
-.PHONY: all deps deps-test build demo test test-plain test-asan test-gpu bench install clean format
+.PHONY: all deps deps-test build demo test test-plain test-asan test-gpu bench install clean format format-check
 
 all: build
 
@@ -53,6 +53,9 @@ install: build
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
+
+format-check:
+	clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h')
 
 clean:
 	rm -rf $(BUILD) $(SAN)

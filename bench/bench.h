@@ -16,8 +16,8 @@ typedef struct bench_options {
     const char *names[16];
     int name_count;
     int skip_launch, skip_compile, skip_ufunc, skip_gufunc;
-    int want_gufunc; /* "hermite" named: the guvectorize rows run even with NAMEs */
-    int want_ufunc;  /* "vectorize" named: the vectorize rows run even with NAMEs */
+    int want_gufunc;  /* "hermite" named: the guvectorize rows run even with NAMEs */
+    int want_ufunc;   /* "vectorize" named: the vectorize rows run even with NAMEs */
     const char *self; /* argv[0], for spawning children */
 } bench_options;
 
@@ -92,9 +92,9 @@ typedef struct bench_gu_row {
     int cuda;         /* the native variants are CUDA's; the CPU has one C loop */
     int64_t rows, cols;
     double bytes, flops;
-    int batch;            /* calls back to back between one pair of events */
-    double target;        /* the ratio kiln must reach (BASELINES.md) */
-    double ceiling_gbs;   /* copy bandwidth the GB/s are read against; 0: none */
+    int batch;          /* calls back to back between one pair of events */
+    double target;      /* the ratio kiln must reach (BASELINES.md) */
+    double ceiling_gbs; /* copy bandwidth the GB/s are read against; 0: none */
     double kiln_ms, kiln_min_ms;
     int kiln_passed;
     char kiln_check[192];
@@ -113,8 +113,8 @@ int kiln_bench_gufunc(kiln_context *ctx, const bench_native *native, const bench
 
 /* bench_report.c */
 void bench_print_rows(const bench_row *rows, int n, const char *backend);
-int bench_write_json(const char *path, const char *backend, const char *device,
-                     const bench_row *rows, int n, const bench_gu_row *gu, int ngu,
-                     const bench_launch_cost *launch, const bench_compile_cost *compile);
+int bench_write_json(const char *path, const char *backend, const char *device, const bench_row *rows, int n,
+                     const bench_gu_row *gu, int ngu, const bench_launch_cost *launch,
+                     const bench_compile_cost *compile);
 
 #endif

@@ -46,8 +46,8 @@ int bench_compile_child(const char *target) {
     if (s != KILN_OK) {
         fprintf(stderr, "kiln_bench child: %s: %s\n", kiln_status_string(s), kiln_last_error());
     } else {
-        printf("open_ms=%.3f first_ms=%.3f next_ms=%.3f compiles=%lld hits=%lld\n", t1 - t0,
-               t2 - t1, t3 - t2, (long long)st.compiles, (long long)st.cache_hits);
+        printf("open_ms=%.3f first_ms=%.3f next_ms=%.3f compiles=%lld hits=%lld\n", t1 - t0, t2 - t1, t3 - t2,
+               (long long)st.compiles, (long long)st.cache_hits);
     }
     kiln_kernel_release(a);
     kiln_kernel_release(b);
@@ -59,8 +59,7 @@ int bench_compile_child(const char *target) {
 /* ---------------------------------------------------------------- parent */
 /* Runs `self --child compile --target T` with KILN_CACHE_DIR=dir and its
  * stdout into *line. */
-static int spawn_child(const char *self, const char *target, const char *dir, char *line,
-                       size_t size) {
+static int spawn_child(const char *self, const char *target, const char *dir, char *line, size_t size) {
     char cache_var[4200];
     snprintf(cache_var, sizeof cache_var, "KILN_CACHE_DIR=%s", dir);
     size_t n = 0;
@@ -92,7 +91,8 @@ static int spawn_child(const char *self, const char *target, const char *dir, ch
     size_t len = 0;
     if (rc == 0) {
         ssize_t got;
-        while (len + 1 < size && ((got = read(fds[0], line + len, size - len - 1)) > 0 || (got < 0 && errno == EINTR)))
+        while (len + 1 < size &&
+               ((got = read(fds[0], line + len, size - len - 1)) > 0 || (got < 0 && errno == EINTR)))
             if (got > 0) len += (size_t)got;
     }
     line[len] = '\0';
@@ -125,8 +125,7 @@ int bench_compile_cost_measure(const bench_options *o, bench_compile_cost *out) 
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/kiln-bench-cache-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
-        snprintf(out->note, sizeof out->note, "cannot make a temporary cache folder: %s",
-                 strerror(errno));
+        snprintf(out->note, sizeof out->note, "cannot make a temporary cache folder: %s", strerror(errno));
         return KILN_ERR_IO;
     }
     char cold[512], warm[512];
@@ -135,14 +134,14 @@ int bench_compile_cost_measure(const bench_options *o, bench_compile_cost *out) 
     remove_dir(dir);
     long long warm_compiles = 0, cold_hits = 0;
     if (rc1 != 0 || rc2 != 0 ||
-        sscanf(cold, "open_ms=%lf first_ms=%lf next_ms=%lf compiles=%lld hits=%lld",
-               &out->cold_open_ms, &out->cold_first_ms, &out->cold_next_ms, &out->cold_compiles,
-               &cold_hits) != 5 ||
-        sscanf(warm, "open_ms=%lf first_ms=%lf next_ms=%lf compiles=%lld hits=%lld",
-               &out->warm_open_ms, &out->warm_first_ms, &out->warm_next_ms, &warm_compiles,
-               &out->warm_hits) != 5) {
-        snprintf(out->note, sizeof out->note, "child process failed (exit %d/%d); run "
-                 "`kiln_bench --child compile --target %s` to see why", rc1, rc2, o->target);
+        sscanf(cold, "open_ms=%lf first_ms=%lf next_ms=%lf compiles=%lld hits=%lld", &out->cold_open_ms,
+               &out->cold_first_ms, &out->cold_next_ms, &out->cold_compiles, &cold_hits) != 5 ||
+        sscanf(warm, "open_ms=%lf first_ms=%lf next_ms=%lf compiles=%lld hits=%lld", &out->warm_open_ms,
+               &out->warm_first_ms, &out->warm_next_ms, &warm_compiles, &out->warm_hits) != 5) {
+        snprintf(out->note, sizeof out->note,
+                 "child process failed (exit %d/%d); run "
+                 "`kiln_bench --child compile --target %s` to see why",
+                 rc1, rc2, o->target);
         return KILN_ERR_INTERNAL;
     }
     out->ok = 1;

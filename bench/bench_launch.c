@@ -34,8 +34,8 @@ int bench_launch_overhead(kiln_context *ctx, const bench_native *native, int lau
     if (s == KILN_OK && native->empty_launch) {
         kiln_device_info dev;
         int device = kiln_device_info_get(ctx, &dev) == KILN_OK ? dev.ordinal : 0;
-        out->have_native = native->empty_launch(device, launches, &out->native_enqueue_us,
-                                                &out->native_total_us) == 0;
+        out->have_native =
+            native->empty_launch(device, launches, &out->native_enqueue_us, &out->native_total_us) == 0;
     }
     return s;
 }

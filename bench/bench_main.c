@@ -9,18 +9,17 @@
 #include "bench.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: kiln_bench [NAME...] [--target auto|cpu|cuda[:N]] [--size N] [--repeat N]\n"
-            "                  [--json FILE] [--no-launch] [--no-compile] [--no-ufunc] [--no-gufunc]\n"
-            "  Times each named seed workload (default: all) through kiln and through a\n"
-            "  hand-written kernel on the same data: median of --repeat (default 20)\n"
-            "  event-timed runs after 3 warm-ups. Then the host cost of one launch\n"
-            "  (10000 empty kernels) and the first-kernel cost in fresh processes with\n"
-            "  an empty and a warm compile cache. Without NAMEs, also the vectorize\n"
-            "  workloads (bench/ufunc_bench.c) at the seeds' sizes (NAME \"vectorize\" selects\n"
-            "  them; on the CPU against C loops with libmvec), and the guvectorize\n"
-            "  one (seed 002's hermite, 128M x 4 and 1.28M x 4 f32 in place; the CPU runs\n"
-            "  1.28M x 4; bench/gufunc_bench.c), which NAME \"hermite\" also selects.\n");
+    fprintf(f, "usage: kiln_bench [NAME...] [--target auto|cpu|cuda[:N]] [--size N] [--repeat N]\n"
+               "                  [--json FILE] [--no-launch] [--no-compile] [--no-ufunc] [--no-gufunc]\n"
+               "  Times each named seed workload (default: all) through kiln and through a\n"
+               "  hand-written kernel on the same data: median of --repeat (default 20)\n"
+               "  event-timed runs after 3 warm-ups. Then the host cost of one launch\n"
+               "  (10000 empty kernels) and the first-kernel cost in fresh processes with\n"
+               "  an empty and a warm compile cache. Without NAMEs, also the vectorize\n"
+               "  workloads (bench/ufunc_bench.c) at the seeds' sizes (NAME \"vectorize\" selects\n"
+               "  them; on the CPU against C loops with libmvec), and the guvectorize\n"
+               "  one (seed 002's hermite, 128M x 4 and 1.28M x 4 f32 in place; the CPU runs\n"
+               "  1.28M x 4; bench/gufunc_bench.c), which NAME \"hermite\" also selects.\n");
 }
 
 static int parse_int(const char *opt, const char *text, long long lo, long long hi, long long *out) {
@@ -84,11 +83,11 @@ static int parse(int argc, char **argv, bench_options *o) {
 
 static void print_launch(const bench_launch_cost *c, const char *backend) {
     printf("\nlaunch overhead (%d empty kernels back to back, host clock):\n", c->launches);
-    printf("  kiln   %-4s: %7.2f us per launch queued, %7.2f us including the final sync\n",
-           backend, c->kiln_enqueue_us, c->kiln_total_us);
+    printf("  kiln   %-4s: %7.2f us per launch queued, %7.2f us including the final sync\n", backend,
+           c->kiln_enqueue_us, c->kiln_total_us);
     if (c->have_native)
-        printf("  native %-4s: %7.2f us per launch queued, %7.2f us including the final sync\n",
-               backend, c->native_enqueue_us, c->native_total_us);
+        printf("  native %-4s: %7.2f us per launch queued, %7.2f us including the final sync\n", backend,
+               c->native_enqueue_us, c->native_total_us);
 }
 
 static void print_compile(const bench_compile_cost *c, const char *target) {
@@ -97,10 +96,10 @@ static void print_compile(const bench_compile_cost *c, const char *target) {
         printf("  n/a: %s\n", c->note);
         return;
     }
-    printf("  cold cache: open %.1f ms, first compile %.1f ms, next compile %.1f ms\n",
-           c->cold_open_ms, c->cold_first_ms, c->cold_next_ms);
-    printf("  warm cache: open %.1f ms, first load    %.2f ms, next load    %.2f ms\n",
-           c->warm_open_ms, c->warm_first_ms, c->warm_next_ms);
+    printf("  cold cache: open %.1f ms, first compile %.1f ms, next compile %.1f ms\n", c->cold_open_ms,
+           c->cold_first_ms, c->cold_next_ms);
+    printf("  warm cache: open %.1f ms, first load    %.2f ms, next load    %.2f ms\n", c->warm_open_ms,
+           c->warm_first_ms, c->warm_next_ms);
     if (c->note[0]) printf("  note: %s\n", c->note);
 }
 
@@ -111,7 +110,8 @@ int main(int argc, char **argv) {
      * short spin keeps back-to-back regions of a timed loop hot (no futex
      * wake-up charged to the baseline) and frees the cores within tens of
      * microseconds. libgomp reads the variable at load, hence the re-exec. */
-    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") && setenv("GOMP_SPINCOUNT", "20000", 1) == 0) {
+    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
+        setenv("GOMP_SPINCOUNT", "20000", 1) == 0) {
         execv("/proc/self/exe", argv);
         /* not re-executed: go on with the default policy */
     }
@@ -133,8 +133,8 @@ int main(int argc, char **argv) {
     kiln_context *ctx = NULL;
     kiln_status s = kiln_open(&ctx, o.target);
     if (s != KILN_OK) {
-        fprintf(stderr, "kiln_bench: cannot open \"%s\": %s: %s\n", o.target,
-                kiln_status_string(s), kiln_last_error());
+        fprintf(stderr, "kiln_bench: cannot open \"%s\": %s: %s\n", o.target, kiln_status_string(s),
+                kiln_last_error());
         return 1;
     }
     const char *backend = kiln_context_backend_name(ctx);
@@ -205,8 +205,8 @@ int main(int argc, char **argv) {
         print_compile(&compile, o.target);
     }
     if (o.json_path) {
-        s = (kiln_status)bench_write_json(o.json_path, backend, dev.name, rows, nrows, gu, ngu,
-                                          &launch, &compile);
+        s = (kiln_status)bench_write_json(o.json_path, backend, dev.name, rows, nrows, gu, ngu, &launch,
+                                          &compile);
         if (s != KILN_OK) {
             fprintf(stderr, "kiln_bench: cannot write %s: %s\n", o.json_path, strerror(errno));
             failures++;

@@ -38,16 +38,16 @@ static void load_cuda(bench_native *out) {
     }
     /* dlsym returns void *; POSIX guarantees the round trip to a function
      * pointer, which ISO C does not, hence the memcpy. */
-#define BENCH_SYM_(field, name)                                                                   \
-    do {                                                                                          \
-        void *p_ = dlsym(h, name);                                                                \
-        if (!p_) {                                                                                \
-            snprintf(out->note, sizeof out->note, "native n/a: %s lacks %s", path, name);         \
-            dlclose(h);                                                                           \
-            memset(out, 0, offsetof(bench_native, note));                                         \
-            return;                                                                               \
-        }                                                                                         \
-        memcpy(&out->field, &p_, sizeof p_);                                                      \
+#define BENCH_SYM_(field, name)                                                                              \
+    do {                                                                                                     \
+        void *p_ = dlsym(h, name);                                                                           \
+        if (!p_) {                                                                                           \
+            snprintf(out->note, sizeof out->note, "native n/a: %s lacks %s", path, name);                    \
+            dlclose(h);                                                                                      \
+            memset(out, 0, offsetof(bench_native, note));                                                    \
+            return;                                                                                          \
+        }                                                                                                    \
+        memcpy(&out->field, &p_, sizeof p_);                                                                 \
     } while (0)
     kiln_native_abi_fn abi = NULL;
     BENCH_SYM_(saxpy, "kiln_native_saxpy");

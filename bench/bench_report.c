@@ -11,9 +11,8 @@ static void rate(char *buf, size_t size, double amount, double ms) {
 }
 
 void bench_print_rows(const bench_row *rows, int n, const char *backend) {
-    printf("%-15s | %-7s | %-9s | %10s | %10s | %6s | %15s | %16s | %s\n", "workload", "backend",
-           "size", "kiln ms", "native ms", "ratio", "GB/s kiln/nat", "GFLOP/s kiln/nat",
-           "checked");
+    printf("%-15s | %-7s | %-9s | %10s | %10s | %6s | %15s | %16s | %s\n", "workload", "backend", "size",
+           "kiln ms", "native ms", "ratio", "GB/s kiln/nat", "GFLOP/s kiln/nat", "checked");
     printf("----------------+---------+-----------+------------+------------+--------+------------"
            "-----+------------------+--------\n");
     for (int i = 0; i < n; i++) {
@@ -29,17 +28,20 @@ void bench_print_rows(const bench_row *rows, int n, const char *backend) {
         rate(a, sizeof a, r->flops, r->kiln_ms);
         rate(b, sizeof b, r->flops, r->have_native ? r->native_ms : 0);
         snprintf(gf, sizeof gf, "%s / %s", a, b);
-        const char *checked = !r->kiln_passed ? "kiln FAIL"
+        const char *checked = !r->kiln_passed                       ? "kiln FAIL"
                               : r->have_native && !r->native_passed ? "native FAIL"
-                              : r->have_native ? "both ok" : "kiln ok";
+                              : r->have_native                      ? "both ok"
+                                                                    : "kiln ok";
         printf("%-15s | %-7s | %-9lld | %10.4f | %10s | %6s | %15s | %16s | %s\n", r->name, backend,
                (long long)r->size, r->kiln_ms, native, ratio, gb, gf, checked);
     }
     for (int i = 0; i < n; i++) {
         const bench_row *r = &rows[i];
         printf("  %s: kiln: %s\n", r->name, r->kiln_check);
-        if (r->have_native) printf("  %s: native: %s\n", r->name, r->native_check);
-        else if (r->native_note[0]) printf("  %s: %s\n", r->name, r->native_note);
+        if (r->have_native)
+            printf("  %s: native: %s\n", r->name, r->native_check);
+        else if (r->native_note[0])
+            printf("  %s: %s\n", r->name, r->native_note);
     }
     printf("  (on a GPU kiln and native take turns run by run; kernels under 0.25 ms run in\n"
            "  batches of 20 back to back per timed run on both sides, the figure per launch)\n");
@@ -51,16 +53,19 @@ static void json_string(FILE *f, const char *s) {
     fputc('"', f);
     for (; s && *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
     }
     fputc('"', f);
 }
 
-int bench_write_json(const char *path, const char *backend, const char *device,
-                     const bench_row *rows, int n, const bench_gu_row *gu, int ngu,
-                     const bench_launch_cost *launch, const bench_compile_cost *compile) {
+int bench_write_json(const char *path, const char *backend, const char *device, const bench_row *rows, int n,
+                     const bench_gu_row *gu, int ngu, const bench_launch_cost *launch,
+                     const bench_compile_cost *compile) {
     FILE *f = fopen(path, "w");
     if (!f) return KILN_ERR_IO;
     fprintf(f, "{\n  \"kiln_version\": ");
@@ -74,14 +79,16 @@ int bench_write_json(const char *path, const char *backend, const char *device,
         const bench_row *r = &rows[i];
         fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
         json_string(f, r->name);
-        fprintf(f, ", \"size\": %lld, \"bytes\": %.0f, \"flops\": %.0f, \"kiln_ms\": %.6f, "
-                   "\"kiln_min_ms\": %.6f, \"kiln_passed\": %s, \"kiln_check\": ",
+        fprintf(f,
+                ", \"size\": %lld, \"bytes\": %.0f, \"flops\": %.0f, \"kiln_ms\": %.6f, "
+                "\"kiln_min_ms\": %.6f, \"kiln_passed\": %s, \"kiln_check\": ",
                 (long long)r->size, r->bytes, r->flops, r->kiln_ms, r->kiln_min_ms,
                 r->kiln_passed ? "true" : "false");
         json_string(f, r->kiln_check);
         if (r->have_native) {
-            fprintf(f, ", \"native_ms\": %.6f, \"native_min_ms\": %.6f, \"ratio\": %.4f, "
-                       "\"native_passed\": %s, \"native_check\": ",
+            fprintf(f,
+                    ", \"native_ms\": %.6f, \"native_min_ms\": %.6f, \"ratio\": %.4f, "
+                    "\"native_passed\": %s, \"native_check\": ",
                     r->native_ms, r->native_min_ms, r->native_ms > 0 ? r->kiln_ms / r->native_ms : 0,
                     r->native_passed ? "true" : "false");
             json_string(f, r->native_check);
@@ -98,9 +105,10 @@ int bench_write_json(const char *path, const char *backend, const char *device,
         const bench_gu_row *r = &gu[i];
         fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
         json_string(f, r->name);
-        fprintf(f, ", \"rows\": %lld, \"cols\": %lld, \"bytes\": %.0f, \"flops\": %.0f, "
-                   "\"batch\": %d, \"target_ratio\": %.2f, \"ceiling_gbs\": %.0f, \"kiln_ms\": %.6f, "
-                   "\"kiln_min_ms\": %.6f, \"kiln_gbs\": %.1f, \"kiln_passed\": %s, \"kiln_check\": ",
+        fprintf(f,
+                ", \"rows\": %lld, \"cols\": %lld, \"bytes\": %.0f, \"flops\": %.0f, "
+                "\"batch\": %d, \"target_ratio\": %.2f, \"ceiling_gbs\": %.0f, \"kiln_ms\": %.6f, "
+                "\"kiln_min_ms\": %.6f, \"kiln_gbs\": %.1f, \"kiln_passed\": %s, \"kiln_check\": ",
                 (long long)r->rows, (long long)r->cols, r->bytes, r->flops, r->batch, r->target,
                 r->ceiling_gbs, r->kiln_ms, r->kiln_min_ms,
                 r->kiln_ms > 0 ? r->bytes / (r->kiln_ms * 1e6) : 0, r->kiln_passed ? "true" : "false");
@@ -108,8 +116,9 @@ int bench_write_json(const char *path, const char *backend, const char *device,
         if (r->have_native) {
             fprintf(f, ", \"native_kernel\": ");
             json_string(f, r->native_kernel);
-            fprintf(f, ", \"native_ms\": %.6f, \"native_min_ms\": %.6f, \"native_gbs\": %.1f, "
-                       "\"ratio\": %.4f, \"native_passed\": %s, \"native_check\": ",
+            fprintf(f,
+                    ", \"native_ms\": %.6f, \"native_min_ms\": %.6f, \"native_gbs\": %.1f, "
+                    "\"ratio\": %.4f, \"native_passed\": %s, \"native_check\": ",
                     r->native_ms, r->native_min_ms, r->native_ms > 0 ? r->bytes / (r->native_ms * 1e6) : 0,
                     r->native_ms > 0 ? r->kiln_ms / r->native_ms : 0, r->native_passed ? "true" : "false");
             json_string(f, r->native_check);
@@ -132,20 +141,22 @@ int bench_write_json(const char *path, const char *backend, const char *device,
     }
     fprintf(f, "\n  ]");
     if (launch && launch->launches) {
-        fprintf(f, ",\n  \"launch\": {\"launches\": %d, \"kiln_enqueue_us\": %.3f, "
-                   "\"kiln_total_us\": %.3f",
+        fprintf(f,
+                ",\n  \"launch\": {\"launches\": %d, \"kiln_enqueue_us\": %.3f, "
+                "\"kiln_total_us\": %.3f",
                 launch->launches, launch->kiln_enqueue_us, launch->kiln_total_us);
         if (launch->have_native)
-            fprintf(f, ", \"native_enqueue_us\": %.3f, \"native_total_us\": %.3f",
-                    launch->native_enqueue_us, launch->native_total_us);
+            fprintf(f, ", \"native_enqueue_us\": %.3f, \"native_total_us\": %.3f", launch->native_enqueue_us,
+                    launch->native_total_us);
         fputc('}', f);
     }
     if (compile && compile->ok)
-        fprintf(f, ",\n  \"compile\": {\"cold_open_ms\": %.3f, \"cold_first_ms\": %.3f, "
-                   "\"cold_next_ms\": %.3f, \"warm_open_ms\": %.3f, \"warm_first_ms\": %.3f, "
-                   "\"warm_next_ms\": %.3f}",
-                compile->cold_open_ms, compile->cold_first_ms, compile->cold_next_ms,
-                compile->warm_open_ms, compile->warm_first_ms, compile->warm_next_ms);
+        fprintf(f,
+                ",\n  \"compile\": {\"cold_open_ms\": %.3f, \"cold_first_ms\": %.3f, "
+                "\"cold_next_ms\": %.3f, \"warm_open_ms\": %.3f, \"warm_first_ms\": %.3f, "
+                "\"warm_next_ms\": %.3f}",
+                compile->cold_open_ms, compile->cold_first_ms, compile->cold_next_ms, compile->warm_open_ms,
+                compile->warm_first_ms, compile->warm_next_ms);
     fprintf(f, "\n}\n");
     return fclose(f) == 0 ? KILN_OK : KILN_ERR_IO;
 }

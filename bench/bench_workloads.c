@@ -6,9 +6,7 @@
 
 #include "bench.h"
 
-static void *data_of(const kiln_example_launch *l, int arg) {
-    return kiln_array_data(l->args[arg].as.array);
-}
+static void *data_of(const kiln_example_launch *l, int arg) { return kiln_array_data(l->args[arg].as.array); }
 
 /* The output is the last array an example keeps (see examples/saxpy.c and the others). */
 static kiln_array *output_of(const kiln_example_launch *l) {
@@ -34,23 +32,21 @@ static unsigned dim_or_1(uint32_t d) { return d ? d : 1; }
 
 /* Calls the native version of l's workload with l's own arguments;
  * returns the native code (0 = ok), or -1 when there is none. */
-static int run_native(const bench_native *nat, const kiln_example_launch *l,
-                      const kiln_native_geometry *g, float *times) {
+static int run_native(const bench_native *nat, const kiln_example_launch *l, const kiln_native_geometry *g,
+                      float *times) {
     const kiln_value *a = l->args;
     const char *name = l->example->name;
     if (strcmp(name, "saxpy") == 0 && nat->saxpy)
-        return nat->saxpy(g, (float)a[0].as.f, data_of(l, 1), data_of(l, 2), data_of(l, 3),
-                          (size_t)a[4].as.u, times);
+        return nat->saxpy(g, (float)a[0].as.f, data_of(l, 1), data_of(l, 2), data_of(l, 3), (size_t)a[4].as.u,
+                          times);
     if (strcmp(name, "mandelbrot") == 0 && nat->mandelbrot)
-        return nat->mandelbrot(g, (float)a[0].as.f, (float)a[1].as.f, (float)a[2].as.f,
-                               (float)a[3].as.f, data_of(l, 4), (int)a[5].as.i, (int)a[6].as.i,
-                               (int)a[7].as.i, times);
+        return nat->mandelbrot(g, (float)a[0].as.f, (float)a[1].as.f, (float)a[2].as.f, (float)a[3].as.f,
+                               data_of(l, 4), (int)a[5].as.i, (int)a[6].as.i, (int)a[7].as.i, times);
     if (strcmp(name, "matmul") == 0 && nat->matmul)
         return nat->matmul(g, data_of(l, 0), data_of(l, 1), data_of(l, 2), (int)a[3].as.i, times);
     if (strcmp(name, "haversine_mesh") == 0 && nat->haversine_mesh)
-        return nat->haversine_mesh(g, a[0].as.f, a[1].as.f, a[2].as.f, a[3].as.f, a[4].as.f,
-                                   a[5].as.f, a[6].as.f, a[7].as.i, a[8].as.i, data_of(l, 9),
-                                   times);
+        return nat->haversine_mesh(g, a[0].as.f, a[1].as.f, a[2].as.f, a[3].as.f, a[4].as.f, a[5].as.f,
+                                   a[6].as.f, a[7].as.i, a[8].as.i, data_of(l, 9), times);
     return -1;
 }
 
@@ -110,7 +106,10 @@ int bench_workload(kiln_context *ctx, const bench_native *native, const kiln_exa
     s = kiln_device_info_get(ctx, &dev);
     kiln_native_geometry g = {{dim_or_1(l.grid.x), dim_or_1(l.grid.y), dim_or_1(l.grid.z)},
                               {dim_or_1(l.block.x), dim_or_1(l.block.y), dim_or_1(l.block.z)},
-                              dev.ordinal, 3, 1, 1};
+                              dev.ordinal,
+                              3,
+                              1,
+                              1};
     int n = o->repeat;
     double *kt = calloc((size_t)n, sizeof *kt), *nt = calloc((size_t)n, sizeof *nt), dummy = 0;
     if (!kt || !nt) s = KILN_ERR_OUT_OF_MEMORY;
@@ -131,7 +130,8 @@ int bench_workload(kiln_context *ctx, const bench_native *native, const kiln_exa
         s = kiln_batch(&l, e0, e1, batch, &kt[i]);
         if (s == KILN_OK && rc == 0 && alternate) rc = native_once(native, &l, g, 0, &nt[i]);
     }
-    for (int i = 0; s == KILN_OK && !alternate && rc == 0 && i < n; i++) rc = native_once(native, &l, g, 0, &nt[i]);
+    for (int i = 0; s == KILN_OK && !alternate && rc == 0 && i < n; i++)
+        rc = native_once(native, &l, g, 0, &nt[i]);
     kiln_event_release(e0);
     kiln_event_release(e1);
     g.batch = 1;

@@ -26,14 +26,13 @@
 #endif
 
 enum { GU_COLS = 4 };
-#define GU_SEED 0x5eed0002ULL   /* examples/gufunc_examples.c's inputs */
+#define GU_SEED 0x5eed0002ULL      /* examples/gufunc_examples.c's inputs */
 #define GU_COPY_CEILING_GBS 3000.0 /* H100 device-to-device copy, BASELINES.md (3011 GB/s) */
 
 /* examples/gufunc_examples.c's hermite body: the seed's my_func in CUDA C. */
 static const char hermite_body[] = KILN_EXAMPLE_HERMITE_BODY;
 
-static const char *const variant_names[KILN_NATIVE_HERMITE_VARIANTS] = {"float4", "float4_x4",
-                                                                        "rows"};
+static const char *const variant_names[KILN_NATIVE_HERMITE_VARIANTS] = {"float4", "float4_x4", "rows"};
 
 /* x of row r: the r-th draw of the example's splitmix64 stream (uniform in
  * [-2, 2)), computed from r alone so that filling and checking run in
@@ -128,9 +127,9 @@ static int gu_time_kiln(kiln_context *ctx, kiln_gufunc *f, kiln_array *X, int ba
 
 /* One native variant: reset, time, check. Returns a kiln status; a native
  * failure goes to row->note and *ran stays 0. */
-static int gu_native_variant(kiln_context *ctx, const bench_native *nat, int variant,
-                             kiln_array *X, float *host, bench_gu_row *row, int repeat,
-                             int *ran, double *median, double *min, double *err) {
+static int gu_native_variant(kiln_context *ctx, const bench_native *nat, int variant, kiln_array *X,
+                             float *host, bench_gu_row *row, int repeat, int *ran, double *median,
+                             double *min, double *err) {
     kiln_device_info dev;
     int s = kiln_device_info_get(ctx, &dev);
     if (s != KILN_OK) return s;
@@ -169,8 +168,8 @@ static void gu_label(char *buf, size_t size, int64_t rows) {
 }
 
 /* One size: kiln, then every native variant, each on the reset array. */
-static int gu_run_size(kiln_context *ctx, const bench_native *nat, kiln_gufunc *f, int cuda,
-                       int64_t rows, int repeat, bench_gu_row *row) {
+static int gu_run_size(kiln_context *ctx, const bench_native *nat, kiln_gufunc *f, int cuda, int64_t rows,
+                       int repeat, bench_gu_row *row) {
     memset(row, 0, sizeof *row);
     row->name = "hermite";
     row->cuda = cuda;
@@ -228,7 +227,10 @@ static int gu_run_size(kiln_context *ctx, const bench_native *nat, kiln_gufunc *
     if (row->have_native) {
         row->native_passed = all_passed;
         snprintf(row->native_check, sizeof row->native_check, "%s: max err %.2e%s", row->native_kernel,
-                 best_err, !all_passed ? failed : checked > 1 ? "; every kernel checked, all ok" : "");
+                 best_err,
+                 !all_passed   ? failed
+                 : checked > 1 ? "; every kernel checked, all ok"
+                               : "");
     }
     kiln_array_release(X);
     free(host);
@@ -236,21 +238,25 @@ static int gu_run_size(kiln_context *ctx, const bench_native *nat, kiln_gufunc *
 }
 
 static void gu_rate(char *buf, size_t size, double bytes, double ms, double ceiling, int pct) {
-    if (!(ms > 0)) snprintf(buf, size, "-");
-    else if (!pct) snprintf(buf, size, "%.1f", bytes / (ms * 1e6));
-    else if (ceiling > 0) snprintf(buf, size, "%.0f%%", 100 * bytes / (ms * 1e6) / ceiling);
-    else snprintf(buf, size, "-");
+    if (!(ms > 0))
+        snprintf(buf, size, "-");
+    else if (!pct)
+        snprintf(buf, size, "%.1f", bytes / (ms * 1e6));
+    else if (ceiling > 0)
+        snprintf(buf, size, "%.0f%%", 100 * bytes / (ms * 1e6) / ceiling);
+    else
+        snprintf(buf, size, "-");
 }
 
 static void gu_print(const bench_gu_row *rows, int n, const char *backend, int skipped_big) {
-    printf("%-24s | %-7s | %10s | %10s | %5s | %6s | %17s | %13s | %s\n", "workload", "backend",
-           "kiln ms", "native ms", "ratio", "target", "GB/s kiln / nat", "of copy k / n", "checked");
+    printf("%-24s | %-7s | %10s | %10s | %5s | %6s | %17s | %13s | %s\n", "workload", "backend", "kiln ms",
+           "native ms", "ratio", "target", "GB/s kiln / nat", "of copy k / n", "checked");
     printf("-------------------------+---------+------------+------------+-------+--------+-------"
            "------------+---------------+------------\n");
     for (int i = 0; i < n; i++) {
         const bench_gu_row *r = &rows[i];
-        char label[64], rows_s[24], nat[24] = "n/a", ratio[16] = "-", target[16], a[24], b[24],
-             gb[56], c[16], d[16], ceil[40];
+        char label[64], rows_s[24], nat[24] = "n/a", ratio[16] = "-", target[16], a[24], b[24], gb[56], c[16],
+                                    d[16], ceil[40];
         gu_label(rows_s, sizeof rows_s, r->rows);
         snprintf(label, sizeof label, "hermite %sx%lld f32", rows_s, (long long)r->cols);
         if (r->have_native) {
@@ -264,11 +270,12 @@ static void gu_print(const bench_gu_row *rows, int n, const char *backend, int s
         gu_rate(c, sizeof c, r->bytes, r->kiln_ms, r->ceiling_gbs, 1);
         gu_rate(d, sizeof d, r->bytes, r->have_native ? r->native_ms : 0, r->ceiling_gbs, 1);
         snprintf(ceil, sizeof ceil, "%s / %s", c, d);
-        const char *checked = !r->kiln_passed ? "kiln FAIL"
+        const char *checked = !r->kiln_passed                       ? "kiln FAIL"
                               : r->have_native && !r->native_passed ? "native FAIL"
-                              : r->have_native ? "both ok" : "kiln ok";
-        printf("%-24s | %-7s | %10.4f | %10s | %5s | %6s | %17s | %13s | %s\n", label, backend,
-               r->kiln_ms, nat, ratio, target, gb, ceil, checked);
+                              : r->have_native                      ? "both ok"
+                                                                    : "kiln ok";
+        printf("%-24s | %-7s | %10.4f | %10s | %5s | %6s | %17s | %13s | %s\n", label, backend, r->kiln_ms,
+               nat, ratio, target, gb, ceil, checked);
     }
     for (int i = 0; i < n; i++) {
         const bench_gu_row *r = &rows[i];
@@ -277,25 +284,28 @@ static void gu_print(const bench_gu_row *rows, int n, const char *backend, int s
         printf("  hermite %sx4: kiln: %s\n", rows_s, r->kiln_check);
         if (r->have_native) {
             printf("  hermite %sx4: native: %s\n", rows_s, r->native_check);
-            if (r->variant_ms[KILN_NATIVE_HERMITE_FLOAT4_X4] >= 0 || r->variant_ms[KILN_NATIVE_HERMITE_ROWS] >= 0)
-                printf("  hermite %sx4: native kernels, median ms: float4 (a row per thread) %.4f, float4_x4\n"
-                       "    (4 rows per thread) %.4f; rows (scalar accesses, the seed's Numba pattern; not\n"
-                       "    the baseline) %.4f\n",
-                       rows_s, r->variant_ms[KILN_NATIVE_HERMITE_FLOAT4],
-                       r->variant_ms[KILN_NATIVE_HERMITE_FLOAT4_X4],
-                       r->variant_ms[KILN_NATIVE_HERMITE_ROWS]);
+            if (r->variant_ms[KILN_NATIVE_HERMITE_FLOAT4_X4] >= 0 ||
+                r->variant_ms[KILN_NATIVE_HERMITE_ROWS] >= 0)
+                printf(
+                    "  hermite %sx4: native kernels, median ms: float4 (a row per thread) %.4f, float4_x4\n"
+                    "    (4 rows per thread) %.4f; rows (scalar accesses, the seed's Numba pattern; not\n"
+                    "    the baseline) %.4f\n",
+                    rows_s, r->variant_ms[KILN_NATIVE_HERMITE_FLOAT4],
+                    r->variant_ms[KILN_NATIVE_HERMITE_FLOAT4_X4], r->variant_ms[KILN_NATIVE_HERMITE_ROWS]);
         }
         if (r->note[0]) printf("  hermite %sx4: %s\n", rows_s, r->note);
     }
     if (skipped_big)
         printf("  hermite 128Mx4 not run on the CPU: 2 GB in place, ~15 s for the row with its checks on\n"
-               "  two cores, and the CPU target is set at 1.28M x 4; KILN_BENCH_GUFUNC_ROWS=128000000 runs it\n");
+               "  two cores, and the CPU target is set at 1.28M x 4; KILN_BENCH_GUFUNC_ROWS=128000000 runs "
+               "it\n");
     int any_batch = 0;
     for (int i = 0; i < n; i++) any_batch |= rows[i].batch > 1;
     printf("  bytes = 2 x rows x 16 (every row read and written once)%s.\n"
            "  In place: every run redoes the seed's work (columns 0 and 1 are only read); median of\n"
            "  the timed runs after 3 warm-ups%s.\n",
-           n > 0 && rows[0].ceiling_gbs > 0 ? "; \"of copy\" = GB/s over 3000 (H100 device-to-device copy)" : "",
+           n > 0 && rows[0].ceiling_gbs > 0 ? "; \"of copy\" = GB/s over 3000 (H100 device-to-device copy)"
+                                            : "",
            any_batch ? "; rows < 10M: 20 calls back to back per timed run, figure per call" : "");
 }
 
@@ -310,8 +320,10 @@ static int gu_sizes(int cuda, int64_t *sizes, int max, int *skipped_big) {
             char *end = NULL;
             long long v = strtoll(p, &end, 10);
             if (end == p || v < 1 || v > (1LL << 34)) {
-                fprintf(stderr, "kiln_bench: KILN_BENCH_GUFUNC_ROWS wants row counts like "
-                                "\"1280000,128000000\", got \"%s\"\n", env);
+                fprintf(stderr,
+                        "kiln_bench: KILN_BENCH_GUFUNC_ROWS wants row counts like "
+                        "\"1280000,128000000\", got \"%s\"\n",
+                        env);
                 return -1;
             }
             sizes[n++] = v;
@@ -323,8 +335,10 @@ static int gu_sizes(int cuda, int64_t *sizes, int max, int *skipped_big) {
         }
         return n;
     }
-    if (cuda) sizes[n++] = 128000000;
-    else *skipped_big = 1;
+    if (cuda)
+        sizes[n++] = 128000000;
+    else
+        *skipped_big = 1;
     sizes[n++] = 1280000; /* the seed's rows */
     return n;
 }

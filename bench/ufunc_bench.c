@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "kiln.h"
 #include "examples.h"
+#include "kiln.h"
 #include "native/native_api.h"
 
 int kiln_bench_ufunc(kiln_context *ctx, int repeat);
@@ -38,8 +38,8 @@ typedef struct bench_case {
     const kiln_value *nargs_v;
     int nnative;
     int64_t n;
-    cpu_loop cpu;       /* CPU_NONE: launch `native` */
-    void *out[2];       /* the C loop's outputs (host memory) */
+    cpu_loop cpu; /* CPU_NONE: launch `native` */
+    void *out[2]; /* the C loop's outputs (host memory) */
 } bench_case;
 
 static void *host_data(const kiln_value *v) { return kiln_array_data(v->as.array); }
@@ -47,10 +47,12 @@ static void *host_data(const kiln_value *v) { return kiln_array_data(v->as.array
 static void run_cpu_loop(const bench_case *c) {
     const kiln_value *a = c->args;
     switch (c->cpu) {
-    case CPU_VECTOR_ADD: kiln_native_cpu_vector_add(c->out[0], host_data(&a[0]), host_data(&a[1]), c->n); break;
+    case CPU_VECTOR_ADD:
+        kiln_native_cpu_vector_add(c->out[0], host_data(&a[0]), host_data(&a[1]), c->n);
+        break;
     case CPU_BLACK_SCHOLES:
-        kiln_native_cpu_black_scholes(c->out[0], c->out[1], host_data(&a[0]), host_data(&a[1]), host_data(&a[2]),
-                                      a[3].as.f, a[4].as.f, c->n);
+        kiln_native_cpu_black_scholes(c->out[0], c->out[1], host_data(&a[0]), host_data(&a[1]),
+                                      host_data(&a[2]), a[3].as.f, a[4].as.f, c->n);
         break;
     case CPU_HAVERSINE:
         kiln_native_cpu_haversine(c->out[0], host_data(&a[0]), host_data(&a[1]), a[2].as.f, a[3].as.f,
@@ -75,8 +77,8 @@ static int time_one(kiln_context *ctx, const bench_case *c, int which, int repea
             if (which && c->cpu != CPU_NONE)
                 run_cpu_loop(c);
             else if (which)
-                KILN_CHECK(kiln_launch(c->native, KILN_DIM((uint32_t)((c->n + 255) / 256)), KILN_DIM(256), 0, NULL,
-                                       c->nargs_v, c->nnative));
+                KILN_CHECK(kiln_launch(c->native, KILN_DIM((uint32_t)((c->n + 255) / 256)), KILN_DIM(256), 0,
+                                       NULL, c->nargs_v, c->nnative));
             else
                 KILN_CHECK(kiln_call(c->f, c->args, c->nargs, c->outs));
         }
@@ -109,7 +111,9 @@ static double max_rel_diff(kiln_array *kiln_out, const void *loop_out, kiln_dtyp
 
 static int compare(kiln_context *ctx, const char *label, const bench_case *c, int repeat) {
     double k = 0, nat = 0;
-    if (time_one(ctx, c, 1, repeat, &nat) || time_one(ctx, c, 0, repeat, &k) || time_one(ctx, c, 1, repeat, &nat)) return 1;
+    if (time_one(ctx, c, 1, repeat, &nat) || time_one(ctx, c, 0, repeat, &k) ||
+        time_one(ctx, c, 1, repeat, &nat))
+        return 1;
     if (c->cpu == CPU_NONE) {
         printf("%-34s kiln %9.4f ms   native %9.4f ms   ratio %.3f\n", label, k, nat, k / nat);
         return 0;
@@ -120,7 +124,8 @@ static int compare(kiln_context *ctx, const char *label, const bench_case *c, in
         double d2 = max_rel_diff(c->outs[1], c->out[1], t, c->n);
         d = d2 > d || d2 != d2 ? d2 : d;
     }
-    printf("%-34s kiln %9.4f ms   C loop %9.4f ms   ratio %.3f   max rel diff %.1e\n", label, k, nat, k / nat, d);
+    printf("%-34s kiln %9.4f ms   C loop %9.4f ms   ratio %.3f   max rel diff %.1e\n", label, k, nat, k / nat,
+           d);
     return 0;
 }
 
@@ -137,9 +142,8 @@ static const char native_src[] =
     "__global__ void vadd(float *c, const float *a, const float *b, long long n) {\n"
     "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i < n) c[i] = a[i] + b[i];\n"
-    "}\n"
-    KILN_EXAMPLE_CND_SOURCE
-    "__global__ void bs(double *call, double *put, const double *S, const double *X, const double *T, double R, double V, int n) {\n"
+    "}\n" KILN_EXAMPLE_CND_SOURCE "__global__ void bs(double *call, double *put, const double *S, const "
+                                  "double *X, const double *T, double R, double V, int n) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i >= n) return;\n"
     "    double sqrtT = sqrt(T[i]);\n"
@@ -150,10 +154,12 @@ static const char native_src[] =
     "    call[i] = S[i] * c1 - X[i] * e * c2;\n"
     "    put[i] = X[i] * e * (1.0 - c2) - S[i] * (1.0 - c1);\n"
     "}\n"
-    "__global__ void hav(double *out, const double *lat1, const double *lon1, double lat2, double lon2, double s, int n) {\n"
+    "__global__ void hav(double *out, const double *lat1, const double *lon1, double lat2, double lon2, "
+    "double s, int n) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i >= n) return;\n"
-    "    double a = pow(sin(0.008726645 * (lat2 - lat1[i])), 2) + cos(0.01745329 * lat1[i]) * cos(0.01745329 * lat2) *\n"
+    "    double a = pow(sin(0.008726645 * (lat2 - lat1[i])), 2) + cos(0.01745329 * lat1[i]) * cos(0.01745329 "
+    "* lat2) *\n"
     "               pow(sin(0.008726645 * (lon2 - lon1[i])), 2);\n"
     "    out[i] = atan2(a, 1 - a) * s;\n"
     "}\n";
@@ -178,11 +184,12 @@ int kiln_bench_ufunc(kiln_context *ctx, int repeat) {
                               "call = S * cndd1 - X * expRT * cndd2;\n"
                               "put = X * expRT * (1.0 - cndd2) - S * (1.0 - cndd1);",
                               bs_pre, &bs));
-    KILN_CHECK(kiln_vectorize(ctx, "hav", "f8(f8,f8,f8,f8,f8)", "lat1, lon1, lat2, lon2, s",
-                              "double a = pow(sin(0.008726645 * (lat2 - lat1)), 2) + cos(0.01745329 * lat1) * "
-                              "cos(0.01745329 * lat2) * pow(sin(0.008726645 * (lon2 - lon1)), 2);\n"
-                              "return atan2(a, 1 - a) * s;",
-                              NULL, &hav));
+    KILN_CHECK(
+        kiln_vectorize(ctx, "hav", "f8(f8,f8,f8,f8,f8)", "lat1, lon1, lat2, lon2, s",
+                       "double a = pow(sin(0.008726645 * (lat2 - lat1)), 2) + cos(0.01745329 * lat1) * "
+                       "cos(0.01745329 * lat2) * pow(sin(0.008726645 * (lon2 - lon1)), 2);\n"
+                       "return atan2(a, 1 - a) * s;",
+                       NULL, &hav));
     /* vectorAdd 320M f32, device resident */
     {
         int64_t n = getenv("KILN_BENCH_VADD_N") ? atoll(getenv("KILN_BENCH_VADD_N")) : 320000000;
@@ -212,19 +219,24 @@ int kiln_bench_ufunc(kiln_context *ctx, int repeat) {
             KILN_CHECK(kiln_synchronize(ctx));
             double t0 = bench_now_ms();
             for (int i = 0; i < calls; i++) {
-                if (mode == 0) KILN_CHECK(kiln_call(vadd, KILN_ARGS(kiln_arr(a), kiln_arr(b)), so));
+                if (mode == 0)
+                    KILN_CHECK(kiln_call(vadd, KILN_ARGS(kiln_arr(a), kiln_arr(b)), so));
                 else if (mode == 1) {
                     kiln_array *r = NULL;
                     KILN_CHECK(kiln_call(vadd, KILN_ARGS(kiln_arr(a), kiln_arr(b)), &r));
                     kiln_array_release(r);
                 } else
-                    KILN_CHECK(kiln_launch(kvadd, KILN_DIM(4), KILN_DIM(256), 0, NULL,
-                                           KILN_ARGS(kiln_arr(o), kiln_arr(a), kiln_arr(b), kiln_i64(small))));
+                    KILN_CHECK(
+                        kiln_launch(kvadd, KILN_DIM(4), KILN_DIM(256), 0, NULL,
+                                    KILN_ARGS(kiln_arr(o), kiln_arr(a), kiln_arr(b), kiln_i64(small))));
             }
             double per = (bench_now_ms() - t0) * 1e3 / calls;
             KILN_CHECK(kiln_synchronize(ctx));
             printf("host cost per call, 1000 f32, %-22s %.2f us\n",
-                   mode == 0 ? "ufunc, output given:" : mode == 1 ? "ufunc, output allocated:" : "raw kiln_launch:", per);
+                   mode == 0   ? "ufunc, output given:"
+                   : mode == 1 ? "ufunc, output allocated:"
+                               : "raw kiln_launch:",
+                   per);
         }
         kiln_array_release(a);
         kiln_array_release(b);
@@ -265,7 +277,8 @@ int kiln_bench_ufunc(kiln_context *ctx, int repeat) {
             int ok = 1;
             for (int64_t i = 0; i < n; i++) ok &= hc[i] == 1 + (float)(i & 1023);
             printf("vectorAdd %lldM f32 from %s host arrays, end to end: median %.1f ms, best %.1f ms (%s)\n",
-                   (long long)(n / 1000000), pinned ? "pinned" : "pageable", ms[2], best, ok ? "correct" : "WRONG");
+                   (long long)(n / 1000000), pinned ? "pinned" : "pageable", ms[2], best,
+                   ok ? "correct" : "WRONG");
             kiln_array_release(HA);
             kiln_array_release(HB);
             kiln_array_release(HC);
@@ -292,7 +305,8 @@ int kiln_bench_ufunc(kiln_context *ctx, int repeat) {
         KILN_CHECK(kiln_array_empty(ctx, KILN_FLOAT64, 1, &n, &Cl));
         KILN_CHECK(kiln_array_empty(ctx, KILN_FLOAT64, 1, &n, &P));
         kiln_value args[5] = {kiln_arr(S), kiln_arr(X), kiln_arr(T), kiln_f64(0.02), kiln_f64(0.30)};
-        kiln_value nargs[8] = {kiln_arr(Cl), kiln_arr(P), kiln_arr(S), kiln_arr(X), kiln_arr(T), kiln_f64(0.02), kiln_f64(0.30), kiln_i32((int32_t)n)};
+        kiln_value nargs[8] = {kiln_arr(Cl), kiln_arr(P),    kiln_arr(S),    kiln_arr(X),
+                               kiln_arr(T),  kiln_f64(0.02), kiln_f64(0.30), kiln_i32((int32_t)n)};
         kiln_array *outs[2] = {Cl, P};
         bench_case c = {bs, args, 5, outs, kbs, nargs, 8, n, CPU_NONE, {NULL, NULL}};
         if (cpu_baseline(ctx, &c, CPU_BLACK_SCHOLES, sizeof(double), 2)) return 1;
@@ -311,7 +325,8 @@ int kiln_bench_ufunc(kiln_context *ctx, int repeat) {
         KILN_CHECK(kiln_array_linspace(ctx, KILN_FLOAT64, 99, 101, n, 1, &Y));
         KILN_CHECK(kiln_array_empty(ctx, KILN_FLOAT64, 1, &n, &Z));
         kiln_value args[5] = {kiln_arr(X), kiln_arr(Y), kiln_f64(30), kiln_f64(101), kiln_f64(1)};
-        kiln_value nargs[7] = {kiln_arr(Z), kiln_arr(X), kiln_arr(Y), kiln_f64(30), kiln_f64(101), kiln_f64(1), kiln_i32((int32_t)n)};
+        kiln_value nargs[7] = {kiln_arr(Z),   kiln_arr(X), kiln_arr(Y),         kiln_f64(30),
+                               kiln_f64(101), kiln_f64(1), kiln_i32((int32_t)n)};
         kiln_array *outs[1] = {Z};
         bench_case c = {hav, args, 5, outs, khav, nargs, 7, n, CPU_NONE, {NULL, NULL}};
         if (cpu_baseline(ctx, &c, CPU_HAVERSINE, sizeof(double), 1)) return 1;

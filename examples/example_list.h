@@ -6,11 +6,10 @@
 
 #include "examples.h"
 
-#define KILN_EXAMPLE_DECLARE_(name)                                                               \
-    extern const char kiln_##name##_source[];                                                     \
-    int kiln_##name##_prepare(kiln_context *ctx, int64_t size, kiln_example_launch *l);           \
-    int kiln_##name##_verify(kiln_example_launch *l, const kiln_example_opts *opts,               \
-                             kiln_example_result *res);
+#define KILN_EXAMPLE_DECLARE_(name)                                                                          \
+    extern const char kiln_##name##_source[];                                                                \
+    int kiln_##name##_prepare(kiln_context *ctx, int64_t size, kiln_example_launch *l);                      \
+    int kiln_##name##_verify(kiln_example_launch *l, const kiln_example_opts *opts, kiln_example_result *res);
 
 KILN_EXAMPLE_DECLARE_(saxpy)
 KILN_EXAMPLE_DECLARE_(mandelbrot)

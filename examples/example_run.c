@@ -7,13 +7,11 @@
 #include "examples.h"
 
 int64_t kiln_example_default_size(const kiln_example *ex, kiln_context *ctx) {
-    if (ex->default_size_cpu && kiln_context_backend(ctx) == KILN_BACKEND_CPU)
-        return ex->default_size_cpu;
+    if (ex->default_size_cpu && kiln_context_backend(ctx) == KILN_BACKEND_CPU) return ex->default_size_cpu;
     return ex->default_size;
 }
 
-int kiln_example_prepare(const kiln_example *ex, kiln_context *ctx, int64_t size,
-                         kiln_example_launch *l) {
+int kiln_example_prepare(const kiln_example *ex, kiln_context *ctx, int64_t size, kiln_example_launch *l) {
     if (!ex || !ctx || !l || size < 0) return KILN_ERR_INVALID_ARGUMENT;
     memset(l, 0, sizeof *l);
     if (!ex->prepare) return KILN_ERR_UNSUPPORTED;
@@ -46,8 +44,8 @@ double kiln_example_median(const double *v, int n) {
 
 /* Events around each launch alone: on a GPU they measure device time, so
  * host launch overhead stays out of the kernel figure (as in BASELINES.md). */
-int kiln_example_time(kiln_example_launch *l, int warmups, int repeat, double budget_ms,
-                      double *ms_median, double *ms_min, int *runs) {
+int kiln_example_time(kiln_example_launch *l, int warmups, int repeat, double budget_ms, double *ms_median,
+                      double *ms_min, int *runs) {
     if (repeat < 1) repeat = 1;
     kiln_context *ctx = l->ctx;
     kiln_event *start = NULL, *end = NULL;
@@ -89,8 +87,7 @@ int kiln_example_time(kiln_example_launch *l, int warmups, int repeat, double bu
     return s;
 }
 
-int kiln_example_verify(kiln_example_launch *l, const kiln_example_opts *opts,
-                        kiln_example_result *res) {
+int kiln_example_verify(kiln_example_launch *l, const kiln_example_opts *opts, kiln_example_result *res) {
     res->passed = 0;
     res->check[0] = '\0';
     return l->example->verify(l, opts, res);
@@ -122,12 +119,11 @@ int kiln_example_run(const kiln_example *ex, kiln_context *ctx, const kiln_examp
     int repeat = opts->repeat > 0 ? opts->repeat : 20;
     if (opts->verbose)
         printf("%s: size %lld, grid (%u,%u,%u) block (%u,%u,%u), %d timed runs\n", ex->name,
-               (long long)l.size, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y,
-               l.block.z, repeat);
+               (long long)l.size, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, repeat);
     /* Time first, verify last: every launch writes the same output, so the
      * check covers the result the timed runs produced. */
-    s = kiln_example_time(&l, 2, repeat, opts->repeat > 0 ? 0 : 5000, &res->ms_median,
-                          &res->ms_min, &res->runs);
+    s = kiln_example_time(&l, 2, repeat, opts->repeat > 0 ? 0 : 5000, &res->ms_median, &res->ms_min,
+                          &res->runs);
     if (s == KILN_OK) s = kiln_example_verify(&l, opts, res);
     kiln_example_release(&l);
     return s;

@@ -12,10 +12,10 @@
 
 /* Returns the status of a failed kiln call, leaving kiln_last_error() for
  * the caller to report (KILN_CHECK would print it a second time). */
-#define EXAMPLE_TRY(call)                                                                          \
-    do {                                                                                           \
-        kiln_status example_try_status_ = (call);                                                  \
-        if (example_try_status_ != KILN_OK) return (int)example_try_status_;                       \
+#define EXAMPLE_TRY(call)                                                                                    \
+    do {                                                                                                     \
+        kiln_status example_try_status_ = (call);                                                            \
+        if (example_try_status_ != KILN_OK) return (int)example_try_status_;                                 \
     } while (0)
 
 /* splitmix64: fresh but reproducible inputs (one fixed seed per example), so

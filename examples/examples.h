@@ -24,18 +24,17 @@ typedef struct kiln_example_opts {
 
 typedef struct kiln_example_result {
     int passed;
-    int64_t size;      /* the size actually run */
-    int runs;          /* timed runs actually done */
-    double ms_median;  /* event-timed kernel time, median of `repeat` */
+    int64_t size;     /* the size actually run */
+    int runs;         /* timed runs actually done */
+    double ms_median; /* event-timed kernel time, median of `repeat` */
     double ms_min;
-    double bytes;      /* bytes one launch must move to/from memory (minimum) */
-    double flops;      /* floating-point operations of one launch */
-    char check[256];   /* what was checked, e.g. "max abs err 1.2e-7 vs float64 host" */
+    double bytes;    /* bytes one launch must move to/from memory (minimum) */
+    double flops;    /* floating-point operations of one launch */
+    char check[256]; /* what was checked, e.g. "max abs err 1.2e-7 vs float64 host" */
 } kiln_example_result;
 
 /* Returns a kiln_status; on failure kiln_last_error() says why. */
-typedef int (*kiln_example_fn)(kiln_context *ctx, const kiln_example_opts *opts,
-                               kiln_example_result *res);
+typedef int (*kiln_example_fn)(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 
 /* One prepared launch: the compiled kernel, its geometry and arguments over
  * device arrays holding fresh inputs, plus the host copies verify needs. */
@@ -69,8 +68,8 @@ typedef struct kiln_example {
     /* The rest is set for raw-kernel workloads only; vectorize workloads
      * (ufunc_examples.c) have just `run`, and prepare returns
      * KILN_ERR_UNSUPPORTED for them. */
-    const char *source;      /* the CUDA C kernel source */
-    const char *kernel_name; /* the __global__ function timed */
+    const char *source;       /* the CUDA C kernel source */
+    const char *kernel_name;  /* the __global__ function timed */
     int64_t default_size;     /* the seed's size */
     int64_t default_size_cpu; /* on the CPU backend, when the seed's would take minutes */
     kiln_example_prepare_fn prepare;
@@ -85,22 +84,23 @@ int kiln_example_main(const char *name, int argc, char **argv);
 /* Kernel text shared by the examples and kiln_bench, so that both time the
  * same code: the CUDA samples' cumulative normal distribution (Black-Scholes)
  * and seed 002's guvectorize body (the Hermite-like recurrence). */
-#define KILN_EXAMPLE_CND_SOURCE \
-    "__device__ inline double cnd(double d) {\n" \
-    "    const double A1 = 0.31938153, A2 = -0.356563782, A3 = 1.781477937, A4 = -1.821255978, A5 = 1.330274429;\n" \
-    "    const double RSQRT2PI = 0.39894228040143267793994605993438;\n" \
-    "    double K = 1.0 / (1.0 + 0.2316419 * fabs(d));\n" \
-    "    double r = RSQRT2PI * exp(-0.5 * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))));\n" \
-    "    if (d > 0) r = 1.0 - r;\n" \
-    "    return r;\n" \
+#define KILN_EXAMPLE_CND_SOURCE                                                                              \
+    "__device__ inline double cnd(double d) {\n"                                                             \
+    "    const double A1 = 0.31938153, A2 = -0.356563782, A3 = 1.781477937, A4 = -1.821255978, A5 = "        \
+    "1.330274429;\n"                                                                                         \
+    "    const double RSQRT2PI = 0.39894228040143267793994605993438;\n"                                      \
+    "    double K = 1.0 / (1.0 + 0.2316419 * fabs(d));\n"                                                    \
+    "    double r = RSQRT2PI * exp(-0.5 * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))));\n"  \
+    "    if (d > 0) r = 1.0 - r;\n"                                                                          \
+    "    return r;\n"                                                                                        \
     "}\n"
-#define KILN_EXAMPLE_HERMITE_BODY \
-    "for (int i = 2; i < out.len; i++)\n" \
-    "    out[i] = out[1] * out[i - 1] - (i - 1) * out[i - 2];\n" \
-    "float c = 1;\n" \
-    "for (int i = 2; i < out.len; i++) {  // cannot be merged with the loop above\n" \
-    "    c *= i;\n" \
-    "    out[i] /= sqrtf(c);\n" \
+#define KILN_EXAMPLE_HERMITE_BODY                                                                            \
+    "for (int i = 2; i < out.len; i++)\n"                                                                    \
+    "    out[i] = out[1] * out[i - 1] - (i - 1) * out[i - 2];\n"                                             \
+    "float c = 1;\n"                                                                                         \
+    "for (int i = 2; i < out.len; i++) {  // cannot be merged with the loop above\n"                         \
+    "    c *= i;\n"                                                                                          \
+    "    out[i] /= sqrtf(c);\n"                                                                              \
     "}\n"
 
 /* The registry, in a fixed order; *count (may be NULL) gets its length. */
@@ -115,18 +115,16 @@ const char *kiln_example_source(const char *name);
 int64_t kiln_example_default_size(const kiln_example *ex, kiln_context *ctx);
 /* Compiles, uploads fresh inputs; on failure everything is released.
  * size 0: kiln_example_default_size. */
-int kiln_example_prepare(const kiln_example *ex, kiln_context *ctx, int64_t size,
-                         kiln_example_launch *l);
+int kiln_example_prepare(const kiln_example *ex, kiln_context *ctx, int64_t size, kiln_example_launch *l);
 /* Launches once on the default stream (queued, not waited for). */
 int kiln_example_launch_once(kiln_example_launch *l);
 /* Warm-up launches, then `repeat` launches each between two events; the
  * median and minimum in milliseconds. With budget_ms > 0, stops after 3
  * runs once the timed runs add up to budget_ms, and skips the second
  * warm-up when the first alone took that long; *runs gets the count. */
-int kiln_example_time(kiln_example_launch *l, int warmups, int repeat, double budget_ms,
-                      double *ms_median, double *ms_min, int *runs);
-int kiln_example_verify(kiln_example_launch *l, const kiln_example_opts *opts,
-                        kiln_example_result *res);
+int kiln_example_time(kiln_example_launch *l, int warmups, int repeat, double budget_ms, double *ms_median,
+                      double *ms_min, int *runs);
+int kiln_example_verify(kiln_example_launch *l, const kiln_example_opts *opts, kiln_example_result *res);
 void kiln_example_release(kiln_example_launch *l);
 /* prepare, warm up, time opts->repeat runs, verify, release: what `run` of
  * every registered example does. */

@@ -17,7 +17,8 @@
 #include "examples.h"
 
 int kiln_example_gufunc_hermite(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
-int kiln_example_gufunc_batched_matmul(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+int kiln_example_gufunc_batched_matmul(kiln_context *ctx, const kiln_example_opts *opts,
+                                       kiln_example_result *res);
 
 static int gu_repeats(const kiln_example_opts *o) { return o && o->repeat > 0 ? o->repeat : 20; }
 
@@ -63,16 +64,15 @@ static int gu_time(kiln_context *ctx, const gu_timed *c, int repeat, kiln_exampl
 static const char hermite_body[] = KILN_EXAMPLE_HERMITE_BODY;
 
 /* The "()->(n)" form: the row is made from x alone. */
-static const char hermite_x_body[] =
-    "out[0] = 1;\n"
-    "if (out.len > 1) out[1] = x;\n"
-    "for (int i = 2; i < out.len; i++)\n"
-    "    out[i] = x * out[i - 1] - (i - 1) * out[i - 2];\n"
-    "float c = 1;\n"
-    "for (int i = 2; i < out.len; i++) {\n"
-    "    c *= i;\n"
-    "    out[i] /= sqrtf(c);\n"
-    "}\n";
+static const char hermite_x_body[] = "out[0] = 1;\n"
+                                     "if (out.len > 1) out[1] = x;\n"
+                                     "for (int i = 2; i < out.len; i++)\n"
+                                     "    out[i] = x * out[i - 1] - (i - 1) * out[i - 2];\n"
+                                     "float c = 1;\n"
+                                     "for (int i = 2; i < out.len; i++) {\n"
+                                     "    c *= i;\n"
+                                     "    out[i] /= sqrtf(c);\n"
+                                     "}\n";
 
 /* The seed's foo(X, N), in float64. */
 static void foo(const float *x, int64_t rows, int n, double *out) {
@@ -93,7 +93,7 @@ static double max_err(const float *got, const double *ref, size_t n) {
     double worst = 0;
     for (size_t i = 0; i < n; i++) {
         double e = fabs(got[i] - ref[i]) / (1 + fabs(ref[i])); /* x*x - 1 cancels near |x| = 1 */
-        if (!(e <= worst)) worst = e; /* NaN counts as worst */
+        if (!(e <= worst)) worst = e;                          /* NaN counts as worst */
     }
     return worst;
 }
@@ -124,11 +124,12 @@ int kiln_example_gufunc_hermite(kiln_context *ctx, const kiln_example_opts *opts
                              hermite_body, NULL, &herm);
     }
     if (s == KILN_OK)
-        s = kiln_guvectorize(ctx, "hermite_x", "void(f4, f4[:]); void(f8, f8[:])", "()->(n)", "x, out", hermite_x_body,
-                             NULL, &herm_x);
+        s = kiln_guvectorize(ctx, "hermite_x", "void(f4, f4[:]); void(f8, f8[:])", "()->(n)", "x, out",
+                             hermite_x_body, NULL, &herm_x);
     int64_t shape[2] = {rows, n};
     if (s == KILN_OK) s = kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, host, ne * sizeof(float), &X);
-    if (s == KILN_OK) s = kiln_array_from_host(ctx, KILN_FLOAT32, 1, &rows, x, (size_t)rows * sizeof(float), &X1);
+    if (s == KILN_OK)
+        s = kiln_array_from_host(ctx, KILN_FLOAT32, 1, &rows, x, (size_t)rows * sizeof(float), &X1);
     /* In place, as the seed calls it: my_func(dev_inp, dev_inp). Running it
      * again gives the same rows (only columns 0 and 1 are read), so every
      * timed run does the seed's work. */
@@ -145,11 +146,12 @@ int kiln_example_gufunc_hermite(kiln_context *ctx, const kiln_example_opts *opts
     if (s == KILN_OK) {
         res->passed = err_inplace < 1e-5 && err_x < 1e-5;
         snprintf(res->check, sizeof res->check,
-                 "(n)->(n) in place: max err %.2e; ()->(n) with n=4: %.2e (|d|/(1+|ref|)) vs the seed's foo in float64",
+                 "(n)->(n) in place: max err %.2e; ()->(n) with n=4: %.2e (|d|/(1+|ref|)) vs the seed's foo "
+                 "in float64",
                  err_inplace, err_x);
         if (opts && opts->verbose)
-            printf("hermite %lld x %d f32: %.4f ms median (%.1f GB/s); %s\n", (long long)rows, n, res->ms_median,
-                   res->bytes / (res->ms_median * 1e6), res->check);
+            printf("hermite %lld x %d f32: %.4f ms median (%.1f GB/s); %s\n", (long long)rows, n,
+                   res->ms_median, res->bytes / (res->ms_median * 1e6), res->check);
     }
     kiln_array_release(X);
     kiln_array_release(X1);
@@ -164,24 +166,26 @@ int kiln_example_gufunc_hermite(kiln_context *ctx, const kiln_example_opts *opts
 
 /* ------------------------------------------------------------ batched matmul */
 
-static const char matmul_body[] =
-    "for (int i = 0; i < C.shape[0]; i++)\n"
-    "    for (int j = 0; j < C.shape[1]; j++) {\n"
-    "        float acc = 0;\n"
-    "        for (int k = 0; k < A.shape[1]; k++) acc += A(i, k) * B(k, j);\n"
-    "        C(i, j) = acc;\n"
-    "    }\n";
+static const char matmul_body[] = "for (int i = 0; i < C.shape[0]; i++)\n"
+                                  "    for (int j = 0; j < C.shape[1]; j++) {\n"
+                                  "        float acc = 0;\n"
+                                  "        for (int k = 0; k < A.shape[1]; k++) acc += A(i, k) * B(k, j);\n"
+                                  "        C(i, j) = acc;\n"
+                                  "    }\n";
 
-int kiln_example_gufunc_batched_matmul(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res) {
+int kiln_example_gufunc_batched_matmul(kiln_context *ctx, const kiln_example_opts *opts,
+                                       kiln_example_result *res) {
     memset(res, 0, sizeof *res);
     const int m = 4, n = 4, p = 4;
-    int64_t batch = opts && opts->size > 0 ? opts->size
-                    : kiln_context_backend(ctx) == KILN_BACKEND_CUDA ? 1 << 20 : 1 << 17;
+    int64_t batch = opts && opts->size > 0                           ? opts->size
+                    : kiln_context_backend(ctx) == KILN_BACKEND_CUDA ? 1 << 20
+                                                                     : 1 << 17;
     size_t na = (size_t)batch * m * n, nb = (size_t)batch * n * p, nc = (size_t)batch * m * p;
     res->size = batch;
     res->bytes = (double)(na + nb + nc) * sizeof(float);
     res->flops = 2.0 * (double)batch * m * n * p;
-    float *a = example_alloc(na * sizeof(float), "matmul A"), *b = example_alloc(nb * sizeof(float), "matmul B");
+    float *a = example_alloc(na * sizeof(float), "matmul A"),
+          *b = example_alloc(nb * sizeof(float), "matmul B");
     float *c = example_alloc(nc * sizeof(float), "matmul C");
     kiln_gufunc *mm = NULL;
     kiln_array *A = NULL, *B = NULL, *C = NULL;
@@ -190,7 +194,8 @@ int kiln_example_gufunc_batched_matmul(kiln_context *ctx, const kiln_example_opt
         example_rng rng = {0x5eed0202};
         example_fill_f32(&rng, a, na, -1, 1);
         example_fill_f32(&rng, b, nb, -1, 1);
-        s = kiln_guvectorize(ctx, "batched_matmul", "void(f4[:,:], f4[:,:], f4[:,:]); void(f8[:,:], f8[:,:], f8[:,:])",
+        s = kiln_guvectorize(ctx, "batched_matmul",
+                             "void(f4[:,:], f4[:,:], f4[:,:]); void(f8[:,:], f8[:,:], f8[:,:])",
                              "(m,n),(n,p)->(m,p)", "A, B, C", matmul_body, NULL, &mm);
     }
     int64_t sa[3] = {batch, m, n}, sb[3] = {batch, n, p}, sc[3] = {batch, m, p};
@@ -207,16 +212,17 @@ int kiln_example_gufunc_batched_matmul(kiln_context *ctx, const kiln_example_opt
             for (int i = 0; i < m; i++)
                 for (int j = 0; j < p; j++) {
                     double acc = 0;
-                    for (int k = 0; k < n; k++) acc += (double)a[(q * m + i) * n + k] * b[(q * n + k) * p + j];
+                    for (int k = 0; k < n; k++)
+                        acc += (double)a[(q * m + i) * n + k] * b[(q * n + k) * p + j];
                     double e = fabs(c[(q * m + i) * p + j] - acc);
                     if (!(e <= worst)) worst = e;
                 }
         res->passed = worst < 1e-5;
-        snprintf(res->check, sizeof res->check, "max abs err %.2e vs float64 host over %lld 4x4 products", worst,
-                 (long long)batch);
+        snprintf(res->check, sizeof res->check, "max abs err %.2e vs float64 host over %lld 4x4 products",
+                 worst, (long long)batch);
         if (opts && opts->verbose)
-            printf("batched_matmul %lld x (4x4 @ 4x4) f32: %.4f ms median (%.1f GB/s); %s\n", (long long)batch,
-                   res->ms_median, res->bytes / (res->ms_median * 1e6), res->check);
+            printf("batched_matmul %lld x (4x4 @ 4x4) f32: %.4f ms median (%.1f GB/s); %s\n",
+                   (long long)batch, res->ms_median, res->bytes / (res->ms_median * 1e6), res->check);
     }
     kiln_array_release(A);
     kiln_array_release(B);

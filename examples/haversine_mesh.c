@@ -33,8 +33,8 @@ const char kiln_haversine_mesh_source[] =
 
 /* The seed's call: LLA_distance_numba_cuda[blocks, threads](30.0, 101.0,
  * 29.0, 31.0, 99.0, 101.0, earthdiam_nm = 1.0, nx, ny, Z). */
-static const double hav_lat2 = 30.0, hav_lon2 = 101.0, hav_xb = 29.0, hav_xe = 31.0,
-                    hav_yb = 99.0, hav_ye = 101.0, hav_scale = 1.0;
+static const double hav_lat2 = 30.0, hav_lon2 = 101.0, hav_xb = 29.0, hav_xe = 31.0, hav_yb = 99.0,
+                    hav_ye = 101.0, hav_scale = 1.0;
 
 int kiln_haversine_mesh_prepare(kiln_context *ctx, int64_t n, kiln_example_launch *l) {
     if (n < 2 || n > 65536) {
@@ -43,8 +43,7 @@ int kiln_haversine_mesh_prepare(kiln_context *ctx, int64_t n, kiln_example_launc
     }
     int64_t shape[2] = {n, n};
     kiln_array *out = NULL;
-    EXAMPLE_TRY(kiln_kernel_from_source(ctx, kiln_haversine_mesh_source, "haversine_mesh", NULL,
-                                        &l->kernel));
+    EXAMPLE_TRY(kiln_kernel_from_source(ctx, kiln_haversine_mesh_source, "haversine_mesh", NULL, &l->kernel));
     EXAMPLE_TRY(kiln_array_zeros(ctx, KILN_FLOAT64, 2, shape, &out));
     kiln_value aout = example_keep(l, out);
     example_arg(l, kiln_f64(hav_lat2));
@@ -77,8 +76,8 @@ static long double hav_reference(int64_t x, int64_t y, int64_t n) {
     double lon1 = ((hav_ye - hav_yb) * (double)y) / (double)(n - 1) + hav_yb;
     long double sin_lat = sinl(0.008726645L * (hav_lat2 - lat1));
     long double sin_lon = sinl(0.008726645L * (hav_lon2 - lon1));
-    long double a = sin_lat * sin_lat +
-                    cosl(0.01745329L * lat1) * cosl(0.01745329L * hav_lat2) * sin_lon * sin_lon;
+    long double a =
+        sin_lat * sin_lat + cosl(0.01745329L * lat1) * cosl(0.01745329L * hav_lat2) * sin_lon * sin_lon;
     return atan2l(a, 1 - a) * hav_scale;
 }
 
@@ -105,8 +104,7 @@ int kiln_haversine_mesh_verify(kiln_example_launch *l, const kiln_example_opts *
             }
         res->passed = worst <= rtol;
         snprintf(res->check, sizeof res->check,
-                 "max rel err %.2g (bound %.0e) vs long double host, %zu points", worst, rtol,
-                 count);
+                 "max rel err %.2g (bound %.0e) vs long double host, %zu points", worst, rtol, count);
     }
     free(out);
     return s;

@@ -40,8 +40,7 @@ const char kiln_mandelbrot_source[] =
     "}\n";
 
 enum { MANDEL_ITERS = 20 };
-static const double mandel_min_x = -2.0, mandel_max_x = 1.0, mandel_min_y = -1.0,
-                    mandel_max_y = 1.0;
+static const double mandel_min_x = -2.0, mandel_max_x = 1.0, mandel_min_y = -1.0, mandel_max_y = 1.0;
 
 /* The reference in double. Returns iterations done (for the flop count). */
 static int64_t mandel_reference(uint8_t *img, int width, int height) {
@@ -77,8 +76,7 @@ int kiln_mandelbrot_prepare(kiln_context *ctx, int64_t width64, kiln_example_lau
     int64_t steps = mandel_reference(ref, width, height);
 
     kiln_array *img = NULL;
-    EXAMPLE_TRY(kiln_kernel_from_source(ctx, kiln_mandelbrot_source, "mandel_kernel", NULL,
-                                        &l->kernel));
+    EXAMPLE_TRY(kiln_kernel_from_source(ctx, kiln_mandelbrot_source, "mandel_kernel", NULL, &l->kernel));
     EXAMPLE_TRY(kiln_array_zeros(ctx, KILN_UINT8, 2, shape, &img));
     kiln_value aimg = example_keep(l, img);
     example_arg(l, kiln_f32((float)mandel_min_x));
@@ -101,16 +99,15 @@ int kiln_mandelbrot_prepare(kiln_context *ctx, int64_t width64, kiln_example_lau
     return KILN_OK;
 }
 
-static void write_png(const uint8_t *img, int width, int height, const kiln_example_opts *opts,
-                      char *note, size_t note_size) {
+static void write_png(const uint8_t *img, int width, int height, const kiln_example_opts *opts, char *note,
+                      size_t note_size) {
     char path[4096];
     snprintf(path, sizeof path, "%s%smandelbrot.png", opts->out_dir ? opts->out_dir : "",
              opts->out_dir ? "/" : "");
     uint8_t *gray = malloc((size_t)width * height);
     if (!gray) return;
     /* Stretch 0..iters to 0..255 so the picture is visible. */
-    for (size_t i = 0; i < (size_t)width * height; i++)
-        gray[i] = (uint8_t)(img[i] * 255 / MANDEL_ITERS);
+    for (size_t i = 0; i < (size_t)width * height; i++) gray[i] = (uint8_t)(img[i] * 255 / MANDEL_ITERS);
     int s = kiln_example_write_png_gray(path, gray, width, height);
     free(gray);
     if (s == KILN_OK)
@@ -124,8 +121,7 @@ static void write_png(const uint8_t *img, int width, int height, const kiln_exam
 /* float vs double: a pixel whose orbit passes within rounding of |z| = 2
  * can escape one iteration earlier or later, and c itself is rounded to
  * float. Such pixels lie on the set's boundary; we allow 0.5% of them. */
-int kiln_mandelbrot_verify(kiln_example_launch *l, const kiln_example_opts *opts,
-                           kiln_example_result *res) {
+int kiln_mandelbrot_verify(kiln_example_launch *l, const kiln_example_opts *opts, kiln_example_result *res) {
     int width = (int)l->size, height = (int)(l->size * 2 / 3);
     size_t n = (size_t)width * height;
     const uint8_t *ref = l->host[0];
@@ -144,8 +140,8 @@ int kiln_mandelbrot_verify(kiln_example_launch *l, const kiln_example_opts *opts
         char note[4200] = "";
         if (opts) write_png(img, width, height, opts, note, sizeof note);
         snprintf(res->check, sizeof res->check,
-                 "%zu of %zu pixels (%.3f%%, bound 0.5%%) differ from float64 host, %zu by >1%s",
-                 differ, n, 100 * fraction, off_by_more, note);
+                 "%zu of %zu pixels (%.3f%%, bound 0.5%%) differ from float64 host, %zu by >1%s", differ, n,
+                 100 * fraction, off_by_more, note);
     }
     free(img);
     return s;

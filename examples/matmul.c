@@ -51,8 +51,7 @@ int kiln_matmul_prepare(kiln_context *ctx, int64_t n, kiln_example_launch *l) {
     example_fill_f32(&rng, b, count, -1, 1);
 
     kiln_array *da = NULL, *db = NULL, *dc = NULL;
-    EXAMPLE_TRY(kiln_kernel_from_source(ctx, kiln_matmul_source, "square_matrix_mul", NULL,
-                                        &l->kernel));
+    EXAMPLE_TRY(kiln_kernel_from_source(ctx, kiln_matmul_source, "square_matrix_mul", NULL, &l->kernel));
     EXAMPLE_TRY(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, a, bytes, &da));
     kiln_value aa = example_keep(l, da);
     EXAMPLE_TRY(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, b, bytes, &db));
@@ -78,8 +77,7 @@ int kiln_matmul_prepare(kiln_context *ctx, int64_t n, kiln_example_launch *l) {
  * when the entry itself cancels to near 0. Rows are sampled evenly (the
  * last one always, for the ragged edge tile) to keep the float64 host
  * reference at O(rows n^2). */
-int kiln_matmul_verify(kiln_example_launch *l, const kiln_example_opts *opts,
-                       kiln_example_result *res) {
+int kiln_matmul_verify(kiln_example_launch *l, const kiln_example_opts *opts, kiln_example_result *res) {
     (void)opts;
     int64_t n = l->size;
     const float *a = l->host[0], *b = l->host[1];
@@ -87,8 +85,7 @@ int kiln_matmul_verify(kiln_example_launch *l, const kiln_example_opts *opts,
     float *c = example_alloc(count * sizeof *c, "matmul C");
     double *ref = example_alloc((size_t)n * sizeof *ref, "matmul reference row");
     double *mag = example_alloc((size_t)n * sizeof *mag, "matmul magnitude row");
-    int s = c && ref && mag ? kiln_array_to_host(l->arrays[2], c, count * sizeof *c)
-                            : KILN_ERR_OUT_OF_MEMORY;
+    int s = c && ref && mag ? kiln_array_to_host(l->arrays[2], c, count * sizeof *c) : KILN_ERR_OUT_OF_MEMORY;
     if (s == KILN_OK) {
         int64_t rows = n < MATMUL_CHECK_ROWS ? n : MATMUL_CHECK_ROWS;
         double worst = 0, bound = (double)n * FLT_EPSILON;
@@ -110,8 +107,8 @@ int kiln_matmul_verify(kiln_example_launch *l, const kiln_example_opts *opts,
         }
         res->passed = worst <= bound;
         snprintf(res->check, sizeof res->check,
-                 "max |err|/sum|a*b| %.2g (bound n*eps %.2g) vs float64 host, %lld of %lld rows",
-                 worst, bound, (long long)rows, (long long)n);
+                 "max |err|/sum|a*b| %.2g (bound n*eps %.2g) vs float64 host, %lld of %lld rows", worst,
+                 bound, (long long)rows, (long long)n);
     }
     free(c);
     free(ref);

@@ -5,39 +5,36 @@
 
 /* `run` has no way to know its table row, so each row gets a one-line
  * wrapper that passes it (defined after the table). */
-#define EXAMPLE_RUNNER_DECLARE_(name)                                                             \
-    static int run_##name(kiln_context *ctx, const kiln_example_opts *opts,                       \
-                          kiln_example_result *res);
+#define EXAMPLE_RUNNER_DECLARE_(name)                                                                        \
+    static int run_##name(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 EXAMPLE_RUNNER_DECLARE_(saxpy)
 EXAMPLE_RUNNER_DECLARE_(mandelbrot)
 EXAMPLE_RUNNER_DECLARE_(matmul)
 EXAMPLE_RUNNER_DECLARE_(haversine_mesh)
 
-#define EXAMPLE_ROW_(n, seed_id, kernel, size, size_cpu, text)                                    \
-    {.name = #n, .seed = seed_id, .summary = text, .run = run_##n, .source = kiln_##n##_source, \
-     .kernel_name = kernel, .default_size = size, .default_size_cpu = size_cpu,                 \
-     .prepare = kiln_##n##_prepare, .verify = kiln_##n##_verify}
+#define EXAMPLE_ROW_(n, seed_id, kernel, size, size_cpu, text)                                               \
+    {                                                                                                        \
+        .name = #n, .seed = seed_id, .summary = text, .run = run_##n, .source = kiln_##n##_source,           \
+        .kernel_name = kernel, .default_size = size, .default_size_cpu = size_cpu,                           \
+        .prepare = kiln_##n##_prepare, .verify = kiln_##n##_verify                                           \
+    }
 
 /* The seeds' vectorize and guvectorize workloads (ufunc_examples.c,
  * gufunc_examples.c) run whole: kiln generates their kernels, so there is no
  * source here to compile or time natively (bench/ufunc_bench.c compares
  * them with hand-written kernels). */
-int kiln_example_ufunc_haversine(kiln_context *ctx, const kiln_example_opts *opts,
-                                 kiln_example_result *res);
-int kiln_example_ufunc_add(kiln_context *ctx, const kiln_example_opts *opts,
-                           kiln_example_result *res);
+int kiln_example_ufunc_haversine(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+int kiln_example_ufunc_add(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 int kiln_example_ufunc_black_scholes(kiln_context *ctx, const kiln_example_opts *opts,
                                      kiln_example_result *res);
-int kiln_example_ufunc_vector_add(kiln_context *ctx, const kiln_example_opts *opts,
-                                  kiln_example_result *res);
-int kiln_example_gufunc_hermite(kiln_context *ctx, const kiln_example_opts *opts,
-                                kiln_example_result *res);
+int kiln_example_ufunc_vector_add(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+int kiln_example_gufunc_hermite(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 int kiln_example_gufunc_batched_matmul(kiln_context *ctx, const kiln_example_opts *opts,
                                        kiln_example_result *res);
-#define UFUNC_ROW_(n, seed_id, text)                                                               \
-    {.name = #n, .seed = seed_id, .summary = text, .run = kiln_example_ufunc_##n}
-#define GUFUNC_ROW_(n, seed_id, text)                                                              \
-    {.name = #n, .seed = seed_id, .summary = text, .run = kiln_example_gufunc_##n}
+#define UFUNC_ROW_(n, seed_id, text)                                                                         \
+    { .name = #n, .seed = seed_id, .summary = text, .run = kiln_example_ufunc_##n }
+#define GUFUNC_ROW_(n, seed_id, text)                                                                        \
+    { .name = #n, .seed = seed_id, .summary = text, .run = kiln_example_gufunc_##n }
 
 /* In seed order. */
 static const kiln_example example_table[] = {
@@ -61,10 +58,9 @@ static const kiln_example example_table[] = {
                  "out = a*x + y over 16M f32 (size = n), kernel from a source string"),
 };
 
-#define EXAMPLE_RUNNER_(name)                                                              \
-    static int run_##name(kiln_context *ctx, const kiln_example_opts *opts,                       \
-                          kiln_example_result *res) {                                             \
-        return kiln_example_run(kiln_example_find(#name), ctx, opts, res);                        \
+#define EXAMPLE_RUNNER_(name)                                                                                \
+    static int run_##name(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res) {      \
+        return kiln_example_run(kiln_example_find(#name), ctx, opts, res);                                   \
     }
 EXAMPLE_RUNNER_(saxpy)
 EXAMPLE_RUNNER_(mandelbrot)

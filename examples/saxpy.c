@@ -57,8 +57,7 @@ int kiln_saxpy_prepare(kiln_context *ctx, int64_t n, kiln_example_launch *l) {
 
 /* Bound: one float rounding of the product and one of the sum (or a single
  * one when the compiler fuses them), against a float64 reference. */
-int kiln_saxpy_verify(kiln_example_launch *l, const kiln_example_opts *opts,
-                      kiln_example_result *res) {
+int kiln_saxpy_verify(kiln_example_launch *l, const kiln_example_opts *opts, kiln_example_result *res) {
     (void)opts;
     size_t n = (size_t)l->size;
     const float *x = l->host[0], *y = l->host[1];
@@ -77,8 +76,8 @@ int kiln_saxpy_verify(kiln_example_launch *l, const kiln_example_opts *opts,
             if (rel > worst || rel != rel) worst = rel;
         }
         res->passed = bad == 0;
-        snprintf(res->check, sizeof res->check,
-                 "max rel err %.2g vs float64 host, %zu of %zu beyond 2 ulp", worst, bad, n);
+        snprintf(res->check, sizeof res->check, "max rel err %.2g vs float64 host, %zu of %zu beyond 2 ulp",
+                 worst, bad, n);
     }
     free(out);
     return s;

@@ -29,7 +29,8 @@
 
 int kiln_example_ufunc_haversine(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 int kiln_example_ufunc_add(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
-int kiln_example_ufunc_black_scholes(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+int kiln_example_ufunc_black_scholes(kiln_context *ctx, const kiln_example_opts *opts,
+                                     kiln_example_result *res);
 int kiln_example_ufunc_vector_add(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 
 static double wall_ms(void) {
@@ -99,8 +100,10 @@ int kiln_example_ufunc_haversine(kiln_context *ctx, const kiln_example_opts *opt
     int64_t nx = (int64_t)sqrt((double)n), ny = n / (nx ? nx : 1);
     n = nx * ny;
     memset(res, 0, sizeof *res);
-    double *X = example_alloc(sizeof(double) * (size_t)n, "X"), *Y = example_alloc(sizeof(double) * (size_t)n, "Y");
-    double *X2 = example_alloc(sizeof(double) * (size_t)n, "X2"), *Y2 = example_alloc(sizeof(double) * (size_t)n, "Y2");
+    double *X = example_alloc(sizeof(double) * (size_t)n, "X"),
+           *Y = example_alloc(sizeof(double) * (size_t)n, "Y");
+    double *X2 = example_alloc(sizeof(double) * (size_t)n, "X2"),
+           *Y2 = example_alloc(sizeof(double) * (size_t)n, "Y2");
     double *Z = example_alloc(sizeof(double) * (size_t)n, "Z");
     kiln_ufunc *a_fn = NULL, *hav = NULL;
     kiln_array *hX = NULL, *hY = NULL, *hX2 = NULL, *hY2 = NULL, *A = NULL, *D = NULL;
@@ -112,8 +115,12 @@ int kiln_example_ufunc_haversine(kiln_context *ctx, const kiln_example_opts *opt
         X2[i] = 30;
         Y2[i] = 101;
     }
-    if (s == KILN_OK) s = kiln_vectorize(ctx, "a_cuda", "f8(f8,f8,f8,f8)", "lat1, lon1, lat2, lon2", hav_a_body, NULL, &a_fn);
-    if (s == KILN_OK) s = kiln_vectorize(ctx, "a_cuda2", "f8(f8,f8,f8,f8,f8)", "lat1, lon1, lat2, lon2, s", hav_body, NULL, &hav);
+    if (s == KILN_OK)
+        s = kiln_vectorize(ctx, "a_cuda", "f8(f8,f8,f8,f8)", "lat1, lon1, lat2, lon2", hav_a_body, NULL,
+                           &a_fn);
+    if (s == KILN_OK)
+        s = kiln_vectorize(ctx, "a_cuda2", "f8(f8,f8,f8,f8,f8)", "lat1, lon1, lat2, lon2, s", hav_body, NULL,
+                           &hav);
     if (s == KILN_OK) s = kiln_array_wrap_host(ctx, KILN_FLOAT64, 1, &n, NULL, X, &hX);
     if (s == KILN_OK) s = kiln_array_wrap_host(ctx, KILN_FLOAT64, 1, &n, NULL, Y, &hY);
     if (s == KILN_OK) s = kiln_array_wrap_host(ctx, KILN_FLOAT64, 1, &n, NULL, X2, &hX2);
@@ -153,7 +160,8 @@ int kiln_example_ufunc_haversine(kiln_context *ctx, const kiln_example_opts *opt
         res->bytes = 3.0 * 8 * (double)n;
         res->flops = 30.0 * (double)n;
         snprintf(res->check, sizeof res->check,
-                 "%lld points from host arrays: t38 max rel err %.2e (%.2f ms), t39 max rel err %.2e vs float64 host",
+                 "%lld points from host arrays: t38 max rel err %.2e (%.2f ms), t39 max rel err %.2e vs "
+                 "float64 host",
                  (long long)n, err38, t38_ms, err39);
         if (opts && opts->verbose) printf("haversine: %s; t39 median %.3f ms\n", res->check, res->ms_median);
     }
@@ -178,7 +186,8 @@ int kiln_example_ufunc_add(kiln_context *ctx, const kiln_example_opts *opts, kil
     kiln_array *A = NULL, *B = NULL;
     float *c = example_alloc(sizeof(float) * (size_t)n, "C");
     int s = c ? KILN_OK : KILN_ERR_OUT_OF_MEMORY;
-    if (s == KILN_OK) s = kiln_vectorize(ctx, "Add", "float32(float32, float32)", "a, b", "return a + b;", NULL, &add);
+    if (s == KILN_OK)
+        s = kiln_vectorize(ctx, "Add", "float32(float32, float32)", "a, b", "return a + b;", NULL, &add);
     if (s == KILN_OK) s = kiln_array_full(ctx, KILN_FLOAT32, 1, &n, 1.0, 0, &A); /* np.ones */
     if (s == KILN_OK) s = kiln_array_full(ctx, KILN_FLOAT32, 1, &n, 1.0, 0, &B);
     const char *targets[2] = {"cpu", "cuda"};
@@ -203,8 +212,9 @@ int kiln_example_ufunc_add(kiln_context *ctx, const kiln_example_opts *opts, kil
         res->passed = ok;
         res->bytes = 12.0 * (double)n;
         res->flops = (double)n;
-        snprintf(res->check, sizeof res->check, "C = Add(A, B) on %lld float32 equals 2 everywhere on the %s target%s",
-                 (long long)n, done, ntargets > 1 ? "s" : "");
+        snprintf(res->check, sizeof res->check,
+                 "C = Add(A, B) on %lld float32 equals 2 everywhere on the %s target%s", (long long)n, done,
+                 ntargets > 1 ? "s" : "");
         if (opts && opts->verbose) printf("add: %s\n", res->check);
     }
     kiln_array_release(A);
@@ -216,17 +226,15 @@ int kiln_example_ufunc_add(kiln_context *ctx, const kiln_example_opts *opts, kil
 
 /* ------------------------------------------------------------ black_scholes */
 
-static const char bs_preamble[] =
-    "#define RISKFREE 0.02\n"
-    "#define VOLATILITY 0.30\n" KILN_EXAMPLE_CND_SOURCE;
-static const char bs_body[] =
-    "double sqrtT = sqrt(T);\n"
-    "double d1 = (log(S / X) + (R + 0.5 * V * V) * T) / (V * sqrtT);\n"
-    "double d2 = d1 - V * sqrtT;\n"
-    "double cndd1 = cnd(d1), cndd2 = cnd(d2);\n"
-    "double expRT = exp((-1. * R) * T);\n"
-    "call = S * cndd1 - X * expRT * cndd2;\n"
-    "put = X * expRT * (1.0 - cndd2) - S * (1.0 - cndd1);";
+static const char bs_preamble[] = "#define RISKFREE 0.02\n"
+                                  "#define VOLATILITY 0.30\n" KILN_EXAMPLE_CND_SOURCE;
+static const char bs_body[] = "double sqrtT = sqrt(T);\n"
+                              "double d1 = (log(S / X) + (R + 0.5 * V * V) * T) / (V * sqrtT);\n"
+                              "double d2 = d1 - V * sqrtT;\n"
+                              "double cndd1 = cnd(d1), cndd2 = cnd(d2);\n"
+                              "double expRT = exp((-1. * R) * T);\n"
+                              "call = S * cndd1 - X * expRT * cndd2;\n"
+                              "put = X * expRT * (1.0 - cndd2) - S * (1.0 - cndd1);";
 
 static double cnd_ref(double d) {
     const double A1 = 0.31938153, A2 = -0.356563782, A3 = 1.781477937, A4 = -1.821255978, A5 = 1.330274429;
@@ -236,7 +244,8 @@ static double cnd_ref(double d) {
     return d > 0 ? 1.0 - r : r;
 }
 
-int kiln_example_ufunc_black_scholes(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res) {
+int kiln_example_ufunc_black_scholes(kiln_context *ctx, const kiln_example_opts *opts,
+                                     kiln_example_result *res) {
     int64_t n = opts && opts->size > 0 ? opts->size : 4000000;
     const double R = 0.02, V = 0.30;
     memset(res, 0, sizeof *res);
@@ -253,8 +262,8 @@ int kiln_example_ufunc_black_scholes(kiln_context *ctx, const kiln_example_opts 
     kiln_ufunc *bs = NULL;
     kiln_array *dS = NULL, *dX = NULL, *dT = NULL, *outs[2] = {NULL, NULL};
     if (s == KILN_OK)
-        s = kiln_vectorize(ctx, "black_scholes", "(f8,f8)(f8,f8,f8,f8,f8)", "S, X, T, R, V -> call, put", bs_body,
-                           bs_preamble, &bs);
+        s = kiln_vectorize(ctx, "black_scholes", "(f8,f8)(f8,f8,f8,f8,f8)", "S, X, T, R, V -> call, put",
+                           bs_body, bs_preamble, &bs);
     if (s == KILN_OK) s = kiln_array_from_host(ctx, KILN_FLOAT64, 1, &n, S, bytes, &dS);
     if (s == KILN_OK) s = kiln_array_from_host(ctx, KILN_FLOAT64, 1, &n, X, bytes, &dX);
     if (s == KILN_OK) s = kiln_array_from_host(ctx, KILN_FLOAT64, 1, &n, T, bytes, &dT);
@@ -283,8 +292,9 @@ int kiln_example_ufunc_black_scholes(kiln_context *ctx, const kiln_example_opts 
         res->passed = l1 < 1e-12 && max_delta < 1e-9 && max_put < 1e-9;
         res->bytes = 5.0 * 8 * (double)n;
         res->flops = 60.0 * (double)n;
-        snprintf(res->check, sizeof res->check, "%lld options: L1 norm %E, max absolute error %E (put %E) vs float64 host",
-                 (long long)n, l1, max_delta, max_put);
+        snprintf(res->check, sizeof res->check,
+                 "%lld options: L1 norm %E, max absolute error %E (put %E) vs float64 host", (long long)n, l1,
+                 max_delta, max_put);
         if (opts && opts->verbose) printf("L1 norm: %E\nMax absolute error: %E\n", l1, max_delta);
     }
     kiln_array *arrs[] = {dS, dX, dT, outs[0], outs[1]};
@@ -300,7 +310,8 @@ int kiln_example_ufunc_black_scholes(kiln_context *ctx, const kiln_example_opts 
 
 /* ------------------------------------------------------------ vector_add */
 
-int kiln_example_ufunc_vector_add(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res) {
+int kiln_example_ufunc_vector_add(kiln_context *ctx, const kiln_example_opts *opts,
+                                  kiln_example_result *res) {
     int64_t n = opts && opts->size > 0 ? opts->size : 320000000;
     memset(res, 0, sizeof *res);
     size_t bytes = sizeof(float) * (size_t)n;
@@ -317,9 +328,12 @@ int kiln_example_ufunc_vector_add(kiln_context *ctx, const kiln_example_opts *op
         B[i] = 1.0f;
         C[i] = 0.0f;
     }
-    if (s == KILN_OK) s = kiln_vectorize(ctx, "vectorAdd", "float32(float32, float32)", "a, b", "return a + b;", NULL, &vadd);
     if (s == KILN_OK)
-        s = kiln_vectorize(ctx, "fused", "f4(f4,f4)", "a, b", "return (a * 10 + 2) * ((b + 2) * 10 - 5) * 5;", NULL, &fused);
+        s = kiln_vectorize(ctx, "vectorAdd", "float32(float32, float32)", "a, b", "return a + b;", NULL,
+                           &vadd);
+    if (s == KILN_OK)
+        s = kiln_vectorize(ctx, "fused", "f4(f4,f4)", "a, b", "return (a * 10 + 2) * ((b + 2) * 10 - 5) * 5;",
+                           NULL, &fused);
     if (s == KILN_OK) s = kiln_array_wrap_host(ctx, KILN_FLOAT32, 1, &n, NULL, A, &hA);
     if (s == KILN_OK) s = kiln_array_wrap_host(ctx, KILN_FLOAT32, 1, &n, NULL, B, &hB);
     if (s == KILN_OK) s = kiln_array_wrap_host(ctx, KILN_FLOAT32, 1, &n, NULL, C, &hC);
@@ -339,8 +353,10 @@ int kiln_example_ufunc_vector_add(kiln_context *ctx, const kiln_example_opts *op
         example_fill_f32(&rng, A, (size_t)n, -1, 1);
         example_fill_f32(&rng, B, (size_t)n, -1, 1);
         a0 = example_alloc(bytes, "a copy");
-        if (!a0) s = KILN_ERR_OUT_OF_MEMORY;
-        else memcpy(a0, A, bytes);
+        if (!a0)
+            s = KILN_ERR_OUT_OF_MEMORY;
+        else
+            memcpy(a0, A, bytes);
     }
     kiln_array *inplace[1] = {hA};
     double fused_ms = 0, max_rel = 0;
@@ -363,8 +379,8 @@ int kiln_example_ufunc_vector_add(kiln_context *ctx, const kiln_example_opts *op
                  "(%.1f ms) max rel err %.2e vs float64 host",
                  (long long)n, fused_ms, max_rel);
         if (opts && opts->verbose)
-            printf("c[:5] = %g %g ...\nvectorAdd took %f seconds\n%s\n", C[0], n > 1 ? C[1] : C[0], res->ms_median / 1e3,
-                   res->check);
+            printf("c[:5] = %g %g ...\nvectorAdd took %f seconds\n%s\n", C[0], n > 1 ? C[1] : C[0],
+                   res->ms_median / 1e3, res->check);
     }
     kiln_array_release(hA);
     kiln_array_release(hB);

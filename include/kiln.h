@@ -29,8 +29,7 @@ extern "C" {
 #define KILN_VERSION_MAJOR 0
 #define KILN_VERSION_MINOR 1
 #define KILN_VERSION_PATCH 0
-#define KILN_VERSION_NUMBER                                                   \
-    (KILN_VERSION_MAJOR * 10000 + KILN_VERSION_MINOR * 100 + KILN_VERSION_PATCH)
+#define KILN_VERSION_NUMBER (KILN_VERSION_MAJOR * 10000 + KILN_VERSION_MINOR * 100 + KILN_VERSION_PATCH)
 
 #if defined(_WIN32)
 #define KILN_API __declspec(dllexport)
@@ -85,17 +84,16 @@ KILN_API const char *kiln_last_error(void);
 /* Convenience for examples: on failure print status and message to stderr
  * and return the status from the enclosing function (which must return int
  * or kiln_status). */
-#define KILN_CHECK(call)                                                      \
-    do {                                                                      \
-        kiln_status kiln_check_status_ = (call);                              \
-        if (kiln_check_status_ != KILN_OK) {                                  \
-            kiln_report_failure(kiln_check_status_, #call, __FILE__, __LINE__); \
-            return (int)kiln_check_status_;                                   \
-        }                                                                     \
+#define KILN_CHECK(call)                                                                                     \
+    do {                                                                                                     \
+        kiln_status kiln_check_status_ = (call);                                                             \
+        if (kiln_check_status_ != KILN_OK) {                                                                 \
+            kiln_report_failure(kiln_check_status_, #call, __FILE__, __LINE__);                              \
+            return (int)kiln_check_status_;                                                                  \
+        }                                                                                                    \
     } while (0)
 /* Prints "file:line: call failed: STATUS: message" to stderr. */
-KILN_API void kiln_report_failure(kiln_status status, const char *what, const char *file,
-                                  int line);
+KILN_API void kiln_report_failure(kiln_status status, const char *what, const char *file, int line);
 
 /* ------------------------------------------------------------------ dtypes */
 typedef enum kiln_dtype {
@@ -149,17 +147,17 @@ KILN_API kiln_status kiln_synchronize(kiln_context *ctx);
 typedef struct kiln_device_info {
     char name[256];
     int ordinal;
-    int multiprocessors;          /* SMs on CUDA, cores on the CPU */
+    int multiprocessors;              /* SMs on CUDA, cores on the CPU */
     int compute_major, compute_minor; /* 0.0 on the CPU */
     size_t total_memory_bytes;
     size_t free_memory_bytes;
     int max_threads_per_block;
     int max_block_dim[3];
     int max_grid_dim[3];
-    size_t max_shared_bytes_per_block;        /* without opt-in */
-    size_t max_shared_bytes_per_block_optin;  /* with opt-in (dynamic) */
+    size_t max_shared_bytes_per_block;       /* without opt-in */
+    size_t max_shared_bytes_per_block_optin; /* with opt-in (dynamic) */
     int warp_size;
-    int driver_version;                       /* 13000 for CUDA 13.0; 0 on CPU */
+    int driver_version; /* 13000 for CUDA 13.0; 0 on CPU */
 } kiln_device_info;
 
 KILN_API kiln_status kiln_device_info_get(kiln_context *ctx, kiln_device_info *out);
@@ -198,34 +196,30 @@ typedef enum kiln_memory {
 
 /* New contiguous (C-order) array with uninitialised contents. The caller owns
  * one reference; release with kiln_array_release. */
-KILN_API kiln_status kiln_array_empty(kiln_context *ctx, kiln_dtype dtype, int ndim,
-                                      const int64_t *shape, kiln_array **out);
-KILN_API kiln_status kiln_array_zeros(kiln_context *ctx, kiln_dtype dtype, int ndim,
-                                      const int64_t *shape, kiln_array **out);
+KILN_API kiln_status kiln_array_empty(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
+                                      kiln_array **out);
+KILN_API kiln_status kiln_array_zeros(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
+                                      kiln_array **out);
 /* Every element set to `value` converted to dtype (imaginary part used for
  * complex dtypes only). */
-KILN_API kiln_status kiln_array_full(kiln_context *ctx, kiln_dtype dtype, int ndim,
-                                     const int64_t *shape, double value, double value_imag,
-                                     kiln_array **out);
+KILN_API kiln_status kiln_array_full(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
+                                     double value, double value_imag, kiln_array **out);
 /* New device array holding a copy of `bytes` bytes of C-order host data;
  * `bytes` must equal the array's size in bytes. */
-KILN_API kiln_status kiln_array_from_host(kiln_context *ctx, kiln_dtype dtype, int ndim,
-                                          const int64_t *shape, const void *data,
-                                          size_t bytes, kiln_array **out);
+KILN_API kiln_status kiln_array_from_host(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
+                                          const void *data, size_t bytes, kiln_array **out);
 /* An array over host memory the caller keeps owning (no copy). strides in
  * bytes, NULL for C order. Usable as an input or output of ufuncs, and as a
  * source or destination of copies. */
-KILN_API kiln_status kiln_array_wrap_host(kiln_context *ctx, kiln_dtype dtype, int ndim,
-                                          const int64_t *shape, const int64_t *strides_bytes,
-                                          void *data, kiln_array **out);
+KILN_API kiln_status kiln_array_wrap_host(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
+                                          const int64_t *strides_bytes, void *data, kiln_array **out);
 
 /* Values start, start+step, ... below stop (NumPy arange), made on the device. */
-KILN_API kiln_status kiln_array_arange(kiln_context *ctx, kiln_dtype dtype, double start,
-                                       double stop, double step, kiln_array **out);
+KILN_API kiln_status kiln_array_arange(kiln_context *ctx, kiln_dtype dtype, double start, double stop,
+                                       double step, kiln_array **out);
 /* num values from start to stop (stop included when endpoint != 0), made on the device. */
-KILN_API kiln_status kiln_array_linspace(kiln_context *ctx, kiln_dtype dtype, double start,
-                                         double stop, int64_t num, int endpoint,
-                                         kiln_array **out);
+KILN_API kiln_status kiln_array_linspace(kiln_context *ctx, kiln_dtype dtype, double start, double stop,
+                                         int64_t num, int endpoint, kiln_array **out);
 /* NumPy meshgrid of two 1-d arrays, made on the device. indexing "xy"
  * (shape (len(y), len(x))) or "ij" (shape (len(x), len(y))). Two new arrays. */
 KILN_API kiln_status kiln_array_meshgrid(kiln_array *x, kiln_array *y, const char *indexing,
@@ -241,21 +235,20 @@ KILN_API int kiln_array_ndim(const kiln_array *a);
 /* ndim entries; valid while the array lives. */
 KILN_API const int64_t *kiln_array_shape(const kiln_array *a);
 KILN_API const int64_t *kiln_array_strides(const kiln_array *a); /* bytes */
-KILN_API int64_t kiln_array_size(const kiln_array *a);            /* elements */
-KILN_API size_t kiln_array_nbytes(const kiln_array *a);           /* size * itemsize */
+KILN_API int64_t kiln_array_size(const kiln_array *a);           /* elements */
+KILN_API size_t kiln_array_nbytes(const kiln_array *a);          /* size * itemsize */
 KILN_API kiln_memory kiln_array_memory(const kiln_array *a);
-KILN_API int kiln_array_is_contiguous(const kiln_array *a);        /* C order */
+KILN_API int kiln_array_is_contiguous(const kiln_array *a); /* C order */
 /* Address of element 0: a device pointer on CUDA, a host pointer otherwise. */
 KILN_API void *kiln_array_data(const kiln_array *a);
 
 /* Views share memory with `a` and keep it alive. */
 /* Elements start, start+step, ... before stop along axis (Python slicing;
  * negative indices count from the end; step may be negative, not 0). */
-KILN_API kiln_status kiln_array_slice(kiln_array *a, int axis, int64_t start, int64_t stop,
-                                      int64_t step, kiln_array **out);
+KILN_API kiln_status kiln_array_slice(kiln_array *a, int axis, int64_t start, int64_t stop, int64_t step,
+                                      kiln_array **out);
 /* Same elements, new shape (one entry may be -1). Needs a contiguous array. */
-KILN_API kiln_status kiln_array_reshape(kiln_array *a, int ndim, const int64_t *shape,
-                                        kiln_array **out);
+KILN_API kiln_status kiln_array_reshape(kiln_array *a, int ndim, const int64_t *shape, kiln_array **out);
 /* Permutes axes; axes NULL reverses them. */
 KILN_API kiln_status kiln_array_transpose(kiln_array *a, const int *axes, kiln_array **out);
 /* New contiguous device array with a's elements (any strides, host or device). */
@@ -269,8 +262,7 @@ KILN_API kiln_status kiln_array_from_host_copy(kiln_array *a, const void *src, s
 /* Asynchronous forms on a stream; contiguous arrays only. The host buffer
  * must stay valid until the stream is synchronised; pinned host memory
  * (kiln_host_alloc) makes them truly asynchronous. */
-KILN_API kiln_status kiln_array_to_host_async(kiln_array *a, void *dst, size_t bytes,
-                                              kiln_stream *stream);
+KILN_API kiln_status kiln_array_to_host_async(kiln_array *a, void *dst, size_t bytes, kiln_stream *stream);
 KILN_API kiln_status kiln_array_from_host_async(kiln_array *a, const void *src, size_t bytes,
                                                 kiln_stream *stream);
 /* dst = src elementwise (same shape and dtype, any strides, any memory). */
@@ -299,13 +291,28 @@ typedef struct kiln_value {
 } kiln_value;
 
 static inline kiln_value kiln_scalar_i_(kiln_dtype t, int64_t v) {
-    kiln_value r; r.kind = KILN_VALUE_SCALAR; r.dtype = t; r.as.c[1] = 0; r.as.i = v; return r;
+    kiln_value r;
+    r.kind = KILN_VALUE_SCALAR;
+    r.dtype = t;
+    r.as.c[1] = 0;
+    r.as.i = v;
+    return r;
 }
 static inline kiln_value kiln_scalar_u_(kiln_dtype t, uint64_t v) {
-    kiln_value r; r.kind = KILN_VALUE_SCALAR; r.dtype = t; r.as.c[1] = 0; r.as.u = v; return r;
+    kiln_value r;
+    r.kind = KILN_VALUE_SCALAR;
+    r.dtype = t;
+    r.as.c[1] = 0;
+    r.as.u = v;
+    return r;
 }
 static inline kiln_value kiln_scalar_f_(kiln_dtype t, double re, double im) {
-    kiln_value r; r.kind = KILN_VALUE_SCALAR; r.dtype = t; r.as.c[0] = re; r.as.c[1] = im; return r;
+    kiln_value r;
+    r.kind = KILN_VALUE_SCALAR;
+    r.dtype = t;
+    r.as.c[0] = re;
+    r.as.c[1] = im;
+    return r;
 }
 static inline kiln_value kiln_bool(int v) { return kiln_scalar_i_(KILN_BOOL, v != 0); }
 static inline kiln_value kiln_i8(int8_t v) { return kiln_scalar_i_(KILN_INT8, v); }
@@ -321,26 +328,54 @@ static inline kiln_value kiln_f64(double v) { return kiln_scalar_f_(KILN_FLOAT64
 static inline kiln_value kiln_c64(float re, float im) { return kiln_scalar_f_(KILN_COMPLEX64, re, im); }
 static inline kiln_value kiln_c128(double re, double im) { return kiln_scalar_f_(KILN_COMPLEX128, re, im); }
 static inline kiln_value kiln_arr(kiln_array *a) {
-    kiln_value r; r.kind = KILN_VALUE_ARRAY; r.dtype = KILN_DTYPE_COUNT; r.as.c[1] = 0; r.as.array = a; return r;
+    kiln_value r;
+    r.kind = KILN_VALUE_ARRAY;
+    r.dtype = KILN_DTYPE_COUNT;
+    r.as.c[1] = 0;
+    r.as.array = a;
+    return r;
 }
 /* A raw device pointer (e.g. from another library); no type checking of the
  * pointee beyond what dtype says (KILN_DTYPE_COUNT: unknown, accepted by any
  * pointer parameter). */
 static inline kiln_value kiln_ptr(void *p, kiln_dtype pointee) {
-    kiln_value r; r.kind = KILN_VALUE_POINTER; r.dtype = pointee; r.as.c[1] = 0; r.as.pointer = p; return r;
+    kiln_value r;
+    r.kind = KILN_VALUE_POINTER;
+    r.dtype = pointee;
+    r.as.c[1] = 0;
+    r.as.pointer = p;
+    return r;
 }
 
-#define KILN_ARGS(...)                                                        \
-    ((const kiln_value[]){__VA_ARGS__}),                                      \
+#define KILN_ARGS(...)                                                                                       \
+    ((const kiln_value[]){__VA_ARGS__}),                                                                     \
         ((int)(sizeof((const kiln_value[]){__VA_ARGS__}) / sizeof(kiln_value)))
 
 /* ------------------------------------------------------------------ kernels */
 typedef struct kiln_dim3 {
     uint32_t x, y, z; /* 0 counts as 1, so KILN_DIM(256) is (256,1,1) */
 } kiln_dim3;
-static inline kiln_dim3 kiln_dim3_1_(uint32_t x) { kiln_dim3 d; d.x = x; d.y = 1; d.z = 1; return d; }
-static inline kiln_dim3 kiln_dim3_2_(uint32_t x, uint32_t y) { kiln_dim3 d; d.x = x; d.y = y; d.z = 1; return d; }
-static inline kiln_dim3 kiln_dim3_3_(uint32_t x, uint32_t y, uint32_t z) { kiln_dim3 d; d.x = x; d.y = y; d.z = z; return d; }
+static inline kiln_dim3 kiln_dim3_1_(uint32_t x) {
+    kiln_dim3 d;
+    d.x = x;
+    d.y = 1;
+    d.z = 1;
+    return d;
+}
+static inline kiln_dim3 kiln_dim3_2_(uint32_t x, uint32_t y) {
+    kiln_dim3 d;
+    d.x = x;
+    d.y = y;
+    d.z = 1;
+    return d;
+}
+static inline kiln_dim3 kiln_dim3_3_(uint32_t x, uint32_t y, uint32_t z) {
+    kiln_dim3 d;
+    d.x = x;
+    d.y = y;
+    d.z = z;
+    return d;
+}
 #define KILN_DIM_PICK_(a, b, c, f, ...) f
 /* KILN_DIM(x), KILN_DIM(x, y) or KILN_DIM(x, y, z); missing sizes are 1. */
 #define KILN_DIM(...) KILN_DIM_PICK_(__VA_ARGS__, kiln_dim3_3_, kiln_dim3_2_, kiln_dim3_1_, 0)(__VA_ARGS__)
@@ -360,12 +395,11 @@ typedef struct kiln_kernel kiln_kernel;
  * source in diagnostics ("kernel.cu" if NULL). On KILN_ERR_COMPILE,
  * kiln_last_error() holds the compiler's log with lines numbered from the
  * first line of `source`. Release with kiln_module_release. */
-KILN_API kiln_status kiln_module_from_source(kiln_context *ctx, const char *source,
-                                             const char *name, const char *options,
-                                             kiln_module **out);
+KILN_API kiln_status kiln_module_from_source(kiln_context *ctx, const char *source, const char *name,
+                                             const char *options, kiln_module **out);
 /* The same for a file on disk; includes are resolved relative to its folder. */
-KILN_API kiln_status kiln_module_from_file(kiln_context *ctx, const char *path,
-                                           const char *options, kiln_module **out);
+KILN_API kiln_status kiln_module_from_file(kiln_context *ctx, const char *path, const char *options,
+                                           kiln_module **out);
 KILN_API void kiln_module_release(kiln_module *module);
 /* Number of __global__ functions found and the name of the i-th. */
 KILN_API int kiln_module_kernel_count(const kiln_module *module);
@@ -373,12 +407,10 @@ KILN_API const char *kiln_module_kernel_name(const kiln_module *module, int inde
 
 /* Looks up a __global__ function by its name in the source. The kernel keeps
  * the module alive. KILN_ERR_NOT_FOUND names the kernels that do exist. */
-KILN_API kiln_status kiln_module_get_kernel(kiln_module *module, const char *kernel_name,
-                                            kiln_kernel **out);
+KILN_API kiln_status kiln_module_get_kernel(kiln_module *module, const char *kernel_name, kiln_kernel **out);
 /* Shorthand: compile `source` and look up `kernel_name`. */
-KILN_API kiln_status kiln_kernel_from_source(kiln_context *ctx, const char *source,
-                                             const char *kernel_name, const char *options,
-                                             kiln_kernel **out);
+KILN_API kiln_status kiln_kernel_from_source(kiln_context *ctx, const char *source, const char *kernel_name,
+                                             const char *options, kiln_kernel **out);
 KILN_API void kiln_kernel_release(kiln_kernel *kernel);
 
 /* How a kernel parameter was declared, read from the compiled code itself. */
@@ -394,20 +426,19 @@ typedef enum kiln_param_class {
 
 typedef struct kiln_param_info {
     kiln_param_class cls;
-    size_t size;                 /* bytes of the parameter itself */
+    size_t size;                  /* bytes of the parameter itself */
     kiln_param_class pointee_cls; /* pointers: class of what they point to */
-    size_t pointee_size;         /* pointers: 0 for void* */
+    size_t pointee_size;          /* pointers: 0 for void* */
 } kiln_param_info;
 
 KILN_API int kiln_kernel_param_count(const kiln_kernel *kernel);
-KILN_API kiln_status kiln_kernel_param(const kiln_kernel *kernel, int index,
-                                       kiln_param_info *out);
+KILN_API kiln_status kiln_kernel_param(const kiln_kernel *kernel, int index, kiln_param_info *out);
 KILN_API const char *kiln_kernel_name(const kiln_kernel *kernel);
 
 typedef struct kiln_kernel_attributes {
-    int num_regs;            /* per thread (CUDA) */
-    size_t shared_bytes;     /* static shared memory */
-    size_t local_bytes;      /* spills / stack (CUDA) */
+    int num_regs;        /* per thread (CUDA) */
+    size_t shared_bytes; /* static shared memory */
+    size_t local_bytes;  /* spills / stack (CUDA) */
     int max_threads_per_block;
 } kiln_kernel_attributes;
 KILN_API kiln_status kiln_kernel_attributes_get(kiln_kernel *kernel, kiln_kernel_attributes *out);
@@ -418,9 +449,8 @@ KILN_API kiln_status kiln_kernel_attributes_get(kiln_kernel *kernel, kiln_kernel
  * converted only where NumPy's safe casting allows (int32 -> size_t yes,
  * double -> float no). Arrays must belong to the kernel's context.
  * Asynchronous: returns once queued. */
-KILN_API kiln_status kiln_launch(kiln_kernel *kernel, kiln_dim3 grid, kiln_dim3 block,
-                                 size_t shared_bytes, kiln_stream *stream,
-                                 const kiln_value *args, int nargs);
+KILN_API kiln_status kiln_launch(kiln_kernel *kernel, kiln_dim3 grid, kiln_dim3 block, size_t shared_bytes,
+                                 kiln_stream *stream, const kiln_value *args, int nargs);
 
 /* ------------------------------------------------------------------ compile */
 /* Compiles source for a target without running it and without a device:
@@ -436,7 +466,7 @@ KILN_API void kiln_free(void *ptr);
 /* ------------------------------------------------------------------ cache */
 typedef struct kiln_cache_info {
     char path[1024];
-    int usable;            /* 0 when refused; reason says why */
+    int usable; /* 0 when refused; reason says why */
     char reason[256];
     int64_t entries;
     int64_t bytes;
@@ -452,11 +482,11 @@ KILN_API kiln_status kiln_cache_clear(int64_t *removed);
 /* ------------------------------------------------------------------ profiling */
 /* Per-context counters, always kept (cheap). */
 typedef struct kiln_jit_stats {
-    int64_t compiles;       /* cache misses that ran a compiler */
-    int64_t cache_hits;     /* modules loaded from the disk cache */
-    int64_t cache_rejects;  /* cache entries found corrupt and rebuilt */
-    double compile_ms;      /* total compiler time */
-    double load_ms;         /* total time loading modules */
+    int64_t compiles;      /* cache misses that ran a compiler */
+    int64_t cache_hits;    /* modules loaded from the disk cache */
+    int64_t cache_rejects; /* cache entries found corrupt and rebuilt */
+    double compile_ms;     /* total compiler time */
+    double load_ms;        /* total time loading modules */
 } kiln_jit_stats;
 KILN_API kiln_status kiln_jit_stats_get(kiln_context *ctx, kiln_jit_stats *out);
 
@@ -553,8 +583,8 @@ KILN_API kiln_status kiln_call_ex(kiln_ufunc *f, const char *target, kiln_stream
  * would run, for target "cuda" or "cpu" (whatever the context), without
  * compiling it: for kiln_compile_only and for reading. outs as for kiln_call
  * (NULL slots are not allocated). *source: free with kiln_free. */
-KILN_API kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const kiln_value *args,
-                                       int nargs, kiln_array *const *outs, char **source);
+KILN_API kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const kiln_value *args, int nargs,
+                                       kiln_array *const *outs, char **source);
 
 /* ------------------------------------------------------------------ generalized ufuncs */
 /* Generalized ufuncs (NumPy gufuncs, Numba "guvectorize"): a body that works
@@ -590,9 +620,8 @@ KILN_API kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const 
  * `name` must be a C identifier. Release with kiln_gufunc_release. */
 typedef struct kiln_gufunc kiln_gufunc;
 
-KILN_API kiln_status kiln_guvectorize(kiln_context *ctx, const char *name,
-                                      const char *type_signatures, const char *layout,
-                                      const char *params, const char *body,
+KILN_API kiln_status kiln_guvectorize(kiln_context *ctx, const char *name, const char *type_signatures,
+                                      const char *layout, const char *params, const char *body,
                                       const char *preamble, kiln_gufunc **out);
 /* Frees the compiled variants. NULL: no-op. */
 KILN_API void kiln_gufunc_release(kiln_gufunc *f);
@@ -609,8 +638,8 @@ KILN_API int kiln_gufunc_nout(const kiln_gufunc *f);
  * fast paths, so a body may update it. dims (may be NULL): sizes of core dims
  * no input has, "n=4, m=3"; an output core dim found nowhere is an error.
  * Device work is queued on the default stream. */
-KILN_API kiln_status kiln_gufunc_call(kiln_gufunc *f, const kiln_value *args, int nargs,
-                                      kiln_array **outs, const char *dims);
+KILN_API kiln_status kiln_gufunc_call(kiln_gufunc *f, const kiln_value *args, int nargs, kiln_array **outs,
+                                      const char *dims);
 /* kiln_gufunc_call on `stream` (NULL: the default stream). */
 KILN_API kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, const char *dims,
                                          const kiln_value *args, int nargs, kiln_array **outs);
@@ -620,9 +649,8 @@ KILN_API kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, co
  * taken as new C-order arrays). *source: free with kiln_free. *kernel_name
  * (may be NULL; free with kiln_free) is "kiln_gu_<name>_<strategy>". */
 KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, const char *dims,
-                                        const kiln_value *args, int nargs,
-                                        kiln_array *const *outs, char **source,
-                                        char **kernel_name);
+                                        const kiln_value *args, int nargs, kiln_array *const *outs,
+                                        char **source, char **kernel_name);
 
 #ifdef __cplusplus
 }

@@ -94,7 +94,8 @@ static void test_arange_linspace_match_numpy(void **state) {
     assert_int_equal(aid[0], 10);
     assert_int_equal(aid[3], 1);
     kiln_array *bad = NULL;
-    TEST_FAILS_WITH(kiln_array_arange(ctx, KILN_FLOAT32, 0, 1, 0, &bad), KILN_ERR_INVALID_ARGUMENT, "step non-zero");
+    TEST_FAILS_WITH(kiln_array_arange(ctx, KILN_FLOAT32, 0, 1, 0, &bad), KILN_ERR_INVALID_ARGUMENT,
+                    "step non-zero");
     kiln_array_release(a);
     kiln_array_release(l);
     kiln_array_release(l2);
@@ -153,7 +154,8 @@ static void test_views_slice_transpose_reshape(void **state) {
     TEST_OK(kiln_array_to_host(s, sh, sizeof sh));
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 3; j++)
-            for (int k = 0; k < 5; k++) assert_true(sh[(i * 3 + j) * 5 + k] == host[(i * 6 + 1 + 2 * j) * 5 + k]);
+            for (int k = 0; k < 5; k++)
+                assert_true(sh[(i * 3 + j) * 5 + k] == host[(i * 6 + 1 + 2 * j) * 5 + k]);
     TEST_OK(kiln_array_transpose(s, NULL, &t)); /* (5,3,4) */
     float th[60];
     TEST_OK(kiln_array_to_host(t, th, sizeof th));
@@ -170,7 +172,8 @@ static void test_views_slice_transpose_reshape(void **state) {
     TEST_FAILS_WITH(kiln_array_reshape(t, 2, rs, &r), KILN_ERR_SHAPE, "non-contiguous");
     int64_t bad[2] = {7, 7};
     kiln_array *r2 = NULL;
-    TEST_FAILS_WITH(kiln_array_reshape(a, 2, bad, &r2), KILN_ERR_SHAPE, "cannot reshape array of shape (4, 6, 5)");
+    TEST_FAILS_WITH(kiln_array_reshape(a, 2, bad, &r2), KILN_ERR_SHAPE,
+                    "cannot reshape array of shape (4, 6, 5)");
     /* The base may go first: views keep it alive. */
     kiln_array_release(a);
     TEST_OK(kiln_array_to_host(s, sh, sizeof sh));
@@ -214,13 +217,16 @@ static void test_errors_do_not_lose_data(void **state) {
     float data[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, out[12];
     kiln_array *a = NULL, *b = NULL;
     TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, shape, data, sizeof data, &a));
-    TEST_FAILS_WITH(kiln_array_to_host(a, out, sizeof out), KILN_ERR_SHAPE,
-                    "copy size mismatch: the array (10,) of float32 holds 40 bytes, the host buffer is 48 bytes");
-    TEST_FAILS_WITH(kiln_array_from_host(ctx, KILN_FLOAT32, 1, shape, data, 8, &b), KILN_ERR_SHAPE, "copy size mismatch");
+    TEST_FAILS_WITH(
+        kiln_array_to_host(a, out, sizeof out), KILN_ERR_SHAPE,
+        "copy size mismatch: the array (10,) of float32 holds 40 bytes, the host buffer is 48 bytes");
+    TEST_FAILS_WITH(kiln_array_from_host(ctx, KILN_FLOAT32, 1, shape, data, 8, &b), KILN_ERR_SHAPE,
+                    "copy size mismatch");
     int64_t neg[1] = {-3};
     TEST_FAILS_WITH(kiln_array_empty(ctx, KILN_FLOAT32, 1, neg, &b), KILN_ERR_SHAPE, "negative dimension");
     int64_t many[17] = {0};
-    TEST_FAILS_WITH(kiln_array_empty(ctx, KILN_FLOAT32, 17, many, &b), KILN_ERR_SHAPE, "ndim 17 out of range");
+    TEST_FAILS_WITH(kiln_array_empty(ctx, KILN_FLOAT32, 17, many, &b), KILN_ERR_SHAPE,
+                    "ndim 17 out of range");
     int64_t huge[2] = {INT64_C(1) << 40, INT64_C(1) << 40};
     TEST_FAILS_WITH(kiln_array_empty(ctx, KILN_FLOAT32, 2, huge, &b), KILN_ERR_SHAPE, "overflows");
     int64_t big[1] = {INT64_C(1) << 50}; /* 4 PiB: the allocation fails cleanly */
@@ -265,7 +271,6 @@ static void test_async_copies_on_streams(void **state) {
     kiln_host_free(ctx, back);
 }
 
-
 /* kiln_array_empty_host: host memory of the context on every backend, owned
  * by the array (views keep it alive), a source and target of copies both
  * ways, and released without the context (even after it is closed). */
@@ -286,10 +291,10 @@ static void test_empty_host_owns_its_memory(void **state) {
         assert_true((uintptr_t)kiln_array_data(h) % 64 == 0);
         TEST_OK(kiln_array_from_host_copy(h, src, bytes));
         if (n) assert_memory_equal(kiln_array_data(h), src, bytes); /* the host reads it directly */
-        TEST_OK(kiln_array_copy(h, &d));                              /* host -> device */
+        TEST_OK(kiln_array_copy(h, &d));                            /* host -> device */
         assert_int_equal(kiln_array_memory(d), KILN_MEMORY_DEVICE);
         memset(kiln_array_data(h), 0, bytes);
-        TEST_OK(kiln_array_assign(h, d));                             /* device -> host */
+        TEST_OK(kiln_array_assign(h, d)); /* device -> host */
         TEST_OK(kiln_array_slice(h, 0, 1, n, 2, &view));
         kiln_array_release(h); /* the view keeps the memory */
         int64_t m = kiln_array_size(view);
@@ -313,10 +318,14 @@ static void test_empty_host_owns_its_memory(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip_every_dtype),      cmocka_unit_test(test_zeros_full_and_fill_values),
-        cmocka_unit_test(test_arange_linspace_match_numpy), cmocka_unit_test(test_meshgrid_xy_and_ij),
-        cmocka_unit_test(test_views_slice_transpose_reshape), cmocka_unit_test(test_strided_assign_both_ways),
-        cmocka_unit_test(test_errors_do_not_lose_data),    cmocka_unit_test(test_async_copies_on_streams),
+        cmocka_unit_test(test_roundtrip_every_dtype),
+        cmocka_unit_test(test_zeros_full_and_fill_values),
+        cmocka_unit_test(test_arange_linspace_match_numpy),
+        cmocka_unit_test(test_meshgrid_xy_and_ij),
+        cmocka_unit_test(test_views_slice_transpose_reshape),
+        cmocka_unit_test(test_strided_assign_both_ways),
+        cmocka_unit_test(test_errors_do_not_lose_data),
+        cmocka_unit_test(test_async_copies_on_streams),
         cmocka_unit_test(test_empty_host_owns_its_memory),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -35,7 +35,8 @@ static const char *fast_source =
     "    int y = blockIdx.y * blockDim.y + threadIdx.y;\n"
     "    if (x < width && y < height) {\n"
     "        out[y * width + x] = 1000 * y + x;\n"
-    "        who[y * width + x] = (blockIdx.y * gridDim.x + blockIdx.x) * 1024 + threadIdx.y * blockDim.x + threadIdx.x;\n"
+    "        who[y * width + x] = (blockIdx.y * gridDim.x + blockIdx.x) * 1024 + threadIdx.y * blockDim.x + "
+    "threadIdx.x;\n"
     "    }\n"
     "}\n"
     "__global__ void histogram(const unsigned char *data, long long n, unsigned int *bins) {\n"
@@ -110,8 +111,9 @@ static double uniform(void) { /* xorshift64*: fresh, cheap, deterministic per ru
     return (double)((rng_state * 2685821657736338717ull) >> 11) / 9007199254740992.0;
 }
 
-static kiln_status compile_module(fixture *f, const char *source, const char *name, const char *const *kernels,
-                                  int kernel_count, kiln_backend_module **out, char **log) {
+static kiln_status compile_module(fixture *f, const char *source, const char *name,
+                                  const char *const *kernels, int kernel_count, kiln_backend_module **out,
+                                  char **log) {
     kiln_compile_request req = {0};
     req.source = source;
     req.name = name;
@@ -129,13 +131,15 @@ static int group_setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
     f->ops = kiln_backend_cpu();
     if (f->ops->open(0, &f->st) != KILN_OK) return -1;
-    static const char *const fast_kernels[] = {"saxpy", "grid2d", "histogram", "mandel", "signature", "checks"};
+    static const char *const fast_kernels[] = {"saxpy",  "grid2d",    "histogram",
+                                               "mandel", "signature", "checks"};
     static const char *const barrier_kernels[] = {"matmul", "block_sum", "warp_ops"};
     char *log = NULL;
     kiln_status s = compile_module(f, fast_source, "fast.cu", fast_kernels, 6, &f->fast, &log);
     if (s != KILN_OK) fprintf(stderr, "fast.cu: %s\n%s\n", kiln_last_error(), log ? log : "");
     free(log);
-    if (s == KILN_OK) s = compile_module(f, barrier_source, "barrier.cu", barrier_kernels, 3, &f->barrier, &log);
+    if (s == KILN_OK)
+        s = compile_module(f, barrier_source, "barrier.cu", barrier_kernels, 3, &f->barrier, &log);
     if (s != KILN_OK) fprintf(stderr, "barrier.cu: %s\n%s\n", kiln_last_error(), log ? log : "");
     free(log);
     *state = f;
@@ -178,9 +182,9 @@ static void test_saxpy(void **state) {
         expect[i] = a * x[i] + y[i];
     }
     void *args[] = {&a, &x, &y, &n};
-    assert_int_equal(launch(f, get(f, f->fast, "saxpy"), (uint32_t)((n + 255) / 256), 1, 256, 1, 0, args), KILN_OK);
-    for (size_t i = 0; i < n; i++)
-        assert_float_equal(y[i], expect[i], 1e-6 * (1 + fabsf(expect[i])));
+    assert_int_equal(launch(f, get(f, f->fast, "saxpy"), (uint32_t)((n + 255) / 256), 1, 256, 1, 0, args),
+                     KILN_OK);
+    for (size_t i = 0; i < n; i++) assert_float_equal(y[i], expect[i], 1e-6 * (1 + fabsf(expect[i])));
     f->ops->mem_free(f->st, x, NULL);
     f->ops->mem_free(f->st, y, NULL);
     free(expect);
@@ -189,7 +193,8 @@ static void test_saxpy(void **state) {
 static void test_grid_2d(void **state) {
     fixture *f = *state;
     int width = 100, height = 37;
-    int *out = calloc((size_t)(width * height), sizeof *out), *who = calloc((size_t)(width * height), sizeof *who);
+    int *out = calloc((size_t)(width * height), sizeof *out),
+        *who = calloc((size_t)(width * height), sizeof *who);
     void *args[] = {&out, &who, &width, &height};
     /* 16x8 blocks: 7 x 5 of them, the last row and column partly outside. */
     assert_int_equal(launch(f, get(f, f->fast, "grid2d"), 7, 5, 16, 8, 0, args), KILN_OK);
@@ -216,8 +221,7 @@ static void test_histogram_atomics(void **state) {
     void *args[] = {&data, &n, &bins_ptr};
     /* Many blocks on several workers hit the same 16 counters. */
     assert_int_equal(launch(f, get(f, f->fast, "histogram"), 64, 1, 128, 1, 0, args), KILN_OK);
-    for (int b = 0; b < 16; b++)
-        assert_int_equal(bins[b], expect[b]);
+    for (int b = 0; b < 16; b++) assert_int_equal(bins[b], expect[b]);
     free(data);
 }
 
@@ -278,8 +282,7 @@ static void test_builtins_and_assert(void **state) {
     /* Thread 3 fails its assert: reported as a device fault, not an abort. */
     assert_int_equal(launch(f, get(f, f->fast, "checks"), 1, 1, 8, 1, 0, args), KILN_ERR_DEVICE_FAULT);
     assert_non_null(strstr(kiln_last_error(), "threadIdx.x != 3"));
-    for (int i = 0; i < 8; i++)
-        assert_int_equal(out[i], (i < 3 ? i : 3) + 1 + 2);
+    for (int i = 0; i < 8; i++) assert_int_equal(out[i], (i < 3 ? i : 3) + 1 + 2);
 }
 
 static void test_tiled_matmul(void **state) {
@@ -297,8 +300,7 @@ static void test_tiled_matmul(void **state) {
     for (int r = 0; r < n; r++)
         for (int c = 0; c < n; c++) {
             double ref = 0;
-            for (int k = 0; k < n; k++)
-                ref += (double)A[r * n + k] * B[k * n + c];
+            for (int k = 0; k < n; k++) ref += (double)A[r * n + k] * B[k * n + c];
             assert_float_equal(C[r * n + c], ref, 1e-4 * n);
         }
     free(A);
@@ -316,11 +318,11 @@ static void test_dynamic_shared_reduction(void **state) {
         expect += in[i];
     }
     void *args[] = {&in, &n, &partial};
-    assert_int_equal(launch(f, get(f, f->barrier, "block_sum"), blocks, 1, threads, 1, threads * sizeof(double), args),
-                     KILN_OK);
+    assert_int_equal(
+        launch(f, get(f, f->barrier, "block_sum"), blocks, 1, threads, 1, threads * sizeof(double), args),
+        KILN_OK);
     double sum = 0;
-    for (unsigned b = 0; b < blocks; b++)
-        sum += partial[b];
+    for (unsigned b = 0; b < blocks; b++) sum += partial[b];
     assert_float_equal(sum, expect, 1e-9 * n);
     free(in);
     free(partial);
@@ -379,8 +381,10 @@ static void test_missing_compiler(void **state) {
     assert_non_null(strstr(kiln_last_error(), "KILN_CXX"));
     free(log);
     ops->close(st);
-    if (saved) setenv("KILN_CXX", saved, 1);
-    else unsetenv("KILN_CXX");
+    if (saved)
+        setenv("KILN_CXX", saved, 1);
+    else
+        unsetenv("KILN_CXX");
     free(saved);
 }
 

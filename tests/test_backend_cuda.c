@@ -79,8 +79,7 @@ static int gpu_count(void) {
  * and the child's stdout+stderr in *output (malloc'd). */
 static int spawn_self(const char *mode, const char *env_extra, char **output) {
     size_t n_env = 0;
-    while (environ[n_env])
-        n_env++;
+    while (environ[n_env]) n_env++;
     char **env = calloc(n_env + 2, sizeof *env);
     size_t k = 0;
     if (env_extra) env[k++] = (char *)env_extra;
@@ -372,8 +371,7 @@ static void test_gpu_saxpy(void **state) {
     CHECK_OK(g.ops->memset(g.st, dx, 0, n * sizeof(float), NULL));
     CHECK_OK(g.ops->copy(g.st, dy, dx, n * sizeof(float), KILN_COPY_DEVICE_TO_DEVICE, NULL, 0));
     CHECK_OK(g.ops->copy(g.st, out, dy, n * sizeof(float), KILN_COPY_DEVICE_TO_HOST, NULL, 0));
-    for (size_t i = 0; i < n; i += 9973)
-        assert_true(out[i] == 0.0f);
+    for (size_t i = 0; i < n; i += 9973) assert_true(out[i] == 0.0f);
     kiln_kernel_attributes attrs;
     CHECK_OK(g.ops->function_attributes(g.st, fn, &attrs));
     assert_true(attrs.num_regs > 0 && attrs.max_threads_per_block >= 256);
@@ -449,8 +447,7 @@ static void test_gpu_dynamic_shared_limits(void **state) {
     /* 96 KiB needs the opt-in (H100 allows 227 KiB). */
     int n = 96 * 1024 / 4;
     float *h = malloc((size_t)n * 4);
-    for (int i = 0; i < n; i++)
-        h[i] = (float)i;
+    for (int i = 0; i < n; i++) h[i] = (float)i;
     void *d = NULL;
     CHECK_OK(g.ops->mem_alloc(g.st, (size_t)n * 4, NULL, &d));
     CHECK_OK(g.ops->copy(g.st, d, h, (size_t)n * 4, KILN_COPY_HOST_TO_DEVICE, NULL, 0));
@@ -552,8 +549,7 @@ static void test_gpu_launch_overhead(void **state) {
     for (int rep = 0; rep < 5; rep++) {
         const int launches = 20000;
         double t0 = now_us();
-        for (int i = 0; i < launches; i++)
-            CHECK_OK(g.ops->launch(g.st, fn, &cfg, NULL, args));
+        for (int i = 0; i < launches; i++) CHECK_OK(g.ops->launch(g.st, fn, &cfg, NULL, args));
         double us = (now_us() - t0) / launches;
         CHECK_OK(g.ops->synchronize(g.st));
         if (us < best) best = us;

@@ -1,10 +1,10 @@
 /* test_cache.c: the disk cache: hits across contexts and processes, corrupt
  * entries detected and rebuilt, unsafe directories refused, many processes
  * compiling the same module at once. */
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -172,7 +172,7 @@ int main(int argc, char **argv) {
     snprintf(self_path, sizeof self_path, "%s", argv[0]);
     if (argc > 1 && strcmp(argv[1], "child") == 0) return child_main();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_second_context_hits),   cmocka_unit_test(test_corrupt_entry_is_rebuilt),
+        cmocka_unit_test(test_second_context_hits),           cmocka_unit_test(test_corrupt_entry_is_rebuilt),
         cmocka_unit_test(test_world_writable_dir_is_refused), cmocka_unit_test(test_new_directory_is_private),
         cmocka_unit_test(test_many_processes_at_once),
     };

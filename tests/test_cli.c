@@ -2,9 +2,9 @@
  * it prints for info, compile (good and bad source, both backends' log
  * formats), cache, demo (with --profile and --trace) and prof. The binaries
  * are found through KILN_BINARY_DIR (set by ctest). */
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,10 +106,12 @@ static void test_compile_reports_lines(void **state) {
         return; /* no NVRTC here: the CPU half was checked */
     }
     kiln_free(log);
-    assert_int_equal(run(&out, "cd '%s' && '%s/kiln' compile bad.cu --target cuda --arch sm_90", work_dir, bin_dir), 1);
+    assert_int_equal(
+        run(&out, "cd '%s' && '%s/kiln' compile bad.cu --target cuda --arch sm_90", work_dir, bin_dir), 1);
     expect(out, "bad.cu(3)");
     free(out);
-    assert_int_equal(run(&out, "cd '%s' && '%s/kiln' compile good.cu --target cuda --arch sm_90", work_dir, bin_dir), 0);
+    assert_int_equal(
+        run(&out, "cd '%s' && '%s/kiln' compile good.cu --target cuda --arch sm_90", work_dir, bin_dir), 0);
     expect(out, "registers"); /* the resource report */
     free(out);
 }
@@ -128,18 +130,19 @@ static void test_cache_commands(void **state) {
 static void test_demo_table_profile_and_trace(void **state) {
     (void)state;
     char *out = NULL;
-    assert_int_equal(run(&out, "cd '%s' && '%s/kiln' demo saxpy hermite --size 2000 --repeat 3 --target %s", work_dir,
-                         bin_dir, test_target()),
+    assert_int_equal(run(&out, "cd '%s' && '%s/kiln' demo saxpy hermite --size 2000 --repeat 3 --target %s",
+                         work_dir, bin_dir, test_target()),
                      0);
     expect(out, "workload");
     expect(out, "saxpy");
     expect(out, "hermite");
     expect(out, "| yes");
     free(out);
-    assert_int_equal(run(&out,
-                         "cd '%s' && '%s/kiln' demo saxpy --size 2000 --repeat 3 --target %s --profile --trace t.json",
-                         work_dir, bin_dir, test_target()),
-                     0);
+    assert_int_equal(
+        run(&out,
+            "cd '%s' && '%s/kiln' demo saxpy --size 2000 --repeat 3 --target %s --profile --trace t.json",
+            work_dir, bin_dir, test_target()),
+        0);
     expect(out, "Profiling result");
     expect(out, "[memcpy HtoD]");
     free(out);
@@ -159,8 +162,8 @@ static void test_demo_table_profile_and_trace(void **state) {
 static void test_prof_runs_a_program(void **state) {
     (void)state;
     char *out = NULL;
-    int rc = run(&out, "cd '%s' && KILN_TARGET=%s '%s/kiln' prof -- '%s/example_saxpy'", work_dir, test_target(),
-                 bin_dir, bin_dir);
+    int rc = run(&out, "cd '%s' && KILN_TARGET=%s '%s/kiln' prof -- '%s/example_saxpy'", work_dir,
+                 test_target(), bin_dir, bin_dir);
     if (rc != 0) fail_msg("kiln prof exited %d:\n%s", rc, out);
     expect(out, "Profiling result");
     expect(out, "saxpy");

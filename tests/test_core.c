@@ -9,11 +9,17 @@
 
 static void test_dtype_sizes_and_names(void **state) {
     (void)state;
-    static const struct { kiln_dtype t; size_t size; const char *name; } table[] = {
-        {KILN_BOOL, 1, "bool"},          {KILN_INT8, 1, "int8"},         {KILN_INT16, 2, "int16"},
-        {KILN_INT32, 4, "int32"},        {KILN_INT64, 8, "int64"},       {KILN_UINT8, 1, "uint8"},
-        {KILN_UINT16, 2, "uint16"},      {KILN_UINT32, 4, "uint32"},     {KILN_UINT64, 8, "uint64"},
-        {KILN_FLOAT16, 2, "float16"},    {KILN_FLOAT32, 4, "float32"},   {KILN_FLOAT64, 8, "float64"},
+    static const struct {
+        kiln_dtype t;
+        size_t size;
+        const char *name;
+    } table[] = {
+        {KILN_BOOL, 1, "bool"},           {KILN_INT8, 1, "int8"},
+        {KILN_INT16, 2, "int16"},         {KILN_INT32, 4, "int32"},
+        {KILN_INT64, 8, "int64"},         {KILN_UINT8, 1, "uint8"},
+        {KILN_UINT16, 2, "uint16"},       {KILN_UINT32, 4, "uint32"},
+        {KILN_UINT64, 8, "uint64"},       {KILN_FLOAT16, 2, "float16"},
+        {KILN_FLOAT32, 4, "float32"},     {KILN_FLOAT64, 8, "float64"},
         {KILN_COMPLEX64, 8, "complex64"}, {KILN_COMPLEX128, 16, "complex128"},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
@@ -28,9 +34,12 @@ static void test_dtype_sizes_and_names(void **state) {
 
 static void test_dtype_parse_codes(void **state) {
     (void)state;
-    static const struct { const char *text; kiln_dtype t; } ok[] = {
-        {"f4", KILN_FLOAT32}, {"f8", KILN_FLOAT64}, {"c8", KILN_COMPLEX64}, {"c16", KILN_COMPLEX128},
-        {"u1", KILN_UINT8},   {"i8", KILN_INT64},   {"b1", KILN_BOOL},      {"float", KILN_FLOAT32},
+    static const struct {
+        const char *text;
+        kiln_dtype t;
+    } ok[] = {
+        {"f4", KILN_FLOAT32},     {"f8", KILN_FLOAT64}, {"c8", KILN_COMPLEX64}, {"c16", KILN_COMPLEX128},
+        {"u1", KILN_UINT8},       {"i8", KILN_INT64},   {"b1", KILN_BOOL},      {"float", KILN_FLOAT32},
         {"double", KILN_FLOAT64}, {"f2", KILN_FLOAT16},
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
@@ -46,22 +55,45 @@ static void test_dtype_parse_codes(void **state) {
 /* NumPy's np.can_cast(from, to, 'safe') for a representative table. */
 static void test_safe_casting_matches_numpy(void **state) {
     (void)state;
-    static const struct { kiln_dtype from, to; int can; } table[] = {
-        {KILN_BOOL, KILN_INT8, 1},        {KILN_INT8, KILN_INT16, 1},       {KILN_INT16, KILN_INT8, 0},
-        {KILN_UINT8, KILN_INT16, 1},      {KILN_UINT8, KILN_INT8, 0},       {KILN_INT8, KILN_UINT8, 0},
-        {KILN_UINT32, KILN_INT64, 1},     {KILN_UINT64, KILN_INT64, 0},     {KILN_INT32, KILN_FLOAT64, 1},
-        {KILN_INT32, KILN_FLOAT32, 0},    {KILN_INT16, KILN_FLOAT32, 1},    {KILN_INT64, KILN_FLOAT64, 0},
-        {KILN_UINT64, KILN_FLOAT64, 0},   {KILN_UINT8, KILN_FLOAT16, 1},    {KILN_INT8, KILN_FLOAT16, 1},
-        {KILN_INT16, KILN_FLOAT16, 0},    {KILN_FLOAT32, KILN_FLOAT64, 1},  {KILN_FLOAT64, KILN_FLOAT32, 0},
-        {KILN_FLOAT16, KILN_FLOAT32, 1},  {KILN_FLOAT32, KILN_COMPLEX64, 1}, {KILN_FLOAT64, KILN_COMPLEX64, 0},
-        {KILN_FLOAT64, KILN_COMPLEX128, 1}, {KILN_COMPLEX64, KILN_COMPLEX128, 1}, {KILN_COMPLEX128, KILN_COMPLEX64, 0},
-        {KILN_COMPLEX64, KILN_FLOAT64, 0}, {KILN_INT32, KILN_COMPLEX128, 1}, {KILN_INT32, KILN_COMPLEX64, 0},
-        {KILN_FLOAT32, KILN_INT64, 0},    {KILN_INT64, KILN_BOOL, 0},       {KILN_UINT16, KILN_UINT32, 1},
+    static const struct {
+        kiln_dtype from, to;
+        int can;
+    } table[] = {
+        {KILN_BOOL, KILN_INT8, 1},
+        {KILN_INT8, KILN_INT16, 1},
+        {KILN_INT16, KILN_INT8, 0},
+        {KILN_UINT8, KILN_INT16, 1},
+        {KILN_UINT8, KILN_INT8, 0},
+        {KILN_INT8, KILN_UINT8, 0},
+        {KILN_UINT32, KILN_INT64, 1},
+        {KILN_UINT64, KILN_INT64, 0},
+        {KILN_INT32, KILN_FLOAT64, 1},
+        {KILN_INT32, KILN_FLOAT32, 0},
+        {KILN_INT16, KILN_FLOAT32, 1},
+        {KILN_INT64, KILN_FLOAT64, 0},
+        {KILN_UINT64, KILN_FLOAT64, 0},
+        {KILN_UINT8, KILN_FLOAT16, 1},
+        {KILN_INT8, KILN_FLOAT16, 1},
+        {KILN_INT16, KILN_FLOAT16, 0},
+        {KILN_FLOAT32, KILN_FLOAT64, 1},
+        {KILN_FLOAT64, KILN_FLOAT32, 0},
+        {KILN_FLOAT16, KILN_FLOAT32, 1},
+        {KILN_FLOAT32, KILN_COMPLEX64, 1},
+        {KILN_FLOAT64, KILN_COMPLEX64, 0},
+        {KILN_FLOAT64, KILN_COMPLEX128, 1},
+        {KILN_COMPLEX64, KILN_COMPLEX128, 1},
+        {KILN_COMPLEX128, KILN_COMPLEX64, 0},
+        {KILN_COMPLEX64, KILN_FLOAT64, 0},
+        {KILN_INT32, KILN_COMPLEX128, 1},
+        {KILN_INT32, KILN_COMPLEX64, 0},
+        {KILN_FLOAT32, KILN_INT64, 0},
+        {KILN_INT64, KILN_BOOL, 0},
+        {KILN_UINT16, KILN_UINT32, 1},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         if (kiln_dtype_can_cast(table[i].from, table[i].to) != table[i].can)
-            fail_msg("can_cast(%s, %s) should be %d", kiln_dtype_name(table[i].from), kiln_dtype_name(table[i].to),
-                     table[i].can);
+            fail_msg("can_cast(%s, %s) should be %d", kiln_dtype_name(table[i].from),
+                     kiln_dtype_name(table[i].to), table[i].can);
     }
 }
 
@@ -114,7 +146,8 @@ static void test_options_parse(void **state) {
     TEST_OK(kiln_options_parse(NULL, "/src/dir", &o));
     assert_int_equal(o.include_count, 1);
     kiln_options_free(&o);
-    TEST_FAILS_WITH(kiln_options_parse("-O3", NULL, &o), KILN_ERR_INVALID_ARGUMENT, "unknown compile option '-O3'");
+    TEST_FAILS_WITH(kiln_options_parse("-O3", NULL, &o), KILN_ERR_INVALID_ARGUMENT,
+                    "unknown compile option '-O3'");
     TEST_FAILS_WITH(kiln_options_parse("-D", NULL, &o), KILN_ERR_INVALID_ARGUMENT, "-D needs a macro name");
 }
 
@@ -130,9 +163,12 @@ static void test_last_error_is_per_thread_and_grows(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dtype_sizes_and_names),   cmocka_unit_test(test_dtype_parse_codes),
-        cmocka_unit_test(test_safe_casting_matches_numpy), cmocka_unit_test(test_status_strings),
-        cmocka_unit_test(test_scan_finds_kernels),      cmocka_unit_test(test_options_parse),
+        cmocka_unit_test(test_dtype_sizes_and_names),
+        cmocka_unit_test(test_dtype_parse_codes),
+        cmocka_unit_test(test_safe_casting_matches_numpy),
+        cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_scan_finds_kernels),
+        cmocka_unit_test(test_options_parse),
         cmocka_unit_test(test_last_error_is_per_thread_and_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

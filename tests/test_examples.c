@@ -90,8 +90,8 @@ static void test_every_example_compiles_with_nvrtc_sm90(void **state) {
         if (s == KILN_ERR_COMPILER_MISSING)
             fail_msg("NVRTC not found, cannot check %s for sm_90: %s", all[i].name, kiln_last_error());
         if (s != KILN_OK)
-            fail_msg("%s does not compile for sm_90: %s: %s\nlog:\n%s", all[i].name,
-                     kiln_status_string(s), kiln_last_error(), log ? log : "");
+            fail_msg("%s does not compile for sm_90: %s: %s\nlog:\n%s", all[i].name, kiln_status_string(s),
+                     kiln_last_error(), log ? log : "");
         kiln_free(log);
     }
 }
@@ -107,8 +107,8 @@ static const char *cli_path(void) {
 
 static int run_cli(char **output, const char *a1, const char *a2, const char *a3, const char *a4,
                    const char *a5, const char *a6) {
-    char *argv[] = {(char *)cli_path(), (char *)a1, (char *)a2, (char *)a3, (char *)a4,
-                    (char *)a5, (char *)a6, NULL};
+    char *argv[] = {(char *)cli_path(), (char *)a1, (char *)a2, (char *)a3,
+                    (char *)a4,         (char *)a5, (char *)a6, NULL};
     char *env[] = {"KILN_QUIET=1", NULL};
     int rc = test_spawn(argv, env, output);
     if (rc < 0) fail_msg("cannot run %s", argv[0]);

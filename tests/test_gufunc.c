@@ -43,7 +43,8 @@ static void foo_reference(const double *x, int64_t rows, int n, double *out) {
 
 /* Compiles a call's CUDA source through NVRTC for sm_90; returns the kernel
  * name (strategy) for checks, or NULL when NVRTC is missing. */
-static char *nvrtc_check(kiln_gufunc *f, const char *dims, const kiln_value *args, int nargs, kiln_array *const *outs) {
+static char *nvrtc_check(kiln_gufunc *f, const char *dims, const kiln_value *args, int nargs,
+                         kiln_array *const *outs) {
     char *src = NULL, *kname = NULL, *log = NULL;
     TEST_OK(kiln_gufunc_source(f, "cuda", dims, args, nargs, outs, &src, &kname));
     kiln_status s = kiln_compile_only("cuda", "sm_90", src, "gufunc.cu", NULL, &log);
@@ -63,8 +64,8 @@ static char *nvrtc_check(kiln_gufunc *f, const char *dims, const kiln_value *arg
     return kname;
 }
 
-static void expect_strategy(kiln_gufunc *f, const char *dims, const kiln_value *args, int nargs, kiln_array *const *outs,
-                            const char *strategy) {
+static void expect_strategy(kiln_gufunc *f, const char *dims, const kiln_value *args, int nargs,
+                            kiln_array *const *outs, const char *strategy) {
     char *k = nvrtc_check(f, dims, args, nargs, outs);
     if (!k) return;
     if (!strstr(k, strategy)) fail_msg("expected strategy %s, got kernel %s", strategy, k);
@@ -74,7 +75,8 @@ static void expect_strategy(kiln_gufunc *f, const char *dims, const kiln_value *
 static void test_hermite_in_place(void **state) {
     kiln_context *ctx = *state;
     kiln_gufunc *h = NULL;
-    TEST_OK(kiln_guvectorize(ctx, "herm", "void(f4[:], f4[:]); void(f8[:], f8[:])", "(n)->(n)", "inp, out", herm_body, NULL, &h));
+    TEST_OK(kiln_guvectorize(ctx, "herm", "void(f4[:], f4[:]); void(f8[:], f8[:])", "(n)->(n)", "inp, out",
+                             herm_body, NULL, &h));
     assert_int_equal(kiln_gufunc_nin(h), 1);
     assert_int_equal(kiln_gufunc_nout(h), 1);
     test_rng rng = test_rng_for(__func__);
@@ -124,13 +126,14 @@ static void test_hermite_in_place(void **state) {
 static void test_output_only_dim(void **state) {
     kiln_context *ctx = *state;
     kiln_gufunc *g = NULL;
-    TEST_OK(kiln_guvectorize(ctx, "herm_x", "void(f4, f4[:]); void(f8, f8[:])", "()->(n)", "x, out",
-                             "out[0] = 1;\n"
-                             "if (out.len > 1) out[1] = x;\n"
-                             "for (int i = 2; i < out.len; i++) out[i] = x * out[i - 1] - (i - 1) * out[i - 2];\n"
-                             "double c = 1;\n"
-                             "for (int i = 2; i < out.len; i++) { c *= i; out[i] /= sqrt(c); }\n",
-                             NULL, &g));
+    TEST_OK(
+        kiln_guvectorize(ctx, "herm_x", "void(f4, f4[:]); void(f8, f8[:])", "()->(n)", "x, out",
+                         "out[0] = 1;\n"
+                         "if (out.len > 1) out[1] = x;\n"
+                         "for (int i = 2; i < out.len; i++) out[i] = x * out[i - 1] - (i - 1) * out[i - 2];\n"
+                         "double c = 1;\n"
+                         "for (int i = 2; i < out.len; i++) { c *= i; out[i] /= sqrt(c); }\n",
+                         NULL, &g));
     test_rng rng = test_rng_for(__func__);
     int64_t rows = 3001;
     double *x = malloc(sizeof(double) * (size_t)rows), *ref = malloc(sizeof(double) * (size_t)rows * 6);
@@ -173,7 +176,8 @@ static void test_output_only_dim(void **state) {
                     "core dim n of output 1 (out) appears in no input");
     TEST_FAILS_WITH(kiln_gufunc_call(g, KILN_ARGS(kiln_arr(X), kiln_arr(Y)), NULL, "n=4"), KILN_ERR_SHAPE,
                     "core dim n is 6 in output 1 (out) but the call gives n=4");
-    TEST_FAILS_WITH(kiln_gufunc_call(g, KILN_ARGS(kiln_arr(X)), &W, "m=4"), KILN_ERR_SIGNATURE, "\"m\" is not a dim");
+    TEST_FAILS_WITH(kiln_gufunc_call(g, KILN_ARGS(kiln_arr(X)), &W, "m=4"), KILN_ERR_SIGNATURE,
+                    "\"m\" is not a dim");
     assert_null(W);
     kiln_array_release(X);
     kiln_array_release(Y);
@@ -185,13 +189,12 @@ static void test_output_only_dim(void **state) {
     free(lref);
 }
 
-static const char *matmul_body =
-    "for (int i = 0; i < C.shape[0]; i++)\n"
-    "    for (int j = 0; j < C.shape[1]; j++) {\n"
-    "        double acc = 0;\n"
-    "        for (int k = 0; k < A.shape[1]; k++) acc += A(i, k) * B[k][j];\n"
-    "        C(i, j) = acc;\n"
-    "    }\n";
+static const char *matmul_body = "for (int i = 0; i < C.shape[0]; i++)\n"
+                                 "    for (int j = 0; j < C.shape[1]; j++) {\n"
+                                 "        double acc = 0;\n"
+                                 "        for (int k = 0; k < A.shape[1]; k++) acc += A(i, k) * B[k][j];\n"
+                                 "        C(i, j) = acc;\n"
+                                 "    }\n";
 
 static void matmul_reference(const double *a, const double *b, double *c, int m, int n, int p) {
     for (int i = 0; i < m; i++)
@@ -206,7 +209,8 @@ static void matmul_reference(const double *a, const double *b, double *c, int m,
 static void test_matmul_broadcast(void **state) {
     kiln_context *ctx = *state;
     kiln_gufunc *mm = NULL;
-    TEST_OK(kiln_guvectorize(ctx, "matmul", "void(f8[:,:], f8[:,:], f8[:,:]); void(f4[:,:], f4[:,:], f4[:,:])",
+    TEST_OK(kiln_guvectorize(ctx, "matmul",
+                             "void(f8[:,:], f8[:,:], f8[:,:]); void(f4[:,:], f4[:,:], f4[:,:])",
                              "(m,n),(n,p)->(m,p)", "A, B, C", matmul_body, NULL, &mm));
     test_rng rng = test_rng_for(__func__);
     const int m = 3, n = 4, p = 2;
@@ -248,11 +252,13 @@ static void test_matmul_broadcast(void **state) {
     int64_t one = 4;
     kiln_array *V = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, &one, &V));
-    TEST_FAILS_WITH(kiln_gufunc_call(mm, KILN_ARGS(kiln_arr(V), kiln_arr(B)), &D, NULL), KILN_ERR_SHAPE, "is 1-d but its core dims (m,n)");
+    TEST_FAILS_WITH(kiln_gufunc_call(mm, KILN_ARGS(kiln_arr(V), kiln_arr(B)), &D, NULL), KILN_ERR_SHAPE,
+                    "is 1-d but its core dims (m,n)");
     /* dtype with no signature */
     kiln_array *I = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX128, 3, sa2, &I));
-    TEST_FAILS_WITH(kiln_gufunc_call(mm, KILN_ARGS(kiln_arr(I), kiln_arr(B)), &D, NULL), KILN_ERR_DTYPE, "no type signature");
+    TEST_FAILS_WITH(kiln_gufunc_call(mm, KILN_ARGS(kiln_arr(I), kiln_arr(B)), &D, NULL), KILN_ERR_DTYPE,
+                    "no type signature");
     assert_null(D);
     kiln_array_release(A);
     kiln_array_release(B);
@@ -359,7 +365,8 @@ static void test_several_outputs_strided(void **state) {
     int64_t rs = R;
     TEST_OK(kiln_array_reshape(Alias, 1, &rs, &Alias1));
     kiln_array *bad[2] = {Alias1, T};
-    TEST_FAILS_WITH(kiln_gufunc_call(g, KILN_ARGS(kiln_arr(XT)), bad, NULL), KILN_ERR_INVALID_ARGUMENT, "overlaps input 0 (x)");
+    TEST_FAILS_WITH(kiln_gufunc_call(g, KILN_ARGS(kiln_arr(XT)), bad, NULL), KILN_ERR_INVALID_ARGUMENT,
+                    "overlaps input 0 (x)");
     kiln_array_release(Alias);
     kiln_array_release(Alias1);
     kiln_array_release(X);
@@ -376,9 +383,10 @@ static void test_several_outputs_strided(void **state) {
 static void test_every_float_dtype(void **state) {
     kiln_context *ctx = *state;
     kiln_gufunc *g = NULL;
-    TEST_OK(kiln_guvectorize(ctx, "axpy_rev", "void(f2, f2[:], f2[:]); void(f4, f4[:], f4[:]); void(f8, f8[:], f8[:])",
-                             "(),(n)->(n)", "a, x, y", "for (int i = 0; i < x.len; i++) y[i] = a * x[x.len - 1 - i] + y[i];",
-                             NULL, &g));
+    TEST_OK(kiln_guvectorize(
+        ctx, "axpy_rev", "void(f2, f2[:], f2[:]); void(f4, f4[:], f4[:]); void(f8, f8[:], f8[:])",
+        "(),(n)->(n)", "a, x, y", "for (int i = 0; i < x.len; i++) y[i] = a * x[x.len - 1 - i] + y[i];", NULL,
+        &g));
     static const kiln_dtype types[] = {KILN_FLOAT16, KILN_FLOAT32, KILN_FLOAT64};
     const int R = 33, N = 5;
     for (size_t t = 0; t < 3; t++) {
@@ -420,7 +428,8 @@ static void test_every_float_dtype(void **state) {
                 double want = 0.5 * (r * N + (N - 1 - i)) + 1;
                 double tol = types[t] == KILN_FLOAT16 ? 0.1 : 1e-6;
                 if (fabs(got[r * N + i] - want) > tol)
-                    fail_msg("%s: row %d elem %d: %g vs %g", kiln_dtype_name(types[t]), r, i, got[r * N + i], want);
+                    fail_msg("%s: row %d elem %d: %g vs %g", kiln_dtype_name(types[t]), r, i, got[r * N + i],
+                             want);
             }
         kiln_array_release(Y64);
         kiln_array_release(A);
@@ -446,8 +455,9 @@ static void test_every_float_dtype(void **state) {
 
     /* complex128 rows */
     kiln_gufunc *cz = NULL;
-    TEST_OK(kiln_guvectorize(ctx, "cscale", "void(c16[:], c16[:])", "(n)->(n)", "z, w",
-                             "for (int i = 0; i < z.len; i++) w[i] = z[i] * kiln_complex128(0, 1) + conj(z[i]);", NULL, &cz));
+    TEST_OK(kiln_guvectorize(
+        ctx, "cscale", "void(c16[:], c16[:])", "(n)->(n)", "z, w",
+        "for (int i = 0; i < z.len; i++) w[i] = z[i] * kiln_complex128(0, 1) + conj(z[i]);", NULL, &cz));
     double zin[2 * 6] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
     int64_t zs[2] = {3, 2};
     kiln_array *Z = NULL, *W = NULL;
@@ -468,16 +478,18 @@ static void test_every_float_dtype(void **state) {
 static void test_bad_definitions(void **state) {
     kiln_context *ctx = *state;
     kiln_gufunc *g = NULL;
-    TEST_FAILS_WITH(kiln_guvectorize(ctx, "f", "void(f4[:], f4[:])", "(n->(n)", "a, b", "", NULL, &g), KILN_ERR_SIGNATURE,
-                    "at column 3");
-    TEST_FAILS_WITH(kiln_guvectorize(ctx, "f", "void(f4[:], f4[:])", "(n)->(n)x", "a, b", "", NULL, &g), KILN_ERR_SIGNATURE,
-                    "  (n)->(n)x\n          ^");
-    TEST_FAILS_WITH(kiln_guvectorize(ctx, "f", "void(f4[:])", "(n)->(n)", "a, b", "", NULL, &g), KILN_ERR_SIGNATURE,
-                    "has 1 argument but the layout signature \"(n)->(n)\" has 2");
-    TEST_FAILS_WITH(kiln_guvectorize(ctx, "f", "void(f4[:], f4[:], f4[:])", "(m,n),(n,p)->(m,p)", "a, b, c", "", NULL, &g),
-                    KILN_ERR_SIGNATURE, "argument 0 is 1-d but the layout signature \"(m,n),(n,p)->(m,p)\" gives it 2");
-    TEST_FAILS_WITH(kiln_guvectorize(ctx, "f", "void(f4[:], f4[:])", "(n)->(n)", "a", "", NULL, &g), KILN_ERR_ARG_COUNT,
-                    "names 1 argument");
+    TEST_FAILS_WITH(kiln_guvectorize(ctx, "f", "void(f4[:], f4[:])", "(n->(n)", "a, b", "", NULL, &g),
+                    KILN_ERR_SIGNATURE, "at column 3");
+    TEST_FAILS_WITH(kiln_guvectorize(ctx, "f", "void(f4[:], f4[:])", "(n)->(n)x", "a, b", "", NULL, &g),
+                    KILN_ERR_SIGNATURE, "  (n)->(n)x\n          ^");
+    TEST_FAILS_WITH(kiln_guvectorize(ctx, "f", "void(f4[:])", "(n)->(n)", "a, b", "", NULL, &g),
+                    KILN_ERR_SIGNATURE, "has 1 argument but the layout signature \"(n)->(n)\" has 2");
+    TEST_FAILS_WITH(kiln_guvectorize(ctx, "f", "void(f4[:], f4[:], f4[:])", "(m,n),(n,p)->(m,p)", "a, b, c",
+                                     "", NULL, &g),
+                    KILN_ERR_SIGNATURE,
+                    "argument 0 is 1-d but the layout signature \"(m,n),(n,p)->(m,p)\" gives it 2");
+    TEST_FAILS_WITH(kiln_guvectorize(ctx, "f", "void(f4[:], f4[:])", "(n)->(n)", "a", "", NULL, &g),
+                    KILN_ERR_ARG_COUNT, "names 1 argument");
     TEST_FAILS_WITH(kiln_guvectorize(ctx, "no-dash", "void(f4[:], f4[:])", "(n)->(n)", "a, b", "", NULL, &g),
                     KILN_ERR_INVALID_ARGUMENT, "C identifier");
     assert_null(g);
@@ -502,10 +514,12 @@ static void test_body_compile_error_lines(void **state) {
     assert_true(test_contains(kiln_last_error(), "undefined_thing"));
     /* input views are read-only */
     kiln_gufunc *w = NULL;
-    TEST_OK(kiln_guvectorize(ctx, "writes_input", "void(f4[:], f4[:])", "(n)->(n)", "x, y", "x[0] = 1; y[0] = 2;", NULL, &w));
+    TEST_OK(kiln_guvectorize(ctx, "writes_input", "void(f4[:], f4[:])", "(n)->(n)", "x, y",
+                             "x[0] = 1; y[0] = 2;", NULL, &w));
     assert_int_equal(kiln_gufunc_call(w, KILN_ARGS(kiln_arr(X)), &Y, NULL), KILN_ERR_COMPILE);
     /* the host compiler writes file:line, NVRTC file(line) */
-    if (!test_contains(kiln_last_error(), "writes_input:1") && !test_contains(kiln_last_error(), "writes_input(1)"))
+    if (!test_contains(kiln_last_error(), "writes_input:1") &&
+        !test_contains(kiln_last_error(), "writes_input(1)"))
         fail_msg("writing an input view not reported at the body's line 1: %s", kiln_last_error());
     kiln_gufunc_release(w);
     kiln_array_release(X);
@@ -519,10 +533,12 @@ static void test_bad_calls(void **state) {
     int64_t shape[2] = {8, 4};
     kiln_array *X = NULL, *Y = NULL, *Z = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &X));
-    TEST_FAILS_WITH(kiln_gufunc_call(h, KILN_ARGS(kiln_arr(X), kiln_arr(X), kiln_arr(X)), NULL, NULL), KILN_ERR_ARG_COUNT,
-                    "takes 1 input");
-    TEST_FAILS_WITH(kiln_gufunc_call(h, KILN_ARGS(kiln_arr(X)), NULL, NULL), KILN_ERR_INVALID_ARGUMENT, "outs is NULL");
-    TEST_FAILS_WITH(kiln_gufunc_call(h, KILN_ARGS(kiln_f32(1)), &Y, NULL), KILN_ERR_ARG_TYPE, "is a scalar but the layout");
+    TEST_FAILS_WITH(kiln_gufunc_call(h, KILN_ARGS(kiln_arr(X), kiln_arr(X), kiln_arr(X)), NULL, NULL),
+                    KILN_ERR_ARG_COUNT, "takes 1 input");
+    TEST_FAILS_WITH(kiln_gufunc_call(h, KILN_ARGS(kiln_arr(X)), NULL, NULL), KILN_ERR_INVALID_ARGUMENT,
+                    "outs is NULL");
+    TEST_FAILS_WITH(kiln_gufunc_call(h, KILN_ARGS(kiln_f32(1)), &Y, NULL), KILN_ERR_ARG_TYPE,
+                    "is a scalar but the layout");
     int64_t s5[2] = {8, 5};
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, s5, &Z));
     TEST_FAILS_WITH(kiln_gufunc_call(h, KILN_ARGS(kiln_arr(X), kiln_arr(Z)), NULL, NULL), KILN_ERR_SHAPE,
@@ -552,9 +568,10 @@ static void test_cpu_gpu_agree(void **state) {
     kiln_context *ctxs[2] = {gpu, cpu};
     kiln_gufunc *mm[2], *h[2];
     for (int c = 0; c < 2; c++) {
-        TEST_OK(kiln_guvectorize(ctxs[c], "matmul", "void(f4[:,:], f4[:,:], f4[:,:])", "(m,n),(n,p)->(m,p)", "A, B, C",
-                                 matmul_body, NULL, &mm[c]));
-        TEST_OK(kiln_guvectorize(ctxs[c], "herm", "void(f4[:], f4[:])", "(n)->(n)", "inp, out", herm_body, NULL, &h[c]));
+        TEST_OK(kiln_guvectorize(ctxs[c], "matmul", "void(f4[:,:], f4[:,:], f4[:,:])", "(m,n),(n,p)->(m,p)",
+                                 "A, B, C", matmul_body, NULL, &mm[c]));
+        TEST_OK(kiln_guvectorize(ctxs[c], "herm", "void(f4[:], f4[:])", "(n)->(n)", "inp, out", herm_body,
+                                 NULL, &h[c]));
     }
     test_rng rng = test_rng_for(__func__);
     static const int dims[][3] = {{2, 2, 2}, {3, 3, 3}, {4, 8, 4}, {70, 3, 70}};
@@ -612,7 +629,8 @@ static void test_cpu_gpu_agree(void **state) {
 
 /* The seed-002 example workloads (examples/gufunc_examples.c), small sizes. */
 int kiln_example_gufunc_hermite(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
-int kiln_example_gufunc_batched_matmul(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+int kiln_example_gufunc_batched_matmul(kiln_context *ctx, const kiln_example_opts *opts,
+                                       kiln_example_result *res);
 
 static void test_examples(void **state) {
     kiln_context *ctx = *state;

@@ -67,7 +67,8 @@ static void test_valid_layouts(void **state) {
     for (size_t i = 0; i < sizeof valid_layouts / sizeof *valid_layouts; i++) {
         const layout_case *c = &valid_layouts[i];
         gu_layout l;
-        if (gu_parse_layout(c->text, &l) != KILN_OK) fail_msg("\"%s\" rejected: %s", c->text, kiln_last_error());
+        if (gu_parse_layout(c->text, &l) != KILN_OK)
+            fail_msg("\"%s\" rejected: %s", c->text, kiln_last_error());
         assert_int_equal(l.nin, c->nin);
         assert_int_equal(l.nout, c->nout);
         assert_int_equal(l.ndims, c->ndims);
@@ -99,9 +100,11 @@ static void test_invalid_layouts(void **state) {
         gu_layout l;
         kiln_status s = gu_parse_layout(c->text, &l);
         if (s != KILN_ERR_SIGNATURE)
-            fail_msg("\"%s\": expected KILN_ERR_SIGNATURE, got %s (%s)", c->text, kiln_status_string(s), kiln_last_error());
+            fail_msg("\"%s\": expected KILN_ERR_SIGNATURE, got %s (%s)", c->text, kiln_status_string(s),
+                     kiln_last_error());
         const char *msg = kiln_last_error();
-        if (!test_contains(msg, c->needle)) fail_msg("\"%s\": message lacks \"%s\": %s", c->text, c->needle, msg);
+        if (!test_contains(msg, c->needle))
+            fail_msg("\"%s\": message lacks \"%s\": %s", c->text, c->needle, msg);
         char col[32];
         snprintf(col, sizeof col, "at column %d", c->column);
         if (!test_contains(msg, col)) fail_msg("\"%s\": expected %s: %s", c->text, col, msg);
@@ -125,7 +128,8 @@ static void test_typesigs(void **state) {
     assert_int_equal(sigs[0].nargs, 2);
     assert_int_equal(sigs[0].dtype[0], KILN_FLOAT32);
     assert_int_equal(sigs[0].ndim[1], 1);
-    TEST_OK(gu_parse_typesigs("void(f8[:,:], f8[:,:], f8[:,:]); void(float32[:, :], float32[:,:], float32[:,::1])", sigs, &n));
+    TEST_OK(gu_parse_typesigs(
+        "void(f8[:,:], f8[:,:], f8[:,:]); void(float32[:, :], float32[:,:], float32[:,::1])", sigs, &n));
     assert_int_equal(n, 2);
     assert_int_equal(sigs[1].dtype[2], KILN_FLOAT32);
     assert_int_equal(sigs[1].ndim[2], 2);
@@ -150,12 +154,14 @@ static void test_typesigs(void **state) {
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         kiln_status s = gu_parse_typesigs(bad[i].text, sigs, &n);
-        if (s != KILN_ERR_SIGNATURE) fail_msg("\"%s\": expected KILN_ERR_SIGNATURE, got %s", bad[i].text, kiln_status_string(s));
+        if (s != KILN_ERR_SIGNATURE)
+            fail_msg("\"%s\": expected KILN_ERR_SIGNATURE, got %s", bad[i].text, kiln_status_string(s));
         if (!test_contains(kiln_last_error(), bad[i].needle))
             fail_msg("\"%s\": message lacks \"%s\": %s", bad[i].text, bad[i].needle, kiln_last_error());
         char col[32];
         snprintf(col, sizeof col, "at column %d", bad[i].column);
-        if (!test_contains(kiln_last_error(), col)) fail_msg("\"%s\": expected %s: %s", bad[i].text, col, kiln_last_error());
+        if (!test_contains(kiln_last_error(), col))
+            fail_msg("\"%s\": expected %s: %s", bad[i].text, col, kiln_last_error());
     }
 }
 
@@ -166,7 +172,8 @@ static void test_typesig_layout_arity(void **state) {
     int n;
     TEST_OK(gu_parse_layout("(n)->(n)", &l));
     TEST_OK(gu_parse_typesigs("void(f4[:])", sigs, &n));
-    TEST_FAILS_WITH(gu_check_typesigs(&l, sigs, n), KILN_ERR_SIGNATURE, "has 1 argument but the layout signature \"(n)->(n)\" has 2");
+    TEST_FAILS_WITH(gu_check_typesigs(&l, sigs, n), KILN_ERR_SIGNATURE,
+                    "has 1 argument but the layout signature \"(n)->(n)\" has 2");
     TEST_OK(gu_parse_typesigs("void(f4[:], f4[:], f4)", sigs, &n));
     TEST_FAILS_WITH(gu_check_typesigs(&l, sigs, n), KILN_ERR_SIGNATURE, "has 3 arguments");
     TEST_OK(gu_parse_typesigs("void(f4[:,:], f4[:])", sigs, &n));

@@ -115,7 +115,8 @@ static void test_barriers_dynamic_shared_atomics_complex(void **state) {
     kiln_array *dx = NULL, *dout = NULL;
     TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT64, 1, &nn, x, (size_t)n * sizeof(double), &dx));
     TEST_OK(kiln_array_empty(ctx, KILN_FLOAT64, 1, &nb, &dout));
-    TEST_OK(kiln_launch(sum, KILN_DIM((uint32_t)blocks), KILN_DIM((uint32_t)threads), threads * sizeof(double), NULL,
+    TEST_OK(kiln_launch(sum, KILN_DIM((uint32_t)blocks), KILN_DIM((uint32_t)threads),
+                        threads * sizeof(double), NULL,
                         KILN_ARGS(kiln_arr(dx), kiln_arr(dout), kiln_i32(n))));
     TEST_OK(kiln_array_to_host(dout, partial, (size_t)blocks * sizeof(double)));
     for (int b = 0; b < blocks; b++) {
@@ -134,7 +135,8 @@ static void test_barriers_dynamic_shared_atomics_complex(void **state) {
     kiln_array *dv = NULL, *dbins = NULL;
     TEST_OK(kiln_array_from_host(ctx, KILN_UINT8, 1, &nv, v, sizeof v, &dv));
     TEST_OK(kiln_array_zeros(ctx, KILN_UINT32, 1, &n16, &dbins));
-    TEST_OK(kiln_launch(hist, KILN_DIM(7), KILN_DIM(128), 0, NULL, KILN_ARGS(kiln_arr(dv), kiln_arr(dbins), kiln_i32(4096))));
+    TEST_OK(kiln_launch(hist, KILN_DIM(7), KILN_DIM(128), 0, NULL,
+                        KILN_ARGS(kiln_arr(dv), kiln_arr(dbins), kiln_i32(4096))));
     TEST_OK(kiln_array_to_host(dbins, bins, sizeof bins));
     assert_memory_equal(bins, ref_bins, sizeof bins);
 
@@ -143,7 +145,8 @@ static void test_barriers_dynamic_shared_atomics_complex(void **state) {
     int64_t nz = 300;
     kiln_array *dz = NULL;
     TEST_OK(kiln_array_from_host(ctx, KILN_COMPLEX64, 1, &nz, z, sizeof z, &dz));
-    TEST_OK(kiln_launch(cmul, KILN_DIM(2), KILN_DIM(256), 0, NULL, KILN_ARGS(kiln_arr(dz), kiln_c64(0.5f, -2.0f), kiln_i32(300))));
+    TEST_OK(kiln_launch(cmul, KILN_DIM(2), KILN_DIM(256), 0, NULL,
+                        KILN_ARGS(kiln_arr(dz), kiln_c64(0.5f, -2.0f), kiln_i32(300))));
     float zo[600];
     TEST_OK(kiln_array_to_host(dz, zo, sizeof zo));
     for (int i = 0; i < 300; i++) {
@@ -171,18 +174,24 @@ static void test_bad_arguments_are_refused(void **state) {
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &n, &f32));
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, &n, &f64));
     kiln_dim3 g = KILN_DIM(1), b = KILN_DIM(16);
-    TEST_FAILS_WITH(kiln_launch(k, g, b, 0, NULL, KILN_ARGS(kiln_f32(1), kiln_arr(f32), kiln_arr(f32))), KILN_ERR_ARG_COUNT,
-                    "saxpy takes 4 arguments, got 3");
-    TEST_FAILS_WITH(kiln_launch(k, g, b, 0, NULL, KILN_ARGS(kiln_f64(1), kiln_arr(f32), kiln_arr(f32), kiln_i32(16))),
-                    KILN_ERR_ARG_TYPE, "argument 0 of saxpy: the kernel takes float32, got float64");
-    TEST_FAILS_WITH(kiln_launch(k, g, b, 0, NULL, KILN_ARGS(kiln_f32(1), kiln_arr(f64), kiln_arr(f32), kiln_i32(16))),
-                    KILN_ERR_ARG_TYPE, "argument 1 of saxpy: the kernel takes a pointer to float32, got an array of float64");
-    TEST_FAILS_WITH(kiln_launch(k, g, b, 0, NULL, KILN_ARGS(kiln_f32(1), kiln_f32(2), kiln_arr(f32), kiln_i32(16))),
-                    KILN_ERR_ARG_TYPE, "argument 1 of saxpy: the kernel takes a pointer, got a float32 scalar");
-    TEST_FAILS_WITH(kiln_launch(k, g, b, 0, NULL, KILN_ARGS(kiln_f32(1), kiln_arr(f32), kiln_arr(f32), kiln_i32(-1))),
-                    KILN_ERR_ARG_TYPE, "argument 3 of saxpy: the kernel takes uint64, got int32");
-    TEST_FAILS_WITH(kiln_launch(k, g, b, 0, NULL, KILN_ARGS(kiln_f32(1), kiln_arr(f32), kiln_arr(f32), kiln_arr(f32))),
-                    KILN_ERR_ARG_TYPE, "takes a uint64 scalar, got an array");
+    TEST_FAILS_WITH(kiln_launch(k, g, b, 0, NULL, KILN_ARGS(kiln_f32(1), kiln_arr(f32), kiln_arr(f32))),
+                    KILN_ERR_ARG_COUNT, "saxpy takes 4 arguments, got 3");
+    TEST_FAILS_WITH(
+        kiln_launch(k, g, b, 0, NULL, KILN_ARGS(kiln_f64(1), kiln_arr(f32), kiln_arr(f32), kiln_i32(16))),
+        KILN_ERR_ARG_TYPE, "argument 0 of saxpy: the kernel takes float32, got float64");
+    TEST_FAILS_WITH(
+        kiln_launch(k, g, b, 0, NULL, KILN_ARGS(kiln_f32(1), kiln_arr(f64), kiln_arr(f32), kiln_i32(16))),
+        KILN_ERR_ARG_TYPE,
+        "argument 1 of saxpy: the kernel takes a pointer to float32, got an array of float64");
+    TEST_FAILS_WITH(
+        kiln_launch(k, g, b, 0, NULL, KILN_ARGS(kiln_f32(1), kiln_f32(2), kiln_arr(f32), kiln_i32(16))),
+        KILN_ERR_ARG_TYPE, "argument 1 of saxpy: the kernel takes a pointer, got a float32 scalar");
+    TEST_FAILS_WITH(
+        kiln_launch(k, g, b, 0, NULL, KILN_ARGS(kiln_f32(1), kiln_arr(f32), kiln_arr(f32), kiln_i32(-1))),
+        KILN_ERR_ARG_TYPE, "argument 3 of saxpy: the kernel takes uint64, got int32");
+    TEST_FAILS_WITH(
+        kiln_launch(k, g, b, 0, NULL, KILN_ARGS(kiln_f32(1), kiln_arr(f32), kiln_arr(f32), kiln_arr(f32))),
+        KILN_ERR_ARG_TYPE, "takes a uint64 scalar, got an array");
     kiln_array_release(f32);
     kiln_array_release(f64);
     kiln_kernel_release(k);
@@ -201,14 +210,17 @@ static void test_launch_limits_are_named(void **state) {
     int64_t n = 4;
     kiln_array *a = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, &n, &a));
-    TEST_FAILS_WITH(kiln_launch(sum, KILN_DIM(1), KILN_DIM(64, 32), 0, NULL, KILN_ARGS(kiln_arr(a), kiln_arr(a), kiln_i32(4))),
-                    KILN_ERR_LAUNCH_CONFIG, "has 2048 threads; the device allows at most");
-    TEST_FAILS_WITH(kiln_launch(sum, KILN_DIM(1), KILN_DIM(1, 1, 128), 0, NULL, KILN_ARGS(kiln_arr(a), kiln_arr(a), kiln_i32(4))),
-                    KILN_ERR_LAUNCH_CONFIG, "block.z = 128 exceeds the device limit of 64");
-    TEST_FAILS_WITH(kiln_launch(sum, KILN_DIM(1, 70000), KILN_DIM(32), 0, NULL, KILN_ARGS(kiln_arr(a), kiln_arr(a), kiln_i32(4))),
-                    KILN_ERR_LAUNCH_CONFIG, "grid.y = 70000 exceeds the device limit of 65535");
-    TEST_FAILS_WITH(kiln_launch(sum, KILN_DIM(1), KILN_DIM(32), info.max_shared_bytes_per_block_optin + 1, NULL,
+    TEST_FAILS_WITH(kiln_launch(sum, KILN_DIM(1), KILN_DIM(64, 32), 0, NULL,
                                 KILN_ARGS(kiln_arr(a), kiln_arr(a), kiln_i32(4))),
+                    KILN_ERR_LAUNCH_CONFIG, "has 2048 threads; the device allows at most");
+    TEST_FAILS_WITH(kiln_launch(sum, KILN_DIM(1), KILN_DIM(1, 1, 128), 0, NULL,
+                                KILN_ARGS(kiln_arr(a), kiln_arr(a), kiln_i32(4))),
+                    KILN_ERR_LAUNCH_CONFIG, "block.z = 128 exceeds the device limit of 64");
+    TEST_FAILS_WITH(kiln_launch(sum, KILN_DIM(1, 70000), KILN_DIM(32), 0, NULL,
+                                KILN_ARGS(kiln_arr(a), kiln_arr(a), kiln_i32(4))),
+                    KILN_ERR_LAUNCH_CONFIG, "grid.y = 70000 exceeds the device limit of 65535");
+    TEST_FAILS_WITH(kiln_launch(sum, KILN_DIM(1), KILN_DIM(32), info.max_shared_bytes_per_block_optin + 1,
+                                NULL, KILN_ARGS(kiln_arr(a), kiln_arr(a), kiln_i32(4))),
                     KILN_ERR_LAUNCH_CONFIG, "bytes of shared memory");
     kiln_array_release(a);
     kiln_kernel_release(sum);
@@ -231,7 +243,8 @@ static void test_compile_error_has_user_line_numbers(void **state) {
                     "nok.cu defines no __global__ function");
     TEST_FAILS_WITH(kiln_module_from_source(ctx, module_src, "m.cu", "-O2", &m), KILN_ERR_INVALID_ARGUMENT,
                     "unknown compile option '-O2'");
-    TEST_FAILS_WITH(kiln_module_from_file(ctx, "/nonexistent/k.cu", NULL, &m), KILN_ERR_NOT_FOUND, "/nonexistent/k.cu");
+    TEST_FAILS_WITH(kiln_module_from_file(ctx, "/nonexistent/k.cu", NULL, &m), KILN_ERR_NOT_FOUND,
+                    "/nonexistent/k.cu");
 }
 
 static void test_defines_and_include_dirs(void **state) {
@@ -245,7 +258,9 @@ static void test_defines_and_include_dirs(void **state) {
     fclose(f);
     snprintf(path, sizeof path, "%s/k.cu", dir);
     f = fopen(path, "w");
-    fputs("#include \"scale.h\"\n__global__ void k(int *o) { o[threadIdx.x] = SCALE * OFFSET + threadIdx.x; }\n", f);
+    fputs("#include \"scale.h\"\n__global__ void k(int *o) { o[threadIdx.x] = SCALE * OFFSET + threadIdx.x; "
+          "}\n",
+          f);
     fclose(f);
     kiln_module *m = NULL;
     TEST_OK(kiln_module_from_file(ctx, path, "-DOFFSET=10", &m));

@@ -58,7 +58,8 @@ static void test_kiln_target_overrides_auto(void **state) {
     char *env[] = {"KILN_TARGET=cpu", NULL};
     char *out = NULL;
     assert_int_equal(test_spawn(argv, env, &out), 0);
-    if (!test_contains(out, "backend=cpu") || test_contains(out, "no usable GPU")) fail_msg("child output:\n%s", out);
+    if (!test_contains(out, "backend=cpu") || test_contains(out, "no usable GPU"))
+        fail_msg("child output:\n%s", out);
     free(out);
 }
 

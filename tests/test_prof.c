@@ -288,8 +288,9 @@ static void check_trace(const char *path) {
     json_t *events = events_of(root);
 
     /* The work on the stream track, in order, with its arguments. */
-    static const char *expected[] = {"[memcpy HtoD]", "[memcpy HtoD]", "scale", "scale", "scale",
-                                     "offset", "offset", "[memcpy DtoH]", "[memcpy DtoH]"};
+    static const char *expected[] = {"[memcpy HtoD]", "[memcpy HtoD]", "scale",
+                                     "scale",         "scale",         "offset",
+                                     "offset",        "[memcpy DtoH]", "[memcpy DtoH]"};
     static const long long expected_bytes[] = {4 * NX, 4 * NY, 0, 0, 0, 0, 0, 4 * NX, 4 * NY};
     size_t seen = 0, launches = 0, allocs = 0, jits = 0, stream_names = 0, host_names = 0;
     double last_ts = -1;
@@ -352,7 +353,8 @@ static void check_trace(const char *path) {
             assert_non_null(shapes);
             char dim[32];
             snprintf(dim, sizeof dim, "%d", is_scale ? NX : NY);
-            if (!test_contains(shapes, dim)) fail_msg("kernel args \"%s\" lack the array's shape %s", shapes, dim);
+            if (!test_contains(shapes, dim))
+                fail_msg("kernel args \"%s\" lack the array's shape %s", shapes, dim);
         }
         seen++;
     }
@@ -428,7 +430,8 @@ static void test_unwritable_trace_warns(void **state) {
     ctx = test_open();
     TEST_OK(kiln_profiler_start(ctx));
     run_sequence(ctx, res);
-    TEST_FAILS_WITH(kiln_profiler_write_trace(ctx, "/nonexistent/dir/t.json"), KILN_ERR_IO, "/nonexistent/dir/t.json");
+    TEST_FAILS_WITH(kiln_profiler_write_trace(ctx, "/nonexistent/dir/t.json"), KILN_ERR_IO,
+                    "/nonexistent/dir/t.json");
     char *text = NULL;
     TEST_OK(kiln_profiler_summary(ctx, &text)); /* the profile itself is intact */
     assert_int_equal(row_calls(text, "scale"), 3);
@@ -645,7 +648,8 @@ static void test_launches_from_many_threads(void **state) {
     enum { THREADS = 4, EACH = 25000 };
     pthread_t t[THREADS];
     thread_arg arg = {ctx, EACH};
-    for (int i = 0; i < THREADS; i++) assert_int_equal(pthread_create(&t[i], NULL, launch_from_thread, &arg), 0);
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, launch_from_thread, &arg), 0);
     for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
     char *text = NULL;
     TEST_OK(kiln_profiler_summary(ctx, &text));
@@ -665,8 +669,9 @@ static void test_timer_choice(void **state) {
         const char *warning; /* NULL: none */
         const char *header;
     } cases[] = {
-        {"events", NULL, "Timer: events (device time between events recorded around each operation; "
-                         "KILN_PROFILE_TIMER=events)"},
+        {"events", NULL,
+         "Timer: events (device time between events recorded around each operation; "
+         "KILN_PROFILE_TIMER=events)"},
         {"cupti", "KILN_PROFILE_TIMER=cupti: CUPTI times only kiln's CUDA backend; timing with events",
          "Timer: events"},
         {"bogus", "KILN_PROFILE_TIMER=bogus is neither events nor cupti", "Timer: events"},
@@ -731,7 +736,7 @@ typedef struct spin_run {
     double events_ms; /* the test's own CUDA events around each launch, summed */
     double prof_ms;   /* the profiler's total for "spin" */
     long long calls;
-    char timer[64];   /* the summary's "Timer: ..." word */
+    char timer[64]; /* the summary's "Timer: ..." word */
 } spin_run;
 
 /* `launches` launches of spin, each between two of the test's events; the
@@ -739,14 +744,15 @@ typedef struct spin_run {
  * the profiler does not see (it is stopped for them), on the same stream: a
  * bump and a one-block spin, which CUPTI's records show but which must not
  * be taken for the profiled spin's. */
-static double spin_launches(kiln_context *ctx, kiln_kernel *k, kiln_kernel *bump, kiln_array *x, kiln_event **ev,
-                            int launches, int iters) {
+static double spin_launches(kiln_context *ctx, kiln_kernel *k, kiln_kernel *bump, kiln_array *x,
+                            kiln_event **ev, int launches, int iters) {
     for (int i = 0; i < launches; i++) {
         if (bump) {
             TEST_OK(kiln_profiler_stop(ctx));
             TEST_OK(kiln_launch(bump, KILN_DIM(SPIN_BLOCKS), KILN_DIM(SPIN_THREADS), 0, NULL,
                                 KILN_ARGS(kiln_arr(x))));
-            TEST_OK(kiln_launch(k, KILN_DIM(1), KILN_DIM(32), 0, NULL, KILN_ARGS(kiln_arr(x), kiln_i32(100))));
+            TEST_OK(
+                kiln_launch(k, KILN_DIM(1), KILN_DIM(32), 0, NULL, KILN_ARGS(kiln_arr(x), kiln_i32(100))));
             TEST_OK(kiln_profiler_start(ctx));
         }
         TEST_OK(kiln_event_record(ev[2 * i], NULL));
@@ -840,7 +846,8 @@ typedef struct bench_ctx {
 static double launch_batch_us(bench_ctx *b, int n) {
     double t0 = kiln_now_ms();
     for (int i = 0; i < n; i++)
-        TEST_OK(kiln_launch(b->k, KILN_DIM(1), KILN_DIM(1), 0, NULL, KILN_ARGS(kiln_arr(b->x), kiln_f32(1.0f), kiln_i32(1))));
+        TEST_OK(kiln_launch(b->k, KILN_DIM(1), KILN_DIM(1), 0, NULL,
+                            KILN_ARGS(kiln_arr(b->x), kiln_f32(1.0f), kiln_i32(1))));
     TEST_OK(kiln_synchronize(b->ctx));
     return (kiln_now_ms() - t0) * 1e3 / n;
 }
@@ -913,7 +920,15 @@ static void bench_recorder(void) {
  * machine noise and warm-up hit all alike; the best batch of each counts.
  * CUPTI is process-wide, so while a CUPTI mode is measured no other is on:
  * its contexts are opened and closed within their turn. */
-enum { MODE_OFF, MODE_EVENTS_ENV, MODE_EVENTS_START, MODE_CUPTI_ENV, MODE_CUPTI_START, MODE_RAW_CUPTI, MODES };
+enum {
+    MODE_OFF,
+    MODE_EVENTS_ENV,
+    MODE_EVENTS_START,
+    MODE_CUPTI_ENV,
+    MODE_CUPTI_START,
+    MODE_RAW_CUPTI,
+    MODES
+};
 enum { BENCH_ROUNDS = 5, BENCH_BATCHES = 12, BENCH_BATCH = 2000 };
 
 static void test_launch_overhead_bench(void **state) {
@@ -932,7 +947,8 @@ static void test_launch_overhead_bench(void **state) {
     double best[MODES];
     int measured[MODES] = {0};
     for (int m = 0; m < MODES; m++) best[m] = 1e30;
-    for (int m = MODE_OFF; m <= MODE_EVENTS_START; m++) (void)launch_batch_us(&b[m], BENCH_BATCH); /* warm up */
+    for (int m = MODE_OFF; m <= MODE_EVENTS_START; m++)
+        (void)launch_batch_us(&b[m], BENCH_BATCH); /* warm up */
     long long cupti_calls = -1, cupti_lost = -1;
     for (int round = 0; round < BENCH_ROUNDS; round++)
         for (int turn = 0; turn < MODES; turn++) {
@@ -941,7 +957,8 @@ static void test_launch_overhead_bench(void **state) {
             raw_cupti raw = {NULL, NULL};
             if (m == MODE_RAW_CUPTI) {
                 /* GPU only, once kiln has loaded libcupti */
-                if (testing_cpu() || !raw_cupti_load(&raw) || raw.enable(10) != 0 || raw.enable(1) != 0) continue;
+                if (testing_cpu() || !raw_cupti_load(&raw) || raw.enable(10) != 0 || raw.enable(1) != 0)
+                    continue;
                 run = &b[MODE_OFF];
             } else if (m == MODE_CUPTI_ENV || m == MODE_CUPTI_START) {
                 bench_open(run, m == MODE_CUPTI_ENV ? "1" : NULL, "cupti", m == MODE_CUPTI_START, src);
@@ -976,7 +993,8 @@ static void test_launch_overhead_bench(void **state) {
             printf("  %-26s %8.3f us/launch (%+.1f%%)\n", label[m], best[m],
                    100.0 * (best[m] - best[MODE_OFF]) / best[MODE_OFF]);
     if (cupti_calls >= 0)
-        printf("  cupti profiler_start: %lld launches profiled, %lld without CUPTI times\n", cupti_calls, cupti_lost);
+        printf("  cupti profiler_start: %lld launches profiled, %lld without CUPTI times\n", cupti_calls,
+               cupti_lost);
     bench_recorder();
     for (int m = MODE_OFF; m <= MODE_EVENTS_START; m++) bench_close(&b[m]);
 }

@@ -19,7 +19,8 @@ static kiln_ufunc *axpb; /* f8(f8,f8,f8): a * 2 + b - c */
 static int setup(void **state) {
     (void)state;
     ctx = test_open();
-    kiln_status s = kiln_vectorize(ctx, "axpb", "f8(f8,f8,f8)", "a, b, c", "return a * 2 + b - c;", NULL, &axpb);
+    kiln_status s =
+        kiln_vectorize(ctx, "axpb", "f8(f8,f8,f8)", "a, b, c", "return a * 2 + b - c;", NULL, &axpb);
     if (s != KILN_OK) {
         fprintf(stderr, "setup: %s\n", kiln_last_error());
         return -1;
@@ -72,9 +73,9 @@ static void broadcasting_against_reference(void **state) {
     static const bcase cases[] = {
         {{2, 1, 0}, {{3, 4}, {4}, {0}}, 2, {3, 4}},
         {{3, 3, 2}, {{2, 1, 3}, {1, 5, 1}, {5, 3}}, 3, {2, 5, 3}},
-        {{0, 0, 0}, {{0}, {0}, {0}}, 0, {0}},           /* all 0-d */
-        {{2, 2, 1}, {{0, 3}, {1, 3}, {3}}, 2, {0, 3}},  /* size-0 dim */
-        {{1, 2, 0}, {{1}, {1, 1}, {0}}, 2, {1, 1}},     /* size-1 only */
+        {{0, 0, 0}, {{0}, {0}, {0}}, 0, {0}},          /* all 0-d */
+        {{2, 2, 1}, {{0, 3}, {1, 3}, {3}}, 2, {0, 3}}, /* size-0 dim */
+        {{1, 2, 0}, {{1}, {1, 1}, {0}}, 2, {1, 1}},    /* size-1 only */
         {{4, 1, 2}, {{2, 1, 3, 1}, {4}, {3, 1}}, 4, {2, 1, 3, 4}},
         {{1, 1, 1}, {{7}, {7}, {1}}, 1, {7}},
     };
@@ -125,9 +126,9 @@ static void views_and_scalars(void **state) {
     double h[48];
     for (int i = 0; i < 48; i++) h[i] = i * 0.5 - 3;
     kiln_array *a = from_host_f64(2, shape, h), *t = NULL, *r = NULL, *s = NULL, *out = NULL;
-    TEST_OK(kiln_array_transpose(a, NULL, &t));                       /* (8, 6) */
-    TEST_OK(kiln_array_slice(a, 1, -1, -9, -2, &r));                   /* (6, 4): cols 7,5,3,1 */
-    TEST_OK(kiln_array_slice(t, 0, 0, 8, 2, &s));                      /* (4, 6): rows 0,2,4,6 of t */
+    TEST_OK(kiln_array_transpose(a, NULL, &t));      /* (8, 6) */
+    TEST_OK(kiln_array_slice(a, 1, -1, -9, -2, &r)); /* (6, 4): cols 7,5,3,1 */
+    TEST_OK(kiln_array_slice(t, 0, 0, 8, 2, &s));    /* (4, 6): rows 0,2,4,6 of t */
     /* out[i][j] = t[2i][j]*2 + 1.5 - r[j][i] -> shapes (4,6), scalar, (4,6)^T? use transpose of r */
     kiln_array *rt = NULL;
     TEST_OK(kiln_array_transpose(r, NULL, &rt)); /* (4, 6) */
@@ -135,8 +136,8 @@ static void views_and_scalars(void **state) {
     double *got = to_host_f64(out);
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 6; j++) {
-            double tv = h[j * 8 + 2 * i];          /* t[2i][j] = a[j][2i] */
-            double rv = h[j * 8 + (7 - 2 * i)];     /* rt[i][j] = r[j][i] = a[j][7-2i] */
+            double tv = h[j * 8 + 2 * i];       /* t[2i][j] = a[j][2i] */
+            double rv = h[j * 8 + (7 - 2 * i)]; /* rt[i][j] = r[j][i] = a[j][7-2i] */
             assert_true(fabs(got[i * 6 + j] - (tv * 2 + 1.5 - rv)) < 1e-12);
         }
     free(got);
@@ -173,11 +174,13 @@ static void in_place_and_supplied_output(void **state) {
 static void several_outputs(void **state) {
     (void)state;
     kiln_ufunc *sc = NULL;
-    TEST_OK(kiln_vectorize(ctx, "sincos2", "(f8,f8)(f8); (f4,f4)(f4)", "x -> s, c", "s = sin(x); c = cos(x);", NULL, &sc));
+    TEST_OK(kiln_vectorize(ctx, "sincos2", "(f8,f8)(f8); (f4,f4)(f4)", "x -> s, c", "s = sin(x); c = cos(x);",
+                           NULL, &sc));
     assert_int_equal(kiln_ufunc_nout(sc), 2);
     int64_t n = 4097;
     test_rng rng = test_rng_for(__func__);
-    float *h = malloc(sizeof(float) * (size_t)n), *s = malloc(sizeof(float) * (size_t)n), *c = malloc(sizeof(float) * (size_t)n);
+    float *h = malloc(sizeof(float) * (size_t)n), *s = malloc(sizeof(float) * (size_t)n),
+          *c = malloc(sizeof(float) * (size_t)n);
     test_fill_f32(&rng, h, (size_t)n, -50, 50);
     kiln_array *x = NULL, *outs[2] = {NULL, NULL};
     TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, h, sizeof(float) * (size_t)n, &x));
@@ -211,25 +214,60 @@ static void every_dtype(void **state) {
     for (int t = 0; t < KILN_DTYPE_COUNT; t++) {
         kiln_dtype dt = (kiln_dtype)t;
         size_t item = kiln_dtype_size(dt);
-        unsigned char *a = calloc((size_t)n, item), *b = calloc((size_t)n, item), *r = calloc((size_t)n, item);
+        unsigned char *a = calloc((size_t)n, item), *b = calloc((size_t)n, item),
+                      *r = calloc((size_t)n, item);
         for (int i = 0; i < n; i++) {
             int va = i % 7, vb = (i * 3) % 5;
             switch (dt) {
-            case KILN_BOOL: a[i] = (unsigned char)(va & 1); b[i] = (unsigned char)(vb & 1); break;
-            case KILN_INT8: case KILN_UINT8: a[i] = (unsigned char)va; b[i] = (unsigned char)vb; break;
-            case KILN_INT16: case KILN_UINT16: ((uint16_t *)a)[i] = (uint16_t)va; ((uint16_t *)b)[i] = (uint16_t)vb; break;
-            case KILN_INT32: case KILN_UINT32: ((uint32_t *)a)[i] = (uint32_t)va; ((uint32_t *)b)[i] = (uint32_t)vb; break;
-            case KILN_INT64: case KILN_UINT64: ((uint64_t *)a)[i] = (uint64_t)va; ((uint64_t *)b)[i] = (uint64_t)vb; break;
+            case KILN_BOOL:
+                a[i] = (unsigned char)(va & 1);
+                b[i] = (unsigned char)(vb & 1);
+                break;
+            case KILN_INT8:
+            case KILN_UINT8:
+                a[i] = (unsigned char)va;
+                b[i] = (unsigned char)vb;
+                break;
+            case KILN_INT16:
+            case KILN_UINT16:
+                ((uint16_t *)a)[i] = (uint16_t)va;
+                ((uint16_t *)b)[i] = (uint16_t)vb;
+                break;
+            case KILN_INT32:
+            case KILN_UINT32:
+                ((uint32_t *)a)[i] = (uint32_t)va;
+                ((uint32_t *)b)[i] = (uint32_t)vb;
+                break;
+            case KILN_INT64:
+            case KILN_UINT64:
+                ((uint64_t *)a)[i] = (uint64_t)va;
+                ((uint64_t *)b)[i] = (uint64_t)vb;
+                break;
             case KILN_FLOAT16: { /* small integers are exact in half: 0x3c00 = 1.0 */
-                static const uint16_t halves[8] = {0x0000, 0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700};
+                static const uint16_t halves[8] = {0x0000, 0x3c00, 0x4000, 0x4200,
+                                                   0x4400, 0x4500, 0x4600, 0x4700};
                 ((uint16_t *)a)[i] = halves[va];
                 ((uint16_t *)b)[i] = halves[vb];
                 break;
             }
-            case KILN_FLOAT32: ((float *)a)[i] = (float)va; ((float *)b)[i] = (float)vb; break;
-            case KILN_FLOAT64: ((double *)a)[i] = va; ((double *)b)[i] = vb; break;
-            case KILN_COMPLEX64: ((float *)a)[2 * i] = (float)va; ((float *)a)[2 * i + 1] = 1; ((float *)b)[2 * i] = (float)vb; break;
-            case KILN_COMPLEX128: ((double *)a)[2 * i] = va; ((double *)a)[2 * i + 1] = -1; ((double *)b)[2 * i] = vb; break;
+            case KILN_FLOAT32:
+                ((float *)a)[i] = (float)va;
+                ((float *)b)[i] = (float)vb;
+                break;
+            case KILN_FLOAT64:
+                ((double *)a)[i] = va;
+                ((double *)b)[i] = vb;
+                break;
+            case KILN_COMPLEX64:
+                ((float *)a)[2 * i] = (float)va;
+                ((float *)a)[2 * i + 1] = 1;
+                ((float *)b)[2 * i] = (float)vb;
+                break;
+            case KILN_COMPLEX128:
+                ((double *)a)[2 * i] = va;
+                ((double *)a)[2 * i + 1] = -1;
+                ((double *)b)[2 * i] = vb;
+                break;
             default: break;
             }
         }
@@ -243,21 +281,34 @@ static void every_dtype(void **state) {
             int va = i % 7, vb = (i * 3) % 5;
             double want = va + vb, got;
             switch (dt) {
-            case KILN_BOOL: want = ((va & 1) | (vb & 1)); got = r[i]; break;
-            case KILN_INT8: case KILN_UINT8: got = r[i]; break;
-            case KILN_INT16: case KILN_UINT16: got = ((uint16_t *)r)[i]; break;
+            case KILN_BOOL:
+                want = ((va & 1) | (vb & 1));
+                got = r[i];
+                break;
+            case KILN_INT8:
+            case KILN_UINT8: got = r[i]; break;
+            case KILN_INT16:
+            case KILN_UINT16: got = ((uint16_t *)r)[i]; break;
             case KILN_FLOAT16: {
                 static const uint16_t halves[13] = {0x0000, 0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600,
                                                     0x4700, 0x4800, 0x4880, 0x4900, 0x4980, 0x4a00};
                 got = ((uint16_t *)r)[i] == halves[va + vb] ? want : -1;
                 break;
             }
-            case KILN_INT32: case KILN_UINT32: got = ((uint32_t *)r)[i]; break;
-            case KILN_INT64: case KILN_UINT64: got = (double)((uint64_t *)r)[i]; break;
+            case KILN_INT32:
+            case KILN_UINT32: got = ((uint32_t *)r)[i]; break;
+            case KILN_INT64:
+            case KILN_UINT64: got = (double)((uint64_t *)r)[i]; break;
             case KILN_FLOAT32: got = ((float *)r)[i]; break;
             case KILN_FLOAT64: got = ((double *)r)[i]; break;
-            case KILN_COMPLEX64: got = ((float *)r)[2 * i]; assert_true(((float *)r)[2 * i + 1] == 1); break;
-            case KILN_COMPLEX128: got = ((double *)r)[2 * i]; assert_true(((double *)r)[2 * i + 1] == -1); break;
+            case KILN_COMPLEX64:
+                got = ((float *)r)[2 * i];
+                assert_true(((float *)r)[2 * i + 1] == 1);
+                break;
+            case KILN_COMPLEX128:
+                got = ((double *)r)[2 * i];
+                assert_true(((double *)r)[2 * i + 1] == -1);
+                break;
             default: got = -1;
             }
             if (got != want) fail_msg("%s element %d: got %g want %g", kiln_dtype_name(dt), i, got, want);
@@ -309,13 +360,15 @@ static void dispatch_and_casting(void **state) {
     kiln_array_release(r);
     r = NULL;
     /* complex does not cast to any: error naming the signatures */
-    TEST_FAILS_WITH(kiln_call(f, KILN_ARGS(kiln_arr(c8), kiln_arr(f4)), &r), KILN_ERR_DTYPE, "f4(f4,f4), f8(f8,f8)");
+    TEST_FAILS_WITH(kiln_call(f, KILN_ARGS(kiln_arr(c8), kiln_arr(f4)), &r), KILN_ERR_DTYPE,
+                    "f4(f4,f4), f8(f8,f8)");
     assert_null(r);
     /* output dtype that the result cannot cast to */
     kiln_array *o = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &n, &o));
     kiln_array *outs[1] = {o};
-    TEST_FAILS_WITH(kiln_call(f, KILN_ARGS(kiln_arr(f4), kiln_arr(f4)), outs), KILN_ERR_DTYPE, "output 0 is int32");
+    TEST_FAILS_WITH(kiln_call(f, KILN_ARGS(kiln_arr(f4), kiln_arr(f4)), outs), KILN_ERR_DTYPE,
+                    "output 0 is int32");
     kiln_array *arrs[] = {i4, i2, f4, c8, o};
     for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) kiln_array_release(arrs[i]);
     kiln_ufunc_release(f);
@@ -329,10 +382,12 @@ static void errors(void **state) {
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 2, s54, &b));
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, s3, &o));
     /* shapes that do not broadcast: both shapes in the message */
-    TEST_FAILS_WITH(kiln_call(axpb, KILN_ARGS(kiln_arr(a), kiln_arr(b), kiln_f64(0)), &r), KILN_ERR_SHAPE, "(3, 4)");
+    TEST_FAILS_WITH(kiln_call(axpb, KILN_ARGS(kiln_arr(a), kiln_arr(b), kiln_f64(0)), &r), KILN_ERR_SHAPE,
+                    "(3, 4)");
     assert_true(test_contains(kiln_last_error(), "(5, 4)"));
     /* wrong argument count */
-    TEST_FAILS_WITH(kiln_call(axpb, KILN_ARGS(kiln_arr(a), kiln_f64(0)), &r), KILN_ERR_ARG_COUNT, "takes 3 inputs");
+    TEST_FAILS_WITH(kiln_call(axpb, KILN_ARGS(kiln_arr(a), kiln_f64(0)), &r), KILN_ERR_ARG_COUNT,
+                    "takes 3 inputs");
     /* output of the wrong shape */
     kiln_array *outs[1] = {o};
     TEST_FAILS_WITH(kiln_call(axpb, KILN_ARGS(kiln_arr(a), kiln_f64(1), kiln_f64(0)), outs), KILN_ERR_SHAPE,
@@ -343,21 +398,23 @@ static void errors(void **state) {
     TEST_OK(kiln_array_slice(big, 0, 0, 50, 1, &v1));
     TEST_OK(kiln_array_slice(big, 0, 1, 51, 1, &v2));
     outs[0] = v2;
-    TEST_FAILS_WITH(kiln_call(axpb, KILN_ARGS(kiln_arr(v1), kiln_f64(1), kiln_f64(0)), outs), KILN_ERR_INVALID_ARGUMENT,
-                    "overlaps input 0");
+    TEST_FAILS_WITH(kiln_call(axpb, KILN_ARGS(kiln_arr(v1), kiln_f64(1), kiln_f64(0)), outs),
+                    KILN_ERR_INVALID_ARGUMENT, "overlaps input 0");
     /* a raw pointer is not a ufunc argument */
     TEST_FAILS_WITH(kiln_call(axpb, KILN_ARGS(kiln_ptr(NULL, KILN_FLOAT64), kiln_f64(1), kiln_f64(0)), &r),
                     KILN_ERR_ARG_TYPE, "raw pointer");
     assert_null(r);
     /* bad signatures and parameter lists */
     kiln_ufunc *f = NULL;
-    TEST_FAILS_WITH(kiln_vectorize(ctx, "x", "f8(f8,", "a", "return a;", NULL, &f), KILN_ERR_SIGNATURE, "f8(f8,");
+    TEST_FAILS_WITH(kiln_vectorize(ctx, "x", "f8(f8,", "a", "return a;", NULL, &f), KILN_ERR_SIGNATURE,
+                    "f8(f8,");
     TEST_FAILS_WITH(kiln_vectorize(ctx, "x", "f9(f8)", "a", "return a;", NULL, &f), KILN_ERR_SIGNATURE, "f9");
-    TEST_FAILS_WITH(kiln_vectorize(ctx, "x", "f8(f8,f8)", "a", "return a;", NULL, &f), KILN_ERR_ARG_COUNT, "1 input name");
-    TEST_FAILS_WITH(kiln_vectorize(ctx, "x", "f8(f8); f8(f8,f8)", "a", "return a;", NULL, &f), KILN_ERR_SIGNATURE,
-                    "same number");
-    TEST_FAILS_WITH(kiln_vectorize(ctx, "bad name", "f8(f8)", "a", "return a;", NULL, &f), KILN_ERR_INVALID_ARGUMENT,
-                    "C identifier");
+    TEST_FAILS_WITH(kiln_vectorize(ctx, "x", "f8(f8,f8)", "a", "return a;", NULL, &f), KILN_ERR_ARG_COUNT,
+                    "1 input name");
+    TEST_FAILS_WITH(kiln_vectorize(ctx, "x", "f8(f8); f8(f8,f8)", "a", "return a;", NULL, &f),
+                    KILN_ERR_SIGNATURE, "same number");
+    TEST_FAILS_WITH(kiln_vectorize(ctx, "bad name", "f8(f8)", "a", "return a;", NULL, &f),
+                    KILN_ERR_INVALID_ARGUMENT, "C identifier");
     assert_null(f);
     kiln_array *arrs[] = {a, b, o, big, v1, v2};
     for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) kiln_array_release(arrs[i]);
@@ -366,16 +423,18 @@ static void errors(void **state) {
 static void compile_error_lines(void **state) {
     (void)state;
     kiln_ufunc *f = NULL;
-    kiln_status s = kiln_vectorize(ctx, "broken", "f8(f8)", "x", "double y = x * 2;\n\nreturn y + no_such_thing;", NULL, &f);
+    kiln_status s = kiln_vectorize(ctx, "broken", "f8(f8)", "x",
+                                   "double y = x * 2;\n\nreturn y + no_such_thing;", NULL, &f);
     assert_int_equal(s, KILN_ERR_COMPILE);
     assert_null(f);
     const char *log = kiln_last_error();
     /* GCC says "broken:3:", NVRTC "broken(3)" */
-    if (!test_contains(log, "broken:3:") && !test_contains(log, "broken(3)")) fail_msg("no body line 3 in: %s", log);
+    if (!test_contains(log, "broken:3:") && !test_contains(log, "broken(3)"))
+        fail_msg("no body line 3 in: %s", log);
     assert_true(test_contains(log, "no_such_thing"));
     /* and in the preamble, counted from the preamble's first line */
-    s = kiln_vectorize(ctx, "broken2", "f8(f8)", "x", "return helper(x);", "__device__ double helper(double v) {\n  return v +;\n}",
-                       &f);
+    s = kiln_vectorize(ctx, "broken2", "f8(f8)", "x", "return helper(x);",
+                       "__device__ double helper(double v) {\n  return v +;\n}", &f);
     assert_int_equal(s, KILN_ERR_COMPILE);
     log = kiln_last_error();
     if (!test_contains(log, "broken2.preamble:2:") && !test_contains(log, "broken2.preamble(2)"))
@@ -399,8 +458,9 @@ static void targets_agree(void **state) {
     kiln_array *X = from_host_f64(1, &n, x), *Y = from_host_f64(1, &n, y);
     long double *ref = malloc(sizeof(long double) * (size_t)n);
     for (int64_t i = 0; i < n; i++) {
-        long double a = powl(sinl(0.008726645L * (30 - x[i])), 2) +
-                        cosl(0.01745329L * x[i]) * cosl(0.01745329L * 30) * powl(sinl(0.008726645L * (101 - y[i])), 2);
+        long double a =
+            powl(sinl(0.008726645L * (30 - x[i])), 2) +
+            cosl(0.01745329L * x[i]) * cosl(0.01745329L * 30) * powl(sinl(0.008726645L * (101 - y[i])), 2);
         ref[i] = atan2l(a, 1 - a) * 6371;
     }
     const char *targets[] = {"cpu", "parallel", "cuda"};
@@ -408,7 +468,8 @@ static void targets_agree(void **state) {
     for (int t = 0; t < ntargets; t++) {
         kiln_array *Z = NULL;
         TEST_OK(kiln_call_ex(hav, targets[t], NULL,
-                             KILN_ARGS(kiln_arr(X), kiln_arr(Y), kiln_f64(30), kiln_f64(101), kiln_f64(6371)), &Z));
+                             KILN_ARGS(kiln_arr(X), kiln_arr(Y), kiln_f64(30), kiln_f64(101), kiln_f64(6371)),
+                             &Z));
         double *z = to_host_f64(Z);
         /* a few ULP per libm/libmvec/CUDA call, compounded: 1e-13 relative */
         double e = test_max_rel_err_f64(z, ref, (size_t)n, 1e-12, 1e-13);
@@ -461,7 +522,8 @@ static void grid_stride_and_covering_kernels(void **state) {
         char *both[2] = {src, src2};
         for (int j = 0; j < 2; j++) {
             kiln_status s = kiln_compile_only("cuda", "sm_90", both[j], "ufunc.cu", NULL, &log);
-            if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING) fail_msg("%s: %s\n%s", k ? "stride" : "cover", kiln_last_error(), both[j]);
+            if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING)
+                fail_msg("%s: %s\n%s", k ? "stride" : "cover", kiln_last_error(), both[j]);
             kiln_free(log);
             log = NULL;
         }
@@ -476,7 +538,8 @@ static void grid_stride_and_covering_kernels(void **state) {
         if (memcmp(&z[0][i], &z[1][i], sizeof(double)) != 0)
             fail_msg("element %lld: covering grid %.17g, grid-stride %.17g", (long long)i, z[0][i], z[1][i]);
         double ref = a[i] * 2 + sin(a[i]);
-        if (fabs(z[0][i] - ref) > 1e-12 * (1 + fabs(ref))) fail_msg("element %lld: %.17g vs %.17g", (long long)i, z[0][i], ref);
+        if (fabs(z[0][i] - ref) > 1e-12 * (1 + fabs(ref)))
+            fail_msg("element %lld: %.17g vs %.17g", (long long)i, z[0][i], ref);
     }
     free(z[0]);
     free(z[1]);
@@ -498,7 +561,8 @@ static void host_arrays(void **state) {
     TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT64, 1, &n, NULL, a, &A));
     TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT64, 1, &n, NULL, c, &C));
     TEST_OK(kiln_call(axpb, KILN_ARGS(kiln_arr(A), kiln_f64(1), kiln_arr(A)), &R));
-    if (kiln_context_backend(ctx) == KILN_BACKEND_CUDA) assert_int_equal(kiln_array_memory(R), KILN_MEMORY_HOST);
+    if (kiln_context_backend(ctx) == KILN_BACKEND_CUDA)
+        assert_int_equal(kiln_array_memory(R), KILN_MEMORY_HOST);
     double *r = to_host_f64(R);
     for (int64_t i = 0; i < n; i++) assert_true(r[i] == i + 1.0);
     kiln_array *outs[1] = {C};
@@ -521,7 +585,8 @@ static void generated_cuda_sources_compile(void **state) {
     (void)state;
     kiln_ufunc *f = NULL;
     TEST_OK(kiln_vectorize(ctx, "gen", "f8(f8,f8); f4(f4,f4); c8(c8,c8); f2(f2,f2); i4(i4,i4)", "a, b",
-                           "return a * b + a;", "__device__ inline float twice(float v) { return 2 * v; }", &f));
+                           "return a * b + a;", "__device__ inline float twice(float v) { return 2 * v; }",
+                           &f));
     kiln_ufunc *g = NULL;
     TEST_OK(kiln_vectorize(ctx, "gen2", "(f8,f8)(f8,f8)", "a, b -> s, d", "s = a + b; d = a - b;", NULL, &g));
     int64_t s2[2] = {128, 33}, s1[1] = {33};
@@ -535,21 +600,22 @@ static void generated_cuda_sources_compile(void **state) {
         kiln_ufunc *u;
         kiln_value a, b;
     } calls[] = {
-        {f, kiln_arr(m), kiln_arr(m)},          /* vector layout */
-        {f, kiln_arr(m), kiln_arr(v)},          /* broadcast: strided 2-d */
-        {f, kiln_arr(t), kiln_f64(2)},          /* transposed + scalar */
-        {f, kiln_arr(h), kiln_arr(h)},          /* float16 storage */
-        {f, kiln_arr(mf), kiln_arr(mf)},        /* int16 -> float32 loop (cast on load) */
-        {f, kiln_c64(1, 2), kiln_arr(mf)},      /* complex scalar, int16 -> complex64 */
-        {g, kiln_arr(m), kiln_arr(v)},          /* two outputs, strided */
-        {g, kiln_arr(m), kiln_arr(m)},          /* two outputs, vector */
+        {f, kiln_arr(m), kiln_arr(m)},     /* vector layout */
+        {f, kiln_arr(m), kiln_arr(v)},     /* broadcast: strided 2-d */
+        {f, kiln_arr(t), kiln_f64(2)},     /* transposed + scalar */
+        {f, kiln_arr(h), kiln_arr(h)},     /* float16 storage */
+        {f, kiln_arr(mf), kiln_arr(mf)},   /* int16 -> float32 loop (cast on load) */
+        {f, kiln_c64(1, 2), kiln_arr(mf)}, /* complex scalar, int16 -> complex64 */
+        {g, kiln_arr(m), kiln_arr(v)},     /* two outputs, strided */
+        {g, kiln_arr(m), kiln_arr(m)},     /* two outputs, vector */
     };
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
         const char *targets[2] = {"cuda", "cpu"};
         for (int k = 0; k < 2; k++) {
             char *src = NULL, *log = NULL;
             TEST_OK(kiln_ufunc_source(calls[i].u, targets[k], KILN_ARGS(calls[i].a, calls[i].b), NULL, &src));
-            kiln_status s = kiln_compile_only(targets[k], k == 0 ? "sm_90" : NULL, src, "ufunc.cu", NULL, &log);
+            kiln_status s =
+                kiln_compile_only(targets[k], k == 0 ? "sm_90" : NULL, src, "ufunc.cu", NULL, &log);
             if (s == KILN_ERR_COMPILER_MISSING) {
                 kiln_free(src);
                 kiln_free(log);
@@ -566,13 +632,21 @@ static void generated_cuda_sources_compile(void **state) {
     kiln_ufunc_release(g);
 }
 
-
 /* kiln_copy_share cuts [0, total) into ordered, disjoint, aligned shares of
  * nearly equal size, whatever the total and the number of parts. */
 static void copy_shares_cover_odd_sizes(void **state) {
     (void)state;
-    const size_t totals[] = {0, 1, 7, 4095, 4096, 4097, 65537, ((size_t)1 << 20) + 13, ((size_t)3 << 20) + 4095,
-                             (size_t)5000000001u, SIZE_MAX / 2 + 12345};
+    const size_t totals[] = {0,
+                             1,
+                             7,
+                             4095,
+                             4096,
+                             4097,
+                             65537,
+                             ((size_t)1 << 20) + 13,
+                             ((size_t)3 << 20) + 4095,
+                             (size_t)5000000001u,
+                             SIZE_MAX / 2 + 12345};
     for (size_t t = 0; t < sizeof totals / sizeof totals[0]; t++)
         for (int parts = 1; parts <= 17; parts++) {
             size_t total = totals[t], prev = 0;
@@ -580,11 +654,13 @@ static void copy_shares_cover_odd_sizes(void **state) {
                 size_t lo, hi;
                 kiln_copy_share(total, parts, part, &lo, &hi);
                 if (lo != prev || hi < lo)
-                    fail_msg("total %zu parts %d share %d: [%zu, %zu) after %zu", total, parts, part, lo, hi, prev);
+                    fail_msg("total %zu parts %d share %d: [%zu, %zu) after %zu", total, parts, part, lo, hi,
+                             prev);
                 if (part < parts - 1 && hi % KILN_COPY_SPLIT_ALIGN != 0)
                     fail_msg("total %zu parts %d share %d ends at %zu, not aligned", total, parts, part, hi);
                 if (hi - lo > total / (size_t)parts + KILN_COPY_SPLIT_ALIGN + 1)
-                    fail_msg("total %zu parts %d share %d is %zu bytes: unbalanced", total, parts, part, hi - lo);
+                    fail_msg("total %zu parts %d share %d is %zu bytes: unbalanced", total, parts, part,
+                             hi - lo);
                 prev = hi;
             }
             if (prev != total) fail_msg("total %zu parts %d: shares end at %zu", total, parts, prev);
@@ -594,7 +670,8 @@ static void copy_shares_cover_odd_sizes(void **state) {
 /* Pieces at odd addresses with odd sizes, and a gap with a guard pattern
  * between them in the destination. */
 #define COPY_NPIECES 9
-static const size_t copy_sizes[COPY_NPIECES] = {0, 1, 3, 4095, 4097, 262143, 1048583, ((size_t)3 << 20) + 7, 65};
+static const size_t copy_sizes[COPY_NPIECES] = {0, 1, 3, 4095, 4097, 262143, 1048583, ((size_t)3 << 20) + 7,
+                                                65};
 #define COPY_GAP 64
 
 typedef struct copy_case {
@@ -621,8 +698,10 @@ static int copy_case_check(const copy_case *c) {
     size_t off = 0;
     for (int i = 0; i < COPY_NPIECES; i++) {
         if (memcmp(c->dst + off + 3, c->src + off + 1, copy_sizes[i]) != 0) return 0;
-        for (size_t g = 0; g < 3; g++) if (c->dst[off + g] != 0xA5) return 0;
-        for (size_t g = 3 + copy_sizes[i]; g < copy_sizes[i] + COPY_GAP; g++) if (c->dst[off + g] != 0xA5) return 0;
+        for (size_t g = 0; g < 3; g++)
+            if (c->dst[off + g] != 0xA5) return 0;
+        for (size_t g = 3 + copy_sizes[i]; g < copy_sizes[i] + COPY_GAP; g++)
+            if (c->dst[off + g] != 0xA5) return 0;
         off += copy_sizes[i] + COPY_GAP;
     }
     return 1;
@@ -667,8 +746,8 @@ static void copy_pool_copies_odd_pieces(void **state) {
                     int inside = b >= 3 && b < 3 + copy_sizes[i];
                     unsigned char want = copied && inside ? c.src[off + b - 2] : 0xA5;
                     if (c.dst[off + b] != want)
-                        fail_msg("%d threads, pieces from %d: piece %d byte %zu is %d, want %d", threads, from, i, b,
-                                 c.dst[off + b], want);
+                        fail_msg("%d threads, pieces from %d: piece %d byte %zu is %d, want %d", threads,
+                                 from, i, b, c.dst[off + b], want);
                 }
                 off += copy_sizes[i] + COPY_GAP;
             }
@@ -699,7 +778,8 @@ static void copy_pool_copies_odd_pieces(void **state) {
 /* Runs the host-operand pipeline: kiln_call on a CUDA context; on the CPU,
  * uf_staged_call drives the same slots, streams, events, staging buffers and
  * copy threads with the CPU backend standing in for the device. */
-static kiln_status staged_call(kiln_ufunc *f, const kiln_value *args, int nargs, kiln_array **outs, int64_t n) {
+static kiln_status staged_call(kiln_ufunc *f, const kiln_value *args, int nargs, kiln_array **outs,
+                               int64_t n) {
     if (kiln_context_backend(ctx) == KILN_BACKEND_CUDA) return kiln_call(f, args, nargs, outs);
     int sig = 0;
     kiln_status s = uf_dispatch(f, args, &sig);
@@ -712,7 +792,8 @@ static kiln_status staged_call(kiln_ufunc *f, const kiln_value *args, int nargs,
 static void staged_pipeline_chunks(void **state) {
     (void)state;
     kiln_ufunc *f = NULL;
-    TEST_OK(kiln_vectorize(ctx, "stg", "(f8,f4)(f8,f4)", "a, b -> s, t", "s = a * 2 + b; t = b - 1;", NULL, &f));
+    TEST_OK(
+        kiln_vectorize(ctx, "stg", "(f8,f4)(f8,f4)", "a, b -> s, t", "s = a * 2 + b; t = b - 1;", NULL, &f));
     const size_t chunk_bytes[] = {65536, (size_t)1 << 20};
     const int64_t sizes[] = {100003, 1000003};
     test_rng rng = test_rng_for(__func__);
@@ -739,8 +820,9 @@ static void staged_pipeline_chunks(void **state) {
             double ws = a[i] * 2 + (double)b[i];
             float wt = b[i] - 1;
             if (s[i] != ws || t[i] != wt || s2[i] != ws || t2[i] != wt)
-                fail_msg("chunk %zu bytes, element %lld of %lld: got %.17g %.9g / %.17g %.9g, want %.17g %.9g",
-                         chunk_bytes[c], (long long)i, (long long)n, s[i], t[i], s2[i], t2[i], ws, wt);
+                fail_msg(
+                    "chunk %zu bytes, element %lld of %lld: got %.17g %.9g / %.17g %.9g, want %.17g %.9g",
+                    chunk_bytes[c], (long long)i, (long long)n, s[i], t[i], s2[i], t2[i], ws, wt);
         }
         kiln_array *arrs[] = {A, B, S2, T2, fresh[0], fresh[1]};
         for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) kiln_array_release(arrs[i]);

@@ -7,7 +7,8 @@
 
 int kiln_example_ufunc_haversine(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 int kiln_example_ufunc_add(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
-int kiln_example_ufunc_black_scholes(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+int kiln_example_ufunc_black_scholes(kiln_context *ctx, const kiln_example_opts *opts,
+                                     kiln_example_result *res);
 int kiln_example_ufunc_vector_add(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 
 static void run(kiln_example_fn fn, const char *name, int64_t size) {
@@ -20,10 +21,22 @@ static void run(kiln_example_fn fn, const char *name, int64_t size) {
     kiln_close(ctx);
 }
 
-static void haversine(void **state) { (void)state; run(kiln_example_ufunc_haversine, "haversine", 10000); }
-static void add(void **state) { (void)state; run(kiln_example_ufunc_add, "add", 100000); }
-static void black_scholes(void **state) { (void)state; run(kiln_example_ufunc_black_scholes, "black_scholes", 40000); }
-static void vector_add(void **state) { (void)state; run(kiln_example_ufunc_vector_add, "vector_add", 1000003); }
+static void haversine(void **state) {
+    (void)state;
+    run(kiln_example_ufunc_haversine, "haversine", 10000);
+}
+static void add(void **state) {
+    (void)state;
+    run(kiln_example_ufunc_add, "add", 100000);
+}
+static void black_scholes(void **state) {
+    (void)state;
+    run(kiln_example_ufunc_black_scholes, "black_scholes", 40000);
+}
+static void vector_add(void **state) {
+    (void)state;
+    run(kiln_example_ufunc_vector_add, "vector_add", 1000003);
+}
 
 int main(void) {
     const struct CMUnitTest tests[] = {

@@ -13,8 +13,8 @@
 
 extern char **environ;
 
-int cli_parse_int64(const char *cmd, const char *option, const char *text, int64_t min,
-                    int64_t max, int64_t *out) {
+int cli_parse_int64(const char *cmd, const char *option, const char *text, int64_t min, int64_t max,
+                    int64_t *out) {
     char *end = NULL;
     errno = 0;
     long long v = strtoll(text, &end, 10);

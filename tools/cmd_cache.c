@@ -81,7 +81,6 @@ int kiln_cmd_cache(int argc, char **argv) {
         fprintf(stderr, "kiln cache: %s: %s\n", kiln_status_string(s), kiln_last_error());
         return 1;
     }
-    printf("removed %lld cached module%s from %s\n", (long long)removed, removed == 1 ? "" : "s",
-           info.path);
+    printf("removed %lld cached module%s from %s\n", (long long)removed, removed == 1 ? "" : "s", info.path);
     return 0;
 }

@@ -7,23 +7,24 @@
 #include "kiln.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: kiln compile FILE.cu [--target cpu|cuda] [--arch sm_XX] [-DNAME[=V]] [-IDIR]\n"
-            "                    [-G] [-lineinfo] [--use_fast_math]\n"
-            "  Compiles FILE.cu as kiln would (NVRTC for cuda, the host C++ compiler for\n"
-            "  cpu) and prints the diagnostics with FILE:LINE, and on cuda the registers,\n"
-            "  shared memory and spills of each kernel. Includes resolve from FILE's folder.\n"
-            "  --target  default: cuda when a GPU is usable, else cpu\n"
-            "  --arch    CUDA architecture, default sm_90\n"
-            "  exit status: 0 compiled, 1 did not compile (or no compiler), 2 bad usage\n");
+    fprintf(f, "usage: kiln compile FILE.cu [--target cpu|cuda] [--arch sm_XX] [-DNAME[=V]] [-IDIR]\n"
+               "                    [-G] [-lineinfo] [--use_fast_math]\n"
+               "  Compiles FILE.cu as kiln would (NVRTC for cuda, the host C++ compiler for\n"
+               "  cpu) and prints the diagnostics with FILE:LINE, and on cuda the registers,\n"
+               "  shared memory and spills of each kernel. Includes resolve from FILE's folder.\n"
+               "  --target  default: cuda when a GPU is usable, else cpu\n"
+               "  --arch    CUDA architecture, default sm_90\n"
+               "  exit status: 0 compiled, 1 did not compile (or no compiler), 2 bad usage\n");
 }
 
 /* Appends " WORD" to the options string; 0 on success. */
 static int append_option(char *opts, size_t size, const char *word) {
     size_t len = strlen(opts);
     if (strchr(word, ' ')) {
-        fprintf(stderr, "kiln compile: option \"%s\" contains a space, which kiln's option "
-                        "syntax cannot carry\n", word);
+        fprintf(stderr,
+                "kiln compile: option \"%s\" contains a space, which kiln's option "
+                "syntax cannot carry\n",
+                word);
         return -1;
     }
     if (len + 1 + strlen(word) + 1 > size) {
@@ -89,8 +90,9 @@ int kiln_cmd_compile(int argc, char **argv) {
     const char *slash = strrchr(file, '/');
     snprintf(dir, sizeof dir, "-I%.*s", slash ? (int)(slash - file) : 1, slash ? file : ".");
     if (strchr(dir, ' '))
-        fprintf(stderr, "kiln compile: note: the folder of %s contains a space, which kiln's "
-                        "option syntax cannot carry; its #include \"...\" files will not be found\n",
+        fprintf(stderr,
+                "kiln compile: note: the folder of %s contains a space, which kiln's "
+                "option syntax cannot carry; its #include \"...\" files will not be found\n",
                 file);
     else if (append_option(opts, sizeof opts, dir) != 0) {
         free(source);

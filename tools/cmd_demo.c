@@ -10,18 +10,16 @@
 static void usage(FILE *f) {
     int n;
     const kiln_example *ex = kiln_examples(&n);
-    fprintf(f,
-            "usage: kiln demo [NAME...] [--target auto|cpu|cuda[:N]] [--size N] [--repeat N]\n"
-            "                 [--out DIR] [--profile] [--trace FILE] [-v]\n"
-            "  Runs the named workloads (default: all), each verified against a host\n"
-            "  reference and timed with events (median of --repeat runs, default 20).\n"
-            "  --size N   problem size, as each workload reads it (below)\n"
-            "  --out DIR  where files go (mandelbrot.png); default: the current folder\n"
-            "  --profile  print kiln's profile (kernels, copies, JIT) after the table\n"
-            "  --trace FILE  also write a Chrome trace of the run (Perfetto, chrome://tracing)\n"
-            "  exit status: 0 all passed, 1 a check failed or a workload errored\n\nworkloads:\n");
-    for (int i = 0; i < n; i++)
-        fprintf(f, "  %-15s seed %s: %s\n", ex[i].name, ex[i].seed, ex[i].summary);
+    fprintf(f, "usage: kiln demo [NAME...] [--target auto|cpu|cuda[:N]] [--size N] [--repeat N]\n"
+               "                 [--out DIR] [--profile] [--trace FILE] [-v]\n"
+               "  Runs the named workloads (default: all), each verified against a host\n"
+               "  reference and timed with events (median of --repeat runs, default 20).\n"
+               "  --size N   problem size, as each workload reads it (below)\n"
+               "  --out DIR  where files go (mandelbrot.png); default: the current folder\n"
+               "  --profile  print kiln's profile (kernels, copies, JIT) after the table\n"
+               "  --trace FILE  also write a Chrome trace of the run (Perfetto, chrome://tracing)\n"
+               "  exit status: 0 all passed, 1 a check failed or a workload errored\n\nworkloads:\n");
+    for (int i = 0; i < n; i++) fprintf(f, "  %-15s seed %s: %s\n", ex[i].name, ex[i].seed, ex[i].summary);
 }
 
 typedef struct demo_args {
@@ -114,8 +112,8 @@ int kiln_cmd_demo(int argc, char **argv) {
     if (kiln_device_info_get(ctx, &dev) == KILN_OK) printf("device: %s (%s)\n\n", dev.name, backend);
 
     int failures = 0;
-    printf("%-15s | %-4s | %-7s | %-9s | %-6s | %10s | %4s | %8s | %8s | %s\n", "workload", "seed",
-           "backend", "size", "passed", "median ms", "runs", "GB/s", "GFLOP/s", "check");
+    printf("%-15s | %-4s | %-7s | %-9s | %-6s | %10s | %4s | %8s | %8s | %s\n", "workload", "seed", "backend",
+           "size", "passed", "median ms", "runs", "GB/s", "GFLOP/s", "check");
     printf("----------------+------+---------+-----------+--------+------------+------+----------+-"
            "---------+------\n");
     for (int i = 0; i < a.count; i++) {
@@ -135,12 +133,13 @@ int kiln_cmd_demo(int argc, char **argv) {
         char gbs[32], gflops[32], size[32] = "default", runs[16] = "-";
         format_rate(r.bytes, r.ms_median, 1e9, gbs, sizeof gbs);
         format_rate(r.flops, r.ms_median, 1e9, gflops, sizeof gflops);
-        if (r.size > 0) snprintf(size, sizeof size, "%lld", (long long)r.size);
-        else if (a.opts.size > 0) snprintf(size, sizeof size, "%lld", (long long)a.opts.size);
+        if (r.size > 0)
+            snprintf(size, sizeof size, "%lld", (long long)r.size);
+        else if (a.opts.size > 0)
+            snprintf(size, sizeof size, "%lld", (long long)a.opts.size);
         if (r.runs > 0) snprintf(runs, sizeof runs, "%d", r.runs);
-        printf("%-15s | %-4s | %-7s | %-9s | %-6s | %10.4f | %4s | %8s | %8s | %s\n", ex->name,
-               ex->seed, backend, size, r.passed ? "yes" : "NO", r.ms_median, runs, gbs, gflops,
-               r.check);
+        printf("%-15s | %-4s | %-7s | %-9s | %-6s | %10.4f | %4s | %8s | %8s | %s\n", ex->name, ex->seed,
+               backend, size, r.passed ? "yes" : "NO", r.ms_median, runs, gbs, gflops, r.check);
         failures += !r.passed;
     }
     fflush(stdout); /* the profile, if on, goes to stderr at kiln_close: keep the table above it */

@@ -17,21 +17,19 @@ static void print_device(const char *target) {
     kiln_context *ctx = NULL;
     kiln_status s = kiln_open(&ctx, target);
     if (s != KILN_OK) {
-        printf("  context \"%s\": cannot open: %s: %s\n", target, kiln_status_string(s),
-               kiln_last_error());
+        printf("  context \"%s\": cannot open: %s: %s\n", target, kiln_status_string(s), kiln_last_error());
         return;
     }
     kiln_device_info d;
     s = kiln_device_info_get(ctx, &d);
     if (s != KILN_OK) {
-        printf("  context \"%s\" on %s: no device info: %s\n", target,
-               kiln_context_backend_name(ctx), kiln_last_error());
+        printf("  context \"%s\" on %s: no device info: %s\n", target, kiln_context_backend_name(ctx),
+               kiln_last_error());
         kiln_close(ctx);
         return;
     }
     char total[32], free_b[32];
-    printf("  context \"%s\" opens: %s:%d  %s\n", target, kiln_context_backend_name(ctx),
-           d.ordinal, d.name);
+    printf("  context \"%s\" opens: %s:%d  %s\n", target, kiln_context_backend_name(ctx), d.ordinal, d.name);
     if (kiln_context_backend(ctx) == KILN_BACKEND_CUDA) {
         printf("    compute capability %d.%d, %d SMs, warp %d, driver %d.%d\n", d.compute_major,
                d.compute_minor, d.multiprocessors, d.warp_size, d.driver_version / 1000,
@@ -82,15 +80,14 @@ static void print_nvrtc(void) {
     char *log = NULL;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    kiln_status s = kiln_compile_only("cuda", "sm_90", "__global__ void kiln_info_probe() {}\n",
-                                      "probe.cu", NULL, &log);
+    kiln_status s =
+        kiln_compile_only("cuda", "sm_90", "__global__ void kiln_info_probe() {}\n", "probe.cu", NULL, &log);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
     if (s == KILN_OK)
         printf("  NVRTC (CUDA backend): usable (probe compiled for sm_90 in %.0f ms)\n", ms);
     else
-        printf("  NVRTC (CUDA backend): not usable: %s: %s\n", kiln_status_string(s),
-               kiln_last_error());
+        printf("  NVRTC (CUDA backend): not usable: %s: %s\n", kiln_status_string(s), kiln_last_error());
     kiln_free(log);
 }
 
@@ -103,8 +100,7 @@ static void print_cache(void) {
     }
     char size[32];
     printf("  path    %s\n", c.path);
-    printf("  usable  %s%s%s\n", c.usable ? "yes" : "no", c.usable ? "" : ": ",
-           c.usable ? "" : c.reason);
+    printf("  usable  %s%s%s\n", c.usable ? "yes" : "no", c.usable ? "" : ": ", c.usable ? "" : c.reason);
     printf("  entries %lld (%s)\n", (long long)c.entries, cli_bytes((double)c.bytes, size, 32));
 }
 
@@ -122,8 +118,8 @@ int kiln_cmd_info(int argc, char **argv) {
             return 2;
         }
     }
-    printf("kiln %s (library loaded), header %d.%d.%d\n", kiln_version_string(),
-           KILN_VERSION_MAJOR, KILN_VERSION_MINOR, KILN_VERSION_PATCH);
+    printf("kiln %s (library loaded), header %d.%d.%d\n", kiln_version_string(), KILN_VERSION_MAJOR,
+           KILN_VERSION_MINOR, KILN_VERSION_PATCH);
 
     printf("\nbackends:\n  cpu: always available\n");
     int count = 0;

@@ -20,12 +20,11 @@ extern char **environ;
 int kiln_cmd_prof(int argc, char **argv);
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: kiln prof [-o FILE] [--trace FILE] [--] PROGRAM [ARGS...]\n"
-            "  Runs PROGRAM with KILN_PROFILE=1 and prints the profile of every kiln\n"
-            "  context it closes: kernels, copies by direction with GB/s, allocations, JIT.\n"
-            "  -o FILE        write the summary to FILE instead of stderr\n"
-            "  --trace FILE   also write a Chrome trace (open it in Perfetto or chrome://tracing)\n");
+    fprintf(f, "usage: kiln prof [-o FILE] [--trace FILE] [--] PROGRAM [ARGS...]\n"
+               "  Runs PROGRAM with KILN_PROFILE=1 and prints the profile of every kiln\n"
+               "  context it closes: kernels, copies by direction with GB/s, allocations, JIT.\n"
+               "  -o FILE        write the summary to FILE instead of stderr\n"
+               "  --trace FILE   also write a Chrome trace (open it in Perfetto or chrome://tracing)\n");
 }
 
 /* environ without the variables we set, plus ours in front. */
@@ -109,9 +108,12 @@ int kiln_cmd_prof(int argc, char **argv) {
             usage(stdout);
             return 0;
         }
-        if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--trace") == 0) && i + 1 < argc) {
-            if (a[2] == 't') trace = argv[++i];
-            else output = argv[++i];
+        if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--trace") == 0) &&
+            i + 1 < argc) {
+            if (a[2] == 't')
+                trace = argv[++i];
+            else
+                output = argv[++i];
             continue;
         }
         if (a[0] == '-') {
@@ -135,7 +137,8 @@ int kiln_cmd_prof(int argc, char **argv) {
     if (!output) {
         fd = mkstemp(tmp_path);
         if (fd < 0) {
-            fprintf(stderr, "kiln prof: cannot create a temporary file in %s (%s); the summary goes to stderr\n",
+            fprintf(stderr,
+                    "kiln prof: cannot create a temporary file in %s (%s); the summary goes to stderr\n",
                     dir && *dir ? dir : "/tmp", strerror(errno));
             output = "/dev/stderr";
         } else {
@@ -161,7 +164,8 @@ int kiln_cmd_prof(int argc, char **argv) {
     free(env);
     if (fd >= 0) {
         if (copy_file(tmp_path, stderr) == 0 && status < 127)
-            fprintf(stderr, "kiln prof: %s printed no profile (it never closed a kiln context with kiln_close)\n",
+            fprintf(stderr,
+                    "kiln prof: %s printed no profile (it never closed a kiln context with kiln_close)\n",
                     argv[i]);
         unlink(tmp_path);
     }

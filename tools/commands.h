@@ -18,8 +18,8 @@ int kiln_cmd_prof(int argc, char **argv); /* tools/cmd_prof.c */
 /* ---- helpers (cli_util.c) */
 /* Parses a whole decimal integer in [min, max]; 0 on success, else prints
  * "kiln CMD: OPTION wants ..." to stderr and returns -1. */
-int cli_parse_int64(const char *cmd, const char *option, const char *text, int64_t min,
-                    int64_t max, int64_t *out);
+int cli_parse_int64(const char *cmd, const char *option, const char *text, int64_t min, int64_t max,
+                    int64_t *out);
 /* The value of an option that takes one ("--size N"): argv[*i + 1], moving *i
  * past it; NULL (with a message) when it is missing. */
 const char *cli_option_value(const char *cmd, int argc, char **argv, int *i);

@@ -1,9 +1,10 @@
 /* kiln.c: the `kiln` command line: dispatches to one cmd_*.c per command. */
+#include "kiln.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
-#include "kiln.h"
 
 typedef struct command {
     const char *name;
@@ -24,11 +25,10 @@ static void usage(FILE *f) {
     fprintf(f, "usage: kiln COMMAND [ARGS...]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f,
-            "\n  kiln COMMAND --help   shows a command's options\n"
-            "  kiln --version        prints the version\n"
-            "\nenvironment: KILN_TARGET (auto|cpu|cuda[:N]), KILN_CACHE_DIR, KILN_CXX,\n"
-            "  KILN_PROFILE=1, KILN_TRACE=FILE, KILN_QUIET=1\n");
+    fprintf(f, "\n  kiln COMMAND --help   shows a command's options\n"
+               "  kiln --version        prints the version\n"
+               "\nenvironment: KILN_TARGET (auto|cpu|cuda[:N]), KILN_CACHE_DIR, KILN_CXX,\n"
+               "  KILN_PROFILE=1, KILN_TRACE=FILE, KILN_QUIET=1\n");
 }
 
 int main(int argc, char **argv) {

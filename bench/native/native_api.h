@@ -34,17 +34,16 @@ typedef struct kiln_native_geometry {
 
 typedef int (*kiln_native_abi_fn)(void);
 typedef const char *(*kiln_native_error_string_fn)(int code);
-typedef int (*kiln_native_saxpy_fn)(const kiln_native_geometry *g, float a, const float *x,
-                                    const float *y, float *out, size_t n, float *times_ms);
-typedef int (*kiln_native_mandelbrot_fn)(const kiln_native_geometry *g, float min_x, float max_x,
-                                         float min_y, float max_y, uint8_t *image, int width,
-                                         int height, int iters, float *times_ms);
-typedef int (*kiln_native_matmul_fn)(const kiln_native_geometry *g, const float *a,
-                                     const float *b, float *c, int n, float *times_ms);
-typedef int (*kiln_native_haversine_mesh_fn)(const kiln_native_geometry *g, double lat2,
-                                             double lon2, double xb, double xe, double yb,
-                                             double ye, double s, int64_t nx, int64_t ny,
-                                             double *out, float *times_ms);
+typedef int (*kiln_native_saxpy_fn)(const kiln_native_geometry *g, float a, const float *x, const float *y,
+                                    float *out, size_t n, float *times_ms);
+typedef int (*kiln_native_mandelbrot_fn)(const kiln_native_geometry *g, float min_x, float max_x, float min_y,
+                                         float max_y, uint8_t *image, int width, int height, int iters,
+                                         float *times_ms);
+typedef int (*kiln_native_matmul_fn)(const kiln_native_geometry *g, const float *a, const float *b, float *c,
+                                     int n, float *times_ms);
+typedef int (*kiln_native_haversine_mesh_fn)(const kiln_native_geometry *g, double lat2, double lon2,
+                                             double xb, double xe, double yb, double ye, double s, int64_t nx,
+                                             int64_t ny, double *out, float *times_ms);
 /* Seed 002's Hermite recurrence, "(n)->(n)" in place on `nrows` rows of 4
  * float32 (row-major, 16-byte rows, 16-byte aligned), the body of the seed's
  * my_func: row[2] = row[1]*row[1] - row[0], row[3] = row[1]*row[2] - 2*row[1],
@@ -64,46 +63,44 @@ enum {
     KILN_NATIVE_HERMITE_ROWS = 2,
     KILN_NATIVE_HERMITE_VARIANTS = 3
 };
-typedef int (*kiln_native_hermite_fn)(const kiln_native_geometry *g, int variant, float *rows,
-                                      int64_t nrows, int batch, float *times_ms);
+typedef int (*kiln_native_hermite_fn)(const kiln_native_geometry *g, int variant, float *rows, int64_t nrows,
+                                      int batch, float *times_ms);
 /* Host cost of one launch of an empty kernel: `launches` back to back,
  * then one synchronize; *enqueue_us = per launch before the sync,
  * *total_us = per launch including it. */
-typedef int (*kiln_native_empty_launch_fn)(int device, int launches, double *enqueue_us,
-                                           double *total_us);
+typedef int (*kiln_native_empty_launch_fn)(int device, int launches, double *enqueue_us, double *total_us);
 
 /* The CUDA library's symbols (dlsym names match the function names). */
 int kiln_native_abi(void);
 const char *kiln_native_error_string(int code);
-int kiln_native_saxpy(const kiln_native_geometry *g, float a, const float *x, const float *y,
-                      float *out, size_t n, float *times_ms);
-int kiln_native_mandelbrot(const kiln_native_geometry *g, float min_x, float max_x, float min_y,
-                           float max_y, uint8_t *image, int width, int height, int iters,
-                           float *times_ms);
-int kiln_native_matmul(const kiln_native_geometry *g, const float *a, const float *b, float *c,
-                       int n, float *times_ms);
-int kiln_native_haversine_mesh(const kiln_native_geometry *g, double lat2, double lon2, double xb,
-                               double xe, double yb, double ye, double s, int64_t nx, int64_t ny,
-                               double *out, float *times_ms);
-int kiln_native_hermite(const kiln_native_geometry *g, int variant, float *rows, int64_t nrows,
-                        int batch, float *times_ms);
+int kiln_native_saxpy(const kiln_native_geometry *g, float a, const float *x, const float *y, float *out,
+                      size_t n, float *times_ms);
+int kiln_native_mandelbrot(const kiln_native_geometry *g, float min_x, float max_x, float min_y, float max_y,
+                           uint8_t *image, int width, int height, int iters, float *times_ms);
+int kiln_native_matmul(const kiln_native_geometry *g, const float *a, const float *b, float *c, int n,
+                       float *times_ms);
+int kiln_native_haversine_mesh(const kiln_native_geometry *g, double lat2, double lon2, double xb, double xe,
+                               double yb, double ye, double s, int64_t nx, int64_t ny, double *out,
+                               float *times_ms);
+int kiln_native_hermite(const kiln_native_geometry *g, int variant, float *rows, int64_t nrows, int batch,
+                        float *times_ms);
 int kiln_native_empty_launch(int device, int launches, double *enqueue_us, double *total_us);
 
 /* The CPU versions (native_cpu.c, linked into kiln_bench): same contract,
  * host pointers, geometry ignored except warmups/repeat. */
-int kiln_native_cpu_saxpy(const kiln_native_geometry *g, float a, const float *x, const float *y,
-                          float *out, size_t n, float *times_ms);
-int kiln_native_cpu_mandelbrot(const kiln_native_geometry *g, float min_x, float max_x,
-                               float min_y, float max_y, uint8_t *image, int width, int height,
-                               int iters, float *times_ms);
-int kiln_native_cpu_matmul(const kiln_native_geometry *g, const float *a, const float *b,
-                           float *c, int n, float *times_ms);
-int kiln_native_cpu_haversine_mesh(const kiln_native_geometry *g, double lat2, double lon2,
-                                   double xb, double xe, double yb, double ye, double s,
-                                   int64_t nx, int64_t ny, double *out, float *times_ms);
+int kiln_native_cpu_saxpy(const kiln_native_geometry *g, float a, const float *x, const float *y, float *out,
+                          size_t n, float *times_ms);
+int kiln_native_cpu_mandelbrot(const kiln_native_geometry *g, float min_x, float max_x, float min_y,
+                               float max_y, uint8_t *image, int width, int height, int iters,
+                               float *times_ms);
+int kiln_native_cpu_matmul(const kiln_native_geometry *g, const float *a, const float *b, float *c, int n,
+                           float *times_ms);
+int kiln_native_cpu_haversine_mesh(const kiln_native_geometry *g, double lat2, double lon2, double xb,
+                                   double xe, double yb, double ye, double s, int64_t nx, int64_t ny,
+                                   double *out, float *times_ms);
 /* OpenMP over rows; variant ignored (one C loop). */
-int kiln_native_cpu_hermite(const kiln_native_geometry *g, int variant, float *rows,
-                            int64_t nrows, int batch, float *times_ms);
+int kiln_native_cpu_hermite(const kiln_native_geometry *g, int variant, float *rows, int64_t nrows, int batch,
+                            float *times_ms);
 /* An empty OpenMP parallel region: the CPU's "launch" (fork/join of the
  * thread team), for comparison with kiln's CPU launch cost. */
 int kiln_native_cpu_empty_launch(int device, int launches, double *enqueue_us, double *total_us);
@@ -113,8 +110,8 @@ int kiln_native_cpu_empty_launch(int device, int launches, double *enqueue_us, d
 void kiln_native_cpu_vector_add(float *c, const float *a, const float *b, int64_t n);
 void kiln_native_cpu_black_scholes(double *call, double *put, const double *S, const double *X,
                                    const double *T, double R, double V, int64_t n);
-void kiln_native_cpu_haversine(double *out, const double *lat1, const double *lon1, double lat2,
-                               double lon2, double s, int64_t n);
+void kiln_native_cpu_haversine(double *out, const double *lat1, const double *lon1, double lat2, double lon2,
+                               double s, int64_t n);
 
 #ifdef __cplusplus
 }

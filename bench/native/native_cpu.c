@@ -18,25 +18,28 @@ static double now_ms(void) {
 
 /* Warm-ups, then `repeat` runs (wall clock), each of g->batch calls back to
  * back; the figure is per call. */
-#define TIME_RUNS(g, times_ms, body)                                                              \
-    do {                                                                                          \
-        int batch_ = (g)->batch > 1 ? (g)->batch : 1;                                             \
-        for (int run_ = 0; run_ < (g)->warmups; run_++) { body; }                                 \
-        for (int run_ = 0; run_ < (g)->repeat; run_++) {                                          \
-            double t0_ = now_ms();                                                                \
-            for (int b_ = 0; b_ < batch_; b_++) { body; }                                         \
-            (times_ms)[run_] = (float)((now_ms() - t0_) / batch_);                                \
-        }                                                                                         \
+#define TIME_RUNS(g, times_ms, body)                                                                         \
+    do {                                                                                                     \
+        int batch_ = (g)->batch > 1 ? (g)->batch : 1;                                                        \
+        for (int run_ = 0; run_ < (g)->warmups; run_++) {                                                    \
+            body;                                                                                            \
+        }                                                                                                    \
+        for (int run_ = 0; run_ < (g)->repeat; run_++) {                                                     \
+            double t0_ = now_ms();                                                                           \
+            for (int b_ = 0; b_ < batch_; b_++) {                                                            \
+                body;                                                                                        \
+            }                                                                                                \
+            (times_ms)[run_] = (float)((now_ms() - t0_) / batch_);                                           \
+        }                                                                                                    \
     } while (0)
 
-static void saxpy(float a, const float *restrict x, const float *restrict y, float *restrict out,
-                  size_t n) {
+static void saxpy(float a, const float *restrict x, const float *restrict y, float *restrict out, size_t n) {
 #pragma omp parallel for simd schedule(static)
     for (size_t i = 0; i < n; i++) out[i] = a * x[i] + y[i];
 }
 
-int kiln_native_cpu_saxpy(const kiln_native_geometry *g, float a, const float *x, const float *y,
-                          float *out, size_t n, float *times_ms) {
+int kiln_native_cpu_saxpy(const kiln_native_geometry *g, float a, const float *x, const float *y, float *out,
+                          size_t n, float *times_ms) {
     TIME_RUNS(g, times_ms, saxpy(a, x, y, out, n));
     return 0;
 }
@@ -52,8 +55,8 @@ static int mandel(float x, float y, int max_iters) {
     return max_iters;
 }
 
-static void mandelbrot(float min_x, float max_x, float min_y, float max_y, uint8_t *image,
-                       int width, int height, int iters) {
+static void mandelbrot(float min_x, float max_x, float min_y, float max_y, uint8_t *image, int width,
+                       int height, int iters) {
     float pixel_size_x = (max_x - min_x) / width, pixel_size_y = (max_y - min_y) / height;
     /* Rows differ a lot in cost (the set's interior runs all iterations). */
 #pragma omp parallel for schedule(dynamic, 8)
@@ -64,9 +67,9 @@ static void mandelbrot(float min_x, float max_x, float min_y, float max_y, uint8
     }
 }
 
-int kiln_native_cpu_mandelbrot(const kiln_native_geometry *g, float min_x, float max_x,
-                               float min_y, float max_y, uint8_t *image, int width, int height,
-                               int iters, float *times_ms) {
+int kiln_native_cpu_mandelbrot(const kiln_native_geometry *g, float min_x, float max_x, float min_y,
+                               float max_y, uint8_t *image, int width, int height, int iters,
+                               float *times_ms) {
     TIME_RUNS(g, times_ms, mandelbrot(min_x, max_x, min_y, max_y, image, width, height, iters));
     return 0;
 }
@@ -87,8 +90,8 @@ static void matmul(const float *restrict a, const float *restrict b, float *rest
     }
 }
 
-int kiln_native_cpu_matmul(const kiln_native_geometry *g, const float *a, const float *b,
-                           float *c, int n, float *times_ms) {
+int kiln_native_cpu_matmul(const kiln_native_geometry *g, const float *a, const float *b, float *c, int n,
+                           float *times_ms) {
     TIME_RUNS(g, times_ms, matmul(a, b, c, n));
     return 0;
 }
@@ -100,8 +103,8 @@ static double hav(double lat1, double lon1, double lat2, double lon2, double s) 
     return atan2(a, 1 - a) * s;
 }
 
-static void haversine_mesh(double lat2, double lon2, double xb, double xe, double yb, double ye,
-                           double s, int64_t nx, int64_t ny, double *out) {
+static void haversine_mesh(double lat2, double lon2, double xb, double xe, double yb, double ye, double s,
+                           int64_t nx, int64_t ny, double *out) {
 #pragma omp parallel for schedule(static)
     for (int64_t y = 0; y < ny; y++) {
         double lon1 = ((ye - yb) * y) / (ny - 1) + yb;
@@ -110,9 +113,9 @@ static void haversine_mesh(double lat2, double lon2, double xb, double xe, doubl
     }
 }
 
-int kiln_native_cpu_haversine_mesh(const kiln_native_geometry *g, double lat2, double lon2,
-                                   double xb, double xe, double yb, double ye, double s,
-                                   int64_t nx, int64_t ny, double *out, float *times_ms) {
+int kiln_native_cpu_haversine_mesh(const kiln_native_geometry *g, double lat2, double lon2, double xb,
+                                   double xe, double yb, double ye, double s, int64_t nx, int64_t ny,
+                                   double *out, float *times_ms) {
     TIME_RUNS(g, times_ms, haversine_mesh(lat2, lon2, xb, xe, yb, ye, s, nx, ny, out));
     return 0;
 }
@@ -132,8 +135,8 @@ static void hermite(float *restrict rows, int64_t nrows) {
     }
 }
 
-int kiln_native_cpu_hermite(const kiln_native_geometry *g, int variant, float *rows,
-                            int64_t nrows, int batch, float *times_ms) {
+int kiln_native_cpu_hermite(const kiln_native_geometry *g, int variant, float *rows, int64_t nrows, int batch,
+                            float *times_ms) {
     (void)variant;
     if (batch < 1) batch = 1;
     TIME_RUNS(g, times_ms, for (int h_ = 0; h_ < batch; h_++) hermite(rows, nrows));

@@ -27,7 +27,8 @@ NATIVE_SIMD double native_cos(double) __asm__("cos");
 #define native_cos cos
 #endif
 
-void kiln_native_cpu_vector_add(float *restrict c, const float *restrict a, const float *restrict b, int64_t n) {
+void kiln_native_cpu_vector_add(float *restrict c, const float *restrict a, const float *restrict b,
+                                int64_t n) {
 #pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < n; i++) c[i] = a[i] + b[i];
 }

@@ -4,11 +4,10 @@
  *
  *   ./example_mandelbrot [OUT.pgm]
  */
+#include <kiln.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#include <kiln.h>
 
 /* kiln_complex64 comes with every kernel (both backends): operators + - * /,
  * real(), imag(), norm(), abs(), exp(), ... like std::complex<float>. */
@@ -61,10 +60,10 @@ static int render(kiln_context *ctx, uint8_t *host_image, float *ms) {
      * The first launch also warms up (loads the module onto the device). */
     for (int run = 0; run < 2; run++) {
         KILN_CHECK(kiln_event_record(start, NULL));
-        KILN_CHECK(kiln_launch(mandel, KILN_DIM(32, 16), KILN_DIM(32, 8), 0, NULL,
-                               KILN_ARGS(kiln_f32(-2.0f), kiln_f32(1.0f), kiln_f32(-1.0f),
-                                         kiln_f32(1.0f), kiln_arr(image), kiln_i32(WIDTH),
-                                         kiln_i32(HEIGHT), kiln_i32(ITERS))));
+        KILN_CHECK(
+            kiln_launch(mandel, KILN_DIM(32, 16), KILN_DIM(32, 8), 0, NULL,
+                        KILN_ARGS(kiln_f32(-2.0f), kiln_f32(1.0f), kiln_f32(-1.0f), kiln_f32(1.0f),
+                                  kiln_arr(image), kiln_i32(WIDTH), kiln_i32(HEIGHT), kiln_i32(ITERS))));
         KILN_CHECK(kiln_event_record(stop, NULL));
     }
     KILN_CHECK(kiln_event_synchronize(stop));
@@ -99,8 +98,10 @@ int main(int argc, char **argv) {
             for (int x = 0; x < WIDTH; x += 24) putchar(" .:-=+*#%@"[img[(size_t)y * WIDTH + x] * 9 / ITERS]);
             putchar('\n');
         }
-        if (write_pgm(out, img) == 0) printf("wrote %s\n", out);
-        else fprintf(stderr, "cannot write %s\n", out);
+        if (write_pgm(out, img) == 0)
+            printf("wrote %s\n", out);
+        else
+            fprintf(stderr, "cannot write %s\n", out);
     }
     kiln_close(ctx); /* releases whatever render() left behind on an error */
     free(img);

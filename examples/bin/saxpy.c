@@ -4,11 +4,10 @@
  *   ./example_saxpy            # CUDA if a GPU is usable, else the CPU
  *   KILN_TARGET=cpu ./example_saxpy
  */
+#include <kiln.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#include <kiln.h>
 
 /* CUDA C, exactly what you would give NVRTC. kiln compiles it with NVRTC on a
  * GPU and with the host C++ compiler on the CPU, and caches the result on
@@ -40,8 +39,7 @@ static int run(kiln_context *ctx, float *hx, float *hy, float *hout, size_t n) {
         const unsigned threads = 512;
         const unsigned blocks = (unsigned)((n + threads - 1) / threads);
         status = kiln_launch(saxpy, KILN_DIM(blocks), KILN_DIM(threads), 0, NULL,
-                             KILN_ARGS(kiln_f32(2.0f), kiln_arr(x), kiln_arr(y), kiln_arr(out),
-                                       kiln_u64(n)));
+                             KILN_ARGS(kiln_f32(2.0f), kiln_arr(x), kiln_arr(y), kiln_arr(out), kiln_u64(n)));
         if (status) kiln_report_failure(status, "kiln_launch", __FILE__, __LINE__);
     }
     /* 4. Copy the result back; this waits for the kernel. */
@@ -85,7 +83,8 @@ int main(void) {
         float expect = 2.0f * hx[i] + hy[i];
         if (fabsf(hout[i] - expect) > 1e-6f * (1 + fabsf(expect))) bad++;
     }
-    if (status == KILN_OK) printf("%zu of %zu values differ from the host: %s\n", bad, n, bad ? "FAIL" : "ok");
+    if (status == KILN_OK)
+        printf("%zu of %zu values differ from the host: %s\n", bad, n, bad ? "FAIL" : "ok");
     free(hx);
     free(hy);
     free(hout);

@@ -74,7 +74,9 @@ static kiln_status run_t38(kiln_context *ctx, int64_t nx, int64_t ny, double *Z,
     double t0 = now_s();
     /* The result lands in Z itself: the output slot wraps the caller's buffer. */
     if (s == KILN_OK) s = host_array(ctx, Z, n, &A);
-    if (s == KILN_OK) s = kiln_call(a_cuda, KILN_ARGS(kiln_arr(in[0]), kiln_arr(in[1]), kiln_arr(in[2]), kiln_arr(in[3])), &A);
+    if (s == KILN_OK)
+        s = kiln_call(a_cuda, KILN_ARGS(kiln_arr(in[0]), kiln_arr(in[1]), kiln_arr(in[2]), kiln_arr(in[3])),
+                      &A);
     for (int64_t i = 0; s == KILN_OK && i < n; i++) Z[i] = earthdiam_nm * atan2(Z[i], 1 - Z[i]);
     *seconds = now_s() - t0;
     kiln_array_release(A);
@@ -92,8 +94,8 @@ static kiln_status run_t39(kiln_context *ctx, int64_t nx, int64_t ny, double *Z,
     kiln_status s = X && Y ? KILN_OK : KILN_ERR_OUT_OF_MEMORY;
     for (int64_t i = 0; s == KILN_OK && i < n; i++) mesh_point(i, nx, ny, &X[i], &Y[i]);
     if (s == KILN_OK)
-        s = kiln_vectorize(ctx, "a_cuda", "f8(f8,f8,f8,f8,f8)", "lat1, lon1, lat2, lon2, s", a_fused_body, NULL,
-                           &a_cuda);
+        s = kiln_vectorize(ctx, "a_cuda", "f8(f8,f8,f8,f8,f8)", "lat1, lon1, lat2, lon2, s", a_fused_body,
+                           NULL, &a_cuda);
     /* kiln_vectorize built the all-array variant; the one with scalar inputs
      * is built at its first call. Make that call on 2 points, untimed, so the
      * clock sees the call alone (the profile shows it as a second launch). */
@@ -102,8 +104,10 @@ static kiln_status run_t39(kiln_context *ctx, int64_t nx, int64_t ny, double *Z,
     if (s == KILN_OK) s = host_array(ctx, X, two, &wX);
     if (s == KILN_OK) s = host_array(ctx, Y, two, &wY);
     if (s == KILN_OK)
-        s = kiln_call(a_cuda, KILN_ARGS(kiln_arr(wX), kiln_arr(wY), kiln_f64(30.0), kiln_f64(101.0), kiln_f64(earthdiam_nm)),
-                      &wD);
+        s = kiln_call(
+            a_cuda,
+            KILN_ARGS(kiln_arr(wX), kiln_arr(wY), kiln_f64(30.0), kiln_f64(101.0), kiln_f64(earthdiam_nm)),
+            &wD);
     kiln_array_release(wX), kiln_array_release(wY), kiln_array_release(wD);
     if (s == KILN_OK) s = host_array(ctx, X, n, &hX);
     if (s == KILN_OK) s = host_array(ctx, Y, n, &hY);
@@ -112,8 +116,10 @@ static kiln_status run_t39(kiln_context *ctx, int64_t nx, int64_t ny, double *Z,
     /* 30.0 and 101.0 travel as kernel arguments; the result comes back in
      * host memory because the inputs were host memory. */
     if (s == KILN_OK)
-        s = kiln_call(a_cuda, KILN_ARGS(kiln_arr(hX), kiln_arr(hY), kiln_f64(30.0), kiln_f64(101.0), kiln_f64(earthdiam_nm)),
-                      &D);
+        s = kiln_call(
+            a_cuda,
+            KILN_ARGS(kiln_arr(hX), kiln_arr(hY), kiln_f64(30.0), kiln_f64(101.0), kiln_f64(earthdiam_nm)),
+            &D);
     *seconds = now_s() - t0;
     kiln_array_release(D);
     kiln_array_release(hX);
@@ -127,13 +133,15 @@ static kiln_status run_t40(kiln_context *ctx, int64_t nx, int64_t ny, double *Z,
     kiln_kernel *k = NULL;
     kiln_array *out = NULL;
     int64_t shape[2] = {ny, nx};
-    kiln_status s = kiln_kernel_from_source(ctx, kiln_example_source("haversine_mesh"), "haversine_mesh", NULL, &k);
+    kiln_status s =
+        kiln_kernel_from_source(ctx, kiln_example_source("haversine_mesh"), "haversine_mesh", NULL, &k);
     if (s == KILN_OK) s = kiln_array_empty(ctx, KILN_FLOAT64, 2, shape, &out);
     double t0 = now_s();
     if (s == KILN_OK)
-        s = kiln_launch(k, KILN_DIM((unsigned)((nx + 31) / 32), (unsigned)((ny + 31) / 32)), KILN_DIM(32, 32), 0, NULL,
-                        KILN_ARGS(kiln_f64(30.0), kiln_f64(101.0), kiln_f64(29.0), kiln_f64(31.0), kiln_f64(99.0),
-                                  kiln_f64(101.0), kiln_f64(earthdiam_nm), kiln_i64(nx), kiln_i64(ny), kiln_arr(out)));
+        s = kiln_launch(
+            k, KILN_DIM((unsigned)((nx + 31) / 32), (unsigned)((ny + 31) / 32)), KILN_DIM(32, 32), 0, NULL,
+            KILN_ARGS(kiln_f64(30.0), kiln_f64(101.0), kiln_f64(29.0), kiln_f64(31.0), kiln_f64(99.0),
+                      kiln_f64(101.0), kiln_f64(earthdiam_nm), kiln_i64(nx), kiln_i64(ny), kiln_arr(out)));
     if (s == KILN_OK) s = kiln_array_to_host(out, Z, sizeof(double) * (size_t)(nx * ny));
     *seconds = now_s() - t0;
     kiln_array_release(out);
@@ -145,16 +153,18 @@ int main(int argc, char **argv) {
     const char *version = argc > 1 ? argv[1] : "";
     int64_t nx = argc > 2 ? atoll(argv[2]) : 1000;
     kiln_status (*run)(kiln_context *, int64_t, int64_t, double *, double *) =
-        strcmp(version, "t38") == 0 ? run_t38 : strcmp(version, "t39") == 0 ? run_t39
-                                            : strcmp(version, "t40") == 0 ? run_t40
-                                                                          : NULL;
+        strcmp(version, "t38") == 0   ? run_t38
+        : strcmp(version, "t39") == 0 ? run_t39
+        : strcmp(version, "t40") == 0 ? run_t40
+                                      : NULL;
     if (!run || nx < 2 || nx > 65536) {
         fprintf(stderr, "usage: %s t38|t39|t40 [nx (2..65536), default 1000]\n", argv[0]);
         return 2;
     }
     int64_t ny = nx, n = nx * ny;
     double *Z = malloc(sizeof(double) * (size_t)n);
-    if (Z) memset(Z, 0, sizeof(double) * (size_t)n); /* first touch outside the timed part, as a reused buffer */
+    if (Z)
+        memset(Z, 0, sizeof(double) * (size_t)n); /* first touch outside the timed part, as a reused buffer */
     if (!Z) {
         fprintf(stderr, "%s: out of host memory for %lld points\n", argv[0], (long long)n);
         return 1;
@@ -176,8 +186,8 @@ int main(int argc, char **argv) {
         double r = reference(lat, lon), e = fabs(Z[i] - r) / fmax(fabs(r), 1e-300);
         worst = e > worst ? e : worst;
     }
-    printf("%lld total evaluations in %.3f seconds (%s, %s; max rel err %.1e vs float64 host)\n", (long long)n,
-           seconds, version, kiln_context_backend_name(ctx), worst);
+    printf("%lld total evaluations in %.3f seconds (%s, %s; max rel err %.1e vs float64 host)\n",
+           (long long)n, seconds, version, kiln_context_backend_name(ctx), worst);
     kiln_close(ctx);
     free(Z);
     return worst < 1e-12 ? 0 : 1;

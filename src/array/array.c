@@ -35,8 +35,8 @@ const char *kiln_shape_format(int ndim, const int64_t *shape, char *buf, size_t 
     return buf;
 }
 
-kiln_status kiln_array_alloc_header(kiln_context *ctx, kiln_dtype dtype, int ndim,
-                                    const int64_t *shape, kiln_array **out) {
+kiln_status kiln_array_alloc_header(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
+                                    kiln_array **out) {
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
     if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "out is NULL");
@@ -45,10 +45,12 @@ kiln_status kiln_array_alloc_header(kiln_context *ctx, kiln_dtype dtype, int ndi
     if (ndim < 0 || ndim > KILN_MAX_DIMS)
         return kiln_set_error(KILN_ERR_SHAPE, "ndim %d out of range: kiln arrays have 0 to %d dims", ndim,
                               KILN_MAX_DIMS);
-    if (ndim > 0 && !shape) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "shape is NULL for ndim %d", ndim);
+    if (ndim > 0 && !shape)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "shape is NULL for ndim %d", ndim);
     for (int i = 0; i < ndim; i++)
         if (shape[i] < 0)
-            return kiln_set_error(KILN_ERR_SHAPE, "negative dimension: shape[%d] = %lld", i, (long long)shape[i]);
+            return kiln_set_error(KILN_ERR_SHAPE, "negative dimension: shape[%d] = %lld", i,
+                                  (long long)shape[i]);
     int64_t n = kiln_shape_size(ndim, shape);
     if (n < 0 || (uint64_t)n > SIZE_MAX / kiln_dtype_size(dtype))
         return kiln_set_error(KILN_ERR_SHAPE, "array too large: the element count overflows");
@@ -102,7 +104,9 @@ kiln_status kiln_array_empty(kiln_context *ctx, kiln_dtype dtype, int ndim, cons
 
 static void *host_memory(size_t bytes) {
     if (bytes == 0) bytes = 1;
-    size_t align = bytes >= 4 * HOST_HUGE_PAGE_BYTES ? HOST_HUGE_PAGE_BYTES : bytes >= HOST_LARGE_BYTES ? 4096 : 64;
+    size_t align = bytes >= 4 * HOST_HUGE_PAGE_BYTES ? HOST_HUGE_PAGE_BYTES
+                   : bytes >= HOST_LARGE_BYTES       ? 4096
+                                                     : 64;
     if (bytes > SIZE_MAX - align) return NULL;
     size_t rounded = (bytes + align - 1) & ~(align - 1);
     void *p = aligned_alloc(align, rounded);
@@ -123,8 +127,8 @@ kiln_status kiln_array_empty_host(kiln_context *ctx, kiln_dtype dtype, int ndim,
         free(a);
         char shape_text[256];
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory allocating %s array %s (%zu bytes)",
-                              kiln_dtype_name(dtype), kiln_shape_format(ndim, shape, shape_text, sizeof shape_text),
-                              bytes);
+                              kiln_dtype_name(dtype),
+                              kiln_shape_format(ndim, shape, shape_text, sizeof shape_text), bytes);
     }
     a->host_allocation = 1;
     a->data = a->allocation;
@@ -161,14 +165,17 @@ void kiln_array_note_stream(kiln_array *a, kiln_stream *stream) {
 
 void kiln_array_release(kiln_array *a) {
     if (!a || atomic_fetch_sub(&a->refs, 1) != 1) return;
-    if (a->base) kiln_array_release(a->base);
+    if (a->base)
+        kiln_array_release(a->base);
     else if (a->allocation) {
         kiln_stream *last = atomic_load(&a->last_stream);
         /* No queued device work can still touch host memory: kernels refuse
          * host arrays on CUDA and every copy to or from one has completed
          * when it returns, so free() needs no wait. */
-        if (a->host_allocation) free(a->allocation);
-        else a->ctx->ops->mem_free(a->ctx->state, a->allocation, kiln_stream_impl(last));
+        if (a->host_allocation)
+            free(a->allocation);
+        else
+            a->ctx->ops->mem_free(a->ctx->state, a->allocation, kiln_stream_impl(last));
         kiln_stream_release(last);
     }
     free(a);
@@ -205,8 +212,10 @@ void kiln_array_byte_extent(const kiln_array *a, char **lo, char **hi) {
     }
     for (int i = 0; i < a->ndim; i++) {
         int64_t span = (a->shape[i] - 1) * a->strides[i];
-        if (span < 0) l += span;
-        else h += span;
+        if (span < 0)
+            l += span;
+        else
+            h += span;
     }
     *lo = l;
     *hi = h + kiln_dtype_size(a->dtype);

@@ -14,11 +14,11 @@ struct kiln_array {
     int64_t shape[KILN_MAX_DIMS];
     int64_t strides[KILN_MAX_DIMS]; /* bytes */
     kiln_memory memory;
-    char *data;           /* element 0 */
-    void *allocation;     /* what to free when the last reference goes (owner only) */
-    int host_allocation;  /* allocation is plain host memory (kiln_array_empty_host),
-                             freed with free() whatever the context's backend */
-    kiln_array *base;     /* views: the array that owns the memory (retained) */
+    char *data;          /* element 0 */
+    void *allocation;    /* what to free when the last reference goes (owner only) */
+    int host_allocation; /* allocation is plain host memory (kiln_array_empty_host),
+                            freed with free() whatever the context's backend */
+    kiln_array *base;    /* views: the array that owns the memory (retained) */
     /* Owners: the user stream that last queued work on the memory (retained;
      * NULL = the default stream). The free is queued on it. */
     _Atomic(kiln_stream *) last_stream;
@@ -28,8 +28,8 @@ struct kiln_array {
 void kiln_array_note_stream(kiln_array *a, kiln_stream *stream);
 
 /* New array struct with C-order strides; no memory attached. */
-kiln_status kiln_array_alloc_header(kiln_context *ctx, kiln_dtype dtype, int ndim,
-                                    const int64_t *shape, kiln_array **out);
+kiln_status kiln_array_alloc_header(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
+                                    kiln_array **out);
 /* Element count of a shape; -1 on overflow. */
 int64_t kiln_shape_size(int ndim, const int64_t *shape);
 void kiln_contiguous_strides(int ndim, const int64_t *shape, size_t itemsize, int64_t *strides);

@@ -57,8 +57,8 @@ static kiln_status device_strided_copy(kiln_array *dst, kiln_array *src) {
     int64_t n = kiln_array_size(dst);
     if (n == 0) return KILN_OK;
     if (kiln_array_is_contiguous(dst) && kiln_array_is_contiguous(src))
-        return kiln_backend_copy(ctx, dst->data, src->data, kiln_array_nbytes(dst), KILN_COPY_DEVICE_TO_DEVICE,
-                                 NULL, 0);
+        return kiln_backend_copy(ctx, dst->data, src->data, kiln_array_nbytes(dst),
+                                 KILN_COPY_DEVICE_TO_DEVICE, NULL, 0);
     kiln_kernel *k = NULL;
     kiln_status s = kiln_array_kernel(ctx, dst->dtype, 1, "kiln_strided_copy", &k);
     if (s != KILN_OK) return s;
@@ -96,7 +96,8 @@ kiln_status kiln_array_assign(kiln_array *dst, kiln_array *src) {
     kiln_context *ctx = dst->ctx;
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
-    if (src->ctx != ctx) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_assign: arrays of different contexts");
+    if (src->ctx != ctx)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_assign: arrays of different contexts");
     char a[256], b[256];
     if (dst->dtype != src->dtype)
         return kiln_set_error(KILN_ERR_DTYPE, "kiln_array_assign: dtypes differ (%s <- %s)",
@@ -120,7 +121,8 @@ kiln_status kiln_array_assign(kiln_array *dst, kiln_array *src) {
         void *packed = src->data;
         if (!src_contig) {
             kiln_array *tmp = NULL;
-            if (!(packed = malloc(bytes ? bytes : 1))) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+            if (!(packed = malloc(bytes ? bytes : 1)))
+                return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
             s = kiln_array_wrap_host(ctx, src->dtype, src->ndim, src->shape, NULL, packed, &tmp);
             if (s == KILN_OK) kiln_host_strided_copy(tmp, src);
             kiln_array_release(tmp);
@@ -150,7 +152,8 @@ kiln_status kiln_array_assign(kiln_array *dst, kiln_array *src) {
         kiln_array *tmp = NULL;
         if (!packed) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
         if (s == KILN_OK) s = kiln_backend_copy(ctx, packed, from, bytes, KILN_COPY_DEVICE_TO_HOST, NULL, 0);
-        if (s == KILN_OK) s = kiln_array_wrap_host(ctx, dst->dtype, dst->ndim, dst->shape, NULL, packed, &tmp);
+        if (s == KILN_OK)
+            s = kiln_array_wrap_host(ctx, dst->dtype, dst->ndim, dst->shape, NULL, packed, &tmp);
         if (s == KILN_OK) kiln_host_strided_copy(dst, tmp);
         kiln_array_release(tmp);
         free(packed);
@@ -182,7 +185,8 @@ static kiln_status host_transfer(kiln_array *a, void *host, size_t bytes, int to
         kiln_copy_kind kind = a->memory == KILN_MEMORY_HOST
                                   ? KILN_COPY_HOST_TO_HOST
                                   : (to_host ? KILN_COPY_DEVICE_TO_HOST : KILN_COPY_HOST_TO_DEVICE);
-        return kiln_backend_copy(a->ctx, to_host ? host : a->data, to_host ? a->data : host, bytes, kind, NULL, 0);
+        return kiln_backend_copy(a->ctx, to_host ? host : a->data, to_host ? a->data : host, bytes, kind,
+                                 NULL, 0);
     }
     kiln_array *h = NULL;
     s = kiln_array_wrap_host(a->ctx, a->dtype, a->ndim, a->shape, NULL, host, &h);
@@ -206,8 +210,10 @@ static kiln_status async_transfer(kiln_array *a, void *host, size_t bytes, kiln_
     if (stream && stream->ctx != a->ctx)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: stream belongs to another context", what);
     if (!kiln_array_is_contiguous(a))
-        return kiln_set_error(KILN_ERR_SHAPE, "%s: asynchronous copies need a contiguous array; "
-                              "use kiln_array_copy first or the synchronous form", what);
+        return kiln_set_error(KILN_ERR_SHAPE,
+                              "%s: asynchronous copies need a contiguous array; "
+                              "use kiln_array_copy first or the synchronous form",
+                              what);
     kiln_status s = kiln_context_check(a->ctx);
     if (s != KILN_OK) return s;
     if (stream) kiln_array_note_stream(a, stream);

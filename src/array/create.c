@@ -11,12 +11,14 @@
 
 kiln_status kiln_array_kernel(kiln_context *ctx, kiln_dtype dtype, int as_bits, const char *kernel_name,
                               kiln_kernel **out) {
-    static const char *const bits[17] = {[1] = "uint8_t", [2] = "uint16_t", [4] = "uint32_t",
-                                         [8] = "uint64_t", [16] = "kiln_complex128"};
-    const char *type = (as_bits || dtype == KILN_FLOAT16) ? bits[kiln_dtype_size(dtype)] : kiln_dtype_c_type(dtype);
+    static const char *const bits[17] = {
+        [1] = "uint8_t", [2] = "uint16_t", [4] = "uint32_t", [8] = "uint64_t", [16] = "kiln_complex128"};
+    const char *type =
+        (as_bits || dtype == KILN_FLOAT16) ? bits[kiln_dtype_size(dtype)] : kiln_dtype_c_type(dtype);
     char options[64];
     snprintf(options, sizeof options, "-DKILN_T=%s", type);
-    return kiln_builtin_kernel(ctx, kiln_embedded_array_kernels, "kiln/array_kernels.cu", options, kernel_name, out);
+    return kiln_builtin_kernel(ctx, kiln_embedded_array_kernels, "kiln/array_kernels.cu", options,
+                               kernel_name, out);
 }
 
 kiln_dim3 kiln_array_grid(const kiln_context *ctx, int64_t n) {
@@ -66,7 +68,8 @@ kiln_status kiln_array_full(kiln_context *ctx, kiln_dtype dtype, int ndim, const
     if (s == KILN_OK && n > 0) s = kiln_array_kernel(ctx, dtype, 0, "kiln_fill", &k);
     if (s == KILN_OK && n > 0)
         s = kiln_launch(k, kiln_array_grid(ctx, n), KILN_DIM(256), 0, NULL,
-                        KILN_ARGS(kiln_ptr(a->data, KILN_DTYPE_COUNT), kiln_i64(n), fill_value(dtype, value, value_imag)));
+                        KILN_ARGS(kiln_ptr(a->data, KILN_DTYPE_COUNT), kiln_i64(n),
+                                  fill_value(dtype, value, value_imag)));
     if (s != KILN_OK) {
         kiln_array_release(a);
         return s;
@@ -98,8 +101,8 @@ static kiln_status make_range(kiln_context *ctx, kiln_dtype dtype, int64_t n, do
     if (s == KILN_OK && n > 0) s = kiln_array_kernel(ctx, dtype, 0, "kiln_arange", &k);
     if (s == KILN_OK && n > 0)
         s = kiln_launch(k, kiln_array_grid(ctx, n), KILN_DIM(256), 0, NULL,
-                        KILN_ARGS(kiln_ptr(a->data, KILN_DTYPE_COUNT), kiln_i64(n), kiln_f64(start), kiln_f64(step),
-                                  kiln_f64(stop), kiln_i32(pin_last)));
+                        KILN_ARGS(kiln_ptr(a->data, KILN_DTYPE_COUNT), kiln_i64(n), kiln_f64(start),
+                                  kiln_f64(step), kiln_f64(stop), kiln_i32(pin_last)));
     if (s != KILN_OK) {
         kiln_array_release(a);
         return s;
@@ -111,7 +114,8 @@ static kiln_status make_range(kiln_context *ctx, kiln_dtype dtype, int64_t n, do
 kiln_status kiln_array_arange(kiln_context *ctx, kiln_dtype dtype, double start, double stop, double step,
                               kiln_array **out) {
     if (step == 0 || !isfinite(step) || !isfinite(start) || !isfinite(stop))
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "arange: start, stop and step must be finite and step non-zero");
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "arange: start, stop and step must be finite and step non-zero");
     double count = ceil((stop - start) / step);
     if (count > 9e15) return kiln_set_error(KILN_ERR_SHAPE, "arange: %.0f elements is too many", count);
     return make_range(ctx, dtype, count > 0 ? (int64_t)count : 0, start, step, stop, 0, "arange", out);
@@ -119,7 +123,8 @@ kiln_status kiln_array_arange(kiln_context *ctx, kiln_dtype dtype, double start,
 
 kiln_status kiln_array_linspace(kiln_context *ctx, kiln_dtype dtype, double start, double stop, int64_t num,
                                 int endpoint, kiln_array **out) {
-    if (num < 0) return kiln_set_error(KILN_ERR_SHAPE, "linspace: num must be >= 0, got %lld", (long long)num);
+    if (num < 0)
+        return kiln_set_error(KILN_ERR_SHAPE, "linspace: num must be >= 0, got %lld", (long long)num);
     int64_t div = endpoint ? num - 1 : num;
     double step = div > 0 ? (stop - start) / (double)div : 0.0;
     return make_range(ctx, dtype, num, start, step, stop, endpoint && num > 1, "linspace", out);
@@ -127,16 +132,20 @@ kiln_status kiln_array_linspace(kiln_context *ctx, kiln_dtype dtype, double star
 
 kiln_status kiln_array_meshgrid(kiln_array *x, kiln_array *y, const char *indexing, kiln_array **out_x,
                                 kiln_array **out_y) {
-    if (!x || !y || !out_x || !out_y) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "meshgrid: NULL argument");
+    if (!x || !y || !out_x || !out_y)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "meshgrid: NULL argument");
     int ij = indexing && strcmp(indexing, "ij") == 0;
     if (indexing && !ij && strcmp(indexing, "xy") != 0)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "meshgrid: indexing must be \"xy\" or \"ij\", got \"%s\"", indexing);
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "meshgrid: indexing must be \"xy\" or \"ij\", got \"%s\"", indexing);
     if (x->ndim != 1 || y->ndim != 1)
-        return kiln_set_error(KILN_ERR_SHAPE, "meshgrid: x and y must be 1-d, got %d-d and %d-d", x->ndim, y->ndim);
+        return kiln_set_error(KILN_ERR_SHAPE, "meshgrid: x and y must be 1-d, got %d-d and %d-d", x->ndim,
+                              y->ndim);
     if (x->dtype != y->dtype)
         return kiln_set_error(KILN_ERR_DTYPE, "meshgrid: x is %s but y is %s", kiln_dtype_name(x->dtype),
                               kiln_dtype_name(y->dtype));
-    if (x->ctx != y->ctx) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "meshgrid: arrays of different contexts");
+    if (x->ctx != y->ctx)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "meshgrid: arrays of different contexts");
     kiln_context *ctx = x->ctx;
     int64_t nx = x->shape[0], ny = y->shape[0];
     int64_t shape[2] = {ij ? nx : ny, ij ? ny : nx};

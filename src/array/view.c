@@ -90,7 +90,8 @@ kiln_status kiln_array_transpose(kiln_array *a, const int *axes, kiln_array **ou
         perm[i] = axes ? axes[i] : a->ndim - 1 - i;
         if (perm[i] < 0) perm[i] += a->ndim;
         if (perm[i] < 0 || perm[i] >= a->ndim || seen[perm[i]]++)
-            return kiln_set_error(KILN_ERR_SHAPE, "transpose: axes are not a permutation of 0..%d (entry %d is %d)",
+            return kiln_set_error(KILN_ERR_SHAPE,
+                                  "transpose: axes are not a permutation of 0..%d (entry %d is %d)",
                                   a->ndim - 1, i, axes ? axes[i] : perm[i]);
     }
     kiln_array *v = NULL;

@@ -46,7 +46,7 @@ typedef struct kiln_blob {
  * describe its parameters (see kiln_param_info). */
 typedef struct kiln_compile_request {
     const char *source;
-    const char *name;             /* file name shown in diagnostics */
+    const char *name; /* file name shown in diagnostics */
     const char *const *kernel_names;
     int kernel_count;
     /* Parsed compile options (src/kernel/options.h). */
@@ -54,10 +54,10 @@ typedef struct kiln_compile_request {
     int define_count;
     const char *const *include_dirs;
     int include_count;
-    int debug;         /* -G */
-    int lineinfo;      /* -lineinfo */
-    int fast_math;     /* --use_fast_math */
-    const char *arch;  /* CUDA: "sm_90"; CPU: NULL */
+    int debug;        /* -G */
+    int lineinfo;     /* -lineinfo */
+    int fast_math;    /* --use_fast_math */
+    const char *arch; /* CUDA: "sm_90"; CPU: NULL */
 } kiln_compile_request;
 
 /* Launch geometry, already validated against kiln_device_info by the core. */
@@ -68,7 +68,7 @@ typedef struct kiln_launch_config {
 } kiln_launch_config;
 
 typedef struct kiln_backend_ops {
-    int version; /* KILN_BACKEND_OPS_VERSION */
+    int version;      /* KILN_BACKEND_OPS_VERSION */
     const char *name; /* "cpu", "cuda" */
     kiln_backend_kind kind;
 
@@ -79,8 +79,7 @@ typedef struct kiln_backend_ops {
     kiln_status (*device_info)(kiln_backend_state *st, kiln_device_info *out);
 
     /* Device memory. free is stream-ordered where the backend can. */
-    kiln_status (*mem_alloc)(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream,
-                             void **out);
+    kiln_status (*mem_alloc)(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream, void **out);
     void (*mem_free)(kiln_backend_state *st, void *ptr, kiln_backend_stream *stream);
     /* Page-locked host memory. */
     kiln_status (*host_alloc)(kiln_backend_state *st, size_t bytes, void **out);
@@ -88,8 +87,8 @@ typedef struct kiln_backend_ops {
 
     /* Contiguous copy. stream NULL: the default stream. `async` 0: returns
      * when the copy is complete. */
-    kiln_status (*copy)(kiln_backend_state *st, void *dst, const void *src, size_t bytes,
-                        kiln_copy_kind kind, kiln_backend_stream *stream, int async);
+    kiln_status (*copy)(kiln_backend_state *st, void *dst, const void *src, size_t bytes, kiln_copy_kind kind,
+                        kiln_backend_stream *stream, int async);
     kiln_status (*memset)(kiln_backend_state *st, void *dst, int value, size_t bytes,
                           kiln_backend_stream *stream);
 
@@ -99,8 +98,7 @@ typedef struct kiln_backend_ops {
     kiln_status (*synchronize)(kiln_backend_state *st); /* whole device */
 
     kiln_status (*event_create)(kiln_backend_state *st, kiln_backend_event **out);
-    kiln_status (*event_record)(kiln_backend_state *st, kiln_backend_event *ev,
-                                kiln_backend_stream *stream);
+    kiln_status (*event_record)(kiln_backend_state *st, kiln_backend_event *ev, kiln_backend_stream *stream);
     kiln_status (*event_synchronize)(kiln_backend_state *st, kiln_backend_event *ev);
     kiln_status (*event_elapsed_ms)(kiln_backend_state *st, kiln_backend_event *start,
                                     kiln_backend_event *end, float *ms);
@@ -112,26 +110,23 @@ typedef struct kiln_backend_ops {
      * self-contained: it is what the disk cache stores). On a compile error it
      * returns KILN_ERR_COMPILE and *log holds the compiler's output (malloc'd;
      * the caller frees). *log may also be set on success (warnings). */
-    kiln_status (*compiler_id)(kiln_backend_state *st, const char *arch, char *out,
-                               size_t out_size);
-    kiln_status (*compile)(kiln_backend_state *st, const kiln_compile_request *req,
-                           kiln_blob *out, char **log);
-    kiln_status (*module_load)(kiln_backend_state *st, const kiln_blob *binary,
-                               kiln_backend_module **out);
+    kiln_status (*compiler_id)(kiln_backend_state *st, const char *arch, char *out, size_t out_size);
+    kiln_status (*compile)(kiln_backend_state *st, const kiln_compile_request *req, kiln_blob *out,
+                           char **log);
+    kiln_status (*module_load)(kiln_backend_state *st, const kiln_blob *binary, kiln_backend_module **out);
     void (*module_unload)(kiln_backend_state *st, kiln_backend_module *mod);
     /* Looks up a kernel by its source name and describes its parameters:
      * *param_count and up to max_params entries of params. KILN_ERR_NOT_FOUND
      * if the module has no such kernel. */
-    kiln_status (*function_get)(kiln_backend_state *st, kiln_backend_module *mod,
-                                const char *name, kiln_backend_function **out,
-                                kiln_param_info *params, int max_params, int *param_count);
+    kiln_status (*function_get)(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
+                                kiln_backend_function **out, kiln_param_info *params, int max_params,
+                                int *param_count);
     kiln_status (*function_attributes)(kiln_backend_state *st, kiln_backend_function *fn,
                                        kiln_kernel_attributes *out);
     /* args[i] points to the value of parameter i, already converted to the
      * parameter's exact type and size. Asynchronous. */
-    kiln_status (*launch)(kiln_backend_state *st, kiln_backend_function *fn,
-                          const kiln_launch_config *cfg, kiln_backend_stream *stream,
-                          void **args);
+    kiln_status (*launch)(kiln_backend_state *st, kiln_backend_function *fn, const kiln_launch_config *cfg,
+                          kiln_backend_stream *stream, void **args);
     /* Optional (may be NULL): 1 if ptr lies in page-locked host memory the
      * backend knows about (for the profiler's pageable/pinned split). */
     int (*host_is_pinned)(kiln_backend_state *st, const void *ptr);
@@ -143,10 +138,10 @@ const kiln_backend_ops *kiln_backend_cuda(void);
 
 /* Compile without a device (kiln_compile_only): CUDA through NVRTC alone,
  * CPU through the host compiler alone. `id` receives the compiler_id. */
-kiln_status kiln_backend_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out,
-                                           char **log, char *id, size_t id_size);
-kiln_status kiln_backend_cpu_compile_only(const kiln_compile_request *req, kiln_blob *out,
-                                          char **log, char *id, size_t id_size);
+kiln_status kiln_backend_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log,
+                                           char *id, size_t id_size);
+kiln_status kiln_backend_cpu_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log,
+                                          char *id, size_t id_size);
 /* Number of CUDA devices (0 and a static reason when no driver). */
 kiln_status kiln_backend_cuda_device_count(int *count, const char **why);
 

@@ -1,11 +1,12 @@
 /* context.c: opening a context on a backend, the "auto" fallback, and the
  * context-wide operations (synchronize, device info, pinned memory). */
+#include "core/context.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core/context.h"
 #include "core/copy_pool.h"
 #include "core/error.h"
 #include "jit/builtins.h"
@@ -34,8 +35,7 @@ static kiln_status parse_target(const char *target, const kiln_backend_ops **ops
         }
     }
     return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                          "unknown target '%s': expected \"auto\", \"cpu\", \"cuda\" or \"cuda:N\"",
-                          target);
+                          "unknown target '%s': expected \"auto\", \"cpu\", \"cuda\" or \"cuda:N\"", target);
 }
 
 static kiln_status context_open_backend(kiln_context *ctx, const kiln_backend_ops *ops, int ordinal) {

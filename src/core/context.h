@@ -29,18 +29,18 @@ struct kiln_context {
     const kiln_backend_ops *ops;
     kiln_backend_state *state;
     kiln_device_info info;
-    char arch[32];              /* "sm_90" on CUDA, "" on the CPU */
-    char compiler_id[512];      /* part of every cache key */
-    atomic_int dead;            /* set by a sticky device fault */
-    pthread_mutex_t lock;       /* guards the fields below */
+    char arch[32];         /* "sm_90" on CUDA, "" on the CPU */
+    char compiler_id[512]; /* part of every cache key */
+    atomic_int dead;       /* set by a sticky device fault */
+    pthread_mutex_t lock;  /* guards the fields below */
     kiln_jit_stats jit;
-    int cache_warned;           /* the unusable-cache notice is printed once */
+    int cache_warned;                    /* the unusable-cache notice is printed once */
     struct kiln_builtin_cache *builtins; /* modules kiln compiles for itself */
-    struct kiln_prof *prof;     /* NULL when profiling is off */
+    struct kiln_prof *prof;              /* NULL when profiling is off */
     /* Opened on first need, closed with the context (see the functions below). */
-    kiln_context *host;         /* CUDA contexts: the CPU context for host-side work */
+    kiln_context *host; /* CUDA contexts: the CPU context for host-side work */
     struct kiln_copy_pool *copy_pool;
-    int copy_pool_tried;        /* creation is attempted once */
+    int copy_pool_tried; /* creation is attempted once */
 };
 
 /* KILN_ERR_CONTEXT_DEAD (with message) when an earlier fault killed ctx. */

@@ -7,11 +7,11 @@
  * the copy, and the threads sleep, never spin, between runs. */
 #include "core/copy_pool.h"
 
-#include "core/error.h"
-
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/error.h"
 
 typedef struct copy_thread {
     kiln_copy_pool *pool;
@@ -68,8 +68,7 @@ static void *copy_thread_main(void *arg) {
     unsigned long long seen = 0;
     pthread_mutex_lock(&p->mutex);
     for (;;) {
-        while (p->generation == seen && !p->stop)
-            pthread_cond_wait(&p->wake, &p->mutex);
+        while (p->generation == seen && !p->stop) pthread_cond_wait(&p->wake, &p->mutex);
         if (p->stop) break;
         seen = p->generation;
         if (t->index >= p->parts) continue; /* a small run: not needed */
@@ -123,8 +122,7 @@ void kiln_copy_pool_destroy(kiln_copy_pool *p) {
     p->stop = 1;
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mutex);
-    for (int i = 0; i < p->started; i++)
-        pthread_join(p->workers[i].thread, NULL);
+    for (int i = 0; i < p->started; i++) pthread_join(p->workers[i].thread, NULL);
     pthread_cond_destroy(&p->done);
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->mutex);
@@ -137,8 +135,7 @@ int kiln_copy_pool_threads(const kiln_copy_pool *p) { return p ? p->threads : 1;
 
 void kiln_copy_pool_run(kiln_copy_pool *p, const kiln_copy_piece *pieces, int count) {
     size_t total = 0;
-    for (int i = 0; i < count; i++)
-        total += pieces[i].bytes;
+    for (int i = 0; i < count; i++) total += pieces[i].bytes;
     size_t most = total / KILN_COPY_MIN_SHARE;
     int parts = p ? p->threads : 1;
     if ((size_t)parts > most) parts = most > 1 ? (int)most : 1;
@@ -161,8 +158,7 @@ void kiln_copy_pool_run(kiln_copy_pool *p, const kiln_copy_piece *pieces, int co
     kiln_copy_range(pieces, count, lo, hi);
 
     pthread_mutex_lock(&p->mutex);
-    while (p->remaining > 0)
-        pthread_cond_wait(&p->done, &p->mutex);
+    while (p->remaining > 0) pthread_cond_wait(&p->done, &p->mutex);
     p->pieces = NULL;
     pthread_mutex_unlock(&p->mutex);
     pthread_mutex_unlock(&p->run_lock);

@@ -9,9 +9,9 @@
 #ifndef KILN_CORE_COPY_POOL_H
 #define KILN_CORE_COPY_POOL_H
 
-#include "kiln.h"
-
 #include <stddef.h>
+
+#include "kiln.h"
 
 typedef struct kiln_copy_pool kiln_copy_pool;
 

@@ -1,12 +1,13 @@
 /* dtype.c: element types, their names and NumPy's safe-casting table. */
+#include "core/dtype.h"
+
 #include <string.h>
 
-#include "core/dtype.h"
 #include "core/error.h"
 
 typedef struct dtype_desc {
-    const char *name;  /* NumPy name */
-    const char *code;  /* NumPy short code / Numba signature letter pair */
+    const char *name; /* NumPy name */
+    const char *code; /* NumPy short code / Numba signature letter pair */
     const char *c_type;
     size_t size;
     char kind; /* 'b' bool, 'i' signed, 'u' unsigned, 'f' float, 'c' complex */
@@ -41,11 +42,10 @@ static const struct {
     const char *alias;
     kiln_dtype dtype;
 } dtype_aliases[] = {
-    {"float", KILN_FLOAT32},    {"double", KILN_FLOAT64},   {"int", KILN_INT32},
-    {"half", KILN_FLOAT16},     {"f16", KILN_FLOAT16},      {"f32", KILN_FLOAT32},
-    {"f64", KILN_FLOAT64},      {"i8", KILN_INT64},         {"c64", KILN_COMPLEX64},
-    {"c128", KILN_COMPLEX128},  {"complex", KILN_COMPLEX128}, {"bool_", KILN_BOOL},
-    {"?", KILN_BOOL},           {"uint", KILN_UINT32},
+    {"float", KILN_FLOAT32}, {"double", KILN_FLOAT64},  {"int", KILN_INT32},          {"half", KILN_FLOAT16},
+    {"f16", KILN_FLOAT16},   {"f32", KILN_FLOAT32},     {"f64", KILN_FLOAT64},        {"i8", KILN_INT64},
+    {"c64", KILN_COMPLEX64}, {"c128", KILN_COMPLEX128}, {"complex", KILN_COMPLEX128}, {"bool_", KILN_BOOL},
+    {"?", KILN_BOOL},        {"uint", KILN_UINT32},
 };
 
 kiln_status kiln_dtype_parse(const char *name, kiln_dtype *out) {
@@ -74,8 +74,7 @@ int kiln_dtype_can_cast(kiln_dtype from, kiln_dtype to) {
     if (from == to) return 1;
     const dtype_desc *f = &dtype_table[from], *t = &dtype_table[to];
     switch (f->kind) {
-    case 'b':
-        return 1;
+    case 'b': return 1;
     case 'u':
         if (t->kind == 'u') return t->size >= f->size;
         if (t->kind == 'i' || t->kind == 'f') return t->size > f->size;
@@ -90,10 +89,8 @@ int kiln_dtype_can_cast(kiln_dtype from, kiln_dtype to) {
         if (t->kind == 'f') return t->size >= f->size;
         if (t->kind == 'c') return t->size / 2 >= f->size;
         return 0;
-    case 'c':
-        return t->kind == 'c' && t->size >= f->size;
-    default:
-        return 0;
+    case 'c': return t->kind == 'c' && t->size >= f->size;
+    default: return 0;
     }
 }
 
@@ -104,7 +101,7 @@ uint16_t kiln_float_to_half(float f) {
     if (exp == 255) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0)); /* inf / nan */
     int e = (int)exp - 127 + 15;
     if (e >= 31) return (uint16_t)(sign | 0x7c00u); /* overflow to inf */
-    if (e <= 0) { /* subnormal half (or zero) */
+    if (e <= 0) {                                   /* subnormal half (or zero) */
         if (e < -10) return (uint16_t)sign;
         man |= 0x800000u;
         uint32_t shift = (uint32_t)(14 - e);

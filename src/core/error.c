@@ -3,12 +3,12 @@
  * Messages can be long (a compiler log), so each thread owns a heap buffer
  * reached through a pthread key whose destructor frees it when the thread ends.
  * The key is process-wide and created once; it holds no mutable data itself. */
+#include "core/error.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "core/error.h"
 
 typedef struct error_buffer {
     char *text;
@@ -121,9 +121,8 @@ const char *kiln_last_error(void) {
 
 const char *kiln_status_string(kiln_status status) {
     switch (status) {
-#define KILN_STATUS_NAME_(s) \
-    case s:                  \
-        return #s;
+#define KILN_STATUS_NAME_(s)                                                                                 \
+    case s: return #s;
         KILN_STATUS_NAME_(KILN_OK)
         KILN_STATUS_NAME_(KILN_ERR_INVALID_ARGUMENT)
         KILN_STATUS_NAME_(KILN_ERR_SHAPE)

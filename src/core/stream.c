@@ -25,7 +25,8 @@ kiln_status kiln_stream_synchronize(kiln_stream *stream) {
     if (!stream) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_stream_synchronize: stream is NULL");
     kiln_status s = kiln_context_check(stream->ctx);
     if (s != KILN_OK) return s;
-    return kiln_context_note(stream->ctx, stream->ctx->ops->stream_synchronize(stream->ctx->state, stream->impl));
+    return kiln_context_note(stream->ctx,
+                             stream->ctx->ops->stream_synchronize(stream->ctx->state, stream->impl));
 }
 
 kiln_stream *kiln_stream_retain(kiln_stream *s) {
@@ -60,7 +61,8 @@ kiln_status kiln_event_create(kiln_context *ctx, kiln_event **out) {
 kiln_status kiln_event_record(kiln_event *event, kiln_stream *stream) {
     if (!event) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_event_record: event is NULL");
     if (stream && stream->ctx != event->ctx)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_event_record: stream and event belong to different contexts");
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_event_record: stream and event belong to different contexts");
     kiln_status s = kiln_context_check(event->ctx);
     if (s != KILN_OK) return s;
     return event->ctx->ops->event_record(event->ctx->state, event->impl, kiln_stream_impl(stream));
@@ -74,9 +76,11 @@ kiln_status kiln_event_synchronize(kiln_event *event) {
 }
 
 kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end, float *ms) {
-    if (!start || !end || !ms) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_event_elapsed_ms: NULL argument");
+    if (!start || !end || !ms)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_event_elapsed_ms: NULL argument");
     if (start->ctx != end->ctx)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_event_elapsed_ms: events of different contexts");
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_event_elapsed_ms: events of different contexts");
     return start->ctx->ops->event_elapsed_ms(start->ctx->state, start->impl, end->impl, ms);
 }
 

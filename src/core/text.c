@@ -19,8 +19,7 @@ static int reserve(kiln_text *t, size_t n) {
     }
     size_t need = t->length + n + 1;
     size_t cap = t->capacity ? t->capacity : TEXT_INITIAL_CAPACITY;
-    while (cap < need)
-        cap = cap <= SIZE_MAX / 2 ? cap * 2 : need;
+    while (cap < need) cap = cap <= SIZE_MAX / 2 ? cap * 2 : need;
     char *d = realloc(t->data, cap);
     if (!d) {
         t->failed = 1;

@@ -7,9 +7,9 @@
 #ifndef KILN_CORE_TEXT_H
 #define KILN_CORE_TEXT_H
 
-#include "core/error.h"
-
 #include <stddef.h>
+
+#include "core/error.h"
 
 typedef struct kiln_text {
     char *data; /* NUL-terminated once anything was appended; NULL before */

@@ -16,8 +16,11 @@ static const char *core_text(const gu_layout *l, int k, char *buf, size_t cap) {
     size_t n = (size_t)snprintf(buf, cap, "(");
     for (int j = 0; j < l->core_nd[k]; j++) {
         int d = l->core_dim[k][j];
-        if (l->dim_fixed[d] >= 0) n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s%lld", j ? "," : "", (long long)l->dim_fixed[d]);
-        else n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s%s", j ? "," : "", l->dim_names[d]);
+        if (l->dim_fixed[d] >= 0)
+            n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s%lld", j ? "," : "",
+                                  (long long)l->dim_fixed[d]);
+        else
+            n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s%s", j ? "," : "", l->dim_names[d]);
     }
     snprintf(buf + n, n < cap ? cap - n : 0, ")");
     return buf;
@@ -58,22 +61,29 @@ static kiln_value convert_value(const kiln_value *v, kiln_dtype to) {
     }
 }
 
-static void dtype_list(const kiln_gufunc *f, const kiln_value *const *in, kiln_array *const *outs, char *buf, size_t cap) {
+static void dtype_list(const kiln_gufunc *f, const kiln_value *const *in, kiln_array *const *outs, char *buf,
+                       size_t cap) {
     const gu_layout *l = &f->layout;
     size_t n = (size_t)snprintf(buf, cap, "(");
     for (int k = 0; k < l->nin + l->nout; k++) {
-        if (k == l->nin) n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, ") -> (");
-        else if (k) n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, ", ");
+        if (k == l->nin)
+            n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, ") -> (");
+        else if (k)
+            n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, ", ");
         const char *name = "?";
-        if (k < l->nin) name = kiln_dtype_name(in[k]->kind == KILN_VALUE_ARRAY ? in[k]->as.array->dtype : in[k]->dtype);
-        else if (outs[k - l->nin]) name = kiln_dtype_name(outs[k - l->nin]->dtype);
-        else name = "new";
+        if (k < l->nin)
+            name = kiln_dtype_name(in[k]->kind == KILN_VALUE_ARRAY ? in[k]->as.array->dtype : in[k]->dtype);
+        else if (outs[k - l->nin])
+            name = kiln_dtype_name(outs[k - l->nin]->dtype);
+        else
+            name = "new";
         n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s", name);
     }
     snprintf(buf + n, n < cap ? cap - n : 0, ")");
 }
 
-static kiln_status dispatch(const kiln_gufunc *f, const kiln_value *const *in, kiln_array *const *outs, int *sig) {
+static kiln_status dispatch(const kiln_gufunc *f, const kiln_value *const *in, kiln_array *const *outs,
+                            int *sig) {
     const gu_layout *l = &f->layout;
     for (int pass = 0; pass < 2; pass++)
         for (int s = 0; s < f->nsig; s++) {
@@ -82,9 +92,12 @@ static kiln_status dispatch(const kiln_gufunc *f, const kiln_value *const *in, k
             for (int k = 0; k < l->nin && ok; k++) {
                 const kiln_value *v = in[k];
                 kiln_dtype have = v->kind == KILN_VALUE_ARRAY ? v->as.array->dtype : v->dtype;
-                if (pass == 0) ok = have == t->dtype[k];
-                else if (v->kind == KILN_VALUE_ARRAY) ok = kiln_dtype_can_cast(have, t->dtype[k]);
-                else ok = value_fits(v, t->dtype[k]);
+                if (pass == 0)
+                    ok = have == t->dtype[k];
+                else if (v->kind == KILN_VALUE_ARRAY)
+                    ok = kiln_dtype_can_cast(have, t->dtype[k]);
+                else
+                    ok = value_fits(v, t->dtype[k]);
             }
             for (int k = 0; k < l->nout && ok; k++)
                 if (outs[k]) ok = outs[k]->dtype == t->dtype[l->nin + k];
@@ -98,7 +111,8 @@ static kiln_status dispatch(const kiln_gufunc *f, const kiln_value *const *in, k
     size_t n = 0;
     sigs[0] = '\0';
     for (int s = 0; s < f->nsig; s++)
-        n += (size_t)snprintf(sigs + n, n < sizeof sigs ? sizeof sigs - n : 0, "%s%s", s ? "; " : "", f->sigs[s].text);
+        n += (size_t)snprintf(sigs + n, n < sizeof sigs ? sizeof sigs - n : 0, "%s%s", s ? "; " : "",
+                              f->sigs[s].text);
     return kiln_set_error(KILN_ERR_DTYPE,
                           "%s: no type signature takes %s (inputs cast safely, outputs must match exactly); "
                           "the signatures are: %s",
@@ -106,8 +120,8 @@ static kiln_status dispatch(const kiln_gufunc *f, const kiln_value *const *in, k
 }
 
 /* Binds the core dims of every array operand; fills size[] and from[]. */
-static kiln_status bind_dims(const kiln_gufunc *f, kiln_array *const *arr, const char *dims_text, int64_t *size,
-                             int *from) {
+static kiln_status bind_dims(const kiln_gufunc *f, kiln_array *const *arr, const char *dims_text,
+                             int64_t *size, int *from) {
     const gu_layout *l = &f->layout;
     char ct[128];
     for (int d = 0; d < l->ndims; d++) {
@@ -119,26 +133,29 @@ static kiln_status bind_dims(const kiln_gufunc *f, kiln_array *const *arr, const
         if (!a) continue;
         int nd = l->core_nd[k];
         if (a->ndim < nd)
-            return kiln_set_error(KILN_ERR_SHAPE, "%s: %s %d (%s) is %d-d but its core dims %s need at least %d dim%s",
-                                  f->name, arg_kind(l, k), k, f->names[k], a->ndim, core_text(l, k, ct, sizeof ct), nd,
-                                  nd == 1 ? "" : "s");
+            return kiln_set_error(KILN_ERR_SHAPE,
+                                  "%s: %s %d (%s) is %d-d but its core dims %s need at least %d dim%s",
+                                  f->name, arg_kind(l, k), k, f->names[k], a->ndim,
+                                  core_text(l, k, ct, sizeof ct), nd, nd == 1 ? "" : "s");
         for (int j = 0; j < nd; j++) {
             int d = l->core_dim[k][j];
             int64_t v = a->shape[a->ndim - nd + j];
             if (l->dim_fixed[d] >= 0 && v != l->dim_fixed[d])
-                return kiln_set_error(KILN_ERR_SHAPE, "%s: core dim %d of %s %d (%s) is fixed to %lld by the layout %s, got %lld",
-                                      f->name, j, arg_kind(l, k), k, f->names[k], (long long)l->dim_fixed[d], l->text,
-                                      (long long)v);
+                return kiln_set_error(
+                    KILN_ERR_SHAPE,
+                    "%s: core dim %d of %s %d (%s) is fixed to %lld by the layout %s, got %lld", f->name, j,
+                    arg_kind(l, k), k, f->names[k], (long long)l->dim_fixed[d], l->text, (long long)v);
             if (l->dim_fixed[d] >= 0) continue;
             if (from[d] < 0) {
                 size[d] = v;
                 from[d] = k;
             } else if (size[d] != v) {
                 int o = from[d];
-                return kiln_set_error(KILN_ERR_SHAPE,
-                                      "%s: core dim %s is %lld in %s %d (%s) but %lld in %s %d (%s) (layout %s)", f->name,
-                                      l->dim_names[d], (long long)size[d], arg_kind(l, o), o, f->names[o], (long long)v,
-                                      arg_kind(l, k), k, f->names[k], l->text);
+                return kiln_set_error(
+                    KILN_ERR_SHAPE,
+                    "%s: core dim %s is %lld in %s %d (%s) but %lld in %s %d (%s) (layout %s)", f->name,
+                    l->dim_names[d], (long long)size[d], arg_kind(l, o), o, f->names[o], (long long)v,
+                    arg_kind(l, k), k, f->names[k], l->text);
             }
         }
     }
@@ -148,9 +165,10 @@ static kiln_status bind_dims(const kiln_gufunc *f, kiln_array *const *arr, const
     for (int d = 0; d < l->ndims; d++) {
         if (given[d] < 0) continue;
         if (from[d] >= 0 && size[d] != given[d])
-            return kiln_set_error(KILN_ERR_SHAPE, "%s: core dim %s is %lld in %s %d (%s) but the call gives %s=%lld", f->name,
-                                  l->dim_names[d], (long long)size[d], arg_kind(l, from[d]), from[d], f->names[from[d]],
-                                  l->dim_names[d], (long long)given[d]);
+            return kiln_set_error(KILN_ERR_SHAPE,
+                                  "%s: core dim %s is %lld in %s %d (%s) but the call gives %s=%lld", f->name,
+                                  l->dim_names[d], (long long)size[d], arg_kind(l, from[d]), from[d],
+                                  f->names[from[d]], l->dim_names[d], (long long)given[d]);
         size[d] = given[d];
         from[d] = GU_MAX_OPS; /* the caller */
     }
@@ -158,17 +176,19 @@ static kiln_status bind_dims(const kiln_gufunc *f, kiln_array *const *arr, const
         for (int j = 0; j < l->core_nd[k]; j++) {
             int d = l->core_dim[k][j];
             if (size[d] >= 0) continue;
-            return kiln_set_error(KILN_ERR_SHAPE,
-                                  "%s: core dim %s of %s %d (%s) appears in no input: pass an output array or its size, "
-                                  "e.g. dims \"%s=4\"",
-                                  f->name, l->dim_names[d], arg_kind(l, k), k, f->names[k], l->dim_names[d]);
+            return kiln_set_error(
+                KILN_ERR_SHAPE,
+                "%s: core dim %s of %s %d (%s) appears in no input: pass an output array or its size, "
+                "e.g. dims \"%s=4\"",
+                f->name, l->dim_names[d], arg_kind(l, k), k, f->names[k], l->dim_names[d]);
         }
     return KILN_OK;
 }
 
 /* NumPy broadcasting of the loop dims (the dims before the core dims) of the
  * inputs; outputs must have the broadcast loop shape exactly. */
-static kiln_status broadcast_loops(const kiln_gufunc *f, kiln_array *const *arr, int *lnd_out, int64_t *lshape) {
+static kiln_status broadcast_loops(const kiln_gufunc *f, kiln_array *const *arr, int *lnd_out,
+                                   int64_t *lshape) {
     const gu_layout *l = &f->layout;
     int lnd = 0, owner[KILN_MAX_DIMS];
     char a_text[256], b_text[256];
@@ -194,13 +214,14 @@ static kiln_status broadcast_loops(const kiln_gufunc *f, kiln_array *const *arr,
             int o = owner[pos];
             if (k >= l->nin) break; /* reported below */
             const kiln_array *b = arr[o];
-            return kiln_set_error(KILN_ERR_SHAPE,
-                                  "%s: cannot broadcast the loop dims of input %d (%s) %s and input %d (%s) %s: "
-                                  "loop dim %d is %lld vs %lld",
-                                  f->name, o, f->names[o],
-                                  kiln_shape_format(b->ndim - l->core_nd[o], b->shape, a_text, sizeof a_text), k,
-                                  f->names[k], kiln_shape_format(nd, a->shape, b_text, sizeof b_text), pos,
-                                  (long long)lshape[pos], (long long)v);
+            return kiln_set_error(
+                KILN_ERR_SHAPE,
+                "%s: cannot broadcast the loop dims of input %d (%s) %s and input %d (%s) %s: "
+                "loop dim %d is %lld vs %lld",
+                f->name, o, f->names[o],
+                kiln_shape_format(b->ndim - l->core_nd[o], b->shape, a_text, sizeof a_text), k, f->names[k],
+                kiln_shape_format(nd, a->shape, b_text, sizeof b_text), pos, (long long)lshape[pos],
+                (long long)v);
         }
     }
     for (int k = l->nin; k < l->nin + l->nout; k++) {
@@ -208,12 +229,12 @@ static kiln_status broadcast_loops(const kiln_gufunc *f, kiln_array *const *arr,
         if (!a) continue;
         int nd = a->ndim - l->core_nd[k];
         int same = nd == lnd;
-        for (int i = 0; i < nd && same; i++)
-            same = a->shape[i] == lshape[i];
+        for (int i = 0; i < nd && same; i++) same = a->shape[i] == lshape[i];
         if (!same)
-            return kiln_set_error(KILN_ERR_SHAPE, "%s: output %d (%s) has loop dims %s but the inputs broadcast to %s", f->name,
-                                  k, f->names[k], kiln_shape_format(nd, a->shape, a_text, sizeof a_text),
-                                  kiln_shape_format(lnd, lshape, b_text, sizeof b_text));
+            return kiln_set_error(
+                KILN_ERR_SHAPE, "%s: output %d (%s) has loop dims %s but the inputs broadcast to %s", f->name,
+                k, f->names[k], kiln_shape_format(nd, a->shape, a_text, sizeof a_text),
+                kiln_shape_format(lnd, lshape, b_text, sizeof b_text));
     }
     *lnd_out = lnd;
     return KILN_OK;
@@ -221,16 +242,18 @@ static kiln_status broadcast_loops(const kiln_gufunc *f, kiln_array *const *arr,
 
 /* Element strides of operand k: loop strides over the broadcast loop shape
  * (0 where it broadcasts) and core strides. */
-static kiln_status element_strides(const kiln_gufunc *f, int k, const kiln_array *a, int lnd, const int64_t *lshape,
-                                   int64_t *ls, int64_t *cs) {
+static kiln_status element_strides(const kiln_gufunc *f, int k, const kiln_array *a, int lnd,
+                                   const int64_t *lshape, int64_t *ls, int64_t *cs) {
     const gu_layout *l = &f->layout;
     int64_t item = (int64_t)kiln_dtype_size(a->dtype);
     int nd = a->ndim - l->core_nd[k];
     for (int i = 0; i < a->ndim; i++)
         if (a->strides[i] % item != 0 && a->shape[i] > 1)
-            return kiln_set_error(KILN_ERR_UNSUPPORTED, "%s: %s %d (%s) has a stride of %lld bytes, not a multiple of its "
+            return kiln_set_error(KILN_ERR_UNSUPPORTED,
+                                  "%s: %s %d (%s) has a stride of %lld bytes, not a multiple of its "
                                   "item size %lld; copy it first (kiln_array_copy)",
-                                  f->name, arg_kind(l, k), k, f->names[k], (long long)a->strides[i], (long long)item);
+                                  f->name, arg_kind(l, k), k, f->names[k], (long long)a->strides[i],
+                                  (long long)item);
     for (int i = 0; i < lnd; i++) {
         int src = i - (lnd - nd);
         ls[i] = (src < 0 || a->shape[src] == 1 || lshape[i] == 1) ? 0 : a->strides[src] / item;
@@ -247,7 +270,8 @@ static kiln_status element_strides(const kiln_gufunc *f, int k, const kiln_array
 /* Drops size-1 loop dims, orders the rest by the stride of the first output
  * (largest first, so the innermost is the one neighbouring threads should
  * share), and merges dims that are contiguous for every operand. */
-static void simplify_loops(gu_plan *p, int nops, int lnd, const int64_t *lshape, int64_t ls_in[][KILN_MAX_DIMS], int ref) {
+static void simplify_loops(gu_plan *p, int nops, int lnd, const int64_t *lshape,
+                           int64_t ls_in[][KILN_MAX_DIMS], int ref) {
     int order[KILN_MAX_DIMS], n = 0;
     for (int i = 0; i < lnd; i++)
         if (lshape[i] != 1) order[n++] = i;
@@ -270,28 +294,24 @@ static void simplify_loops(gu_plan *p, int nops, int lnd, const int64_t *lshape,
                 merge = p->loop_stride[k][L - 1] == ls_in[k][d] * lshape[d];
             if (merge) {
                 p->loop_shape[L - 1] *= lshape[d];
-                for (int k = 0; k < nops; k++)
-                    p->loop_stride[k][L - 1] = ls_in[k][d];
+                for (int k = 0; k < nops; k++) p->loop_stride[k][L - 1] = ls_in[k][d];
                 continue;
             }
         }
         p->loop_shape[L] = lshape[d];
-        for (int k = 0; k < nops; k++)
-            p->loop_stride[k][L] = ls_in[k][d];
+        for (int k = 0; k < nops; k++) p->loop_stride[k][L] = ls_in[k][d];
         L++;
     }
     if (L == 0) {
         p->loop_shape[0] = 1;
-        for (int k = 0; k < nops; k++)
-            p->loop_stride[k][0] = 0;
+        for (int k = 0; k < nops; k++) p->loop_stride[k][0] = 0;
         L = 1;
         for (int i = 0; i < lnd; i++)
             if (lshape[i] == 0) p->loop_shape[0] = 0;
     }
     p->nloop = L;
     p->total = 1;
-    for (int d = 0; d < L; d++)
-        p->total *= p->loop_shape[d];
+    for (int d = 0; d < L; d++) p->total *= p->loop_shape[d];
 }
 
 static int ranges_overlap(const kiln_array *a, const kiln_array *b) {
@@ -303,11 +323,14 @@ static int ranges_overlap(const kiln_array *a, const kiln_array *b) {
 }
 
 static int same_view(const gu_plan *p, const gu_layout *l, int a, int b) {
-    if (p->data[a] != p->data[b] || p->key.dtype[a] != p->key.dtype[b] || l->core_nd[a] != l->core_nd[b]) return 0;
+    if (p->data[a] != p->data[b] || p->key.dtype[a] != p->key.dtype[b] || l->core_nd[a] != l->core_nd[b])
+        return 0;
     for (int d = 0; d < p->nloop; d++)
         if (p->loop_stride[a][d] != p->loop_stride[b][d]) return 0;
     for (int j = 0; j < l->core_nd[a]; j++)
-        if (p->core_stride[a][j] != p->core_stride[b][j] || p->dims[l->core_dim[a][j]] != p->dims[l->core_dim[b][j]]) return 0;
+        if (p->core_stride[a][j] != p->core_stride[b][j] ||
+            p->dims[l->core_dim[a][j]] != p->dims[l->core_dim[b][j]])
+            return 0;
     return 1;
 }
 
@@ -326,14 +349,14 @@ static kiln_status check_aliasing(const kiln_gufunc *f, gu_call *c) {
         for (int o = 0; o < c->nops; o++) {
             if (o == k || !c->arr[o] || p->key.alias[k] == o) continue;
             if (ranges_overlap(c->arr[k], c->arr[o]) && !(o < l->nin && same_view(p, l, k, o)))
-                return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                                      "%s: output %d (%s) overlaps %s %d (%s) without being the same view of it; "
-                                      "pass the very same array to update in place, or separate memory",
-                                      f->name, k, f->names[k], arg_kind(l, o), o, f->names[o]);
+                return kiln_set_error(
+                    KILN_ERR_INVALID_ARGUMENT,
+                    "%s: output %d (%s) overlaps %s %d (%s) without being the same view of it; "
+                    "pass the very same array to update in place, or separate memory",
+                    f->name, k, f->names[k], arg_kind(l, o), o, f->names[o]);
         }
     }
-    for (int k = 0; k < l->nin; k++)
-        p->key.alias[k] = (uint8_t)k;
+    for (int k = 0; k < l->nin; k++) p->key.alias[k] = (uint8_t)k;
     return KILN_OK;
 }
 
@@ -356,16 +379,17 @@ static kiln_status stage_host(gu_call *c, int k) {
     return kiln_array_copy(c->arr[k], &c->staged[k]);
 }
 
-kiln_status gu_resolve(kiln_gufunc *f, kiln_backend_kind backend, int dry, const char *dims_text, const kiln_value *args,
-                       int nargs, kiln_array *const *outs, gu_call *c) {
+kiln_status gu_resolve(kiln_gufunc *f, kiln_backend_kind backend, int dry, const char *dims_text,
+                       const kiln_value *args, int nargs, kiln_array *const *outs, gu_call *c) {
     const gu_layout *l = &f->layout;
     int nin = l->nin, nout = l->nout, nops = nin + nout;
     memset(c, 0, sizeof *c);
     c->nops = nops;
     if (nargs != nin && nargs != nops)
-        return kiln_set_error(KILN_ERR_ARG_COUNT,
-                              "%s takes %d input%s (layout %s), or %d arguments with the outputs at the end; got %d", f->name,
-                              nin, nin == 1 ? "" : "s", l->text, nops, nargs);
+        return kiln_set_error(
+            KILN_ERR_ARG_COUNT,
+            "%s takes %d input%s (layout %s), or %d arguments with the outputs at the end; got %d", f->name,
+            nin, nin == 1 ? "" : "s", l->text, nops, nargs);
     if (nargs && !args) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: args is NULL", f->name);
     const kiln_value *in[GU_MAX_OPS];
     kiln_array *out_arr[GU_MAX_OPS] = {0};
@@ -373,21 +397,26 @@ kiln_status gu_resolve(kiln_gufunc *f, kiln_backend_kind backend, int dry, const
     for (int k = 0; k < nin; k++) {
         in[k] = &args[k];
         if (args[k].kind == KILN_VALUE_ARRAY) {
-            if (!args[k].as.array) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: input %d (%s) is a NULL array", f->name, k, f->names[k]);
+            if (!args[k].as.array)
+                return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: input %d (%s) is a NULL array", f->name,
+                                      k, f->names[k]);
             c->arr[k] = args[k].as.array;
         } else if (args[k].kind == KILN_VALUE_SCALAR) {
             if (l->core_nd[k] > 0)
-                return kiln_set_error(KILN_ERR_ARG_TYPE, "%s: input %d (%s) is a scalar but the layout gives it core dims %s",
+                return kiln_set_error(KILN_ERR_ARG_TYPE,
+                                      "%s: input %d (%s) is a scalar but the layout gives it core dims %s",
                                       f->name, k, f->names[k], core_text(l, k, ct, sizeof ct));
         } else {
-            return kiln_set_error(KILN_ERR_ARG_TYPE, "%s: input %d (%s) is a raw pointer; pass an array or a scalar", f->name,
-                                  k, f->names[k]);
+            return kiln_set_error(KILN_ERR_ARG_TYPE,
+                                  "%s: input %d (%s) is a raw pointer; pass an array or a scalar", f->name, k,
+                                  f->names[k]);
         }
     }
     for (int k = 0; k < nout; k++) {
         if (nargs == nops) {
             if (args[nin + k].kind != KILN_VALUE_ARRAY || !args[nin + k].as.array)
-                return kiln_set_error(KILN_ERR_ARG_TYPE, "%s: output %d (%s) must be an array", f->name, nin + k, f->names[nin + k]);
+                return kiln_set_error(KILN_ERR_ARG_TYPE, "%s: output %d (%s) must be an array", f->name,
+                                      nin + k, f->names[nin + k]);
             out_arr[k] = args[nin + k].as.array;
         } else if (outs) {
             out_arr[k] = outs[k];
@@ -396,8 +425,8 @@ kiln_status gu_resolve(kiln_gufunc *f, kiln_backend_kind backend, int dry, const
     }
     for (int k = 0; k < nops; k++)
         if (c->arr[k] && c->arr[k]->ctx != f->ctx)
-            return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: %s %d (%s) belongs to another context", f->name,
-                                  arg_kind(l, k), k, f->names[k]);
+            return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: %s %d (%s) belongs to another context",
+                                  f->name, arg_kind(l, k), k, f->names[k]);
 
     int from[GU_MAX_DIMS];
     gu_plan *p = &c->plan;
@@ -417,11 +446,10 @@ kiln_status gu_resolve(kiln_gufunc *f, kiln_backend_kind backend, int dry, const
         int64_t shape[KILN_MAX_DIMS];
         int nd = lnd + l->core_nd[k];
         if (nd > KILN_MAX_DIMS)
-            return kiln_set_error(KILN_ERR_SHAPE, "%s: output %d (%s) would have %d dims, more than %d", f->name, k, f->names[k],
-                                  nd, KILN_MAX_DIMS);
+            return kiln_set_error(KILN_ERR_SHAPE, "%s: output %d (%s) would have %d dims, more than %d",
+                                  f->name, k, f->names[k], nd, KILN_MAX_DIMS);
         memcpy(shape, lshape, sizeof(int64_t) * (size_t)lnd);
-        for (int j = 0; j < l->core_nd[k]; j++)
-            shape[lnd + j] = p->dims[l->core_dim[k][j]];
+        for (int j = 0; j < l->core_nd[k]; j++) shape[lnd + j] = p->dims[l->core_dim[k][j]];
         s = kiln_array_empty(f->ctx, t->dtype[k], nd, shape, &c->made[k]);
         if (s != KILN_OK) {
             gu_call_cleanup(c, 0);
@@ -443,7 +471,7 @@ kiln_status gu_resolve(kiln_gufunc *f, kiln_backend_kind backend, int dry, const
     key->sig = (uint8_t)sig;
     key->nops = (uint8_t)nops;
     key->nin = (uint8_t)nin;
-    int64_t (*ls)[KILN_MAX_DIMS] = calloc(GU_MAX_OPS, sizeof *ls);
+    int64_t(*ls)[KILN_MAX_DIMS] = calloc(GU_MAX_OPS, sizeof *ls);
     if (!ls) {
         gu_call_cleanup(c, 0);
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -463,8 +491,7 @@ kiln_status gu_resolve(kiln_gufunc *f, kiln_backend_kind backend, int dry, const
             fake.dtype = t->dtype[k];
             fake.ndim = lnd + l->core_nd[k];
             memcpy(fake.shape, lshape, sizeof(int64_t) * (size_t)lnd);
-            for (int j = 0; j < l->core_nd[k]; j++)
-                fake.shape[lnd + j] = p->dims[l->core_dim[k][j]];
+            for (int j = 0; j < l->core_nd[k]; j++) fake.shape[lnd + j] = p->dims[l->core_dim[k][j]];
             kiln_contiguous_strides(fake.ndim, fake.shape, kiln_dtype_size(fake.dtype), fake.strides);
             a = &fake;
         }
@@ -496,16 +523,18 @@ kiln_status gu_resolve(kiln_gufunc *f, kiln_backend_kind backend, int dry, const
         for (int d = 0; d < p->nloop; d++)
             if (p->loop_stride[k][d] != 0) bcast = 0;
         key->bcast[k] = (uint8_t)(bcast && p->total > 1);
-        if (!contig) key->kind[k] = GU_OP_ARRAY;
-        else if (!key->bcast[k] && ne > 0 && p->loop_stride[k][p->nloop - 1] == ne) key->kind[k] = GU_OP_PACKED;
-        else key->kind[k] = GU_OP_CONTIG;
+        if (!contig)
+            key->kind[k] = GU_OP_ARRAY;
+        else if (!key->bcast[k] && ne > 0 && p->loop_stride[k][p->nloop - 1] == ne)
+            key->kind[k] = GU_OP_PACKED;
+        else
+            key->kind[k] = GU_OP_CONTIG;
     }
     s = check_aliasing(f, c);
     if (s != KILN_OK) {
         gu_call_cleanup(c, 0);
         return s;
     }
-    for (int k = nin; k < nops; k++)
-        key->load[k] = (uint8_t)(c->arr[k] && !c->made[k] && key->alias[k] == k);
+    for (int k = nin; k < nops; k++) key->load[k] = (uint8_t)(c->arr[k] && !c->made[k] && key->alias[k] == k);
     return KILN_OK;
 }

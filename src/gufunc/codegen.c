@@ -18,8 +18,7 @@ extern const char kiln_embedded_gufunc_views[];
 
 static int count_lines(const kiln_text *t) {
     int n = 1;
-    for (size_t i = 0; i < t->length; i++)
-        n += t->data[i] == '\n';
+    for (size_t i = 0; i < t->length; i++) n += t->data[i] == '\n';
     return n;
 }
 
@@ -35,9 +34,12 @@ static void resync(kiln_text *t, const kiln_gufunc *f) {
 static int nops_of(const kiln_gufunc *f) { return f->layout.nin + f->layout.nout; }
 
 static void dim_expr(const kiln_gufunc *f, const gu_plan *p, int d, char *buf, size_t cap) {
-    if (f->layout.dim_fixed[d] >= 0) snprintf(buf, cap, "%lldLL", (long long)f->layout.dim_fixed[d]);
-    else if (p->key.baked) snprintf(buf, cap, "%lldLL", (long long)p->dims[d]);
-    else snprintf(buf, cap, "d%d", d);
+    if (f->layout.dim_fixed[d] >= 0)
+        snprintf(buf, cap, "%lldLL", (long long)f->layout.dim_fixed[d]);
+    else if (p->key.baked)
+        snprintf(buf, cap, "%lldLL", (long long)p->dims[d]);
+    else
+        snprintf(buf, cap, "d%d", d);
 }
 
 /* Element stride of core dim j of operand k. */
@@ -79,16 +81,18 @@ static void row_elems_expr(const kiln_gufunc *f, const gu_plan *p, int k, char *
 
 static int64_t row_elems(const kiln_gufunc *f, const gu_plan *p, int k) {
     int64_t n = 1;
-    for (int i = 0; i < f->layout.core_nd[k]; i++)
-        n *= p->dims[f->layout.core_dim[k][i]];
+    for (int i = 0; i < f->layout.core_nd[k]; i++) n *= p->dims[f->layout.core_dim[k][i]];
     return n;
 }
 
 /* Loop stride (elements) of operand k along loop dim d. */
 static void loop_stride_expr(const kiln_gufunc *f, const gu_plan *p, int k, int d, char *buf, size_t cap) {
-    if (p->key.bcast[k]) snprintf(buf, cap, "0LL");
-    else if (p->key.kind[k] == GU_OP_PACKED && d == p->nloop - 1) row_elems_expr(f, p, k, buf, cap);
-    else snprintf(buf, cap, "ls%d_%d", k, d);
+    if (p->key.bcast[k])
+        snprintf(buf, cap, "0LL");
+    else if (p->key.kind[k] == GU_OP_PACKED && d == p->nloop - 1)
+        row_elems_expr(f, p, k, buf, cap);
+    else
+        snprintf(buf, cap, "ls%d_%d", k, d);
 }
 
 /* ---------------------------------------------------------------- parameters */
@@ -98,13 +102,13 @@ static kiln_value compute_value(const kiln_value *v) { return *v; }
 int gu_kernel_params(const kiln_gufunc *f, const gu_plan *p, gu_param *out, int cap) {
     const gu_layout *l = &f->layout;
     int n = 0, nops = nops_of(f);
-#define GU_ADD(nm_fmt, a, b, type_text, val)                                           \
-    do {                                                                             \
-        if (n == cap) return -1;                                                     \
-        snprintf(out[n].name, sizeof out[n].name, nm_fmt, a, b);                     \
-        snprintf(out[n].type, sizeof out[n].type, "%s", type_text);                  \
-        out[n].value = (val);                                                        \
-        n++;                                                                         \
+#define GU_ADD(nm_fmt, a, b, type_text, val)                                                                 \
+    do {                                                                                                     \
+        if (n == cap) return -1;                                                                             \
+        snprintf(out[n].name, sizeof out[n].name, nm_fmt, a, b);                                             \
+        snprintf(out[n].type, sizeof out[n].type, "%s", type_text);                                          \
+        out[n].value = (val);                                                                                \
+        n++;                                                                                                 \
     } while (0)
     for (int k = 0; k < nops; k++) {
         kiln_dtype sd = (kiln_dtype)p->key.dtype[k];
@@ -116,8 +120,7 @@ int gu_kernel_params(const kiln_gufunc *f, const gu_plan *p, gu_param *out, int 
             GU_ADD("p%d%.0d", k, 0, type, kiln_ptr(p->data[k], KILN_DTYPE_COUNT));
         }
     }
-    for (int d = 0; d < p->nloop; d++)
-        GU_ADD("n%d%.0d", d, 0, "long long", kiln_i64(p->loop_shape[d]));
+    for (int d = 0; d < p->nloop; d++) GU_ADD("n%d%.0d", d, 0, "long long", kiln_i64(p->loop_shape[d]));
     GU_ADD("tot%.0d%.0d", 0, 0, "long long", kiln_i64(p->total));
     for (int k = 0; k < nops; k++) {
         if (p->key.kind[k] == GU_OP_VALUE || p->key.bcast[k]) continue;
@@ -146,12 +149,14 @@ static void body_param_type(const kiln_gufunc *f, const gu_plan *p, int k, char 
     kiln_dtype td = f->sigs[p->key.sig].dtype[k];
     int input = k < l->nin;
     if (l->core_nd[k] == 0) {
-        if (input) snprintf(buf, cap, "%s", gu_compute_type(td));
-        else snprintf(buf, cap, "kiln_gu_access<%s, %s>::ref", gu_storage_type(sd), gu_compute_type(td));
+        if (input)
+            snprintf(buf, cap, "%s", gu_compute_type(td));
+        else
+            snprintf(buf, cap, "kiln_gu_access<%s, %s>::ref", gu_storage_type(sd), gu_compute_type(td));
         return;
     }
-    snprintf(buf, cap, "kiln_gu_view<%s%s, %s, %d>", input ? "const " : "", gu_storage_type(sd), gu_compute_type(td),
-             l->core_nd[k]);
+    snprintf(buf, cap, "kiln_gu_view<%s%s, %s, %d>", input ? "const " : "", gu_storage_type(sd),
+             gu_compute_type(td), l->core_nd[k]);
 }
 
 static void emit_body(kiln_text *t, const kiln_gufunc *f, const gu_plan *p) {
@@ -182,9 +187,11 @@ static void body_arg(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, int k
         return;
     }
     if (l->core_nd[k] == 0) {
-        if (input) kiln_text_printf(t, "kiln_gu_get<%s>(%s)", gu_compute_type(td), row);
+        if (input)
+            kiln_text_printf(t, "kiln_gu_get<%s>(%s)", gu_compute_type(td), row);
         else
-            kiln_text_printf(t, "kiln_gu_access<%s, %s>::at(%s)", gu_storage_type(sd), gu_compute_type(td), row);
+            kiln_text_printf(t, "kiln_gu_access<%s, %s>::at(%s)", gu_storage_type(sd), gu_compute_type(td),
+                             row);
         return;
     }
     char type[160], e[64];
@@ -232,7 +239,8 @@ static void emit_generic_gpu(kiln_text *t, const kiln_gufunc *f, const gu_plan *
     emit_signature(t, f, p, kname, "__launch_bounds__(256) ");
     kiln_text_printf(t, "    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < tot;\n"
                         "         t += (long long)gridDim.x * blockDim.x) {\n");
-    if (L == 1) kiln_text_printf(t, "        long long i0 = t;\n");
+    if (L == 1)
+        kiln_text_printf(t, "        long long i0 = t;\n");
     else {
         kiln_text_printf(t, "        long long r = t;\n");
         for (int d = L - 1; d >= 1; d--)
@@ -273,8 +281,10 @@ static void emit_cpu_loop(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, 
                      L - 1, L - 1);
     for (int d = L - 2; d >= 1; d--)
         kiln_text_printf(t, "        long long i%d = r %% n%d; r /= n%d;\n", d, d, d);
-    if (L >= 2) kiln_text_printf(t, "        long long i0 = r;\n");
-    else kiln_text_printf(t, "        (void)r;\n");
+    if (L >= 2)
+        kiln_text_printf(t, "        long long i0 = r;\n");
+    else
+        kiln_text_printf(t, "        (void)r;\n");
     kiln_text_printf(t, "        long long run = n%d - j;\n        if (run > end - t) run = end - t;\n",
                      L - 1);
     char rows[GU_MAX_OPS][96];
@@ -315,9 +325,7 @@ static const char *vec_type(int w) {
 /* Which operand's staging holds operand k (itself, or the input it aliases). */
 static int holder(const gu_plan *p, int k) { return p->key.alias[k]; }
 
-static int is_loaded(const gu_plan *p, int k) {
-    return k < p->key.nin || p->key.load[k];
-}
+static int is_loaded(const gu_plan *p, int k) { return k < p->key.nin || p->key.load[k]; }
 
 /* GPU, small packed rows: each thread copies its rows into registers with
  * vector accesses, runs the body there, and writes its output rows back. */
@@ -390,7 +398,8 @@ static void emit_rows_smem(kiln_text *t, const kiln_gufunc *f, const gu_plan *p,
         int h = holder(p, k);
         kiln_dtype sd = (kiln_dtype)p->key.dtype[h];
         int64_t bytes = row_elems(f, p, h) * (int64_t)kiln_dtype_size(sd);
-        snprintf(rows[k], sizeof rows[k], "(%s *)(sm%d + threadIdx.x * %lld)", gu_storage_type(sd), h, (long long)bytes);
+        snprintf(rows[k], sizeof rows[k], "(%s *)(sm%d + threadIdx.x * %lld)", gu_storage_type(sd), h,
+                 (long long)bytes);
         if (h != k) continue;
         kiln_text_printf(t, "    unsigned char *sm%d = kiln_gu_smem + %zu;\n", k, p->smem_offset[k]);
         int load = is_loaded(p, k);

@@ -1,6 +1,8 @@
 /* gufunc.c: kiln_guvectorize and its calls: parse once, then per call
  * resolve (call.c), plan (plan.c), find or build the kernel variant
  * (codegen.c + the disk cache), launch. */
+#include "gufunc/gufunc.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +10,6 @@
 
 #include "core/context.h"
 #include "core/error.h"
-#include "gufunc/gufunc.h"
 #include "kernel/module.h"
 
 static int is_identifier(const char *s, size_t max) {
@@ -19,14 +20,18 @@ static int is_identifier(const char *s, size_t max) {
     return n <= max;
 }
 
-kiln_status kiln_guvectorize(kiln_context *ctx, const char *name, const char *type_signatures, const char *layout,
-                             const char *params, const char *body, const char *preamble, kiln_gufunc **out) {
-    if (!ctx || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_guvectorize: ctx and out must not be NULL");
+kiln_status kiln_guvectorize(kiln_context *ctx, const char *name, const char *type_signatures,
+                             const char *layout, const char *params, const char *body, const char *preamble,
+                             kiln_gufunc **out) {
+    if (!ctx || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_guvectorize: ctx and out must not be NULL");
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
     if (!is_identifier(name, 40))
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_guvectorize: name must be a C identifier of at most 40 "
-                              "characters, got \"%s\"", name ? name : "(null)");
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_guvectorize: name must be a C identifier of at most 40 "
+                              "characters, got \"%s\"",
+                              name ? name : "(null)");
     if (!body) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_guvectorize: %s: body is NULL", name);
     kiln_gufunc *f = calloc(1, sizeof *f);
     if (!f) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -55,8 +60,7 @@ kiln_status kiln_guvectorize(kiln_context *ctx, const char *name, const char *ty
 
 void kiln_gufunc_release(kiln_gufunc *f) {
     if (!f) return;
-    for (int i = 0; i < f->nvariants; i++)
-        kiln_kernel_release(f->variants[i].kernel);
+    for (int i = 0; i < f->nvariants; i++) kiln_kernel_release(f->variants[i].kernel);
     free(f->variants);
     pthread_mutex_destroy(&f->lock);
     free(f->body);
@@ -68,7 +72,8 @@ int kiln_gufunc_nin(const kiln_gufunc *f) { return f ? f->layout.nin : 0; }
 int kiln_gufunc_nout(const kiln_gufunc *f) { return f ? f->layout.nout : 0; }
 
 /* Grid, block and dynamic shared memory for the plan; fills plan->chunk. */
-static void launch_shape(const kiln_context *ctx, gu_plan *p, kiln_dim3 *grid, kiln_dim3 *block, size_t *smem) {
+static void launch_shape(const kiln_context *ctx, gu_plan *p, kiln_dim3 *grid, kiln_dim3 *block,
+                         size_t *smem) {
     int64_t units = ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 1, blocks = 1;
     *smem = 0;
     switch (p->key.strategy) {
@@ -158,12 +163,14 @@ kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, const char 
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
     if (stream && stream->ctx != ctx)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: the stream belongs to another context", f->name);
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: the stream belongs to another context",
+                              f->name);
     if (nargs == f->layout.nin && !outs)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "%s: outs is NULL; pass %d output slot%s (NULL slots receive new arrays) or the outputs "
-                              "as the last arguments",
-                              f->name, f->layout.nout, f->layout.nout == 1 ? "" : "s");
+        return kiln_set_error(
+            KILN_ERR_INVALID_ARGUMENT,
+            "%s: outs is NULL; pass %d output slot%s (NULL slots receive new arrays) or the outputs "
+            "as the last arguments",
+            f->name, f->layout.nout, f->layout.nout == 1 ? "" : "s");
     gu_call *c = calloc(1, sizeof *c);
     if (!c) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     kiln_backend_kind backend = ctx->ops->kind;
@@ -182,10 +189,11 @@ kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, const char 
         kiln_value values[GU_MAX_PARAMS];
         int n = gu_kernel_params(f, p, params, GU_MAX_PARAMS);
         if (n < 0)
-            s = kiln_set_error(KILN_ERR_UNSUPPORTED, "%s: this call needs more than %d kernel parameters (too many "
-                               "arguments or loop dims)", f->name, GU_MAX_PARAMS);
-        for (int i = 0; i < n; i++)
-            values[i] = params[i].value;
+            s = kiln_set_error(KILN_ERR_UNSUPPORTED,
+                               "%s: this call needs more than %d kernel parameters (too many "
+                               "arguments or loop dims)",
+                               f->name, GU_MAX_PARAMS);
+        for (int i = 0; i < n; i++) values[i] = params[i].value;
         kiln_kernel *k = NULL;
         if (s == KILN_OK) s = find_variant(f, p, &k);
         if (s == KILN_OK && stream)
@@ -210,18 +218,22 @@ kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, const char 
     return s;
 }
 
-kiln_status kiln_gufunc_call(kiln_gufunc *f, const kiln_value *args, int nargs, kiln_array **outs, const char *dims) {
+kiln_status kiln_gufunc_call(kiln_gufunc *f, const kiln_value *args, int nargs, kiln_array **outs,
+                             const char *dims) {
     return kiln_gufunc_call_ex(f, NULL, dims, args, nargs, outs);
 }
 
-kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, const char *dims, const kiln_value *args, int nargs,
-                               kiln_array *const *outs, char **source, char **kernel_name) {
+kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, const char *dims, const kiln_value *args,
+                               int nargs, kiln_array *const *outs, char **source, char **kernel_name) {
     if (!f || !source) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gufunc_source: NULL argument");
     kiln_backend_kind backend = f->ctx->ops->kind;
-    if (target && strcmp(target, "cuda") == 0) backend = KILN_BACKEND_CUDA;
-    else if (target && strcmp(target, "cpu") == 0) backend = KILN_BACKEND_CPU;
+    if (target && strcmp(target, "cuda") == 0)
+        backend = KILN_BACKEND_CUDA;
+    else if (target && strcmp(target, "cpu") == 0)
+        backend = KILN_BACKEND_CPU;
     else if (target && target[0] && strcmp(target, "context") != 0)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gufunc_source: target must be \"cuda\", \"cpu\" or NULL, got \"%s\"",
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_gufunc_source: target must be \"cuda\", \"cpu\" or NULL, got \"%s\"",
                               target);
     gu_call *c = calloc(1, sizeof *c);
     if (!c) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");

@@ -16,24 +16,24 @@
 #include "array/array.h"
 #include "kiln.h"
 
-#define GU_MAX_OPS 16       /* inputs + outputs */
-#define GU_MAX_CORE 4       /* core dims of one operand */
-#define GU_MAX_DIMS 16      /* distinct dim names (and fixed sizes) of a layout */
+#define GU_MAX_OPS 16             /* inputs + outputs */
+#define GU_MAX_CORE 4             /* core dims of one operand */
+#define GU_MAX_DIMS 16            /* distinct dim names (and fixed sizes) of a layout */
 #define GU_MAX_LOOP KILN_MAX_DIMS /* loop dims after coalescing */
 #define GU_MAX_SIGS 16
 #define GU_NAME_MAX 64
-#define GU_MAX_PARAMS 128   /* kiln_launch's limit */
-#define GU_BAKE_LIMIT 64    /* core sizes up to this are compiled in as constants */
+#define GU_MAX_PARAMS 128 /* kiln_launch's limit */
+#define GU_BAKE_LIMIT 64  /* core sizes up to this are compiled in as constants */
 
 /* ---- layout signature: "(m,n),(n,p)->(m,p)" */
 typedef struct gu_layout {
     int nin, nout;
-    int ndims;                        /* distinct dims: named and fixed */
+    int ndims;                                /* distinct dims: named and fixed */
     char dim_names[GU_MAX_DIMS][GU_NAME_MAX]; /* "" for a fixed dim */
-    int64_t dim_fixed[GU_MAX_DIMS];   /* size of a fixed dim, -1 for a named one */
-    int core_nd[GU_MAX_OPS];          /* core dims per operand (0: scalar) */
-    int core_dim[GU_MAX_OPS][GU_MAX_CORE]; /* index into the dim table */
-    char text[256];                   /* normalised, no spaces */
+    int64_t dim_fixed[GU_MAX_DIMS];           /* size of a fixed dim, -1 for a named one */
+    int core_nd[GU_MAX_OPS];                  /* core dims per operand (0: scalar) */
+    int core_dim[GU_MAX_OPS][GU_MAX_CORE];    /* index into the dim table */
+    char text[256];                           /* normalised, no spaces */
 } gu_layout;
 
 /* Parses a layout signature. On error: KILN_ERR_SIGNATURE with a message that
@@ -44,7 +44,7 @@ kiln_status gu_parse_layout(const char *text, gu_layout *out);
 typedef struct gu_typesig {
     int nargs;
     kiln_dtype dtype[GU_MAX_OPS];
-    int ndim[GU_MAX_OPS];             /* number of ':' (0: a scalar) */
+    int ndim[GU_MAX_OPS]; /* number of ':' (0: a scalar) */
     char text[256];
 } gu_typesig;
 
@@ -59,29 +59,29 @@ kiln_status gu_parse_dims(const gu_layout *layout, const char *text, int64_t *si
 
 /* ---- operands of one call, after resolution */
 typedef enum gu_opkind {
-    GU_OP_VALUE = 1,   /* a scalar kiln_value, passed to the kernel by value */
-    GU_OP_ARRAY = 2,   /* general: runtime core strides */
-    GU_OP_CONTIG = 3,  /* core dims C-contiguous (strides compiled in when baked) */
-    GU_OP_PACKED = 4   /* GU_OP_CONTIG and rows packed back to back along the innermost loop dim */
+    GU_OP_VALUE = 1,  /* a scalar kiln_value, passed to the kernel by value */
+    GU_OP_ARRAY = 2,  /* general: runtime core strides */
+    GU_OP_CONTIG = 3, /* core dims C-contiguous (strides compiled in when baked) */
+    GU_OP_PACKED = 4  /* GU_OP_CONTIG and rows packed back to back along the innermost loop dim */
 } gu_opkind;
 
 typedef enum gu_strategy {
-    GU_CPU_LOOP = 1,   /* CPU: one block per chunk of loop indices, a plain loop */
-    GU_GPU_GENERIC = 2,/* GPU: a thread per loop index, innermost loop dim = smallest stride */
-    GU_GPU_ROWS_REG = 3,  /* GPU: packed small rows, one vector load/store per row into registers */
-    GU_GPU_ROWS_SMEM = 4  /* GPU: packed rows staged through shared memory with coalesced tile copies */
+    GU_CPU_LOOP = 1,     /* CPU: one block per chunk of loop indices, a plain loop */
+    GU_GPU_GENERIC = 2,  /* GPU: a thread per loop index, innermost loop dim = smallest stride */
+    GU_GPU_ROWS_REG = 3, /* GPU: packed small rows, one vector load/store per row into registers */
+    GU_GPU_ROWS_SMEM = 4 /* GPU: packed rows staged through shared memory with coalesced tile copies */
 } gu_strategy;
 
 typedef struct gu_key {
     uint8_t backend, strategy, sig, nloop, nops, baked, nin, pad_;
-    uint8_t dtype[GU_MAX_OPS];  /* storage dtype of each operand */
-    uint8_t kind[GU_MAX_OPS];   /* gu_opkind */
-    uint8_t alias[GU_MAX_OPS];  /* output: index of the input it is exactly (self if none) */
-    uint8_t load[GU_MAX_OPS];   /* output: staged in before the body (GPU fast paths) */
-    uint8_t vecw[GU_MAX_OPS];   /* GPU fast paths: bytes per vector access */
-    uint8_t bcast[GU_MAX_OPS];  /* array operand with loop stride 0 (read in place) */
-    int64_t dims[GU_MAX_DIMS];  /* baked core sizes */
-    int32_t rows_per_block;     /* GU_GPU_ROWS_SMEM */
+    uint8_t dtype[GU_MAX_OPS]; /* storage dtype of each operand */
+    uint8_t kind[GU_MAX_OPS];  /* gu_opkind */
+    uint8_t alias[GU_MAX_OPS]; /* output: index of the input it is exactly (self if none) */
+    uint8_t load[GU_MAX_OPS];  /* output: staged in before the body (GPU fast paths) */
+    uint8_t vecw[GU_MAX_OPS];  /* GPU fast paths: bytes per vector access */
+    uint8_t bcast[GU_MAX_OPS]; /* array operand with loop stride 0 (read in place) */
+    int64_t dims[GU_MAX_DIMS]; /* baked core sizes */
+    int32_t rows_per_block;    /* GU_GPU_ROWS_SMEM */
     int32_t pad2_;
 } gu_key;
 
@@ -89,17 +89,17 @@ typedef struct gu_key {
 typedef struct gu_plan {
     gu_key key;
     int nops;
-    int64_t dims[GU_MAX_DIMS];             /* every core dim's size */
+    int64_t dims[GU_MAX_DIMS]; /* every core dim's size */
     int nloop;
     int64_t loop_shape[GU_MAX_LOOP];
-    int64_t total;                          /* product of loop_shape */
-    char *data[GU_MAX_OPS];                 /* element 0 of each array operand */
-    kiln_value value[GU_MAX_OPS];           /* GU_OP_VALUE: converted to the signature's dtype */
+    int64_t total;                                /* product of loop_shape */
+    char *data[GU_MAX_OPS];                       /* element 0 of each array operand */
+    kiln_value value[GU_MAX_OPS];                 /* GU_OP_VALUE: converted to the signature's dtype */
     int64_t loop_stride[GU_MAX_OPS][GU_MAX_LOOP]; /* elements */
     int64_t core_stride[GU_MAX_OPS][GU_MAX_CORE]; /* elements */
-    size_t smem_bytes;                      /* GU_GPU_ROWS_SMEM */
+    size_t smem_bytes;                            /* GU_GPU_ROWS_SMEM */
     size_t smem_offset[GU_MAX_OPS];
-    int64_t chunk;                          /* GU_CPU_LOOP: loop indices per block */
+    int64_t chunk; /* GU_CPU_LOOP: loop indices per block */
 } gu_plan;
 
 /* One kernel parameter: its name and type in the source, its launch value. */
@@ -130,9 +130,9 @@ struct kiln_gufunc {
 /* ---- call.c */
 typedef struct gu_call {
     int nops;
-    kiln_array *arr[GU_MAX_OPS];   /* array operands (NULL: value, or an output not made yet) */
-    kiln_array *made[GU_MAX_OPS];  /* outputs this call allocated (handed to the caller) */
-    kiln_array *staged[GU_MAX_OPS];/* CUDA: device copies of host-memory operands */
+    kiln_array *arr[GU_MAX_OPS];    /* array operands (NULL: value, or an output not made yet) */
+    kiln_array *made[GU_MAX_OPS];   /* outputs this call allocated (handed to the caller) */
+    kiln_array *staged[GU_MAX_OPS]; /* CUDA: device copies of host-memory operands */
     gu_plan plan;
 } gu_call;
 

@@ -37,17 +37,15 @@ static kiln_status syntax_error(const char *what, const char *text, const char *
     char shown[512];
     size_t n = strlen(text);
     if (n > sizeof shown - 1) n = sizeof shown - 1;
-    for (size_t i = 0; i < n; i++)
-        shown[i] = isspace((unsigned char)text[i]) ? ' ' : text[i];
+    for (size_t i = 0; i < n; i++) shown[i] = isspace((unsigned char)text[i]) ? ' ' : text[i];
     shown[n] = '\0';
-    kiln_set_error(KILN_ERR_SIGNATURE, "malformed %s \"%s\": %s at column %d:\n  %s\n  %*s^", what, shown, why,
-                   col + 1, shown, col, "");
+    kiln_set_error(KILN_ERR_SIGNATURE, "malformed %s \"%s\": %s at column %d:\n  %s\n  %*s^", what, shown,
+                   why, col + 1, shown, col, "");
     return KILN_ERR_SIGNATURE;
 }
 
 static const char *skip_ws(const char *p) {
-    while (isspace((unsigned char)*p))
-        p++;
+    while (isspace((unsigned char)*p)) p++;
     return p;
 }
 
@@ -75,7 +73,9 @@ static kiln_status parse_arg(const char *text, const char **pp, gu_layout *l, in
     static const char *const what = "layout signature";
     char c[8];
     const char *p = skip_ws(*pp);
-    if (*p != '(') return syntax_error(what, text, p, "expected '(' to start an argument, found %s", describe(p, c, sizeof c));
+    if (*p != '(')
+        return syntax_error(what, text, p, "expected '(' to start an argument, found %s",
+                            describe(p, c, sizeof c));
     p = skip_ws(p + 1);
     l->core_nd[op] = 0;
     if (*p == ')') {
@@ -88,28 +88,31 @@ static kiln_status parse_arg(const char *text, const char **pp, gu_layout *l, in
         char name[GU_NAME_MAX];
         int64_t fixed = -1;
         if (is_ident_start(*p)) {
-            while (is_ident_char(*p))
-                p++;
+            while (is_ident_char(*p)) p++;
             if ((size_t)(p - start) >= GU_NAME_MAX)
                 return syntax_error(what, text, start, "dim name longer than %d characters", GU_NAME_MAX - 1);
             memcpy(name, start, (size_t)(p - start));
             name[p - start] = '\0';
         } else if (isdigit((unsigned char)*p)) {
-            while (isdigit((unsigned char)*p))
-                p++;
+            while (isdigit((unsigned char)*p)) p++;
             if (is_ident_char(*p))
-                return syntax_error(what, text, p, "a dim is a name or a number, not a mix (a name cannot start with a digit)");
+                return syntax_error(
+                    what, text, p,
+                    "a dim is a name or a number, not a mix (a name cannot start with a digit)");
             errno = 0;
             long long v = strtoll(start, NULL, 10);
-            if (errno == ERANGE || p - start > 15) return syntax_error(what, text, start, "fixed dim size too large");
+            if (errno == ERANGE || p - start > 15)
+                return syntax_error(what, text, start, "fixed dim size too large");
             fixed = v;
             name[0] = '\0';
         } else if (*p == '?' || *p == '|') {
             return syntax_error(what, text, p, "dim modifiers '?' and '|1' are not supported");
         } else if (*p == ')' || *p == ',') {
-            return syntax_error(what, text, p, "expected a dim name or size, found %s", describe(p, c, sizeof c));
+            return syntax_error(what, text, p, "expected a dim name or size, found %s",
+                                describe(p, c, sizeof c));
         } else {
-            return syntax_error(what, text, p, "expected a dim name or size, found %s", describe(p, c, sizeof c));
+            return syntax_error(what, text, p, "expected a dim name or size, found %s",
+                                describe(p, c, sizeof c));
         }
         if (l->core_nd[op] == GU_MAX_CORE)
             return syntax_error(what, text, start, "more than %d core dims in one argument", GU_MAX_CORE);
@@ -125,8 +128,10 @@ static kiln_status parse_arg(const char *text, const char **pp, gu_layout *l, in
             *pp = p + 1;
             return KILN_OK;
         }
-        if (*p == '?' || *p == '|') return syntax_error(what, text, p, "dim modifiers '?' and '|1' are not supported");
-        return syntax_error(what, text, p, "expected ',' or ')' after a dim, found %s", describe(p, c, sizeof c));
+        if (*p == '?' || *p == '|')
+            return syntax_error(what, text, p, "dim modifiers '?' and '|1' are not supported");
+        return syntax_error(what, text, p, "expected ',' or ')' after a dim, found %s",
+                            describe(p, c, sizeof c));
     }
 }
 
@@ -159,13 +164,16 @@ static void normalise_layout(gu_layout *l) {
     char *o = l->text;
     size_t cap = sizeof l->text, n = 0;
     for (int op = 0; op < l->nin + l->nout; op++) {
-        if (op == l->nin) n += (size_t)snprintf(o + n, n < cap ? cap - n : 0, "->");
-        else if (op) n += (size_t)snprintf(o + n, n < cap ? cap - n : 0, ",");
+        if (op == l->nin)
+            n += (size_t)snprintf(o + n, n < cap ? cap - n : 0, "->");
+        else if (op)
+            n += (size_t)snprintf(o + n, n < cap ? cap - n : 0, ",");
         n += (size_t)snprintf(o + n, n < cap ? cap - n : 0, "(");
         for (int k = 0; k < l->core_nd[op]; k++) {
             int d = l->core_dim[op][k];
             if (l->dim_fixed[d] >= 0)
-                n += (size_t)snprintf(o + n, n < cap ? cap - n : 0, "%s%lld", k ? "," : "", (long long)l->dim_fixed[d]);
+                n += (size_t)snprintf(o + n, n < cap ? cap - n : 0, "%s%lld", k ? "," : "",
+                                      (long long)l->dim_fixed[d]);
             else
                 n += (size_t)snprintf(o + n, n < cap ? cap - n : 0, "%s%s", k ? "," : "", l->dim_names[d]);
         }
@@ -183,7 +191,8 @@ kiln_status gu_parse_layout(const char *text, gu_layout *out) {
     int nin = 0, nout = 0;
     kiln_status s = parse_args(text, &p, &l, &nin, 0);
     if (s != KILN_OK) return s;
-    if (!(p[0] == '-' && p[1] == '>')) return syntax_error(what, text, p, "expected '->' between inputs and outputs");
+    if (!(p[0] == '-' && p[1] == '>'))
+        return syntax_error(what, text, p, "expected '->' between inputs and outputs");
     p += 2;
     if (!*skip_ws(p)) return syntax_error(what, text, skip_ws(p), "expected at least one output after '->'");
     s = parse_args(text, &p, &l, &nout, nin);
@@ -208,17 +217,20 @@ static kiln_status parse_typesig(const char *text, const char **pp, gu_typesig *
     if (strncmp(p, "void", 4) == 0 && !is_ident_char(p[4])) p = skip_ws(p + 4);
     if (*p != '(') {
         if (is_ident_start(*p))
-            return syntax_error(what, text, p, "a gufunc returns nothing: write \"void(...)\" and pass outputs as arguments");
-        return syntax_error(what, text, p, "expected '(' to start the argument types, found %s", describe(p, c, sizeof c));
+            return syntax_error(
+                what, text, p, "a gufunc returns nothing: write \"void(...)\" and pass outputs as arguments");
+        return syntax_error(what, text, p, "expected '(' to start the argument types, found %s",
+                            describe(p, c, sizeof c));
     }
     p = skip_ws(p + 1);
     if (*p == ')') return syntax_error(what, text, p, "expected at least one argument type");
     for (;;) {
         p = skip_ws(p);
         const char *start = p;
-        while (is_ident_char(*p))
-            p++;
-        if (p == start) return syntax_error(what, text, p, "expected a type such as f4 or float64, found %s", describe(p, c, sizeof c));
+        while (is_ident_char(*p)) p++;
+        if (p == start)
+            return syntax_error(what, text, p, "expected a type such as f4 or float64, found %s",
+                                describe(p, c, sizeof c));
         char tname[32];
         size_t n = (size_t)(p - start);
         if (n >= sizeof tname) return syntax_error(what, text, start, "unknown type");
@@ -227,13 +239,16 @@ static kiln_status parse_typesig(const char *text, const char **pp, gu_typesig *
         kiln_dtype dt;
         if (kiln_dtype_parse(tname, &dt) != KILN_OK)
             return syntax_error(what, text, start, "unknown type \"%s\"", tname);
-        if (sig->nargs == GU_MAX_OPS) return syntax_error(what, text, start, "more than %d arguments", GU_MAX_OPS);
+        if (sig->nargs == GU_MAX_OPS)
+            return syntax_error(what, text, start, "more than %d arguments", GU_MAX_OPS);
         int nd = 0;
         p = skip_ws(p);
         if (*p == '[') {
             p = skip_ws(p + 1);
             for (;;) {
-                if (*p != ':') return syntax_error(what, text, p, "expected ':' for an array dim, found %s", describe(p, c, sizeof c));
+                if (*p != ':')
+                    return syntax_error(what, text, p, "expected ':' for an array dim, found %s",
+                                        describe(p, c, sizeof c));
                 p++;
                 if (p[0] == ':' && p[1] == '1') p += 2; /* Numba's contiguous marker "::1" */
                 nd++;
@@ -246,9 +261,11 @@ static kiln_status parse_typesig(const char *text, const char **pp, gu_typesig *
                     p = skip_ws(p + 1);
                     break;
                 }
-                return syntax_error(what, text, p, "expected ',' or ']' in an array type, found %s", describe(p, c, sizeof c));
+                return syntax_error(what, text, p, "expected ',' or ']' in an array type, found %s",
+                                    describe(p, c, sizeof c));
             }
-            if (nd > GU_MAX_CORE) return syntax_error(what, text, start, "more than %d array dims", GU_MAX_CORE);
+            if (nd > GU_MAX_CORE)
+                return syntax_error(what, text, start, "more than %d array dims", GU_MAX_CORE);
         }
         sig->dtype[sig->nargs] = dt;
         sig->ndim[sig->nargs] = nd;
@@ -261,10 +278,12 @@ static kiln_status parse_typesig(const char *text, const char **pp, gu_typesig *
             p++;
             break;
         }
-        return syntax_error(what, text, p, "expected ',' or ')' after an argument type, found %s", describe(p, c, sizeof c));
+        return syntax_error(what, text, p, "expected ',' or ')' after an argument type, found %s",
+                            describe(p, c, sizeof c));
     }
     size_t len = (size_t)(p - begin);
-    snprintf(sig->text, sizeof sig->text, "%.*s", (int)(len < sizeof sig->text ? len : sizeof sig->text - 1), begin);
+    snprintf(sig->text, sizeof sig->text, "%.*s", (int)(len < sizeof sig->text ? len : sizeof sig->text - 1),
+             begin);
     *pp = p;
     return KILN_OK;
 }
@@ -273,7 +292,9 @@ kiln_status gu_parse_typesigs(const char *text, gu_typesig *sigs, int *count) {
     if (!text) return kiln_set_error(KILN_ERR_SIGNATURE, "type signature is NULL");
     const char *p = skip_ws(text);
     *count = 0;
-    if (!*p) return syntax_error("type signature", text, p, "empty; expected something like \"void(f4[:], f4[:])\"");
+    if (!*p)
+        return syntax_error("type signature", text, p,
+                            "empty; expected something like \"void(f4[:], f4[:])\"");
     for (;;) {
         if (*count == GU_MAX_SIGS)
             return syntax_error("type signature", text, p, "more than %d type signatures", GU_MAX_SIGS);
@@ -288,7 +309,8 @@ kiln_status gu_parse_typesigs(const char *text, gu_typesig *sigs, int *count) {
         }
         if (!*p) break;
         char c[8];
-        return syntax_error("type signature", text, p, "expected ';' between type signatures, found %s", describe(p, c, sizeof c));
+        return syntax_error("type signature", text, p, "expected ';' between type signatures, found %s",
+                            describe(p, c, sizeof c));
     }
     return KILN_OK;
 }
@@ -298,17 +320,19 @@ kiln_status gu_check_typesigs(const gu_layout *l, const gu_typesig *sigs, int co
     for (int i = 0; i < count; i++) {
         const gu_typesig *s = &sigs[i];
         if (s->nargs != nops)
-            return kiln_set_error(KILN_ERR_SIGNATURE,
-                                  "type signature \"%s\" has %d argument%s but the layout signature \"%s\" has %d "
-                                  "(%d input%s, %d output%s)",
-                                  s->text, s->nargs, s->nargs == 1 ? "" : "s", l->text, nops, l->nin,
-                                  l->nin == 1 ? "" : "s", l->nout, l->nout == 1 ? "" : "s");
+            return kiln_set_error(
+                KILN_ERR_SIGNATURE,
+                "type signature \"%s\" has %d argument%s but the layout signature \"%s\" has %d "
+                "(%d input%s, %d output%s)",
+                s->text, s->nargs, s->nargs == 1 ? "" : "s", l->text, nops, l->nin, l->nin == 1 ? "" : "s",
+                l->nout, l->nout == 1 ? "" : "s");
         for (int k = 0; k < nops; k++) {
             if (s->ndim[k] != l->core_nd[k])
-                return kiln_set_error(KILN_ERR_SIGNATURE,
-                                      "type signature \"%s\": argument %d is %d-d but the layout signature \"%s\" "
-                                      "gives it %d core dim%s",
-                                      s->text, k, s->ndim[k], l->text, l->core_nd[k], l->core_nd[k] == 1 ? "" : "s");
+                return kiln_set_error(
+                    KILN_ERR_SIGNATURE,
+                    "type signature \"%s\": argument %d is %d-d but the layout signature \"%s\" "
+                    "gives it %d core dim%s",
+                    s->text, k, s->ndim[k], l->text, l->core_nd[k], l->core_nd[k] == 1 ? "" : "s");
         }
     }
     return KILN_OK;
@@ -317,27 +341,31 @@ kiln_status gu_check_typesigs(const gu_layout *l, const gu_typesig *sigs, int co
 /* ---------------------------------------------------------------- names and dims */
 
 kiln_status gu_parse_params(const char *text, int nops, char names[][GU_NAME_MAX]) {
-    if (!text) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "parameter names are NULL; expected %d names such as \"x, out\"", nops);
+    if (!text)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "parameter names are NULL; expected %d names such as \"x, out\"", nops);
     const char *p = skip_ws(text);
     int n = 0;
     char c[8];
     while (*p) {
         const char *start = p;
         if (!is_ident_start(*p))
-            return syntax_error("parameter list", text, p, "expected a parameter name, found %s", describe(p, c, sizeof c));
-        while (is_ident_char(*p))
-            p++;
+            return syntax_error("parameter list", text, p, "expected a parameter name, found %s",
+                                describe(p, c, sizeof c));
+        while (is_ident_char(*p)) p++;
         size_t len = (size_t)(p - start);
         if (len >= GU_NAME_MAX) return syntax_error("parameter list", text, start, "name too long");
         if (n == nops)
-            return kiln_set_error(KILN_ERR_ARG_COUNT, "parameter list \"%s\" names more than the %d arguments of the layout signature",
-                                  text, nops);
+            return kiln_set_error(
+                KILN_ERR_ARG_COUNT,
+                "parameter list \"%s\" names more than the %d arguments of the layout signature", text, nops);
         memcpy(names[n], start, len);
         names[n][len] = '\0';
         if (strncmp(names[n], "kiln_", 5) == 0)
             return syntax_error("parameter list", text, start, "names starting with kiln_ are reserved");
         for (int i = 0; i < n; i++)
-            if (strcmp(names[i], names[n]) == 0) return syntax_error("parameter list", text, start, "\"%s\" is named twice", names[n]);
+            if (strcmp(names[i], names[n]) == 0)
+                return syntax_error("parameter list", text, start, "\"%s\" is named twice", names[n]);
         n++;
         p = skip_ws(p);
         if (*p == ',' || (p[0] == '-' && p[1] == '>')) {
@@ -345,50 +373,61 @@ kiln_status gu_parse_params(const char *text, int nops, char names[][GU_NAME_MAX
             if (!*p) return syntax_error("parameter list", text, p, "expected a name after the separator");
             continue;
         }
-        if (*p) return syntax_error("parameter list", text, p, "expected ',' between names, found %s", describe(p, c, sizeof c));
+        if (*p)
+            return syntax_error("parameter list", text, p, "expected ',' between names, found %s",
+                                describe(p, c, sizeof c));
     }
     if (n != nops)
-        return kiln_set_error(KILN_ERR_ARG_COUNT, "parameter list \"%s\" names %d argument%s but the layout signature has %d",
+        return kiln_set_error(KILN_ERR_ARG_COUNT,
+                              "parameter list \"%s\" names %d argument%s but the layout signature has %d",
                               text, n, n == 1 ? "" : "s", nops);
     return KILN_OK;
 }
 
 kiln_status gu_parse_dims(const gu_layout *l, const char *text, int64_t *sizes) {
-    for (int d = 0; d < GU_MAX_DIMS; d++)
-        sizes[d] = -1;
+    for (int d = 0; d < GU_MAX_DIMS; d++) sizes[d] = -1;
     if (!text) return KILN_OK;
     static const char *const what = "dim sizes";
     const char *p = skip_ws(text);
     char c[8];
     while (*p) {
         const char *start = p;
-        if (!is_ident_start(*p)) return syntax_error(what, text, p, "expected a dim name, found %s", describe(p, c, sizeof c));
-        while (is_ident_char(*p))
-            p++;
+        if (!is_ident_start(*p))
+            return syntax_error(what, text, p, "expected a dim name, found %s", describe(p, c, sizeof c));
+        while (is_ident_char(*p)) p++;
         size_t len = (size_t)(p - start);
         int d = -1;
         for (int i = 0; i < l->ndims; i++)
-            if (l->dim_fixed[i] < 0 && strlen(l->dim_names[i]) == len && strncmp(l->dim_names[i], start, len) == 0) d = i;
+            if (l->dim_fixed[i] < 0 && strlen(l->dim_names[i]) == len &&
+                strncmp(l->dim_names[i], start, len) == 0)
+                d = i;
         if (d < 0)
-            return syntax_error(what, text, start, "\"%.*s\" is not a dim of the layout signature \"%s\"", (int)len, start, l->text);
+            return syntax_error(what, text, start, "\"%.*s\" is not a dim of the layout signature \"%s\"",
+                                (int)len, start, l->text);
         p = skip_ws(p);
-        if (*p != '=') return syntax_error(what, text, p, "expected '=' after the dim name, found %s", describe(p, c, sizeof c));
+        if (*p != '=')
+            return syntax_error(what, text, p, "expected '=' after the dim name, found %s",
+                                describe(p, c, sizeof c));
         p = skip_ws(p + 1);
-        if (!isdigit((unsigned char)*p)) return syntax_error(what, text, p, "expected a size (an integer >= 0), found %s", describe(p, c, sizeof c));
+        if (!isdigit((unsigned char)*p))
+            return syntax_error(what, text, p, "expected a size (an integer >= 0), found %s",
+                                describe(p, c, sizeof c));
         const char *num = p;
-        while (isdigit((unsigned char)*p))
-            p++;
+        while (isdigit((unsigned char)*p)) p++;
         if (p - num > 15) return syntax_error(what, text, num, "size too large");
         int64_t v = strtoll(num, NULL, 10);
         if (sizes[d] >= 0 && sizes[d] != v)
-            return syntax_error(what, text, start, "dim %s given twice (%lld and %lld)", l->dim_names[d], (long long)sizes[d], (long long)v);
+            return syntax_error(what, text, start, "dim %s given twice (%lld and %lld)", l->dim_names[d],
+                                (long long)sizes[d], (long long)v);
         sizes[d] = v;
         p = skip_ws(p);
         if (*p == ',') {
             p = skip_ws(p + 1);
             continue;
         }
-        if (*p) return syntax_error(what, text, p, "expected ',' between sizes, found %s", describe(p, c, sizeof c));
+        if (*p)
+            return syntax_error(what, text, p, "expected ',' between sizes, found %s",
+                                describe(p, c, sizeof c));
     }
     return KILN_OK;
 }

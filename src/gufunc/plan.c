@@ -29,21 +29,21 @@ const char *gu_strategy_name(int strategy) {
     }
 }
 
-const char *gu_storage_type(kiln_dtype t) { return t == KILN_FLOAT16 ? "kiln_gu_half" : kiln_dtype_c_type(t); }
+const char *gu_storage_type(kiln_dtype t) {
+    return t == KILN_FLOAT16 ? "kiln_gu_half" : kiln_dtype_c_type(t);
+}
 const char *gu_compute_type(kiln_dtype t) { return t == KILN_FLOAT16 ? "float" : kiln_dtype_c_type(t); }
 
 /* Largest power of two <= 16 dividing both x and the address. */
 static int vector_width(uint64_t x, uintptr_t addr) {
     int w = 16;
-    while (w > 1 && ((x % (uint64_t)w) != 0 || (addr % (uintptr_t)w) != 0))
-        w /= 2;
+    while (w > 1 && ((x % (uint64_t)w) != 0 || (addr % (uintptr_t)w) != 0)) w /= 2;
     return w;
 }
 
 static int64_t row_elems(const gu_plan *p, const gu_layout *l, int k) {
     int64_t n = 1;
-    for (int j = 0; j < l->core_nd[k]; j++)
-        n *= p->dims[l->core_dim[k][j]];
+    for (int j = 0; j < l->core_nd[k]; j++) n *= p->dims[l->core_dim[k][j]];
     return n;
 }
 
@@ -102,7 +102,8 @@ void gu_choose_strategy(gu_plan *p, const gu_layout *l, kiln_backend_kind backen
         size_t total = 0;
         for (int k = 0; k < p->nops; k++)
             if (staged(p, k)) {
-                size_t b = (size_t)(row_elems(p, l, k) * (int64_t)kiln_dtype_size(key->dtype[k])) * (size_t)rows;
+                size_t b =
+                    (size_t)(row_elems(p, l, k) * (int64_t)kiln_dtype_size(key->dtype[k])) * (size_t)rows;
                 total += (b + 15) & ~(size_t)15;
             }
         if (total <= limit) break;

@@ -1,9 +1,10 @@
 /* builtins.c: the context's table of its own compiled kernels. */
+#include "jit/builtins.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "jit/builtins.h"
 #include "kernel/module.h"
 
 typedef struct builtin_entry {
@@ -22,13 +23,14 @@ static kiln_kernel *builtin_find(kiln_context *ctx, const char *source, const ch
                                  const char *kernel_name) {
     if (!ctx->builtins) return NULL;
     for (builtin_entry *e = ctx->builtins->head; e; e = e->next)
-        if (e->source == source && strcmp(e->options, options) == 0 && strcmp(e->kernel_name, kernel_name) == 0)
+        if (e->source == source && strcmp(e->options, options) == 0 &&
+            strcmp(e->kernel_name, kernel_name) == 0)
             return e->kernel;
     return NULL;
 }
 
-kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *source, const char *name,
-                                const char *options, const char *kernel_name, kiln_kernel **out) {
+kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *source, const char *name, const char *options,
+                                const char *kernel_name, kiln_kernel **out) {
     if (!options) options = "";
     pthread_mutex_lock(&ctx->lock);
     kiln_kernel *k = builtin_find(ctx, source, options, kernel_name);

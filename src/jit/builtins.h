@@ -9,8 +9,8 @@
 /* Returns a kernel (owned by the context; do not release) compiled from
  * `source` with `options`; the first call per (source, options) compiles or
  * loads from the disk cache, later calls are a lookup. */
-kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *source, const char *name,
-                                const char *options, const char *kernel_name, kiln_kernel **out);
+kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *source, const char *name, const char *options,
+                                const char *kernel_name, kiln_kernel **out);
 void kiln_builtins_release(kiln_context *ctx);
 
 #endif

@@ -5,6 +5,8 @@
  * entry carries a SHA-256 of its payload that is checked before use. Writers
  * never modify a file in place: they write a private temp file and rename it,
  * so a reader sees a whole old entry or a whole new one. */
+#include "jit/cache.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +18,6 @@
 #include <unistd.h>
 
 #include "core/error.h"
-#include "jit/cache.h"
 
 #define CACHE_MAGIC "KILNC001"
 #define CACHE_HEADER_BYTES (8 + 8 + 32)
@@ -42,9 +43,12 @@ static int make_dirs(const char *path) {
 void kiln_cache_dir_resolve(kiln_cache_dir *out) {
     memset(out, 0, sizeof *out);
     const char *env = getenv("KILN_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (env && *env) snprintf(out->path, sizeof out->path, "%s", env);
-    else if (xdg && *xdg) snprintf(out->path, sizeof out->path, "%s/kiln", xdg);
-    else if (home && *home) snprintf(out->path, sizeof out->path, "%s/.cache/kiln", home);
+    if (env && *env)
+        snprintf(out->path, sizeof out->path, "%s", env);
+    else if (xdg && *xdg)
+        snprintf(out->path, sizeof out->path, "%s/kiln", xdg);
+    else if (home && *home)
+        snprintf(out->path, sizeof out->path, "%s/.cache/kiln", home);
     else {
         snprintf(out->reason, sizeof out->reason, "no KILN_CACHE_DIR, XDG_CACHE_HOME or HOME set");
         return;
@@ -60,16 +64,15 @@ void kiln_cache_dir_resolve(kiln_cache_dir *out) {
     }
     if (st.st_uid != geteuid()) {
         snprintf(out->reason, sizeof out->reason,
-                 "%s is owned by uid %u, not by this user (uid %u); refusing to load code from it",
-                 out->path, (unsigned)st.st_uid, (unsigned)geteuid());
+                 "%s is owned by uid %u, not by this user (uid %u); refusing to load code from it", out->path,
+                 (unsigned)st.st_uid, (unsigned)geteuid());
         return;
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
         snprintf(out->reason, sizeof out->reason,
                  "%s is writable by %s (mode %04o); refusing to load code from it "
                  "(chmod 700 it or set KILN_CACHE_DIR)",
-                 out->path, (st.st_mode & S_IWOTH) ? "others" : "its group",
-                 (unsigned)(st.st_mode & 07777));
+                 out->path, (st.st_mode & S_IWOTH) ? "others" : "its group", (unsigned)(st.st_mode & 07777));
         return;
     }
     out->usable = 1;
@@ -153,8 +156,8 @@ static int write_whole(int fd, const unsigned char *buf, size_t n) {
     return 0;
 }
 
-int kiln_cache_load(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES],
-                    kiln_blob *out, int *rejected) {
+int kiln_cache_load(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES], kiln_blob *out,
+                    int *rejected) {
     *rejected = 0;
     if (!dir->usable) return 0;
     char path[1200];

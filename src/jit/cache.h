@@ -24,8 +24,8 @@ void kiln_cache_key(const kiln_compile_request *req, const char *compiler_id,
                     unsigned char key[KILN_CACHE_KEY_BYTES]);
 /* 1 on a hit (out filled; free out->data), 0 on a miss. A corrupt entry is
  * deleted and reported through *rejected = 1 (then it is a miss). */
-int kiln_cache_load(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES],
-                    kiln_blob *out, int *rejected);
+int kiln_cache_load(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES], kiln_blob *out,
+                    int *rejected);
 /* Writes atomically (temp file + rename). Failures only cost the next run a
  * compile, so they are not errors; returns 0 when the entry was not written. */
 int kiln_cache_store(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES],

@@ -11,10 +11,12 @@
 kiln_status kiln_compile_only(const char *target, const char *arch, const char *source, const char *name,
                               const char *options, char **log) {
     if (log) *log = NULL;
-    if (!target || !source) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_compile_only: NULL argument");
+    if (!target || !source)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_compile_only: NULL argument");
     int cuda = strcmp(target, "cuda") == 0;
     if (!cuda && strcmp(target, "cpu") != 0)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_compile_only: target must be \"cpu\" or \"cuda\", got \"%s\"", target);
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_compile_only: target must be \"cpu\" or \"cuda\", got \"%s\"", target);
     kiln_kernel_list kernels;
     kiln_status s = kiln_scan_kernels(source, &kernels);
     if (s != KILN_OK) return s;
@@ -37,10 +39,12 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     s = cuda ? kiln_backend_cuda_compile_only(&req, &bin, &compiler_log, id, sizeof id)
              : kiln_backend_cpu_compile_only(&req, &bin, &compiler_log, id, sizeof id);
     if (s == KILN_ERR_COMPILE)
-        kiln_set_error(s, "%s did not compile for %s%s%s:\n%s", req.name, target, cuda ? " " : "", cuda ? req.arch : "",
-                       compiler_log ? compiler_log : "");
-    if (log) *log = compiler_log;
-    else free(compiler_log);
+        kiln_set_error(s, "%s did not compile for %s%s%s:\n%s", req.name, target, cuda ? " " : "",
+                       cuda ? req.arch : "", compiler_log ? compiler_log : "");
+    if (log)
+        *log = compiler_log;
+    else
+        free(compiler_log);
     free(bin.data);
     kiln_options_free(&opts);
     kiln_kernel_list_free(&kernels);

@@ -49,8 +49,14 @@ static int param_dtype(kiln_param_class c, size_t size, kiln_dtype *out) {
     int lg = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : size == 8 ? 3 : -1;
     switch (c) {
     case KILN_PARAM_BOOL: *out = KILN_BOOL; return 1;
-    case KILN_PARAM_SIGNED: if (lg < 0) return 0; *out = ints[lg]; return 1;
-    case KILN_PARAM_UNSIGNED: if (lg < 0) return 0; *out = uints[lg]; return 1;
+    case KILN_PARAM_SIGNED:
+        if (lg < 0) return 0;
+        *out = ints[lg];
+        return 1;
+    case KILN_PARAM_UNSIGNED:
+        if (lg < 0) return 0;
+        *out = uints[lg];
+        return 1;
     case KILN_PARAM_FLOAT:
         *out = size == 2 ? KILN_FLOAT16 : size == 4 ? KILN_FLOAT32 : KILN_FLOAT64;
         return size == 2 || size == 4 || size == 8;
@@ -72,8 +78,9 @@ static int scalar_fits(const kiln_value *v, kiln_dtype to) {
     if (from_int && (tk == 'i' || tk == 'u')) {
         size_t bits = kiln_dtype_size(to) * 8;
         if (fk == 'u' || fk == 'b') {
-            return tk == 'u' ? (bits == 64 || v->as.u < (UINT64_C(1) << bits))
-                             : (v->as.u <= (uint64_t)(bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1));
+            return tk == 'u'
+                       ? (bits == 64 || v->as.u < (UINT64_C(1) << bits))
+                       : (v->as.u <= (uint64_t)(bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1));
         }
         if (tk == 'u') return v->as.i >= 0 && (bits == 64 || (uint64_t)v->as.i < (UINT64_C(1) << bits));
         if (bits == 64) return 1;
@@ -111,8 +118,14 @@ static void scalar_store(const kiln_value *v, kiln_dtype to, param_slot *slot) {
     }
     case KILN_FLOAT32: slot->f32 = (float)re; break;
     case KILN_FLOAT64: slot->f64 = re; break;
-    case KILN_COMPLEX64: slot->c64[0] = (float)re; slot->c64[1] = (float)im; break;
-    case KILN_COMPLEX128: slot->c128[0] = re; slot->c128[1] = im; break;
+    case KILN_COMPLEX64:
+        slot->c64[0] = (float)re;
+        slot->c64[1] = (float)im;
+        break;
+    case KILN_COMPLEX128:
+        slot->c128[0] = re;
+        slot->c128[1] = im;
+        break;
     default: break;
     }
 }
@@ -146,7 +159,8 @@ static kiln_status convert_arg(const kiln_kernel *k, int i, const kiln_value *v,
             const kiln_array *a = v->as.array;
             if (!a) return kiln_set_error(KILN_ERR_ARG_TYPE, "argument %d of %s: array is NULL", i, k->name);
             if (a->ctx != ctx)
-                return kiln_set_error(KILN_ERR_ARG_TYPE, "argument %d of %s: array belongs to another context", i, k->name);
+                return kiln_set_error(KILN_ERR_ARG_TYPE,
+                                      "argument %d of %s: array belongs to another context", i, k->name);
             if (a->memory == KILN_MEMORY_HOST && ctx->ops->kind != KILN_BACKEND_CPU)
                 return kiln_set_error(KILN_ERR_ARG_TYPE,
                                       "argument %d of %s: array is in host memory; a %s kernel needs "
@@ -157,7 +171,10 @@ static kiln_status convert_arg(const kiln_kernel *k, int i, const kiln_value *v,
             if (stream) kiln_array_note_stream(v->as.array, stream);
         } else if (v->kind == KILN_VALUE_POINTER) {
             ptr = v->as.pointer;
-            if (dt == KILN_DTYPE_COUNT) { slot->ptr = ptr; return KILN_OK; }
+            if (dt == KILN_DTYPE_COUNT) {
+                slot->ptr = ptr;
+                return KILN_OK;
+            }
         } else {
             return kiln_set_error(KILN_ERR_ARG_TYPE,
                                   "argument %d of %s: the kernel takes a pointer, got a %s scalar; "
@@ -166,10 +183,10 @@ static kiln_status convert_arg(const kiln_kernel *k, int i, const kiln_value *v,
         }
         if (!pointee_matches(p, dt)) {
             char pointee[48];
-            return kiln_set_error(KILN_ERR_ARG_TYPE,
-                                  "argument %d of %s: the kernel takes a pointer to %s, got an array of %s",
-                                  i, k->name, class_name(p->pointee_cls, p->pointee_size, pointee, sizeof pointee),
-                                  kiln_dtype_name(dt));
+            return kiln_set_error(
+                KILN_ERR_ARG_TYPE, "argument %d of %s: the kernel takes a pointer to %s, got an array of %s",
+                i, k->name, class_name(p->pointee_cls, p->pointee_size, pointee, sizeof pointee),
+                kiln_dtype_name(dt));
         }
         slot->ptr = ptr;
         return KILN_OK;
@@ -183,8 +200,8 @@ static kiln_status convert_arg(const kiln_kernel *k, int i, const kiln_value *v,
                               k->name, want);
     if (p->cls == KILN_PARAM_OTHER && kiln_dtype_kind(v->dtype) != 'c')
         return kiln_set_error(KILN_ERR_ARG_TYPE,
-                              "argument %d of %s: the kernel takes a %s (passed like %s), got %s", i,
-                              k->name, want, kiln_dtype_name(to), kiln_dtype_name(v->dtype));
+                              "argument %d of %s: the kernel takes a %s (passed like %s), got %s", i, k->name,
+                              want, kiln_dtype_name(to), kiln_dtype_name(v->dtype));
     if (!scalar_fits(v, to))
         return kiln_set_error(KILN_ERR_ARG_TYPE,
                               "argument %d of %s: the kernel takes %s, got %s; that conversion could "
@@ -200,9 +217,10 @@ static kiln_status check_config(const kiln_kernel *k, const kiln_launch_config *
     uint64_t threads = (uint64_t)c->block[0] * c->block[1] * c->block[2];
     for (int i = 0; i < 3; i++) {
         if (c->block[i] > (uint32_t)d->max_block_dim[i])
-            return kiln_set_error(KILN_ERR_LAUNCH_CONFIG,
-                                  "launching %s: block.%c = %u exceeds the device limit of %d (maxBlockDim%c)",
-                                  k->name, axis[i], c->block[i], d->max_block_dim[i], 'X' + i);
+            return kiln_set_error(
+                KILN_ERR_LAUNCH_CONFIG,
+                "launching %s: block.%c = %u exceeds the device limit of %d (maxBlockDim%c)", k->name,
+                axis[i], c->block[i], d->max_block_dim[i], 'X' + i);
         if (c->grid[i] > (uint32_t)d->max_grid_dim[i])
             return kiln_set_error(KILN_ERR_LAUNCH_CONFIG,
                                   "launching %s: grid.%c = %u exceeds the device limit of %d (maxGridDim%c)",

@@ -1,4 +1,6 @@
 /* module.c: source -> (disk cache | compiler) -> loaded module -> kernels. */
+#include "kernel/module.h"
+
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +9,6 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "jit/cache.h"
-#include "kernel/module.h"
 #include "kernel/options.h"
 #include "prof/prof.h"
 
@@ -16,14 +17,13 @@ static void note_unusable_cache(kiln_context *ctx, const kiln_cache_dir *dir) {
     int first = !ctx->cache_warned;
     ctx->cache_warned = 1;
     pthread_mutex_unlock(&ctx->lock);
-    if (first && !getenv("KILN_QUIET"))
-        fprintf(stderr, "kiln: not using the disk cache: %s\n", dir->reason);
+    if (first && !getenv("KILN_QUIET")) fprintf(stderr, "kiln: not using the disk cache: %s\n", dir->reason);
 }
 
 /* Gets the binary for req: from the cache when a valid entry exists, else
  * from the compiler (and then stores it). */
-static kiln_status obtain_binary(kiln_context *ctx, kiln_compile_request *req, kiln_blob *bin,
-                                 int *cache_hit, double *compile_ms) {
+static kiln_status obtain_binary(kiln_context *ctx, kiln_compile_request *req, kiln_blob *bin, int *cache_hit,
+                                 double *compile_ms) {
     kiln_cache_dir dir;
     kiln_cache_dir_resolve(&dir);
     if (!dir.usable) note_unusable_cache(ctx, &dir);
@@ -56,8 +56,8 @@ static kiln_status obtain_binary(kiln_context *ctx, kiln_compile_request *req, k
     return KILN_OK;
 }
 
-kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name,
-                              const char *options, const char *include_dir, kiln_module **out) {
+kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
+                              const char *include_dir, kiln_module **out) {
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
     if (!source || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "module source or out is NULL");
@@ -103,8 +103,10 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char 
         return s;
     }
     pthread_mutex_lock(&ctx->lock);
-    if (hit) ctx->jit.cache_hits++;
-    else ctx->jit.compiles++;
+    if (hit)
+        ctx->jit.cache_hits++;
+    else
+        ctx->jit.compiles++;
     ctx->jit.compile_ms += compile_ms;
     ctx->jit.load_ms += load_ms;
     pthread_mutex_unlock(&ctx->lock);
@@ -186,8 +188,8 @@ kiln_status kiln_module_get_kernel(kiln_module *m, const char *kernel_name, kiln
     s = ctx->ops->function_get(ctx->state, m->impl, kernel_name, &k->impl, k->params, KILN_MAX_PARAMS,
                                &k->param_count);
     if (s == KILN_OK && k->param_count > KILN_MAX_PARAMS)
-        s = kiln_set_error(KILN_ERR_UNSUPPORTED, "kernel %s has %d parameters; kiln supports %d",
-                           kernel_name, k->param_count, KILN_MAX_PARAMS);
+        s = kiln_set_error(KILN_ERR_UNSUPPORTED, "kernel %s has %d parameters; kiln supports %d", kernel_name,
+                           k->param_count, KILN_MAX_PARAMS);
     kiln_kernel_attributes attrs;
     if (s == KILN_OK && ctx->ops->function_attributes &&
         ctx->ops->function_attributes(ctx->state, k->impl, &attrs) == KILN_OK)
@@ -225,16 +227,19 @@ const char *kiln_kernel_name(const kiln_kernel *k) { return k ? k->name : NULL; 
 kiln_status kiln_kernel_param(const kiln_kernel *k, int index, kiln_param_info *out) {
     if (!k || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_kernel_param: NULL argument");
     if (index < 0 || index >= k->param_count)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kernel %s has %d parameters; index %d is out of range",
-                              k->name, k->param_count, index);
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kernel %s has %d parameters; index %d is out of range", k->name,
+                              k->param_count, index);
     *out = k->params[index];
     return KILN_OK;
 }
 
 kiln_status kiln_kernel_attributes_get(kiln_kernel *k, kiln_kernel_attributes *out) {
-    if (!k || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_kernel_attributes_get: NULL argument");
+    if (!k || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_kernel_attributes_get: NULL argument");
     kiln_context *ctx = k->module->ctx;
     if (!ctx->ops->function_attributes)
-        return kiln_set_error(KILN_ERR_UNSUPPORTED, "the %s backend reports no kernel attributes", ctx->ops->name);
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "the %s backend reports no kernel attributes",
+                              ctx->ops->name);
     return ctx->ops->function_attributes(ctx->state, k->impl, out);
 }

@@ -28,8 +28,8 @@ struct kiln_kernel {
 
 /* Compiles (or loads from the disk cache) `source` for ctx's backend.
  * options may be NULL. The error message names `name`. */
-kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name,
-                              const char *options, const char *include_dir, kiln_module **out);
+kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
+                              const char *include_dir, kiln_module **out);
 kiln_module *kiln_module_retain(kiln_module *m);
 
 #endif

@@ -1,10 +1,11 @@
 /* options.c: one option language for both backends, so a program's options
  * mean the same on the CPU and the GPU. */
+#include "kernel/options.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "kernel/options.h"
 
 static kiln_status add_word(const char **list, int *count, const char *word, const char *what) {
     if (*count == KILN_MAX_OPTIONS)
@@ -24,12 +25,16 @@ kiln_status kiln_options_parse(const char *text, const char *extra_include, kiln
          w = strtok_r(NULL, " \t\n", &save)) {
         if (strncmp(w, "-D", 2) == 0) {
             const char *d = w[2] ? w + 2 : strtok_r(NULL, " \t\n", &save);
-            if (!d) s = kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "option -D needs a macro name");
-            else s = add_word(o->defines, &o->define_count, d, "-D");
+            if (!d)
+                s = kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "option -D needs a macro name");
+            else
+                s = add_word(o->defines, &o->define_count, d, "-D");
         } else if (strncmp(w, "-I", 2) == 0) {
             const char *d = w[2] ? w + 2 : strtok_r(NULL, " \t\n", &save);
-            if (!d) s = kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "option -I needs a directory");
-            else s = add_word(o->include_dirs, &o->include_count, d, "-I");
+            if (!d)
+                s = kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "option -I needs a directory");
+            else
+                s = add_word(o->include_dirs, &o->include_count, d, "-I");
         } else if (strcmp(w, "-G") == 0 || strcmp(w, "--device-debug") == 0) {
             o->debug = 1;
         } else if (strcmp(w, "-lineinfo") == 0 || strcmp(w, "--generate-line-info") == 0) {
@@ -43,8 +48,7 @@ kiln_status kiln_options_parse(const char *text, const char *extra_include, kiln
                                w);
         }
     }
-    if (s == KILN_OK && extra_include)
-        s = add_word(o->include_dirs, &o->include_count, extra_include, "-I");
+    if (s == KILN_OK && extra_include) s = add_word(o->include_dirs, &o->include_count, extra_include, "-I");
     if (s != KILN_OK) kiln_options_free(o);
     return s;
 }

@@ -2,12 +2,13 @@
  * to be right about comments, strings, identifiers and parentheses: the
  * compiler checks everything else, and the signature each backend reads back
  * from the compiled code is what argument checking trusts. */
+#include "kernel/scan.h"
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "kernel/scan.h"
 
 typedef struct lexer {
     const char *p;
@@ -68,8 +69,10 @@ static int next_token(lexer *lx, char *buf, size_t cap) {
 static void skip_parenthesised(lexer *lx, char *tok, size_t cap) {
     int depth = 0;
     while (next_token(lx, tok, cap)) {
-        if (tok[0] == '(') depth++;
-        else if (tok[0] == ')' && --depth <= 0) return;
+        if (tok[0] == '(')
+            depth++;
+        else if (tok[0] == ')' && --depth <= 0)
+            return;
     }
 }
 

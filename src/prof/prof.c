@@ -149,8 +149,10 @@ static uint32_t cupti_stream_id(kiln_prof *p, uint32_t index, kiln_backend_strea
 
 static void list_push(prof_chunk_list *l, prof_chunk *c) {
     c->next = NULL;
-    if (l->tail) l->tail->next = c;
-    else l->head = c;
+    if (l->tail)
+        l->tail->next = c;
+    else
+        l->head = c;
     l->tail = c;
     l->length++;
 }
@@ -239,15 +241,16 @@ static int later_op_has_record(kiln_prof *p, prof_chunk *c, uint32_t index, cons
         for (; i < c->count; i++) {
             const prof_record *n = &c->rec[i];
             if (!atomic_load_explicit(&n->done, memory_order_acquire)) return 0;
-            if (n->stream != r->stream || n->host_tid != r->host_tid || n->type != r->type || !is_device_op(n) ||
-                n->dev_stream != r->dev_stream)
+            if (n->stream != r->stream || n->host_tid != r->host_tid || n->type != r->type ||
+                !is_device_op(n) || n->dev_stream != r->dev_stream)
                 continue;
             if (++looked > LOOK_AHEAD) return 0;
             kiln_cupti_op q;
             cupti_op_of(p, n, &q);
             uint64_t cursor = *cupti_cursor(p, r);
             double begin_ms, dur_ms;
-            if (kiln_prof_cupti_match_locked(&q, &cursor, 0, &begin_ms, &dur_ms) == KILN_CUPTI_FOUND) return 1;
+            if (kiln_prof_cupti_match_locked(&q, &cursor, 0, &begin_ms, &dur_ms) == KILN_CUPTI_FOUND)
+                return 1;
         }
     return 0;
 }
@@ -327,7 +330,8 @@ static void resolve_chunks(kiln_prof *p, int wait) {
     size_t skip_young = (p->timer != PROF_TIMER_HOST && !wait) ? PROF_UNRESOLVED_CHUNKS : 0;
     while (p->open.head && p->open.length > skip_young) {
         prof_chunk *c = p->open.head;
-        while (c->resolved < c->count && atomic_load_explicit(&c->rec[c->resolved].done, memory_order_acquire) &&
+        while (c->resolved < c->count &&
+               atomic_load_explicit(&c->rec[c->resolved].done, memory_order_acquire) &&
                read_times(p, c, c->resolved, wait))
             fold_record(p, &c->rec[c->resolved++]);
         if (c->resolved < c->count || c->count < PROF_CHUNK_RECORDS) return; /* in flight, or being filled */
@@ -342,7 +346,8 @@ void kiln_prof_resolve(kiln_prof *p, int wait) {
     }
     if (wait && !atomic_load(&p->ctx->dead)) {
         /* Every record of finished work, then nothing is "not yet". */
-        if (p->ctx->ops->synchronize && p->ctx->ops->synchronize(p->ctx->state) != KILN_OK) kiln_clear_error();
+        if (p->ctx->ops->synchronize && p->ctx->ops->synchronize(p->ctx->state) != KILN_OK)
+            kiln_clear_error();
         kiln_prof_cupti_flush();
     }
     kiln_prof_cupti_reanchor();
@@ -400,11 +405,14 @@ static void choose_timer(kiln_prof *p) {
     const char *want = getenv("KILN_PROFILE_TIMER");
     int want_events = want && strcmp(want, "events") == 0, want_cupti = want && strcmp(want, "cupti") == 0;
     if (want && *want && !want_events && !want_cupti && strcmp(want, "auto") != 0)
-        fprintf(stderr, "kiln: warning: KILN_PROFILE_TIMER=%s is neither events nor cupti; choosing the timer "
-                        "automatically\n", want);
+        fprintf(stderr,
+                "kiln: warning: KILN_PROFILE_TIMER=%s is neither events nor cupti; choosing the timer "
+                "automatically\n",
+                want);
     p->timer = PROF_TIMER_HOST;
     if (p->ctx->ops->kind == KILN_BACKEND_CPU) {
-        if (want_cupti) fprintf(stderr, "kiln: warning: KILN_PROFILE_TIMER=cupti: the CPU backend times on the host\n");
+        if (want_cupti)
+            fprintf(stderr, "kiln: warning: KILN_PROFILE_TIMER=cupti: the CPU backend times on the host\n");
         return;
     }
     if (want_events) {
@@ -455,14 +463,20 @@ kiln_prof *kiln_prof_create(kiln_context *ctx) {
 static int trace_path_usable(const char *path) {
     char dir[4096];
     const char *slash = strrchr(path, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == path) snprintf(dir, sizeof dir, "/");
-    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
     const char *why = NULL;
-    if (access(dir, W_OK | X_OK) != 0) why = strerror(errno);
-    else if (access(path, F_OK) == 0 && access(path, W_OK) != 0) why = strerror(errno);
+    if (access(dir, W_OK | X_OK) != 0)
+        why = strerror(errno);
+    else if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
+        why = strerror(errno);
     if (!why) return 1;
-    fprintf(stderr, "kiln: warning: KILN_TRACE=%s cannot be written (%s); no trace will be written\n", path, why);
+    fprintf(stderr, "kiln: warning: KILN_TRACE=%s cannot be written (%s); no trace will be written\n", path,
+            why);
     return 0;
 }
 
@@ -500,7 +514,8 @@ static void write_summary_at_exit(kiln_prof *p) {
     if (p->summary_path) {
         f = fopen(p->summary_path, "a");
         if (!f) {
-            fprintf(stderr, "kiln: warning: cannot write the profile to KILN_PROFILE_OUT=%s (%s); printing it here\n",
+            fprintf(stderr,
+                    "kiln: warning: cannot write the profile to KILN_PROFILE_OUT=%s (%s); printing it here\n",
                     p->summary_path, strerror(errno));
             f = stderr;
         }
@@ -540,7 +555,8 @@ static prof_record *start_op(kiln_context *ctx, prof_record *r, kiln_backend_str
 
 /* The id of a kernel's name; the last one is remembered, launches repeat. */
 static uint32_t kernel_name_id(kiln_prof *p, const char *name) {
-    if (name && name == p->last_name && strcmp(p->strings[p->last_name_id].text, name) == 0) return p->last_name_id;
+    if (name && name == p->last_name && strcmp(p->strings[p->last_name_id].text, name) == 0)
+        return p->last_name_id;
     uint32_t id = intern(p, name);
     if (id != PROF_NO_ID) {
         p->last_name = name;
@@ -627,7 +643,8 @@ void kiln_prof_alloc(kiln_context *ctx, size_t bytes, double host_ms) {
     pthread_mutex_unlock(&p->lock);
 }
 
-void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, double compile_ms, double load_ms) {
+void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, double compile_ms,
+                       double load_ms) {
     kiln_prof *p = ctx->prof;
     if (!p) return;
     pthread_mutex_lock(&p->lock);

@@ -17,12 +17,12 @@ struct kiln_prof_head {
     atomic_int enabled;
     atomic_int wants_args; /* records are kept for a trace, which shows args_desc */
 };
-#define KILN_PROF_ON(ctx)                                                                                          \
-    ((ctx)->prof != NULL &&                                                                                        \
+#define KILN_PROF_ON(ctx)                                                                                    \
+    ((ctx)->prof != NULL &&                                                                                  \
      atomic_load_explicit(&((struct kiln_prof_head *)(void *)(ctx)->prof)->enabled, memory_order_relaxed))
 /* Only meaningful where KILN_PROF_ON(ctx) holds: 0 when args_desc would be
  * dropped (summary only), so a launch need not build it. */
-#define KILN_PROF_WANTS_ARGS(ctx)                                                                                  \
+#define KILN_PROF_WANTS_ARGS(ctx)                                                                            \
     atomic_load_explicit(&((struct kiln_prof_head *)(void *)(ctx)->prof)->wants_args, memory_order_relaxed)
 
 typedef struct kiln_prof_op kiln_prof_op;
@@ -35,14 +35,12 @@ void kiln_prof_detach(kiln_context *ctx);
 /* Marks the start of an operation on a stream; returns a token for _end
  * (NULL if the profiler cannot record it). `args_desc` (may be NULL) is a
  * short description of the arguments' shapes for the trace. */
-kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name,
-                                     const kiln_launch_config *cfg, kiln_backend_stream *stream,
-                                     const char *args_desc);
-kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_t bytes,
-                                   int pinned, kiln_backend_stream *stream);
+kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const kiln_launch_config *cfg,
+                                     kiln_backend_stream *stream, const char *args_desc);
+kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_t bytes, int pinned,
+                                   kiln_backend_stream *stream);
 void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op);
 void kiln_prof_alloc(kiln_context *ctx, size_t bytes, double host_ms);
-void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, double compile_ms,
-                       double load_ms);
+void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, double compile_ms, double load_ms);
 
 #endif

@@ -17,9 +17,9 @@ static kiln_status need_context(kiln_context *ctx, const char *what) {
 static kiln_status need_profiler(kiln_context *ctx, const char *what) {
     kiln_status s = need_context(ctx, what);
     if (s == KILN_OK && !ctx->prof)
-        s = kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                           "%s: profiling is off for this context (set KILN_PROFILE=1 or call kiln_profiler_start)",
-                           what);
+        s = kiln_set_error(
+            KILN_ERR_INVALID_ARGUMENT,
+            "%s: profiling is off for this context (set KILN_PROFILE=1 or call kiln_profiler_start)", what);
     return s;
 }
 
@@ -80,14 +80,16 @@ kiln_status kiln_profiler_print(kiln_context *ctx, FILE *out) {
     FILE *f = out ? out : stderr;
     int bad = fputs(text, f) < 0 || fflush(f) != 0;
     free(text);
-    return bad ? kiln_set_error(KILN_ERR_IO, "kiln_profiler_print: writing the summary failed: %s", strerror(errno))
+    return bad ? kiln_set_error(KILN_ERR_IO, "kiln_profiler_print: writing the summary failed: %s",
+                                strerror(errno))
                : KILN_OK;
 }
 
 kiln_status kiln_profiler_write_trace(kiln_context *ctx, const char *path) {
     kiln_status s = need_profiler(ctx, "kiln_profiler_write_trace");
     if (s != KILN_OK) return s;
-    if (!path || !*path) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_profiler_write_trace: path is empty");
+    if (!path || !*path)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_profiler_write_trace: path is empty");
     pthread_mutex_lock(&ctx->prof->lock);
     kiln_prof_resolve(ctx->prof, 1);
     s = kiln_prof_trace_write(ctx->prof, path);

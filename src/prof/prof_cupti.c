@@ -40,7 +40,13 @@ enum { REC_START = 16, REC_END = 24 };
 enum { KERNEL_CONTEXT = 44, KERNEL_STREAM = 48, KERNEL_GRID = 52, KERNEL_BLOCK = 64, KERNEL_NAME = 104 };
 enum { MEMCPY_COPY_KIND = 4, MEMCPY_BYTES = 8, MEMCPY_CONTEXT = 36, MEMCPY_STREAM = 40 };
 /* CUpti_ActivityMemcpyKind */
-enum { CUPTI_COPY_HTOD = 1, CUPTI_COPY_DTOH = 2, CUPTI_COPY_DTOD = 8, CUPTI_COPY_HTOH = 9, CUPTI_COPY_PTOP = 10 };
+enum {
+    CUPTI_COPY_HTOD = 1,
+    CUPTI_COPY_DTOH = 2,
+    CUPTI_COPY_DTOD = 8,
+    CUPTI_COPY_HTOH = 9,
+    CUPTI_COPY_PTOP = 10
+};
 
 /* 2^17 records (6 MiB, touched as used): a record stays until 2^17 later
  * ones have been delivered, far more than kiln leaves between an operation
@@ -164,8 +170,9 @@ static void *cupti_open(void) {
 static void load(void) {
     void *lib = cupti_open();
     if (!lib) {
-        load_why = "libcupti.so.13/.12 not found (looked on the loader path, in $CUDA_HOME/extras/CUPTI/lib64, "
-                   "/usr/local/cuda/extras/CUPTI/lib64 and /usr/local/cuda/lib64)";
+        load_why =
+            "libcupti.so.13/.12 not found (looked on the loader path, in $CUDA_HOME/extras/CUPTI/lib64, "
+            "/usr/local/cuda/extras/CUPTI/lib64 and /usr/local/cuda/lib64)";
         return;
     }
     void *sym;
@@ -293,7 +300,8 @@ static void store_record(const unsigned char *rec) {
     ring_head++;
 }
 
-static void buffer_completed(void *context, uint32_t stream_id, uint8_t *buffer, size_t size, size_t valid_bytes) {
+static void buffer_completed(void *context, uint32_t stream_id, uint8_t *buffer, size_t size,
+                             size_t valid_bytes) {
     (void)size;
     pthread_mutex_lock(&ring_lock);
     cupti_record *rec = NULL;
@@ -378,11 +386,13 @@ static const char *start_tracing(void) {
         }
         if ((r = cupti.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != 0)
             why = fail("cuptiActivityRegisterCallbacks", r);
-        else buffers_registered = 1;
+        else
+            buffers_registered = 1;
     }
     if (!why && (r = cupti.cuptiActivityEnable(CUPTI_KIND_CONCURRENT_KERNEL)) != 0)
         why = fail("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
-    if (!why && (r = cupti.cuptiActivityEnable(CUPTI_KIND_MEMCPY)) != 0) why = fail("cuptiActivityEnable(MEMCPY)", r);
+    if (!why && (r = cupti.cuptiActivityEnable(CUPTI_KIND_MEMCPY)) != 0)
+        why = fail("cuptiActivityEnable(MEMCPY)", r);
     uint64_t now_ns = 0;
     if (!why && (r = cupti.cuptiGetTimestamp(&now_ns)) != 0) why = fail("cuptiGetTimestamp", r);
     if (why) {
@@ -501,7 +511,8 @@ kiln_cupti_lookup kiln_prof_cupti_match_locked(const kiln_cupti_op *op, uint64_t
     uint64_t end = ring_head - from > MAX_SCAN ? from + MAX_SCAN : ring_head;
     for (uint64_t at = from; at < end; at++) {
         cupti_entry *e = &ring[at & (RING_SIZE - 1)];
-        if (!same_stream(e, op) || e->taken || !same_work(e, op) || host_ms_of(e->start_ns) < stale_ms) continue;
+        if (!same_stream(e, op) || e->taken || !same_work(e, op) || host_ms_of(e->start_ns) < stale_ms)
+            continue;
         *begin_ms = host_ms_of(e->start_ns);
         *dur_ms = (double)(e->end_ns - e->start_ns) * 1e-6;
         if (take) {

@@ -65,7 +65,8 @@ void kiln_prof_events_read(kiln_prof *p, prof_record *r, int wait) {
             goto failed;
     }
     r->dev_ms = ms;
-    if (p->base_event && ctx->ops->event_elapsed_ms(ctx->state, p->base_event, r->ev[0], &since_base) == KILN_OK)
+    if (p->base_event &&
+        ctx->ops->event_elapsed_ms(ctx->state, p->base_event, r->ev[0], &since_base) == KILN_OK)
         r->dev_begin_ms = p->base_host_ms + since_base;
     return;
 failed:

@@ -37,22 +37,22 @@ struct prof_chunk;
 
 /* One recorded operation; also the token handed out by the _begin hooks. */
 struct kiln_prof_op {
-    uint8_t type;       /* prof_type */
-    uint8_t copy_kind;  /* kiln_copy_kind */
-    uint8_t pinned;     /* copies: host side page-locked */
-    uint8_t cache_hit;  /* compiles */
-    uint8_t ev_failed;  /* an event could not be recorded: use host times */
-    uint8_t no_device;  /* a driver call failed during the op: it may have queued nothing */
-    atomic_int done;    /* set by kiln_prof_end (kernels, copies) */
+    uint8_t type;        /* prof_type */
+    uint8_t copy_kind;   /* kiln_copy_kind */
+    uint8_t pinned;      /* copies: host side page-locked */
+    uint8_t cache_hit;   /* compiles */
+    uint8_t ev_failed;   /* an event could not be recorded: use host times */
+    uint8_t no_device;   /* a driver call failed during the op: it may have queued nothing */
+    atomic_int done;     /* set by kiln_prof_end (kernels, copies) */
     uint32_t dev_stream; /* CUPTI: the stream's CUPTI id, PROF_NO_ID if unknown */
-    unsigned fail_mark; /* kiln_cuda_failed_calls at the start of the op */
-    uint32_t name_id;   /* interned kernel or module name */
-    uint32_t desc_id;   /* interned argument description, PROF_NO_ID if none */
-    uint32_t host_tid;  /* OS thread id of the caller */
-    uint32_t stream;    /* index into prof->streams */
+    unsigned fail_mark;  /* kiln_cuda_failed_calls at the start of the op */
+    uint32_t name_id;    /* interned kernel or module name */
+    uint32_t desc_id;    /* interned argument description, PROF_NO_ID if none */
+    uint32_t host_tid;   /* OS thread id of the caller */
+    uint32_t stream;     /* index into prof->streams */
     uint32_t grid[3], block[3];
     uint64_t shared_bytes;
-    uint64_t bytes;     /* copies, allocations */
+    uint64_t bytes;                    /* copies, allocations */
     double host_begin_ms, host_end_ms; /* the host call (kiln_now_ms) */
     double dev_begin_ms, dev_ms;       /* on the stream; set when resolved */
     double compile_ms, load_ms;        /* compiles */
@@ -89,12 +89,12 @@ typedef struct prof_string {
 /* CUPTI: a stream's id and where the resolver's search for its next kernel
  * and copy records starts in the ring (prof_cupti.h). */
 typedef struct prof_dev_stream {
-    uint32_t id;          /* CUPTI's id of the stream, PROF_NO_ID if unknown */
-    unsigned generation;  /* kiln_cuda_streams_destroyed when id was looked up */
-    int known;            /* id was looked up */
-    int searched;         /* cursor[] is set, for records of stream cursor_id */
+    uint32_t id;         /* CUPTI's id of the stream, PROF_NO_ID if unknown */
+    unsigned generation; /* kiln_cuda_streams_destroyed when id was looked up */
+    int known;           /* id was looked up */
+    int searched;        /* cursor[] is set, for records of stream cursor_id */
     uint32_t cursor_id;
-    uint64_t cursor[2];   /* [kiln_cupti_class] */
+    uint64_t cursor[2]; /* [kiln_cupti_class] */
 } prof_dev_stream;
 
 typedef enum prof_timer {
@@ -106,20 +106,20 @@ typedef enum prof_timer {
 typedef struct kiln_prof {
     struct kiln_prof_head head; /* first: KILN_PROF_ON reads head.enabled */
     kiln_context *ctx;
-    pthread_mutex_t lock; /* everything below */
-    prof_timer timer;     /* fixed when the profiler starts */
-    int use_events;       /* timer == PROF_TIMER_EVENTS */
-    char timer_note[320]; /* why this timer (summary header), may be empty */
+    pthread_mutex_t lock;      /* everything below */
+    prof_timer timer;          /* fixed when the profiler starts */
+    int use_events;            /* timer == PROF_TIMER_EVENTS */
+    char timer_note[320];      /* why this timer (summary header), may be empty */
     const char *cupti_library; /* "libcupti.so.13" */
     uint64_t cupti_lost;       /* records whose CUPTI times never came: host times */
     uint32_t cupti_context_id; /* CUPTI's id of ctx's CUDA context, PROF_NO_ID if unknown */
     uint64_t cupti_start;      /* ring position when the profiler started */
-    int retain;           /* keep resolved records for a trace */
-    int print_at_exit;    /* KILN_PROFILE was set */
-    char *summary_path;   /* KILN_PROFILE_OUT, NULL: stderr */
-    char *trace_path;     /* KILN_TRACE, NULL: none */
-    double t0_ms;         /* kiln_now_ms when the profiler started: trace time 0 */
-    double reset_ms;      /* kiln_profiler_reset: older records leave the trace */
+    int retain;                /* keep resolved records for a trace */
+    int print_at_exit;         /* KILN_PROFILE was set */
+    char *summary_path;        /* KILN_PROFILE_OUT, NULL: stderr */
+    char *trace_path;          /* KILN_TRACE, NULL: none */
+    double t0_ms;              /* kiln_now_ms when the profiler started: trace time 0 */
+    double reset_ms;           /* kiln_profiler_reset: older records leave the trace */
 
     /* Records. `open` holds chunks being filled or waiting to be resolved,
      * oldest first (the tail is being filled); `kept` resolved chunks for the

@@ -11,12 +11,17 @@
 #include "prof/prof_internal.h"
 
 void kiln_prof_format_time(double ms, char *buf, size_t cap) {
-    static const struct { double scale; const char *unit; } units[] = {
-        {1e6, "ns"}, {1e3, "us"}, {1.0, "ms"}, {1e-3, "s"}};
+    static const struct {
+        double scale;
+        const char *unit;
+    } units[] = {{1e6, "ns"}, {1e3, "us"}, {1.0, "ms"}, {1e-3, "s"}};
     int u = 0;
-    if (ms >= 1e3) u = 3;
-    else if (ms >= 1.0) u = 2;
-    else if (ms >= 1e-3) u = 1;
+    if (ms >= 1e3)
+        u = 3;
+    else if (ms >= 1.0)
+        u = 2;
+    else if (ms >= 1e-3)
+        u = 1;
     double v = ms * units[u].scale;
     if (u == 0) {
         snprintf(buf, cap, "%.0f%s", v, units[u].unit);
@@ -34,8 +39,10 @@ static void format_bytes(double bytes, char *buf, size_t cap) {
         bytes /= 1024;
         u++;
     }
-    if (u == 0) snprintf(buf, cap, "%.0f%s", bytes, units[u]);
-    else snprintf(buf, cap, "%.3f%s", bytes, units[u]);
+    if (u == 0)
+        snprintf(buf, cap, "%.0f%s", bytes, units[u]);
+    else
+        snprintf(buf, cap, "%.3f%s", bytes, units[u]);
 }
 
 typedef struct summary_row {
@@ -43,7 +50,8 @@ typedef struct summary_row {
     const prof_stat *stat;
 } summary_row;
 
-static const char *const copy_row_names[4] = {"[memcpy HtoD]", "[memcpy DtoH]", "[memcpy DtoD]", "[memcpy HtoH]"};
+static const char *const copy_row_names[4] = {"[memcpy HtoD]", "[memcpy DtoH]", "[memcpy DtoD]",
+                                              "[memcpy HtoH]"};
 
 static int by_total_time_desc(const void *a, const void *b) {
     const summary_row *x = a, *y = b;
@@ -57,8 +65,8 @@ static void print_row(FILE *f, const char *type, double percent, const prof_stat
     kiln_prof_format_time(s->calls ? s->total_ms / (double)s->calls : 0, avg, sizeof avg);
     kiln_prof_format_time(s->min_ms, lo, sizeof lo);
     kiln_prof_format_time(s->max_ms, hi, sizeof hi);
-    fprintf(f, "%16s %7.2f%% %9s %9lld %9s %9s %9s  %s\n", type, percent, total, (long long)s->calls, avg, lo, hi,
-            name);
+    fprintf(f, "%16s %7.2f%% %9s %9lld %9s %9s %9s  %s\n", type, percent, total, (long long)s->calls, avg, lo,
+            hi, name);
 }
 
 /* Kernels and copies, most time first, as nvprof's "GPU activities". */
@@ -110,17 +118,19 @@ static void print_copies(FILE *f, const kiln_prof *p) {
             const prof_stat *s = &p->copies[k][pin];
             if (!s->calls) continue;
             if (!any++)
-                fprintf(f, "==kiln== Copies by direction:\n%16s %9s %9s %14s %10s %10s %10s\n", "Direction", "Memory",
-                        "Calls", "Bytes", "Avg size", "Time", "GB/s");
+                fprintf(f, "==kiln== Copies by direction:\n%16s %9s %9s %14s %10s %10s %10s\n", "Direction",
+                        "Memory", "Calls", "Bytes", "Avg size", "Time", "GB/s");
             char avg[32], time[32], rate[32];
             format_bytes((double)s->bytes / (double)s->calls, avg, sizeof avg);
             kiln_prof_format_time(s->total_ms, time, sizeof time);
-            if (s->total_ms > 0) snprintf(rate, sizeof rate, "%.2f", (double)s->bytes / s->total_ms / 1e6);
-            else snprintf(rate, sizeof rate, "-");
+            if (s->total_ms > 0)
+                snprintf(rate, sizeof rate, "%.2f", (double)s->bytes / s->total_ms / 1e6);
+            else
+                snprintf(rate, sizeof rate, "-");
             /* A copy within host memory has no pageable/pinned distinction. */
             const char *memory = k == KILN_COPY_DEVICE_TO_DEVICE || k == KILN_COPY_HOST_TO_HOST ? "-"
-                                 : pin                                                      ? "pinned"
-                                                                                            : "pageable";
+                                 : pin                                                          ? "pinned"
+                                                                                                : "pageable";
             fprintf(f, "%16s %9s %9lld %14llu %10s %10s %10s\n", kiln_prof_copy_kind_name(k), memory,
                     (long long)s->calls, (unsigned long long)s->bytes, avg, time, rate);
         }
@@ -137,15 +147,17 @@ static void print_allocs_and_jit(FILE *f, const kiln_prof *p) {
     long long compiled = (long long)p->compiles.calls, hits = (long long)p->cache_hits.calls;
     kiln_prof_format_time(p->compiles.total_ms + p->cache_hits.total_ms, compile, sizeof compile);
     kiln_prof_format_time(p->load_ms, load, sizeof load);
-    fprintf(f, "==kiln== JIT: %lld module%s: %lld compiled, %lld cache hit%s; compile %s, load %s\n", compiled + hits,
-            compiled + hits == 1 ? "" : "s", compiled, hits, hits == 1 ? "" : "s", compile, load);
+    fprintf(f, "==kiln== JIT: %lld module%s: %lld compiled, %lld cache hit%s; compile %s, load %s\n",
+            compiled + hits, compiled + hits == 1 ? "" : "s", compiled, hits, hits == 1 ? "" : "s", compile,
+            load);
 }
 
 /* Which clock the times come from, and why that one. */
 static void print_timer(FILE *f, const kiln_prof *p) {
     switch (p->timer) {
     case PROF_TIMER_CUPTI:
-        fprintf(f, "==kiln== Timer: cupti (device start/end from CUPTI activity records, %s)\n", p->cupti_library);
+        fprintf(f, "==kiln== Timer: cupti (device start/end from CUPTI activity records, %s)\n",
+                p->cupti_library);
         break;
     case PROF_TIMER_EVENTS:
         fprintf(f, "==kiln== Timer: events (device time between events recorded around each operation%s%s)\n",
@@ -182,10 +194,11 @@ char *kiln_prof_summary_text(kiln_prof *p) {
     FILE *f = open_memstream(&text, &size);
     if (!f) return NULL;
     const kiln_context *ctx = p->ctx;
-    fprintf(f, "==kiln== Profiling result (pid %d): backend %s, device \"%s\"\n", (int)getpid(), ctx->ops->name,
-            ctx->info.name);
+    fprintf(f, "==kiln== Profiling result (pid %d): backend %s, device \"%s\"\n", (int)getpid(),
+            ctx->ops->name, ctx->info.name);
     print_timer(f, p);
-    fprintf(f, "%16s %8s %9s %9s %9s %9s %9s  %s\n", "Type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name");
+    fprintf(f, "%16s %8s %9s %9s %9s %9s %9s  %s\n", "Type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max",
+            "Name");
     print_activities(f, p);
     print_copies(f, p);
     print_allocs_and_jit(f, p);
@@ -195,14 +208,18 @@ char *kiln_prof_summary_text(kiln_prof *p) {
         unsigned long long dropped = (unsigned long long)kiln_prof_cupti_dropped_locked();
         kiln_prof_cupti_unlock();
         if (p->cupti_lost || dropped)
-            fprintf(f, "==kiln== Note: CUPTI gave no times for %llu operation%s (host times used); it dropped %llu "
-                       "records in this process\n",
-                    (unsigned long long)p->cupti_lost, p->cupti_lost == 1 ? "" : "s", dropped);
+            fprintf(
+                f,
+                "==kiln== Note: CUPTI gave no times for %llu operation%s (host times used); it dropped %llu "
+                "records in this process\n",
+                (unsigned long long)p->cupti_lost, p->cupti_lost == 1 ? "" : "s", dropped);
         if (p->cupti_lost) print_cupti_streams(f, p);
     }
     if (p->dropped_records)
-        fprintf(f, "==kiln== Note: the trace keeps the first %zu records; %llu later ones are counted here only\n",
-                p->kept_records, (unsigned long long)p->dropped_records);
+        fprintf(
+            f,
+            "==kiln== Note: the trace keeps the first %zu records; %llu later ones are counted here only\n",
+            p->kept_records, (unsigned long long)p->dropped_records);
     if (fclose(f) != 0) {
         free(text);
         return NULL;

@@ -39,9 +39,12 @@ static void json_string(FILE *f, const char *s) {
             p += len;
             continue;
         }
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
         p++;
     }
     fputc('"', f);
@@ -64,18 +67,21 @@ static void begin_event(trace_writer *w, const char *name, const char *cat, doub
     double dur_us = finite_or_zero(dur_ms * 1e3);
     fputs("{\"name\":", w->f);
     json_string(w->f, name);
-    fprintf(w->f, ",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%u,\"args\":{", cat, ts_us,
-            dur_us < 0 ? 0 : dur_us, w->pid, tid);
+    fprintf(w->f, ",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%u,\"args\":{",
+            cat, ts_us, dur_us < 0 ? 0 : dur_us, w->pid, tid);
 }
 
 static void metadata(trace_writer *w, const char *what, uint32_t tid, const char *name, int sort_index) {
     fputs(w->first ? "\n" : ",\n", w->f);
     w->first = 0;
-    fprintf(w->f, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"args\":{\"name\":", what, w->pid, tid);
+    fprintf(w->f, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"args\":{\"name\":", what, w->pid,
+            tid);
     json_string(w->f, name);
     fputs("}}", w->f);
     if (sort_index >= 0)
-        fprintf(w->f, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"args\":{\"sort_index\":%d}}",
+        fprintf(w->f,
+                ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"args\":{\"sort_"
+                "index\":%d}}",
                 w->pid, tid, sort_index);
 }
 
@@ -93,15 +99,17 @@ static void write_record(trace_writer *w, const prof_record *r) {
         json_string(f, kiln_prof_string(p, r->name_id));
         fputs("}}", f);
         begin_event(w, kiln_prof_string(p, r->name_id), "kernel", r->dev_begin_ms, r->dev_ms, stream_tid);
-        fprintf(f, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_bytes\":%llu,\"args\":", r->grid[0], r->grid[1],
-                r->grid[2], r->block[0], r->block[1], r->block[2], (unsigned long long)r->shared_bytes);
+        fprintf(f, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_bytes\":%llu,\"args\":", r->grid[0],
+                r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2],
+                (unsigned long long)r->shared_bytes);
         json_string(f, r->desc_id == PROF_NO_ID ? "" : kiln_prof_string(p, r->desc_id));
         fputs("}}", f);
         break;
     case PROF_COPY: {
-        const char *memory = r->copy_kind == KILN_COPY_HOST_TO_DEVICE || r->copy_kind == KILN_COPY_DEVICE_TO_HOST
-                                 ? (r->pinned ? "pinned" : "pageable")
-                                 : "-";
+        const char *memory =
+            r->copy_kind == KILN_COPY_HOST_TO_DEVICE || r->copy_kind == KILN_COPY_DEVICE_TO_HOST
+                ? (r->pinned ? "pinned" : "pageable")
+                : "-";
         snprintf(name, sizeof name, "kiln copy %s", kind);
         begin_event(w, name, "api", r->host_begin_ms, host_ms, r->host_tid);
         fprintf(f, "\"bytes\":%llu}}", (unsigned long long)r->bytes);
@@ -129,16 +137,16 @@ static void write_record(trace_writer *w, const prof_record *r) {
 
 /* Calls fn on every resolved record in order: kept chunks, then the resolved
  * part of the open ones. */
-#define FOR_EACH_RECORD(p, r, body)                                                                     \
-    do {                                                                                                \
-        const prof_chunk_list *lists_[2] = {&(p)->kept, &(p)->open};                                   \
-        for (int l_ = 0; l_ < 2; l_++)                                                                  \
-            for (const prof_chunk *c_ = lists_[l_]->head; c_; c_ = c_->next)                            \
-                for (uint32_t i_ = 0; i_ < c_->resolved; i_++) {                                        \
-                    const prof_record *r = &c_->rec[i_];                                                \
-                    if (r->host_begin_ms < (p)->reset_ms) continue;                                     \
-                    body;                                                                               \
-                }                                                                                       \
+#define FOR_EACH_RECORD(p, r, body)                                                                          \
+    do {                                                                                                     \
+        const prof_chunk_list *lists_[2] = {&(p)->kept, &(p)->open};                                         \
+        for (int l_ = 0; l_ < 2; l_++)                                                                       \
+            for (const prof_chunk *c_ = lists_[l_]->head; c_; c_ = c_->next)                                 \
+                for (uint32_t i_ = 0; i_ < c_->resolved; i_++) {                                             \
+                    const prof_record *r = &c_->rec[i_];                                                     \
+                    if (r->host_begin_ms < (p)->reset_ms) continue;                                          \
+                    body;                                                                                    \
+                }                                                                                            \
     } while (0)
 
 /* The host threads that appear, each once, in order of first appearance. */
@@ -178,8 +186,10 @@ static void write_trace(trace_writer *w) {
     }
     free(tids);
     for (uint32_t s = 0; s < p->stream_count; s++) {
-        if (s == 0) snprintf(label, sizeof label, "stream 0 (default)");
-        else snprintf(label, sizeof label, "stream %u", s);
+        if (s == 0)
+            snprintf(label, sizeof label, "stream 0 (default)");
+        else
+            snprintf(label, sizeof label, "stream %u", s);
         metadata(w, "thread_name", PROF_STREAM_TID + s, label, 1000 + (int)s);
     }
     FOR_EACH_RECORD(p, r, write_record(w, r));
@@ -202,7 +212,8 @@ kiln_status kiln_prof_trace_write(kiln_prof *p, const char *path) {
     snprintf(tmp, len + 32, "%s.tmp.%d", path, (int)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) {
-        kiln_status s = kiln_set_error(KILN_ERR_IO, "cannot write the trace to %s: %s", path, strerror(errno));
+        kiln_status s =
+            kiln_set_error(KILN_ERR_IO, "cannot write the trace to %s: %s", path, strerror(errno));
         free(tmp);
         return s;
     }

@@ -1,6 +1,8 @@
 /* call.c: kiln_call: checking the arguments, choosing where the work runs,
  * moving host or device operands where the kernel can reach them, and
  * launching. */
+#include "ufunc/call.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,20 +11,21 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "kernel/module.h"
-#include "ufunc/call.h"
 
 /* CPU chunks: never smaller than this many elements (a chunk is a task on
  * the pool; below this the hand-off costs more than the work). */
 #define UF_CPU_MIN_CHUNK 16384
 #define UF_CUDA_BLOCK 256
 
-kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, int parallel, kiln_stream *stream) {
+kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, int parallel,
+                           kiln_stream *stream) {
     if (p->n == 0) return KILN_OK;
     if (uf_plan_param_count(p, f) > KILN_MAX_PARAMS)
-        return kiln_set_error(KILN_ERR_UNSUPPORTED,
-                              "%s: %d dims that cannot be merged over %d array operands need more kernel parameters "
-                              "than kiln allows (%d); make some operands contiguous first",
-                              f->name, p->nd, p->narr, KILN_MAX_PARAMS);
+        return kiln_set_error(
+            KILN_ERR_UNSUPPORTED,
+            "%s: %d dims that cannot be merged over %d array operands need more kernel parameters "
+            "than kiln allows (%d); make some operands contiguous first",
+            f->name, p->nd, p->narr, KILN_MAX_PARAMS);
     uf_key key = p->key;
     int64_t blocks = 0;
     if (key.backend == UF_CUDA) {
@@ -67,28 +70,33 @@ static kiln_status check_args(kiln_ufunc *f, const kiln_value *args, int nargs, 
                               f->nin == 1 ? "" : "s", f->sig_list, nargs);
     if (!outs)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "%s: outs is NULL; pass %d output slot%s (NULL slots receive new arrays)", f->name,
-                              f->nout, f->nout == 1 ? "" : "s");
+                              "%s: outs is NULL; pass %d output slot%s (NULL slots receive new arrays)",
+                              f->name, f->nout, f->nout == 1 ? "" : "s");
     for (int i = 0; i < nargs; i++) {
         const kiln_value *v = &args[i];
         if (v->kind == KILN_VALUE_ARRAY) {
-            if (!v->as.array) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: input %d (%s) is a NULL array", f->name, i, f->in_names[i]);
+            if (!v->as.array)
+                return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: input %d (%s) is a NULL array", f->name,
+                                      i, f->in_names[i]);
             if (v->as.array->ctx != f->ctx)
-                return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: input %d (%s) belongs to another context", f->name, i,
+                return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                                      "%s: input %d (%s) belongs to another context", f->name, i,
                                       f->in_names[i]);
         } else if (v->kind == KILN_VALUE_SCALAR) {
             if ((unsigned)v->dtype >= KILN_DTYPE_COUNT)
-                return kiln_set_error(KILN_ERR_ARG_TYPE, "%s: input %d (%s) is a scalar of invalid dtype %d", f->name, i,
-                                      f->in_names[i], (int)v->dtype);
+                return kiln_set_error(KILN_ERR_ARG_TYPE, "%s: input %d (%s) is a scalar of invalid dtype %d",
+                                      f->name, i, f->in_names[i], (int)v->dtype);
         } else {
-            return kiln_set_error(KILN_ERR_ARG_TYPE,
-                                  "%s: input %d (%s) is a raw pointer; ufuncs take arrays (kiln_arr) and scalars", f->name,
-                                  i, f->in_names[i]);
+            return kiln_set_error(
+                KILN_ERR_ARG_TYPE,
+                "%s: input %d (%s) is a raw pointer; ufuncs take arrays (kiln_arr) and scalars", f->name, i,
+                f->in_names[i]);
         }
     }
     for (int j = 0; j < f->nout; j++)
         if (outs[j] && outs[j]->ctx != f->ctx)
-            return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: output %d belongs to another context", f->name, j);
+            return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: output %d belongs to another context",
+                                  f->name, j);
     return KILN_OK;
 }
 
@@ -96,19 +104,20 @@ static kiln_status check_out_dtypes(const kiln_ufunc *f, int sig, kiln_array *co
     const uf_signature *g = &f->sigs[sig];
     for (int j = 0; j < f->nout; j++)
         if (outs[j] && !kiln_dtype_can_cast(g->out[j], outs[j]->dtype))
-            return kiln_set_error(KILN_ERR_DTYPE,
-                                  "%s: output %d is %s but signature %s produces %s there, which does not cast "
-                                  "safely to %s",
-                                  f->name, j, kiln_dtype_name(outs[j]->dtype), g->text, kiln_dtype_name(g->out[j]),
-                                  kiln_dtype_name(outs[j]->dtype));
+            return kiln_set_error(
+                KILN_ERR_DTYPE,
+                "%s: output %d is %s but signature %s produces %s there, which does not cast "
+                "safely to %s",
+                f->name, j, kiln_dtype_name(outs[j]->dtype), g->text, kiln_dtype_name(g->out[j]),
+                kiln_dtype_name(outs[j]->dtype));
     return KILN_OK;
 }
 
 /* ---------------------------------------------------------------- routes */
 
 typedef struct uf_temps {
-    kiln_array *in[UF_MAX_IN];   /* staged copies of inputs (released at the end) */
-    kiln_array *out[UF_MAX_OUT]; /* where the kernel writes output j (released) */
+    kiln_array *in[UF_MAX_IN];      /* staged copies of inputs (released at the end) */
+    kiln_array *out[UF_MAX_OUT];    /* where the kernel writes output j (released) */
     kiln_array *result[UF_MAX_OUT]; /* what the caller gets for NULL slots */
 } uf_temps;
 
@@ -122,8 +131,8 @@ static void temps_release(uf_temps *t, int keep_results) {
 
 /* Every operand already where exec's kernels can read it. */
 static kiln_status run_direct(kiln_ufunc *f, kiln_context *exec, uf_backend be, int parallel, int sig,
-                              const kiln_value *args, kiln_array *const *ins, kiln_array *const *kouts, int nd,
-                              const int64_t *shape, kiln_stream *stream) {
+                              const kiln_value *args, kiln_array *const *ins, kiln_array *const *kouts,
+                              int nd, const int64_t *shape, kiln_stream *stream) {
     uf_plan p;
     uf_build_plan(f, be, sig, args, ins, kouts, NULL, nd, shape, &p);
     return uf_launch_plan(f, exec, &p, parallel, stream);
@@ -131,8 +140,8 @@ static kiln_status run_direct(kiln_ufunc *f, kiln_context *exec, uf_backend be, 
 
 /* cpu / parallel target on a CUDA context: run on the host context over
  * host memory; device operands are copied over and back. */
-static kiln_status run_on_host(kiln_ufunc *f, int parallel, int sig, const kiln_value *args, kiln_array **outs,
-                               int nd, const int64_t *shape, uf_temps *t) {
+static kiln_status run_on_host(kiln_ufunc *f, int parallel, int sig, const kiln_value *args,
+                               kiln_array **outs, int nd, const int64_t *shape, uf_temps *t) {
     kiln_context *host = NULL;
     kiln_status s = kiln_context_host(f->ctx, &host);
     const uf_signature *g = &f->sigs[sig];
@@ -191,8 +200,10 @@ static kiln_status run_staged_whole(kiln_ufunc *f, int sig, const kiln_value *ar
         s = kiln_array_empty(f->ctx, outs[j] ? outs[j]->dtype : g->out[j], nd, shape, &t->out[j]);
         kouts[j] = t->out[j];
         if (s == KILN_OK && !outs[j]) {
-            if (host_result) s = kiln_array_empty_host(f->ctx, g->out[j], nd, shape, &t->result[j]);
-            else t->result[j] = kiln_array_retain(t->out[j]);
+            if (host_result)
+                s = kiln_array_empty_host(f->ctx, g->out[j], nd, shape, &t->result[j]);
+            else
+                t->result[j] = kiln_array_retain(t->out[j]);
         }
     }
     if (s == KILN_OK) s = run_direct(f, f->ctx, UF_CUDA, 0, sig, args, ins, kouts, nd, shape, stream);
@@ -206,8 +217,8 @@ static kiln_status run_staged_whole(kiln_ufunc *f, int sig, const kiln_value *ar
     return s;
 }
 
-kiln_status kiln_call_ex(kiln_ufunc *f, const char *target, kiln_stream *stream, const kiln_value *args, int nargs,
-                         kiln_array **outs) {
+kiln_status kiln_call_ex(kiln_ufunc *f, const char *target, kiln_stream *stream, const kiln_value *args,
+                         int nargs, kiln_array **outs) {
     if (!f) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_call: ufunc is NULL");
     kiln_context *ctx = f->ctx;
     kiln_status s = kiln_context_check(ctx);
@@ -224,8 +235,9 @@ kiln_status kiln_call_ex(kiln_ufunc *f, const char *target, kiln_stream *stream,
     int cuda_ctx = ctx->ops->kind == KILN_BACKEND_CUDA;
     if (tg == UF_TARGET_CONTEXT) tg = cuda_ctx ? UF_TARGET_CUDA : UF_TARGET_PARALLEL;
     if (tg == UF_TARGET_CUDA && !cuda_ctx)
-        return kiln_set_error(KILN_ERR_UNSUPPORTED, "%s: target \"cuda\" needs a cuda context; this context is %s",
-                              f->name, ctx->ops->name);
+        return kiln_set_error(KILN_ERR_UNSUPPORTED,
+                              "%s: target \"cuda\" needs a cuda context; this context is %s", f->name,
+                              ctx->ops->name);
     int sig = 0;
     s = uf_dispatch(f, args, &sig);
     if (s == KILN_OK) s = check_out_dtypes(f, sig, outs);
@@ -240,8 +252,10 @@ kiln_status kiln_call_ex(kiln_ufunc *f, const char *target, kiln_stream *stream,
     int any_host_in = 0, any_device_in = 0, any_host_out = 0;
     for (int i = 0; i < f->nin; i++)
         if (args[i].kind == KILN_VALUE_ARRAY) {
-            if (args[i].as.array->memory == KILN_MEMORY_HOST) any_host_in = 1;
-            else any_device_in = 1;
+            if (args[i].as.array->memory == KILN_MEMORY_HOST)
+                any_host_in = 1;
+            else
+                any_device_in = 1;
         }
     for (int j = 0; j < f->nout; j++) any_host_out |= outs[j] && outs[j]->memory == KILN_MEMORY_HOST;
 
@@ -299,9 +313,13 @@ kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const kiln_valu
     kiln_array *none[UF_MAX_OUT] = {0};
     if (!outs) outs = none;
     uf_backend be;
-    if (strcmp(target, "cuda") == 0) be = UF_CUDA;
-    else if (strcmp(target, "cpu") == 0 || strcmp(target, "parallel") == 0) be = UF_CPU;
-    else return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_ufunc_source: target must be \"cuda\" or \"cpu\", got \"%s\"", target);
+    if (strcmp(target, "cuda") == 0)
+        be = UF_CUDA;
+    else if (strcmp(target, "cpu") == 0 || strcmp(target, "parallel") == 0)
+        be = UF_CPU;
+    else
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_ufunc_source: target must be \"cuda\" or \"cpu\", got \"%s\"", target);
     kiln_status s = check_args(f, args, nargs, (kiln_array **)outs);
     int sig = 0, nd = 0;
     int64_t shape[KILN_MAX_DIMS];

@@ -18,13 +18,15 @@ kiln_status uf_check_overlap(const kiln_ufunc *f, const kiln_value *args, kiln_a
                              const int64_t *shape);
 /* ins[i]: the array the kernel reads for input i (NULL: scalar args[i]);
  * outs[j] (NULL: a fresh contiguous array of out_dtypes[j], for source-only). */
-void uf_build_plan(const kiln_ufunc *f, uf_backend backend, int sig, const kiln_value *args, kiln_array *const *ins,
-                   kiln_array *const *outs, const kiln_dtype *out_dtypes, int nd, const int64_t *shape, uf_plan *p);
+void uf_build_plan(const kiln_ufunc *f, uf_backend backend, int sig, const kiln_value *args,
+                   kiln_array *const *ins, kiln_array *const *outs, const kiln_dtype *out_dtypes, int nd,
+                   const int64_t *shape, uf_plan *p);
 int uf_plan_param_count(const uf_plan *p, const kiln_ufunc *f);
 /* Kernel arguments for elements [0, n) (CPU: in chunks of `chunk`). */
 int uf_plan_args(const uf_plan *p, const kiln_ufunc *f, int64_t n, int64_t chunk, kiln_value *args);
 /* Launches a planned variant on exec (compiling it on first use). */
-kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, int parallel, kiln_stream *stream);
+kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, int parallel,
+                           kiln_stream *stream);
 
 /* Host-memory inputs on a CUDA context: the chunked, overlapped pipeline
  * (staging.c). KILN_ERR_UNSUPPORTED when the operands do not suit it (then

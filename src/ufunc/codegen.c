@@ -39,27 +39,37 @@ static int count_lines(const kiln_text *b) {
 /* Type the body computes in. */
 static const char *compute_type(kiln_dtype t) { return t == KILN_FLOAT16 ? "float" : kiln_dtype_c_type(t); }
 /* Type the array holds. */
-static const char *storage_type(kiln_dtype t) { return t == KILN_FLOAT16 ? "uint16_t" : kiln_dtype_c_type(t); }
+static const char *storage_type(kiln_dtype t) {
+    return t == KILN_FLOAT16 ? "uint16_t" : kiln_dtype_c_type(t);
+}
 
 /* Writes into out the expression turning `src` (a storage value of dtype
  * have) into the compute type of dtype want. */
 static void load_expr(char *out, size_t cap, kiln_dtype have, kiln_dtype want, const char *src) {
     char val[256];
-    if (have == KILN_FLOAT16) snprintf(val, sizeof val, "kiln_uf_h2f(%s)", src);
-    else snprintf(val, sizeof val, "%s", src);
+    if (have == KILN_FLOAT16)
+        snprintf(val, sizeof val, "kiln_uf_h2f(%s)", src);
+    else
+        snprintf(val, sizeof val, "%s", src);
     const char *ht = compute_type(have), *wt = compute_type(want);
-    if (strcmp(ht, wt) == 0) snprintf(out, cap, "%s", val);
-    else snprintf(out, cap, "kiln_uf_cv<%s>::go(%s)", wt, val);
+    if (strcmp(ht, wt) == 0)
+        snprintf(out, cap, "%s", val);
+    else
+        snprintf(out, cap, "kiln_uf_cv<%s>::go(%s)", wt, val);
 }
 
 /* The expression storing compute value `src` of dtype have as dtype want. */
 static void store_expr(char *out, size_t cap, kiln_dtype have, kiln_dtype want, const char *src) {
     char val[256];
     const char *ht = compute_type(have), *wt = compute_type(want);
-    if (strcmp(ht, wt) == 0) snprintf(val, sizeof val, "%s", src);
-    else snprintf(val, sizeof val, "kiln_uf_cv<%s>::go(%s)", wt, src);
-    if (want == KILN_FLOAT16) snprintf(out, cap, "kiln_uf_f2h(%s)", val);
-    else snprintf(out, cap, "%s", val);
+    if (strcmp(ht, wt) == 0)
+        snprintf(val, sizeof val, "%s", src);
+    else
+        snprintf(val, sizeof val, "kiln_uf_cv<%s>::go(%s)", wt, src);
+    if (want == KILN_FLOAT16)
+        snprintf(out, cap, "kiln_uf_f2h(%s)", val);
+    else
+        snprintf(out, cap, "%s", val);
 }
 
 static kiln_dtype key_in(const uf_key *k, int i) { return (kiln_dtype)(k->in[i] & ~UF_SCALAR_BIT); }
@@ -67,7 +77,8 @@ static int key_scalar(const uf_key *k, int i) { return (k->in[i] & UF_SCALAR_BIT
 
 /* The user's function for signature `sig`. */
 static void emit_body(kiln_text *b, const kiln_ufunc *f, const uf_signature *g, int sig) {
-    if (f->return_style) kiln_text_printf(b, "KILN_UF_FN %s kiln_uf_body_%d(", compute_type(g->out[0]), sig);
+    if (f->return_style)
+        kiln_text_printf(b, "KILN_UF_FN %s kiln_uf_body_%d(", compute_type(g->out[0]), sig);
     else {
         kiln_text_printf(b, "KILN_UF_FN void kiln_uf_body_%d(", sig);
         for (int j = 0; j < f->nout; j++)
@@ -88,8 +99,10 @@ static void emit_params(kiln_text *b, const kiln_ufunc *f, const uf_key *k, cons
     for (int j = 0; j < f->nout; j++)
         kiln_text_printf(b, "%s *kiln_o%d, ", storage_type((kiln_dtype)k->out[j]), j);
     for (int i = 0; i < f->nin; i++) {
-        if (key_scalar(k, i)) kiln_text_printf(b, "%s kiln_s%d, ", compute_type(g->in[i]), i);
-        else kiln_text_printf(b, "const %s *kiln_i%d, ", storage_type(key_in(k, i)), i);
+        if (key_scalar(k, i))
+            kiln_text_printf(b, "%s kiln_s%d, ", compute_type(g->in[i]), i);
+        else
+            kiln_text_printf(b, "const %s *kiln_i%d, ", storage_type(key_in(k, i)), i);
     }
     kiln_text_printf(b, "%s kiln_n", idx);
     if (k->backend == UF_CPU) kiln_text_printf(b, ", %s kiln_chunk", idx);
@@ -115,9 +128,12 @@ static void emit_element(kiln_text *b, const kiln_ufunc *f, const uf_key *k, con
     for (int i = 0; i < f->nin; i++) {
         if (key_scalar(k, i)) continue;
         kiln_dtype have = key_in(k, i);
-        if (how == ACCESS_INDEX) snprintf(src, sizeof src, "kiln_i%d[%s]", i, at);
-        else if (how == ACCESS_VECTOR) snprintf(src, sizeof src, "kiln_a%d.v[%s]", i, at);
-        else snprintf(src, sizeof src, "*(const %s *)(%si%d + %s)", storage_type(have), pfx, i, at);
+        if (how == ACCESS_INDEX)
+            snprintf(src, sizeof src, "kiln_i%d[%s]", i, at);
+        else if (how == ACCESS_VECTOR)
+            snprintf(src, sizeof src, "kiln_a%d.v[%s]", i, at);
+        else
+            snprintf(src, sizeof src, "*(const %s *)(%si%d + %s)", storage_type(have), pfx, i, at);
         load_expr(expr, sizeof expr, have, g->in[i], src);
         kiln_text_printf(b, "const %s kiln_x%d = %s; ", compute_type(g->in[i]), i, expr);
     }
@@ -136,8 +152,10 @@ static void emit_element(kiln_text *b, const kiln_ufunc *f, const uf_key *k, con
         char r[16];
         snprintf(r, sizeof r, "kiln_r%d", j);
         store_expr(expr, sizeof expr, g->out[j], (kiln_dtype)k->out[j], r);
-        if (how == ACCESS_INDEX) kiln_text_printf(b, "kiln_o%d[%s] = %s; ", j, at, expr);
-        else if (how == ACCESS_VECTOR) kiln_text_printf(b, "kiln_b%d.v[%s] = %s; ", j, at, expr);
+        if (how == ACCESS_INDEX)
+            kiln_text_printf(b, "kiln_o%d[%s] = %s; ", j, at, expr);
+        else if (how == ACCESS_VECTOR)
+            kiln_text_printf(b, "kiln_b%d.v[%s] = %s; ", j, at, expr);
         else
             kiln_text_printf(b, "*(%s *)(%so%d + %s) = %s; ", storage_type((kiln_dtype)k->out[j]), pfx, j, at,
                              expr);
@@ -156,7 +174,8 @@ static void emit_unravel(kiln_text *b, const kiln_ufunc *f, const uf_key *k, con
         if (d > 0)
             kiln_text_printf(b, "        { const %s kiln_c = %s %% kiln_d%d; %s /= kiln_d%d;\n", idx, var, d,
                              var, d);
-        else kiln_text_printf(b, "        { const %s kiln_c = %s;\n", idx, var);
+        else
+            kiln_text_printf(b, "        { const %s kiln_c = %s;\n", idx, var);
         for (int j = 0; j < f->nout; j++)
             kiln_text_printf(b, "          kiln_offo%d += kiln_c * kiln_to%d_%d;\n", j, j, d);
         for (int i = 0; i < f->nin; i++)
@@ -184,7 +203,8 @@ static void emit_gpu_kernel(kiln_text *b, const kiln_ufunc *f, const uf_key *k, 
     kiln_text_printf(b, "    const %s kiln_step = (%s)gridDim.x * blockDim.x;\n", idx, idx);
     kiln_text_printf(b, "    const %s kiln_first = (%s)blockIdx.x * blockDim.x + threadIdx.x;\n", idx, idx);
     if (k->layout == UF_CONTIG && k->cover) {
-        kiln_text_printf(b, "    (void)kiln_step;\n    const %s kiln_e = kiln_first;\n    if (kiln_e < kiln_n) ", idx);
+        kiln_text_printf(
+            b, "    (void)kiln_step;\n    const %s kiln_e = kiln_first;\n    if (kiln_e < kiln_n) ", idx);
         emit_element(b, f, k, g, ACCESS_INDEX, "kiln_e", "");
     } else if (k->layout == UF_CONTIG) {
         kiln_text_printf(b, "    for (%s kiln_e = kiln_first; kiln_e < kiln_n; kiln_e += kiln_step) ", idx);
@@ -312,11 +332,14 @@ kiln_status uf_generate(const kiln_ufunc *f, const uf_key *keys, int nkeys, char
             kiln_text_printf(&b, " %s %s%s", f->in_names[i], kiln_dtype_code(key_in(key, i)),
                              key_scalar(key, i) ? " scalar" : "");
         kiln_text_printf(&b, "\n");
-        if (key->backend == UF_CUDA) emit_gpu_kernel(&b, f, key, g, kernel_names[v]);
-        else emit_cpu_kernel(&b, f, key, g, kernel_names[v]);
+        if (key->backend == UF_CUDA)
+            emit_gpu_kernel(&b, f, key, g, kernel_names[v]);
+        else
+            emit_cpu_kernel(&b, f, key, g, kernel_names[v]);
     }
     char *text = kiln_text_take(&b);
-    if (!text) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory generating ufunc %s", f->name);
+    if (!text)
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory generating ufunc %s", f->name);
     *source = text;
     return KILN_OK;
 }

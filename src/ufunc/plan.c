@@ -2,8 +2,8 @@
  * NumPy dispatch and broadcasting, overlap checks, dimension coalescing,
  * layout choice, and the launch geometry. Nothing here allocates. */
 #include <math.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/dtype.h"
@@ -20,12 +20,14 @@ void uf_describe_args(const kiln_value *args, int nargs, char *buf, size_t cap) 
         const kiln_value *v = &args[i];
         char shape[160];
         if (v->kind == KILN_VALUE_ARRAY && v->as.array)
-            n += (size_t)snprintf(buf + n, cap - n, "%s%s array %s", i ? ", " : "", kiln_dtype_code(v->as.array->dtype),
-                                  kiln_shape_format(v->as.array->ndim, v->as.array->shape, shape, sizeof shape));
+            n += (size_t)snprintf(
+                buf + n, cap - n, "%s%s array %s", i ? ", " : "", kiln_dtype_code(v->as.array->dtype),
+                kiln_shape_format(v->as.array->ndim, v->as.array->shape, shape, sizeof shape));
         else if (v->kind == KILN_VALUE_SCALAR)
             n += (size_t)snprintf(buf + n, cap - n, "%s%s scalar", i ? ", " : "", kiln_dtype_code(v->dtype));
         else
-            n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", v->kind == KILN_VALUE_POINTER ? "pointer" : "?");
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "",
+                                  v->kind == KILN_VALUE_POINTER ? "pointer" : "?");
     }
 }
 
@@ -52,12 +54,15 @@ static int scalar_value_fits(const kiln_value *v, kiln_dtype to) {
         return v->as.i >= -lim && v->as.i < lim;
     }
     if (fk == 'f' && (tk == 'f' || tk == 'c')) {
-        double x = v->as.c[0], max = to == KILN_FLOAT16 ? 65504.0 : (to == KILN_FLOAT32 || to == KILN_COMPLEX64) ? 3.4028234663852886e38 : 1.7976931348623157e308;
+        double x = v->as.c[0], max = to == KILN_FLOAT16                             ? 65504.0
+                                     : (to == KILN_FLOAT32 || to == KILN_COMPLEX64) ? 3.4028234663852886e38
+                                                                                    : 1.7976931348623157e308;
         return !isfinite(x) || fabs(x) <= max;
     }
     if (fk == 'c' && tk == 'c') {
         double max = to == KILN_COMPLEX64 ? 3.4028234663852886e38 : 1.7976931348623157e308;
-        return (!isfinite(v->as.c[0]) || fabs(v->as.c[0]) <= max) && (!isfinite(v->as.c[1]) || fabs(v->as.c[1]) <= max);
+        return (!isfinite(v->as.c[0]) || fabs(v->as.c[0]) <= max) &&
+               (!isfinite(v->as.c[1]) || fabs(v->as.c[1]) <= max);
     }
     return 0;
 }
@@ -74,9 +79,12 @@ kiln_status uf_dispatch(const kiln_ufunc *f, const kiln_value *args, int *sig_ou
             int ok = 1;
             for (int i = 0; i < f->nin && ok; i++) {
                 kiln_dtype dt = arg_dtype(&args[i]);
-                if (pass == 0) ok = dt == g->in[i];
-                else if (pass == 1 || args[i].kind == KILN_VALUE_ARRAY) ok = kiln_dtype_can_cast(dt, g->in[i]);
-                else ok = scalar_value_fits(&args[i], g->in[i]);
+                if (pass == 0)
+                    ok = dt == g->in[i];
+                else if (pass == 1 || args[i].kind == KILN_VALUE_ARRAY)
+                    ok = kiln_dtype_can_cast(dt, g->in[i]);
+                else
+                    ok = scalar_value_fits(&args[i], g->in[i]);
             }
             if (ok) {
                 *sig_out = k;
@@ -85,10 +93,11 @@ kiln_status uf_dispatch(const kiln_ufunc *f, const kiln_value *args, int *sig_ou
         }
     char desc[1024];
     uf_describe_args(args, f->nin, desc, sizeof desc);
-    return kiln_set_error(KILN_ERR_DTYPE,
-                          "%s: no signature matches the arguments (%s); the signatures are %s, and inputs are cast "
-                          "only where NumPy's safe casting allows",
-                          f->name, desc, f->sig_list);
+    return kiln_set_error(
+        KILN_ERR_DTYPE,
+        "%s: no signature matches the arguments (%s); the signatures are %s, and inputs are cast "
+        "only where NumPy's safe casting allows",
+        f->name, desc, f->sig_list);
 }
 
 /* A scalar argument converted to the signature's compute type. */
@@ -98,8 +107,14 @@ kiln_value uf_scalar_for(const kiln_value *v, kiln_dtype sig_type) {
     double im = fk == 'c' ? v->as.c[1] : 0.0;
     switch (kiln_dtype_kind(sig_type)) {
     case 'b': return kiln_bool(fk == 'c' ? (re != 0 || im != 0) : fk == 'f' ? re != 0 : v->as.u != 0);
-    case 'i': return kiln_scalar_i_(sig_type, fk == 'u' || fk == 'b' ? (int64_t)v->as.u : fk == 'i' ? v->as.i : (int64_t)re);
-    case 'u': return kiln_scalar_u_(sig_type, fk == 'i' ? (uint64_t)v->as.i : fk == 'u' || fk == 'b' ? v->as.u : (uint64_t)re);
+    case 'i':
+        return kiln_scalar_i_(sig_type, fk == 'u' || fk == 'b' ? (int64_t)v->as.u
+                                        : fk == 'i'            ? v->as.i
+                                                               : (int64_t)re);
+    case 'u':
+        return kiln_scalar_u_(sig_type, fk == 'i'                ? (uint64_t)v->as.i
+                                        : fk == 'u' || fk == 'b' ? v->as.u
+                                                                 : (uint64_t)re);
     case 'c': return kiln_scalar_f_(sig_type, re, im);
     default:
         if (sig_type == KILN_FLOAT16) return kiln_f32((float)re);
@@ -123,8 +138,10 @@ static int broadcast_into(int *nd, int64_t *shape, int bnd, const int64_t *bshap
     for (int d = 0; d < rnd; d++) {
         int ia = d - (rnd - *nd), ib = d - (rnd - bnd);
         int64_t a = ia >= 0 ? shape[ia] : 1, b = ib >= 0 ? bshape[ib] : 1;
-        if (a == b || b == 1) r[d] = a;
-        else if (a == 1) r[d] = b;
+        if (a == b || b == 1)
+            r[d] = a;
+        else if (a == 1)
+            r[d] = b;
         else {
             *bad_dim = d;
             return 0;
@@ -151,16 +168,18 @@ kiln_status uf_broadcast(const kiln_ufunc *f, const kiln_value *args, kiln_array
             int ia = bad - (rnd - save_nd), ib = bad - (rnd - a->ndim);
             if (first >= 0 && save_nd == args[first].as.array->ndim &&
                 memcmp(save, args[first].as.array->shape, sizeof(int64_t) * (size_t)save_nd) == 0)
-                return kiln_set_error(KILN_ERR_SHAPE,
-                                      "%s: cannot broadcast shapes %s (input %d) and %s (input %d): dim %d is %lld vs %lld",
-                                      f->name, shape_text(save_nd, save, s1, sizeof s1), first,
-                                      shape_text(a->ndim, a->shape, s2, sizeof s2), i, bad,
-                                      (long long)save[ia], (long long)a->shape[ib]);
-            return kiln_set_error(KILN_ERR_SHAPE,
-                                  "%s: cannot broadcast shapes %s (inputs before %d) and %s (input %d): dim %d is %lld vs %lld",
-                                  f->name, shape_text(save_nd, save, s1, sizeof s1), i,
-                                  shape_text(a->ndim, a->shape, s2, sizeof s2), i, bad, (long long)save[ia],
-                                  (long long)a->shape[ib]);
+                return kiln_set_error(
+                    KILN_ERR_SHAPE,
+                    "%s: cannot broadcast shapes %s (input %d) and %s (input %d): dim %d is %lld vs %lld",
+                    f->name, shape_text(save_nd, save, s1, sizeof s1), first,
+                    shape_text(a->ndim, a->shape, s2, sizeof s2), i, bad, (long long)save[ia],
+                    (long long)a->shape[ib]);
+            return kiln_set_error(
+                KILN_ERR_SHAPE,
+                "%s: cannot broadcast shapes %s (inputs before %d) and %s (input %d): dim %d is %lld vs %lld",
+                f->name, shape_text(save_nd, save, s1, sizeof s1), i,
+                shape_text(a->ndim, a->shape, s2, sizeof s2), i, bad, (long long)save[ia],
+                (long long)a->shape[ib]);
         }
         if (first < 0) first = i;
     }
@@ -174,8 +193,9 @@ kiln_status uf_broadcast(const kiln_ufunc *f, const kiln_value *args, kiln_array
         if (!broadcast_into(&tnd, t, o->ndim, o->shape, &bad) || tnd != o->ndim ||
             memcmp(t, o->shape, sizeof(int64_t) * (size_t)tnd) != 0) {
             char s1[256], s2[256];
-            return kiln_set_error(KILN_ERR_SHAPE, "%s: output %d has shape %s but the inputs broadcast to %s", f->name, j,
-                                  shape_text(o->ndim, o->shape, s1, sizeof s1), shape_text(nd, shape, s2, sizeof s2));
+            return kiln_set_error(KILN_ERR_SHAPE, "%s: output %d has shape %s but the inputs broadcast to %s",
+                                  f->name, j, shape_text(o->ndim, o->shape, s1, sizeof s1),
+                                  shape_text(nd, shape, s2, sizeof s2));
         }
         nd = tnd;
         memcpy(shape, t, sizeof(int64_t) * (size_t)tnd);
@@ -184,9 +204,9 @@ kiln_status uf_broadcast(const kiln_ufunc *f, const kiln_value *args, kiln_array
         const kiln_array *o = outs ? outs[j] : NULL;
         if (o && (o->ndim != nd || memcmp(o->shape, shape, sizeof(int64_t) * (size_t)nd) != 0)) {
             char s1[256], s2[256];
-            return kiln_set_error(KILN_ERR_SHAPE, "%s: output %d has shape %s but the other outputs have shape %s",
-                                  f->name, j, shape_text(o->ndim, o->shape, s1, sizeof s1),
-                                  shape_text(nd, shape, s2, sizeof s2));
+            return kiln_set_error(
+                KILN_ERR_SHAPE, "%s: output %d has shape %s but the other outputs have shape %s", f->name, j,
+                shape_text(o->ndim, o->shape, s1, sizeof s1), shape_text(nd, shape, s2, sizeof s2));
         }
     }
     *nd_out = nd;
@@ -215,7 +235,8 @@ kiln_status uf_check_overlap(const kiln_ufunc *f, const kiln_value *args, kiln_a
             char *plo, *phi;
             kiln_array_byte_extent(p, &plo, &phi);
             if (plo < ohi && olo < phi)
-                return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: outputs %d and %d overlap in memory", f->name, k, j);
+                return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: outputs %d and %d overlap in memory",
+                                      f->name, k, j);
         }
         int64_t os[KILN_MAX_DIMS];
         broadcast_strides(o, nd, shape, os);
@@ -230,11 +251,12 @@ kiln_status uf_check_overlap(const kiln_ufunc *f, const kiln_value *args, kiln_a
             int same = a->data == o->data && kiln_dtype_size(a->dtype) == kiln_dtype_size(o->dtype) &&
                        memcmp(as, os, sizeof(int64_t) * (size_t)nd) == 0;
             if (!same)
-                return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                                      "%s: output %d overlaps input %d (%s) without being the same elements; only "
-                                      "exact in-place operation (same data, dtype size and strides) is allowed; copy "
-                                      "the input first",
-                                      f->name, j, i, f->in_names[i]);
+                return kiln_set_error(
+                    KILN_ERR_INVALID_ARGUMENT,
+                    "%s: output %d overlaps input %d (%s) without being the same elements; only "
+                    "exact in-place operation (same data, dtype size and strides) is allowed; copy "
+                    "the input first",
+                    f->name, j, i, f->in_names[i]);
         }
     }
     return KILN_OK;
@@ -244,8 +266,9 @@ kiln_status uf_check_overlap(const kiln_ufunc *f, const kiln_value *args, kiln_a
 
 static int is_aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
 
-void uf_build_plan(const kiln_ufunc *f, uf_backend backend, int sig, const kiln_value *args, kiln_array *const *ins,
-                   kiln_array *const *outs, const kiln_dtype *out_dtypes, int nd, const int64_t *shape, uf_plan *p) {
+void uf_build_plan(const kiln_ufunc *f, uf_backend backend, int sig, const kiln_value *args,
+                   kiln_array *const *ins, kiln_array *const *outs, const kiln_dtype *out_dtypes, int nd,
+                   const int64_t *shape, uf_plan *p) {
     const uf_signature *g = &f->sigs[sig];
     memset(&p->key, 0, sizeof p->key);
     p->key.backend = (uint8_t)backend;
@@ -261,8 +284,10 @@ void uf_build_plan(const kiln_ufunc *f, uf_backend backend, int sig, const kiln_
         const kiln_array *o = outs[j];
         p->key.out[j] = (uint8_t)(o ? o->dtype : out_dtypes[j]);
         item[p->narr] = kiln_dtype_size((kiln_dtype)p->key.out[j]);
-        if (o) broadcast_strides(o, nd, shape, st[p->narr]);
-        else kiln_contiguous_strides(nd, shape, item[p->narr], st[p->narr]);
+        if (o)
+            broadcast_strides(o, nd, shape, st[p->narr]);
+        else
+            kiln_contiguous_strides(nd, shape, item[p->narr], st[p->narr]);
         p->data[p->narr++] = o ? o->data : NULL;
     }
     for (int i = 0; i < f->nin; i++) {
@@ -336,8 +361,10 @@ int uf_plan_args(const uf_plan *p, const kiln_ufunc *f, int64_t n, int64_t chunk
 #define UF_IDX(v) (idx32 ? kiln_i32((int32_t)(v)) : kiln_i64(v))
     for (int j = 0; j < f->nout; j++) args[c++] = kiln_ptr(p->data[k++], KILN_DTYPE_COUNT);
     for (int i = 0; i < f->nin; i++) {
-        if (p->key.in[i] & UF_SCALAR_BIT) args[c++] = p->scalars[i];
-        else args[c++] = kiln_ptr(p->data[k++], KILN_DTYPE_COUNT);
+        if (p->key.in[i] & UF_SCALAR_BIT)
+            args[c++] = p->scalars[i];
+        else
+            args[c++] = kiln_ptr(p->data[k++], KILN_DTYPE_COUNT);
     }
     args[c++] = UF_IDX(n);
     if (p->key.backend == UF_CPU) args[c++] = kiln_i64(chunk);

@@ -32,8 +32,8 @@ static int accept(cursor *c, const char *tok) {
 }
 
 static kiln_status parse_error(const cursor *c, const char *what) {
-    return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc signature \"%s\": %s at column %d (near \"%.12s\")", c->start,
-                          what, (int)(c->p - c->start) + 1, c->p);
+    return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc signature \"%s\": %s at column %d (near \"%.12s\")",
+                          c->start, what, (int)(c->p - c->start) + 1, c->p);
 }
 
 static kiln_status parse_type(cursor *c, kiln_dtype *out) {
@@ -48,9 +48,10 @@ static kiln_status parse_type(cursor *c, kiln_dtype *out) {
     if (n == 0) return parse_error(c, "expected a type");
     if (strcmp(word, "void") == 0) return parse_error(c, "void is not an element type");
     if (kiln_dtype_parse(word, out) != KILN_OK)
-        return kiln_set_error(KILN_ERR_SIGNATURE,
-                              "ufunc signature \"%s\": unknown type \"%s\" (expected f4, f8, i4, c8, float64, ...)",
-                              c->start, word);
+        return kiln_set_error(
+            KILN_ERR_SIGNATURE,
+            "ufunc signature \"%s\": unknown type \"%s\" (expected f4, f8, i4, c8, float64, ...)", c->start,
+            word);
     c->p += n;
     return KILN_OK;
 }
@@ -108,7 +109,8 @@ static kiln_status parse_one(cursor *c, uf_signature *g) {
             g->nin = nfirst;
             memcpy(g->in, first, sizeof(kiln_dtype) * (size_t)nfirst);
             skip_space(c);
-            if (*c->p == '(') s = parse_group(c, g->out, UF_MAX_OUT, &g->nout, "outputs");
+            if (*c->p == '(')
+                s = parse_group(c, g->out, UF_MAX_OUT, &g->nout, "outputs");
             else {
                 s = parse_type(c, &g->out[0]);
                 g->nout = 1;
@@ -135,7 +137,8 @@ static kiln_status parse_one(cursor *c, uf_signature *g) {
 }
 
 kiln_status uf_parse_signatures(kiln_ufunc *f, const char *text) {
-    if (!text || !*text) return kiln_set_error(KILN_ERR_SIGNATURE, "kiln_vectorize: no signature given (e.g. \"f8(f8,f8)\")");
+    if (!text || !*text)
+        return kiln_set_error(KILN_ERR_SIGNATURE, "kiln_vectorize: no signature given (e.g. \"f8(f8,f8)\")");
     cursor c = {text, text};
     f->nsig = 0;
     for (;;) {
@@ -146,15 +149,17 @@ kiln_status uf_parse_signatures(kiln_ufunc *f, const char *text) {
         kiln_status s = parse_one(&c, g);
         if (s != KILN_OK) return s;
         if (f->nsig > 0 && (g->nin != f->sigs[0].nin || g->nout != f->sigs[0].nout))
-            return kiln_set_error(KILN_ERR_SIGNATURE,
-                                  "ufunc signature \"%s\": %s has %d input%s and %d output%s but %s has %d and %d; "
-                                  "every signature of one ufunc takes the same number of each",
-                                  text, g->text, g->nin, g->nin == 1 ? "" : "s", g->nout, g->nout == 1 ? "" : "s",
-                                  f->sigs[0].text, f->sigs[0].nin, f->sigs[0].nout);
+            return kiln_set_error(
+                KILN_ERR_SIGNATURE,
+                "ufunc signature \"%s\": %s has %d input%s and %d output%s but %s has %d and %d; "
+                "every signature of one ufunc takes the same number of each",
+                text, g->text, g->nin, g->nin == 1 ? "" : "s", g->nout, g->nout == 1 ? "" : "s",
+                f->sigs[0].text, f->sigs[0].nin, f->sigs[0].nout);
         for (int k = 0; k < f->nsig; k++)
             if (memcmp(f->sigs[k].in, g->in, sizeof g->in) == 0)
-                return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc signature \"%s\": %s and %s take the same inputs",
-                                      text, f->sigs[k].text, g->text);
+                return kiln_set_error(KILN_ERR_SIGNATURE,
+                                      "ufunc signature \"%s\": %s and %s take the same inputs", text,
+                                      f->sigs[k].text, g->text);
         f->nsig++;
         skip_space(&c);
         if (!*c.p) break;
@@ -165,35 +170,37 @@ kiln_status uf_parse_signatures(kiln_ufunc *f, const char *text) {
     f->nout = f->sigs[0].nout;
     size_t n = 0;
     for (int k = 0; k < f->nsig && n < sizeof f->sig_list; k++)
-        n += (size_t)snprintf(f->sig_list + n, sizeof f->sig_list - n, "%s%s", k ? ", " : "", f->sigs[k].text);
+        n +=
+            (size_t)snprintf(f->sig_list + n, sizeof f->sig_list - n, "%s%s", k ? ", " : "", f->sigs[k].text);
     return KILN_OK;
 }
 
 static const char *const reserved[] = {
-    "auto",   "bool",   "break",  "case",     "char",   "const",  "continue", "default", "do",
-    "double", "else",   "enum",   "extern",   "float",  "for",    "goto",     "if",      "int",
-    "long",   "return", "short",  "signed",   "sizeof", "static", "struct",   "switch",  "typedef",
-    "union",  "unsigned", "void", "volatile", "while",  "class",  "new",      "delete",  "this",
-    "template", "true", "false",  "namespace", "operator"};
+    "auto",     "bool",     "break", "case",      "char",    "const",  "continue", "default", "do",
+    "double",   "else",     "enum",  "extern",    "float",   "for",    "goto",     "if",      "int",
+    "long",     "return",   "short", "signed",    "sizeof",  "static", "struct",   "switch",  "typedef",
+    "union",    "unsigned", "void",  "volatile",  "while",   "class",  "new",      "delete",  "this",
+    "template", "true",     "false", "namespace", "operator"};
 
 static kiln_status parse_name(cursor *c, char *out, const char *text) {
     skip_space(c);
     size_t n = 0;
     if (!(isalpha((unsigned char)c->p[0]) || c->p[0] == '_'))
-        return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc parameters \"%s\": expected a name at column %d", text,
-                              (int)(c->p - text) + 1);
+        return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc parameters \"%s\": expected a name at column %d",
+                              text, (int)(c->p - text) + 1);
     while (isalnum((unsigned char)c->p[n]) || c->p[n] == '_') n++;
     if (n >= UF_NAME_MAX)
-        return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc parameters \"%s\": name longer than %d characters", text,
-                              UF_NAME_MAX - 1);
+        return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc parameters \"%s\": name longer than %d characters",
+                              text, UF_NAME_MAX - 1);
     memcpy(out, c->p, n);
     out[n] = '\0';
     if (strncmp(out, "kiln_", 5) == 0)
-        return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc parameters \"%s\": names starting with kiln_ are reserved",
-                              text);
+        return kiln_set_error(KILN_ERR_SIGNATURE,
+                              "ufunc parameters \"%s\": names starting with kiln_ are reserved", text);
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (strcmp(out, reserved[i]) == 0)
-            return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc parameters \"%s\": \"%s\" is a C keyword", text, out);
+            return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc parameters \"%s\": \"%s\" is a C keyword", text,
+                                  out);
     c->p += n;
     return KILN_OK;
 }
@@ -202,7 +209,8 @@ static kiln_status parse_names(cursor *c, char (*names)[UF_NAME_MAX], int cap, i
     *count = 0;
     for (;;) {
         if (*count == cap)
-            return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc parameters \"%s\": more than %d names", text, cap);
+            return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc parameters \"%s\": more than %d names", text,
+                                  cap);
         kiln_status s = parse_name(c, names[(*count)++], text);
         if (s != KILN_OK) return s;
         if (!accept(c, ",")) return KILN_OK;
@@ -221,14 +229,16 @@ kiln_status uf_parse_params(kiln_ufunc *f, const char *text) {
     }
     skip_space(&c);
     if (*c.p)
-        return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc parameters \"%s\": unexpected \"%s\" at column %d", text, c.p,
-                              (int)(c.p - text) + 1);
+        return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc parameters \"%s\": unexpected \"%s\" at column %d",
+                              text, c.p, (int)(c.p - text) + 1);
     if (nin != f->nin)
-        return kiln_set_error(KILN_ERR_ARG_COUNT,
-                              "ufunc parameters \"%s\": %d input name%s for signatures taking %d input%s (%s)", text,
-                              nin, nin == 1 ? "" : "s", f->nin, f->nin == 1 ? "" : "s", f->sig_list);
+        return kiln_set_error(
+            KILN_ERR_ARG_COUNT,
+            "ufunc parameters \"%s\": %d input name%s for signatures taking %d input%s (%s)", text, nin,
+            nin == 1 ? "" : "s", f->nin, f->nin == 1 ? "" : "s", f->sig_list);
     if (nout && nout != f->nout)
-        return kiln_set_error(KILN_ERR_ARG_COUNT, "ufunc parameters \"%s\": %d output name%s for signatures with %d output%s",
+        return kiln_set_error(KILN_ERR_ARG_COUNT,
+                              "ufunc parameters \"%s\": %d output name%s for signatures with %d output%s",
                               text, nout, nout == 1 ? "" : "s", f->nout, f->nout == 1 ? "" : "s");
     f->return_style = nout == 0 && f->nout == 1;
     if (nout == 0 && f->nout > 1)
@@ -238,7 +248,8 @@ kiln_status uf_parse_params(kiln_ufunc *f, const char *text) {
             const char *a = i < nin ? f->in_names[i] : f->out_names[i - nin];
             const char *b = j < nin ? f->in_names[j] : f->out_names[j - nin];
             if (strcmp(a, b) == 0)
-                return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc parameters \"%s\": \"%s\" appears twice", text, a);
+                return kiln_set_error(KILN_ERR_SIGNATURE, "ufunc parameters \"%s\": \"%s\" appears twice",
+                                      text, a);
         }
     return KILN_OK;
 }

@@ -34,13 +34,13 @@
 #define UF_SLOTS 3
 #define UF_CHUNK_BYTES ((size_t)32 << 20) /* of the widest operand, per chunk */
 #define UF_CHUNK_MIN_BYTES ((size_t)1 << 20)
-#define UF_STAGE_MIN_ELEMENTS 65536      /* below: whole-array staging is as good */
+#define UF_STAGE_MIN_ELEMENTS 65536 /* below: whole-array staging is as good */
 
 typedef struct uf_slot {
     kiln_stream *stream;
     kiln_event *done;
     int busy;
-    void *dev[UF_MAX_OPS];   /* device buffers of host operands */
+    void *dev[UF_MAX_OPS];    /* device buffers of host operands */
     void *pinned[UF_MAX_OPS]; /* pinned staging for pageable host operands */
     /* outputs of the chunk in flight waiting to leave the pinned buffers */
     int64_t pending_lo, pending_n;
@@ -76,9 +76,9 @@ void uf_staging_release(kiln_ufunc *f) {
 
 /* Operand k of the call as the pipeline sees it. */
 typedef struct uf_operand {
-    kiln_array *array;   /* NULL: a fresh host result (result_host) */
-    char *host;          /* host memory (NULL: a device operand) */
-    char *device;        /* device operand's memory */
+    kiln_array *array; /* NULL: a fresh host result (result_host) */
+    char *host;        /* host memory (NULL: a device operand) */
+    char *device;      /* device operand's memory */
     size_t item;
     int pinned;
     int is_output;
@@ -108,14 +108,17 @@ static kiln_status ensure_staging(kiln_ufunc *f, const uf_operand *ops, int nops
             if (st->bytes[k] < need || !s->dev[k]) {
                 if (s->dev[k]) ctx->ops->mem_free(ctx->state, s->dev[k], kiln_stream_impl(s->stream));
                 s->dev[k] = NULL;
-                kiln_status r = ctx->ops->mem_alloc(ctx->state, need, kiln_stream_impl(s->stream), &s->dev[k]);
-                if (r != KILN_OK) return kiln_prefix_error(r, "%s: staging buffer of %zu bytes: ", f->name, need);
+                kiln_status r =
+                    ctx->ops->mem_alloc(ctx->state, need, kiln_stream_impl(s->stream), &s->dev[k]);
+                if (r != KILN_OK)
+                    return kiln_prefix_error(r, "%s: staging buffer of %zu bytes: ", f->name, need);
             }
             if (!ops[k].pinned && (st->bytes[k] < need || !s->pinned[k])) {
                 if (s->pinned[k]) ctx->ops->host_free(ctx->state, s->pinned[k]);
                 s->pinned[k] = NULL;
                 kiln_status r = ctx->ops->host_alloc(ctx->state, need, &s->pinned[k]);
-                if (r != KILN_OK) return kiln_prefix_error(r, "%s: pinned staging buffer of %zu bytes: ", f->name, need);
+                if (r != KILN_OK)
+                    return kiln_prefix_error(r, "%s: pinned staging buffer of %zu bytes: ", f->name, need);
             }
         }
         st->bytes[k] = need;
@@ -255,8 +258,10 @@ kiln_status uf_staged_call(kiln_ufunc *f, int sig, const kiln_value *args, kiln_
     kiln_status s = KILN_OK;
     for (int j = 0; j < f->nout && s == KILN_OK; j++) {
         if (outs[j]) continue;
-        if (any_host_in && !any_device) s = kiln_array_empty_host(ctx, g->out[j], nd, shape, &fresh[j]);
-        else s = kiln_array_empty(ctx, g->out[j], nd, shape, &fresh[j]);
+        if (any_host_in && !any_device)
+            s = kiln_array_empty_host(ctx, g->out[j], nd, shape, &fresh[j]);
+        else
+            s = kiln_array_empty(ctx, g->out[j], nd, shape, &fresh[j]);
         ops[j].array = fresh[j];
     }
     size_t widest = 1;
@@ -277,7 +282,9 @@ kiln_status uf_staged_call(kiln_ufunc *f, int sig, const kiln_value *args, kiln_
     size_t chunk_bytes = f->stage_chunk_bytes;
     if (!chunk_bytes) {
         size_t eighth = (size_t)n * widest / 8;
-        chunk_bytes = eighth > UF_CHUNK_BYTES ? UF_CHUNK_BYTES : eighth < UF_CHUNK_MIN_BYTES ? UF_CHUNK_MIN_BYTES : eighth;
+        chunk_bytes = eighth > UF_CHUNK_BYTES       ? UF_CHUNK_BYTES
+                      : eighth < UF_CHUNK_MIN_BYTES ? UF_CHUNK_MIN_BYTES
+                                                    : eighth;
     }
     int64_t chunk = (int64_t)(chunk_bytes / widest);
     chunk = chunk < 256 ? 256 : chunk & ~(int64_t)255;
@@ -286,7 +293,9 @@ kiln_status uf_staged_call(kiln_ufunc *f, int sig, const kiln_value *args, kiln_
     pthread_mutex_lock(&f->staging_lock);
     if (s == KILN_OK) s = ensure_staging(f, ops, nops, (size_t)chunk);
     /* Device operands may still be written by earlier work on the caller's stream. */
-    if (s == KILN_OK && any_device) s = stream ? kiln_stream_synchronize(stream) : kiln_context_note(ctx, ctx->ops->stream_synchronize(ctx->state, NULL));
+    if (s == KILN_OK && any_device)
+        s = stream ? kiln_stream_synchronize(stream)
+                   : kiln_context_note(ctx, ctx->ops->stream_synchronize(ctx->state, NULL));
 
     /* The plan for a full-size contiguous call; per chunk only pointers and n
      * change. Buffers are allocated aligned and chunks start at multiples of

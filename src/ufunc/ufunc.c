@@ -14,14 +14,15 @@
 
 static uf_variant *find_variant(kiln_ufunc *f, kiln_context *ctx, const uf_key *key) {
     for (int i = f->nvariants - 1; i >= 0; i--)
-        if (f->variants[i].ctx == ctx && memcmp(&f->variants[i].key, key, sizeof *key) == 0) return &f->variants[i];
+        if (f->variants[i].ctx == ctx && memcmp(&f->variants[i].key, key, sizeof *key) == 0)
+            return &f->variants[i];
     return NULL;
 }
 
 /* Compiles one module holding a kernel per key, on ctx, and records them. */
 static kiln_status build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key *keys, int nkeys) {
     char *source = NULL;
-    char (*names)[UF_KERNEL_NAME_MAX] = calloc((size_t)nkeys, sizeof *names);
+    char(*names)[UF_KERNEL_NAME_MAX] = calloc((size_t)nkeys, sizeof *names);
     if (!names) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     kiln_status s = uf_generate(f, keys, nkeys, &source, names);
     kiln_module *m = NULL;
@@ -30,8 +31,9 @@ static kiln_status build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key
     if (s != KILN_OK) {
         free(names);
         if (s == KILN_ERR_COMPILE)
-            kiln_prefix_error(s, "ufunc %s: the body did not compile (lines below count from the body's first line):\n",
-                              f->name);
+            kiln_prefix_error(
+                s, "ufunc %s: the body did not compile (lines below count from the body's first line):\n",
+                f->name);
         return s;
     }
     pthread_mutex_lock(&f->lock);
@@ -136,8 +138,8 @@ static kiln_status check_name(const char *name) {
     for (size_t i = 0; i < n && ok; i++) ok = isalnum((unsigned char)name[i]) || name[i] == '_';
     if (!ok)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "kiln_vectorize: name \"%s\" must be a C identifier of at most %d characters", name,
-                              UF_NAME_MAX - 9);
+                              "kiln_vectorize: name \"%s\" must be a C identifier of at most %d characters",
+                              name, UF_NAME_MAX - 9);
     return KILN_OK;
 }
 
@@ -157,7 +159,8 @@ kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *sign
     read_tuning(f);
     f->body = strdup(body);
     f->preamble = preamble ? strdup(preamble) : NULL;
-    if (!f->body || (preamble && !f->preamble)) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (!f->body || (preamble && !f->preamble))
+        s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     if (s == KILN_OK) s = uf_parse_signatures(f, signatures);
     if (s == KILN_OK) s = uf_parse_params(f, params);
     if (s == KILN_OK) {
@@ -197,13 +200,18 @@ void kiln_ufunc_release(kiln_ufunc *f) {
 }
 
 kiln_status uf_parse_target(const char *target, uf_target *out) {
-    if (!target || !*target || strcmp(target, "context") == 0) *out = UF_TARGET_CONTEXT;
-    else if (strcmp(target, "cpu") == 0) *out = UF_TARGET_CPU;
-    else if (strcmp(target, "parallel") == 0) *out = UF_TARGET_PARALLEL;
-    else if (strcmp(target, "cuda") == 0 || strcmp(target, "gpu") == 0) *out = UF_TARGET_CUDA;
+    if (!target || !*target || strcmp(target, "context") == 0)
+        *out = UF_TARGET_CONTEXT;
+    else if (strcmp(target, "cpu") == 0)
+        *out = UF_TARGET_CPU;
+    else if (strcmp(target, "parallel") == 0)
+        *out = UF_TARGET_PARALLEL;
+    else if (strcmp(target, "cuda") == 0 || strcmp(target, "gpu") == 0)
+        *out = UF_TARGET_CUDA;
     else
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "ufunc target must be \"cuda\", \"cpu\", \"parallel\" or \"context\", got \"%s\"", target);
+        return kiln_set_error(
+            KILN_ERR_INVALID_ARGUMENT,
+            "ufunc target must be \"cuda\", \"cpu\", \"parallel\" or \"context\", got \"%s\"", target);
     return KILN_OK;
 }
 

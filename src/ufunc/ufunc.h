@@ -32,9 +32,9 @@ typedef struct uf_signature {
 typedef enum uf_backend { UF_CPU = 0, UF_CUDA = 1 } uf_backend;
 
 typedef enum uf_layout {
-    UF_CONTIG = 0,  /* every array operand C-contiguous over the full shape */
-    UF_VECTOR = 1,  /* UF_CONTIG + all aligned for 16-byte accesses (CUDA) */
-    UF_STRIDED = 2  /* general: byte strides per operand per dim (0 = broadcast) */
+    UF_CONTIG = 0, /* every array operand C-contiguous over the full shape */
+    UF_VECTOR = 1, /* UF_CONTIG + all aligned for 16-byte accesses (CUDA) */
+    UF_STRIDED = 2 /* general: byte strides per operand per dim (0 = broadcast) */
 } uf_layout;
 
 #define UF_SCALAR_BIT 0x80
@@ -60,26 +60,26 @@ struct uf_staging; /* host-array pipeline buffers (staging.c) */
 
 struct kiln_ufunc {
     kiln_context *ctx;
-    char name[UF_NAME_MAX];    /* a C identifier */
+    char name[UF_NAME_MAX]; /* a C identifier */
     char *body, *preamble;
     int nin, nout;
-    int return_style;          /* body uses `return` (one output, outputs not named) */
+    int return_style; /* body uses `return` (one output, outputs not named) */
     char in_names[UF_MAX_IN][UF_NAME_MAX];
     char out_names[UF_MAX_OUT][UF_NAME_MAX];
     int nsig;
     uf_signature sigs[UF_MAX_SIGS];
-    char sig_list[1024];       /* for error messages */
+    char sig_list[1024]; /* for error messages */
     uf_target target;
 
-    pthread_mutex_t lock;      /* guards the variant table */
+    pthread_mutex_t lock; /* guards the variant table */
     uf_variant *variants;
     int nvariants, cap_variants;
     pthread_mutex_t staging_lock; /* held through a pipelined call: one at a time uses the slots */
     struct uf_staging *staging;
-    size_t stage_chunk_bytes;  /* pipeline chunk of the widest operand; 0: the default (tests set it) */
+    size_t stage_chunk_bytes; /* pipeline chunk of the widest operand; 0: the default (tests set it) */
     /* Tuning, read from the environment by kiln_vectorize (ufunc.c). */
     int64_t vector_min_elements; /* CUDA: 16-byte accesses from this many elements on */
-    int grid_waves;            /* CUDA: grids capped at this many blocks per SM; 0: no cap */
+    int grid_waves;              /* CUDA: grids capped at this many blocks per SM; 0: no cap */
 };
 
 /* ---- signature.c */
@@ -98,16 +98,15 @@ kiln_status uf_generate(const kiln_ufunc *f, const uf_key *keys, int nkeys, char
 /* ---- call.c: the operands of one call, resolved */
 typedef struct uf_plan {
     uf_key key;
-    int nd;                           /* dims after coalescing */
-    int64_t shape[KILN_MAX_DIMS];     /* coalesced iteration shape */
-    int64_t n;                        /* elements */
-    int narr;                         /* array operands: outputs first, then array inputs */
+    int nd;                       /* dims after coalescing */
+    int64_t shape[KILN_MAX_DIMS]; /* coalesced iteration shape */
+    int64_t n;                    /* elements */
+    int narr;                     /* array operands: outputs first, then array inputs */
     char *data[UF_MAX_OPS];
     int64_t strides[UF_MAX_OPS][KILN_MAX_DIMS];
-    kiln_value scalars[UF_MAX_IN];    /* scalar inputs converted to the signature type */
+    kiln_value scalars[UF_MAX_IN]; /* scalar inputs converted to the signature type */
     int nscalars;
 } uf_plan;
-
 
 /* ---- variants and targets (ufunc.c) */
 /* NULL/""/"context", "cpu", "parallel", "cuda". */

@@ -1,4 +1,6 @@
 /* test_support.c: helpers shared by the tests. */
+#include "test_support.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -10,8 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test_support.h"
-
 extern char **environ;
 
 const char *test_target(void) {
@@ -22,11 +22,14 @@ const char *test_target(void) {
 kiln_context *test_open(void) {
     kiln_context *ctx = NULL;
     kiln_status s = kiln_open(&ctx, test_target());
-    if (s != KILN_OK) fail_msg("kiln_open(%s): %s: %s", test_target(), kiln_status_string(s), kiln_last_error());
+    if (s != KILN_OK)
+        fail_msg("kiln_open(%s): %s: %s", test_target(), kiln_status_string(s), kiln_last_error());
     return ctx;
 }
 
-int test_contains(const char *haystack, const char *needle) { return haystack && strstr(haystack, needle) != NULL; }
+int test_contains(const char *haystack, const char *needle) {
+    return haystack && strstr(haystack, needle) != NULL;
+}
 
 test_rng test_rng_for(const char *name) {
     uint64_t h = 1469598103934665603ull;

@@ -18,21 +18,21 @@ const char *test_target(void);
 kiln_context *test_open(void);
 
 /* Asserts a kiln call succeeded, printing the status and message if not. */
-#define TEST_OK(call)                                                                              \
-    do {                                                                                           \
-        kiln_status test_ok_status_ = (call);                                                      \
-        if (test_ok_status_ != KILN_OK)                                                            \
-            fail_msg("%s -> %s: %s", #call, kiln_status_string(test_ok_status_), kiln_last_error()); \
+#define TEST_OK(call)                                                                                        \
+    do {                                                                                                     \
+        kiln_status test_ok_status_ = (call);                                                                \
+        if (test_ok_status_ != KILN_OK)                                                                      \
+            fail_msg("%s -> %s: %s", #call, kiln_status_string(test_ok_status_), kiln_last_error());         \
     } while (0)
 /* Asserts a call failed with `expected` and that the message contains `needle`. */
-#define TEST_FAILS_WITH(call, expected, needle)                                                   \
-    do {                                                                                           \
-        kiln_status test_fail_status_ = (call);                                                    \
-        if (test_fail_status_ != (expected))                                                       \
-            fail_msg("%s -> %s (expected %s): %s", #call, kiln_status_string(test_fail_status_),   \
-                     kiln_status_string(expected), kiln_last_error());                             \
-        if (!test_contains(kiln_last_error(), (needle)))                                           \
-            fail_msg("%s: message lacks \"%s\": %s", #call, (needle), kiln_last_error());          \
+#define TEST_FAILS_WITH(call, expected, needle)                                                              \
+    do {                                                                                                     \
+        kiln_status test_fail_status_ = (call);                                                              \
+        if (test_fail_status_ != (expected))                                                                 \
+            fail_msg("%s -> %s (expected %s): %s", #call, kiln_status_string(test_fail_status_),             \
+                     kiln_status_string(expected), kiln_last_error());                                       \
+        if (!test_contains(kiln_last_error(), (needle)))                                                     \
+            fail_msg("%s: message lacks \"%s\": %s", #call, (needle), kiln_last_error());                    \
     } while (0)
 
 int test_contains(const char *haystack, const char *needle);

@@ -35,8 +35,7 @@ typedef struct kiln_cpu_block_abi {
 
 typedef void (*kiln_cpu_fast_fn)(const kiln_cpu_block_abi *b, unsigned long long first,
                                  unsigned long long end);
-typedef void (*kiln_cpu_thread_fn)(const kiln_cpu_block_abi *b, unsigned long long block,
-                                   unsigned rank);
+typedef void (*kiln_cpu_thread_fn)(const kiln_cpu_block_abi *b, unsigned long long block, unsigned rank);
 typedef void (*kiln_cpu_begin_fn)(const unsigned *grid, const unsigned *block);
 
 #endif

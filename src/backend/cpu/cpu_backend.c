@@ -24,8 +24,8 @@ static kiln_status env_positive(const char *name, long fallback, long max, long 
     errno = 0;
     long n = strtol(v, &end, 10);
     if (errno || *end || n < 1 || n > max)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s=%s: expected a whole number from 1 to %ld", name, v,
-                              max);
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s=%s: expected a whole number from 1 to %ld", name,
+                              v, max);
     *out = n;
     return KILN_OK;
 }
@@ -66,7 +66,8 @@ static kiln_status cpu_compiler_id(kiln_backend_state *st, const char *arch, cha
     (void)arch;
     pthread_mutex_lock(&st->lock);
     kiln_status s = KILN_OK;
-    if (!st->compiler_id[0]) s = kiln_cpu_compiler_identify(&st->cxx, st->compiler_id, sizeof st->compiler_id);
+    if (!st->compiler_id[0])
+        s = kiln_cpu_compiler_identify(&st->cxx, st->compiler_id, sizeof st->compiler_id);
     if (s == KILN_OK) snprintf(out, out_size, "%s", st->compiler_id);
     pthread_mutex_unlock(&st->lock);
     return s;
@@ -77,8 +78,8 @@ static kiln_status cpu_compile(kiln_backend_state *st, const kiln_compile_reques
     return kiln_cpu_compile(&st->cxx, req, out, log);
 }
 
-kiln_status kiln_backend_cpu_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log, char *id,
-                                          size_t id_size) {
+kiln_status kiln_backend_cpu_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log,
+                                          char *id, size_t id_size) {
     kiln_cpu_compiler cxx;
     *log = NULL;
     kiln_status s = kiln_cpu_compiler_from_env(&cxx);

@@ -5,15 +5,16 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_internal.h"
-#include "core/error.h"
 #include "core/byte_order.h"
+#include "core/error.h"
 
 #define BLOB_MAGIC "KILNCPU1"
 #define BLOB_HEADER 24u
 
 kiln_status kiln_cpu_blob_write(kiln_blob *out, unsigned flags, const void *so, size_t so_size) {
     unsigned char *d = malloc(BLOB_HEADER + so_size);
-    if (!d) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory for a %zu-byte module", so_size);
+    if (!d)
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory for a %zu-byte module", so_size);
     memcpy(d, BLOB_MAGIC, 8);
     put_u32(d + 8, KILN_CPU_ABI_VERSION);
     put_u32(d + 12, flags);
@@ -29,7 +30,8 @@ kiln_status kiln_cpu_blob_read(const kiln_blob *blob, unsigned *flags, const uns
     if (!blob || !blob->data || blob->size < BLOB_HEADER || memcmp(blob->data, BLOB_MAGIC, 8) != 0)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
                               "not a CPU module: expected a blob starting with \"" BLOB_MAGIC "\" of at "
-                              "least %u bytes, got %zu bytes", BLOB_HEADER, blob && blob->data ? blob->size : 0);
+                              "least %u bytes, got %zu bytes",
+                              BLOB_HEADER, blob && blob->data ? blob->size : 0);
     uint32_t abi = get_u32(blob->data + 8);
     if (abi != KILN_CPU_ABI_VERSION)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "CPU module built for ABI %u; this kiln runs ABI %d",

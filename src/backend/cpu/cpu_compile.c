@@ -108,15 +108,13 @@ void kiln_cpu_command_flags(char *out, size_t out_size) {
  * the compiler, the request, the tables above or the caller). */
 static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request *req, const char *src,
                          const char *so) {
-    size_t n = (size_t)c->argc + 2 * ((size_t)req->define_count + (size_t)req->include_count) + COUNT(fixed_flags) +
-               COUNT(link_flags) + 16;
+    size_t n = (size_t)c->argc + 2 * ((size_t)req->define_count + (size_t)req->include_count) +
+               COUNT(fixed_flags) + COUNT(link_flags) + 16;
     char **argv = calloc(n, sizeof *argv);
     if (!argv) return NULL;
     int k = 0;
-    for (int i = 0; i < c->argc; i++)
-        argv[k++] = c->argv[i];
-    for (size_t i = 0; i < COUNT(fixed_flags); i++)
-        argv[k++] = (char *)fixed_flags[i];
+    for (int i = 0; i < c->argc; i++) argv[k++] = c->argv[i];
+    for (size_t i = 0; i < COUNT(fixed_flags); i++) argv[k++] = (char *)fixed_flags[i];
     if (req->debug) {
         argv[k++] = "-O0";
         argv[k++] = "-g";
@@ -135,8 +133,7 @@ static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request 
     argv[k++] = "-o";
     argv[k++] = (char *)so;
     argv[k++] = (char *)src;
-    for (size_t i = 0; i < COUNT(link_flags); i++)
-        argv[k++] = (char *)link_flags[i];
+    for (size_t i = 0; i < COUNT(link_flags); i++) argv[k++] = (char *)link_flags[i];
     argv[k] = NULL;
     return argv;
 }
@@ -154,14 +151,16 @@ kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_requ
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "CPU compile: no source to compile");
     int barriers = 0;
     char *source = assemble_source(req, &barriers);
-    if (!source) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory assembling the CPU source");
+    if (!source)
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory assembling the CPU source");
 
     const char *tmp = getenv("TMPDIR");
     char dir[4096], src[4200], so[4200];
     snprintf(dir, sizeof dir, "%s/kiln-cpu-XXXXXX", (tmp && *tmp) ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
         free(source);
-        return kiln_set_error(KILN_ERR_IO, "cannot create a private temporary folder %s: %s", dir, strerror(errno));
+        return kiln_set_error(KILN_ERR_IO, "cannot create a private temporary folder %s: %s", dir,
+                              strerror(errno));
     }
     snprintf(src, sizeof src, "%s/kernel.cpp", dir);
     snprintf(so, sizeof so, "%s/kernel.so", dir);

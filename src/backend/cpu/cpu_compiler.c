@@ -37,8 +37,8 @@ kiln_status kiln_cpu_compiler_from_env(kiln_cpu_compiler *c) {
     char *save = NULL;
     for (char *w = strtok_r(c->words, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
         if (c->argc == (int)(sizeof c->argv / sizeof c->argv[0]) - 1)
-            return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "KILN_CXX has more than %d words: %s",
-                                  c->argc, cmd);
+            return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "KILN_CXX has more than %d words: %s", c->argc,
+                                  cmd);
         c->argv[c->argc++] = w;
     }
     if (c->argc == 0) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "KILN_CXX is blank");
@@ -48,8 +48,7 @@ kiln_status kiln_cpu_compiler_from_env(kiln_cpu_compiler *c) {
 static void append(char **buf, size_t *len, size_t *cap, const char *data, size_t n) {
     if (*len + n + 1 > *cap) {
         size_t c = *cap ? *cap * 2 : 4096;
-        while (c < *len + n + 1)
-            c *= 2;
+        while (c < *len + n + 1) c *= 2;
         char *b = realloc(*buf, c);
         if (!b) return; /* keep what fits; the log is advisory */
         *buf = b;
@@ -78,7 +77,8 @@ kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code) {
         if (rc == ENOENT || rc == EACCES || rc == ENOEXEC || rc == ENOTDIR)
             return kiln_set_error(KILN_ERR_COMPILER_MISSING,
                                   "cannot run the host C++ compiler '%s': %s; install one or point "
-                                  "KILN_CXX at it", argv[0], strerror(rc));
+                                  "KILN_CXX at it",
+                                  argv[0], strerror(rc));
         return kiln_set_error(KILN_ERR_IO, "cannot start %s: %s", argv[0], strerror(rc));
     }
     char *buf = NULL, chunk[4096];
@@ -86,12 +86,15 @@ kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code) {
     append(&buf, &len, &cap, "", 0);
     for (;;) {
         ssize_t n = read(fds[0], chunk, sizeof chunk);
-        if (n > 0) append(&buf, &len, &cap, chunk, (size_t)n);
-        else if (n == 0 || errno != EINTR) break;
+        if (n > 0)
+            append(&buf, &len, &cap, chunk, (size_t)n);
+        else if (n == 0 || errno != EINTR)
+            break;
     }
     close(fds[0]);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
     *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     *output = buf;
     return KILN_OK;
@@ -127,8 +130,7 @@ static unsigned long long cpu_flags_hash(void) {
 kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, size_t out_size) {
     char *argv[34];
     int n = 0;
-    for (int i = 0; i < c->argc; i++)
-        argv[n++] = c->argv[i];
+    for (int i = 0; i < c->argc; i++) argv[n++] = c->argv[i];
     argv[n++] = "--version";
     argv[n] = NULL;
     char *text = NULL, version[256];
@@ -146,9 +148,10 @@ kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, si
     free(text);
     struct utsname u;
     const char *machine = uname(&u) == 0 ? u.machine : "unknown";
-    unsigned long long prelude = fnv1a(kiln_embedded_kiln_cpu_prelude, strlen(kiln_embedded_kiln_cpu_prelude)) ^
-                                 fnv1a(kiln_embedded_kiln_complex, strlen(kiln_embedded_kiln_complex)) * 3 ^
-                                 fnv1a(kiln_embedded_kiln_signature, strlen(kiln_embedded_kiln_signature)) * 7;
+    unsigned long long prelude =
+        fnv1a(kiln_embedded_kiln_cpu_prelude, strlen(kiln_embedded_kiln_cpu_prelude)) ^
+        fnv1a(kiln_embedded_kiln_complex, strlen(kiln_embedded_kiln_complex)) * 3 ^
+        fnv1a(kiln_embedded_kiln_signature, strlen(kiln_embedded_kiln_signature)) * 7;
     /* The command line's own flags (libraries linked included) shape the
      * module as much as the compiler does: modules cached before a change of
      * them must not be loaded after it. */

@@ -17,8 +17,7 @@ static void cpu_name(char *out, size_t size) {
         char *v = strchr(line, ':');
         if (!v) continue;
         v++;
-        while (*v == ' ' || *v == '\t')
-            v++;
+        while (*v == ' ' || *v == '\t') v++;
         v[strcspn(v, "\n")] = '\0';
         snprintf(out, size, "%s", v);
         fclose(f);

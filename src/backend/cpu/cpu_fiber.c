@@ -50,12 +50,12 @@ void kiln_fiber_init(kiln_fiber *f, void *stack, size_t size, void (*entry)(void
     /* 9 words: six registers, the return address, two of padding, so that
      * rsp is 16-byte aligned at kiln_fiber_start's call, as the ABI wants. */
     void **sp = (void **)(top - 9 * sizeof(void *));
-    sp[0] = NULL;                  /* r15 */
-    sp[1] = NULL;                  /* r14 */
-    sp[2] = arg;                   /* r13 */
+    sp[0] = NULL;                     /* r15 */
+    sp[1] = NULL;                     /* r14 */
+    sp[2] = arg;                      /* r13 */
     sp[3] = (void *)(uintptr_t)entry; /* r12 */
-    sp[4] = NULL;                  /* rbx */
-    sp[5] = NULL;                  /* rbp */
+    sp[4] = NULL;                     /* rbx */
+    sp[5] = NULL;                     /* rbp */
     sp[6] = (void *)(uintptr_t)kiln_fiber_start;
     sp[7] = NULL;
     sp[8] = NULL;

@@ -10,13 +10,13 @@
 #include "backend/cpu/cpu_pool.h"
 
 #define KILN_CPU_MAX_THREADS_PER_BLOCK 1024
-#define KILN_CPU_SHARED_BYTES 49152u          /* per block, without opt-in, as CUDA */
-#define KILN_CPU_SHARED_BYTES_OPTIN 232448u   /* 227 KiB, an H100's opt-in limit */
+#define KILN_CPU_SHARED_BYTES 49152u        /* per block, without opt-in, as CUDA */
+#define KILN_CPU_SHARED_BYTES_OPTIN 232448u /* 227 KiB, an H100's opt-in limit */
 
 /* The compiler command (KILN_CXX, else "c++") split into words. */
 typedef struct kiln_cpu_compiler {
-    char text[1024];   /* the command as given, for messages */
-    char *argv[32];    /* words of text (point into words) */
+    char text[1024]; /* the command as given, for messages */
+    char *argv[32];  /* words of text (point into words) */
     int argc;
     char words[1024];
 } kiln_cpu_compiler;
@@ -25,21 +25,21 @@ struct kiln_cpu_worker; /* cpu_launch.c */
 
 struct kiln_backend_state {
     kiln_cpu_compiler cxx;
-    pthread_mutex_t lock;          /* guards compiler_id */
-    char compiler_id[512];         /* "" until first asked */
-    pthread_mutex_t launch_lock;   /* one launch at a time: workers are shared */
+    pthread_mutex_t lock;        /* guards compiler_id */
+    char compiler_id[512];       /* "" until first asked */
+    pthread_mutex_t launch_lock; /* one launch at a time: workers are shared */
     kiln_cpu_pool *pool;
     struct kiln_cpu_worker *workers; /* one per pool participant */
     int worker_count;
-    size_t stack_bytes;            /* per fiber */
+    size_t stack_bytes; /* per fiber */
 };
 
 struct kiln_backend_module {
-    void *handle;                  /* dlopen */
-    int fd;                        /* the memfd holding the code, or -1 */
-    int barriers;                  /* kernels run as fibers (KILN_CPU_BLOB_BARRIERS) */
+    void *handle; /* dlopen */
+    int fd;       /* the memfd holding the code, or -1 */
+    int barriers; /* kernels run as fibers (KILN_CPU_BLOB_BARRIERS) */
     kiln_cpu_begin_fn begin;
-    pthread_mutex_t lock;          /* guards functions */
+    pthread_mutex_t lock;                    /* guards functions */
     struct kiln_backend_function *functions; /* owned; freed at unload */
 };
 
@@ -47,8 +47,8 @@ struct kiln_backend_function {
     struct kiln_backend_function *next;
     kiln_backend_module *module;
     char *name;
-    kiln_cpu_fast_fn fast;         /* NULL on the barrier path */
-    kiln_cpu_thread_fn thread;     /* NULL on the fast path */
+    kiln_cpu_fast_fn fast;     /* NULL on the barrier path */
+    kiln_cpu_thread_fn thread; /* NULL on the fast path */
     int param_count;
 };
 
@@ -67,8 +67,8 @@ kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code);
 /* The flags every compile passes, compiler and link flags, space separated
  * (part of the compiler id, so a change of them misses the cache). */
 void kiln_cpu_command_flags(char *out, size_t out_size);
-kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_request *req,
-                             kiln_blob *out, char **log);
+kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_request *req, kiln_blob *out,
+                             char **log);
 
 /* cpu_source.c */
 /* The user's source with each `extern __shared__ T name[];` turned into
@@ -105,8 +105,8 @@ kiln_status kiln_cpu_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backen
 void kiln_cpu_mem_free(kiln_backend_state *st, void *ptr, kiln_backend_stream *stream);
 kiln_status kiln_cpu_host_alloc(kiln_backend_state *st, size_t bytes, void **out);
 void kiln_cpu_host_free(kiln_backend_state *st, void *ptr);
-kiln_status kiln_cpu_copy(kiln_backend_state *st, void *dst, const void *src, size_t bytes, kiln_copy_kind kind,
-                          kiln_backend_stream *stream, int async);
+kiln_status kiln_cpu_copy(kiln_backend_state *st, void *dst, const void *src, size_t bytes,
+                          kiln_copy_kind kind, kiln_backend_stream *stream, int async);
 kiln_status kiln_cpu_memset(kiln_backend_state *st, void *dst, int value, size_t bytes,
                             kiln_backend_stream *stream);
 kiln_status kiln_cpu_stream_create(kiln_backend_state *st, kiln_backend_stream **out);
@@ -114,10 +114,11 @@ kiln_status kiln_cpu_stream_synchronize(kiln_backend_state *st, kiln_backend_str
 void kiln_cpu_stream_destroy(kiln_backend_state *st, kiln_backend_stream *stream);
 kiln_status kiln_cpu_synchronize(kiln_backend_state *st);
 kiln_status kiln_cpu_event_create(kiln_backend_state *st, kiln_backend_event **out);
-kiln_status kiln_cpu_event_record(kiln_backend_state *st, kiln_backend_event *ev, kiln_backend_stream *stream);
+kiln_status kiln_cpu_event_record(kiln_backend_state *st, kiln_backend_event *ev,
+                                  kiln_backend_stream *stream);
 kiln_status kiln_cpu_event_synchronize(kiln_backend_state *st, kiln_backend_event *ev);
-kiln_status kiln_cpu_event_elapsed_ms(kiln_backend_state *st, kiln_backend_event *start, kiln_backend_event *end,
-                                      float *ms);
+kiln_status kiln_cpu_event_elapsed_ms(kiln_backend_state *st, kiln_backend_event *start,
+                                      kiln_backend_event *end, float *ms);
 void kiln_cpu_event_destroy(kiln_backend_state *st, kiln_backend_event *ev);
 
 /* cpu_device.c */

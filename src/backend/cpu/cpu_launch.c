@@ -33,7 +33,7 @@ typedef struct kiln_cpu_worker {
     size_t stacks_bytes;
     unsigned stack_count;
     size_t stack_stride;
-    kiln_fiber home;          /* the worker's own context */
+    kiln_fiber home; /* the worker's own context */
     kiln_fiber *fibers;
     unsigned *next, *prev, *phase;
     unsigned current, live;
@@ -52,7 +52,7 @@ struct launch_job {
     unsigned long long blocks, chunk;
     atomic_ullong next_block;
     pthread_mutex_t fault_lock;
-    kiln_status fault;        /* first device-side failure */
+    kiln_status fault; /* first device-side failure */
     char fault_message[600];
 };
 
@@ -165,8 +165,8 @@ static void run_block_with_fibers(kiln_cpu_worker *w, unsigned long long block, 
          * their pages, the fibers' hot frames would all compete for the same
          * cache sets, and a block switches through all of them per barrier. */
         size_t color = (i % 61) * 64 + (i / 61 % 4) * 4096 / 4;
-        kiln_fiber_init(&w->fibers[i], w->stacks + i * w->stack_stride + page,
-                        w->stack_stride - page - color, fiber_main, w);
+        kiln_fiber_init(&w->fibers[i], w->stacks + i * w->stack_stride + page, w->stack_stride - page - color,
+                        fiber_main, w);
         w->next[i] = i + 1 == threads ? 0 : i + 1;
         w->prev[i] = i == 0 ? threads - 1 : i - 1;
         w->phase[i] = 0;
@@ -198,10 +198,10 @@ static void run_participant(void *arg, int participant) {
         unsigned long long first = atomic_fetch_add(&job->next_block, job->chunk);
         if (first >= job->blocks) break;
         unsigned long long end = first + job->chunk < job->blocks ? first + job->chunk : job->blocks;
-        if (job->fn->fast) job->fn->fast(&w->abi, first, end);
+        if (job->fn->fast)
+            job->fn->fast(&w->abi, first, end);
         else
-            for (unsigned long long b = first; b < end; b++)
-                run_block_with_fibers(w, b, threads);
+            for (unsigned long long b = first; b < end; b++) run_block_with_fibers(w, b, threads);
     }
 }
 
@@ -214,8 +214,8 @@ static kiln_status prepare_workers(kiln_backend_state *st, const kiln_launch_con
             size_t bytes = (cfg->shared_bytes + 63) & ~(size_t)63;
             void *p = aligned_alloc(64, bytes);
             if (!p)
-                return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory for %zu bytes of shared memory",
-                                      cfg->shared_bytes);
+                return kiln_set_error(KILN_ERR_OUT_OF_MEMORY,
+                                      "out of host memory for %zu bytes of shared memory", cfg->shared_bytes);
             free(w->dyn_shared);
             w->dyn_shared = p;
             w->dyn_shared_bytes = bytes;

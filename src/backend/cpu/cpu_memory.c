@@ -17,7 +17,7 @@ struct kiln_backend_stream {
 };
 
 struct kiln_backend_event {
-    double ms;      /* CLOCK_MONOTONIC when recorded */
+    double ms; /* CLOCK_MONOTONIC when recorded */
     int recorded;
 };
 
@@ -35,7 +35,8 @@ static kiln_status aligned(size_t bytes, void **out) {
     return KILN_OK;
 }
 
-kiln_status kiln_cpu_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream, void **out) {
+kiln_status kiln_cpu_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream,
+                               void **out) {
     (void)st;
     (void)stream;
     return aligned(bytes, out);
@@ -57,8 +58,8 @@ void kiln_cpu_host_free(kiln_backend_state *st, void *ptr) {
     free(ptr);
 }
 
-kiln_status kiln_cpu_copy(kiln_backend_state *st, void *dst, const void *src, size_t bytes, kiln_copy_kind kind,
-                          kiln_backend_stream *stream, int async) {
+kiln_status kiln_cpu_copy(kiln_backend_state *st, void *dst, const void *src, size_t bytes,
+                          kiln_copy_kind kind, kiln_backend_stream *stream, int async) {
     (void)st;
     (void)kind;
     (void)stream;
@@ -111,7 +112,8 @@ kiln_status kiln_cpu_event_create(kiln_backend_state *st, kiln_backend_event **o
     return KILN_OK;
 }
 
-kiln_status kiln_cpu_event_record(kiln_backend_state *st, kiln_backend_event *ev, kiln_backend_stream *stream) {
+kiln_status kiln_cpu_event_record(kiln_backend_state *st, kiln_backend_event *ev,
+                                  kiln_backend_stream *stream) {
     (void)st;
     (void)stream;
     struct timespec ts;
@@ -127,11 +129,12 @@ kiln_status kiln_cpu_event_synchronize(kiln_backend_state *st, kiln_backend_even
     return KILN_OK;
 }
 
-kiln_status kiln_cpu_event_elapsed_ms(kiln_backend_state *st, kiln_backend_event *start, kiln_backend_event *end,
-                                      float *ms) {
+kiln_status kiln_cpu_event_elapsed_ms(kiln_backend_state *st, kiln_backend_event *start,
+                                      kiln_backend_event *end, float *ms) {
     (void)st;
     if (!start->recorded || !end->recorded)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "elapsed time between events: the %s event was never recorded",
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "elapsed time between events: the %s event was never recorded",
                               start->recorded ? "end" : "start");
     *ms = (float)(end->ms - start->ms);
     return KILN_OK;

@@ -38,8 +38,10 @@ static void *open_from_memfd(const unsigned char *so, size_t n, int *fd_out) {
         snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
         h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     }
-    if (h) *fd_out = fd;
-    else close(fd);
+    if (h)
+        *fd_out = fd;
+    else
+        close(fd);
     return h;
 }
 
@@ -83,8 +85,8 @@ kiln_status kiln_cpu_module_load(kiln_backend_state *st, const kiln_blob *binary
         dlclose(h);
         if (fd >= 0) close(fd);
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "the CPU module does not speak ABI %d (it has %s); rebuild it", KILN_CPU_ABI_VERSION,
-                              abi ? "another version" : "no kiln_cpu_abi_version");
+                              "the CPU module does not speak ABI %d (it has %s); rebuild it",
+                              KILN_CPU_ABI_VERSION, abi ? "another version" : "no kiln_cpu_abi_version");
     }
     kiln_backend_module *m = calloc(1, sizeof *m);
     if (!m) {
@@ -142,13 +144,12 @@ kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *m
     void *entry = symbol(m->handle, m->barriers ? "kiln_cpu_thread_" : "kiln_cpu_fast_", name);
     if (!sig || !entry)
         return kiln_set_error(KILN_ERR_NOT_FOUND,
-                              "the CPU module has no kernel '%s' (expected symbols kiln_sig_%s and %s%s)", name,
-                              name, m->barriers ? "kiln_cpu_thread_" : "kiln_cpu_fast_", name);
+                              "the CPU module has no kernel '%s' (expected symbols kiln_sig_%s and %s%s)",
+                              name, name, m->barriers ? "kiln_cpu_thread_" : "kiln_cpu_fast_", name);
     *param_count = read_params(sig, params, max_params);
     pthread_mutex_lock(&m->lock);
     kiln_backend_function *f = m->functions;
-    while (f && strcmp(f->name, name) != 0)
-        f = f->next;
+    while (f && strcmp(f->name, name) != 0) f = f->next;
     if (!f && (f = calloc(1, sizeof *f)) != NULL) {
         f->name = strdup(name);
         if (!f->name) {
@@ -156,8 +157,10 @@ kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *m
             f = NULL;
         } else {
             f->module = m;
-            if (m->barriers) memcpy(&f->thread, &entry, sizeof entry);
-            else memcpy(&f->fast, &entry, sizeof entry);
+            if (m->barriers)
+                memcpy(&f->thread, &entry, sizeof entry);
+            else
+                memcpy(&f->fast, &entry, sizeof entry);
             f->param_count = *param_count;
             f->next = m->functions;
             m->functions = f;

@@ -7,12 +7,13 @@
  * Both sides spin briefly (tens of microseconds) before sleeping on a
  * condition variable: kernels often come in quick succession, and a futex
  * wake-up costs more than a small kernel. */
+#include "backend/cpu/cpu_pool.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "backend/cpu/cpu_pool.h"
 #include "core/error.h"
 
 typedef struct pool_thread {
@@ -23,11 +24,11 @@ typedef struct pool_thread {
 
 struct kiln_cpu_pool {
     int participants;
-    int started;              /* threads actually created */
-    pool_thread *threads;     /* participants - 1 */
+    int started;          /* threads actually created */
+    pool_thread *threads; /* participants - 1 */
     pthread_mutex_t mutex;
-    pthread_cond_t wake;      /* generation changed or stop */
-    pthread_cond_t done;      /* remaining reached 0 */
+    pthread_cond_t wake; /* generation changed or stop */
+    pthread_cond_t done; /* remaining reached 0 */
     atomic_ullong generation;
     atomic_int remaining;
     atomic_int stop;
@@ -98,7 +99,8 @@ kiln_status kiln_cpu_pool_create(int participants, kiln_cpu_pool **out) {
             kiln_cpu_pool_destroy(p);
             return kiln_set_error(KILN_ERR_OUT_OF_MEMORY,
                                   "cannot start CPU worker thread %d of %d (error %d); "
-                                  "set KILN_NUM_THREADS lower", i, participants - 1, rc);
+                                  "set KILN_NUM_THREADS lower",
+                                  i, participants - 1, rc);
         }
         p->started++;
     }
@@ -112,8 +114,7 @@ void kiln_cpu_pool_destroy(kiln_cpu_pool *p) {
     atomic_store(&p->stop, 1);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mutex);
-    for (int i = 0; i < p->started; i++)
-        pthread_join(p->threads[i].thread, NULL);
+    for (int i = 0; i < p->started; i++) pthread_join(p->threads[i].thread, NULL);
     pthread_cond_destroy(&p->done);
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->mutex);
@@ -141,12 +142,10 @@ void kiln_cpu_pool_run(kiln_cpu_pool *p, kiln_cpu_job_fn fn, void *job, int alon
     }
     fn(job, 0);
     if (p->participants > 1) {
-        for (int i = 0; i < SPIN_ROUNDS && atomic_load(&p->remaining) > 0; i++)
-            cpu_relax();
+        for (int i = 0; i < SPIN_ROUNDS && atomic_load(&p->remaining) > 0; i++) cpu_relax();
         if (atomic_load(&p->remaining) > 0) {
             pthread_mutex_lock(&p->mutex);
-            while (atomic_load(&p->remaining) > 0)
-                pthread_cond_wait(&p->done, &p->mutex);
+            while (atomic_load(&p->remaining) > 0) pthread_cond_wait(&p->done, &p->mutex);
             pthread_mutex_unlock(&p->mutex);
         }
     }

@@ -23,8 +23,7 @@ static int is_ident(char c) { return isalnum((unsigned char)c) || c == '_'; }
  * starting at p, or p itself when none starts there. */
 static const char *skip_non_code(const char *p) {
     if (p[0] == '/' && p[1] == '/') {
-        while (*p && *p != '\n')
-            p++;
+        while (*p && *p != '\n') p++;
         return p;
     }
     if (p[0] == '/' && p[1] == '*') {
@@ -44,8 +43,7 @@ static const char *skip_non_code(const char *p) {
 
 static const char *skip_space_and_comments(const char *p) {
     for (;;) {
-        while (isspace((unsigned char)*p))
-            p++;
+        while (isspace((unsigned char)*p)) p++;
         const char *q = (*p == '/') ? skip_non_code(p) : p;
         if (q == p) return p;
         p = q;
@@ -54,8 +52,8 @@ static const char *skip_space_and_comments(const char *p) {
 
 static int is_barrier_name(const char *s, size_t n) {
     static const char *const prefixes[] = {"__syncthreads", "__syncwarp", "__shfl"};
-    static const char *const names[] = {"__ballot_sync", "__any_sync", "__all_sync", "__match_any_sync",
-                                        "__match_all_sync", "__reduce_add_sync"};
+    static const char *const names[] = {"__ballot_sync",    "__any_sync",       "__all_sync",
+                                        "__match_any_sync", "__match_all_sync", "__reduce_add_sync"};
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
         if (n >= strlen(prefixes[i]) && strncmp(s, prefixes[i], strlen(prefixes[i])) == 0) return 1;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
@@ -103,14 +101,14 @@ static int scan_barriers(const char *text, const kiln_compile_request *req, int 
             p = q;
             continue;
         }
-        if (*p == '\n') line_start = 1;
+        if (*p == '\n')
+            line_start = 1;
         else if (*p == '#' && line_start) {
             const char *d = skip_space_and_comments(p + 1);
             if (strncmp(d, "include", 7) == 0 && scan_include(d + 7, req, depth)) return 1;
         } else if (is_ident_start(*p)) {
             const char *s = p;
-            while (is_ident(*p))
-                p++;
+            while (is_ident(*p)) p++;
             if (is_barrier_name(s, (size_t)(p - s))) return 1;
             line_start = 0;
             continue;
@@ -128,17 +126,17 @@ static void copy_type(kiln_text *t, const char *s, const char *end) {
     while (s < end) {
         if (is_ident_start(*s)) {
             const char *w = s;
-            while (s < end && is_ident(*s))
-                s++;
+            while (s < end && is_ident(*s)) s++;
             size_t n = (size_t)(s - w);
             if ((n == 9 && strncmp(w, "__align__", 9) == 0) || (n == 7 && strncmp(w, "alignas", 7) == 0) ||
                 (n == 13 && strncmp(w, "__attribute__", 13) == 0)) {
-                while (s < end && isspace((unsigned char)*s))
-                    s++;
+                while (s < end && isspace((unsigned char)*s)) s++;
                 int level = 0;
                 do {
-                    if (*s == '(') level++;
-                    else if (*s == ')') level--;
+                    if (*s == '(')
+                        level++;
+                    else if (*s == ')')
+                        level--;
                     s++;
                 } while (s < end && level > 0);
                 continue;
@@ -163,11 +161,9 @@ static const char *rewrite_dynamic_shared(kiln_text *t, const char *p) {
         if (*c == '[') bracket = c;
     if (!bracket) return NULL;
     const char *name_end = bracket;
-    while (name_end > decl && isspace((unsigned char)name_end[-1]))
-        name_end--;
+    while (name_end > decl && isspace((unsigned char)name_end[-1])) name_end--;
     const char *name = name_end;
-    while (name > decl && is_ident(name[-1]))
-        name--;
+    while (name > decl && is_ident(name[-1])) name--;
     if (name == name_end) return NULL;
     kiln_text_add(t, "kiln_dyn_shared<", 16);
     copy_type(t, decl, name);
@@ -194,8 +190,7 @@ char *kiln_cpu_source_prepare(const kiln_compile_request *req, int *barriers) {
             continue;
         }
         const char *s = p;
-        while (is_ident(*p))
-            p++;
+        while (is_ident(*p)) p++;
         if (p - s == 6 && strncmp(s, "extern", 6) == 0) {
             kiln_text piece = {0};
             const char *after = rewrite_dynamic_shared(&piece, p);
@@ -214,8 +209,10 @@ char *kiln_cpu_source_prepare(const kiln_compile_request *req, int *barriers) {
     *barriers = scan_barriers(src, req, 0);
     for (int i = 0; i < req->define_count; i++) {
         const char *d = req->defines[i];
-        if (strncmp(d, "KILN_CPU_FIBERS", 15) == 0 && (d[15] == '\0' || d[15] == '=')) *barriers = 1;
-        else if (strchr(d, '=') && scan_barriers(strchr(d, '=') + 1, req, MAX_INCLUDE_DEPTH)) *barriers = 1;
+        if (strncmp(d, "KILN_CPU_FIBERS", 15) == 0 && (d[15] == '\0' || d[15] == '='))
+            *barriers = 1;
+        else if (strchr(d, '=') && scan_barriers(strchr(d, '=') + 1, req, MAX_INCLUDE_DEPTH))
+            *barriers = 1;
     }
     return prepared;
 }

@@ -1,11 +1,11 @@
 /* cuda_backend.c: opening a device (primary context, default stream, memory
  * pool), describing it, and the ops table the core sees. */
-#include "backend/cuda/cuda_internal.h"
-#include "core/error.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "backend/cuda/cuda_internal.h"
+#include "core/error.h"
 
 kiln_status kiln_cuda_make_current(kiln_backend_state *st) {
     CUcontext current = NULL;

@@ -2,11 +2,11 @@
  * are bounds-checked field by field: the bytes may come from disk. */
 #include "backend/cuda/cuda_blob.h"
 
-#include "core/error.h"
-#include "core/byte_order.h"
-
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/byte_order.h"
+#include "core/error.h"
 
 static const char blob_magic[8] = {'K', 'I', 'L', 'N', 'C', 'U', 'B', 'N'};
 #define BLOB_HEADER_BYTES 32u

@@ -1,14 +1,14 @@
 /* cuda_compile.c: CUDA C source -> cubin through NVRTC, packed as a kiln
  * blob (cuda_blob.h). Needs NVRTC only, never the driver, so it serves
  * kiln_compile_only on machines without a GPU too. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "backend/cuda/cuda_blob.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
 #include "core/text.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 extern const char kiln_embedded_kiln_cuda_prelude[];
 extern const char kiln_embedded_kiln_complex[];
@@ -42,8 +42,7 @@ typedef struct option_list {
 } option_list;
 
 static void options_free(option_list *o) {
-    for (int i = 0; i < o->count; i++)
-        free(o->items[i]);
+    for (int i = 0; i < o->count; i++) free(o->items[i]);
     free(o->items);
 }
 
@@ -69,10 +68,8 @@ static int options_build(const kiln_compile_request *req, const kiln_nvrtc *nv, 
     /* 12.4+: skips texture/surface and device-runtime declarations, a good
      * part of a small kernel's cold compile time. */
     if (ok && (nv->major > 12 || (nv->major == 12 && nv->minor >= 4))) ok = options_add(o, "-minimal", NULL);
-    for (int i = 0; ok && i < req->define_count; i++)
-        ok = options_add(o, "-D", req->defines[i]);
-    for (int i = 0; ok && i < req->include_count; i++)
-        ok = options_add(o, "-I", req->include_dirs[i]);
+    for (int i = 0; ok && i < req->define_count; i++) ok = options_add(o, "-D", req->defines[i]);
+    for (int i = 0; ok && i < req->include_count; i++) ok = options_add(o, "-I", req->include_dirs[i]);
     if (ok && req->debug) ok = options_add(o, "-G", NULL);
     if (ok && req->lineinfo) ok = options_add(o, "-lineinfo", NULL);
     if (ok && req->fast_math) ok = options_add(o, "--use_fast_math", NULL);
@@ -160,8 +157,7 @@ static kiln_status compile_with(const kiln_nvrtc *nv, const kiln_compile_request
     }
     if (s == KILN_OK) s = pack_blob(nv, prog, req, exprs, out);
     if (prog) nv->nvrtcDestroyProgram(&prog);
-    for (int i = 0; exprs && i < req->kernel_count; i++)
-        free(exprs[i]);
+    for (int i = 0; exprs && i < req->kernel_count; i++) free(exprs[i]);
     free(exprs);
     options_free(&opts);
     free(source);

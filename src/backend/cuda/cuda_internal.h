@@ -3,10 +3,10 @@
 #ifndef KILN_CUDA_INTERNAL_H
 #define KILN_CUDA_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "backend/backend.h"
 #include "backend/cuda/cuda_loader.h"
-
-#include <stdatomic.h>
 
 /* Kernels with more dynamic shared memory than this need an opt-in
  * (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) first. */

@@ -1,9 +1,9 @@
 /* cuda_memory.c: device memory from the stream-ordered pool, pinned host
  * memory, copies and memset. */
+#include <string.h>
+
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
-
-#include <string.h>
 
 /* Device pointers travel through kiln as void *; the driver wants integers. */
 static CUdeviceptr dptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }

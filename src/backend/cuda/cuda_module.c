@@ -1,13 +1,13 @@
 /* cuda_module.c: loading a blob's cubin, finding kernels by their source
  * name, and describing their parameters from the signature records that
  * kiln_signature.cuh compiled into the module. */
-#include "backend/cuda/cuda_blob.h"
-#include "backend/cuda/cuda_internal.h"
-#include "core/error.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "backend/cuda/cuda_blob.h"
+#include "backend/cuda/cuda_internal.h"
+#include "core/error.h"
 
 #define SIG_RECORD_BYTES 6
 

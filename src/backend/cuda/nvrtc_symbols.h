@@ -5,9 +5,9 @@
 KILN_NVRTC_SYMBOL(nvrtcResult, nvrtcVersion, (int *major, int *minor))
 KILN_NVRTC_SYMBOL(const char *, nvrtcGetErrorString, (nvrtcResult result))
 KILN_NVRTC_SYMBOL(nvrtcResult, nvrtcCreateProgram,
-                  (nvrtcProgram *prog, const char *src, const char *name, int num_headers,
+                  (nvrtcProgram * prog, const char *src, const char *name, int num_headers,
                    const char *const *headers, const char *const *include_names))
-KILN_NVRTC_SYMBOL(nvrtcResult, nvrtcDestroyProgram, (nvrtcProgram *prog))
+KILN_NVRTC_SYMBOL(nvrtcResult, nvrtcDestroyProgram, (nvrtcProgram * prog))
 KILN_NVRTC_SYMBOL(nvrtcResult, nvrtcCompileProgram,
                   (nvrtcProgram prog, int num_options, const char *const *options))
 KILN_NVRTC_SYMBOL(nvrtcResult, nvrtcAddNameExpression, (nvrtcProgram prog, const char *name_expression))
