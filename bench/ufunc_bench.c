@@ -138,12 +138,16 @@ static int cpu_baseline(kiln_context *ctx, bench_case *c, cpu_loop which, size_t
     return 0;
 }
 
+/* One kernel per paragraph of the source. */
+// clang-format off
 static const char native_src[] =
     "__global__ void vadd(float *c, const float *a, const float *b, long long n) {\n"
     "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i < n) c[i] = a[i] + b[i];\n"
-    "}\n" KILN_EXAMPLE_CND_SOURCE "__global__ void bs(double *call, double *put, const double *S, const "
-                                  "double *X, const double *T, double R, double V, int n) {\n"
+    "}\n"
+    KILN_EXAMPLE_CND_SOURCE
+    "__global__ void bs(double *call, double *put, const double *S, const double *X, const double *T,\n"
+    "                   double R, double V, int n) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i >= n) return;\n"
     "    double sqrtT = sqrt(T[i]);\n"
@@ -163,6 +167,7 @@ static const char native_src[] =
     "               pow(sin(0.008726645 * (lon2 - lon1[i])), 2);\n"
     "    out[i] = atan2(a, 1 - a) * s;\n"
     "}\n";
+// clang-format on
 
 static const char bs_pre[] = KILN_EXAMPLE_CND_SOURCE;
 
