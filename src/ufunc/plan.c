@@ -166,20 +166,18 @@ kiln_status uf_broadcast(const kiln_ufunc *f, const kiln_value *args, kiln_array
             char s1[256], s2[256];
             int rnd = save_nd > a->ndim ? save_nd : a->ndim;
             int ia = bad - (rnd - save_nd), ib = bad - (rnd - a->ndim);
+            /* Name the one input the shape so far came from, when it is one. */
+            char from[32];
             if (first >= 0 && save_nd == args[first].as.array->ndim &&
                 memcmp(save, args[first].as.array->shape, sizeof(int64_t) * (size_t)save_nd) == 0)
-                return kiln_set_error(
-                    KILN_ERR_SHAPE,
-                    "%s: cannot broadcast shapes %s (input %d) and %s (input %d): dim %d is %lld vs %lld",
-                    f->name, shape_text(save_nd, save, s1, sizeof s1), first,
-                    shape_text(a->ndim, a->shape, s2, sizeof s2), i, bad, (long long)save[ia],
-                    (long long)a->shape[ib]);
+                snprintf(from, sizeof from, "input %d", first);
+            else
+                snprintf(from, sizeof from, "inputs before %d", i);
             return kiln_set_error(
                 KILN_ERR_SHAPE,
-                "%s: cannot broadcast shapes %s (inputs before %d) and %s (input %d): dim %d is %lld vs %lld",
-                f->name, shape_text(save_nd, save, s1, sizeof s1), i,
-                shape_text(a->ndim, a->shape, s2, sizeof s2), i, bad, (long long)save[ia],
-                (long long)a->shape[ib]);
+                "%s: cannot broadcast shapes %s (%s) and %s (input %d): dim %d is %lld vs %lld", f->name,
+                shape_text(save_nd, save, s1, sizeof s1), from, shape_text(a->ndim, a->shape, s2, sizeof s2),
+                i, bad, (long long)save[ia], (long long)a->shape[ib]);
         }
         if (first < 0) first = i;
     }
