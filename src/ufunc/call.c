@@ -37,7 +37,7 @@ kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, 
         int64_t cap = exec->info.max_grid_dim[0] > 0 ? exec->info.max_grid_dim[0] : INT32_MAX;
         int waves = f->grid_waves;
         if (waves > 0 && exec->info.multiprocessors > 0) cap = (int64_t)exec->info.multiprocessors * waves;
-        key.cover = blocks <= cap && key.layout != UF_STRIDED;
+        key.cover = blocks <= cap && key.layout == UF_CONTIG;
         if (blocks > cap) blocks = cap;
     }
     kiln_kernel *k = NULL;
@@ -331,8 +331,7 @@ kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const kiln_valu
     for (int i = 0; i < f->nin; i++) ins[i] = args[i].kind == KILN_VALUE_ARRAY ? args[i].as.array : NULL;
     uf_plan p;
     uf_build_plan(f, be, sig, args, ins, outs, f->sigs[sig].out, nd, shape, &p);
-    /* As uf_launch_plan decides for any grid the device can launch. */
-    p.key.cover = be == UF_CUDA && f->grid_waves == 0 && p.key.layout != UF_STRIDED;
+    p.key.cover = (uint8_t)UF_ASSUMED_COVER(f, &p.key);
     char name[1][UF_KERNEL_NAME_MAX];
     return uf_generate(f, &p.key, 1, source, name);
 }

@@ -104,7 +104,6 @@ static void contiguous_key(const kiln_ufunc *f, int sig, uf_backend backend, uf_
     }
     if (backend == UF_CUDA) {
         key->idx32 = 1;
-        key->cover = f->grid_waves == 0; /* as uf_launch_plan will decide */
         if (16 / maxitem >= 2) {
             key->layout = UF_VECTOR;
             key->vec = (uint8_t)(16 / maxitem);
@@ -177,6 +176,7 @@ kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *sign
                 keys[nkeys++].vec = 1;
             }
         }
+        for (int k = 0; k < nkeys; k++) keys[k].cover = (uint8_t)UF_ASSUMED_COVER(f, &keys[k]);
         s = build_variants(f, ctx, keys, nkeys);
     }
     if (s != KILN_OK) {

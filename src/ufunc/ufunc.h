@@ -41,12 +41,18 @@ typedef enum uf_layout {
 
 typedef struct uf_key {
     uint8_t backend, sig, layout, nd, idx32, vec, nin, nout;
-    /* CUDA, contiguous layouts: the grid covers every element (or vector),
-     * so the kernel needs no grid-stride loop (measured ~2.5% on haversine). */
+    /* CUDA, UF_CONTIG: the grid covers every element, so the kernel needs no
+     * grid-stride loop (measured ~2.5% on haversine). 0 for other layouts. */
     uint8_t cover;
     uint8_t in[UF_MAX_IN];   /* actual dtype; | UF_SCALAR_BIT for a scalar input */
     uint8_t out[UF_MAX_OUT]; /* actual dtype of each output array */
 } uf_key;
+
+/* The cover bit of a key when no launch is at hand (the kernels kiln_vectorize
+ * builds up front, kiln_ufunc_source): any grid the device can launch covers
+ * the elements unless KILN_UFUNC_GRID_WAVES caps it. uf_launch_plan decides
+ * from the grid it launches. */
+#define UF_ASSUMED_COVER(f, k) ((k)->backend == UF_CUDA && (k)->layout == UF_CONTIG && (f)->grid_waves == 0)
 
 typedef struct uf_variant {
     uf_key key;
