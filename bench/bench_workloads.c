@@ -68,18 +68,6 @@ static int native_once(const bench_native *nat, const kiln_example_launch *l, ki
     return rc;
 }
 
-/* `batch` launches of l back to back between two events; ms per launch. */
-static int kiln_batch(kiln_example_launch *l, kiln_event *start, kiln_event *end, int batch, double *ms) {
-    float t = 0;
-    int s = kiln_event_record(start, NULL);
-    for (int b = 0; s == KILN_OK && b < batch; b++) s = kiln_example_launch_once(l);
-    if (s == KILN_OK) s = kiln_event_record(end, NULL);
-    if (s == KILN_OK) s = kiln_event_synchronize(end);
-    if (s == KILN_OK) s = kiln_event_elapsed_ms(start, end, &t);
-    *ms = t / batch;
-    return s;
-}
-
 /* Kernels shorter than this run in batches of BATCH per timed run, on both
  * sides: a lone launch between two events also times the host's submission
  * of the launch after the start event (~0.5 µs of a 20 µs kernel). */
@@ -127,7 +115,7 @@ int bench_workload(kiln_context *ctx, const bench_native *native, const kiln_exa
      * would need right then. */
     int alternate = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
     for (int i = 0; s == KILN_OK && i < n; i++) {
-        s = kiln_batch(&l, e0, e1, batch, &kt[i]);
+        s = kiln_example_time_run(&l, e0, e1, batch, &kt[i]);
         if (s == KILN_OK && rc == 0 && alternate) rc = native_once(native, &l, g, 0, &nt[i]);
     }
     for (int i = 0; s == KILN_OK && !alternate && rc == 0 && i < n; i++)

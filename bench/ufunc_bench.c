@@ -189,12 +189,8 @@ int kiln_bench_ufunc(kiln_context *ctx, int repeat) {
                               "call = S * cndd1 - X * expRT * cndd2;\n"
                               "put = X * expRT * (1.0 - cndd2) - S * (1.0 - cndd1);",
                               bs_pre, &bs));
-    KILN_CHECK(
-        kiln_vectorize(ctx, "hav", "f8(f8,f8,f8,f8,f8)", "lat1, lon1, lat2, lon2, s",
-                       "double a = pow(sin(0.008726645 * (lat2 - lat1)), 2) + cos(0.01745329 * lat1) * "
-                       "cos(0.01745329 * lat2) * pow(sin(0.008726645 * (lon2 - lon1)), 2);\n"
-                       "return atan2(a, 1 - a) * s;",
-                       NULL, &hav));
+    KILN_CHECK(kiln_vectorize(ctx, "hav", "f8(f8,f8,f8,f8,f8)", "lat1, lon1, lat2, lon2, s",
+                              KILN_EXAMPLE_HAVERSINE_BODY, NULL, &hav));
     /* vectorAdd 320M f32, device resident */
     {
         int64_t n = getenv("KILN_BENCH_VADD_N") ? atoll(getenv("KILN_BENCH_VADD_N")) : 320000000;

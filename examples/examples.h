@@ -94,6 +94,12 @@ int kiln_example_main(const char *name, int argc, char **argv);
     "    if (d > 0) r = 1.0 - r;\n"                                                                          \
     "    return r;\n"                                                                                        \
     "}\n"
+/* seed 000's t39 ufunc body: haversine with atan2 and the scale fused in. */
+#define KILN_EXAMPLE_HAVERSINE_BODY                                                                          \
+    "double a = pow(sin(0.008726645 * (lat2 - lat1)), 2) +\n"                                                \
+    "           cos(0.01745329 * lat1) * cos(0.01745329 * lat2) * pow(sin(0.008726645 * (lon2 - lon1)), "    \
+    "2);\n"                                                                                                  \
+    "return atan2(a, 1 - a) * s;"
 #define KILN_EXAMPLE_HERMITE_BODY                                                                            \
     "for (int i = 2; i < out.len; i++)\n"                                                                    \
     "    out[i] = out[1] * out[i - 1] - (i - 1) * out[i - 2];\n"                                             \
@@ -118,6 +124,11 @@ int64_t kiln_example_default_size(const kiln_example *ex, kiln_context *ctx);
 int kiln_example_prepare(const kiln_example *ex, kiln_context *ctx, int64_t size, kiln_example_launch *l);
 /* Launches once on the default stream (queued, not waited for). */
 int kiln_example_launch_once(kiln_example_launch *l);
+/* One timed run: `batch` launches (at least 1) back to back between the
+ * events start and end, waited for; *ms gets the time per launch. A lone
+ * launch's figure also holds the host's submission of that launch after
+ * the start event; batches spread it over the launches. */
+int kiln_example_time_run(kiln_example_launch *l, kiln_event *start, kiln_event *end, int batch, double *ms);
 /* Warm-up launches, then `repeat` launches each between two events; the
  * median and minimum in milliseconds. With budget_ms > 0, stops after 3
  * runs once the timed runs add up to budget_ms, and skips the second

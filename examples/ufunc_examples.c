@@ -84,10 +84,7 @@ static int time_call(kiln_context *ctx, const timed_call *c, int repeat, double 
 static const char hav_a_body[] =
     "return pow(sin(0.008726645 * (lat2 - lat1)), 2) +\n"
     "       cos(0.01745329 * lat1) * cos(0.01745329 * lat2) * pow(sin(0.008726645 * (lon2 - lon1)), 2);";
-static const char hav_body[] =
-    "double a = pow(sin(0.008726645 * (lat2 - lat1)), 2) +\n"
-    "           cos(0.01745329 * lat1) * cos(0.01745329 * lat2) * pow(sin(0.008726645 * (lon2 - lon1)), 2);\n"
-    "return atan2(a, 1 - a) * s;";
+static const char hav_body[] = KILN_EXAMPLE_HAVERSINE_BODY;
 
 static double hav_ref(double lat1, double lon1, double lat2, double lon2, double s) {
     double a = pow(sin(0.008726645 * (lat2 - lat1)), 2) +
