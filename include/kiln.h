@@ -60,9 +60,11 @@ typedef enum kiln_status {
     KILN_ERR_UNSUPPORTED = 107,      /* not available on this backend */
     KILN_ERR_SIGNATURE = 108,        /* malformed type or layout signature */
 
-    KILN_ERR_OUT_OF_MEMORY = 200, /* device or host allocation failed */
-    KILN_ERR_IO = 201,            /* file could not be read or written */
-    KILN_ERR_CACHE = 202,         /* cache unusable (unsafe permissions, ...) */
+    KILN_ERR_OUT_OF_MEMORY = 200,   /* device or host allocation failed */
+    KILN_ERR_IO = 201,              /* file could not be read or written */
+    KILN_ERR_CACHE = 202,           /* cache unusable (unsafe permissions, ...) */
+    KILN_ERR_LIBRARY_MISSING = 203, /* an optional library (cuFFT, FFTW, ...) is not installed; the
+                                       message names the Debian package or toolkit part */
 
     KILN_ERR_COMPILE = 300,          /* the source did not compile; log in kiln_last_error */
     KILN_ERR_COMPILER_MISSING = 301, /* no host compiler / no NVRTC */
@@ -651,6 +653,16 @@ KILN_API kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, co
 KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, const char *dims,
                                         const kiln_value *args, int nargs, kiln_array *const *outs,
                                         char **source, char **kernel_name);
+
+/* ------------------------------------------------------------------ random numbers (src/random/) */
+
+/* ------------------------------------------------------------------ FFT (src/fft/) */
+
+/* ------------------------------------------------------------------ linear algebra (src/blas/) */
+
+/* ------------------------------------------------------------------ reductions and scans (src/reduce/) */
+
+/* ------------------------------------------------------------------ collectives (src/comm/) */
 
 #ifdef __cplusplus
 }

@@ -130,6 +130,12 @@ typedef struct kiln_backend_ops {
     /* Optional (may be NULL): 1 if ptr lies in page-locked host memory the
      * backend knows about (for the profiler's pageable/pinned split). */
     int (*host_is_pinned)(kiln_backend_state *st, const void *ptr);
+    /* Optional (may be NULL): the native handles a vendor library (cuFFT,
+     * cuBLAS, cuRAND, NCCL) needs to queue work beside kiln's. On CUDA it
+     * makes the context current on the calling thread and gives the CUcontext
+     * and the CUstream of `stream` (NULL: the context's default stream). */
+    kiln_status (*native_handles)(kiln_backend_state *st, kiln_backend_stream *stream, void **native_context,
+                                  void **native_stream);
 } kiln_backend_ops;
 
 /* The backends kiln is built with. Each returns a static table. */

@@ -162,6 +162,15 @@ static kiln_status cuda_device_info(kiln_backend_state *st, kiln_device_info *ou
     return KILN_OK;
 }
 
+static kiln_status cuda_native_handles(kiln_backend_state *st, kiln_backend_stream *stream,
+                                       void **native_context, void **native_stream) {
+    kiln_status s = kiln_cuda_make_current(st);
+    if (s != KILN_OK) return s;
+    if (native_context) *native_context = (void *)st->context;
+    if (native_stream) *native_stream = (void *)kiln_cuda_stream(st, stream);
+    return KILN_OK;
+}
+
 static const kiln_backend_ops cuda_ops = {
     .version = KILN_BACKEND_OPS_VERSION,
     .name = "cuda",
@@ -192,6 +201,7 @@ static const kiln_backend_ops cuda_ops = {
     .function_attributes = kiln_cuda_function_attributes,
     .launch = kiln_cuda_launch,
     .host_is_pinned = kiln_cuda_host_is_pinned,
+    .native_handles = cuda_native_handles,
 };
 
 const kiln_backend_ops *kiln_backend_cuda(void) { return &cuda_ops; }
