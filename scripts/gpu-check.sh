@@ -14,7 +14,9 @@ if [ -d .devdeps ]; then
   for d in .devdeps/*.deb; do dpkg -x "$d" $root; done
   export CPATH=$root/usr/include:$root/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}
   export LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
-  export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # OpenBLAS lives in a subfolder that Debian reaches through alternatives,
+  # which dpkg -x does not create.
+  export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu:$root/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   prefix="-DCMAKE_PREFIX_PATH=$root/usr -DOPENSSL_ROOT_DIR=$root/usr"
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
