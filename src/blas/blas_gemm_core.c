@@ -82,7 +82,8 @@ static int64_t batch_stride_bytes(const blas_mat *M, int nbatch_c, int d) {
     return M->shape[md] == 1 ? 0 : M->strides[md];
 }
 
-static int plan_batch(const blas_mat *const ops[3], int nb, const int64_t *bshape, int64_t size, batch_plan *p) {
+static int plan_batch(const blas_mat *const ops[3], int nb, const int64_t *bshape, int64_t size,
+                      batch_plan *p) {
     p->ndim = 0;
     for (int d = 0; d < nb; d++) {
         if (bshape[d] == 1) continue;
@@ -191,13 +192,14 @@ static kiln_status run_library(kiln_context *ctx, kiln_stream *stream, const bla
     double flops = (dtype == KILN_COMPLEX64 || dtype == KILN_COMPLEX128 ? 8.0 : 2.0) * (double)total *
                    (double)p.m * (double)p.n * (double)p.k;
     struct kiln_prof_op *op =
-        s == KILN_OK ? kiln_blas_prof_begin(ctx, stream, "gemm", dtype, label, flops,
-                                            "batch %lld of column-major m %lld n %lld k %lld, op %c%c, ld %lld "
-                                            "%lld %lld",
-                                            (long long)total, (long long)p.m, (long long)p.n, (long long)p.k,
-                                            p.a.trans ? 'T' : 'N', p.b.trans ? 'T' : 'N', (long long)p.a.ld,
-                                            (long long)p.b.ld, (long long)p.ldc)
-                     : NULL;
+        s == KILN_OK
+            ? kiln_blas_prof_begin(ctx, stream, "gemm", dtype, label, flops,
+                                   "batch %lld of column-major m %lld n %lld k %lld, op %c%c, ld %lld "
+                                   "%lld %lld",
+                                   (long long)total, (long long)p.m, (long long)p.n, (long long)p.k,
+                                   p.a.trans ? 'T' : 'N', p.b.trans ? 'T' : 'N', (long long)p.a.ld,
+                                   (long long)p.b.ld, (long long)p.ldc)
+            : NULL;
     size_t size = kiln_dtype_size(dtype);
     int64_t idx[KILN_MAX_DIMS] = {0};
     for (int64_t q = 0; q < outer && s == KILN_OK; q++) {
@@ -248,7 +250,8 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
     int64_t size = (int64_t)kiln_dtype_size(dtype);
     /* Host memory on a CUDA context is not the library's to read. */
     int on_device = ctx->ops->kind == KILN_BACKEND_CUDA;
-    if (on_device && A.arr->memory == KILN_MEMORY_HOST) s = stage_operand(&A, stream, "a is in host memory", &keep[0]);
+    if (on_device && A.arr->memory == KILN_MEMORY_HOST)
+        s = stage_operand(&A, stream, "a is in host memory", &keep[0]);
     if (s == KILN_OK && on_device && B.arr->memory == KILN_MEMORY_HOST)
         s = stage_operand(&B, stream, "b is in host memory", &keep[1]);
     blas_gemm_problem p;
@@ -282,7 +285,8 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
         } else {
             blas_mat *M = which == 0 ? &A : &B;
             if (keep[which]) { /* already contiguous: cannot fail twice */
-                s = kiln_set_error(KILN_ERR_INTERNAL, "blas: staged %s still not expressible", operand_names[which]);
+                s = kiln_set_error(KILN_ERR_INTERNAL, "blas: staged %s still not expressible",
+                                   operand_names[which]);
                 break;
             }
             s = stage_operand(M, stream, why, &keep[which]);

@@ -75,11 +75,13 @@ kiln_status kiln_blas_stage(kiln_array *a, kiln_stream *stream, const char *why,
      * caller's stream, and the caller's stream after it (below). */
     kiln_status s = stream ? ctx->ops->stream_synchronize(ctx->state, kiln_stream_impl(stream)) : KILN_OK;
     char shape[96];
-    struct kiln_prof_op *op = kiln_blas_prof_begin(ctx, NULL, "layout copy", a->dtype, "kiln", 0, "%s: %s",
-                                                   kiln_shape_format(a->ndim, a->shape, shape, sizeof shape), why);
+    struct kiln_prof_op *op =
+        kiln_blas_prof_begin(ctx, NULL, "layout copy", a->dtype, "kiln", 0, "%s: %s",
+                             kiln_shape_format(a->ndim, a->shape, shape, sizeof shape), why);
     if (s == KILN_OK) s = kiln_array_copy(a, copy);
     kiln_blas_prof_end(ctx, op);
     if (s == KILN_OK && stream) s = ctx->ops->stream_synchronize(ctx->state, NULL);
-    if (s != KILN_OK) return kiln_prefix_error(kiln_context_note(ctx, s), "copying a BLAS operand (%s): ", why);
+    if (s != KILN_OK)
+        return kiln_prefix_error(kiln_context_note(ctx, s), "copying a BLAS operand (%s): ", why);
     return KILN_OK;
 }

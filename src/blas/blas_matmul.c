@@ -25,7 +25,8 @@ static kiln_status result_dtype(const kiln_array *a, const kiln_array *b, kiln_d
                               "matmul: %s @ %s has no floating type (NumPy would multiply integers; the BLAS "
                               "cannot): convert an operand to float32 or float64",
                               kiln_dtype_name(ta), kiln_dtype_name(tb));
-    static const kiln_dtype order[] = {KILN_FLOAT16, KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128};
+    static const kiln_dtype order[] = {KILN_FLOAT16, KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64,
+                                       KILN_COMPLEX128};
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
         if (kiln_dtype_can_cast(ta, order[i]) && kiln_dtype_can_cast(tb, order[i])) {
             *out = order[i];
@@ -78,10 +79,10 @@ static kiln_status broadcast_batch(const blas_mat *A, const blas_mat *B, const k
         int64_t ea = da >= 0 ? A->shape[da] : 1, eb = db >= 0 ? B->shape[db] : 1;
         if (ea != eb && ea != 1 && eb != 1) {
             char sa[128], sb[128];
-            return kiln_set_error(KILN_ERR_SHAPE,
-                                  "%s: batch dims of a %s and b %s do not broadcast: %lld vs %lld at batch dim %d",
-                                  what, shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb), (long long)ea,
-                                  (long long)eb, d);
+            return kiln_set_error(
+                KILN_ERR_SHAPE,
+                "%s: batch dims of a %s and b %s do not broadcast: %lld vs %lld at batch dim %d", what,
+                shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb), (long long)ea, (long long)eb, d);
         }
         shape[d] = ea == 1 ? eb : ea;
     }
@@ -100,7 +101,8 @@ static int overlaps(const kiln_array *x, const kiln_array *y) {
 static kiln_status check_output(const char *what, kiln_array *out, const kiln_array *a, const kiln_array *b,
                                 int ndim, const int64_t *shape, kiln_dtype dtype) {
     char se[128], sg[128];
-    if (out->ctx != a->ctx) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: the output belongs to another context", what);
+    if (out->ctx != a->ctx)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: the output belongs to another context", what);
     int same = out->ndim == ndim;
     for (int d = 0; same && d < ndim; d++) same = out->shape[d] == shape[d];
     if (!same)
@@ -110,10 +112,11 @@ static kiln_status check_output(const char *what, kiln_array *out, const kiln_ar
         return kiln_set_error(KILN_ERR_DTYPE, "%s: output has dtype %s, expected %s", what,
                               kiln_dtype_name(out->dtype), kiln_dtype_name(dtype));
     if (overlaps(out, a) || overlaps(out, b))
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "%s: the output overlaps input %s in memory: the library would read what it has "
-                              "already written; give a separate output",
-                              what, overlaps(out, a) ? "a" : "b");
+        return kiln_set_error(
+            KILN_ERR_INVALID_ARGUMENT,
+            "%s: the output overlaps input %s in memory: the library would read what it has "
+            "already written; give a separate output",
+            what, overlaps(out, a) ? "a" : "b");
     return KILN_OK;
 }
 
@@ -137,10 +140,12 @@ static kiln_status convert(kiln_array *x, kiln_dtype dtype, kiln_stream *stream,
 }
 
 kiln_status kiln_matmul_ex(kiln_stream *stream, int flags, kiln_array *a, kiln_array *b, kiln_array **out) {
-    if (!a || !b || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_matmul: a, b and out must not be NULL");
+    if (!a || !b || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_matmul: a, b and out must not be NULL");
     kiln_context *ctx = a->ctx;
     if (b->ctx != ctx || (stream && stream->ctx != ctx))
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_matmul: a, b and the stream must share a context");
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_matmul: a, b and the stream must share a context");
     char sa[128], sb[128];
     if (a->ndim < 1 || b->ndim < 1)
         return kiln_set_error(KILN_ERR_SHAPE, "matmul: operands must have at least 1 dim; a %s, b %s",
@@ -149,8 +154,8 @@ kiln_status kiln_matmul_ex(kiln_stream *stream, int flags, kiln_array *a, kiln_a
     kiln_status s = result_dtype(a, b, &dtype);
     if (s != KILN_OK) return s;
     blas_mat A = mat_of(a), B = mat_of(b);
-    if (a->ndim == 1) insert_unit_dim(&A, 0);     /* (k) -> (1, k) */
-    if (b->ndim == 1) insert_unit_dim(&B, 1);     /* (k) -> (k, 1) */
+    if (a->ndim == 1) insert_unit_dim(&A, 0); /* (k) -> (1, k) */
+    if (b->ndim == 1) insert_unit_dim(&B, 1); /* (k) -> (k, 1) */
     int64_t k = A.shape[A.ndim - 1];
     if (B.shape[B.ndim - 2] != k)
         return kiln_set_error(KILN_ERR_SHAPE,
@@ -177,7 +182,9 @@ kiln_status kiln_matmul_ex(kiln_stream *stream, int flags, kiln_array *a, kiln_a
     if (s == KILN_OK && b->dtype != dtype) s = convert(b, dtype, stream, &cb);
     if (s == KILN_OK && !res) s = kiln_array_empty(ctx, dtype, rank, cshape, &res);
     if (s == KILN_OK) {
-        if (ca) A.arr = ca, memcpy(A.strides + (A.ndim - ca->ndim), ca->strides, sizeof(int64_t) * (size_t)ca->ndim);
+        if (ca)
+            A.arr = ca,
+            memcpy(A.strides + (A.ndim - ca->ndim), ca->strides, sizeof(int64_t) * (size_t)ca->ndim);
         if (cb) B.arr = cb, memcpy(B.strides, cb->strides, sizeof(int64_t) * (size_t)cb->ndim);
         if (ca && a->ndim == 1) A.strides[0] = 0;
         blas_mat C = mat_of(res);
@@ -199,33 +206,40 @@ kiln_status kiln_matmul(kiln_array *a, kiln_array *b, kiln_array **out) {
     return kiln_matmul_ex(NULL, KILN_BLAS_DEFAULT, a, b, out);
 }
 
-kiln_status kiln_gemm(kiln_stream *stream, int flags, kiln_blas_op op_a, kiln_blas_op op_b, kiln_blas_scalar alpha,
-                      kiln_array *a, kiln_array *b, kiln_blas_scalar beta, kiln_array *c) {
-    if (!a || !b || !c) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gemm: a, b and c must not be NULL");
+kiln_status kiln_gemm(kiln_stream *stream, int flags, kiln_blas_op op_a, kiln_blas_op op_b,
+                      kiln_blas_scalar alpha, kiln_array *a, kiln_array *b, kiln_blas_scalar beta,
+                      kiln_array *c) {
+    if (!a || !b || !c)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gemm: a, b and c must not be NULL");
     kiln_context *ctx = a->ctx;
     if (b->ctx != ctx || c->ctx != ctx || (stream && stream->ctx != ctx))
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gemm: a, b, c and the stream must share a context");
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_gemm: a, b, c and the stream must share a context");
     char sa[128], sb[128], sc[128];
     if (a->ndim < 2 || b->ndim < 2 || c->ndim < 2)
         return kiln_set_error(KILN_ERR_SHAPE, "gemm: a %s, b %s and c %s must have at least 2 dims",
-                              shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb), shape_str(c, sc, sizeof sc));
+                              shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb),
+                              shape_str(c, sc, sizeof sc));
     if ((op_a != KILN_BLAS_N && op_a != KILN_BLAS_T) || (op_b != KILN_BLAS_N && op_b != KILN_BLAS_T))
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "gemm: op_a %d / op_b %d: expected KILN_BLAS_N or KILN_BLAS_T",
-                              (int)op_a, (int)op_b);
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "gemm: op_a %d / op_b %d: expected KILN_BLAS_N or KILN_BLAS_T", (int)op_a,
+                              (int)op_b);
     if (a->dtype != b->dtype || a->dtype != c->dtype || !is_blas_dtype(a->dtype))
-        return kiln_set_error(KILN_ERR_DTYPE,
-                              "gemm: a %s, b %s, c %s: expected one dtype of float16 (CUDA), float32, float64, "
-                              "complex64, complex128 for all three (kiln_matmul converts)",
-                              kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype), kiln_dtype_name(c->dtype));
+        return kiln_set_error(
+            KILN_ERR_DTYPE,
+            "gemm: a %s, b %s, c %s: expected one dtype of float16 (CUDA), float32, float64, "
+            "complex64, complex128 for all three (kiln_matmul converts)",
+            kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype), kiln_dtype_name(c->dtype));
     blas_mat A = mat_of(a), B = mat_of(b), C = mat_of(c);
     if (op_a == KILN_BLAS_T) swap_last(&A);
     if (op_b == KILN_BLAS_T) swap_last(&B);
     int64_t k = A.shape[A.ndim - 1];
     if (B.shape[B.ndim - 2] != k)
-        return kiln_set_error(KILN_ERR_SHAPE,
-                              "gemm: inner dims differ: op(a) of a %s has %lld columns, op(b) of b %s has %lld rows",
-                              shape_str(a, sa, sizeof sa), (long long)k, shape_str(b, sb, sizeof sb),
-                              (long long)B.shape[B.ndim - 2]);
+        return kiln_set_error(
+            KILN_ERR_SHAPE,
+            "gemm: inner dims differ: op(a) of a %s has %lld columns, op(b) of b %s has %lld rows",
+            shape_str(a, sa, sizeof sa), (long long)k, shape_str(b, sb, sizeof sb),
+            (long long)B.shape[B.ndim - 2]);
     int nb;
     int64_t shape[KILN_MAX_DIMS];
     kiln_status s = broadcast_batch(&A, &B, a, b, "gemm", &nb, shape);
@@ -236,14 +250,16 @@ kiln_status kiln_gemm(kiln_stream *stream, int flags, kiln_blas_op op_a, kiln_bl
     if (s != KILN_OK) return s;
     for (int d = 0; d < nb; d++)
         if (c->shape[d] > 1 && c->strides[d] == 0)
-            return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                                  "gemm: c %s has stride 0 along batch dim %d: its products would overwrite each other",
-                                  shape_str(c, sc, sizeof sc), d);
+            return kiln_set_error(
+                KILN_ERR_INVALID_ARGUMENT,
+                "gemm: c %s has stride 0 along batch dim %d: its products would overwrite each other",
+                shape_str(c, sc, sizeof sc), d);
     return kiln_blas_gemm_core(ctx, stream, flags, alpha, A, B, beta, C);
 }
 
 kiln_status kiln_blas_provider(kiln_context *ctx, const char **name) {
-    if (!ctx || !name) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_blas_provider: ctx and name must not be NULL");
+    if (!ctx || !name)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_blas_provider: ctx and name must not be NULL");
     kiln_blas_state *st;
     kiln_status s = kiln_blas_state_get(ctx, &st);
     if (s != KILN_OK) return s;

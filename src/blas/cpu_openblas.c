@@ -63,7 +63,7 @@ static void ob_load_once(void) {
 static kiln_status ob_load(void) {
     pthread_once(&ob_once, ob_load_once);
     if (ob_lib.status == KILN_OK) return KILN_OK;
-    if (strstr(ob_lib.why, "apt-get")) return kiln_dynlib_check(&ob_lib);
+    if (strstr(ob_lib.why, ob_spec.install_hint)) return kiln_dynlib_check(&ob_lib);
     return kiln_set_error(ob_lib.status, "%s; %s", ob_lib.why, ob_spec.install_hint);
 }
 
@@ -86,26 +86,27 @@ static kiln_status ob_gemm(kiln_context *ctx, kiln_stream *stream, const blas_ge
         char *c = p->c + (size_t)(q * p->stride_c) * size;
         switch (p->dtype) {
         case KILN_FLOAT32:
-            ob.cblas_sgemm(CBLAS_COL_MAJOR, tr(p->a.trans), tr(p->b.trans), m, n, k, fa, (const float *)a, lda,
-                           (const float *)b, ldb, fb, (float *)c, ldc);
+            ob.cblas_sgemm(CBLAS_COL_MAJOR, tr(p->a.trans), tr(p->b.trans), m, n, k, fa, (const float *)a,
+                           lda, (const float *)b, ldb, fb, (float *)c, ldc);
             break;
         case KILN_FLOAT64:
             ob.cblas_dgemm(CBLAS_COL_MAJOR, tr(p->a.trans), tr(p->b.trans), m, n, k, p->alpha.re,
                            (const double *)a, lda, (const double *)b, ldb, p->beta.re, (double *)c, ldc);
             break;
         case KILN_COMPLEX64:
-            ob.cblas_cgemm(CBLAS_COL_MAJOR, tr(p->a.trans), tr(p->b.trans), m, n, k, ca, a, lda, b, ldb, cb, c,
-                           ldc);
+            ob.cblas_cgemm(CBLAS_COL_MAJOR, tr(p->a.trans), tr(p->b.trans), m, n, k, ca, a, lda, b, ldb, cb,
+                           c, ldc);
             break;
         case KILN_COMPLEX128:
-            ob.cblas_zgemm(CBLAS_COL_MAJOR, tr(p->a.trans), tr(p->b.trans), m, n, k, za, a, lda, b, ldb, zb, c,
-                           ldc);
+            ob.cblas_zgemm(CBLAS_COL_MAJOR, tr(p->a.trans), tr(p->b.trans), m, n, k, za, a, lda, b, ldb, zb,
+                           c, ldc);
             break;
         default:
-            return kiln_set_error(KILN_ERR_UNSUPPORTED,
-                                  "%s gemm is not available on the CPU backend (OpenBLAS has float32, float64, "
-                                  "complex64, complex128; float16 runs on CUDA only): convert to float32",
-                                  kiln_dtype_name(p->dtype));
+            return kiln_set_error(
+                KILN_ERR_UNSUPPORTED,
+                "%s gemm is not available on the CPU backend (OpenBLAS has float32, float64, "
+                "complex64, complex128; float16 runs on CUDA only): convert to float32",
+                kiln_dtype_name(p->dtype));
         }
     }
     return KILN_OK;
@@ -132,7 +133,8 @@ static kiln_status ob_gemv(kiln_context *ctx, kiln_stream *stream, const blas_ge
     case KILN_COMPLEX128:
         ob.cblas_zgemv(CBLAS_COL_MAJOR, tr(p->trans), m, n, za, p->a, lda, p->x, incx, zb, p->y, incy);
         break;
-    default: return kiln_set_error(KILN_ERR_UNSUPPORTED, "gemv: %s is not supported", kiln_dtype_name(p->dtype));
+    default:
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "gemv: %s is not supported", kiln_dtype_name(p->dtype));
     }
     return KILN_OK;
 }
@@ -145,8 +147,12 @@ static kiln_status ob_dot(kiln_context *ctx, kiln_stream *stream, kiln_dtype dty
     float c[2] = {0, 0};
     double z[2] = {0, 0};
     switch (dtype) {
-    case KILN_FLOAT32: *out = (kiln_blas_scalar){ob.cblas_sdot(nn, (float *)x.data, ix, (float *)y.data, iy), 0}; break;
-    case KILN_FLOAT64: *out = (kiln_blas_scalar){ob.cblas_ddot(nn, (double *)x.data, ix, (double *)y.data, iy), 0}; break;
+    case KILN_FLOAT32:
+        *out = (kiln_blas_scalar){ob.cblas_sdot(nn, (float *)x.data, ix, (float *)y.data, iy), 0};
+        break;
+    case KILN_FLOAT64:
+        *out = (kiln_blas_scalar){ob.cblas_ddot(nn, (double *)x.data, ix, (double *)y.data, iy), 0};
+        break;
     case KILN_COMPLEX64:
         (conjugate ? ob.cblas_cdotc_sub : ob.cblas_cdotu_sub)(nn, x.data, ix, y.data, iy, c);
         *out = (kiln_blas_scalar){c[0], c[1]};

@@ -2,14 +2,28 @@
  * line each: OPENBLAS_FN(name, return type, parameters). Declared here (no
  * cblas.h at build time); CBLAS enums are passed as int (same ABI). LP64
  * OpenBLAS (Debian's libopenblas0): blasint is int. */
-OPENBLAS_FN(cblas_sgemm, void, (int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *, int))
-OPENBLAS_FN(cblas_dgemm, void, (int, int, int, int, int, int, double, const double *, int, const double *, int, double, double *, int))
-OPENBLAS_FN(cblas_cgemm, void, (int, int, int, int, int, int, const void *, const void *, int, const void *, int, const void *, void *, int))
-OPENBLAS_FN(cblas_zgemm, void, (int, int, int, int, int, int, const void *, const void *, int, const void *, int, const void *, void *, int))
-OPENBLAS_FN(cblas_sgemv, void, (int, int, int, int, float, const float *, int, const float *, int, float, float *, int))
-OPENBLAS_FN(cblas_dgemv, void, (int, int, int, int, double, const double *, int, const double *, int, double, double *, int))
-OPENBLAS_FN(cblas_cgemv, void, (int, int, int, int, const void *, const void *, int, const void *, int, const void *, void *, int))
-OPENBLAS_FN(cblas_zgemv, void, (int, int, int, int, const void *, const void *, int, const void *, int, const void *, void *, int))
+OPENBLAS_FN(cblas_sgemm, void,
+            (int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *,
+             int))
+OPENBLAS_FN(cblas_dgemm, void,
+            (int, int, int, int, int, int, double, const double *, int, const double *, int, double, double *,
+             int))
+OPENBLAS_FN(cblas_cgemm, void,
+            (int, int, int, int, int, int, const void *, const void *, int, const void *, int, const void *,
+             void *, int))
+OPENBLAS_FN(cblas_zgemm, void,
+            (int, int, int, int, int, int, const void *, const void *, int, const void *, int, const void *,
+             void *, int))
+OPENBLAS_FN(cblas_sgemv, void,
+            (int, int, int, int, float, const float *, int, const float *, int, float, float *, int))
+OPENBLAS_FN(cblas_dgemv, void,
+            (int, int, int, int, double, const double *, int, const double *, int, double, double *, int))
+OPENBLAS_FN(cblas_cgemv, void,
+            (int, int, int, int, const void *, const void *, int, const void *, int, const void *, void *,
+             int))
+OPENBLAS_FN(cblas_zgemv, void,
+            (int, int, int, int, const void *, const void *, int, const void *, int, const void *, void *,
+             int))
 OPENBLAS_FN(cblas_sdot, float, (int, const float *, int, const float *, int))
 OPENBLAS_FN(cblas_ddot, double, (int, const double *, int, const double *, int))
 OPENBLAS_FN(cblas_cdotu_sub, void, (int, const void *, int, const void *, int, void *))

@@ -64,7 +64,9 @@ static void cb_load_once(void) {
 
 static kiln_status cb_load(void) {
     pthread_once(&cb_once, cb_load_once);
-    return kiln_dynlib_check(&cb_lib);
+    if (cb_lib.status == KILN_OK || strstr(cb_lib.why, cb_spec.install_hint))
+        return kiln_dynlib_check(&cb_lib);
+    return kiln_set_error(cb_lib.status, "%s; %s", cb_lib.why, cb_spec.install_hint);
 }
 
 static const char *cb_describe_fn(void) { return cb_describe; }
@@ -187,9 +189,9 @@ static int cb_gemm_ex(void *h, const blas_gemm_problem *p) {
     float alpha = (float)p->alpha.re, beta = (float)p->beta.re;
     int m = (int)p->m, n = (int)p->n, k = (int)p->k;
     if (p->batch == 1)
-        return cb.cublasGemmEx(h, op(p->a.trans), op(p->b.trans), m, n, k, &alpha, p->a.data, type, (int)p->a.ld,
-                               p->b.data, type, (int)p->b.ld, &beta, p->c, type, (int)p->ldc, compute,
-                               CUBLAS_GEMM_DEFAULT);
+        return cb.cublasGemmEx(h, op(p->a.trans), op(p->b.trans), m, n, k, &alpha, p->a.data, type,
+                               (int)p->a.ld, p->b.data, type, (int)p->b.ld, &beta, p->c, type, (int)p->ldc,
+                               compute, CUBLAS_GEMM_DEFAULT);
     return cb.cublasGemmStridedBatchedEx(h, op(p->a.trans), op(p->b.trans), m, n, k, &alpha, p->a.data, type,
                                          (int)p->a.ld, p->a.batch_stride, p->b.data, type, (int)p->b.ld,
                                          p->b.batch_stride, &beta, p->c, type, (int)p->ldc, p->stride_c,
@@ -207,22 +209,27 @@ static kiln_status cb_gemm(kiln_context *ctx, kiln_stream *stream, const blas_ge
     cb_handle *h;
     kiln_status s = cb_lock(ctx, stream, &h);
     if (s != KILN_OK) return s;
-    int m = (int)p->m, n = (int)p->n, k = (int)p->k, lda = (int)p->a.ld, ldb = (int)p->b.ld, ldc = (int)p->ldc;
+    int m = (int)p->m, n = (int)p->n, k = (int)p->k, lda = (int)p->a.ld, ldb = (int)p->b.ld,
+        ldc = (int)p->ldc;
     float fa[2] = {(float)p->alpha.re, (float)p->alpha.im}, fb[2] = {(float)p->beta.re, (float)p->beta.im};
     double da[2] = {p->alpha.re, p->alpha.im}, db[2] = {p->beta.re, p->beta.im};
     int rc;
     switch (p->dtype) {
     case KILN_FLOAT16: rc = cb_gemm_ex(h->handle, p); break;
-    case KILN_FLOAT32: rc = p->allow_tf32 ? cb_gemm_ex(h->handle, p) : CB_GEMM_(cublasSgemm, float, fa, fb); break;
+    case KILN_FLOAT32:
+        rc = p->allow_tf32 ? cb_gemm_ex(h->handle, p) : CB_GEMM_(cublasSgemm, float, fa, fb);
+        break;
     case KILN_FLOAT64: rc = CB_GEMM_(cublasDgemm, double, da, db); break;
     case KILN_COMPLEX64: rc = CB_GEMM_(cublasCgemm, float, fa, fb); break;
     case KILN_COMPLEX128: rc = CB_GEMM_(cublasZgemm, double, da, db); break;
     default:
         cb_unlock(h);
-        return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuBLAS gemm: %s is not supported", kiln_dtype_name(p->dtype));
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuBLAS gemm: %s is not supported",
+                              kiln_dtype_name(p->dtype));
     }
     cb_unlock(h);
-    return rc == CUBLAS_STATUS_SUCCESS ? KILN_OK : cb_fail(rc, p->batch == 1 ? "gemm" : "strided-batched gemm");
+    return rc == CUBLAS_STATUS_SUCCESS ? KILN_OK
+                                       : cb_fail(rc, p->batch == 1 ? "gemm" : "strided-batched gemm");
 }
 
 static kiln_status cb_gemv(kiln_context *ctx, kiln_stream *stream, const blas_gemv_problem *p) {
@@ -234,14 +241,24 @@ static kiln_status cb_gemv(kiln_context *ctx, kiln_stream *stream, const blas_ge
     double da[2] = {p->alpha.re, p->alpha.im}, db[2] = {p->beta.re, p->beta.im};
     int rc = -1;
     switch (p->dtype) {
-    case KILN_FLOAT32: rc = cb.cublasSgemv_v2(h->handle, op(p->trans), m, n, fa, p->a, lda, p->x, ix, fb, p->y, iy); break;
-    case KILN_FLOAT64: rc = cb.cublasDgemv_v2(h->handle, op(p->trans), m, n, da, p->a, lda, p->x, ix, db, p->y, iy); break;
-    case KILN_COMPLEX64: rc = cb.cublasCgemv_v2(h->handle, op(p->trans), m, n, fa, p->a, lda, p->x, ix, fb, p->y, iy); break;
-    case KILN_COMPLEX128: rc = cb.cublasZgemv_v2(h->handle, op(p->trans), m, n, da, p->a, lda, p->x, ix, db, p->y, iy); break;
+    case KILN_FLOAT32:
+        rc = cb.cublasSgemv_v2(h->handle, op(p->trans), m, n, fa, p->a, lda, p->x, ix, fb, p->y, iy);
+        break;
+    case KILN_FLOAT64:
+        rc = cb.cublasDgemv_v2(h->handle, op(p->trans), m, n, da, p->a, lda, p->x, ix, db, p->y, iy);
+        break;
+    case KILN_COMPLEX64:
+        rc = cb.cublasCgemv_v2(h->handle, op(p->trans), m, n, fa, p->a, lda, p->x, ix, fb, p->y, iy);
+        break;
+    case KILN_COMPLEX128:
+        rc = cb.cublasZgemv_v2(h->handle, op(p->trans), m, n, da, p->a, lda, p->x, ix, db, p->y, iy);
+        break;
     default: break;
     }
     cb_unlock(h);
-    if (rc == -1) return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuBLAS gemv: %s is not supported", kiln_dtype_name(p->dtype));
+    if (rc == -1)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuBLAS gemv: %s is not supported",
+                              kiln_dtype_name(p->dtype));
     return rc == CUBLAS_STATUS_SUCCESS ? KILN_OK : cb_fail(rc, "gemv");
 }
 
@@ -256,12 +273,18 @@ static kiln_status cb_dot(kiln_context *ctx, kiln_stream *stream, kiln_dtype dty
     switch (dtype) {
     case KILN_FLOAT32: rc = cb.cublasSdot_v2(h->handle, nn, x.data, ix, y.data, iy, f); break;
     case KILN_FLOAT64: rc = cb.cublasDdot_v2(h->handle, nn, x.data, ix, y.data, iy, d); break;
-    case KILN_COMPLEX64: rc = (conjugate ? cb.cublasCdotc_v2 : cb.cublasCdotu_v2)(h->handle, nn, x.data, ix, y.data, iy, f); break;
-    case KILN_COMPLEX128: rc = (conjugate ? cb.cublasZdotc_v2 : cb.cublasZdotu_v2)(h->handle, nn, x.data, ix, y.data, iy, d); break;
+    case KILN_COMPLEX64:
+        rc = (conjugate ? cb.cublasCdotc_v2 : cb.cublasCdotu_v2)(h->handle, nn, x.data, ix, y.data, iy, f);
+        break;
+    case KILN_COMPLEX128:
+        rc = (conjugate ? cb.cublasZdotc_v2 : cb.cublasZdotu_v2)(h->handle, nn, x.data, ix, y.data, iy, d);
+        break;
     default: break;
     }
     cb_unlock(h);
-    if (rc == -1) return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuBLAS dot: %s is not supported", kiln_dtype_name(dtype));
+    if (rc == -1)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuBLAS dot: %s is not supported",
+                              kiln_dtype_name(dtype));
     if (rc != CUBLAS_STATUS_SUCCESS) return cb_fail(rc, "dot");
     int single = dtype == KILN_FLOAT32 || dtype == KILN_COMPLEX64;
     *out = single ? (kiln_blas_scalar){f[0], f[1]} : (kiln_blas_scalar){d[0], d[1]};
@@ -284,7 +307,9 @@ static kiln_status cb_axpy(kiln_context *ctx, kiln_stream *stream, kiln_dtype dt
     default: break;
     }
     cb_unlock(h);
-    if (rc == -1) return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuBLAS axpy: %s is not supported", kiln_dtype_name(dtype));
+    if (rc == -1)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuBLAS axpy: %s is not supported",
+                              kiln_dtype_name(dtype));
     return rc == CUBLAS_STATUS_SUCCESS ? KILN_OK : cb_fail(rc, "axpy");
 }
 
@@ -304,7 +329,9 @@ static kiln_status cb_scal(kiln_context *ctx, kiln_stream *stream, kiln_dtype dt
     default: break;
     }
     cb_unlock(h);
-    if (rc == -1) return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuBLAS scal: %s is not supported", kiln_dtype_name(dtype));
+    if (rc == -1)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuBLAS scal: %s is not supported",
+                              kiln_dtype_name(dtype));
     return rc == CUBLAS_STATUS_SUCCESS ? KILN_OK : cb_fail(rc, "scal");
 }
 
@@ -317,14 +344,22 @@ static kiln_status cb_nrm2(kiln_context *ctx, kiln_stream *stream, kiln_dtype dt
     float f = 0;
     double d = 0;
     switch (dtype) {
-    case KILN_FLOAT32: rc = cb.cublasSnrm2_v2(h->handle, nn, x.data, ix, &f); d = f; break;
+    case KILN_FLOAT32:
+        rc = cb.cublasSnrm2_v2(h->handle, nn, x.data, ix, &f);
+        d = f;
+        break;
     case KILN_FLOAT64: rc = cb.cublasDnrm2_v2(h->handle, nn, x.data, ix, &d); break;
-    case KILN_COMPLEX64: rc = cb.cublasScnrm2_v2(h->handle, nn, x.data, ix, &f); d = f; break;
+    case KILN_COMPLEX64:
+        rc = cb.cublasScnrm2_v2(h->handle, nn, x.data, ix, &f);
+        d = f;
+        break;
     case KILN_COMPLEX128: rc = cb.cublasDznrm2_v2(h->handle, nn, x.data, ix, &d); break;
     default: break;
     }
     cb_unlock(h);
-    if (rc == -1) return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuBLAS nrm2: %s is not supported", kiln_dtype_name(dtype));
+    if (rc == -1)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuBLAS nrm2: %s is not supported",
+                              kiln_dtype_name(dtype));
     if (rc != CUBLAS_STATUS_SUCCESS) return cb_fail(rc, "nrm2");
     *out = d;
     return KILN_OK;

@@ -8,20 +8,39 @@ CUBLAS_FN(cublasSetStream_v2, (void *, void *))
 CUBLAS_FN(cublasSetPointerMode_v2, (void *, int))
 CUBLAS_FN(cublasSetMathMode, (void *, int))
 CUBLAS_FN(cublasGetVersion_v2, (void *, int *))
-CUBLAS_FN(cublasSgemm_v2, (void *, int, int, int, int, int, const float *, const void *, int, const void *, int, const float *, void *, int))
-CUBLAS_FN(cublasDgemm_v2, (void *, int, int, int, int, int, const double *, const void *, int, const void *, int, const double *, void *, int))
-CUBLAS_FN(cublasCgemm_v2, (void *, int, int, int, int, int, const float *, const void *, int, const void *, int, const float *, void *, int))
-CUBLAS_FN(cublasZgemm_v2, (void *, int, int, int, int, int, const double *, const void *, int, const void *, int, const double *, void *, int))
-CUBLAS_FN(cublasSgemmStridedBatched, (void *, int, int, int, int, int, const float *, const void *, int, long long, const void *, int, long long, const float *, void *, int, long long, int))
-CUBLAS_FN(cublasDgemmStridedBatched, (void *, int, int, int, int, int, const double *, const void *, int, long long, const void *, int, long long, const double *, void *, int, long long, int))
-CUBLAS_FN(cublasCgemmStridedBatched, (void *, int, int, int, int, int, const float *, const void *, int, long long, const void *, int, long long, const float *, void *, int, long long, int))
-CUBLAS_FN(cublasZgemmStridedBatched, (void *, int, int, int, int, int, const double *, const void *, int, long long, const void *, int, long long, const double *, void *, int, long long, int))
-CUBLAS_FN(cublasGemmEx, (void *, int, int, int, int, int, const void *, const void *, int, int, const void *, int, int, const void *, void *, int, int, int, int))
-CUBLAS_FN(cublasGemmStridedBatchedEx, (void *, int, int, int, int, int, const void *, const void *, int, int, long long, const void *, int, int, long long, const void *, void *, int, int, long long, int, int, int))
-CUBLAS_FN(cublasSgemv_v2, (void *, int, int, int, const float *, const void *, int, const void *, int, const float *, void *, int))
-CUBLAS_FN(cublasDgemv_v2, (void *, int, int, int, const double *, const void *, int, const void *, int, const double *, void *, int))
-CUBLAS_FN(cublasCgemv_v2, (void *, int, int, int, const float *, const void *, int, const void *, int, const float *, void *, int))
-CUBLAS_FN(cublasZgemv_v2, (void *, int, int, int, const double *, const void *, int, const void *, int, const double *, void *, int))
+CUBLAS_FN(cublasSgemm_v2, (void *, int, int, int, int, int, const float *, const void *, int, const void *,
+                           int, const float *, void *, int))
+CUBLAS_FN(cublasDgemm_v2, (void *, int, int, int, int, int, const double *, const void *, int, const void *,
+                           int, const double *, void *, int))
+CUBLAS_FN(cublasCgemm_v2, (void *, int, int, int, int, int, const float *, const void *, int, const void *,
+                           int, const float *, void *, int))
+CUBLAS_FN(cublasZgemm_v2, (void *, int, int, int, int, int, const double *, const void *, int, const void *,
+                           int, const double *, void *, int))
+CUBLAS_FN(cublasSgemmStridedBatched,
+          (void *, int, int, int, int, int, const float *, const void *, int, long long, const void *, int,
+           long long, const float *, void *, int, long long, int))
+CUBLAS_FN(cublasDgemmStridedBatched,
+          (void *, int, int, int, int, int, const double *, const void *, int, long long, const void *, int,
+           long long, const double *, void *, int, long long, int))
+CUBLAS_FN(cublasCgemmStridedBatched,
+          (void *, int, int, int, int, int, const float *, const void *, int, long long, const void *, int,
+           long long, const float *, void *, int, long long, int))
+CUBLAS_FN(cublasZgemmStridedBatched,
+          (void *, int, int, int, int, int, const double *, const void *, int, long long, const void *, int,
+           long long, const double *, void *, int, long long, int))
+CUBLAS_FN(cublasGemmEx, (void *, int, int, int, int, int, const void *, const void *, int, int, const void *,
+                         int, int, const void *, void *, int, int, int, int))
+CUBLAS_FN(cublasGemmStridedBatchedEx,
+          (void *, int, int, int, int, int, const void *, const void *, int, int, long long, const void *,
+           int, int, long long, const void *, void *, int, int, long long, int, int, int))
+CUBLAS_FN(cublasSgemv_v2, (void *, int, int, int, const float *, const void *, int, const void *, int,
+                           const float *, void *, int))
+CUBLAS_FN(cublasDgemv_v2, (void *, int, int, int, const double *, const void *, int, const void *, int,
+                           const double *, void *, int))
+CUBLAS_FN(cublasCgemv_v2, (void *, int, int, int, const float *, const void *, int, const void *, int,
+                           const float *, void *, int))
+CUBLAS_FN(cublasZgemv_v2, (void *, int, int, int, const double *, const void *, int, const void *, int,
+                           const double *, void *, int))
 CUBLAS_FN(cublasSdot_v2, (void *, int, const void *, int, const void *, int, float *))
 CUBLAS_FN(cublasDdot_v2, (void *, int, const void *, int, const void *, int, double *))
 CUBLAS_FN(cublasCdotu_v2, (void *, int, const void *, int, const void *, int, float *))

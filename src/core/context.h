@@ -40,7 +40,7 @@ struct kiln_context {
     /* Opened on first need, closed with the context (see the functions below). */
     kiln_context *host; /* CUDA contexts: the CPU context for host-side work */
     struct kiln_copy_pool *copy_pool;
-    int copy_pool_tried; /* creation is attempted once */
+    int copy_pool_tried;          /* creation is attempted once */
     struct kiln_blas_state *blas; /* src/blas: provider handles, made on first use */
 };
 
