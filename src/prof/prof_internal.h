@@ -43,6 +43,7 @@ struct kiln_prof_op {
     uint8_t cache_hit;   /* compiles */
     uint8_t ev_failed;   /* an event could not be recorded: use host times */
     uint8_t no_device;   /* a driver call failed during the op: it may have queued nothing */
+    uint8_t library;     /* a vendor library call: timed by its events, never matched to CUPTI */
     atomic_int done;     /* set by kiln_prof_end (kernels, copies) */
     uint32_t dev_stream; /* CUPTI: the stream's CUPTI id, PROF_NO_ID if unknown */
     unsigned fail_mark;  /* kiln_cuda_failed_calls at the start of the op */
