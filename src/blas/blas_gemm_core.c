@@ -8,6 +8,7 @@
 
 #include "array/array.h"
 #include "blas/blas_internal.h"
+#include "prof/prof.h"
 
 /* Shape classes for kiln's own kernel, from the H100 figures in
  * docs/BASELINES (10^6 products of 4x4: cuBLAS strided-batched 1.87 ms, the
@@ -24,6 +25,11 @@ static int use_small(const blas_mat *A, const blas_mat *B, const blas_mat *C, in
                      kiln_blas_scalar alpha, kiln_blas_scalar beta) {
     kiln_dtype t = C->arr->dtype;
     if ((t != KILN_FLOAT32 && t != KILN_FLOAT64) || !is_one(alpha) || !is_zero(beta)) return 0;
+    /* the gufunc takes device arrays on CUDA; the library path stages host ones */
+    if (C->arr->ctx->ops->kind == KILN_BACKEND_CUDA &&
+        (A->arr->memory == KILN_MEMORY_HOST || B->arr->memory == KILN_MEMORY_HOST ||
+         C->arr->memory == KILN_MEMORY_HOST))
+        return 0;
     if (flags & KILN_BLAS_FORCE_LIBRARY) return 0;
     if (flags & KILN_BLAS_FORCE_KILN) return 1;
     int64_t m = C->shape[C->ndim - 2], n = C->shape[C->ndim - 1], k = A->shape[A->ndim - 1];
@@ -186,8 +192,8 @@ static kiln_status run_library(kiln_context *ctx, kiln_stream *stream, const bla
     kiln_status s = kiln_blas_check_int("batch", p.batch);
     const char *how = outer > 1 ? (p.batch > 1 ? "strided-batched, looped" : "looped")
                                 : (p.batch > 1 ? "strided-batched" : "gemm");
-    char label[64];
-    snprintf(label, sizeof label, "%s %s", prov->name, how);
+    char label[64] = "";
+    if (KILN_PROF_ON(ctx)) snprintf(label, sizeof label, "%s %s", prov->name, how);
     int64_t total = outer * p.batch;
     double flops = (dtype == KILN_COMPLEX64 || dtype == KILN_COMPLEX128 ? 8.0 : 2.0) * (double)total *
                    (double)p.m * (double)p.n * (double)p.k;
@@ -299,6 +305,11 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
         p.beta = beta;
         p.allow_tf32 = (flags & KILN_BLAS_ALLOW_TF32) != 0;
         s = run_library(ctx, stream, st->provider, &p, swapped, &bp, dtype);
+    }
+    if (s == KILN_OK && stream) { /* frees of these arrays wait for the library's work */
+        kiln_array_note_stream(A.arr, stream);
+        kiln_array_note_stream(B.arr, stream);
+        kiln_array_note_stream(C.arr, stream);
     }
     if (s == KILN_OK && keep[3]) {
         /* the result back into the caller's C (kiln_array_assign works on the default stream) */

@@ -70,6 +70,7 @@ static kiln_status output_of(kiln_array *y, kiln_stream *stream, int force_copy,
 }
 
 static kiln_status finish_output(kiln_array *y, kiln_stream *stream, kiln_array *staged, kiln_status s) {
+    if (s == KILN_OK && stream) kiln_array_note_stream(staged ? staged : y, stream);
     if (s == KILN_OK && staged) {
         kiln_context *ctx = y->ctx;
         if (stream) s = ctx->ops->stream_synchronize(ctx->state, kiln_stream_impl(stream));
@@ -155,6 +156,7 @@ kiln_status kiln_axpy(kiln_stream *stream, kiln_blas_scalar alpha, kiln_array *x
         kiln_blas_prof_end(x->ctx, op);
         if (s != KILN_OK) s = kiln_context_note(x->ctx, s);
     }
+    if (s == KILN_OK && stream) kiln_array_note_stream(kx ? kx : x, stream);
     kiln_array_release(kx);
     return finish_output(y, stream, ky, s);
 }
@@ -308,6 +310,10 @@ kiln_status kiln_gemv(kiln_stream *stream, kiln_blas_op op, kiln_blas_scalar alp
         s = st->provider->gemv(a->ctx, stream, &p);
         kiln_blas_prof_end(a->ctx, pop);
         if (s != KILN_OK) s = kiln_context_note(a->ctx, s);
+    }
+    if (s == KILN_OK && stream) {
+        kiln_array_note_stream(ka ? ka : a, stream);
+        kiln_array_note_stream(kx ? kx : x, stream);
     }
     kiln_array_release(ka);
     kiln_array_release(kx);
