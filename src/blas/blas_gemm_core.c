@@ -190,10 +190,15 @@ static kiln_status run_library(kiln_context *ctx, kiln_stream *stream, const bla
     int64_t outer = 1;
     for (int d = 0; d < inner; d++) outer *= bp->shape[d];
     kiln_status s = kiln_blas_check_int("batch", p.batch);
-    const char *how = outer > 1 ? (p.batch > 1 ? "strided-batched, looped" : "looped")
-                                : (p.batch > 1 ? "strided-batched" : "gemm");
-    char label[64] = "";
-    if (KILN_PROF_ON(ctx)) snprintf(label, sizeof label, "%s %s", prov->name, how);
+    char label[64] = ""; /* "cuBLAS strided-batched", "OpenBLAS gemm", ... */
+    if (KILN_PROF_ON(ctx)) {
+        if (outer > 1 && p.batch > 1)
+            snprintf(label, sizeof label, "%s %s, looped", prov->name, prov->batch_label);
+        else if (outer > 1)
+            snprintf(label, sizeof label, "%s looped", prov->name);
+        else
+            snprintf(label, sizeof label, "%s %s", prov->name, p.batch > 1 ? prov->batch_label : "gemm");
+    }
     int64_t total = outer * p.batch;
     double flops = (dtype == KILN_COMPLEX64 || dtype == KILN_COMPLEX128 ? 8.0 : 2.0) * (double)total *
                    (double)p.m * (double)p.n * (double)p.k;
@@ -262,7 +267,7 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
         s = stage_operand(&B, stream, "b is in host memory", &keep[1]);
     blas_gemm_problem p;
     memset(&p, 0, sizeof p);
-    int which = -1, swapped = 0;
+    int which = -1, swapped = 0, ready = 0;
     batch_plan bp;
     memset(&bp, 0, sizeof bp);
     for (int attempt = 0; attempt < 4 && s == KILN_OK; attempt++) {
@@ -278,8 +283,11 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
                 for (int o = 0; o < 3; o++)
                     if (batch_stride_bytes(ops[o], nb, d) % size) which = o;
         }
-        if (mapped && batched) break;
-        if (which == 2 && keep[3]) break; /* cannot happen: a staged C is contiguous */
+        if (mapped && batched) {
+            ready = 1;
+            break;
+        }
+        if (which < 0 || (which == 2 && keep[3])) break; /* cannot happen: staged copies are contiguous */
         char why[96];
         snprintf(why, sizeof why, "%s's layout has no BLAS leading dimension", operand_names[which]);
         if (which == 2) {
@@ -298,6 +306,9 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
             s = stage_operand(M, stream, why, &keep[which]);
         }
     }
+    if (s == KILN_OK && !ready)
+        s = kiln_set_error(KILN_ERR_INTERNAL, "blas: no BLAS layout for the operands even after copying %s",
+                           which >= 0 ? operand_names[which] : "?");
     if (s == KILN_OK) s = check_sizes(&p);
     if (s == KILN_OK) {
         p.dtype = dtype;

@@ -54,7 +54,8 @@ typedef struct blas_vector {
 } blas_vector;
 
 typedef struct blas_provider {
-    const char *name; /* "cuBLAS", "OpenBLAS": the profiler's label */
+    const char *name;        /* "cuBLAS", "OpenBLAS": the profiler's label */
+    const char *batch_label; /* what a batch becomes: "strided-batched", "batch loop" */
     /* Loads the library (once per process); KILN_ERR_LIBRARY_MISSING with the message set. */
     kiln_status (*load)(void);
     const char *(*describe)(void);

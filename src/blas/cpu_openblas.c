@@ -217,6 +217,7 @@ static kiln_status ob_nrm2(kiln_context *ctx, kiln_stream *stream, kiln_dtype dt
 
 static const blas_provider openblas_provider = {
     .name = "OpenBLAS",
+    .batch_label = "batch loop",
     .load = ob_load,
     .describe = ob_describe_fn,
     .gemm = ob_gemm,

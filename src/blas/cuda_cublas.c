@@ -367,6 +367,7 @@ static kiln_status cb_nrm2(kiln_context *ctx, kiln_stream *stream, kiln_dtype dt
 
 static const blas_provider cublas_provider = {
     .name = "cuBLAS",
+    .batch_label = "strided-batched",
     .load = cb_load,
     .describe = cb_describe_fn,
     .gemm = cb_gemm,
