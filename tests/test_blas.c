@@ -360,6 +360,50 @@ static void test_small_path_and_profile(void **state) {
     for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) kiln_array_release(arrs[i]);
 }
 
+/* A kiln stream of its own (a cuBLAS handle of its own on CUDA), and TF32
+ * when allowed: within TF32's rounding or truncation of the inputs (2^-10 each), and on
+ * the CPU, where the flag changes nothing, within float32's. */
+static void test_stream_and_tf32(void **state) {
+    kiln_context *ctx = *state;
+    test_rng rng = test_rng_for(__func__);
+    kiln_stream *stream = NULL;
+    TEST_OK(kiln_stream_create(ctx, &stream));
+    int64_t sa[3] = {3, 70, 90}, sb[3] = {3, 90, 50};
+    kiln_array *a = bt_random(ctx, &rng, KILN_FLOAT32, 3, sa), *b = bt_random(ctx, &rng, KILN_FLOAT32, 3, sb);
+    kiln_array *c1 = NULL, *c2 = NULL;
+    TEST_OK(kiln_matmul_ex(stream, KILN_BLAS_DEFAULT, a, b, &c1));
+    TEST_OK(kiln_matmul_ex(stream, KILN_BLAS_ALLOW_TF32, a, b, &c2));
+    TEST_OK(kiln_stream_synchronize(stream));
+    check_product("on a stream", a, b, c1, NULL, ONE, ZERO);
+    void *ha = bt_read(a), *hb = bt_read(b), *hc = bt_read(c2);
+    bt_gemm_ref p = {.nb = 1,
+                     .batch = {3},
+                     .m = 70,
+                     .n = 50,
+                     .k = 90,
+                     .ta = KILN_FLOAT32,
+                     .tb = KILN_FLOAT32,
+                     .tc = KILN_FLOAT32,
+                     .a = ha,
+                     .b = hb,
+                     .nba = 1,
+                     .nbb = 1,
+                     .batch_a = sa,
+                     .batch_b = sb,
+                     .alpha = ONE,
+                     .beta = ZERO,
+                     .input_rel = ldexp(1, -9)};
+    bt_check_gemm("TF32 allowed", &p, hc);
+    free(ha);
+    free(hb);
+    free(hc);
+    kiln_array_release(a);
+    kiln_array_release(b);
+    kiln_array_release(c1);
+    kiln_array_release(c2);
+    kiln_stream_release(stream);
+}
+
 /* ------------------------------------------------------------ levels 1 and 2 */
 
 /* A 1-d view of n elements: plain, every third, or reversed. */
@@ -637,6 +681,7 @@ int main(void) {
         cmocka_unit_test(test_gemm_alpha_beta),
         cmocka_unit_test(test_empty_dims),
         cmocka_unit_test(test_small_path_and_profile),
+        cmocka_unit_test(test_stream_and_tf32),
         cmocka_unit_test(test_level1),
         cmocka_unit_test(test_gemv),
         cmocka_unit_test(test_bad_input),

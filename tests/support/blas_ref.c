@@ -142,7 +142,8 @@ void bt_check_gemm(const char *what, const bt_gemm_ref *p, const void *got) {
                 }
                 hval g = bt_get(p->tc, got, ci);
                 hval diff = {g.re - ref.re, g.im - ref.im};
-                long double bound = (long double)(p->k + 4) * acc_eps * bound_mag + eps * mag(ref) + 1e-30L;
+                long double bound =
+                    ((long double)(p->k + 4) * acc_eps + p->input_rel) * bound_mag + eps * mag(ref) + 1e-30L;
                 long double e = mag(diff) / bound;
                 if (!(e <= worst)) {
                     worst = e;

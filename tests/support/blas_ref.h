@@ -31,6 +31,7 @@ typedef struct bt_gemm_ref {
     int nba, nbb;
     const int64_t *batch_a, *batch_b;
     hval alpha, beta;
+    double input_rel; /* relative error allowed on each product (TF32: the inputs' rounding), else 0 */
 } bt_gemm_ref;
 
 /* Checks `got` (C-order values of dtype tc) entry by entry against the
