@@ -570,6 +570,13 @@ static void test_bad_input(void **state) {
     kiln_array *half = NULL;
     TEST_OK(kiln_array_slice(b45, 0, 0, 3, 1, &half)); /* 3 x 5 view inside b45 */
     TEST_FAILS_WITH(kiln_matmul(a, b45, &half), KILN_ERR_INVALID_ARGUMENT, "overlaps input b");
+    /* an output whose rows all alias one another */
+    float row_buf[5] = {0};
+    int64_t zero_strides[2] = {0, 4};
+    kiln_array *bcast = NULL;
+    TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT32, 2, s35, zero_strides, row_buf, &bcast));
+    TEST_FAILS_WITH(kiln_matmul(a, b45, &bcast), KILN_ERR_INVALID_ARGUMENT, "stride 0 along dim 0");
+    kiln_array_release(bcast);
     /* batch dims that do not broadcast */
     int64_t s234[3] = {2, 3, 4}, s345[3] = {3, 4, 5};
     kiln_array *ba = bt_random(ctx, &rng, KILN_FLOAT32, 3, s234),

@@ -111,6 +111,13 @@ static kiln_status check_output(const char *what, kiln_array *out, const kiln_ar
     if (out->dtype != dtype)
         return kiln_set_error(KILN_ERR_DTYPE, "%s: output has dtype %s, expected %s", what,
                               kiln_dtype_name(out->dtype), kiln_dtype_name(dtype));
+    for (int d = 0; d < ndim; d++)
+        if (out->shape[d] > 1 && out->strides[d] == 0)
+            return kiln_set_error(
+                KILN_ERR_INVALID_ARGUMENT,
+                "%s: the output %s has stride 0 along dim %d: its entries would overwrite each "
+                "other",
+                what, shape_str(out, sg, sizeof sg), d);
     if (overlaps(out, a) || overlaps(out, b))
         return kiln_set_error(
             KILN_ERR_INVALID_ARGUMENT,
@@ -248,12 +255,6 @@ kiln_status kiln_gemm(kiln_stream *stream, int flags, kiln_blas_op op_a, kiln_bl
     shape[nb + 1] = B.shape[B.ndim - 1];
     s = check_output("gemm", c, a, b, nb + 2, shape, a->dtype);
     if (s != KILN_OK) return s;
-    for (int d = 0; d < nb; d++)
-        if (c->shape[d] > 1 && c->strides[d] == 0)
-            return kiln_set_error(
-                KILN_ERR_INVALID_ARGUMENT,
-                "gemm: c %s has stride 0 along batch dim %d: its products would overwrite each other",
-                shape_str(c, sc, sizeof sc), d);
     return kiln_blas_gemm_core(ctx, stream, flags, alpha, A, B, beta, C);
 }
 
