@@ -125,6 +125,7 @@ static int kiln_call_cost(kiln_context *ctx, kiln_array *a, kiln_array *b, kiln_
 /* ------------------------------------------------------------ CUDA */
 
 typedef struct native_lib {
+    int device; /* the CUDA ordinal of kiln's context */
     blas_native_gemm_fn gemm;
     blas_native_call_cost_fn call_cost;
     blas_native_error_fn error;
@@ -182,7 +183,7 @@ static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *wh
     float *vt = calloc((size_t)repeat, sizeof *vt);
     double *vd = calloc((size_t)repeat, sizeof *vd);
     if (s == KILN_OK) {
-        int r = nl->gemm(0, native_t, (int)m, (int)n, (int)k, (int)batch, kiln_array_data(a),
+        int r = nl->gemm(nl->device, native_t, (int)m, (int)n, (int)k, (int)batch, kiln_array_data(a),
                          kiln_array_data(b), kiln_array_data(c), 2, repeat, vt);
         if (r) {
             fprintf(stderr, "%s: cuBLAS direct failed: %s\n", what, nl->error(r));
@@ -206,6 +207,9 @@ static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *wh
 static int run_cuda(kiln_context *ctx, int quick) {
     native_lib nl;
     if (load_native(&nl)) return 1;
+    kiln_device_info info;
+    if (kiln_device_info_get(ctx, &info) != KILN_OK) return 1;
+    nl.device = info.ordinal;
     int64_t big = quick ? 2048 : 8192;
     int rep = quick ? 5 : 20;
     char label[64];
@@ -242,7 +246,8 @@ static int run_cuda(kiln_context *ctx, int quick) {
     double kus = 0, vus = 0;
     if (s == KILN_OK) s = kiln_call_cost(ctx, a, b, c, 20000, &kus);
     if (s == KILN_OK) {
-        int r = nl.call_cost(0, 4, kiln_array_data(a), kiln_array_data(b), kiln_array_data(c), 20000, &vus);
+        int r = nl.call_cost(nl.device, 4, kiln_array_data(a), kiln_array_data(b), kiln_array_data(c), 20000,
+                             &vus);
         if (r) s = KILN_ERR_DRIVER;
     }
     if (s == KILN_OK)
