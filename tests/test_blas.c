@@ -22,6 +22,7 @@ static int teardown(void **state) {
 }
 
 static int on_cuda(kiln_context *ctx) { return kiln_context_backend(ctx) == KILN_BACKEND_CUDA; }
+static void expect_close(const char *what, kiln_dtype t, int64_t n, hval got, hval ref, long double size);
 
 /* Reads a, b (logical values, already op-applied views) and the result,
  * and checks result = alpha a b + beta c0. */
@@ -404,6 +405,43 @@ static void test_stream_and_tf32(void **state) {
     kiln_stream_release(stream);
 }
 
+/* Arrays over the caller's host memory: on CUDA staged through the device
+ * once (and the output assigned back), on the CPU used in place. */
+static void test_host_arrays(void **state) {
+    kiln_context *ctx = *state;
+    test_rng rng = test_rng_for(__func__);
+    enum { M = 9, K = 11, N = 7 };
+    double ha[M * K], hb[K * N], hc[M * N], hx[K], hy[M];
+    test_fill_f64(&rng, ha, M * K, -1, 1);
+    test_fill_f64(&rng, hb, K * N, -1, 1);
+    test_fill_f64(&rng, hx, K, -1, 1);
+    test_fill_f64(&rng, hy, M, -1, 1);
+    int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N}, sx[1] = {K}, sy[1] = {M};
+    kiln_array *a = NULL, *b = NULL, *c = NULL, *x = NULL, *y = NULL;
+    TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT64, 2, sa, NULL, ha, &a));
+    TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT64, 2, sb, NULL, hb, &b));
+    TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT64, 2, sc, NULL, hc, &c));
+    TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT64, 1, sx, NULL, hx, &x));
+    TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT64, 1, sy, NULL, hy, &y));
+    TEST_OK(kiln_matmul(a, b, &c));
+    TEST_OK(kiln_synchronize(ctx));
+    check_product("host arrays", a, b, c, NULL, ONE, ZERO);
+    double y0[M];
+    memcpy(y0, hy, sizeof y0);
+    TEST_OK(kiln_gemv(NULL, KILN_BLAS_N, KILN_BLAS_SCALAR(1, 0), a, x, KILN_BLAS_SCALAR(1, 0), y));
+    TEST_OK(kiln_synchronize(ctx));
+    for (int i = 0; i < M; i++) {
+        long double ref = y0[i], size = fabs(y0[i]);
+        for (int j = 0; j < K; j++) {
+            ref += (long double)ha[i * K + j] * hx[j];
+            size += fabsl((long double)ha[i * K + j] * hx[j]);
+        }
+        expect_close("gemv on host arrays", KILN_FLOAT64, K, (hval){hy[i], 0}, (hval){ref, 0}, size);
+    }
+    kiln_array *arrs[] = {a, b, c, x, y};
+    for (size_t i = 0; i < 5; i++) kiln_array_release(arrs[i]);
+}
+
 /* ------------------------------------------------------------ levels 1 and 2 */
 
 /* A 1-d view of n elements: plain, every third, or reversed. */
@@ -689,6 +727,7 @@ int main(void) {
         cmocka_unit_test(test_empty_dims),
         cmocka_unit_test(test_small_path_and_profile),
         cmocka_unit_test(test_stream_and_tf32),
+        cmocka_unit_test(test_host_arrays),
         cmocka_unit_test(test_level1),
         cmocka_unit_test(test_gemv),
         cmocka_unit_test(test_bad_input),
