@@ -22,7 +22,7 @@ struct kiln_prof_op *kiln_blas_prof_begin(kiln_context *ctx, kiln_stream *stream
         if (len >= 0 && (size_t)len < sizeof desc && flops > 0)
             snprintf(desc + len, sizeof desc - (size_t)len, "; %.6g GFLOP", flops * 1e-9);
     }
-    return kiln_prof_library_begin(ctx, name, kiln_stream_impl(stream), desc);
+    return kiln_prof_library_begin(ctx, name, kiln_stream_impl(stream), desc, flops);
 }
 
 void kiln_blas_prof_end(kiln_context *ctx, struct kiln_prof_op *op) {

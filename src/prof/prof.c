@@ -305,6 +305,7 @@ static void fold_record(kiln_prof *p, prof_record *r) {
     case PROF_KERNEL: {
         prof_stat *s = kernel_stat(p, r->name_id);
         if (s) stat_add(s, r->dev_ms, 0);
+        if (s) s->flops += r->flops;
         break;
     }
     case PROF_COPY: stat_add(&p->copies[r->copy_kind & 3][r->pinned ? 1 : 0], r->dev_ms, r->bytes); break;
@@ -593,7 +594,7 @@ kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const 
 }
 
 kiln_prof_op *kiln_prof_library_begin(kiln_context *ctx, const char *name, kiln_backend_stream *stream,
-                                      const char *args_desc) {
+                                      const char *args_desc, double flops) {
     kiln_prof *p = ctx->prof;
     if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
     pthread_mutex_lock(&p->lock);
@@ -601,6 +602,7 @@ kiln_prof_op *kiln_prof_library_begin(kiln_context *ctx, const char *name, kiln_
     if (r) {
         r->type = PROF_KERNEL;
         r->library = 1;
+        r->flops = flops;
         r->name_id = kernel_name_id(p, name);
         if (p->retain) r->desc_id = intern(p, args_desc);
         r->stream = stream_index(p, stream);

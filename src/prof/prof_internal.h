@@ -54,6 +54,7 @@ struct kiln_prof_op {
     uint32_t grid[3], block[3];
     uint64_t shared_bytes;
     uint64_t bytes;                    /* copies, allocations */
+    double flops;                      /* library calls: floating-point operations, 0 if unknown */
     double host_begin_ms, host_end_ms; /* the host call (kiln_now_ms) */
     double dev_begin_ms, dev_ms;       /* on the stream; set when resolved */
     double compile_ms, load_ms;        /* compiles */
@@ -79,6 +80,7 @@ typedef struct prof_stat {
     int64_t calls;
     double total_ms, min_ms, max_ms;
     uint64_t bytes;
+    double flops; /* library calls: the summary shows FLOP/s */
 } prof_stat;
 
 typedef struct prof_string {
