@@ -669,19 +669,25 @@ KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, cons
  * views become the library's transpose flags and leading dimensions without
  * a copy; a layout the library cannot express (negative or non-unit inner
  * strides, host arrays on a CUDA context) is copied once, and the copy shows
- * in KILN_PROFILE as a kernel/copy record next to the "blas" record of the
- * call. Dtypes: float32, float64, complex64, complex128; on CUDA also float16
- * (tensor cores, float32 accumulation). float16 on the CPU backend is
+ * in KILN_PROFILE as a "blas layout copy" row next to the call's own. Dtypes: float32, float64, complex64,
+ * complex128; on CUDA also float16 (tensor cores, float32 accumulation). float16 on the CPU backend is
  * KILN_ERR_UNSUPPORTED. Sizes must fit the libraries' 32-bit ints.
- * Every call records a profiler row "blas <op> <dtype> [<provider>]" with
- * its shapes and GFLOP in the trace. Device work is asynchronous on `stream`
- * (NULL: the default stream) except where a host scalar is returned. */
+ * Every call records a profiler row "blas <op> <dtype> [<provider>]" (its
+ * GFLOP/s in the summary, its shapes and GFLOP in the trace). Device work is
+ * asynchronous on `stream` (NULL: the default stream) except where a host
+ * scalar is returned. */
 
 /* A scalar coefficient; `im` is used by complex dtypes only. */
 typedef struct kiln_blas_scalar {
     double re, im;
 } kiln_blas_scalar;
-#define KILN_BLAS_SCALAR(re_, im_) ((kiln_blas_scalar){(re_), (im_)})
+static inline kiln_blas_scalar kiln_blas_scalar_of(double re, double im) {
+    kiln_blas_scalar s;
+    s.re = re;
+    s.im = im;
+    return s;
+}
+#define KILN_BLAS_SCALAR(re_, im_) kiln_blas_scalar_of((re_), (im_))
 
 /* Options of kiln_matmul_ex / kiln_gemm (bitwise or). */
 typedef enum kiln_blas_flags {
@@ -701,9 +707,10 @@ typedef enum kiln_blas_op { KILN_BLAS_N = 0, KILN_BLAS_T = 1 } kiln_blas_op;
  * safely (at least one must be floating or complex; an input of another dtype
  * is converted once). *out NULL: a new device array (caller releases);
  * otherwise written in place: exactly the result's shape and dtype, and not
- * overlapping an input. Batches of small float32/float64 matrices (every
- * dim <= 8) run kiln's own gufunc kernel, larger ones one strided-batched
- * library call per uniformly strided run of the batch. */
+ * overlapping an input. Batches of 64 or more small float32/float64
+ * matrices (every dim <= 8) run kiln's own gufunc kernel (faster there),
+ * others one strided-batched library call per uniformly strided run of the
+ * batch; the profile says which ran. */
 KILN_API kiln_status kiln_matmul(kiln_array *a, kiln_array *b, kiln_array **out);
 /* kiln_matmul on `stream` with kiln_blas_flags. */
 KILN_API kiln_status kiln_matmul_ex(kiln_stream *stream, int flags, kiln_array *a, kiln_array *b,
@@ -730,7 +737,8 @@ KILN_API kiln_status kiln_scal(kiln_stream *stream, kiln_blas_scalar alpha, kiln
 /* *result = sqrt(sum |x_i|^2), computed without overflow. */
 KILN_API kiln_status kiln_nrm2(kiln_stream *stream, kiln_array *x, double *result);
 /* The provider a context's calls go to: "cuBLAS (libcublas.so.13)",
- * "OpenBLAS 0.3.21 (libopenblas.so.0)": *name gets static storage.
+ * "OpenBLAS (libopenblas.so.0; OpenBLAS 0.3.21 ...), 2 threads": *name gets
+ * static storage.
  * KILN_ERR_LIBRARY_MISSING when it cannot be loaded. */
 KILN_API kiln_status kiln_blas_provider(kiln_context *ctx, const char **name);
 
