@@ -614,6 +614,13 @@ static void test_bad_input(void **state) {
     kiln_array *bcast = NULL;
     TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT32, 2, s35, zero_strides, row_buf, &bcast));
     TEST_FAILS_WITH(kiln_matmul(a, b45, &bcast), KILN_ERR_INVALID_ARGUMENT, "stride 0 along dim 0");
+    float one_elem[1] = {0};
+    int64_t n3[1] = {3}, zero_stride[1] = {0};
+    kiln_array *y0 = NULL, *x3 = bt_random(ctx, &rng, KILN_FLOAT32, 1, n3);
+    TEST_OK(kiln_array_wrap_host(ctx, KILN_FLOAT32, 1, n3, zero_stride, one_elem, &y0));
+    TEST_FAILS_WITH(kiln_axpy(NULL, KILN_BLAS_SCALAR(1, 0), x3, y0), KILN_ERR_INVALID_ARGUMENT, "stride 0");
+    kiln_array_release(y0);
+    kiln_array_release(x3);
     kiln_array_release(bcast);
     /* batch dims that do not broadcast */
     int64_t s234[3] = {2, 3, 4}, s345[3] = {3, 4, 5};

@@ -59,6 +59,11 @@ static kiln_status output_of(kiln_array *y, kiln_stream *stream, int force_copy,
                              int *reversed, kiln_array **keep) {
     int host_on_device = y->ctx->ops->kind == KILN_BACKEND_CUDA && y->memory == KILN_MEMORY_HOST;
     *keep = NULL;
+    if (y->shape[0] > 1 && y->strides[0] == 0)
+        return kiln_set_error(
+            KILN_ERR_INVALID_ARGUMENT,
+            "the output has stride 0: its %lld elements are one, and would overwrite each other",
+            (long long)y->shape[0]);
     if (!force_copy && !host_on_device && kiln_blas_vector_layout(y, v, reversed)) return KILN_OK;
     kiln_status s = kiln_blas_stage(y, stream,
                                     host_on_device ? "y is in host memory"
