@@ -336,15 +336,23 @@ static void test_small_path_and_profile(void **state) {
     kiln_free(text);
     TEST_OK(kiln_profiler_stop(ctx));
     /* the kernels kiln generates for these calls compile for sm_90 too */
-    kiln_gufunc *f = NULL;
-    TEST_OK(kiln_blas_small_gemm(ctx, KILN_FLOAT32, &f));
     char *src = NULL, *log = NULL;
-    const kiln_value args[3] = {kiln_arr(a), kiln_arr(b), kiln_arr(c1)};
-    TEST_OK(kiln_gufunc_source(f, "cuda", NULL, args, 3, NULL, &src, NULL));
-    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "small_gemm.cu", NULL, &log);
-    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING) fail_msg("NVRTC: %s\n%s", kiln_last_error(), src);
-    kiln_free(src);
-    kiln_free(log);
+    kiln_status s = KILN_OK;
+    for (int which = 0; which < 2; which++) {
+        kiln_dtype t = which ? KILN_FLOAT64 : KILN_FLOAT32;
+        kiln_gufunc *f = NULL;
+        TEST_OK(kiln_blas_small_gemm(ctx, t, &f));
+        kiln_array *x = bt_random(ctx, &rng, t, 3, s4), *z = NULL;
+        TEST_OK(kiln_array_empty(ctx, t, 3, s4, &z));
+        const kiln_value args[3] = {kiln_arr(x), kiln_arr(x), kiln_arr(z)};
+        TEST_OK(kiln_gufunc_source(f, "cuda", NULL, args, 3, NULL, &src, NULL));
+        s = kiln_compile_only("cuda", "sm_90", src, "small_gemm.cu", NULL, &log);
+        if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING) fail_msg("NVRTC: %s\n%s", kiln_last_error(), src);
+        kiln_free(src);
+        kiln_free(log);
+        kiln_array_release(x);
+        kiln_array_release(z);
+    }
     kiln_ufunc *conv = NULL;
     TEST_OK(kiln_blas_converter(ctx, &conv));
     kiln_array *out64 = NULL;
