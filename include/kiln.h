@@ -709,8 +709,9 @@ typedef enum kiln_blas_op { KILN_BLAS_N = 0, KILN_BLAS_T = 1 } kiln_blas_op;
  * otherwise written in place: exactly the result's shape and dtype, and not
  * overlapping an input. Batches of 64 or more small float32/float64
  * matrices (every dim <= 8) run kiln's own gufunc kernel (faster there),
- * others one strided-batched library call per uniformly strided run of the
- * batch; the profile says which ran. */
+ * others one strided-batched library call (a batch whose strides do not
+ * merge: one call over matrix addresses, or one per run); the profile says
+ * which ran. */
 KILN_API kiln_status kiln_matmul(kiln_array *a, kiln_array *b, kiln_array **out);
 /* kiln_matmul on `stream` with kiln_blas_flags. */
 KILN_API kiln_status kiln_matmul_ex(kiln_stream *stream, int flags, kiln_array *a, kiln_array *b,

@@ -172,21 +172,37 @@ static void test_matmul_batches(void **state) {
     matmul_case(ctx, &rng, KILN_FLOAT32, 2, a2, 3, b2, KILN_BLAS_FORCE_LIBRARY);
     int64_t a3[3] = {6, 12, 10}, b3[3] = {6, 10, 11};
     matmul_case(ctx, &rng, KILN_COMPLEX64, 3, a3, 3, b3, 0);
-    /* a batch with non-uniform strides: a slice of the batch dims of a 4-d array */
-    int64_t big[4] = {4, 6, 8, 8};
-    kiln_array *base = bt_random(ctx, &rng, KILN_FLOAT32, 4, big), *v = NULL, *tmp = NULL, *c = NULL;
-    TEST_OK(kiln_array_slice(base, 1, 0, 6, 2, &tmp));
-    TEST_OK(kiln_array_slice(tmp, 3, 0, 8, 1, &v));
-    kiln_array_release(tmp);
-    TEST_OK(kiln_matmul_ex(NULL, KILN_BLAS_FORCE_LIBRARY, v, v, &c));
-    check_product("non-uniform batch", v, v, c, NULL, ONE, ZERO);
-    kiln_array_release(c);
-    c = NULL;
-    TEST_OK(kiln_matmul_ex(NULL, KILN_BLAS_FORCE_KILN, v, v, &c));
-    check_product("non-uniform batch, kiln kernel", v, v, c, NULL, ONE, ZERO);
-    kiln_array_release(c);
-    kiln_array_release(v);
-    kiln_array_release(base);
+    /* batches whose strides do not merge into one: the first 4 of 6 along
+     * dim 1 (stride 6 x 64 elements outside, 64 inside), with 3 runs (a loop
+     * of strided-batched calls) and 10 runs (one call over arrays of matrix
+     * addresses); and every other of 6 along dim 1, which does merge */
+    static const int64_t runs[3] = {3, 10, 5};
+    for (int r = 0; r < 3; r++) {
+        int64_t big[4] = {runs[r], 6, 8, 8};
+        kiln_array *base = bt_random(ctx, &rng, KILN_FLOAT32, 4, big), *v = NULL, *c = NULL;
+        TEST_OK(kiln_array_slice(base, 1, 0, r == 2 ? 6 : 4, r == 2 ? 2 : 1, &v));
+        TEST_OK(kiln_profiler_start(ctx));
+        TEST_OK(kiln_profiler_reset(ctx));
+        TEST_OK(kiln_matmul_ex(NULL, KILN_BLAS_FORCE_LIBRARY, v, v, &c));
+        char *text = NULL;
+        TEST_OK(kiln_profiler_summary(ctx, &text));
+        TEST_OK(kiln_profiler_stop(ctx));
+        const char *expect = r == 2         ? (on_cuda(ctx) ? "strided-batched]" : "batch loop]")
+                             : runs[r] >= 8 ? "batched, pointer arrays]"
+                                            : ", looped]";
+        if (!test_contains(text, expect) || test_contains(text, "layout copy"))
+            fail_msg("batch of %lld runs: expected \"%s\" and no copy in:\n%s", (long long)runs[r], expect,
+                     text);
+        kiln_free(text);
+        check_product("non-uniform batch", v, v, c, NULL, ONE, ZERO);
+        kiln_array_release(c);
+        c = NULL;
+        TEST_OK(kiln_matmul_ex(NULL, KILN_BLAS_FORCE_KILN, v, v, &c));
+        check_product("non-uniform batch, kiln kernel", v, v, c, NULL, ONE, ZERO);
+        kiln_array_release(c);
+        kiln_array_release(v);
+        kiln_array_release(base);
+    }
 }
 
 static void test_matmul_1d(void **state) {

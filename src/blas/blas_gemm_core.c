@@ -177,6 +177,42 @@ static kiln_status stage_operand(blas_mat *M, kiln_stream *stream, const char *w
 
 static const char *const operand_names[3] = {"a", "b", "c"};
 
+/* A batch that does not merge into one stride, as many runs: one call over
+ * arrays of matrix addresses where the provider has one (cuBLAS) and the
+ * runs are many, else a loop of strided-batched calls. */
+enum { POINTERS_MIN_OUTER = 8 };
+
+static kiln_status run_pointers(kiln_context *ctx, kiln_stream *stream, const blas_provider *prov,
+                                const blas_gemm_problem *p, int sa, int sb, const batch_plan *bp,
+                                int64_t outer, size_t size) {
+    int inner = bp->ndim - 1;
+    int64_t count = outer * p->batch;
+    const void **ptrs = malloc(3 * (size_t)count * sizeof *ptrs);
+    if (!ptrs)
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory for %lld gemm addresses",
+                              (long long)count);
+    int64_t idx[KILN_MAX_DIMS] = {0}, e = 0;
+    for (int64_t q = 0; q < outer; q++) {
+        int64_t off[3] = {0, 0, 0}; /* elements, for A, B, C */
+        for (int d = 0; d < inner; d++)
+            for (int o = 0; o < 3; o++) off[o] += idx[d] * bp->stride[o][d];
+        for (int64_t j = 0; j < p->batch; j++, e++) {
+            ptrs[e] = p->a.data + (off[sa] + j * p->a.batch_stride) * (int64_t)size;
+            ptrs[count + e] = p->b.data + (off[sb] + j * p->b.batch_stride) * (int64_t)size;
+            ptrs[2 * count + e] = p->c + (off[2] + j * p->stride_c) * (int64_t)size;
+        }
+        for (int d = inner - 1; d >= 0; d--) {
+            if (++idx[d] < bp->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    blas_gemm_problem all = *p;
+    all.batch = count;
+    kiln_status s = prov->gemm_pointers(ctx, stream, &all, ptrs);
+    free(ptrs);
+    return s;
+}
+
 static kiln_status run_library(kiln_context *ctx, kiln_stream *stream, const blas_provider *prov,
                                const blas_gemm_problem *base, int swapped, const batch_plan *bp,
                                kiln_dtype dtype) {
@@ -190,9 +226,13 @@ static kiln_status run_library(kiln_context *ctx, kiln_stream *stream, const bla
     int64_t outer = 1;
     for (int d = 0; d < inner; d++) outer *= bp->shape[d];
     kiln_status s = kiln_blas_check_int("batch", p.batch);
+    int use_pointers = prov->gemm_pointers && outer >= POINTERS_MIN_OUTER;
+    if (use_pointers) s = kiln_blas_check_int("batch", outer * p.batch);
     char label[64] = ""; /* "cuBLAS strided-batched", "OpenBLAS gemm", ... */
     if (KILN_PROF_ON(ctx)) {
-        if (outer > 1 && p.batch > 1)
+        if (use_pointers)
+            snprintf(label, sizeof label, "%s batched, pointer arrays", prov->name);
+        else if (outer > 1 && p.batch > 1)
             snprintf(label, sizeof label, "%s %s, looped", prov->name, prov->batch_label);
         else if (outer > 1)
             snprintf(label, sizeof label, "%s looped", prov->name);
@@ -212,6 +252,11 @@ static kiln_status run_library(kiln_context *ctx, kiln_stream *stream, const bla
                                    (long long)p.b.ld, (long long)p.ldc)
             : NULL;
     size_t size = kiln_dtype_size(dtype);
+    if (s == KILN_OK && use_pointers) {
+        s = run_pointers(ctx, stream, prov, &p, sa, sb, bp, outer, size);
+        kiln_blas_prof_end(ctx, op);
+        return s == KILN_OK ? KILN_OK : kiln_context_note(ctx, s);
+    }
     int64_t idx[KILN_MAX_DIMS] = {0};
     for (int64_t q = 0; q < outer && s == KILN_OK; q++) {
         int64_t off[3] = {0, 0, 0}; /* elements, for A, B, C */

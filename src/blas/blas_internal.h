@@ -60,6 +60,11 @@ typedef struct blas_provider {
     kiln_status (*load)(void);
     const char *(*describe)(void);
     kiln_status (*gemm)(kiln_context *ctx, kiln_stream *stream, const blas_gemm_problem *p);
+    /* Optional (NULL: the front loops over gemm): p->batch products whose
+     * matrices lie anywhere, ptrs = the A, then B, then C addresses (host
+     * memory, 3 * p->batch entries); batch strides in p are ignored. */
+    kiln_status (*gemm_pointers)(kiln_context *ctx, kiln_stream *stream, const blas_gemm_problem *p,
+                                 const void *const *ptrs);
     kiln_status (*gemv)(kiln_context *ctx, kiln_stream *stream, const blas_gemv_problem *p);
     kiln_status (*dot)(kiln_context *ctx, kiln_stream *stream, kiln_dtype dtype, int64_t n, blas_vector x,
                        blas_vector y, int conjugate, kiln_blas_scalar *out);

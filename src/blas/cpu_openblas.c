@@ -3,6 +3,7 @@
  * KILN_NUM_THREADS of them, else one per core). A batch is a loop of calls:
  * Debian's OpenBLAS (0.3.21) has no batched gemm. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,22 @@ static kiln_status ob_gemm(kiln_context *ctx, kiln_stream *stream, const blas_ge
         }
     }
     return KILN_OK;
+}
+
+/* A batch given as matrix addresses: one gemm per product (the same loop
+ * as a strided batch, over the addresses the front computed). */
+static kiln_status ob_gemm_pointers(kiln_context *ctx, kiln_stream *stream, const blas_gemm_problem *p,
+                                    const void *const *ptrs) {
+    blas_gemm_problem one = *p;
+    one.batch = 1;
+    kiln_status s = KILN_OK;
+    for (int64_t q = 0; q < p->batch && s == KILN_OK; q++) {
+        one.a.data = ptrs[q];
+        one.b.data = ptrs[p->batch + q];
+        one.c = (char *)(uintptr_t)ptrs[2 * p->batch + q];
+        s = ob_gemm(ctx, stream, &one);
+    }
+    return s;
 }
 
 static kiln_status ob_gemv(kiln_context *ctx, kiln_stream *stream, const blas_gemv_problem *p) {
@@ -221,6 +238,7 @@ static const blas_provider openblas_provider = {
     .load = ob_load,
     .describe = ob_describe_fn,
     .gemm = ob_gemm,
+    .gemm_pointers = ob_gemm_pointers,
     .gemv = ob_gemv,
     .dot = ob_dot,
     .axpy = ob_axpy,

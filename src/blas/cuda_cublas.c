@@ -232,6 +232,51 @@ static kiln_status cb_gemm(kiln_context *ctx, kiln_stream *stream, const blas_ge
                                        : cb_fail(rc, p->batch == 1 ? "gemm" : "strided-batched gemm");
 }
 
+/* Batches whose strides are not uniform: one batched call over arrays of
+ * matrix addresses, which cuBLAS reads from device memory (allocated and
+ * freed in the stream's order). */
+static kiln_status cb_gemm_pointers(kiln_context *ctx, kiln_stream *stream, const blas_gemm_problem *p,
+                                    const void *const *ptrs) {
+    size_t bytes = 3 * (size_t)p->batch * sizeof(void *);
+    kiln_backend_stream *bs = kiln_stream_impl(stream);
+    void *dev = NULL;
+    kiln_status s = ctx->ops->mem_alloc(ctx->state, bytes, bs, &dev);
+    if (s == KILN_OK) s = ctx->ops->copy(ctx->state, dev, ptrs, bytes, KILN_COPY_HOST_TO_DEVICE, bs, 0);
+    cb_handle *h = NULL;
+    if (s == KILN_OK) s = cb_lock(ctx, stream, &h);
+    if (s != KILN_OK) {
+        if (dev) ctx->ops->mem_free(ctx->state, dev, bs);
+        return s;
+    }
+    const void *const *da = (const void *const *)dev, *const *db = da + p->batch;
+    void *const *dc = (void *const *)(da + 2 * p->batch);
+    int m = (int)p->m, n = (int)p->n, k = (int)p->k, lda = (int)p->a.ld, ldb = (int)p->b.ld,
+        ldc = (int)p->ldc;
+    int ta = op(p->a.trans), tb = op(p->b.trans), count = (int)p->batch, rc = -1;
+    float fa[2] = {(float)p->alpha.re, (float)p->alpha.im}, fb[2] = {(float)p->beta.re, (float)p->beta.im};
+    double za[2] = {p->alpha.re, p->alpha.im}, zb[2] = {p->beta.re, p->beta.im};
+    if (p->dtype == KILN_FLOAT16 || (p->dtype == KILN_FLOAT32 && p->allow_tf32)) {
+        int type = p->dtype == KILN_FLOAT16 ? CUDA_R_16F : CUDA_R_32F;
+        int compute = p->dtype == KILN_FLOAT32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+        rc = cb.cublasGemmBatchedEx(h->handle, ta, tb, m, n, k, fa, da, type, lda, db, type, ldb, fb, dc,
+                                    type, ldc, count, compute, CUBLAS_GEMM_DEFAULT);
+    } else if (p->dtype == KILN_FLOAT32) {
+        rc = cb.cublasSgemmBatched(h->handle, ta, tb, m, n, k, fa, da, lda, db, ldb, fb, dc, ldc, count);
+    } else if (p->dtype == KILN_FLOAT64) {
+        rc = cb.cublasDgemmBatched(h->handle, ta, tb, m, n, k, za, da, lda, db, ldb, zb, dc, ldc, count);
+    } else if (p->dtype == KILN_COMPLEX64) {
+        rc = cb.cublasCgemmBatched(h->handle, ta, tb, m, n, k, fa, da, lda, db, ldb, fb, dc, ldc, count);
+    } else if (p->dtype == KILN_COMPLEX128) {
+        rc = cb.cublasZgemmBatched(h->handle, ta, tb, m, n, k, za, da, lda, db, ldb, zb, dc, ldc, count);
+    }
+    cb_unlock(h);
+    ctx->ops->mem_free(ctx->state, dev, bs); /* after the call, in stream order */
+    if (rc == -1)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuBLAS batched gemm: %s is not supported",
+                              kiln_dtype_name(p->dtype));
+    return rc == CUBLAS_STATUS_SUCCESS ? KILN_OK : cb_fail(rc, "batched gemm (pointer arrays)");
+}
+
 static kiln_status cb_gemv(kiln_context *ctx, kiln_stream *stream, const blas_gemv_problem *p) {
     cb_handle *h;
     kiln_status s = cb_lock(ctx, stream, &h);
@@ -371,6 +416,7 @@ static const blas_provider cublas_provider = {
     .load = cb_load,
     .describe = cb_describe_fn,
     .gemm = cb_gemm,
+    .gemm_pointers = cb_gemm_pointers,
     .gemv = cb_gemv,
     .dot = cb_dot,
     .axpy = cb_axpy,

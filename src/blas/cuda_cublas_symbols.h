@@ -59,3 +59,14 @@ CUBLAS_FN(cublasSnrm2_v2, (void *, int, const void *, int, float *))
 CUBLAS_FN(cublasDnrm2_v2, (void *, int, const void *, int, double *))
 CUBLAS_FN(cublasScnrm2_v2, (void *, int, const void *, int, float *))
 CUBLAS_FN(cublasDznrm2_v2, (void *, int, const void *, int, double *))
+CUBLAS_FN(cublasSgemmBatched, (void *, int, int, int, int, int, const float *, const void *const *, int,
+                               const void *const *, int, const float *, void *const *, int, int))
+CUBLAS_FN(cublasDgemmBatched, (void *, int, int, int, int, int, const double *, const void *const *, int,
+                               const void *const *, int, const double *, void *const *, int, int))
+CUBLAS_FN(cublasCgemmBatched, (void *, int, int, int, int, int, const float *, const void *const *, int,
+                               const void *const *, int, const float *, void *const *, int, int))
+CUBLAS_FN(cublasZgemmBatched, (void *, int, int, int, int, int, const double *, const void *const *, int,
+                               const void *const *, int, const double *, void *const *, int, int))
+CUBLAS_FN(cublasGemmBatchedEx,
+          (void *, int, int, int, int, int, const void *, const void *const *, int, int, const void *const *,
+           int, int, const void *, void *const *, int, int, int, int, int))
