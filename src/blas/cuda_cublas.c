@@ -198,7 +198,7 @@ static int cb_gemm_ex(void *h, const blas_gemm_problem *p) {
                                          (int)p->batch, compute, CUBLAS_GEMM_DEFAULT);
 }
 
-#define CB_GEMM_(fn, scalar_t, alpha, beta)                                                                  \
+#define CB_GEMM_(fn, alpha, beta)                                                                            \
     (p->batch == 1 ? cb.fn##_v2(h->handle, op(p->a.trans), op(p->b.trans), m, n, k, alpha, p->a.data, lda,   \
                                 p->b.data, ldb, beta, p->c, ldc)                                             \
                    : cb.fn##StridedBatched(h->handle, op(p->a.trans), op(p->b.trans), m, n, k, alpha,        \
@@ -216,12 +216,10 @@ static kiln_status cb_gemm(kiln_context *ctx, kiln_stream *stream, const blas_ge
     int rc;
     switch (p->dtype) {
     case KILN_FLOAT16: rc = cb_gemm_ex(h->handle, p); break;
-    case KILN_FLOAT32:
-        rc = p->allow_tf32 ? cb_gemm_ex(h->handle, p) : CB_GEMM_(cublasSgemm, float, fa, fb);
-        break;
-    case KILN_FLOAT64: rc = CB_GEMM_(cublasDgemm, double, da, db); break;
-    case KILN_COMPLEX64: rc = CB_GEMM_(cublasCgemm, float, fa, fb); break;
-    case KILN_COMPLEX128: rc = CB_GEMM_(cublasZgemm, double, da, db); break;
+    case KILN_FLOAT32: rc = p->allow_tf32 ? cb_gemm_ex(h->handle, p) : CB_GEMM_(cublasSgemm, fa, fb); break;
+    case KILN_FLOAT64: rc = CB_GEMM_(cublasDgemm, da, db); break;
+    case KILN_COMPLEX64: rc = CB_GEMM_(cublasCgemm, fa, fb); break;
+    case KILN_COMPLEX128: rc = CB_GEMM_(cublasZgemm, da, db); break;
     default:
         cb_unlock(h);
         return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuBLAS gemm: %s is not supported",

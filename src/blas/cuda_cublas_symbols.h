@@ -7,7 +7,6 @@ CUBLAS_FN(cublasDestroy_v2, (void *))
 CUBLAS_FN(cublasSetStream_v2, (void *, void *))
 CUBLAS_FN(cublasSetPointerMode_v2, (void *, int))
 CUBLAS_FN(cublasSetMathMode, (void *, int))
-CUBLAS_FN(cublasGetVersion_v2, (void *, int *))
 CUBLAS_FN(cublasSgemm_v2, (void *, int, int, int, int, int, const float *, const void *, int, const void *,
                            int, const float *, void *, int))
 CUBLAS_FN(cublasDgemm_v2, (void *, int, int, int, int, int, const double *, const void *, int, const void *,
