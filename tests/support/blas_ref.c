@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dtype.h"
+
 static float half_to_float(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
     if (exp == 0) {
@@ -20,8 +22,6 @@ static float half_to_float(uint16_t h) {
     memcpy(&f, &bits, 4);
     return f;
 }
-
-#include "core/dtype.h"
 
 hval bt_get(kiln_dtype t, const void *buf, size_t i) {
     hval v = {0, 0};
@@ -155,4 +155,45 @@ void bt_check_gemm(const char *what, const bt_gemm_ref *p, const void *got) {
         fail_msg("%s: entry %lld off by %.3Lg x the bound (m %lld n %lld k %lld, %s)", what,
                  (long long)worst_at, worst, (long long)p->m, (long long)p->n, (long long)p->k,
                  kiln_dtype_name(p->tc));
+}
+
+void bt_check_product(const char *what, kiln_array *a, kiln_array *b, kiln_array *c, const void *c0,
+                      hval alpha, hval beta) {
+    void *ha = bt_read(a), *hb = bt_read(b), *hc = bt_read(c);
+    int nda = kiln_array_ndim(a), ndb = kiln_array_ndim(b);
+    const int64_t *sa = kiln_array_shape(a), *sb = kiln_array_shape(b);
+    int64_t m = nda == 1 ? 1 : sa[nda - 2], k = sa[nda - 1], n = ndb == 1 ? 1 : sb[ndb - 1];
+    bt_gemm_ref p = {.m = m,
+                     .n = n,
+                     .k = k,
+                     .ta = kiln_array_dtype(a),
+                     .tb = kiln_array_dtype(b),
+                     .tc = kiln_array_dtype(c),
+                     .a = ha,
+                     .b = hb,
+                     .c0 = c0,
+                     .alpha = alpha,
+                     .beta = beta};
+    p.nba = nda > 2 ? nda - 2 : 0;
+    p.nbb = ndb > 2 ? ndb - 2 : 0;
+    p.batch_a = sa;
+    p.batch_b = sb;
+    p.nb = p.nba > p.nbb ? p.nba : p.nbb;
+    for (int d = 0; d < p.nb; d++) {
+        int da = d - (p.nb - p.nba), db = d - (p.nb - p.nbb);
+        int64_t ea = da >= 0 ? sa[da] : 1, eb = db >= 0 ? sb[db] : 1;
+        p.batch[d] = ea == 1 ? eb : ea;
+    }
+    bt_check_gemm(what, &p, hc);
+    free(ha);
+    free(hb);
+    free(hc);
+}
+
+void bt_expect_close(const char *what, kiln_dtype t, int64_t n, hval got, hval ref, long double size) {
+    long double bound = (long double)(n + 4) * bt_eps(t) * size + 1e-30L;
+    long double e = sqrtl((got.re - ref.re) * (got.re - ref.re) + (got.im - ref.im) * (got.im - ref.im));
+    if (!(e <= bound))
+        fail_msg("%s %s n %lld: got %.17Lg%+.17Lgi, expected %.17Lg%+.17Lgi", what, kiln_dtype_name(t),
+                 (long long)n, got.re, got.im, ref.re, ref.im);
 }

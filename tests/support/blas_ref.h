@@ -40,4 +40,13 @@ typedef struct bt_gemm_ref {
  * fails the test with the worst entry's index otherwise. */
 void bt_check_gemm(const char *what, const bt_gemm_ref *p, const void *got);
 
+/* Reads a, b (the logical operands: already op-applied views; 1-d as
+ * NumPy's matmul promotes them) and c, and checks c = alpha a b + beta c0
+ * with bt_check_gemm. */
+void bt_check_product(const char *what, kiln_array *a, kiln_array *b, kiln_array *c, const void *c0,
+                      hval alpha, hval beta);
+/* |got - ref| <= (n + 4) eps(t) size: a sum of n terms whose magnitudes add
+ * up to `size`; fails the test otherwise. */
+void bt_expect_close(const char *what, kiln_dtype t, int64_t n, hval got, hval ref, long double size);
+
 #endif
