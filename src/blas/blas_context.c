@@ -17,6 +17,19 @@ void kiln_blas_context_release(kiln_context *ctx) {
     ctx->blas = NULL;
 }
 
+/* The shape class of kiln's small-matrix kernel: every dim <= 8, measured
+ * (see blas_gemm_core.c); KILN_BLAS_SMALL_MAX_DIM (0..64, 0 = never) moves
+ * it without a rebuild, to measure a new device. */
+static int small_max_dim(void) {
+    const char *e = getenv("KILN_BLAS_SMALL_MAX_DIM");
+    if (e && *e) {
+        char *end = NULL;
+        long v = strtol(e, &end, 10);
+        if (end && *end == '\0' && v >= 0 && v <= 64) return (int)v;
+    }
+    return 8;
+}
+
 kiln_status kiln_blas_state_get(kiln_context *ctx, kiln_blas_state **out) {
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
@@ -30,6 +43,7 @@ kiln_status kiln_blas_state_get(kiln_context *ctx, kiln_blas_state **out) {
         if (st) {
             pthread_mutex_init(&st->lock, NULL);
             st->provider = prov;
+            st->small_max_dim = small_max_dim();
             ctx->blas = st;
         }
     }

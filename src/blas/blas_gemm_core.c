@@ -12,17 +12,19 @@
 
 /* Shape classes for kiln's own kernel, from the H100 figures in
  * docs/BASELINES (10^6 products of 4x4: cuBLAS strided-batched 1.87 ms, the
- * gufunc 0.26 ms): a thread per product wins while a product is a few
- * hundred FLOPs and the batch is large enough that one call's fixed cost
- * does not dominate; the library's tiles win beyond. bench/blas_bench
- * measures the crossover (4x4, 8x8, 16x16). */
-enum { SMALL_MAX_DIM = 8, SMALL_MIN_BATCH = 64 };
+ * gufunc 0.26 ms) and the CPU's (kiln_blas_bench: the gufunc wins 3-28x at
+ * 4x4, 2.5-4x at 8x8, loses 3x at 16x16 against a loop of OpenBLAS calls):
+ * a thread per product wins while a product is a few hundred FLOPs and the
+ * batch is large enough that one call's fixed cost does not dominate; the
+ * library's tiles win beyond. The dim bound is the state's small_max_dim
+ * (8; KILN_BLAS_SMALL_MAX_DIM moves it). */
+enum { SMALL_MIN_BATCH = 64 };
 
 static int is_zero(kiln_blas_scalar s) { return s.re == 0 && s.im == 0; }
 static int is_one(kiln_blas_scalar s) { return s.re == 1 && s.im == 0; }
 
-static int use_small(const blas_mat *A, const blas_mat *B, const blas_mat *C, int64_t batch, int flags,
-                     kiln_blas_scalar alpha, kiln_blas_scalar beta) {
+static int use_small(const kiln_blas_state *st, const blas_mat *A, const blas_mat *B, const blas_mat *C,
+                     int64_t batch, int flags, kiln_blas_scalar alpha, kiln_blas_scalar beta) {
     kiln_dtype t = C->arr->dtype;
     if ((t != KILN_FLOAT32 && t != KILN_FLOAT64) || !is_one(alpha) || !is_zero(beta)) return 0;
     /* the gufunc takes device arrays on CUDA; the library path stages host ones */
@@ -34,7 +36,8 @@ static int use_small(const blas_mat *A, const blas_mat *B, const blas_mat *C, in
     if (flags & KILN_BLAS_FORCE_KILN) return 1;
     int64_t m = C->shape[C->ndim - 2], n = C->shape[C->ndim - 1], k = A->shape[A->ndim - 1];
     (void)B;
-    return m <= SMALL_MAX_DIM && n <= SMALL_MAX_DIM && k <= SMALL_MAX_DIM && batch >= SMALL_MIN_BATCH;
+    int64_t dim = st->small_max_dim;
+    return m <= dim && n <= dim && k <= dim && batch >= SMALL_MIN_BATCH;
 }
 
 static kiln_status run_small(kiln_context *ctx, kiln_stream *stream, const blas_mat *A, const blas_mat *B,
@@ -300,7 +303,8 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
     int64_t batch = kiln_shape_size(nb, C.shape);
     int64_t m = C.shape[nb], n = C.shape[nb + 1];
     if (batch == 0 || m == 0 || n == 0) return KILN_OK;
-    if (use_small(&A, &B, &C, batch, flags, alpha, beta)) return run_small(ctx, stream, &A, &B, &C, batch);
+    if (use_small(st, &A, &B, &C, batch, flags, alpha, beta))
+        return run_small(ctx, stream, &A, &B, &C, batch);
 
     kiln_array *keep[4] = {NULL, NULL, NULL, NULL}; /* staged copies of A, B, C; C's original */
     int64_t size = (int64_t)kiln_dtype_size(dtype);

@@ -88,6 +88,7 @@ typedef struct kiln_blas_state {
     void *provider_state;       /* cuBLAS: the handles per stream */
     kiln_gufunc *small_gemm[2]; /* kiln's own batched small matmul: float32, float64 */
     kiln_ufunc *convert;        /* the cast of an input to the result dtype */
+    int small_max_dim;          /* kiln's kernel for batches of matrices up to this (0: never) */
 } kiln_blas_state;
 
 /* The context's state with its provider loaded. */
