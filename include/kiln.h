@@ -659,6 +659,89 @@ KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, cons
 /* ------------------------------------------------------------------ FFT (src/fft/) */
 
 /* ------------------------------------------------------------------ linear algebra (src/blas/) */
+/* Dense linear algebra on kiln arrays through the vendor BLAS, loaded at
+ * run time: cuBLAS (CUDA toolkit, libcublas.so.13/.12) on a CUDA context, on
+ * the array's stream; OpenBLAS through its CBLAS interface (Debian
+ * libopenblas0) on the CPU, threads from KILN_NUM_THREADS (else all cores).
+ * A missing library is KILN_ERR_LIBRARY_MISSING naming what to install.
+ *
+ * Arrays are row-major with any strides: transposed, sliced and sub-matrix
+ * views become the library's transpose flags and leading dimensions without
+ * a copy; a layout the library cannot express (negative or non-unit inner
+ * strides, host arrays on a CUDA context) is copied once, and the copy shows
+ * in KILN_PROFILE as a "blas layout copy" row next to the call's own. Dtypes: float32, float64, complex64,
+ * complex128; on CUDA also float16 (tensor cores, float32 accumulation). float16 on the CPU backend is
+ * KILN_ERR_UNSUPPORTED. Sizes must fit the libraries' 32-bit ints.
+ * Every call records a profiler row "blas <op> <dtype> [<provider>]" (its
+ * GFLOP/s in the summary, its shapes and GFLOP in the trace). Device work is
+ * asynchronous on `stream` (NULL: the default stream) except where a host
+ * scalar is returned. */
+
+/* A scalar coefficient; `im` is used by complex dtypes only. */
+typedef struct kiln_blas_scalar {
+    double re, im;
+} kiln_blas_scalar;
+static inline kiln_blas_scalar kiln_blas_scalar_of(double re, double im) {
+    kiln_blas_scalar s;
+    s.re = re;
+    s.im = im;
+    return s;
+}
+#define KILN_BLAS_SCALAR(re_, im_) kiln_blas_scalar_of((re_), (im_))
+
+/* Options of kiln_matmul_ex / kiln_gemm (bitwise or). */
+typedef enum kiln_blas_flags {
+    KILN_BLAS_DEFAULT = 0,
+    KILN_BLAS_ALLOW_TF32 = 1,    /* float32 on CUDA may use TF32 tensor cores (10-bit mantissa) */
+    KILN_BLAS_FORCE_LIBRARY = 2, /* never kiln's own small-matrix kernel */
+    KILN_BLAS_FORCE_KILN = 4     /* kiln's own kernel (float32/float64 only) whatever the shapes */
+} kiln_blas_flags;
+
+/* Transpose of an operand of kiln_gemm / kiln_gemv (no conjugation). */
+typedef enum kiln_blas_op { KILN_BLAS_N = 0, KILN_BLAS_T = 1 } kiln_blas_op;
+
+/* NumPy's matmul: (..., m, k) @ (..., k, n) -> (..., m, n), leading dims
+ * broadcast; a 1-d `a` is (1, k) and a 1-d `b` (k, 1), the added dim removed
+ * from the result. The result dtype is the first of float16 (CUDA, both
+ * float16), float32, float64, complex64, complex128 that both inputs cast to
+ * safely (at least one must be floating or complex; an input of another dtype
+ * is converted once). *out NULL: a new device array (caller releases);
+ * otherwise written in place: exactly the result's shape and dtype, and not
+ * overlapping an input. Batches of 64 or more small float32/float64
+ * matrices (every dim <= 8) run kiln's own gufunc kernel (faster there),
+ * others one strided-batched library call (a batch whose strides do not
+ * merge: one call over matrix addresses, or one per run); the profile says
+ * which ran. */
+KILN_API kiln_status kiln_matmul(kiln_array *a, kiln_array *b, kiln_array **out);
+/* kiln_matmul on `stream` with kiln_blas_flags. */
+KILN_API kiln_status kiln_matmul_ex(kiln_stream *stream, int flags, kiln_array *a, kiln_array *b,
+                                    kiln_array **out);
+/* c = alpha op_a(a) op_b(b) + beta c, a (..., m, k) after op_a, b (..., k, n)
+ * after op_b, c (..., m, n) given, with the broadcast batch shape; one dtype
+ * for all three. beta 0 ignores c's old contents (NaN included). */
+KILN_API kiln_status kiln_gemm(kiln_stream *stream, int flags, kiln_blas_op op_a, kiln_blas_op op_b,
+                               kiln_blas_scalar alpha, kiln_array *a, kiln_array *b, kiln_blas_scalar beta,
+                               kiln_array *c);
+/* y = alpha op(a) x + beta y: a 2-d, x and y 1-d of matching lengths. */
+KILN_API kiln_status kiln_gemv(kiln_stream *stream, kiln_blas_op op, kiln_blas_scalar alpha, kiln_array *a,
+                               kiln_array *x, kiln_blas_scalar beta, kiln_array *y);
+/* Level 1 on 1-d arrays of one dtype (any stride). Results that are scalars
+ * come back as host values: the call waits for the stream's work. */
+/* *result = sum x_i y_i (no conjugation). */
+KILN_API kiln_status kiln_dot(kiln_stream *stream, kiln_array *x, kiln_array *y, kiln_blas_scalar *result);
+/* *result = sum conj(x_i) y_i (kiln_dot for real dtypes). */
+KILN_API kiln_status kiln_vdot(kiln_stream *stream, kiln_array *x, kiln_array *y, kiln_blas_scalar *result);
+/* y += alpha x. */
+KILN_API kiln_status kiln_axpy(kiln_stream *stream, kiln_blas_scalar alpha, kiln_array *x, kiln_array *y);
+/* x *= alpha. */
+KILN_API kiln_status kiln_scal(kiln_stream *stream, kiln_blas_scalar alpha, kiln_array *x);
+/* *result = sqrt(sum |x_i|^2), computed without overflow. */
+KILN_API kiln_status kiln_nrm2(kiln_stream *stream, kiln_array *x, double *result);
+/* The provider a context's calls go to: "cuBLAS (libcublas.so.13)",
+ * "OpenBLAS (libopenblas.so.0; OpenBLAS 0.3.21 ...), 2 threads": *name gets
+ * static storage.
+ * KILN_ERR_LIBRARY_MISSING when it cannot be loaded. */
+KILN_API kiln_status kiln_blas_provider(kiln_context *ctx, const char **name);
 
 /* ------------------------------------------------------------------ reductions and scans (src/reduce/) */
 

@@ -101,6 +101,7 @@ void kiln_close(kiln_context *ctx) {
     if (!ctx) return;
     if (ctx->ops) {
         if (!atomic_load(&ctx->dead)) (void)ctx->ops->synchronize(ctx->state);
+        kiln_blas_context_release(ctx);
         kiln_close(ctx->host);
         kiln_copy_pool_destroy(ctx->copy_pool);
         kiln_prof_detach(ctx);

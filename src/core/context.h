@@ -40,7 +40,8 @@ struct kiln_context {
     /* Opened on first need, closed with the context (see the functions below). */
     kiln_context *host; /* CUDA contexts: the CPU context for host-side work */
     struct kiln_copy_pool *copy_pool;
-    int copy_pool_tried; /* creation is attempted once */
+    int copy_pool_tried;          /* creation is attempted once */
+    struct kiln_blas_state *blas; /* src/blas: provider handles, made on first use */
 };
 
 /* KILN_ERR_CONTEXT_DEAD (with message) when an earlier fault killed ctx. */
@@ -59,5 +60,7 @@ kiln_status kiln_context_host(kiln_context *ctx, kiln_context **out);
 struct kiln_copy_pool *kiln_context_copy_pool(kiln_context *ctx);
 static inline kiln_backend_stream *kiln_stream_impl(kiln_stream *s) { return s ? s->impl : NULL; }
 kiln_stream *kiln_stream_retain(kiln_stream *s);
+/* Frees what src/blas keeps for ctx (library handles, kernels); in kiln_close. */
+void kiln_blas_context_release(kiln_context *ctx);
 
 #endif

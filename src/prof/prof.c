@@ -198,7 +198,7 @@ static prof_stat *kernel_stat(kiln_prof *p, uint32_t id) {
 }
 
 static int is_device_op(const prof_record *r) {
-    return (r->type == PROF_KERNEL || r->type == PROF_COPY) && !r->no_device &&
+    return (r->type == PROF_KERNEL || r->type == PROF_COPY) && !r->no_device && !r->library &&
            !(r->type == PROF_COPY && r->copy_kind == KILN_COPY_HOST_TO_HOST);
 }
 
@@ -284,6 +284,10 @@ static int read_cupti_times(kiln_prof *p, prof_chunk *c, uint32_t index, int wai
 static int read_times(kiln_prof *p, prof_chunk *c, uint32_t index, int wait) {
     prof_record *r = &c->rec[index];
     if (r->type != PROF_KERNEL && r->type != PROF_COPY) return 1;
+    if (r->library && r->ev[0]) {
+        kiln_prof_events_read(p, r, wait);
+        return 1;
+    }
     switch (p->timer) {
     case PROF_TIMER_CUPTI: return read_cupti_times(p, c, index, wait);
     case PROF_TIMER_EVENTS: kiln_prof_events_read(p, r, wait); return 1;
@@ -301,6 +305,7 @@ static void fold_record(kiln_prof *p, prof_record *r) {
     case PROF_KERNEL: {
         prof_stat *s = kernel_stat(p, r->name_id);
         if (s) stat_add(s, r->dev_ms, 0);
+        if (s) s->flops += r->flops;
         break;
     }
     case PROF_COPY: stat_add(&p->copies[r->copy_kind & 3][r->pinned ? 1 : 0], r->dev_ms, r->bytes); break;
@@ -583,6 +588,25 @@ kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const 
             r->shared_bytes = cfg->shared_bytes;
         }
         if (p->use_events) kiln_prof_events_take(p, r);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return start_op(ctx, r, stream);
+}
+
+kiln_prof_op *kiln_prof_library_begin(kiln_context *ctx, const char *name, kiln_backend_stream *stream,
+                                      const char *args_desc, double flops) {
+    kiln_prof *p = ctx->prof;
+    if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
+    pthread_mutex_lock(&p->lock);
+    prof_record *r = new_record(p);
+    if (r) {
+        r->type = PROF_KERNEL;
+        r->library = 1;
+        r->flops = flops;
+        r->name_id = kernel_name_id(p, name);
+        if (p->retain) r->desc_id = intern(p, args_desc);
+        r->stream = stream_index(p, stream);
+        if (ctx->ops->kind == KILN_BACKEND_CUDA) kiln_prof_events_take(p, r);
     }
     pthread_mutex_unlock(&p->lock);
     return start_op(ctx, r, stream);

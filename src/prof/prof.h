@@ -37,6 +37,14 @@ void kiln_prof_detach(kiln_context *ctx);
  * short description of the arguments' shapes for the trace. */
 kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const kiln_launch_config *cfg,
                                      kiln_backend_stream *stream, const char *args_desc);
+/* A vendor library call (cuBLAS, cuFFT, ...) on `stream`, shown as a kernel
+ * row named `name`: its kernels are the library's, which CUPTI cannot tie
+ * to kiln's record, so it is timed by events around it on a GPU (whatever
+ * the timer) and by the host clock on the CPU. `flops` (0 if unknown): the
+ * call's floating-point operations, summed per row so the summary shows
+ * FLOP/s. End with kiln_prof_end. */
+kiln_prof_op *kiln_prof_library_begin(kiln_context *ctx, const char *name, kiln_backend_stream *stream,
+                                      const char *args_desc, double flops);
 kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_t bytes, int pinned,
                                    kiln_backend_stream *stream);
 void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op);

@@ -43,6 +43,7 @@ struct kiln_prof_op {
     uint8_t cache_hit;   /* compiles */
     uint8_t ev_failed;   /* an event could not be recorded: use host times */
     uint8_t no_device;   /* a driver call failed during the op: it may have queued nothing */
+    uint8_t library;     /* a vendor library call: timed by its events, never matched to CUPTI */
     atomic_int done;     /* set by kiln_prof_end (kernels, copies) */
     uint32_t dev_stream; /* CUPTI: the stream's CUPTI id, PROF_NO_ID if unknown */
     unsigned fail_mark;  /* kiln_cuda_failed_calls at the start of the op */
@@ -53,6 +54,7 @@ struct kiln_prof_op {
     uint32_t grid[3], block[3];
     uint64_t shared_bytes;
     uint64_t bytes;                    /* copies, allocations */
+    double flops;                      /* library calls: floating-point operations, 0 if unknown */
     double host_begin_ms, host_end_ms; /* the host call (kiln_now_ms) */
     double dev_begin_ms, dev_ms;       /* on the stream; set when resolved */
     double compile_ms, load_ms;        /* compiles */
@@ -78,6 +80,7 @@ typedef struct prof_stat {
     int64_t calls;
     double total_ms, min_ms, max_ms;
     uint64_t bytes;
+    double flops; /* library calls: the summary shows FLOP/s */
 } prof_stat;
 
 typedef struct prof_string {

@@ -65,8 +65,10 @@ static void print_row(FILE *f, const char *type, double percent, const prof_stat
     kiln_prof_format_time(s->calls ? s->total_ms / (double)s->calls : 0, avg, sizeof avg);
     kiln_prof_format_time(s->min_ms, lo, sizeof lo);
     kiln_prof_format_time(s->max_ms, hi, sizeof hi);
-    fprintf(f, "%16s %7.2f%% %9s %9lld %9s %9s %9s  %s\n", type, percent, total, (long long)s->calls, avg, lo,
+    fprintf(f, "%16s %7.2f%% %9s %9lld %9s %9s %9s  %s", type, percent, total, (long long)s->calls, avg, lo,
             hi, name);
+    if (s->flops > 0 && s->total_ms > 0) fprintf(f, "  (%.4g GFLOP/s)", s->flops / (s->total_ms * 1e6));
+    fputc('\n', f);
 }
 
 /* Kernels and copies, most time first, as nvprof's "GPU activities". */

@@ -1,0 +1,378 @@
+/* blas_bench.c: kiln_blas_bench, kiln's BLAS beside the vendor library
+ * called directly, in one run, printed as ratios (vendor time / kiln time:
+ * >= 1 means kiln is as fast).
+ *
+ * CUDA (KILN_TARGET=cuda): SGEMM, DGEMM and HGEMM 8192^3, strided-batched
+ * SGEMM 1000 x 256^3 (target kiln >= 0.98 x cuBLAS); 10^6 products of 4x4
+ * f32 (kiln's kernel, target <= 0.2 x cuBLAS's time) and the crossover
+ * classes 8x8, 16x16; host cost of one small matmul call (<= 10 us).
+ * cuBLAS is called through libkiln_blas_native.so (nvcc-built, beside this
+ * executable, or $KILN_BLAS_NATIVE_LIB).
+ * CPU: SGEMM and DGEMM 2048^3 through kiln vs cblas_?gemm called directly
+ * from the same libopenblas.so.0 (target kiln >= 0.95 x), batched 4x4 and
+ * 8x8, and the host cost of one small call.
+ * Usage: kiln_blas_bench [--quick] (quick: smaller sizes, for a smoke run). */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blas_native.h"
+#include "kiln.h"
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void rate(double flops, double ms) {
+    double g = flops / (ms * 1e6);
+    if (g >= 1000)
+        printf(" (%7.2f TFLOP/s)", g * 1e-3);
+    else
+        printf(" (%7.2f GFLOP/s)", g);
+}
+
+static void row(const char *what, double kiln_ms, double vendor_ms, const char *vendor, double flops,
+                const char *target) {
+    printf("%-34s kiln %10.4f ms", what, kiln_ms);
+    if (flops > 0) rate(flops, kiln_ms);
+    printf("  %-8s %10.4f ms", vendor, vendor_ms);
+    if (flops > 0) rate(flops, vendor_ms);
+    printf("  ratio %.3f  %s\n", vendor_ms / kiln_ms, target);
+}
+
+/* A random array of dtype (float16 through float32 values). */
+static int random_array(kiln_context *ctx, kiln_dtype t, int ndim, const int64_t *shape, kiln_array **out) {
+    kiln_array *f = NULL;
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    float *h = malloc((size_t)n * sizeof *h);
+    if (!h) return KILN_ERR_OUT_OF_MEMORY;
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    for (int64_t i = 0; i < n; i++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        h[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 2 - 1);
+    }
+    int st = kiln_array_from_host(ctx, KILN_FLOAT32, ndim, shape, h, (size_t)n * sizeof *h, &f);
+    free(h);
+    if (st != KILN_OK || t == KILN_FLOAT32) {
+        *out = f;
+        return st;
+    }
+    /* other dtypes: kiln_matmul by an identity would be circular; convert with a ufunc */
+    kiln_ufunc *conv = NULL;
+    st = kiln_vectorize(ctx, "bench_convert", t == KILN_FLOAT16 ? "f2(f4)" : "f8(f4)", "x", "return x;", NULL,
+                        &conv);
+    if (st == KILN_OK) st = kiln_array_empty(ctx, t, ndim, shape, out);
+    const kiln_value arg = kiln_arr(f);
+    if (st == KILN_OK) st = kiln_call(conv, &arg, 1, out);
+    kiln_ufunc_release(conv);
+    kiln_array_release(f);
+    return st;
+}
+
+/* Median device (CUDA) or wall (CPU) ms of kiln_matmul_ex(a, b) -> c. */
+static int time_kiln(kiln_context *ctx, int flags, kiln_array *a, kiln_array *b, kiln_array *c, int repeat,
+                     double *ms) {
+    kiln_event *e0 = NULL, *e1 = NULL;
+    double *t = calloc((size_t)repeat, sizeof *t);
+    int s = t ? kiln_event_create(ctx, &e0) : KILN_ERR_OUT_OF_MEMORY;
+    if (s == KILN_OK) s = kiln_event_create(ctx, &e1);
+    for (int i = -2; i < repeat && s == KILN_OK; i++) {
+        s = kiln_event_record(e0, NULL);
+        if (s == KILN_OK) s = kiln_matmul_ex(NULL, flags, a, b, &c);
+        if (s == KILN_OK) s = kiln_event_record(e1, NULL);
+        if (s == KILN_OK) s = kiln_event_synchronize(e1);
+        float dev = 0;
+        if (s == KILN_OK) s = kiln_event_elapsed_ms(e0, e1, &dev);
+        if (i >= 0) t[i] = dev;
+    }
+    if (s == KILN_OK) *ms = median(t, repeat);
+    kiln_event_release(e0);
+    kiln_event_release(e1);
+    free(t);
+    return s;
+}
+
+/* Host microseconds per kiln_matmul call on m x m float32 (queued, not waited for). */
+static int kiln_call_cost(kiln_context *ctx, kiln_array *a, kiln_array *b, kiln_array *c, int calls,
+                          double *us) {
+    int s = KILN_OK;
+    for (int i = 0; i < 100 && s == KILN_OK; i++) s = kiln_matmul(a, b, &c);
+    if (s == KILN_OK) s = kiln_synchronize(ctx);
+    double t0 = now_ms();
+    for (int i = 0; i < calls && s == KILN_OK; i++) s = kiln_matmul(a, b, &c);
+    double t1 = now_ms();
+    if (s == KILN_OK) s = kiln_synchronize(ctx);
+    *us = (t1 - t0) * 1e3 / calls;
+    return s;
+}
+
+/* ------------------------------------------------------------ CUDA */
+
+typedef struct native_lib {
+    int device; /* the CUDA ordinal of kiln's context */
+    blas_native_gemm_fn gemm;
+    blas_native_call_cost_fn call_cost;
+    blas_native_error_fn error;
+} native_lib;
+
+static int load_native(native_lib *n) {
+    char path[PATH_MAX + 64];
+    const char *env = getenv("KILN_BLAS_NATIVE_LIB");
+    if (env && *env) {
+        snprintf(path, sizeof path, "%s", env);
+    } else {
+        char exe[PATH_MAX];
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[len > 0 ? len : 0] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+        snprintf(path, sizeof path, "%s/libkiln_blas_native.so", len > 0 ? exe : ".");
+    }
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "kiln_blas_bench: %s\n", dlerror());
+        return 1;
+    }
+    void *p[4] = {dlsym(h, "blas_native_abi"), dlsym(h, "blas_native_gemm"),
+                  dlsym(h, "blas_native_call_cost"), dlsym(h, "blas_native_error")};
+    for (int i = 0; i < 4; i++)
+        if (!p[i]) {
+            fprintf(stderr, "kiln_blas_bench: %s lacks a symbol\n", path);
+            return 1;
+        }
+    blas_native_abi_fn abi;
+    memcpy(&abi, &p[0], sizeof abi);
+    memcpy(&n->gemm, &p[1], sizeof n->gemm);
+    memcpy(&n->call_cost, &p[2], sizeof n->call_cost);
+    memcpy(&n->error, &p[3], sizeof n->error);
+    if (abi() != BLAS_NATIVE_ABI) {
+        fprintf(stderr, "kiln_blas_bench: %s has ABI %d, expected %d\n", path, abi(), BLAS_NATIVE_ABI);
+        return 1;
+    }
+    return 0;
+}
+
+static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *what, kiln_dtype t,
+                         int native_t, int64_t batch, int64_t m, int64_t n, int64_t k, int flags, int repeat,
+                         const char *target) {
+    int64_t sa[3] = {batch, m, k}, sb[3] = {batch, k, n}, sc[3] = {batch, m, n};
+    int nd = batch > 1 ? 3 : 2;
+    kiln_array *a = NULL, *b = NULL, *c = NULL;
+    int s = random_array(ctx, t, nd, batch > 1 ? sa : sa + 1, &a);
+    if (s == KILN_OK) s = random_array(ctx, t, nd, batch > 1 ? sb : sb + 1, &b);
+    if (s == KILN_OK) s = kiln_array_empty(ctx, t, nd, batch > 1 ? sc : sc + 1, &c);
+    double kms = 0, vms = 0;
+    if (s == KILN_OK) s = time_kiln(ctx, flags, a, b, c, repeat, &kms);
+    if (s == KILN_OK) s = kiln_synchronize(ctx);
+    float *vt = calloc((size_t)repeat, sizeof *vt);
+    double *vd = calloc((size_t)repeat, sizeof *vd);
+    if (s == KILN_OK) {
+        int r = nl->gemm(nl->device, native_t, (int)m, (int)n, (int)k, (int)batch, kiln_array_data(a),
+                         kiln_array_data(b), kiln_array_data(c), 2, repeat, vt);
+        if (r) {
+            fprintf(stderr, "%s: cuBLAS direct failed: %s\n", what, nl->error(r));
+            s = KILN_ERR_DRIVER;
+        }
+        for (int i = 0; i < repeat; i++) vd[i] = vt[i];
+        vms = median(vd, repeat);
+    }
+    if (s == KILN_OK)
+        row(what, kms, vms, "cuBLAS", 2.0 * (double)batch * m * n * k, target);
+    else
+        fprintf(stderr, "%s: %s: %s\n", what, kiln_status_string(s), kiln_last_error());
+    free(vt);
+    free(vd);
+    kiln_array_release(a);
+    kiln_array_release(b);
+    kiln_array_release(c);
+    return s;
+}
+
+static int run_cuda(kiln_context *ctx, int quick) {
+    native_lib nl;
+    if (load_native(&nl)) return 1;
+    kiln_device_info info;
+    if (kiln_device_info_get(ctx, &info) != KILN_OK) return 1;
+    nl.device = info.ordinal;
+    int64_t big = quick ? 2048 : 8192;
+    int rep = quick ? 5 : 20;
+    char label[64];
+    int bad = 0;
+    snprintf(label, sizeof label, "SGEMM %lld^3", (long long)big);
+    bad |= cuda_gemm_row(ctx, &nl, label, KILN_FLOAT32, BLAS_NATIVE_F32, 1, big, big, big, 0, rep,
+                         "(target >= 0.98)");
+    snprintf(label, sizeof label, "DGEMM %lld^3", (long long)big);
+    bad |= cuda_gemm_row(ctx, &nl, label, KILN_FLOAT64, BLAS_NATIVE_F64, 1, big, big, big, 0, rep,
+                         "(target >= 0.98)");
+    snprintf(label, sizeof label, "HGEMM %lld^3 (f32 accumulate)", (long long)big);
+    bad |= cuda_gemm_row(ctx, &nl, label, KILN_FLOAT16, BLAS_NATIVE_F16, 1, big, big, big, 0, rep,
+                         "(target >= 0.98)");
+    bad |= cuda_gemm_row(ctx, &nl, "strided-batched SGEMM 1000x256^3", KILN_FLOAT32, BLAS_NATIVE_F32, 1000,
+                         256, 256, 256, 0, rep, "(target >= 0.98)");
+    int64_t nsmall = quick ? 100000 : 1000000;
+    snprintf(label, sizeof label, "%lld x 4x4 f32 (kiln kernel)", (long long)nsmall);
+    bad |= cuda_gemm_row(ctx, &nl, label, KILN_FLOAT32, BLAS_NATIVE_F32, nsmall, 4, 4, 4, 0, rep,
+                         "(target >= 5: kiln <= 0.2 x cuBLAS time)");
+    /* the shape classes around the switch, kiln's kernel forced and the library forced */
+    static const int64_t cls[] = {8, 16};
+    for (int i = 0; i < 2; i++) {
+        snprintf(label, sizeof label, "%lld x %lldx%lld f32, kiln kernel", (long long)(nsmall / 10),
+                 (long long)cls[i], (long long)cls[i]);
+        bad |= cuda_gemm_row(ctx, &nl, label, KILN_FLOAT32, BLAS_NATIVE_F32, nsmall / 10, cls[i], cls[i],
+                             cls[i], KILN_BLAS_FORCE_KILN, rep, "(crossover: >1 kiln kernel wins)");
+    }
+    /* host cost of one small call */
+    int64_t s4[2] = {4, 4};
+    kiln_array *a = NULL, *b = NULL, *c = NULL;
+    int s = random_array(ctx, KILN_FLOAT32, 2, s4, &a);
+    if (s == KILN_OK) s = random_array(ctx, KILN_FLOAT32, 2, s4, &b);
+    if (s == KILN_OK) s = kiln_array_empty(ctx, KILN_FLOAT32, 2, s4, &c);
+    double kus = 0, vus = 0;
+    if (s == KILN_OK) s = kiln_call_cost(ctx, a, b, c, 20000, &kus);
+    if (s == KILN_OK) {
+        int r = nl.call_cost(nl.device, 4, kiln_array_data(a), kiln_array_data(b), kiln_array_data(c), 20000,
+                             &vus);
+        if (r) s = KILN_ERR_DRIVER;
+    }
+    if (s == KILN_OK)
+        printf("%-34s kiln %10.3f us  cuBLAS %10.3f us  (target kiln <= 10 us)\n",
+               "host cost, one 4x4 matmul call", kus, vus);
+    kiln_array_release(a);
+    kiln_array_release(b);
+    kiln_array_release(c);
+    return bad || s;
+}
+
+/* ------------------------------------------------------------ CPU */
+
+typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
+                         float *, int);
+typedef void (*dgemm_fn)(int, int, int, int, int, int, double, const double *, int, const double *, int,
+                         double, double *, int);
+
+static int cpu_gemm_row(kiln_context *ctx, void *ob, const char *what, kiln_dtype t, int64_t batch, int64_t n,
+                        int flags, int repeat, const char *target) {
+    int64_t sh[3] = {batch, n, n};
+    int nd = batch > 1 ? 3 : 2;
+    const int64_t *shape = batch > 1 ? sh : sh + 1;
+    kiln_array *a = NULL, *b = NULL, *c = NULL;
+    int s = random_array(ctx, t, nd, shape, &a);
+    if (s == KILN_OK) s = random_array(ctx, t, nd, shape, &b);
+    if (s == KILN_OK) s = kiln_array_empty(ctx, t, nd, shape, &c);
+    /* kiln and OpenBLAS called directly (row-major, the same arrays, a loop
+     * over the batch) alternate run by run, so that the load of a shared
+     * machine falls on both alike */
+    void *sym = dlsym(ob, t == KILN_FLOAT32 ? "cblas_sgemm" : "cblas_dgemm");
+    double *vt = calloc((size_t)repeat, sizeof *vt), *kt = calloc((size_t)repeat, sizeof *kt);
+    for (int i = -2; i < repeat && s == KILN_OK && sym; i++) {
+        double t0 = now_ms();
+        s = kiln_matmul_ex(NULL, flags, a, b, &c);
+        if (s == KILN_OK) s = kiln_synchronize(ctx);
+        if (i >= 0) kt[i] = now_ms() - t0;
+        t0 = now_ms();
+        for (int64_t q = 0; q < batch; q++) {
+            size_t off = (size_t)(q * n * n);
+            if (t == KILN_FLOAT32) {
+                sgemm_fn f;
+                memcpy(&f, &sym, sizeof f);
+                f(101, 111, 111, (int)n, (int)n, (int)n, 1.0f, (const float *)kiln_array_data(a) + off,
+                  (int)n, (const float *)kiln_array_data(b) + off, (int)n, 0.0f,
+                  (float *)kiln_array_data(c) + off, (int)n);
+            } else {
+                dgemm_fn f;
+                memcpy(&f, &sym, sizeof f);
+                f(101, 111, 111, (int)n, (int)n, (int)n, 1.0, (const double *)kiln_array_data(a) + off,
+                  (int)n, (const double *)kiln_array_data(b) + off, (int)n, 0.0,
+                  (double *)kiln_array_data(c) + off, (int)n);
+            }
+        }
+        if (i >= 0) vt[i] = now_ms() - t0;
+    }
+    if (s == KILN_OK && sym)
+        row(what, median(kt, repeat), median(vt, repeat), "OpenBLAS", 2.0 * (double)batch * n * n * n,
+            target);
+    else
+        fprintf(stderr, "%s: %s: %s\n", what, kiln_status_string(s), kiln_last_error());
+    free(vt);
+    free(kt);
+    kiln_array_release(a);
+    kiln_array_release(b);
+    kiln_array_release(c);
+    return s;
+}
+
+static int run_cpu(kiln_context *ctx, int quick) {
+    void *ob = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!ob) {
+        fprintf(stderr, "kiln_blas_bench: %s (apt-get install libopenblas0)\n", dlerror());
+        return 1;
+    }
+    int64_t n = quick ? 512 : 2048;
+    int rep = quick ? 3 : 7, bad = 0;
+    char label[64];
+    snprintf(label, sizeof label, "SGEMM %lld^3", (long long)n);
+    bad |= cpu_gemm_row(ctx, ob, label, KILN_FLOAT32, 1, n, 0, rep, "(target >= 0.95)");
+    snprintf(label, sizeof label, "DGEMM %lld^3", (long long)n);
+    bad |= cpu_gemm_row(ctx, ob, label, KILN_FLOAT64, 1, n, 0, rep, "(target >= 0.95)");
+    /* batches of small matrices: kiln's kernel (default) against a loop of OpenBLAS calls */
+    static const int64_t cls[] = {4, 8, 16};
+    for (int i = 0; i < 3; i++) {
+        snprintf(label, sizeof label, "100000 x %lldx%lld f32, kiln kernel", (long long)cls[i],
+                 (long long)cls[i]);
+        bad |= cpu_gemm_row(ctx, ob, label, KILN_FLOAT32, 100000, cls[i], KILN_BLAS_FORCE_KILN, rep,
+                            "(crossover: >1 kiln kernel wins)");
+    }
+    int64_t s4[2] = {4, 4};
+    kiln_array *a = NULL, *b = NULL, *c = NULL;
+    int s = random_array(ctx, KILN_FLOAT32, 2, s4, &a);
+    if (s == KILN_OK) s = random_array(ctx, KILN_FLOAT32, 2, s4, &b);
+    if (s == KILN_OK) s = kiln_array_empty(ctx, KILN_FLOAT32, 2, s4, &c);
+    double kus = 0;
+    if (s == KILN_OK) s = kiln_call_cost(ctx, a, b, c, 20000, &kus);
+    void *sym = dlsym(ob, "cblas_sgemm");
+    sgemm_fn f;
+    memcpy(&f, &sym, sizeof f);
+    double t0 = now_ms();
+    for (int i = 0; i < 20000 && sym; i++)
+        f(101, 111, 111, 4, 4, 4, 1.0f, kiln_array_data(a), 4, kiln_array_data(b), 4, 0.0f,
+          kiln_array_data(c), 4);
+    double vus = (now_ms() - t0) * 1e3 / 20000;
+    if (s == KILN_OK)
+        printf("%-34s kiln %10.3f us  OpenBLAS %8.3f us  (target kiln <= 10 us)\n",
+               "host cost, one 4x4 matmul call", kus, vus);
+    kiln_array_release(a);
+    kiln_array_release(b);
+    kiln_array_release(c);
+    return bad || s;
+}
+
+int main(int argc, char **argv) {
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    kiln_context *ctx = NULL;
+    KILN_CHECK(kiln_open(&ctx, NULL));
+    const char *provider = NULL;
+    KILN_CHECK(kiln_blas_provider(ctx, &provider));
+    kiln_device_info info;
+    KILN_CHECK(kiln_device_info_get(ctx, &info));
+    printf("kiln_blas_bench on %s (%s), %s; medians; ratio = vendor time / kiln time\n",
+           kiln_context_backend_name(ctx), info.name, provider);
+    int r = kiln_context_backend(ctx) == KILN_BACKEND_CUDA ? run_cuda(ctx, quick) : run_cpu(ctx, quick);
+    kiln_close(ctx);
+    return r ? 1 : 0;
+}

@@ -1,0 +1,381 @@
+/* blas_gemm_core.c: C = alpha A B + beta C over a broadcast batch, for
+ * kiln_matmul and kiln_gemm: picks kiln's small-matrix kernel or the
+ * library, maps the views onto the library's flags, leading dimensions and
+ * batch strides, and copies what it cannot map (once, recorded). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array/array.h"
+#include "blas/blas_internal.h"
+#include "prof/prof.h"
+
+/* Shape classes for kiln's own kernel, from the H100 figures in
+ * docs/BASELINES (10^6 products of 4x4: cuBLAS strided-batched 1.87 ms, the
+ * gufunc 0.26 ms) and the CPU's (kiln_blas_bench: the gufunc wins 3-28x at
+ * 4x4, 2.5-4x at 8x8, loses 3x at 16x16 against a loop of OpenBLAS calls):
+ * a thread per product wins while a product is a few hundred FLOPs and the
+ * batch is large enough that one call's fixed cost does not dominate; the
+ * library's tiles win beyond. The dim bound is the state's small_max_dim
+ * (8; KILN_BLAS_SMALL_MAX_DIM moves it). */
+enum { SMALL_MIN_BATCH = 64 };
+
+static int is_zero(kiln_blas_scalar s) { return s.re == 0 && s.im == 0; }
+static int is_one(kiln_blas_scalar s) { return s.re == 1 && s.im == 0; }
+
+static int use_small(const kiln_blas_state *st, const blas_mat *A, const blas_mat *B, const blas_mat *C,
+                     int64_t batch, int flags, kiln_blas_scalar alpha, kiln_blas_scalar beta) {
+    kiln_dtype t = C->arr->dtype;
+    if ((t != KILN_FLOAT32 && t != KILN_FLOAT64) || !is_one(alpha) || !is_zero(beta)) return 0;
+    /* the gufunc takes device arrays on CUDA; the library path stages host ones */
+    if (C->arr->ctx->ops->kind == KILN_BACKEND_CUDA &&
+        (A->arr->memory == KILN_MEMORY_HOST || B->arr->memory == KILN_MEMORY_HOST ||
+         C->arr->memory == KILN_MEMORY_HOST))
+        return 0;
+    if (flags & KILN_BLAS_FORCE_LIBRARY) return 0;
+    if (flags & KILN_BLAS_FORCE_KILN) return 1;
+    int64_t m = C->shape[C->ndim - 2], n = C->shape[C->ndim - 1], k = A->shape[A->ndim - 1];
+    (void)B;
+    int64_t dim = st->small_max_dim;
+    return m <= dim && n <= dim && k <= dim && batch >= SMALL_MIN_BATCH;
+}
+
+static kiln_status run_small(kiln_context *ctx, kiln_stream *stream, const blas_mat *A, const blas_mat *B,
+                             const blas_mat *C, int64_t batch) {
+    kiln_gufunc *f;
+    kiln_status s = kiln_blas_small_gemm(ctx, C->arr->dtype, &f);
+    if (s != KILN_OK) return s;
+    kiln_array *va = NULL, *vb = NULL, *vc = NULL;
+    s = kiln_blas_view(A->arr, A->ndim, A->shape, A->strides, 0, &va);
+    if (s == KILN_OK) s = kiln_blas_view(B->arr, B->ndim, B->shape, B->strides, 0, &vb);
+    if (s == KILN_OK) s = kiln_blas_view(C->arr, C->ndim, C->shape, C->strides, 0, &vc);
+    int64_t m = C->shape[C->ndim - 2], n = C->shape[C->ndim - 1], k = A->shape[A->ndim - 1];
+    struct kiln_prof_op *op =
+        s == KILN_OK ? kiln_blas_prof_begin(ctx, stream, "matmul", C->arr->dtype, "kiln gufunc",
+                                            2.0 * (double)batch * m * n * k,
+                                            "batch %lld of (%lld x %lld) @ (%lld x %lld)", (long long)batch,
+                                            (long long)m, (long long)k, (long long)k, (long long)n)
+                     : NULL;
+    if (s == KILN_OK) {
+        const kiln_value args[3] = {kiln_arr(va), kiln_arr(vb), kiln_arr(vc)};
+        s = kiln_gufunc_call_ex(f, stream, NULL, args, 3, NULL);
+    }
+    kiln_blas_prof_end(ctx, op);
+    kiln_array_release(va);
+    kiln_array_release(vb);
+    kiln_array_release(vc);
+    return s;
+}
+
+/* ------------------------------------------------------------ the library path */
+
+/* The batch dims, merged where all three operands step uniformly, so that
+ * each run of merged dims is one strided-batched call. */
+typedef struct batch_plan {
+    int ndim;
+    int64_t shape[KILN_MAX_DIMS];
+    int64_t stride[3][KILN_MAX_DIMS]; /* elements; A, B, C */
+} batch_plan;
+
+static int elem_stride(int64_t bytes, int64_t size, int64_t *out) {
+    if (bytes % size != 0) return 0;
+    *out = bytes / size;
+    return 1;
+}
+
+/* A matrix operand's batch stride along C's batch dim d (0 where broadcast). */
+static int64_t batch_stride_bytes(const blas_mat *M, int nbatch_c, int d) {
+    int off = nbatch_c - (M->ndim - 2); /* M's batch dims are right-aligned with C's */
+    if (d < off) return 0;
+    int md = d - off;
+    return M->shape[md] == 1 ? 0 : M->strides[md];
+}
+
+static int plan_batch(const blas_mat *const ops[3], int nb, const int64_t *bshape, int64_t size,
+                      batch_plan *p) {
+    p->ndim = 0;
+    for (int d = 0; d < nb; d++) {
+        if (bshape[d] == 1) continue;
+        int64_t st[3];
+        for (int o = 0; o < 3; o++)
+            if (!elem_stride(batch_stride_bytes(ops[o], nb, d), size, &st[o])) return 0;
+        int j = p->ndim;
+        if (j > 0) {
+            int merge = 1;
+            for (int o = 0; o < 3; o++) merge &= p->stride[o][j - 1] == st[o] * bshape[d];
+            if (merge) {
+                p->shape[j - 1] *= bshape[d];
+                for (int o = 0; o < 3; o++) p->stride[o][j - 1] = st[o];
+                continue;
+            }
+        }
+        p->shape[j] = bshape[d];
+        for (int o = 0; o < 3; o++) p->stride[o][j] = st[o];
+        p->ndim++;
+    }
+    return 1;
+}
+
+/* How one operand of the column-major problem is stored: the row-major
+ * (rows x cols) matrix with byte strides (sr, sc). */
+static int map_operand(const char *data, int64_t rows, int64_t cols, int64_t sr, int64_t sc, int64_t size,
+                       blas_operand *out) {
+    int64_t er, ec;
+    if (!elem_stride(sr, size, &er) || !elem_stride(sc, size, &ec)) return 0;
+    if (!kiln_blas_matrix_layout(rows, cols, er, ec, &out->trans, &out->ld)) return 0;
+    out->data = data;
+    return 1;
+}
+
+static int64_t last(const blas_mat *M, int from_end) { return M->shape[M->ndim - from_end]; }
+static int64_t last_stride(const blas_mat *M, int from_end) { return M->strides[M->ndim - from_end]; }
+
+/* Fills the problem's operands for C (rows-major m x n): as C itself
+ * (column-major C = A B) when C's columns are contiguous, else as C^T
+ * (C^T = B^T A^T) when its rows are. 0: C cannot be expressed; *which
+ * says which operand (0 A, 1 B, 2 C) failed. */
+static int map_problem(const blas_mat *A, const blas_mat *B, const blas_mat *C, blas_gemm_problem *p,
+                       int *which, int *swapped) {
+    int64_t size = (int64_t)kiln_dtype_size(C->arr->dtype);
+    int64_t m = last(C, 2), n = last(C, 1), k = last(A, 1);
+    int64_t ecr, ecc;
+    int c_trans;
+    *which = 2;
+    if (!elem_stride(last_stride(C, 2), size, &ecr) || !elem_stride(last_stride(C, 1), size, &ecc) ||
+        !kiln_blas_matrix_layout(m, n, ecr, ecc, &c_trans, &p->ldc))
+        return 0;
+    p->c = C->arr->data;
+    *swapped = c_trans;
+    if (c_trans) { /* stored C^T (n x m) = B^T (n x k) A^T (k x m) */
+        p->m = n;
+        p->n = m;
+        p->k = k;
+        *which = 1;
+        if (!map_operand(B->arr->data, n, k, last_stride(B, 1), last_stride(B, 2), size, &p->a)) return 0;
+        *which = 0;
+        return map_operand(A->arr->data, k, m, last_stride(A, 1), last_stride(A, 2), size, &p->b);
+    }
+    p->m = m;
+    p->n = n;
+    p->k = k;
+    *which = 0;
+    if (!map_operand(A->arr->data, m, k, last_stride(A, 2), last_stride(A, 1), size, &p->a)) return 0;
+    *which = 1;
+    return map_operand(B->arr->data, k, n, last_stride(B, 2), last_stride(B, 1), size, &p->b);
+}
+
+/* Replaces operand M by a contiguous copy of its matrices (broadcast batch
+ * dims stay broadcast: the copy has M's own shape). */
+static kiln_status stage_operand(blas_mat *M, kiln_stream *stream, const char *why, kiln_array **keep) {
+    kiln_array *view = NULL, *copy = NULL;
+    kiln_status s = kiln_blas_view(M->arr, M->ndim, M->shape, M->strides, 0, &view);
+    if (s == KILN_OK) s = kiln_blas_stage(view, stream, why, &copy);
+    kiln_array_release(view);
+    if (s != KILN_OK) return s;
+    M->arr = copy;
+    memcpy(M->strides, copy->strides, sizeof M->strides);
+    *keep = copy;
+    return KILN_OK;
+}
+
+static const char *const operand_names[3] = {"a", "b", "c"};
+
+/* A batch that does not merge into one stride, as many runs: one call over
+ * arrays of matrix addresses where the provider has one (cuBLAS) and the
+ * runs are many, else a loop of strided-batched calls. */
+enum { POINTERS_MIN_OUTER = 8 };
+
+static kiln_status run_pointers(kiln_context *ctx, kiln_stream *stream, const blas_provider *prov,
+                                const blas_gemm_problem *p, int sa, int sb, const batch_plan *bp,
+                                int64_t outer, size_t size) {
+    int inner = bp->ndim - 1;
+    int64_t count = outer * p->batch;
+    const void **ptrs = malloc(3 * (size_t)count * sizeof *ptrs);
+    if (!ptrs)
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory for %lld gemm addresses",
+                              (long long)count);
+    int64_t idx[KILN_MAX_DIMS] = {0}, e = 0;
+    for (int64_t q = 0; q < outer; q++) {
+        int64_t off[3] = {0, 0, 0}; /* elements, for A, B, C */
+        for (int d = 0; d < inner; d++)
+            for (int o = 0; o < 3; o++) off[o] += idx[d] * bp->stride[o][d];
+        for (int64_t j = 0; j < p->batch; j++, e++) {
+            ptrs[e] = p->a.data + (off[sa] + j * p->a.batch_stride) * (int64_t)size;
+            ptrs[count + e] = p->b.data + (off[sb] + j * p->b.batch_stride) * (int64_t)size;
+            ptrs[2 * count + e] = p->c + (off[2] + j * p->stride_c) * (int64_t)size;
+        }
+        for (int d = inner - 1; d >= 0; d--) {
+            if (++idx[d] < bp->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    blas_gemm_problem all = *p;
+    all.batch = count;
+    kiln_status s = prov->gemm_pointers(ctx, stream, &all, ptrs);
+    free(ptrs);
+    return s;
+}
+
+static kiln_status run_library(kiln_context *ctx, kiln_stream *stream, const blas_provider *prov,
+                               const blas_gemm_problem *base, int swapped, const batch_plan *bp,
+                               kiln_dtype dtype) {
+    blas_gemm_problem p = *base;
+    int sa = swapped ? 1 : 0, sb = swapped ? 0 : 1; /* which of A, B sits in the problem's slots */
+    int inner = bp->ndim - 1;                       /* the innermost run: one strided-batched call */
+    p.batch = inner >= 0 ? bp->shape[inner] : 1;
+    p.a.batch_stride = inner >= 0 ? bp->stride[sa][inner] : 0;
+    p.b.batch_stride = inner >= 0 ? bp->stride[sb][inner] : 0;
+    p.stride_c = inner >= 0 ? bp->stride[2][inner] : 0;
+    int64_t outer = 1;
+    for (int d = 0; d < inner; d++) outer *= bp->shape[d];
+    kiln_status s = kiln_blas_check_int("batch", p.batch);
+    int use_pointers = prov->gemm_pointers && outer >= POINTERS_MIN_OUTER;
+    if (use_pointers) s = kiln_blas_check_int("batch", outer * p.batch);
+    char label[64] = ""; /* "cuBLAS strided-batched", "OpenBLAS gemm", ... */
+    if (KILN_PROF_ON(ctx)) {
+        if (use_pointers)
+            snprintf(label, sizeof label, "%s batched, pointer arrays", prov->name);
+        else if (outer > 1 && p.batch > 1)
+            snprintf(label, sizeof label, "%s %s, looped", prov->name, prov->batch_label);
+        else if (outer > 1)
+            snprintf(label, sizeof label, "%s looped", prov->name);
+        else
+            snprintf(label, sizeof label, "%s %s", prov->name, p.batch > 1 ? prov->batch_label : "gemm");
+    }
+    int64_t total = outer * p.batch;
+    double flops = (dtype == KILN_COMPLEX64 || dtype == KILN_COMPLEX128 ? 8.0 : 2.0) * (double)total *
+                   (double)p.m * (double)p.n * (double)p.k;
+    struct kiln_prof_op *op =
+        s == KILN_OK
+            ? kiln_blas_prof_begin(ctx, stream, "gemm", dtype, label, flops,
+                                   "batch %lld of column-major m %lld n %lld k %lld, op %c%c, ld %lld "
+                                   "%lld %lld",
+                                   (long long)total, (long long)p.m, (long long)p.n, (long long)p.k,
+                                   p.a.trans ? 'T' : 'N', p.b.trans ? 'T' : 'N', (long long)p.a.ld,
+                                   (long long)p.b.ld, (long long)p.ldc)
+            : NULL;
+    size_t size = kiln_dtype_size(dtype);
+    if (s == KILN_OK && use_pointers) {
+        s = run_pointers(ctx, stream, prov, &p, sa, sb, bp, outer, size);
+        kiln_blas_prof_end(ctx, op);
+        return s == KILN_OK ? KILN_OK : kiln_context_note(ctx, s);
+    }
+    int64_t idx[KILN_MAX_DIMS] = {0};
+    for (int64_t q = 0; q < outer && s == KILN_OK; q++) {
+        int64_t off[3] = {0, 0, 0}; /* elements, for A, B, C */
+        for (int d = 0; d < inner; d++)
+            for (int o = 0; o < 3; o++) off[o] += idx[d] * bp->stride[o][d];
+        blas_gemm_problem call = p;
+        call.a.data = p.a.data + off[sa] * (int64_t)size;
+        call.b.data = p.b.data + off[sb] * (int64_t)size;
+        call.c = p.c + off[2] * (int64_t)size;
+        s = prov->gemm(ctx, stream, &call);
+        for (int d = inner - 1; d >= 0; d--) {
+            if (++idx[d] < bp->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    kiln_blas_prof_end(ctx, op);
+    return s == KILN_OK ? KILN_OK : kiln_context_note(ctx, s);
+}
+
+static kiln_status check_sizes(const blas_gemm_problem *p) {
+    kiln_status s = kiln_blas_check_int("m", p->m);
+    if (s == KILN_OK) s = kiln_blas_check_int("n", p->n);
+    if (s == KILN_OK) s = kiln_blas_check_int("k", p->k);
+    if (s == KILN_OK) s = kiln_blas_check_int("lda", p->a.ld);
+    if (s == KILN_OK) s = kiln_blas_check_int("ldb", p->b.ld);
+    if (s == KILN_OK) s = kiln_blas_check_int("ldc", p->ldc);
+    return s;
+}
+
+kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flags, kiln_blas_scalar alpha,
+                                blas_mat A, blas_mat B, kiln_blas_scalar beta, blas_mat C) {
+    kiln_blas_state *st;
+    kiln_status s = kiln_blas_state_get(ctx, &st);
+    if (s != KILN_OK) return s;
+    kiln_dtype dtype = C.arr->dtype;
+    if (dtype == KILN_FLOAT16 && ctx->ops->kind != KILN_BACKEND_CUDA)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED,
+                              "float16 matmul runs on CUDA only (cuBLAS tensor cores); the CPU backend's "
+                              "OpenBLAS has no float16 gemm: convert to float32");
+    int nb = C.ndim - 2;
+    int64_t batch = kiln_shape_size(nb, C.shape);
+    int64_t m = C.shape[nb], n = C.shape[nb + 1];
+    if (batch == 0 || m == 0 || n == 0) return KILN_OK;
+    if (use_small(st, &A, &B, &C, batch, flags, alpha, beta))
+        return run_small(ctx, stream, &A, &B, &C, batch);
+
+    kiln_array *keep[4] = {NULL, NULL, NULL, NULL}; /* staged copies of A, B, C; C's original */
+    int64_t size = (int64_t)kiln_dtype_size(dtype);
+    /* Host memory on a CUDA context is not the library's to read. */
+    int on_device = ctx->ops->kind == KILN_BACKEND_CUDA;
+    if (on_device && A.arr->memory == KILN_MEMORY_HOST)
+        s = stage_operand(&A, stream, "a is in host memory", &keep[0]);
+    if (s == KILN_OK && on_device && B.arr->memory == KILN_MEMORY_HOST)
+        s = stage_operand(&B, stream, "b is in host memory", &keep[1]);
+    blas_gemm_problem p;
+    memset(&p, 0, sizeof p);
+    int which = -1, swapped = 0, ready = 0;
+    batch_plan bp;
+    memset(&bp, 0, sizeof bp);
+    for (int attempt = 0; attempt < 4 && s == KILN_OK; attempt++) {
+        const blas_mat *ops[3] = {&A, &B, &C};
+        int c_host = on_device && C.arr->memory == KILN_MEMORY_HOST;
+        int mapped = !c_host && map_problem(&A, &B, &C, &p, &which, &swapped);
+        if (c_host) which = 2;
+        int batched = mapped && plan_batch(ops, nb, C.shape, size, &bp);
+        if (mapped && !batched) {
+            /* a batch stride that is not a whole number of elements */
+            which = 0;
+            for (int d = 0; d < nb; d++)
+                for (int o = 0; o < 3; o++)
+                    if (batch_stride_bytes(ops[o], nb, d) % size) which = o;
+        }
+        if (mapped && batched) {
+            ready = 1;
+            break;
+        }
+        if (which < 0 || (which == 2 && keep[3])) break; /* cannot happen: staged copies are contiguous */
+        char why[96];
+        snprintf(why, sizeof why, "%s's layout has no BLAS leading dimension", operand_names[which]);
+        if (which == 2) {
+            /* compute into a contiguous C, then assign it back */
+            kiln_array *orig = NULL;
+            s = kiln_blas_view(C.arr, C.ndim, C.shape, C.strides, 0, &orig);
+            if (s == KILN_OK) s = stage_operand(&C, stream, c_host ? "c is in host memory" : why, &keep[2]);
+            keep[3] = orig;
+        } else {
+            blas_mat *M = which == 0 ? &A : &B;
+            if (keep[which]) { /* already contiguous: cannot fail twice */
+                s = kiln_set_error(KILN_ERR_INTERNAL, "blas: staged %s still not expressible",
+                                   operand_names[which]);
+                break;
+            }
+            s = stage_operand(M, stream, why, &keep[which]);
+        }
+    }
+    if (s == KILN_OK && !ready)
+        s = kiln_set_error(KILN_ERR_INTERNAL, "blas: no BLAS layout for the operands even after copying %s",
+                           which >= 0 ? operand_names[which] : "?");
+    if (s == KILN_OK) s = check_sizes(&p);
+    if (s == KILN_OK) {
+        p.dtype = dtype;
+        p.alpha = alpha;
+        p.beta = beta;
+        p.allow_tf32 = (flags & KILN_BLAS_ALLOW_TF32) != 0;
+        s = run_library(ctx, stream, st->provider, &p, swapped, &bp, dtype);
+    }
+    if (s == KILN_OK && stream) { /* frees of these arrays wait for the library's work */
+        kiln_array_note_stream(A.arr, stream);
+        kiln_array_note_stream(B.arr, stream);
+        kiln_array_note_stream(C.arr, stream);
+    }
+    if (s == KILN_OK && keep[3]) {
+        /* the result back into the caller's C (kiln_array_assign works on the default stream) */
+        if (stream) s = ctx->ops->stream_synchronize(ctx->state, kiln_stream_impl(stream));
+        if (s == KILN_OK) s = kiln_array_assign(keep[3], keep[2]);
+    }
+    for (int i = 0; i < 4; i++) kiln_array_release(keep[i]);
+    return s;
+}
