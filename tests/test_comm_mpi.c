@@ -138,6 +138,8 @@ static void test_profiler_shows_collectives(void **state) {
     kiln_array *a = cc_make(comm, KILN_FLOAT32, KILN_SUM, 1 << 16, 5);
     for (int i = 0; i < 3; i++) TEST_OK(kiln_allreduce(comm, a, a, KILN_SUM, NULL));
     TEST_OK(kiln_comm_wait(comm, NULL));
+    comm_set s = the_set(13);
+    if (kiln_comm_size(comm) > 1) cc_ring(&s, KILN_FLOAT64, 100); /* one "sendrecv" record: 800 + 800 bytes */
     char *text = NULL;
     TEST_OK(kiln_profiler_summary(ctx, &text));
     char want[64];
@@ -145,6 +147,8 @@ static void test_profiler_shows_collectives(void **state) {
              kiln_comm_size(comm), kiln_comm_transport(comm));
     if (!test_contains(text, want) || !test_contains(text, "busbw GB/s") || !test_contains(text, "786432"))
         fail_msg("summary lacks the collectives (%s, 3 x 262144 bytes):\n%s", want, text);
+    if (kiln_comm_size(comm) > 1 && !test_contains(text, "        sendrecv         1           1600"))
+        fail_msg("summary lacks the ring's send/recv group:\n%s", text);
     kiln_free(text);
     kiln_array_release(a);
     TEST_OK(kiln_profiler_stop(ctx));

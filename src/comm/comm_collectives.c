@@ -27,6 +27,7 @@ kiln_status kiln_comm_group_end(void) {
     group_depth--;
     kiln_status s = kiln_comm_nccl_group(0);
     kiln_status m = group_depth == 0 ? kiln_comm_mpi_group_end() : KILN_OK;
+    if (group_depth == 0) kiln_comm_prof_group_end();
     return s != KILN_OK ? s : m;
 }
 
@@ -149,7 +150,11 @@ static kiln_status run(kiln_comm *c, const comm_call *call, kiln_array *a, kiln_
     if (a) kiln_array_note_stream(a, call->stream);
     if (b && b != a) kiln_array_note_stream(b, call->stream);
     if (call->count == 0) return KILN_OK; /* every rank agrees (checked): nothing moves */
-    kiln_prof_op *op = kiln_comm_prof_begin(c, call);
+    kiln_prof_op *op = NULL;
+    if (group_depth > 0)
+        kiln_comm_prof_group_add(c, call);
+    else
+        op = kiln_comm_prof_begin(c, call);
     switch (c->transport) {
     case COMM_SELF: s = run_self(c, call); break;
     case COMM_MPI: s = kiln_comm_mpi_run(c, call); break;

@@ -6,6 +6,23 @@
  * for all-gather and reduce-scatter, 1 otherwise. */
 #include "comm/comm_prof.h"
 
+#include <string.h>
+
+#define GROUP_MAX_COMMS 16
+#define COLL_GROUP_KIND 7 /* the profiler's kind for mixed groups */
+
+typedef struct group_record {
+    kiln_comm *c;
+    kiln_prof_op *op;
+    size_t bytes;
+    unsigned kinds; /* bit per comm_op */
+    comm_op first;
+} group_record;
+
+/* This thread's open group: one record per communicator. */
+static _Thread_local group_record group_records[GROUP_MAX_COMMS];
+static _Thread_local int group_record_count;
+
 void kiln_comm_prof_attach(kiln_comm *c) {
     kiln_prof_set_rank(c->ctx, c->rank, c->size, kiln_comm_transport(c));
 }
@@ -36,4 +53,38 @@ kiln_prof_op *kiln_comm_prof_begin(kiln_comm *c, const comm_call *call) {
 
 void kiln_comm_prof_end(kiln_comm *c, kiln_prof_op *op) {
     if (op) kiln_prof_end(c->ctx, op);
+}
+
+void kiln_comm_prof_group_add(kiln_comm *c, const comm_call *call) {
+    if (!KILN_PROF_ON(c->ctx)) return;
+    group_record *g = NULL;
+    for (int i = 0; i < group_record_count; i++)
+        if (group_records[i].c == c) g = &group_records[i];
+    if (!g) {
+        if (group_record_count == GROUP_MAX_COMMS) return; /* more ranks than that in one thread: unrecorded */
+        kiln_comm_prof_attach(c);
+        g = &group_records[group_record_count++];
+        memset(g, 0, sizeof *g);
+        g->c = c;
+        g->first = call->op;
+        /* Begun at the group's first call on this communicator: nothing of
+         * the group can run before. */
+        g->op = kiln_prof_comm_begin(c->ctx, (int)call->op, kiln_comm_op_name(call->op), 0, 1.0,
+                                     kiln_stream_impl(call->stream));
+    }
+    g->bytes += kiln_comm_bytes(call, c->size);
+    g->kinds |= 1u << call->op;
+}
+
+void kiln_comm_prof_group_end(void) {
+    for (int i = 0; i < group_record_count; i++) {
+        group_record *g = &group_records[i];
+        unsigned p2p = (1u << COMM_SEND) | (1u << COMM_RECV);
+        int single = (g->kinds & (g->kinds - 1)) == 0;
+        const char *name = single ? kiln_comm_op_name(g->first) : (g->kinds & ~p2p) == 0 ? "sendrecv" : "group";
+        int kind = single ? (int)g->first : COLL_GROUP_KIND;
+        double factor = single ? kiln_comm_bus_factor(g->first, g->c->size) : 1.0;
+        kiln_prof_comm_end(g->c->ctx, g->op, kind, name, g->bytes, factor);
+    }
+    group_record_count = 0;
 }

@@ -656,6 +656,19 @@ kiln_prof_op *kiln_prof_comm_begin(kiln_context *ctx, int coll, const char *name
     return start_op(ctx, r, stream);
 }
 
+void kiln_prof_comm_end(kiln_context *ctx, kiln_prof_op *op, int coll, const char *name, size_t bytes,
+                        double bus_factor) {
+    if (!op) return;
+    kiln_prof *p = ctx->prof;
+    pthread_mutex_lock(&p->lock);
+    op->copy_kind = (uint8_t)coll;
+    op->name_id = intern(p, name);
+    op->bytes = bytes;
+    op->bus_factor = bus_factor;
+    pthread_mutex_unlock(&p->lock);
+    kiln_prof_end(ctx, op);
+}
+
 /* "trace.json" -> "trace.rank1.json"; "trace" -> "trace.rank1". */
 static char *rank_path(const char *path, int rank) {
     const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');

@@ -46,6 +46,10 @@ void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op);
  * Timed like a copy: events on GPU streams, the host clock on the CPU. */
 kiln_prof_op *kiln_prof_comm_begin(kiln_context *ctx, int coll, const char *name, size_t bytes,
                                    double bus_factor, kiln_backend_stream *stream);
+/* Ends a collective's record with what it turned out to be (a group of
+ * calls is one record, described at its end). */
+void kiln_prof_comm_end(kiln_context *ctx, kiln_prof_op *op, int coll, const char *name, size_t bytes,
+                        double bus_factor);
 /* ctx is rank `rank` of `nranks` over `transport`: the summary and the
  * trace say so, and a trace file gets ".rank<r>" before its extension so
  * that ranks sharing KILN_TRACE do not overwrite each other. */
