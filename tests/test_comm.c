@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "comm/comm_cases.h"
+#include "comm_examples.h"
 
 #define MAX_LOCAL 8
 
@@ -212,11 +213,50 @@ static void test_profiler_and_trace(void **state) {
     close_ranks(&L);
 }
 
+/* The scale-out examples' kernels build for the GPU too (NVRTC, sm_90). */
+static void test_example_kernels_compile_with_nvrtc_sm90(void **state) {
+    (void)state;
+    const char *sources[2] = {kiln_mc_pi_source, kiln_heat_source}, *names[2] = {"mc_pi.cu", "heat.cu"};
+    for (int i = 0; i < 2; i++) {
+        char *log = NULL;
+        kiln_status s = kiln_compile_only("cuda", "sm_90", sources[i], names[i], NULL, &log);
+        if (s != KILN_OK)
+            fail_msg("%s does not compile for sm_90: %s: %s\n%s", names[i], kiln_status_string(s),
+                     kiln_last_error(), log ? log : "");
+        kiln_free(log);
+    }
+}
+
+/* The examples on this process's ranks, checked against one rank. */
+static void test_examples_on_local_ranks(void **state) {
+    (void)state;
+    local_ranks L;
+    open_ranks(&L);
+    if (L.n == 1) {
+        kiln_mc_result m;
+        TEST_OK(kiln_example_mc_pi(L.comm[0], 20000, 42, 1, &m));
+        if (!m.passed) fail_msg("mc_pi: %s", m.check);
+        assert_int_equal(m.samples, 20000);
+        kiln_heat_result h;
+        TEST_OK(kiln_example_heat(L.comm[0], 33, 17, 25, 1, &h));
+        if (!h.passed || h.differ_one_rank != 0) fail_msg("heat: %s", h.check);
+        assert_true(h.compute_ms > 0);
+        kiln_heat_result bad;
+        assert_int_equal(kiln_example_heat(L.comm[0], 2, 17, 25, 0, &bad), KILN_ERR_INVALID_ARGUMENT);
+    }
+    close_ranks(&L);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_collective),      cmocka_unit_test(test_clique_mismatch),
-        cmocka_unit_test(test_without_mpi),           cmocka_unit_test(test_bad_creation),
-        cmocka_unit_test(test_copy_between_contexts), cmocka_unit_test(test_profiler_and_trace),
+        cmocka_unit_test(test_every_collective),
+        cmocka_unit_test(test_clique_mismatch),
+        cmocka_unit_test(test_without_mpi),
+        cmocka_unit_test(test_bad_creation),
+        cmocka_unit_test(test_copy_between_contexts),
+        cmocka_unit_test(test_profiler_and_trace),
+        cmocka_unit_test(test_example_kernels_compile_with_nvrtc_sm90),
+        cmocka_unit_test(test_examples_on_local_ranks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,39 +97,43 @@ kiln_status kiln_comm_from_mpi(kiln_context *ctx, const void *mpi_comm, kiln_com
 
 /* The rank and size mpirun (Open MPI, MPICH/Hydra, PMIx) put in the
  * environment; size 1 when started alone. */
+static int first_env_int(const char *const *names, int fallback) {
+    for (int i = 0; names[i]; i++)
+        if (getenv(names[i])) return atoi(getenv(names[i]));
+    return fallback;
+}
+
 static void launcher_env(int *rank, int *size, int *local_rank) {
     static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", NULL};
     static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL};
     static const char *const locals[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMIX_LOCAL_RANK",
                                          NULL};
-    *rank = 0, *size = 1, *local_rank = -1;
-    for (int i = 0; sizes[i]; i++)
-        if (getenv(sizes[i])) {
-            *size = atoi(getenv(sizes[i]));
-            break;
-        }
-    for (int i = 0; ranks[i]; i++)
-        if (getenv(ranks[i])) {
-            *rank = atoi(getenv(ranks[i]));
-            break;
-        }
-    for (int i = 0; locals[i]; i++)
-        if (getenv(locals[i])) {
-            *local_rank = atoi(getenv(locals[i]));
-            break;
-        }
-    if (*local_rank < 0) *local_rank = *rank;
+    *size = first_env_int(sizes, 1);
+    *rank = first_env_int(ranks, 0);
+    *local_rank = first_env_int(locals, *rank);
 }
 
-/* "auto"/"cuda" under a launcher: one GPU per local rank. */
+/* "auto"/"cuda" under a launcher: one GPU per local rank. NCCL refuses two
+ * ranks on one GPU, so "auto" with more ranks on this node than GPUs uses
+ * the CPU (and says so); "cuda" then shares devices and NCCL will refuse. */
 static kiln_status open_rank_context(const char *target, int local_rank, kiln_context **ctx) {
+    static const char *const local_sizes[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                                              "PMIX_LOCAL_SIZE", NULL};
     const char *env = getenv("KILN_TARGET");
     if (!target || strcmp(target, "auto") == 0) target = (env && *env) ? env : "auto";
-    int devices = 0;
+    int devices = 0, auto_target = strcmp(target, "auto") == 0;
     const char *why = NULL;
     char chosen[32];
-    if ((strcmp(target, "auto") == 0 || strcmp(target, "cuda") == 0) &&
-        kiln_cuda_device_count(&devices, &why) == KILN_OK && devices > 0) {
+    if ((auto_target || strcmp(target, "cuda") == 0) && kiln_cuda_device_count(&devices, &why) == KILN_OK &&
+        devices > 0) {
+        int local_size = first_env_int(local_sizes, 1);
+        if (auto_target && local_size > devices) {
+            if (local_rank == 0 && !getenv("KILN_QUIET"))
+                fprintf(stderr,
+                        "kiln: %d ranks on this node but %d GPU%s (NCCL needs one each); using the CPU\n",
+                        local_size, devices, devices == 1 ? "" : "s");
+            return kiln_open(ctx, "cpu");
+        }
         snprintf(chosen, sizeof chosen, "cuda:%d", local_rank % devices);
         target = chosen;
     }

@@ -61,7 +61,8 @@ void kiln_comm_prof_group_add(kiln_comm *c, const comm_call *call) {
     for (int i = 0; i < group_record_count; i++)
         if (group_records[i].c == c) g = &group_records[i];
     if (!g) {
-        if (group_record_count == GROUP_MAX_COMMS) return; /* more ranks than that in one thread: unrecorded */
+        if (group_record_count == GROUP_MAX_COMMS)
+            return; /* more ranks than that in one thread: unrecorded */
         kiln_comm_prof_attach(c);
         g = &group_records[group_record_count++];
         memset(g, 0, sizeof *g);
@@ -81,7 +82,9 @@ void kiln_comm_prof_group_end(void) {
         group_record *g = &group_records[i];
         unsigned p2p = (1u << COMM_SEND) | (1u << COMM_RECV);
         int single = (g->kinds & (g->kinds - 1)) == 0;
-        const char *name = single ? kiln_comm_op_name(g->first) : (g->kinds & ~p2p) == 0 ? "sendrecv" : "group";
+        const char *name = single                   ? kiln_comm_op_name(g->first)
+                           : (g->kinds & ~p2p) == 0 ? "sendrecv"
+                                                    : "group";
         int kind = single ? (int)g->first : COLL_GROUP_KIND;
         double factor = single ? kiln_comm_bus_factor(g->first, g->c->size) : 1.0;
         kiln_prof_comm_end(g->c->ctx, g->op, kind, name, g->bytes, factor);

@@ -683,7 +683,9 @@ void kiln_prof_set_rank(kiln_context *ctx, int rank, int nranks, const char *tra
     kiln_prof *p = ctx->prof;
     if (!p) return;
     pthread_mutex_lock(&p->lock);
-    if (p->rank == rank && p->nranks == nranks) {
+    /* A one-rank communicator beside a real one (a check run on the same
+     * context) does not make the context's rank 0 of 1. */
+    if ((p->rank == rank && p->nranks == nranks) || (nranks == 1 && p->nranks > 1)) {
         pthread_mutex_unlock(&p->lock);
         return;
     }
