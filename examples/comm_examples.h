@@ -50,6 +50,11 @@ typedef struct kiln_heat_result {
 } kiln_heat_result;
 
 extern const char kiln_heat_source[];
+#define HEAT_MAX_LOCAL 16
+/* The ranks of this process (comms[0..local), e.g. one per GPU from
+ * kiln_comm_init_all), driven from this thread; out[l] for comms[l]. */
+int kiln_example_heat_local(kiln_comm **comms, int local, int64_t nx, int64_t ny, int steps,
+                            int check_one_rank, kiln_heat_result *out);
 int kiln_example_heat(kiln_comm *comm, int64_t nx, int64_t ny, int steps, int check_one_rank,
                       kiln_heat_result *out);
 
