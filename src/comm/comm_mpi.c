@@ -233,12 +233,16 @@ void kiln_comm_mpi_detach(kiln_comm *c) {
 
 /* ------------------------------------------------------------------ waiting */
 
-static void pause_briefly(unsigned spin) {
-    if (spin < 1000) {
+/* MPI's non-blocking collectives progress only inside MPI calls, so the
+ * first second is spent polling hard (as MPI's blocking calls spin); after
+ * that a waiting rank yields, then naps, so a long wait need not burn a core. */
+static void pause_briefly(double waited_ms) {
+    if (waited_ms < 1000) return;
+    if (waited_ms < 5000) {
         sched_yield();
         return;
     }
-    struct timespec ts = {0, 50000}; /* 50 us: a long wait need not burn a core */
+    struct timespec ts = {0, 100000};
     nanosleep(&ts, NULL);
 }
 
@@ -248,7 +252,7 @@ static void pause_briefly(unsigned spin) {
  * MPI_ERR_IN_STATUS) and the caller decides. */
 static kiln_status wait_all(kiln_comm *c, MPI_Request *req, int n, MPI_Status *st, const char *what,
                             int *failed_rc) {
-    double deadline = kiln_now_ms() + c->timeout_ms;
+    double start = kiln_now_ms(), now = start, deadline = start + c->timeout_ms;
     for (unsigned spin = 0;; spin++) {
         int done = 0;
         int rc = MPI_Testall(n, req, &done, st ? st : MPI_STATUSES_IGNORE);
@@ -267,13 +271,13 @@ static kiln_status wait_all(kiln_comm *c, MPI_Request *req, int n, MPI_Status *s
             return kiln_comm_break(c, "%s", kiln_last_error());
         }
         if (done) return KILN_OK;
-        if ((spin & 63) == 63 && kiln_now_ms() > deadline)
+        if ((spin & 63) == 63 && (now = kiln_now_ms()) > deadline)
             return kiln_comm_break(
                 c,
                 "%s: no answer from the other ranks after %.0f s (a rank died, hangs, or made "
                 "another call; the timeout is KILN_COMM_TIMEOUT or kiln_comm_set_timeout)",
                 what, c->timeout_ms / 1e3);
-        if (spin > 16) pause_briefly(spin);
+        if ((spin & 63) == 63) pause_briefly(now - start);
     }
 }
 
