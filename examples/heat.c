@@ -131,27 +131,36 @@ static int64_t heat_blocks(kiln_context *ctx, int64_t n) {
     return blocks > most ? most : blocks < 1 ? 1 : blocks;
 }
 
-/* `steps` steps of the local ranks' bands (made here, released by the
- * caller when *made); *result = the buffer holding the last step. */
-static int heat_run(kiln_comm **comms, kiln_kernel **k, int local, int64_t nx, int64_t ny, int steps,
-                    heat_band *b, int *made, int *result) {
+/* The local ranks' bands; the caller releases the first *made of them. */
+static int heat_bands(kiln_comm **comms, int local, int64_t nx, int64_t ny, heat_band *b, int *made) {
     int size = kiln_comm_size(comms[0]), s = KILN_OK;
-    int64_t row0[HEAT_MAX_LOCAL], rows[HEAT_MAX_LOCAL];
     *made = 0;
     for (int l = 0; l < local && s == KILN_OK; l++) {
-        band_of(nx, kiln_comm_rank(comms[l]), size, &row0[l], &rows[l]);
-        s = band_make(kiln_comm_context(comms[l]), nx, ny, row0[l], rows[l], &b[l]);
+        int64_t row0, rows;
+        band_of(nx, kiln_comm_rank(comms[l]), size, &row0, &rows);
+        s = band_make(kiln_comm_context(comms[l]), nx, ny, row0, rows, &b[l]);
         if (s == KILN_OK) (*made)++;
+    }
+    return s;
+}
+
+/* `steps` steps of the local ranks' bands; *result = the buffer holding
+ * the last step. */
+static int heat_run(kiln_comm **comms, kiln_kernel **k, int local, int64_t nx, int64_t ny, int steps,
+                    heat_band *b, int *result) {
+    int size = kiln_comm_size(comms[0]), s = KILN_OK;
+    int64_t row0[HEAT_MAX_LOCAL], rows[HEAT_MAX_LOCAL], blocks[HEAT_MAX_LOCAL];
+    for (int l = 0; l < local; l++) {
+        band_of(nx, kiln_comm_rank(comms[l]), size, &row0[l], &rows[l]);
+        blocks[l] = heat_blocks(kiln_comm_context(comms[l]), rows[l] * ny);
     }
     int cur = 0;
     for (int t = 0; t < steps && s == KILN_OK; t++) {
         s = exchange(comms, b, local, cur);
-        for (int l = 0; l < local && s == KILN_OK; l++) {
-            int64_t blocks = heat_blocks(kiln_comm_context(comms[l]), rows[l] * ny);
-            s = kiln_launch(k[l], KILN_DIM((uint32_t)blocks), KILN_DIM(256), 0, NULL,
+        for (int l = 0; l < local && s == KILN_OK; l++)
+            s = kiln_launch(k[l], KILN_DIM((uint32_t)blocks[l]), KILN_DIM(256), 0, NULL,
                             KILN_ARGS(kiln_arr(b[l].u[cur]), kiln_arr(b[l].u[1 - cur]), kiln_i64(rows[l]),
                                       kiln_i64(ny), kiln_i64(row0[l]), kiln_i64(nx), kiln_f64(heat_alpha)));
-        }
         cur = 1 - cur;
     }
     for (int l = 0; l < local && s == KILN_OK; l++) s = kiln_comm_wait(comms[l], NULL);
@@ -168,7 +177,8 @@ static int compare(kiln_comm *comm, kiln_kernel *k, const kiln_heat_result *r, c
     heat_band whole;
     int cur = 0, made = 0;
     EXAMPLE_TRY(kiln_comm_init_all(&ctx, 1, &self));
-    int s = heat_run(&self, &k, 1, r->nx, r->ny, (int)r->steps, &whole, &made, &cur);
+    int s = heat_bands(&self, 1, r->nx, r->ny, &whole, &made);
+    if (s == KILN_OK) s = heat_run(&self, &k, 1, r->nx, r->ny, (int)r->steps, &whole, &cur);
     size_t count = (size_t)(r->nx + 2) * (size_t)r->ny;
     double *ref = s == KILN_OK ? example_alloc(count * sizeof *ref, "heat one-rank grid") : NULL;
     if (s == KILN_OK && !ref) s = KILN_ERR_OUT_OF_MEMORY;
@@ -269,13 +279,15 @@ int kiln_example_heat_local(kiln_comm **comms, int local, int64_t nx, int64_t ny
          * row and the halo groups' "sendrecv" row of each rank's summary. */
         profiling[l] = kiln_profiler_enabled(ctx);
         if (s == KILN_OK && !profiling[l]) s = kiln_profiler_start(ctx);
-        if (s == KILN_OK) s = kiln_profiler_reset(ctx);
     }
     heat_band b[HEAT_MAX_LOCAL];
     int cur = 0, made = 0;
+    if (s == KILN_OK) s = heat_bands(comms, local, nx, ny, b, &made);
+    for (int l = 0; l < local && s == KILN_OK; l++) s = kiln_synchronize(kiln_comm_context(comms[l]));
+    for (int l = 0; l < local && s == KILN_OK; l++) s = kiln_profiler_reset(kiln_comm_context(comms[l]));
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (s == KILN_OK) s = heat_run(comms, k, local, nx, ny, steps, b, &made, &cur);
+    if (s == KILN_OK) s = heat_run(comms, k, local, nx, ny, steps, b, &cur);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     for (int l = 0; l < local && s == KILN_OK; l++) {
         kiln_context *ctx = kiln_comm_context(comms[l]);
