@@ -197,11 +197,22 @@ kiln_status kiln_comm_nccl_run(kiln_comm *c, const comm_call *call) {
     return nccl_fail(c, r, what);
 }
 
+/* After a peer's failure or the timeout: NCCL's kernels on the stream would
+ * wait for that peer forever; aborting the communicator ends them. */
+static kiln_status abort_comm(kiln_comm *c, kiln_status s) {
+    if (c->nccl) {
+        if (make_current(c, NULL, NULL) != KILN_OK) kiln_clear_error();
+        nccl.ncclCommAbort(c->nccl);
+        c->nccl = NULL;
+    }
+    return s;
+}
+
 kiln_status kiln_comm_nccl_wait(kiln_comm *c, kiln_stream *stream) {
     const kiln_backend_ops *ops = c->ctx->ops;
     if (!ops->stream_query)
         return kiln_context_note(c->ctx, ops->stream_synchronize(c->ctx->state, kiln_stream_impl(stream)));
-    double deadline = kiln_now_ms() + c->timeout_ms;
+    double start = kiln_now_ms(), now = start, deadline = start + c->timeout_ms;
     for (unsigned spin = 0;; spin++) {
         int done = 0;
         kiln_status s = ops->stream_query(c->ctx->state, kiln_stream_impl(stream), &done);
@@ -210,17 +221,21 @@ kiln_status kiln_comm_nccl_wait(kiln_comm *c, kiln_stream *stream) {
         ncclResult_t r = nccl.ncclCommGetAsyncError(c->nccl, &e);
         if (r != ncclSuccess) e = r;
         if (e != ncclSuccess && e != ncclInProgress) {
-            nccl_fail(c, e, "NCCL reported an asynchronous error (a peer died or a link failed)");
-            return KILN_ERR_COMM;
+            nccl_fail(
+                c, e,
+                "NCCL reported an asynchronous error (a peer died or a link failed); communicator aborted");
+            return abort_comm(c, KILN_ERR_COMM);
         }
         if (done) return KILN_OK;
-        if ((spin & 63) == 63 && kiln_now_ms() > deadline)
-            return kiln_comm_break(
-                c,
-                "the communicator's work did not finish within %.0f s (a peer died, hangs, or "
-                "made another call); NCCL communicator aborted",
-                c->timeout_ms / 1e3);
-        if (spin < 1000) {
+        if ((spin & 63) == 63 && (now = kiln_now_ms()) > deadline)
+            return abort_comm(c,
+                              kiln_comm_break(c,
+                                              "the communicator's work did not finish within %.0f s (a peer "
+                                              "died, hangs, or made another call); NCCL communicator aborted",
+                                              c->timeout_ms / 1e3));
+        /* Yield while the work is young (a collective takes microseconds to
+         * milliseconds), nap once it is old, so a long wait spares a core. */
+        if (now - start < 200) {
             sched_yield();
         } else {
             struct timespec ts = {0, 20000};
