@@ -74,6 +74,9 @@ static void test_clique_mismatch(void **state) {
     TEST_FAILS_WITH(kiln_allreduce(L.comm[1], b, b, KILN_SUM, NULL), KILN_ERR_SHAPE,
                     "rank 0: allreduce (sum) of 10 float32; rank 1: allreduce (sum) of 12 float32");
     TEST_OK(kiln_comm_group_end());
+    /* Rank 0's call was queued and will never be matched: both are done for. */
+    TEST_FAILS_WITH(kiln_comm_wait(L.comm[0], NULL), KILN_ERR_COMM, "mismatched");
+    TEST_FAILS_WITH(kiln_allreduce(L.comm[0], a, a, KILN_SUM, NULL), KILN_ERR_COMM, "failed earlier");
     kiln_array_release(a);
     kiln_array_release(b);
     close_ranks(&L);

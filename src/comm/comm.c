@@ -10,6 +10,7 @@
 
 #include "array/array.h"
 #include "array/array_ops.h"
+#include "comm/comm_check.h"
 #include "comm/comm_internal.h"
 #include "comm/comm_prof.h"
 #include "core/error.h"
@@ -259,6 +260,10 @@ kiln_status kiln_comm_set_timeout(kiln_comm *c, double seconds) {
 
 static kiln_status comm_usable(kiln_comm *c, const char *what) {
     if (!c) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: comm is NULL", what);
+    if (!c->broken && kiln_comm_clique_broken(c->clique)) {
+        c->broken = 1;
+        snprintf(c->broken_why, sizeof c->broken_why, "another rank of this process found mismatched calls");
+    }
     if (c->broken)
         return kiln_set_error(KILN_ERR_COMM, "%s: this communicator failed earlier (%s); release it", what,
                               c->broken_why);

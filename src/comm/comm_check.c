@@ -55,6 +55,7 @@ kiln_status kiln_comm_compare(const kiln_comm *c, const int64_t *sigs, int n) {
 struct comm_clique {
     pthread_mutex_t lock;
     atomic_int refs;
+    atomic_int broken; /* a mismatch: some rank's call will never be matched */
     int n;
     struct {
         uint64_t seq; /* call number + 1; 0: empty */
@@ -68,9 +69,12 @@ struct comm_clique *kiln_comm_clique_create(int n) {
     if (!q) return NULL;
     pthread_mutex_init(&q->lock, NULL);
     atomic_init(&q->refs, n);
+    atomic_init(&q->broken, 0);
     q->n = n;
     return q;
 }
+
+int kiln_comm_clique_broken(const struct comm_clique *q) { return q && atomic_load(&q->broken); }
 
 void kiln_comm_clique_release(struct comm_clique *q) {
     if (!q || atomic_fetch_sub(&q->refs, 1) != 1) return;
@@ -105,8 +109,10 @@ kiln_status kiln_comm_clique_check(kiln_comm *c, const comm_call *call) {
     kiln_comm_describe(first, a, sizeof a);
     kiln_comm_describe(mine, b, sizeof b);
     /* The other rank's call is already queued in NCCL: it will never be
-     * matched, so the communicator cannot go on. */
+     * matched, so no rank of the clique can go on (each is aborted, not
+     * destroyed, when released). */
     c->broken = 1;
+    atomic_store(&q->broken, 1);
     snprintf(c->broken_why, sizeof c->broken_why, "mismatched collective #%llu",
              (unsigned long long)c->seq + 1);
     return kiln_set_error(s,

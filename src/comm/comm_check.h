@@ -25,5 +25,7 @@ kiln_status kiln_comm_compare(const kiln_comm *c, const int64_t *sigs, int n);
 struct comm_clique *kiln_comm_clique_create(int n);
 void kiln_comm_clique_release(struct comm_clique *q);
 kiln_status kiln_comm_clique_check(kiln_comm *c, const comm_call *call);
+/* 1 once any rank of the clique found a mismatch. */
+int kiln_comm_clique_broken(const struct comm_clique *q);
 
 #endif

@@ -35,6 +35,10 @@ kiln_status kiln_comm_group_end(void) {
 
 static kiln_status usable(kiln_comm *c, const char *what) {
     if (!c) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: comm is NULL", what);
+    if (!c->broken && kiln_comm_clique_broken(c->clique)) {
+        c->broken = 1;
+        snprintf(c->broken_why, sizeof c->broken_why, "another rank of this process found mismatched calls");
+    }
     if (c->broken)
         return kiln_set_error(KILN_ERR_COMM, "%s: this communicator failed earlier (%s); release it", what,
                               c->broken_why);

@@ -125,7 +125,7 @@ void kiln_comm_nccl_destroy(kiln_comm *c) {
         if (make_current(c, NULL, NULL) != KILN_OK) kiln_clear_error();
         /* Destroy waits for the communicator's work; after a failure that
          * work never ends, and only Abort returns. */
-        if (c->broken)
+        if (c->broken || kiln_comm_clique_broken(c->clique))
             nccl.ncclCommAbort(c->nccl);
         else
             nccl.ncclCommDestroy(c->nccl);
