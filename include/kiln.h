@@ -700,7 +700,8 @@ typedef enum kiln_reduce_op {
 } kiln_reduce_op;
 
 /* A communicator over the ranks of an MPI communicator: `mpi_comm` points at
- * an MPI_Comm (e.g. &MPI_COMM_WORLD; kiln duplicates it). Collective: every
+ * an MPI_Comm (kiln duplicates it): `MPI_Comm w = MPI_COMM_WORLD;
+ * kiln_comm_from_mpi(ctx, &w, &comm);` after MPI_Init. Collective: every
  * rank calls it with its own context. CUDA contexts get an NCCL communicator
  * whose unique id rank 0 broadcasts over MPI. KILN_ERR_UNSUPPORTED when kiln
  * was built without MPI. The program must use the MPI kiln was built with
