@@ -14,6 +14,13 @@
 
 #include "comm/comm_cases.h"
 
+#if defined(__has_include)
+#if __has_include(<mpi.h>)
+#include <mpi.h>
+#define TEST_HAVE_MPI_H 1
+#endif
+#endif
+
 static kiln_context *ctx;
 static kiln_comm *comm;
 
@@ -154,6 +161,39 @@ static void test_profiler_shows_collectives(void **state) {
     TEST_OK(kiln_profiler_stop(ctx));
 }
 
+/* kiln_comm_from_mpi on a communicator of the program's own: the even and
+ * the odd ranks, each a communicator, each summing its members' ranks. */
+static void test_from_user_mpi_comm(void **state) {
+    (void)state;
+#ifdef TEST_HAVE_MPI_H
+    if (!kiln_comm_mpi_library()) skip();
+    int world_rank = 0, world_size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    MPI_Comm half;
+    assert_int_equal(MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, world_rank, &half), MPI_SUCCESS);
+    kiln_comm *sub = NULL;
+    TEST_OK(kiln_comm_from_mpi(ctx, &half, &sub));
+    int expected_size = (world_size + 1 - world_rank % 2) / 2;
+    assert_int_equal(kiln_comm_size(sub), expected_size);
+    assert_int_equal(kiln_comm_rank(sub), world_rank / 2);
+    int64_t mine = world_rank, one = 1;
+    kiln_array *a = NULL;
+    TEST_OK(kiln_array_from_host(ctx, KILN_INT64, 1, &one, &mine, sizeof mine, &a));
+    TEST_OK(kiln_allreduce(sub, a, a, KILN_SUM, NULL));
+    TEST_OK(kiln_comm_wait(sub, NULL));
+    int64_t sum = 0, want = 0;
+    TEST_OK(kiln_array_to_host(a, &sum, sizeof sum));
+    for (int r = world_rank % 2; r < world_size; r += 2) want += r;
+    assert_int_equal(sum, want);
+    kiln_array_release(a);
+    kiln_comm_release(sub);
+    MPI_Comm_free(&half);
+#else
+    skip();
+#endif
+}
+
 /* The dead-peer drill (not cmocka: the job ends abnormally by design). */
 static int dead_peer_drill(const char *how) {
     int r = kiln_comm_rank(comm);
@@ -208,7 +248,7 @@ int main(void) {
         cmocka_unit_test(test_every_collective),           cmocka_unit_test(test_mismatched_sizes),
         cmocka_unit_test(test_mismatched_dtypes),          cmocka_unit_test(test_mismatched_roots),
         cmocka_unit_test(test_receive_size_mismatch),      cmocka_unit_test(test_bad_arguments),
-        cmocka_unit_test(test_profiler_shows_collectives),
+        cmocka_unit_test(test_profiler_shows_collectives), cmocka_unit_test(test_from_user_mpi_comm),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     kiln_comm_release(comm);
