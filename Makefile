@@ -9,6 +9,7 @@ BUILD ?= build
 SAN   ?= build-asan
 CMAKE_FLAGS ?=
 
+.PHONY: demo-mpi
 .PHONY: all deps deps-test build demo test test-plain test-asan test-gpu bench install clean format format-check
 
 all: build
@@ -24,6 +25,16 @@ build: deps
 
 demo: build
 	$(BUILD)/kiln demo $(ARGS)
+
+# The scale-out examples on 2 ranks (mpirun; GPUs when there is one per
+# rank, else the CPU), each checked against one rank. Needs MPI at build
+# time (libopenmpi-dev openmpi-bin). NP=4 for more ranks.
+NP ?= 2
+MPIRUN_ENV = OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+demo-mpi: build
+	@command -v mpirun >/dev/null || { echo "demo-mpi: no mpirun; apt-get install openmpi-bin libopenmpi-dev, then rebuild"; exit 1; }
+	$(MPIRUN_ENV) mpirun -np $(NP) $(BUILD)/example_mc_pi
+	$(MPIRUN_ENV) mpirun -np $(NP) $(BUILD)/example_heat
 
 test: test-plain test-asan
 

@@ -31,6 +31,9 @@ int kiln_example_ufunc_vector_add(kiln_context *ctx, const kiln_example_opts *op
 int kiln_example_gufunc_hermite(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 int kiln_example_gufunc_batched_matmul(kiln_context *ctx, const kiln_example_opts *opts,
                                        kiln_example_result *res);
+/* Scale-out (comm_demo.c): one rank here; many under mpirun (examples/bin). */
+int kiln_example_comm_mc_pi(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+int kiln_example_comm_heat(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 #define UFUNC_ROW_(n, seed_id, text)                                                                         \
     { .name = #n, .seed = seed_id, .summary = text, .run = kiln_example_ufunc_##n }
 #define GUFUNC_ROW_(n, seed_id, text)                                                                        \
@@ -56,6 +59,14 @@ static const kiln_example example_table[] = {
     UFUNC_ROW_(vector_add, "003", "vectorAdd of 320M f32 from host arrays + a fused expression"),
     EXAMPLE_ROW_(saxpy, "004", "saxpy", 512 * 32768, 0,
                  "out = a*x + y over 16M f32 (size = n), kernel from a source string"),
+    {.name = "mc_pi",
+     .seed = "-",
+     .summary = "Monte Carlo pi, Philox subsequence per rank, all-reduced (size = samples)",
+     .run = kiln_example_comm_mc_pi},
+    {.name = "heat",
+     .seed = "-",
+     .summary = "2-d heat stencil in row bands, halo send/recv (size = n x n grid)",
+     .run = kiln_example_comm_heat},
 };
 
 #define EXAMPLE_RUNNER_(name)                                                                                \

@@ -73,6 +73,8 @@ typedef enum kiln_status {
     KILN_ERR_DRIVER = 401,       /* the driver returned an error */
     KILN_ERR_DEVICE_FAULT = 402, /* a kernel faulted; the context is now dead */
     KILN_ERR_CONTEXT_DEAD = 403, /* an earlier fault killed this context */
+    KILN_ERR_COMM = 404,         /* a collective failed: a peer died or timed out, ranks disagreed;
+                                    the communicator is now unusable */
 
     KILN_ERR_INTERNAL = 900
 } kiln_status;
@@ -746,6 +748,123 @@ KILN_API kiln_status kiln_blas_provider(kiln_context *ctx, const char **name);
 /* ------------------------------------------------------------------ reductions and scans (src/reduce/) */
 
 /* ------------------------------------------------------------------ collectives (src/comm/) */
+/* A communicator is a group of ranks, each a kiln context: CUDA contexts
+ * talk through NCCL (libnccl.so.2, loaded at run time), CPU contexts through
+ * MPI (when kiln was built with MPI: CMake found it, KILN_HAVE_MPI). A
+ * communicator of one rank needs neither: its collectives are copies.
+ *
+ *   kiln_context *ctx; kiln_comm *comm;
+ *   kiln_comm_open_env("auto", &ctx, &comm);      (under mpirun -np N, or alone)
+ *   kiln_allreduce(comm, x, x, KILN_SUM, NULL);   (in place, on the default stream)
+ *   kiln_comm_release(comm); kiln_close(ctx);
+ *
+ * Collectives take contiguous arrays of the communicator's context and queue
+ * the work on `stream` (NULL: the context's default stream), asynchronous
+ * like kernels on CUDA; on the CPU they run inside the call. Counts are in
+ * elements. Every rank must make the same calls in the same order with the
+ * same counts, dtypes, ops and roots: kiln checks this before each collective
+ * where it can (kiln_comm_set_checks) and fails with KILN_ERR_SHAPE or
+ * KILN_ERR_DTYPE naming each rank's arguments. Dtypes: every dtype moves
+ * (broadcast, all-gather, send/recv); reductions take int8, uint8, int32,
+ * uint32, int64, uint64, float16, float32, float64 (NCCL's set, the same on
+ * MPI), plus complex64/complex128 for KILN_SUM and KILN_AVG; KILN_AVG only
+ * floating and complex dtypes. A peer that dies or stops answering makes
+ * the others fail with KILN_ERR_COMM after the timeout (kiln_comm_set_timeout),
+ * not hang; the communicator is then unusable (release it; MPI cannot
+ * recover, so a program should then exit). */
+typedef struct kiln_comm kiln_comm;
+
+typedef enum kiln_reduce_op {
+    KILN_SUM = 0,
+    KILN_PROD = 1,
+    KILN_MIN = 2,
+    KILN_MAX = 3,
+    KILN_AVG = 4 /* the sum divided by the number of ranks */
+} kiln_reduce_op;
+
+/* A communicator over the ranks of an MPI communicator: `mpi_comm` points at
+ * an MPI_Comm (kiln duplicates it): `MPI_Comm w = MPI_COMM_WORLD;
+ * kiln_comm_from_mpi(ctx, &w, &comm);` after MPI_Init. Collective: every
+ * rank calls it with its own context. CUDA contexts get an NCCL communicator
+ * whose unique id rank 0 broadcasts over MPI. KILN_ERR_UNSUPPORTED when kiln
+ * was built without MPI. The program must use the MPI kiln was built with
+ * (kiln_comm_mpi_library says which). Release with kiln_comm_release. */
+KILN_API kiln_status kiln_comm_from_mpi(kiln_context *ctx, const void *mpi_comm, kiln_comm **out);
+/* Convenience for programs started by mpirun (OMPI_COMM_WORLD_RANK/SIZE,
+ * PMI_RANK/SIZE, PMIX_RANK): initialises MPI if nobody has, opens a context
+ * on `target` ("auto", "cpu", "cuda": on CUDA the device is the local rank
+ * modulo the device count; "cuda:N" is taken as given) and makes a
+ * communicator over MPI_COMM_WORLD. Started alone (no mpirun), it gives a
+ * communicator of one rank, with or without MPI. The caller releases *comm
+ * first, then closes *ctx; releasing the last such communicator finalizes
+ * MPI if kiln initialised it. */
+KILN_API kiln_status kiln_comm_open_env(const char *target, kiln_context **ctx, kiln_comm **comm);
+/* One process driving several GPUs (ncclCommInitAll): ctxs[i] are CUDA
+ * contexts on distinct devices; comms[i] (n slots) becomes rank i's
+ * communicator. Calls on several of them from one thread go between
+ * kiln_comm_group_start and kiln_comm_group_end. n == 1 works on any context. */
+KILN_API kiln_status kiln_comm_init_all(kiln_context *const *ctxs, int n, kiln_comm **comms);
+/* Frees the communicator (the context stays open). NULL: no-op. */
+KILN_API void kiln_comm_release(kiln_comm *comm);
+KILN_API int kiln_comm_rank(const kiln_comm *comm);
+KILN_API int kiln_comm_size(const kiln_comm *comm);
+KILN_API kiln_context *kiln_comm_context(const kiln_comm *comm);
+/* "nccl", "mpi" or "self" (one rank, no library); static storage. */
+KILN_API const char *kiln_comm_transport(const kiln_comm *comm);
+/* Whether the argument check before each collective runs (default 1: on
+ * MPI one small MPI_Allreduce of the arguments; NCCL ranks of one process
+ * compare on the host; NCCL ranks of several processes check over MPI).
+ * 0 saves that round trip; mismatched calls then hang or corrupt (NCCL
+ * itself cannot detect them). Must be the same on every rank. */
+KILN_API kiln_status kiln_comm_set_checks(kiln_comm *comm, int enabled);
+/* Seconds a rank waits for its peers before KILN_ERR_COMM (default 300, or
+ * $KILN_COMM_TIMEOUT). */
+KILN_API kiln_status kiln_comm_set_timeout(kiln_comm *comm, double seconds);
+/* Waits until the communicator's work on `stream` is done, watching NCCL
+ * for a peer's failure (ncclCommGetAsyncError) and the timeout; on either,
+ * aborts the NCCL communicator and returns KILN_ERR_COMM. Prefer it to
+ * kiln_stream_synchronize after collectives on CUDA. */
+KILN_API kiln_status kiln_comm_wait(kiln_comm *comm, kiln_stream *stream);
+
+/* Collectives called from one thread on several communicators of one
+ * process (kiln_comm_init_all), and sends and receives that must progress
+ * together (halo exchanges), go between these two: the work is queued at
+ * kiln_comm_group_end (NCCL group; on MPI the sends and receives are posted
+ * non-blocking and completed there). Nestable; per thread. */
+KILN_API kiln_status kiln_comm_group_start(void);
+KILN_API kiln_status kiln_comm_group_end(void);
+
+/* recv[i] = op over ranks of send[i]. send == recv: in place. Same size and
+ * dtype on every rank. */
+KILN_API kiln_status kiln_allreduce(kiln_comm *comm, kiln_array *send, kiln_array *recv, kiln_reduce_op op,
+                                    kiln_stream *stream);
+/* recv = root's send on every rank. send is read on the root only (may be
+ * NULL elsewhere; send == recv: in place). */
+KILN_API kiln_status kiln_broadcast(kiln_comm *comm, kiln_array *send, kiln_array *recv, int root,
+                                    kiln_stream *stream);
+/* recv on the root = op over ranks of send; recv may be NULL elsewhere. */
+KILN_API kiln_status kiln_reduce(kiln_comm *comm, kiln_array *send, kiln_array *recv, kiln_reduce_op op,
+                                 int root, kiln_stream *stream);
+/* recv (size * n elements) = the ranks' sends in rank order. */
+KILN_API kiln_status kiln_allgather(kiln_comm *comm, kiln_array *send, kiln_array *recv, kiln_stream *stream);
+/* recv (n elements) = op over ranks of send's block `rank` (send has size * n). */
+KILN_API kiln_status kiln_reduce_scatter(kiln_comm *comm, kiln_array *send, kiln_array *recv,
+                                         kiln_reduce_op op, kiln_stream *stream);
+/* Point to point: `peer` must post the matching kiln_recv/kiln_send with the
+ * same element count. A send and a receive that must overlap (each rank
+ * sends to and receives from a neighbour) go inside one group. */
+KILN_API kiln_status kiln_send(kiln_comm *comm, kiln_array *a, int peer, kiln_stream *stream);
+KILN_API kiln_status kiln_recv(kiln_comm *comm, kiln_array *a, int peer, kiln_stream *stream);
+
+/* dst = src between two contexts of one process (two GPUs: direct over the
+ * peer link when the devices allow it, else staged by the driver; CPU
+ * contexts: a memcpy). Same dtype and size, both contiguous; queued on
+ * `stream` of dst's context. src's context must have finished writing src
+ * (kiln_synchronize) before the call. */
+KILN_API kiln_status kiln_array_copy_peer(kiln_array *dst, kiln_array *src, kiln_stream *stream);
+/* The MPI library kiln was built with ("Open MPI v4.1.4, ..."), or NULL when
+ * built without MPI; static storage. */
+KILN_API const char *kiln_comm_mpi_library(void);
 
 #ifdef __cplusplus
 }

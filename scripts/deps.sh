@@ -12,6 +12,9 @@ have_header png.h || need+=(libpng-dev)
 if [ "${1:-build}" = test ]; then
   have_header cmocka.h || need+=(libcmocka-dev)
   have_header jansson.h || need+=(libjansson-dev)
+  # the multi-rank collective tests (src/comm) run under mpirun
+  command -v mpicc >/dev/null || need+=(libopenmpi-dev)
+  command -v mpirun >/dev/null || need+=(openmpi-bin)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "kiln: missing packages: ${need[*]}"

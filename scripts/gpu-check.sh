@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for sm_90, run the test suites on the
 # CUDA backend, run the demo and the benchmark, keep the logs in $OUT.
-# Used through the device tool:  bash scripts/gpu-check.sh [tests|prof|bench|all]
+# Used through the device tool:  bash scripts/gpu-check.sh [tests|prof|bench|comm|all]
+# (comm is not part of all: it wants every GPU of a multi-GPU machine)
 # The GPU machine cannot install packages, so headers and libraries it lacks
 # travel as Debian packages in .devdeps/ (see README) and are unpacked here.
 set -uo pipefail
@@ -46,4 +47,17 @@ if [ "$what" = prof ] || [ "$what" = all ]; then
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   $build/bench/kiln_bench --target cuda > "$OUT/bench-gpu.txt" 2>&1; cat "$OUT/bench-gpu.txt"
+fi
+if [ "$what" = comm ]; then
+  # src/comm: the collectives on every GPU of this machine (one process,
+  # NCCL), kiln beside NCCL direct, the heat stencil's scaling
+  (cd $build/tests && KILN_TARGET=cuda KILN_TEST_TARGET=cuda ./test_comm) > "$OUT/comm-test.log" 2>&1
+  tail -15 "$OUT/comm-test.log"
+  gpus=$(nvidia-smi -L | wc -l)
+  $build/bench/kiln_comm_bench gpu --gpus "$gpus" > "$OUT/comm-bench.txt" 2>&1; cat "$OUT/comm-bench.txt"
+  if [ "$gpus" -ge 4 ]; then
+    $build/bench/kiln_comm_bench gpu --gpus 2 > "$OUT/comm-bench-2.txt" 2>&1; cat "$OUT/comm-bench-2.txt"
+  fi
+  $build/bench/kiln_comm_bench heat-gpu --gpus "$gpus" > "$OUT/comm-heat.txt" 2>&1; cat "$OUT/comm-heat.txt"
+  $build/example_heat 1024 2048 100 --gpus "$gpus" > "$OUT/comm-heat-check.txt" 2>&1; cat "$OUT/comm-heat-check.txt"
 fi

@@ -136,6 +136,15 @@ typedef struct kiln_backend_ops {
      * and the CUstream of `stream` (NULL: the context's default stream). */
     kiln_status (*native_handles)(kiln_backend_state *st, kiln_backend_stream *stream, void **native_context,
                                   void **native_stream);
+    /* Optional (may be NULL): *done = 1 when every operation queued on
+     * `stream` has finished, 0 while some still run; never blocks. */
+    kiln_status (*stream_query)(kiln_backend_state *st, kiln_backend_stream *stream, int *done);
+    /* Optional (may be NULL): copies `bytes` from device memory of `src_st`
+     * (another context of the same backend, another device) to device
+     * memory of `st`, queued on `stream` of `st`. Direct over the peer link
+     * when the devices allow it, else staged by the driver. */
+    kiln_status (*copy_peer)(kiln_backend_state *st, void *dst, kiln_backend_state *src_st, const void *src,
+                             size_t bytes, kiln_backend_stream *stream);
 } kiln_backend_ops;
 
 /* The backends kiln is built with. Each returns a static table. */

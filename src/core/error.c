@@ -143,6 +143,7 @@ const char *kiln_status_string(kiln_status status) {
         KILN_STATUS_NAME_(KILN_ERR_DRIVER)
         KILN_STATUS_NAME_(KILN_ERR_DEVICE_FAULT)
         KILN_STATUS_NAME_(KILN_ERR_CONTEXT_DEAD)
+        KILN_STATUS_NAME_(KILN_ERR_COMM)
         KILN_STATUS_NAME_(KILN_ERR_INTERNAL)
 #undef KILN_STATUS_NAME_
     }

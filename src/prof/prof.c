@@ -283,9 +283,17 @@ static int read_cupti_times(kiln_prof *p, prof_chunk *c, uint32_t index, int wai
  * available yet. */
 static int read_times(kiln_prof *p, prof_chunk *c, uint32_t index, int wait) {
     prof_record *r = &c->rec[index];
-    if (r->type != PROF_KERNEL && r->type != PROF_COPY) return 1;
-    if (r->library && r->ev[0]) {
+    if ((r->library || r->type == PROF_COLLECTIVE) && r->ev[0]) {
+        /* Vendor library work (cuBLAS, NCCL, ...) runs kernels that are not
+         * kiln's: events around it on the stream time it with any timer. */
         kiln_prof_events_read(p, r, wait);
+        return 1;
+    }
+    if (r->type != PROF_KERNEL && r->type != PROF_COPY) {
+        if (r->type == PROF_COLLECTIVE) {
+            r->dev_begin_ms = r->host_begin_ms;
+            r->dev_ms = r->host_end_ms - r->host_begin_ms;
+        }
         return 1;
     }
     switch (p->timer) {
@@ -310,6 +318,13 @@ static void fold_record(kiln_prof *p, prof_record *r) {
     }
     case PROF_COPY: stat_add(&p->copies[r->copy_kind & 3][r->pinned ? 1 : 0], r->dev_ms, r->bytes); break;
     case PROF_ALLOC: stat_add(&p->allocs, r->host_end_ms - r->host_begin_ms, r->bytes); break;
+    case PROF_COLLECTIVE: {
+        int k = r->copy_kind % PROF_COLLECTIVE_KINDS;
+        stat_add(&p->colls[k], r->dev_ms, r->bytes);
+        p->coll_factor[k] = r->bus_factor;
+        p->coll_name[k] = r->name_id;
+        break;
+    }
     case PROF_COMPILE:
         stat_add(r->cache_hit ? &p->cache_hits : &p->compiles, r->compile_ms, 0);
         p->load_ms += r->load_ms;
@@ -455,6 +470,7 @@ kiln_prof *kiln_prof_create(kiln_context *ctx) {
     atomic_init(&p->head.enabled, 1);
     atomic_init(&p->head.wants_args, 0);
     p->t0_ms = kiln_now_ms();
+    for (int k = 0; k < PROF_COLLECTIVE_KINDS; k++) p->coll_name[k] = PROF_NO_ID;
     if (stream_index(p, NULL) != 0 || !p->streams || !p->dev_streams) {
         kiln_prof_free(p);
         return NULL;
@@ -640,6 +656,72 @@ void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op) {
     atomic_store_explicit(&op->done, 1, memory_order_release);
 }
 
+kiln_prof_op *kiln_prof_comm_begin(kiln_context *ctx, int coll, const char *name, size_t bytes,
+                                   double bus_factor, kiln_backend_stream *stream) {
+    kiln_prof *p = ctx->prof;
+    if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
+    pthread_mutex_lock(&p->lock);
+    prof_record *r = new_record(p);
+    if (r) {
+        r->type = PROF_COLLECTIVE;
+        r->copy_kind = (uint8_t)coll;
+        r->name_id = intern(p, name);
+        r->bytes = bytes;
+        r->bus_factor = bus_factor;
+        r->stream = stream_index(p, stream);
+        r->dev_stream = PROF_NO_ID;
+        if (p->timer != PROF_TIMER_HOST) kiln_prof_events_take(p, r);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return start_op(ctx, r, stream);
+}
+
+void kiln_prof_comm_end(kiln_context *ctx, kiln_prof_op *op, int coll, const char *name, size_t bytes,
+                        double bus_factor) {
+    if (!op) return;
+    kiln_prof *p = ctx->prof;
+    pthread_mutex_lock(&p->lock);
+    op->copy_kind = (uint8_t)coll;
+    op->name_id = intern(p, name);
+    op->bytes = bytes;
+    op->bus_factor = bus_factor;
+    pthread_mutex_unlock(&p->lock);
+    kiln_prof_end(ctx, op);
+}
+
+/* "trace.json" -> "trace.rank1.json"; "trace" -> "trace.rank1". */
+static char *rank_path(const char *path, int rank) {
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    size_t stem = dot && (!slash || dot > slash) && dot != path ? (size_t)(dot - path) : strlen(path);
+    size_t n = strlen(path) + 32;
+    char *out = malloc(n);
+    if (out) snprintf(out, n, "%.*s.rank%d%s", (int)stem, path, rank, path + stem);
+    return out;
+}
+
+void kiln_prof_set_rank(kiln_context *ctx, int rank, int nranks, const char *transport) {
+    kiln_prof *p = ctx->prof;
+    if (!p) return;
+    pthread_mutex_lock(&p->lock);
+    /* A one-rank communicator beside a real one (a check run on the same
+     * context) does not make the context's rank 0 of 1. */
+    if ((p->rank == rank && p->nranks == nranks) || (nranks == 1 && p->nranks > 1)) {
+        pthread_mutex_unlock(&p->lock);
+        return;
+    }
+    if (p->trace_path && nranks > 1 && p->nranks <= 1) {
+        char *n = rank_path(p->trace_path, rank);
+        if (n) {
+            free(p->trace_path);
+            p->trace_path = n;
+        }
+    }
+    p->rank = rank;
+    p->nranks = nranks;
+    snprintf(p->transport, sizeof p->transport, "%s", transport);
+    pthread_mutex_unlock(&p->lock);
+}
+
 /* Allocations and compiles are timed by the caller on the host. */
 static prof_record *host_record(kiln_context *ctx, prof_type type, double ms) {
     kiln_prof *p = ctx->prof;
@@ -699,6 +781,7 @@ void kiln_prof_forget(kiln_prof *p) {
     memset(&p->allocs, 0, sizeof p->allocs);
     memset(&p->compiles, 0, sizeof p->compiles);
     memset(&p->cache_hits, 0, sizeof p->cache_hits);
+    memset(p->colls, 0, sizeof p->colls);
     p->load_ms = 0;
     p->reset_ms = kiln_now_ms();
 }

@@ -48,6 +48,20 @@ kiln_prof_op *kiln_prof_library_begin(kiln_context *ctx, const char *name, kiln_
 kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_t bytes, int pinned,
                                    kiln_backend_stream *stream);
 void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op);
+/* A collective (src/comm) of kind `coll` (< 8; its name e.g. "allreduce")
+ * moving `bytes` as nccl-tests counts them; bus_factor turns algorithm
+ * bandwidth into bus bandwidth (nccl-tests: 2(n-1)/n for all-reduce, ...).
+ * Timed like a copy: events on GPU streams, the host clock on the CPU. */
+kiln_prof_op *kiln_prof_comm_begin(kiln_context *ctx, int coll, const char *name, size_t bytes,
+                                   double bus_factor, kiln_backend_stream *stream);
+/* Ends a collective's record with what it turned out to be (a group of
+ * calls is one record, described at its end). */
+void kiln_prof_comm_end(kiln_context *ctx, kiln_prof_op *op, int coll, const char *name, size_t bytes,
+                        double bus_factor);
+/* ctx is rank `rank` of `nranks` over `transport`: the summary and the
+ * trace say so, and a trace file gets ".rank<r>" before its extension so
+ * that ranks sharing KILN_TRACE do not overwrite each other. */
+void kiln_prof_set_rank(kiln_context *ctx, int rank, int nranks, const char *transport);
 void kiln_prof_alloc(kiln_context *ctx, size_t bytes, double host_ms);
 void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, double compile_ms, double load_ms);
 

@@ -31,7 +31,15 @@
 #define PROF_NO_ID UINT32_MAX
 #define PROF_EVENT_BATCH 128
 
-typedef enum prof_type { PROF_KERNEL = 0, PROF_COPY = 1, PROF_ALLOC = 2, PROF_COMPILE = 3 } prof_type;
+typedef enum prof_type {
+    PROF_KERNEL = 0,
+    PROF_COPY = 1,
+    PROF_ALLOC = 2,
+    PROF_COMPILE = 3,
+    PROF_COLLECTIVE = 4 /* src/comm: copy_kind holds the collective's index */
+} prof_type;
+
+#define PROF_COLLECTIVE_KINDS 8
 
 struct prof_chunk;
 
@@ -58,6 +66,7 @@ struct kiln_prof_op {
     double host_begin_ms, host_end_ms; /* the host call (kiln_now_ms) */
     double dev_begin_ms, dev_ms;       /* on the stream; set when resolved */
     double compile_ms, load_ms;        /* compiles */
+    double bus_factor;                 /* collectives: bus bandwidth / algorithm bandwidth */
     kiln_backend_event *ev[2];         /* GPU: recorded around the op */
     kiln_backend_stream *stream_ptr;   /* where ev[] are recorded */
 };
@@ -160,6 +169,14 @@ typedef struct kiln_prof {
     prof_stat allocs;
     prof_stat compiles, cache_hits; /* total_ms: compile; bytes unused */
     double load_ms;
+
+    /* Collectives (src/comm), by kind; set when the context joins a
+     * communicator (kiln_prof_set_rank). */
+    prof_stat colls[PROF_COLLECTIVE_KINDS];
+    double coll_factor[PROF_COLLECTIVE_KINDS];
+    uint32_t coll_name[PROF_COLLECTIVE_KINDS]; /* interned names, PROF_NO_ID if none yet */
+    int rank, nranks;                          /* nranks 0: not a rank of any communicator */
+    char transport[16];
 } kiln_prof;
 
 /* prof.c */

@@ -73,7 +73,8 @@ static void print_row(FILE *f, const char *type, double percent, const prof_stat
 
 /* Kernels and copies, most time first, as nvprof's "GPU activities". */
 static void print_activities(FILE *f, kiln_prof *p) {
-    size_t cap = p->kernel_cap + 4, n = 0;
+    size_t cap = p->kernel_cap + 4 + PROF_COLLECTIVE_KINDS, n = 0;
+    char coll_names[PROF_COLLECTIVE_KINDS][48];
     summary_row *rows = calloc(cap, sizeof *rows);
     prof_stat copy_by_dir[4];
     memset(copy_by_dir, 0, sizeof copy_by_dir);
@@ -100,6 +101,13 @@ static void print_activities(FILE *f, kiln_prof *p) {
         if (!d->calls) continue;
         rows[n].name = copy_row_names[k];
         rows[n++].stat = d;
+    }
+    for (int k = 0; k < PROF_COLLECTIVE_KINDS; k++) {
+        if (!p->colls[k].calls) continue;
+        snprintf(coll_names[k], sizeof coll_names[k], "[%s %s]", p->transport[0] ? p->transport : "comm",
+                 kiln_prof_string(p, p->coll_name[k]));
+        rows[n].name = coll_names[k];
+        rows[n++].stat = &p->colls[k];
     }
     qsort(rows, n, sizeof *rows, by_total_time_desc);
     double total = 0;
@@ -136,6 +144,36 @@ static void print_copies(FILE *f, const kiln_prof *p) {
             fprintf(f, "%16s %9s %9lld %14llu %10s %10s %10s\n", kiln_prof_copy_kind_name(k), memory,
                     (long long)s->calls, (unsigned long long)s->bytes, avg, time, rate);
         }
+}
+
+/* nccl-tests' figures: algorithm bandwidth = bytes / time, bus bandwidth =
+ * algbw times the collective's factor (2(n-1)/n all-reduce, (n-1)/n
+ * all-gather and reduce-scatter, 1 broadcast, reduce, send/recv). */
+static void print_collectives(FILE *f, const kiln_prof *p) {
+    int any = 0;
+    for (int k = 0; k < PROF_COLLECTIVE_KINDS; k++) {
+        const prof_stat *s = &p->colls[k];
+        if (!s->calls) continue;
+        if (!any++)
+            fprintf(f,
+                    "==kiln== Collectives of rank %d of %d (%s):\n%16s %9s %14s %10s %10s %10s %11s %11s\n",
+                    p->rank, p->nranks, p->transport, "Collective", "Calls", "Bytes", "Avg size", "Time",
+                    "Avg", "algbw GB/s", "busbw GB/s");
+        char avg_size[32], time[32], avg[32], alg[32], bus[32];
+        format_bytes((double)s->bytes / (double)s->calls, avg_size, sizeof avg_size);
+        kiln_prof_format_time(s->total_ms, time, sizeof time);
+        kiln_prof_format_time(s->total_ms / (double)s->calls, avg, sizeof avg);
+        if (s->total_ms > 0) {
+            double algbw = (double)s->bytes / s->total_ms / 1e6;
+            snprintf(alg, sizeof alg, "%.3f", algbw);
+            snprintf(bus, sizeof bus, "%.3f", algbw * p->coll_factor[k]);
+        } else {
+            snprintf(alg, sizeof alg, "-");
+            snprintf(bus, sizeof bus, "-");
+        }
+        fprintf(f, "%16s %9lld %14llu %10s %10s %10s %11s %11s\n", kiln_prof_string(p, p->coll_name[k]),
+                (long long)s->calls, (unsigned long long)s->bytes, avg_size, time, avg, alg, bus);
+    }
 }
 
 static void print_allocs_and_jit(FILE *f, const kiln_prof *p) {
@@ -196,13 +234,16 @@ char *kiln_prof_summary_text(kiln_prof *p) {
     FILE *f = open_memstream(&text, &size);
     if (!f) return NULL;
     const kiln_context *ctx = p->ctx;
-    fprintf(f, "==kiln== Profiling result (pid %d): backend %s, device \"%s\"\n", (int)getpid(),
-            ctx->ops->name, ctx->info.name);
+    fprintf(f, "==kiln== Profiling result (pid %d): backend %s, device \"%s\"", (int)getpid(), ctx->ops->name,
+            ctx->info.name);
+    if (p->nranks > 0) fprintf(f, ", rank %d of %d (%s)", p->rank, p->nranks, p->transport);
+    fputc('\n', f);
     print_timer(f, p);
     fprintf(f, "%16s %8s %9s %9s %9s %9s %9s  %s\n", "Type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max",
             "Name");
     print_activities(f, p);
     print_copies(f, p);
+    print_collectives(f, p);
     print_allocs_and_jit(f, p);
     if (p->events_failed) fprintf(f, "==kiln== Note: device events ran out; later times are host times\n");
     if (p->timer == PROF_TIMER_CUPTI) {

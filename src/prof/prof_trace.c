@@ -18,6 +18,8 @@
 
 /* Above any OS thread id (pid_max is at most 2^22). */
 #define PROF_STREAM_TID 1000000000u
+/* The rank's track: its collectives, as they ran on their streams. */
+#define PROF_RANK_TID 2000000000u
 
 /* Writes s as a JSON string: escapes quotes, backslashes and control
  * characters, and replaces bytes that are not UTF-8 (JSON must be). */
@@ -120,6 +122,21 @@ static void write_record(trace_writer *w, const prof_record *r) {
                 r->dev_ms > 0 ? finite_or_zero((double)r->bytes / r->dev_ms / 1e6) : 0.0);
         break;
     }
+    case PROF_COLLECTIVE: {
+        const char *coll = kiln_prof_string(p, r->name_id);
+        snprintf(name, sizeof name, "kiln %s", coll);
+        begin_event(w, name, "api", r->host_begin_ms, host_ms, r->host_tid);
+        fprintf(f, "\"bytes\":%llu}}", (unsigned long long)r->bytes);
+        snprintf(name, sizeof name, "[%s %s]", p->transport[0] ? p->transport : "comm", coll);
+        begin_event(w, name, "collective", r->dev_begin_ms, r->dev_ms, PROF_RANK_TID + (uint32_t)p->rank);
+        double algbw = r->dev_ms > 0 ? finite_or_zero((double)r->bytes / r->dev_ms / 1e6) : 0.0;
+        fprintf(
+            f,
+            "\"bytes\":%llu,\"rank\":%d,\"ranks\":%d,\"stream\":%u,\"algbw GB/s\":%.3f,\"busbw GB/s\":%.3f}}",
+            (unsigned long long)r->bytes, p->rank, p->nranks, r->stream, algbw,
+            finite_or_zero(algbw * r->bus_factor));
+        break;
+    }
     case PROF_ALLOC:
         begin_event(w, "alloc", "alloc", r->host_begin_ms, host_ms, r->host_tid);
         fprintf(f, "\"bytes\":%llu}}", (unsigned long long)r->bytes);
@@ -176,8 +193,16 @@ static void write_trace(trace_writer *w) {
     const kiln_context *ctx = p->ctx;
     char label[400];
     fputs("{\"traceEvents\":[", w->f);
-    snprintf(label, sizeof label, "kiln (%s: %s)", ctx->ops->name, ctx->info.name);
+    if (p->nranks > 0)
+        snprintf(label, sizeof label, "kiln rank %d of %d (%s: %s)", p->rank, p->nranks, ctx->ops->name,
+                 ctx->info.name);
+    else
+        snprintf(label, sizeof label, "kiln (%s: %s)", ctx->ops->name, ctx->info.name);
     metadata(w, "process_name", 0, label, -1);
+    if (p->nranks > 0) {
+        snprintf(label, sizeof label, "rank %d of %d: collectives (%s)", p->rank, p->nranks, p->transport);
+        metadata(w, "thread_name", PROF_RANK_TID + (uint32_t)p->rank, label, 999);
+    }
     size_t n_threads = 0;
     uint32_t *tids = host_threads(p, &n_threads);
     for (size_t i = 0; tids && i < n_threads; i++) {

@@ -202,6 +202,8 @@ static const kiln_backend_ops cuda_ops = {
     .launch = kiln_cuda_launch,
     .host_is_pinned = kiln_cuda_host_is_pinned,
     .native_handles = cuda_native_handles,
+    .stream_query = kiln_cuda_stream_query,
+    .copy_peer = kiln_cuda_copy_peer,
 };
 
 const kiln_backend_ops *kiln_backend_cuda(void) { return &cuda_ops; }

@@ -60,3 +60,11 @@ KILN_CU_REQUIRED(cuLaunchKernel, 12000,
 KILN_CU_OPTIONAL(cuStreamGetId, 12000, (CUstream stream, unsigned long long *id))
 /* 12.4+: lets function_get cross-check the signature record's count. */
 KILN_CU_OPTIONAL(cuFuncGetParamInfo, 12040, (CUfunction fn, size_t index, size_t *offset, size_t *size))
+/* Collectives (src/comm/): kiln_comm_wait polls a stream while it watches
+ * NCCL for errors, and copies between the devices of one process. */
+KILN_CU_OPTIONAL(cuStreamQuery, 12000, (CUstream stream))
+KILN_CU_OPTIONAL(cuMemcpyPeerAsync, 12000,
+                 (CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes,
+                  CUstream stream))
+KILN_CU_OPTIONAL(cuDeviceCanAccessPeer, 12000, (int *can, CUdevice dev, CUdevice peer))
+KILN_CU_OPTIONAL(cuCtxEnablePeerAccess, 12000, (CUcontext peer, unsigned int flags))

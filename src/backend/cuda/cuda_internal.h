@@ -99,5 +99,8 @@ kiln_status kiln_cuda_function_attributes(kiln_backend_state *st, kiln_backend_f
                                           kiln_kernel_attributes *out);
 kiln_status kiln_cuda_launch(kiln_backend_state *st, kiln_backend_function *fn, const kiln_launch_config *cfg,
                              kiln_backend_stream *stream, void **args);
+kiln_status kiln_cuda_stream_query(kiln_backend_state *st, kiln_backend_stream *stream, int *done);
+kiln_status kiln_cuda_copy_peer(kiln_backend_state *st, void *dst, kiln_backend_state *src_st,
+                                const void *src, size_t bytes, kiln_backend_stream *stream);
 
 #endif

@@ -1,0 +1,334 @@
+/* comm_collectives.c: the public collectives: argument checks, the
+ * cross-rank check, the profiler's record, and the transport. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array/array.h"
+#include "array/array_ops.h"
+#include "comm/comm_check.h"
+#include "comm/comm_internal.h"
+#include "comm/comm_prof.h"
+#include "core/error.h"
+
+static _Thread_local int group_depth;
+int kiln_comm_group_depth(void) { return group_depth; }
+
+kiln_status kiln_comm_group_start(void) {
+    kiln_status s = kiln_comm_nccl_group(1);
+    if (s == KILN_OK) group_depth++;
+    return s;
+}
+
+kiln_status kiln_comm_group_end(void) {
+    if (group_depth == 0)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_comm_group_end without kiln_comm_group_start");
+    group_depth--;
+    kiln_status s = kiln_comm_nccl_group(0);
+    kiln_status m = group_depth == 0 ? kiln_comm_mpi_group_end() : KILN_OK;
+    if (group_depth == 0) kiln_comm_prof_group_end();
+    return s != KILN_OK ? s : m;
+}
+
+/* ------------------------------------------------------------------ checks */
+
+static kiln_status usable(kiln_comm *c, const char *what) {
+    if (!c) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: comm is NULL", what);
+    if (!c->broken && kiln_comm_clique_broken(c->clique)) {
+        c->broken = 1;
+        snprintf(c->broken_why, sizeof c->broken_why, "another rank of this process found mismatched calls");
+    }
+    if (c->broken)
+        return kiln_set_error(KILN_ERR_COMM, "%s: this communicator failed earlier (%s); release it", what,
+                              c->broken_why);
+    return kiln_context_check(c->ctx);
+}
+
+static kiln_status check_array(kiln_comm *c, kiln_array *a, const char *what, const char *role) {
+    if (!a) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: the %s array is NULL", what, role);
+    if (a->ctx != c->ctx)
+        return kiln_set_error(
+            KILN_ERR_INVALID_ARGUMENT,
+            "%s: the %s array belongs to another context (%s) than the communicator's rank %d "
+            "(%s); use kiln_array_copy_peer to move it first",
+            what, role, a->ctx->ops->name, c->rank, c->ctx->ops->name);
+    if (!kiln_array_is_contiguous(a))
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "%s: the %s array is a strided view; collectives need contiguous arrays "
+                              "(kiln_array_copy makes one)",
+                              what, role);
+    if (c->transport == COMM_NCCL && a->memory != KILN_MEMORY_DEVICE)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "%s: the %s array is host memory; NCCL needs device arrays", what, role);
+    return KILN_OK;
+}
+
+static kiln_status same_layout(kiln_array *a, kiln_array *b, int64_t b_factor, const char *what,
+                               const char *a_role, const char *b_role) {
+    if (a->dtype != b->dtype)
+        return kiln_set_error(KILN_ERR_DTYPE, "%s: %s is %s but %s is %s; they must match", what, a_role,
+                              kiln_dtype_name(a->dtype), b_role, kiln_dtype_name(b->dtype));
+    if (kiln_array_size(a) != kiln_array_size(b) * b_factor) {
+        if (b_factor == 1)
+            return kiln_set_error(KILN_ERR_SHAPE, "%s: %s has %lld elements but %s has %lld; they must match",
+                                  what, a_role, (long long)kiln_array_size(a), b_role,
+                                  (long long)kiln_array_size(b));
+        return kiln_set_error(
+            KILN_ERR_SHAPE, "%s: %s has %lld elements; expected %lld (%s's %lld times %lld ranks)", what,
+            a_role, (long long)kiln_array_size(a), (long long)(kiln_array_size(b) * b_factor), b_role,
+            (long long)kiln_array_size(b), (long long)b_factor);
+    }
+    return KILN_OK;
+}
+
+static kiln_status check_reduction(kiln_dtype d, kiln_reduce_op op, const char *what) {
+    if ((unsigned)op > KILN_AVG)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "%s: reduce op %d; expected KILN_SUM, KILN_PROD, KILN_MIN, "
+                              "KILN_MAX or KILN_AVG",
+                              what, (int)op);
+    switch (d) {
+    case KILN_INT8:
+    case KILN_UINT8:
+    case KILN_INT32:
+    case KILN_UINT32:
+    case KILN_INT64:
+    case KILN_UINT64:
+        if (op == KILN_AVG)
+            return kiln_set_error(KILN_ERR_DTYPE, "%s: KILN_AVG of %s; averages need float or complex dtypes",
+                                  what, kiln_dtype_name(d));
+        return KILN_OK;
+    case KILN_FLOAT16:
+    case KILN_FLOAT32:
+    case KILN_FLOAT64: return KILN_OK;
+    case KILN_COMPLEX64:
+    case KILN_COMPLEX128:
+        if (op == KILN_SUM || op == KILN_AVG) return KILN_OK;
+        return kiln_set_error(KILN_ERR_DTYPE,
+                              "%s: KILN_%s of %s: complex numbers have no order and NCCL no "
+                              "complex product; only KILN_SUM and KILN_AVG",
+                              what,
+                              op == KILN_PROD  ? "PROD"
+                              : op == KILN_MIN ? "MIN"
+                                               : "MAX",
+                              kiln_dtype_name(d));
+    default:
+        return kiln_set_error(
+            KILN_ERR_DTYPE,
+            "%s: %s cannot be reduced: NCCL (and kiln's MPI path, for the same results) reduces "
+            "int8, uint8, int32, uint32, int64, uint64, float16, float32, float64 (and complex "
+            "for sum and avg); it can still be broadcast, gathered or sent",
+            what, kiln_dtype_name(d));
+    }
+}
+
+static kiln_status check_root(kiln_comm *c, int root, const char *what, const char *role) {
+    if (root < 0 || root >= c->size)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "%s: %s %d is not a rank of this communicator (0..%d)", what, role, root,
+                              c->size - 1);
+    return KILN_OK;
+}
+
+/* ------------------------------------------------------------------ running */
+
+static kiln_status run_self(kiln_comm *c, const comm_call *call) {
+    if (call->op == COMM_SEND || call->op == COMM_RECV)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_%s: peer %d is this rank and the only one; nothing to exchange",
+                              kiln_comm_op_name(call->op), call->root);
+    if (call->send == call->recv || !call->recv || !call->send) return KILN_OK;
+    size_t bytes = call->count * kiln_dtype_size(call->dtype);
+    return kiln_backend_copy(c->ctx, call->recv, call->send, bytes, KILN_COPY_DEVICE_TO_DEVICE,
+                             kiln_stream_impl(call->stream), 1);
+}
+
+static kiln_status run(kiln_comm *c, const comm_call *call, kiln_array *a, kiln_array *b) {
+    kiln_status s = KILN_OK;
+    if (c->checks && c->size > 1 && call->op != COMM_SEND && call->op != COMM_RECV) {
+        s = c->clique ? kiln_comm_clique_check(c, call) : kiln_comm_mpi_check(c, call);
+        if (s != KILN_OK) return s;
+    }
+    c->seq++;
+    if (a) kiln_array_note_stream(a, call->stream);
+    if (b && b != a) kiln_array_note_stream(b, call->stream);
+    if (call->count == 0) return KILN_OK; /* every rank agrees (checked): nothing moves */
+    kiln_prof_op *op = NULL;
+    if (group_depth > 0)
+        kiln_comm_prof_group_add(c, call);
+    else
+        op = kiln_comm_prof_begin(c, call);
+    switch (c->transport) {
+    case COMM_SELF: s = run_self(c, call); break;
+    case COMM_MPI: s = kiln_comm_mpi_run(c, call); break;
+    case COMM_NCCL: s = kiln_comm_nccl_run(c, call); break;
+    }
+    kiln_comm_prof_end(c, op);
+    return kiln_context_note(c->ctx, s);
+}
+
+static comm_call make_call(comm_op op, kiln_reduce_op red, kiln_array *like, size_t count, kiln_array *send,
+                           kiln_array *recv, int root, kiln_stream *stream) {
+    comm_call call;
+    memset(&call, 0, sizeof call);
+    call.op = op;
+    call.red = red;
+    call.dtype = like->dtype;
+    call.count = count;
+    call.send = send ? send->data : NULL;
+    call.recv = recv ? recv->data : NULL;
+    call.root = root;
+    call.stream = stream;
+    return call;
+}
+
+static kiln_status check_stream(kiln_comm *c, kiln_stream *stream, const char *what) {
+    if (stream && stream->ctx != c->ctx)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: the stream belongs to another context", what);
+    return KILN_OK;
+}
+
+#define TRY(x)                                                                                               \
+    do {                                                                                                     \
+        kiln_status try_ = (x);                                                                              \
+        if (try_ != KILN_OK) return try_;                                                                    \
+    } while (0)
+
+kiln_status kiln_allreduce(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_reduce_op op,
+                           kiln_stream *stream) {
+    const char *what = "kiln_allreduce";
+    TRY(usable(c, what));
+    TRY(check_stream(c, stream, what));
+    TRY(check_array(c, send, what, "send"));
+    TRY(check_array(c, recv, what, "recv"));
+    TRY(same_layout(recv, send, 1, what, "recv", "send"));
+    TRY(check_reduction(send->dtype, op, what));
+    comm_call call =
+        make_call(COMM_ALLREDUCE, op, send, (size_t)kiln_array_size(send), send, recv, 0, stream);
+    return run(c, &call, send, recv);
+}
+
+kiln_status kiln_broadcast(kiln_comm *c, kiln_array *send, kiln_array *recv, int root, kiln_stream *stream) {
+    const char *what = "kiln_broadcast";
+    TRY(usable(c, what));
+    TRY(check_stream(c, stream, what));
+    TRY(check_root(c, root, what, "root"));
+    TRY(check_array(c, recv, what, "recv"));
+    if (c->rank == root && send) {
+        TRY(check_array(c, send, what, "send"));
+        TRY(same_layout(recv, send, 1, what, "recv", "send"));
+    }
+    if (c->rank != root) send = NULL;
+    comm_call call = make_call(COMM_BROADCAST, KILN_SUM, recv, (size_t)kiln_array_size(recv),
+                               send ? send : (c->rank == root ? recv : NULL), recv, root, stream);
+    return run(c, &call, send, recv);
+}
+
+kiln_status kiln_reduce(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_reduce_op op, int root,
+                        kiln_stream *stream) {
+    const char *what = "kiln_reduce";
+    TRY(usable(c, what));
+    TRY(check_stream(c, stream, what));
+    TRY(check_root(c, root, what, "root"));
+    TRY(check_array(c, send, what, "send"));
+    TRY(check_reduction(send->dtype, op, what));
+    if (c->rank == root) {
+        TRY(check_array(c, recv, what, "recv (on the root)"));
+        TRY(same_layout(recv, send, 1, what, "recv", "send"));
+    } else {
+        recv = NULL;
+    }
+    comm_call call =
+        make_call(COMM_REDUCE, op, send, (size_t)kiln_array_size(send), send, recv, root, stream);
+    return run(c, &call, send, recv);
+}
+
+kiln_status kiln_allgather(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_stream *stream) {
+    const char *what = "kiln_allgather";
+    TRY(usable(c, what));
+    TRY(check_stream(c, stream, what));
+    TRY(check_array(c, send, what, "send"));
+    TRY(check_array(c, recv, what, "recv"));
+    TRY(same_layout(recv, send, c->size, what, "recv", "send"));
+    comm_call call =
+        make_call(COMM_ALLGATHER, KILN_SUM, send, (size_t)kiln_array_size(send), send, recv, 0, stream);
+    return run(c, &call, send, recv);
+}
+
+kiln_status kiln_reduce_scatter(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_reduce_op op,
+                                kiln_stream *stream) {
+    const char *what = "kiln_reduce_scatter";
+    TRY(usable(c, what));
+    TRY(check_stream(c, stream, what));
+    TRY(check_array(c, send, what, "send"));
+    TRY(check_array(c, recv, what, "recv"));
+    TRY(same_layout(send, recv, c->size, what, "send", "recv"));
+    TRY(check_reduction(send->dtype, op, what));
+    comm_call call =
+        make_call(COMM_REDUCE_SCATTER, op, recv, (size_t)kiln_array_size(recv), send, recv, 0, stream);
+    return run(c, &call, send, recv);
+}
+
+static kiln_status point_to_point(kiln_comm *c, comm_op op, kiln_array *a, int peer, kiln_stream *stream) {
+    const char *what = op == COMM_SEND ? "kiln_send" : "kiln_recv";
+    TRY(usable(c, what));
+    TRY(check_stream(c, stream, what));
+    TRY(check_root(c, peer, what, "peer"));
+    TRY(check_array(c, a, what, op == COMM_SEND ? "send" : "recv"));
+    if (peer == c->rank && group_depth == 0 && c->transport != COMM_SELF)
+        return kiln_set_error(
+            KILN_ERR_INVALID_ARGUMENT,
+            "%s: peer %d is this rank; a message to itself needs its send and receive in one "
+            "kiln_comm_group_start/end",
+            what, peer);
+    comm_call call = make_call(op, KILN_SUM, a, (size_t)kiln_array_size(a), op == COMM_SEND ? a : NULL,
+                               op == COMM_RECV ? a : NULL, peer, stream);
+    return run(c, &call, a, NULL);
+}
+
+kiln_status kiln_send(kiln_comm *c, kiln_array *a, int peer, kiln_stream *stream) {
+    return point_to_point(c, COMM_SEND, a, peer, stream);
+}
+
+kiln_status kiln_recv(kiln_comm *c, kiln_array *a, int peer, kiln_stream *stream) {
+    return point_to_point(c, COMM_RECV, a, peer, stream);
+}
+
+/* ------------------------------------------------------------------ between contexts */
+
+kiln_status kiln_array_copy_peer(kiln_array *dst, kiln_array *src, kiln_stream *stream) {
+    const char *what = "kiln_array_copy_peer";
+    if (!dst || !src)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", what, !dst ? "dst" : "src");
+    TRY(kiln_context_check(dst->ctx));
+    TRY(kiln_context_check(src->ctx));
+    if (stream && stream->ctx != dst->ctx)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: the stream must belong to dst's context", what);
+    TRY(same_layout(dst, src, 1, what, "dst", "src"));
+    if (!kiln_array_is_contiguous(dst) || !kiln_array_is_contiguous(src))
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: both arrays must be contiguous", what);
+    size_t bytes = kiln_array_nbytes(dst);
+    kiln_array_note_stream(dst, stream);
+    if (bytes == 0) return KILN_OK;
+    if (kiln_array_host_accessible(dst) && kiln_array_host_accessible(src)) {
+        TRY(kiln_context_note(dst->ctx,
+                              dst->ctx->ops->stream_synchronize(dst->ctx->state, kiln_stream_impl(stream))));
+        memmove(dst->data, src->data, bytes);
+        return KILN_OK;
+    }
+    if (dst->ctx == src->ctx)
+        return kiln_backend_copy(dst->ctx, dst->data, src->data, bytes, KILN_COPY_DEVICE_TO_DEVICE,
+                                 kiln_stream_impl(stream), 1);
+    if (dst->ctx->ops != src->ctx->ops || !dst->ctx->ops->copy_peer || dst->memory != KILN_MEMORY_DEVICE ||
+        src->memory != KILN_MEMORY_DEVICE)
+        return kiln_set_error(
+            KILN_ERR_UNSUPPORTED,
+            "%s: from a %s %s array to a %s %s array: copies between contexts need two CUDA "
+            "device arrays or host-accessible memory on both sides",
+            what, src->ctx->ops->name, src->memory == KILN_MEMORY_HOST ? "host" : "device",
+            dst->ctx->ops->name, dst->memory == KILN_MEMORY_HOST ? "host" : "device");
+    kiln_status s = dst->ctx->ops->copy_peer(dst->ctx->state, dst->data, src->ctx->state, src->data, bytes,
+                                             kiln_stream_impl(stream));
+    return kiln_context_note(dst->ctx, s);
+}

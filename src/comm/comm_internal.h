@@ -1,0 +1,101 @@
+/* comm_internal.h: what the communicator's files share. Private to src/comm/.
+ *
+ * comm.c is the front: argument checks, the cross-rank argument check, the
+ * profiler record and the dispatch to a transport: MPI on host memory
+ * (comm_mpi.c), NCCL on device memory (comm_nccl.c), or "self" for a
+ * communicator of one rank (a copy, comm.c). */
+#ifndef KILN_COMM_INTERNAL_H
+#define KILN_COMM_INTERNAL_H
+
+#include <stdint.h>
+
+#include "core/context.h"
+#include "kiln.h"
+
+typedef enum comm_op {
+    COMM_ALLREDUCE = 0,
+    COMM_BROADCAST,
+    COMM_REDUCE,
+    COMM_ALLGATHER,
+    COMM_REDUCE_SCATTER,
+    COMM_SEND,
+    COMM_RECV,
+    COMM_OP_COUNT
+} comm_op;
+
+typedef enum comm_transport { COMM_SELF = 0, COMM_MPI = 1, COMM_NCCL = 2 } comm_transport;
+
+/* One collective, as a transport runs it. `count` is NCCL's: elements per
+ * rank's block (all-gather: of send; reduce-scatter: of recv). */
+typedef struct comm_call {
+    comm_op op;
+    kiln_reduce_op red;
+    kiln_dtype dtype;
+    size_t count;
+    const void *send;
+    void *recv;
+    int root; /* broadcast, reduce: the root; send, recv: the peer */
+    kiln_stream *stream;
+} comm_call;
+
+struct comm_clique;
+
+struct kiln_comm {
+    kiln_context *ctx;
+    comm_transport transport;
+    int rank, size;
+    int checks;        /* the cross-rank argument check runs */
+    double timeout_ms; /* waits longer than this fail with KILN_ERR_COMM */
+    int broken;        /* a peer failed or timed out: every call fails */
+    char broken_why[256];
+    uint64_t seq;               /* collectives issued so far (clique checks) */
+    int owns_mpi_env;           /* made by kiln_comm_open_env: finalizes MPI if kiln initialised it */
+    void *mpi;                  /* MPI_Comm * (kiln's duplicate), NULL when none */
+    void *nccl;                 /* ncclComm_t, NULL when none */
+    struct comm_clique *clique; /* kiln_comm_init_all ranks of one process */
+};
+
+/* ---- comm.c */
+/* KILN_ERR_COMM with the reason, marking the communicator unusable. */
+kiln_status kiln_comm_break(kiln_comm *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+const char *kiln_comm_op_name(comm_op op);
+const char *kiln_reduce_op_name(kiln_reduce_op op);
+/* Thread's group nesting depth (kiln_comm_group_start). */
+int kiln_comm_group_depth(void);
+
+/* ---- comm_mpi.c (stubs saying "built without MPI" when KILN_HAVE_MPI is unset) */
+int kiln_comm_mpi_built(void);
+/* Duplicates *(MPI_Comm *)mpi_comm into c->mpi with errors returned; sets rank and size. */
+kiln_status kiln_comm_mpi_attach(kiln_comm *c, const void *mpi_comm);
+void kiln_comm_mpi_detach(kiln_comm *c);
+/* MPI_Init_thread when MPI is not initialised; *initialised_here says so. */
+kiln_status kiln_comm_mpi_init(int *initialised_here);
+void kiln_comm_mpi_finalize(void);
+/* A pointer to MPI_COMM_WORLD (for kiln_comm_open_env). */
+const void *kiln_comm_mpi_world(void);
+/* Root's `bytes` at `data` to every rank (the NCCL unique id), blocking. */
+kiln_status kiln_comm_mpi_bcast_bytes(kiln_comm *c, void *data, size_t bytes, int root);
+/* The cross-rank argument check: every rank gives its call's signature;
+ * KILN_ERR_SHAPE / KILN_ERR_DTYPE naming every rank's arguments if they differ. */
+kiln_status kiln_comm_mpi_check(kiln_comm *c, const comm_call *call);
+/* Runs a collective on host memory. */
+kiln_status kiln_comm_mpi_run(kiln_comm *c, const comm_call *call);
+/* Completes the sends and receives posted inside the thread's group. */
+kiln_status kiln_comm_mpi_group_end(void);
+
+/* ---- comm_nccl.c */
+kiln_status kiln_comm_nccl_load(void);
+/* Rank c->rank of c->size; rank 0 makes the unique id, MPI carries it. */
+kiln_status kiln_comm_nccl_init_rank(kiln_comm *c);
+/* ncclCommInitAll over the contexts' devices. */
+kiln_status kiln_comm_nccl_init_all(kiln_comm **comms, int n);
+void kiln_comm_nccl_destroy(kiln_comm *c);
+kiln_status kiln_comm_nccl_run(kiln_comm *c, const comm_call *call);
+kiln_status kiln_comm_nccl_group(int start);
+kiln_status kiln_comm_nccl_wait(kiln_comm *c, kiln_stream *stream);
+
+#endif
