@@ -170,6 +170,7 @@ static kiln_status fftw_plan(kiln_context *ctx, const kiln_fft_layout *l, void *
                               (size_t)l->in_extent * in_item + (size_t)l->out_extent * out_item);
     }
     /* C2R may destroy its input (the front hands it a copy); the others keep it. */
+    if (getenv("FFT_DEBUG")) fprintf(stderr, "plan kind %d rank %d n0 %ld is0 %ld os0 %ld hr %d inplace %d align %d %d ext %ld %ld\n", l->kind, l->rank, (long)l->n[0], (long)l->is[0], (long)l->os[0], l->howmany_rank, l->inplace, l->in_align, l->out_align, (long)l->in_extent, (long)l->out_extent);
     unsigned flags = planner_flags() | (l->kind == KILN_FFT_C2R ? FFTW_DESTROY_INPUT_FLAG : 0U);
     pthread_mutex_lock(&planner_lock);
     if (api->plan_with_nthreads) api->plan_with_nthreads(api->threads);

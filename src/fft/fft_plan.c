@@ -119,7 +119,7 @@ static kiln_status plan_with_copies(kiln_fft_plan *p, int copy_in, int copy_out)
     kiln_contiguous_strides(k->ndim, k->in_shape, kiln_dtype_size((kiln_dtype)k->dtype_in), cin);
     kiln_contiguous_strides(k->ndim, k->out_shape, kiln_dtype_size((kiln_dtype)k->dtype_out), cout);
     kiln_fft_key sk = *k;
-    sk.inplace = 0;               /* scratch is separate memory */
+    if (copy_in || copy_out) sk.inplace = 0; /* scratch is separate memory */
     if (copy_in) sk.in_align = 0; /* kiln's allocations are 64-byte aligned */
     if (copy_out) sk.out_align = 0;
     if (!build_layout(&sk, copy_in ? cin : k->in_strides, copy_out ? cout : k->out_strides, &p->layout))
