@@ -472,6 +472,35 @@ static void test_multi_dim(void **state) {
     kiln_close(ctx);
 }
 
+/* More transform axes than one library plan takes: passes (cuFFT beyond 3
+ * axes; forced here with the testing knob so FFTW takes the same path). */
+static void test_split_passes(void **state) {
+    (void)state;
+    setenv("KILN_FFT_MAX_RANK", "1", 1);
+    kiln_context *ctx = test_open();
+    test_rng rng = test_rng_for(__func__);
+    const fft_case cases[] = {
+        {KILN_FFT_C2C, -1, KILN_FFT_NORM_BACKWARD, 1, 3, {4, 5, 6}, 0, {0}, L_CONTIG, L_CONTIG, 0},
+        {KILN_FFT_C2C, 1, KILN_FFT_NORM_ORTHO, 0, 3, {4, 5, 6}, 2, {2, 0}, L_TRANSPOSED, L_STRIDED, 0},
+        {KILN_FFT_C2C, -1, KILN_FFT_NORM_BACKWARD, 0, 2, {6, 10}, 0, {0}, L_OFFSET, L_OFFSET, 1},
+        {KILN_FFT_R2C, -1, KILN_FFT_NORM_BACKWARD, 1, 3, {3, 4, 10}, 0, {0}, L_STRIDED, L_CONTIG, 0},
+        {KILN_FFT_R2C, -1, KILN_FFT_NORM_FORWARD, 0, 3, {3, 4, 9}, 2, {0, 1}, L_CONTIG, L_TRANSPOSED, 0},
+        {KILN_FFT_C2R, 1, KILN_FFT_NORM_BACKWARD, 1, 3, {3, 4, 10}, 0, {0}, L_CONTIG, L_STRIDED, 0},
+        {KILN_FFT_C2R, 1, KILN_FFT_NORM_ORTHO, 0, 4, {2, 3, 4, 6}, 3, {0, 3, 1}, L_REVERSED, L_CONTIG, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(ctx, &cases[i], &rng);
+    const int64_t shape[3] = {4, 5, 6};
+    kiln_array *a = NULL;
+    kiln_fft_plan *p = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX64, 3, shape, &a));
+    TEST_OK(kiln_fft_plan_create(KILN_FFT_C2C, KILN_FFT_FORWARD, a, a, NULL, 0, KILN_FFT_NORM_BACKWARD, &p));
+    assert_int_equal(p->nsteps, 3); /* one pass per axis */
+    kiln_fft_plan_release(p);
+    kiln_array_release(a);
+    kiln_close(ctx);
+    unsetenv("KILN_FFT_MAX_RANK");
+}
+
 /* Every layout of input and output, every kind and precision. */
 static void test_layouts(void **state) {
     (void)state;
@@ -770,11 +799,17 @@ int main(void) {
      * layouts once each, where FFTW's estimate is just as right. */
     setenv("KILN_FFTW_PLANNER", "estimate", 0);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_c2c_1d_sizes),    cmocka_unit_test(test_real_1d_sizes),
-        cmocka_unit_test(test_multi_dim),       cmocka_unit_test(test_layouts),
-        cmocka_unit_test(test_in_place),        cmocka_unit_test(test_round_trips),
-        cmocka_unit_test(test_plans_and_cache), cmocka_unit_test(test_plan_on_stream),
-        cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_scale_kernel_compiles_for_cuda),
+        cmocka_unit_test(test_c2c_1d_sizes),
+        cmocka_unit_test(test_real_1d_sizes),
+        cmocka_unit_test(test_multi_dim),
+        cmocka_unit_test(test_split_passes),
+        cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_in_place),
+        cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_plans_and_cache),
+        cmocka_unit_test(test_plan_on_stream),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_scale_kernel_compiles_for_cuda),
         cmocka_unit_test(test_profiled),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -170,7 +170,6 @@ static kiln_status fftw_plan(kiln_context *ctx, const kiln_fft_layout *l, void *
                               (size_t)l->in_extent * in_item + (size_t)l->out_extent * out_item);
     }
     /* C2R may destroy its input (the front hands it a copy); the others keep it. */
-    if (getenv("FFT_DEBUG")) fprintf(stderr, "plan kind %d rank %d n0 %ld is0 %ld os0 %ld hr %d inplace %d align %d %d ext %ld %ld\n", l->kind, l->rank, (long)l->n[0], (long)l->is[0], (long)l->os[0], l->howmany_rank, l->inplace, l->in_align, l->out_align, (long)l->in_extent, (long)l->out_extent);
     unsigned flags = planner_flags() | (l->kind == KILN_FFT_C2R ? FFTW_DESTROY_INPUT_FLAG : 0U);
     pthread_mutex_lock(&planner_lock);
     if (api->plan_with_nthreads) api->plan_with_nthreads(api->threads);
@@ -238,8 +237,8 @@ static int fftw_alignment(int dbl, const void *p) {
     return api->alignment_of((void *)(uintptr_t)p);
 }
 
-static const kiln_fft_provider fftw_provider = {"FFTW", fftw_plan, fftw_execute, fftw_destroy,
-                                                fftw_alignment};
+static const kiln_fft_provider fftw_provider = {"FFTW",       fftw_plan,      fftw_execute,
+                                                fftw_destroy, fftw_alignment, 0};
 
 kiln_status kiln_fft_provider_fftw(const kiln_fft_provider **out) {
     *out = &fftw_provider;

@@ -282,8 +282,8 @@ static void cufft_destroy(kiln_context *ctx, void *plan) {
     free(p);
 }
 
-static const kiln_fft_provider cufft_provider = {"cuFFT", cufft_plan_make, cufft_execute, cufft_destroy,
-                                                 NULL};
+static const kiln_fft_provider cufft_provider = {"cuFFT", cufft_plan_make, cufft_execute, cufft_destroy, NULL,
+                                                 3};
 
 kiln_status kiln_fft_provider_cufft(const kiln_fft_provider **out) {
     *out = &cufft_provider;

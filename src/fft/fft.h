@@ -46,7 +46,20 @@ typedef struct kiln_fft_provider {
     /* FFTW's alignment offset of a host pointer for a precision; NULL where
      * alignment does not matter. */
     int (*alignment_of)(int double_precision, const void *p);
+    /* The most transform dims one library plan takes (0: any); more are
+     * split into passes by the front. */
+    int max_rank;
 } kiln_fft_provider;
+
+/* One library plan of a kiln plan: transforms of more dims than the library
+ * takes at once run as several passes (the DFT is separable), the later ones
+ * in place on the output (on the input for C2R, which reads a copy). */
+typedef struct kiln_fft_step {
+    kiln_fft_layout layout;
+    void *impl;
+    int read_out; /* reads the output array (in place there) */
+    int write_in; /* writes the input array (in place there) */
+} kiln_fft_step;
 
 /* The FFTW provider (cpu_fftw.c) and the cuFFT provider (cuda_cufft.c).
  * Each loads its library on first call; KILN_ERR_LIBRARY_MISSING names the
@@ -68,12 +81,13 @@ struct kiln_fft_plan {
     kiln_context *ctx;
     const kiln_fft_provider *provider;
     kiln_fft_key key;
-    kiln_fft_layout layout; /* what the provider runs (contiguous when copies) */
-    void *impl;             /* the provider's plan; NULL when nothing to transform */
-    int copy_in, copy_out;  /* gather the input / scatter the output through contiguous scratch */
-    int trivial;            /* every transform axis has length 1: a copy */
-    double scale;           /* applied to the output; 1: none */
-    char label[96];         /* the profiler's name, "fft c2c f32 (512, 512)" */
+    kiln_fft_layout layout; /* the whole transform (on contiguous scratch where copies) */
+    kiln_fft_step steps[KILN_MAX_DIMS];
+    int nsteps;
+    int copy_in, copy_out; /* gather the input / scatter the output through contiguous scratch */
+    int trivial;           /* every transform axis has length 1: a copy */
+    double scale;          /* applied to the output; 1: none */
+    char label[96];        /* the profiler's name, "fft c2c f32 (512, 512)" */
 };
 
 /* Per context: the plans made so far, and the scaling ufunc. */

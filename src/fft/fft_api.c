@@ -123,7 +123,12 @@ static kiln_status run_provider(kiln_fft_plan *p, void *in, void *out, kiln_stre
     kiln_prof_op *op = NULL;
     if (KILN_PROF_ON(ctx))
         op = kiln_prof_kernel_begin(ctx, p->label, NULL, kiln_stream_impl(stream), p->label);
-    kiln_status s = p->provider->execute(ctx, p->impl, &p->layout, in, out, stream);
+    kiln_status s = KILN_OK;
+    for (int i = 0; i < p->nsteps && s == KILN_OK; i++) {
+        const kiln_fft_step *st = &p->steps[i];
+        void *src = st->read_out ? out : in, *dst = st->write_in ? in : out;
+        s = p->provider->execute(ctx, st->impl, &st->layout, src, dst, stream);
+    }
     if (op) kiln_prof_end(ctx, op);
     return kiln_context_note(ctx, s);
 }

@@ -112,6 +112,93 @@ static kiln_status select_provider(kiln_context *ctx, const kiln_fft_provider **
     return kiln_fft_provider_fftw(out);
 }
 
+/* KILN_FFT_MAX_RANK (a testing knob: makes FFTW take the multi-pass path
+ * cuFFT takes beyond 3 dims) lowers the provider's limit. */
+static int max_rank(const kiln_fft_provider *prov) {
+    int r = prov->max_rank;
+    const char *e = getenv("KILN_FFT_MAX_RANK");
+    if (e && *e) {
+        long v = strtol(e, NULL, 10);
+        if (v >= 1 && (r == 0 || v < r)) r = (int)v;
+    }
+    return r;
+}
+
+/* Adds transform dim i of L (outside the pass) as a batch dim of S. */
+static void add_batch(kiln_fft_layout *S, int64_t n, int64_t is, int64_t os) {
+    S->hn[S->howmany_rank] = n;
+    S->his[S->howmany_rank] = is;
+    S->hos[S->howmany_rank] = os;
+    S->howmany_rank++;
+}
+
+/* The pass of L's own kind over transform dims [lo, rank); the others batch. */
+static kiln_fft_layout main_pass(const kiln_fft_layout *L, int lo) {
+    kiln_fft_layout S = *L;
+    S.rank = 0;
+    for (int i = lo; i < L->rank; i++) {
+        S.n[S.rank] = L->n[i];
+        S.is[S.rank] = L->is[i];
+        S.os[S.rank] = L->os[i];
+        S.rank++;
+    }
+    for (int i = 0; i < lo; i++) add_batch(&S, L->n[i], L->is[i], L->os[i]);
+    return S;
+}
+
+/* A C2C pass in place over dims [lo, hi) of one side of L (the output, or
+ * for C2R the input), where the last dim has the complex side's length. */
+static kiln_fft_layout c2c_pass(const kiln_fft_layout *L, int lo, int hi, int on_input) {
+    kiln_fft_layout S = *L;
+    const int64_t *st = on_input ? L->is : L->os, *hst = on_input ? L->his : L->hos;
+    S.kind = KILN_FFT_C2C;
+    S.rank = 0;
+    S.howmany_rank = 0;
+    for (int i = 0; i < L->rank; i++) {
+        int64_t n = L->n[i];
+        if (i == L->rank - 1 && L->kind != KILN_FFT_C2C) n = n / 2 + 1;
+        if (i >= lo && i < hi) {
+            S.n[S.rank] = n;
+            S.is[S.rank] = S.os[S.rank] = st[i];
+            S.rank++;
+        } else {
+            add_batch(&S, n, st[i], st[i]);
+        }
+    }
+    for (int i = 0; i < L->howmany_rank; i++) add_batch(&S, L->hn[i], hst[i], hst[i]);
+    S.inplace = 1;
+    S.in_align = S.out_align = on_input ? L->in_align : L->out_align;
+    S.in_extent = S.out_extent = on_input ? L->in_extent : L->out_extent;
+    return S;
+}
+
+static void split(kiln_fft_plan *p, int limit) {
+    const kiln_fft_layout *L = &p->layout;
+    if (limit <= 0 || L->rank <= limit) {
+        p->steps[0].layout = *L;
+        p->nsteps = 1;
+        return;
+    }
+    int first = L->rank - limit, n = 0, c2r = L->kind == KILN_FFT_C2R;
+    if (!c2r) p->steps[n++].layout = main_pass(L, first);
+    for (int lo = 0; lo < first; lo += limit) {
+        int hi = lo + limit < first ? lo + limit : first;
+        p->steps[n].layout = c2c_pass(L, lo, hi, c2r);
+        p->steps[n].read_out = !c2r;
+        p->steps[n].write_in = c2r;
+        n++;
+    }
+    if (c2r) p->steps[n++].layout = main_pass(L, first);
+    p->nsteps = n;
+}
+
+static void destroy_steps(kiln_fft_plan *p) {
+    for (int i = 0; i < p->nsteps; i++)
+        if (p->steps[i].impl) p->provider->destroy(p->ctx, p->steps[i].impl);
+    memset(p->steps, 0, sizeof p->steps);
+    p->nsteps = 0;
+}
+
 /* Plans with contiguous scratch on the sides that need it. */
 static kiln_status plan_with_copies(kiln_fft_plan *p, int copy_in, int copy_out) {
     const kiln_fft_key *k = &p->key;
@@ -120,13 +207,21 @@ static kiln_status plan_with_copies(kiln_fft_plan *p, int copy_in, int copy_out)
     kiln_contiguous_strides(k->ndim, k->out_shape, kiln_dtype_size((kiln_dtype)k->dtype_out), cout);
     kiln_fft_key sk = *k;
     if (copy_in || copy_out) sk.inplace = 0; /* scratch is separate memory */
-    if (copy_in) sk.in_align = 0; /* kiln's allocations are 64-byte aligned */
+    if (copy_in) sk.in_align = 0;            /* kiln's allocations are 64-byte aligned */
     if (copy_out) sk.out_align = 0;
     if (!build_layout(&sk, copy_in ? cin : k->in_strides, copy_out ? cout : k->out_strides, &p->layout))
         return KILN_ERR_UNSUPPORTED;
     p->copy_in = copy_in;
     p->copy_out = copy_out;
-    return p->provider->plan(p->ctx, &p->layout, &p->impl);
+    split(p, max_rank(p->provider));
+    for (int i = 0; i < p->nsteps; i++) {
+        kiln_status s = p->provider->plan(p->ctx, &p->steps[i].layout, &p->steps[i].impl);
+        if (s != KILN_OK) {
+            destroy_steps(p);
+            return s;
+        }
+    }
+    return KILN_OK;
 }
 
 kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_fft_plan **out) {
@@ -179,6 +274,6 @@ kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_
 
 void kiln_fft_plan_destroy(kiln_fft_plan *p) {
     if (!p) return;
-    if (p->impl) p->provider->destroy(p->ctx, p->impl);
+    destroy_steps(p);
     free(p);
 }
