@@ -89,9 +89,11 @@ int kiln_fft_convolve_prepare(kiln_context *ctx, const float *image, int n, kiln
     if (s == KILN_OK) s = upload_padded(ctx, kiln_fft_convolve_filter, KSIZE, KSIZE, c->p, &c->filter0);
     if (s == KILN_OK) s = kiln_array_empty(ctx, KILN_COMPLEX64, 2, shape, &c->image);
     if (s == KILN_OK) s = kiln_array_empty(ctx, KILN_COMPLEX64, 2, shape, &c->filter);
-    /* The seed's @vectorize(['complex64(complex64, complex64)']) vmult. */
+    /* The seed's @vectorize(['complex64(complex64, complex64)']) vmult, with
+     * the 1/p^2 the seed divides by on the host folded in, so the inverse
+     * runs unscaled (norm "forward"): one pass over the data less. */
     if (s == KILN_OK)
-        s = kiln_vectorize(ctx, "vmult", "c8(c8, c8)", "a, b", "return a * b;", NULL, &c->vmult);
+        s = kiln_vectorize(ctx, "vmult", "c8(c8, c8, f4)", "a, b, s", "return a * b * s;", NULL, &c->vmult);
     /* Forward out of place from the kept inputs (the same work as the seed's
      * fft_inplace, and reruns need no re-upload), inverse in place. */
     if (s == KILN_OK)
@@ -99,7 +101,7 @@ int kiln_fft_convolve_prepare(kiln_context *ctx, const float *image, int n, kiln
                                  KILN_FFT_NORM_BACKWARD, &c->forward);
     if (s == KILN_OK)
         s = kiln_fft_plan_create(KILN_FFT_C2C, KILN_FFT_INVERSE, c->image, c->image, NULL, 0,
-                                 KILN_FFT_NORM_BACKWARD, &c->inverse);
+                                 KILN_FFT_NORM_FORWARD, &c->inverse);
     if (s != KILN_OK) kiln_fft_convolve_release(c);
     return s;
 }
@@ -108,9 +110,10 @@ int kiln_fft_convolve_run(kiln_fft_convolve *c, kiln_stream *stream) {
     int s = kiln_fft_execute(c->forward, c->image0, c->image, stream);
     if (s == KILN_OK) s = kiln_fft_execute(c->forward, c->filter0, c->filter, stream);
     kiln_array *outs[1] = {c->image};
+    float scale = 1.0f / ((float)c->p * (float)c->p);
     if (s == KILN_OK)
-        s = kiln_call_ex(c->vmult, NULL, stream, KILN_ARGS(kiln_arr(c->image), kiln_arr(c->filter)), outs);
-    /* backward normalisation: the 1/p^2 the seed divides by on the host */
+        s = kiln_call_ex(c->vmult, NULL, stream,
+                         KILN_ARGS(kiln_arr(c->image), kiln_arr(c->filter), kiln_f32(scale)), outs);
     if (s == KILN_OK) s = kiln_fft_execute(c->inverse, c->image, c->image, stream);
     return s;
 }
