@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "examples.h"
 #include "fft/fft.h"
+#include "fft_convolve.h"
 #include "test_support.h"
 
 #define PI_L 3.141592653589793238462643383279502884L
@@ -794,6 +796,37 @@ static void test_profiled(void **state) {
     kiln_close(ctx);
 }
 
+/* kiln demo fft_convolve at a small size: checks itself against the direct
+ * convolution and writes its PNG; its multiply compiles for sm_90. */
+static void test_convolve_demo(void **state) {
+    (void)state;
+    kiln_context *ctx = test_open();
+    char *dir = test_temp_dir("fft_convolve");
+    kiln_example_opts opts = {61, 3, 0, dir};
+    kiln_example_result r;
+    TEST_OK(kiln_example_find("fft_convolve")->run(ctx, &opts, &r));
+    print_message("fft_convolve on %s: %s\n", test_target(), r.check);
+    if (!r.passed) fail_msg("fft_convolve failed its check: %s", r.check);
+    if (!test_contains(r.check, "wrote") && !test_contains(r.check, "without libpng"))
+        fail_msg("no picture: %s", r.check);
+    float img[64];
+    for (int i = 0; i < 64; i++) img[i] = (float)(i % 7);
+    kiln_fft_convolve c;
+    TEST_OK(kiln_fft_convolve_prepare(ctx, img, 8, &c));
+    assert_int_equal(c.p, 12); /* 8 + 4 is 2^2 * 3 already */
+    char *src = NULL, *log = NULL;
+    kiln_array *outs[1] = {c.image};
+    TEST_OK(kiln_ufunc_source(c.vmult, "cuda", KILN_ARGS(kiln_arr(c.image), kiln_arr(c.filter), kiln_f32(1)),
+                              outs, &src));
+    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "vmult.cu", NULL, &log);
+    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING) fail_msg("%s\n%s", kiln_last_error(), src);
+    kiln_free(src);
+    kiln_free(log);
+    kiln_fft_convolve_release(&c);
+    free(dir);
+    kiln_close(ctx);
+}
+
 int main(void) {
     /* Measured planning is the default; the tests plan hundreds of small
      * layouts once each, where FFTW's estimate is just as right. */
@@ -811,6 +844,7 @@ int main(void) {
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_scale_kernel_compiles_for_cuda),
         cmocka_unit_test(test_profiled),
+        cmocka_unit_test(test_convolve_demo),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kiln_close(cpu_peer());
