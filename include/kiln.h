@@ -659,7 +659,7 @@ KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, cons
 /* ------------------------------------------------------------------ FFT (src/fft/) */
 /* Discrete Fourier transforms over kiln arrays: FFTW 3 on the CPU backend,
  * cuFFT on CUDA, both loaded at first use (a missing one is
- * KILN_ERR_LIBRARY_MISSING naming the package: libfftw3-3 for float64,
+ * KILN_ERR_LIBRARY_MISSING naming the package: libfftw3-double3 for float64,
  * libfftw3-single3 for float32 on Debian; the CUDA toolkit's libcufft).
  *
  *   kiln_array *F = NULL;
@@ -672,11 +672,12 @@ KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, cons
  * the last axis has n real outputs). Transforms run over any set of axes
  * (the others are a batch), any strides: layouts the library's advanced
  * layout cannot express (negative strides, strides that are not multiples of
- * the item size; on cuFFT also more than 3 axes, or transform axes whose
- * strides do not nest) are copied to contiguous scratch once per call
- * (kiln_fft_plan_copies says so). C2R always reads a copy of its input,
- * because both libraries overwrite a C2R input. Normalisation as NumPy's
- * `norm`. The result equals NumPy's fftn/rfftn/irfftn up to rounding. */
+ * the item size; on cuFFT also transform axes whose strides do not nest) are
+ * copied to contiguous scratch once per call (kiln_fft_plan_copies says so);
+ * more axes than the library takes at once (cuFFT: 3) run as several passes.
+ * C2R always reads a copy of its input, because both libraries overwrite a
+ * C2R input. Normalisation as NumPy's `norm`. The result equals NumPy's
+ * fftn/rfftn/irfftn up to rounding. */
 typedef enum kiln_fft_kind { KILN_FFT_C2C = 0, KILN_FFT_R2C = 1, KILN_FFT_C2R = 2 } kiln_fft_kind;
 typedef enum kiln_fft_direction { KILN_FFT_FORWARD = -1, KILN_FFT_INVERSE = 1 } kiln_fft_direction;
 typedef enum kiln_fft_norm {
@@ -696,13 +697,14 @@ typedef struct kiln_fft_plan kiln_fft_plan;
  * Plans live in the context's cache: the same arguments again return the same
  * plan without planning. Release with kiln_fft_plan_release before
  * kiln_close of the context. */
-KILN_API kiln_status kiln_fft_plan_create(kiln_fft_kind kind, kiln_fft_direction direction, const kiln_array *in,
-                                          const kiln_array *out, const int *axes, int naxes, kiln_fft_norm norm,
-                                          kiln_fft_plan **plan);
+KILN_API kiln_status kiln_fft_plan_create(kiln_fft_kind kind, kiln_fft_direction direction,
+                                          const kiln_array *in, const kiln_array *out, const int *axes,
+                                          int naxes, kiln_fft_norm norm, kiln_fft_plan **plan);
 /* Runs the plan on arrays of the plan's context laid out as the ones it was
  * made for (other data pointers are fine). Queued on `stream` (NULL: the
  * default stream) on CUDA; on the CPU it returns when done. */
-KILN_API kiln_status kiln_fft_execute(kiln_fft_plan *plan, kiln_array *in, kiln_array *out, kiln_stream *stream);
+KILN_API kiln_status kiln_fft_execute(kiln_fft_plan *plan, kiln_array *in, kiln_array *out,
+                                      kiln_stream *stream);
 /* Drops the caller's reference. NULL: no-op. */
 KILN_API void kiln_fft_plan_release(kiln_fft_plan *plan);
 /* 1 when the plan gathers or scatters through contiguous scratch because the
@@ -722,8 +724,8 @@ KILN_API kiln_status kiln_rfftn(kiln_array *in, const int *axes, int naxes, kiln
 /* Half spectrum back to real: the last axis of `axes` gets `last_n` outputs
  * (0: 2*(m-1) for an input of length m there, NumPy's default); m must be
  * last_n/2+1. */
-KILN_API kiln_status kiln_irfftn(kiln_array *in, const int *axes, int naxes, int64_t last_n, kiln_fft_norm norm,
-                                 kiln_array **out);
+KILN_API kiln_status kiln_irfftn(kiln_array *in, const int *axes, int naxes, int64_t last_n,
+                                 kiln_fft_norm norm, kiln_array **out);
 
 /* ------------------------------------------------------------------ linear algebra (src/blas/) */
 
