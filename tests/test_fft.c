@@ -749,6 +749,31 @@ static void test_bad_input(void **state) {
     kiln_close(ctx);
 }
 
+/* Host memory wrapped by the caller: transformed in place by FFTW on the
+ * CPU; refused on CUDA (cuFFT works on device arrays) with a message. */
+static void test_host_arrays(void **state) {
+    (void)state;
+    kiln_context *ctx = test_open();
+    double buf[2 * 12] = {0};
+    for (int i = 0; i < 12; i++) buf[2 * i] = i + 1; /* 1..12 real */
+    const int64_t shape[1] = {12};
+    kiln_array *h = NULL, *out = NULL;
+    TEST_OK(kiln_array_wrap_host(ctx, KILN_COMPLEX128, 1, shape, NULL, buf, &h));
+    out = h;
+    kiln_status s = kiln_fftn(h, NULL, 0, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &out);
+    if (kiln_context_backend(ctx) == KILN_BACKEND_CUDA) {
+        assert_int_equal(s, KILN_ERR_INVALID_ARGUMENT);
+        assert_true(test_contains(kiln_last_error(), "host-memory array"));
+    } else {
+        TEST_OK(s);
+        /* X[0] = sum 1..12 = 78; X[6] = sum (-1)^j (j+1) = -6 */
+        assert_true(fabs(buf[0] - 78) < 1e-12 && fabs(buf[1]) < 1e-12);
+        assert_true(fabs(buf[12] + 6) < 1e-12 && fabs(buf[13]) < 1e-12);
+    }
+    kiln_array_release(h);
+    kiln_close(ctx);
+}
+
 /* The normalisation kernel compiles for sm_90 through NVRTC (CPU runs too). */
 static void test_scale_kernel_compiles_for_cuda(void **state) {
     (void)state;
@@ -844,6 +869,7 @@ int main(void) {
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_scale_kernel_compiles_for_cuda),
         cmocka_unit_test(test_profiled),
+        cmocka_unit_test(test_host_arrays),
         cmocka_unit_test(test_convolve_demo),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
