@@ -182,7 +182,8 @@ static kiln_status cufft_plan_make(kiln_context *ctx, const kiln_fft_layout *l, 
     if (!p) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     int64_t bn[KILN_MAX_DIMS], bis[KILN_MAX_DIMS], bos[KILN_MAX_DIMS];
     int m = merge_batch(l, bn, bis, bos);
-    long long batch = 1, idist = 1, odist = 1;
+    /* One transform: the distances do not matter, but must be plausible. */
+    long long batch = 1, idist = l->in_extent, odist = l->out_extent;
     if (m > 0) {
         int big = 0;
         for (int i = 1; i < m; i++)
