@@ -13,7 +13,6 @@
  * usage: kiln_fft_bench [--target auto|cpu|cuda] [--repeat N] [--full]
  *   --full on the CPU runs the GPU sizes (default: 1/16 of the points). */
 #include <dlfcn.h>
-#include <fftw3.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
@@ -234,6 +233,60 @@ static int bench_gpu(kiln_context *ctx, int repeat, const char *argv0) {
 
 /* ------------------------------------------------------------------ CPU */
 
+/* ------------------------------------------------------------------ FFTW, directly */
+/* FFTW (single precision) opened here with dlopen, so the benchmark builds
+ * and runs where FFTW is absent (the GPU machine): the CPU rows then say so.
+ * The same libfftw3f.so.3 kiln loads: one library instance, one wisdom. */
+typedef float fftwf_complex[2];
+typedef void *fftwf_plan;
+#define FFTW_FORWARD (-1)
+#define FFTW_MEASURE (0U)
+#define FFTW_PATIENT (1U << 5)
+#define FFTW_ESTIMATE (1U << 6)
+
+static struct fftw_direct {
+    int (*init_threads)(void);
+    void (*plan_with_nthreads)(int);
+    fftwf_plan (*plan_many_dft)(int, const int *, int, fftwf_complex *, const int *, int, int,
+                                fftwf_complex *, const int *, int, int, int, unsigned);
+    fftwf_plan (*plan_many_dft_r2c)(int, const int *, int, float *, const int *, int, int, fftwf_complex *,
+                                    const int *, int, int, unsigned);
+    void (*execute_dft)(fftwf_plan, fftwf_complex *, fftwf_complex *);
+    void (*execute_dft_r2c)(fftwf_plan, float *, fftwf_complex *);
+    void (*destroy_plan)(fftwf_plan);
+    fftwf_plan (*plan_dft_1d)(int, fftwf_complex *, fftwf_complex *, int, unsigned);
+    void *(*malloc_)(size_t);
+    void (*free_)(void *);
+} fw;
+
+/* dlsym returns void *; POSIX guarantees the round trip to a function
+ * pointer, which ISO C does not, hence the memcpy. */
+static int fftw_sym(void *h, void *h2, const char *name, void *slot, size_t size) {
+    void *p = h ? dlsym(h, name) : NULL;
+    if (!p && h2) p = dlsym(h2, name);
+    if (!p) return 0;
+    memcpy(slot, &p, size);
+    return 1;
+}
+
+static int load_fftw(void) {
+    void *h = dlopen("libfftw3f.so.3", RTLD_NOW | RTLD_LOCAL);
+    void *t = dlopen("libfftw3f_threads.so.3", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        printf("CPU rows: FFTW (libfftw3f.so.3) not found: %s\n", dlerror());
+        return 0;
+    }
+#define FW_(field, name) fftw_sym(h, t, name, &fw.field, sizeof fw.field)
+    int ok = FW_(init_threads, "fftwf_init_threads") && FW_(plan_with_nthreads, "fftwf_plan_with_nthreads") &&
+             FW_(plan_many_dft, "fftwf_plan_many_dft") && FW_(plan_many_dft_r2c, "fftwf_plan_many_dft_r2c") &&
+             FW_(execute_dft, "fftwf_execute_dft") && FW_(execute_dft_r2c, "fftwf_execute_dft_r2c") &&
+             FW_(destroy_plan, "fftwf_destroy_plan") && FW_(plan_dft_1d, "fftwf_plan_dft_1d") &&
+             FW_(malloc_, "fftwf_malloc") && FW_(free_, "fftwf_free");
+#undef FW_
+    if (!ok) printf("CPU rows: libfftw3f lacks a function the benchmark calls (threads library missing?)\n");
+    return ok;
+}
+
 static unsigned planner(void) {
     const char *e = getenv("KILN_FFTW_PLANNER");
     if (e && strcmp(e, "estimate") == 0) return FFTW_ESTIMATE;
@@ -253,9 +306,9 @@ static int time_interleaved(kiln_fft_plan *p, kiln_array *in, kiln_array *out, f
         s = kiln_fft_execute(p, in, out, NULL);
         double w1 = now_ms();
         if (r2c)
-            fftwf_execute_dft_r2c(fp, a, b);
+            fw.execute_dft_r2c(fp, a, b);
         else
-            fftwf_execute_dft(fp, a, b);
+            fw.execute_dft(fp, a, b);
         double w2 = now_ms();
         if (r >= 0) {
             tk[r] = w1 - w0;
@@ -276,7 +329,8 @@ static int bench_cpu(kiln_context *ctx, int repeat, int full) {
     long threads = sysconf(_SC_NPROCESSORS_ONLN);
     const char *e = getenv("KILN_FFTW_THREADS");
     if (e && *e) threads = strtol(e, NULL, 10);
-    fftwf_init_threads();
+    if (!load_fftw()) return KILN_ERR_LIBRARY_MISSING;
+    fw.init_threads();
     printf("CPU: FFTW direct with the same planner (%s) and %ld threads; sizes %s\n",
            planner() == FFTW_MEASURE ? "FFTW_MEASURE" : "as KILN_FFTW_PLANNER", threads,
            full ? "as on the GPU" : "1/16 of the GPU's points (--full for those)");
@@ -306,12 +360,12 @@ static int bench_cpu(kiln_context *ctx, int repeat, int full) {
             idist *= n[d];
             odist *= d == w->rank - 1 && w->r2c ? n[d] / 2 + 1 : n[d];
         }
-        fftwf_plan_with_nthreads((int)threads);
+        fw.plan_with_nthreads((int)threads);
         void *a = kiln_array_data(in), *b = kiln_array_data(out);
-        fftwf_plan fp = w->r2c ? fftwf_plan_many_dft_r2c(w->rank, n, howmany, a, NULL, 1, idist, b, NULL, 1,
-                                                         odist, planner())
-                               : fftwf_plan_many_dft(w->rank, n, howmany, a, NULL, 1, idist, b, NULL, 1,
-                                                     odist, FFTW_FORWARD, planner());
+        fftwf_plan fp = w->r2c ? fw.plan_many_dft_r2c(w->rank, n, howmany, a, NULL, 1, idist, b, NULL, 1,
+                                                      odist, planner())
+                               : fw.plan_many_dft(w->rank, n, howmany, a, NULL, 1, idist, b, NULL, 1, odist,
+                                                  FFTW_FORWARD, planner());
         double v = -1;
         if (s == KILN_OK && fp) s = time_interleaved(p, in, out, fp, w->r2c, repeat, &k, &v);
         if (s != KILN_OK) break;
@@ -319,7 +373,7 @@ static int bench_cpu(kiln_context *ctx, int repeat, int full) {
         snprintf(name, sizeof name, "%s%s", w->name, full ? "" : " /16");
         row(name, k, v, 1.1);
         printf("    (kiln planning %.0f ms, first time in this process)\n", plan_ms);
-        if (fp) fftwf_destroy_plan(fp);
+        if (fp) fw.destroy_plan(fp);
         kiln_fft_plan_release(p);
         kiln_array_release(in);
         kiln_array_release(out);
@@ -328,16 +382,16 @@ static int bench_cpu(kiln_context *ctx, int repeat, int full) {
     if (s == KILN_OK) s = kiln_host_cost(ctx, 16, 20000, &us, &us1);
     if (s == KILN_OK) {
         /* FFTW's own per-call time at that size, to read kiln's overhead off */
-        fftwf_complex *a = fftwf_malloc(16 * sizeof *a), *b = fftwf_malloc(16 * sizeof *b);
+        fftwf_complex *a = fw.malloc_(16 * sizeof *a), *b = fw.malloc_(16 * sizeof *b);
         memset(a, 0, 16 * sizeof *a);
-        fftwf_plan_with_nthreads(1);
-        fftwf_plan fp = fftwf_plan_dft_1d(16, a, b, FFTW_FORWARD, FFTW_ESTIMATE);
+        fw.plan_with_nthreads(1);
+        fftwf_plan fp = fw.plan_dft_1d(16, a, b, FFTW_FORWARD, FFTW_ESTIMATE);
         double t0 = now_ms();
-        for (int i = 0; i < 20000; i++) fftwf_execute_dft(fp, a, b);
+        for (int i = 0; i < 20000; i++) fw.execute_dft(fp, a, b);
         double direct = (now_ms() - t0) * 1e3 / 20000;
-        fftwf_destroy_plan(fp);
-        fftwf_free(a);
-        fftwf_free(b);
+        fw.destroy_plan(fp);
+        fw.free_(a);
+        fw.free_(b);
         printf("\ncached-plan call, C2C 16 points: kiln_fft_execute %.2f us, kiln_fftn %.2f us, "
                "fftwf_execute_dft %.2f us\n",
                us, us1, direct);
