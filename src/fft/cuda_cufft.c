@@ -129,6 +129,18 @@ static int nest(int r, const int64_t *st, const int64_t *len, long long *embed) 
     return 1;
 }
 
+/* A side stored densely in C order: unit inner stride, storage sizes equal
+ * to the lengths, transforms one after another. */
+static int packed(int r, const int64_t *st, const int64_t *len, const long long *embed, long long batch,
+                  long long dist) {
+    long long size = 1;
+    for (int k = 0; k < r; k++) size *= len[k];
+    if (st[r - 1] != 1 || (batch > 1 && dist != size)) return 0;
+    for (int k = 1; k < r; k++)
+        if (embed[k] != len[k]) return 0;
+    return 1;
+}
+
 /* Merges batch dims that nest on both sides; largest first. */
 static int merge_batch(const kiln_fft_layout *l, int64_t *bn, int64_t *bis, int64_t *bos) {
     int m = 0;
@@ -216,11 +228,16 @@ static kiln_status cufft_plan_make(kiln_context *ctx, const kiln_fft_layout *l, 
         return s;
     }
     size_t work = 0;
+    /* Packed layouts go as cuFFT's basic layout (NULL embeds), the one its
+     * own examples and the benchmark's direct calls use, so kiln gets the
+     * same kernels for them. */
+    int basic =
+        packed(l->rank, is, ilen, inembed, batch, idist) && packed(l->rank, os, olen, onembed, batch, odist);
     cufftResult r = api.create(&p->handle);
     int created = r == 0;
     if (r == 0)
-        r = api.make_plan_many64(p->handle, l->rank, n, inembed, is[last], idist, onembed, os[last], odist,
-                                 type, batch, &work);
+        r = api.make_plan_many64(p->handle, l->rank, n, basic ? NULL : inembed, is[last], idist,
+                                 basic ? NULL : onembed, os[last], odist, type, batch, &work);
     if (r != 0) {
         if (created) api.destroy(p->handle);
         free(p);
