@@ -5,6 +5,7 @@
  * With KILN_TEST_TARGET=cuda the transforms also run on a CPU context and the
  * two backends' results are compared. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -765,6 +766,59 @@ static void test_bad_input(void **state) {
     kiln_close(ctx);
 }
 
+/* Several threads planning and transforming on one context at once: the
+ * cache's lock and FFTW's planner lock keep them apart. */
+typedef struct thread_job {
+    kiln_context *ctx;
+    int64_t n;
+    double err;
+    kiln_status status;
+} thread_job;
+
+static void *thread_main(void *arg) {
+    thread_job *j = arg;
+    j->err = 0;
+    j->status = KILN_OK;
+    for (int round = 0; round < 6 && j->status == KILN_OK; round++) {
+        int64_t n = j->n + round % 3; /* new plans and cache hits mixed */
+        double *buf = calloc((size_t)(2 * n), sizeof *buf), *back = calloc((size_t)(2 * n), sizeof *back);
+        for (int64_t i = 0; i < n; i++) buf[2 * i] = (double)((i * 7 + round) % 11) - 5;
+        kiln_array *a = NULL, *f = NULL, *g = NULL;
+        kiln_status s =
+            kiln_array_from_host(j->ctx, KILN_COMPLEX128, 1, &n, buf, sizeof(double) * 2 * (size_t)n, &a);
+        if (s == KILN_OK) s = kiln_fftn(a, NULL, 0, KILN_FFT_NORM_ORTHO, KILN_FFT_FORWARD, &f);
+        if (s == KILN_OK) s = kiln_fftn(f, NULL, 0, KILN_FFT_NORM_ORTHO, KILN_FFT_INVERSE, &g);
+        if (s == KILN_OK) s = kiln_array_to_host(g, back, sizeof(double) * 2 * (size_t)n);
+        for (int64_t i = 0; s == KILN_OK && i < 2 * n; i++)
+            j->err = fabs(back[i] - buf[i]) > j->err ? fabs(back[i] - buf[i]) : j->err;
+        kiln_array_release(a);
+        kiln_array_release(f);
+        kiln_array_release(g);
+        free(buf);
+        free(back);
+        j->status = s;
+    }
+    return NULL;
+}
+
+static void test_threads(void **state) {
+    (void)state;
+    kiln_context *ctx = test_open();
+    enum { THREADS = 4 };
+    pthread_t t[THREADS];
+    thread_job jobs[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        jobs[i] = (thread_job){ctx, 30 + 17 * i, 0, KILN_OK};
+        assert_int_equal(pthread_create(&t[i], NULL, thread_main, &jobs[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        if (jobs[i].status != KILN_OK) fail_msg("thread %d: %s", i, kiln_status_string(jobs[i].status));
+        if (!(jobs[i].err < 1e-12)) fail_msg("thread %d: round trip error %.3g", i, jobs[i].err);
+    }
+    kiln_close(ctx);
+}
+
 /* Host memory wrapped by the caller: transformed in place by FFTW on the
  * CPU; refused on CUDA (cuFFT works on device arrays) with a message. */
 static void test_host_arrays(void **state) {
@@ -885,6 +939,7 @@ int main(void) {
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_scale_kernel_compiles_for_cuda),
         cmocka_unit_test(test_profiled),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_host_arrays),
         cmocka_unit_test(test_convolve_demo),
     };

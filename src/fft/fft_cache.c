@@ -18,6 +18,7 @@ struct kiln_fft_cache {
     pthread_mutex_t lock;
     kiln_fft_plan *plans[CACHE_CAPACITY]; /* most recently used first */
     int count;
+    pthread_mutex_t scale_lock; /* compiling the ufunc must not stall plan lookups */
     kiln_ufunc *scale;
 };
 
@@ -25,7 +26,10 @@ static kiln_status cache_of(kiln_context *ctx, kiln_fft_cache **out) {
     pthread_mutex_lock(&ctx->lock);
     if (!ctx->fft) {
         kiln_fft_cache *c = calloc(1, sizeof *c);
-        if (c) pthread_mutex_init(&c->lock, NULL);
+        if (c) {
+            pthread_mutex_init(&c->lock, NULL);
+            pthread_mutex_init(&c->scale_lock, NULL);
+        }
         ctx->fft = c;
     }
     kiln_fft_cache *c = ctx->fft;
@@ -97,6 +101,7 @@ void kiln_fft_cache_release(kiln_context *ctx) {
     for (int i = 0; i < c->count; i++) plan_unref(c->plans[i]);
     kiln_ufunc_release(c->scale);
     pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->scale_lock);
     free(c);
     ctx->fft = NULL;
 }
@@ -107,12 +112,12 @@ kiln_status kiln_fft_scale_ufunc(kiln_context *ctx, kiln_ufunc **out) {
     kiln_fft_cache *c = NULL;
     kiln_status s = cache_of(ctx, &c);
     if (s != KILN_OK) return s;
-    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&c->scale_lock);
     if (!c->scale)
         s = kiln_vectorize(ctx, "kiln_fft_scale", "c8(c8,f4); c16(c16,f8); f4(f4,f4); f8(f8,f8)", "x, s",
                            "return x * s;", NULL, &c->scale);
     kiln_ufunc *f = c->scale;
-    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&c->scale_lock);
     if (s != KILN_OK) return kiln_prefix_error(s, "compiling the FFT's normalisation kernel: ");
     *out = f;
     return KILN_OK;
