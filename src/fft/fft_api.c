@@ -165,7 +165,16 @@ kiln_status kiln_fft_execute(kiln_fft_plan *plan, kiln_array *in, kiln_array *ou
                               "kiln_fft_execute: the stream belongs to another context");
     if (plan->trivial) {
         if (kiln_array_size(in) == 0) return KILN_OK;
-        if (!plan->key.inplace && (s = kiln_array_assign(out, in)) != KILN_OK) return s;
+        /* The copy runs on the default stream: ordered after the caller's
+         * stream and before whatever the caller queues next on it. */
+        kiln_context *ctx = plan->ctx;
+        if (!plan->key.inplace) {
+            if (stream && (s = kiln_stream_synchronize(stream)) != KILN_OK) return s;
+            if ((s = kiln_array_assign(out, in)) != KILN_OK) return s;
+            if (stream &&
+                (s = kiln_context_note(ctx, ctx->ops->stream_synchronize(ctx->state, NULL))) != KILN_OK)
+                return s;
+        }
         return scale_output(plan, out, stream);
     }
     if (plan->copy_in || plan->copy_out)
