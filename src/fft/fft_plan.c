@@ -242,11 +242,10 @@ kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_
     for (int d = 0; d < key->ndim; d++) batch *= key->in_shape[d];
     kiln_fft_layout probe;
     int direct = build_layout(key, key->in_strides, key->out_strides, &probe);
-    if (batch == 0) {
-        p->trivial = 1; /* nothing to transform */
-    } else if (direct && probe.rank == 0) {
-        p->trivial = 1; /* C2C over length-1 axes only: a copy */
-        p->layout = probe;
+    int ones = key->kind == KILN_FFT_C2C;
+    for (int i = 0; i < key->naxes; i++) ones = ones && key->in_shape[key->axes[i]] == 1;
+    if (batch == 0 || ones) {
+        p->trivial = 1; /* nothing to transform, or C2C over length-1 axes only: a copy */
     } else {
         /* Both libraries overwrite a C2R input: it always reads a copy. */
         int c2r = key->kind == KILN_FFT_C2R;
