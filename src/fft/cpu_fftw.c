@@ -46,7 +46,10 @@ typedef struct fftw_api {
     void (*free_)(void *);
     int (*init_threads)(void);
     void (*plan_with_nthreads)(int);
-    int threads; /* what plan_with_nthreads is given; 1 without the threads library */
+    int (*import_wisdom)(const char *);
+    int (*export_wisdom)(const char *);
+    int threads;            /* what plan_with_nthreads is given; 1 without the threads library */
+    char wisdom_path[1100]; /* "" when wisdom is not kept on disk */
 } fftw_api;
 
 static fftw_api api_double, api_float;
@@ -65,8 +68,34 @@ static int thread_count(void) {
     return cores < 1 ? 1 : (int)cores;
 }
 
-#define SYM(api, pfx, field, name, req)                                                                      \
-    { pfx name, (void **)&(api)->field, req }
+/* Measured plans cost seconds for large transforms; FFTW's wisdom (what it
+ * measured) is kept in kiln's cache folder, one file per precision, so a
+ * later process plans the same transforms at once. KILN_FFTW_WISDOM=0 turns
+ * it off. A damaged file is ignored by FFTW's import. */
+static void load_wisdom(fftw_api *api, int dbl) {
+    api->wisdom_path[0] = '\0';
+    const char *e = getenv("KILN_FFTW_WISDOM");
+    if ((e && strcmp(e, "0") == 0) || !api->import_wisdom || !api->export_wisdom) return;
+    kiln_cache_info info;
+    if (kiln_cache_info_get(&info) != KILN_OK || !info.usable) return;
+    int n = snprintf(api->wisdom_path, sizeof api->wisdom_path, "%s/fftw-wisdom-%s", info.path,
+                     dbl ? "double" : "single");
+    if (n <= 0 || (size_t)n >= sizeof api->wisdom_path) {
+        api->wisdom_path[0] = '\0';
+        return;
+    }
+    (void)api->import_wisdom(api->wisdom_path);
+}
+
+/* Writes the wisdom after a measured plan (planner lock held): a temporary
+ * file renamed over the old one, so readers never see half a file. */
+static void save_wisdom(fftw_api *api) {
+    if (!api->wisdom_path[0]) return;
+    char tmp[1200];
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", api->wisdom_path, (long)getpid());
+    if (api->export_wisdom(tmp) && rename(tmp, api->wisdom_path) == 0) return;
+    unlink(tmp);
+}
 
 static void load(fftw_api *api, int dbl) {
     const char *pfx = dbl ? "fftw_" : "fftwf_";
@@ -81,12 +110,22 @@ static void load(fftw_api *api, int dbl) {
               "libfftw3-dev)",
         0, dbl ? "KILN_FFTW_LIBRARY" : "KILN_FFTWF_LIBRARY"};
     /* Names built once per precision; static storage for the table. */
-    static char names[2][12][40];
-    const char *base[12] = {
-        "plan_guru64_dft", "plan_guru64_dft_r2c", "plan_guru64_dft_c2r", "execute_dft", "execute_dft_r2c",
-        "execute_dft_c2r", "destroy_plan",        "alignment_of",        "malloc",      "free",
-        "init_threads",    "plan_with_nthreads"};
-    for (int i = 0; i < 12; i++) snprintf(names[dbl][i], sizeof names[dbl][i], "%s%s", pfx, base[i]);
+    static char names[2][14][40];
+    const char *base[14] = {"plan_guru64_dft",
+                            "plan_guru64_dft_r2c",
+                            "plan_guru64_dft_c2r",
+                            "execute_dft",
+                            "execute_dft_r2c",
+                            "execute_dft_c2r",
+                            "destroy_plan",
+                            "alignment_of",
+                            "malloc",
+                            "free",
+                            "init_threads",
+                            "plan_with_nthreads",
+                            "import_wisdom_from_filename",
+                            "export_wisdom_to_filename"};
+    for (int i = 0; i < 14; i++) snprintf(names[dbl][i], sizeof names[dbl][i], "%s%s", pfx, base[i]);
     char(*nm)[40] = names[dbl];
     const kiln_dynlib_symbol syms[] = {
         {nm[0], (void **)&api->plan_dft, 1},
@@ -102,6 +141,8 @@ static void load(fftw_api *api, int dbl) {
         /* Builds with threads in the main library have these here. */
         {nm[10], (void **)&api->init_threads, 0},
         {nm[11], (void **)&api->plan_with_nthreads, 0},
+        {nm[12], (void **)&api->import_wisdom, 0},
+        {nm[13], (void **)&api->export_wisdom, 0},
     };
     kiln_dynlib_load(&api->lib, &spec, syms, sizeof syms / sizeof syms[0]);
     api->threads = 1;
@@ -114,6 +155,7 @@ static void load(fftw_api *api, int dbl) {
         kiln_dynlib_load(&api->threads_lib, &tspec, tsyms, 2);
     }
     if (api->init_threads && api->plan_with_nthreads && api->init_threads()) api->threads = thread_count();
+    load_wisdom(api, dbl);
 }
 
 static void load_double(void) { load(&api_double, 1); }
@@ -180,6 +222,7 @@ static kiln_status fftw_plan(kiln_context *ctx, const kiln_fft_layout *l, void *
         p = api->plan_r2c(l->rank, dims, l->howmany_rank, loops, in, outp, flags);
     else
         p = api->plan_c2r(l->rank, dims, l->howmany_rank, loops, in, outp, flags);
+    if (p && !(flags & FFTW_ESTIMATE_FLAG)) save_wisdom(api);
     pthread_mutex_unlock(&planner_lock);
     api->free_(in_base);
     if (out_base) api->free_(out_base);
