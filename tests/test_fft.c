@@ -819,6 +819,35 @@ static void test_threads(void **state) {
     kiln_close(ctx);
 }
 
+/* A measured plan leaves FFTW's wisdom in kiln's cache folder. */
+static void test_fftw_wisdom_file(void **state) {
+    (void)state;
+    kiln_context *ctx = test_open();
+    if (kiln_context_backend(ctx) != KILN_BACKEND_CPU) {
+        kiln_close(ctx);
+        skip();
+    }
+    kiln_cache_info info;
+    TEST_OK(kiln_cache_info_get(&info));
+    if (!info.usable) fail_msg("cache unusable: %s", info.reason);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/fftw-wisdom-single", info.path);
+    setenv("KILN_FFTW_PLANNER", "measure", 1);
+    const int64_t n = 48;
+    kiln_array *a = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX64, 1, &n, &a));
+    TEST_OK(kiln_fftn(a, NULL, 0, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &a));
+    setenv("KILN_FFTW_PLANNER", "estimate", 1);
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("no wisdom file at %s", path);
+    char head[64] = "";
+    if (!fgets(head, sizeof head, f)) head[0] = '\0';
+    fclose(f);
+    if (!test_contains(head, "fftwf_wisdom")) fail_msg("%s does not hold FFTW wisdom: %s", path, head);
+    kiln_array_release(a);
+    kiln_close(ctx);
+}
+
 /* Host memory wrapped by the caller: transformed in place by FFTW on the
  * CPU; refused on CUDA (cuFFT works on device arrays) with a message. */
 static void test_host_arrays(void **state) {
@@ -939,6 +968,7 @@ int main(void) {
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_scale_kernel_compiles_for_cuda),
         cmocka_unit_test(test_profiled),
+        cmocka_unit_test(test_fftw_wisdom_file),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_host_arrays),
         cmocka_unit_test(test_convolve_demo),
