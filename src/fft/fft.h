@@ -67,6 +67,22 @@ typedef struct kiln_fft_step {
 kiln_status kiln_fft_provider_fftw(const kiln_fft_provider **out);
 kiln_status kiln_fft_provider_cufft(const kiln_fft_provider **out);
 
+/* A layout as cuFFT's advanced (or, when packed, basic) layout takes it
+ * (cufft_layout.c). Transform dim k is the layout's dim perm[k]; batch dims
+ * beyond the cuFFT batch are looped on the host (loop_count launches). */
+typedef struct kiln_cufft_map {
+    int rank, basic, loops;
+    int perm[3];
+    long long n[3], inembed[3], onembed[3];
+    long long istride, ostride, idist, odist, batch;
+    int64_t ln[KILN_MAX_DIMS], lis[KILN_MAX_DIMS], los[KILN_MAX_DIMS];
+    int64_t loop_count;
+} kiln_cufft_map;
+/* 1 and *m filled when cuFFT can take the layout; 0 when the front must copy. */
+int kiln_fft_cufft_map(const kiln_fft_layout *l, kiln_cufft_map *m);
+/* Element offsets of host-loop iteration `it` on each side. */
+void kiln_fft_cufft_loop_offsets(const kiln_cufft_map *m, int64_t it, int64_t *in_off, int64_t *out_off);
+
 /* What a plan was made for: compared byte for byte by the cache, so every
  * instance is zeroed before it is filled. */
 typedef struct kiln_fft_key {
@@ -100,6 +116,10 @@ void kiln_fft_cache_release(kiln_context *ctx);
 /* The context's scaling ufunc (out = in * s for c8, c16, f4, f8). */
 kiln_status kiln_fft_scale_ufunc(kiln_context *ctx, kiln_ufunc **out);
 
+/* The layout of a key for the given byte strides of each side; 0 when a
+ * side cannot be given to a library (negative or fractional strides). */
+int kiln_fft_build_layout(const kiln_fft_key *k, const int64_t *in_bytes, const int64_t *out_bytes,
+                          kiln_fft_layout *l);
 /* Plans `key` from scratch (fft_plan.c). */
 kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_fft_plan **out);
 void kiln_fft_plan_destroy(kiln_fft_plan *p);

@@ -41,8 +41,8 @@ static int64_t extent(int rank, const int64_t *len, const int64_t *st, int hr, c
 
 /* Fills l from the key for the given byte strides of each side. 0 when a
  * side's strides cannot be given to a library. */
-static int build_layout(const kiln_fft_key *k, const int64_t *in_bytes, const int64_t *out_bytes,
-                        kiln_fft_layout *l) {
+int kiln_fft_build_layout(const kiln_fft_key *k, const int64_t *in_bytes, const int64_t *out_bytes,
+                          kiln_fft_layout *l) {
     size_t in_item = kiln_dtype_size((kiln_dtype)k->dtype_in),
            out_item = kiln_dtype_size((kiln_dtype)k->dtype_out);
     int64_t is[KILN_MAX_DIMS], os[KILN_MAX_DIMS];
@@ -209,7 +209,8 @@ static kiln_status plan_with_copies(kiln_fft_plan *p, int copy_in, int copy_out)
     if (copy_in || copy_out) sk.inplace = 0; /* scratch is separate memory */
     if (copy_in) sk.in_align = 0;            /* kiln's allocations are 64-byte aligned */
     if (copy_out) sk.out_align = 0;
-    if (!build_layout(&sk, copy_in ? cin : k->in_strides, copy_out ? cout : k->out_strides, &p->layout))
+    if (!kiln_fft_build_layout(&sk, copy_in ? cin : k->in_strides, copy_out ? cout : k->out_strides,
+                               &p->layout))
         return KILN_ERR_UNSUPPORTED;
     p->copy_in = copy_in;
     p->copy_out = copy_out;
@@ -241,7 +242,7 @@ kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_
     int64_t batch = 1;
     for (int d = 0; d < key->ndim; d++) batch *= key->in_shape[d];
     kiln_fft_layout probe;
-    int direct = build_layout(key, key->in_strides, key->out_strides, &probe);
+    int direct = kiln_fft_build_layout(key, key->in_strides, key->out_strides, &probe);
     int ones = key->kind == KILN_FFT_C2C;
     for (int i = 0; i < key->naxes; i++) ones = ones && key->in_shape[key->axes[i]] == 1;
     if (batch == 0 || ones) {
@@ -255,7 +256,7 @@ kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_
             int64_t cin[KILN_MAX_DIMS];
             kiln_contiguous_strides(key->ndim, key->in_shape, kiln_dtype_size((kiln_dtype)key->dtype_in),
                                     cin);
-            int out_ok = build_layout(key, c2r ? cin : key->in_strides, key->out_strides, &tmp);
+            int out_ok = kiln_fft_build_layout(key, c2r ? cin : key->in_strides, key->out_strides, &tmp);
             if (out_ok) s = plan_with_copies(p, c2r, 0);
         }
         if (s == KILN_ERR_UNSUPPORTED) s = plan_with_copies(p, 1, 1);
