@@ -695,8 +695,9 @@ typedef struct kiln_fft_plan kiln_fft_plan;
  * entries, negative counts from the end, each at most once; NULL: all axes).
  * R2C must be KILN_FFT_FORWARD, C2R KILN_FFT_INVERSE; in place is C2C only.
  * Plans live in the context's cache: the same arguments again return the same
- * plan without planning. Release with kiln_fft_plan_release before
- * kiln_close of the context. */
+ * plan without planning. Release with kiln_fft_plan_release; a plan still
+ * held when its context closes only fails (KILN_ERR_INVALID_ARGUMENT) and
+ * frees on release. */
 KILN_API kiln_status kiln_fft_plan_create(kiln_fft_kind kind, kiln_fft_direction direction,
                                           const kiln_array *in, const kiln_array *out, const int *axes,
                                           int naxes, kiln_fft_norm norm, kiln_fft_plan **plan);

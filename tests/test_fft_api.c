@@ -178,6 +178,22 @@ static void test_fftw_wisdom_file(void **state) {
     kiln_close(ctx);
 }
 
+/* A plan held past kiln_close fails cleanly and frees on release. */
+static void test_plan_outlives_context(void **state) {
+    (void)state;
+    kiln_context *ctx = test_open();
+    const int64_t n = 40;
+    kiln_array *a = NULL;
+    kiln_fft_plan *p = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX64, 1, &n, &a));
+    TEST_OK(kiln_fft_plan_create(KILN_FFT_C2C, KILN_FFT_FORWARD, a, a, NULL, 0, KILN_FFT_NORM_BACKWARD, &p));
+    kiln_array_release(a);
+    kiln_close(ctx);
+    assert_int_equal(kiln_fft_plan_copies(p), 0);
+    TEST_FAILS_WITH(kiln_fft_execute(p, NULL, NULL, NULL), KILN_ERR_INVALID_ARGUMENT, "context was closed");
+    kiln_fft_plan_release(p);
+}
+
 /* Host memory wrapped by the caller: transformed in place by FFTW on the
  * CPU; refused on CUDA (cuFFT works on device arrays) with a message. */
 static void test_host_arrays(void **state) {
@@ -286,13 +302,10 @@ int main(void) {
      * layouts once each, where FFTW's estimate is just as right. */
     setenv("KILN_FFTW_PLANNER", "estimate", 0);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_host_arrays),
-        cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_fftw_wisdom_file),
-        cmocka_unit_test(test_scale_kernel_compiles_for_cuda),
-        cmocka_unit_test(test_profiled),
-        cmocka_unit_test(test_convolve_demo),
+        cmocka_unit_test(test_bad_input),        cmocka_unit_test(test_plan_outlives_context),
+        cmocka_unit_test(test_host_arrays),      cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_fftw_wisdom_file), cmocka_unit_test(test_scale_kernel_compiles_for_cuda),
+        cmocka_unit_test(test_profiled),         cmocka_unit_test(test_convolve_demo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

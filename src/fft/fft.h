@@ -123,6 +123,9 @@ int kiln_fft_build_layout(const kiln_fft_key *k, const int64_t *in_bytes, const 
 /* Plans `key` from scratch (fft_plan.c). */
 kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_fft_plan **out);
 void kiln_fft_plan_destroy(kiln_fft_plan *p);
+/* Frees the library plans of a plan the caller still holds while its context
+ * closes: later calls on it fail cleanly, its release only frees it. */
+void kiln_fft_plan_orphan(kiln_fft_plan *p);
 /* Fills a key from arrays and arguments, checking them (fft_check.c). */
 kiln_status kiln_fft_key_from(const char *fn, kiln_fft_kind kind, kiln_fft_direction dir,
                               const kiln_array *in, const kiln_array *out, const int *axes, int naxes,

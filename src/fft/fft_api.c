@@ -157,6 +157,9 @@ static kiln_status run_with_copies(kiln_fft_plan *p, kiln_array *in, kiln_array 
 
 kiln_status kiln_fft_execute(kiln_fft_plan *plan, kiln_array *in, kiln_array *out, kiln_stream *stream) {
     if (!plan) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_fft_execute: plan is NULL");
+    if (!plan->ctx)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_fft_execute: the plan's context was closed (%s)", plan->label);
     kiln_status s = kiln_context_check(plan->ctx);
     if (s != KILN_OK) return s;
     if ((s = check_against(plan, in, out)) != KILN_OK) return s;

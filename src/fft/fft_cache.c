@@ -98,7 +98,12 @@ kiln_status kiln_fft_cache_get(kiln_context *ctx, const kiln_fft_key *key, kiln_
 void kiln_fft_cache_release(kiln_context *ctx) {
     kiln_fft_cache *c = ctx->fft;
     if (!c) return;
-    for (int i = 0; i < c->count; i++) plan_unref(c->plans[i]);
+    for (int i = 0; i < c->count; i++) {
+        /* A plan the user still holds must not reach the closed context
+         * later (cuFFT plans belong to its device). */
+        if (atomic_load(&c->plans[i]->refs) > 1) kiln_fft_plan_orphan(c->plans[i]);
+        plan_unref(c->plans[i]);
+    }
     kiln_ufunc_release(c->scale);
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->scale_lock);

@@ -272,6 +272,11 @@ kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_
     return KILN_OK;
 }
 
+void kiln_fft_plan_orphan(kiln_fft_plan *p) {
+    destroy_steps(p);
+    p->ctx = NULL;
+}
+
 void kiln_fft_plan_destroy(kiln_fft_plan *p) {
     if (!p) return;
     destroy_steps(p);
