@@ -34,6 +34,8 @@ int kiln_example_gufunc_batched_matmul(kiln_context *ctx, const kiln_example_opt
 /* Scale-out (comm_demo.c): one rank here; many under mpirun (examples/bin). */
 int kiln_example_comm_mc_pi(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 int kiln_example_comm_heat(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+/* FFT (examples/fft_convolve.c). */
+int kiln_example_fft_convolve(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 #define UFUNC_ROW_(n, seed_id, text)                                                                         \
     { .name = #n, .seed = seed_id, .summary = text, .run = kiln_example_ufunc_##n }
 #define GUFUNC_ROW_(n, seed_id, text)                                                                        \
@@ -54,6 +56,11 @@ static const kiln_example example_table[] = {
     EXAMPLE_ROW_(matmul, "001", "square_matrix_mul", 1600, 400,
                  "n x n f32 matmul, 32x32 shared-memory tiles + __syncthreads (size = n; cpu 400)"),
     UFUNC_ROW_(black_scholes, "001", "vectorize Black-Scholes, 4M options f64, two outputs"),
+    {.name = "fft_convolve",
+     .seed = "001",
+     .summary = "512x512 image * 5x5 Laplacian, same mode, via C2C FFTs "
+                "and a complex64 vectorize multiply (size = side; --image FILE.png)",
+     .run = kiln_example_fft_convolve},
     GUFUNC_ROW_(hermite, "002", "guvectorize Hermite recurrence (n)->(n) in place, and ()->(n)"),
     GUFUNC_ROW_(batched_matmul, "002", "guvectorize (m,n),(n,p)->(m,p) over a batch of 4x4 f32"),
     UFUNC_ROW_(vector_add, "003", "vectorAdd of 320M f32 from host arrays + a fused expression"),

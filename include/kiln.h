@@ -659,6 +659,76 @@ KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, cons
 /* ------------------------------------------------------------------ random numbers (src/random/) */
 
 /* ------------------------------------------------------------------ FFT (src/fft/) */
+/* Discrete Fourier transforms over kiln arrays: FFTW 3 on the CPU backend,
+ * cuFFT on CUDA, both loaded at first use (a missing one is
+ * KILN_ERR_LIBRARY_MISSING naming the package: libfftw3-double3 for float64,
+ * libfftw3-single3 for float32 on Debian; the CUDA toolkit's libcufft).
+ *
+ *   kiln_array *F = NULL;
+ *   kiln_fftn(img, NULL, 0, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &F);   all axes
+ *   kiln_fftn(F, NULL, 0, KILN_FFT_NORM_BACKWARD, KILN_FFT_INVERSE, &F);     in place
+ *
+ * Kinds: complex to complex (complex64/complex128 both sides), real to
+ * complex (float32 -> complex64, float64 -> complex128; the last transform
+ * axis has n/2+1 outputs, NumPy's rfftn) and complex to real (the inverse;
+ * the last axis has n real outputs). Transforms run over any set of axes
+ * (the others are a batch), any strides: layouts the library's advanced
+ * layout cannot express (negative strides, strides that are not multiples of
+ * the item size; on cuFFT also transform axes whose strides do not nest) are
+ * copied to contiguous scratch once per call (kiln_fft_plan_copies says so);
+ * more axes than the library takes at once (cuFFT: 3) run as several passes.
+ * C2R always reads a copy of its input, because both libraries overwrite a
+ * C2R input. Normalisation as NumPy's `norm`. The result equals NumPy's
+ * fftn/rfftn/irfftn up to rounding. */
+typedef enum kiln_fft_kind { KILN_FFT_C2C = 0, KILN_FFT_R2C = 1, KILN_FFT_C2R = 2 } kiln_fft_kind;
+typedef enum kiln_fft_direction { KILN_FFT_FORWARD = -1, KILN_FFT_INVERSE = 1 } kiln_fft_direction;
+typedef enum kiln_fft_norm {
+    KILN_FFT_NORM_BACKWARD = 0, /* forward unscaled, inverse times 1/n (NumPy's default) */
+    KILN_FFT_NORM_ORTHO = 1,    /* both times 1/sqrt(n) */
+    KILN_FFT_NORM_FORWARD = 2   /* forward times 1/n, inverse unscaled */
+} kiln_fft_norm;
+/* "backward" (or NULL / ""), "ortho", "forward"; KILN_ERR_INVALID_ARGUMENT else. */
+KILN_API kiln_status kiln_fft_norm_parse(const char *name, kiln_fft_norm *out);
+
+typedef struct kiln_fft_plan kiln_fft_plan;
+
+/* A plan for transforming arrays laid out like `in` and `out` (dtype, shape,
+ * strides; in place when they are the same memory) over `axes` (naxes
+ * entries, negative counts from the end, each at most once; NULL: all axes).
+ * R2C must be KILN_FFT_FORWARD, C2R KILN_FFT_INVERSE; in place is C2C only.
+ * Plans live in the context's cache: the same arguments again return the same
+ * plan without planning. Release with kiln_fft_plan_release; a plan still
+ * held when its context closes only fails (KILN_ERR_INVALID_ARGUMENT) and
+ * frees on release. */
+KILN_API kiln_status kiln_fft_plan_create(kiln_fft_kind kind, kiln_fft_direction direction,
+                                          const kiln_array *in, const kiln_array *out, const int *axes,
+                                          int naxes, kiln_fft_norm norm, kiln_fft_plan **plan);
+/* Runs the plan on arrays of the plan's context laid out as the ones it was
+ * made for (other data pointers are fine). Queued on `stream` (NULL: the
+ * default stream) on CUDA; on the CPU it returns when done. */
+KILN_API kiln_status kiln_fft_execute(kiln_fft_plan *plan, kiln_array *in, kiln_array *out,
+                                      kiln_stream *stream);
+/* Drops the caller's reference. NULL: no-op. */
+KILN_API void kiln_fft_plan_release(kiln_fft_plan *plan);
+/* 1 when the plan gathers or scatters through contiguous scratch because the
+ * library cannot express a layout; 0 when it runs on the arrays directly. */
+KILN_API int kiln_fft_plan_copies(const kiln_fft_plan *plan);
+
+/* One-call forms on the default stream (plans from the cache). *out NULL:
+ * a new array (the caller releases it); else it is written and must have the
+ * result's shape and dtype (for kiln_fftn it may be `in` itself: in place).
+ * axes NULL: all axes. */
+KILN_API kiln_status kiln_fftn(kiln_array *in, const int *axes, int naxes, kiln_fft_norm norm,
+                               kiln_fft_direction direction, kiln_array **out);
+/* Real input (float32/float64) to the half spectrum: the last axis of `axes`
+ * has n/2+1 complex outputs. */
+KILN_API kiln_status kiln_rfftn(kiln_array *in, const int *axes, int naxes, kiln_fft_norm norm,
+                                kiln_array **out);
+/* Half spectrum back to real: the last axis of `axes` gets `last_n` outputs
+ * (0: 2*(m-1) for an input of length m there, NumPy's default); m must be
+ * last_n/2+1. */
+KILN_API kiln_status kiln_irfftn(kiln_array *in, const int *axes, int naxes, int64_t last_n,
+                                 kiln_fft_norm norm, kiln_array **out);
 
 /* ------------------------------------------------------------------ linear algebra (src/blas/) */
 /* Dense linear algebra on kiln arrays through the vendor BLAS, loaded at

@@ -11,11 +11,12 @@ static void usage(FILE *f) {
     int n;
     const kiln_example *ex = kiln_examples(&n);
     fprintf(f, "usage: kiln demo [NAME...] [--target auto|cpu|cuda[:N]] [--size N] [--repeat N]\n"
-               "                 [--out DIR] [--profile] [--trace FILE] [-v]\n"
+               "                 [--out DIR] [--image FILE.png] [--profile] [--trace FILE] [-v]\n"
                "  Runs the named workloads (default: all), each verified against a host\n"
                "  reference and timed with events (median of --repeat runs, default 20).\n"
                "  --size N   problem size, as each workload reads it (below)\n"
                "  --out DIR  where files go (mandelbrot.png); default: the current folder\n"
+               "  --image FILE.png  fft_convolve: your own picture instead of kiln's test image\n"
                "  --profile  print kiln's profile (kernels, copies, JIT) after the table\n"
                "  --trace FILE  also write a Chrome trace of the run (Perfetto, chrome://tracing)\n"
                "  exit status: 0 all passed, 1 a check failed or a workload errored\n\nworkloads:\n");
@@ -49,6 +50,10 @@ static int parse(int argc, char **argv, demo_args *a) {
             setenv("KILN_TRACE", v, 1);
         } else if (strcmp(arg, "--out") == 0) {
             if (!(a->opts.out_dir = cli_option_value("demo", argc, argv, &i))) return 2;
+        } else if (strcmp(arg, "--image") == 0) {
+            /* Read by fft_convolve (the only workload that takes a picture). */
+            if (!(v = cli_option_value("demo", argc, argv, &i))) return 2;
+            setenv("KILN_DEMO_IMAGE", v, 1);
         } else if (strcmp(arg, "--size") == 0) {
             if (!(v = cli_option_value("demo", argc, argv, &i)) ||
                 cli_parse_int64("demo", "--size", v, 1, INT64_C(1) << 40, &n) != 0)

@@ -9,6 +9,7 @@
 
 #include "core/copy_pool.h"
 #include "core/error.h"
+#include "fft/fft.h"
 #include "jit/builtins.h"
 #include "prof/prof.h"
 
@@ -103,6 +104,7 @@ void kiln_close(kiln_context *ctx) {
         if (!atomic_load(&ctx->dead)) (void)ctx->ops->synchronize(ctx->state);
         kiln_blas_context_release(ctx);
         kiln_close(ctx->host);
+        kiln_fft_cache_release(ctx); /* cuFFT plans go before the device does */
         kiln_copy_pool_destroy(ctx->copy_pool);
         kiln_prof_detach(ctx);
         kiln_builtins_release(ctx);

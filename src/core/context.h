@@ -10,6 +10,7 @@
 
 struct kiln_prof;
 struct kiln_copy_pool;
+struct kiln_fft_cache;
 
 /* Streams are reference counted: an array keeps the stream that last used
  * its memory alive, so that freeing it can be ordered after that work (the
@@ -42,6 +43,8 @@ struct kiln_context {
     struct kiln_copy_pool *copy_pool;
     int copy_pool_tried;          /* creation is attempted once */
     struct kiln_blas_state *blas; /* src/blas: provider handles, made on first use */
+    int copy_pool_tried;          /* creation is attempted once */
+    struct kiln_fft_cache *fft;   /* FFT plans (src/fft/), made on first use */
 };
 
 /* KILN_ERR_CONTEXT_DEAD (with message) when an earlier fault killed ctx. */

@@ -1,0 +1,446 @@
+/* fft_bench.c: kiln_fft_bench, kiln's FFT beside the vendor library called
+ * directly, in one process, printed as ratios (issue 9).
+ *
+ *   GPU (CUDA context): cuFFT from libkiln_fft_native.so (nvcc-built,
+ *     dlopened from beside this program): C2C f32 2^24, 2-d 4096^2, batched
+ *     1024 x 4096, R2C 2-d 4096^2 (device time, events, median); host cost
+ *     of a cached-plan call; seed 001's convolution end to end on device
+ *     arrays. Target: kiln <= 1.03 x cuFFT, <= 5 us a call.
+ *   CPU (CPU context): FFTW called directly with the same planner flags and
+ *     thread count as kiln (the same libfftw3f instance, so the same wisdom
+ *     and the same plans). Target: kiln <= 1.1 x FFTW.
+ *
+ * usage: kiln_fft_bench [--target auto|cpu|cuda] [--repeat N] [--full]
+ *   --full on the CPU runs the GPU sizes (default: 1/16 of the points). */
+#include <dlfcn.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fft/fft_native.h"
+#include "fft_convolve.h"
+#include "kiln.h"
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+typedef struct workload {
+    const char *name;
+    int r2c;
+    int rank;
+    long long n[3];
+    long long batch;
+} workload;
+
+static const workload gpu_workloads[] = {
+    {"C2C f32 2^24", 0, 1, {1LL << 24}, 1},
+    {"C2C f32 4096^2", 0, 2, {4096, 4096}, 1},
+    {"C2C f32 1024 x 4096 batched", 0, 1, {4096}, 1024},
+    {"R2C f32 4096^2", 1, 2, {4096, 4096}, 1},
+};
+
+/* kiln arrays for a workload: batch leading, then the transform dims. */
+static int make_arrays(kiln_context *ctx, const workload *w, long long shrink, kiln_array **in,
+                       kiln_array **out, int *naxes, int *axes) {
+    /* shrink: the factor fewer points of the CPU's default sizes (16: 2^20,
+     * 1024^2, 64 x 4096). */
+    int64_t shape[4], oshape[4];
+    int nd = 0;
+    long long side = shrink == 16 ? 4 : 1;
+    if (w->batch > 1) shape[nd++] = w->batch / shrink;
+    for (int i = 0; i < w->rank; i++)
+        shape[nd++] = w->batch > 1 ? w->n[i] : w->rank == 1 ? w->n[i] / shrink : w->n[i] / side;
+    memcpy(oshape, shape, sizeof shape);
+    if (w->r2c) oshape[nd - 1] = shape[nd - 1] / 2 + 1;
+    *naxes = w->rank;
+    for (int i = 0; i < w->rank; i++) axes[i] = nd - w->rank + i;
+    int s = kiln_array_zeros(ctx, w->r2c ? KILN_FLOAT32 : KILN_COMPLEX64, nd, shape, in);
+    if (s == KILN_OK) s = kiln_array_zeros(ctx, KILN_COMPLEX64, nd, oshape, out);
+    return s;
+}
+
+/* Event-timed (device) or wall-timed (CPU) median of kiln_fft_execute. */
+static int time_kiln(kiln_context *ctx, kiln_fft_plan *p, kiln_array *in, kiln_array *out, int repeat,
+                     double *ms) {
+    double *t = calloc((size_t)repeat, sizeof *t);
+    kiln_event *e0 = NULL, *e1 = NULL;
+    int s = kiln_event_create(ctx, &e0);
+    if (s == KILN_OK) s = kiln_event_create(ctx, &e1);
+    for (int r = -3; r < repeat && s == KILN_OK; r++) {
+        double w0 = now_ms();
+        s = kiln_event_record(e0, NULL);
+        if (s == KILN_OK) s = kiln_fft_execute(p, in, out, NULL);
+        if (s == KILN_OK) s = kiln_event_record(e1, NULL);
+        if (s == KILN_OK) s = kiln_event_synchronize(e1);
+        float dev = 0;
+        if (s == KILN_OK) s = kiln_event_elapsed_ms(e0, e1, &dev);
+        if (r >= 0) t[r] = kiln_context_backend(ctx) == KILN_BACKEND_CUDA ? dev : now_ms() - w0;
+    }
+    if (s == KILN_OK) *ms = median(t, repeat);
+    kiln_event_release(e0);
+    kiln_event_release(e1);
+    free(t);
+    return s;
+}
+
+/* Host microseconds per cached-plan call, queued back to back. */
+static int kiln_host_cost(kiln_context *ctx, int n, int calls, double *us, double *us_onecall) {
+    int64_t shape[1] = {n};
+    kiln_array *a = NULL, *b = NULL;
+    kiln_fft_plan *p = NULL;
+    int s = kiln_array_zeros(ctx, KILN_COMPLEX64, 1, shape, &a);
+    if (s == KILN_OK) s = kiln_array_zeros(ctx, KILN_COMPLEX64, 1, shape, &b);
+    if (s == KILN_OK)
+        s = kiln_fft_plan_create(KILN_FFT_C2C, KILN_FFT_FORWARD, a, b, NULL, 0, KILN_FFT_NORM_BACKWARD, &p);
+    for (int i = 0; i < 100 && s == KILN_OK; i++) s = kiln_fft_execute(p, a, b, NULL);
+    if (s == KILN_OK) s = kiln_synchronize(ctx);
+    double t0 = now_ms();
+    for (int i = 0; i < calls && s == KILN_OK; i++) s = kiln_fft_execute(p, a, b, NULL);
+    double t1 = now_ms();
+    if (s == KILN_OK) s = kiln_synchronize(ctx);
+    *us = (t1 - t0) * 1e3 / calls;
+    /* the one-call form: key built and looked up in the cache each call */
+    t0 = now_ms();
+    for (int i = 0; i < calls && s == KILN_OK; i++)
+        s = kiln_fftn(a, NULL, 0, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &b);
+    t1 = now_ms();
+    if (s == KILN_OK) s = kiln_synchronize(ctx);
+    *us_onecall = (t1 - t0) * 1e3 / calls;
+    kiln_fft_plan_release(p);
+    kiln_array_release(a);
+    kiln_array_release(b);
+    return s;
+}
+
+static void row(const char *name, double kiln_ms, double vendor_ms, double target) {
+    double ratio = vendor_ms > 0 ? kiln_ms / vendor_ms : 0;
+    if (vendor_ms > 0)
+        printf("%-34s %12.4f %12.4f %8.3f %8s\n", name, kiln_ms, vendor_ms, ratio,
+               ratio <= target ? "ok" : "SLOW");
+    else
+        printf("%-34s %12.4f %12s %8s %8s\n", name, kiln_ms, "n/a", "-", "-");
+}
+
+/* ------------------------------------------------------------------ GPU */
+
+static void *open_native(const char *argv0) {
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0)
+        snprintf(self, sizeof self, "%s", argv0);
+    else
+        self[len] = '\0';
+    char path[4200];
+    snprintf(path, sizeof path, "%s/libkiln_fft_native.so", dirname(self));
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) fprintf(stderr, "kiln_fft_bench: no native cuFFT side (%s): %s\n", path, dlerror());
+    return h;
+}
+
+static int bench_gpu(kiln_context *ctx, int repeat, const char *argv0) {
+    void *native = open_native(argv0);
+    /* dlsym returns void *; POSIX guarantees the round trip to a function
+     * pointer, which ISO C does not, hence the memcpy. */
+    kfn_time_fn ntime = NULL;
+    kfn_host_cost_fn nhost = NULL;
+    kfn_convolve_fn nconv = NULL;
+    void *sym[3] = {native ? dlsym(native, "kfn_time") : NULL, native ? dlsym(native, "kfn_host_cost") : NULL,
+                    native ? dlsym(native, "kfn_convolve") : NULL};
+    if (sym[0]) memcpy(&ntime, &sym[0], sizeof sym[0]);
+    if (sym[1]) memcpy(&nhost, &sym[1], sizeof sym[1]);
+    if (sym[2]) memcpy(&nconv, &sym[2], sizeof sym[2]);
+    printf("%-34s %12s %12s %8s %8s\n", "GPU workload", "kiln ms", "cuFFT ms", "ratio", "<=1.03");
+    int s = KILN_OK;
+    for (size_t i = 0; i < sizeof gpu_workloads / sizeof gpu_workloads[0] && s == KILN_OK; i++) {
+        const workload *w = &gpu_workloads[i];
+        kiln_array *in = NULL, *out = NULL;
+        kiln_fft_plan *p = NULL;
+        int naxes = 0, axes[4];
+        double k = 0, v = -1;
+        s = make_arrays(ctx, w, 1, &in, &out, &naxes, axes);
+        if (s == KILN_OK)
+            s = kiln_fft_plan_create(w->r2c ? KILN_FFT_R2C : KILN_FFT_C2C, KILN_FFT_FORWARD, in, out, axes,
+                                     naxes, KILN_FFT_NORM_BACKWARD, &p);
+        if (s == KILN_OK) s = time_kiln(ctx, p, in, out, repeat, &k);
+        if (s == KILN_OK && ntime && ntime(w->r2c, w->rank, w->n, w->batch, repeat, &v) != 0) v = -1;
+        if (s == KILN_OK) row(w->name, k, v, 1.03);
+        kiln_fft_plan_release(p);
+        kiln_array_release(in);
+        kiln_array_release(out);
+    }
+    double us = 0, us1 = 0, nus = -1;
+    if (s == KILN_OK) s = kiln_host_cost(ctx, 256, 2000, &us, &us1);
+    if (s == KILN_OK && nhost && nhost(256, 2000, &nus) != 0) nus = -1;
+    if (s == KILN_OK) {
+        printf("\nhost cost of a cached-plan call, C2C 256 (target <= 5 us):\n");
+        printf("  kiln_fft_execute %.2f us, kiln_fftn (one-call, cache lookup) %.2f us", us, us1);
+        if (nus >= 0) printf(", cufftExecC2C directly %.2f us (kiln adds %.2f us)", nus, us - nus);
+        printf("\n\n");
+    }
+    /* seed 001's convolution on device arrays */
+    float *img = malloc(sizeof(float) * 512 * 512);
+    kiln_fft_convolve c;
+    memset(&c, 0, sizeof c);
+    kiln_fft_convolve_test_image(img, 512);
+    if (s == KILN_OK) s = kiln_fft_convolve_prepare(ctx, img, 512, &c);
+    double *t = calloc((size_t)repeat, sizeof *t);
+    kiln_event *e0 = NULL, *e1 = NULL;
+    if (s == KILN_OK) s = kiln_event_create(ctx, &e0);
+    if (s == KILN_OK) s = kiln_event_create(ctx, &e1);
+    for (int r = -3; r < repeat && s == KILN_OK; r++) {
+        s = kiln_event_record(e0, NULL);
+        if (s == KILN_OK) s = kiln_fft_convolve_run(&c, NULL);
+        if (s == KILN_OK) s = kiln_event_record(e1, NULL);
+        if (s == KILN_OK) s = kiln_event_synchronize(e1);
+        float dev = 0;
+        if (s == KILN_OK) s = kiln_event_elapsed_ms(e0, e1, &dev);
+        if (r >= 0) t[r] = dev;
+    }
+    double nconv_ms = -1;
+    if (s == KILN_OK && nconv && nconv(c.p, repeat, &nconv_ms) != 0) nconv_ms = -1;
+    if (s == KILN_OK) {
+        printf("%-34s %12s %12s %8s %8s\n", "seed 001 convolution", "kiln ms", "cuFFT ms", "ratio", "<=1.0");
+        char name[64];
+        snprintf(name, sizeof name, "512^2 same via %d^2 c64, 4 steps", c.p);
+        row(name, median(t, repeat), nconv_ms, 1.0);
+        printf("  (CuPy's hand-written cuFFT version took 0.275 ms on the H100; BASELINES.md)\n");
+    }
+    kiln_event_release(e0);
+    kiln_event_release(e1);
+    kiln_fft_convolve_release(&c);
+    free(t);
+    free(img);
+    if (native) dlclose(native);
+    return s;
+}
+
+/* ------------------------------------------------------------------ CPU */
+
+/* ------------------------------------------------------------------ FFTW, directly */
+/* FFTW (single precision) opened here with dlopen, so the benchmark builds
+ * and runs where FFTW is absent (the GPU machine): the CPU rows then say so.
+ * The same libfftw3f.so.3 kiln loads: one library instance, one wisdom. */
+typedef float fftwf_complex[2];
+typedef void *fftwf_plan;
+#define FFTW_FORWARD (-1)
+#define FFTW_MEASURE (0U)
+#define FFTW_PATIENT (1U << 5)
+#define FFTW_ESTIMATE (1U << 6)
+
+static struct fftw_direct {
+    int (*init_threads)(void);
+    void (*plan_with_nthreads)(int);
+    fftwf_plan (*plan_many_dft)(int, const int *, int, fftwf_complex *, const int *, int, int,
+                                fftwf_complex *, const int *, int, int, int, unsigned);
+    fftwf_plan (*plan_many_dft_r2c)(int, const int *, int, float *, const int *, int, int, fftwf_complex *,
+                                    const int *, int, int, unsigned);
+    void (*execute_dft)(fftwf_plan, fftwf_complex *, fftwf_complex *);
+    void (*execute_dft_r2c)(fftwf_plan, float *, fftwf_complex *);
+    void (*destroy_plan)(fftwf_plan);
+    fftwf_plan (*plan_dft_1d)(int, fftwf_complex *, fftwf_complex *, int, unsigned);
+    void *(*malloc_)(size_t);
+    void (*free_)(void *);
+} fw;
+
+/* dlsym returns void *; POSIX guarantees the round trip to a function
+ * pointer, which ISO C does not, hence the memcpy. */
+static int fftw_sym(void *h, void *h2, const char *name, void *slot, size_t size) {
+    void *p = h ? dlsym(h, name) : NULL;
+    if (!p && h2) p = dlsym(h2, name);
+    if (!p) return 0;
+    memcpy(slot, &p, size);
+    return 1;
+}
+
+static int load_fftw(void) {
+    void *h = dlopen("libfftw3f.so.3", RTLD_NOW | RTLD_LOCAL);
+    void *t = dlopen("libfftw3f_threads.so.3", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        printf("CPU rows: FFTW (libfftw3f.so.3) not found: %s\n", dlerror());
+        return 0;
+    }
+#define FW_(field, name) fftw_sym(h, t, name, &fw.field, sizeof fw.field)
+    int ok = FW_(init_threads, "fftwf_init_threads") && FW_(plan_with_nthreads, "fftwf_plan_with_nthreads") &&
+             FW_(plan_many_dft, "fftwf_plan_many_dft") && FW_(plan_many_dft_r2c, "fftwf_plan_many_dft_r2c") &&
+             FW_(execute_dft, "fftwf_execute_dft") && FW_(execute_dft_r2c, "fftwf_execute_dft_r2c") &&
+             FW_(destroy_plan, "fftwf_destroy_plan") && FW_(plan_dft_1d, "fftwf_plan_dft_1d") &&
+             FW_(malloc_, "fftwf_malloc") && FW_(free_, "fftwf_free");
+#undef FW_
+    if (!ok) printf("CPU rows: libfftw3f lacks a function the benchmark calls (threads library missing?)\n");
+    return ok;
+}
+
+static unsigned planner(void) {
+    const char *e = getenv("KILN_FFTW_PLANNER");
+    if (e && strcmp(e, "estimate") == 0) return FFTW_ESTIMATE;
+    if (e && strcmp(e, "patient") == 0) return FFTW_PATIENT;
+    return FFTW_MEASURE;
+}
+
+/* kiln and FFTW alternately, run by run, so that the other load of a
+ * shared machine falls on both alike; wall-clock medians. */
+static int time_interleaved(kiln_fft_plan *p, kiln_array *in, kiln_array *out, fftwf_plan fp, int r2c,
+                            int repeat, double *kiln_ms, double *fftw_ms) {
+    double *tk = calloc((size_t)repeat, sizeof *tk), *tf = calloc((size_t)repeat, sizeof *tf);
+    void *a = kiln_array_data(in), *b = kiln_array_data(out);
+    int s = KILN_OK;
+    for (int r = -3; r < repeat && s == KILN_OK; r++) {
+        double w0 = now_ms();
+        s = kiln_fft_execute(p, in, out, NULL);
+        double w1 = now_ms();
+        if (r2c)
+            fw.execute_dft_r2c(fp, a, b);
+        else
+            fw.execute_dft(fp, a, b);
+        double w2 = now_ms();
+        if (r >= 0) {
+            tk[r] = w1 - w0;
+            tf[r] = w2 - w1;
+        }
+    }
+    if (s == KILN_OK) {
+        *kiln_ms = median(tk, repeat);
+        *fftw_ms = median(tf, repeat);
+    }
+    free(tk);
+    free(tf);
+    return s;
+}
+
+static int bench_cpu(kiln_context *ctx, int repeat, int full) {
+    long long shrink = full ? 1 : 16;
+    long threads = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *e = getenv("KILN_FFTW_THREADS");
+    if (e && *e) threads = strtol(e, NULL, 10);
+    if (!load_fftw()) return KILN_ERR_LIBRARY_MISSING;
+    fw.init_threads();
+    printf("CPU: FFTW direct with the same planner (%s) and %ld threads; sizes %s\n",
+           planner() == FFTW_MEASURE ? "FFTW_MEASURE" : "as KILN_FFTW_PLANNER", threads,
+           full ? "as on the GPU" : "1/16 of the GPU's points (--full for those)");
+    printf("%-34s %12s %12s %8s %8s\n", "CPU workload", "kiln ms", "FFTW ms", "ratio", "<=1.1");
+    int s = KILN_OK;
+    for (size_t i = 0; i < sizeof gpu_workloads / sizeof gpu_workloads[0] && s == KILN_OK; i++) {
+        const workload *w = &gpu_workloads[i];
+        kiln_array *in = NULL, *out = NULL;
+        kiln_fft_plan *p = NULL;
+        int naxes = 0, axes[4];
+        double k = 0;
+        s = make_arrays(ctx, w, shrink, &in, &out, &naxes, axes);
+        double t0 = now_ms();
+        if (s == KILN_OK)
+            s = kiln_fft_plan_create(w->r2c ? KILN_FFT_R2C : KILN_FFT_C2C, KILN_FFT_FORWARD, in, out, axes,
+                                     naxes, KILN_FFT_NORM_BACKWARD, &p);
+        double plan_ms = now_ms() - t0;
+        if (s != KILN_OK) break;
+        /* FFTW directly on the same arrays, with the advanced interface. */
+        int nd = kiln_array_ndim(in);
+        const int64_t *shape = kiln_array_shape(in);
+        int n[3];
+        for (int d = 0; d < w->rank; d++) n[d] = (int)shape[nd - w->rank + d];
+        int howmany = nd > w->rank ? (int)shape[0] : 1;
+        int idist = 1, odist = 1;
+        for (int d = 0; d < w->rank; d++) {
+            idist *= n[d];
+            odist *= d == w->rank - 1 && w->r2c ? n[d] / 2 + 1 : n[d];
+        }
+        fw.plan_with_nthreads((int)threads);
+        void *a = kiln_array_data(in), *b = kiln_array_data(out);
+        fftwf_plan fp = w->r2c ? fw.plan_many_dft_r2c(w->rank, n, howmany, a, NULL, 1, idist, b, NULL, 1,
+                                                      odist, planner())
+                               : fw.plan_many_dft(w->rank, n, howmany, a, NULL, 1, idist, b, NULL, 1, odist,
+                                                  FFTW_FORWARD, planner());
+        double v = -1;
+        if (s == KILN_OK && fp) s = time_interleaved(p, in, out, fp, w->r2c, repeat, &k, &v);
+        if (s != KILN_OK) break;
+        char name[96];
+        snprintf(name, sizeof name, "%s%s", w->name, full ? "" : " /16");
+        row(name, k, v, 1.1);
+        printf("    (kiln planning %.0f ms, first time in this process)\n", plan_ms);
+        if (fp) fw.destroy_plan(fp);
+        kiln_fft_plan_release(p);
+        kiln_array_release(in);
+        kiln_array_release(out);
+    }
+    double us = 0, us1 = 0;
+    if (s == KILN_OK) s = kiln_host_cost(ctx, 16, 20000, &us, &us1);
+    if (s == KILN_OK) {
+        /* FFTW's own per-call time at that size, to read kiln's overhead off */
+        fftwf_complex *a = fw.malloc_(16 * sizeof *a), *b = fw.malloc_(16 * sizeof *b);
+        memset(a, 0, 16 * sizeof *a);
+        fw.plan_with_nthreads(1);
+        fftwf_plan fp = fw.plan_dft_1d(16, a, b, FFTW_FORWARD, FFTW_ESTIMATE);
+        double t0 = now_ms();
+        for (int i = 0; i < 20000; i++) fw.execute_dft(fp, a, b);
+        double direct = (now_ms() - t0) * 1e3 / 20000;
+        fw.destroy_plan(fp);
+        fw.free_(a);
+        fw.free_(b);
+        printf("\ncached-plan call, C2C 16 points: kiln_fft_execute %.2f us, kiln_fftn %.2f us, "
+               "fftwf_execute_dft %.2f us\n",
+               us, us1, direct);
+    }
+    if (s == KILN_OK) {
+        float *img = malloc(sizeof(float) * 512 * 512);
+        kiln_fft_convolve c;
+        kiln_fft_convolve_test_image(img, 512);
+        s = kiln_fft_convolve_prepare(ctx, img, 512, &c);
+        double *t = calloc((size_t)repeat, sizeof *t);
+        for (int r = -3; r < repeat && s == KILN_OK; r++) {
+            double w0 = now_ms();
+            s = kiln_fft_convolve_run(&c, NULL);
+            if (r >= 0) t[r] = now_ms() - w0;
+        }
+        if (s == KILN_OK)
+            printf("seed 001 convolution (512^2 via %d^2 c64): kiln %.3f ms\n", c.p, median(t, repeat));
+        if (s == KILN_OK) kiln_fft_convolve_release(&c);
+        free(t);
+        free(img);
+    }
+    return s;
+}
+
+int main(int argc, char **argv) {
+    const char *target = NULL;
+    int repeat = 20, full = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--target") == 0 && i + 1 < argc)
+            target = argv[++i];
+        else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
+            repeat = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--full") == 0)
+            full = 1;
+        else {
+            fprintf(stderr, "usage: kiln_fft_bench [--target auto|cpu|cuda] [--repeat N] [--full]\n");
+            return 2;
+        }
+    }
+    if (repeat < 3) repeat = 3;
+    kiln_context *ctx = NULL;
+    KILN_CHECK(kiln_open(&ctx, target));
+    kiln_device_info info;
+    KILN_CHECK(kiln_device_info_get(ctx, &info));
+    printf("kiln_fft_bench: %s (%s), median of %d runs after 3 warm-ups\n\n", info.name,
+           kiln_context_backend_name(ctx), repeat);
+    int s = kiln_context_backend(ctx) == KILN_BACKEND_CUDA ? bench_gpu(ctx, repeat, argv[0])
+                                                           : bench_cpu(ctx, repeat, full);
+    if (s != KILN_OK) fprintf(stderr, "kiln_fft_bench: %s: %s\n", kiln_status_string(s), kiln_last_error());
+    kiln_close(ctx);
+    return s == KILN_OK ? 0 : 1;
+}

@@ -1,0 +1,189 @@
+/* cuda_cufft.c: the CUDA provider: cuFFT through dlopen, advanced layout
+ * (cufftMakePlanMany64 with inembed/istride/idist), work queued on the
+ * kiln stream's CUstream (backend op native_handles). How a layout maps onto
+ * cuFFT's parameters is cufft_layout.c's job; what does not map is
+ * KILN_ERR_UNSUPPORTED, and the front copies. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "fft/fft.h"
+#include "lib/dynlib.h"
+
+typedef int cufftHandle;
+typedef int cufftResult;
+enum {
+    CUFFT_R2C = 0x2a,
+    CUFFT_C2R = 0x2c,
+    CUFFT_C2C = 0x29,
+    CUFFT_D2Z = 0x6a,
+    CUFFT_Z2D = 0x6c,
+    CUFFT_Z2Z = 0x69
+};
+#define CUFFT_ALLOC_FAILED 2
+
+typedef struct cufft_api {
+    kiln_dynlib lib;
+    cufftResult (*create)(cufftHandle *);
+    cufftResult (*make_plan_many64)(cufftHandle, int, long long *, long long *, long long, long long,
+                                    long long *, long long, long long, int, long long, size_t *);
+    cufftResult (*set_stream)(cufftHandle, void *);
+    cufftResult (*exec_c2c)(cufftHandle, void *, void *, int);
+    cufftResult (*exec_z2z)(cufftHandle, void *, void *, int);
+    cufftResult (*exec_r2c)(cufftHandle, void *, void *);
+    cufftResult (*exec_d2z)(cufftHandle, void *, void *);
+    cufftResult (*exec_c2r)(cufftHandle, void *, void *);
+    cufftResult (*exec_z2d)(cufftHandle, void *, void *);
+    cufftResult (*destroy)(cufftHandle);
+} cufft_api;
+
+static cufft_api api;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void load(void) {
+    static const char *const sonames[] = {"libcufft.so.12", "libcufft.so.13", "libcufft.so.11", "libcufft.so",
+                                          NULL};
+    const kiln_dynlib_spec spec = {"cuFFT", sonames,
+                                   "install the CUDA toolkit's cuFFT (libcufft; Debian: libcufft11, or the "
+                                   "toolkit in /usr/local/cuda)",
+                                   1, "KILN_CUFFT_LIBRARY"};
+    const kiln_dynlib_symbol syms[] = {
+        {"cufftCreate", (void **)&api.create, 1},
+        {"cufftMakePlanMany64", (void **)&api.make_plan_many64, 1},
+        {"cufftSetStream", (void **)&api.set_stream, 1},
+        {"cufftExecC2C", (void **)&api.exec_c2c, 1},
+        {"cufftExecZ2Z", (void **)&api.exec_z2z, 1},
+        {"cufftExecR2C", (void **)&api.exec_r2c, 1},
+        {"cufftExecD2Z", (void **)&api.exec_d2z, 1},
+        {"cufftExecC2R", (void **)&api.exec_c2r, 1},
+        {"cufftExecZ2D", (void **)&api.exec_z2d, 1},
+        {"cufftDestroy", (void **)&api.destroy, 1},
+    };
+    kiln_dynlib_load(&api.lib, &spec, syms, sizeof syms / sizeof syms[0]);
+}
+
+static const char *result_name(cufftResult r) {
+    static const char *const names[] = {"CUFFT_SUCCESS",
+                                        "CUFFT_INVALID_PLAN",
+                                        "CUFFT_ALLOC_FAILED",
+                                        "CUFFT_INVALID_TYPE",
+                                        "CUFFT_INVALID_VALUE",
+                                        "CUFFT_INTERNAL_ERROR",
+                                        "CUFFT_EXEC_FAILED",
+                                        "CUFFT_SETUP_FAILED",
+                                        "CUFFT_INVALID_SIZE",
+                                        "CUFFT_UNALIGNED_DATA",
+                                        "CUFFT_INCOMPLETE_PARAMETER_LIST",
+                                        "CUFFT_INVALID_DEVICE",
+                                        "CUFFT_PARSE_ERROR",
+                                        "CUFFT_NO_WORKSPACE",
+                                        "CUFFT_NOT_IMPLEMENTED",
+                                        "CUFFT_LICENSE_ERROR",
+                                        "CUFFT_NOT_SUPPORTED",
+                                        "CUFFT_MISSING_DEPENDENCY",
+                                        "CUFFT_NVRTC_FAILURE",
+                                        "CUFFT_NVJITLINK_FAILURE",
+                                        "CUFFT_NVSHMEM_FAILURE"};
+    return r >= 0 && r < (int)(sizeof names / sizeof names[0]) ? names[r] : "CUFFT_(unknown)";
+}
+
+typedef struct cufft_plan {
+    cufftHandle handle;
+    pthread_mutex_t lock; /* cufftSetStream + exec are one step per plan */
+    kiln_cufft_map map;   /* the cuFFT parameters and the batch dims looped on the host */
+} cufft_plan;
+
+static kiln_status cufft_plan_make(kiln_context *ctx, const kiln_fft_layout *l, void **out) {
+    pthread_once(&once, load);
+    kiln_status s = kiln_dynlib_check(&api.lib);
+    if (s != KILN_OK) return s;
+    cufft_plan *p = calloc(1, sizeof *p);
+    if (!p) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (!kiln_fft_cufft_map(l, &p->map)) {
+        free(p);
+        return KILN_ERR_UNSUPPORTED;
+    }
+    kiln_cufft_map *m = &p->map;
+    int dbl = l->double_precision;
+    int type = l->kind == KILN_FFT_C2C   ? (dbl ? CUFFT_Z2Z : CUFFT_C2C)
+               : l->kind == KILN_FFT_R2C ? (dbl ? CUFFT_D2Z : CUFFT_R2C)
+                                         : (dbl ? CUFFT_Z2D : CUFFT_C2R);
+    s = ctx->ops->native_handles ? ctx->ops->native_handles(ctx->state, NULL, NULL, NULL)
+                                 : kiln_set_error(KILN_ERR_UNSUPPORTED, "cuFFT needs the CUDA backend");
+    if (s != KILN_OK) {
+        free(p);
+        return s;
+    }
+    size_t work = 0;
+    cufftResult r = api.create(&p->handle);
+    int created = r == 0;
+    if (r == 0)
+        r = api.make_plan_many64(p->handle, m->rank, m->n, m->basic ? NULL : m->inembed, m->istride, m->idist,
+                                 m->basic ? NULL : m->onembed, m->ostride, m->odist, type, m->batch, &work);
+    if (r != 0) {
+        int rank = m->rank;
+        long long batch = m->batch;
+        if (created) api.destroy(p->handle);
+        free(p);
+        if (r == CUFFT_ALLOC_FAILED)
+            return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "cufftMakePlanMany64: %s (work area)",
+                                  result_name(r));
+        /* The front retries on contiguous scratch; if that fails too this
+         * message is what the caller sees. */
+        kiln_set_error(KILN_ERR_UNSUPPORTED, "cufftMakePlanMany64 (rank %d, batch %lld) failed: %s", rank,
+                       batch, result_name(r));
+        return KILN_ERR_UNSUPPORTED;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    *out = p;
+    return KILN_OK;
+}
+
+static cufftResult exec_one(const kiln_fft_layout *l, cufftHandle h, void *in, void *out) {
+    int dbl = l->double_precision;
+    switch (l->kind) {
+    case KILN_FFT_C2C: return dbl ? api.exec_z2z(h, in, out, l->sign) : api.exec_c2c(h, in, out, l->sign);
+    case KILN_FFT_R2C: return dbl ? api.exec_d2z(h, in, out) : api.exec_r2c(h, in, out);
+    default: return dbl ? api.exec_z2d(h, in, out) : api.exec_c2r(h, in, out);
+    }
+}
+
+static kiln_status cufft_execute(kiln_context *ctx, void *plan, const kiln_fft_layout *l, void *in, void *out,
+                                 kiln_stream *stream) {
+    cufft_plan *p = plan;
+    void *cu_stream = NULL;
+    kiln_status s = ctx->ops->native_handles(ctx->state, kiln_stream_impl(stream), NULL, &cu_stream);
+    if (s != KILN_OK) return s;
+    size_t cb = l->double_precision ? 16 : 8;
+    size_t in_item = l->kind == KILN_FFT_R2C ? cb / 2 : cb, out_item = l->kind == KILN_FFT_C2R ? cb / 2 : cb;
+    pthread_mutex_lock(&p->lock);
+    cufftResult r = api.set_stream(p->handle, cu_stream);
+    const kiln_cufft_map *m = &p->map;
+    for (int64_t it = 0; it < m->loop_count && r == 0; it++) {
+        int64_t ioff = 0, ooff = 0;
+        kiln_fft_cufft_loop_offsets(m, it, &ioff, &ooff);
+        r = exec_one(l, p->handle, (char *)in + ioff * (int64_t)in_item,
+                     (char *)out + ooff * (int64_t)out_item);
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (r != 0) return kiln_set_error(KILN_ERR_DRIVER, "cuFFT execution failed: %s", result_name(r));
+    return KILN_OK;
+}
+
+static void cufft_destroy(kiln_context *ctx, void *plan) {
+    cufft_plan *p = plan;
+    if (!p) return;
+    if (ctx->ops->native_handles) (void)ctx->ops->native_handles(ctx->state, NULL, NULL, NULL);
+    api.destroy(p->handle);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+static const kiln_fft_provider cufft_provider = {"cuFFT", cufft_plan_make, cufft_execute, cufft_destroy, NULL,
+                                                 3};
+
+kiln_status kiln_fft_provider_cufft(const kiln_fft_provider **out) {
+    *out = &cufft_provider;
+    return KILN_OK;
+}

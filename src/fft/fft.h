@@ -1,0 +1,134 @@
+/* fft.h: the FFT front's private interface: the layout a provider is asked to
+ * transform, the provider table (FFTW on the CPU, cuFFT on CUDA), plans and
+ * the per-context plan cache. */
+#ifndef KILN_FFT_FFT_H
+#define KILN_FFT_FFT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "core/context.h"
+#include "kiln.h"
+
+/* A transform as FFTW's guru interface sees it: `rank` transform dims and
+ * `howmany_rank` loop (batch) dims, each with a length and the input and
+ * output strides in elements of the respective side (reals on the real side
+ * of R2C/C2R, complex numbers on the complex side). n[] are logical lengths:
+ * for R2C/C2R the last transform dim is the real length; the complex side
+ * holds n/2+1 there. All strides are positive here; the front copies other
+ * layouts. */
+typedef struct kiln_fft_layout {
+    kiln_fft_kind kind;
+    int sign; /* -1 forward, +1 inverse */
+    int double_precision;
+    int rank;
+    int64_t n[KILN_MAX_DIMS], is[KILN_MAX_DIMS], os[KILN_MAX_DIMS];
+    int howmany_rank;
+    int64_t hn[KILN_MAX_DIMS], his[KILN_MAX_DIMS], hos[KILN_MAX_DIMS];
+    int inplace;  /* input and output are the same memory */
+    int in_align; /* FFTW: the SIMD alignment offset of the arrays the plan runs on */
+    int out_align;
+    int64_t in_extent; /* elements spanned by the input (1 + sum of (n-1)*stride) */
+    int64_t out_extent;
+} kiln_fft_layout;
+
+/* A provider: one vendor library behind the front. plan() returns
+ * KILN_ERR_UNSUPPORTED (without a message that matters) when the library
+ * cannot express the layout; the front then plans a contiguous layout and
+ * copies around it. */
+typedef struct kiln_fft_provider {
+    const char *name; /* "FFTW", "cuFFT" */
+    kiln_status (*plan)(kiln_context *ctx, const kiln_fft_layout *l, void **out);
+    /* in/out are element 0 of the arrays; stream NULL: the default stream. */
+    kiln_status (*execute)(kiln_context *ctx, void *plan, const kiln_fft_layout *l, void *in, void *out,
+                           kiln_stream *stream);
+    void (*destroy)(kiln_context *ctx, void *plan);
+    /* FFTW's alignment offset of a host pointer for a precision; NULL where
+     * alignment does not matter. */
+    int (*alignment_of)(int double_precision, const void *p);
+    /* The most transform dims one library plan takes (0: any); more are
+     * split into passes by the front. */
+    int max_rank;
+} kiln_fft_provider;
+
+/* One library plan of a kiln plan: transforms of more dims than the library
+ * takes at once run as several passes (the DFT is separable), the later ones
+ * in place on the output (on the input for C2R, which reads a copy). */
+typedef struct kiln_fft_step {
+    kiln_fft_layout layout;
+    void *impl;
+    int read_out; /* reads the output array (in place there) */
+    int write_in; /* writes the input array (in place there) */
+} kiln_fft_step;
+
+/* The FFTW provider (cpu_fftw.c) and the cuFFT provider (cuda_cufft.c).
+ * Each loads its library on first call; KILN_ERR_LIBRARY_MISSING names the
+ * package when it is absent. */
+kiln_status kiln_fft_provider_fftw(const kiln_fft_provider **out);
+kiln_status kiln_fft_provider_cufft(const kiln_fft_provider **out);
+
+/* A layout as cuFFT's advanced (or, when packed, basic) layout takes it
+ * (cufft_layout.c). Transform dim k is the layout's dim perm[k]; batch dims
+ * beyond the cuFFT batch are looped on the host (loop_count launches). */
+typedef struct kiln_cufft_map {
+    int rank, basic, loops;
+    int perm[3];
+    long long n[3], inembed[3], onembed[3];
+    long long istride, ostride, idist, odist, batch;
+    int64_t ln[KILN_MAX_DIMS], lis[KILN_MAX_DIMS], los[KILN_MAX_DIMS];
+    int64_t loop_count;
+} kiln_cufft_map;
+/* 1 and *m filled when cuFFT can take the layout; 0 when the front must copy. */
+int kiln_fft_cufft_map(const kiln_fft_layout *l, kiln_cufft_map *m);
+/* Element offsets of host-loop iteration `it` on each side. */
+void kiln_fft_cufft_loop_offsets(const kiln_cufft_map *m, int64_t it, int64_t *in_off, int64_t *out_off);
+
+/* What a plan was made for: compared byte for byte by the cache, so every
+ * instance is zeroed before it is filled. */
+typedef struct kiln_fft_key {
+    int kind, sign, norm, dtype_in, dtype_out, ndim, naxes, inplace, in_align, out_align;
+    int axes[KILN_MAX_DIMS];
+    int64_t in_shape[KILN_MAX_DIMS], in_strides[KILN_MAX_DIMS];
+    int64_t out_shape[KILN_MAX_DIMS], out_strides[KILN_MAX_DIMS];
+} kiln_fft_key;
+
+struct kiln_fft_plan {
+    atomic_int refs;
+    kiln_context *ctx;
+    const kiln_fft_provider *provider;
+    kiln_fft_key key;
+    kiln_fft_layout layout; /* the whole transform (on contiguous scratch where copies) */
+    kiln_fft_step steps[KILN_MAX_DIMS];
+    int nsteps;
+    int copy_in, copy_out; /* gather the input / scatter the output through contiguous scratch */
+    int trivial;           /* every transform axis has length 1: a copy */
+    double scale;          /* applied to the output; 1: none */
+    char label[96];        /* the profiler's name, "fft c2c f32 (512, 512)" */
+};
+
+/* Per context: the plans made so far, and the scaling ufunc. */
+typedef struct kiln_fft_cache kiln_fft_cache;
+
+/* Finds or makes the plan for a key (with a reference for the caller). */
+kiln_status kiln_fft_cache_get(kiln_context *ctx, const kiln_fft_key *key, kiln_fft_plan **out);
+/* Releases every cached plan; called by kiln_close before the backend goes. */
+void kiln_fft_cache_release(kiln_context *ctx);
+/* The context's scaling ufunc (out = in * s for c8, c16, f4, f8). */
+kiln_status kiln_fft_scale_ufunc(kiln_context *ctx, kiln_ufunc **out);
+
+/* The layout of a key for the given byte strides of each side; 0 when a
+ * side cannot be given to a library (negative or fractional strides). */
+int kiln_fft_build_layout(const kiln_fft_key *k, const int64_t *in_bytes, const int64_t *out_bytes,
+                          kiln_fft_layout *l);
+/* Plans `key` from scratch (fft_plan.c). */
+kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_fft_plan **out);
+void kiln_fft_plan_destroy(kiln_fft_plan *p);
+/* Frees the library plans of a plan the caller still holds while its context
+ * closes: later calls on it fail cleanly, its release only frees it. */
+void kiln_fft_plan_orphan(kiln_fft_plan *p);
+/* Fills a key from arrays and arguments, checking them (fft_check.c). */
+kiln_status kiln_fft_key_from(const char *fn, kiln_fft_kind kind, kiln_fft_direction dir,
+                              const kiln_array *in, const kiln_array *out, const int *axes, int naxes,
+                              kiln_fft_norm norm, kiln_fft_key *key);
+
+#endif

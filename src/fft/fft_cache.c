@@ -1,0 +1,131 @@
+/* fft_cache.c: the per-context plan cache and the scaling ufunc.
+ *
+ * A repeated transform must cost no planning (FFTW_MEASURE takes
+ * milliseconds to seconds; cuFFT plans allocate a work area), so plans are
+ * kept per context, keyed by everything a plan depends on (kind, direction,
+ * normalisation, dtypes, shapes, strides, axes, in-place, FFTW's alignment).
+ * The cache is small and scanned linearly: a lookup is a few hundred bytes
+ * of memcmp per entry, far below the 5 us budget of a cached call. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "fft/fft.h"
+
+#define CACHE_CAPACITY 64
+
+struct kiln_fft_cache {
+    pthread_mutex_t lock;
+    kiln_fft_plan *plans[CACHE_CAPACITY]; /* most recently used first */
+    int count;
+    pthread_mutex_t scale_lock; /* compiling the ufunc must not stall plan lookups */
+    kiln_ufunc *scale;
+};
+
+static kiln_status cache_of(kiln_context *ctx, kiln_fft_cache **out) {
+    pthread_mutex_lock(&ctx->lock);
+    if (!ctx->fft) {
+        kiln_fft_cache *c = calloc(1, sizeof *c);
+        if (c) {
+            pthread_mutex_init(&c->lock, NULL);
+            pthread_mutex_init(&c->scale_lock, NULL);
+        }
+        ctx->fft = c;
+    }
+    kiln_fft_cache *c = ctx->fft;
+    pthread_mutex_unlock(&ctx->lock);
+    if (!c) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    *out = c;
+    return KILN_OK;
+}
+
+static void plan_unref(kiln_fft_plan *p) {
+    if (p && atomic_fetch_sub(&p->refs, 1) == 1) kiln_fft_plan_destroy(p);
+}
+
+/* Moves entry i to the front. */
+static void touch(kiln_fft_cache *c, int i) {
+    kiln_fft_plan *p = c->plans[i];
+    memmove(c->plans + 1, c->plans, sizeof c->plans[0] * (size_t)i);
+    c->plans[0] = p;
+}
+
+static kiln_fft_plan *find_locked(kiln_fft_cache *c, const kiln_fft_key *key) {
+    for (int i = 0; i < c->count; i++)
+        if (memcmp(&c->plans[i]->key, key, sizeof *key) == 0) {
+            kiln_fft_plan *p = c->plans[i];
+            if (i > 0) touch(c, i);
+            atomic_fetch_add(&p->refs, 1);
+            return p;
+        }
+    return NULL;
+}
+
+kiln_status kiln_fft_cache_get(kiln_context *ctx, const kiln_fft_key *key, kiln_fft_plan **out) {
+    kiln_fft_cache *c = NULL;
+    kiln_status s = cache_of(ctx, &c);
+    if (s != KILN_OK) return s;
+    pthread_mutex_lock(&c->lock);
+    kiln_fft_plan *p = find_locked(c, key);
+    pthread_mutex_unlock(&c->lock);
+    if (p) {
+        *out = p;
+        return KILN_OK;
+    }
+    /* Planning can take long: outside the lock. Two threads planning the
+     * same key keep the first plan cached and the other is used once. */
+    kiln_fft_plan *made = NULL;
+    if ((s = kiln_fft_plan_make(ctx, key, &made)) != KILN_OK) return s;
+    kiln_fft_plan *evicted = NULL;
+    pthread_mutex_lock(&c->lock);
+    p = find_locked(c, key);
+    if (!p) {
+        if (c->count == CACHE_CAPACITY) evicted = c->plans[--c->count];
+        memmove(c->plans + 1, c->plans, sizeof c->plans[0] * (size_t)c->count);
+        c->plans[0] = made;
+        c->count++;
+        atomic_fetch_add(&made->refs, 1); /* the cache's reference */
+        p = made;
+        made = NULL;
+    }
+    pthread_mutex_unlock(&c->lock);
+    plan_unref(evicted);
+    if (made) plan_unref(made);
+    *out = p;
+    return KILN_OK;
+}
+
+void kiln_fft_cache_release(kiln_context *ctx) {
+    kiln_fft_cache *c = ctx->fft;
+    if (!c) return;
+    for (int i = 0; i < c->count; i++) {
+        /* A plan the user still holds must not reach the closed context
+         * later (cuFFT plans belong to its device). */
+        if (atomic_load(&c->plans[i]->refs) > 1) kiln_fft_plan_orphan(c->plans[i]);
+        plan_unref(c->plans[i]);
+    }
+    kiln_ufunc_release(c->scale);
+    pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->scale_lock);
+    free(c);
+    ctx->fft = NULL;
+}
+
+/* One elementwise kernel per dtype, compiled once per context (disk-cached):
+ * out = x * s with s in the real type, in place on the transform's output. */
+kiln_status kiln_fft_scale_ufunc(kiln_context *ctx, kiln_ufunc **out) {
+    kiln_fft_cache *c = NULL;
+    kiln_status s = cache_of(ctx, &c);
+    if (s != KILN_OK) return s;
+    pthread_mutex_lock(&c->scale_lock);
+    if (!c->scale)
+        s = kiln_vectorize(ctx, "kiln_fft_scale", "c8(c8,f4); c16(c16,f8); f4(f4,f4); f8(f8,f8)", "x, s",
+                           "return x * s;", NULL, &c->scale);
+    kiln_ufunc *f = c->scale;
+    pthread_mutex_unlock(&c->scale_lock);
+    if (s != KILN_OK) return kiln_prefix_error(s, "compiling the FFT's normalisation kernel: ");
+    *out = f;
+    return KILN_OK;
+}
+
+void kiln_fft_plan_release(kiln_fft_plan *plan) { plan_unref(plan); }

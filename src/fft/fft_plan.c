@@ -1,0 +1,284 @@
+/* fft_plan.c: from a key to a plan: the layout handed to the provider
+ * (directly on the arrays where the library can express it, else on
+ * contiguous scratch), the normalisation factor, the profiler's label. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array/array.h"
+#include "core/error.h"
+#include "fft/fft.h"
+
+static int is_axis(const kiln_fft_key *k, int d) {
+    for (int i = 0; i < k->naxes; i++)
+        if (k->axes[i] == d) return 1;
+    return 0;
+}
+
+/* Element strides of a side; 0 when a stride is negative or not a whole
+ * number of elements (then the library cannot take it). Length-1 dims never
+ * move, so their stride does not matter. */
+static int element_strides(int ndim, const int64_t *shape, const int64_t *bytes, size_t item, int64_t *out) {
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 1) {
+            out[d] = 1;
+            continue;
+        }
+        if (bytes[d] <= 0 || bytes[d] % (int64_t)item != 0) return 0;
+        out[d] = bytes[d] / (int64_t)item;
+    }
+    return 1;
+}
+
+static int64_t extent(int rank, const int64_t *len, const int64_t *st, int hr, const int64_t *hn,
+                      const int64_t *hs) {
+    int64_t e = 1;
+    for (int i = 0; i < rank; i++) e += (len[i] - 1) * st[i];
+    for (int i = 0; i < hr; i++) e += (hn[i] - 1) * hs[i];
+    return e;
+}
+
+/* Fills l from the key for the given byte strides of each side. 0 when a
+ * side's strides cannot be given to a library. */
+int kiln_fft_build_layout(const kiln_fft_key *k, const int64_t *in_bytes, const int64_t *out_bytes,
+                          kiln_fft_layout *l) {
+    size_t in_item = kiln_dtype_size((kiln_dtype)k->dtype_in),
+           out_item = kiln_dtype_size((kiln_dtype)k->dtype_out);
+    int64_t is[KILN_MAX_DIMS], os[KILN_MAX_DIMS];
+    if (!element_strides(k->ndim, k->in_shape, in_bytes, in_item, is) ||
+        !element_strides(k->ndim, k->out_shape, out_bytes, out_item, os))
+        return 0;
+    memset(l, 0, sizeof *l);
+    l->kind = (kiln_fft_kind)k->kind;
+    l->sign = k->sign;
+    l->double_precision = k->dtype_in == KILN_COMPLEX128 || k->dtype_in == KILN_FLOAT64;
+    int last = k->axes[k->naxes - 1];
+    for (int i = 0; i < k->naxes; i++) {
+        int d = k->axes[i];
+        int64_t n = k->kind == KILN_FFT_C2R ? k->out_shape[d] : k->in_shape[d];
+        /* A length-1 DFT is the identity: a batch dim instead (the halved
+         * axis of R2C/C2R stays, it changes the element type). */
+        if (n == 1 && (k->kind == KILN_FFT_C2C || d != last)) continue;
+        l->n[l->rank] = n;
+        l->is[l->rank] = is[d];
+        l->os[l->rank] = os[d];
+        l->rank++;
+    }
+    for (int d = 0; d < k->ndim; d++) {
+        if (is_axis(k, d) || k->in_shape[d] == 1) continue; /* length-1 axes dropped above */
+        l->hn[l->howmany_rank] = k->in_shape[d];
+        l->his[l->howmany_rank] = is[d];
+        l->hos[l->howmany_rank] = os[d];
+        l->howmany_rank++;
+    }
+    int64_t ilen[KILN_MAX_DIMS], olen[KILN_MAX_DIMS];
+    for (int i = 0; i < l->rank; i++) ilen[i] = olen[i] = l->n[i];
+    if (l->rank > 0 && k->kind == KILN_FFT_R2C) olen[l->rank - 1] = l->n[l->rank - 1] / 2 + 1;
+    if (l->rank > 0 && k->kind == KILN_FFT_C2R) ilen[l->rank - 1] = l->n[l->rank - 1] / 2 + 1;
+    l->in_extent = extent(l->rank, ilen, l->is, l->howmany_rank, l->hn, l->his);
+    l->out_extent = extent(l->rank, olen, l->os, l->howmany_rank, l->hn, l->hos);
+    l->inplace = k->inplace;
+    l->in_align = k->in_align;
+    l->out_align = k->out_align;
+    return 1;
+}
+
+static double norm_scale(const kiln_fft_key *k) {
+    double n = 1;
+    for (int i = 0; i < k->naxes; i++) {
+        int d = k->axes[i];
+        n *= (double)(k->kind == KILN_FFT_C2R ? k->out_shape[d] : k->in_shape[d]);
+    }
+    if (k->norm == KILN_FFT_NORM_ORTHO) return 1 / sqrt(n);
+    int forward = k->sign == KILN_FFT_FORWARD;
+    if ((k->norm == KILN_FFT_NORM_BACKWARD && !forward) || (k->norm == KILN_FFT_NORM_FORWARD && forward))
+        return 1 / n;
+    return 1;
+}
+
+static void make_label(kiln_fft_plan *p) {
+    const kiln_fft_key *k = &p->key;
+    const char *kind = k->kind == KILN_FFT_R2C ? "r2c" : k->kind == KILN_FFT_C2R ? "c2r" : "c2c";
+    const char *prec = p->layout.double_precision ? "f64" : "f32";
+    char shape[200];
+    kiln_shape_format(k->ndim, k->kind == KILN_FFT_C2R ? k->out_shape : k->in_shape, shape, sizeof shape);
+    snprintf(p->label, sizeof p->label, "fft %s%s %s %s", kind,
+             k->kind == KILN_FFT_C2C ? (k->sign < 0 ? " fwd" : " inv") : "", prec, shape);
+}
+
+static kiln_status select_provider(kiln_context *ctx, const kiln_fft_provider **out) {
+    if (ctx->ops->kind == KILN_BACKEND_CUDA) return kiln_fft_provider_cufft(out);
+    return kiln_fft_provider_fftw(out);
+}
+
+/* KILN_FFT_MAX_RANK (a testing knob: makes FFTW take the multi-pass path
+ * cuFFT takes beyond 3 dims) lowers the provider's limit. */
+static int max_rank(const kiln_fft_provider *prov) {
+    int r = prov->max_rank;
+    const char *e = getenv("KILN_FFT_MAX_RANK");
+    if (e && *e) {
+        long v = strtol(e, NULL, 10);
+        if (v >= 1 && (r == 0 || v < r)) r = (int)v;
+    }
+    return r;
+}
+
+/* Adds transform dim i of L (outside the pass) as a batch dim of S. */
+static void add_batch(kiln_fft_layout *S, int64_t n, int64_t is, int64_t os) {
+    S->hn[S->howmany_rank] = n;
+    S->his[S->howmany_rank] = is;
+    S->hos[S->howmany_rank] = os;
+    S->howmany_rank++;
+}
+
+/* The pass of L's own kind over transform dims [lo, rank); the others batch. */
+static kiln_fft_layout main_pass(const kiln_fft_layout *L, int lo) {
+    kiln_fft_layout S = *L;
+    S.rank = 0;
+    for (int i = lo; i < L->rank; i++) {
+        S.n[S.rank] = L->n[i];
+        S.is[S.rank] = L->is[i];
+        S.os[S.rank] = L->os[i];
+        S.rank++;
+    }
+    for (int i = 0; i < lo; i++) add_batch(&S, L->n[i], L->is[i], L->os[i]);
+    return S;
+}
+
+/* A C2C pass in place over dims [lo, hi) of one side of L (the output, or
+ * for C2R the input), where the last dim has the complex side's length. */
+static kiln_fft_layout c2c_pass(const kiln_fft_layout *L, int lo, int hi, int on_input) {
+    kiln_fft_layout S = *L;
+    const int64_t *st = on_input ? L->is : L->os, *hst = on_input ? L->his : L->hos;
+    S.kind = KILN_FFT_C2C;
+    S.rank = 0;
+    S.howmany_rank = 0;
+    for (int i = 0; i < L->rank; i++) {
+        int64_t n = L->n[i];
+        if (i == L->rank - 1 && L->kind != KILN_FFT_C2C) n = n / 2 + 1;
+        if (i >= lo && i < hi) {
+            S.n[S.rank] = n;
+            S.is[S.rank] = S.os[S.rank] = st[i];
+            S.rank++;
+        } else {
+            add_batch(&S, n, st[i], st[i]);
+        }
+    }
+    for (int i = 0; i < L->howmany_rank; i++) add_batch(&S, L->hn[i], hst[i], hst[i]);
+    S.inplace = 1;
+    S.in_align = S.out_align = on_input ? L->in_align : L->out_align;
+    S.in_extent = S.out_extent = on_input ? L->in_extent : L->out_extent;
+    return S;
+}
+
+static void split(kiln_fft_plan *p, int limit) {
+    const kiln_fft_layout *L = &p->layout;
+    if (limit <= 0 || L->rank <= limit) {
+        p->steps[0].layout = *L;
+        p->nsteps = 1;
+        return;
+    }
+    int first = L->rank - limit, n = 0, c2r = L->kind == KILN_FFT_C2R;
+    if (!c2r) p->steps[n++].layout = main_pass(L, first);
+    for (int lo = 0; lo < first; lo += limit) {
+        int hi = lo + limit < first ? lo + limit : first;
+        p->steps[n].layout = c2c_pass(L, lo, hi, c2r);
+        p->steps[n].read_out = !c2r;
+        p->steps[n].write_in = c2r;
+        n++;
+    }
+    if (c2r) p->steps[n++].layout = main_pass(L, first);
+    p->nsteps = n;
+}
+
+static void destroy_steps(kiln_fft_plan *p) {
+    for (int i = 0; i < p->nsteps; i++)
+        if (p->steps[i].impl) p->provider->destroy(p->ctx, p->steps[i].impl);
+    memset(p->steps, 0, sizeof p->steps);
+    p->nsteps = 0;
+}
+
+/* Plans with contiguous scratch on the sides that need it. */
+static kiln_status plan_with_copies(kiln_fft_plan *p, int copy_in, int copy_out) {
+    const kiln_fft_key *k = &p->key;
+    int64_t cin[KILN_MAX_DIMS], cout[KILN_MAX_DIMS];
+    kiln_contiguous_strides(k->ndim, k->in_shape, kiln_dtype_size((kiln_dtype)k->dtype_in), cin);
+    kiln_contiguous_strides(k->ndim, k->out_shape, kiln_dtype_size((kiln_dtype)k->dtype_out), cout);
+    kiln_fft_key sk = *k;
+    if (copy_in || copy_out) sk.inplace = 0; /* scratch is separate memory */
+    if (copy_in) sk.in_align = 0;            /* kiln's allocations are 64-byte aligned */
+    if (copy_out) sk.out_align = 0;
+    if (!kiln_fft_build_layout(&sk, copy_in ? cin : k->in_strides, copy_out ? cout : k->out_strides,
+                               &p->layout))
+        return KILN_ERR_UNSUPPORTED;
+    p->copy_in = copy_in;
+    p->copy_out = copy_out;
+    split(p, max_rank(p->provider));
+    for (int i = 0; i < p->nsteps; i++) {
+        kiln_status s = p->provider->plan(p->ctx, &p->steps[i].layout, &p->steps[i].impl);
+        if (s != KILN_OK) {
+            destroy_steps(p);
+            return s;
+        }
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_fft_plan **out) {
+    kiln_fft_plan *p = calloc(1, sizeof *p);
+    if (!p) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    atomic_init(&p->refs, 1);
+    p->ctx = ctx;
+    p->key = *key;
+    p->scale = norm_scale(key);
+    kiln_status s = select_provider(ctx, &p->provider);
+    if (s != KILN_OK) {
+        free(p);
+        return s;
+    }
+    make_label(p);
+    kiln_clear_error(); /* an UNSUPPORTED without a message is the provider's "cannot express" */
+    int64_t batch = 1;
+    for (int d = 0; d < key->ndim; d++) batch *= key->in_shape[d];
+    kiln_fft_layout probe;
+    int direct = kiln_fft_build_layout(key, key->in_strides, key->out_strides, &probe);
+    int ones = key->kind == KILN_FFT_C2C;
+    for (int i = 0; i < key->naxes; i++) ones = ones && key->in_shape[key->axes[i]] == 1;
+    if (batch == 0 || ones) {
+        p->trivial = 1; /* nothing to transform, or C2C over length-1 axes only: a copy */
+    } else {
+        /* Both libraries overwrite a C2R input: it always reads a copy. */
+        int c2r = key->kind == KILN_FFT_C2R;
+        s = KILN_ERR_UNSUPPORTED;
+        if (direct || c2r) {
+            kiln_fft_layout tmp;
+            int64_t cin[KILN_MAX_DIMS];
+            kiln_contiguous_strides(key->ndim, key->in_shape, kiln_dtype_size((kiln_dtype)key->dtype_in),
+                                    cin);
+            int out_ok = kiln_fft_build_layout(key, c2r ? cin : key->in_strides, key->out_strides, &tmp);
+            if (out_ok) s = plan_with_copies(p, c2r, 0);
+        }
+        if (s == KILN_ERR_UNSUPPORTED) s = plan_with_copies(p, 1, 1);
+        if (s != KILN_OK) {
+            if (s == KILN_ERR_UNSUPPORTED && kiln_last_error()[0] == '\0')
+                kiln_set_error(s, "%s cannot plan %s", p->provider->name, p->label);
+            free(p);
+            return s;
+        }
+    }
+    kiln_clear_error();
+    *out = p;
+    return KILN_OK;
+}
+
+void kiln_fft_plan_orphan(kiln_fft_plan *p) {
+    destroy_steps(p);
+    p->ctx = NULL;
+}
+
+void kiln_fft_plan_destroy(kiln_fft_plan *p) {
+    if (!p) return;
+    destroy_steps(p);
+    free(p);
+}
