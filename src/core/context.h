@@ -43,7 +43,6 @@ struct kiln_context {
     struct kiln_copy_pool *copy_pool;
     int copy_pool_tried;          /* creation is attempted once */
     struct kiln_blas_state *blas; /* src/blas: provider handles, made on first use */
-    int copy_pool_tried;          /* creation is attempted once */
     struct kiln_fft_cache *fft;   /* FFT plans (src/fft/), made on first use */
 };
 
