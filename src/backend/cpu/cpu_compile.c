@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend/cpu/cpu_fission.h"
 #include "backend/cpu/cpu_internal.h"
 #include "core/error.h"
 #include "core/text.h"
@@ -19,10 +20,16 @@
 extern const char kiln_embedded_kiln_cpu_prelude[];
 extern const char kiln_embedded_kiln_complex[];
 extern const char kiln_embedded_kiln_signature[];
+extern const char kiln_embedded_kiln_cpu_fission[];
 
-static char *assemble_source(const kiln_compile_request *req, int *barriers) {
-    char *user = kiln_cpu_source_prepare(req, barriers);
+/* KILN_CPU_FISSION_BEGIN (issue 15): paths per kernel, see cpu_fission.h */
+static char *assemble_source(const kiln_compile_request *req, int fission, int *barriers,
+                             kiln_cpu_kernel_plan *plans) {
+    int module_barriers = 0;
+    char *user = kiln_cpu_source_prepare(req, &module_barriers);
     if (!user) return NULL;
+    kiln_text gen = {0};
+    kiln_cpu_plan_kernels(user, req, module_barriers, fission, plans, &gen);
     kiln_text t = {0};
     kiln_text_line_directive(&t, "kiln_cpu_prelude.cuh");
     kiln_text_puts(&t, kiln_embedded_kiln_cpu_prelude);
@@ -33,17 +40,47 @@ static char *assemble_source(const kiln_compile_request *req, int *barriers) {
     kiln_text_line_directive(&t, req->name ? req->name : "kernel.cu");
     kiln_text_puts(&t, user);
     free(user);
+    if (gen.length) {
+        kiln_text_line_directive(&t, "kiln_cpu_fission.cuh");
+        kiln_text_puts(&t, kiln_embedded_kiln_cpu_fission);
+        kiln_text_line_directive(&t, "kiln-cpu-fission");
+        kiln_text_add(&t, gen.data, gen.length);
+    }
+    t.failed |= gen.failed;
+    kiln_text_free(&gen);
     kiln_text_line_directive(&t, "kiln-cpu-entry-points");
+    *barriers = 0;
     for (int i = 0; i < req->kernel_count; i++) {
         const char *k = req->kernel_names[i];
         kiln_text_puts(&t, "KILN_EXPORT_SIGNATURE(");
         kiln_text_puts(&t, k);
-        kiln_text_puts(&t, *barriers ? ")\nKILN_CPU_EXPORT_THREAD(" : ")\nKILN_CPU_EXPORT_FAST(");
+        kiln_text_puts(&t, ")\n");
+        if (plans[i].path == KILN_CPU_PATH_FISSION) continue; /* exported with its body */
+        *barriers |= plans[i].path == KILN_CPU_PATH_FIBERS;
+        kiln_text_puts(&t, plans[i].path == KILN_CPU_PATH_FIBERS ? "KILN_CPU_EXPORT_THREAD(" : "KILN_CPU_EXPORT_FAST(");
         kiln_text_puts(&t, k);
         kiln_text_puts(&t, ")\n");
     }
     return kiln_text_take(&t);
 }
+
+/* One line per kernel: the path it took and why (`kiln compile --target cpu`). */
+static void append_paths(char **log, const kiln_compile_request *req, const kiln_cpu_kernel_plan *plans,
+                         const char *note) {
+    static const char *const path_names[] = {"loop", "fission", "fibers"};
+    kiln_text t = {0};
+    if (*log) kiln_text_puts(&t, *log);
+    if (note) kiln_text_puts(&t, note);
+    for (int i = 0; i < req->kernel_count; i++)
+        kiln_text_printf(&t, "kiln: CPU path of %s: %s (%s)\n", req->kernel_names[i], path_names[plans[i].path],
+                         plans[i].why);
+    char *s = kiln_text_take(&t);
+    if (s) {
+        free(*log);
+        *log = s;
+    }
+}
+/* KILN_CPU_FISSION_END */
 
 static kiln_status write_file(const char *path, const char *data, size_t n) {
     FILE *f = fopen(path, "wb");
@@ -144,13 +181,11 @@ static void remove_dir(const char *dir, const char *src, const char *so) {
     rmdir(dir);
 }
 
-kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_request *req, kiln_blob *out,
-                             char **log) {
+static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_request *req, int fission,
+                                kiln_cpu_kernel_plan *plans, kiln_blob *out, char **log) {
     *log = NULL;
-    if (!req || !req->source)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "CPU compile: no source to compile");
     int barriers = 0;
-    char *source = assemble_source(req, &barriers);
+    char *source = assemble_source(req, fission, &barriers, plans);
     if (!source)
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory assembling the CPU source");
 
@@ -192,3 +227,38 @@ kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_requ
     remove_dir(dir, src, so);
     return s;
 }
+
+/* KILN_CPU_FISSION_BEGIN (issue 15) */
+kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_request *req, kiln_blob *out,
+                             char **log) {
+    *log = NULL;
+    if (!req || !req->source)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "CPU compile: no source to compile");
+    kiln_cpu_kernel_plan *plans = calloc((size_t)req->kernel_count + 1, sizeof *plans);
+    if (!plans) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    kiln_status s = compile_once(c, req, 1, plans, out, log);
+    int fission = 0;
+    for (int i = 0; i < req->kernel_count; i++) fission |= plans[i].path == KILN_CPU_PATH_FISSION;
+    const char *note = NULL;
+    if (s == KILN_ERR_COMPILE && fission) {
+        /* The transformer's output must never cost a kernel that compiles
+         * on fibers: the same module again without it. */
+        char *first_log = *log;
+        kiln_blob retry = {0};
+        kiln_status s2 = compile_once(c, req, 0, plans, &retry, log);
+        if (s2 == KILN_OK) {
+            kiln_clear_error();
+            *out = retry;
+            free(first_log);
+            s = KILN_OK;
+            note = "kiln: the loop-fission code did not compile; every barrier kernel runs on fibers\n";
+        } else {
+            free(*log);
+            *log = first_log;
+        }
+    }
+    if (s == KILN_OK) append_paths(log, req, plans, note);
+    free(plans);
+    return s;
+}
+/* KILN_CPU_FISSION_END */
