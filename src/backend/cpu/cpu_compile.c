@@ -57,7 +57,8 @@ static char *assemble_source(const kiln_compile_request *req, int fission, int *
         kiln_text_puts(&t, ")\n");
         if (plans[i].path == KILN_CPU_PATH_FISSION) continue; /* exported with its body */
         *barriers |= plans[i].path == KILN_CPU_PATH_FIBERS;
-        kiln_text_puts(&t, plans[i].path == KILN_CPU_PATH_FIBERS ? "KILN_CPU_EXPORT_THREAD(" : "KILN_CPU_EXPORT_FAST(");
+        kiln_text_puts(&t, plans[i].path == KILN_CPU_PATH_FIBERS ? "KILN_CPU_EXPORT_THREAD("
+                                                                 : "KILN_CPU_EXPORT_FAST(");
         kiln_text_puts(&t, k);
         kiln_text_puts(&t, ")\n");
     }
@@ -72,8 +73,8 @@ static void append_paths(char **log, const kiln_compile_request *req, const kiln
     if (*log) kiln_text_puts(&t, *log);
     if (note) kiln_text_puts(&t, note);
     for (int i = 0; i < req->kernel_count; i++)
-        kiln_text_printf(&t, "kiln: CPU path of %s: %s (%s)\n", req->kernel_names[i], path_names[plans[i].path],
-                         plans[i].why);
+        kiln_text_printf(&t, "kiln: CPU path of %s: %s (%s)\n", req->kernel_names[i],
+                         path_names[plans[i].path], plans[i].why);
     char *s = kiln_text_take(&t);
     if (s) {
         free(*log);

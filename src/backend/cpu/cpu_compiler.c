@@ -155,7 +155,9 @@ kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, si
         fnv1a(kiln_embedded_kiln_complex, strlen(kiln_embedded_kiln_complex)) * 3 ^
         fnv1a(kiln_embedded_kiln_signature, strlen(kiln_embedded_kiln_signature)) * 7 ^
         /* the fission transformer's output changes with its version */
-        (fnv1a(kiln_embedded_kiln_cpu_fission, strlen(kiln_embedded_kiln_cpu_fission)) + KILN_CPU_FISSION_VERSION) * 11;
+        (fnv1a(kiln_embedded_kiln_cpu_fission, strlen(kiln_embedded_kiln_cpu_fission)) +
+         KILN_CPU_FISSION_VERSION) *
+            11;
     /* The command line's own flags (libraries linked included) shape the
      * module as much as the compiler does: modules cached before a change of
      * them must not be loaded after it. */

@@ -9,9 +9,9 @@ static int ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
 static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
 /* Longest first, so that `<<=` is not read as `<<` `=`. */
-static const char *const operators[] = {"<<=", ">>=", "->*", "...", "::", "->", "++", "--", "<<", ">>",
-                                        "<=",  ">=",  "==",  "!=",  "&&", "||", "+=", "-=", "*=", "/=",
-                                        "%=",  "&=",  "|=",  "^=",  ".*"};
+static const char *const operators[] = {"<<=", ">>=", "->*", "...", "::", "->", "++", "--", "<<",
+                                        ">>",  "<=",  ">=",  "==",  "!=", "&&", "||", "+=", "-=",
+                                        "*=",  "/=",  "%=",  "&=",  "|=", "^=", ".*"};
 
 static int push(kiln_ctoks *c, int *cap, int kind, int start, int len) {
     if (c->n == *cap) {
@@ -94,8 +94,7 @@ int kiln_ctok_split(const char *text, kiln_ctoks *out) {
             kind = CTOK_IDENT;
         } else if (isdigit((unsigned char)*p) || (*p == '.' && isdigit((unsigned char)p[1]))) {
             /* pp-number: digits, letters, dots, and signs after an exponent */
-            while (ident_char(*p) || *p == '.' ||
-                   ((*p == '+' || *p == '-') && strchr("eEpP", p[-1]) != NULL))
+            while (ident_char(*p) || *p == '.' || ((*p == '+' || *p == '-') && strchr("eEpP", p[-1]) != NULL))
                 p++;
             kind = CTOK_NUMBER;
         } else {

@@ -25,11 +25,11 @@
  * inside expressions, warp primitives, variables of deduced type living
  * across a barrier, assignments to parameters...) returns -1 with the
  * reason, and the kernel keeps the fiber path. */
+#include "backend/cpu/cpu_fission.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "backend/cpu/cpu_fission.h"
 
 #define MAX_NODES 1024
 #define MAX_VARS 512
@@ -52,12 +52,12 @@ typedef struct node {
 
 typedef struct var {
     int kind;
-    int name;        /* token */
-    int stmt;        /* declaring N_STMT / N_BLOCK node, or -1 (loop variables) */
-    int seq;         /* the sequence whose scope holds it */
-    int region;      /* declaring region (V_REMAT, V_LOCAL, V_OPAQUE) */
-    int active;      /* in scope while building */
-    int stored;      /* decided after building */
+    int name;   /* token */
+    int stmt;   /* declaring N_STMT / N_BLOCK node, or -1 (loop variables) */
+    int seq;    /* the sequence whose scope holds it */
+    int region; /* declaring region (V_REMAT, V_LOCAL, V_OPAQUE) */
+    int active; /* in scope while building */
+    int stored; /* decided after building */
     int type_a, type_b, stars, dim_a, dim_b, init_a, init_b; /* V_LOCAL */
     int next_in_stmt;
 } var;
@@ -82,7 +82,8 @@ typedef struct fis {
 static int fail(fis *f, const char *what, int tok) {
     if (f->why[0]) return -1; /* keep the first reason */
     if (tok >= 0 && tok < f->c->n)
-        snprintf(f->why, f->why_size, "%s (at '%.*s')", what, f->c->t[tok].len, f->c->text + f->c->t[tok].start);
+        snprintf(f->why, f->why_size, "%s (at '%.*s')", what, f->c->t[tok].len,
+                 f->c->text + f->c->t[tok].start);
     else
         snprintf(f->why, f->why_size, "%s", what);
     return -1;
@@ -95,7 +96,9 @@ static int same_name(const fis *f, int i, int j) {
     return f->c->t[i].len == f->c->t[j].len &&
            strncmp(f->c->text + f->c->t[i].start, f->c->text + f->c->t[j].start, (size_t)f->c->t[i].len) == 0;
 }
-static int is_member(const fis *f, int i) { return is(f, i - 1, ".") || is(f, i - 1, "->") || is(f, i - 1, "::"); }
+static int is_member(const fis *f, int i) {
+    return is(f, i - 1, ".") || is(f, i - 1, "->") || is(f, i - 1, "::");
+}
 
 static int new_node(fis *f, int kind, int parent) {
     if (f->node_count == MAX_NODES) return fail(f, "kernel too large", -1);
@@ -127,9 +130,9 @@ static void add_pre(fis *f, int region, int child) {
 
 /* ---------------------------------------------------------------- statements */
 
-static const char *const stmt_keywords[] = {"return", "if",      "for",  "while", "do",     "switch",
-                                            "break",  "continue", "goto", "case",  "default", "else",
-                                            "delete", "throw",   "typedef", "using", "asm", "__asm__"};
+static const char *const stmt_keywords[] = {"return", "if",       "for",     "while", "do",      "switch",
+                                            "break",  "continue", "goto",    "case",  "default", "else",
+                                            "delete", "throw",    "typedef", "using", "asm",     "__asm__"};
 
 static int is_stmt_keyword(const fis *f, int i) {
     for (size_t k = 0; k < sizeof stmt_keywords / sizeof *stmt_keywords; k++)
@@ -182,7 +185,8 @@ static int has_barrier(const fis *f, int a, int b) {
 }
 
 static int is_sync(const fis *f, int a, int b) {
-    return b - a == 4 && is(f, a, "__syncthreads") && is(f, a + 1, "(") && is(f, a + 2, ")") && is(f, a + 3, ";");
+    return b - a == 4 && is(f, a, "__syncthreads") && is(f, a + 1, "(") && is(f, a + 2, ")") &&
+           is(f, a + 3, ";");
 }
 
 /* break or continue that would leave a loop whose body is [a, b). */
@@ -238,7 +242,8 @@ static int is_param(const fis *f, int tok) {
 }
 
 static int is_assign_op(const fis *f, int i) {
-    static const char *const ops[] = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"};
+    static const char *const ops[] = {
+        "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"};
     for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
         if (is(f, i, ops[k])) return 1;
     return 0;
@@ -300,8 +305,8 @@ static int expr_class(fis *f, int a, int b, int loop) {
         }
         if (is(f, i + 1, "(")) { /* a call, or a functional cast */
             if (kpath_fn_named(f->u, i)) return X_IMPURE;
-            if (strncmp(f->c->text + t->start, "atomic", 6) == 0 || strncmp(f->c->text + t->start, "__", 2) == 0 ||
-                is(f, i, "printf") || is(f, i, "rand"))
+            if (strncmp(f->c->text + t->start, "atomic", 6) == 0 ||
+                strncmp(f->c->text + t->start, "__", 2) == 0 || is(f, i, "printf") || is(f, i, "rand"))
                 return X_IMPURE;
         }
         /* other names: types, constants, enumerators, library math */
@@ -343,7 +348,8 @@ static int parse_decl(const fis *f, int a, int b, int *type_end, declarator *d) 
         } else
             break;
         /* the last name before a declarator's punctuation is the declarator */
-        if (ident(f, i - 1) && (is(f, i, "=") || is(f, i, ";") || is(f, i, ",") || is(f, i, "[") || is(f, i, "(")))
+        if (ident(f, i - 1) &&
+            (is(f, i, "=") || is(f, i, ";") || is(f, i, ",") || is(f, i, "[") || is(f, i, "(")))
             break;
     }
     int k = i - 1;
@@ -485,8 +491,9 @@ static int declare(fis *f, int stmt, int seq, int region, int a, int b) {
     int first = -1, prev = -1;
     for (int k = 0; k < n; k++) {
         int vk = kind;
-        if (kind == V_LOCAL && (d[k].paren >= 0 || is(f, a, "auto") || (d[k].init_a >= 0 && d[k].dim_a >= 0) ||
-                                (d[k].init_a >= 0 && is(f, d[k].init_a, "{"))))
+        if (kind == V_LOCAL &&
+            (d[k].paren >= 0 || is(f, a, "auto") || (d[k].init_a >= 0 && d[k].dim_a >= 0) ||
+             (d[k].init_a >= 0 && is(f, d[k].init_a, "{"))))
             vk = V_OPAQUE;
         int v = new_var(f, vk, d[k].name, stmt, seq, kind == V_UNIFORM ? -1 : region);
         if (v < 0) return -1;
@@ -546,7 +553,8 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
         if (is(f, i, "{")) return build_seq(f, i + 1, match(f, i), seq) < 0 ? -1 : 0;
         if (is(f, i, "for")) {
             int loop;
-            if (!uniform_for(f, i, e, &loop)) return fail(f, "a barrier inside a loop whose header is not uniform", i);
+            if (!uniform_for(f, i, e, &loop))
+                return fail(f, "a barrier inside a loop whose header is not uniform", i);
             int ba, bb;
             body_range(f, match(f, i + 1) + 1, e, &ba, &bb);
             if (loop_escape(f, ba, bb, 0)) return fail(f, "break or continue in a loop with barriers", i);
@@ -581,7 +589,8 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
     if (f->c->t[i].kind == CTOK_PP) {
         const char *p = f->c->text + f->c->t[i].start + 1;
         while (*p == ' ' || *p == '\t') p++;
-        if (strncmp(p, "pragma", 6) != 0) return fail(f, "a preprocessor directive inside the kernel body", i);
+        if (strncmp(p, "pragma", 6) != 0)
+            return fail(f, "a preprocessor directive inside the kernel body", i);
         return 0; /* #pragma unroll and friends: dropped, they would bind to kiln's loops */
     }
     for (int j = i; j < e; j++)
@@ -654,7 +663,8 @@ static int region_names(const fis *f, int r, int name) {
 
 /* A variable is in scope at region r, and declared in an earlier one. */
 static int visible(const fis *f, const var *v, int r) {
-    return v->region >= 0 && v->region != r && f->nodes[v->region].order < f->nodes[r].order && inside(f, r, v->seq);
+    return v->region >= 0 && v->region != r && f->nodes[v->region].order < f->nodes[r].order &&
+           inside(f, r, v->seq);
 }
 
 static int decide_storage(fis *f) {
@@ -662,10 +672,12 @@ static int decide_storage(fis *f) {
         var *x = &f->vars[v];
         if (x->kind != V_LOCAL && x->kind != V_OPAQUE) continue;
         for (int r = 0; r < f->node_count && !x->stored; r++)
-            if (f->nodes[r].kind == N_REGION && visible(f, x, r) && region_names(f, r, x->name)) x->stored = 1;
+            if (f->nodes[r].kind == N_REGION && visible(f, x, r) && region_names(f, r, x->name))
+                x->stored = 1;
         if (x->stored && x->kind == V_OPAQUE)
-            return fail(f, "a variable whose type kiln cannot spell (auto, references, direct or braced "
-                           "initialisation) lives across a barrier",
+            return fail(f,
+                        "a variable whose type kiln cannot spell (auto, references, direct or braced "
+                        "initialisation) lives across a barrier",
                         x->name);
     }
     return 0;
@@ -675,7 +687,9 @@ static int decide_storage(fis *f) {
 
 static void put(fis *f, const char *s) { kiln_text_puts(f->out, s); }
 
-static void put_tok(fis *f, int i) { kiln_text_add(f->out, f->c->text + f->c->t[i].start, (size_t)f->c->t[i].len); }
+static void put_tok(fis *f, int i) {
+    kiln_text_add(f->out, f->c->text + f->c->t[i].start, (size_t)f->c->t[i].len);
+}
 
 /* The source text of tokens [a, b), spacing kept; `return;` marks the
  * thread done where later regions must skip it. */
@@ -752,12 +766,15 @@ static void emit_stmt(fis *f, int s) {
  * module's global (where the thread loop cannot vectorise anyway). */
 static int pure_call(const fis *f, int i) {
     static const char *const ok[] = {
-        "min",    "max",    "fminf",  "fmaxf",  "fmin",   "fmax",  "sqrtf",  "sqrt",   "rsqrtf", "expf",
-        "exp",    "exp2f",  "logf",   "log",    "log2f",  "fabsf", "fabs",   "abs",    "sinf",   "cosf",
-        "sin",    "cos",    "tanhf",  "tanh",   "powf",   "pow",   "floorf", "floor",  "ceilf",  "ceil",
-        "fmaf",   "fma",    "int",    "float",  "double", "unsigned", "long", "size_t", "char",  "short",
-        "bool",   "sizeof", "if",     "for",    "while",  "switch", "return", "static_cast", "make_float2",
-        "make_float4", "make_int2", "make_double2", "__fdividef", "__expf", "__logf", "roundf", "round"};
+        "min",         "max",       "fminf",        "fmaxf",      "fmin",   "fmax",        "sqrtf",
+        "sqrt",        "rsqrtf",    "expf",         "exp",        "exp2f",  "logf",        "log",
+        "log2f",       "fabsf",     "fabs",         "abs",        "sinf",   "cosf",        "sin",
+        "cos",         "tanhf",     "tanh",         "powf",       "pow",    "floorf",      "floor",
+        "ceilf",       "ceil",      "fmaf",         "fma",        "int",    "float",       "double",
+        "unsigned",    "long",      "size_t",       "char",       "short",  "bool",        "sizeof",
+        "if",          "for",       "while",        "switch",     "return", "static_cast", "make_float2",
+        "make_float4", "make_int2", "make_double2", "__fdividef", "__expf", "__logf",      "roundf",
+        "round"};
     for (size_t k = 0; k < sizeof ok / sizeof *ok; k++)
         if (is(f, i, ok[k])) return 1;
     return 0;
@@ -807,7 +824,8 @@ static void emit_region(fis *f, int r) {
     put(f, "for (int kiln_x = 0; kiln_x < kiln_bx; kiln_x++) {\n"
            "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n");
     if (f->returns) put(f, "if (kiln_done[kiln_t]) continue;\n");
-    put(f, "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; (void)threadIdx;\n");
+    put(f,
+        "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; (void)threadIdx;\n");
     if (calls) put(f, "::threadIdx = threadIdx;\n");
     for (int v = 0; v < f->var_count; v++) {
         const var *x = &f->vars[v];
@@ -832,12 +850,8 @@ static void emit_region(fis *f, int r) {
 static void emit_node(fis *f, int n) {
     const node *x = &f->nodes[n];
     switch (x->kind) {
-    case N_SEQ:
-        emit_seq(f, n);
-        break;
-    case N_REGION:
-        emit_region(f, n);
-        break;
+    case N_SEQ: emit_seq(f, n); break;
+    case N_REGION: emit_region(f, n); break;
     case N_UFOR:
         put(f, "\nfor (");
         put_toks(f, x->a + 1, x->b);
@@ -854,8 +868,7 @@ static void emit_node(fis *f, int n) {
             emit_seq(f, x->other);
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -934,8 +947,9 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, kiln_text *gen, ch
             if (f->vars[v].dim_a >= 0) put_toks(f, f->vars[v].dim_a, f->vars[v].dim_b);
             put(f, ";\n");
         }
-        if (f->returns) put(f, "unsigned char kiln_done[KILN_CPU_FIS_MAX_THREADS];\n"
-                               "for (int i = 0; i < kiln_bx * kiln_by * kiln_bz; i++) kiln_done[i] = 0;\n");
+        if (f->returns)
+            put(f, "unsigned char kiln_done[KILN_CPU_FIS_MAX_THREADS];\n"
+                   "for (int i = 0; i < kiln_bx * kiln_by * kiln_bz; i++) kiln_done[i] = 0;\n");
         emit_seq(f, root);
         kiln_text_printf(&t, "\n}\nKILN_CPU_EXPORT_FISSION(%.*s)\n", name->len, f->c->text + name->start);
         if (t.failed) {

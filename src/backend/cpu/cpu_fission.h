@@ -49,12 +49,12 @@ typedef struct kpath_macro {
 } kpath_macro;
 
 typedef struct kpath_fn {
-    int name;             /* token index of the name */
-    int lparen, lbrace;   /* parameter list and body */
+    int name;                           /* token index of the name */
+    int lparen, lbrace;                 /* parameter list and body */
     int is_global, is_template, scoped; /* scoped: inside a namespace or class */
-    int barrier;          /* reaches a barrier (directly, by macro or by call) */
-    int direct;           /* uses one itself */
-    int via;              /* token index of the call that reaches one, or -1 */
+    int barrier;                        /* reaches a barrier (directly, by macro or by call) */
+    int direct;                         /* uses one itself */
+    int via;                            /* token index of the call that reaches one, or -1 */
 } kpath_fn;
 
 typedef struct kpath_unit {

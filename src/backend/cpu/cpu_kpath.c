@@ -289,14 +289,14 @@ void kiln_cpu_plan_kernels(const char *source, const kiln_compile_request *req, 
             say(p, KILN_CPU_PATH_LOOP, "%.*sno barriers", "", 0);
         } else if (!fn->direct) {
             const kiln_ctok *v = &u.tk.t[fn->via];
-            say(p, KILN_CPU_PATH_FIBERS, "the barrier is inside the called function %.*s", u.tk.text + v->start,
-                v->len);
+            say(p, KILN_CPU_PATH_FIBERS, "the barrier is inside the called function %.*s",
+                u.tk.text + v->start, v->len);
         } else if (fn->is_template || fn->scoped) {
-            say(p, KILN_CPU_PATH_FIBERS, "%.*sloop fission handles only non-template kernels at file scope", "",
-                0);
-        } else if (!fission) {
-            say(p, KILN_CPU_PATH_FIBERS, "%.*sloop fission is off (KILN_CPU_FISSION=0, or its code failed to compile)",
+            say(p, KILN_CPU_PATH_FIBERS, "%.*sloop fission handles only non-template kernels at file scope",
                 "", 0);
+        } else if (!fission) {
+            say(p, KILN_CPU_PATH_FIBERS,
+                "%.*sloop fission is off (KILN_CPU_FISSION=0, or its code failed to compile)", "", 0);
         } else {
             char why[200];
             if (kiln_cpu_fission(&u, fn, gen, why, sizeof why) == 0)
