@@ -805,9 +805,11 @@ static void emit_region(fis *f, int r) {
          * on such accesses. A reference taken once per block is a plain
          * address. */
         for (int v = f->nodes[s].decl; v >= 0; v = f->vars[v].next_in_stmt) {
-            kiln_text_printf(f->out, "\nauto *const kiln_p%d = &", v);
+            kiln_text_printf(f->out, "\nauto *kiln_p%d = &", v);
             put_tok(f, f->vars[v].name);
-            put(f, ";\n{ auto &");
+            /* the empty asm hides where the pointer came from: otherwise the
+             * compiler recomputes the TLS address at every use */
+            kiln_text_printf(f->out, "; __asm__(\"\" : \"+r\"(kiln_p%d));\n{ auto &", v);
             put_tok(f, f->vars[v].name);
             kiln_text_printf(f->out, " = *kiln_p%d;\n", v);
             f->braces++;
