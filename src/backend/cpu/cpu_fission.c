@@ -47,7 +47,11 @@ typedef struct node {
     int other;             /* N_UIF: else sequence or -1 */
     int parent;            /* enclosing node */
     int order;             /* N_REGION: emission order */
-    int decl;              /* N_STMT: first var it declares, or -1 */
+    /* N_REGION holding one guarded statement `if (C) S` whose condition
+     * holds on a range of threadIdx.x (see guarded()): C's tokens, S's, and
+     * the `==` of an equality term (-1: none). */
+    int narrow_c0, narrow_c1, narrow_s0, narrow_s1, narrow_eq;
+    int decl; /* N_STMT: first var it declares, or -1 */
 } node;
 
 typedef struct var {
@@ -60,6 +64,7 @@ typedef struct var {
     int stored; /* decided after building */
     int type_a, type_b, stars, dim_a, dim_b, init_a, init_b; /* V_LOCAL */
     int next_in_stmt;
+    int xshape; /* V_REMAT, V_UNIFORM: see xshape() */
 } var;
 
 typedef struct fis {
@@ -104,6 +109,7 @@ static int new_node(fis *f, int kind, int parent) {
     if (f->node_count == MAX_NODES) return fail(f, "kernel too large", -1);
     node *n = &f->nodes[f->node_count];
     memset(n, 0, sizeof *n);
+    n->narrow_s0 = -1;
     n->kind = kind;
     n->child = n->next = n->last = n->pre = n->pre_last = n->other = n->decl = -1;
     n->parent = parent;
@@ -425,6 +431,7 @@ static int has_word(const fis *f, int a, int b, const char *w) {
 /* ---------------------------------------------------------------- building */
 
 static int build_seq(fis *f, int a, int b, int parent);
+static int xshape(fis *f, int a, int b);
 
 static int current_region(fis *f, int seq, int *region) {
     if (*region >= 0) return *region;
@@ -508,6 +515,11 @@ static int declare(fis *f, int stmt, int seq, int region, int a, int b) {
         if (prev >= 0) f->vars[prev].next_in_stmt = v;
         if (first < 0) first = v;
         prev = v;
+        if (vk == V_REMAT || vk == V_UNIFORM) {
+            x->active = 0; /* its own name is not yet in scope */
+            x->xshape = xshape(f, x->init_a, x->init_b);
+            x->active = 1;
+        }
     }
     f->nodes[stmt].decl = first;
     return kind == V_UNIFORM ? 2 : 1;
@@ -537,6 +549,85 @@ static int build_for(fis *f, int seq, int i, int e, int loop) {
     int body = build_seq(f, ba, bb, n);
     f->vars[v].active = 0;
     return body < 0 ? -1 : 0;
+}
+
+/* How [a, b) depends on threadIdx.x: 0 not at all, 1 increasing with it
+ * (threadIdx.x, or a variable that is, plus terms that do not depend on
+ * it), 2 otherwise. */
+/* Does [a, b) depend on threadIdx.x? (Unknown names count as yes.) */
+static int xdep(fis *f, int a, int b) {
+    for (int i = a; i < b; i++) {
+        if (is(f, i, "threadIdx") && is(f, i + 1, ".") && is(f, i + 2, "x")) return 1;
+        const var *v = ident(f, i) && !is_member(f, i) ? lookup(f, i) : NULL;
+        if (v && (v->kind == V_REMAT || v->kind == V_UNIFORM) && v->xshape) return 1;
+        if (v && v->kind != V_REMAT && v->kind != V_UNIFORM && v->kind != V_LOOP) return 1;
+    }
+    return 0;
+}
+
+static int xshape(fis *f, int a, int b) {
+    if (!xdep(f, a, b)) return 0;
+    int inc = 0;
+    for (int t0 = a; t0 < b;) {
+        int t1 = t0;
+        while (t1 < b && !is(f, t1, "+")) {
+            if (is(f, t1, "(") || is(f, t1, "[")) t1 = match(f, t1);
+            t1++;
+        }
+        if (t1 == t0) return 2; /* unary + */
+        if (xdep(f, t0, t1)) {
+            const var *v = t1 - t0 == 1 && ident(f, t0) ? lookup(f, t0) : NULL;
+            int direct = t1 - t0 == 3 && is(f, t0, "threadIdx") && is(f, t0 + 2, "x");
+            if (inc || !(direct || (v && v->kind == V_REMAT && v->xshape == 1))) return 2;
+            inc = 1;
+        }
+        t0 = t1 + 1;
+    }
+    return inc ? 1 : 2;
+}
+
+/* `if (C) S` whose C holds for a range of threadIdx.x in every row of the
+ * block: C is a && of terms that do not depend on threadIdx.x and at most
+ * one `I < B`, `I <= B` or `I == B` with I increasing in threadIdx.x and
+ * B independent of it, all free of side effects and memory reads. Then the
+ * thread loop runs over that range only and drops the branch, which the
+ * vectoriser cannot take (the tree reduction's `if (t < s)`, a stencil's
+ * bounds check and edge loads). */
+static int guarded(fis *f, int i, int e, int *eq) {
+    *eq = -1;
+    if (!is(f, i, "if") || !is(f, i + 1, "(")) return 0;
+    int rp = match(f, i + 1);
+    if (stmt_end(f, rp + 1, e) != e) return 0; /* has an else */
+    if (expr_class(f, i + 2, rp, -1) == X_IMPURE) return 0;
+    int ranged = 0;
+    for (int t0 = i + 2; t0 < rp;) {
+        int t1 = t0;
+        while (t1 < rp && !is(f, t1, "&&")) {
+            if (is(f, t1, "(") || is(f, t1, "[")) t1 = match(f, t1);
+            if (is(f, t1, "||") || is(f, t1, "?")) return 0;
+            t1++;
+        }
+        if (xshape(f, t0, t1) != 0) {
+            int op = -1;
+            for (int k = t0; k < t1; k++) {
+                if (is(f, k, "(") || is(f, k, "[")) {
+                    k = match(f, k);
+                    continue;
+                }
+                static const char *const cmp[] = {"<", "<=", "==", ">", ">=", "!=", "&", "|", "^", "=", ","};
+                for (size_t c = 0; c < sizeof cmp / sizeof *cmp; c++)
+                    if (is(f, k, cmp[c])) {
+                        if (op >= 0 || c > 2) return 0;
+                        op = k;
+                    }
+            }
+            if (ranged || op < 0 || xshape(f, t0, op) != 1 || xshape(f, op + 1, t1) != 0) return 0;
+            ranged = 1;
+            if (is(f, op, "==")) *eq = op;
+        }
+        t0 = t1 + 1;
+    }
+    return 1;
 }
 
 static int build_stmt(fis *f, int seq, int *region, int i, int e) {
@@ -605,8 +696,18 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
             return build_for(f, seq, i, e, loop);
         }
     }
+    int eq, guard = guarded(f, i, e, &eq);
+    if (guard) *region = -1; /* a region of its own */
     int r = current_region(f, seq, region);
     if (r < 0) return -1;
+    if (guard) {
+        node *g = &f->nodes[r];
+        g->narrow_c0 = i + 2;
+        g->narrow_c1 = match(f, i + 1);
+        g->narrow_s0 = g->narrow_c1 + 1;
+        g->narrow_s1 = e;
+        g->narrow_eq = eq;
+    }
     int s = new_node(f, N_STMT, r);
     if (s < 0) return -1;
     f->nodes[s].a = i;
@@ -620,6 +721,7 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
         add_child(f, r, s);
     for (int j = i; j < e; j++)
         if (is(f, j, "return")) f->returns = 1;
+    if (guard) *region = -1;
     return 0;
 }
 
@@ -794,6 +896,17 @@ static void region_traits(fis *f, int r, int *calls, int *ivdep) {
 
 static void emit_seq(fis *f, int seq);
 
+/* Copies of the recomputable values declared in earlier regions. */
+static void put_remats(fis *f, int r) {
+    for (int v = 0; v < f->var_count; v++) {
+        const var *x = &f->vars[v];
+        if (!visible(f, x, r) || x->kind != V_REMAT || (v > 0 && f->vars[v - 1].stmt == x->stmt)) continue;
+        put(f, "\n");
+        put_toks(f, f->nodes[x->stmt].a, f->nodes[x->stmt].b);
+        put(f, "\n");
+    }
+}
+
 static void emit_region(fis *f, int r) {
     const node *n = &f->nodes[r];
     for (int s = n->pre; s >= 0; s = f->nodes[s].next) {
@@ -820,10 +933,31 @@ static void emit_region(fis *f, int r) {
     region_traits(f, r, &calls, &ivdep);
     /* int counters: signed overflow is undefined, so the vectoriser may take
      * kiln_t as an affine index, which it cannot with wrapping unsigned. */
+    int narrow = n->narrow_s0 >= 0;
     put(f, "\nfor (int kiln_z = 0; kiln_z < kiln_bz; kiln_z++)\n"
-           "for (int kiln_y = 0; kiln_y < kiln_by; kiln_y++)\n");
+           "for (int kiln_y = 0; kiln_y < kiln_by; kiln_y++) {\n");
+    if (narrow) {
+        /* the row's range of threads that pass the guard */
+        put(f, "int kiln_x0 = 0, kiln_xe = kiln_bx;\n");
+        for (int pass = 0; pass < (n->narrow_eq >= 0 ? 2 : 1); pass++) {
+            put(f, "{ auto kiln_c = [&](int kiln_x) -> bool {\n"
+                   "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; "
+                   "(void)threadIdx;\n");
+            put_remats(f, r);
+            put(f, "return (");
+            if (n->narrow_eq >= 0) {
+                put_toks(f, n->narrow_c0, n->narrow_eq);
+                put(f, pass == 0 ? " <= " : " < ");
+                put_toks(f, n->narrow_eq + 1, n->narrow_c1);
+            } else
+                put_toks(f, n->narrow_c0, n->narrow_c1);
+            put(f, pass == 0 ? "); };\nkiln_xe = kiln_fis_prefix(kiln_c, kiln_bx); }\n"
+                             : "); };\nkiln_x0 = kiln_fis_prefix(kiln_c, kiln_xe); }\n");
+        }
+    } else
+        put(f, "const int kiln_x0 = 0, kiln_xe = kiln_bx;\n");
     if (ivdep) put(f, "KILN_FIS_IVDEP\n");
-    put(f, "for (int kiln_x = 0; kiln_x < kiln_bx; kiln_x++) {\n"
+    put(f, "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n"
            "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n");
     if (f->returns) put(f, "if (kiln_done[kiln_t]) continue;\n");
     put(f,
@@ -831,22 +965,21 @@ static void emit_region(fis *f, int r) {
     if (calls) put(f, "::threadIdx = threadIdx;\n");
     for (int v = 0; v < f->var_count; v++) {
         const var *x = &f->vars[v];
-        if (!visible(f, x, r)) continue;
-        if (x->stored && region_names(f, r, x->name)) {
-            put(f, "auto &");
-            put_tok(f, x->name);
-            put(f, " = ");
-            put_storage_name(f, v);
-            put(f, "[kiln_t];\n");
-        } else if (x->kind == V_REMAT && (v == 0 || f->vars[v - 1].stmt != x->stmt)) {
-            put(f, "\n");
-            put_toks(f, f->nodes[x->stmt].a, f->nodes[x->stmt].b);
-            put(f, "\n");
-        }
+        if (!visible(f, x, r) || !x->stored || !region_names(f, r, x->name)) continue;
+        put(f, "auto &");
+        put_tok(f, x->name);
+        put(f, " = ");
+        put_storage_name(f, v);
+        put(f, "[kiln_t];\n");
     }
+    put_remats(f, r);
     put(f, "[&]() KILN_FIS_INLINE {");
-    for (int s = n->child; s >= 0; s = f->nodes[s].next) emit_stmt(f, s);
-    put(f, "\n}();\n}\n");
+    if (narrow) {
+        put(f, "\n");
+        put_toks(f, n->narrow_s0, n->narrow_s1);
+    } else
+        for (int s = n->child; s >= 0; s = f->nodes[s].next) emit_stmt(f, s);
+    put(f, "\n}();\n}}\n");
 }
 
 static void emit_node(fis *f, int n) {

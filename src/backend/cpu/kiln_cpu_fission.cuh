@@ -14,6 +14,19 @@
 // Per-thread storage of a `const T` local is a T array.
 template <typename T> struct kiln_fis_rc { typedef T type; };
 template <typename T> struct kiln_fis_rc<const T> { typedef T type; };
+// The end of the prefix of [0, n) on which p holds (p holds on a prefix:
+// the transformer checked the guard's shape), by binary search.
+template <typename P> static inline int kiln_fis_prefix(const P &p, int n) {
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (p(mid))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
 // Launch values as locals: the thread loops then see them as invariant,
 // where stores to shared int arrays could alias the globals.
 #define KILN_FIS_PROLOGUE                                                                          \
