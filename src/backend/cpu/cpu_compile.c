@@ -14,16 +14,14 @@
 
 #include "backend/cpu/cpu_fission.h"
 #include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_pch.h"
 #include "core/error.h"
 #include "core/text.h"
 
-extern const char kiln_embedded_kiln_cpu_prelude[];
-extern const char kiln_embedded_kiln_complex[];
-extern const char kiln_embedded_kiln_signature[];
 extern const char kiln_embedded_kiln_cpu_fission[];
 
 /* KILN_CPU_FISSION_BEGIN (issue 15): paths per kernel, see cpu_fission.h */
-static char *assemble_source(const kiln_compile_request *req, int fission, int *barriers,
+static char *assemble_source(const kiln_compile_request *req, int fission, int pch, int *barriers,
                              kiln_cpu_kernel_plan *plans) {
     int module_barriers = 0;
     char *user = kiln_cpu_source_prepare(req, &module_barriers);
@@ -31,12 +29,10 @@ static char *assemble_source(const kiln_compile_request *req, int fission, int *
     kiln_text gen = {0};
     kiln_cpu_plan_kernels(user, req, module_barriers, fission, plans, &gen);
     kiln_text t = {0};
-    kiln_text_line_directive(&t, "kiln_cpu_prelude.cuh");
-    kiln_text_puts(&t, kiln_embedded_kiln_cpu_prelude);
-    kiln_text_line_directive(&t, "kiln_complex.cuh");
-    kiln_text_puts(&t, kiln_embedded_kiln_complex);
-    kiln_text_line_directive(&t, "kiln_signature.cuh");
-    kiln_text_puts(&t, kiln_embedded_kiln_signature);
+    if (pch)
+        kiln_text_puts(&t, "#include \"" KILN_CPU_PCH_HEADER "\"\n");
+    else
+        kiln_cpu_prelude_text(&t);
     kiln_text_line_directive(&t, req->name ? req->name : "kernel.cu");
     kiln_text_puts(&t, user);
     free(user);
@@ -142,14 +138,10 @@ void kiln_cpu_command_flags(char *out, size_t out_size) {
     }
 }
 
-/* The compiler's command line (free the array only: the strings belong to
- * the compiler, the request, the tables above or the caller). */
-static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request *req, const char *src,
-                         const char *so) {
-    size_t n = (size_t)c->argc + 2 * ((size_t)req->define_count + (size_t)req->include_count) +
-               COUNT(fixed_flags) + COUNT(link_flags) + 16;
-    char **argv = calloc(n, sizeof *argv);
-    if (!argv) return NULL;
+/* The compiler command and the flags that shape the code, without -D, -I,
+ * inputs and outputs (also what the precompiled prelude is built with).
+ * argv needs room for c->argc + COUNT(fixed_flags) + 3 words. */
+static int base_args(const kiln_cpu_compiler *c, const kiln_compile_request *req, char **argv) {
     int k = 0;
     for (int i = 0; i < c->argc; i++) argv[k++] = c->argv[i];
     for (size_t i = 0; i < COUNT(fixed_flags); i++) argv[k++] = (char *)fixed_flags[i];
@@ -159,10 +151,27 @@ static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request 
     } else
         argv[k++] = "-O3";
     if (req->fast_math) argv[k++] = "-ffast-math";
+    return k;
+}
+
+/* The compiler's command line (free the array only: the strings belong to
+ * the compiler, the request, the tables above or the caller). pch_dir: the
+ * precompiled prelude's folder, or NULL. */
+static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request *req, const char *src,
+                         const char *so, const char *pch_dir) {
+    size_t n = (size_t)c->argc + 2 * ((size_t)req->define_count + (size_t)req->include_count) +
+               COUNT(fixed_flags) + COUNT(link_flags) + 16;
+    char **argv = calloc(n, sizeof *argv);
+    if (!argv) return NULL;
+    int k = base_args(c, req, argv);
     /* -D and -I as separate words: no quoting, no string building. */
     for (int i = 0; i < req->define_count; i++) {
         argv[k++] = "-D";
         argv[k++] = (char *)req->defines[i];
+    }
+    if (pch_dir) {
+        argv[k++] = "-I";
+        argv[k++] = (char *)pch_dir;
     }
     for (int i = 0; i < req->include_count; i++) {
         argv[k++] = "-I";
@@ -186,7 +195,10 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
                                 kiln_cpu_kernel_plan *plans, kiln_blob *out, char **log) {
     *log = NULL;
     int barriers = 0;
-    char *source = assemble_source(req, fission, &barriers, plans);
+    char *base[64], pch_dir[4096];
+    int base_count = base_args(c, req, base);
+    int pch = kiln_cpu_pch_prepare(base, base_count, pch_dir, sizeof pch_dir);
+    char *source = assemble_source(req, fission, pch, &barriers, plans);
     if (!source)
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory assembling the CPU source");
 
@@ -203,7 +215,7 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     kiln_status s = write_file(src, source, strlen(source));
     free(source);
     char *output = NULL;
-    char **argv = s == KILN_OK ? build_argv(c, req, src, so) : NULL;
+    char **argv = s == KILN_OK ? build_argv(c, req, src, so, pch ? pch_dir : NULL) : NULL;
     if (s == KILN_OK && !argv) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     int code = 0;
     if (s == KILN_OK) s = kiln_cpu_spawn(argv, &output, &code);
