@@ -5,10 +5,12 @@
  * are the GPU), and the two must agree; the ones with a host reference are
  * checked against it too. `kiln_compile_only` for the CPU reports each
  * kernel's path, which the path tests read. */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "support/test_support.h"
 
@@ -197,6 +199,47 @@ static void test_shapes_outside_the_transform_say_why(void **state) {
         expect_path(log, "k", "fibers", cases[i].why);
         kiln_free(log);
     }
+}
+
+/* The prelude's precompiled header: built once per configuration in the
+ * cache folder, used by the next modules, and the modules it compiles work. */
+static void test_precompiled_prelude(void **state) {
+    (void)state;
+    const char *old = getenv("KILN_CACHE_DIR");
+    char *saved = old ? strdup(old) : NULL;
+    char *dir = test_temp_dir("pch");
+    assert_non_null(dir);
+    setenv("KILN_CACHE_DIR", dir, 1);
+    char *log = NULL;
+    TEST_OK(kiln_compile_only("cpu", NULL, "__global__ void a(float *o) { o[threadIdx.x] = 1; }", "a.cu",
+                              NULL, &log));
+    kiln_free(log);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    char gch[2048] = "";
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strncmp(e->d_name, "cpu-pch-", 8) == 0)
+            snprintf(gch, sizeof gch, "%s/%s/kiln_cpu_prelude_all.h.gch", dir, e->d_name);
+    closedir(d);
+    struct stat sb;
+    if (!gch[0] || stat(gch, &sb) != 0 || sb.st_size < 1000) fail_msg("no precompiled prelude under %s", dir);
+    time_t built = sb.st_mtime;
+    /* a second module, other source and defines: the same header serves */
+    TEST_OK(kiln_compile_only("cpu", NULL, src, "fission.cu", "-DUNUSED=3", &log));
+    kiln_free(log);
+    assert_int_equal(stat(gch, &sb), 0);
+    assert_true(sb.st_mtime == built);
+    /* off: still compiles */
+    setenv("KILN_CPU_PCH", "0", 1);
+    TEST_OK(kiln_compile_only("cpu", NULL, "__global__ void b(float *o) { o[0] = 2; }", "b.cu", NULL, &log));
+    kiln_free(log);
+    unsetenv("KILN_CPU_PCH");
+    if (saved)
+        setenv("KILN_CACHE_DIR", saved, 1);
+    else
+        unsetenv("KILN_CACHE_DIR");
+    free(saved);
+    free(dir);
 }
 
 typedef struct pair {
@@ -427,6 +470,7 @@ int main(void) {
     const struct CMUnitTest cpu_only[] = {
         cmocka_unit_test(test_paths_per_kernel),
         cmocka_unit_test(test_shapes_outside_the_transform_say_why),
+        cmocka_unit_test(test_precompiled_prelude),
     };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_matches_fibers_and_host),
