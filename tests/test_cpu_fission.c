@@ -103,6 +103,20 @@ static const char *src =
     "    }\n"
     "    out[blockIdx.x * blockDim.x + t] = acc;\n"
     "}\n"
+    "// A shared scalar read into a local, then changed: the local keeps the old value.\n"
+    "__global__ void shared_scalar(int *out) {\n"
+    "    __shared__ int count;\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    if (t == 0) count = 0;\n"
+    "    __syncthreads();\n"
+    "    atomicAdd(&count, (int)t + 1);\n"
+    "    __syncthreads();\n"
+    "    int first = count + (int)t;\n"
+    "    __syncthreads();\n"
+    "    if (t == 3) count = -1;\n"
+    "    __syncthreads();\n"
+    "    out[blockIdx.x * blockDim.x + t] = first * 10 + count;\n"
+    "}\n"
     "__device__ void wait_all() { __syncthreads(); }\n"
     "__global__ void calls_barrier(float *o) {\n"
     "    __shared__ float s[64];\n"
@@ -154,6 +168,7 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "block_sum", "fission", NULL);
     expect_path(log, "pair_sum", "fission", NULL);
     expect_path(log, "mixed", "fission", NULL);
+    expect_path(log, "shared_scalar", "fission", NULL);
     expect_path(log, "calls_barrier", "fibers", "wait_all");
     expect_path(log, "divergent", "fibers", "not uniform");
     /* barrier kernels beside it do not move it off the loop path */
@@ -447,6 +462,29 @@ static void test_early_return_and_uniform_control_flow(void **state) {
     free(o2);
 }
 
+static void test_shared_scalar_keeps_values(void **state) {
+    kiln_context *ctx = *state;
+    pair p;
+    get_pair(ctx, "shared_scalar", &p);
+    int64_t n = 2 * 64;
+    kiln_array *d1, *d2;
+    int o1[128], o2[128];
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &n, &d1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &n, &d2));
+    TEST_OK(kiln_launch(p.fast, KILN_DIM(2), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(d1))));
+    TEST_OK(kiln_launch(p.fibers, KILN_DIM(2), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(d2))));
+    TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
+    TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+    for (int i = 0; i < 128; i++) {
+        int expect = (64 * 65 / 2 + i % 64) * 10 - 1;
+        if (o1[i] != expect || o2[i] != expect)
+            fail_msg("out[%d]: %d on the fission path, %d on fibers, expected %d", i, o1[i], o2[i], expect);
+    }
+    kiln_array_release(d1);
+    kiln_array_release(d2);
+    release_pair(&p);
+}
+
 static void test_fiber_kernels_still_run(void **state) {
     kiln_context *ctx = *state;
     static const char *const names[] = {"calls_barrier", "divergent"};
@@ -477,6 +515,7 @@ int main(void) {
         cmocka_unit_test(test_stencil_matches_fibers_and_host),
         cmocka_unit_test(test_reduction_matches_fibers_and_host),
         cmocka_unit_test(test_early_return_and_uniform_control_flow),
+        cmocka_unit_test(test_shared_scalar_keeps_values),
         cmocka_unit_test(test_fiber_kernels_still_run),
     };
     int failed = is_cpu() ? cmocka_run_group_tests_name("cpu paths", cpu_only, NULL, NULL) : 0;

@@ -65,6 +65,7 @@ typedef struct var {
     int type_a, type_b, stars, dim_a, dim_b, init_a, init_b; /* V_LOCAL */
     int next_in_stmt;
     int xshape; /* V_REMAT, V_UNIFORM: see xshape() */
+    int memory; /* a __shared__ or static scalar: its value is a memory read */
 } var;
 
 typedef struct fis {
@@ -296,6 +297,7 @@ static int expr_class(fis *f, int a, int b, int loop) {
         if (loop >= 0 && same_name(f, i, loop)) continue;
         var *v = lookup(f, i);
         if (v) {
+            if (v->memory) return X_IMPURE;
             if (v->kind == V_REMAT)
                 cls = X_VARYING;
             else if (v->kind != V_UNIFORM && v->kind != V_LOOP)
@@ -478,6 +480,9 @@ static int declare(fis *f, int stmt, int seq, int region, int a, int b) {
         for (int k = 0; k < n; k++) {
             int v = new_var(f, V_UNIFORM, d[k].name, stmt, seq, -1);
             if (v < 0) return -1;
+            /* an array's name is an address, the same in every region; a
+             * scalar's value may change at any barrier */
+            f->vars[v].memory = d[k].dim_a < 0 && !is(f, a, "kiln_dyn_shared");
             if (prev >= 0)
                 f->vars[prev].next_in_stmt = v;
             else
