@@ -317,7 +317,10 @@ static int expr_class(fis *f, int a, int b, int loop) {
                 strncmp(f->c->text + t->start, "__", 2) == 0 || is(f, i, "printf") || is(f, i, "rand"))
                 return X_IMPURE;
         }
-        /* other names: types, constants, enumerators, library math */
+        /* other names: types, constants, enumerators, library math, and
+         * __device__ variables, which count as memory where the kernel
+         * writes them (or takes their address, for atomics) */
+        if (!is(f, i + 1, "(") && modified(f, i, f->fn->lbrace, match(f, f->fn->lbrace))) return X_IMPURE;
     }
     return cls;
 }
