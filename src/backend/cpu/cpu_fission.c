@@ -51,7 +51,9 @@ typedef struct node {
      * holds on a range of threadIdx.x (see guarded()): C's tokens, S's, and
      * the `==` of an equality term (-1: none). */
     int narrow_c0, narrow_c1, narrow_s0, narrow_s1, narrow_eq;
-    int decl; /* N_STMT: first var it declares, or -1 */
+    int narrow_ranged;  /* C has a term in threadIdx.x (else C is the same along a row) */
+    int narrow_rowfree; /* C does not depend on threadIdx.y or z: one range for all rows */
+    int decl;           /* N_STMT: first var it declares, or -1 */
 } node;
 
 typedef struct var {
@@ -601,7 +603,17 @@ static int xshape(fis *f, int a, int b) {
  * thread loop runs over that range only and drops the branch, which the
  * vectoriser cannot take (the tree reduction's `if (t < s)`, a stencil's
  * bounds check and edge loads). */
-static int guarded(fis *f, int i, int e, int *eq) {
+/* Does [a, b) depend on threadIdx.y or .z (through recomputed locals too)? */
+static int yzdep(fis *f, int a, int b, int depth) {
+    for (int i = a; i < b; i++) {
+        if (is(f, i, "threadIdx") && is(f, i + 1, ".") && (is(f, i + 2, "y") || is(f, i + 2, "z"))) return 1;
+        const var *v = ident(f, i) && !is_member(f, i) ? lookup(f, i) : NULL;
+        if (v && v->kind == V_REMAT && (depth > 8 || yzdep(f, v->init_a, v->init_b, depth + 1))) return 1;
+    }
+    return 0;
+}
+
+static int guarded(fis *f, int i, int e, int *eq, int *ranged_out) {
     *eq = -1;
     if (!is(f, i, "if") || !is(f, i + 1, "(")) return 0;
     int rp = match(f, i + 1);
@@ -635,6 +647,7 @@ static int guarded(fis *f, int i, int e, int *eq) {
         }
         t0 = t1 + 1;
     }
+    *ranged_out = ranged;
     return 1;
 }
 
@@ -704,7 +717,7 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
             return build_for(f, seq, i, e, loop);
         }
     }
-    int eq, guard = guarded(f, i, e, &eq);
+    int eq, ranged = 0, guard = guarded(f, i, e, &eq, &ranged);
     if (guard) *region = -1; /* a region of its own */
     int r = current_region(f, seq, region);
     if (r < 0) return -1;
@@ -715,6 +728,8 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
         g->narrow_s0 = g->narrow_c1 + 1;
         g->narrow_s1 = e;
         g->narrow_eq = eq;
+        g->narrow_ranged = ranged;
+        g->narrow_rowfree = !yzdep(f, i + 2, g->narrow_c1, 0);
     }
     int s = new_node(f, N_STMT, r);
     if (s < 0) return -1;
@@ -915,6 +930,32 @@ static void put_remats(fis *f, int r) {
     }
 }
 
+/* Declares kiln_x0 and kiln_xe, the range of x in [0, bx) that passes the
+ * region's guard, for the kiln_y and kiln_z in scope. */
+static void put_guard_range(fis *f, const node *n) {
+    int r = (int)(n - f->nodes);
+    put(f, "int kiln_x0 = 0, kiln_xe = kiln_bx;\n");
+    int passes = !n->narrow_ranged ? 1 : n->narrow_eq >= 0 ? 2 : 1;
+    for (int pass = 0; pass < passes; pass++) {
+        put(f, "{ auto kiln_c = [&](int kiln_x) -> bool {\n"
+               "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; "
+               "(void)threadIdx;\n");
+        put_remats(f, r);
+        put(f, "return (");
+        if (n->narrow_eq >= 0) {
+            put_toks(f, n->narrow_c0, n->narrow_eq);
+            put(f, pass == 0 ? " <= " : " < ");
+            put_toks(f, n->narrow_eq + 1, n->narrow_c1);
+        } else
+            put_toks(f, n->narrow_c0, n->narrow_c1);
+        if (!n->narrow_ranged) /* the same for every x of the row */
+            put(f, "); };\nkiln_xe = kiln_c(0) ? kiln_bx : 0; }\n");
+        else
+            put(f, pass == 0 ? "); };\nkiln_xe = kiln_fis_prefix(kiln_c, kiln_bx); }\n"
+                             : "); };\nkiln_x0 = kiln_fis_prefix(kiln_c, kiln_xe); }\n");
+    }
+}
+
 static void emit_region(fis *f, int r) {
     const node *n = &f->nodes[r];
     for (int s = n->pre; s >= 0; s = f->nodes[s].next) {
@@ -942,27 +983,17 @@ static void emit_region(fis *f, int r) {
     /* int counters: signed overflow is undefined, so the vectoriser may take
      * kiln_t as an affine index, which it cannot with wrapping unsigned. */
     int narrow = n->narrow_s0 >= 0;
+    /* The row's range of threads that pass the guard: once per block when
+     * the guard ignores threadIdx.y and z, else per row (z, y). */
+    if (narrow && n->narrow_rowfree) {
+        put(f, "\n{ const int kiln_y = 0, kiln_z = 0;\n");
+        put_guard_range(f, n);
+    }
     put(f, "\nfor (int kiln_z = 0; kiln_z < kiln_bz; kiln_z++)\n"
            "for (int kiln_y = 0; kiln_y < kiln_by; kiln_y++) {\n");
-    if (narrow) {
-        /* the row's range of threads that pass the guard */
-        put(f, "int kiln_x0 = 0, kiln_xe = kiln_bx;\n");
-        for (int pass = 0; pass < (n->narrow_eq >= 0 ? 2 : 1); pass++) {
-            put(f, "{ auto kiln_c = [&](int kiln_x) -> bool {\n"
-                   "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; "
-                   "(void)threadIdx;\n");
-            put_remats(f, r);
-            put(f, "return (");
-            if (n->narrow_eq >= 0) {
-                put_toks(f, n->narrow_c0, n->narrow_eq);
-                put(f, pass == 0 ? " <= " : " < ");
-                put_toks(f, n->narrow_eq + 1, n->narrow_c1);
-            } else
-                put_toks(f, n->narrow_c0, n->narrow_c1);
-            put(f, pass == 0 ? "); };\nkiln_xe = kiln_fis_prefix(kiln_c, kiln_bx); }\n"
-                             : "); };\nkiln_x0 = kiln_fis_prefix(kiln_c, kiln_xe); }\n");
-        }
-    } else
+    if (narrow && !n->narrow_rowfree)
+        put_guard_range(f, n);
+    else if (!narrow)
         put(f, "const int kiln_x0 = 0, kiln_xe = kiln_bx;\n");
     if (ivdep) put(f, "KILN_FIS_IVDEP\n");
     put(f, "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n"
@@ -988,6 +1019,7 @@ static void emit_region(fis *f, int r) {
     } else
         for (int s = n->child; s >= 0; s = f->nodes[s].next) emit_stmt(f, s);
     put(f, "\n}();\n}}\n");
+    if (narrow && n->narrow_rowfree) put(f, "}\n");
 }
 
 static void emit_node(fis *f, int n) {
