@@ -117,6 +117,14 @@ static const char *src =
     "    __syncthreads();\n"
     "    out[blockIdx.x * blockDim.x + t] = first * 10 + count;\n"
     "}\n"
+    "// A device function that reads threadIdx, called between barriers.\n"
+    "__device__ float twice_mine(const float *in) { return 2.0f * in[threadIdx.x]; }\n"
+    "__global__ void calls_helper(const float *in, float *out) {\n"
+    "    __shared__ float s[64];\n"
+    "    s[threadIdx.x] = twice_mine(in);\n"
+    "    __syncthreads();\n"
+    "    out[threadIdx.x] = s[63 - threadIdx.x] + twice_mine(in);\n"
+    "}\n"
     "__device__ void wait_all() { __syncthreads(); }\n"
     "__global__ void calls_barrier(float *o) {\n"
     "    __shared__ float s[64];\n"
@@ -169,6 +177,7 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "pair_sum", "fission", NULL);
     expect_path(log, "mixed", "fission", NULL);
     expect_path(log, "shared_scalar", "fission", NULL);
+    expect_path(log, "calls_helper", "fission", NULL);
     expect_path(log, "calls_barrier", "fibers", "wait_all");
     expect_path(log, "divergent", "fibers", "not uniform");
     /* barrier kernels beside it do not move it off the loop path */
@@ -485,6 +494,34 @@ static void test_shared_scalar_keeps_values(void **state) {
     release_pair(&p);
 }
 
+static void test_device_function_sees_thread_index(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    float in[64], o1[64], o2[64];
+    test_fill_f32(&r, in, 64, -1, 1);
+    int64_t n = 64;
+    kiln_array *din, *d1, *d2;
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, in, sizeof in, &din));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &n, &d1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &n, &d2));
+    pair p;
+    get_pair(ctx, "calls_helper", &p);
+    TEST_OK(kiln_launch(p.fast, KILN_DIM(1), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(din), kiln_arr(d1))));
+    TEST_OK(
+        kiln_launch(p.fibers, KILN_DIM(1), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(din), kiln_arr(d2))));
+    TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
+    TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+    expect_same_f32(o1, o2, 64, "calls_helper");
+    for (int i = 0; i < 64; i++) {
+        double ref = 2.0 * in[63 - i] + 2.0 * in[i];
+        if (fabs(o1[i] - ref) > 1e-6) fail_msg("out[%d] = %g, expected %g", i, o1[i], ref);
+    }
+    release_pair(&p);
+    kiln_array_release(din);
+    kiln_array_release(d1);
+    kiln_array_release(d2);
+}
+
 static void test_fiber_kernels_still_run(void **state) {
     kiln_context *ctx = *state;
     static const char *const names[] = {"calls_barrier", "divergent"};
@@ -516,6 +553,7 @@ int main(void) {
         cmocka_unit_test(test_reduction_matches_fibers_and_host),
         cmocka_unit_test(test_early_return_and_uniform_control_flow),
         cmocka_unit_test(test_shared_scalar_keeps_values),
+        cmocka_unit_test(test_device_function_sees_thread_index),
         cmocka_unit_test(test_fiber_kernels_still_run),
     };
     int failed = is_cpu() ? cmocka_run_group_tests_name("cpu paths", cpu_only, NULL, NULL) : 0;
