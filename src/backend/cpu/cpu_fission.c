@@ -439,6 +439,7 @@ static int has_word(const fis *f, int a, int b, const char *w) {
 
 static int build_seq(fis *f, int a, int b, int parent);
 static int xshape(fis *f, int a, int b);
+static int names(const fis *f, int a, int b, int name);
 
 static int current_region(fis *f, int seq, int *region) {
     if (*region >= 0) return *region;
@@ -718,6 +719,11 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
         }
     }
     int eq, ranged = 0, guard = guarded(f, i, e, &eq, &ranged);
+    /* Its own region makes the locals it names cross a region boundary:
+     * not for those whose type cannot be spelled. */
+    for (int v = 0; guard && *region >= 0 && v < f->var_count; v++)
+        if (f->vars[v].region == *region && f->vars[v].kind == V_OPAQUE && names(f, i, e, f->vars[v].name))
+            guard = 0;
     if (guard) *region = -1; /* a region of its own */
     int r = current_region(f, seq, region);
     if (r < 0) return -1;
