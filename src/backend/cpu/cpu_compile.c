@@ -12,38 +12,72 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend/cpu/cpu_fission.h"
 #include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_pch.h"
 #include "core/error.h"
 #include "core/text.h"
 
-extern const char kiln_embedded_kiln_cpu_prelude[];
-extern const char kiln_embedded_kiln_complex[];
-extern const char kiln_embedded_kiln_signature[];
+extern const char kiln_embedded_kiln_cpu_fission[];
 
-static char *assemble_source(const kiln_compile_request *req, int *barriers) {
-    char *user = kiln_cpu_source_prepare(req, barriers);
+/* KILN_CPU_FISSION_BEGIN (issue 15): paths per kernel, see cpu_fission.h */
+static char *assemble_source(const kiln_compile_request *req, int fission, int pch, int *barriers,
+                             kiln_cpu_kernel_plan *plans) {
+    int module_barriers = 0;
+    char *user = kiln_cpu_source_prepare(req, &module_barriers);
     if (!user) return NULL;
+    kiln_text gen = {0};
+    kiln_cpu_plan_kernels(user, req, module_barriers, fission, plans, &gen);
     kiln_text t = {0};
-    kiln_text_line_directive(&t, "kiln_cpu_prelude.cuh");
-    kiln_text_puts(&t, kiln_embedded_kiln_cpu_prelude);
-    kiln_text_line_directive(&t, "kiln_complex.cuh");
-    kiln_text_puts(&t, kiln_embedded_kiln_complex);
-    kiln_text_line_directive(&t, "kiln_signature.cuh");
-    kiln_text_puts(&t, kiln_embedded_kiln_signature);
+    if (pch)
+        kiln_text_puts(&t, "#include \"" KILN_CPU_PCH_HEADER "\"\n");
+    else
+        kiln_cpu_prelude_text(&t);
     kiln_text_line_directive(&t, req->name ? req->name : "kernel.cu");
     kiln_text_puts(&t, user);
     free(user);
+    if (gen.length) {
+        kiln_text_line_directive(&t, "kiln_cpu_fission.cuh");
+        kiln_text_puts(&t, kiln_embedded_kiln_cpu_fission);
+        kiln_text_line_directive(&t, "kiln-cpu-fission");
+        kiln_text_add(&t, gen.data, gen.length);
+    }
+    t.failed |= gen.failed;
+    kiln_text_free(&gen);
     kiln_text_line_directive(&t, "kiln-cpu-entry-points");
+    *barriers = 0;
     for (int i = 0; i < req->kernel_count; i++) {
         const char *k = req->kernel_names[i];
         kiln_text_puts(&t, "KILN_EXPORT_SIGNATURE(");
         kiln_text_puts(&t, k);
-        kiln_text_puts(&t, *barriers ? ")\nKILN_CPU_EXPORT_THREAD(" : ")\nKILN_CPU_EXPORT_FAST(");
+        kiln_text_puts(&t, ")\n");
+        if (plans[i].path == KILN_CPU_PATH_FISSION) continue; /* exported with its body */
+        *barriers |= plans[i].path == KILN_CPU_PATH_FIBERS;
+        kiln_text_puts(&t, plans[i].path == KILN_CPU_PATH_FIBERS ? "KILN_CPU_EXPORT_THREAD("
+                                                                 : "KILN_CPU_EXPORT_FAST(");
         kiln_text_puts(&t, k);
         kiln_text_puts(&t, ")\n");
     }
     return kiln_text_take(&t);
 }
+
+/* One line per kernel: the path it took and why (`kiln compile --target cpu`). */
+static void append_paths(char **log, const kiln_compile_request *req, const kiln_cpu_kernel_plan *plans,
+                         const char *note) {
+    static const char *const path_names[] = {"loop", "fission", "fibers"};
+    kiln_text t = {0};
+    if (*log) kiln_text_puts(&t, *log);
+    if (note) kiln_text_puts(&t, note);
+    for (int i = 0; i < req->kernel_count; i++)
+        kiln_text_printf(&t, "kiln: CPU path of %s: %s (%s)\n", req->kernel_names[i],
+                         path_names[plans[i].path], plans[i].why);
+    char *s = kiln_text_take(&t);
+    if (s) {
+        free(*log);
+        *log = s;
+    }
+}
+/* KILN_CPU_FISSION_END */
 
 static kiln_status write_file(const char *path, const char *data, size_t n) {
     FILE *f = fopen(path, "wb");
@@ -104,14 +138,10 @@ void kiln_cpu_command_flags(char *out, size_t out_size) {
     }
 }
 
-/* The compiler's command line (free the array only: the strings belong to
- * the compiler, the request, the tables above or the caller). */
-static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request *req, const char *src,
-                         const char *so) {
-    size_t n = (size_t)c->argc + 2 * ((size_t)req->define_count + (size_t)req->include_count) +
-               COUNT(fixed_flags) + COUNT(link_flags) + 16;
-    char **argv = calloc(n, sizeof *argv);
-    if (!argv) return NULL;
+/* The compiler command and the flags that shape the code, without -D, -I,
+ * inputs and outputs (also what the precompiled prelude is built with).
+ * argv needs room for c->argc + COUNT(fixed_flags) + 3 words. */
+static int base_args(const kiln_cpu_compiler *c, const kiln_compile_request *req, char **argv) {
     int k = 0;
     for (int i = 0; i < c->argc; i++) argv[k++] = c->argv[i];
     for (size_t i = 0; i < COUNT(fixed_flags); i++) argv[k++] = (char *)fixed_flags[i];
@@ -121,10 +151,27 @@ static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request 
     } else
         argv[k++] = "-O3";
     if (req->fast_math) argv[k++] = "-ffast-math";
+    return k;
+}
+
+/* The compiler's command line (free the array only: the strings belong to
+ * the compiler, the request, the tables above or the caller). pch_dir: the
+ * precompiled prelude's folder, or NULL. */
+static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request *req, const char *src,
+                         const char *so, const char *pch_dir) {
+    size_t n = (size_t)c->argc + 2 * ((size_t)req->define_count + (size_t)req->include_count) +
+               COUNT(fixed_flags) + COUNT(link_flags) + 16;
+    char **argv = calloc(n, sizeof *argv);
+    if (!argv) return NULL;
+    int k = base_args(c, req, argv);
     /* -D and -I as separate words: no quoting, no string building. */
     for (int i = 0; i < req->define_count; i++) {
         argv[k++] = "-D";
         argv[k++] = (char *)req->defines[i];
+    }
+    if (pch_dir) {
+        argv[k++] = "-I";
+        argv[k++] = (char *)pch_dir;
     }
     for (int i = 0; i < req->include_count; i++) {
         argv[k++] = "-I";
@@ -144,13 +191,14 @@ static void remove_dir(const char *dir, const char *src, const char *so) {
     rmdir(dir);
 }
 
-kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_request *req, kiln_blob *out,
-                             char **log) {
+static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_request *req, int fission,
+                                kiln_cpu_kernel_plan *plans, kiln_blob *out, char **log) {
     *log = NULL;
-    if (!req || !req->source)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "CPU compile: no source to compile");
     int barriers = 0;
-    char *source = assemble_source(req, &barriers);
+    char *base[64], pch_dir[4096];
+    int base_count = base_args(c, req, base);
+    int pch = kiln_cpu_pch_prepare(base, base_count, pch_dir, sizeof pch_dir);
+    char *source = assemble_source(req, fission, pch, &barriers, plans);
     if (!source)
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory assembling the CPU source");
 
@@ -167,7 +215,7 @@ kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_requ
     kiln_status s = write_file(src, source, strlen(source));
     free(source);
     char *output = NULL;
-    char **argv = s == KILN_OK ? build_argv(c, req, src, so) : NULL;
+    char **argv = s == KILN_OK ? build_argv(c, req, src, so, pch ? pch_dir : NULL) : NULL;
     if (s == KILN_OK && !argv) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     int code = 0;
     if (s == KILN_OK) s = kiln_cpu_spawn(argv, &output, &code);
@@ -192,3 +240,38 @@ kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_requ
     remove_dir(dir, src, so);
     return s;
 }
+
+/* KILN_CPU_FISSION_BEGIN (issue 15) */
+kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_request *req, kiln_blob *out,
+                             char **log) {
+    *log = NULL;
+    if (!req || !req->source)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "CPU compile: no source to compile");
+    kiln_cpu_kernel_plan *plans = calloc((size_t)req->kernel_count + 1, sizeof *plans);
+    if (!plans) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    kiln_status s = compile_once(c, req, 1, plans, out, log);
+    int fission = 0;
+    for (int i = 0; i < req->kernel_count; i++) fission |= plans[i].path == KILN_CPU_PATH_FISSION;
+    const char *note = NULL;
+    if (s == KILN_ERR_COMPILE && fission) {
+        /* The transformer's output must never cost a kernel that compiles
+         * on fibers: the same module again without it. */
+        char *first_log = *log;
+        kiln_blob retry = {0};
+        kiln_status s2 = compile_once(c, req, 0, plans, &retry, log);
+        if (s2 == KILN_OK) {
+            kiln_clear_error();
+            *out = retry;
+            free(first_log);
+            s = KILN_OK;
+            note = "kiln: the loop-fission code did not compile; every barrier kernel runs on fibers\n";
+        } else {
+            free(*log);
+            *log = first_log;
+        }
+    }
+    if (s == KILN_OK) append_paths(log, req, plans, note);
+    free(plans);
+    return s;
+}
+/* KILN_CPU_FISSION_END */

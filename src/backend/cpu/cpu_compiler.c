@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/cpu/cpu_fission.h"
 #include "backend/cpu/cpu_internal.h"
 #include "core/error.h"
 
@@ -19,6 +20,7 @@ extern char **environ;
 extern const char kiln_embedded_kiln_cpu_prelude[];
 extern const char kiln_embedded_kiln_complex[];
 extern const char kiln_embedded_kiln_signature[];
+extern const char kiln_embedded_kiln_cpu_fission[];
 
 #ifndef KILN_HOST_CXX_DEFAULT
 #define KILN_HOST_CXX_DEFAULT "c++"
@@ -151,7 +153,11 @@ kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, si
     unsigned long long prelude =
         fnv1a(kiln_embedded_kiln_cpu_prelude, strlen(kiln_embedded_kiln_cpu_prelude)) ^
         fnv1a(kiln_embedded_kiln_complex, strlen(kiln_embedded_kiln_complex)) * 3 ^
-        fnv1a(kiln_embedded_kiln_signature, strlen(kiln_embedded_kiln_signature)) * 7;
+        fnv1a(kiln_embedded_kiln_signature, strlen(kiln_embedded_kiln_signature)) * 7 ^
+        /* the fission transformer's output changes with its version */
+        (fnv1a(kiln_embedded_kiln_cpu_fission, strlen(kiln_embedded_kiln_cpu_fission)) +
+         KILN_CPU_FISSION_VERSION) *
+            11;
     /* The command line's own flags (libraries linked included) shape the
      * module as much as the compiler does: modules cached before a change of
      * them must not be loaded after it. */

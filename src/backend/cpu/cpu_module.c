@@ -141,11 +141,17 @@ kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *m
                                   int *param_count) {
     (void)st;
     const unsigned char *sig = symbol(m->handle, "kiln_sig_", name);
-    void *entry = symbol(m->handle, m->barriers ? "kiln_cpu_thread_" : "kiln_cpu_fast_", name);
+    /* Each kernel exports the entry of the path it took (cpu_fission.h):
+     * the loop and fission entries share one signature. */
+    int fibers = 0;
+    void *entry = symbol(m->handle, "kiln_cpu_fast_", name);
+    if (!entry) entry = symbol(m->handle, "kiln_cpu_fis_", name);
+    if (!entry) fibers = (entry = symbol(m->handle, "kiln_cpu_thread_", name)) != NULL;
     if (!sig || !entry)
         return kiln_set_error(KILN_ERR_NOT_FOUND,
-                              "the CPU module has no kernel '%s' (expected symbols kiln_sig_%s and %s%s)",
-                              name, name, m->barriers ? "kiln_cpu_thread_" : "kiln_cpu_fast_", name);
+                              "the CPU module has no kernel '%s' (expected symbols kiln_sig_%s and "
+                              "kiln_cpu_fast_%s, kiln_cpu_fis_%s or kiln_cpu_thread_%s)",
+                              name, name, name, name, name);
     *param_count = read_params(sig, params, max_params);
     pthread_mutex_lock(&m->lock);
     kiln_backend_function *f = m->functions;
@@ -157,7 +163,7 @@ kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *m
             f = NULL;
         } else {
             f->module = m;
-            if (m->barriers)
+            if (fibers)
                 memcpy(&f->thread, &entry, sizeof entry);
             else
                 memcpy(&f->fast, &entry, sizeof entry);

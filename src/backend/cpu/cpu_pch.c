@@ -1,0 +1,138 @@
+/* cpu_pch.c: the CPU prelude as a precompiled header (issue 15).
+ *
+ * Every CPU module starts with the same ~600 lines of prelude, whose
+ * standard headers cost about half of a small module's compile. With GCC
+ * the prelude is compiled once into a .gch in the disk cache, in a folder
+ * named by a hash of everything that shapes it (compiler command, the
+ * compiler binary's identity, flags, prelude text, ABI version): a change of
+ * any of them gets a new folder, as modules get new keys. The module then
+ * `#include`s the header; GCC takes the .gch beside it when it was built
+ * with compatible options and otherwise reads the header's text, so a .gch
+ * that does not fit costs time, never correctness. KILN_CPU_PCH=0 turns it
+ * off; compilers that call themselves clang are left alone. */
+#include "backend/cpu/cpu_pch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "core/error.h"
+
+extern const char kiln_embedded_kiln_cpu_prelude[];
+extern const char kiln_embedded_kiln_complex[];
+extern const char kiln_embedded_kiln_signature[];
+
+void kiln_cpu_prelude_text(kiln_text *t) {
+    kiln_text_line_directive(t, "kiln_cpu_prelude.cuh");
+    kiln_text_puts(t, kiln_embedded_kiln_cpu_prelude);
+    kiln_text_line_directive(t, "kiln_complex.cuh");
+    kiln_text_puts(t, kiln_embedded_kiln_complex);
+    kiln_text_line_directive(t, "kiln_signature.cuh");
+    kiln_text_puts(t, kiln_embedded_kiln_signature);
+}
+
+static unsigned long long fnv(unsigned long long h, const void *p, size_t n) {
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* The compiler binary's identity (an upgrade changes it), found on PATH as
+ * posix_spawnp would. */
+static unsigned long long binary_identity(const char *name) {
+    struct stat sb;
+    char path[4096];
+    if (strchr(name, '/')) {
+        if (stat(name, &sb) != 0) return 0;
+    } else {
+        const char *p = getenv("PATH");
+        int found = 0;
+        for (const char *d = p ? p : "/usr/bin:/bin"; *d && !found;) {
+            size_t n = strcspn(d, ":");
+            snprintf(path, sizeof path, "%.*s/%s", (int)n, d, name);
+            found = stat(path, &sb) == 0;
+            d += n + (d[n] == ':');
+        }
+        if (!found) return 0;
+    }
+    unsigned long long id[4] = {(unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino,
+                                (unsigned long long)sb.st_size, (unsigned long long)sb.st_mtime};
+    return fnv(1469598103934665603ull, id, sizeof id);
+}
+
+static int write_whole(const char *path, const char *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    size_t w = fwrite(data, 1, n, f);
+    return (fclose(f) == 0 && w == n) ? 0 : -1;
+}
+
+int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, char *dir, size_t dir_size) {
+    const char *env = getenv("KILN_CPU_PCH");
+    if (env && strcmp(env, "0") == 0) return 0;
+    for (int i = 0; i < base_argc; i++)
+        if (strstr(base_argv[i], "clang")) return 0;
+    kiln_cache_info info;
+    if (kiln_cache_info_get(&info) != KILN_OK || !info.usable) {
+        kiln_clear_error();
+        return 0;
+    }
+    kiln_text t = {0};
+    kiln_cpu_prelude_text(&t);
+    char *text = kiln_text_take(&t);
+    if (!text) return 0;
+    unsigned long long h = fnv(1469598103934665603ull, text, strlen(text));
+    for (int i = 0; i < base_argc; i++) h = fnv(h, base_argv[i], strlen(base_argv[i]) + 1);
+    unsigned long long bin = binary_identity(base_argv[0]);
+    int abi = KILN_CPU_ABI_VERSION;
+    h = fnv(fnv(h, &bin, sizeof bin), &abi, sizeof abi);
+    snprintf(dir, dir_size, "%s/cpu-pch-%016llx", info.path, h);
+    char hdr[4200], gch[4200], tmp[4300], failed[4200];
+    snprintf(hdr, sizeof hdr, "%s/" KILN_CPU_PCH_HEADER, dir);
+    snprintf(gch, sizeof gch, "%s.gch", hdr);
+    snprintf(failed, sizeof failed, "%s/failed", dir);
+    int ok = 0;
+    if (access(gch, R_OK) == 0 && access(hdr, R_OK) == 0) {
+        ok = 1;
+    } else if (access(failed, F_OK) != 0 && (mkdir(info.path, 0700) == 0 || errno == EEXIST) &&
+               (mkdir(dir, 0700) == 0 || errno == EEXIST)) {
+        /* The header by rename (readers never see half of it), then the
+         * .gch built beside it under a private name and renamed in place:
+         * processes racing to build it each publish a whole one. */
+        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", hdr, (long)getpid());
+        if (write_whole(tmp, text, strlen(text)) == 0 && rename(tmp, hdr) == 0) {
+            char **argv = calloc((size_t)base_argc + 8, sizeof *argv);
+            snprintf(tmp, sizeof tmp, "%s.%ld.tmp", gch, (long)getpid());
+            if (argv) {
+                int k = 0;
+                for (int i = 0; i < base_argc; i++) argv[k++] = base_argv[i];
+                argv[k++] = "-x";
+                argv[k++] = "c++-header";
+                argv[k++] = hdr;
+                argv[k++] = "-o";
+                argv[k++] = tmp;
+                char *out = NULL;
+                int code = -1;
+                if (kiln_cpu_spawn(argv, &out, &code) == KILN_OK && code == 0 && rename(tmp, gch) == 0)
+                    ok = 1;
+                else {
+                    kiln_clear_error();
+                    unlink(tmp);
+                    write_whole(failed, out ? out : "", out ? strlen(out) : 0);
+                }
+                free(out);
+                free(argv);
+            }
+        } else
+            unlink(tmp);
+    }
+    free(text);
+    return ok;
+}

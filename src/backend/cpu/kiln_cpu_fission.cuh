@@ -1,0 +1,61 @@
+// kiln_cpu_fission.cuh: what kernels on the CPU backend's fission path need
+// (cpu_fission.c writes them), compiled after the user's source and only in
+// modules that have such kernels. Comes after kiln_cpu_prelude.cuh.
+#define KILN_CPU_FIS_MAX_THREADS 1024
+// The threads of one region never depend on each other (barriers separate
+// every such dependence in a race-free CUDA program): the loop over them
+// may be vectorised without the compiler's proof.
+#if defined(__clang__)
+#define KILN_FIS_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#else
+#define KILN_FIS_IVDEP _Pragma("GCC ivdep")
+#endif
+#define KILN_FIS_INLINE __attribute__((always_inline))
+// Per-thread storage of a `const T` local is a T array.
+template <typename T> struct kiln_fis_rc { typedef T type; };
+template <typename T> struct kiln_fis_rc<const T> { typedef T type; };
+// The end of the prefix of [0, n) on which p holds (p holds on a prefix:
+// the transformer checked the guard's shape), by binary search.
+template <typename P> static inline int kiln_fis_prefix(const P &p, int n) {
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (p(mid))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+// Launch values as locals: the thread loops then see them as invariant,
+// where stores to shared int arrays could alias the globals.
+#define KILN_FIS_PROLOGUE                                                                          \
+    const dim3 blockDim = ::blockDim;                                                              \
+    const dim3 gridDim = ::gridDim;                                                                \
+    const uint3 blockIdx = ::blockIdx;                                                             \
+    const int kiln_bx = (int)blockDim.x, kiln_by = (int)blockDim.y, kiln_bz = (int)blockDim.z;               \
+    (void)gridDim;                                                                                 \
+    (void)blockIdx;
+
+// Blocks [first, end), each one call of the transformed body (which loops
+// over the threads itself). Same ABI as the loop path's kiln_cpu_fast_k.
+template <auto F, typename... A>
+static void kiln_cpu_fis_loop(const kiln_cpu_block_abi *B, unsigned long long first, unsigned long long end,
+                              A... a) {
+    for (unsigned long long b = first; b < end; b++) {
+        kiln_cpu_enter(B, b);
+        F(a...);
+    }
+}
+template <auto F, typename... A, unsigned... I>
+static inline void kiln_cpu_fis(void (*)(A...), kiln_cpu_seq<I...>, const kiln_cpu_block_abi *B,
+                                unsigned long long first, unsigned long long end) {
+    kiln_cpu_fis_loop<F, A...>(B, first, end, kiln_cpu_arg<A>(B->args, I)...);
+}
+#define KILN_CPU_EXPORT_FISSION(k)                                                                 \
+    KILN_CPU_EXPORT void kiln_cpu_fis_##k(const kiln_cpu_block_abi *B, unsigned long long first,   \
+                                          unsigned long long end) {                                \
+        kiln_cpu_fis<&kiln_fis_body_##k>(&kiln_fis_body_##k,                                       \
+                                         kiln_cpu_arity<decltype(&kiln_fis_body_##k)>::seq(), B,   \
+                                         first, end);                                              \
+    }

@@ -1,0 +1,566 @@
+/* test_cpu_fission.c: per-kernel CPU paths and loop fission (issue 15).
+ *
+ * Every barrier kernel here runs twice, once as compiled (fission on the
+ * CPU) and once with -DKILN_CPU_FIBERS (fibers on the CPU; on CUDA both runs
+ * are the GPU), and the two must agree; the ones with a host reference are
+ * checked against it too. `kiln_compile_only` for the CPU reports each
+ * kernel's path, which the path tests read. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "support/test_support.h"
+
+static const char *src =
+    "#define TILE 32\n"
+    "#define ST 16\n"
+    "__global__ void matmul(const float *A, const float *B, float *C, int n) {\n"
+    "    __shared__ float As[TILE][TILE];\n"
+    "    __shared__ float Bs[TILE][TILE];\n"
+    "    int tx = threadIdx.x, ty = threadIdx.y;\n"
+    "    int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;\n"
+    "    float acc = 0;\n"
+    "    for (int t = 0; t < n; t += TILE) {\n"
+    "        As[ty][tx] = (row < n && t + tx < n) ? A[row * n + t + tx] : 0.0f;\n"
+    "        Bs[ty][tx] = (col < n && t + ty < n) ? B[(t + ty) * n + col] : 0.0f;\n"
+    "        __syncthreads();\n"
+    "#pragma unroll\n"
+    "        for (int k = 0; k < TILE; k++) acc += As[ty][k] * Bs[k][tx];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    if (row < n && col < n) C[row * n + col] = acc;\n"
+    "}\n"
+    "// 5-point stencil on a shared tile with a one-cell halo (edges clamp).\n"
+    "__global__ void stencil(const float *in, float *out, int nx, int ny) {\n"
+    "    __shared__ float tile[ST + 2][ST + 2];\n"
+    "    int tx = threadIdx.x, ty = threadIdx.y;\n"
+    "    int x = blockIdx.x * ST + tx, y = blockIdx.y * ST + ty;\n"
+    "    int cx = min(x, nx - 1), cy = min(y, ny - 1);\n"
+    "    tile[ty + 1][tx + 1] = in[cy * nx + cx];\n"
+    "    if (tx == 0) tile[ty + 1][0] = in[cy * nx + max(cx - 1, 0)];\n"
+    "    if (tx == ST - 1) tile[ty + 1][ST + 1] = in[cy * nx + min(cx + 1, nx - 1)];\n"
+    "    if (ty == 0) tile[0][tx + 1] = in[max(cy - 1, 0) * nx + cx];\n"
+    "    if (ty == ST - 1) tile[ST + 1][tx + 1] = in[min(cy + 1, ny - 1) * nx + cx];\n"
+    "    __syncthreads();\n"
+    "    if (x < nx && y < ny)\n"
+    "        out[y * nx + x] = 0.2f * (tile[ty + 1][tx + 1] + tile[ty][tx + 1] + tile[ty + 2][tx + 1] +\n"
+    "                                  tile[ty + 1][tx] + tile[ty + 1][tx + 2]);\n"
+    "}\n"
+    "__global__ void block_sum(const double *in, long long n, double *partial) {\n"
+    "    extern __shared__ double sdata[];\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    long long i = blockIdx.x * (long long)blockDim.x + t;\n"
+    "    sdata[t] = i < n ? in[i] : 0.0;\n"
+    "    __syncthreads();\n"
+    "    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {\n"
+    "        if (t < s) sdata[t] += sdata[t + s];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    if (t == 0) partial[blockIdx.x] = sdata[0];\n"
+    "}\n"
+    "// Early return before the barrier: the rest of the block goes on.\n"
+    "__global__ void pair_sum(const float *in, float *out, int n) {\n"
+    "    __shared__ float s[256];\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i >= n) return;\n"
+    "    s[threadIdx.x] = in[i];\n"
+    "    __syncthreads();\n"
+    "    int j = threadIdx.x ^ 1;\n"
+    "    out[i] = 2.0f * s[threadIdx.x] + ((int)(blockIdx.x * blockDim.x) + j < n ? s[j] : 0.0f);\n"
+    "}\n"
+    "// A uniform if around barriers, a per-thread array and a scalar living\n"
+    "// across them, a loop with break, returns inside a loop with barriers.\n"
+    "__global__ void mixed(const float *in, float *out, int n, int mode) {\n"
+    "    __shared__ float s[128];\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    float v[4];\n"
+    "    float acc = 0.0f;\n"
+    "    for (int k = 0; k < 4; k++) v[k] = in[(blockIdx.x * 4 + k + t) % n];\n"
+    "    if (mode > 0) {\n"
+    "        s[t] = v[0] + v[3];\n"
+    "        __syncthreads();\n"
+    "        acc = s[(t + 1) % blockDim.x];\n"
+    "        __syncthreads();\n"
+    "    } else {\n"
+    "        s[t] = v[1];\n"
+    "        __syncthreads();\n"
+    "        acc = -s[blockDim.x - 1 - t];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    for (int round = 0; round < 3; round++) {\n"
+    "        if (t == 5u + round) return;\n"
+    "        s[t] = acc + v[round];\n"
+    "        __syncthreads();\n"
+    "        for (int m = 0; m < 8; m++) {\n"
+    "            float w = s[(t + m) % blockDim.x];\n"
+    "            if (w > 1.5f) break;\n"
+    "            acc += 0.125f * w;\n"
+    "        }\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    out[blockIdx.x * blockDim.x + t] = acc;\n"
+    "}\n"
+    "// A shared scalar read into a local, then changed: the local keeps the old value.\n"
+    "__global__ void shared_scalar(int *out) {\n"
+    "    __shared__ int count;\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    if (t == 0) count = 0;\n"
+    "    __syncthreads();\n"
+    "    atomicAdd(&count, (int)t + 1);\n"
+    "    __syncthreads();\n"
+    "    int first = count + (int)t;\n"
+    "    __syncthreads();\n"
+    "    if (t == 3) count = -1;\n"
+    "    __syncthreads();\n"
+    "    out[blockIdx.x * blockDim.x + t] = first * 10 + count;\n"
+    "}\n"
+    "// A device function that reads threadIdx, called between barriers.\n"
+    "__device__ float twice_mine(const float *in) { return 2.0f * in[threadIdx.x]; }\n"
+    "__global__ void calls_helper(const float *in, float *out) {\n"
+    "    __shared__ float s[64];\n"
+    "    s[threadIdx.x] = twice_mine(in);\n"
+    "    __syncthreads();\n"
+    "    out[threadIdx.x] = s[63 - threadIdx.x] + twice_mine(in);\n"
+    "}\n"
+    "__device__ void wait_all() { __syncthreads(); }\n"
+    "__global__ void calls_barrier(float *o) {\n"
+    "    __shared__ float s[64];\n"
+    "    s[threadIdx.x] = (float)threadIdx.x;\n"
+    "    wait_all();\n"
+    "    o[threadIdx.x] = s[63 - threadIdx.x];\n"
+    "}\n"
+    "__global__ void divergent(float *o) {\n"
+    "    __shared__ float s[64];\n"
+    "    s[threadIdx.x] = (float)threadIdx.x;\n"
+    "    if (threadIdx.x < 64) __syncthreads();\n"
+    "    o[threadIdx.x] = s[63 - threadIdx.x];\n"
+    "}\n"
+    "__global__ void plain(float *o, int n) {\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n) o[i] = 2.0f * i;\n"
+    "}\n";
+
+static int is_cpu(void) { return strcmp(test_target(), "cpu") == 0; }
+
+static int setup(void **state) {
+    *state = test_open();
+    return *state ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    kiln_close(*state);
+    return 0;
+}
+
+/* The path line of kernel k in a CPU compile log. */
+static void expect_path(const char *log, const char *k, const char *path, const char *why) {
+    char needle[256];
+    snprintf(needle, sizeof needle, "CPU path of %s: %s", k, path);
+    const char *line = strstr(log, needle);
+    if (!line) fail_msg("no \"%s\" in the log:\n%s", needle, log);
+    const char *end = strchr(line, '\n');
+    if (why && (!end || !strstr(line, why) || strstr(line, why) > end))
+        fail_msg("the line \"%.*s\" does not say \"%s\"", (int)(end ? end - line : 80), line, why);
+}
+
+static void test_paths_per_kernel(void **state) {
+    (void)state;
+    char *log = NULL;
+    TEST_OK(kiln_compile_only("cpu", NULL, src, "fission.cu", NULL, &log));
+    assert_non_null(log);
+    expect_path(log, "matmul", "fission", NULL);
+    expect_path(log, "stencil", "fission", NULL);
+    expect_path(log, "block_sum", "fission", NULL);
+    expect_path(log, "pair_sum", "fission", NULL);
+    expect_path(log, "mixed", "fission", NULL);
+    expect_path(log, "shared_scalar", "fission", NULL);
+    expect_path(log, "calls_helper", "fission", NULL);
+    expect_path(log, "calls_barrier", "fibers", "wait_all");
+    expect_path(log, "divergent", "fibers", "not uniform");
+    /* barrier kernels beside it do not move it off the loop path */
+    expect_path(log, "plain", "loop", "no barriers");
+    kiln_free(log);
+    TEST_OK(kiln_compile_only("cpu", NULL, src, "fission.cu", "-DKILN_CPU_FIBERS", &log));
+    expect_path(log, "matmul", "fibers", "KILN_CPU_FIBERS");
+    kiln_free(log);
+    /* and the kernels are CUDA C that NVRTC takes for sm_90 */
+    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "fission.cu", NULL, &log);
+    if (s != KILN_OK)
+        fail_msg("NVRTC for sm_90: %s: %s\n%s", kiln_status_string(s), kiln_last_error(), log ? log : "");
+    kiln_free(log);
+}
+
+static void test_shapes_outside_the_transform_say_why(void **state) {
+    (void)state;
+    static const struct {
+        const char *src, *why;
+    } cases[] = {
+        {"__global__ void k(int *o) { int v = threadIdx.x; v += __shfl_down_sync(0xffffffffu, v, 1);"
+         " o[threadIdx.x] = v; }",
+         "warp primitive"},
+        {"__global__ void k(int *o) { __shared__ int s[32]; int i = 0;"
+         " while (i < 3) { s[threadIdx.x] = i; __syncthreads(); i++; } o[threadIdx.x] = s[0]; }",
+         "while"},
+        {"__global__ void k(int *o, int n) { __shared__ int s[32]; for (int i = 0; i < n; i++) {"
+         " s[threadIdx.x] = i; __syncthreads(); if (s[0] > 3) break; } o[threadIdx.x] = s[0]; }",
+         "break or continue"},
+        {"__global__ void k(int *o) { __shared__ int s[32]; s[threadIdx.x] = 1;"
+         " for (int i = threadIdx.x; i < 32; i++) __syncthreads(); o[threadIdx.x] = s[0]; }",
+         "not uniform"},
+        {"__global__ void k(int *o) { __shared__ int s[32]; auto v = threadIdx.x * 2 + o[0];"
+         " s[threadIdx.x] = 1; __syncthreads(); o[threadIdx.x] = s[0] + v; }",
+         "lives across a barrier"},
+        {"__global__ void k(int *o) { __shared__ int s[32]; auto v = o[threadIdx.x]; if (threadIdx.x < 4) "
+         "o[0] = v;"
+         " s[threadIdx.x] = 1; __syncthreads(); o[threadIdx.x] = s[0]; }",
+         NULL},
+        {"__global__ void k(int *o) { __shared__ int s[32]; o += 1; s[threadIdx.x] = 1; __syncthreads();"
+         " o[threadIdx.x] = s[0]; }",
+         "parameter"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *log = NULL;
+        TEST_OK(kiln_compile_only("cpu", NULL, cases[i].src, "shape.cu", NULL, &log));
+        /* why NULL: a shape that must stay on the fission path */
+        expect_path(log, "k", cases[i].why ? "fibers" : "fission", cases[i].why);
+        kiln_free(log);
+    }
+}
+
+/* The prelude's precompiled header: built once per configuration in the
+ * cache folder, used by the next modules, and the modules it compiles work. */
+static void test_precompiled_prelude(void **state) {
+    (void)state;
+    const char *old = getenv("KILN_CACHE_DIR");
+    char *saved = old ? strdup(old) : NULL;
+    char *dir = test_temp_dir("pch");
+    assert_non_null(dir);
+    setenv("KILN_CACHE_DIR", dir, 1);
+    char *log = NULL;
+    TEST_OK(kiln_compile_only("cpu", NULL, "__global__ void a(float *o) { o[threadIdx.x] = 1; }", "a.cu",
+                              NULL, &log));
+    kiln_free(log);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    char gch[2048] = "";
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strncmp(e->d_name, "cpu-pch-", 8) == 0)
+            snprintf(gch, sizeof gch, "%s/%s/kiln_cpu_prelude_all.h.gch", dir, e->d_name);
+    closedir(d);
+    struct stat sb;
+    if (!gch[0] || stat(gch, &sb) != 0 || sb.st_size < 1000) fail_msg("no precompiled prelude under %s", dir);
+    time_t built = sb.st_mtime;
+    /* a second module, other source and defines: the same header serves */
+    TEST_OK(kiln_compile_only("cpu", NULL, src, "fission.cu", "-DUNUSED=3", &log));
+    kiln_free(log);
+    assert_int_equal(stat(gch, &sb), 0);
+    assert_true(sb.st_mtime == built);
+    /* off: still compiles */
+    setenv("KILN_CPU_PCH", "0", 1);
+    TEST_OK(kiln_compile_only("cpu", NULL, "__global__ void b(float *o) { o[0] = 2; }", "b.cu", NULL, &log));
+    kiln_free(log);
+    unsetenv("KILN_CPU_PCH");
+    if (saved)
+        setenv("KILN_CACHE_DIR", saved, 1);
+    else
+        unsetenv("KILN_CACHE_DIR");
+    free(saved);
+    free(dir);
+}
+
+typedef struct pair {
+    kiln_kernel *fast, *fibers;
+} pair;
+
+static void get_pair(kiln_context *ctx, const char *name, pair *p) {
+    TEST_OK(kiln_kernel_from_source(ctx, src, name, NULL, &p->fast));
+    TEST_OK(kiln_kernel_from_source(ctx, src, name, "-DKILN_CPU_FIBERS", &p->fibers));
+}
+
+static void release_pair(pair *p) {
+    kiln_kernel_release(p->fast);
+    kiln_kernel_release(p->fibers);
+}
+
+static void expect_same_f32(const float *a, const float *b, size_t n, const char *what) {
+    for (size_t i = 0; i < n; i++)
+        if (fabsf(a[i] - b[i]) > 1e-5f * (1 + fabsf(b[i])))
+            fail_msg("%s[%zu]: %g on the fission path, %g on fibers", what, i, a[i], b[i]);
+}
+
+static void test_matmul_matches_fibers_and_host(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    pair p;
+    get_pair(ctx, "matmul", &p);
+    for (int round = 0; round < 2; round++) {
+        int n = 33 + (int)test_uniform(&r, 0, 80);
+        int64_t shape[2] = {n, n};
+        size_t count = (size_t)n * n, bytes = count * 4;
+        float *a = malloc(bytes), *b = malloc(bytes), *c1 = malloc(bytes), *c2 = malloc(bytes);
+        test_fill_f32(&r, a, count, -1, 1);
+        test_fill_f32(&r, b, count, -1, 1);
+        kiln_array *da, *db, *dc1, *dc2;
+        TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, a, bytes, &da));
+        TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, b, bytes, &db));
+        TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &dc1));
+        TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &dc2));
+        kiln_dim3 grid = KILN_DIM((uint32_t)(n + 31) / 32, (uint32_t)(n + 31) / 32), block = KILN_DIM(32, 32);
+        TEST_OK(kiln_launch(p.fast, grid, block, 0, NULL,
+                            KILN_ARGS(kiln_arr(da), kiln_arr(db), kiln_arr(dc1), kiln_i32(n))));
+        TEST_OK(kiln_launch(p.fibers, grid, block, 0, NULL,
+                            KILN_ARGS(kiln_arr(da), kiln_arr(db), kiln_arr(dc2), kiln_i32(n))));
+        TEST_OK(kiln_array_to_host(dc1, c1, bytes));
+        TEST_OK(kiln_array_to_host(dc2, c2, bytes));
+        expect_same_f32(c1, c2, count, "C");
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                long double ref = 0, mag = 0;
+                for (int k = 0; k < n; k++) {
+                    ref += (long double)a[i * n + k] * b[k * n + j];
+                    mag += fabsl((long double)a[i * n + k] * b[k * n + j]);
+                }
+                if (fabsl(c1[i * n + j] - ref) > 4 * n * 1.2e-7L * mag + 1e-6L)
+                    fail_msg("C[%d][%d] = %g, expected %Lg (n %d)", i, j, c1[i * n + j], ref, n);
+            }
+        kiln_array_release(da);
+        kiln_array_release(db);
+        kiln_array_release(dc1);
+        kiln_array_release(dc2);
+        free(a);
+        free(b);
+        free(c1);
+        free(c2);
+    }
+    release_pair(&p);
+}
+
+static void test_stencil_matches_fibers_and_host(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    pair p;
+    get_pair(ctx, "stencil", &p);
+    int nx = 50 + (int)test_uniform(&r, 0, 40), ny = 20 + (int)test_uniform(&r, 0, 40);
+    int64_t shape[2] = {ny, nx};
+    size_t count = (size_t)nx * ny, bytes = count * 4;
+    float *in = malloc(bytes), *o1 = malloc(bytes), *o2 = malloc(bytes);
+    test_fill_f32(&r, in, count, -3, 3);
+    kiln_array *din, *d1, *d2;
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, in, bytes, &din));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &d1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &d2));
+    kiln_dim3 grid = KILN_DIM((uint32_t)(nx + 15) / 16, (uint32_t)(ny + 15) / 16), block = KILN_DIM(16, 16);
+    TEST_OK(kiln_launch(p.fast, grid, block, 0, NULL,
+                        KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(nx), kiln_i32(ny))));
+    TEST_OK(kiln_launch(p.fibers, grid, block, 0, NULL,
+                        KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(nx), kiln_i32(ny))));
+    TEST_OK(kiln_array_to_host(d1, o1, bytes));
+    TEST_OK(kiln_array_to_host(d2, o2, bytes));
+    expect_same_f32(o1, o2, count, "stencil");
+    for (int y = 0; y < ny; y++)
+        for (int x = 0; x < nx; x++) {
+#define AT(xx, yy) (double)in[(yy)*nx + (xx)]
+            double ref = 0.2 * (AT(x, y) + AT(x, y > 0 ? y - 1 : 0) + AT(x, y < ny - 1 ? y + 1 : y) +
+                                AT(x > 0 ? x - 1 : 0, y) + AT(x < nx - 1 ? x + 1 : x, y));
+#undef AT
+            if (fabs(o1[y * nx + x] - ref) > 1e-5 * (1 + fabs(ref)))
+                fail_msg("stencil (%d, %d) = %g, expected %g", x, y, o1[y * nx + x], ref);
+        }
+    kiln_array_release(din);
+    kiln_array_release(d1);
+    kiln_array_release(d2);
+    free(in);
+    free(o1);
+    free(o2);
+    release_pair(&p);
+}
+
+static void test_reduction_matches_fibers_and_host(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    pair p;
+    get_pair(ctx, "block_sum", &p);
+    static const int threads[] = {32, 128, 256, 1024};
+    for (size_t k = 0; k < sizeof threads / sizeof *threads; k++) {
+        int t = threads[k], n = 1000 + (int)test_uniform(&r, 0, 20000), blocks = (n + t - 1) / t;
+        int64_t nn = n, nb = blocks;
+        double *x = malloc((size_t)n * 8), *s1 = malloc((size_t)blocks * 8), *s2 = malloc((size_t)blocks * 8);
+        test_fill_f64(&r, x, (size_t)n, -1, 1);
+        kiln_array *dx, *d1, *d2;
+        TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT64, 1, &nn, x, (size_t)n * 8, &dx));
+        TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, &nb, &d1));
+        TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, &nb, &d2));
+        TEST_OK(kiln_launch(p.fast, KILN_DIM((uint32_t)blocks), KILN_DIM((uint32_t)t), (size_t)t * 8, NULL,
+                            KILN_ARGS(kiln_arr(dx), kiln_i64(n), kiln_arr(d1))));
+        TEST_OK(kiln_launch(p.fibers, KILN_DIM((uint32_t)blocks), KILN_DIM((uint32_t)t), (size_t)t * 8, NULL,
+                            KILN_ARGS(kiln_arr(dx), kiln_i64(n), kiln_arr(d2))));
+        TEST_OK(kiln_array_to_host(d1, s1, (size_t)blocks * 8));
+        TEST_OK(kiln_array_to_host(d2, s2, (size_t)blocks * 8));
+        for (int b = 0; b < blocks; b++) {
+            long double ref = 0;
+            for (int i = b * t; i < (b + 1) * t && i < n; i++) ref += x[i];
+            if (s1[b] != s2[b])
+                fail_msg("block %d of %d threads: %.17g fission, %.17g fibers", b, t, s1[b], s2[b]);
+            if (fabsl(s1[b] - ref) > 1e-12L) fail_msg("block %d sum %g vs %Lg", b, s1[b], ref);
+        }
+        kiln_array_release(dx);
+        kiln_array_release(d1);
+        kiln_array_release(d2);
+        free(x);
+        free(s1);
+        free(s2);
+    }
+    release_pair(&p);
+}
+
+static void test_early_return_and_uniform_control_flow(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    int n = 1000 + (int)test_uniform(&r, 0, 500);
+    int64_t nn = n;
+    size_t bytes = (size_t)n * 4;
+    float *in = malloc(bytes), *o1 = malloc(bytes), *o2 = malloc(bytes);
+    test_fill_f32(&r, in, (size_t)n, -1, 1);
+    kiln_array *din, *d1, *d2;
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &nn, in, bytes, &din));
+    pair p;
+    get_pair(ctx, "pair_sum", &p);
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &nn, &d1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &nn, &d2));
+    kiln_dim3 grid = KILN_DIM((uint32_t)(n + 255) / 256), block = KILN_DIM(256);
+    TEST_OK(kiln_launch(p.fast, grid, block, 0, NULL, KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n))));
+    TEST_OK(kiln_launch(p.fibers, grid, block, 0, NULL, KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(n))));
+    TEST_OK(kiln_array_to_host(d1, o1, bytes));
+    TEST_OK(kiln_array_to_host(d2, o2, bytes));
+    expect_same_f32(o1, o2, (size_t)n, "pair_sum");
+    for (int i = 0; i < n; i++) {
+        double ref = 2.0 * in[i] + ((i ^ 1) < n ? in[i ^ 1] : 0.0);
+        if (fabs(o1[i] - ref) > 1e-6 * (1 + fabs(ref)))
+            fail_msg("pair_sum[%d] = %g, expected %g", i, o1[i], ref);
+    }
+    release_pair(&p);
+    kiln_array_release(d1);
+    kiln_array_release(d2);
+
+    /* mixed: 128-thread blocks over n rounded down, both modes */
+    get_pair(ctx, "mixed", &p);
+    int blocks = n / 128;
+    int64_t nout = (int64_t)blocks * 128;
+    for (int mode = 0; mode < 2; mode++) {
+        TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &nout, &d1));
+        TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &nout, &d2));
+        TEST_OK(kiln_launch(p.fast, KILN_DIM((uint32_t)blocks), KILN_DIM(128), 0, NULL,
+                            KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n), kiln_i32(mode))));
+        TEST_OK(kiln_launch(p.fibers, KILN_DIM((uint32_t)blocks), KILN_DIM(128), 0, NULL,
+                            KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(n), kiln_i32(mode))));
+        TEST_OK(kiln_array_to_host(d1, o1, (size_t)nout * 4));
+        TEST_OK(kiln_array_to_host(d2, o2, (size_t)nout * 4));
+        expect_same_f32(o1, o2, (size_t)nout, mode ? "mixed (mode 1)" : "mixed (mode 0)");
+        int nonzero = 0;
+        for (int64_t i = 0; i < nout; i++) nonzero += o1[i] != 0;
+        if (nonzero < nout / 2) fail_msg("mixed wrote only %d of %lld values", nonzero, (long long)nout);
+        for (int b = 0; b < blocks; b++)
+            for (int t = 5; t < 8; t++)
+                if (o1[b * 128 + t] != 0)
+                    fail_msg("thread %d of block %d returned, yet wrote %g", t, b, o1[b * 128 + t]);
+        kiln_array_release(d1);
+        kiln_array_release(d2);
+    }
+    release_pair(&p);
+    kiln_array_release(din);
+    free(in);
+    free(o1);
+    free(o2);
+}
+
+static void test_shared_scalar_keeps_values(void **state) {
+    kiln_context *ctx = *state;
+    pair p;
+    get_pair(ctx, "shared_scalar", &p);
+    int64_t n = 2 * 64;
+    kiln_array *d1, *d2;
+    int o1[128], o2[128];
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &n, &d1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &n, &d2));
+    TEST_OK(kiln_launch(p.fast, KILN_DIM(2), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(d1))));
+    TEST_OK(kiln_launch(p.fibers, KILN_DIM(2), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(d2))));
+    TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
+    TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+    for (int i = 0; i < 128; i++) {
+        int expect = (64 * 65 / 2 + i % 64) * 10 - 1;
+        if (o1[i] != expect || o2[i] != expect)
+            fail_msg("out[%d]: %d on the fission path, %d on fibers, expected %d", i, o1[i], o2[i], expect);
+    }
+    kiln_array_release(d1);
+    kiln_array_release(d2);
+    release_pair(&p);
+}
+
+static void test_device_function_sees_thread_index(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    float in[64], o1[64], o2[64];
+    test_fill_f32(&r, in, 64, -1, 1);
+    int64_t n = 64;
+    kiln_array *din, *d1, *d2;
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, in, sizeof in, &din));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &n, &d1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &n, &d2));
+    pair p;
+    get_pair(ctx, "calls_helper", &p);
+    TEST_OK(kiln_launch(p.fast, KILN_DIM(1), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(din), kiln_arr(d1))));
+    TEST_OK(
+        kiln_launch(p.fibers, KILN_DIM(1), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(din), kiln_arr(d2))));
+    TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
+    TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+    expect_same_f32(o1, o2, 64, "calls_helper");
+    for (int i = 0; i < 64; i++) {
+        double ref = 2.0 * in[63 - i] + 2.0 * in[i];
+        if (fabs(o1[i] - ref) > 1e-6) fail_msg("out[%d] = %g, expected %g", i, o1[i], ref);
+    }
+    release_pair(&p);
+    kiln_array_release(din);
+    kiln_array_release(d1);
+    kiln_array_release(d2);
+}
+
+static void test_fiber_kernels_still_run(void **state) {
+    kiln_context *ctx = *state;
+    static const char *const names[] = {"calls_barrier", "divergent"};
+    for (int k = 0; k < 2; k++) {
+        kiln_kernel *kern;
+        TEST_OK(kiln_kernel_from_source(ctx, src, names[k], NULL, &kern));
+        int64_t n = 64;
+        kiln_array *d;
+        float o[64];
+        TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &n, &d));
+        TEST_OK(kiln_launch(kern, KILN_DIM(1), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(d))));
+        TEST_OK(kiln_array_to_host(d, o, sizeof o));
+        for (int i = 0; i < 64; i++)
+            if (o[i] != (float)(63 - i)) fail_msg("%s: o[%d] = %g, expected %d", names[k], i, o[i], 63 - i);
+        kiln_array_release(d);
+        kiln_kernel_release(kern);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest cpu_only[] = {
+        cmocka_unit_test(test_paths_per_kernel),
+        cmocka_unit_test(test_shapes_outside_the_transform_say_why),
+        cmocka_unit_test(test_precompiled_prelude),
+    };
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matmul_matches_fibers_and_host),
+        cmocka_unit_test(test_stencil_matches_fibers_and_host),
+        cmocka_unit_test(test_reduction_matches_fibers_and_host),
+        cmocka_unit_test(test_early_return_and_uniform_control_flow),
+        cmocka_unit_test(test_shared_scalar_keeps_values),
+        cmocka_unit_test(test_device_function_sees_thread_index),
+        cmocka_unit_test(test_fiber_kernels_still_run),
+    };
+    int failed = is_cpu() ? cmocka_run_group_tests_name("cpu paths", cpu_only, NULL, NULL) : 0;
+    return failed + cmocka_run_group_tests_name("barrier kernels", tests, setup, teardown);
+}
