@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "comm/comm_cases.h"
+#include "comm/comm_internal.h"
 #include "comm_examples.h"
 
 #define MAX_LOCAL 8
@@ -250,9 +251,46 @@ static void test_examples_on_local_ranks(void **state) {
     close_ranks(&L);
 }
 
+/* What the reductions hand NCCL, checked on the host (the NCCL path itself
+ * only runs on GPUs). Numbers from nccl.h (2.x). A one-rank average must
+ * reach NCCL as a sum: NCCL's one-rank average kernel before 2.29.7 leaves
+ * the last elements unwritten (NVIDIA/nccl#1950), which the GPU run of
+ * test_comm_mpi found as element 4098 of a float64 average being 0. */
+static void test_nccl_reduction_arguments(void **state) {
+    (void)state;
+    enum { sum = 0, prod = 1, max = 2, min = 3, avg = 4 };
+    static const struct {
+        kiln_dtype dtype;
+        int type, per_element;
+    } types[] = {{KILN_INT8, 0, 1},    {KILN_UINT8, 1, 1},     {KILN_INT32, 2, 1},     {KILN_UINT32, 3, 1},
+                 {KILN_INT64, 4, 1},   {KILN_UINT64, 5, 1},    {KILN_FLOAT16, 6, 1},   {KILN_FLOAT32, 7, 1},
+                 {KILN_FLOAT64, 8, 1}, {KILN_COMPLEX64, 7, 2}, {KILN_COMPLEX128, 8, 2}};
+    static const int ops[] = {
+        [KILN_SUM] = sum, [KILN_PROD] = prod, [KILN_MIN] = min, [KILN_MAX] = max, [KILN_AVG] = avg};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+        for (int red = KILN_SUM; red <= KILN_AVG; red++)
+            for (int size = 1; size <= 4; size++) {
+                comm_call call;
+                memset(&call, 0, sizeof call);
+                call.op = COMM_ALLREDUCE;
+                call.red = (kiln_reduce_op)red;
+                call.dtype = types[t].dtype;
+                call.count = 4099;
+                comm_nccl_args a = kiln_comm_nccl_args(&call, size);
+                int want_op = red == KILN_AVG && size == 1 ? sum : ops[red];
+                if (a.type != types[t].type || a.count != 4099u * (size_t)types[t].per_element ||
+                    a.op != want_op)
+                    fail_msg(
+                        "%s, op %d, %d rank(s): NCCL gets type %d, count %zu, op %d; expected %d, %zu, %d",
+                        kiln_dtype_name(types[t].dtype), red, size, a.type, a.count, a.op, types[t].type,
+                        4099u * (size_t)types[t].per_element, want_op);
+            }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_collective),
+        cmocka_unit_test(test_nccl_reduction_arguments),
         cmocka_unit_test(test_clique_mismatch),
         cmocka_unit_test(test_without_mpi),
         cmocka_unit_test(test_bad_creation),

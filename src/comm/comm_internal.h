@@ -97,5 +97,14 @@ void kiln_comm_nccl_destroy(kiln_comm *c);
 kiln_status kiln_comm_nccl_run(kiln_comm *c, const comm_call *call);
 kiln_status kiln_comm_nccl_group(int start);
 kiln_status kiln_comm_nccl_wait(kiln_comm *c, kiln_stream *stream);
+/* What a reduction (all-reduce, reduce, reduce-scatter) of `call` on a
+ * communicator of `size` ranks hands NCCL: the datatype and reduction op as
+ * nccl.h numbers them, and the element count. Pure, so the CPU tests check it. */
+typedef struct comm_nccl_args {
+    int type;
+    size_t count;
+    int op;
+} comm_nccl_args;
+comm_nccl_args kiln_comm_nccl_args(const comm_call *call, int size);
 
 #endif

@@ -143,26 +143,32 @@ kiln_status kiln_comm_nccl_group(int start) {
     return KILN_OK;
 }
 
-static ncclRedOp_t nccl_op(kiln_reduce_op op) {
-    switch (op) {
-    case KILN_PROD: return ncclProd;
-    case KILN_MIN: return ncclMin;
-    case KILN_MAX: return ncclMax;
-    case KILN_AVG: return ncclAvg;
-    default: return ncclSum;
-    }
-}
-
 /* Reductions in the element type; complex sums and averages as pairs of
- * floats (the same numbers). */
-static void reduce_type(kiln_dtype d, size_t count, ncclDataType_t *t, size_t *n) {
+ * floats (the same numbers).
+ *
+ * The average over one rank is the value itself, and goes to NCCL as a sum
+ * (a copy): for ncclAvg on floats NCCL's one-rank path runs its own
+ * pre-multiply kernel, which before NCCL 2.29.7 splits the elements between
+ * its blocks with a rounded-down share and leaves the last `count % blocks`
+ * of them unwritten (NVIDIA/nccl#1950; a float64 average of 4099 elements
+ * over 3 blocks missed element 4098). x * 1 == x, so nothing else changes. */
+comm_nccl_args kiln_comm_nccl_args(const comm_call *call, int size) {
     static const int types[KILN_DTYPE_COUNT] = {
         [KILN_INT8] = ncclInt8,         [KILN_UINT8] = ncclUint8,       [KILN_INT32] = ncclInt32,
         [KILN_UINT32] = ncclUint32,     [KILN_INT64] = ncclInt64,       [KILN_UINT64] = ncclUint64,
         [KILN_FLOAT16] = ncclFloat16,   [KILN_FLOAT32] = ncclFloat32,   [KILN_FLOAT64] = ncclFloat64,
         [KILN_COMPLEX64] = ncclFloat32, [KILN_COMPLEX128] = ncclFloat64};
-    *t = (ncclDataType_t)types[d];
-    *n = d == KILN_COMPLEX64 || d == KILN_COMPLEX128 ? 2 * count : count;
+    comm_nccl_args a;
+    a.type = types[call->dtype];
+    a.count = call->dtype == KILN_COMPLEX64 || call->dtype == KILN_COMPLEX128 ? 2 * call->count : call->count;
+    switch (call->red) {
+    case KILN_PROD: a.op = ncclProd; break;
+    case KILN_MIN: a.op = ncclMin; break;
+    case KILN_MAX: a.op = ncclMax; break;
+    case KILN_AVG: a.op = size == 1 ? ncclSum : ncclAvg; break;
+    default: a.op = ncclSum; break;
+    }
+    return a;
 }
 
 kiln_status kiln_comm_nccl_run(kiln_comm *c, const comm_call *call) {
@@ -171,12 +177,12 @@ kiln_status kiln_comm_nccl_run(kiln_comm *c, const comm_call *call) {
     if (s != KILN_OK) return s;
     ncclComm_t comm = c->nccl;
     kiln_nccl_stream st = stream;
-    ncclDataType_t t;
-    size_t n;
-    reduce_type(call->dtype, call->count, &t, &n);
+    comm_nccl_args red = kiln_comm_nccl_args(call, c->size);
+    ncclDataType_t t = (ncclDataType_t)red.type;
+    size_t n = red.count;
     /* Data that is only moved goes as bytes: every dtype, NCCL's or not. */
     size_t bytes = call->count * kiln_dtype_size(call->dtype);
-    ncclRedOp_t op = nccl_op(call->red);
+    ncclRedOp_t op = (ncclRedOp_t)red.op;
     ncclResult_t r;
     switch (call->op) {
     case COMM_ALLREDUCE: r = nccl.ncclAllReduce(call->send, call->recv, n, t, op, comm, st); break;
