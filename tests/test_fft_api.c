@@ -258,10 +258,17 @@ static void test_profiled(void **state) {
     kiln_array *a = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX64, 1, shape, &a));
     TEST_OK(kiln_fftn(a, NULL, 0, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &a));
+    /* The name says the precision of the transform (it said f32 for f64). */
+    kiln_array *x = NULL, *X = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, shape, &x));
+    TEST_OK(kiln_rfftn(x, NULL, 0, KILN_FFT_NORM_BACKWARD, &X));
     char *text = NULL;
     TEST_OK(kiln_profiler_summary(ctx, &text));
     if (!test_contains(text, "fft c2c fwd f32 (64,)")) fail_msg("summary lacks the transform:\n%s", text);
+    if (!test_contains(text, "fft r2c f64 (64,)")) fail_msg("summary lacks the f64 transform:\n%s", text);
     kiln_free(text);
+    kiln_array_release(x);
+    kiln_array_release(X);
     kiln_array_release(a);
     kiln_close(ctx);
 }
