@@ -485,6 +485,12 @@ static void test_multi_dim(void **state) {
         {KILN_FFT_C2R, 1, KILN_FFT_NORM_ORTHO, 1, 3, {4, 6, 10}, 0, {0}, L_CONTIG, L_CONTIG, 0},
         {KILN_FFT_C2R, 1, KILN_FFT_NORM_FORWARD, 1, 3, {4, 6, 10}, 2, {2, 0}, L_CONTIG, L_CONTIG, 0},
         {KILN_FFT_C2R, 1, KILN_FFT_NORM_BACKWARD, 0, 4, {2, 3, 4, 6}, 0, {0}, L_CONTIG, L_CONTIG, 0},
+        /* The halved axis in the middle, odd lengths around it: on cuFFT the
+         * real side has batch strides of odd numbers of reals on both sides
+         * of it, which host-looped launches cannot start on (scratch). */
+        {KILN_FFT_R2C, -1, KILN_FFT_NORM_BACKWARD, 0, 3, {3, 5, 3}, 1, {1}, L_CONTIG, L_CONTIG, 0},
+        {KILN_FFT_C2R, 1, KILN_FFT_NORM_ORTHO, 1, 3, {3, 5, 3}, 1, {1}, L_CONTIG, L_CONTIG, 0},
+        {KILN_FFT_R2C, -1, KILN_FFT_NORM_ORTHO, 1, 3, {5, 4, 3}, 2, {2, 0}, L_OFFSET, L_CONTIG, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(ctx, &cases[i], &rng);
     kiln_close(ctx);

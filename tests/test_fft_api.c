@@ -194,6 +194,42 @@ static void test_plan_outlives_context(void **state) {
     kiln_fft_plan_release(p);
 }
 
+/* A plan is made for its arrays' alignment (FFTW: the SIMD offset; cuFFT:
+ * R2C's real input must sit on the complex type's alignment, so a view that
+ * starts one float in is copied): another offset is a clear error where the
+ * plan runs on the array itself, and any offset runs where it copies. */
+static void test_plan_alignment(void **state) {
+    (void)state;
+    kiln_context *ctx = test_open();
+    int cuda = strcmp(test_target(), "cuda") == 0;
+    const int64_t big = 17, h = 9;
+    kiln_array *base = NULL, *aligned = NULL, *shifted = NULL, *out = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &big, &base));
+    TEST_OK(kiln_array_slice(base, 0, 0, 16, 1, &aligned));
+    TEST_OK(kiln_array_slice(base, 0, 1, 17, 1, &shifted));
+    TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX64, 1, &h, &out));
+    kiln_fft_plan *p = NULL;
+    TEST_OK(kiln_fft_plan_create(KILN_FFT_R2C, KILN_FFT_FORWARD, aligned, out, NULL, 0,
+                                 KILN_FFT_NORM_BACKWARD, &p));
+    assert_int_equal(kiln_fft_plan_copies(p), 0);
+    TEST_OK(kiln_fft_execute(p, aligned, out, NULL));
+    TEST_FAILS_WITH(kiln_fft_execute(p, shifted, out, NULL), KILN_ERR_INVALID_ARGUMENT, "alignment offsets");
+    kiln_fft_plan_release(p);
+    TEST_OK(kiln_fft_plan_create(KILN_FFT_R2C, KILN_FFT_FORWARD, shifted, out, NULL, 0,
+                                 KILN_FFT_NORM_BACKWARD, &p));
+    assert_int_equal(kiln_fft_plan_copies(p), cuda);
+    TEST_OK(kiln_fft_execute(p, shifted, out, NULL));
+    if (cuda)
+        TEST_OK(kiln_fft_execute(p, aligned, out, NULL));
+    else
+        TEST_FAILS_WITH(kiln_fft_execute(p, aligned, out, NULL), KILN_ERR_INVALID_ARGUMENT,
+                        "FFTW needs the same");
+    kiln_fft_plan_release(p);
+    kiln_array *arrs[] = {base, aligned, shifted, out};
+    for (int i = 0; i < 4; i++) kiln_array_release(arrs[i]);
+    kiln_close(ctx);
+}
+
 /* Host memory wrapped by the caller: transformed in place by FFTW on the
  * CPU; refused on CUDA (cuFFT works on device arrays) with a message. */
 static void test_host_arrays(void **state) {
@@ -258,10 +294,17 @@ static void test_profiled(void **state) {
     kiln_array *a = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX64, 1, shape, &a));
     TEST_OK(kiln_fftn(a, NULL, 0, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &a));
+    /* The name says the precision of the transform (it said f32 for f64). */
+    kiln_array *x = NULL, *X = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, shape, &x));
+    TEST_OK(kiln_rfftn(x, NULL, 0, KILN_FFT_NORM_BACKWARD, &X));
     char *text = NULL;
     TEST_OK(kiln_profiler_summary(ctx, &text));
     if (!test_contains(text, "fft c2c fwd f32 (64,)")) fail_msg("summary lacks the transform:\n%s", text);
+    if (!test_contains(text, "fft r2c f64 (64,)")) fail_msg("summary lacks the f64 transform:\n%s", text);
     kiln_free(text);
+    kiln_array_release(x);
+    kiln_array_release(X);
     kiln_array_release(a);
     kiln_close(ctx);
 }
@@ -306,6 +349,7 @@ int main(void) {
         cmocka_unit_test(test_host_arrays),      cmocka_unit_test(test_threads),
         cmocka_unit_test(test_fftw_wisdom_file), cmocka_unit_test(test_scale_kernel_compiles_for_cuda),
         cmocka_unit_test(test_profiled),         cmocka_unit_test(test_convolve_demo),
+        cmocka_unit_test(test_plan_alignment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,6 +117,54 @@ static int same_lists(rec_list *a, rec_list *b) {
     return a->n == 0 || memcmp(a->r, b->r, a->n * sizeof *a->r) == 0;
 }
 
+/* The mapping of `l` describes exactly the elements and transforms of `l`,
+ * and every host-looped launch of R2C/C2R starts its real side on an even
+ * element (cuFFT needs the pointer aligned to the complex type). */
+static void check_mapping(const kiln_fft_layout *l, const kiln_cufft_map *m, const char *what, int trial) {
+    rec_list T1 = {0}, I1 = {0}, O1 = {0}, T2 = {0}, I2 = {0}, O2 = {0};
+    layout_truth(l, &T1, &I1, &O1);
+    cufft_view(l, m, &T2, &I2, &O2);
+    if (!same_lists(&T1, &T2) || !same_lists(&I1, &I2) || !same_lists(&O1, &O2))
+        fail_msg("trial %d (%s): kind %d rank %d howmany %d: cuFFT mapping (basic %d, batch %lld, loops %d) "
+                 "differs from the layout",
+                 trial, what, (int)l->kind, l->rank, l->howmany_rank, m->basic, m->batch, m->loops);
+    free(T1.r), free(I1.r), free(O1.r), free(T2.r), free(I2.r), free(O2.r);
+    for (int64_t it = 0; it < m->loop_count && l->kind != KILN_FFT_C2C; it++) {
+        int64_t ioff = 0, ooff = 0;
+        kiln_fft_cufft_loop_offsets(m, it, &ioff, &ooff);
+        int64_t real_off = l->kind == KILN_FFT_R2C ? ioff : ooff;
+        if (real_off % 2 != 0)
+            fail_msg("trial %d (%s): kind %d: host launch %lld starts at real element %lld (misaligned)",
+                     trial, what, (int)l->kind, (long long)it, (long long)real_off);
+    }
+}
+
+/* The layout the front plans with scratch on the copied sides (as
+ * fft_plan.c's plan_with_copies does); 0 when the strides cannot be given. */
+static int copied_layout(const kiln_fft_key *k, int copy_in, int copy_out, kiln_fft_layout *l) {
+    kiln_fft_key sk = *k;
+    int64_t cin[KILN_MAX_DIMS], cout[KILN_MAX_DIMS];
+    kiln_fft_scratch_strides(k, k->in_shape, kiln_dtype_size((kiln_dtype)k->dtype_in), cin);
+    kiln_fft_scratch_strides(k, k->out_shape, kiln_dtype_size((kiln_dtype)k->dtype_out), cout);
+    if (copy_in || copy_out) sk.inplace = 0;
+    if (copy_in) sk.in_align = 0;
+    if (copy_out) sk.out_align = 0;
+    return kiln_fft_build_layout(&sk, copy_in ? cin : k->in_strides, copy_out ? cout : k->out_strides, l);
+}
+
+/* What the front does on cuFFT: the arrays, then scratch on the input, the
+ * output, both (C2R always copies its input). Returns the copies taken
+ * (bit 0 input, bit 1 output), or -1 when no try maps. */
+static int front_choice(const kiln_fft_key *k, kiln_fft_layout *l, kiln_cufft_map *m) {
+    static const int tries[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
+    for (int t = 0; t < 4; t++) {
+        if (k->kind == KILN_FFT_C2R && !tries[t][0]) continue;
+        if (copied_layout(k, tries[t][0], tries[t][1], l) && kiln_fft_cufft_map(l, m))
+            return tries[t][0] | tries[t][1] << 1;
+    }
+    return -1;
+}
+
 /* A random view of `shape`: a bigger array, sliced with steps and offsets,
  * its axes permuted. */
 static kiln_array *random_view(kiln_context *ctx, test_rng *rng, kiln_dtype t, int ndim,
@@ -189,15 +237,30 @@ static void test_cufft_layout_mapping(void **state) {
             refused++;
         } else {
             mapped++;
-            rec_list T1 = {0}, I1 = {0}, O1 = {0}, T2 = {0}, I2 = {0}, O2 = {0};
-            layout_truth(&l, &T1, &I1, &O1);
-            cufft_view(&l, &m, &T2, &I2, &O2);
-            if (!same_lists(&T1, &T2) || !same_lists(&I1, &I2) || !same_lists(&O1, &O2))
-                fail_msg(
-                    "trial %d: kind %d rank %d howmany %d: cuFFT mapping (basic %d, batch %lld, loops %d) "
-                    "differs from the layout",
-                    trial, (int)kind, l.rank, l.howmany_rank, m.basic, m.batch, m.loops);
-            free(T1.r), free(I1.r), free(O1.r), free(T2.r), free(I2.r), free(O2.r);
+            check_mapping(&l, &m, "direct", trial);
+            /* The same layout on a real side that starts off the complex
+             * alignment (as a CUDA key records it): cuFFT cannot run it. */
+            if (kind != KILN_FFT_C2C) {
+                kiln_fft_layout mis = l;
+                *(kind == KILN_FFT_R2C ? &mis.in_align : &mis.out_align) = 4;
+                kiln_cufft_map mm;
+                assert_false(kiln_fft_cufft_map(&mis, &mm));
+            }
+        }
+        /* Whatever the layout and alignment, one of the front's tries maps,
+         * and packed scratch on both sides is one cuFFT launch. */
+        if (l.rank > 0) {
+            kiln_fft_key ak = key;
+            if (kind != KILN_FFT_C2C && trial % 2) *(kind == KILN_FFT_R2C ? &ak.in_align : &ak.out_align) = 4;
+            kiln_fft_layout fl;
+            kiln_cufft_map fm;
+            int taken = front_choice(&ak, &fl, &fm);
+            if (taken < 0) fail_msg("trial %d: kind %d: no copy makes the layout mappable", trial, (int)kind);
+            check_mapping(&fl, &fm, "front", trial);
+            assert_true(copied_layout(&key, 1, 1, &fl));
+            assert_true(kiln_fft_cufft_map(&fl, &fm));
+            assert_int_equal(fm.loop_count, 1);
+            check_mapping(&fl, &fm, "scratch", trial);
         }
         kiln_array_release(in);
         kiln_array_release(out);

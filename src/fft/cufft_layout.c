@@ -7,7 +7,8 @@
  * the transform dims by stride (the DFT does not care in which order its axes
  * are taken; for R2C/C2R the halved axis stays innermost), merges batch dims
  * that nest, makes the largest one the cuFFT batch and loops over the others
- * on the host. Packed layouts go as cuFFT's basic layout (NULL embeds), the
+ * on the host (keeping every launch's real pointer aligned to the complex
+ * type, which R2C/C2R executions require). Packed layouts go as cuFFT's basic layout (NULL embeds), the
  * one its own examples and the benchmark's direct calls use, so kiln gets the
  * same kernels for them. */
 #include <string.h>
@@ -81,9 +82,17 @@ static int merge_batch(const kiln_fft_layout *l, int64_t *bn, int64_t *bis, int6
     return m;
 }
 
+/* The real side's batch strides (in reals) of R2C (input) / C2R (output);
+ * NULL for C2C. */
+static const int64_t *real_side(const kiln_fft_layout *l, const int64_t *bis, const int64_t *bos) {
+    return l->kind == KILN_FFT_R2C ? bis : l->kind == KILN_FFT_C2R ? bos : NULL;
+}
+
 int kiln_fft_cufft_map(const kiln_fft_layout *l, kiln_cufft_map *m) {
     memset(m, 0, sizeof *m);
     if (l->rank < 1 || l->rank > 3) return 0;
+    /* cufftExec* needs its pointers aligned to the complex type. */
+    if (l->in_align != 0 || l->out_align != 0) return 0;
     int perm[3] = {0, 1, 2};
     order_dims(l, perm);
     int64_t is[3] = {1, 1, 1}, os[3] = {1, 1, 1}, ilen[3] = {1, 1, 1}, olen[3] = {1, 1, 1};
@@ -110,9 +119,20 @@ int kiln_fft_cufft_map(const kiln_fft_layout *l, kiln_cufft_map *m) {
     m->odist = l->out_extent;
     m->loop_count = 1;
     if (nb > 0) {
-        int big = 0;
-        for (int i = 1; i < nb; i++)
+        /* The cuFFT batch is the largest batch dim, except that a dim whose
+         * real-side stride is an odd number of reals must be it (cuFFT
+         * handles odd distances inside a launch; a host-looped launch would
+         * start off the complex alignment). Two such dims: the front copies. */
+        const int64_t *rs = real_side(l, bis, bos);
+        int big = 0, odd = -1;
+        for (int i = 0; i < nb; i++) {
+            if (rs && rs[i] % 2 != 0) {
+                if (odd >= 0) return 0;
+                odd = i;
+            }
             if (bn[i] > bn[big]) big = i;
+        }
+        if (odd >= 0) big = odd;
         m->batch = bn[big];
         m->idist = bis[big];
         m->odist = bos[big];

@@ -25,9 +25,9 @@ typedef struct kiln_fft_layout {
     int64_t n[KILN_MAX_DIMS], is[KILN_MAX_DIMS], os[KILN_MAX_DIMS];
     int howmany_rank;
     int64_t hn[KILN_MAX_DIMS], his[KILN_MAX_DIMS], hos[KILN_MAX_DIMS];
-    int inplace;  /* input and output are the same memory */
-    int in_align; /* FFTW: the SIMD alignment offset of the arrays the plan runs on */
-    int out_align;
+    int inplace;       /* input and output are the same memory */
+    int in_align;      /* FFTW: the SIMD alignment offset of the arrays the plan runs on; */
+    int out_align;     /* cuFFT: the byte offset of each array from its complex type's alignment */
     int64_t in_extent; /* elements spanned by the input (1 + sum of (n-1)*stride) */
     int64_t out_extent;
 } kiln_fft_layout;
@@ -78,7 +78,11 @@ typedef struct kiln_cufft_map {
     int64_t ln[KILN_MAX_DIMS], lis[KILN_MAX_DIMS], los[KILN_MAX_DIMS];
     int64_t loop_count;
 } kiln_cufft_map;
-/* 1 and *m filled when cuFFT can take the layout; 0 when the front must copy. */
+/* 1 and *m filled when cuFFT can take the layout; 0 when the front must copy.
+ * cuFFT's R2C/C2R executions need both pointers aligned to the complex type
+ * (CUFFT_INVALID_VALUE otherwise): a layout with in_align/out_align set is
+ * refused, and batch dims on the real side whose stride is an odd number of
+ * reals are never looped on the host (each launch would start misaligned). */
 int kiln_fft_cufft_map(const kiln_fft_layout *l, kiln_cufft_map *m);
 /* Element offsets of host-loop iteration `it` on each side. */
 void kiln_fft_cufft_loop_offsets(const kiln_cufft_map *m, int64_t it, int64_t *in_off, int64_t *out_off);
@@ -120,6 +124,14 @@ kiln_status kiln_fft_scale_ufunc(kiln_context *ctx, kiln_ufunc **out);
  * side cannot be given to a library (negative or fractional strides). */
 int kiln_fft_build_layout(const kiln_fft_key *k, const int64_t *in_bytes, const int64_t *out_bytes,
                           kiln_fft_layout *l);
+/* Scratch for a copied side: the batch axes outermost, then the transform
+ * axes in the key's order (the halved axis of R2C/C2R innermost), packed.
+ * Any library then sees one batch of nested transform axes, whatever the
+ * order of the axes in the caller's array. Byte strides of the logical axes,
+ * and a new array so laid out (a transposed view of a packed allocation). */
+void kiln_fft_scratch_strides(const kiln_fft_key *k, const int64_t *shape, size_t item, int64_t *strides);
+kiln_status kiln_fft_scratch_array(kiln_context *ctx, const kiln_fft_key *k, kiln_dtype t,
+                                   const int64_t *shape, kiln_array **out);
 /* Plans `key` from scratch (fft_plan.c). */
 kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_fft_plan **out);
 void kiln_fft_plan_destroy(kiln_fft_plan *p);

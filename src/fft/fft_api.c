@@ -1,6 +1,7 @@
 /* fft_api.c: the public FFT calls: explicit plans, their execution (copies
  * around layouts the library cannot take, normalisation, profiling), and the
  * one-call forms kiln_fftn / kiln_rfftn / kiln_irfftn. */
+#include <stdint.h>
 #include <string.h>
 
 #include "array/array.h"
@@ -24,12 +25,19 @@ kiln_status kiln_fft_norm_parse(const char *name, kiln_fft_norm *out) {
     return KILN_OK;
 }
 
-/* FFTW's new-array execution needs the alignment the plan was made for. */
+/* FFTW's new-array execution needs the alignment the plan was made for;
+ * cuFFT's needs both pointers aligned to its complex type (a real array
+ * that starts at an odd element is not), so a plan is made for the offsets. */
 static void set_alignment(const kiln_array *in, const kiln_array *out, kiln_fft_key *key) {
-    if (in->ctx->ops->kind != KILN_BACKEND_CPU) return;
+    int dbl = key->dtype_in == KILN_FLOAT64 || key->dtype_in == KILN_COMPLEX128;
+    if (in->ctx->ops->kind != KILN_BACKEND_CPU) {
+        uintptr_t c = dbl ? 16 : 8;
+        key->in_align = (int)((uintptr_t)in->data % c);
+        key->out_align = (int)((uintptr_t)out->data % c);
+        return;
+    }
     const kiln_fft_provider *prov = NULL;
     if (kiln_fft_provider_fftw(&prov) != KILN_OK || !prov->alignment_of) return;
-    int dbl = key->dtype_in == KILN_FLOAT64 || key->dtype_in == KILN_COMPLEX128;
     key->in_align = prov->alignment_of(dbl, in->data);
     key->out_align = prov->alignment_of(dbl, out->data);
 }
@@ -92,16 +100,17 @@ static kiln_status check_against(const kiln_fft_plan *p, const kiln_array *in, c
         if (ilo < ohi && olo < ihi)
             return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: input and output overlap", fn);
     }
-    if (p->ctx->ops->kind == KILN_BACKEND_CPU) {
-        kiln_fft_key probe = *k;
-        set_alignment(in, out, &probe);
-        if (probe.in_align != k->in_align || probe.out_align != k->out_align)
-            return kiln_set_error(
-                KILN_ERR_INVALID_ARGUMENT,
-                "%s: plan made for arrays at SIMD offsets %d/%d, these are at %d/%d (FFTW needs "
-                "the same; make a plan for these arrays)",
-                fn, k->in_align, k->out_align, probe.in_align, probe.out_align);
-    }
+    /* A side the plan copies may sit anywhere; the library runs on the
+     * others directly. */
+    kiln_fft_key probe = *k;
+    set_alignment(in, out, &probe);
+    if (!p->trivial &&
+        ((!p->copy_in && probe.in_align != k->in_align) || (!p->copy_out && probe.out_align != k->out_align)))
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "%s: plan made for arrays at alignment offsets %d/%d, these are at %d/%d (%s "
+                              "needs the same; make a plan for these arrays)",
+                              fn, k->in_align, k->out_align, probe.in_align, probe.out_align,
+                              p->provider->name);
     return KILN_OK;
 }
 
@@ -133,7 +142,8 @@ static kiln_status run_provider(kiln_fft_plan *p, void *in, void *out, kiln_stre
     return kiln_context_note(ctx, s);
 }
 
-/* Layouts the library cannot take: through contiguous scratch. The copies
+/* Layouts the library cannot take: through packed scratch (batch axes
+ * outermost, kiln_fft_scratch_array). The copies
  * run on the default stream, so the caller's stream is drained first and the
  * default stream after: correct, not overlapped (README says so). */
 static kiln_status run_with_copies(kiln_fft_plan *p, kiln_array *in, kiln_array *out, kiln_stream *stream) {
@@ -143,10 +153,10 @@ static kiln_status run_with_copies(kiln_fft_plan *p, kiln_array *in, kiln_array 
     kiln_status s = KILN_OK;
     if (stream) s = kiln_stream_synchronize(stream);
     if (s == KILN_OK && p->copy_in) {
-        s = kiln_array_empty(ctx, in->dtype, k->ndim, k->in_shape, &sin);
+        s = kiln_fft_scratch_array(ctx, k, in->dtype, k->in_shape, &sin);
         if (s == KILN_OK) s = kiln_array_assign(sin, in);
     }
-    if (s == KILN_OK && p->copy_out) s = kiln_array_empty(ctx, out->dtype, k->ndim, k->out_shape, &sout);
+    if (s == KILN_OK && p->copy_out) s = kiln_fft_scratch_array(ctx, k, out->dtype, k->out_shape, &sout);
     if (s == KILN_OK) s = run_provider(p, sin ? sin->data : in->data, sout ? sout->data : out->data, NULL);
     if (s == KILN_OK && sout) s = kiln_array_assign(out, sout);
     if (s == KILN_OK && stream) s = kiln_context_note(ctx, ctx->ops->stream_synchronize(ctx->state, NULL));

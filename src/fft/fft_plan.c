@@ -100,7 +100,8 @@ static double norm_scale(const kiln_fft_key *k) {
 static void make_label(kiln_fft_plan *p) {
     const kiln_fft_key *k = &p->key;
     const char *kind = k->kind == KILN_FFT_R2C ? "r2c" : k->kind == KILN_FFT_C2R ? "c2r" : "c2c";
-    const char *prec = p->layout.double_precision ? "f64" : "f32";
+    /* From the key: the layout is not built yet when the label is made. */
+    const char *prec = k->dtype_in == KILN_FLOAT64 || k->dtype_in == KILN_COMPLEX128 ? "f64" : "f32";
     char shape[200];
     kiln_shape_format(k->ndim, k->kind == KILN_FFT_C2R ? k->out_shape : k->in_shape, shape, sizeof shape);
     snprintf(p->label, sizeof p->label, "fft %s%s %s %s", kind,
@@ -199,12 +200,48 @@ static void destroy_steps(kiln_fft_plan *p) {
     p->nsteps = 0;
 }
 
-/* Plans with contiguous scratch on the sides that need it. */
+/* Storage order of the scratch: order[j] is the logical axis stored j-th
+ * (outermost first): the batch axes, then the transform axes as the key
+ * lists them. */
+static void scratch_order(const kiln_fft_key *k, int *order) {
+    int j = 0;
+    for (int d = 0; d < k->ndim; d++)
+        if (!is_axis(k, d)) order[j++] = d;
+    for (int i = 0; i < k->naxes; i++) order[j++] = k->axes[i];
+}
+
+void kiln_fft_scratch_strides(const kiln_fft_key *k, const int64_t *shape, size_t item, int64_t *strides) {
+    int order[KILN_MAX_DIMS];
+    int64_t stored[KILN_MAX_DIMS], st[KILN_MAX_DIMS];
+    scratch_order(k, order);
+    for (int j = 0; j < k->ndim; j++) stored[j] = shape[order[j]];
+    kiln_contiguous_strides(k->ndim, stored, item, st);
+    for (int j = 0; j < k->ndim; j++) strides[order[j]] = st[j];
+}
+
+kiln_status kiln_fft_scratch_array(kiln_context *ctx, const kiln_fft_key *k, kiln_dtype t,
+                                   const int64_t *shape, kiln_array **out) {
+    int order[KILN_MAX_DIMS], back[KILN_MAX_DIMS];
+    int64_t stored[KILN_MAX_DIMS];
+    scratch_order(k, order);
+    for (int j = 0; j < k->ndim; j++) {
+        stored[j] = shape[order[j]];
+        back[order[j]] = j; /* logical axis d is stored at back[d] */
+    }
+    kiln_array *base = NULL;
+    kiln_status s = kiln_array_empty(ctx, t, k->ndim, stored, &base);
+    if (s != KILN_OK) return s;
+    s = kiln_array_transpose(base, back, out); /* the view keeps the allocation alive */
+    kiln_array_release(base);
+    return s;
+}
+
+/* Plans with scratch (kiln_fft_scratch_strides) on the sides that need it. */
 static kiln_status plan_with_copies(kiln_fft_plan *p, int copy_in, int copy_out) {
     const kiln_fft_key *k = &p->key;
     int64_t cin[KILN_MAX_DIMS], cout[KILN_MAX_DIMS];
-    kiln_contiguous_strides(k->ndim, k->in_shape, kiln_dtype_size((kiln_dtype)k->dtype_in), cin);
-    kiln_contiguous_strides(k->ndim, k->out_shape, kiln_dtype_size((kiln_dtype)k->dtype_out), cout);
+    kiln_fft_scratch_strides(k, k->in_shape, kiln_dtype_size((kiln_dtype)k->dtype_in), cin);
+    kiln_fft_scratch_strides(k, k->out_shape, kiln_dtype_size((kiln_dtype)k->dtype_out), cout);
     kiln_fft_key sk = *k;
     if (copy_in || copy_out) sk.inplace = 0; /* scratch is separate memory */
     if (copy_in) sk.in_align = 0;            /* kiln's allocations are 64-byte aligned */
@@ -238,28 +275,27 @@ kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_
         return s;
     }
     make_label(p);
-    kiln_clear_error(); /* an UNSUPPORTED without a message is the provider's "cannot express" */
     int64_t batch = 1;
     for (int d = 0; d < key->ndim; d++) batch *= key->in_shape[d];
-    kiln_fft_layout probe;
-    int direct = kiln_fft_build_layout(key, key->in_strides, key->out_strides, &probe);
     int ones = key->kind == KILN_FFT_C2C;
     for (int i = 0; i < key->naxes; i++) ones = ones && key->in_shape[key->axes[i]] == 1;
     if (batch == 0 || ones) {
         p->trivial = 1; /* nothing to transform, or C2C over length-1 axes only: a copy */
     } else {
-        /* Both libraries overwrite a C2R input: it always reads a copy. */
+        /* Fewest copies first: the arrays themselves, then scratch on the
+         * input side, the output side, both. Both libraries overwrite a C2R
+         * input: it always reads a copy. */
+        static const int tries[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
         int c2r = key->kind == KILN_FFT_C2R;
         s = KILN_ERR_UNSUPPORTED;
-        if (direct || c2r) {
-            kiln_fft_layout tmp;
-            int64_t cin[KILN_MAX_DIMS];
-            kiln_contiguous_strides(key->ndim, key->in_shape, kiln_dtype_size((kiln_dtype)key->dtype_in),
-                                    cin);
-            int out_ok = kiln_fft_build_layout(key, c2r ? cin : key->in_strides, key->out_strides, &tmp);
-            if (out_ok) s = plan_with_copies(p, c2r, 0);
+        for (int t = 0; t < 4 && s == KILN_ERR_UNSUPPORTED; t++) {
+            if (c2r && !tries[t][0]) continue;
+            /* An UNSUPPORTED without a message is the provider's "cannot
+             * express"; a library's refusal leaves its message for the last
+             * try. */
+            kiln_clear_error();
+            s = plan_with_copies(p, tries[t][0], tries[t][1]);
         }
-        if (s == KILN_ERR_UNSUPPORTED) s = plan_with_copies(p, 1, 1);
         if (s != KILN_OK) {
             if (s == KILN_ERR_UNSUPPORTED && kiln_last_error()[0] == '\0')
                 kiln_set_error(s, "%s cannot plan %s", p->provider->name, p->label);
