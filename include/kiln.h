@@ -203,7 +203,10 @@ KILN_API kiln_status kiln_array_empty(kiln_context *ctx, kiln_dtype dtype, int n
 KILN_API kiln_status kiln_array_zeros(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
                                       kiln_array **out);
 /* Every element set to `value` converted to dtype (imaginary part used for
- * complex dtypes only). */
+ * complex dtypes only; integers truncate toward zero, as in C and NumPy).
+ * A value the dtype cannot hold is KILN_ERR_INVALID_ARGUMENT naming it: an
+ * integer out of range, NaN or an infinity for an integer dtype, a finite
+ * value that would round to infinity in a float dtype. */
 KILN_API kiln_status kiln_array_full(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
                                      double value, double value_imag, kiln_array **out);
 /* New device array holding a copy of `bytes` bytes of C-order host data;
@@ -246,7 +249,8 @@ KILN_API void *kiln_array_data(const kiln_array *a);
 
 /* Views share memory with `a` and keep it alive. */
 /* Elements start, start+step, ... before stop along axis (Python slicing;
- * negative indices count from the end; step may be negative, not 0). */
+ * negative indices count from the end; step may be negative, not 0 nor
+ * INT64_MIN, which cannot be negated: KILN_ERR_INVALID_ARGUMENT). */
 KILN_API kiln_status kiln_array_slice(kiln_array *a, int axis, int64_t start, int64_t stop, int64_t step,
                                       kiln_array **out);
 /* Same elements, new shape (one entry may be -1). Needs a contiguous array. */
