@@ -574,7 +574,9 @@ KILN_API int kiln_ufunc_nout(const kiln_ufunc *f);
 /* Applies f elementwise. args: nin inputs (arrays or scalars). outs: nout
  * slots; a NULL slot receives a new array (the caller releases it) of the
  * broadcast shape and the signature's output dtype, in host memory when the
- * array inputs are all host memory, else on the device. A non-NULL slot is
+ * array inputs are all host memory, else on the device (the "cpu" and
+ * "parallel" targets on a CUDA context always give host memory);
+ * kiln_array_memory says which, on both backends. A non-NULL slot is
  * written in place: it must have the broadcast shape, a dtype the result
  * casts to safely, and it may be an input only exactly (same data and
  * strides). Host inputs on a CUDA context travel in chunks through pinned
