@@ -427,14 +427,18 @@ typedef enum kiln_param_class {
     KILN_PARAM_BOOL = 'b',
     KILN_PARAM_COMPLEX = 'c',
     KILN_PARAM_POINTER = 'p',
-    KILN_PARAM_OTHER = 'o' /* a struct passed by value */
+    KILN_PARAM_OTHER = 'o', /* a struct passed by value */
+    KILN_PARAM_VECTOR = 'v' /* pointees only: float4, double2, int2, ... (2 to 4 lanes x, y, z, w of
+                               one arithmetic type) */
 } kiln_param_class;
 
 typedef struct kiln_param_info {
     kiln_param_class cls;
-    size_t size;                  /* bytes of the parameter itself */
-    kiln_param_class pointee_cls; /* pointers: class of what they point to */
-    size_t pointee_size;          /* pointers: 0 for void* */
+    size_t size;                       /* bytes of the parameter itself */
+    kiln_param_class pointee_cls;      /* pointers: class of what they point to */
+    size_t pointee_size;               /* pointers: 0 for void* */
+    kiln_param_class pointee_lane_cls; /* KILN_PARAM_VECTOR pointees: class of a lane (i, u, f) */
+    int pointee_lanes;                 /* KILN_PARAM_VECTOR pointees: 2 to 4; else 0 */
 } kiln_param_info;
 
 KILN_API int kiln_kernel_param_count(const kiln_kernel *kernel);
@@ -451,7 +455,10 @@ KILN_API kiln_status kiln_kernel_attributes_get(kiln_kernel *kernel, kiln_kernel
 
 /* Launches `kernel` over grid x block threads with `shared_bytes` of dynamic
  * shared memory on `stream` (NULL: default). Arguments are checked against
- * the kernel's parameters: count, and class and size of each; scalars are
+ * the kernel's parameters: count, and class and size of each (a pointer's
+ * pointee against the array's dtype: float * takes float32, float4 * takes
+ * float32 with a size that is a multiple of 4 and 16-byte aligned data,
+ * float2 * also complex64, double2 * also complex128); scalars are
  * converted only where NumPy's safe casting allows (int32 -> size_t yes,
  * double -> float no). Arrays must belong to the kernel's context.
  * Asynchronous: returns once queued. */

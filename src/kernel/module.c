@@ -169,6 +169,21 @@ const char *kiln_module_kernel_name(const kiln_module *m, int i) {
     return (m && i >= 0 && i < m->kernels.count) ? m->kernels.names[i] : NULL;
 }
 
+/* kiln_signature.cuh records a vector pointee (float4 *) as {upper-case
+ * lane class, lane size | lane count << 8}; the backends pass the record
+ * through, and this turns it into KILN_PARAM_VECTOR with its lanes. */
+static void decode_vector_pointee(kiln_param_info *p) {
+    p->pointee_lane_cls = (kiln_param_class)0;
+    p->pointee_lanes = 0;
+    int c = (int)p->pointee_cls;
+    if (p->cls != KILN_PARAM_POINTER || (c != 'I' && c != 'U' && c != 'F')) return;
+    size_t lane = p->pointee_size & 255, lanes = p->pointee_size >> 8;
+    p->pointee_cls = KILN_PARAM_VECTOR;
+    p->pointee_lane_cls = (kiln_param_class)(c - 'A' + 'a');
+    p->pointee_lanes = (int)lanes;
+    p->pointee_size = lane * lanes;
+}
+
 kiln_status kiln_module_get_kernel(kiln_module *m, const char *kernel_name, kiln_kernel **out) {
     if (!m || !kernel_name || !out)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_module_get_kernel: NULL argument");
@@ -190,6 +205,7 @@ kiln_status kiln_module_get_kernel(kiln_module *m, const char *kernel_name, kiln
     if (s == KILN_OK && k->param_count > KILN_MAX_PARAMS)
         s = kiln_set_error(KILN_ERR_UNSUPPORTED, "kernel %s has %d parameters; kiln supports %d", kernel_name,
                            k->param_count, KILN_MAX_PARAMS);
+    for (int i = 0; s == KILN_OK && i < k->param_count; i++) decode_vector_pointee(&k->params[i]);
     kiln_kernel_attributes attrs;
     if (s == KILN_OK && ctx->ops->function_attributes &&
         ctx->ops->function_attributes(ctx->state, k->impl, &attrs) == KILN_OK)
