@@ -12,6 +12,7 @@ have_header png.h || need+=(libpng-dev)
 if [ "${1:-build}" = test ]; then
   have_header cmocka.h || need+=(libcmocka-dev)
   have_header jansson.h || need+=(libjansson-dev)
+  command -v pkg-config >/dev/null || need+=(pkg-config) # test_install
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "kiln: missing packages: ${need[*]}"
