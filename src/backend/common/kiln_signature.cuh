@@ -88,10 +88,12 @@ template <typename T> struct kiln_param_of<T *const __restrict__> : kiln_param_o
 
 template <typename F> struct kiln_sig;
 template <typename... A> struct kiln_sig<void (*)(A...)> {
-    static constexpr kiln_sig_table<sizeof...(A) + 1> table = {
+    static constexpr kiln_sig_table<sizeof...(A) + 1> kiln_table = {
         {{{(unsigned char)sizeof...(A), 0, 0, 0, 0, 0}}, kiln_param_of<A>::value...}};
 };
 
 // KILN_SIG_STORAGE is `__device__` under NVRTC and empty on the CPU.
-#define KILN_EXPORT_SIGNATURE(kernel) \
-    extern "C" KILN_SIG_STORAGE const auto kiln_sig_##kernel = kiln_sig<decltype(&kernel)>::table;
+// Expands after the user's source: kiln-prefixed names only (a user's
+// `#define table 3` must not reach it).
+#define KILN_EXPORT_SIGNATURE(kiln__kernel) \
+    extern "C" KILN_SIG_STORAGE const auto kiln_sig_##kiln__kernel = kiln_sig<decltype(&kiln__kernel)>::kiln_table;
