@@ -81,7 +81,8 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char 
     kiln_compile_request req = {0};
     req.source = source;
     req.name = name;
-    req.kernel_names = (const char *const *)m->kernels.names;
+    req.kernel_names = (const char *const *)m->kernels.symbols;
+    req.kernel_exprs = (const char *const *)m->kernels.names;
     req.kernel_count = m->kernels.count;
     req.arch = ctx->arch[0] ? ctx->arch : NULL;
     kiln_options_apply(&opts, &req);
@@ -189,19 +190,21 @@ kiln_status kiln_module_get_kernel(kiln_module *m, const char *kernel_name, kiln
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_module_get_kernel: NULL argument");
     kiln_status s = kiln_context_check(m->ctx);
     if (s != KILN_OK) return s;
-    int known = 0;
-    for (int i = 0; i < m->kernels.count; i++) known |= strcmp(m->kernels.names[i], kernel_name) == 0;
-    if (!known) {
+    int index = kiln_kernel_list_find(&m->kernels, kernel_name);
+    if (index < 0) {
         kiln_set_error(KILN_ERR_NOT_FOUND, "no kernel '%s' in %s; its kernels are:", kernel_name, m->name);
         for (int i = 0; i < m->kernels.count; i++) kiln_append_error(" %s", m->kernels.names[i]);
+        kiln_append_error(
+            " (kernels in a namespace and template instantiations are named as in C++, 'ns::k', "
+            "'k<float>'; the bare name works when only one kernel has it)");
         return KILN_ERR_NOT_FOUND;
     }
     kiln_kernel *k = calloc(1, sizeof *k);
     if (!k) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    k->name = strdup(kernel_name);
+    k->name = strdup(m->kernels.names[index]);
     kiln_context *ctx = m->ctx;
-    s = ctx->ops->function_get(ctx->state, m->impl, kernel_name, &k->impl, k->params, KILN_MAX_PARAMS,
-                               &k->param_count);
+    s = ctx->ops->function_get(ctx->state, m->impl, m->kernels.symbols[index], &k->impl, k->params,
+                               KILN_MAX_PARAMS, &k->param_count);
     if (s == KILN_OK && k->param_count > KILN_MAX_PARAMS)
         s = kiln_set_error(KILN_ERR_UNSUPPORTED, "kernel %s has %d parameters; kiln supports %d", kernel_name,
                            k->param_count, KILN_MAX_PARAMS);

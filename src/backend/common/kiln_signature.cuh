@@ -95,5 +95,7 @@ template <typename... A> struct kiln_sig<void (*)(A...)> {
 // KILN_SIG_STORAGE is `__device__` under NVRTC and empty on the CPU.
 // Expands after the user's source: kiln-prefixed names only (a user's
 // `#define table 3` must not reach it).
-#define KILN_EXPORT_SIGNATURE(kiln__kernel) \
-    extern "C" KILN_SIG_STORAGE const auto kiln_sig_##kiln__kernel = kiln_sig<decltype(&kiln__kernel)>::kiln_table;
+// kiln__symbol is an identifier; the kernel itself any C++ name for it
+// (namespaces, template arguments: commas included, hence variadic).
+#define KILN_EXPORT_SIGNATURE(kiln__symbol, ...) \
+    extern "C" KILN_SIG_STORAGE const auto kiln_sig_##kiln__symbol = kiln_sig<decltype(&__VA_ARGS__)>::kiln_table;

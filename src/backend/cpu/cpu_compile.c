@@ -35,12 +35,9 @@ static char *assemble_source(const kiln_compile_request *req, int *barriers) {
     free(user);
     kiln_text_line_directive(&t, "kiln-cpu-entry-points");
     for (int i = 0; i < req->kernel_count; i++) {
-        const char *k = req->kernel_names[i];
-        kiln_text_puts(&t, "KILN_EXPORT_SIGNATURE(");
-        kiln_text_puts(&t, k);
-        kiln_text_puts(&t, *barriers ? ")\nKILN_CPU_EXPORT_THREAD(" : ")\nKILN_CPU_EXPORT_FAST(");
-        kiln_text_puts(&t, k);
-        kiln_text_puts(&t, ")\n");
+        const char *sym = req->kernel_names[i], *expr = req->kernel_exprs ? req->kernel_exprs[i] : sym;
+        kiln_text_printf(&t, "KILN_EXPORT_SIGNATURE(%s, %s)\n%s(%s, %s)\n", sym, expr,
+                         *barriers ? "KILN_CPU_EXPORT_THREAD" : "KILN_CPU_EXPORT_FAST", sym, expr);
     }
     return kiln_text_take(&t);
 }

@@ -490,16 +490,16 @@ template <typename... A> struct kiln_cpu_arity<void (*)(A...)> {
 };
 // These two expand after the user's source, so every name in them is
 // kiln-prefixed: a user's `#define B 16` or `#define end 0` must not reach them.
-#define KILN_CPU_EXPORT_FAST(kiln__k)                                                              \
-    KILN_CPU_EXPORT void kiln_cpu_fast_##kiln__k(const kiln_cpu_block_abi *kiln__b,                \
-                                                 unsigned long long kiln__first,                   \
-                                                 unsigned long long kiln__end) {                   \
-        kiln_cpu_fast<&kiln__k>(&kiln__k, kiln_cpu_arity<decltype(&kiln__k)>::kiln_seq(), kiln__b,  \
-                                kiln__first, kiln__end);                                           \
+#define KILN_CPU_EXPORT_FAST(kiln__sym, ...)                                                       \
+    KILN_CPU_EXPORT void kiln_cpu_fast_##kiln__sym(const kiln_cpu_block_abi *kiln__b,              \
+                                                   unsigned long long kiln__first,                 \
+                                                   unsigned long long kiln__end) {                 \
+        kiln_cpu_fast<&__VA_ARGS__>(&__VA_ARGS__, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(), \
+                                    kiln__b, kiln__first, kiln__end);                              \
     }
-#define KILN_CPU_EXPORT_THREAD(kiln__k)                                                            \
-    KILN_CPU_EXPORT void kiln_cpu_thread_##kiln__k(const kiln_cpu_block_abi *kiln__b,              \
-                                                   unsigned long long kiln__block, unsigned kiln__rank) { \
-        kiln_cpu_thread<&kiln__k>(&kiln__k, kiln_cpu_arity<decltype(&kiln__k)>::kiln_seq(), kiln__b, \
-                                  kiln__block, kiln__rank);                                        \
+#define KILN_CPU_EXPORT_THREAD(kiln__sym, ...)                                                     \
+    KILN_CPU_EXPORT void kiln_cpu_thread_##kiln__sym(const kiln_cpu_block_abi *kiln__b,            \
+                                                     unsigned long long kiln__block, unsigned kiln__rank) { \
+        kiln_cpu_thread<&__VA_ARGS__>(&__VA_ARGS__, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(), \
+                                      kiln__b, kiln__block, kiln__rank);                           \
     }
