@@ -206,7 +206,10 @@ static kiln_status broadcast_loops(const kiln_gufunc *f, kiln_array *const *arr,
             int pos = lnd - nd + i;
             int64_t v = a->shape[i];
             if (v == lshape[pos] || v == 1) continue;
-            if (lshape[pos] == 1 && k < l->nin) {
+            /* Outputs take part too, as in NumPy (inputs broadcast to a given
+             * output; a gufunc with no inputs loops over its outputs), but an
+             * output itself never broadcasts: checked below. */
+            if (lshape[pos] == 1) {
                 lshape[pos] = v;
                 owner[pos] = k;
                 continue;

@@ -17,7 +17,7 @@
 #include "kiln.h"
 
 #define GU_MAX_OPS 16             /* inputs + outputs */
-#define GU_MAX_CORE 4             /* core dims of one operand */
+#define GU_MAX_CORE KILN_MAX_DIMS /* core dims of one operand: as many as an array has */
 #define GU_MAX_DIMS 16            /* distinct dim names (and fixed sizes) of a layout */
 #define GU_MAX_LOOP KILN_MAX_DIMS /* loop dims after coalescing */
 #define GU_MAX_SIGS 16
