@@ -77,6 +77,9 @@ static void test_install_at_a_prefix_and_move_it(void **state) {
     if (rc != 0) fail_msg("cmake --install failed (%d): %s", rc, out);
     free(out);
     build_and_run(dir, prefix);
+    /* the complex API kernels see is installed beside kiln.h */
+    snprintf(cmd, sizeof cmd, "grep -q make_cuDoubleComplex '%s/include/kiln_complex.cuh'", prefix);
+    assert_int_equal(sh(cmd, NULL, NULL), 0);
     /* relocate the installed tree: pkg-config follows it */
     snprintf(cmd, sizeof cmd, "mv '%s' '%s' && rm -f '%s/prog'", prefix, moved, dir);
     rc = sh(cmd, NULL, NULL);
