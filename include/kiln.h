@@ -619,7 +619,9 @@ KILN_API kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const 
  *   One type per argument, inputs then outputs; "[:]" per core dim, none for
  *   a "()" argument. Types are anything kiln_dtype_parse takes.
  * layout: NumPy's generalized-ufunc signature: "(n)->(n)", "()->(n)",
- *   "(m,n),(n,p)->(m,p)", "(3),(3)->(3)" (fixed sizes), "(n),(n)->(),()".
+ *   "(m,n),(n,p)->(m,p)", "(3),(3)->(3)" (fixed sizes >= 1), "(n),(n)->(),()",
+ *   "->(n)" (no inputs), "(m?,n),(n,p?)->(m?,p?)" (optional dims, NumPy's
+ *   meaning); up to 16 core dims per argument.
  * params: the arguments' names, inputs then outputs: "inp, out" or "a, b -> c".
  * body: CUDA C statements. An argument with core dims is a view: x[i], x(i),
  *   A(i, j) or A[i][j]; x.len (= shape[0]), x.shape[k], x.strides[k]

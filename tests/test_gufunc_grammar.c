@@ -142,12 +142,97 @@ static void test_many_core_dims(void **state) {
     free(data);
 }
 
+/* NumPy's optional dims (NEP 20): matmul's "(m?,n),(n,p?)->(m?,p?)" takes
+ * vectors on either side, and the outputs lose the missing dims. */
+static void matmul_case(kiln_context *ctx, kiln_gufunc *g, int and, const int64_t *ash, int bnd,
+                        const int64_t *bsh, int want_nd, const int64_t *want_shape) {
+    test_rng r = test_rng_for("matmul_case");
+    size_t an = 1, bn = 1;
+    for (int i = 0; i < and; i++) an *= (size_t)ash[i];
+    for (int i = 0; i < bnd; i++) bn *= (size_t)bsh[i];
+    double *av = malloc(an * sizeof(double)), *bv = malloc(bn * sizeof(double));
+    test_fill_f64(&r, av, an, -1, 1);
+    test_fill_f64(&r, bv, bn, -1, 1);
+    kiln_array *a = NULL, *b = NULL, *c = NULL;
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT64, and, ash, av, an * sizeof(double), &a));
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT64, bnd, bsh, bv, bn * sizeof(double), &b));
+    kiln_value args[2] = {kiln_arr(a), kiln_arr(b)};
+    TEST_OK(kiln_gufunc_call(g, args, 2, &c, NULL));
+    assert_int_equal(kiln_array_ndim(c), want_nd);
+    size_t cn = 1;
+    for (int i = 0; i < want_nd; i++) {
+        assert_int_equal(kiln_array_shape(c)[i], want_shape[i]);
+        cn *= (size_t)want_shape[i];
+    }
+    double *cv = malloc(cn * sizeof(double) + 8);
+    TEST_OK(kiln_array_to_host(c, cv, cn * sizeof(double)));
+    /* reference: treat a missing m or p as 1; batch only over a's loop dims */
+    int a_vec = and == 1, b_vec = bnd == 1;
+    int64_t n = b_vec ? bsh[0] : bsh[bnd - 2], p = b_vec ? 1 : bsh[bnd - 1];
+    int64_t m = a_vec ? 1 : ash[and-2];
+    size_t batch = an / (size_t)(m * n);
+    for (size_t t = 0; t < batch; t++)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < p; j++) {
+                long double acc = 0;
+                for (int64_t k = 0; k < n; k++) acc += (long double)av[t * m * n + i * n + k] * bv[k * p + j];
+                double got = cv[t * m * p + i * p + j];
+                if (fabsl(got - acc) > 1e-12L)
+                    fail_msg("matmul (%zu,%lld,%lld): %g vs %Lg", t, (long long)i, (long long)j, got, acc);
+            }
+    nvrtc_ok(g, NULL, args, 2, NULL);
+    kiln_array_release(a);
+    kiln_array_release(b);
+    kiln_array_release(c);
+    free(av);
+    free(bv);
+    free(cv);
+}
+
+static void test_optional_dims(void **state) {
+    kiln_context *ctx = *state;
+    gu_layout l;
+    TEST_OK(gu_parse_layout("(m?,n),(n,p?)->(m?,p?)", &l));
+    assert_string_equal(l.text, "(m?,n),(n,p?)->(m?,p?)");
+    TEST_OK(gu_parse_layout("(n?)->(n?)", &l));
+    TEST_OK(gu_parse_layout("(3?)->()", &l));
+    expect_bad("(?)->()", 2, "must follow a dim");
+    expect_bad("(n?" "?)->()", 4, "expected ',' or ')'");
+    expect_bad("(n|1)->()", 3, "'|1' is not supported");
+    kiln_gufunc *g = NULL;
+    TEST_OK(kiln_guvectorize(
+        ctx, "matmul", "void(f8[:,:], f8[:,:], f8[:,:])", "(m?,n),(n,p?)->(m?,p?)", "a, b, c",
+        "for (int i = 0; i < c.shape[0]; i++) for (int j = 0; j < c.shape[1]; j++) {\n"
+        "    double s = 0; for (int k = 0; k < a.shape[1]; k++) s += a(i, k) * b(k, j);\n"
+        "    c(i, j) = s; }",
+        NULL, &g));
+    int64_t m34[2] = {3, 4}, m45[2] = {4, 5}, v4[1] = {4}, b534[3] = {5, 3, 4};
+    int64_t w35[2] = {3, 5}, w5[1] = {5}, w3[1] = {3}, w53[2] = {5, 3};
+    matmul_case(ctx, g, 2, m34, 2, m45, 2, w35); /* matrix @ matrix */
+    matmul_case(ctx, g, 1, v4, 2, m45, 1, w5);   /* vector @ matrix: m missing */
+    matmul_case(ctx, g, 2, m34, 1, v4, 1, w3);   /* matrix @ vector: p missing */
+    matmul_case(ctx, g, 1, v4, 1, v4, 0, NULL);  /* vector @ vector: both, a 0-d result */
+    matmul_case(ctx, g, 3, b534, 1, v4, 2, w53); /* a stack of matrices @ a vector */
+    /* a non-optional dim cannot go missing */
+    kiln_gufunc *h = NULL;
+    TEST_OK(
+        kiln_guvectorize(ctx, "rowsum2", "void(f8[:,:], f8)", "(m,n)->()", "a, s", "s = a(0, 0);", NULL, &h));
+    kiln_array *v = NULL, *out = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, v4, &v));
+    kiln_value args[1] = {kiln_arr(v)};
+    TEST_FAILS_WITH(kiln_gufunc_call(h, args, 1, &out, NULL), KILN_ERR_SHAPE, "need at least 2 dims");
+    kiln_array_release(v);
+    kiln_gufunc_release(h);
+    kiln_gufunc_release(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_zero_inputs),
         cmocka_unit_test(test_zero_fixed_size_is_rejected),
         cmocka_unit_test(test_non_ascii_is_reported_as_a_character),
         cmocka_unit_test(test_many_core_dims),
+        cmocka_unit_test(test_optional_dims),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -7,7 +7,8 @@
  *   signature := [args] "->" args            (no inputs: "->(n)")
  *   args      := arg ("," arg)*
  *   arg       := "(" [dim ("," dim)*] ")"
- *   dim       := identifier | digits          (digits: a fixed size >= 1)
+ *   dim       := (identifier | digits) ["?"] (digits: a fixed size >= 1;
+ *                                            "?": optional, NumPy's NEP 20)
  * White space may appear between tokens. Every error quotes the text and puts
  * a caret under the offending character. */
 #include <ctype.h>
@@ -133,7 +134,7 @@ static kiln_status parse_arg(const char *text, const char **pp, gu_layout *l, in
             fixed = v;
             name[0] = '\0';
         } else if (*p == '?' || *p == '|') {
-            return syntax_error(what, text, p, "dim modifiers '?' and '|1' are not supported");
+            return syntax_error(what, text, p, "'%c' must follow a dim name or size", *p);
         } else if (*p == ')' || *p == ',') {
             return syntax_error(what, text, p, "expected a dim name or size, found %s",
                                 describe(p, c, sizeof c));
@@ -147,6 +148,10 @@ static kiln_status parse_arg(const char *text, const char **pp, gu_layout *l, in
         if (d < 0) return syntax_error(what, text, start, "more than %d distinct dims", GU_MAX_DIMS);
         l->core_dim[op][l->core_nd[op]++] = d;
         p = skip_ws(p);
+        if (*p == '?') { /* NumPy's optional dim: may be missing from the operands */
+            l->dim_optional[d] = 1;
+            p = skip_ws(p + 1);
+        }
         if (*p == ',') {
             p++;
             continue;
@@ -155,8 +160,7 @@ static kiln_status parse_arg(const char *text, const char **pp, gu_layout *l, in
             *pp = p + 1;
             return KILN_OK;
         }
-        if (*p == '?' || *p == '|')
-            return syntax_error(what, text, p, "dim modifiers '?' and '|1' are not supported");
+        if (*p == '|') return syntax_error(what, text, p, "the dim modifier '|1' is not supported");
         return syntax_error(what, text, p, "expected ',' or ')' after a dim, found %s",
                             describe(p, c, sizeof c));
     }
@@ -203,6 +207,7 @@ static void normalise_layout(gu_layout *l) {
                                       (long long)l->dim_fixed[d]);
             else
                 n += (size_t)snprintf(o + n, n < cap ? cap - n : 0, "%s%s", k ? "," : "", l->dim_names[d]);
+            if (l->dim_optional[d]) n += (size_t)snprintf(o + n, n < cap ? cap - n : 0, "?");
         }
         n += (size_t)snprintf(o + n, n < cap ? cap - n : 0, ")");
     }
