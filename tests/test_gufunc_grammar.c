@@ -197,7 +197,9 @@ static void test_optional_dims(void **state) {
     TEST_OK(gu_parse_layout("(n?)->(n?)", &l));
     TEST_OK(gu_parse_layout("(3?)->()", &l));
     expect_bad("(?)->()", 2, "must follow a dim");
-    expect_bad("(n?" "?)->()", 4, "expected ',' or ')'");
+    expect_bad("(n?"
+               "?)->()",
+               4, "expected ',' or ')'");
     expect_bad("(n|1)->()", 3, "'|1' is not supported");
     kiln_gufunc *g = NULL;
     TEST_OK(kiln_guvectorize(
