@@ -411,8 +411,11 @@ KILN_API void kiln_module_release(kiln_module *module);
 KILN_API int kiln_module_kernel_count(const kiln_module *module);
 KILN_API const char *kiln_module_kernel_name(const kiln_module *module, int index);
 
-/* Looks up a __global__ function by its name in the source. The kernel keeps
- * the module alive. KILN_ERR_NOT_FOUND names the kernels that do exist. */
+/* Looks up a __global__ function by its name in the source: as C++ names it
+ * for a kernel in a namespace ("physics::fill") or an explicit template
+ * instantiation ("scale<float>"); the bare name works when only one kernel
+ * has it. The kernel keeps the module alive. KILN_ERR_NOT_FOUND names the
+ * kernels that do exist. */
 KILN_API kiln_status kiln_module_get_kernel(kiln_module *module, const char *kernel_name, kiln_kernel **out);
 /* Shorthand: compile `source` and look up `kernel_name`. */
 KILN_API kiln_status kiln_kernel_from_source(kiln_context *ctx, const char *source, const char *kernel_name,
