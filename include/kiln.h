@@ -205,7 +205,10 @@ KILN_API kiln_status kiln_array_empty(kiln_context *ctx, kiln_dtype dtype, int n
 KILN_API kiln_status kiln_array_zeros(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
                                       kiln_array **out);
 /* Every element set to `value` converted to dtype (imaginary part used for
- * complex dtypes only). */
+ * complex dtypes only; integers truncate toward zero, as in C and NumPy).
+ * A value the dtype cannot hold is KILN_ERR_INVALID_ARGUMENT naming it: an
+ * integer out of range, NaN or an infinity for an integer dtype, a finite
+ * value that would round to infinity in a float dtype. */
 KILN_API kiln_status kiln_array_full(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
                                      double value, double value_imag, kiln_array **out);
 /* New device array holding a copy of `bytes` bytes of C-order host data;
@@ -248,7 +251,8 @@ KILN_API void *kiln_array_data(const kiln_array *a);
 
 /* Views share memory with `a` and keep it alive. */
 /* Elements start, start+step, ... before stop along axis (Python slicing;
- * negative indices count from the end; step may be negative, not 0). */
+ * negative indices count from the end; step may be negative, not 0 nor
+ * INT64_MIN, which cannot be negated: KILN_ERR_INVALID_ARGUMENT). */
 KILN_API kiln_status kiln_array_slice(kiln_array *a, int axis, int64_t start, int64_t stop, int64_t step,
                                       kiln_array **out);
 /* Same elements, new shape (one entry may be -1). Needs a contiguous array. */
@@ -409,8 +413,11 @@ KILN_API void kiln_module_release(kiln_module *module);
 KILN_API int kiln_module_kernel_count(const kiln_module *module);
 KILN_API const char *kiln_module_kernel_name(const kiln_module *module, int index);
 
-/* Looks up a __global__ function by its name in the source. The kernel keeps
- * the module alive. KILN_ERR_NOT_FOUND names the kernels that do exist. */
+/* Looks up a __global__ function by its name in the source: as C++ names it
+ * for a kernel in a namespace ("physics::fill") or an explicit template
+ * instantiation ("scale<float>"); the bare name works when only one kernel
+ * has it. The kernel keeps the module alive. KILN_ERR_NOT_FOUND names the
+ * kernels that do exist. */
 KILN_API kiln_status kiln_module_get_kernel(kiln_module *module, const char *kernel_name, kiln_kernel **out);
 /* Shorthand: compile `source` and look up `kernel_name`. */
 KILN_API kiln_status kiln_kernel_from_source(kiln_context *ctx, const char *source, const char *kernel_name,
@@ -425,14 +432,18 @@ typedef enum kiln_param_class {
     KILN_PARAM_BOOL = 'b',
     KILN_PARAM_COMPLEX = 'c',
     KILN_PARAM_POINTER = 'p',
-    KILN_PARAM_OTHER = 'o' /* a struct passed by value */
+    KILN_PARAM_OTHER = 'o', /* a struct passed by value */
+    KILN_PARAM_VECTOR = 'v' /* pointees only: float4, double2, int2, ... (2 to 4 lanes x, y, z, w of
+                               one arithmetic type) */
 } kiln_param_class;
 
 typedef struct kiln_param_info {
     kiln_param_class cls;
-    size_t size;                  /* bytes of the parameter itself */
-    kiln_param_class pointee_cls; /* pointers: class of what they point to */
-    size_t pointee_size;          /* pointers: 0 for void* */
+    size_t size;                       /* bytes of the parameter itself */
+    kiln_param_class pointee_cls;      /* pointers: class of what they point to */
+    size_t pointee_size;               /* pointers: 0 for void* */
+    kiln_param_class pointee_lane_cls; /* KILN_PARAM_VECTOR pointees: class of a lane (i, u, f) */
+    int pointee_lanes;                 /* KILN_PARAM_VECTOR pointees: 2 to 4; else 0 */
 } kiln_param_info;
 
 KILN_API int kiln_kernel_param_count(const kiln_kernel *kernel);
@@ -449,7 +460,10 @@ KILN_API kiln_status kiln_kernel_attributes_get(kiln_kernel *kernel, kiln_kernel
 
 /* Launches `kernel` over grid x block threads with `shared_bytes` of dynamic
  * shared memory on `stream` (NULL: default). Arguments are checked against
- * the kernel's parameters: count, and class and size of each; scalars are
+ * the kernel's parameters: count, and class and size of each (a pointer's
+ * pointee against the array's dtype: float * takes float32, float4 * takes
+ * float32 with a size that is a multiple of 4 and 16-byte aligned data,
+ * float2 * also complex64, double2 * also complex128); scalars are
  * converted only where NumPy's safe casting allows (int32 -> size_t yes,
  * double -> float no). Arrays must belong to the kernel's context.
  * Asynchronous: returns once queued. */
@@ -572,7 +586,9 @@ KILN_API int kiln_ufunc_nout(const kiln_ufunc *f);
 /* Applies f elementwise. args: nin inputs (arrays or scalars). outs: nout
  * slots; a NULL slot receives a new array (the caller releases it) of the
  * broadcast shape and the signature's output dtype, in host memory when the
- * array inputs are all host memory, else on the device. A non-NULL slot is
+ * array inputs are all host memory, else on the device (the "cpu" and
+ * "parallel" targets on a CUDA context always give host memory);
+ * kiln_array_memory says which, on both backends. A non-NULL slot is
  * written in place: it must have the broadcast shape, a dtype the result
  * casts to safely, and it may be an input only exactly (same data and
  * strides). Host inputs on a CUDA context travel in chunks through pinned
@@ -608,7 +624,9 @@ KILN_API kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const 
  *   One type per argument, inputs then outputs; "[:]" per core dim, none for
  *   a "()" argument. Types are anything kiln_dtype_parse takes.
  * layout: NumPy's generalized-ufunc signature: "(n)->(n)", "()->(n)",
- *   "(m,n),(n,p)->(m,p)", "(3),(3)->(3)" (fixed sizes), "(n),(n)->(),()".
+ *   "(m,n),(n,p)->(m,p)", "(3),(3)->(3)" (fixed sizes >= 1), "(n),(n)->(),()",
+ *   "->(n)" (no inputs), "(m?,n),(n,p?)->(m?,p?)" (optional dims, NumPy's
+ *   meaning); up to 16 core dims per argument.
  * params: the arguments' names, inputs then outputs: "inp, out" or "a, b -> c".
  * body: CUDA C statements. An argument with core dims is a view: x[i], x(i),
  *   A(i, j) or A[i][j]; x.len (= shape[0]), x.shape[k], x.strides[k]

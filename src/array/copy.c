@@ -91,6 +91,20 @@ static kiln_status size_mismatch(const kiln_array *a, size_t bytes, const char *
                           kiln_dtype_name(a->dtype), kiln_array_nbytes(a), bytes);
 }
 
+/* Do dst and src share bytes without being the very same elements? Byte
+ * extents are compared, so interleaved views that share no element also go
+ * through a temporary: correct, one extra copy. The same view needs none. */
+static int overlaps_differently(const kiln_array *dst, const kiln_array *src) {
+    if (kiln_array_size(dst) == 0) return 0;
+    if (dst->data == src->data &&
+        memcmp(dst->strides, src->strides, sizeof(int64_t) * (size_t)dst->ndim) == 0)
+        return 0;
+    char *dlo, *dhi, *slo, *shi;
+    kiln_array_byte_extent(dst, &dlo, &dhi);
+    kiln_array_byte_extent(src, &slo, &shi);
+    return dlo < shi && slo < dhi;
+}
+
 kiln_status kiln_array_assign(kiln_array *dst, kiln_array *src) {
     if (!dst || !src) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_assign: NULL array");
     kiln_context *ctx = dst->ctx;
@@ -106,6 +120,15 @@ kiln_status kiln_array_assign(kiln_array *dst, kiln_array *src) {
         return kiln_set_error(KILN_ERR_SHAPE, "kiln_array_assign: shapes differ: %s <- %s",
                               kiln_shape_format(dst->ndim, dst->shape, a, sizeof a),
                               kiln_shape_format(src->ndim, src->shape, b, sizeof b));
+    if (overlaps_differently(dst, src)) {
+        /* NumPy reads every source element before writing any (a[:] = a[::-1]):
+         * copy the source aside first, then assign from the copy. */
+        kiln_array *aside = NULL;
+        s = kiln_array_copy(src, &aside);
+        if (s == KILN_OK) s = kiln_array_assign(dst, aside);
+        kiln_array_release(aside);
+        return s;
+    }
     int dst_host = kiln_array_host_accessible(dst), src_host = kiln_array_host_accessible(src);
     if (dst_host && src_host) {
         if (ctx->ops->kind == KILN_BACKEND_CPU) (void)ctx->ops->synchronize(ctx->state);

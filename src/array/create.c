@@ -59,10 +59,60 @@ static kiln_value fill_value(kiln_dtype dtype, double re, double im) {
     }
 }
 
+/* A finite double as text: integral ones in full ("2147483648", not
+ * "2.147483648e+09"), so the message shows the very value that was refused. */
+static const char *value_text(double v, char *buf, size_t cap) {
+    if (isfinite(v) && v == trunc(v) && fabs(v) < 1e21)
+        snprintf(buf, cap, "%.0f", v);
+    else
+        snprintf(buf, cap, "%g", v);
+    return buf;
+}
+
+/* NumPy refuses a Python integer its dtype cannot hold; kiln's fill value is
+ * a double, so the same holds for any value whose truncation (C's and NumPy's
+ * float-to-int conversion) is out of range, for NaN and infinities into
+ * integers, and for a finite value a float dtype would turn into infinity. */
+static kiln_status check_fill_value(kiln_dtype dtype, double re, double im) {
+    char k = kiln_dtype_kind(dtype), v[64];
+    if (k == 'i' || k == 'u') {
+        int bits = (int)kiln_dtype_size(dtype) * 8;
+        /* [lo, hi) in doubles: both ends are powers of two, exact */
+        double lo = k == 'u' ? 0.0 : -ldexp(1.0, bits - 1), hi = ldexp(1.0, k == 'u' ? bits : bits - 1);
+        double t = trunc(re);
+        if (!isfinite(re) || t < lo || t >= hi) {
+            char lo_text[32], hi_text[32];
+            return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                                  "kiln_array_full: fill value %s does not fit %s, which holds %s to %s",
+                                  value_text(re, v, sizeof v), kiln_dtype_name(dtype),
+                                  value_text(lo, lo_text, sizeof lo_text),
+                                  value_text(hi - 1, hi_text, sizeof hi_text));
+        }
+        return KILN_OK;
+    }
+    if (k != 'f' && k != 'c') return KILN_OK; /* bool: any value, non-zero (NaN too) is true */
+    double parts[2] = {re, k == 'c' ? im : 0.0};
+    for (int p = 0; p < 2; p++) {
+        int overflows = dtype == KILN_FLOAT16 ? (kiln_float_to_half((float)parts[p]) & 0x7fffu) == 0x7c00u
+                        : dtype == KILN_FLOAT32 || dtype == KILN_COMPLEX64 ? isinf((float)parts[p])
+                                                                           : 0;
+        if (isfinite(parts[p]) && overflows)
+            return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                                  "kiln_array_full: fill value %s%s overflows %s to infinity (its largest "
+                                  "finite value is %g); pass INFINITY to fill with an infinity",
+                                  value_text(parts[p], v, sizeof v), p ? " (imaginary part)" : "",
+                                  kiln_dtype_name(dtype),
+                                  dtype == KILN_FLOAT16 ? 65504.0 : 3.4028234663852886e38);
+    }
+    return KILN_OK;
+}
+
 kiln_status kiln_array_full(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape, double value,
                             double value_imag, kiln_array **out) {
     kiln_array *a = NULL;
-    kiln_status s = kiln_array_empty(ctx, dtype, ndim, shape, &a);
+    kiln_status s = (unsigned)dtype < KILN_DTYPE_COUNT ? check_fill_value(dtype, value, value_imag) : KILN_OK;
+    if (s != KILN_OK) return s;
+    s = kiln_array_empty(ctx, dtype, ndim, shape, &a);
     kiln_kernel *k = NULL;
     int64_t n = a ? kiln_array_size(a) : 0;
     if (s == KILN_OK && n > 0) s = kiln_array_kernel(ctx, dtype, 0, "kiln_fill", &k);

@@ -24,7 +24,12 @@ kiln_status kiln_array_slice(kiln_array *a, int axis, int64_t start, int64_t sto
     if (axis < 0) axis += a->ndim;
     if (axis < 0 || axis >= a->ndim)
         return kiln_set_error(KILN_ERR_SHAPE, "slice axis %d out of range for a %d-d array", axis, a->ndim);
-    if (step == 0) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "slice step must not be 0");
+    if (step == 0) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_slice: step must not be 0");
+    if (step == INT64_MIN) /* -step, used below for negative steps, would overflow */
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_array_slice: step %lld cannot be negated; use a step of at least "
+                              "-9223372036854775807 (-INT64_MAX)",
+                              (long long)step);
     int64_t n = a->shape[axis];
     /* Python's slice.indices(): clamp, counting negatives from the end. */
     if (start < 0) start += n;
@@ -32,14 +37,17 @@ kiln_status kiln_array_slice(kiln_array *a, int axis, int64_t start, int64_t sto
     int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? n : n - 1;
     start = start < lo ? lo : start > hi ? hi : start;
     stop = stop < lo ? lo : stop > hi ? hi : stop;
-    int64_t count = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
-                             : (start > stop ? (start - stop - step - 1) / -step : 0);
+    /* ceil(distance / |step|), written so that no step near INT64_MAX overflows */
+    int64_t count = step > 0 ? (stop > start ? (stop - start - 1) / step + 1 : 0)
+                             : (start > stop ? (start - stop - 1) / -step + 1 : 0);
     kiln_array *v = NULL;
     kiln_status s = view_of(a, &v);
     if (s != KILN_OK) return s;
     if (count > 0) v->data = a->data + start * a->strides[axis];
     v->shape[axis] = count;
-    v->strides[axis] = a->strides[axis] * step;
+    /* With two or more elements |step| < n, so the product cannot overflow;
+     * a view of at most one element never uses its stride. */
+    v->strides[axis] = count > 1 ? a->strides[axis] * step : a->strides[axis];
     *out = v;
     return KILN_OK;
 }

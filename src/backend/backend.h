@@ -43,11 +43,16 @@ typedef struct kiln_blob {
  * diagnostics count lines from the user's first line. `kernel_names` lists the
  * __global__ functions found in the source by kiln_scan_kernels()
  * (src/kernel/scan.h); the backend must make each reachable by that name and
+ * find it in the source through kernel_exprs,
  * describe its parameters (see kiln_param_info). */
 typedef struct kiln_compile_request {
     const char *source;
-    const char *name; /* file name shown in diagnostics */
-    const char *const *kernel_names;
+    const char *name;                /* file name shown in diagnostics */
+    const char *const *kernel_names; /* identifiers: kiln_sig_<name> etc. (scan.h's symbols) */
+    /* C++ expressions naming the same kernels ("physics::fill", "k<float>"),
+     * for the signature records, entry points and NVRTC name expressions;
+     * NULL: the kernel_names themselves. */
+    const char *const *kernel_exprs;
     int kernel_count;
     /* Parsed compile options (src/kernel/options.h). */
     const char *const *defines; /* "NAME" or "NAME=VALUE" */

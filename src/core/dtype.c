@@ -68,7 +68,13 @@ kiln_status kiln_dtype_parse(const char *name, kiln_dtype *out) {
                           name);
 }
 
-/* NumPy's np.can_cast(from, to, 'safe'). */
+/* The narrowest float NumPy deems a safe home for an integer of this size:
+ * 8-bit ones fit float16, 16-bit ones float32, and every wider one float64
+ * (NumPy calls int64 -> float64 safe although it rounds above 2**53). */
+static size_t float_size_for_int(size_t int_size) { return int_size == 1 ? 2 : int_size == 2 ? 4 : 8; }
+
+/* NumPy's np.can_cast(from, to, 'safe'); the whole table is written out in
+ * tests/test_casting.c. */
 int kiln_dtype_can_cast(kiln_dtype from, kiln_dtype to) {
     if (!dtype_valid(from) || !dtype_valid(to)) return 0;
     if (from == to) return 1;
@@ -77,13 +83,14 @@ int kiln_dtype_can_cast(kiln_dtype from, kiln_dtype to) {
     case 'b': return 1;
     case 'u':
         if (t->kind == 'u') return t->size >= f->size;
-        if (t->kind == 'i' || t->kind == 'f') return t->size > f->size;
-        if (t->kind == 'c') return t->size / 2 > f->size;
+        if (t->kind == 'i') return t->size > f->size;
+        if (t->kind == 'f') return t->size >= float_size_for_int(f->size);
+        if (t->kind == 'c') return t->size / 2 >= float_size_for_int(f->size);
         return 0;
     case 'i':
         if (t->kind == 'i') return t->size >= f->size;
-        if (t->kind == 'f') return t->size > f->size;
-        if (t->kind == 'c') return t->size / 2 > f->size;
+        if (t->kind == 'f') return t->size >= float_size_for_int(f->size);
+        if (t->kind == 'c') return t->size / 2 >= float_size_for_int(f->size);
         return 0;
     case 'f':
         if (t->kind == 'f') return t->size >= f->size;

@@ -206,7 +206,10 @@ static kiln_status broadcast_loops(const kiln_gufunc *f, kiln_array *const *arr,
             int pos = lnd - nd + i;
             int64_t v = a->shape[i];
             if (v == lshape[pos] || v == 1) continue;
-            if (lshape[pos] == 1 && k < l->nin) {
+            /* Outputs take part too, as in NumPy (inputs broadcast to a given
+             * output; a gufunc with no inputs loops over its outputs), but an
+             * output itself never broadcasts: checked below. */
+            if (lshape[pos] == 1) {
                 lshape[pos] = v;
                 owner[pos] = k;
                 continue;
@@ -360,8 +363,69 @@ static kiln_status check_aliasing(const kiln_gufunc *f, gu_call *c) {
     return KILN_OK;
 }
 
+/* NumPy's optional dims ("(m?,n),(n,p?)->(m?,p?)", NEP 20): an operand with
+ * fewer dims than its core dims drops its optional ones, left to right,
+ * until it fits; a dropped dim is dropped from every operand that has it.
+ * (numpy/_core/src/umath/ufunc_object.c, _get_core_num_dims.) */
+static kiln_status find_missing_dims(const kiln_gufunc *f, kiln_array *const *arr, unsigned char *missing) {
+    const gu_layout *l = &f->layout;
+    int nops = l->nin + l->nout, need[GU_MAX_OPS];
+    char ct[128];
+    memset(missing, 0, GU_MAX_DIMS);
+    for (int k = 0; k < nops; k++) need[k] = l->core_nd[k];
+    for (int k = 0; k < nops; k++) {
+        if (!arr[k] || arr[k]->ndim >= need[k]) continue;
+        for (int j = 0; j < l->core_nd[k] && arr[k]->ndim < need[k]; j++) {
+            int d = l->core_dim[k][j];
+            if (!l->dim_optional[d] || missing[d]) continue;
+            missing[d] = 1;
+            for (int o = 0; o < nops; o++)
+                for (int i = 0; i < l->core_nd[o]; i++) need[o] -= l->core_dim[o][i] == d;
+        }
+        if (arr[k]->ndim < need[k])
+            return kiln_set_error(KILN_ERR_SHAPE,
+                                  "%s: %s %d (%s) is %d-d but its core dims %s need at least %d dim%s",
+                                  f->name, arg_kind(l, k), k, f->names[k], arr[k]->ndim,
+                                  core_text(l, k, ct, sizeof ct), need[k], need[k] == 1 ? "" : "s");
+    }
+    return KILN_OK;
+}
+
+/* A view of a with a size-1 dim at each missing core position of operand k,
+ * so that the kernel sees the full core shape (NumPy gives missing dims
+ * size 1 inside the loop). */
+static kiln_status with_unit_dims(const gu_layout *l, int k, const unsigned char *missing, kiln_array *a,
+                                  kiln_array **out) {
+    int present = 0;
+    for (int j = 0; j < l->core_nd[k]; j++) present += !missing[l->core_dim[k][j]];
+    int loops = a->ndim - present, nd = loops + l->core_nd[k];
+    if (nd > KILN_MAX_DIMS) return kiln_set_error(KILN_ERR_SHAPE, "more than %d dims", KILN_MAX_DIMS);
+    kiln_array *v = NULL;
+    kiln_status s =
+        a->ndim > 0 ? kiln_array_slice(a, 0, 0, INT64_MAX, 1, &v) : kiln_array_reshape(a, 0, NULL, &v);
+    if (s != KILN_OK) return s;
+    int64_t shape[KILN_MAX_DIMS], strides[KILN_MAX_DIMS];
+    for (int i = 0; i < loops; i++) {
+        shape[i] = a->shape[i];
+        strides[i] = a->strides[i];
+    }
+    for (int j = 0, from = loops; j < l->core_nd[k]; j++) {
+        int gone = missing[l->core_dim[k][j]];
+        shape[loops + j] = gone ? 1 : a->shape[from];
+        strides[loops + j] = gone ? 0 : a->strides[from];
+        from += !gone;
+    }
+    v->ndim = nd;
+    memcpy(v->shape, shape, sizeof(int64_t) * (size_t)nd);
+    memcpy(v->strides, strides, sizeof(int64_t) * (size_t)nd);
+    *out = v;
+    return KILN_OK;
+}
+
 void gu_call_cleanup(gu_call *c, int keep_made) {
     for (int k = 0; k < GU_MAX_OPS; k++) {
+        kiln_array_release(c->unit[k]);
+        c->unit[k] = NULL;
         kiln_array_release(c->staged[k]);
         c->staged[k] = NULL;
         if (!keep_made) kiln_array_release(c->made[k]);
@@ -428,10 +492,26 @@ kiln_status gu_resolve(kiln_gufunc *f, kiln_backend_kind backend, int dry, const
             return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: %s %d (%s) belongs to another context",
                                   f->name, arg_kind(l, k), k, f->names[k]);
 
+    unsigned char missing[GU_MAX_DIMS];
+    kiln_status s = find_missing_dims(f, c->arr, missing);
+    int any_missing = 0;
+    for (int d = 0; d < l->ndims; d++) any_missing |= missing[d];
+    for (int k = 0; any_missing && k < nops && s == KILN_OK; k++)
+        if (c->arr[k]) {
+            s = with_unit_dims(l, k, missing, c->arr[k], &c->unit[k]);
+            if (s == KILN_OK) c->arr[k] = c->unit[k];
+        }
+    if (s != KILN_OK) {
+        gu_call_cleanup(c, 0);
+        return s;
+    }
+    for (int k = 0; k < nout; k++)
+        if (out_arr[k]) out_arr[k] = c->arr[nin + k];
+
     int from[GU_MAX_DIMS];
     gu_plan *p = &c->plan;
     p->nops = nops;
-    kiln_status s = bind_dims(f, c->arr, dims_text, p->dims, from);
+    s = bind_dims(f, c->arr, dims_text, p->dims, from);
     int lnd = 0;
     int64_t lshape[KILN_MAX_DIMS];
     if (s == KILN_OK) s = broadcast_loops(f, c->arr, &lnd, lshape);
@@ -451,11 +531,25 @@ kiln_status gu_resolve(kiln_gufunc *f, kiln_backend_kind backend, int dry, const
         memcpy(shape, lshape, sizeof(int64_t) * (size_t)lnd);
         for (int j = 0; j < l->core_nd[k]; j++) shape[lnd + j] = p->dims[l->core_dim[k][j]];
         s = kiln_array_empty(f->ctx, t->dtype[k], nd, shape, &c->made[k]);
+        if (s == KILN_OK && any_missing) {
+            /* the kernel writes the full core shape; the caller gets it
+             * without the missing dims, as NumPy returns it */
+            int64_t kept[KILN_MAX_DIMS];
+            int nk = lnd;
+            memcpy(kept, lshape, sizeof(int64_t) * (size_t)lnd);
+            for (int j = 0; j < l->core_nd[k]; j++)
+                if (!missing[l->core_dim[k][j]]) kept[nk++] = shape[lnd + j];
+            c->unit[k] = c->made[k];
+            c->made[k] = NULL;
+            s = kiln_array_reshape(c->unit[k], nk, kept, &c->made[k]);
+            c->arr[k] = c->unit[k];
+        } else {
+            c->arr[k] = c->made[k];
+        }
         if (s != KILN_OK) {
             gu_call_cleanup(c, 0);
             return s;
         }
-        c->arr[k] = c->made[k];
     }
     if (!dry && backend == KILN_BACKEND_CUDA && f->ctx->ops->kind == KILN_BACKEND_CUDA)
         for (int k = 0; k < nops; k++)

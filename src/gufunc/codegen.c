@@ -152,16 +152,19 @@ static void body_param_type(const kiln_gufunc *f, const gu_plan *p, int k, char 
         if (input)
             snprintf(buf, cap, "%s", gu_compute_type(td));
         else
-            snprintf(buf, cap, "kiln_gu_access<%s, %s>::ref", gu_storage_type(sd), gu_compute_type(td));
+            snprintf(buf, cap, "kiln_gu_access<%s, %s>::kiln_ref", gu_storage_type(sd), gu_compute_type(td));
         return;
     }
     snprintf(buf, cap, "kiln_gu_view<%s%s, %s, %d>", input ? "const " : "", gu_storage_type(sd),
              gu_compute_type(td), l->core_nd[k]);
 }
 
-static void emit_body(kiln_text *t, const kiln_gufunc *f, const gu_plan *p) {
+/* The user's preamble and body: declared (decl_only) before the kernel and
+ * defined after it, so that nothing kiln writes comes after the user's code,
+ * where a user's macro (`#define t 0.5`, `#define end 0`) could reach it. */
+static void emit_body(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, int decl_only) {
     int nops = nops_of(f);
-    if (f->preamble && f->preamble[0]) {
+    if (!decl_only && f->preamble && f->preamble[0]) {
         kiln_text_printf(t, "#line 1 \"%s.preamble\"\n%s", f->name, f->preamble);
         resync(t, f);
     }
@@ -169,7 +172,11 @@ static void emit_body(kiln_text *t, const kiln_gufunc *f, const gu_plan *p) {
     for (int k = 0; k < nops; k++) {
         char type[160];
         body_param_type(f, p, k, type, sizeof type);
-        kiln_text_printf(t, "%s%s %s", k ? ", " : "", type, f->names[k]);
+        kiln_text_printf(t, "%s%s %s", k ? ", " : "", type, decl_only ? "" : f->names[k]);
+    }
+    if (decl_only) {
+        kiln_text_printf(t, ");\n");
+        return;
     }
     kiln_text_printf(t, ") {\n#line 1 \"%s\"\n%s", f->name, f->body);
     resync(t, f);
@@ -432,12 +439,13 @@ char *gu_generate(const kiln_gufunc *f, const gu_plan *p, char *kernel_name, siz
                      f->layout.text, f->sigs[p->key.sig].text, gu_strategy_name(p->key.strategy));
     kiln_text_puts(&t, kiln_embedded_gufunc_views);
     resync(&t, f);
-    emit_body(&t, f, p);
+    emit_body(&t, f, p, 1);
     switch (p->key.strategy) {
     case GU_CPU_LOOP: emit_cpu_loop(&t, f, p, kernel_name); break;
     case GU_GPU_ROWS_REG: emit_rows_reg(&t, f, p, kernel_name); break;
     case GU_GPU_ROWS_SMEM: emit_rows_smem(&t, f, p, kernel_name); break;
     default: emit_generic_gpu(&t, f, p, kernel_name); break;
     }
+    emit_body(&t, f, p, 0);
     return kiln_text_take(&t);
 }

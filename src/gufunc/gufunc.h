@@ -17,7 +17,7 @@
 #include "kiln.h"
 
 #define GU_MAX_OPS 16             /* inputs + outputs */
-#define GU_MAX_CORE 4             /* core dims of one operand */
+#define GU_MAX_CORE KILN_MAX_DIMS /* core dims of one operand: as many as an array has */
 #define GU_MAX_DIMS 16            /* distinct dim names (and fixed sizes) of a layout */
 #define GU_MAX_LOOP KILN_MAX_DIMS /* loop dims after coalescing */
 #define GU_MAX_SIGS 16
@@ -31,6 +31,7 @@ typedef struct gu_layout {
     int ndims;                                /* distinct dims: named and fixed */
     char dim_names[GU_MAX_DIMS][GU_NAME_MAX]; /* "" for a fixed dim */
     int64_t dim_fixed[GU_MAX_DIMS];           /* size of a fixed dim, -1 for a named one */
+    unsigned char dim_optional[GU_MAX_DIMS];  /* "n?": may be missing (NumPy, NEP 20) */
     int core_nd[GU_MAX_OPS];                  /* core dims per operand (0: scalar) */
     int core_dim[GU_MAX_OPS][GU_MAX_CORE];    /* index into the dim table */
     char text[256];                           /* normalised, no spaces */
@@ -133,6 +134,7 @@ typedef struct gu_call {
     kiln_array *arr[GU_MAX_OPS];    /* array operands (NULL: value, or an output not made yet) */
     kiln_array *made[GU_MAX_OPS];   /* outputs this call allocated (handed to the caller) */
     kiln_array *staged[GU_MAX_OPS]; /* CUDA: device copies of host-memory operands */
+    kiln_array *unit[GU_MAX_OPS];   /* operands seen with missing optional dims as size 1 */
     gu_plan plan;
 } gu_call;
 

@@ -99,23 +99,23 @@ KILN_GU_CV_COMPLEX_(kiln_complex128, double)
 // How an element of storage S is accessed as T: a plain reference when they
 // agree, a float16 proxy, or (read-only inputs of another dtype) a value.
 template <class S, class T> struct kiln_gu_access {
-    typedef T ref;
+    typedef T kiln_ref;
     static KILN_GU_FN T at(S *p) { return kiln_gu_cv<T>::go(*p); }
 };
 template <class T> struct kiln_gu_access<T, T> {
-    typedef T &ref;
+    typedef T &kiln_ref;
     static KILN_GU_FN T &at(T *p) { return *p; }
 };
 template <class T> struct kiln_gu_access<const T, T> {
-    typedef const T &ref;
+    typedef const T &kiln_ref;
     static KILN_GU_FN const T &at(const T *p) { return *p; }
 };
 template <> struct kiln_gu_access<kiln_gu_half, float> {
-    typedef kiln_gu_half_ref ref;
+    typedef kiln_gu_half_ref kiln_ref;
     static KILN_GU_FN kiln_gu_half_ref at(kiln_gu_half *p) { kiln_gu_half_ref r = {p}; return r; }
 };
 template <> struct kiln_gu_access<const kiln_gu_half, float> {
-    typedef float ref;
+    typedef float kiln_ref;
     static KILN_GU_FN float at(const kiln_gu_half *p) { return kiln_gu_h2f(p->bits); }
 };
 
@@ -123,13 +123,13 @@ template <> struct kiln_gu_access<const kiln_gu_half, float> {
 template <class T, class S> static KILN_GU_FN T kiln_gu_get(const S *p) { return kiln_gu_cv<T>::go(*p); }
 
 template <class S, class T, int ND> struct kiln_gu_view {
-    typedef typename kiln_gu_access<S, T>::ref ref;
+    typedef typename kiln_gu_access<S, T>::kiln_ref kiln_ref;
     static constexpr int ndim = ND;
     S *data;
     long long len; // shape[0]
     long long shape[ND];
     long long strides[ND]; // in elements
-    template <class... I> KILN_GU_FN ref operator()(I... idx) const {
+    template <class... I> KILN_GU_FN kiln_ref operator()(I... idx) const {
         static_assert(sizeof...(I) == ND, "a view is indexed with one index per core dim");
         long long ix[ND] = {(long long)idx...}, off = 0;
         for (int k = 0; k < ND; k++) off += ix[k] * strides[k];
@@ -153,14 +153,14 @@ template <class S, class T, int ND> struct kiln_gu_view {
     }
 };
 template <class S, class T> struct kiln_gu_view<S, T, 1> {
-    typedef typename kiln_gu_access<S, T>::ref ref;
+    typedef typename kiln_gu_access<S, T>::kiln_ref kiln_ref;
     static constexpr int ndim = 1;
     S *data;
     long long len;
     long long shape[1];
     long long strides[1];
-    KILN_GU_FN ref operator[](long long i) const { return kiln_gu_access<S, T>::at(data + i * strides[0]); }
-    KILN_GU_FN ref operator()(long long i) const { return kiln_gu_access<S, T>::at(data + i * strides[0]); }
+    KILN_GU_FN kiln_ref operator[](long long i) const { return kiln_gu_access<S, T>::at(data + i * strides[0]); }
+    KILN_GU_FN kiln_ref operator()(long long i) const { return kiln_gu_access<S, T>::at(data + i * strides[0]); }
     KILN_GU_FN long long size() const { return shape[0]; }
 };
 

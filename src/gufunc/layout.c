@@ -4,10 +4,11 @@
  *
  * Layout grammar (numpy/lib/function_base.py _parse_gufunc_signature, with
  * NumPy C's frozen dims):
- *   signature := args "->" args
+ *   signature := [args] "->" args            (no inputs: "->(n)")
  *   args      := arg ("," arg)*
  *   arg       := "(" [dim ("," dim)*] ")"
- *   dim       := identifier | digits          (digits: a fixed size)
+ *   dim       := (identifier | digits) ["?"] (digits: a fixed size >= 1;
+ *                                            "?": optional, NumPy's NEP 20)
  * White space may appear between tokens. Every error quotes the text and puts
  * a caret under the offending character. */
 #include <ctype.h>
@@ -22,6 +23,15 @@
 static int is_ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
 static int is_ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
+/* Bytes of the UTF-8 character starting at p (1 for ASCII or a stray byte). */
+static int utf8_length(const char *p) {
+    unsigned char c = (unsigned char)*p;
+    int n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+    for (int i = 1; i < n; i++)
+        if (((unsigned char)p[i] & 0xc0) != 0x80) return 1;
+    return n;
+}
+
 /* KILN_ERR_SIGNATURE: "<what> "<text>": <why> at column N:\n  <text>\n  <caret>" */
 static kiln_status syntax_error(const char *what, const char *text, const char *at, const char *fmt, ...)
     KILN_PRINTF(4, 5);
@@ -31,7 +41,10 @@ static kiln_status syntax_error(const char *what, const char *text, const char *
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    int col = (int)(at - text);
+    /* The column counts characters, not bytes, so that the caret stands
+     * under the character in a terminal when the text has UTF-8 in it. */
+    int col = 0;
+    for (const char *q = text; q < at && *q; q += utf8_length(q)) col++;
     /* The quoted text is shown on one line: tabs and newlines become spaces
      * so that the caret stays under the right character. */
     char shown[512];
@@ -49,10 +62,23 @@ static const char *skip_ws(const char *p) {
     return p;
 }
 
-/* Describes the character at p for messages: "'x'" or "the end". */
+/* Describes the character at p for messages: "'x'", "'é' (U+00E9)" for a
+ * non-ASCII character (the whole character, not its first byte), or "the end". */
 static const char *describe(const char *p, char *buf, size_t cap) {
     if (!*p) return "the end";
-    snprintf(buf, cap, "'%c'", *p);
+    unsigned char c = (unsigned char)*p;
+    if (c < 0x80) {
+        snprintf(buf, cap, "'%c'", *p);
+        return buf;
+    }
+    int n = utf8_length(p);
+    if (n == 1) {
+        snprintf(buf, cap, "the byte 0x%02X (not UTF-8)", c);
+        return buf;
+    }
+    unsigned cp = c & (0xffu >> (n + 1));
+    for (int i = 1; i < n; i++) cp = (cp << 6) | ((unsigned char)p[i] & 0x3fu);
+    snprintf(buf, cap, "'%.*s' (U+%04X)", n, p, cp);
     return buf;
 }
 
@@ -71,7 +97,7 @@ static int find_or_add_dim(gu_layout *l, const char *name, int64_t fixed) {
 /* One "(...)" argument at *pp; advances past it. */
 static kiln_status parse_arg(const char *text, const char **pp, gu_layout *l, int op) {
     static const char *const what = "layout signature";
-    char c[8];
+    char c[32];
     const char *p = skip_ws(*pp);
     if (*p != '(')
         return syntax_error(what, text, p, "expected '(' to start an argument, found %s",
@@ -103,10 +129,12 @@ static kiln_status parse_arg(const char *text, const char **pp, gu_layout *l, in
             long long v = strtoll(start, NULL, 10);
             if (errno == ERANGE || p - start > 15)
                 return syntax_error(what, text, start, "fixed dim size too large");
+            if (v == 0) /* NumPy: "expect dimension name or non-zero frozen size" */
+                return syntax_error(what, text, start, "a fixed dim size must be at least 1, found 0");
             fixed = v;
             name[0] = '\0';
         } else if (*p == '?' || *p == '|') {
-            return syntax_error(what, text, p, "dim modifiers '?' and '|1' are not supported");
+            return syntax_error(what, text, p, "'%c' must follow a dim name or size", *p);
         } else if (*p == ')' || *p == ',') {
             return syntax_error(what, text, p, "expected a dim name or size, found %s",
                                 describe(p, c, sizeof c));
@@ -120,6 +148,10 @@ static kiln_status parse_arg(const char *text, const char **pp, gu_layout *l, in
         if (d < 0) return syntax_error(what, text, start, "more than %d distinct dims", GU_MAX_DIMS);
         l->core_dim[op][l->core_nd[op]++] = d;
         p = skip_ws(p);
+        if (*p == '?') { /* NumPy's optional dim: may be missing from the operands */
+            l->dim_optional[d] = 1;
+            p = skip_ws(p + 1);
+        }
         if (*p == ',') {
             p++;
             continue;
@@ -128,8 +160,7 @@ static kiln_status parse_arg(const char *text, const char **pp, gu_layout *l, in
             *pp = p + 1;
             return KILN_OK;
         }
-        if (*p == '?' || *p == '|')
-            return syntax_error(what, text, p, "dim modifiers '?' and '|1' are not supported");
+        if (*p == '|') return syntax_error(what, text, p, "the dim modifier '|1' is not supported");
         return syntax_error(what, text, p, "expected ',' or ')' after a dim, found %s",
                             describe(p, c, sizeof c));
     }
@@ -138,7 +169,7 @@ static kiln_status parse_arg(const char *text, const char **pp, gu_layout *l, in
 /* A comma-separated list of arguments; stops before "->" or the end. */
 static kiln_status parse_args(const char *text, const char **pp, gu_layout *l, int *count, int first_op) {
     static const char *const what = "layout signature";
-    char c[8];
+    char c[32];
     const char *p = *pp;
     *count = 0;
     for (;;) {
@@ -176,6 +207,7 @@ static void normalise_layout(gu_layout *l) {
                                       (long long)l->dim_fixed[d]);
             else
                 n += (size_t)snprintf(o + n, n < cap ? cap - n : 0, "%s%s", k ? "," : "", l->dim_names[d]);
+            if (l->dim_optional[d]) n += (size_t)snprintf(o + n, n < cap ? cap - n : 0, "?");
         }
         n += (size_t)snprintf(o + n, n < cap ? cap - n : 0, ")");
     }
@@ -189,7 +221,10 @@ kiln_status gu_parse_layout(const char *text, gu_layout *out) {
     const char *p = skip_ws(text);
     if (!*p) return syntax_error(what, text, p, "empty; expected something like \"(n)->(n)\"");
     int nin = 0, nout = 0;
-    kiln_status s = parse_args(text, &p, &l, &nin, 0);
+    kiln_status s = KILN_OK;
+    /* "->(n)": no inputs, as NumPy allows (the outputs' shapes come from the
+     * call's dims or from given outputs). */
+    if (!(p[0] == '-' && p[1] == '>')) s = parse_args(text, &p, &l, &nin, 0);
     if (s != KILN_OK) return s;
     if (!(p[0] == '-' && p[1] == '>'))
         return syntax_error(what, text, p, "expected '->' between inputs and outputs");
@@ -211,7 +246,7 @@ kiln_status gu_parse_layout(const char *text, gu_layout *out) {
 /* One "void(f4[:], f8)" at *pp. */
 static kiln_status parse_typesig(const char *text, const char **pp, gu_typesig *sig) {
     static const char *const what = "type signature";
-    char c[8];
+    char c[32];
     const char *p = skip_ws(*pp), *begin = p;
     memset(sig, 0, sizeof *sig);
     if (strncmp(p, "void", 4) == 0 && !is_ident_char(p[4])) p = skip_ws(p + 4);
@@ -308,7 +343,7 @@ kiln_status gu_parse_typesigs(const char *text, gu_typesig *sigs, int *count) {
             continue;
         }
         if (!*p) break;
-        char c[8];
+        char c[32];
         return syntax_error("type signature", text, p, "expected ';' between type signatures, found %s",
                             describe(p, c, sizeof c));
     }
@@ -346,7 +381,7 @@ kiln_status gu_parse_params(const char *text, int nops, char names[][GU_NAME_MAX
                               "parameter names are NULL; expected %d names such as \"x, out\"", nops);
     const char *p = skip_ws(text);
     int n = 0;
-    char c[8];
+    char c[32];
     while (*p) {
         const char *start = p;
         if (!is_ident_start(*p))
@@ -389,7 +424,7 @@ kiln_status gu_parse_dims(const gu_layout *l, const char *text, int64_t *sizes) 
     if (!text) return KILN_OK;
     static const char *const what = "dim sizes";
     const char *p = skip_ws(text);
-    char c[8];
+    char c[32];
     while (*p) {
         const char *start = p;
         if (!is_ident_start(*p))

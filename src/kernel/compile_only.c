@@ -29,7 +29,8 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     kiln_compile_request req = {0};
     req.source = source;
     req.name = name ? name : "kernel.cu";
-    req.kernel_names = (const char *const *)kernels.names;
+    req.kernel_names = (const char *const *)kernels.symbols;
+    req.kernel_exprs = (const char *const *)kernels.names;
     req.kernel_count = kernels.count;
     req.arch = cuda ? (arch ? arch : "sm_90") : NULL;
     kiln_options_apply(&opts, &req);

@@ -139,6 +139,55 @@ static const char *value_helper(kiln_dtype t) {
     return (unsigned)t < KILN_DTYPE_COUNT ? names[t] : "a matching value";
 }
 
+/* A vector pointee (float4 *) takes an array of its lane type (float32),
+ * and a 2-lane float one also the complex type of the same layout
+ * (float2 * a complex64 array, double2 * a complex128 one). */
+static int vector_pointee_matches(const kiln_param_info *p, kiln_dtype dt) {
+    size_t lane = p->pointee_size / (size_t)p->pointee_lanes;
+    char k = kiln_dtype_kind(dt);
+    if (k == (char)p->pointee_lane_cls && kiln_dtype_size(dt) == lane) return 1;
+    return p->pointee_lanes == 2 && p->pointee_lane_cls == KILN_PARAM_FLOAT && k == 'c' &&
+           kiln_dtype_size(dt) == 2 * lane;
+}
+
+/* Alignment CUDA's vector types have (the CPU prelude's are the same):
+ * 3 lanes as one lane, else the whole vector up to 16 bytes. */
+static size_t vector_alignment(const kiln_param_info *p) {
+    size_t lane = p->pointee_size / (size_t)p->pointee_lanes;
+    if (p->pointee_lanes == 3) return lane;
+    return p->pointee_size < 16 ? p->pointee_size : 16;
+}
+
+/* Checks an array or typed pointer against a vector pointee: dtype, a whole
+ * number of vectors, aligned data. */
+static kiln_status check_vector_pointee(const kiln_kernel *k, int i, const kiln_param_info *p, kiln_dtype dt,
+                                        const kiln_array *a, const void *ptr) {
+    char lane[16], want[64];
+    size_t lane_size = p->pointee_size / (size_t)p->pointee_lanes;
+    class_name(p->pointee_lane_cls, lane_size, lane, sizeof lane);
+    snprintf(want, sizeof want, "a %d-lane vector of %s (%s%d)", p->pointee_lanes, lane,
+             p->pointee_lane_cls == KILN_PARAM_FLOAT ? (lane_size == 8 ? "double" : "float") : lane,
+             p->pointee_lanes);
+    if (!vector_pointee_matches(p, dt))
+        return kiln_set_error(KILN_ERR_ARG_TYPE,
+                              "argument %d of %s: the kernel takes a pointer to %s, got %s of %s; pass an "
+                              "array of %s",
+                              i, k->name, want, a ? "an array" : "a pointer", kiln_dtype_name(dt), lane);
+    if (a && kiln_dtype_kind(dt) != 'c' && kiln_array_size(a) % p->pointee_lanes != 0)
+        return kiln_set_error(
+            KILN_ERR_ARG_TYPE,
+            "argument %d of %s: the kernel takes a pointer to %s; the array's %lld elements "
+            "of %s are not a whole number of %d-lane vectors",
+            i, k->name, want, (long long)kiln_array_size(a), kiln_dtype_name(dt), p->pointee_lanes);
+    size_t align = vector_alignment(p);
+    if ((uintptr_t)ptr % align != 0)
+        return kiln_set_error(KILN_ERR_ARG_TYPE,
+                              "argument %d of %s: the kernel takes a pointer to %s, which needs %zu-byte "
+                              "alignment; the data is at an address %zu bytes past a multiple of %zu",
+                              i, k->name, want, align, (size_t)((uintptr_t)ptr % align), align);
+    return KILN_OK;
+}
+
 static int pointee_matches(const kiln_param_info *p, kiln_dtype dt) {
     if (p->pointee_size == 0 || p->pointee_cls == KILN_PARAM_OTHER) return 1; /* void*, struct* */
     if (kiln_dtype_size(dt) != p->pointee_size) return 0;
@@ -181,7 +230,11 @@ static kiln_status convert_arg(const kiln_kernel *k, int i, const kiln_value *v,
                                   "pass kiln_arr(array)",
                                   i, k->name, kiln_dtype_name(v->dtype));
         }
-        if (!pointee_matches(p, dt)) {
+        if (p->pointee_cls == KILN_PARAM_VECTOR) {
+            kiln_status vs =
+                check_vector_pointee(k, i, p, dt, v->kind == KILN_VALUE_ARRAY ? v->as.array : NULL, ptr);
+            if (vs != KILN_OK) return vs;
+        } else if (!pointee_matches(p, dt)) {
             char pointee[48];
             return kiln_set_error(
                 KILN_ERR_ARG_TYPE, "argument %d of %s: the kernel takes a pointer to %s, got an array of %s",

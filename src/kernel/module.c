@@ -81,7 +81,8 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char 
     kiln_compile_request req = {0};
     req.source = source;
     req.name = name;
-    req.kernel_names = (const char *const *)m->kernels.names;
+    req.kernel_names = (const char *const *)m->kernels.symbols;
+    req.kernel_exprs = (const char *const *)m->kernels.names;
     req.kernel_count = m->kernels.count;
     req.arch = ctx->arch[0] ? ctx->arch : NULL;
     kiln_options_apply(&opts, &req);
@@ -169,27 +170,45 @@ const char *kiln_module_kernel_name(const kiln_module *m, int i) {
     return (m && i >= 0 && i < m->kernels.count) ? m->kernels.names[i] : NULL;
 }
 
+/* kiln_signature.cuh records a vector pointee (float4 *) as {upper-case
+ * lane class, lane size | lane count << 8}; the backends pass the record
+ * through, and this turns it into KILN_PARAM_VECTOR with its lanes. */
+static void decode_vector_pointee(kiln_param_info *p) {
+    p->pointee_lane_cls = (kiln_param_class)0;
+    p->pointee_lanes = 0;
+    int c = (int)p->pointee_cls;
+    if (p->cls != KILN_PARAM_POINTER || (c != 'I' && c != 'U' && c != 'F')) return;
+    size_t lane = p->pointee_size & 255, lanes = p->pointee_size >> 8;
+    p->pointee_cls = KILN_PARAM_VECTOR;
+    p->pointee_lane_cls = (kiln_param_class)(c - 'A' + 'a');
+    p->pointee_lanes = (int)lanes;
+    p->pointee_size = lane * lanes;
+}
+
 kiln_status kiln_module_get_kernel(kiln_module *m, const char *kernel_name, kiln_kernel **out) {
     if (!m || !kernel_name || !out)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_module_get_kernel: NULL argument");
     kiln_status s = kiln_context_check(m->ctx);
     if (s != KILN_OK) return s;
-    int known = 0;
-    for (int i = 0; i < m->kernels.count; i++) known |= strcmp(m->kernels.names[i], kernel_name) == 0;
-    if (!known) {
+    int index = kiln_kernel_list_find(&m->kernels, kernel_name);
+    if (index < 0) {
         kiln_set_error(KILN_ERR_NOT_FOUND, "no kernel '%s' in %s; its kernels are:", kernel_name, m->name);
         for (int i = 0; i < m->kernels.count; i++) kiln_append_error(" %s", m->kernels.names[i]);
+        kiln_append_error(
+            " (kernels in a namespace and template instantiations are named as in C++, 'ns::k', "
+            "'k<float>'; the bare name works when only one kernel has it)");
         return KILN_ERR_NOT_FOUND;
     }
     kiln_kernel *k = calloc(1, sizeof *k);
     if (!k) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    k->name = strdup(kernel_name);
+    k->name = strdup(m->kernels.names[index]);
     kiln_context *ctx = m->ctx;
-    s = ctx->ops->function_get(ctx->state, m->impl, kernel_name, &k->impl, k->params, KILN_MAX_PARAMS,
-                               &k->param_count);
+    s = ctx->ops->function_get(ctx->state, m->impl, m->kernels.symbols[index], &k->impl, k->params,
+                               KILN_MAX_PARAMS, &k->param_count);
     if (s == KILN_OK && k->param_count > KILN_MAX_PARAMS)
         s = kiln_set_error(KILN_ERR_UNSUPPORTED, "kernel %s has %d parameters; kiln supports %d", kernel_name,
                            k->param_count, KILN_MAX_PARAMS);
+    for (int i = 0; s == KILN_OK && i < k->param_count; i++) decode_vector_pointee(&k->params[i]);
     kiln_kernel_attributes attrs;
     if (s == KILN_OK && ctx->ops->function_attributes &&
         ctx->ops->function_attributes(ctx->state, k->impl, &attrs) == KILN_OK)

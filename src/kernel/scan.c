@@ -12,6 +12,7 @@
 
 typedef struct lexer {
     const char *p;
+    const char *tok_start; /* where the last token began */
     int at_line_start;
 } lexer;
 
@@ -50,6 +51,7 @@ static void skip_trivia(lexer *lx) {
 /* Reads the next token: an identifier into buf, or one punctuation char. */
 static int next_token(lexer *lx, char *buf, size_t cap) {
     skip_trivia(lx);
+    lx->tok_start = lx->p;
     if (!*lx->p) return 0;
     lx->at_line_start = 0;
     if (isalpha((unsigned char)*lx->p) || *lx->p == '_') {
@@ -76,53 +78,212 @@ static void skip_parenthesised(lexer *lx, char *tok, size_t cap) {
     }
 }
 
+static int is_ident(const char *t) { return isalpha((unsigned char)t[0]) || t[0] == '_'; }
+
+/* Appends src[0, n) with white space dropped except between two identifier
+ * characters ("scale< unsigned  int >" -> "scale<unsigned int>"). */
+static void append_compact(char *out, size_t cap, const char *src, size_t n) {
+    size_t o = strlen(out);
+    for (size_t i = 0; i < n && o + 1 < cap; i++) {
+        if (isspace((unsigned char)src[i])) {
+            size_t j = i;
+            while (j < n && isspace((unsigned char)src[j])) j++;
+            if (o > 0 && j < n && (isalnum((unsigned char)out[o - 1]) || out[o - 1] == '_') &&
+                (isalnum((unsigned char)src[j]) || src[j] == '_'))
+                out[o++] = ' ';
+            i = j - 1;
+            continue;
+        }
+        out[o++] = src[i];
+    }
+    out[o] = '\0';
+}
+
+/* Skips a template argument list; lx is just past its '<'. */
+static void skip_angles(lexer *lx, char *tok, size_t cap) {
+    int depth = 1, parens = 0;
+    while (depth > 0 && next_token(lx, tok, cap)) {
+        if (tok[0] == '(') parens++;
+        if (tok[0] == ')') parens--;
+        if (parens == 0 && tok[0] == '<') depth++;
+        if (parens == 0 && tok[0] == '>') depth--;
+    }
+}
+
+/* Open namespaces: their qualified path and the brace depth inside them. */
+typedef struct ns_stack {
+    char path[8][256];
+    int depth[8];
+    int count;
+} ns_stack;
+
+static const char *ns_path(const ns_stack *ns) { return ns->count ? ns->path[ns->count - 1] : ""; }
+
+/* After `namespace`: reads `a::b {`, `{` (anonymous), or an alias (no '{'). */
+static void read_namespace(lexer *lx, ns_stack *ns, int *brace_depth, char *tok, size_t cap) {
+    char name[256] = "";
+    while (next_token(lx, tok, cap)) {
+        if (tok[0] == '{') {
+            ++*brace_depth;
+            if (ns->count == 8) return; /* deeper nesting: names stay as in the 8th */
+            char *path = ns->path[ns->count];
+            snprintf(path, 256, "%s%s%s", ns_path(ns), name[0] && ns_path(ns)[0] ? "::" : "", name);
+            ns->depth[ns->count++] = *brace_depth;
+            return;
+        }
+        if (tok[0] == ';' || tok[0] == '=') return; /* namespace alias */
+        if (is_ident(tok) || tok[0] == ':') append_compact(name, sizeof name, tok, strlen(tok));
+    }
+}
+
+/* The declarator of a __global__ function up to its '(': its possibly
+ * qualified name with template arguments, or "" if none. Attribute-like
+ * macros with arguments are skipped whole. */
+static void read_kernel_name(lexer *lx, char *name, size_t cap, char *tok, size_t tcap) {
+    const char *start = NULL, *end = NULL;
+    int after_scope = 0;
+    name[0] = '\0';
+    while (next_token(lx, tok, tcap)) {
+        if (strcmp(tok, "__launch_bounds__") == 0 || strcmp(tok, "__align__") == 0 ||
+            strcmp(tok, "__attribute__") == 0 || strcmp(tok, "__declspec") == 0) {
+            skip_parenthesised(lx, tok, tcap);
+            after_scope = 0;
+            continue;
+        }
+        if (tok[0] == '(') break;
+        if (is_ident(tok)) {
+            if (!after_scope) start = lx->tok_start;
+            end = lx->p;
+            after_scope = 0;
+        } else if (tok[0] == ':' && lx->p[0] == ':') {
+            lx->p++;
+            after_scope = 1;
+        } else if (tok[0] == '<' && start) {
+            skip_angles(lx, tok, tcap);
+            end = lx->p;
+        } else {
+            after_scope = 0;
+        }
+    }
+    if (start && end > start) append_compact(name, cap, start, (size_t)(end - start));
+}
+
 static int list_has(const kiln_kernel_list *l, const char *name) {
     for (int i = 0; i < l->count; i++)
         if (strcmp(l->names[i], name) == 0) return 1;
     return 0;
 }
 
-kiln_status kiln_scan_kernels(const char *source, kiln_kernel_list *out) {
-    memset(out, 0, sizeof *out);
-    if (!source) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kernel source is NULL");
-    lexer lx = {source, 1};
-    char tok[256], name[256];
-    int template_depth_hint = 0; /* set after `template`, cleared at ';' or '{' */
-    while (next_token(&lx, tok, sizeof tok)) {
-        if (strcmp(tok, "template") == 0) template_depth_hint = 1;
-        if (tok[0] == ';' || tok[0] == '}') template_depth_hint = 0;
-        if (strcmp(tok, "__global__") != 0) continue;
-        int in_template = template_depth_hint;
-        name[0] = '\0';
-        /* The kernel's name is the last identifier before the parameter list;
-         * attribute-like macros with arguments are skipped whole. */
-        while (next_token(&lx, tok, sizeof tok)) {
-            if (strcmp(tok, "__launch_bounds__") == 0 || strcmp(tok, "__align__") == 0 ||
-                strcmp(tok, "__attribute__") == 0 || strcmp(tok, "__declspec") == 0) {
-                skip_parenthesised(&lx, tok, sizeof tok);
-                continue;
-            }
-            if (tok[0] == '(') break;
-            if (isalpha((unsigned char)tok[0]) || tok[0] == '_') strcpy(name, tok);
-        }
-        template_depth_hint = 0;
-        if (!name[0] || in_template || list_has(out, name)) continue;
-        if (out->count == KILN_MAX_KERNELS_PER_MODULE) {
-            kiln_kernel_list_free(out);
-            return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "more than %d kernels in one source",
-                                  KILN_MAX_KERNELS_PER_MODULE);
-        }
-        out->names[out->count] = strdup(name);
-        if (!out->names[out->count]) {
-            kiln_kernel_list_free(out);
-            return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-        }
-        out->count++;
+/* An identifier naming the kernel's exported symbols (see scan.h). */
+static char *symbol_for(const char *name, int index) {
+    int plain = is_ident(name);
+    for (const char *c = name; *c && plain; c++) plain = isalnum((unsigned char)*c) || *c == '_';
+    if (plain) return strdup(name);
+    size_t n = strlen(name) + 32;
+    char *sym = malloc(n);
+    if (!sym) return NULL;
+    size_t o = (size_t)snprintf(sym, n, "kiln_k%d_", index);
+    for (const char *c = name; *c; c++)
+        if (isalnum((unsigned char)*c) || *c == '_') sym[o++] = *c;
+    sym[o] = '\0';
+    return sym;
+}
+
+static kiln_status list_add(kiln_kernel_list *out, const char *name) {
+    if (out->count == KILN_MAX_KERNELS_PER_MODULE) {
+        kiln_kernel_list_free(out);
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "more than %d kernels in one source",
+                              KILN_MAX_KERNELS_PER_MODULE);
+    }
+    out->names[out->count] = strdup(name);
+    out->symbols[out->count] = symbol_for(name, out->count);
+    out->count++;
+    if (!out->names[out->count - 1] || !out->symbols[out->count - 1]) {
+        kiln_kernel_list_free(out);
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     }
     return KILN_OK;
 }
 
+kiln_status kiln_scan_kernels(const char *source, kiln_kernel_list *out) {
+    memset(out, 0, sizeof *out);
+    if (!source) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kernel source is NULL");
+    lexer lx = {source, source, 1};
+    char tok[256], name[512], full[1024];
+    ns_stack ns = {.count = 0};
+    int brace_depth = 0;
+    /* After `template <...>`: a template's own definition (not a kernel
+     * until instantiated); after a bare `template`: an explicit
+     * instantiation, which is one. Cleared at ';', '{' and '}'. */
+    int in_template = 0, instantiation = 0, after_template = 0;
+    while (next_token(&lx, tok, sizeof tok)) {
+        if (after_template) {
+            after_template = 0;
+            if (tok[0] == '<') {
+                in_template = 1;
+                skip_angles(&lx, tok, sizeof tok);
+                continue;
+            }
+            instantiation = 1;
+        }
+        if (strcmp(tok, "template") == 0) {
+            after_template = 1;
+            continue;
+        }
+        if (strcmp(tok, "namespace") == 0) {
+            read_namespace(&lx, &ns, &brace_depth, tok, sizeof tok);
+            continue;
+        }
+        if (tok[0] == '{') brace_depth++;
+        if (tok[0] == '}') {
+            if (ns.count && ns.depth[ns.count - 1] == brace_depth) ns.count--;
+            brace_depth--;
+        }
+        if (tok[0] == ';' || tok[0] == '}' || tok[0] == '{') in_template = instantiation = 0;
+        if (strcmp(tok, "__global__") != 0) continue;
+        int skip = in_template && !instantiation;
+        read_kernel_name(&lx, name, sizeof name, tok, sizeof tok);
+        in_template = instantiation = 0;
+        if (!name[0] || skip) continue;
+        snprintf(full, sizeof full, "%s%s%s", ns_path(&ns),
+                 ns_path(&ns)[0] && strncmp(name, "::", 2) ? "::" : "", name);
+        const char *listed = strncmp(full, "::", 2) == 0 ? full + 2 : full;
+        if (list_has(out, listed)) continue;
+        kiln_status s = list_add(out, listed);
+        if (s != KILN_OK) return s;
+    }
+    return KILN_OK;
+}
+
+/* The name without its namespaces: the part after the last "::" outside
+ * template arguments. */
+static const char *unqualified(const char *name) {
+    const char *last = name;
+    int angles = 0;
+    for (const char *c = name; *c; c++) {
+        if (*c == '<') angles++;
+        if (*c == '>') angles--;
+        if (angles == 0 && c[0] == ':' && c[1] == ':') last = c + 2;
+    }
+    return last;
+}
+
+int kiln_kernel_list_find(const kiln_kernel_list *list, const char *name) {
+    for (int i = 0; i < list->count; i++)
+        if (strcmp(list->names[i], name) == 0) return i;
+    int found = -1;
+    for (int i = 0; i < list->count; i++)
+        if (strcmp(unqualified(list->names[i]), name) == 0) {
+            if (found >= 0) return -1; /* ambiguous: the qualified name is needed */
+            found = i;
+        }
+    return found;
+}
+
 void kiln_kernel_list_free(kiln_kernel_list *list) {
-    for (int i = 0; i < list->count; i++) free(list->names[i]);
+    for (int i = 0; i < list->count; i++) {
+        free(list->names[i]);
+        free(list->symbols[i]);
+    }
     list->count = 0;
 }

@@ -265,8 +265,13 @@ kiln_status kiln_call_ex(kiln_ufunc *f, const char *target, kiln_stream *stream,
         /* CPU context: every array is host memory the kernels can use. */
         kiln_array *ins[UF_MAX_IN] = {0}, *kouts[UF_MAX_OUT] = {0};
         for (int i = 0; i < f->nin; i++) ins[i] = args[i].kind == KILN_VALUE_ARRAY ? args[i].as.array : NULL;
+        /* New outputs are host memory when every array input is (kiln.h's
+         * promise, the same on CUDA), so kiln_array_memory tells the truth. */
+        int host_result = any_host_in && !any_device_in;
         for (int j = 0; j < f->nout && s == KILN_OK; j++) {
-            if (!outs[j]) s = kiln_array_empty(ctx, g->out[j], nd, shape, &t.result[j]);
+            if (!outs[j])
+                s = host_result ? kiln_array_empty_host(ctx, g->out[j], nd, shape, &t.result[j])
+                                : kiln_array_empty(ctx, g->out[j], nd, shape, &t.result[j]);
             kouts[j] = outs[j] ? outs[j] : t.result[j];
         }
         if (s == KILN_OK) s = run_direct(f, ctx, UF_CPU, parallel, sig, args, ins, kouts, nd, shape, stream);

@@ -75,17 +75,25 @@ static void store_expr(char *out, size_t cap, kiln_dtype have, kiln_dtype want, 
 static kiln_dtype key_in(const uf_key *k, int i) { return (kiln_dtype)(k->in[i] & ~UF_SCALAR_BIT); }
 static int key_scalar(const uf_key *k, int i) { return (k->in[i] & UF_SCALAR_BIT) != 0; }
 
-/* The user's function for signature `sig`. */
-static void emit_body(kiln_text *b, const kiln_ufunc *f, const uf_signature *g, int sig) {
+/* The user's function for signature `sig`: declared (decl_only) before the
+ * kernels, defined after them, so that nothing kiln writes comes after the
+ * user's preamble or body, where a user's macro (`#define t 0.5`) could
+ * reach it. */
+static void emit_body(kiln_text *b, const kiln_ufunc *f, const uf_signature *g, int sig, int decl_only) {
     if (f->return_style)
         kiln_text_printf(b, "KILN_UF_FN %s kiln_uf_body_%d(", compute_type(g->out[0]), sig);
     else {
         kiln_text_printf(b, "KILN_UF_FN void kiln_uf_body_%d(", sig);
         for (int j = 0; j < f->nout; j++)
-            kiln_text_printf(b, "%s &%s, ", compute_type(g->out[j]), f->out_names[j]);
+            kiln_text_printf(b, "%s &%s, ", compute_type(g->out[j]), decl_only ? "" : f->out_names[j]);
     }
     for (int i = 0; i < f->nin; i++)
-        kiln_text_printf(b, "%s%s %s", i ? ", " : "", compute_type(g->in[i]), f->in_names[i]);
+        kiln_text_printf(b, "%s%s %s", i ? ", " : "", compute_type(g->in[i]),
+                         decl_only ? "" : f->in_names[i]);
+    if (decl_only) {
+        kiln_text_printf(b, ");\n");
+        return;
+    }
     kiln_text_printf(b, ") {\n#line 1 \"%s\"\n", f->name);
     kiln_text_puts(b, f->body);
     kiln_text_printf(b, "\n");
@@ -307,19 +315,15 @@ kiln_status uf_generate(const kiln_ufunc *f, const uf_key *keys, int nkeys, char
                      keys[0].backend == UF_CUDA ? "cuda" : "cpu");
     kiln_text_puts(&b, kiln_embedded_ufunc_common);
     if (keys[0].backend == UF_CPU) kiln_text_puts(&b, kiln_embedded_ufunc_cpu_math);
-    if (f->preamble && *f->preamble) {
-        kiln_text_printf(&b, "#line 1 \"%s.preamble\"\n", f->name);
-        kiln_text_puts(&b, f->preamble);
-        kiln_text_printf(&b, "\n#line %d \"kiln-ufunc-%s.cu\"\n", count_lines(&b) + 1, f->name);
-    }
     unsigned char emitted[UF_MAX_SIGS] = {0};
+    for (int v = 0; v < nkeys; v++)
+        if (!emitted[keys[v].sig]) {
+            emit_body(&b, f, &f->sigs[keys[v].sig], keys[v].sig, 1);
+            emitted[keys[v].sig] = 1;
+        }
     for (int v = 0; v < nkeys; v++) {
         const uf_key *key = &keys[v];
         const uf_signature *g = &f->sigs[key->sig];
-        if (!emitted[key->sig]) {
-            emit_body(&b, f, g, key->sig);
-            emitted[key->sig] = 1;
-        }
         snprintf(kernel_names[v], UF_KERNEL_NAME_MAX, "kiln_uf_%s_%d", f->name, v);
         kiln_text_printf(&b, "// %s: signature %s, layout %s", kernel_names[v], g->text,
                          layout_names[key->layout]);
@@ -337,6 +341,14 @@ kiln_status uf_generate(const kiln_ufunc *f, const uf_key *keys, int nkeys, char
         else
             emit_cpu_kernel(&b, f, key, g, kernel_names[v]);
     }
+    /* The user's code last: see emit_body. */
+    if (f->preamble && *f->preamble) {
+        kiln_text_printf(&b, "#line 1 \"%s.preamble\"\n", f->name);
+        kiln_text_puts(&b, f->preamble);
+        kiln_text_printf(&b, "\n#line %d \"kiln-ufunc-%s.cu\"\n", count_lines(&b) + 1, f->name);
+    }
+    for (int sig = 0; sig < f->nsig; sig++)
+        if (emitted[sig]) emit_body(&b, f, &f->sigs[sig], sig, 0);
     char *text = kiln_text_take(&b);
     if (!text)
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory generating ufunc %s", f->name);

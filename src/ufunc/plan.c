@@ -71,6 +71,15 @@ static kiln_dtype arg_dtype(const kiln_value *v) {
     return v->kind == KILN_VALUE_ARRAY ? v->as.array->dtype : v->dtype;
 }
 
+/* Integer scalars are weak, as Python ints are in NumPy 2 (NEP 50): they
+ * take the other operands' type when their value fits it (float32 array +
+ * kiln_i64(3) stays float32), instead of pulling the call to float64 now
+ * that int64 -> float64 is a safe cast. Float scalars are typed. */
+static int weak_scalar(const kiln_value *v) {
+    char k = kiln_dtype_kind(v->dtype);
+    return v->kind == KILN_VALUE_SCALAR && (k == 'i' || k == 'u');
+}
+
 kiln_status uf_dispatch(const kiln_ufunc *f, const kiln_value *args, int *sig_out) {
     /* pass 0: exact; 1: NumPy safe casting; 2: safe casting, scalars by value */
     for (int pass = 0; pass < 3; pass++)
@@ -81,7 +90,7 @@ kiln_status uf_dispatch(const kiln_ufunc *f, const kiln_value *args, int *sig_ou
                 kiln_dtype dt = arg_dtype(&args[i]);
                 if (pass == 0)
                     ok = dt == g->in[i];
-                else if (pass == 1 || args[i].kind == KILN_VALUE_ARRAY)
+                else if (args[i].kind == KILN_VALUE_ARRAY || (pass == 1 && !weak_scalar(&args[i])))
                     ok = kiln_dtype_can_cast(dt, g->in[i]);
                 else
                     ok = scalar_value_fits(&args[i], g->in[i]);

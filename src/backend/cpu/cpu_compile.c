@@ -33,12 +33,16 @@ static char *assemble_source(const kiln_compile_request *req, int fission, int p
         kiln_text_puts(&t, "#include \"" KILN_CPU_PCH_HEADER "\"\n");
     else
         kiln_cpu_prelude_text(&t);
+    /* The fission templates go before the user's code: a user's #define
+     * (B, end, ...) must not reach anything kiln writes (issue 12). */
+    if (gen.length) {
+        kiln_text_line_directive(&t, "kiln_cpu_fission.cuh");
+        kiln_text_puts(&t, kiln_embedded_kiln_cpu_fission);
+    }
     kiln_text_line_directive(&t, req->name ? req->name : "kernel.cu");
     kiln_text_puts(&t, user);
     free(user);
     if (gen.length) {
-        kiln_text_line_directive(&t, "kiln_cpu_fission.cuh");
-        kiln_text_puts(&t, kiln_embedded_kiln_cpu_fission);
         kiln_text_line_directive(&t, "kiln-cpu-fission");
         kiln_text_add(&t, gen.data, gen.length);
     }
@@ -47,16 +51,14 @@ static char *assemble_source(const kiln_compile_request *req, int fission, int p
     kiln_text_line_directive(&t, "kiln-cpu-entry-points");
     *barriers = 0;
     for (int i = 0; i < req->kernel_count; i++) {
-        const char *k = req->kernel_names[i];
-        kiln_text_puts(&t, "KILN_EXPORT_SIGNATURE(");
-        kiln_text_puts(&t, k);
-        kiln_text_puts(&t, ")\n");
+        const char *sym = req->kernel_names[i], *expr = req->kernel_exprs ? req->kernel_exprs[i] : sym;
+        kiln_text_printf(&t, "KILN_EXPORT_SIGNATURE(%s, %s)\n", sym, expr);
         if (plans[i].path == KILN_CPU_PATH_FISSION) continue; /* exported with its body */
         *barriers |= plans[i].path == KILN_CPU_PATH_FIBERS;
-        kiln_text_puts(&t, plans[i].path == KILN_CPU_PATH_FIBERS ? "KILN_CPU_EXPORT_THREAD("
-                                                                 : "KILN_CPU_EXPORT_FAST(");
-        kiln_text_puts(&t, k);
-        kiln_text_puts(&t, ")\n");
+        kiln_text_printf(&t, "%s(%s, %s)\n",
+                         plans[i].path == KILN_CPU_PATH_FIBERS ? "KILN_CPU_EXPORT_THREAD"
+                                                               : "KILN_CPU_EXPORT_FAST",
+                         sym, expr);
     }
     return kiln_text_take(&t);
 }

@@ -1,7 +1,8 @@
 /* cpu_source.c: the two things the CPU backend must know about the user's
  * source before compiling it: whether it synchronises threads (which decides
  * fibers or plain loops), and where it declares dynamic shared memory (which
- * C++ cannot express as `extern __shared__ T name[]`).
+ * C++ cannot express as `extern __shared__ T name[]`); and it drops the
+ * `__global__` of explicit instantiations, where `inline` is not allowed.
  *
  * A small lexer is enough: it skips comments, string and character literals,
  * and looks at identifiers and #include lines. */
@@ -191,6 +192,18 @@ char *kiln_cpu_source_prepare(const kiln_compile_request *req, int *barriers) {
         }
         const char *s = p;
         while (is_ident(*p)) p++;
+        if (p - s == 8 && strncmp(s, "template", 8) == 0) {
+            /* `template __global__ void k<float>(float *);` instantiates a
+             * kernel; the prelude's __global__ says `inline`, which C++ does
+             * not allow there. The template itself is inline already. */
+            const char *next = skip_space_and_comments(p);
+            if (strncmp(next, "__global__", 10) == 0 && !is_ident(next[10])) {
+                kiln_text_add(&t, copied, (size_t)(next - copied));
+                kiln_text_add(&t, "          ", 10);
+                copied = p = next + 10;
+            }
+            continue;
+        }
         if (p - s == 6 && strncmp(s, "extern", 6) == 0) {
             kiln_text piece = {0};
             const char *after = rewrite_dynamic_shared(&piece, p);

@@ -1,6 +1,7 @@
 // kiln_cpu_fission.cuh: what kernels on the CPU backend's fission path need
-// (cpu_fission.c writes them), compiled after the user's source and only in
-// modules that have such kernels. Comes after kiln_cpu_prelude.cuh.
+// (cpu_fission.c writes them), compiled BEFORE the user's source (so no user
+// macro reaches it) and only in modules that have such kernels. Comes after
+// kiln_cpu_prelude.cuh.
 #define KILN_CPU_FIS_MAX_THREADS 1024
 // The threads of one region never depend on each other (barriers separate
 // every such dependence in a race-free CUDA program): the loop over them
@@ -29,12 +30,12 @@ template <typename P> static inline int kiln_fis_prefix(const P &p, int n) {
 }
 // Launch values as locals: the thread loops then see them as invariant,
 // where stores to shared int arrays could alias the globals.
-#define KILN_FIS_PROLOGUE                                                                          \
-    const dim3 blockDim = ::blockDim;                                                              \
-    const dim3 gridDim = ::gridDim;                                                                \
-    const uint3 blockIdx = ::blockIdx;                                                             \
+#define KILN_FIS_PROLOGUE                                                                                    \
+    const dim3 blockDim = ::blockDim;                                                                        \
+    const dim3 gridDim = ::gridDim;                                                                          \
+    const uint3 blockIdx = ::blockIdx;                                                                       \
     const int kiln_bx = (int)blockDim.x, kiln_by = (int)blockDim.y, kiln_bz = (int)blockDim.z;               \
-    (void)gridDim;                                                                                 \
+    (void)gridDim;                                                                                           \
     (void)blockIdx;
 
 // Blocks [first, end), each one call of the transformed body (which loops
@@ -52,10 +53,10 @@ static inline void kiln_cpu_fis(void (*)(A...), kiln_cpu_seq<I...>, const kiln_c
                                 unsigned long long first, unsigned long long end) {
     kiln_cpu_fis_loop<F, A...>(B, first, end, kiln_cpu_arg<A>(B->args, I)...);
 }
-#define KILN_CPU_EXPORT_FISSION(k)                                                                 \
-    KILN_CPU_EXPORT void kiln_cpu_fis_##k(const kiln_cpu_block_abi *B, unsigned long long first,   \
-                                          unsigned long long end) {                                \
-        kiln_cpu_fis<&kiln_fis_body_##k>(&kiln_fis_body_##k,                                       \
-                                         kiln_cpu_arity<decltype(&kiln_fis_body_##k)>::seq(), B,   \
-                                         first, end);                                              \
+#define KILN_CPU_EXPORT_FISSION(kiln__k)                                                                     \
+    KILN_CPU_EXPORT void kiln_cpu_fis_##kiln__k(                                                             \
+        const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
+        kiln_cpu_fis<&kiln_fis_body_##kiln__k>(                                                              \
+            &kiln_fis_body_##kiln__k, kiln_cpu_arity<decltype(&kiln_fis_body_##kiln__k)>::kiln_seq(),        \
+            kiln__b, kiln__first, kiln__end);                                                                \
     }

@@ -41,9 +41,9 @@
 // One worker runs one block at a time and the block's fibers share its OS
 // thread, so a thread_local is exactly "one per block".
 #define __shared__ static thread_local
-#define KILN_SIG_STORAGE __attribute__((visibility("default")))
+#define KILN_SIG_STORAGE __attribute__((__visibility__("default")))
 #define KILN_HD
-#define KILN_CPU_EXPORT extern "C" __attribute__((visibility("default")))
+#define KILN_CPU_EXPORT extern "C" __attribute__((__visibility__("default")))
 
 // ---------------------------------------------------------------- ABI with libkiln
 // Mirrors kiln_cpu_block_abi in cpu_abi.h; KILN_CPU_ABI_VERSION must match.
@@ -486,15 +486,20 @@ static inline void kiln_cpu_thread(void (*)(A...), kiln_cpu_seq<I...>, const kil
 }
 template <typename F> struct kiln_cpu_arity;
 template <typename... A> struct kiln_cpu_arity<void (*)(A...)> {
-    typedef typename kiln_cpu_make_seq<sizeof...(A)>::type seq;
+    typedef typename kiln_cpu_make_seq<sizeof...(A)>::type kiln_seq;
 };
-#define KILN_CPU_EXPORT_FAST(k)                                                                    \
-    KILN_CPU_EXPORT void kiln_cpu_fast_##k(const kiln_cpu_block_abi *B, unsigned long long first,  \
-                                           unsigned long long end) {                               \
-        kiln_cpu_fast<&k>(&k, kiln_cpu_arity<decltype(&k)>::seq(), B, first, end);                \
+// These two expand after the user's source, so every name in them is
+// kiln-prefixed: a user's `#define B 16` or `#define end 0` must not reach them.
+#define KILN_CPU_EXPORT_FAST(kiln__sym, ...)                                                       \
+    KILN_CPU_EXPORT void kiln_cpu_fast_##kiln__sym(const kiln_cpu_block_abi *kiln__b,              \
+                                                   unsigned long long kiln__first,                 \
+                                                   unsigned long long kiln__end) {                 \
+        kiln_cpu_fast<&__VA_ARGS__>(&__VA_ARGS__, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(), \
+                                    kiln__b, kiln__first, kiln__end);                              \
     }
-#define KILN_CPU_EXPORT_THREAD(k)                                                                  \
-    KILN_CPU_EXPORT void kiln_cpu_thread_##k(const kiln_cpu_block_abi *B, unsigned long long block,\
-                                             unsigned rank) {                                      \
-        kiln_cpu_thread<&k>(&k, kiln_cpu_arity<decltype(&k)>::seq(), B, block, rank);              \
+#define KILN_CPU_EXPORT_THREAD(kiln__sym, ...)                                                     \
+    KILN_CPU_EXPORT void kiln_cpu_thread_##kiln__sym(const kiln_cpu_block_abi *kiln__b,            \
+                                                     unsigned long long kiln__block, unsigned kiln__rank) { \
+        kiln_cpu_thread<&__VA_ARGS__>(&__VA_ARGS__, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(), \
+                                      kiln__b, kiln__block, kiln__rank);                           \
     }

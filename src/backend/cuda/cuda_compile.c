@@ -28,9 +28,8 @@ static char *assemble_source(const kiln_compile_request *req) {
     kiln_text_puts(&t, req->source);
     kiln_text_line_directive(&t, "kiln-kernel-signatures");
     for (int i = 0; i < req->kernel_count; i++) {
-        kiln_text_puts(&t, "KILN_EXPORT_SIGNATURE(");
-        kiln_text_puts(&t, req->kernel_names[i]);
-        kiln_text_puts(&t, ")\n");
+        const char *sym = req->kernel_names[i], *expr = req->kernel_exprs ? req->kernel_exprs[i] : sym;
+        kiln_text_printf(&t, "KILN_EXPORT_SIGNATURE(%s, %s)\n", sym, expr);
     }
     return kiln_text_take(&t);
 }
@@ -97,11 +96,12 @@ static kiln_status nvrtc_fail(const kiln_nvrtc *nv, nvrtcResult r, const char *w
 static kiln_status add_name_expressions(const kiln_nvrtc *nv, nvrtcProgram prog,
                                         const kiln_compile_request *req, char **exprs) {
     for (int i = 0; i < req->kernel_count; i++) {
-        size_t n = strlen(req->kernel_names[i]) + 2;
+        const char *expr = req->kernel_exprs ? req->kernel_exprs[i] : req->kernel_names[i];
+        size_t n = strlen(expr) + 2;
         exprs[i] = malloc(n);
         if (!exprs[i])
             return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory compiling %s", req->name);
-        snprintf(exprs[i], n, "&%s", req->kernel_names[i]);
+        snprintf(exprs[i], n, "&%s", expr);
         nvrtcResult r = nv->nvrtcAddNameExpression(prog, exprs[i]);
         if (r != NVRTC_SUCCESS) return nvrtc_fail(nv, r, "nvrtcAddNameExpression");
     }
