@@ -10,6 +10,7 @@
 #include "core/copy_pool.h"
 #include "core/error.h"
 #include "jit/builtins.h"
+#include "reduce/reduce.h"
 #include "prof/prof.h"
 
 unsigned kiln_version(void) { return KILN_VERSION_NUMBER; }
@@ -105,6 +106,7 @@ void kiln_close(kiln_context *ctx) {
         kiln_copy_pool_destroy(ctx->copy_pool);
         kiln_prof_detach(ctx);
         kiln_builtins_release(ctx);
+        kiln_reduce_cache_release(ctx);
         ctx->ops->close(ctx->state);
     }
     pthread_mutex_destroy(&ctx->lock);

@@ -1,0 +1,28 @@
+/* scan.h: scans (cumulative operations) along one axis, private to
+ * src/reduce/. A scan operator is C text: a value type, combine(a, b) with
+ * a the earlier elements, and an identity; without one (ufunc accumulate,
+ * user operators without identity) the value is wrapped with a "has a
+ * value" flag so that no identity is needed. */
+#ifndef KILN_REDUCE_SCAN_H
+#define KILN_REDUCE_SCAN_H
+
+#include "reduce/reduce.h"
+
+typedef struct sc_op {
+    char name[RD_NAME_MAX];
+    kiln_dtype in_dtype;  /* the operator's dtype (inputs cast safely to it) */
+    kiln_dtype out_dtype; /* the result's dtype */
+    const char *combine;  /* expression of a and b, of in/out compute type */
+    const char *identity; /* NULL: none */
+    const char *preamble;
+    const char *body_fn; /* optional: a __device__ function text defining the operator's helpers */
+    int user;            /* #line snippets as "<name>.op" ... */
+} sc_op;
+
+/* Scans a along axis (KILN_AXIS_FLAT: flattened) into out/result. */
+kiln_status sc_execute(const sc_op *op, kiln_array *a, int axis, int exclusive, kiln_array *out,
+                       kiln_stream *stream, kiln_array **result);
+/* Generated source of a scan call on backend (tests compile it through NVRTC). */
+kiln_status sc_source_for(const sc_op *op, kiln_backend_kind backend, kiln_array *a, int axis, char **source);
+
+#endif
