@@ -816,7 +816,8 @@ typedef enum kiln_scan_op { KILN_SCAN_SUM = 0, KILN_SCAN_PROD, KILN_SCAN_MIN, KI
 
 /* Inclusive (exclusive: 0 then element i is the op of elements < i, starting
  * from the identity) scan of `a` along axis. Dtypes as sum/prod for
- * SUM/PROD, unchanged for MIN/MAX; MIN/MAX propagate NaN. out: NULL or an
+ * SUM/PROD (float16/float32 sums run in float64, rounded once per element),
+ * unchanged for MIN/MAX; MIN/MAX propagate NaN. out: NULL or an
  * array of the result's shape and a dtype the result casts to safely.
  * *result (may be NULL when out is given): a new reference. Queued on
  * `stream` (NULL: the default). */

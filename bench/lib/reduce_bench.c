@@ -219,7 +219,8 @@ int main(int argc, char **argv) {
         exe[len > 0 ? len : 0] = '\0';
         snprintf(lib, sizeof lib, "%s/libkiln_reduce_cub.so", dirname(exe));
         void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-        int (*cub)(long long, int, int, double *) = dl ? (int (*)(long long, int, int, double *))dlsym(dl, "kiln_reduce_cub_bench") : NULL;
+        int (*cub)(long long, int, int, double *) = NULL;
+        if (dl) *(void **)&cub = dlsym(dl, "kiln_reduce_cub_bench"); /* POSIX's way past ISO C's object/function split */
         double ref[6] = {0};
         if (!cub || cub(n, (int)side, repeat, ref) != 0) {
             fprintf(stderr, "CUB reference unavailable (%s): printing kiln alone\n", dl ? "call failed" : dlerror());

@@ -96,28 +96,29 @@ static void emit_row_bases(kiln_text *t, const sc_plan *p, const char *row) {
 }
 
 static void emit_operator(kiln_text *t, const sc_op *op, const sc_plan *p) {
-    const char *vt = rd_compute_type(op->out_dtype);
+    kiln_dtype vd = op->acc_f64 ? KILN_FLOAT64 : op->out_dtype;
+    const char *vt = rd_compute_type(vd);
     char e[384];
     kiln_text_printf(t, "typedef %s kiln_sc_v;\n", vt);
     if (op->preamble && *op->preamble) snippet(t, op, "preamble", op->preamble);
     kiln_text_printf(t, "KILN_RD_FN kiln_sc_v kiln_sc_user(kiln_sc_v a, kiln_sc_v b) {\n    return ");
     snippet(t, op, "op", op->combine);
     kiln_text_printf(t, "    ;\n}\n");
-    rd_load_expr(e, sizeof e, p->in_store, op->out_dtype, "*(const kiln_sc_in *)kiln_p");
+    rd_load_expr(e, sizeof e, p->in_store, vd, "*(const kiln_sc_in *)kiln_p");
     kiln_text_printf(t, "typedef %s kiln_sc_in;\n", rd_storage_type(p->in_store));
     if (op->identity) {
         kiln_text_printf(t, "typedef kiln_sc_v kiln_sc_t;\nKILN_RD_FN kiln_sc_t kiln_sc_identity() {\n    return ");
         snippet(t, op, "identity", op->identity);
         kiln_text_printf(t, "    ;\n}\nKILN_RD_FN kiln_sc_t kiln_sc_op(kiln_sc_t a, kiln_sc_t b) { return kiln_sc_user(a, b); }\n");
         kiln_text_printf(t, "KILN_RD_FN kiln_sc_t kiln_sc_load(const char *kiln_p) { return %s; }\n", e);
-        rd_store_expr(e, sizeof e, op->out_dtype, p->out_store, "kiln_v");
+        rd_store_expr(e, sizeof e, vd, p->out_store, "kiln_v");
     } else {
         kiln_text_printf(t, "typedef kiln_rd_opt<kiln_sc_v> kiln_sc_t;\n"
                             "KILN_RD_FN kiln_sc_t kiln_sc_identity() { return kiln_rd_opt_make(kiln_sc_v(), 0); }\n"
                             "KILN_RD_FN kiln_sc_t kiln_sc_op(kiln_sc_t a, kiln_sc_t b) {\n"
                             "    return !a.has ? b : !b.has ? a : kiln_rd_opt_make(kiln_sc_user(a.v, b.v), 1);\n}\n");
         kiln_text_printf(t, "KILN_RD_FN kiln_sc_t kiln_sc_load(const char *kiln_p) { return kiln_rd_opt_make<kiln_sc_v>(%s, 1); }\n", e);
-        rd_store_expr(e, sizeof e, op->out_dtype, p->out_store, "kiln_v.v");
+        rd_store_expr(e, sizeof e, vd, p->out_store, "kiln_v.v");
     }
     kiln_text_printf(t, "KILN_RD_FN void kiln_sc_store(char *kiln_p, kiln_sc_t kiln_v) { *(%s *)kiln_p = %s; }\n",
                      rd_storage_type(p->out_store), e);

@@ -17,6 +17,7 @@ typedef struct sc_op {
     const char *preamble;
     const char *body_fn; /* optional: a __device__ function text defining the operator's helpers */
     int user;            /* #line snippets as "<name>.op" ... */
+    int acc_f64;         /* combine in double (float16/float32 cumsum), store rounded */
 } sc_op;
 
 /* Scans a along axis (KILN_AXIS_FLAT: flattened) into out/result. */

@@ -178,6 +178,7 @@ kiln_status kiln_scan(kiln_scan_op op, kiln_array *a, int axis, int exclusive, k
         o.out_dtype = sum_dtype(a->dtype);
         o.combine = "a + b";
         o.identity = "kiln_sc_v()";
+        o.acc_f64 = a->dtype == KILN_FLOAT16 || a->dtype == KILN_FLOAT32;
         break;
     case KILN_SCAN_PROD:
         o.out_dtype = sum_dtype(a->dtype);
