@@ -29,7 +29,8 @@ static int cmp_double(const void *a, const void *b) {
 
 /* Median ms of `repeat` event-timed runs (after one warm-up); the last
  * result stays in *out. */
-static int time_step(kiln_context *ctx, reduce_step f, kiln_array *in, int repeat, kiln_array **out, double *ms) {
+static int time_step(kiln_context *ctx, reduce_step f, kiln_array *in, int repeat, kiln_array **out,
+                     double *ms) {
     kiln_event *e0 = NULL, *e1 = NULL;
     double t[64];
     KILN_CHECK(kiln_event_create(ctx, &e0));
@@ -127,7 +128,8 @@ int kiln_example_reduce(kiln_context *ctx, const kiln_example_opts *opts, kiln_e
         if (e > rerr) rerr = e;
     }
     ok &= rerr < 1e-6;
-    snprintf(line[3], sizeof line[3], "row sums %lldx%lld: max rel err %.1e", (long long)side, (long long)side, rerr);
+    snprintf(line[3], sizeof line[3], "row sums %lldx%lld: max rel err %.1e", (long long)side,
+             (long long)side, rerr);
     KILN_CHECK(time_step(ctx, step_cols, m, repeat, &r, &ms[4]));
     KILN_CHECK(kiln_array_to_host(r, got, sizeof *got * (size_t)side));
     kiln_array_release(r);
@@ -155,8 +157,9 @@ int kiln_example_reduce(kiln_context *ctx, const kiln_example_opts *opts, kiln_e
     res->ms_median = ms[0];
     res->ms_min = ms[0];
     res->bytes = bytes[0];
-    snprintf(res->check, sizeof res->check, "sum rel err %.1e, argmax %s, scan err %.1e, rows %.1e, cols %.1e vs long double",
-             err, (int64_t)v == best ? "exact" : "WRONG", (double)worst, rerr, cerr);
+    snprintf(res->check, sizeof res->check,
+             "sum rel err %.1e, argmax %s, scan err %.1e, rows %.1e, cols %.1e vs long double", err,
+             (int64_t)v == best ? "exact" : "WRONG", (double)worst, rerr, cerr);
     free(col);
     free(csc);
     free(got);

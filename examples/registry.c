@@ -57,8 +57,11 @@ static const kiln_example example_table[] = {
     UFUNC_ROW_(vector_add, "003", "vectorAdd of 320M f32 from host arrays + a fused expression"),
     EXAMPLE_ROW_(saxpy, "004", "saxpy", 512 * 32768, 0,
                  "out = a*x + y over 16M f32 (size = n), kernel from a source string"),
-    {.name = "reduce", .seed = "001", .summary = "sum, argmax, cumsum of 2^28 f32 (cpu 2^24) and row/column sums of a "
-     "16384^2 matrix (cpu 2048^2) vs long double (size = n)", .run = kiln_example_reduce},
+    {.name = "reduce",
+     .seed = "001",
+     .summary = "sum, argmax, cumsum of 2^28 f32 (cpu 2^24) and row/column sums of a "
+                "16384^2 matrix (cpu 2048^2) vs long double (size = n)",
+     .run = kiln_example_reduce},
 };
 
 #define EXAMPLE_RUNNER_(name)                                                                                \

@@ -790,7 +790,8 @@ typedef struct kiln_reduction_kernel kiln_reduction_kernel;
  * declared dtypes (compile errors surface here). `name`: a C identifier.
  * Release with kiln_reduction_kernel_release. */
 KILN_API kiln_status kiln_reduction_kernel_create(kiln_context *ctx, const char *name,
-                                                  const kiln_reduction_spec *spec, kiln_reduction_kernel **out);
+                                                  const kiln_reduction_spec *spec,
+                                                  kiln_reduction_kernel **out);
 /* Reduces the broadcast inputs over opts->axes (opts may be NULL: every
  * axis; ddof is ignored). Result as for kiln_reduce. */
 KILN_API kiln_status kiln_reduction_kernel_call(kiln_reduction_kernel *k, const kiln_value *args, int nargs,

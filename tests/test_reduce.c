@@ -43,8 +43,14 @@ static void put(kiln_dtype t, void *base, int64_t i, double v) {
     case KILN_FLOAT16: ((uint16_t *)base)[i] = to_half(v); break;
     case KILN_FLOAT32: ((float *)base)[i] = (float)v; break;
     case KILN_FLOAT64: ((double *)base)[i] = v; break;
-    case KILN_COMPLEX64: ((float *)base)[2 * i] = (float)v; ((float *)base)[2 * i + 1] = (float)(v * 0.5); break;
-    default: ((double *)base)[2 * i] = v; ((double *)base)[2 * i + 1] = v * 0.5; break;
+    case KILN_COMPLEX64:
+        ((float *)base)[2 * i] = (float)v;
+        ((float *)base)[2 * i + 1] = (float)(v * 0.5);
+        break;
+    default:
+        ((double *)base)[2 * i] = v;
+        ((double *)base)[2 * i + 1] = v * 0.5;
+        break;
     }
 }
 
@@ -69,7 +75,8 @@ static long double get(kiln_dtype t, const void *base, int64_t i) {
 
 /* A random array of dtype t and shape; values small enough that int sums
  * and short products are exact. */
-static kiln_array *random_array(kiln_context *ctx, test_rng *r, kiln_dtype t, int nd, const int64_t *shape, int prod) {
+static kiln_array *random_array(kiln_context *ctx, test_rng *r, kiln_dtype t, int nd, const int64_t *shape,
+                                int prod) {
     int64_t n = 1;
     for (int d = 0; d < nd; d++) n *= shape[d];
     size_t item = kiln_dtype_size(t);
@@ -78,7 +85,9 @@ static kiln_array *random_array(kiln_context *ctx, test_rng *r, kiln_dtype t, in
     for (int64_t i = 0; i < n; i++) {
         double v;
         if (prod)
-            v = k == 'f' || k == 'c' ? test_uniform(r, 0.6, 1.4) : (test_uniform(r, 0, 1) < 0.85 ? 1 : 2) * (k == 'i' && test_uniform(r, 0, 1) < 0.3 ? -1 : 1);
+            v = k == 'f' || k == 'c' ? test_uniform(r, 0.6, 1.4)
+                                     : (test_uniform(r, 0, 1) < 0.85 ? 1 : 2) *
+                                           (k == 'i' && test_uniform(r, 0, 1) < 0.3 ? -1 : 1);
         else if (k == 'b')
             v = test_uniform(r, 0, 1) < 0.5;
         else if (k == 'u')
@@ -110,9 +119,10 @@ static long double *host_values(kiln_array *a) {
 /* ---------------------------------------------------------------- reference */
 
 /* Reduces the C-order values x of shape over red[] with op; out[O] values. */
-static void reference(kiln_reduce_op op, int ddof, const long double *x, int nd, const int64_t *shape, const int *red,
-                      long double *out, int64_t O) {
-    long double *acc = calloc((size_t)(O ? O : 1), sizeof *acc), *acc2 = calloc((size_t)(O ? O : 1), sizeof *acc2);
+static void reference(kiln_reduce_op op, int ddof, const long double *x, int nd, const int64_t *shape,
+                      const int *red, long double *out, int64_t O) {
+    long double *acc = calloc((size_t)(O ? O : 1), sizeof *acc),
+                *acc2 = calloc((size_t)(O ? O : 1), sizeof *acc2);
     long double *best = calloc((size_t)(O ? O : 1), sizeof *best);
     int64_t *cnt = calloc((size_t)(O ? O : 1), sizeof *cnt), *bi = calloc((size_t)(O ? O : 1), sizeof *bi);
     int64_t n = 1;
@@ -205,8 +215,8 @@ static void nvrtc_reduce(const rd_op *op, kiln_array *a, const int *axes, int na
 }
 
 /* Runs op over axes of a and compares with the reference of a's values. */
-static void check_reduce(kiln_context *ctx, kiln_reduce_op op, kiln_array *a, const int *axes, int naxes, int keepdims,
-                         int ddof, int nvrtc) {
+static void check_reduce(kiln_context *ctx, kiln_reduce_op op, kiln_array *a, const int *axes, int naxes,
+                         int keepdims, int ddof, int nvrtc) {
     (void)ctx;
     int nd = kiln_array_ndim(a), red[KILN_MAX_DIMS];
     const int64_t *shape = kiln_array_shape(a);
@@ -236,8 +246,9 @@ static void check_reduce(kiln_context *ctx, kiln_reduce_op op, kiln_array *a, co
         long double e = ref[i], g = got[i];
         if (isnan(e) && isnan(g)) continue;
         long double allowed = op == KILN_REDUCE_PROD ? tol * 64 * (1 + fabsl(e))
-                              : op == KILN_REDUCE_SUM ? tol * scale
-                                                      : tol * 4 * (1 + fabsl(e)) * (op == KILN_REDUCE_MEAN ? scale : 1);
+                              : op == KILN_REDUCE_SUM
+                                  ? tol * scale
+                                  : tol * 4 * (1 + fabsl(e)) * (op == KILN_REDUCE_MEAN ? scale : 1);
         if (fabsl(e - g) > allowed)
             fail_msg("%s of %s (%lld elements) output %lld: got %.17Lg, expected %.17Lg", spec.name,
                      kiln_dtype_name(kiln_array_dtype(a)), (long long)n, (long long)i, g, e);
@@ -266,12 +277,14 @@ static void test_every_dtype_and_op(void **state) {
         int deep = full || t == KILN_FLOAT32 || t == KILN_FLOAT64 || t == KILN_INT32;
         for (int op = 0; op < KILN_REDUCE_OP_COUNT; op++) {
             rd_op spec;
-            if (kiln_dtype_kind((kiln_dtype)t) == 'c' && rd_builtin_op((kiln_reduce_op)op, (kiln_dtype)t, 0, &spec) != KILN_OK)
+            if (kiln_dtype_kind((kiln_dtype)t) == 'c' &&
+                rd_builtin_op((kiln_reduce_op)op, (kiln_dtype)t, 0, &spec) != KILN_OK)
                 continue;
-            int shallow = op == KILN_REDUCE_SUM || op == KILN_REDUCE_MAX || op == KILN_REDUCE_ARGMIN || op == KILN_REDUCE_MEAN;
+            int shallow = op == KILN_REDUCE_SUM || op == KILN_REDUCE_MAX || op == KILN_REDUCE_ARGMIN ||
+                          op == KILN_REDUCE_MEAN;
             if (!deep && !shallow) continue;
             kiln_array *a = random_array(ctx, &r, (kiln_dtype)t, 3, shape, op == KILN_REDUCE_PROD);
-            int nv = t == KILN_FLOAT32; /* NVRTC pass on a subset keeps the test short */
+            int nv = t == KILN_FLOAT32;   /* NVRTC pass on a subset keeps the test short */
             if (op == KILN_REDUCE_PROD) { /* short reductions: products stay exact */
                 check_reduce(ctx, (kiln_reduce_op)op, a, ax_first, 1, 0, 0, nv);
             } else {
@@ -310,8 +323,10 @@ static void test_views_and_large(void **state) {
     /* large enough to be split over blocks, with a second pass */
     int64_t big[1] = {3000017};
     kiln_array *b = random_array(ctx, &r, KILN_FLOAT32, 1, big, 0);
-    const kiln_reduce_op big_ops[] = {KILN_REDUCE_SUM, KILN_REDUCE_MIN, KILN_REDUCE_ARGMAX, KILN_REDUCE_MEAN, KILN_REDUCE_VAR, KILN_REDUCE_ALL};
-    for (size_t i = 0; i < sizeof big_ops / sizeof *big_ops; i++) check_reduce(ctx, big_ops[i], b, NULL, 0, 0, 0, 0);
+    const kiln_reduce_op big_ops[] = {KILN_REDUCE_SUM,  KILN_REDUCE_MIN, KILN_REDUCE_ARGMAX,
+                                      KILN_REDUCE_MEAN, KILN_REDUCE_VAR, KILN_REDUCE_ALL};
+    for (size_t i = 0; i < sizeof big_ops / sizeof *big_ops; i++)
+        check_reduce(ctx, big_ops[i], b, NULL, 0, 0, 0, 0);
     kiln_array_release(b);
     int64_t tall[2] = {20011, 7};
     kiln_array *c = random_array(ctx, &r, KILN_FLOAT32, 2, tall, 0);
@@ -451,7 +466,8 @@ static void test_output_array(void **state) {
     TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, oshape, &i32));
     TEST_FAILS_WITH(kiln_sum(a, ax0, 1, 0, i32, NULL), KILN_ERR_DTYPE, "int64");
     const int out_of_range[] = {2}, twice[] = {1, -1};
-    TEST_FAILS_WITH(kiln_sum(a, out_of_range, 1, 0, NULL, &res), KILN_ERR_INVALID_ARGUMENT, "axis 2 is out of range");
+    TEST_FAILS_WITH(kiln_sum(a, out_of_range, 1, 0, NULL, &res), KILN_ERR_INVALID_ARGUMENT,
+                    "axis 2 is out of range");
     TEST_FAILS_WITH(kiln_sum(a, twice, 2, 0, NULL, &res), KILN_ERR_INVALID_ARGUMENT, "given twice");
     kiln_array_release(bad_out);
     kiln_array_release(i32);
@@ -463,8 +479,13 @@ static void test_output_array(void **state) {
 static void test_user_reductions(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
-    kiln_reduction_spec l2 = {.in_params = "f4 x", .out_type = "f4", .acc_type = "double", .map_expr = "(double)x * x",
-                              .reduce_expr = "a + b", .post_expr = "sqrt(a)", .identity = "0"};
+    kiln_reduction_spec l2 = {.in_params = "f4 x",
+                              .out_type = "f4",
+                              .acc_type = "double",
+                              .map_expr = "(double)x * x",
+                              .reduce_expr = "a + b",
+                              .post_expr = "sqrt(a)",
+                              .identity = "0"};
     kiln_reduction_kernel *norm = NULL, *lse = NULL, *dot = NULL;
     TEST_OK(kiln_reduction_kernel_create(ctx, "l2norm", &l2, &norm));
     int64_t shape[2] = {33, 1000};
@@ -483,14 +504,19 @@ static void test_user_reductions(void **state) {
     kiln_array_release(res);
     /* logsumexp: a one-pass accumulator (running max, scaled sum) from the preamble */
     kiln_reduction_spec lsespec = {
-        .in_params = "f8 x", .out_type = "f8", .acc_type = "lse_acc",
-        .preamble = "struct lse_acc { double m, s; };\n"
-                    "KILN_RD_FN lse_acc lse_make(double m, double s) { lse_acc r; r.m = m; r.s = s; return r; }\n"
-                    "KILN_RD_FN lse_acc lse_merge(lse_acc a, lse_acc b) {\n"
-                    "    if (a.s == 0) return b;\n    if (b.s == 0) return a;\n"
-                    "    double m = a.m > b.m ? a.m : b.m;\n"
-                    "    return lse_make(m, a.s * exp(a.m - m) + b.s * exp(b.m - m));\n}\n",
-        .map_expr = "lse_make(x, 1.0)", .reduce_expr = "lse_merge(a, b)", .post_expr = "a.m + log(a.s)",
+        .in_params = "f8 x",
+        .out_type = "f8",
+        .acc_type = "lse_acc",
+        .preamble =
+            "struct lse_acc { double m, s; };\n"
+            "KILN_RD_FN lse_acc lse_make(double m, double s) { lse_acc r; r.m = m; r.s = s; return r; }\n"
+            "KILN_RD_FN lse_acc lse_merge(lse_acc a, lse_acc b) {\n"
+            "    if (a.s == 0) return b;\n    if (b.s == 0) return a;\n"
+            "    double m = a.m > b.m ? a.m : b.m;\n"
+            "    return lse_make(m, a.s * exp(a.m - m) + b.s * exp(b.m - m));\n}\n",
+        .map_expr = "lse_make(x, 1.0)",
+        .reduce_expr = "lse_merge(a, b)",
+        .post_expr = "a.m + log(a.s)",
         .identity = "lse_make(0.0, 0.0)"};
     TEST_OK(kiln_reduction_kernel_create(ctx, "logsumexp", &lsespec, &lse));
     kiln_array *d = random_array(ctx, &r, KILN_FLOAT64, 2, shape, 0);
@@ -507,8 +533,11 @@ static void test_user_reductions(void **state) {
     free(got);
     kiln_array_release(res);
     /* two inputs broadcast, and a scalar */
-    kiln_reduction_spec dspec = {.in_params = "f8 x, f8 y, f8 w", .out_type = "f8", .map_expr = "x * y * w",
-                                 .reduce_expr = "a + b", .identity = "0"};
+    kiln_reduction_spec dspec = {.in_params = "f8 x, f8 y, f8 w",
+                                 .out_type = "f8",
+                                 .map_expr = "x * y * w",
+                                 .reduce_expr = "a + b",
+                                 .identity = "0"};
     TEST_OK(kiln_reduction_kernel_create(ctx, "wdot", &dspec, &dot));
     int64_t row[1] = {1000};
     kiln_array *y = random_array(ctx, &r, KILN_FLOAT64, 1, row, 0);
@@ -536,16 +565,21 @@ static void test_user_reductions(void **state) {
 
 static void test_user_compile_error_lines(void **state) {
     kiln_context *ctx = *state;
-    kiln_reduction_spec bad = {.in_params = "f4 x", .out_type = "f4", .map_expr = "x",
-                               .reduce_expr = "a +\n b +\n undefined_thing", .identity = "0"};
+    kiln_reduction_spec bad = {.in_params = "f4 x",
+                               .out_type = "f4",
+                               .map_expr = "x",
+                               .reduce_expr = "a +\n b +\n undefined_thing",
+                               .identity = "0"};
     kiln_reduction_kernel *k = NULL;
-    TEST_FAILS_WITH(kiln_reduction_kernel_create(ctx, "badred", &bad, &k), KILN_ERR_COMPILE, "badred.reduce:3");
-    kiln_reduction_spec bad_type = {.in_params = "f4", .out_type = "f4", .map_expr = "x", .reduce_expr = "a+b",
-                                    .identity = "0"};
-    TEST_FAILS_WITH(kiln_reduction_kernel_create(ctx, "badty", &bad_type, &k), KILN_ERR_SIGNATURE, "in_params");
+    TEST_FAILS_WITH(kiln_reduction_kernel_create(ctx, "badred", &bad, &k), KILN_ERR_COMPILE,
+                    "badred.reduce:3");
+    kiln_reduction_spec bad_type = {
+        .in_params = "f4", .out_type = "f4", .map_expr = "x", .reduce_expr = "a+b", .identity = "0"};
+    TEST_FAILS_WITH(kiln_reduction_kernel_create(ctx, "badty", &bad_type, &k), KILN_ERR_SIGNATURE,
+                    "in_params");
     kiln_scan_kernel *s = NULL;
-    TEST_FAILS_WITH(kiln_scan_kernel_create(ctx, "badscan", "f8", "a\n + nope(b)", "0", NULL, &s), KILN_ERR_COMPILE,
-                    "badscan.op:2");
+    TEST_FAILS_WITH(kiln_scan_kernel_create(ctx, "badscan", "f8", "a\n + nope(b)", "0", NULL, &s),
+                    KILN_ERR_COMPILE, "badscan.op:2");
 }
 
 /* Scans: reference in long double, every op, axes, exclusive, user op. */
@@ -565,7 +599,10 @@ static void check_scan(kiln_context *ctx, kiln_scan_op op, kiln_array *a, int ax
     double tol = tolerance(kiln_array_dtype(a), kiln_array_dtype(r));
     for (int64_t base = 0; base < n; base++) {
         if (L == 0 || (base / inner) % L != 0) continue; /* row starts */
-        long double acc = op == KILN_SCAN_PROD ? 1 : op == KILN_SCAN_MIN ? INFINITY : op == KILN_SCAN_MAX ? -INFINITY : 0;
+        long double acc = op == KILN_SCAN_PROD  ? 1
+                          : op == KILN_SCAN_MIN ? INFINITY
+                          : op == KILN_SCAN_MAX ? -INFINITY
+                                                : 0;
         for (int64_t l = 0; l < L; l++) {
             int64_t i = base + l * inner;
             long double prev = acc, v = x[i];
@@ -610,24 +647,30 @@ static void test_scans(void **state) {
     check_scan(ctx, KILN_SCAN_SUM, b, 0, 1);
     check_scan(ctx, KILN_SCAN_MAX, b, 0, 0);
     /* NVRTC: the tiled CUDA kernels */
-    sc_op o = {.name = "cumsum", .in_dtype = KILN_FLOAT64, .out_dtype = KILN_FLOAT64, .combine = "a + b",
+    sc_op o = {.name = "cumsum",
+               .in_dtype = KILN_FLOAT64,
+               .out_dtype = KILN_FLOAT64,
+               .combine = "a + b",
                .identity = "kiln_sc_v()"};
     char *src = NULL, *log = NULL;
     TEST_OK(sc_source_for(&o, KILN_BACKEND_CUDA, b, 0, &src));
     kiln_status s = kiln_compile_only("cuda", "sm_90", src, "scan.cu", NULL, &log);
-    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING) fail_msg("scan did not compile through NVRTC: %s", kiln_last_error());
+    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING)
+        fail_msg("scan did not compile through NVRTC: %s", kiln_last_error());
     kiln_free(log);
     free(src);
     o.identity = NULL; /* the has-a-value wrapper */
     TEST_OK(sc_source_for(&o, KILN_BACKEND_CUDA, b, 0, &src));
     s = kiln_compile_only("cuda", "sm_90", src, "scan.cu", NULL, &log);
-    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING) fail_msg("scan did not compile through NVRTC: %s", kiln_last_error());
+    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING)
+        fail_msg("scan did not compile through NVRTC: %s", kiln_last_error());
     kiln_free(log);
     free(src);
     kiln_array_release(b);
     /* a user operator: running maximum of |x| */
     kiln_scan_kernel *k = NULL;
-    TEST_OK(kiln_scan_kernel_create(ctx, "absmax", "f8", "fabs(a) > fabs(b) ? fabs(a) : fabs(b)", NULL, NULL, &k));
+    TEST_OK(kiln_scan_kernel_create(ctx, "absmax", "f8", "fabs(a) > fabs(b) ? fabs(a) : fabs(b)", NULL, NULL,
+                                    &k));
     int64_t n = 100000;
     kiln_array *c = random_array(ctx, &r, KILN_FLOAT64, 1, &n, 0), *res = NULL;
     TEST_OK(kiln_scan_kernel_call(k, c, 0, 0, NULL, &res));
@@ -648,7 +691,8 @@ static void test_ufunc_reduce_accumulate(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
     kiln_ufunc *hyp = NULL;
-    TEST_OK(kiln_vectorize(ctx, "hypot2", "f8(f8,f8); f4(f4,f4)", "a, b", "return sqrt(a * a + b * b);", NULL, &hyp));
+    TEST_OK(kiln_vectorize(ctx, "hypot2", "f8(f8,f8); f4(f4,f4)", "a, b", "return sqrt(a * a + b * b);", NULL,
+                           &hyp));
     int64_t shape[2] = {40, 513};
     kiln_array *a = random_array(ctx, &r, KILN_FLOAT64, 2, shape, 0), *res = NULL;
     long double *x = host_values(a);

@@ -181,8 +181,8 @@ static void job_cols(void *p) {
 }
 
 static void row(const char *what, double ref_ms, double kiln_ms, const char *ref_name, const char *extra) {
-    printf("%-34s %-10s %9.3f ms   kiln %9.3f ms   ratio %.3f%s%s\n", what, ref_name, ref_ms, kiln_ms, ref_ms / kiln_ms,
-           extra ? "   " : "", extra ? extra : "");
+    printf("%-34s %-10s %9.3f ms   kiln %9.3f ms   ratio %.3f%s%s\n", what, ref_name, ref_ms, kiln_ms,
+           ref_ms / kiln_ms, extra ? "   " : "", extra ? extra : "");
 }
 
 int main(int argc, char **argv) {
@@ -220,10 +220,13 @@ int main(int argc, char **argv) {
         snprintf(lib, sizeof lib, "%s/libkiln_reduce_cub.so", dirname(exe));
         void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
         int (*cub)(long long, int, int, double *) = NULL;
-        if (dl) *(void **)&cub = dlsym(dl, "kiln_reduce_cub_bench"); /* POSIX's way past ISO C's object/function split */
+        if (dl)
+            *(void **)&cub =
+                dlsym(dl, "kiln_reduce_cub_bench"); /* POSIX's way past ISO C's object/function split */
         double ref[6] = {0};
         if (!cub || cub(n, (int)side, repeat, ref) != 0) {
-            fprintf(stderr, "CUB reference unavailable (%s): printing kiln alone\n", dl ? "call failed" : dlerror());
+            fprintf(stderr, "CUB reference unavailable (%s): printing kiln alone\n",
+                    dl ? "call failed" : dlerror());
             for (int i = 0; i < 6; i++) ref[i] = NAN;
         }
         double ks = time_kiln(ctx, k_sum, a, repeat), kr = time_kiln(ctx, k_rows, m, repeat);
@@ -231,8 +234,8 @@ int main(int argc, char **argv) {
         double kscan = time_kiln(ctx, k_scan, a, repeat), kcopy = time_kiln(ctx, k_copy, a, repeat);
         char extra[160];
         double gbs = 4.0 * n / ks / 1e6, copy_gbs = 8.0 * n / (isnan(ref[5]) ? kcopy : ref[5]) / 1e6;
-        snprintf(extra, sizeof extra, "kiln %.0f GB/s = %.2f of device copy (%.0f GB/s read+write)", gbs, gbs / copy_gbs,
-                 copy_gbs);
+        snprintf(extra, sizeof extra, "kiln %.0f GB/s = %.2f of device copy (%.0f GB/s read+write)", gbs,
+                 gbs / copy_gbs, copy_gbs);
         row("full sum 2^28 f32", ref[0], ks, "CUB", extra);
         row("row sums 16384^2 f32", ref[1], kr, "CUB seg", NULL);
         row("column sums 16384^2 f32", ref[2], kc, "hand CUDA", NULL);

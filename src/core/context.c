@@ -10,8 +10,8 @@
 #include "core/copy_pool.h"
 #include "core/error.h"
 #include "jit/builtins.h"
-#include "reduce/reduce.h"
 #include "prof/prof.h"
+#include "reduce/reduce.h"
 
 unsigned kiln_version(void) { return KILN_VERSION_NUMBER; }
 const char *kiln_version_string(void) { return "0.1.0"; }

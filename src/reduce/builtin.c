@@ -8,8 +8,8 @@
 #include "core/error.h"
 #include "reduce/reduce.h"
 
-static const char *const op_names[KILN_REDUCE_OP_COUNT] = {"sum",    "prod", "min", "max",  "argmin", "argmax",
-                                                            "any",    "all",  "mean", "var", "std"};
+static const char *const op_names[KILN_REDUCE_OP_COUNT] = {"sum", "prod", "min",  "max", "argmin", "argmax",
+                                                           "any", "all",  "mean", "var", "std"};
 
 /* The largest (hi) or smallest value of t's compute type, as C text. */
 static const char *extreme(kiln_dtype t, int hi) {
@@ -60,7 +60,8 @@ kiln_status rd_builtin_op(kiln_reduce_op op, kiln_dtype t, int ddof, rd_op *o) {
     int complex_ok = op == KILN_REDUCE_SUM || op == KILN_REDUCE_PROD || op == KILN_REDUCE_MEAN ||
                      op == KILN_REDUCE_ANY || op == KILN_REDUCE_ALL;
     if (k == 'c' && !complex_ok)
-        return kiln_set_error(KILN_ERR_DTYPE, "%s: %s is not supported for complex arrays (sum, prod, mean, any, all are)",
+        return kiln_set_error(KILN_ERR_DTYPE,
+                              "%s: %s is not supported for complex arrays (sum, prod, mean, any, all are)",
                               op_names[op], kiln_dtype_name(t));
     switch (op) {
     case KILN_REDUCE_SUM:
@@ -87,7 +88,8 @@ kiln_status rd_builtin_op(kiln_reduce_op op, kiln_dtype t, int ddof, rd_op *o) {
         snprintf(o->acc_type, sizeof o->acc_type, "kiln_rd_arg<%s>", ct);
         o->identity = "kiln_rd_arg_none<decltype(kiln_rd_acc().v)>()";
         o->map = "kiln_rd_arg_make(x, _i)";
-        o->reduce = op == KILN_REDUCE_ARGMIN ? "kiln_rd_arg_pick(a, b, true)" : "kiln_rd_arg_pick(a, b, false)";
+        o->reduce =
+            op == KILN_REDUCE_ARGMIN ? "kiln_rd_arg_pick(a, b, true)" : "kiln_rd_arg_pick(a, b, false)";
         o->post = "(long long)a.i";
         o->uses_index = 1;
         o->has_identity = 0;
@@ -118,11 +120,16 @@ kiln_status rd_builtin_op(kiln_reduce_op op, kiln_dtype t, int ddof, rd_op *o) {
         o->map = "kiln_rd_moments_make<double>(1.0, (double)x, 0.0)";
         o->reduce = "kiln_rd_moments_merge(a, b)";
         /* ddof is compiled in: one variant per ddof used */
-        o->post = op == KILN_REDUCE_VAR ? (ddof == 0 ? "a.m2 / a.n" : ddof == 1 ? "a.m2 / (a.n - 1.0)" : NULL)
-                                        : (ddof == 0 ? "sqrt(a.m2 / a.n)" : ddof == 1 ? "sqrt(a.m2 / (a.n - 1.0))" : NULL);
+        o->post = op == KILN_REDUCE_VAR ? (ddof == 0   ? "a.m2 / a.n"
+                                           : ddof == 1 ? "a.m2 / (a.n - 1.0)"
+                                                       : NULL)
+                                        : (ddof == 0   ? "sqrt(a.m2 / a.n)"
+                                           : ddof == 1 ? "sqrt(a.m2 / (a.n - 1.0))"
+                                                       : NULL);
         if (!o->post) {
             if (ddof < 0)
-                return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: ddof is %d, must be >= 0", op_names[op], ddof);
+                return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: ddof is %d, must be >= 0", op_names[op],
+                                      ddof);
             o->post = op == KILN_REDUCE_VAR ? "a.m2 / (a.n - (double)KILN_RD_DDOF)"
                                             : "sqrt(a.m2 / (a.n - (double)KILN_RD_DDOF))";
         }

@@ -169,14 +169,17 @@ static void emit_operator(kiln_text *t, const rd_op *op, const rd_plan *p) {
         kiln_text_printf(t, "%s %s, ", rd_compute_type(op->in_dtype[i]), op->in_name[i]);
     kiln_text_printf(t, "long long _i) {\n    (void)_i;\n    return ");
     snippet(t, op, "map", op->map);
-    kiln_text_printf(t, "    ;\n}\nKILN_RD_FN kiln_rd_acc kiln_rd_reduce(kiln_rd_acc a, kiln_rd_acc b) {\n    return ");
+    kiln_text_printf(
+        t, "    ;\n}\nKILN_RD_FN kiln_rd_acc kiln_rd_reduce(kiln_rd_acc a, kiln_rd_acc b) {\n    return ");
     snippet(t, op, "reduce", op->reduce);
-    kiln_text_printf(t, "    ;\n}\nKILN_RD_FN %s kiln_rd_post(kiln_rd_acc a, long long _n) {\n    (void)_n;\n    return ",
-                     rd_compute_type(op->out_dtype));
+    kiln_text_printf(
+        t, "    ;\n}\nKILN_RD_FN %s kiln_rd_post(kiln_rd_acc a, long long _n) {\n    (void)_n;\n    return ",
+        rd_compute_type(op->out_dtype));
     snippet(t, op, "post", op->post ? op->post : "a");
     kiln_text_printf(t, "    ;\n}\n");
     /* the accumulator's size, for the partials buffer (asked once per module) */
-    kiln_text_printf(t, "__global__ void kiln_rd_acc_bytes(long long *kiln_r) { kiln_r[0] = (long long)sizeof(kiln_rd_acc); }\n");
+    kiln_text_printf(t, "__global__ void kiln_rd_acc_bytes(long long *kiln_r) { kiln_r[0] = (long "
+                        "long)sizeof(kiln_rd_acc); }\n");
     /* one element, from each array input's byte address */
     kiln_text_printf(t, "KILN_RD_FN kiln_rd_acc kiln_rd_elem(");
     for (int i = 0; i < op->nin; i++) {
@@ -209,9 +212,11 @@ static void emit_operator(kiln_text *t, const rd_op *op, const rd_plan *p) {
  * (consumed) over kept dims [0, upto), plus `extra` elements of the last. */
 static void emit_bases(kiln_text *t, const rd_op *op, const rd_plan *p, const char *var, int upto) {
     for (int i = 0; i < op->nin; i++)
-        if (!p->scalar[i]) kiln_text_printf(t, "        const char *kiln_b%d = (const char *)kiln_in%d;\n", i, i);
+        if (!p->scalar[i])
+            kiln_text_printf(t, "        const char *kiln_b%d = (const char *)kiln_in%d;\n", i, i);
     for (int d = upto - 1; d >= 0; d--) {
-        kiln_text_printf(t, "        { const long long kiln_c = %s %% kiln_os%d; %s /= kiln_os%d;\n", var, d, var, d);
+        kiln_text_printf(t, "        { const long long kiln_c = %s %% kiln_os%d; %s /= kiln_os%d;\n", var, d,
+                         var, d);
         for (int i = 0; i < op->nin; i++)
             if (!p->scalar[i]) kiln_text_printf(t, "          kiln_b%d += kiln_c * kiln_ot%d_%d;\n", i, i, d);
         kiln_text_printf(t, "        }\n");
@@ -221,7 +226,8 @@ static void emit_bases(kiln_text *t, const rd_op *op, const rd_plan *p, const ch
 /* kiln_rd_elem(...) of reduced element `r` (a long long expression),
  * relative to the kiln_b* bases, for the plan's reduced dims. For more than
  * one reduced dim the caller has opened a block computing kiln_ro<i>/kiln_ri. */
-static void elem_call(char *buf, size_t cap, const rd_op *op, const rd_plan *p, const char *r, const char *colx) {
+static void elem_call(char *buf, size_t cap, const rd_op *op, const rd_plan *p, const char *r,
+                      const char *colx) {
     size_t n = (size_t)snprintf(buf, cap, "kiln_rd_elem(");
     for (int i = 0; i < op->nin; i++) {
         if (p->scalar[i])
@@ -246,7 +252,8 @@ static void emit_unravel_r(kiln_text *t, const rd_op *op, const rd_plan *p, cons
         if (!p->scalar[i]) kiln_text_printf(t, " long long kiln_ro%d = 0;", i);
     kiln_text_printf(t, "\n");
     for (int d = p->ndr - 1; d >= 0; d--) {
-        kiln_text_printf(t, "%s{ const long long kiln_c = kiln_rr %% kiln_rs%d; kiln_rr /= kiln_rs%d;", ind, d, d);
+        kiln_text_printf(t, "%s{ const long long kiln_c = kiln_rr %% kiln_rs%d; kiln_rr /= kiln_rs%d;", ind,
+                         d, d);
         for (int i = 0; i < op->nin; i++)
             if (!p->scalar[i]) kiln_text_printf(t, " kiln_ro%d += kiln_c * kiln_rt%d_%d;", i, i, d);
         if (op->uses_index) kiln_text_printf(t, " kiln_ri += kiln_c * kiln_iw%d;", d);
@@ -261,17 +268,18 @@ static void emit_block_reduce(kiln_text *t, int group) {
     kiln_text_printf(t, "    for (int kiln_m = 16; kiln_m >= 1; kiln_m >>= 1)\n"
                         "        kiln_acc = kiln_rd_reduce(kiln_acc, kiln_rd_shfl_xor(kiln_acc, kiln_m));\n");
     if (group == 32) return;
-    kiln_text_printf(t,
-                     "    __shared__ __align__(16) unsigned char kiln_sm[(%d / 32) * sizeof(kiln_rd_acc)];\n"
-                     "    kiln_rd_acc *kiln_smv = (kiln_rd_acc *)kiln_sm;\n"
-                     "    if ((threadIdx.x & 31) == 0) kiln_smv[threadIdx.x / 32] = kiln_acc;\n"
-                     "    __syncthreads();\n"
-                     "    if (threadIdx.x < 32) {\n"
-                     "        kiln_acc = threadIdx.x < %d / 32 ? kiln_smv[threadIdx.x] : kiln_rd_identity();\n"
-                     "        for (int kiln_m = %d / 64; kiln_m >= 1; kiln_m >>= 1)\n"
-                     "            kiln_acc = kiln_rd_reduce(kiln_acc, kiln_rd_shfl_xor(kiln_acc, kiln_m));\n"
-                     "    }\n",
-                     RD_GPU_BLOCK, RD_GPU_BLOCK, RD_GPU_BLOCK);
+    kiln_text_printf(
+        t,
+        "    __shared__ __align__(16) unsigned char kiln_sm[(%d / 32) * sizeof(kiln_rd_acc)];\n"
+        "    kiln_rd_acc *kiln_smv = (kiln_rd_acc *)kiln_sm;\n"
+        "    if ((threadIdx.x & 31) == 0) kiln_smv[threadIdx.x / 32] = kiln_acc;\n"
+        "    __syncthreads();\n"
+        "    if (threadIdx.x < 32) {\n"
+        "        kiln_acc = threadIdx.x < %d / 32 ? kiln_smv[threadIdx.x] : kiln_rd_identity();\n"
+        "        for (int kiln_m = %d / 64; kiln_m >= 1; kiln_m >>= 1)\n"
+        "            kiln_acc = kiln_rd_reduce(kiln_acc, kiln_rd_shfl_xor(kiln_acc, kiln_m));\n"
+        "    }\n",
+        RD_GPU_BLOCK, RD_GPU_BLOCK, RD_GPU_BLOCK);
 }
 
 static void emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, const rd_param *pp, int np) {
@@ -282,10 +290,12 @@ static void emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, cons
     kiln_text_printf(t, ") {\n    (void)kiln_rchunk; (void)kiln_per_task; (void)kiln_part;\n");
     kiln_text_printf(t, "    const int kiln_lane = threadIdx.x %% %d;\n", G);
     if (G == RD_GPU_BLOCK)
-        kiln_text_printf(t, "    const long long kiln_o = blockIdx.x / kiln_S, kiln_s = blockIdx.x %% kiln_S;\n");
+        kiln_text_printf(
+            t, "    const long long kiln_o = blockIdx.x / kiln_S, kiln_s = blockIdx.x %% kiln_S;\n");
     else
-        kiln_text_printf(t, "    const long long kiln_o = (long long)blockIdx.x * %d + threadIdx.x / %d, kiln_s = 0;\n",
-                         RD_GPU_BLOCK / G, G);
+        kiln_text_printf(
+            t, "    const long long kiln_o = (long long)blockIdx.x * %d + threadIdx.x / %d, kiln_s = 0;\n",
+            RD_GPU_BLOCK / G, G);
     kiln_text_printf(t, "    const long long kiln_step = kiln_S * %d;\n", G);
     kiln_text_printf(t, "    kiln_rd_acc kiln_acc = kiln_rd_identity();\n    if (kiln_o < kiln_O) {\n");
     kiln_text_printf(t, "        long long kiln_q = kiln_o;\n");
@@ -296,11 +306,13 @@ static void emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, cons
     if (p->layout == RD_INNER && p->vec > 1) {
         int v = p->vec;
         kiln_text_printf(t, "        const long long kiln_nv = kiln_R / %d;\n#pragma unroll 4\n", v);
-        kiln_text_printf(t, "        for (long long kiln_v = %s; kiln_v < kiln_nv; kiln_v += kiln_step) {\n", start);
+        kiln_text_printf(t, "        for (long long kiln_v = %s; kiln_v < kiln_nv; kiln_v += kiln_step) {\n",
+                         start);
         for (int i = 0; i < op->nin; i++)
             if (!p->scalar[i])
                 kiln_text_printf(t,
-                                 "            const kiln_uf_vec<%s, %d> kiln_x%d = ((const kiln_uf_vec<%s, %d> *)kiln_b%d)[kiln_v];\n",
+                                 "            const kiln_uf_vec<%s, %d> kiln_x%d = ((const kiln_uf_vec<%s, "
+                                 "%d> *)kiln_b%d)[kiln_v];\n",
                                  rd_storage_type(p->store[i]), v, i, rd_storage_type(p->store[i]), v, i);
         kiln_text_printf(t, "#pragma unroll\n            for (int kiln_j = 0; kiln_j < %d; kiln_j++)\n", v);
         kiln_text_printf(t, "                kiln_acc = kiln_rd_reduce(kiln_acc, kiln_rd_elem(");
@@ -312,14 +324,21 @@ static void emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, cons
         }
         kiln_text_printf(t, "kiln_v * %d + kiln_j));\n        }\n", v);
         elem_call(e, sizeof e, op, p, "kiln_r", "");
-        kiln_text_printf(t, "        for (long long kiln_r = kiln_nv * %d + %s; kiln_r < kiln_R; kiln_r += kiln_step)\n"
-                            "            kiln_acc = kiln_rd_reduce(kiln_acc, %s);\n", v, start, e);
+        kiln_text_printf(
+            t,
+            "        for (long long kiln_r = kiln_nv * %d + %s; kiln_r < kiln_R; kiln_r += kiln_step)\n"
+            "            kiln_acc = kiln_rd_reduce(kiln_acc, %s);\n",
+            v, start, e);
     } else if (p->ndr == 1) {
         elem_call(e, sizeof e, op, p, "kiln_r", "");
-        kiln_text_printf(t, "#pragma unroll 4\n        for (long long kiln_r = %s; kiln_r < kiln_R; kiln_r += kiln_step)\n"
-                            "            kiln_acc = kiln_rd_reduce(kiln_acc, %s);\n", start, e);
+        kiln_text_printf(
+            t,
+            "#pragma unroll 4\n        for (long long kiln_r = %s; kiln_r < kiln_R; kiln_r += kiln_step)\n"
+            "            kiln_acc = kiln_rd_reduce(kiln_acc, %s);\n",
+            start, e);
     } else {
-        kiln_text_printf(t, "        for (long long kiln_r = %s; kiln_r < kiln_R; kiln_r += kiln_step) {\n", start);
+        kiln_text_printf(t, "        for (long long kiln_r = %s; kiln_r < kiln_R; kiln_r += kiln_step) {\n",
+                         start);
         emit_unravel_r(t, op, p, "kiln_r", "            ");
         elem_call(e, sizeof e, op, p, "kiln_r", "");
         kiln_text_printf(t, "            kiln_acc = kiln_rd_reduce(kiln_acc, %s);\n        }\n", e);
@@ -339,20 +358,27 @@ static void emit_gpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, con
     kiln_text_printf(t, ") {\n    (void)kiln_per_task; (void)kiln_part;\n");
     kiln_text_printf(t, "    const long long kiln_C = kiln_os%d, kiln_ncb = (kiln_C + %d) / %d;\n", last,
                      RD_GPU_BLOCK - 1, RD_GPU_BLOCK);
-    kiln_text_printf(t, "    const long long kiln_c = (blockIdx.x %% kiln_ncb) * %d + threadIdx.x;\n", RD_GPU_BLOCK);
-    kiln_text_printf(t, "    long long kiln_q = blockIdx.x / kiln_ncb;\n    const long long kiln_s = blockIdx.y;\n");
-    kiln_text_printf(t, "    if (kiln_c >= kiln_C) return;\n    const long long kiln_o = kiln_q * kiln_C + kiln_c;\n");
+    kiln_text_printf(t, "    const long long kiln_c = (blockIdx.x %% kiln_ncb) * %d + threadIdx.x;\n",
+                     RD_GPU_BLOCK);
+    kiln_text_printf(
+        t, "    long long kiln_q = blockIdx.x / kiln_ncb;\n    const long long kiln_s = blockIdx.y;\n");
+    kiln_text_printf(
+        t, "    if (kiln_c >= kiln_C) return;\n    const long long kiln_o = kiln_q * kiln_C + kiln_c;\n");
     emit_bases(t, op, p, "kiln_q", last);
     for (int i = 0; i < op->nin; i++)
         if (!p->scalar[i]) kiln_text_printf(t, "    kiln_b%d += kiln_c * kiln_ot%d_%d;\n", i, i, last);
-    kiln_text_printf(t, "    const long long kiln_r0 = kiln_s * kiln_rchunk;\n"
-                        "    const long long kiln_r1 = kiln_R - kiln_r0 < kiln_rchunk ? kiln_R : kiln_r0 + kiln_rchunk;\n"
-                        "    kiln_rd_acc kiln_acc = kiln_rd_identity();\n");
+    kiln_text_printf(
+        t, "    const long long kiln_r0 = kiln_s * kiln_rchunk;\n"
+           "    const long long kiln_r1 = kiln_R - kiln_r0 < kiln_rchunk ? kiln_R : kiln_r0 + kiln_rchunk;\n"
+           "    kiln_rd_acc kiln_acc = kiln_rd_identity();\n");
     colx[0] = '\0';
     if (p->ndr == 1) {
         elem_call(e, sizeof e, op, p, "kiln_r", colx);
-        kiln_text_printf(t, "#pragma unroll 4\n    for (long long kiln_r = kiln_r0; kiln_r < kiln_r1; kiln_r++)\n"
-                            "        kiln_acc = kiln_rd_reduce(kiln_acc, %s);\n", e);
+        kiln_text_printf(
+            t,
+            "#pragma unroll 4\n    for (long long kiln_r = kiln_r0; kiln_r < kiln_r1; kiln_r++)\n"
+            "        kiln_acc = kiln_rd_reduce(kiln_acc, %s);\n",
+            e);
     } else {
         kiln_text_printf(t, "    for (long long kiln_r = kiln_r0; kiln_r < kiln_r1; kiln_r++) {\n");
         emit_unravel_r(t, op, p, "kiln_r", "        ");
@@ -368,7 +394,8 @@ static void emit_gpu_finish(kiln_text *t, const rd_plan *p) {
     kiln_text_printf(t,
                      "// partials [s][o] -> outputs, in a fixed order: a block per output when few\n"
                      "__global__ void __launch_bounds__(%d) kiln_rd_finish_rows(%s *kiln_out, const "
-                     "kiln_rd_acc *kiln_part, long long kiln_O, long long kiln_S, long long kiln_R, long long kiln_per) {\n"
+                     "kiln_rd_acc *kiln_part, long long kiln_O, long long kiln_S, long long kiln_R, long "
+                     "long kiln_per) {\n"
                      "    (void)kiln_per;\n    const long long kiln_o = blockIdx.x;\n"
                      "    kiln_rd_acc kiln_acc = kiln_rd_identity();\n"
                      "    for (long long kiln_s = threadIdx.x; kiln_s < kiln_S; kiln_s += %d)\n"
@@ -378,8 +405,10 @@ static void emit_gpu_finish(kiln_text *t, const rd_plan *p) {
     kiln_text_printf(t, "    if (threadIdx.x == 0) kiln_out[kiln_o] = kiln_rd_store(kiln_acc, kiln_R);\n}\n");
     kiln_text_printf(t,
                      "__global__ void __launch_bounds__(%d) kiln_rd_finish_cols(%s *kiln_out, const "
-                     "kiln_rd_acc *kiln_part, long long kiln_O, long long kiln_S, long long kiln_R, long long kiln_per) {\n"
-                     "    (void)kiln_per;\n    const long long kiln_o = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                     "kiln_rd_acc *kiln_part, long long kiln_O, long long kiln_S, long long kiln_R, long "
+                     "long kiln_per) {\n"
+                     "    (void)kiln_per;\n    const long long kiln_o = (long long)blockIdx.x * blockDim.x + "
+                     "threadIdx.x;\n"
                      "    if (kiln_o >= kiln_O) return;\n"
                      "    kiln_rd_acc kiln_acc = kiln_rd_identity();\n"
                      "    for (long long kiln_s = 0; kiln_s < kiln_S; kiln_s++)\n"
@@ -407,8 +436,10 @@ static const char cpu_pairwise[] =
     "            for (int j = 0; j < 8; j++) l[j] = kiln_rd_reduce(l[j], elem(r + j));\n"
     "        }\n"
     "        for (; r < e; r++) l[0] = kiln_rd_reduce(l[0], elem(r));\n"
-    "        kiln_rd_acc v = kiln_rd_reduce(kiln_rd_reduce(kiln_rd_reduce(l[0], l[1]), kiln_rd_reduce(l[2], l[3])),\n"
-    "                                       kiln_rd_reduce(kiln_rd_reduce(l[4], l[5]), kiln_rd_reduce(l[6], l[7])));\n"
+    "        kiln_rd_acc v = kiln_rd_reduce(kiln_rd_reduce(kiln_rd_reduce(l[0], l[1]), kiln_rd_reduce(l[2], "
+    "l[3])),\n"
+    "                                       kiln_rd_reduce(kiln_rd_reduce(l[4], l[5]), kiln_rd_reduce(l[6], "
+    "l[7])));\n"
     "        int lv = 0;\n"
     "        while (kiln_top > 0 && kiln_level[kiln_top - 1] == lv) {\n"
     "            v = kiln_rd_reduce(kiln_stack[kiln_top - 1], v);\n"
@@ -429,15 +460,19 @@ static void emit_cpu_rows(kiln_text *t, const rd_op *op, const rd_plan *p, const
     kiln_text_printf(t, "__global__ void kiln_rd_main(");
     emit_param_list(t, pp, np);
     kiln_text_printf(t, ") {\n");
-    kiln_text_printf(t, "    const long long kiln_s = blockIdx.x %% kiln_S, kiln_t = blockIdx.x / kiln_S;\n"
-                        "    const long long kiln_o0 = kiln_t * kiln_per_task;\n"
-                        "    const long long kiln_o1 = kiln_O - kiln_o0 < kiln_per_task ? kiln_O : kiln_o0 + kiln_per_task;\n"
-                        "    const long long kiln_r0 = kiln_s * kiln_rchunk;\n"
-                        "    const long long kiln_r1 = kiln_R - kiln_r0 < kiln_rchunk ? kiln_R : kiln_r0 + kiln_rchunk;\n");
+    kiln_text_printf(
+        t,
+        "    const long long kiln_s = blockIdx.x %% kiln_S, kiln_t = blockIdx.x / kiln_S;\n"
+        "    const long long kiln_o0 = kiln_t * kiln_per_task;\n"
+        "    const long long kiln_o1 = kiln_O - kiln_o0 < kiln_per_task ? kiln_O : kiln_o0 + kiln_per_task;\n"
+        "    const long long kiln_r0 = kiln_s * kiln_rchunk;\n"
+        "    const long long kiln_r1 = kiln_R - kiln_r0 < kiln_rchunk ? kiln_R : kiln_r0 + kiln_rchunk;\n");
     kiln_text_printf(t, "    for (long long kiln_o = kiln_o0; kiln_o < kiln_o1; kiln_o++) {\n"
                         "        long long kiln_q = kiln_o;\n");
     emit_bases(t, op, p, "kiln_q", p->ndo);
-    kiln_text_printf(t, "        const kiln_rd_acc kiln_acc = kiln_rd_pairwise(kiln_r0, kiln_r1, [&](long long kiln_r) {\n");
+    kiln_text_printf(
+        t,
+        "        const kiln_rd_acc kiln_acc = kiln_rd_pairwise(kiln_r0, kiln_r1, [&](long long kiln_r) {\n");
     if (p->ndr > 1) emit_unravel_r(t, op, p, "kiln_r", "            ");
     elem_call(e, sizeof e, op, p, "kiln_r", "");
     kiln_text_printf(t, "            return %s;\n        });\n", e);
@@ -453,25 +488,31 @@ static void emit_cpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, con
     kiln_text_printf(t, "__global__ void kiln_rd_main(");
     emit_param_list(t, pp, np);
     kiln_text_printf(t, ") {\n    (void)kiln_per_task;\n");
-    kiln_text_printf(t, "    const long long kiln_C = kiln_os%d, kiln_nct = (kiln_C + %d) / %d;\n", last, W - 1, W);
-    kiln_text_printf(t, "    const long long kiln_s = blockIdx.x %% kiln_S, kiln_t = blockIdx.x / kiln_S;\n"
-                        "    const long long kiln_c0 = (kiln_t %% kiln_nct) * %d;\n"
-                        "    const int kiln_cw = (int)(kiln_C - kiln_c0 < %d ? kiln_C - kiln_c0 : %d);\n"
-                        "    long long kiln_q = kiln_t / kiln_nct;\n"
-                        "    const long long kiln_obase = kiln_q * kiln_C + kiln_c0;\n",
+    kiln_text_printf(t, "    const long long kiln_C = kiln_os%d, kiln_nct = (kiln_C + %d) / %d;\n", last,
+                     W - 1, W);
+    kiln_text_printf(t,
+                     "    const long long kiln_s = blockIdx.x %% kiln_S, kiln_t = blockIdx.x / kiln_S;\n"
+                     "    const long long kiln_c0 = (kiln_t %% kiln_nct) * %d;\n"
+                     "    const int kiln_cw = (int)(kiln_C - kiln_c0 < %d ? kiln_C - kiln_c0 : %d);\n"
+                     "    long long kiln_q = kiln_t / kiln_nct;\n"
+                     "    const long long kiln_obase = kiln_q * kiln_C + kiln_c0;\n",
                      W, W, W);
     emit_bases(t, op, p, "kiln_q", last);
     for (int i = 0; i < op->nin; i++)
         if (!p->scalar[i]) kiln_text_printf(t, "    kiln_b%d += kiln_c0 * kiln_ot%d_%d;\n", i, i, last);
-    kiln_text_printf(t, "    const long long kiln_r0 = kiln_s * kiln_rchunk;\n"
-                        "    const long long kiln_r1 = kiln_R - kiln_r0 < kiln_rchunk ? kiln_R : kiln_r0 + kiln_rchunk;\n");
+    kiln_text_printf(
+        t,
+        "    const long long kiln_r0 = kiln_s * kiln_rchunk;\n"
+        "    const long long kiln_r1 = kiln_R - kiln_r0 < kiln_rchunk ? kiln_R : kiln_r0 + kiln_rchunk;\n");
     kiln_text_printf(t, "    kiln_rd_acc kiln_stack[48][%d];\n    int kiln_level[48], kiln_top = 0;\n", W);
-    kiln_text_printf(t, "    for (long long kiln_rb = kiln_r0; kiln_rb < kiln_r1; kiln_rb += 128) {\n"
-                        "        const long long kiln_re = kiln_r1 - kiln_rb < 128 ? kiln_r1 : kiln_rb + 128;\n"
-                        "        kiln_rd_acc kiln_v[%d];\n"
-                        "        for (int kiln_j = 0; kiln_j < %d; kiln_j++) kiln_v[kiln_j] = kiln_rd_identity();\n"
-                        "        for (long long kiln_r = kiln_rb; kiln_r < kiln_re; kiln_r++) {\n",
-                     W, W);
+    kiln_text_printf(
+        t,
+        "    for (long long kiln_rb = kiln_r0; kiln_rb < kiln_r1; kiln_rb += 128) {\n"
+        "        const long long kiln_re = kiln_r1 - kiln_rb < 128 ? kiln_r1 : kiln_rb + 128;\n"
+        "        kiln_rd_acc kiln_v[%d];\n"
+        "        for (int kiln_j = 0; kiln_j < %d; kiln_j++) kiln_v[kiln_j] = kiln_rd_identity();\n"
+        "        for (long long kiln_r = kiln_rb; kiln_r < kiln_re; kiln_r++) {\n",
+        W, W);
     if (p->ndr > 1) emit_unravel_r(t, op, p, "kiln_r", "            ");
     snprintf(colx, sizeof colx, " + kiln_j * kiln_ot%d_%d", 0, last);
     /* each array input has its own column stride */
@@ -481,11 +522,12 @@ static void emit_cpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, con
             if (p->scalar[i])
                 n += (size_t)snprintf(e + n, sizeof e - n, "kiln_v%d, ", i);
             else if (p->ndr == 1)
-                n += (size_t)snprintf(e + n, sizeof e - n, "kiln_b%d + kiln_r * kiln_rt%d_0 + kiln_j * kiln_ot%d_%d, ", i,
-                                      i, i, last);
-            else
-                n += (size_t)snprintf(e + n, sizeof e - n, "kiln_b%d + kiln_ro%d + kiln_j * kiln_ot%d_%d, ", i, i, i,
+                n += (size_t)snprintf(e + n, sizeof e - n,
+                                      "kiln_b%d + kiln_r * kiln_rt%d_0 + kiln_j * kiln_ot%d_%d, ", i, i, i,
                                       last);
+            else
+                n += (size_t)snprintf(e + n, sizeof e - n, "kiln_b%d + kiln_ro%d + kiln_j * kiln_ot%d_%d, ",
+                                      i, i, i, last);
         }
         if (!op->uses_index)
             snprintf(e + n, sizeof e - n, "0)");
@@ -494,46 +536,55 @@ static void emit_cpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, con
         else
             snprintf(e + n, sizeof e - n, "kiln_ri)");
     }
-    kiln_text_printf(t, "#if defined(__clang__)\n#pragma clang loop vectorize(assume_safety)\n#elif defined(__GNUC__)\n#pragma GCC ivdep\n#endif\n"
-                        "            for (int kiln_j = 0; kiln_j < kiln_cw; kiln_j++)\n"
-                        "                kiln_v[kiln_j] = kiln_rd_reduce(kiln_v[kiln_j], %s);\n        }\n", e);
-    kiln_text_printf(t, "        int kiln_lv = 0;\n"
-                        "        while (kiln_top > 0 && kiln_level[kiln_top - 1] == kiln_lv) {\n"
-                        "            for (int kiln_j = 0; kiln_j < %d; kiln_j++)\n"
-                        "                kiln_v[kiln_j] = kiln_rd_reduce(kiln_stack[kiln_top - 1][kiln_j], kiln_v[kiln_j]);\n"
-                        "            kiln_top--;\n            kiln_lv++;\n        }\n"
-                        "        for (int kiln_j = 0; kiln_j < %d; kiln_j++) kiln_stack[kiln_top][kiln_j] = kiln_v[kiln_j];\n"
-                        "        kiln_level[kiln_top++] = kiln_lv;\n    }\n",
-                     W, W);
-    kiln_text_printf(t, "    for (int kiln_j = 0; kiln_j < kiln_cw; kiln_j++) {\n"
-                        "        kiln_rd_acc kiln_acc = kiln_rd_identity();\n"
-                        "        for (int kiln_i = kiln_top - 1; kiln_i >= 0; kiln_i--) kiln_acc = kiln_rd_reduce(kiln_stack[kiln_i][kiln_j], kiln_acc);\n"
-                        "        if (kiln_S == 1) kiln_out[kiln_obase + kiln_j] = kiln_rd_store(kiln_acc, kiln_R);\n"
-                        "        else kiln_part[kiln_s * kiln_O + kiln_obase + kiln_j] = kiln_acc;\n    }\n}\n");
+    kiln_text_printf(t,
+                     "#if defined(__clang__)\n#pragma clang loop vectorize(assume_safety)\n#elif "
+                     "defined(__GNUC__)\n#pragma GCC ivdep\n#endif\n"
+                     "            for (int kiln_j = 0; kiln_j < kiln_cw; kiln_j++)\n"
+                     "                kiln_v[kiln_j] = kiln_rd_reduce(kiln_v[kiln_j], %s);\n        }\n",
+                     e);
+    kiln_text_printf(
+        t,
+        "        int kiln_lv = 0;\n"
+        "        while (kiln_top > 0 && kiln_level[kiln_top - 1] == kiln_lv) {\n"
+        "            for (int kiln_j = 0; kiln_j < %d; kiln_j++)\n"
+        "                kiln_v[kiln_j] = kiln_rd_reduce(kiln_stack[kiln_top - 1][kiln_j], kiln_v[kiln_j]);\n"
+        "            kiln_top--;\n            kiln_lv++;\n        }\n"
+        "        for (int kiln_j = 0; kiln_j < %d; kiln_j++) kiln_stack[kiln_top][kiln_j] = kiln_v[kiln_j];\n"
+        "        kiln_level[kiln_top++] = kiln_lv;\n    }\n",
+        W, W);
+    kiln_text_printf(
+        t, "    for (int kiln_j = 0; kiln_j < kiln_cw; kiln_j++) {\n"
+           "        kiln_rd_acc kiln_acc = kiln_rd_identity();\n"
+           "        for (int kiln_i = kiln_top - 1; kiln_i >= 0; kiln_i--) kiln_acc = "
+           "kiln_rd_reduce(kiln_stack[kiln_i][kiln_j], kiln_acc);\n"
+           "        if (kiln_S == 1) kiln_out[kiln_obase + kiln_j] = kiln_rd_store(kiln_acc, kiln_R);\n"
+           "        else kiln_part[kiln_s * kiln_O + kiln_obase + kiln_j] = kiln_acc;\n    }\n}\n");
 }
 
 static void emit_cpu_finish(kiln_text *t, const rd_plan *p) {
-    kiln_text_printf(t,
-                     "// partials [s][o] -> outputs in a fixed order, kiln_per outputs per block\n"
-                     "__global__ void kiln_rd_finish_cols(%s *kiln_out, const kiln_rd_acc *kiln_part, long long kiln_O, "
-                     "long long kiln_S, long long kiln_R, long long kiln_per) {\n"
-                     "    const long long kiln_o0 = (long long)blockIdx.x * kiln_per;\n"
-                     "    const long long kiln_o1 = kiln_O - kiln_o0 < kiln_per ? kiln_O : kiln_o0 + kiln_per;\n"
-                     "    for (long long kiln_o = kiln_o0; kiln_o < kiln_o1; kiln_o++) {\n"
-                     "        kiln_rd_acc kiln_acc = kiln_rd_identity();\n"
-                     "        for (long long kiln_s = 0; kiln_s < kiln_S; kiln_s++)\n"
-                     "            kiln_acc = kiln_rd_reduce(kiln_acc, kiln_part[kiln_s * kiln_O + kiln_o]);\n"
-                     "        kiln_out[kiln_o] = kiln_rd_store(kiln_acc, kiln_R);\n    }\n}\n",
-                     rd_storage_type(p->out_store));
+    kiln_text_printf(
+        t,
+        "// partials [s][o] -> outputs in a fixed order, kiln_per outputs per block\n"
+        "__global__ void kiln_rd_finish_cols(%s *kiln_out, const kiln_rd_acc *kiln_part, long long kiln_O, "
+        "long long kiln_S, long long kiln_R, long long kiln_per) {\n"
+        "    const long long kiln_o0 = (long long)blockIdx.x * kiln_per;\n"
+        "    const long long kiln_o1 = kiln_O - kiln_o0 < kiln_per ? kiln_O : kiln_o0 + kiln_per;\n"
+        "    for (long long kiln_o = kiln_o0; kiln_o < kiln_o1; kiln_o++) {\n"
+        "        kiln_rd_acc kiln_acc = kiln_rd_identity();\n"
+        "        for (long long kiln_s = 0; kiln_s < kiln_S; kiln_s++)\n"
+        "            kiln_acc = kiln_rd_reduce(kiln_acc, kiln_part[kiln_s * kiln_O + kiln_o]);\n"
+        "        kiln_out[kiln_o] = kiln_rd_store(kiln_acc, kiln_R);\n    }\n}\n",
+        rd_storage_type(p->out_store));
 }
 
 char *rd_generate(const rd_op *op, const rd_plan *p) {
     static const char *const layouts[] = {"inner", "column", "generic"};
     kiln_text t = {0};
     kiln_text_printf(&t, "#line 1 \"kiln-reduce-%s.cu\"\n", op->name);
-    kiln_text_printf(&t, "// kiln reduction %s, %s kernels, layout %s (%d kept, %d reduced dims), vec %d, group %d\n",
-                     op->name, p->backend == KILN_BACKEND_CUDA ? "cuda" : "cpu", layouts[p->layout], p->ndo,
-                     p->ndr, p->vec, p->group);
+    kiln_text_printf(
+        &t, "// kiln reduction %s, %s kernels, layout %s (%d kept, %d reduced dims), vec %d, group %d\n",
+        op->name, p->backend == KILN_BACKEND_CUDA ? "cuda" : "cpu", layouts[p->layout], p->ndo, p->ndr,
+        p->vec, p->group);
     kiln_text_puts(&t, kiln_embedded_ufunc_common);
     kiln_text_puts(&t, kiln_embedded_reduce_common);
     if (p->backend == KILN_BACKEND_CUDA) kiln_text_puts(&t, kiln_embedded_reduce_gpu);

@@ -19,8 +19,8 @@ kiln_status rd_parse_axes(int ndim, const int *axes, int naxes, const char *what
         int ax = axes[i];
         if (ax < -ndim || ax >= ndim)
             return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                                  "%s: axis %d is out of range for an array of %d dim%s (valid: %d..%d)", what,
-                                  ax, ndim, ndim == 1 ? "" : "s", -ndim, ndim - 1);
+                                  "%s: axis %d is out of range for an array of %d dim%s (valid: %d..%d)",
+                                  what, ax, ndim, ndim == 1 ? "" : "s", -ndim, ndim - 1);
         if (ax < 0) ax += ndim;
         if (red[ax])
             return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: axis %d is given twice (as %d)", what, ax,

@@ -55,14 +55,14 @@ typedef struct rd_plan {
     kiln_dtype store[RD_MAX_IN]; /* array inputs: their dtype */
     char *data[RD_MAX_IN];
     kiln_dtype out_store;
-    int ndo, ndr;                /* kept and reduced dims after merging */
+    int ndo, ndr; /* kept and reduced dims after merging */
     int64_t oshape[KILN_MAX_DIMS], rshape[KILN_MAX_DIMS];
     int64_t ostr[RD_MAX_IN + 1][KILN_MAX_DIMS]; /* bytes; [RD_IDX]: index weights */
     int64_t rstr[RD_MAX_IN + 1][KILN_MAX_DIMS];
     int64_t O, R; /* outputs, reduced elements per output */
     rd_layout layout;
-    int vec;      /* CUDA RD_INNER: elements per 16-byte load (1: none) */
-    int group;    /* CUDA RD_INNER/GENERIC: threads per output (32 or a block) */
+    int vec;          /* CUDA RD_INNER: elements per 16-byte load (1: none) */
+    int group;        /* CUDA RD_INNER/GENERIC: threads per output (32 or a block) */
     int64_t splits;   /* pieces the reduced elements of one output are cut into */
     int64_t rchunk;   /* reduced elements per piece */
     int64_t per_task; /* CPU: outputs per block */

@@ -57,8 +57,9 @@ static kiln_status broadcast(const rd_op *op, kiln_array *const *arr, int *ndim_
             int64_t *s = &shape[nd - x->ndim + d];
             if (x->shape[d] == *s || x->shape[d] == 1) continue;
             if (*s != 1)
-                return kiln_set_error(KILN_ERR_SHAPE, "%s: cannot broadcast input %d %s with input %d %s", op->name,
-                                      first, kiln_shape_format(arr[first]->ndim, arr[first]->shape, a, sizeof a), i,
+                return kiln_set_error(KILN_ERR_SHAPE, "%s: cannot broadcast input %d %s with input %d %s",
+                                      op->name, first,
+                                      kiln_shape_format(arr[first]->ndim, arr[first]->shape, a, sizeof a), i,
                                       kiln_shape_format(x->ndim, x->shape, b, sizeof b));
             *s = x->shape[d];
         }
@@ -78,7 +79,10 @@ static kiln_value scalar_as(const kiln_value *v, kiln_dtype to) {
     case 'i': return kiln_scalar_i_(to, i);
     case 'u': return kiln_scalar_u_(to, fk == 'u' ? v->as.u : (uint64_t)i);
     case 'c': return kiln_scalar_f_(to, re, im);
-    default: return to == KILN_FLOAT16 ? kiln_f32((float)re) : to == KILN_FLOAT64 ? kiln_f64(re) : kiln_f32((float)re);
+    default:
+        return to == KILN_FLOAT16   ? kiln_f32((float)re)
+               : to == KILN_FLOAT64 ? kiln_f64(re)
+                                    : kiln_f32((float)re);
     }
 }
 
@@ -97,8 +101,8 @@ static kiln_status take_inputs(const rd_op *op, kiln_context *ctx, const kiln_va
             continue;
         }
         if (v->kind != KILN_VALUE_ARRAY || !v->as.array)
-            return kiln_set_error(KILN_ERR_ARG_TYPE, "%s: input %d (%s) must be an array or a scalar", op->name, i,
-                                  op->in_name[i]);
+            return kiln_set_error(KILN_ERR_ARG_TYPE, "%s: input %d (%s) must be an array or a scalar",
+                                  op->name, i, op->in_name[i]);
         kiln_array *a = v->as.array;
         if (a->ctx != ctx)
             return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: input %d (%s) belongs to another context",
@@ -110,13 +114,15 @@ static kiln_status take_inputs(const rd_op *op, kiln_context *ctx, const kiln_va
         int64_t item = (int64_t)kiln_dtype_size(a->dtype);
         for (int d = 0; d < a->ndim; d++)
             if (a->shape[d] > 1 && a->strides[d] % item != 0)
-                return kiln_set_error(KILN_ERR_UNSUPPORTED,
-                                      "%s: input %d has a stride of %lld bytes, not a multiple of its item size %lld; "
-                                      "copy it first (kiln_array_copy)",
-                                      op->name, i, (long long)a->strides[d], (long long)item);
+                return kiln_set_error(
+                    KILN_ERR_UNSUPPORTED,
+                    "%s: input %d has a stride of %lld bytes, not a multiple of its item size %lld; "
+                    "copy it first (kiln_array_copy)",
+                    op->name, i, (long long)a->strides[d], (long long)item);
         any = 1;
     }
-    if (!any) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: at least one input must be an array", op->name);
+    if (!any)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: at least one input must be an array", op->name);
     for (int i = 0; i < op->nin; i++) {
         if (args[i].kind != KILN_VALUE_ARRAY) continue;
         kiln_status s = rd_device_input(ctx, args[i].as.array, &arr[i]);
@@ -148,7 +154,8 @@ static kiln_status launch(const rd_op *op, kiln_context *ctx, const rd_plan *p, 
                           kiln_stream *stream) {
     char what[160];
     snprintf(what, sizeof what,
-             "%s: the reduction did not compile (lines below count from each snippet's first line):\n", op->name);
+             "%s: the reduction did not compile (lines below count from each snippet's first line):\n",
+             op->name);
     kiln_kernel *main_k = NULL, *fin = NULL;
     kiln_status s = rd_cached_kernel(ctx, src, op->name, "kiln_rd_main", what, &main_k);
     if (s != KILN_OK) return s;
@@ -166,7 +173,8 @@ static kiln_status launch(const rd_op *op, kiln_context *ctx, const rd_plan *p, 
     int nargs = rd_main_args(op, p, dst, part ? part->data : NULL, args, KILN_MAX_PARAMS);
     if (nargs < 0) {
         kiln_array_release(part);
-        return kiln_set_error(KILN_ERR_UNSUPPORTED, "%s: too many dims and inputs for one kernel (more than %d parameters)",
+        return kiln_set_error(KILN_ERR_UNSUPPORTED,
+                              "%s: too many dims and inputs for one kernel (more than %d parameters)",
                               op->name, KILN_MAX_PARAMS);
     }
     kiln_dim3 grid = KILN_DIM(1), block = KILN_DIM(1);
@@ -194,17 +202,19 @@ static kiln_status launch(const rd_op *op, kiln_context *ctx, const rd_plan *p, 
     if (s == KILN_OK && p->splits > 1) {
         nargs = rd_finish_args(p, dst, part->data, args, KILN_MAX_PARAMS);
         int rows = p->backend == KILN_BACKEND_CUDA && p->O < 64;
-        s = rd_cached_kernel(ctx, src, op->name, rows ? "kiln_rd_finish_rows" : "kiln_rd_finish_cols", what, &fin);
+        s = rd_cached_kernel(ctx, src, op->name, rows ? "kiln_rd_finish_rows" : "kiln_rd_finish_cols", what,
+                             &fin);
         if (s == KILN_OK) {
             if (rows)
-                s = kiln_launch(fin, KILN_DIM((uint32_t)p->O), KILN_DIM(RD_GPU_BLOCK), 0, stream, args, nargs);
+                s = kiln_launch(fin, KILN_DIM((uint32_t)p->O), KILN_DIM(RD_GPU_BLOCK), 0, stream, args,
+                                nargs);
             else if (p->backend == KILN_BACKEND_CUDA)
                 s = kiln_launch(fin, KILN_DIM((uint32_t)((p->O + RD_GPU_BLOCK - 1) / RD_GPU_BLOCK)),
                                 KILN_DIM(RD_GPU_BLOCK), 0, stream, args, nargs);
             else {
                 int64_t per = args[5].as.i;
-                s = kiln_launch(fin, KILN_DIM((uint32_t)((p->O + per - 1) / per)), KILN_DIM(1), 0, stream, args,
-                                nargs);
+                s = kiln_launch(fin, KILN_DIM((uint32_t)((p->O + per - 1) / per)), KILN_DIM(1), 0, stream,
+                                args, nargs);
             }
         }
     }
@@ -217,9 +227,11 @@ kiln_status rd_execute(const rd_op *op, kiln_context *ctx, const kiln_value *arg
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
     if (!result && !out)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: give an output array or a result pointer", op->name);
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: give an output array or a result pointer",
+                              op->name);
     if (out && out->ctx != ctx)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: the output belongs to another context", op->name);
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: the output belongs to another context",
+                              op->name);
     kiln_array *arr[RD_MAX_IN];
     kiln_value val[RD_MAX_IN];
     s = take_inputs(op, ctx, args, nargs, arr, val);
@@ -239,10 +251,11 @@ kiln_status rd_execute(const rd_op *op, kiln_context *ctx, const kiln_value *arg
     }
     if (s == KILN_OK && R == 0 && O > 0 && !op->has_identity) {
         char sh[256];
-        s = kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                           "%s: zero-size reduction of an array of shape %s over an empty axis: the operation has no "
-                           "identity",
-                           op->name, kiln_shape_format(ndim, shape, sh, sizeof sh));
+        s = kiln_set_error(
+            KILN_ERR_INVALID_ARGUMENT,
+            "%s: zero-size reduction of an array of shape %s over an empty axis: the operation has no "
+            "identity",
+            op->name, kiln_shape_format(ndim, shape, sh, sizeof sh));
     }
     if (s == KILN_OK && out) s = rd_check_out(op->name, out, op->out_dtype, rnd, rshape);
     kiln_array *dst = out;
@@ -261,7 +274,8 @@ kiln_status rd_execute(const rd_op *op, kiln_context *ctx, const kiln_value *arg
         for (int i = 0; i < op->nin; i++) p.value[i] = val[i];
         p.out_store = dst->dtype;
         src = rd_generate(op, &p);
-        if (!src) s = kiln_set_error(KILN_ERR_UNSUPPORTED, "%s: too many dims and inputs for one kernel", op->name);
+        if (!src)
+            s = kiln_set_error(KILN_ERR_UNSUPPORTED, "%s: too many dims and inputs for one kernel", op->name);
     }
     if (s == KILN_OK) s = launch(op, ctx, &p, src, dst->data, stream);
     if (s == KILN_OK && tmp) s = kiln_array_assign(out, tmp);
@@ -279,8 +293,8 @@ kiln_status rd_execute(const rd_op *op, kiln_context *ctx, const kiln_value *arg
     return KILN_OK;
 }
 
-kiln_status rd_source_for(const rd_op *op, kiln_backend_kind backend, kiln_array *a, const int *axes, int naxes,
-                          char **source) {
+kiln_status rd_source_for(const rd_op *op, kiln_backend_kind backend, kiln_array *a, const int *axes,
+                          int naxes, char **source) {
     int red[KILN_MAX_DIMS];
     kiln_status s = rd_parse_axes(a->ndim, axes, naxes, op->name, red);
     if (s != KILN_OK) return s;

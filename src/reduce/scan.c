@@ -13,6 +13,8 @@
  *          thread scanning 8 in order, threads combined with warp shuffles;
  *          CPU tiles are one contiguous piece per block.
  * Operators need only be associative: every combination keeps order. */
+#include "reduce/scan.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +23,6 @@
 #include "core/error.h"
 #include "core/text.h"
 #include "kernel/module.h"
-#include "reduce/scan.h"
 
 extern const char kiln_embedded_ufunc_common[];
 extern const char kiln_embedded_reduce_common[];
@@ -55,10 +56,12 @@ static void snippet(kiln_text *t, const sc_op *op, const char *part, const char 
 }
 
 static void emit_params(kiln_text *t, const sc_plan *p) {
-    kiln_text_printf(t, "%s *kiln_out, const %s *kiln_in, kiln_sc_t *kiln_aggr, int kiln_excl, long long kiln_M, "
-                        "long long kiln_L, long long kiln_sL, long long kiln_oL, long long kiln_T, long long kiln_tile, "
-                        "long long kiln_per",
-                     rd_storage_type(p->out_store), rd_storage_type(p->in_store));
+    kiln_text_printf(
+        t,
+        "%s *kiln_out, const %s *kiln_in, kiln_sc_t *kiln_aggr, int kiln_excl, long long kiln_M, "
+        "long long kiln_L, long long kiln_sL, long long kiln_oL, long long kiln_T, long long kiln_tile, "
+        "long long kiln_per",
+        rd_storage_type(p->out_store), rd_storage_type(p->in_store));
     for (int d = 0; d < p->nd; d++)
         kiln_text_printf(t, ", long long kiln_rs%d, long long kiln_ri%d, long long kiln_ro%d", d, d, d);
 }
@@ -86,12 +89,16 @@ static int sc_args(const sc_plan *p, void *out, const void *in, void *aggr, int 
 
 /* kiln_pi / kiln_po: the row's first element in and out. */
 static void emit_row_bases(kiln_text *t, const sc_plan *p, const char *row) {
-    kiln_text_printf(t, "    const char *kiln_pi = (const char *)kiln_in; char *kiln_po = (char *)kiln_out;\n"
-                        "    { long long kiln_q = %s;\n", row);
+    kiln_text_printf(t,
+                     "    const char *kiln_pi = (const char *)kiln_in; char *kiln_po = (char *)kiln_out;\n"
+                     "    { long long kiln_q = %s;\n",
+                     row);
     for (int d = p->nd - 1; d >= 0; d--)
-        kiln_text_printf(t, "      { const long long kiln_c = kiln_q %% kiln_rs%d; kiln_q /= kiln_rs%d; kiln_pi += kiln_c * "
-                            "kiln_ri%d; kiln_po += kiln_c * kiln_ro%d; }\n",
-                         d, d, d, d);
+        kiln_text_printf(
+            t,
+            "      { const long long kiln_c = kiln_q %% kiln_rs%d; kiln_q /= kiln_rs%d; kiln_pi += kiln_c * "
+            "kiln_ri%d; kiln_po += kiln_c * kiln_ro%d; }\n",
+            d, d, d, d);
     kiln_text_printf(t, "      (void)kiln_q; }\n");
 }
 
@@ -107,21 +114,28 @@ static void emit_operator(kiln_text *t, const sc_op *op, const sc_plan *p) {
     rd_load_expr(e, sizeof e, p->in_store, vd, "*(const kiln_sc_in *)kiln_p");
     kiln_text_printf(t, "typedef %s kiln_sc_in;\n", rd_storage_type(p->in_store));
     if (op->identity) {
-        kiln_text_printf(t, "typedef kiln_sc_v kiln_sc_t;\nKILN_RD_FN kiln_sc_t kiln_sc_identity() {\n    return ");
+        kiln_text_printf(
+            t, "typedef kiln_sc_v kiln_sc_t;\nKILN_RD_FN kiln_sc_t kiln_sc_identity() {\n    return ");
         snippet(t, op, "identity", op->identity);
-        kiln_text_printf(t, "    ;\n}\nKILN_RD_FN kiln_sc_t kiln_sc_op(kiln_sc_t a, kiln_sc_t b) { return kiln_sc_user(a, b); }\n");
+        kiln_text_printf(t, "    ;\n}\nKILN_RD_FN kiln_sc_t kiln_sc_op(kiln_sc_t a, kiln_sc_t b) { return "
+                            "kiln_sc_user(a, b); }\n");
         kiln_text_printf(t, "KILN_RD_FN kiln_sc_t kiln_sc_load(const char *kiln_p) { return %s; }\n", e);
         rd_store_expr(e, sizeof e, vd, p->out_store, "kiln_v");
     } else {
-        kiln_text_printf(t, "typedef kiln_rd_opt<kiln_sc_v> kiln_sc_t;\n"
-                            "KILN_RD_FN kiln_sc_t kiln_sc_identity() { return kiln_rd_opt_make(kiln_sc_v(), 0); }\n"
-                            "KILN_RD_FN kiln_sc_t kiln_sc_op(kiln_sc_t a, kiln_sc_t b) {\n"
-                            "    return !a.has ? b : !b.has ? a : kiln_rd_opt_make(kiln_sc_user(a.v, b.v), 1);\n}\n");
-        kiln_text_printf(t, "KILN_RD_FN kiln_sc_t kiln_sc_load(const char *kiln_p) { return kiln_rd_opt_make<kiln_sc_v>(%s, 1); }\n", e);
+        kiln_text_printf(
+            t, "typedef kiln_rd_opt<kiln_sc_v> kiln_sc_t;\n"
+               "KILN_RD_FN kiln_sc_t kiln_sc_identity() { return kiln_rd_opt_make(kiln_sc_v(), 0); }\n"
+               "KILN_RD_FN kiln_sc_t kiln_sc_op(kiln_sc_t a, kiln_sc_t b) {\n"
+               "    return !a.has ? b : !b.has ? a : kiln_rd_opt_make(kiln_sc_user(a.v, b.v), 1);\n}\n");
+        kiln_text_printf(t,
+                         "KILN_RD_FN kiln_sc_t kiln_sc_load(const char *kiln_p) { return "
+                         "kiln_rd_opt_make<kiln_sc_v>(%s, 1); }\n",
+                         e);
         rd_store_expr(e, sizeof e, vd, p->out_store, "kiln_v.v");
     }
-    kiln_text_printf(t, "KILN_RD_FN void kiln_sc_store(char *kiln_p, kiln_sc_t kiln_v) { *(%s *)kiln_p = %s; }\n",
-                     rd_storage_type(p->out_store), e);
+    kiln_text_printf(
+        t, "KILN_RD_FN void kiln_sc_store(char *kiln_p, kiln_sc_t kiln_v) { *(%s *)kiln_p = %s; }\n",
+        rd_storage_type(p->out_store), e);
 }
 
 static void emit_seq(kiln_text *t, const sc_plan *p, int cuda) {
@@ -129,11 +143,14 @@ static void emit_seq(kiln_text *t, const sc_plan *p, int cuda) {
     emit_params(t, p);
     kiln_text_printf(t, ") {\n    (void)kiln_aggr; (void)kiln_T; (void)kiln_tile;\n");
     if (cuda)
-        kiln_text_printf(t, "    const long long kiln_m0 = (long long)blockIdx.x * blockDim.x + threadIdx.x, kiln_m1 = kiln_m0 + 1;\n");
+        kiln_text_printf(t, "    const long long kiln_m0 = (long long)blockIdx.x * blockDim.x + threadIdx.x, "
+                            "kiln_m1 = kiln_m0 + 1;\n");
     else
-        kiln_text_printf(t, "    const long long kiln_m0 = (long long)blockIdx.x * kiln_per;\n"
-                            "    const long long kiln_m1 = kiln_M - kiln_m0 < kiln_per ? kiln_M : kiln_m0 + kiln_per;\n");
-    kiln_text_printf(t, "    for (long long kiln_m = kiln_m0; kiln_m < kiln_m1 && kiln_m < kiln_M; kiln_m++) {\n");
+        kiln_text_printf(
+            t, "    const long long kiln_m0 = (long long)blockIdx.x * kiln_per;\n"
+               "    const long long kiln_m1 = kiln_M - kiln_m0 < kiln_per ? kiln_M : kiln_m0 + kiln_per;\n");
+    kiln_text_printf(
+        t, "    for (long long kiln_m = kiln_m0; kiln_m < kiln_m1 && kiln_m < kiln_M; kiln_m++) {\n");
     emit_row_bases(t, p, "kiln_m");
     kiln_text_printf(t, "    kiln_sc_t kiln_acc = kiln_sc_identity();\n"
                         "    for (long long kiln_l = 0; kiln_l < kiln_L; kiln_l++) {\n"
@@ -151,16 +168,18 @@ static void emit_cpu_tiled(kiln_text *t, const sc_plan *p) {
     kiln_text_printf(t, ") {\n    (void)kiln_out; (void)kiln_excl; (void)kiln_oL; (void)kiln_per;\n"
                         "    const long long kiln_m = blockIdx.x / kiln_T, kiln_t = blockIdx.x %% kiln_T;\n");
     emit_row_bases(t, p, "kiln_m");
-    kiln_text_printf(t, "    const long long kiln_l0 = kiln_t * kiln_tile;\n"
-                        "    const long long kiln_l1 = kiln_L - kiln_l0 < kiln_tile ? kiln_L : kiln_l0 + kiln_tile;\n"
-                        "    kiln_sc_t kiln_acc = kiln_sc_identity();\n"
-                        "    for (long long kiln_l = kiln_l0; kiln_l < kiln_l1; kiln_l++)\n"
-                        "        kiln_acc = kiln_sc_op(kiln_acc, kiln_sc_load(kiln_pi + kiln_l * kiln_sL));\n"
-                        "    kiln_aggr[blockIdx.x] = kiln_acc;\n    (void)kiln_po;\n}\n");
+    kiln_text_printf(
+        t, "    const long long kiln_l0 = kiln_t * kiln_tile;\n"
+           "    const long long kiln_l1 = kiln_L - kiln_l0 < kiln_tile ? kiln_L : kiln_l0 + kiln_tile;\n"
+           "    kiln_sc_t kiln_acc = kiln_sc_identity();\n"
+           "    for (long long kiln_l = kiln_l0; kiln_l < kiln_l1; kiln_l++)\n"
+           "        kiln_acc = kiln_sc_op(kiln_acc, kiln_sc_load(kiln_pi + kiln_l * kiln_sL));\n"
+           "    kiln_aggr[blockIdx.x] = kiln_acc;\n    (void)kiln_po;\n}\n");
     /* pass 2: exclusive scan of a row's aggregates */
     kiln_text_printf(t, "__global__ void kiln_sc_prefix(");
     emit_params(t, p);
-    kiln_text_printf(t, ") {\n    (void)kiln_out; (void)kiln_in; (void)kiln_excl; (void)kiln_M; (void)kiln_L; (void)kiln_sL;\n"
+    kiln_text_printf(t, ") {\n    (void)kiln_out; (void)kiln_in; (void)kiln_excl; (void)kiln_M; "
+                        "(void)kiln_L; (void)kiln_sL;\n"
                         "    (void)kiln_oL; (void)kiln_tile; (void)kiln_per;\n"
                         "    kiln_sc_t *kiln_a = kiln_aggr + (long long)blockIdx.x * kiln_T;\n"
                         "    kiln_sc_t kiln_acc = kiln_sc_identity();\n"
@@ -168,7 +187,8 @@ static void emit_cpu_tiled(kiln_text *t, const sc_plan *p) {
                         "        const kiln_sc_t kiln_x = kiln_a[kiln_t];\n"
                         "        kiln_a[kiln_t] = kiln_acc;\n"
                         "        kiln_acc = kiln_sc_op(kiln_acc, kiln_x);\n    }\n");
-    for (int d = 0; d < p->nd; d++) kiln_text_printf(t, "    (void)kiln_rs%d; (void)kiln_ri%d; (void)kiln_ro%d;\n", d, d, d);
+    for (int d = 0; d < p->nd; d++)
+        kiln_text_printf(t, "    (void)kiln_rs%d; (void)kiln_ri%d; (void)kiln_ro%d;\n", d, d, d);
     kiln_text_printf(t, "}\n");
     /* pass 3: each piece rescanned from its prefix */
     kiln_text_printf(t, "__global__ void kiln_sc_apply(");
@@ -176,20 +196,22 @@ static void emit_cpu_tiled(kiln_text *t, const sc_plan *p) {
     kiln_text_printf(t, ") {\n    (void)kiln_per;\n"
                         "    const long long kiln_m = blockIdx.x / kiln_T, kiln_t = blockIdx.x %% kiln_T;\n");
     emit_row_bases(t, p, "kiln_m");
-    kiln_text_printf(t, "    const long long kiln_l0 = kiln_t * kiln_tile;\n"
-                        "    const long long kiln_l1 = kiln_L - kiln_l0 < kiln_tile ? kiln_L : kiln_l0 + kiln_tile;\n"
-                        "    kiln_sc_t kiln_acc = kiln_aggr[blockIdx.x];\n"
-                        "    for (long long kiln_l = kiln_l0; kiln_l < kiln_l1; kiln_l++) {\n"
-                        "        const kiln_sc_t kiln_x = kiln_sc_load(kiln_pi + kiln_l * kiln_sL);\n"
-                        "        if (kiln_excl) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_acc);\n"
-                        "        kiln_acc = kiln_sc_op(kiln_acc, kiln_x);\n"
-                        "        if (!kiln_excl) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_acc);\n    }\n}\n");
+    kiln_text_printf(
+        t, "    const long long kiln_l0 = kiln_t * kiln_tile;\n"
+           "    const long long kiln_l1 = kiln_L - kiln_l0 < kiln_tile ? kiln_L : kiln_l0 + kiln_tile;\n"
+           "    kiln_sc_t kiln_acc = kiln_aggr[blockIdx.x];\n"
+           "    for (long long kiln_l = kiln_l0; kiln_l < kiln_l1; kiln_l++) {\n"
+           "        const kiln_sc_t kiln_x = kiln_sc_load(kiln_pi + kiln_l * kiln_sL);\n"
+           "        if (kiln_excl) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_acc);\n"
+           "        kiln_acc = kiln_sc_op(kiln_acc, kiln_x);\n"
+           "        if (!kiln_excl) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_acc);\n    }\n}\n");
 }
 
 static const char gpu_block_scan[] =
     "// Inclusive scan of one value per thread over a block of 256, in thread\n"
     "// order; *total gets the block's aggregate. Uses kiln_sc_wt (8 slots).\n"
-    "static __device__ __forceinline__ kiln_sc_t kiln_sc_block_incl(kiln_sc_t v, kiln_sc_t *kiln_sc_wt, kiln_sc_t *total) {\n"
+    "static __device__ __forceinline__ kiln_sc_t kiln_sc_block_incl(kiln_sc_t v, kiln_sc_t *kiln_sc_wt, "
+    "kiln_sc_t *total) {\n"
     "    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;\n"
     "    for (int d = 1; d < 32; d <<= 1) {\n"
     "        const kiln_sc_t up = kiln_rd_shfl_up(v, d);\n"
@@ -214,75 +236,90 @@ static const char gpu_block_scan[] =
 
 static void emit_gpu_tiled(kiln_text *t, const sc_plan *p) {
     kiln_text_puts(t, gpu_block_scan);
-    const char *smem = "    __shared__ __align__(16) unsigned char kiln_smb[(%d + 8 + 256) * sizeof(kiln_sc_t)];\n"
-                       "    kiln_sc_t *kiln_sm = (kiln_sc_t *)kiln_smb, *kiln_wt = kiln_sm + %d, *kiln_th = kiln_wt + 8;\n";
-    const char *stage = "    const long long kiln_l0 = (long long)blockIdx.x * %d;\n"
-                        "    for (int kiln_j = 0; kiln_j < %d; kiln_j++) {\n"
-                        "        const long long kiln_l = kiln_l0 + kiln_j * 256 + threadIdx.x;\n"
-                        "        kiln_sm[kiln_j * 256 + threadIdx.x] = kiln_l < kiln_L ? kiln_sc_load(kiln_pi + kiln_l * kiln_sL) : kiln_sc_identity();\n"
-                        "    }\n    __syncthreads();\n"
-                        "    kiln_sc_t kiln_run = kiln_sm[threadIdx.x * %d];\n"
-                        "    for (int kiln_k = 1; kiln_k < %d; kiln_k++) kiln_run = kiln_sc_op(kiln_run, kiln_sm[threadIdx.x * %d + kiln_k]);\n"
-                        "    kiln_sc_t kiln_total;\n"
-                        "    const kiln_sc_t kiln_incl = kiln_sc_block_incl(kiln_run, kiln_wt, &kiln_total);\n";
+    const char *smem =
+        "    __shared__ __align__(16) unsigned char kiln_smb[(%d + 8 + 256) * sizeof(kiln_sc_t)];\n"
+        "    kiln_sc_t *kiln_sm = (kiln_sc_t *)kiln_smb, *kiln_wt = kiln_sm + %d, *kiln_th = kiln_wt + 8;\n";
+    const char *stage =
+        "    const long long kiln_l0 = (long long)blockIdx.x * %d;\n"
+        "    for (int kiln_j = 0; kiln_j < %d; kiln_j++) {\n"
+        "        const long long kiln_l = kiln_l0 + kiln_j * 256 + threadIdx.x;\n"
+        "        kiln_sm[kiln_j * 256 + threadIdx.x] = kiln_l < kiln_L ? kiln_sc_load(kiln_pi + kiln_l * "
+        "kiln_sL) : kiln_sc_identity();\n"
+        "    }\n    __syncthreads();\n"
+        "    kiln_sc_t kiln_run = kiln_sm[threadIdx.x * %d];\n"
+        "    for (int kiln_k = 1; kiln_k < %d; kiln_k++) kiln_run = kiln_sc_op(kiln_run, kiln_sm[threadIdx.x "
+        "* %d + kiln_k]);\n"
+        "    kiln_sc_t kiln_total;\n"
+        "    const kiln_sc_t kiln_incl = kiln_sc_block_incl(kiln_run, kiln_wt, &kiln_total);\n";
     /* pass 1 */
     kiln_text_printf(t, "__global__ void __launch_bounds__(256) kiln_sc_tiles(");
     emit_params(t, p);
-    kiln_text_printf(t, ") {\n    (void)kiln_out; (void)kiln_excl; (void)kiln_oL; (void)kiln_per; (void)kiln_tile; (void)kiln_M;\n"
+    kiln_text_printf(t, ") {\n    (void)kiln_out; (void)kiln_excl; (void)kiln_oL; (void)kiln_per; "
+                        "(void)kiln_tile; (void)kiln_M;\n"
                         "    const long long kiln_m = blockIdx.y;\n");
     kiln_text_printf(t, smem, SC_TILE, SC_TILE);
     emit_row_bases(t, p, "kiln_m");
     kiln_text_printf(t, stage, SC_TILE, SC_ITEMS, SC_ITEMS, SC_ITEMS, SC_ITEMS);
-    kiln_text_printf(t, "    (void)kiln_incl; (void)kiln_th; (void)kiln_po;\n"
-                        "    if (threadIdx.x == 0) kiln_aggr[kiln_m * kiln_T + blockIdx.x] = kiln_total;\n}\n");
+    kiln_text_printf(t,
+                     "    (void)kiln_incl; (void)kiln_th; (void)kiln_po;\n"
+                     "    if (threadIdx.x == 0) kiln_aggr[kiln_m * kiln_T + blockIdx.x] = kiln_total;\n}\n");
     /* pass 2 */
     kiln_text_printf(t, "__global__ void __launch_bounds__(256) kiln_sc_prefix(");
     emit_params(t, p);
-    kiln_text_printf(t, ") {\n    (void)kiln_out; (void)kiln_in; (void)kiln_excl; (void)kiln_M; (void)kiln_L; (void)kiln_sL;\n"
+    kiln_text_printf(t, ") {\n    (void)kiln_out; (void)kiln_in; (void)kiln_excl; (void)kiln_M; "
+                        "(void)kiln_L; (void)kiln_sL;\n"
                         "    (void)kiln_oL; (void)kiln_tile; (void)kiln_per;\n");
-    for (int d = 0; d < p->nd; d++) kiln_text_printf(t, "    (void)kiln_rs%d; (void)kiln_ri%d; (void)kiln_ro%d;\n", d, d, d);
-    kiln_text_printf(t, "    __shared__ __align__(16) unsigned char kiln_smb[(8 + 256) * sizeof(kiln_sc_t)];\n"
-                        "    kiln_sc_t *kiln_wt = (kiln_sc_t *)kiln_smb, *kiln_th = kiln_wt + 8;\n"
-                        "    kiln_sc_t *kiln_a = kiln_aggr + (long long)blockIdx.x * kiln_T;\n"
-                        "    kiln_sc_t kiln_carry = kiln_sc_identity();\n"
-                        "    for (long long kiln_b = 0; kiln_b < kiln_T; kiln_b += 256) {\n"
-                        "        const long long kiln_i = kiln_b + threadIdx.x;\n"
-                        "        const kiln_sc_t kiln_x = kiln_i < kiln_T ? kiln_a[kiln_i] : kiln_sc_identity();\n"
-                        "        kiln_sc_t kiln_total;\n"
-                        "        const kiln_sc_t kiln_incl = kiln_sc_block_incl(kiln_x, kiln_wt, &kiln_total);\n"
-                        "        kiln_th[threadIdx.x] = kiln_incl;\n        __syncthreads();\n"
-                        "        const kiln_sc_t kiln_ex = threadIdx.x ? kiln_sc_op(kiln_carry, kiln_th[threadIdx.x - 1]) : kiln_carry;\n"
-                        "        if (kiln_i < kiln_T) kiln_a[kiln_i] = kiln_ex;\n"
-                        "        kiln_carry = kiln_sc_op(kiln_carry, kiln_total);\n        __syncthreads();\n    }\n}\n");
+    for (int d = 0; d < p->nd; d++)
+        kiln_text_printf(t, "    (void)kiln_rs%d; (void)kiln_ri%d; (void)kiln_ro%d;\n", d, d, d);
+    kiln_text_printf(
+        t, "    __shared__ __align__(16) unsigned char kiln_smb[(8 + 256) * sizeof(kiln_sc_t)];\n"
+           "    kiln_sc_t *kiln_wt = (kiln_sc_t *)kiln_smb, *kiln_th = kiln_wt + 8;\n"
+           "    kiln_sc_t *kiln_a = kiln_aggr + (long long)blockIdx.x * kiln_T;\n"
+           "    kiln_sc_t kiln_carry = kiln_sc_identity();\n"
+           "    for (long long kiln_b = 0; kiln_b < kiln_T; kiln_b += 256) {\n"
+           "        const long long kiln_i = kiln_b + threadIdx.x;\n"
+           "        const kiln_sc_t kiln_x = kiln_i < kiln_T ? kiln_a[kiln_i] : kiln_sc_identity();\n"
+           "        kiln_sc_t kiln_total;\n"
+           "        const kiln_sc_t kiln_incl = kiln_sc_block_incl(kiln_x, kiln_wt, &kiln_total);\n"
+           "        kiln_th[threadIdx.x] = kiln_incl;\n        __syncthreads();\n"
+           "        const kiln_sc_t kiln_ex = threadIdx.x ? kiln_sc_op(kiln_carry, kiln_th[threadIdx.x - 1]) "
+           ": kiln_carry;\n"
+           "        if (kiln_i < kiln_T) kiln_a[kiln_i] = kiln_ex;\n"
+           "        kiln_carry = kiln_sc_op(kiln_carry, kiln_total);\n        __syncthreads();\n    }\n}\n");
     /* pass 3 */
     kiln_text_printf(t, "__global__ void __launch_bounds__(256) kiln_sc_apply(");
     emit_params(t, p);
-    kiln_text_printf(t, ") {\n    (void)kiln_per; (void)kiln_tile; (void)kiln_M;\n    const long long kiln_m = blockIdx.y;\n");
+    kiln_text_printf(t, ") {\n    (void)kiln_per; (void)kiln_tile; (void)kiln_M;\n    const long long kiln_m "
+                        "= blockIdx.y;\n");
     kiln_text_printf(t, smem, SC_TILE, SC_TILE);
     emit_row_bases(t, p, "kiln_m");
     kiln_text_printf(t, stage, SC_TILE, SC_ITEMS, SC_ITEMS, SC_ITEMS, SC_ITEMS);
-    kiln_text_printf(t, "    kiln_th[threadIdx.x] = kiln_incl;\n    __syncthreads();\n"
-                        "    const kiln_sc_t kiln_pre = kiln_aggr[kiln_m * kiln_T + blockIdx.x];\n"
-                        "    kiln_sc_t kiln_acc = threadIdx.x ? kiln_sc_op(kiln_pre, kiln_th[threadIdx.x - 1]) : kiln_pre;\n"
-                        "    (void)kiln_total;\n"
-                        "    for (int kiln_k = 0; kiln_k < %d; kiln_k++) {\n"
-                        "        const int kiln_s = threadIdx.x * %d + kiln_k;\n"
-                        "        const kiln_sc_t kiln_x = kiln_sm[kiln_s];\n"
-                        "        if (kiln_excl) kiln_sm[kiln_s] = kiln_acc;\n"
-                        "        kiln_acc = kiln_sc_op(kiln_acc, kiln_x);\n"
-                        "        if (!kiln_excl) kiln_sm[kiln_s] = kiln_acc;\n    }\n    __syncthreads();\n"
-                        "    for (int kiln_j = 0; kiln_j < %d; kiln_j++) {\n"
-                        "        const long long kiln_l = kiln_l0 + kiln_j * 256 + threadIdx.x;\n"
-                        "        if (kiln_l < kiln_L) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_sm[kiln_j * 256 + threadIdx.x]);\n"
-                        "    }\n}\n",
-                     SC_ITEMS, SC_ITEMS, SC_ITEMS);
+    kiln_text_printf(
+        t,
+        "    kiln_th[threadIdx.x] = kiln_incl;\n    __syncthreads();\n"
+        "    const kiln_sc_t kiln_pre = kiln_aggr[kiln_m * kiln_T + blockIdx.x];\n"
+        "    kiln_sc_t kiln_acc = threadIdx.x ? kiln_sc_op(kiln_pre, kiln_th[threadIdx.x - 1]) : kiln_pre;\n"
+        "    (void)kiln_total;\n"
+        "    for (int kiln_k = 0; kiln_k < %d; kiln_k++) {\n"
+        "        const int kiln_s = threadIdx.x * %d + kiln_k;\n"
+        "        const kiln_sc_t kiln_x = kiln_sm[kiln_s];\n"
+        "        if (kiln_excl) kiln_sm[kiln_s] = kiln_acc;\n"
+        "        kiln_acc = kiln_sc_op(kiln_acc, kiln_x);\n"
+        "        if (!kiln_excl) kiln_sm[kiln_s] = kiln_acc;\n    }\n    __syncthreads();\n"
+        "    for (int kiln_j = 0; kiln_j < %d; kiln_j++) {\n"
+        "        const long long kiln_l = kiln_l0 + kiln_j * 256 + threadIdx.x;\n"
+        "        if (kiln_l < kiln_L) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_sm[kiln_j * 256 + "
+        "threadIdx.x]);\n"
+        "    }\n}\n",
+        SC_ITEMS, SC_ITEMS, SC_ITEMS);
 }
 
 static char *sc_generate(const sc_op *op, const sc_plan *p) {
     kiln_text t = {0};
     int cuda = p->backend == KILN_BACKEND_CUDA;
-    kiln_text_printf(&t, "#line 1 \"kiln-scan-%s.cu\"\n// kiln scan %s, %s kernels, %s, %d row dims\n", op->name,
-                     op->name, cuda ? "cuda" : "cpu", p->tiled ? "tiled" : "sequential rows", p->nd);
+    kiln_text_printf(&t, "#line 1 \"kiln-scan-%s.cu\"\n// kiln scan %s, %s kernels, %s, %d row dims\n",
+                     op->name, op->name, cuda ? "cuda" : "cpu", p->tiled ? "tiled" : "sequential rows",
+                     p->nd);
     kiln_text_puts(&t, kiln_embedded_ufunc_common);
     kiln_text_puts(&t, kiln_embedded_reduce_common);
     if (cuda) kiln_text_puts(&t, kiln_embedded_reduce_gpu);
@@ -341,8 +378,8 @@ static void sc_make_plan(kiln_context *ctx, kiln_backend_kind backend, const kil
 static kiln_status sc_launch(kiln_context *ctx, const sc_op *op, const sc_plan *p, const char *src, void *out,
                              const void *in, int excl, kiln_stream *stream) {
     char what[160];
-    snprintf(what, sizeof what, "%s: the scan did not compile (lines below count from each snippet's first line):\n",
-             op->name);
+    snprintf(what, sizeof what,
+             "%s: the scan did not compile (lines below count from each snippet's first line):\n", op->name);
     kiln_kernel *k = NULL;
     kiln_status s = rd_cached_kernel(ctx, src, op->name, "kiln_sc_seq", what, &k);
     if (s != KILN_OK || p->M == 0 || p->L == 0) return s;
@@ -351,8 +388,10 @@ static kiln_status sc_launch(kiln_context *ctx, const sc_op *op, const sc_plan *
     if (!p->tiled) {
         int n = sc_args(p, out, in, NULL, excl, args);
         if (cuda)
-            return kiln_launch(k, KILN_DIM((uint32_t)((p->M + 255) / 256)), KILN_DIM(256), 0, stream, args, n);
-        return kiln_launch(k, KILN_DIM((uint32_t)((p->M + p->per - 1) / p->per)), KILN_DIM(1), 0, stream, args, n);
+            return kiln_launch(k, KILN_DIM((uint32_t)((p->M + 255) / 256)), KILN_DIM(256), 0, stream, args,
+                               n);
+        return kiln_launch(k, KILN_DIM((uint32_t)((p->M + p->per - 1) / p->per)), KILN_DIM(1), 0, stream,
+                           args, n);
     }
     /* the aggregates: one scan value per tile; its size from the module */
     kiln_kernel *kt = NULL, *kp = NULL, *ka = NULL;
@@ -382,19 +421,21 @@ kiln_status sc_execute(const sc_op *op, kiln_array *a0, int axis, int exclusive,
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
     if (!out && !result)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: give an output array or a result pointer", op->name);
-    if (exclusive && !op->identity)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: an exclusive scan needs an identity, the operator has none",
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: give an output array or a result pointer",
                               op->name);
+    if (exclusive && !op->identity)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "%s: an exclusive scan needs an identity, the operator has none", op->name);
     if (a0->dtype != op->in_dtype && !kiln_dtype_can_cast(a0->dtype, op->in_dtype))
-        return kiln_set_error(KILN_ERR_DTYPE, "%s: the array is %s, which does not cast safely to %s", op->name,
-                              kiln_dtype_name(a0->dtype), kiln_dtype_name(op->in_dtype));
+        return kiln_set_error(KILN_ERR_DTYPE, "%s: the array is %s, which does not cast safely to %s",
+                              op->name, kiln_dtype_name(a0->dtype), kiln_dtype_name(op->in_dtype));
     kiln_array *a = NULL, *made = NULL, *tmp = NULL;
     int flat = axis == KILN_AXIS_FLAT;
     if (!flat && (axis < -a0->ndim || axis >= a0->ndim || a0->ndim == 0))
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "%s: axis %d is out of range for an array of %d dim%s (valid: %d..%d, or KILN_AXIS_FLAT)",
-                              op->name, axis, a0->ndim, a0->ndim == 1 ? "" : "s", -a0->ndim, a0->ndim - 1);
+        return kiln_set_error(
+            KILN_ERR_INVALID_ARGUMENT,
+            "%s: axis %d is out of range for an array of %d dim%s (valid: %d..%d, or KILN_AXIS_FLAT)",
+            op->name, axis, a0->ndim, a0->ndim == 1 ? "" : "s", -a0->ndim, a0->ndim - 1);
     if (!flat && axis < 0) axis += a0->ndim;
     s = rd_device_input(ctx, a0, &a);
     if (s == KILN_OK && flat) {
@@ -419,8 +460,8 @@ kiln_status sc_execute(const sc_op *op, kiln_array *a0, int axis, int exclusive,
     if (s == KILN_OK && !out) {
         s = kiln_array_empty(ctx, op->out_dtype, a->ndim, a->shape, &made);
         dst = made;
-    } else if (s == KILN_OK &&
-               (!kiln_array_is_contiguous(out) || (ctx->ops->kind == KILN_BACKEND_CUDA && out->memory == KILN_MEMORY_HOST))) {
+    } else if (s == KILN_OK && (!kiln_array_is_contiguous(out) ||
+                                (ctx->ops->kind == KILN_BACKEND_CUDA && out->memory == KILN_MEMORY_HOST))) {
         s = kiln_array_empty(ctx, out->dtype, a->ndim, a->shape, &tmp);
         dst = tmp;
     }
@@ -447,7 +488,8 @@ kiln_status sc_execute(const sc_op *op, kiln_array *a0, int axis, int exclusive,
     return KILN_OK;
 }
 
-kiln_status sc_source_for(const sc_op *op, kiln_backend_kind backend, kiln_array *a, int axis, char **source) {
+kiln_status sc_source_for(const sc_op *op, kiln_backend_kind backend, kiln_array *a, int axis,
+                          char **source) {
     if (axis < 0) axis += a->ndim;
     sc_plan p;
     sc_make_plan(a->ctx, backend, a, axis, NULL, op->out_dtype, &p);

@@ -43,13 +43,15 @@ struct kiln_reduction_kernel {
 };
 
 static kiln_status parse_in_params(const char *name, const char *text, rd_op *op) {
-    if (!text || !*text) return kiln_set_error(KILN_ERR_SIGNATURE, "%s: in_params is empty, expected e.g. \"f4 x\"", name);
+    if (!text || !*text)
+        return kiln_set_error(KILN_ERR_SIGNATURE, "%s: in_params is empty, expected e.g. \"f4 x\"", name);
     const char *p = text;
     while (*p) {
         while (isspace((unsigned char)*p) || *p == ',') p++;
         if (!*p) break;
         if (op->nin == RD_MAX_IN)
-            return kiln_set_error(KILN_ERR_SIGNATURE, "%s: more than %d inputs in \"%s\"", name, RD_MAX_IN, text);
+            return kiln_set_error(KILN_ERR_SIGNATURE, "%s: more than %d inputs in \"%s\"", name, RD_MAX_IN,
+                                  text);
         char type[32] = {0}, id[RD_NAME_MAX] = {0};
         size_t n = 0;
         while (*p && !isspace((unsigned char)*p) && *p != ',' && n + 1 < sizeof type) type[n++] = *p++;
@@ -58,18 +60,22 @@ static kiln_status parse_in_params(const char *name, const char *text, rd_op *op
         while (*p && !isspace((unsigned char)*p) && *p != ',' && n + 1 < sizeof id) id[n++] = *p++;
         while (isspace((unsigned char)*p)) p++;
         if (*p && *p != ',')
-            return kiln_set_error(KILN_ERR_SIGNATURE, "%s: in_params \"%s\": expected \"type name\" pairs separated by ','",
-                                  name, text);
+            return kiln_set_error(KILN_ERR_SIGNATURE,
+                                  "%s: in_params \"%s\": expected \"type name\" pairs separated by ','", name,
+                                  text);
         kiln_dtype t;
         if (kiln_dtype_parse(type, &t) != KILN_OK)
-            return kiln_set_error(KILN_ERR_SIGNATURE, "%s: in_params \"%s\": unknown type \"%s\"", name, text, type);
+            return kiln_set_error(KILN_ERR_SIGNATURE, "%s: in_params \"%s\": unknown type \"%s\"", name, text,
+                                  type);
         if (!is_ident(id))
-            return kiln_set_error(KILN_ERR_SIGNATURE, "%s: in_params \"%s\": \"%s\" is not a C identifier", name, text, id);
+            return kiln_set_error(KILN_ERR_SIGNATURE, "%s: in_params \"%s\": \"%s\" is not a C identifier",
+                                  name, text, id);
         op->in_dtype[op->nin] = t;
         snprintf(op->in_name[op->nin], RD_NAME_MAX, "%s", id);
         op->nin++;
     }
-    if (op->nin == 0) return kiln_set_error(KILN_ERR_SIGNATURE, "%s: in_params \"%s\" names no input", name, text);
+    if (op->nin == 0)
+        return kiln_set_error(KILN_ERR_SIGNATURE, "%s: in_params \"%s\" names no input", name, text);
     return KILN_OK;
 }
 
@@ -81,9 +87,11 @@ void kiln_reduction_kernel_release(kiln_reduction_kernel *k) {
 
 kiln_status kiln_reduction_kernel_create(kiln_context *ctx, const char *name, const kiln_reduction_spec *spec,
                                          kiln_reduction_kernel **out) {
-    if (!ctx || !spec || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_reduction_kernel_create: NULL argument");
+    if (!ctx || !spec || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_reduction_kernel_create: NULL argument");
     if (!is_ident(name) || strlen(name) >= RD_NAME_MAX)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_reduction_kernel_create: name \"%s\" is not a C identifier",
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_reduction_kernel_create: name \"%s\" is not a C identifier",
                               name ? name : "(null)");
     const char *need[] = {spec->out_type, spec->map_expr, spec->reduce_expr, spec->identity};
     const char *what[] = {"out_type", "map_expr", "reduce_expr", "identity"};
@@ -102,7 +110,8 @@ kiln_status kiln_reduction_kernel_create(kiln_context *ctx, const char *name, co
         kiln_reduction_kernel_release(k);
         return s;
     }
-    snprintf(op->acc_type, sizeof op->acc_type, "%s", spec->acc_type ? spec->acc_type : rd_compute_type(op->out_dtype));
+    snprintf(op->acc_type, sizeof op->acc_type, "%s",
+             spec->acc_type ? spec->acc_type : rd_compute_type(op->out_dtype));
     k->texts[0] = dup_or_null(spec->map_expr);
     k->texts[1] = dup_or_null(spec->reduce_expr);
     k->texts[2] = dup_or_null(spec->post_expr);
@@ -132,8 +141,8 @@ kiln_status kiln_reduction_kernel_create(kiln_context *ctx, const char *name, co
     char *src = rd_generate(op, &p);
     kiln_kernel *kk = NULL;
     char msg[160];
-    snprintf(msg, sizeof msg, "%s: the reduction did not compile (lines below count from each snippet's first line):\n",
-             name);
+    snprintf(msg, sizeof msg,
+             "%s: the reduction did not compile (lines below count from each snippet's first line):\n", name);
     s = src ? rd_cached_kernel(ctx, src, name, "kiln_rd_main", msg, &kk)
             : kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     free(src);
@@ -150,8 +159,8 @@ kiln_status kiln_reduction_kernel_call(kiln_reduction_kernel *k, const kiln_valu
     static const kiln_reduce_opts none = {0};
     if (!k) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_reduction_kernel_call: NULL kernel");
     if (!opts) opts = &none;
-    return rd_execute(&k->op, k->ctx, args, nargs, opts->axes, opts->naxes, opts->keepdims, opts->out, opts->stream,
-                      result);
+    return rd_execute(&k->op, k->ctx, args, nargs, opts->axes, opts->naxes, opts->keepdims, opts->out,
+                      opts->stream, result);
 }
 
 /* ---------------------------------------------------------------- built-in scans */
@@ -161,10 +170,11 @@ static kiln_dtype sum_dtype(kiln_dtype t) {
     return k == 'b' || k == 'i' ? KILN_INT64 : k == 'u' ? KILN_UINT64 : t;
 }
 
-kiln_status kiln_scan(kiln_scan_op op, kiln_array *a, int axis, int exclusive, kiln_array *out, kiln_stream *stream,
-                      kiln_array **result) {
+kiln_status kiln_scan(kiln_scan_op op, kiln_array *a, int axis, int exclusive, kiln_array *out,
+                      kiln_stream *stream, kiln_array **result) {
     static const char *const names[] = {"cumsum", "cumprod", "cummin", "cummax"};
-    if ((int)op < 0 || op > KILN_SCAN_MAX) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_scan: unknown op %d", (int)op);
+    if ((int)op < 0 || op > KILN_SCAN_MAX)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_scan: unknown op %d", (int)op);
     if (!a) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: NULL array", names[op]);
     sc_op o;
     memset(&o, 0, sizeof o);
@@ -172,7 +182,8 @@ kiln_status kiln_scan(kiln_scan_op op, kiln_array *a, int axis, int exclusive, k
     o.in_dtype = a->dtype;
     char k = kiln_dtype_kind(a->dtype);
     if (k == 'c' && op >= KILN_SCAN_MIN)
-        return kiln_set_error(KILN_ERR_DTYPE, "%s: complex arrays are not ordered; cumsum and cumprod take them", names[op]);
+        return kiln_set_error(KILN_ERR_DTYPE,
+                              "%s: complex arrays are not ordered; cumsum and cumprod take them", names[op]);
     switch (op) {
     case KILN_SCAN_SUM:
         o.out_dtype = sum_dtype(a->dtype);
@@ -193,12 +204,30 @@ kiln_status kiln_scan(kiln_scan_op op, kiln_array *a, int axis, int exclusive, k
     }
     if (op == KILN_SCAN_MIN || op == KILN_SCAN_MAX) {
         /* the extreme of the value type, written out per dtype */
-        static const char *const hi[KILN_DTYPE_COUNT] = {
-            "true", "(int8_t)127", "(int16_t)32767", "2147483647", "9223372036854775807LL", "(uint8_t)255",
-            "(uint16_t)65535", "4294967295u", "18446744073709551615ull", "INFINITY", "INFINITY", "(double)INFINITY"};
-        static const char *const lo[KILN_DTYPE_COUNT] = {
-            "false", "(int8_t)-128", "(int16_t)-32768", "(-2147483647 - 1)", "(-9223372036854775807LL - 1)",
-            "(uint8_t)0", "(uint16_t)0", "0u", "0ull", "-INFINITY", "-INFINITY", "-(double)INFINITY"};
+        static const char *const hi[KILN_DTYPE_COUNT] = {"true",
+                                                         "(int8_t)127",
+                                                         "(int16_t)32767",
+                                                         "2147483647",
+                                                         "9223372036854775807LL",
+                                                         "(uint8_t)255",
+                                                         "(uint16_t)65535",
+                                                         "4294967295u",
+                                                         "18446744073709551615ull",
+                                                         "INFINITY",
+                                                         "INFINITY",
+                                                         "(double)INFINITY"};
+        static const char *const lo[KILN_DTYPE_COUNT] = {"false",
+                                                         "(int8_t)-128",
+                                                         "(int16_t)-32768",
+                                                         "(-2147483647 - 1)",
+                                                         "(-9223372036854775807LL - 1)",
+                                                         "(uint8_t)0",
+                                                         "(uint16_t)0",
+                                                         "0u",
+                                                         "0ull",
+                                                         "-INFINITY",
+                                                         "-INFINITY",
+                                                         "-(double)INFINITY"};
         o.identity = op == KILN_SCAN_MIN ? hi[a->dtype] : lo[a->dtype];
     }
     return sc_execute(&o, a, axis, exclusive, out, stream, result);
@@ -231,12 +260,14 @@ void kiln_scan_kernel_release(kiln_scan_kernel *k) {
     free(k);
 }
 
-kiln_status kiln_scan_kernel_create(kiln_context *ctx, const char *name, const char *type, const char *op_expr,
-                                    const char *identity, const char *preamble, kiln_scan_kernel **out) {
+kiln_status kiln_scan_kernel_create(kiln_context *ctx, const char *name, const char *type,
+                                    const char *op_expr, const char *identity, const char *preamble,
+                                    kiln_scan_kernel **out) {
     if (!ctx || !out || !type || !op_expr)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_scan_kernel_create: NULL argument");
     if (!is_ident(name) || strlen(name) >= RD_NAME_MAX)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_scan_kernel_create: name \"%s\" is not a C identifier",
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_scan_kernel_create: name \"%s\" is not a C identifier",
                               name ? name : "(null)");
     kiln_dtype t;
     if (kiln_dtype_parse(type, &t) != KILN_OK)
@@ -269,11 +300,12 @@ kiln_status kiln_scan_kernel_create(kiln_context *ctx, const char *name, const c
     return KILN_OK;
 }
 
-kiln_status kiln_scan_kernel_call(kiln_scan_kernel *k, kiln_array *a, int axis, int exclusive, kiln_array *out,
-                                  kiln_array **result) {
+kiln_status kiln_scan_kernel_call(kiln_scan_kernel *k, kiln_array *a, int axis, int exclusive,
+                                  kiln_array *out, kiln_array **result) {
     if (!k) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_scan_kernel_call: NULL kernel");
     if (a && a->ctx != k->ctx)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: the array belongs to another context", k->op.name);
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: the array belongs to another context",
+                              k->op.name);
     return sc_execute(&k->op, a, axis, exclusive, out, NULL, result);
 }
 
@@ -282,8 +314,10 @@ kiln_status kiln_scan_kernel_call(kiln_scan_kernel *k, kiln_array *a, int axis, 
 /* The signature T(T,T) that a's dtype matches exactly, else casts to. */
 static kiln_status ufunc_binary_sig(kiln_ufunc *f, kiln_dtype have, const char *what, kiln_dtype *t) {
     if (f->nin != 2 || f->nout != 1)
-        return kiln_set_error(KILN_ERR_SIGNATURE, "%s: ufunc %s has %d inputs and %d outputs; reduce and accumulate "
-                              "need a binary ufunc (2 inputs, 1 output)", what, f->name, f->nin, f->nout);
+        return kiln_set_error(KILN_ERR_SIGNATURE,
+                              "%s: ufunc %s has %d inputs and %d outputs; reduce and accumulate "
+                              "need a binary ufunc (2 inputs, 1 output)",
+                              what, f->name, f->nin, f->nout);
     for (int pass = 0; pass < 2; pass++)
         for (int s = 0; s < f->nsig; s++) {
             const uf_signature *g = &f->sigs[s];
@@ -293,7 +327,8 @@ static kiln_status ufunc_binary_sig(kiln_ufunc *f, kiln_dtype have, const char *
                 return KILN_OK;
             }
         }
-    return kiln_set_error(KILN_ERR_DTYPE, "%s: ufunc %s has no signature T(T,T) that %s casts to (signatures: %s)", what,
+    return kiln_set_error(KILN_ERR_DTYPE,
+                          "%s: ufunc %s has no signature T(T,T) that %s casts to (signatures: %s)", what,
                           f->name, kiln_dtype_name(have), f->sig_list);
 }
 
@@ -305,17 +340,20 @@ static char *ufunc_operator(kiln_ufunc *f, kiln_dtype t) {
     char *s = malloc(cap);
     if (!s) return NULL;
     if (f->return_style)
-        snprintf(s, cap, "%s\nKILN_RD_FN %s kiln_uf_op(%s %s, %s %s) {\n#line 1 \"%s\"\n%s\n}\n", f->preamble ? f->preamble : "",
-                 ct, ct, f->in_names[0], ct, f->in_names[1], f->name, f->body);
+        snprintf(s, cap, "%s\nKILN_RD_FN %s kiln_uf_op(%s %s, %s %s) {\n#line 1 \"%s\"\n%s\n}\n",
+                 f->preamble ? f->preamble : "", ct, ct, f->in_names[0], ct, f->in_names[1], f->name,
+                 f->body);
     else
-        snprintf(s, cap, "%s\nKILN_RD_FN %s kiln_uf_op(%s %s, %s %s) {\n    %s %s = %s();\n#line 1 \"%s\"\n%s\n    return %s;\n}\n",
-                 f->preamble ? f->preamble : "", ct, ct, f->in_names[0], ct, f->in_names[1], ct, f->out_names[0], ct,
-                 f->name, f->body, f->out_names[0]);
+        snprintf(s, cap,
+                 "%s\nKILN_RD_FN %s kiln_uf_op(%s %s, %s %s) {\n    %s %s = %s();\n#line 1 \"%s\"\n%s\n    "
+                 "return %s;\n}\n",
+                 f->preamble ? f->preamble : "", ct, ct, f->in_names[0], ct, f->in_names[1], ct,
+                 f->out_names[0], ct, f->name, f->body, f->out_names[0]);
     return s;
 }
 
-kiln_status kiln_ufunc_reduce(kiln_ufunc *f, kiln_array *a, const char *identity, const kiln_reduce_opts *opts,
-                              kiln_array **result) {
+kiln_status kiln_ufunc_reduce(kiln_ufunc *f, kiln_array *a, const char *identity,
+                              const kiln_reduce_opts *opts, kiln_array **result) {
     static const kiln_reduce_opts none = {0};
     if (!f || !a) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_ufunc_reduce: NULL argument");
     if (!opts) opts = &none;
@@ -351,13 +389,14 @@ kiln_status kiln_ufunc_reduce(kiln_ufunc *f, kiln_array *a, const char *identity
         op.reduce = "!a.has ? b : !b.has ? a : kiln_rd_opt_make(kiln_uf_op(a.v, b.v), 1)";
         op.post = "a.v";
     }
-    s = rd_execute(&op, a->ctx, KILN_ARGS(kiln_arr(a)), opts->axes, opts->naxes, opts->keepdims, opts->out, opts->stream,
-                   result);
+    s = rd_execute(&op, a->ctx, KILN_ARGS(kiln_arr(a)), opts->axes, opts->naxes, opts->keepdims, opts->out,
+                   opts->stream, result);
     free(pre);
     return s;
 }
 
-kiln_status kiln_ufunc_accumulate(kiln_ufunc *f, kiln_array *a, int axis, kiln_array *out, kiln_array **result) {
+kiln_status kiln_ufunc_accumulate(kiln_ufunc *f, kiln_array *a, int axis, kiln_array *out,
+                                  kiln_array **result) {
     if (!f || !a) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_ufunc_accumulate: NULL argument");
     kiln_dtype t;
     kiln_status s = ufunc_binary_sig(f, a->dtype, "kiln_ufunc_accumulate", &t);
