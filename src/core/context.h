@@ -34,10 +34,11 @@ struct kiln_context {
     atomic_int dead;       /* set by a sticky device fault */
     pthread_mutex_t lock;  /* guards the fields below */
     kiln_jit_stats jit;
-    int cache_warned;                       /* the unusable-cache notice is printed once */
-    struct kiln_builtin_cache *builtins;    /* modules kiln compiles for itself */
-    struct kiln_reduce_cache *reduce_cache; /* reduction/scan modules by source (src/reduce/cache.c) */
-    struct kiln_prof *prof;                 /* NULL when profiling is off */
+    int cache_warned;                    /* the unusable-cache notice is printed once */
+    struct kiln_builtin_cache *builtins; /* modules kiln compiles for itself */
+    struct kiln_prof *prof;              /* NULL when profiling is off */
+    /* Reduction and scan modules by their source text (src/reduce/cache.c). */
+    struct kiln_reduce_cache *reduce_cache;
     /* Opened on first need, closed with the context (see the functions below). */
     kiln_context *host; /* CUDA contexts: the CPU context for host-side work */
     struct kiln_copy_pool *copy_pool;
