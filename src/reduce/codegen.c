@@ -315,12 +315,17 @@ static void emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, cons
                                  "%d> *)kiln_b%d)[kiln_v];\n",
                                  rd_storage_type(p->store[i]), v, i, rd_storage_type(p->store[i]), v, i);
         kiln_text_printf(t, "#pragma unroll\n            for (int kiln_j = 0; kiln_j < %d; kiln_j++)\n", v);
-        kiln_text_printf(t, "                kiln_acc = kiln_rd_reduce(kiln_acc, kiln_rd_elem(");
+        /* values straight from the registers of the vector (no address taken) */
+        kiln_text_printf(t, "                kiln_acc = kiln_rd_reduce(kiln_acc, kiln_rd_map(");
         for (int i = 0; i < op->nin; i++) {
-            if (p->scalar[i])
+            char src[64], ld[384];
+            if (p->scalar[i]) {
                 kiln_text_printf(t, "kiln_v%d, ", i);
-            else
-                kiln_text_printf(t, "(const char *)&kiln_x%d.v[kiln_j], ", i);
+                continue;
+            }
+            snprintf(src, sizeof src, "kiln_x%d.v[kiln_j]", i);
+            rd_load_expr(ld, sizeof ld, p->store[i], op->in_dtype[i], src);
+            kiln_text_printf(t, "%s, ", ld);
         }
         kiln_text_printf(t, "kiln_v * %d + kiln_j));\n        }\n", v);
         elem_call(e, sizeof e, op, p, "kiln_r", "");

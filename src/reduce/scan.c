@@ -90,16 +90,19 @@ static int sc_args(const sc_plan *p, void *out, const void *in, void *aggr, int 
 /* kiln_pi / kiln_po: the row's first element in and out. */
 static void emit_row_bases(kiln_text *t, const sc_plan *p, const char *row) {
     kiln_text_printf(t,
-                     "    const char *kiln_pi = (const char *)kiln_in; char *kiln_po = (char *)kiln_out;\n"
-                     "    { long long kiln_q = %s;\n",
-                     row);
+                     "    const char *kiln_pi = (const char *)kiln_in; char *kiln_po = (char *)kiln_out;\n");
+    if (p->nd == 0) {
+        kiln_text_printf(t, "    (void)%s;\n", row);
+        return;
+    }
+    kiln_text_printf(t, "    { long long kiln_q = %s;\n", row);
     for (int d = p->nd - 1; d >= 0; d--)
         kiln_text_printf(
             t,
-            "      { const long long kiln_c = kiln_q %% kiln_rs%d; kiln_q /= kiln_rs%d; kiln_pi += kiln_c * "
-            "kiln_ri%d; kiln_po += kiln_c * kiln_ro%d; }\n",
+            "      { const long long kiln_c = kiln_q %% kiln_rs%d; kiln_q /= kiln_rs%d; kiln_pi += "
+            "kiln_c * kiln_ri%d; kiln_po += kiln_c * kiln_ro%d; }\n",
             d, d, d, d);
-    kiln_text_printf(t, "      (void)kiln_q; }\n");
+    kiln_text_printf(t, "    }\n");
 }
 
 static void emit_operator(kiln_text *t, const sc_op *op, const sc_plan *p) {
