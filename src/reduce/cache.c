@@ -17,6 +17,7 @@ typedef struct rd_entry {
     kiln_module *module;
     char *names[RD_CACHE_KERNELS];
     kiln_kernel *kernels[RD_CACHE_KERNELS];
+    size_t aux; /* a number the module's user keeps with it (the accumulator's size) */
     struct rd_entry *next;
 } rd_entry;
 
@@ -96,6 +97,23 @@ kiln_status rd_cached_kernel(kiln_context *ctx, const char *source, const char *
         free(n);
     }
     return s;
+}
+
+size_t rd_cache_aux(kiln_context *ctx, const char *source) {
+    uint64_t h = hash_text(source);
+    pthread_mutex_lock(&ctx->lock);
+    rd_entry *e = find(ctx, h, source);
+    size_t v = e ? e->aux : 0;
+    pthread_mutex_unlock(&ctx->lock);
+    return v;
+}
+
+void rd_cache_set_aux(kiln_context *ctx, const char *source, size_t value) {
+    uint64_t h = hash_text(source);
+    pthread_mutex_lock(&ctx->lock);
+    rd_entry *e = find(ctx, h, source);
+    if (e) e->aux = value;
+    pthread_mutex_unlock(&ctx->lock);
 }
 
 void kiln_reduce_cache_release(kiln_context *ctx) {

@@ -103,6 +103,10 @@ kiln_status rd_cached_kernel(kiln_context *ctx, const char *source, const char *
  * NVRTC); caller frees. */
 kiln_status rd_source_for(const rd_op *op, kiln_backend_kind backend, kiln_array *a, const int *axes,
                           int naxes, char **source);
+/* A number kept with a cached module (0 until set): the accumulator size,
+ * asked of the device once per module. */
+size_t rd_cache_aux(kiln_context *ctx, const char *source);
+void rd_cache_set_aux(kiln_context *ctx, const char *source, size_t value);
 void kiln_reduce_cache_release(kiln_context *ctx);
 
 /* ---- builtin.c */

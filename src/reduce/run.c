@@ -135,6 +135,7 @@ static kiln_status take_inputs(const rd_op *op, kiln_context *ctx, const kiln_va
 }
 
 static kiln_status acc_bytes(kiln_context *ctx, const char *src, const char *name, size_t *out) {
+    if ((*out = rd_cache_aux(ctx, src)) != 0) return KILN_OK;
     kiln_kernel *k = NULL;
     kiln_status s = rd_cached_kernel(ctx, src, name, "kiln_rd_acc_bytes", NULL, &k);
     kiln_array *buf = NULL;
@@ -144,7 +145,10 @@ static kiln_status acc_bytes(kiln_context *ctx, const char *src, const char *nam
     if (s == KILN_OK) s = kiln_launch(k, KILN_DIM(1), KILN_DIM(1), 0, NULL, KILN_ARGS(kiln_arr(buf)));
     if (s == KILN_OK) s = kiln_array_to_host(buf, &v, sizeof v);
     kiln_array_release(buf);
-    if (s == KILN_OK) *out = (size_t)v;
+    if (s == KILN_OK) {
+        *out = (size_t)v;
+        rd_cache_set_aux(ctx, src, *out);
+    }
     return s;
 }
 
