@@ -17,7 +17,8 @@ typedef struct rd_entry {
     kiln_module *module;
     char *names[RD_CACHE_KERNELS];
     kiln_kernel *kernels[RD_CACHE_KERNELS];
-    size_t aux; /* a number the module's user keeps with it (the accumulator's size) */
+    size_t aux;      /* a number the module's user keeps with it (the accumulator's size) */
+    uint64_t key[2]; /* rd_key of what generated the source (0, 0: none) */
     struct rd_entry *next;
 } rd_entry;
 
@@ -34,7 +35,16 @@ static uint64_t hash_text(const char *s) {
 static rd_entry *find(kiln_context *ctx, uint64_t h, const char *source) {
     if (!ctx->reduce_cache) return NULL;
     for (rd_entry *e = ctx->reduce_cache->head; e; e = e->next)
-        if (e->hash == h && strcmp(e->source, source) == 0) return e;
+        if (e->source == source || (e->hash == h && strcmp(e->source, source) == 0)) return e;
+    return NULL;
+}
+
+/* The entry whose own text is `source` (a pointer rd_cache_source_for_key
+ * gave): no hashing of the text. */
+static rd_entry *find_own(kiln_context *ctx, const char *source) {
+    if (!ctx->reduce_cache) return NULL;
+    for (rd_entry *e = ctx->reduce_cache->head; e; e = e->next)
+        if (e->source == source) return e;
     return NULL;
 }
 
@@ -62,9 +72,17 @@ static kiln_status entry_kernel(rd_entry *e, const char *kernel, kiln_kernel **o
 
 kiln_status rd_cached_kernel(kiln_context *ctx, const char *source, const char *name, const char *kernel,
                              const char *what, kiln_kernel **out) {
+    pthread_mutex_lock(&ctx->lock);
+    rd_entry *e = find_own(ctx, source);
+    if (e) {
+        kiln_status s = entry_kernel(e, kernel, out);
+        pthread_mutex_unlock(&ctx->lock);
+        return s;
+    }
+    pthread_mutex_unlock(&ctx->lock);
     uint64_t h = hash_text(source);
     pthread_mutex_lock(&ctx->lock);
-    rd_entry *e = find(ctx, h, source);
+    e = find(ctx, h, source);
     kiln_status s = KILN_OK;
     if (e) s = entry_kernel(e, kernel, out);
     pthread_mutex_unlock(&ctx->lock);
@@ -100,9 +118,12 @@ kiln_status rd_cached_kernel(kiln_context *ctx, const char *source, const char *
 }
 
 size_t rd_cache_aux(kiln_context *ctx, const char *source) {
-    uint64_t h = hash_text(source);
     pthread_mutex_lock(&ctx->lock);
-    rd_entry *e = find(ctx, h, source);
+    rd_entry *e = find_own(ctx, source);
+    pthread_mutex_unlock(&ctx->lock);
+    uint64_t h = e ? 0 : hash_text(source);
+    pthread_mutex_lock(&ctx->lock);
+    if (!e) e = find(ctx, h, source);
     size_t v = e ? e->aux : 0;
     pthread_mutex_unlock(&ctx->lock);
     return v;
@@ -113,6 +134,42 @@ void rd_cache_set_aux(kiln_context *ctx, const char *source, size_t value) {
     pthread_mutex_lock(&ctx->lock);
     rd_entry *e = find(ctx, h, source);
     if (e) e->aux = value;
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+void rd_key_add(uint64_t key[2], const void *data, size_t n) {
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        key[0] = (key[0] ^ p[i]) * 1099511628211ull;
+        key[1] = (key[1] ^ p[i]) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
+    }
+}
+
+void rd_key_str(uint64_t key[2], const char *s) {
+    if (s)
+        rd_key_add(key, s, strlen(s) + 1);
+    else
+        rd_key_add(key, "\1\0", 2);
+}
+
+const char *rd_cache_source_for_key(kiln_context *ctx, const uint64_t key[2]) {
+    const char *src = NULL;
+    pthread_mutex_lock(&ctx->lock);
+    if (ctx->reduce_cache)
+        for (rd_entry *e = ctx->reduce_cache->head; e && !src; e = e->next)
+            if (e->key[0] == key[0] && e->key[1] == key[1]) src = e->source;
+    pthread_mutex_unlock(&ctx->lock);
+    return src;
+}
+
+void rd_cache_set_key(kiln_context *ctx, const char *source, const uint64_t key[2]) {
+    uint64_t h = hash_text(source);
+    pthread_mutex_lock(&ctx->lock);
+    rd_entry *e = find(ctx, h, source);
+    if (e) {
+        e->key[0] = key[0];
+        e->key[1] = key[1];
+    }
     pthread_mutex_unlock(&ctx->lock);
 }
 

@@ -107,6 +107,14 @@ kiln_status rd_source_for(const rd_op *op, kiln_backend_kind backend, kiln_array
  * asked of the device once per module. */
 size_t rd_cache_aux(kiln_context *ctx, const char *source);
 void rd_cache_set_aux(kiln_context *ctx, const char *source, size_t value);
+/* A 128-bit key of what a module's text is made from (operator text and the
+ * plan's layout fields), so that a repeated call finds its module without
+ * generating the text: rd_cache_source_for_key gives the cached text (owned
+ * by the cache, alive until the context closes) or NULL. */
+void rd_key_add(uint64_t key[2], const void *data, size_t n);
+void rd_key_str(uint64_t key[2], const char *s);
+const char *rd_cache_source_for_key(kiln_context *ctx, const uint64_t key[2]);
+void rd_cache_set_key(kiln_context *ctx, const char *source, const uint64_t key[2]);
 void kiln_reduce_cache_release(kiln_context *ctx);
 
 /* ---- builtin.c */

@@ -226,6 +226,30 @@ static kiln_status launch(const rd_op *op, kiln_context *ctx, const rd_plan *p, 
     return s;
 }
 
+/* Everything the generated text depends on (not sizes, strides or pointers). */
+static void plan_key(const rd_op *op, const rd_plan *p, uint64_t key[2]) {
+    key[0] = 1469598103934665603ull;
+    key[1] = 0x6a09e667f3bcc908ull;
+    rd_key_str(key, "reduce");
+    rd_key_str(key, op->name);
+    rd_key_str(key, op->acc_type);
+    rd_key_str(key, op->identity);
+    rd_key_str(key, op->map);
+    rd_key_str(key, op->reduce);
+    rd_key_str(key, op->post);
+    rd_key_str(key, op->preamble);
+    int ints[] = {
+        op->nin,         (int)op->out_dtype, op->user, op->has_identity, op->uses_index, op->gpu_acc_f64,
+        (int)p->backend, (int)p->out_store,  p->ndo,   p->ndr,           (int)p->layout, p->vec,
+        p->group};
+    rd_key_add(key, ints, sizeof ints);
+    for (int i = 0; i < op->nin; i++) {
+        int in[] = {(int)op->in_dtype[i], p->scalar[i], (int)p->store[i]};
+        rd_key_add(key, in, sizeof in);
+        rd_key_str(key, op->in_name[i]);
+    }
+}
+
 kiln_status rd_execute(const rd_op *op, kiln_context *ctx, const kiln_value *args, int nargs, const int *axes,
                        int naxes, int keepdims, kiln_array *out, kiln_stream *stream, kiln_array **result) {
     kiln_status s = kiln_context_check(ctx);
@@ -277,11 +301,19 @@ kiln_status rd_execute(const rd_op *op, kiln_context *ctx, const kiln_value *arg
     if (s == KILN_OK) {
         for (int i = 0; i < op->nin; i++) p.value[i] = val[i];
         p.out_store = dst->dtype;
-        src = rd_generate(op, &p);
-        if (!src)
-            s = kiln_set_error(KILN_ERR_UNSUPPORTED, "%s: too many dims and inputs for one kernel", op->name);
+        /* a repeated call finds its module by key, without generating text */
+        uint64_t key[2];
+        plan_key(op, &p, key);
+        const char *text = rd_cache_source_for_key(ctx, key);
+        if (!text) {
+            text = src = rd_generate(op, &p);
+            if (!src)
+                s = kiln_set_error(KILN_ERR_UNSUPPORTED, "%s: too many dims and inputs for one kernel",
+                                   op->name);
+        }
+        if (s == KILN_OK) s = launch(op, ctx, &p, text, dst->data, stream);
+        if (s == KILN_OK && src) rd_cache_set_key(ctx, src, key);
     }
-    if (s == KILN_OK) s = launch(op, ctx, &p, src, dst->data, stream);
     if (s == KILN_OK && tmp) s = kiln_array_assign(out, tmp);
     free(src);
     for (int i = 0; i < op->nin; i++) kiln_array_release(arr[i]);

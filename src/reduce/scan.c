@@ -472,9 +472,23 @@ kiln_status sc_execute(const sc_op *op, kiln_array *a0, int axis, int exclusive,
     if (s == KILN_OK) {
         sc_plan p;
         sc_make_plan(ctx, ctx->ops->kind, a, axis, dst, dst->dtype, &p);
-        src = sc_generate(op, &p);
-        if (!src) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-        if (s == KILN_OK) s = sc_launch(ctx, op, &p, src, dst->data, a->data, exclusive, stream);
+        /* a repeated call finds its module by key, without generating text */
+        uint64_t key[2] = {1469598103934665603ull, 0x6a09e667f3bcc908ull};
+        rd_key_str(key, "scan");
+        rd_key_str(key, op->name);
+        rd_key_str(key, op->combine);
+        rd_key_str(key, op->identity);
+        rd_key_str(key, op->preamble);
+        int ints[] = {(int)op->in_dtype, (int)op->out_dtype, op->user, op->acc_f64, (int)p.backend,
+                      (int)p.in_store,   (int)p.out_store,   p.tiled,  p.nd};
+        rd_key_add(key, ints, sizeof ints);
+        const char *text = rd_cache_source_for_key(ctx, key);
+        if (!text) {
+            text = src = sc_generate(op, &p);
+            if (!src) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
+        if (s == KILN_OK) s = sc_launch(ctx, op, &p, text, dst->data, a->data, exclusive, stream);
+        if (s == KILN_OK && src) rd_cache_set_key(ctx, src, key);
     }
     if (s == KILN_OK && tmp) s = kiln_array_assign(out, tmp);
     free(src);
