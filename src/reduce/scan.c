@@ -266,29 +266,34 @@ static void emit_gpu_tiled(kiln_text *t, const sc_plan *p) {
     kiln_text_printf(t,
                      "    (void)kiln_incl; (void)kiln_th; (void)kiln_po;\n"
                      "    if (threadIdx.x == 0) kiln_aggr[kiln_m * kiln_T + blockIdx.x] = kiln_total;\n}\n");
-    /* pass 2 */
+    /* pass 2: each thread a contiguous run of aggregates (order kept), one
+     * block scan of the runs' totals, then each run rescanned */
     kiln_text_printf(t, "__global__ void __launch_bounds__(256) kiln_sc_prefix(");
     emit_params(t, p);
-    kiln_text_printf(t, ") {\n    (void)kiln_out; (void)kiln_in; (void)kiln_excl; (void)kiln_M; "
-                        "(void)kiln_L; (void)kiln_sL;\n"
-                        "    (void)kiln_oL; (void)kiln_tile; (void)kiln_per;\n");
+    kiln_text_printf(t,
+                     ") {\n    (void)kiln_out; (void)kiln_in; (void)kiln_excl; (void)kiln_M; (void)kiln_L; "
+                     "(void)kiln_sL;\n    (void)kiln_oL; (void)kiln_tile; (void)kiln_per;\n");
     for (int d = 0; d < p->nd; d++)
         kiln_text_printf(t, "    (void)kiln_rs%d; (void)kiln_ri%d; (void)kiln_ro%d;\n", d, d, d);
     kiln_text_printf(
         t, "    __shared__ __align__(16) unsigned char kiln_smb[(8 + 256) * sizeof(kiln_sc_t)];\n"
            "    kiln_sc_t *kiln_wt = (kiln_sc_t *)kiln_smb, *kiln_th = kiln_wt + 8;\n"
            "    kiln_sc_t *kiln_a = kiln_aggr + (long long)blockIdx.x * kiln_T;\n"
-           "    kiln_sc_t kiln_carry = kiln_sc_identity();\n"
-           "    for (long long kiln_b = 0; kiln_b < kiln_T; kiln_b += 256) {\n"
-           "        const long long kiln_i = kiln_b + threadIdx.x;\n"
-           "        const kiln_sc_t kiln_x = kiln_i < kiln_T ? kiln_a[kiln_i] : kiln_sc_identity();\n"
-           "        kiln_sc_t kiln_total;\n"
-           "        const kiln_sc_t kiln_incl = kiln_sc_block_incl(kiln_x, kiln_wt, &kiln_total);\n"
-           "        kiln_th[threadIdx.x] = kiln_incl;\n        __syncthreads();\n"
-           "        const kiln_sc_t kiln_ex = threadIdx.x ? kiln_sc_op(kiln_carry, kiln_th[threadIdx.x - 1]) "
-           ": kiln_carry;\n"
-           "        if (kiln_i < kiln_T) kiln_a[kiln_i] = kiln_ex;\n"
-           "        kiln_carry = kiln_sc_op(kiln_carry, kiln_total);\n        __syncthreads();\n    }\n}\n");
+           "    const long long kiln_per_t = (kiln_T + 255) / 256;\n"
+           "    const long long kiln_b0 = threadIdx.x * kiln_per_t;\n"
+           "    const long long kiln_b1 = kiln_T - kiln_b0 < kiln_per_t ? kiln_T : kiln_b0 + kiln_per_t;\n"
+           "    kiln_sc_t kiln_run = kiln_sc_identity();\n"
+           "    for (long long kiln_i = kiln_b0; kiln_i < kiln_b1; kiln_i++) kiln_run = kiln_sc_op(kiln_run, "
+           "kiln_a[kiln_i]);\n"
+           "    kiln_sc_t kiln_total;\n"
+           "    const kiln_sc_t kiln_incl = kiln_sc_block_incl(kiln_run, kiln_wt, &kiln_total);\n"
+           "    (void)kiln_total;\n"
+           "    kiln_th[threadIdx.x] = kiln_incl;\n    __syncthreads();\n"
+           "    kiln_sc_t kiln_acc = threadIdx.x ? kiln_th[threadIdx.x - 1] : kiln_sc_identity();\n"
+           "    for (long long kiln_i = kiln_b0; kiln_i < kiln_b1; kiln_i++) {\n"
+           "        const kiln_sc_t kiln_x = kiln_a[kiln_i];\n"
+           "        kiln_a[kiln_i] = kiln_acc;\n"
+           "        kiln_acc = kiln_sc_op(kiln_acc, kiln_x);\n    }\n}\n");
     /* pass 3 */
     kiln_text_printf(t, "__global__ void __launch_bounds__(256) kiln_sc_apply(");
     emit_params(t, p);
@@ -363,7 +368,10 @@ static void sc_make_plan(kiln_context *ctx, kiln_backend_kind backend, const kil
     }
     int units = ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 1;
     if (backend == KILN_BACKEND_CUDA) {
-        p->tiled = p->L >= 4096 && p->M < (int64_t)units * 64 && p->M <= 65535;
+        /* tiles when rows are long and either few or contiguous (a thread per
+         * row then reads with the row's stride, uncoalesced) */
+        int contiguous_rows = p->sL == (int64_t)kiln_dtype_size(a->dtype);
+        p->tiled = p->L >= 4096 && p->M <= 65535 && (p->M < (int64_t)units * 64 || contiguous_rows);
         p->tile = SC_TILE;
         p->T = p->tiled ? (p->L + SC_TILE - 1) / SC_TILE : 1;
         p->per = 1;
