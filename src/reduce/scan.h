@@ -26,4 +26,16 @@ kiln_status sc_execute(const sc_op *op, kiln_array *a, int axis, int exclusive, 
 /* Generated source of a scan call on backend (tests compile it through NVRTC). */
 kiln_status sc_source_for(const sc_op *op, kiln_backend_kind backend, kiln_array *a, int axis, char **source);
 
+/* The operators of user objects, for tests (NVRTC compiles of their sources). */
+const sc_op *sc_kernel_op(const kiln_scan_kernel *k);
+const rd_op *rd_kernel_op(const kiln_reduction_kernel *k);
+/* A binary ufunc's reduce operator over arrays of dtype `have` (identity
+ * NULL: none); u->preamble is malloc'd (the caller frees it). */
+typedef struct rd_ufunc_op {
+    rd_op op;
+    char identity[512], map[128];
+    char *preamble;
+} rd_ufunc_op;
+kiln_status rd_ufunc_reduce_op(kiln_ufunc *f, kiln_dtype have, const char *identity, rd_ufunc_op *u);
+
 #endif

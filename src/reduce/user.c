@@ -352,48 +352,58 @@ static char *ufunc_operator(kiln_ufunc *f, kiln_dtype t) {
     return s;
 }
 
+kiln_status rd_ufunc_reduce_op(kiln_ufunc *f, kiln_dtype have, const char *identity, rd_ufunc_op *u) {
+    memset(u, 0, sizeof *u);
+    kiln_dtype t;
+    kiln_status s = ufunc_binary_sig(f, have, "kiln_ufunc_reduce", &t);
+    if (s != KILN_OK) return s;
+    rd_op *op = &u->op;
+    snprintf(op->name, sizeof op->name, "%s", f->name);
+    op->nin = 1;
+    op->in_dtype[0] = t;
+    snprintf(op->in_name[0], RD_NAME_MAX, "x");
+    op->out_dtype = t;
+    op->user = 1;
+    const char *ct = rd_compute_type(t);
+    if (!(u->preamble = ufunc_operator(f, t)))
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    op->preamble = u->preamble;
+    if (identity) {
+        snprintf(op->acc_type, sizeof op->acc_type, "%s", ct);
+        snprintf(u->identity, sizeof u->identity, "(%s)(%s)", ct, identity);
+        op->map = "x";
+        op->reduce = "kiln_uf_op(a, b)";
+        op->has_identity = 1;
+    } else { /* no identity: the accumulator carries "has a value" */
+        snprintf(op->acc_type, sizeof op->acc_type, "kiln_rd_opt<%s>", ct);
+        snprintf(u->identity, sizeof u->identity, "kiln_rd_opt_make<%s>(%s(), 0)", ct, ct);
+        snprintf(u->map, sizeof u->map, "kiln_rd_opt_make<%s>(x, 1)", ct);
+        op->map = u->map;
+        op->reduce = "!a.has ? b : !b.has ? a : kiln_rd_opt_make(kiln_uf_op(a.v, b.v), 1)";
+        op->post = "a.v";
+    }
+    op->identity = u->identity;
+    return KILN_OK;
+}
+
 kiln_status kiln_ufunc_reduce(kiln_ufunc *f, kiln_array *a, const char *identity,
                               const kiln_reduce_opts *opts, kiln_array **result) {
     static const kiln_reduce_opts none = {0};
     if (!f || !a) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_ufunc_reduce: NULL argument");
     if (!opts) opts = &none;
-    kiln_dtype t;
-    kiln_status s = ufunc_binary_sig(f, a->dtype, "kiln_ufunc_reduce", &t);
-    if (s != KILN_OK) return s;
-    rd_op op;
-    memset(&op, 0, sizeof op);
-    snprintf(op.name, sizeof op.name, "%s", f->name);
-    op.nin = 1;
-    op.in_dtype[0] = t;
-    snprintf(op.in_name[0], RD_NAME_MAX, "x");
-    op.out_dtype = t;
-    op.user = 1;
-    const char *ct = rd_compute_type(t);
-    char ident[512], map[128];
-    char *pre = ufunc_operator(f, t);
-    if (!pre) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    op.preamble = pre;
-    if (identity) {
-        snprintf(op.acc_type, sizeof op.acc_type, "%s", ct);
-        snprintf(ident, sizeof ident, "(%s)(%s)", ct, identity);
-        op.identity = ident;
-        op.map = "x";
-        op.reduce = "kiln_uf_op(a, b)";
-        op.has_identity = 1;
-    } else {
-        snprintf(op.acc_type, sizeof op.acc_type, "kiln_rd_opt<%s>", ct);
-        snprintf(ident, sizeof ident, "kiln_rd_opt_make<%s>(%s(), 0)", ct, ct);
-        snprintf(map, sizeof map, "kiln_rd_opt_make<%s>(x, 1)", ct);
-        op.identity = ident;
-        op.map = map;
-        op.reduce = "!a.has ? b : !b.has ? a : kiln_rd_opt_make(kiln_uf_op(a.v, b.v), 1)";
-        op.post = "a.v";
-    }
-    s = rd_execute(&op, a->ctx, KILN_ARGS(kiln_arr(a)), opts->axes, opts->naxes, opts->keepdims, opts->out,
-                   opts->stream, result);
-    free(pre);
+    rd_ufunc_op *u = malloc(sizeof *u);
+    if (!u) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    kiln_status s = rd_ufunc_reduce_op(f, a->dtype, identity, u);
+    if (s == KILN_OK)
+        s = rd_execute(&u->op, a->ctx, KILN_ARGS(kiln_arr(a)), opts->axes, opts->naxes, opts->keepdims,
+                       opts->out, opts->stream, result);
+    free(u->preamble);
+    free(u);
     return s;
 }
+
+const rd_op *rd_kernel_op(const kiln_reduction_kernel *k) { return &k->op; }
+const sc_op *sc_kernel_op(const kiln_scan_kernel *k) { return &k->op; }
 
 kiln_status kiln_ufunc_accumulate(kiln_ufunc *f, kiln_array *a, int axis, kiln_array *out,
                                   kiln_array **result) {
