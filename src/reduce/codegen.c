@@ -18,14 +18,16 @@
  *                          blocks of 128, blocks merged as a binary counter)
  *   CPU  RD_COLUMN         a block per tile of 32 outputs: the same pairwise
  *                          scheme with the 32 lanes vectorised across outputs
- * Parameters are listed once (rd_params) for the text and the launch. */
+ * Parameters are listed once (rd_params) for the text and the launch. The
+ * CPU loops are in codegen_cpu.c. */
+#include "reduce/codegen.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/dtype.h"
 #include "core/text.h"
-#include "reduce/reduce.h"
 
 extern const char kiln_embedded_ufunc_common[];
 extern const char kiln_embedded_reduce_common[];
@@ -84,14 +86,6 @@ static const char *acc_type(const rd_op *op, kiln_backend_kind b) {
 }
 
 /* ---------------------------------------------------------------- parameters */
-
-typedef struct rd_param {
-    char name[24];
-    char type[64];
-    kiln_value value;
-} rd_param;
-
-#define RD_MAX_PARAMS 128
 
 static int rd_params(const rd_op *op, const rd_plan *p, void *out, void *part, rd_param *pp) {
     int n = 0;
@@ -153,7 +147,7 @@ int rd_finish_args(const rd_plan *p, void *out, void *part, kiln_value *args, in
     return 6;
 }
 
-static void emit_param_list(kiln_text *t, const rd_param *pp, int n) {
+void rd_emit_param_list(kiln_text *t, const rd_param *pp, int n) {
     for (int i = 0; i < n; i++) kiln_text_printf(t, "%s%s %s", i ? ", " : "", pp[i].type, pp[i].name);
 }
 
@@ -210,7 +204,7 @@ static void emit_operator(kiln_text *t, const rd_op *op, const rd_plan *p) {
 
 /* const char *kiln_b<i> = input i's address of output coordinate `var`
  * (consumed) over kept dims [0, upto), plus `extra` elements of the last. */
-static void emit_bases(kiln_text *t, const rd_op *op, const rd_plan *p, const char *var, int upto) {
+void rd_emit_bases(kiln_text *t, const rd_op *op, const rd_plan *p, const char *var, int upto) {
     for (int i = 0; i < op->nin; i++)
         if (!p->scalar[i])
             kiln_text_printf(t, "        const char *kiln_b%d = (const char *)kiln_in%d;\n", i, i);
@@ -226,8 +220,7 @@ static void emit_bases(kiln_text *t, const rd_op *op, const rd_plan *p, const ch
 /* kiln_rd_elem(...) of reduced element `r` (a long long expression),
  * relative to the kiln_b* bases, for the plan's reduced dims. For more than
  * one reduced dim the caller has opened a block computing kiln_ro<i>/kiln_ri. */
-static void elem_call(char *buf, size_t cap, const rd_op *op, const rd_plan *p, const char *r,
-                      const char *colx) {
+void rd_elem_call(char *buf, size_t cap, const rd_op *op, const rd_plan *p, const char *r, const char *colx) {
     size_t n = (size_t)snprintf(buf, cap, "kiln_rd_elem(");
     for (int i = 0; i < op->nin; i++) {
         if (p->scalar[i])
@@ -246,7 +239,7 @@ static void elem_call(char *buf, size_t cap, const rd_op *op, const rd_plan *p, 
 }
 
 /* Offsets kiln_ro<i> and index kiln_ri of reduced element `r` (ndr > 1). */
-static void emit_unravel_r(kiln_text *t, const rd_op *op, const rd_plan *p, const char *r, const char *ind) {
+void rd_emit_unravel_r(kiln_text *t, const rd_op *op, const rd_plan *p, const char *r, const char *ind) {
     kiln_text_printf(t, "%slong long kiln_rr = %s, kiln_ri = 0;", ind, r);
     for (int i = 0; i < op->nin; i++)
         if (!p->scalar[i]) kiln_text_printf(t, " long long kiln_ro%d = 0;", i);
@@ -286,7 +279,7 @@ static void emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, cons
     int G = p->group;
     char e[1024];
     kiln_text_printf(t, "__global__ void __launch_bounds__(%d) kiln_rd_main(", RD_GPU_BLOCK);
-    emit_param_list(t, pp, np);
+    rd_emit_param_list(t, pp, np);
     kiln_text_printf(t, ") {\n    (void)kiln_rchunk; (void)kiln_per_task; (void)kiln_part;\n");
     kiln_text_printf(t, "    const int kiln_lane = threadIdx.x %% %d;\n", G);
     if (G == RD_GPU_BLOCK)
@@ -299,7 +292,7 @@ static void emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, cons
     kiln_text_printf(t, "    const long long kiln_step = kiln_S * %d;\n", G);
     kiln_text_printf(t, "    kiln_rd_acc kiln_acc = kiln_rd_identity();\n    if (kiln_o < kiln_O) {\n");
     kiln_text_printf(t, "        long long kiln_q = kiln_o;\n");
-    emit_bases(t, op, p, "kiln_q", p->ndo);
+    rd_emit_bases(t, op, p, "kiln_q", p->ndo);
     const char *first = "kiln_s * %d + kiln_lane";
     char start[64];
     snprintf(start, sizeof start, first, G);
@@ -328,14 +321,14 @@ static void emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, cons
             kiln_text_printf(t, "%s, ", ld);
         }
         kiln_text_printf(t, "kiln_v * %d + kiln_j));\n        }\n", v);
-        elem_call(e, sizeof e, op, p, "kiln_r", "");
+        rd_elem_call(e, sizeof e, op, p, "kiln_r", "");
         kiln_text_printf(
             t,
             "        for (long long kiln_r = kiln_nv * %d + %s; kiln_r < kiln_R; kiln_r += kiln_step)\n"
             "            kiln_acc = kiln_rd_reduce(kiln_acc, %s);\n",
             v, start, e);
     } else if (p->ndr == 1) {
-        elem_call(e, sizeof e, op, p, "kiln_r", "");
+        rd_elem_call(e, sizeof e, op, p, "kiln_r", "");
         kiln_text_printf(
             t,
             "#pragma unroll 4\n        for (long long kiln_r = %s; kiln_r < kiln_R; kiln_r += kiln_step)\n"
@@ -344,8 +337,8 @@ static void emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, cons
     } else {
         kiln_text_printf(t, "        for (long long kiln_r = %s; kiln_r < kiln_R; kiln_r += kiln_step) {\n",
                          start);
-        emit_unravel_r(t, op, p, "kiln_r", "            ");
-        elem_call(e, sizeof e, op, p, "kiln_r", "");
+        rd_emit_unravel_r(t, op, p, "kiln_r", "            ");
+        rd_elem_call(e, sizeof e, op, p, "kiln_r", "");
         kiln_text_printf(t, "            kiln_acc = kiln_rd_reduce(kiln_acc, %s);\n        }\n", e);
     }
     kiln_text_printf(t, "    }\n");
@@ -359,7 +352,7 @@ static void emit_gpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, con
     char e[1024], colx[64];
     int last = p->ndo - 1;
     kiln_text_printf(t, "__global__ void __launch_bounds__(%d) kiln_rd_main(", RD_GPU_BLOCK);
-    emit_param_list(t, pp, np);
+    rd_emit_param_list(t, pp, np);
     kiln_text_printf(t, ") {\n    (void)kiln_per_task; (void)kiln_part;\n");
     kiln_text_printf(t, "    const long long kiln_C = kiln_os%d, kiln_ncb = (kiln_C + %d) / %d;\n", last,
                      RD_GPU_BLOCK - 1, RD_GPU_BLOCK);
@@ -369,7 +362,7 @@ static void emit_gpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, con
         t, "    long long kiln_q = blockIdx.x / kiln_ncb;\n    const long long kiln_s = blockIdx.y;\n");
     kiln_text_printf(
         t, "    if (kiln_c >= kiln_C) return;\n    const long long kiln_o = kiln_q * kiln_C + kiln_c;\n");
-    emit_bases(t, op, p, "kiln_q", last);
+    rd_emit_bases(t, op, p, "kiln_q", last);
     for (int i = 0; i < op->nin; i++)
         if (!p->scalar[i]) kiln_text_printf(t, "    kiln_b%d += kiln_c * kiln_ot%d_%d;\n", i, i, last);
     kiln_text_printf(
@@ -378,7 +371,7 @@ static void emit_gpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, con
            "    kiln_rd_acc kiln_acc = kiln_rd_identity();\n");
     colx[0] = '\0';
     if (p->ndr == 1) {
-        elem_call(e, sizeof e, op, p, "kiln_r", colx);
+        rd_elem_call(e, sizeof e, op, p, "kiln_r", colx);
         kiln_text_printf(
             t,
             "#pragma unroll 4\n    for (long long kiln_r = kiln_r0; kiln_r < kiln_r1; kiln_r++)\n"
@@ -386,8 +379,8 @@ static void emit_gpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, con
             e);
     } else {
         kiln_text_printf(t, "    for (long long kiln_r = kiln_r0; kiln_r < kiln_r1; kiln_r++) {\n");
-        emit_unravel_r(t, op, p, "kiln_r", "        ");
-        elem_call(e, sizeof e, op, p, "kiln_r", colx);
+        rd_emit_unravel_r(t, op, p, "kiln_r", "        ");
+        rd_elem_call(e, sizeof e, op, p, "kiln_r", colx);
         kiln_text_printf(t, "        kiln_acc = kiln_rd_reduce(kiln_acc, %s);\n    }\n", e);
     }
     kiln_text_printf(t, "    if (kiln_S == 1) kiln_out[kiln_o] = kiln_rd_store(kiln_acc, kiln_R);\n"
@@ -422,166 +415,6 @@ static void emit_gpu_finish(kiln_text *t, const rd_plan *p) {
                      RD_GPU_BLOCK, ot);
 }
 
-/* ---------------------------------------------------------------- CPU */
-
-static const char cpu_pairwise[] =
-    "// NumPy's pairwise scheme: 8 lanes over blocks of 128 elements, the block\n"
-    "// sums merged as a binary counter (equal-sized neighbours first), so the\n"
-    "// error grows with log2(n/128), and the order depends on [r0, r1) only.\n"
-    "template <class F> static inline kiln_rd_acc kiln_rd_pairwise(long long r0, long long r1, F elem) {\n"
-    "    kiln_rd_acc kiln_stack[64];\n"
-    "    int kiln_level[64], kiln_top = 0;\n"
-    "    for (long long b = r0; b < r1; b += 128) {\n"
-    "        const long long e = r1 - b < 128 ? r1 : b + 128;\n"
-    "        kiln_rd_acc l[8];\n"
-    "        for (int j = 0; j < 8; j++) l[j] = kiln_rd_identity();\n"
-    "        long long r = b;\n"
-    "        for (; r + 8 <= e; r += 8) {\n"
-    "#pragma GCC unroll 8\n"
-    "            for (int j = 0; j < 8; j++) l[j] = kiln_rd_reduce(l[j], elem(r + j));\n"
-    "        }\n"
-    "        for (; r < e; r++) l[0] = kiln_rd_reduce(l[0], elem(r));\n"
-    "        kiln_rd_acc v = kiln_rd_reduce(kiln_rd_reduce(kiln_rd_reduce(l[0], l[1]), kiln_rd_reduce(l[2], "
-    "l[3])),\n"
-    "                                       kiln_rd_reduce(kiln_rd_reduce(l[4], l[5]), kiln_rd_reduce(l[6], "
-    "l[7])));\n"
-    "        int lv = 0;\n"
-    "        while (kiln_top > 0 && kiln_level[kiln_top - 1] == lv) {\n"
-    "            v = kiln_rd_reduce(kiln_stack[kiln_top - 1], v);\n"
-    "            kiln_top--;\n"
-    "            lv++;\n"
-    "        }\n"
-    "        kiln_stack[kiln_top] = v;\n"
-    "        kiln_level[kiln_top++] = lv;\n"
-    "    }\n"
-    "    kiln_rd_acc acc = kiln_rd_identity();\n"
-    "    for (int i = kiln_top - 1; i >= 0; i--) acc = kiln_rd_reduce(kiln_stack[i], acc);\n"
-    "    return acc;\n"
-    "}\n";
-
-static void emit_cpu_rows(kiln_text *t, const rd_op *op, const rd_plan *p, const rd_param *pp, int np) {
-    char e[1024];
-    kiln_text_printf(t, "%s", cpu_pairwise);
-    kiln_text_printf(t, "__global__ void kiln_rd_main(");
-    emit_param_list(t, pp, np);
-    kiln_text_printf(t, ") {\n");
-    kiln_text_printf(
-        t,
-        "    const long long kiln_s = blockIdx.x %% kiln_S, kiln_t = blockIdx.x / kiln_S;\n"
-        "    const long long kiln_o0 = kiln_t * kiln_per_task;\n"
-        "    const long long kiln_o1 = kiln_O - kiln_o0 < kiln_per_task ? kiln_O : kiln_o0 + kiln_per_task;\n"
-        "    const long long kiln_r0 = kiln_s * kiln_rchunk;\n"
-        "    const long long kiln_r1 = kiln_R - kiln_r0 < kiln_rchunk ? kiln_R : kiln_r0 + kiln_rchunk;\n");
-    kiln_text_printf(t, "    for (long long kiln_o = kiln_o0; kiln_o < kiln_o1; kiln_o++) {\n"
-                        "        long long kiln_q = kiln_o;\n");
-    emit_bases(t, op, p, "kiln_q", p->ndo);
-    kiln_text_printf(
-        t,
-        "        const kiln_rd_acc kiln_acc = kiln_rd_pairwise(kiln_r0, kiln_r1, [&](long long kiln_r) {\n");
-    if (p->ndr > 1) emit_unravel_r(t, op, p, "kiln_r", "            ");
-    elem_call(e, sizeof e, op, p, "kiln_r", "");
-    kiln_text_printf(t, "            return %s;\n        });\n", e);
-    kiln_text_printf(t, "        if (kiln_S == 1) kiln_out[kiln_o] = kiln_rd_store(kiln_acc, kiln_R);\n"
-                        "        else kiln_part[kiln_s * kiln_O + kiln_o] = kiln_acc;\n    }\n}\n");
-}
-
-#define RD_CPU_TILE 32
-
-static void emit_cpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, const rd_param *pp, int np) {
-    char e[1024], colx[64];
-    int last = p->ndo - 1, W = RD_CPU_TILE;
-    kiln_text_printf(t, "__global__ void kiln_rd_main(");
-    emit_param_list(t, pp, np);
-    kiln_text_printf(t, ") {\n    (void)kiln_per_task;\n");
-    kiln_text_printf(t, "    const long long kiln_C = kiln_os%d, kiln_nct = (kiln_C + %d) / %d;\n", last,
-                     W - 1, W);
-    kiln_text_printf(t,
-                     "    const long long kiln_s = blockIdx.x %% kiln_S, kiln_t = blockIdx.x / kiln_S;\n"
-                     "    const long long kiln_c0 = (kiln_t %% kiln_nct) * %d;\n"
-                     "    const int kiln_cw = (int)(kiln_C - kiln_c0 < %d ? kiln_C - kiln_c0 : %d);\n"
-                     "    long long kiln_q = kiln_t / kiln_nct;\n"
-                     "    const long long kiln_obase = kiln_q * kiln_C + kiln_c0;\n",
-                     W, W, W);
-    emit_bases(t, op, p, "kiln_q", last);
-    for (int i = 0; i < op->nin; i++)
-        if (!p->scalar[i]) kiln_text_printf(t, "    kiln_b%d += kiln_c0 * kiln_ot%d_%d;\n", i, i, last);
-    kiln_text_printf(
-        t,
-        "    const long long kiln_r0 = kiln_s * kiln_rchunk;\n"
-        "    const long long kiln_r1 = kiln_R - kiln_r0 < kiln_rchunk ? kiln_R : kiln_r0 + kiln_rchunk;\n");
-    kiln_text_printf(t, "    kiln_rd_acc kiln_stack[48][%d];\n    int kiln_level[48], kiln_top = 0;\n", W);
-    kiln_text_printf(
-        t,
-        "    for (long long kiln_rb = kiln_r0; kiln_rb < kiln_r1; kiln_rb += 128) {\n"
-        "        const long long kiln_re = kiln_r1 - kiln_rb < 128 ? kiln_r1 : kiln_rb + 128;\n"
-        "        kiln_rd_acc kiln_v[%d];\n"
-        "        for (int kiln_j = 0; kiln_j < %d; kiln_j++) kiln_v[kiln_j] = kiln_rd_identity();\n"
-        "        for (long long kiln_r = kiln_rb; kiln_r < kiln_re; kiln_r++) {\n",
-        W, W);
-    if (p->ndr > 1) emit_unravel_r(t, op, p, "kiln_r", "            ");
-    snprintf(colx, sizeof colx, " + kiln_j * kiln_ot%d_%d", 0, last);
-    /* each array input has its own column stride */
-    {
-        size_t n = (size_t)snprintf(e, sizeof e, "kiln_rd_elem(");
-        for (int i = 0; i < op->nin; i++) {
-            if (p->scalar[i])
-                n += (size_t)snprintf(e + n, sizeof e - n, "kiln_v%d, ", i);
-            else if (p->ndr == 1)
-                n += (size_t)snprintf(e + n, sizeof e - n,
-                                      "kiln_b%d + kiln_r * kiln_rt%d_0 + kiln_j * kiln_ot%d_%d, ", i, i, i,
-                                      last);
-            else
-                n += (size_t)snprintf(e + n, sizeof e - n, "kiln_b%d + kiln_ro%d + kiln_j * kiln_ot%d_%d, ",
-                                      i, i, i, last);
-        }
-        if (!op->uses_index)
-            snprintf(e + n, sizeof e - n, "0)");
-        else if (p->ndr == 1)
-            snprintf(e + n, sizeof e - n, "kiln_r * kiln_iw0)");
-        else
-            snprintf(e + n, sizeof e - n, "kiln_ri)");
-    }
-    kiln_text_printf(t,
-                     "#if defined(__clang__)\n#pragma clang loop vectorize(assume_safety)\n#elif "
-                     "defined(__GNUC__)\n#pragma GCC ivdep\n#endif\n"
-                     "            for (int kiln_j = 0; kiln_j < kiln_cw; kiln_j++)\n"
-                     "                kiln_v[kiln_j] = kiln_rd_reduce(kiln_v[kiln_j], %s);\n        }\n",
-                     e);
-    kiln_text_printf(
-        t,
-        "        int kiln_lv = 0;\n"
-        "        while (kiln_top > 0 && kiln_level[kiln_top - 1] == kiln_lv) {\n"
-        "            for (int kiln_j = 0; kiln_j < %d; kiln_j++)\n"
-        "                kiln_v[kiln_j] = kiln_rd_reduce(kiln_stack[kiln_top - 1][kiln_j], kiln_v[kiln_j]);\n"
-        "            kiln_top--;\n            kiln_lv++;\n        }\n"
-        "        for (int kiln_j = 0; kiln_j < %d; kiln_j++) kiln_stack[kiln_top][kiln_j] = kiln_v[kiln_j];\n"
-        "        kiln_level[kiln_top++] = kiln_lv;\n    }\n",
-        W, W);
-    kiln_text_printf(
-        t, "    for (int kiln_j = 0; kiln_j < kiln_cw; kiln_j++) {\n"
-           "        kiln_rd_acc kiln_acc = kiln_rd_identity();\n"
-           "        for (int kiln_i = kiln_top - 1; kiln_i >= 0; kiln_i--) kiln_acc = "
-           "kiln_rd_reduce(kiln_stack[kiln_i][kiln_j], kiln_acc);\n"
-           "        if (kiln_S == 1) kiln_out[kiln_obase + kiln_j] = kiln_rd_store(kiln_acc, kiln_R);\n"
-           "        else kiln_part[kiln_s * kiln_O + kiln_obase + kiln_j] = kiln_acc;\n    }\n}\n");
-}
-
-static void emit_cpu_finish(kiln_text *t, const rd_plan *p) {
-    kiln_text_printf(
-        t,
-        "// partials [s][o] -> outputs in a fixed order, kiln_per outputs per block\n"
-        "__global__ void kiln_rd_finish_cols(%s *kiln_out, const kiln_rd_acc *kiln_part, long long kiln_O, "
-        "long long kiln_S, long long kiln_R, long long kiln_per) {\n"
-        "    const long long kiln_o0 = (long long)blockIdx.x * kiln_per;\n"
-        "    const long long kiln_o1 = kiln_O - kiln_o0 < kiln_per ? kiln_O : kiln_o0 + kiln_per;\n"
-        "    for (long long kiln_o = kiln_o0; kiln_o < kiln_o1; kiln_o++) {\n"
-        "        kiln_rd_acc kiln_acc = kiln_rd_identity();\n"
-        "        for (long long kiln_s = 0; kiln_s < kiln_S; kiln_s++)\n"
-        "            kiln_acc = kiln_rd_reduce(kiln_acc, kiln_part[kiln_s * kiln_O + kiln_o]);\n"
-        "        kiln_out[kiln_o] = kiln_rd_store(kiln_acc, kiln_R);\n    }\n}\n",
-        rd_storage_type(p->out_store));
-}
-
 char *rd_generate(const rd_op *op, const rd_plan *p) {
     static const char *const layouts[] = {"inner", "column", "generic"};
     kiln_text t = {0};
@@ -609,10 +442,10 @@ char *rd_generate(const rd_op *op, const rd_plan *p) {
         emit_gpu_finish(&t, p);
     } else {
         if (p->layout == RD_COLUMN)
-            emit_cpu_column(&t, op, p, pp, np);
+            rd_emit_cpu_column(&t, op, p, pp, np);
         else
-            emit_cpu_rows(&t, op, p, pp, np);
-        emit_cpu_finish(&t, p);
+            rd_emit_cpu_rows(&t, op, p, pp, np);
+        rd_emit_cpu_finish(&t, p);
     }
     return kiln_text_take(&t);
 }
