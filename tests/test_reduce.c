@@ -269,12 +269,16 @@ static void check_reduce(kiln_context *ctx, kiln_reduce_op op, kiln_array *a, co
  * test_output_array). KILN_REDUCE_FULL_TEST=1 runs the whole matrix (each case is
  * a kernel compiled on a cold cache, so the default keeps CI near a minute). */
 static void test_every_dtype_and_op(void **state) {
-    kiln_context *ctx = *state;
+    (void)state;
     test_rng r = test_rng_for(__func__);
     int64_t shape[3] = {5, 37, 23};
     const int ax_last[] = {-1}, ax_first[] = {0}, ax_mid[] = {1}, ax_two[] = {0, 2};
     int full = getenv("KILN_REDUCE_FULL_TEST") != NULL;
     for (int t = 0; t < KILN_DTYPE_COUNT; t++) {
+        /* a context per dtype: its modules are unloaded with it, so the
+         * process never holds hundreds of JIT libraries at once (LeakSanitizer's
+         * tracer crashes on a large dynamic-TLS vector) */
+        kiln_context *ctx = test_open();
         int deep = full || t == KILN_FLOAT32;
         for (int op = 0; op < KILN_REDUCE_OP_COUNT; op++) {
             rd_op spec;
@@ -298,6 +302,7 @@ static void test_every_dtype_and_op(void **state) {
             }
             kiln_array_release(a);
         }
+        kiln_close(ctx);
     }
 }
 
@@ -778,17 +783,17 @@ static void test_deterministic(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_dtype_and_op),
-        cmocka_unit_test(test_views_and_large),
-        cmocka_unit_test(test_empty_and_size_one),
-        cmocka_unit_test(test_nan),
-        cmocka_unit_test(test_adversarial_sums),
-        cmocka_unit_test(test_output_array),
-        cmocka_unit_test(test_user_reductions),
-        cmocka_unit_test(test_user_compile_error_lines),
-        cmocka_unit_test(test_scans),
-        cmocka_unit_test(test_ufunc_reduce_accumulate),
-        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test_setup_teardown(test_every_dtype_and_op, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_views_and_large, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty_and_size_one, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adversarial_sums, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_array, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_user_reductions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_user_compile_error_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scans, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ufunc_reduce_accumulate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }
