@@ -36,6 +36,7 @@ int kiln_example_comm_mc_pi(kiln_context *ctx, const kiln_example_opts *opts, ki
 int kiln_example_comm_heat(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 /* FFT (examples/fft_convolve.c). */
 int kiln_example_fft_convolve(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+int kiln_example_reduce(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 #define UFUNC_ROW_(n, seed_id, text)                                                                         \
     { .name = #n, .seed = seed_id, .summary = text, .run = kiln_example_ufunc_##n }
 #define GUFUNC_ROW_(n, seed_id, text)                                                                        \
@@ -74,6 +75,11 @@ static const kiln_example example_table[] = {
      .seed = "-",
      .summary = "2-d heat stencil in row bands, halo send/recv (size = n x n grid)",
      .run = kiln_example_comm_heat},
+    {.name = "reduce",
+     .seed = "001",
+     .summary = "sum, argmax, cumsum of 2^28 f32 (cpu 2^24) and row/column sums of a "
+                "16384^2 matrix (cpu 2048^2) vs long double (size = n)",
+     .run = kiln_example_reduce},
 };
 
 #define EXAMPLE_RUNNER_(name)                                                                                \

@@ -834,6 +834,188 @@ KILN_API kiln_status kiln_nrm2(kiln_stream *stream, kiln_array *x, double *resul
 KILN_API kiln_status kiln_blas_provider(kiln_context *ctx, const char **name);
 
 /* ------------------------------------------------------------------ reductions and scans (src/reduce/) */
+/* NumPy-style reductions and scans over any set of axes of any strided view,
+ * on both backends, from kernels kiln generates per (operation, dtype,
+ * layout) and caches like ufuncs.
+ *
+ *   kiln_array *total = NULL, *rows = NULL;
+ *   kiln_sum(a, NULL, 0, 0, NULL, &total);            (every axis: a 0-d array)
+ *   int ax = 1;
+ *   kiln_sum(a, &ax, 1, 0, NULL, &rows);              (row sums of a matrix)
+ *
+ * axes: NULL means every axis; otherwise naxes distinct axes, negative ones
+ *   counting from the end (-1 is the last). An axis out of range or given
+ *   twice is KILN_ERR_INVALID_ARGUMENT.
+ * keepdims: reduced axes stay as size-1 dims.
+ * out: NULL, or an array of the result's shape exactly whose dtype the
+ *   result casts to safely; any strides. *result (may be NULL when out is
+ *   given) receives a new reference: the new array, or out retained.
+ * Dtypes (NumPy's): sum/prod of bool and signed ints give int64, of
+ *   unsigned ints uint64, of float16 float16 (accumulated in float32);
+ *   min/max keep the dtype; argmin/argmax give int64 (the C-order index
+ *   within the reduced elements); any/all give bool; mean/var/std of ints
+ *   and bool give float64, of floats the same float (float16 computed in
+ *   float32). Complex: sum, prod and mean only.
+ * NaN: min/max propagate NaN; argmin/argmax give the first NaN.
+ * Empty reductions give the identity (sum 0, prod 1, any false, all true,
+ *   mean/var NaN); min/max/argmin/argmax of an empty axis (with a non-empty
+ *   result) are KILN_ERR_INVALID_ARGUMENT.
+ * Accuracy: floating sums are at least as accurate as pairwise summation
+ *   (CPU: NumPy's pairwise scheme; CUDA: float16/float32 accumulate in
+ *   float64), and every result is the same run to run on one device (fixed
+ *   combination trees, no atomics).
+ * Work is queued on opts->stream (NULL: the default stream); host-memory
+ * inputs on a CUDA context are copied to the device first. */
+typedef enum kiln_reduce_op {
+    KILN_REDUCE_SUM = 0,
+    KILN_REDUCE_PROD,
+    KILN_REDUCE_MIN,
+    KILN_REDUCE_MAX,
+    KILN_REDUCE_ARGMIN,
+    KILN_REDUCE_ARGMAX,
+    KILN_REDUCE_ANY,
+    KILN_REDUCE_ALL,
+    KILN_REDUCE_MEAN,
+    KILN_REDUCE_VAR,
+    KILN_REDUCE_STD,
+    KILN_REDUCE_OP_COUNT
+} kiln_reduce_op;
+
+/* Options of every reduction; `kiln_reduce_opts o = {0};` reduces every axis
+ * into a new array on the default stream. */
+typedef struct kiln_reduce_opts {
+    const int *axes; /* NULL: every axis */
+    int naxes;
+    int keepdims;
+    kiln_array *out; /* NULL: a new array */
+    int ddof;        /* var/std: divide by n - ddof */
+    kiln_stream *stream;
+} kiln_reduce_opts;
+
+/* Reduces `a` with op (opts may be NULL: every axis, new array). */
+KILN_API kiln_status kiln_reduce(kiln_reduce_op op, kiln_array *a, const kiln_reduce_opts *opts,
+                                 kiln_array **result);
+/* Shorthands of kiln_reduce on the default stream. */
+KILN_API kiln_status kiln_sum(kiln_array *a, const int *axes, int naxes, int keepdims, kiln_array *out,
+                              kiln_array **result);
+KILN_API kiln_status kiln_prod(kiln_array *a, const int *axes, int naxes, int keepdims, kiln_array *out,
+                               kiln_array **result);
+KILN_API kiln_status kiln_min(kiln_array *a, const int *axes, int naxes, int keepdims, kiln_array *out,
+                              kiln_array **result);
+KILN_API kiln_status kiln_max(kiln_array *a, const int *axes, int naxes, int keepdims, kiln_array *out,
+                              kiln_array **result);
+KILN_API kiln_status kiln_argmin(kiln_array *a, const int *axes, int naxes, int keepdims, kiln_array *out,
+                                 kiln_array **result);
+KILN_API kiln_status kiln_argmax(kiln_array *a, const int *axes, int naxes, int keepdims, kiln_array *out,
+                                 kiln_array **result);
+KILN_API kiln_status kiln_any(kiln_array *a, const int *axes, int naxes, int keepdims, kiln_array *out,
+                              kiln_array **result);
+KILN_API kiln_status kiln_all(kiln_array *a, const int *axes, int naxes, int keepdims, kiln_array *out,
+                              kiln_array **result);
+KILN_API kiln_status kiln_mean(kiln_array *a, const int *axes, int naxes, int keepdims, kiln_array *out,
+                               kiln_array **result);
+KILN_API kiln_status kiln_var(kiln_array *a, const int *axes, int naxes, int ddof, int keepdims,
+                              kiln_array *out, kiln_array **result);
+KILN_API kiln_status kiln_std(kiln_array *a, const int *axes, int naxes, int ddof, int keepdims,
+                              kiln_array *out, kiln_array **result);
+/* The value of a one-element array (a full reduction) converted to double,
+ * waiting for the work that makes it. */
+KILN_API kiln_status kiln_array_item_f64(kiln_array *a, double *value);
+
+/* User-defined reductions (CuPy's ReductionKernel), as CUDA C snippets:
+ *
+ *   kiln_reduction_spec l2 = {.in_params = "f4 x", .out_type = "f4", .acc_type = "double",
+ *       .map_expr = "(double)x * x", .reduce_expr = "a + b", .post_expr = "sqrt(a)",
+ *       .identity = "0"};
+ *   kiln_reduction_kernel *norm;
+ *   kiln_reduction_kernel_create(ctx, "l2norm", &l2, &norm);
+ *   kiln_reduction_kernel_call(norm, KILN_ARGS(kiln_arr(x)), NULL, &r);
+ *
+ * in_params: "f4 x, f8 w": a kiln_dtype_parse type and a name per input;
+ *   inputs are arrays (broadcast together like ufunc arguments, each dtype
+ *   casting safely to its parameter's) or scalars.
+ * acc_type: the accumulator's C type (a struct from the preamble is fine);
+ *   NULL: the output's compute type.
+ * map_expr: the accumulator value of one element, from the inputs' names and
+ *   _i (long long: the C-order index within the reduced elements).
+ * reduce_expr: combines accumulators a and b; it must be associative and
+ *   commutative (the combination order is fixed per shape and device, so
+ *   results repeat exactly). identity: reduce's identity.
+ * post_expr: the output from the accumulator a and _n (long long: elements
+ *   reduced); NULL: "a".
+ * Each snippet compiles with its own line numbers: errors name
+ * "<name>.map", "<name>.reduce", "<name>.post", "<name>.identity" or
+ * "<name>.preamble". The same text runs on both backends. */
+typedef struct kiln_reduction_spec {
+    const char *in_params;
+    const char *out_type;
+    const char *acc_type;
+    const char *map_expr;
+    const char *reduce_expr;
+    const char *post_expr;
+    const char *identity;
+    const char *preamble;
+} kiln_reduction_spec;
+
+typedef struct kiln_reduction_kernel kiln_reduction_kernel;
+
+/* Checks the spec and compiles the kernel for contiguous inputs of the
+ * declared dtypes (compile errors surface here). `name`: a C identifier.
+ * Release with kiln_reduction_kernel_release. */
+KILN_API kiln_status kiln_reduction_kernel_create(kiln_context *ctx, const char *name,
+                                                  const kiln_reduction_spec *spec,
+                                                  kiln_reduction_kernel **out);
+/* Reduces the broadcast inputs over opts->axes (opts may be NULL: every
+ * axis; ddof is ignored). Result as for kiln_reduce. */
+KILN_API kiln_status kiln_reduction_kernel_call(kiln_reduction_kernel *k, const kiln_value *args, int nargs,
+                                                const kiln_reduce_opts *opts, kiln_array **result);
+KILN_API void kiln_reduction_kernel_release(kiln_reduction_kernel *k);
+
+/* Reduce and accumulate with a binary ufunc made by kiln_vectorize (NumPy's
+ * ufunc.reduce / ufunc.accumulate): its body is the operator (it must be
+ * associative, and commutative for reduce) on the signature whose two
+ * inputs and output share the dtype `a` casts to safely. identity: a C
+ * expression, or NULL: an empty reduction is then an error. */
+KILN_API kiln_status kiln_ufunc_reduce(kiln_ufunc *f, kiln_array *a, const char *identity,
+                                       const kiln_reduce_opts *opts, kiln_array **result);
+/* Inclusive scan with the ufunc's operator along `axis` (KILN_AXIS_FLAT: the
+ * C-order flattened array). out/result as for kiln_scan. */
+KILN_API kiln_status kiln_ufunc_accumulate(kiln_ufunc *f, kiln_array *a, int axis, kiln_array *out,
+                                           kiln_array **result);
+
+/* Scans (cumulative operations) along one axis. */
+typedef enum kiln_scan_op { KILN_SCAN_SUM = 0, KILN_SCAN_PROD, KILN_SCAN_MIN, KILN_SCAN_MAX } kiln_scan_op;
+/* axis value meaning "the C-order flattened array" (NumPy's axis=None). */
+#define KILN_AXIS_FLAT (-1000000)
+
+/* Inclusive (exclusive: 0 then element i is the op of elements < i, starting
+ * from the identity) scan of `a` along axis. Dtypes as sum/prod for
+ * SUM/PROD (float16/float32 sums run in float64, rounded once per element),
+ * unchanged for MIN/MAX; MIN/MAX propagate NaN. out: NULL or an
+ * array of the result's shape and a dtype the result casts to safely.
+ * *result (may be NULL when out is given): a new reference. Queued on
+ * `stream` (NULL: the default). */
+KILN_API kiln_status kiln_scan(kiln_scan_op op, kiln_array *a, int axis, int exclusive, kiln_array *out,
+                               kiln_stream *stream, kiln_array **result);
+/* Inclusive shorthands (NumPy's cumsum, cumprod; cummin/cummax as
+ * np.minimum.accumulate / np.maximum.accumulate). */
+KILN_API kiln_status kiln_cumsum(kiln_array *a, int axis, kiln_array *out, kiln_array **result);
+KILN_API kiln_status kiln_cumprod(kiln_array *a, int axis, kiln_array *out, kiln_array **result);
+KILN_API kiln_status kiln_cummin(kiln_array *a, int axis, kiln_array *out, kiln_array **result);
+KILN_API kiln_status kiln_cummax(kiln_array *a, int axis, kiln_array *out, kiln_array **result);
+
+/* A scan with a user operator: `op_expr` combines a (the earlier elements)
+ * and b (the later) of type `type` (a kiln_dtype_parse name) and must be
+ * associative; identity (may be NULL: then only inclusive scans) is its
+ * identity. Errors count lines from each snippet ("<name>.op", ...).
+ * Release with kiln_scan_kernel_release. */
+typedef struct kiln_scan_kernel kiln_scan_kernel;
+KILN_API kiln_status kiln_scan_kernel_create(kiln_context *ctx, const char *name, const char *type,
+                                             const char *op_expr, const char *identity, const char *preamble,
+                                             kiln_scan_kernel **out);
+KILN_API kiln_status kiln_scan_kernel_call(kiln_scan_kernel *k, kiln_array *a, int axis, int exclusive,
+                                           kiln_array *out, kiln_array **result);
+KILN_API void kiln_scan_kernel_release(kiln_scan_kernel *k);
 
 /* ------------------------------------------------------------------ collectives (src/comm/) */
 /* A communicator is a group of ranks, each a kiln context: CUDA contexts

@@ -12,6 +12,7 @@
 #include "fft/fft.h"
 #include "jit/builtins.h"
 #include "prof/prof.h"
+#include "reduce/reduce.h"
 
 unsigned kiln_version(void) { return KILN_VERSION_NUMBER; }
 const char *kiln_version_string(void) { return "0.1.0"; }
@@ -108,6 +109,7 @@ void kiln_close(kiln_context *ctx) {
         kiln_copy_pool_destroy(ctx->copy_pool);
         kiln_prof_detach(ctx);
         kiln_builtins_release(ctx);
+        kiln_reduce_cache_release(ctx);
         ctx->ops->close(ctx->state);
     }
     pthread_mutex_destroy(&ctx->lock);

@@ -38,6 +38,8 @@ struct kiln_context {
     int cache_warned;                    /* the unusable-cache notice is printed once */
     struct kiln_builtin_cache *builtins; /* modules kiln compiles for itself */
     struct kiln_prof *prof;              /* NULL when profiling is off */
+    /* Reduction and scan modules by their source text (src/reduce/cache.c). */
+    struct kiln_reduce_cache *reduce_cache;
     /* Opened on first need, closed with the context (see the functions below). */
     kiln_context *host; /* CUDA contexts: the CPU context for host-side work */
     struct kiln_copy_pool *copy_pool;

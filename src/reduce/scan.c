@@ -1,0 +1,524 @@
+/* scan.c: scans along one axis on both backends.
+ *
+ * A scan is M independent rows of length L (the scanned axis; the other dims
+ * unravelled per row with their strides). Two strategies, the same kernel
+ * names and parameters on both backends:
+ *   seq    one thread (CPU: one block per run of rows) per row, in order:
+ *          many rows, or short ones (column scans are coalesced this way)
+ *   tiled  reduce-then-scan in three fixed passes (deterministic for floats,
+ *          unlike a look-back whose combination order depends on timing):
+ *          tile aggregates, an exclusive scan of them per row, then each
+ *          tile rescanned from its prefix. CUDA tiles are 2048 elements
+ *          staged through shared memory (coalesced loads and stores), each
+ *          thread scanning 8 in order, threads combined with warp shuffles;
+ *          CPU tiles are one contiguous piece per block.
+ * Operators need only be associative: every combination keeps order. */
+#include "reduce/scan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/text.h"
+#include "kernel/module.h"
+
+extern const char kiln_embedded_ufunc_common[];
+extern const char kiln_embedded_reduce_common[];
+extern const char kiln_embedded_reduce_gpu[];
+
+#define SC_ITEMS 8
+#define SC_TILE (RD_GPU_BLOCK * SC_ITEMS)
+
+typedef struct sc_plan {
+    kiln_backend_kind backend;
+    kiln_dtype in_store, out_store;
+    int tiled;
+    int nd; /* row dims */
+    int64_t M, L, sL, oL, T, tile, per;
+    int64_t rshape[KILN_MAX_DIMS], rin[KILN_MAX_DIMS], rout[KILN_MAX_DIMS];
+} sc_plan;
+
+static int count_lines(const kiln_text *t) {
+    int n = 1;
+    for (size_t i = 0; i < t->length; i++) n += t->data[i] == '\n';
+    return n;
+}
+
+static void snippet(kiln_text *t, const sc_op *op, const char *part, const char *text) {
+    if (op->user) kiln_text_printf(t, "\n#line 1 \"%s.%s\"\n", op->name, part);
+    kiln_text_printf(t, "%s", text);
+    if (op->user)
+        kiln_text_printf(t, "\n#line %d \"kiln-scan-%s.cu\"\n", count_lines(t) + 1, op->name);
+    else
+        kiln_text_printf(t, "\n");
+}
+
+static void emit_params(kiln_text *t, const sc_plan *p) {
+    kiln_text_printf(
+        t,
+        "%s *kiln_out, const %s *kiln_in, kiln_sc_t *kiln_aggr, int kiln_excl, long long kiln_M, "
+        "long long kiln_L, long long kiln_sL, long long kiln_oL, long long kiln_T, long long kiln_tile, "
+        "long long kiln_per",
+        rd_storage_type(p->out_store), rd_storage_type(p->in_store));
+    for (int d = 0; d < p->nd; d++)
+        kiln_text_printf(t, ", long long kiln_rs%d, long long kiln_ri%d, long long kiln_ro%d", d, d, d);
+}
+
+static int sc_args(const sc_plan *p, void *out, const void *in, void *aggr, int excl, kiln_value *a) {
+    int n = 0;
+    a[n++] = kiln_ptr(out, KILN_DTYPE_COUNT);
+    a[n++] = kiln_ptr((void *)in, KILN_DTYPE_COUNT);
+    a[n++] = kiln_ptr(aggr, KILN_DTYPE_COUNT);
+    a[n++] = kiln_i32(excl);
+    a[n++] = kiln_i64(p->M);
+    a[n++] = kiln_i64(p->L);
+    a[n++] = kiln_i64(p->sL);
+    a[n++] = kiln_i64(p->oL);
+    a[n++] = kiln_i64(p->T);
+    a[n++] = kiln_i64(p->tile);
+    a[n++] = kiln_i64(p->per);
+    for (int d = 0; d < p->nd; d++) {
+        a[n++] = kiln_i64(p->rshape[d]);
+        a[n++] = kiln_i64(p->rin[d]);
+        a[n++] = kiln_i64(p->rout[d]);
+    }
+    return n;
+}
+
+/* kiln_pi / kiln_po: the row's first element in and out. */
+static void emit_row_bases(kiln_text *t, const sc_plan *p, const char *row) {
+    kiln_text_printf(t,
+                     "    const char *kiln_pi = (const char *)kiln_in; char *kiln_po = (char *)kiln_out;\n");
+    if (p->nd == 0) {
+        kiln_text_printf(t, "    (void)%s;\n", row);
+        return;
+    }
+    kiln_text_printf(t, "    { long long kiln_q = %s;\n", row);
+    for (int d = p->nd - 1; d >= 0; d--)
+        kiln_text_printf(
+            t,
+            "      { const long long kiln_c = kiln_q %% kiln_rs%d; kiln_q /= kiln_rs%d; kiln_pi += "
+            "kiln_c * kiln_ri%d; kiln_po += kiln_c * kiln_ro%d; }\n",
+            d, d, d, d);
+    kiln_text_printf(t, "    }\n");
+}
+
+static void emit_operator(kiln_text *t, const sc_op *op, const sc_plan *p) {
+    kiln_dtype vd = op->acc_f64 ? KILN_FLOAT64 : op->out_dtype;
+    const char *vt = rd_compute_type(vd);
+    char e[384];
+    kiln_text_printf(t, "typedef %s kiln_sc_v;\n", vt);
+    if (op->preamble && *op->preamble) snippet(t, op, "preamble", op->preamble);
+    kiln_text_printf(t, "KILN_RD_FN kiln_sc_v kiln_sc_user(kiln_sc_v a, kiln_sc_v b) {\n    return ");
+    snippet(t, op, "op", op->combine);
+    kiln_text_printf(t, "    ;\n}\n");
+    rd_load_expr(e, sizeof e, p->in_store, vd, "*(const kiln_sc_in *)kiln_p");
+    kiln_text_printf(t, "typedef %s kiln_sc_in;\n", rd_storage_type(p->in_store));
+    if (op->identity) {
+        kiln_text_printf(
+            t, "typedef kiln_sc_v kiln_sc_t;\nKILN_RD_FN kiln_sc_t kiln_sc_identity() {\n    return ");
+        snippet(t, op, "identity", op->identity);
+        kiln_text_printf(t, "    ;\n}\nKILN_RD_FN kiln_sc_t kiln_sc_op(kiln_sc_t a, kiln_sc_t b) { return "
+                            "kiln_sc_user(a, b); }\n");
+        kiln_text_printf(t, "KILN_RD_FN kiln_sc_t kiln_sc_load(const char *kiln_p) { return %s; }\n", e);
+        rd_store_expr(e, sizeof e, vd, p->out_store, "kiln_v");
+    } else {
+        kiln_text_printf(
+            t, "typedef kiln_rd_opt<kiln_sc_v> kiln_sc_t;\n"
+               "KILN_RD_FN kiln_sc_t kiln_sc_identity() { return kiln_rd_opt_make(kiln_sc_v(), 0); }\n"
+               "KILN_RD_FN kiln_sc_t kiln_sc_op(kiln_sc_t a, kiln_sc_t b) {\n"
+               "    return !a.has ? b : !b.has ? a : kiln_rd_opt_make(kiln_sc_user(a.v, b.v), 1);\n}\n");
+        kiln_text_printf(t,
+                         "KILN_RD_FN kiln_sc_t kiln_sc_load(const char *kiln_p) { return "
+                         "kiln_rd_opt_make<kiln_sc_v>(%s, 1); }\n",
+                         e);
+        rd_store_expr(e, sizeof e, vd, p->out_store, "kiln_v.v");
+    }
+    kiln_text_printf(
+        t, "KILN_RD_FN void kiln_sc_store(char *kiln_p, kiln_sc_t kiln_v) { *(%s *)kiln_p = %s; }\n",
+        rd_storage_type(p->out_store), e);
+}
+
+static void emit_seq(kiln_text *t, const sc_plan *p, int cuda) {
+    kiln_text_printf(t, "__global__ void kiln_sc_seq(");
+    emit_params(t, p);
+    kiln_text_printf(t, ") {\n    (void)kiln_aggr; (void)kiln_T; (void)kiln_tile;\n");
+    if (cuda)
+        kiln_text_printf(t, "    const long long kiln_m0 = (long long)blockIdx.x * blockDim.x + threadIdx.x, "
+                            "kiln_m1 = kiln_m0 + 1;\n");
+    else
+        kiln_text_printf(
+            t, "    const long long kiln_m0 = (long long)blockIdx.x * kiln_per;\n"
+               "    const long long kiln_m1 = kiln_M - kiln_m0 < kiln_per ? kiln_M : kiln_m0 + kiln_per;\n");
+    kiln_text_printf(
+        t, "    for (long long kiln_m = kiln_m0; kiln_m < kiln_m1 && kiln_m < kiln_M; kiln_m++) {\n");
+    emit_row_bases(t, p, "kiln_m");
+    kiln_text_printf(t, "    kiln_sc_t kiln_acc = kiln_sc_identity();\n"
+                        "    for (long long kiln_l = 0; kiln_l < kiln_L; kiln_l++) {\n"
+                        "        const kiln_sc_t kiln_x = kiln_sc_load(kiln_pi + kiln_l * kiln_sL);\n"
+                        "        if (kiln_excl) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_acc);\n"
+                        "        kiln_acc = kiln_sc_op(kiln_acc, kiln_x);\n"
+                        "        if (!kiln_excl) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_acc);\n"
+                        "    }\n    }\n}\n");
+}
+
+static void emit_cpu_tiled(kiln_text *t, const sc_plan *p) {
+    /* pass 1: each block's piece reduced in order */
+    kiln_text_printf(t, "__global__ void kiln_sc_tiles(");
+    emit_params(t, p);
+    kiln_text_printf(t, ") {\n    (void)kiln_out; (void)kiln_excl; (void)kiln_oL; (void)kiln_per;\n"
+                        "    const long long kiln_m = blockIdx.x / kiln_T, kiln_t = blockIdx.x %% kiln_T;\n");
+    emit_row_bases(t, p, "kiln_m");
+    kiln_text_printf(
+        t, "    const long long kiln_l0 = kiln_t * kiln_tile;\n"
+           "    const long long kiln_l1 = kiln_L - kiln_l0 < kiln_tile ? kiln_L : kiln_l0 + kiln_tile;\n"
+           "    kiln_sc_t kiln_acc = kiln_sc_identity();\n"
+           "    for (long long kiln_l = kiln_l0; kiln_l < kiln_l1; kiln_l++)\n"
+           "        kiln_acc = kiln_sc_op(kiln_acc, kiln_sc_load(kiln_pi + kiln_l * kiln_sL));\n"
+           "    kiln_aggr[blockIdx.x] = kiln_acc;\n    (void)kiln_po;\n}\n");
+    /* pass 2: exclusive scan of a row's aggregates */
+    kiln_text_printf(t, "__global__ void kiln_sc_prefix(");
+    emit_params(t, p);
+    kiln_text_printf(t, ") {\n    (void)kiln_out; (void)kiln_in; (void)kiln_excl; (void)kiln_M; "
+                        "(void)kiln_L; (void)kiln_sL;\n"
+                        "    (void)kiln_oL; (void)kiln_tile; (void)kiln_per;\n"
+                        "    kiln_sc_t *kiln_a = kiln_aggr + (long long)blockIdx.x * kiln_T;\n"
+                        "    kiln_sc_t kiln_acc = kiln_sc_identity();\n"
+                        "    for (long long kiln_t = 0; kiln_t < kiln_T; kiln_t++) {\n"
+                        "        const kiln_sc_t kiln_x = kiln_a[kiln_t];\n"
+                        "        kiln_a[kiln_t] = kiln_acc;\n"
+                        "        kiln_acc = kiln_sc_op(kiln_acc, kiln_x);\n    }\n");
+    for (int d = 0; d < p->nd; d++)
+        kiln_text_printf(t, "    (void)kiln_rs%d; (void)kiln_ri%d; (void)kiln_ro%d;\n", d, d, d);
+    kiln_text_printf(t, "}\n");
+    /* pass 3: each piece rescanned from its prefix */
+    kiln_text_printf(t, "__global__ void kiln_sc_apply(");
+    emit_params(t, p);
+    kiln_text_printf(t, ") {\n    (void)kiln_per;\n"
+                        "    const long long kiln_m = blockIdx.x / kiln_T, kiln_t = blockIdx.x %% kiln_T;\n");
+    emit_row_bases(t, p, "kiln_m");
+    kiln_text_printf(
+        t, "    const long long kiln_l0 = kiln_t * kiln_tile;\n"
+           "    const long long kiln_l1 = kiln_L - kiln_l0 < kiln_tile ? kiln_L : kiln_l0 + kiln_tile;\n"
+           "    kiln_sc_t kiln_acc = kiln_aggr[blockIdx.x];\n"
+           "    for (long long kiln_l = kiln_l0; kiln_l < kiln_l1; kiln_l++) {\n"
+           "        const kiln_sc_t kiln_x = kiln_sc_load(kiln_pi + kiln_l * kiln_sL);\n"
+           "        if (kiln_excl) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_acc);\n"
+           "        kiln_acc = kiln_sc_op(kiln_acc, kiln_x);\n"
+           "        if (!kiln_excl) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_acc);\n    }\n}\n");
+}
+
+static const char gpu_block_scan[] =
+    "// Inclusive scan of one value per thread over a block of 256, in thread\n"
+    "// order; *total gets the block's aggregate. Uses kiln_sc_wt (8 slots).\n"
+    "static __device__ __forceinline__ kiln_sc_t kiln_sc_block_incl(kiln_sc_t v, kiln_sc_t *kiln_sc_wt, "
+    "kiln_sc_t *total) {\n"
+    "    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;\n"
+    "    for (int d = 1; d < 32; d <<= 1) {\n"
+    "        const kiln_sc_t up = kiln_rd_shfl_up(v, d);\n"
+    "        if (lane >= d) v = kiln_sc_op(up, v);\n"
+    "    }\n"
+    "    if (lane == 31) kiln_sc_wt[w] = v;\n"
+    "    __syncthreads();\n"
+    "    if (w == 0) {\n"
+    "        kiln_sc_t x = lane < 8 ? kiln_sc_wt[lane] : kiln_sc_identity();\n"
+    "        for (int d = 1; d < 8; d <<= 1) {\n"
+    "            const kiln_sc_t up = kiln_rd_shfl_up(x, d);\n"
+    "            if (lane >= d) x = kiln_sc_op(up, x);\n"
+    "        }\n"
+    "        if (lane < 8) kiln_sc_wt[lane] = x;\n"
+    "    }\n"
+    "    __syncthreads();\n"
+    "    if (w > 0) v = kiln_sc_op(kiln_sc_wt[w - 1], v);\n"
+    "    *total = kiln_sc_wt[7];\n"
+    "    __syncthreads();\n"
+    "    return v;\n"
+    "}\n";
+
+static void emit_gpu_tiled(kiln_text *t, const sc_plan *p) {
+    kiln_text_puts(t, gpu_block_scan);
+    const char *smem =
+        "    __shared__ __align__(16) unsigned char kiln_smb[(%d + 8 + 256) * sizeof(kiln_sc_t)];\n"
+        "    kiln_sc_t *kiln_sm = (kiln_sc_t *)kiln_smb, *kiln_wt = kiln_sm + %d, *kiln_th = kiln_wt + 8;\n";
+    const char *stage =
+        "    const long long kiln_l0 = (long long)blockIdx.x * %d;\n"
+        "    for (int kiln_j = 0; kiln_j < %d; kiln_j++) {\n"
+        "        const long long kiln_l = kiln_l0 + kiln_j * 256 + threadIdx.x;\n"
+        "        kiln_sm[kiln_j * 256 + threadIdx.x] = kiln_l < kiln_L ? kiln_sc_load(kiln_pi + kiln_l * "
+        "kiln_sL) : kiln_sc_identity();\n"
+        "    }\n    __syncthreads();\n"
+        "    kiln_sc_t kiln_run = kiln_sm[threadIdx.x * %d];\n"
+        "    for (int kiln_k = 1; kiln_k < %d; kiln_k++) kiln_run = kiln_sc_op(kiln_run, kiln_sm[threadIdx.x "
+        "* %d + kiln_k]);\n"
+        "    kiln_sc_t kiln_total;\n"
+        "    const kiln_sc_t kiln_incl = kiln_sc_block_incl(kiln_run, kiln_wt, &kiln_total);\n";
+    /* pass 1 */
+    kiln_text_printf(t, "__global__ void __launch_bounds__(256) kiln_sc_tiles(");
+    emit_params(t, p);
+    kiln_text_printf(t, ") {\n    (void)kiln_out; (void)kiln_excl; (void)kiln_oL; (void)kiln_per; "
+                        "(void)kiln_tile; (void)kiln_M;\n"
+                        "    const long long kiln_m = blockIdx.y;\n");
+    kiln_text_printf(t, smem, SC_TILE, SC_TILE);
+    emit_row_bases(t, p, "kiln_m");
+    kiln_text_printf(t, stage, SC_TILE, SC_ITEMS, SC_ITEMS, SC_ITEMS, SC_ITEMS);
+    kiln_text_printf(t,
+                     "    (void)kiln_incl; (void)kiln_th; (void)kiln_po;\n"
+                     "    if (threadIdx.x == 0) kiln_aggr[kiln_m * kiln_T + blockIdx.x] = kiln_total;\n}\n");
+    /* pass 2: each thread a contiguous run of aggregates (order kept), one
+     * block scan of the runs' totals, then each run rescanned */
+    kiln_text_printf(t, "__global__ void __launch_bounds__(256) kiln_sc_prefix(");
+    emit_params(t, p);
+    kiln_text_printf(t,
+                     ") {\n    (void)kiln_out; (void)kiln_in; (void)kiln_excl; (void)kiln_M; (void)kiln_L; "
+                     "(void)kiln_sL;\n    (void)kiln_oL; (void)kiln_tile; (void)kiln_per;\n");
+    for (int d = 0; d < p->nd; d++)
+        kiln_text_printf(t, "    (void)kiln_rs%d; (void)kiln_ri%d; (void)kiln_ro%d;\n", d, d, d);
+    kiln_text_printf(
+        t, "    __shared__ __align__(16) unsigned char kiln_smb[(8 + 256) * sizeof(kiln_sc_t)];\n"
+           "    kiln_sc_t *kiln_wt = (kiln_sc_t *)kiln_smb, *kiln_th = kiln_wt + 8;\n"
+           "    kiln_sc_t *kiln_a = kiln_aggr + (long long)blockIdx.x * kiln_T;\n"
+           "    const long long kiln_per_t = (kiln_T + 255) / 256;\n"
+           "    const long long kiln_b0 = threadIdx.x * kiln_per_t;\n"
+           "    const long long kiln_b1 = kiln_T - kiln_b0 < kiln_per_t ? kiln_T : kiln_b0 + kiln_per_t;\n"
+           "    kiln_sc_t kiln_run = kiln_sc_identity();\n"
+           "    for (long long kiln_i = kiln_b0; kiln_i < kiln_b1; kiln_i++) kiln_run = kiln_sc_op(kiln_run, "
+           "kiln_a[kiln_i]);\n"
+           "    kiln_sc_t kiln_total;\n"
+           "    const kiln_sc_t kiln_incl = kiln_sc_block_incl(kiln_run, kiln_wt, &kiln_total);\n"
+           "    (void)kiln_total;\n"
+           "    kiln_th[threadIdx.x] = kiln_incl;\n    __syncthreads();\n"
+           "    kiln_sc_t kiln_acc = threadIdx.x ? kiln_th[threadIdx.x - 1] : kiln_sc_identity();\n"
+           "    for (long long kiln_i = kiln_b0; kiln_i < kiln_b1; kiln_i++) {\n"
+           "        const kiln_sc_t kiln_x = kiln_a[kiln_i];\n"
+           "        kiln_a[kiln_i] = kiln_acc;\n"
+           "        kiln_acc = kiln_sc_op(kiln_acc, kiln_x);\n    }\n}\n");
+    /* pass 3 */
+    kiln_text_printf(t, "__global__ void __launch_bounds__(256) kiln_sc_apply(");
+    emit_params(t, p);
+    kiln_text_printf(t, ") {\n    (void)kiln_per; (void)kiln_tile; (void)kiln_M;\n    const long long kiln_m "
+                        "= blockIdx.y;\n");
+    kiln_text_printf(t, smem, SC_TILE, SC_TILE);
+    emit_row_bases(t, p, "kiln_m");
+    kiln_text_printf(t, stage, SC_TILE, SC_ITEMS, SC_ITEMS, SC_ITEMS, SC_ITEMS);
+    kiln_text_printf(
+        t,
+        "    kiln_th[threadIdx.x] = kiln_incl;\n    __syncthreads();\n"
+        "    const kiln_sc_t kiln_pre = kiln_aggr[kiln_m * kiln_T + blockIdx.x];\n"
+        "    kiln_sc_t kiln_acc = threadIdx.x ? kiln_sc_op(kiln_pre, kiln_th[threadIdx.x - 1]) : kiln_pre;\n"
+        "    (void)kiln_total;\n"
+        "    for (int kiln_k = 0; kiln_k < %d; kiln_k++) {\n"
+        "        const int kiln_s = threadIdx.x * %d + kiln_k;\n"
+        "        const kiln_sc_t kiln_x = kiln_sm[kiln_s];\n"
+        "        if (kiln_excl) kiln_sm[kiln_s] = kiln_acc;\n"
+        "        kiln_acc = kiln_sc_op(kiln_acc, kiln_x);\n"
+        "        if (!kiln_excl) kiln_sm[kiln_s] = kiln_acc;\n    }\n    __syncthreads();\n"
+        "    for (int kiln_j = 0; kiln_j < %d; kiln_j++) {\n"
+        "        const long long kiln_l = kiln_l0 + kiln_j * 256 + threadIdx.x;\n"
+        "        if (kiln_l < kiln_L) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_sm[kiln_j * 256 + "
+        "threadIdx.x]);\n"
+        "    }\n}\n",
+        SC_ITEMS, SC_ITEMS, SC_ITEMS);
+}
+
+static char *sc_generate(const sc_op *op, const sc_plan *p) {
+    kiln_text t = {0};
+    int cuda = p->backend == KILN_BACKEND_CUDA;
+    kiln_text_printf(&t, "#line 1 \"kiln-scan-%s.cu\"\n// kiln scan %s, %s kernels, %s, %d row dims\n",
+                     op->name, op->name, cuda ? "cuda" : "cpu", p->tiled ? "tiled" : "sequential rows",
+                     p->nd);
+    kiln_text_puts(&t, kiln_embedded_ufunc_common);
+    kiln_text_puts(&t, kiln_embedded_reduce_common);
+    if (cuda) kiln_text_puts(&t, kiln_embedded_reduce_gpu);
+    kiln_text_printf(&t, "\n#line %d \"kiln-scan-%s.cu\"\n", count_lines(&t) + 1, op->name);
+    emit_operator(&t, op, p);
+    emit_seq(&t, p, cuda);
+    if (p->tiled) {
+        if (cuda)
+            emit_gpu_tiled(&t, p);
+        else
+            emit_cpu_tiled(&t, p);
+    }
+    return kiln_text_take(&t);
+}
+
+/* The plan of scanning a (device-resident) along axis (already normalised)
+ * into dst (contiguous, a's shape). */
+static void sc_make_plan(kiln_context *ctx, kiln_backend_kind backend, const kiln_array *a, int axis,
+                         const kiln_array *dst_like, kiln_dtype out_store, sc_plan *p) {
+    memset(p, 0, sizeof *p);
+    p->backend = backend;
+    p->in_store = a->dtype;
+    p->out_store = out_store;
+    int64_t ostr[KILN_MAX_DIMS];
+    kiln_contiguous_strides(a->ndim, a->shape, kiln_dtype_size(out_store), ostr);
+    (void)dst_like;
+    p->L = a->shape[axis];
+    p->sL = a->strides[axis];
+    p->oL = ostr[axis];
+    p->M = 1;
+    for (int d = 0; d < a->ndim; d++) {
+        if (d == axis || a->shape[d] == 1) continue;
+        p->rshape[p->nd] = a->shape[d];
+        p->rin[p->nd] = a->strides[d];
+        p->rout[p->nd] = ostr[d];
+        p->nd++;
+        p->M *= a->shape[d];
+    }
+    int units = ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 1;
+    if (backend == KILN_BACKEND_CUDA) {
+        /* tiles when rows are long and either few or contiguous (a thread per
+         * row then reads with the row's stride, uncoalesced) */
+        int contiguous_rows = p->sL == (int64_t)kiln_dtype_size(a->dtype);
+        p->tiled = p->L >= 4096 && p->M <= 65535 && (p->M < (int64_t)units * 64 || contiguous_rows);
+        p->tile = SC_TILE;
+        p->T = p->tiled ? (p->L + SC_TILE - 1) / SC_TILE : 1;
+        p->per = 1;
+    } else {
+        int64_t tasks = (int64_t)units * 4;
+        p->tiled = p->M < tasks && p->L >= 65536;
+        p->T = p->tiled ? (tasks + p->M - 1) / p->M : 1;
+        p->tile = p->tiled ? (p->L + p->T - 1) / p->T : p->L;
+        if (p->tiled) p->T = (p->L + p->tile - 1) / p->tile;
+        p->per = (p->M + tasks - 1) / tasks;
+        if (p->per < 1) p->per = 1;
+    }
+}
+
+static kiln_status sc_launch(kiln_context *ctx, const sc_op *op, const sc_plan *p, const char *src, void *out,
+                             const void *in, int excl, kiln_stream *stream) {
+    char what[160];
+    snprintf(what, sizeof what,
+             "%s: the scan did not compile (lines below count from each snippet's first line):\n", op->name);
+    kiln_kernel *k = NULL;
+    kiln_status s = rd_cached_kernel(ctx, src, op->name, "kiln_sc_seq", what, &k);
+    if (s != KILN_OK || p->M == 0 || p->L == 0) return s;
+    kiln_value args[KILN_MAX_PARAMS];
+    int cuda = p->backend == KILN_BACKEND_CUDA;
+    if (!p->tiled) {
+        int n = sc_args(p, out, in, NULL, excl, args);
+        if (cuda)
+            return kiln_launch(k, KILN_DIM((uint32_t)((p->M + 255) / 256)), KILN_DIM(256), 0, stream, args,
+                               n);
+        return kiln_launch(k, KILN_DIM((uint32_t)((p->M + p->per - 1) / p->per)), KILN_DIM(1), 0, stream,
+                           args, n);
+    }
+    /* the aggregates: one scan value per tile; its size from the module */
+    kiln_kernel *kt = NULL, *kp = NULL, *ka = NULL;
+    s = rd_cached_kernel(ctx, src, op->name, "kiln_sc_tiles", what, &kt);
+    if (s == KILN_OK) s = rd_cached_kernel(ctx, src, op->name, "kiln_sc_prefix", what, &kp);
+    if (s == KILN_OK) s = rd_cached_kernel(ctx, src, op->name, "kiln_sc_apply", what, &ka);
+    if (s != KILN_OK) return s;
+    kiln_array *aggr = NULL;
+    int64_t bytes = p->M * p->T * 32; /* every scan value type kiln makes is at most 32 bytes */
+    s = kiln_array_empty(ctx, KILN_UINT8, 1, &bytes, &aggr);
+    if (s != KILN_OK) return s;
+    if (stream) kiln_array_note_stream(aggr, stream);
+    int n = sc_args(p, out, in, aggr->data, excl, args);
+    kiln_dim3 tiles = cuda ? KILN_DIM((uint32_t)p->T, (uint32_t)p->M) : KILN_DIM((uint32_t)(p->T * p->M));
+    kiln_dim3 block = cuda ? KILN_DIM(256) : KILN_DIM(1);
+    s = kiln_launch(kt, tiles, block, 0, stream, args, n);
+    if (s == KILN_OK) s = kiln_launch(kp, KILN_DIM((uint32_t)p->M), block, 0, stream, args, n);
+    if (s == KILN_OK) s = kiln_launch(ka, tiles, block, 0, stream, args, n);
+    kiln_array_release(aggr);
+    return s;
+}
+
+kiln_status sc_execute(const sc_op *op, kiln_array *a0, int axis, int exclusive, kiln_array *out,
+                       kiln_stream *stream, kiln_array **result) {
+    if (!a0) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: NULL array", op->name);
+    kiln_context *ctx = a0->ctx;
+    kiln_status s = kiln_context_check(ctx);
+    if (s != KILN_OK) return s;
+    if (!out && !result)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: give an output array or a result pointer",
+                              op->name);
+    if (exclusive && !op->identity)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "%s: an exclusive scan needs an identity, the operator has none", op->name);
+    if (a0->dtype != op->in_dtype && !kiln_dtype_can_cast(a0->dtype, op->in_dtype))
+        return kiln_set_error(KILN_ERR_DTYPE, "%s: the array is %s, which does not cast safely to %s",
+                              op->name, kiln_dtype_name(a0->dtype), kiln_dtype_name(op->in_dtype));
+    kiln_array *a = NULL, *made = NULL, *tmp = NULL;
+    int flat = axis == KILN_AXIS_FLAT;
+    if (!flat && (axis < -a0->ndim || axis >= a0->ndim || a0->ndim == 0))
+        return kiln_set_error(
+            KILN_ERR_INVALID_ARGUMENT,
+            "%s: axis %d is out of range for an array of %d dim%s (valid: %d..%d, or KILN_AXIS_FLAT)",
+            op->name, axis, a0->ndim, a0->ndim == 1 ? "" : "s", -a0->ndim, a0->ndim - 1);
+    if (!flat && axis < 0) axis += a0->ndim;
+    s = rd_device_input(ctx, a0, &a);
+    if (s == KILN_OK && flat) {
+        int64_t n = kiln_array_size(a);
+        kiln_array *c = NULL, *r = NULL;
+        if (!kiln_array_is_contiguous(a)) {
+            s = kiln_array_copy(a, &c);
+        } else
+            c = kiln_array_retain(a);
+        if (s == KILN_OK) s = kiln_array_reshape(c, 1, &n, &r);
+        kiln_array_release(c);
+        kiln_array_release(a);
+        a = r;
+        axis = 0;
+    }
+    if (s != KILN_OK) {
+        kiln_array_release(a);
+        return s;
+    }
+    if (out) s = rd_check_out(op->name, out, op->out_dtype, a->ndim, a->shape);
+    kiln_array *dst = out;
+    if (s == KILN_OK && !out) {
+        s = kiln_array_empty(ctx, op->out_dtype, a->ndim, a->shape, &made);
+        dst = made;
+    } else if (s == KILN_OK && (!kiln_array_is_contiguous(out) ||
+                                (ctx->ops->kind == KILN_BACKEND_CUDA && out->memory == KILN_MEMORY_HOST))) {
+        s = kiln_array_empty(ctx, out->dtype, a->ndim, a->shape, &tmp);
+        dst = tmp;
+    }
+    char *src = NULL;
+    if (s == KILN_OK) {
+        sc_plan p;
+        sc_make_plan(ctx, ctx->ops->kind, a, axis, dst, dst->dtype, &p);
+        /* a repeated call finds its module by key, without generating text */
+        uint64_t key[2] = {1469598103934665603ull, 0x6a09e667f3bcc908ull};
+        rd_key_str(key, "scan");
+        rd_key_str(key, op->name);
+        rd_key_str(key, op->combine);
+        rd_key_str(key, op->identity);
+        rd_key_str(key, op->preamble);
+        int ints[] = {(int)op->in_dtype, (int)op->out_dtype, op->user, op->acc_f64, (int)p.backend,
+                      (int)p.in_store,   (int)p.out_store,   p.tiled,  p.nd};
+        rd_key_add(key, ints, sizeof ints);
+        const char *text = rd_cache_source_for_key(ctx, key);
+        if (!text) {
+            text = src = sc_generate(op, &p);
+            if (!src) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
+        if (s == KILN_OK) s = sc_launch(ctx, op, &p, text, dst->data, a->data, exclusive, stream);
+        if (s == KILN_OK && src) rd_cache_set_key(ctx, src, key);
+    }
+    if (s == KILN_OK && tmp) s = kiln_array_assign(out, tmp);
+    free(src);
+    kiln_array_release(tmp);
+    kiln_array_release(a);
+    if (s != KILN_OK) {
+        kiln_array_release(made);
+        return s;
+    }
+    if (result)
+        *result = made ? made : kiln_array_retain(out);
+    else
+        kiln_array_release(made);
+    return KILN_OK;
+}
+
+kiln_status sc_source_for(const sc_op *op, kiln_backend_kind backend, kiln_array *a, int axis,
+                          char **source) {
+    if (axis < 0) axis += a->ndim;
+    sc_plan p;
+    sc_make_plan(a->ctx, backend, a, axis, NULL, op->out_dtype, &p);
+    if (backend == KILN_BACKEND_CUDA && p.L >= 2) p.tiled = 1; /* show every kernel */
+    *source = sc_generate(op, &p);
+    return *source ? KILN_OK : kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+}
