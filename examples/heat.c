@@ -105,12 +105,12 @@ static int exchange(kiln_comm **comms, heat_band *b, int local, int k) {
         kiln_comm *comm = comms[l];
         int rank = kiln_comm_rank(comm);
         if (rank > 0) {
-            if (s == KILN_OK) s = kiln_send(comm, b[l].send_up[k], rank - 1, NULL);
-            if (s == KILN_OK) s = kiln_recv(comm, b[l].halo_up[k], rank - 1, NULL);
+            if (s == KILN_OK) s = kiln_comm_send(comm, b[l].send_up[k], rank - 1, NULL);
+            if (s == KILN_OK) s = kiln_comm_recv(comm, b[l].halo_up[k], rank - 1, NULL);
         }
         if (rank < size - 1) {
-            if (s == KILN_OK) s = kiln_send(comm, b[l].send_down[k], rank + 1, NULL);
-            if (s == KILN_OK) s = kiln_recv(comm, b[l].halo_down[k], rank + 1, NULL);
+            if (s == KILN_OK) s = kiln_comm_send(comm, b[l].send_down[k], rank + 1, NULL);
+            if (s == KILN_OK) s = kiln_comm_recv(comm, b[l].halo_down[k], rank + 1, NULL);
         }
     }
     int e = kiln_comm_group_end();
@@ -236,7 +236,8 @@ static int heat_verdict(kiln_comm **comms, int local, kiln_heat_result *out, int
                                  &v[l]);
     }
     if (s == KILN_OK && local > 1) s = kiln_comm_group_start();
-    for (int l = 0; l < local && s == KILN_OK; l++) s = kiln_allreduce(comms[l], v[l], v[l], KILN_MAX, NULL);
+    for (int l = 0; l < local && s == KILN_OK; l++)
+        s = kiln_comm_allreduce(comms[l], v[l], v[l], KILN_COMM_MAX, NULL);
     if (s == KILN_OK && local > 1) s = kiln_comm_group_end();
     for (int l = 0; l < local && s == KILN_OK; l++) {
         double both[2];

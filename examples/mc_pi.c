@@ -68,8 +68,8 @@ static int mc_run(kiln_comm *comm, kiln_kernel *k, uint64_t first, uint64_t n, u
         s = kiln_launch(k, KILN_DIM(MC_BLOCKS), KILN_DIM(MC_THREADS), 0, NULL,
                         KILN_ARGS(kiln_u64(first), kiln_u64(n), kiln_u32((uint32_t)seed),
                                   kiln_u32((uint32_t)(seed >> 32)), kiln_arr(inside), kiln_arr(sum)));
-    if (s == KILN_OK) s = kiln_allreduce(comm, inside, inside, KILN_SUM, NULL);
-    if (s == KILN_OK) s = kiln_allreduce(comm, sum, sum, KILN_SUM, NULL);
+    if (s == KILN_OK) s = kiln_comm_allreduce(comm, inside, inside, KILN_COMM_SUM, NULL);
+    if (s == KILN_OK) s = kiln_comm_allreduce(comm, sum, sum, KILN_COMM_SUM, NULL);
     if (s == KILN_OK) s = kiln_event_record(e1, NULL);
     if (s == KILN_OK) s = kiln_comm_wait(comm, NULL);
     float f = 0;
@@ -131,7 +131,7 @@ int kiln_example_mc_pi(kiln_comm *comm, int64_t per_rank, uint64_t seed, int che
     int64_t shape = 1;
     kiln_array *v = NULL;
     EXAMPLE_TRY(kiln_array_from_host(ctx, KILN_INT64, 1, &shape, verdict, sizeof verdict, &v));
-    s = kiln_allreduce(comm, v, v, KILN_MAX, NULL);
+    s = kiln_comm_allreduce(comm, v, v, KILN_COMM_MAX, NULL);
     if (s == KILN_OK) s = kiln_array_to_host(v, verdict, sizeof verdict);
     kiln_array_release(v);
     if (s != KILN_OK) return s;

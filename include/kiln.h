@@ -1025,7 +1025,7 @@ KILN_API void kiln_scan_kernel_release(kiln_scan_kernel *k);
  *
  *   kiln_context *ctx; kiln_comm *comm;
  *   kiln_comm_open_env("auto", &ctx, &comm);      (under mpirun -np N, or alone)
- *   kiln_allreduce(comm, x, x, KILN_SUM, NULL);   (in place, on the default stream)
+ *   kiln_comm_allreduce(comm, x, x, KILN_COMM_SUM, NULL);   (in place, on the default stream)
  *   kiln_comm_release(comm); kiln_close(ctx);
  *
  * Collectives take contiguous arrays of the communicator's context and queue
@@ -1037,20 +1037,20 @@ KILN_API void kiln_scan_kernel_release(kiln_scan_kernel *k);
  * KILN_ERR_DTYPE naming each rank's arguments. Dtypes: every dtype moves
  * (broadcast, all-gather, send/recv); reductions take int8, uint8, int32,
  * uint32, int64, uint64, float16, float32, float64 (NCCL's set, the same on
- * MPI), plus complex64/complex128 for KILN_SUM and KILN_AVG; KILN_AVG only
+ * MPI), plus complex64/complex128 for KILN_COMM_SUM and KILN_COMM_AVG; KILN_COMM_AVG only
  * floating and complex dtypes. A peer that dies or stops answering makes
  * the others fail with KILN_ERR_COMM after the timeout (kiln_comm_set_timeout),
  * not hang; the communicator is then unusable (release it; MPI cannot
  * recover, so a program should then exit). */
 typedef struct kiln_comm kiln_comm;
 
-typedef enum kiln_reduce_op {
-    KILN_SUM = 0,
-    KILN_PROD = 1,
-    KILN_MIN = 2,
-    KILN_MAX = 3,
-    KILN_AVG = 4 /* the sum divided by the number of ranks */
-} kiln_reduce_op;
+typedef enum kiln_comm_op {
+    KILN_COMM_SUM = 0,
+    KILN_COMM_PROD = 1,
+    KILN_COMM_MIN = 2,
+    KILN_COMM_MAX = 3,
+    KILN_COMM_AVG = 4 /* the sum divided by the number of ranks */
+} kiln_comm_op;
 
 /* A communicator over the ranks of an MPI communicator: `mpi_comm` points at
  * an MPI_Comm (kiln duplicates it): `MPI_Comm w = MPI_COMM_WORLD;
@@ -1106,25 +1106,26 @@ KILN_API kiln_status kiln_comm_group_end(void);
 
 /* recv[i] = op over ranks of send[i]. send == recv: in place. Same size and
  * dtype on every rank. */
-KILN_API kiln_status kiln_allreduce(kiln_comm *comm, kiln_array *send, kiln_array *recv, kiln_reduce_op op,
-                                    kiln_stream *stream);
+KILN_API kiln_status kiln_comm_allreduce(kiln_comm *comm, kiln_array *send, kiln_array *recv, kiln_comm_op op,
+                                         kiln_stream *stream);
 /* recv = root's send on every rank. send is read on the root only (may be
  * NULL elsewhere; send == recv: in place). */
-KILN_API kiln_status kiln_broadcast(kiln_comm *comm, kiln_array *send, kiln_array *recv, int root,
-                                    kiln_stream *stream);
+KILN_API kiln_status kiln_comm_broadcast(kiln_comm *comm, kiln_array *send, kiln_array *recv, int root,
+                                         kiln_stream *stream);
 /* recv on the root = op over ranks of send; recv may be NULL elsewhere. */
-KILN_API kiln_status kiln_reduce(kiln_comm *comm, kiln_array *send, kiln_array *recv, kiln_reduce_op op,
-                                 int root, kiln_stream *stream);
+KILN_API kiln_status kiln_comm_reduce(kiln_comm *comm, kiln_array *send, kiln_array *recv, kiln_comm_op op,
+                                      int root, kiln_stream *stream);
 /* recv (size * n elements) = the ranks' sends in rank order. */
-KILN_API kiln_status kiln_allgather(kiln_comm *comm, kiln_array *send, kiln_array *recv, kiln_stream *stream);
+KILN_API kiln_status kiln_comm_allgather(kiln_comm *comm, kiln_array *send, kiln_array *recv,
+                                         kiln_stream *stream);
 /* recv (n elements) = op over ranks of send's block `rank` (send has size * n). */
-KILN_API kiln_status kiln_reduce_scatter(kiln_comm *comm, kiln_array *send, kiln_array *recv,
-                                         kiln_reduce_op op, kiln_stream *stream);
-/* Point to point: `peer` must post the matching kiln_recv/kiln_send with the
+KILN_API kiln_status kiln_comm_reduce_scatter(kiln_comm *comm, kiln_array *send, kiln_array *recv,
+                                              kiln_comm_op op, kiln_stream *stream);
+/* Point to point: `peer` must post the matching kiln_comm_recv/kiln_comm_send with the
  * same element count. A send and a receive that must overlap (each rank
  * sends to and receives from a neighbour) go inside one group. */
-KILN_API kiln_status kiln_send(kiln_comm *comm, kiln_array *a, int peer, kiln_stream *stream);
-KILN_API kiln_status kiln_recv(kiln_comm *comm, kiln_array *a, int peer, kiln_stream *stream);
+KILN_API kiln_status kiln_comm_send(kiln_comm *comm, kiln_array *a, int peer, kiln_stream *stream);
+KILN_API kiln_status kiln_comm_recv(kiln_comm *comm, kiln_array *a, int peer, kiln_stream *stream);
 
 /* dst = src between two contexts of one process (two GPUs: direct over the
  * peer link when the devices allow it, else staged by the driver; CPU

@@ -68,16 +68,17 @@ static void test_clique_mismatch(void **state) {
         close_ranks(&L);
         skip();
     }
-    kiln_array *a = cc_make(L.comm[0], KILN_FLOAT32, KILN_SUM, 10, 1);
-    kiln_array *b = cc_make(L.comm[1], KILN_FLOAT32, KILN_SUM, 12, 1);
+    kiln_array *a = cc_make(L.comm[0], KILN_FLOAT32, KILN_COMM_SUM, 10, 1);
+    kiln_array *b = cc_make(L.comm[1], KILN_FLOAT32, KILN_COMM_SUM, 12, 1);
     TEST_OK(kiln_comm_group_start());
-    TEST_OK(kiln_allreduce(L.comm[0], a, a, KILN_SUM, NULL));
-    TEST_FAILS_WITH(kiln_allreduce(L.comm[1], b, b, KILN_SUM, NULL), KILN_ERR_SHAPE,
+    TEST_OK(kiln_comm_allreduce(L.comm[0], a, a, KILN_COMM_SUM, NULL));
+    TEST_FAILS_WITH(kiln_comm_allreduce(L.comm[1], b, b, KILN_COMM_SUM, NULL), KILN_ERR_SHAPE,
                     "rank 0: allreduce (sum) of 10 float32; rank 1: allreduce (sum) of 12 float32");
     TEST_OK(kiln_comm_group_end());
     /* Rank 0's call was queued and will never be matched: both are done for. */
     TEST_FAILS_WITH(kiln_comm_wait(L.comm[0], NULL), KILN_ERR_COMM, "mismatched");
-    TEST_FAILS_WITH(kiln_allreduce(L.comm[0], a, a, KILN_SUM, NULL), KILN_ERR_COMM, "failed earlier");
+    TEST_FAILS_WITH(kiln_comm_allreduce(L.comm[0], a, a, KILN_COMM_SUM, NULL), KILN_ERR_COMM,
+                    "failed earlier");
     kiln_array_release(a);
     kiln_array_release(b);
     close_ranks(&L);
@@ -100,12 +101,12 @@ static void test_without_mpi(void **state) {
     TEST_OK(kiln_comm_open_env("cpu", &c2, &c));
     assert_int_equal(kiln_comm_size(c), 1);
     assert_string_equal(kiln_comm_transport(c), "self");
-    kiln_array *x = cc_make(c, KILN_FLOAT64, KILN_AVG, 17, 3);
-    TEST_OK(kiln_allreduce(c, x, x, KILN_AVG, NULL));
+    kiln_array *x = cc_make(c, KILN_FLOAT64, KILN_COMM_AVG, 17, 3);
+    TEST_OK(kiln_comm_allreduce(c, x, x, KILN_COMM_AVG, NULL));
     double h[17];
     TEST_OK(kiln_array_to_host(x, h, sizeof h));
     for (int i = 0; i < 17; i++)
-        assert_true(h[i] == (double)cc_value(3, KILN_FLOAT64, KILN_AVG, 0, (size_t)i, 0));
+        assert_true(h[i] == (double)cc_value(3, KILN_FLOAT64, KILN_COMM_AVG, 0, (size_t)i, 0));
     kiln_array_release(x);
     kiln_comm_release(c);
     kiln_close(c2);
@@ -127,15 +128,16 @@ static void test_bad_creation(void **state) {
     TEST_OK(kiln_comm_init_all(two, 1, comms));
     TEST_FAILS_WITH(kiln_comm_set_timeout(comms[0], 0), KILN_ERR_INVALID_ARGUMENT, "0 seconds");
     /* One rank has no peer to talk to. */
-    kiln_array *x = cc_make(comms[0], KILN_INT32, KILN_SUM, 4, 1);
-    TEST_FAILS_WITH(kiln_send(comms[0], x, 0, NULL), KILN_ERR_INVALID_ARGUMENT, "nothing to exchange");
+    kiln_array *x = cc_make(comms[0], KILN_INT32, KILN_COMM_SUM, 4, 1);
+    TEST_FAILS_WITH(kiln_comm_send(comms[0], x, 0, NULL), KILN_ERR_INVALID_ARGUMENT, "nothing to exchange");
     /* An array of the other context. */
     kiln_array *y = NULL;
     int64_t n = 4;
     TEST_OK(kiln_array_zeros(b, KILN_INT32, 1, &n, &y));
-    TEST_FAILS_WITH(kiln_allreduce(comms[0], y, y, KILN_SUM, NULL), KILN_ERR_INVALID_ARGUMENT,
+    TEST_FAILS_WITH(kiln_comm_allreduce(comms[0], y, y, KILN_COMM_SUM, NULL), KILN_ERR_INVALID_ARGUMENT,
                     "belongs to another context");
-    TEST_FAILS_WITH(kiln_allreduce(comms[0], x, x, KILN_AVG, NULL), KILN_ERR_DTYPE, "KILN_AVG of int32");
+    TEST_FAILS_WITH(kiln_comm_allreduce(comms[0], x, x, KILN_COMM_AVG, NULL), KILN_ERR_DTYPE,
+                    "KILN_COMM_AVG of int32");
     kiln_array_release(x);
     kiln_array_release(y);
     kiln_comm_release(comms[0]);
@@ -181,12 +183,12 @@ static void test_profiler_and_trace(void **state) {
     TEST_OK(kiln_profiler_start(L.ctx[0]));
     kiln_array *x[MAX_LOCAL], *y[MAX_LOCAL];
     for (int i = 0; i < L.n; i++) {
-        x[i] = cc_make(L.comm[i], KILN_FLOAT32, KILN_SUM, 1000, 2);
+        x[i] = cc_make(L.comm[i], KILN_FLOAT32, KILN_COMM_SUM, 1000, 2);
         y[i] = cc_empty(L.comm[i], KILN_FLOAT32, 1000 * (size_t)L.n);
     }
     comm_set s = {L.comm, L.n, L.n, 1};
-    CC_EACH_RANK(&s, l, TEST_OK(kiln_allreduce(L.comm[l], x[l], x[l], KILN_SUM, NULL)));
-    CC_EACH_RANK(&s, l, TEST_OK(kiln_allgather(L.comm[l], x[l], y[l], NULL)));
+    CC_EACH_RANK(&s, l, TEST_OK(kiln_comm_allreduce(L.comm[l], x[l], x[l], KILN_COMM_SUM, NULL)));
+    CC_EACH_RANK(&s, l, TEST_OK(kiln_comm_allgather(L.comm[l], x[l], y[l], NULL)));
     char *text = NULL;
     TEST_OK(kiln_profiler_summary(L.ctx[0], &text));
     char want[64];
@@ -265,19 +267,22 @@ static void test_nccl_reduction_arguments(void **state) {
     } types[] = {{KILN_INT8, 0, 1},    {KILN_UINT8, 1, 1},     {KILN_INT32, 2, 1},     {KILN_UINT32, 3, 1},
                  {KILN_INT64, 4, 1},   {KILN_UINT64, 5, 1},    {KILN_FLOAT16, 6, 1},   {KILN_FLOAT32, 7, 1},
                  {KILN_FLOAT64, 8, 1}, {KILN_COMPLEX64, 7, 2}, {KILN_COMPLEX128, 8, 2}};
-    static const int ops[] = {
-        [KILN_SUM] = sum, [KILN_PROD] = prod, [KILN_MIN] = min, [KILN_MAX] = max, [KILN_AVG] = avg};
+    static const int ops[] = {[KILN_COMM_SUM] = sum,
+                              [KILN_COMM_PROD] = prod,
+                              [KILN_COMM_MIN] = min,
+                              [KILN_COMM_MAX] = max,
+                              [KILN_COMM_AVG] = avg};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
-        for (int red = KILN_SUM; red <= KILN_AVG; red++)
+        for (int red = KILN_COMM_SUM; red <= KILN_COMM_AVG; red++)
             for (int size = 1; size <= 4; size++) {
                 comm_call call;
                 memset(&call, 0, sizeof call);
                 call.op = COMM_ALLREDUCE;
-                call.red = (kiln_reduce_op)red;
+                call.red = (kiln_comm_op)red;
                 call.dtype = types[t].dtype;
                 call.count = 4099;
                 comm_nccl_args a = kiln_comm_nccl_args(&call, size);
-                int want_op = red == KILN_AVG && size == 1 ? sum : ops[red];
+                int want_op = red == KILN_COMM_AVG && size == 1 ? sum : ops[red];
                 if (a.type != types[t].type || a.count != 4099u * (size_t)types[t].per_element ||
                     a.op != want_op)
                     fail_msg(

@@ -40,26 +40,26 @@ static void test_mismatched_sizes(void **state) {
     int r = kiln_comm_rank(comm);
     size_t n = r == 0 ? 10 : 11;
     comm_set s = the_set(7);
-    kiln_array *a = cc_make(comm, KILN_FLOAT32, KILN_SUM, n, 7);
+    kiln_array *a = cc_make(comm, KILN_FLOAT32, KILN_COMM_SUM, n, 7);
     if (kiln_comm_size(comm) > 1)
-        TEST_FAILS_WITH(kiln_allreduce(comm, a, a, KILN_SUM, NULL), KILN_ERR_SHAPE,
+        TEST_FAILS_WITH(kiln_comm_allreduce(comm, a, a, KILN_COMM_SUM, NULL), KILN_ERR_SHAPE,
                         "rank 0: allreduce (sum) of 10 float32");
     else
-        TEST_OK(kiln_allreduce(comm, a, a, KILN_SUM, NULL));
+        TEST_OK(kiln_comm_allreduce(comm, a, a, KILN_COMM_SUM, NULL));
     kiln_array_release(a);
     /* Nothing was sent: the communicator goes on. */
-    cc_allreduce(&s, KILN_INT32, KILN_SUM, 5, 0);
+    cc_allreduce(&s, KILN_INT32, KILN_COMM_SUM, 5, 0);
 }
 
 static void test_mismatched_dtypes(void **state) {
     (void)state;
     int r = kiln_comm_rank(comm);
     kiln_dtype d = r == kiln_comm_size(comm) - 1 ? KILN_FLOAT64 : KILN_FLOAT32;
-    kiln_array *a = cc_make(comm, d, KILN_SUM, 8, 3),
+    kiln_array *a = cc_make(comm, d, KILN_COMM_SUM, 8, 3),
                *b = cc_empty(comm, d, 8 * (size_t)kiln_comm_size(comm));
     if (kiln_comm_size(comm) > 1) {
-        TEST_FAILS_WITH(kiln_allgather(comm, a, b, NULL), KILN_ERR_DTYPE, "float64");
-        TEST_FAILS_WITH(kiln_allreduce(comm, a, a, KILN_MAX, NULL), KILN_ERR_DTYPE,
+        TEST_FAILS_WITH(kiln_comm_allgather(comm, a, b, NULL), KILN_ERR_DTYPE, "float64");
+        TEST_FAILS_WITH(kiln_comm_allreduce(comm, a, a, KILN_COMM_MAX, NULL), KILN_ERR_DTYPE,
                         "allreduce (max) of 8 float32");
     }
     kiln_array_release(a);
@@ -71,8 +71,8 @@ static void test_mismatched_dtypes(void **state) {
 static void test_mismatched_roots(void **state) {
     (void)state;
     if (kiln_comm_size(comm) < 2) skip();
-    kiln_array *a = cc_make(comm, KILN_INT64, KILN_SUM, 4, 3);
-    TEST_FAILS_WITH(kiln_broadcast(comm, a, a, kiln_comm_rank(comm) == 0 ? 0 : 1, NULL),
+    kiln_array *a = cc_make(comm, KILN_INT64, KILN_COMM_SUM, 4, 3);
+    TEST_FAILS_WITH(kiln_comm_broadcast(comm, a, a, kiln_comm_rank(comm) == 0 ? 0 : 1, NULL),
                     KILN_ERR_INVALID_ARGUMENT, "from root 1");
     kiln_array_release(a);
 }
@@ -83,20 +83,20 @@ static void test_receive_size_mismatch(void **state) {
         skip(); /* NCCL cannot tell */
     int r = kiln_comm_rank(comm);
     if (r == 0) {
-        kiln_array *a = cc_make(comm, KILN_INT32, KILN_SUM, 5, 1);
-        TEST_OK(kiln_send(comm, a, 1, NULL));
+        kiln_array *a = cc_make(comm, KILN_INT32, KILN_COMM_SUM, 5, 1);
+        TEST_OK(kiln_comm_send(comm, a, 1, NULL));
         kiln_array_release(a);
-        a = cc_make(comm, KILN_INT32, KILN_SUM, 9, 1);
-        TEST_OK(kiln_send(comm, a, 1, NULL));
+        a = cc_make(comm, KILN_INT32, KILN_COMM_SUM, 9, 1);
+        TEST_OK(kiln_comm_send(comm, a, 1, NULL));
         kiln_array_release(a);
     } else if (r == 1) {
         kiln_array *a = cc_empty(comm, KILN_INT32, 7);
-        TEST_FAILS_WITH(kiln_recv(comm, a, 0, NULL), KILN_ERR_SHAPE, "rank 0 sent 5 elements of int32");
-        TEST_FAILS_WITH(kiln_recv(comm, a, 0, NULL), KILN_ERR_SHAPE, "sent more than the 7 elements");
+        TEST_FAILS_WITH(kiln_comm_recv(comm, a, 0, NULL), KILN_ERR_SHAPE, "rank 0 sent 5 elements of int32");
+        TEST_FAILS_WITH(kiln_comm_recv(comm, a, 0, NULL), KILN_ERR_SHAPE, "sent more than the 7 elements");
         kiln_array_release(a);
     }
     comm_set s = the_set(11);
-    cc_allreduce(&s, KILN_INT8, KILN_MAX, 3, 1);
+    cc_allreduce(&s, KILN_INT8, KILN_COMM_MAX, 3, 1);
 }
 
 static void test_bad_arguments(void **state) {
@@ -110,24 +110,26 @@ static void test_bad_arguments(void **state) {
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &m, &small));
     TEST_OK(kiln_array_zeros(ctx, KILN_BOOL, 1, &n, &flags));
     TEST_OK(kiln_array_slice(a, 0, 0, 6, 2, &view));
-    TEST_FAILS_WITH(kiln_allreduce(comm, foreign, foreign, KILN_SUM, NULL), KILN_ERR_INVALID_ARGUMENT,
-                    "belongs to another context");
-    TEST_FAILS_WITH(kiln_allreduce(comm, a, small, KILN_SUM, NULL), KILN_ERR_SHAPE,
+    TEST_FAILS_WITH(kiln_comm_allreduce(comm, foreign, foreign, KILN_COMM_SUM, NULL),
+                    KILN_ERR_INVALID_ARGUMENT, "belongs to another context");
+    TEST_FAILS_WITH(kiln_comm_allreduce(comm, a, small, KILN_COMM_SUM, NULL), KILN_ERR_SHAPE,
                     "recv has 5 elements but send has 6");
-    TEST_FAILS_WITH(kiln_allreduce(comm, view, view, KILN_SUM, NULL), KILN_ERR_INVALID_ARGUMENT,
+    TEST_FAILS_WITH(kiln_comm_allreduce(comm, view, view, KILN_COMM_SUM, NULL), KILN_ERR_INVALID_ARGUMENT,
                     "strided view");
-    TEST_FAILS_WITH(kiln_allreduce(comm, flags, flags, KILN_SUM, NULL), KILN_ERR_DTYPE,
+    TEST_FAILS_WITH(kiln_comm_allreduce(comm, flags, flags, KILN_COMM_SUM, NULL), KILN_ERR_DTYPE,
                     "bool cannot be reduced");
-    TEST_FAILS_WITH(kiln_allreduce(comm, a, a, (kiln_reduce_op)9, NULL), KILN_ERR_INVALID_ARGUMENT,
+    TEST_FAILS_WITH(kiln_comm_allreduce(comm, a, a, (kiln_comm_op)9, NULL), KILN_ERR_INVALID_ARGUMENT,
                     "reduce op 9");
-    TEST_FAILS_WITH(kiln_allgather(comm, a, a, NULL), kiln_comm_size(comm) > 1 ? KILN_ERR_SHAPE : KILN_OK,
+    TEST_FAILS_WITH(kiln_comm_allgather(comm, a, a, NULL),
+                    kiln_comm_size(comm) > 1 ? KILN_ERR_SHAPE : KILN_OK,
                     kiln_comm_size(comm) > 1 ? "times" : "");
-    TEST_FAILS_WITH(kiln_broadcast(comm, a, a, kiln_comm_size(comm), NULL), KILN_ERR_INVALID_ARGUMENT,
+    TEST_FAILS_WITH(kiln_comm_broadcast(comm, a, a, kiln_comm_size(comm), NULL), KILN_ERR_INVALID_ARGUMENT,
                     "is not a rank");
-    TEST_FAILS_WITH(kiln_send(comm, a, -1, NULL), KILN_ERR_INVALID_ARGUMENT, "peer -1 is not a rank");
-    TEST_FAILS_WITH(kiln_send(comm, a, kiln_comm_rank(comm), NULL), KILN_ERR_INVALID_ARGUMENT,
+    TEST_FAILS_WITH(kiln_comm_send(comm, a, -1, NULL), KILN_ERR_INVALID_ARGUMENT, "peer -1 is not a rank");
+    TEST_FAILS_WITH(kiln_comm_send(comm, a, kiln_comm_rank(comm), NULL), KILN_ERR_INVALID_ARGUMENT,
                     "is this rank");
-    TEST_FAILS_WITH(kiln_allreduce(NULL, a, a, KILN_SUM, NULL), KILN_ERR_INVALID_ARGUMENT, "comm is NULL");
+    TEST_FAILS_WITH(kiln_comm_allreduce(NULL, a, a, KILN_COMM_SUM, NULL), KILN_ERR_INVALID_ARGUMENT,
+                    "comm is NULL");
     TEST_FAILS_WITH(kiln_comm_set_timeout(comm, -1), KILN_ERR_INVALID_ARGUMENT, "-1 seconds");
     TEST_FAILS_WITH(kiln_comm_group_end(), KILN_ERR_INVALID_ARGUMENT, "without kiln_comm_group_start");
     kiln_array_release(view);
@@ -142,8 +144,8 @@ static void test_profiler_shows_collectives(void **state) {
     (void)state;
     TEST_OK(kiln_profiler_start(ctx));
     TEST_OK(kiln_profiler_reset(ctx));
-    kiln_array *a = cc_make(comm, KILN_FLOAT32, KILN_SUM, 1 << 16, 5);
-    for (int i = 0; i < 3; i++) TEST_OK(kiln_allreduce(comm, a, a, KILN_SUM, NULL));
+    kiln_array *a = cc_make(comm, KILN_FLOAT32, KILN_COMM_SUM, 1 << 16, 5);
+    for (int i = 0; i < 3; i++) TEST_OK(kiln_comm_allreduce(comm, a, a, KILN_COMM_SUM, NULL));
     TEST_OK(kiln_comm_wait(comm, NULL));
     comm_set s = the_set(13);
     if (kiln_comm_size(comm) > 1) cc_ring(&s, KILN_FLOAT64, 100); /* one "sendrecv" record: 800 + 800 bytes */
@@ -180,7 +182,7 @@ static void test_from_user_mpi_comm(void **state) {
     int64_t mine = world_rank, one = 1;
     kiln_array *a = NULL;
     TEST_OK(kiln_array_from_host(ctx, KILN_INT64, 1, &one, &mine, sizeof mine, &a));
-    TEST_OK(kiln_allreduce(sub, a, a, KILN_SUM, NULL));
+    TEST_OK(kiln_comm_allreduce(sub, a, a, KILN_COMM_SUM, NULL));
     TEST_OK(kiln_comm_wait(sub, NULL));
     int64_t sum = 0, want = 0;
     TEST_OK(kiln_array_to_host(a, &sum, sizeof sum));
@@ -197,9 +199,9 @@ static void test_from_user_mpi_comm(void **state) {
 /* The dead-peer drill (not cmocka: the job ends abnormally by design). */
 static int dead_peer_drill(const char *how) {
     int r = kiln_comm_rank(comm);
-    kiln_array *a = cc_make(comm, KILN_FLOAT64, KILN_SUM, 1000, 1);
+    kiln_array *a = cc_make(comm, KILN_FLOAT64, KILN_COMM_SUM, 1000, 1);
     TEST_OK(kiln_comm_set_timeout(comm, 3));
-    TEST_OK(kiln_allreduce(comm, a, a, KILN_SUM, NULL)); /* everyone is alive */
+    TEST_OK(kiln_comm_allreduce(comm, a, a, KILN_COMM_SUM, NULL)); /* everyone is alive */
     TEST_OK(kiln_comm_wait(comm, NULL));
     /* On NCCL, without the host-side check the dead peer is found by
      * kiln_comm_wait watching the stream (then NCCL is aborted). */
@@ -209,11 +211,11 @@ static int dead_peer_drill(const char *how) {
         sleep(30);                              /* hangs */
         _exit(0);
     }
-    kiln_status s = kiln_allreduce(comm, a, a, KILN_SUM, NULL);
+    kiln_status s = kiln_comm_allreduce(comm, a, a, KILN_COMM_SUM, NULL);
     if (s == KILN_OK) s = kiln_comm_wait(comm, NULL);
     printf("rank %d: %s: %s\n", r, kiln_status_string(s), kiln_last_error());
     fflush(stdout);
-    kiln_status again = kiln_allreduce(comm, a, a, KILN_SUM, NULL);
+    kiln_status again = kiln_comm_allreduce(comm, a, a, KILN_COMM_SUM, NULL);
     printf("rank %d: afterwards %s\n", r, kiln_status_string(again));
     fflush(stdout);
     _exit(s == KILN_ERR_COMM && again == KILN_ERR_COMM ? 0 : 1);

@@ -66,9 +66,10 @@ static int kiln_time(bench *b, int op, size_t bytes, int iters, double *us) {
     for (int it = 0; it < iters && st == KILN_OK; it++) {
         if (b->local > 1) st = kiln_comm_group_start();
         for (int l = 0; l < b->local && st == KILN_OK; l++)
-            st = op == BENCH_ALLREDUCE   ? kiln_allreduce(b->comm[l], s[l], r[l], KILN_SUM, NULL)
-                 : op == BENCH_ALLGATHER ? kiln_allgather(b->comm[l], s[l], r[l], NULL)
-                                         : kiln_reduce_scatter(b->comm[l], s[l], r[l], KILN_SUM, NULL);
+            st = op == BENCH_ALLREDUCE ? kiln_comm_allreduce(b->comm[l], s[l], r[l], KILN_COMM_SUM, NULL)
+                 : op == BENCH_ALLGATHER
+                     ? kiln_comm_allgather(b->comm[l], s[l], r[l], NULL)
+                     : kiln_comm_reduce_scatter(b->comm[l], s[l], r[l], KILN_COMM_SUM, NULL);
         if (b->local > 1 && st == KILN_OK) st = kiln_comm_group_end();
     }
     for (int l = 0; l < b->local && st == KILN_OK; l++) st = kiln_comm_wait(b->comm[l], NULL);

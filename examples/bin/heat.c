@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
             kiln_array *token = NULL;
             int64_t one = 1;
             if (kiln_array_zeros(ctx[0], KILN_INT32, 1, &one, &token) == KILN_OK) {
-                (void)kiln_allreduce(comm[0], token, token, KILN_SUM, NULL);
+                (void)kiln_comm_allreduce(comm[0], token, token, KILN_COMM_SUM, NULL);
                 kiln_array_release(token);
             }
         }

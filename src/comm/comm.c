@@ -21,13 +21,13 @@ static const char *const op_names[COMM_OP_COUNT] = {"allreduce",      "broadcast
                                                     "reduce_scatter", "send",      "recv"};
 const char *kiln_comm_op_name(comm_op op) { return op < COMM_OP_COUNT ? op_names[op] : "?"; }
 
-const char *kiln_reduce_op_name(kiln_reduce_op op) {
+const char *kiln_reduce_op_name(kiln_comm_op op) {
     switch (op) {
-    case KILN_SUM: return "sum";
-    case KILN_PROD: return "prod";
-    case KILN_MIN: return "min";
-    case KILN_MAX: return "max";
-    case KILN_AVG: return "avg";
+    case KILN_COMM_SUM: return "sum";
+    case KILN_COMM_PROD: return "prod";
+    case KILN_COMM_MIN: return "min";
+    case KILN_COMM_MAX: return "max";
+    case KILN_COMM_AVG: return "avg";
     }
     return "?";
 }

@@ -22,7 +22,7 @@ void kiln_comm_signature(const comm_call *call, int64_t sig[COMM_SIG_LEN]) {
 
 void kiln_comm_describe(const int64_t sig[COMM_SIG_LEN], char *buf, size_t cap) {
     char red[24] = "", root[24] = "";
-    if (sig[1] >= 0) snprintf(red, sizeof red, " (%s)", kiln_reduce_op_name((kiln_reduce_op)sig[1]));
+    if (sig[1] >= 0) snprintf(red, sizeof red, " (%s)", kiln_reduce_op_name((kiln_comm_op)sig[1]));
     if (sig[4] >= 0) snprintf(root, sizeof root, " from root %lld", (long long)sig[4]);
     snprintf(buf, cap, "%s%s of %lld %s%s", kiln_comm_op_name((comm_op)sig[0]), red, (long long)sig[3],
              kiln_dtype_name((kiln_dtype)sig[2]), root);

@@ -82,11 +82,11 @@ static kiln_status same_layout(kiln_array *a, kiln_array *b, int64_t b_factor, c
     return KILN_OK;
 }
 
-static kiln_status check_reduction(kiln_dtype d, kiln_reduce_op op, const char *what) {
-    if ((unsigned)op > KILN_AVG)
+static kiln_status check_reduction(kiln_dtype d, kiln_comm_op op, const char *what) {
+    if ((unsigned)op > KILN_COMM_AVG)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "%s: reduce op %d; expected KILN_SUM, KILN_PROD, KILN_MIN, "
-                              "KILN_MAX or KILN_AVG",
+                              "%s: reduce op %d; expected KILN_COMM_SUM, KILN_COMM_PROD, KILN_COMM_MIN, "
+                              "KILN_COMM_MAX or KILN_COMM_AVG",
                               what, (int)op);
     switch (d) {
     case KILN_INT8:
@@ -95,23 +95,24 @@ static kiln_status check_reduction(kiln_dtype d, kiln_reduce_op op, const char *
     case KILN_UINT32:
     case KILN_INT64:
     case KILN_UINT64:
-        if (op == KILN_AVG)
-            return kiln_set_error(KILN_ERR_DTYPE, "%s: KILN_AVG of %s; averages need float or complex dtypes",
-                                  what, kiln_dtype_name(d));
+        if (op == KILN_COMM_AVG)
+            return kiln_set_error(KILN_ERR_DTYPE,
+                                  "%s: KILN_COMM_AVG of %s; averages need float or complex dtypes", what,
+                                  kiln_dtype_name(d));
         return KILN_OK;
     case KILN_FLOAT16:
     case KILN_FLOAT32:
     case KILN_FLOAT64: return KILN_OK;
     case KILN_COMPLEX64:
     case KILN_COMPLEX128:
-        if (op == KILN_SUM || op == KILN_AVG) return KILN_OK;
+        if (op == KILN_COMM_SUM || op == KILN_COMM_AVG) return KILN_OK;
         return kiln_set_error(KILN_ERR_DTYPE,
                               "%s: KILN_%s of %s: complex numbers have no order and NCCL no "
-                              "complex product; only KILN_SUM and KILN_AVG",
+                              "complex product; only KILN_COMM_SUM and KILN_COMM_AVG",
                               what,
-                              op == KILN_PROD  ? "PROD"
-                              : op == KILN_MIN ? "MIN"
-                                               : "MAX",
+                              op == KILN_COMM_PROD  ? "PROD"
+                              : op == KILN_COMM_MIN ? "MIN"
+                                                    : "MAX",
                               kiln_dtype_name(d));
     default:
         return kiln_set_error(
@@ -168,7 +169,7 @@ static kiln_status run(kiln_comm *c, const comm_call *call, kiln_array *a, kiln_
     return kiln_context_note(c->ctx, s);
 }
 
-static comm_call make_call(comm_op op, kiln_reduce_op red, kiln_array *like, size_t count, kiln_array *send,
+static comm_call make_call(comm_op op, kiln_comm_op red, kiln_array *like, size_t count, kiln_array *send,
                            kiln_array *recv, int root, kiln_stream *stream) {
     comm_call call;
     memset(&call, 0, sizeof call);
@@ -195,9 +196,9 @@ static kiln_status check_stream(kiln_comm *c, kiln_stream *stream, const char *w
         if (try_ != KILN_OK) return try_;                                                                    \
     } while (0)
 
-kiln_status kiln_allreduce(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_reduce_op op,
-                           kiln_stream *stream) {
-    const char *what = "kiln_allreduce";
+kiln_status kiln_comm_allreduce(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_comm_op op,
+                                kiln_stream *stream) {
+    const char *what = "kiln_comm_allreduce";
     TRY(usable(c, what));
     TRY(check_stream(c, stream, what));
     TRY(check_array(c, send, what, "send"));
@@ -209,8 +210,9 @@ kiln_status kiln_allreduce(kiln_comm *c, kiln_array *send, kiln_array *recv, kil
     return run(c, &call, send, recv);
 }
 
-kiln_status kiln_broadcast(kiln_comm *c, kiln_array *send, kiln_array *recv, int root, kiln_stream *stream) {
-    const char *what = "kiln_broadcast";
+kiln_status kiln_comm_broadcast(kiln_comm *c, kiln_array *send, kiln_array *recv, int root,
+                                kiln_stream *stream) {
+    const char *what = "kiln_comm_broadcast";
     TRY(usable(c, what));
     TRY(check_stream(c, stream, what));
     TRY(check_root(c, root, what, "root"));
@@ -220,14 +222,14 @@ kiln_status kiln_broadcast(kiln_comm *c, kiln_array *send, kiln_array *recv, int
         TRY(same_layout(recv, send, 1, what, "recv", "send"));
     }
     if (c->rank != root) send = NULL;
-    comm_call call = make_call(COMM_BROADCAST, KILN_SUM, recv, (size_t)kiln_array_size(recv),
+    comm_call call = make_call(COMM_BROADCAST, KILN_COMM_SUM, recv, (size_t)kiln_array_size(recv),
                                send ? send : (c->rank == root ? recv : NULL), recv, root, stream);
     return run(c, &call, send, recv);
 }
 
-kiln_status kiln_reduce(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_reduce_op op, int root,
-                        kiln_stream *stream) {
-    const char *what = "kiln_reduce";
+kiln_status kiln_comm_reduce(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_comm_op op, int root,
+                             kiln_stream *stream) {
+    const char *what = "kiln_comm_reduce";
     TRY(usable(c, what));
     TRY(check_stream(c, stream, what));
     TRY(check_root(c, root, what, "root"));
@@ -244,21 +246,21 @@ kiln_status kiln_reduce(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_r
     return run(c, &call, send, recv);
 }
 
-kiln_status kiln_allgather(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_stream *stream) {
-    const char *what = "kiln_allgather";
+kiln_status kiln_comm_allgather(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_stream *stream) {
+    const char *what = "kiln_comm_allgather";
     TRY(usable(c, what));
     TRY(check_stream(c, stream, what));
     TRY(check_array(c, send, what, "send"));
     TRY(check_array(c, recv, what, "recv"));
     TRY(same_layout(recv, send, c->size, what, "recv", "send"));
     comm_call call =
-        make_call(COMM_ALLGATHER, KILN_SUM, send, (size_t)kiln_array_size(send), send, recv, 0, stream);
+        make_call(COMM_ALLGATHER, KILN_COMM_SUM, send, (size_t)kiln_array_size(send), send, recv, 0, stream);
     return run(c, &call, send, recv);
 }
 
-kiln_status kiln_reduce_scatter(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_reduce_op op,
-                                kiln_stream *stream) {
-    const char *what = "kiln_reduce_scatter";
+kiln_status kiln_comm_reduce_scatter(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_comm_op op,
+                                     kiln_stream *stream) {
+    const char *what = "kiln_comm_reduce_scatter";
     TRY(usable(c, what));
     TRY(check_stream(c, stream, what));
     TRY(check_array(c, send, what, "send"));
@@ -271,7 +273,7 @@ kiln_status kiln_reduce_scatter(kiln_comm *c, kiln_array *send, kiln_array *recv
 }
 
 static kiln_status point_to_point(kiln_comm *c, comm_op op, kiln_array *a, int peer, kiln_stream *stream) {
-    const char *what = op == COMM_SEND ? "kiln_send" : "kiln_recv";
+    const char *what = op == COMM_SEND ? "kiln_comm_send" : "kiln_comm_recv";
     TRY(usable(c, what));
     TRY(check_stream(c, stream, what));
     TRY(check_root(c, peer, what, "peer"));
@@ -282,16 +284,16 @@ static kiln_status point_to_point(kiln_comm *c, comm_op op, kiln_array *a, int p
             "%s: peer %d is this rank; a message to itself needs its send and receive in one "
             "kiln_comm_group_start/end",
             what, peer);
-    comm_call call = make_call(op, KILN_SUM, a, (size_t)kiln_array_size(a), op == COMM_SEND ? a : NULL,
+    comm_call call = make_call(op, KILN_COMM_SUM, a, (size_t)kiln_array_size(a), op == COMM_SEND ? a : NULL,
                                op == COMM_RECV ? a : NULL, peer, stream);
     return run(c, &call, a, NULL);
 }
 
-kiln_status kiln_send(kiln_comm *c, kiln_array *a, int peer, kiln_stream *stream) {
+kiln_status kiln_comm_send(kiln_comm *c, kiln_array *a, int peer, kiln_stream *stream) {
     return point_to_point(c, COMM_SEND, a, peer, stream);
 }
 
-kiln_status kiln_recv(kiln_comm *c, kiln_array *a, int peer, kiln_stream *stream) {
+kiln_status kiln_comm_recv(kiln_comm *c, kiln_array *a, int peer, kiln_stream *stream) {
     return point_to_point(c, COMM_RECV, a, peer, stream);
 }
 

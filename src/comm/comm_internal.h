@@ -29,7 +29,7 @@ typedef enum comm_transport { COMM_SELF = 0, COMM_MPI = 1, COMM_NCCL = 2 } comm_
  * rank's block (all-gather: of send; reduce-scatter: of recv). */
 typedef struct comm_call {
     comm_op op;
-    kiln_reduce_op red;
+    kiln_comm_op red;
     kiln_dtype dtype;
     size_t count;
     const void *send;
@@ -63,7 +63,7 @@ kiln_status kiln_comm_break(kiln_comm *c, const char *fmt, ...)
 #endif
     ;
 const char *kiln_comm_op_name(comm_op op);
-const char *kiln_reduce_op_name(kiln_reduce_op op);
+const char *kiln_reduce_op_name(kiln_comm_op op);
 /* Thread's group nesting depth (kiln_comm_group_start). */
 int kiln_comm_group_depth(void);
 

@@ -138,17 +138,17 @@ static MPI_Datatype mpi_type(kiln_dtype d) {
     }
 }
 
-static MPI_Op mpi_op(const comm_mpi *m, kiln_dtype d, kiln_reduce_op op) {
-    if (d == KILN_FLOAT16) return m->half_ops[op == KILN_AVG ? KILN_SUM : op];
+static MPI_Op mpi_op(const comm_mpi *m, kiln_dtype d, kiln_comm_op op) {
+    if (d == KILN_FLOAT16) return m->half_ops[op == KILN_COMM_AVG ? KILN_COMM_SUM : op];
     switch (op) {
-    case KILN_PROD: return MPI_PROD;
-    case KILN_MIN: return MPI_MIN;
-    case KILN_MAX: return MPI_MAX;
+    case KILN_COMM_PROD: return MPI_PROD;
+    case KILN_COMM_MIN: return MPI_MIN;
+    case KILN_COMM_MAX: return MPI_MAX;
     default: return MPI_SUM;
     }
 }
 
-/* KILN_AVG: MPI has no average; the sum divided by the ranks, in the
+/* KILN_COMM_AVG: MPI has no average; the sum divided by the ranks, in the
  * element type (float16 through float, as NCCL computes it). */
 static void divide(void *data, kiln_dtype d, size_t count, int n) {
     size_t k = d == KILN_COMPLEX64 || d == KILN_COMPLEX128 ? 2 : 1;
@@ -336,7 +336,7 @@ static kiln_status check_received(kiln_comm *c, const MPI_Status *st, const pend
     MPI_Get_count(st, mpi_type(p->dtype), &got);
     if ((size_t)got == p->count) return KILN_OK;
     return kiln_set_error(KILN_ERR_SHAPE,
-                          "kiln_recv on rank %d: rank %d sent %d elements of %s, this receive has %zu",
+                          "kiln_comm_recv on rank %d: rank %d sent %d elements of %s, this receive has %zu",
                           c->rank, p->peer, got, kiln_dtype_name(p->dtype), p->count);
 }
 
@@ -346,8 +346,8 @@ static kiln_status p2p_error(kiln_comm *c, int rc, const pending_p2p *p) {
     if (cls == MPI_ERR_TRUNCATE)
         return kiln_set_error(
             KILN_ERR_SHAPE,
-            "kiln_recv on rank %d: rank %d sent more than the %zu elements of %s this receive has", c->rank,
-            p->peer, p->count, kiln_dtype_name(p->dtype));
+            "kiln_comm_recv on rank %d: rank %d sent more than the %zu elements of %s this receive has",
+            c->rank, p->peer, p->count, kiln_dtype_name(p->dtype));
     mpi_error(rc, p->recv ? "MPI_Irecv" : "MPI_Isend");
     return kiln_comm_break(c, "%s", kiln_last_error());
 }
@@ -449,7 +449,8 @@ kiln_status kiln_comm_mpi_run(kiln_comm *c, const comm_call *call) {
         int failed = MPI_SUCCESS;
         kiln_status s = post_p2p(c, call, &req);
         if (s == KILN_OK)
-            s = wait_all(c, &req, 1, &st, call->op == COMM_SEND ? "kiln_send" : "kiln_recv", &failed);
+            s = wait_all(c, &req, 1, &st, call->op == COMM_SEND ? "kiln_comm_send" : "kiln_comm_recv",
+                         &failed);
         if (s != KILN_OK && failed != MPI_SUCCESS) s = p2p_error(c, failed, &p);
         if (s == KILN_OK && p.recv) s = check_received(c, &st, &p);
         return s;
@@ -463,8 +464,8 @@ kiln_status kiln_comm_mpi_run(kiln_comm *c, const comm_call *call) {
     }
     kiln_status s = wait_all(c, &req, 1, NULL, kiln_comm_op_name(call->op), NULL);
     if (s != KILN_OK) return s;
-    if (call->red == KILN_AVG && (call->op == COMM_ALLREDUCE || call->op == COMM_REDUCE_SCATTER ||
-                                  (call->op == COMM_REDUCE && c->rank == call->root)))
+    if (call->red == KILN_COMM_AVG && (call->op == COMM_ALLREDUCE || call->op == COMM_REDUCE_SCATTER ||
+                                       (call->op == COMM_REDUCE && c->rank == call->root)))
         divide(call->recv, call->dtype, call->count, c->size);
     return KILN_OK;
 }

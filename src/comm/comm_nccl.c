@@ -162,10 +162,10 @@ comm_nccl_args kiln_comm_nccl_args(const comm_call *call, int size) {
     a.type = types[call->dtype];
     a.count = call->dtype == KILN_COMPLEX64 || call->dtype == KILN_COMPLEX128 ? 2 * call->count : call->count;
     switch (call->red) {
-    case KILN_PROD: a.op = ncclProd; break;
-    case KILN_MIN: a.op = ncclMin; break;
-    case KILN_MAX: a.op = ncclMax; break;
-    case KILN_AVG: a.op = size == 1 ? ncclSum : ncclAvg; break;
+    case KILN_COMM_PROD: a.op = ncclProd; break;
+    case KILN_COMM_MIN: a.op = ncclMin; break;
+    case KILN_COMM_MAX: a.op = ncclMax; break;
+    case KILN_COMM_AVG: a.op = size == 1 ? ncclSum : ncclAvg; break;
     default: a.op = ncclSum; break;
     }
     return a;

@@ -104,23 +104,23 @@ static int cc_floating(kiln_dtype d) {
     return d == KILN_FLOAT16 || d == KILN_FLOAT32 || d == KILN_FLOAT64 || cc_complex(d);
 }
 
-static int cc_reducible(kiln_dtype d, kiln_reduce_op op) {
+static int cc_reducible(kiln_dtype d, kiln_comm_op op) {
     if (d == KILN_BOOL || d == KILN_INT16 || d == KILN_UINT16) return 0;
-    if (cc_complex(d)) return op == KILN_SUM || op == KILN_AVG;
-    if (op == KILN_AVG) return cc_floating(d);
+    if (cc_complex(d)) return op == KILN_COMM_SUM || op == KILN_COMM_AVG;
+    if (op == KILN_COMM_AVG) return cc_floating(d);
     return 1;
 }
 
 /* Rank r's element i: a random small integer (products: +-1 or 2, so that
  * the product over 4 ranks fits int8). */
-static long double cc_value(uint64_t seed, kiln_dtype d, kiln_reduce_op op, int r, size_t i, int part) {
+static long double cc_value(uint64_t seed, kiln_dtype d, kiln_comm_op op, int r, size_t i, int part) {
     uint64_t h = seed ^ ((uint64_t)r * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)i * 0xbf58476d1ce4e5b9ull) ^
                  ((uint64_t)part << 61) ^ ((uint64_t)d << 40);
     h ^= h >> 31;
     h *= 0x94d049bb133111ebull;
     h ^= h >> 29;
     if (d == KILN_BOOL) return (long double)(h & 1);
-    if (op == KILN_PROD) {
+    if (op == KILN_COMM_PROD) {
         long double v = (h & 1) ? 2 : 1;
         return (!cc_unsigned(d) && (h & 6) == 6) ? -v : v;
     }
@@ -129,7 +129,7 @@ static long double cc_value(uint64_t seed, kiln_dtype d, kiln_reduce_op op, int 
 }
 
 /* A new array of comm's context holding rank r's values. */
-static kiln_array *cc_make(kiln_comm *c, kiln_dtype d, kiln_reduce_op op, size_t n, uint64_t seed) {
+static kiln_array *cc_make(kiln_comm *c, kiln_dtype d, kiln_comm_op op, size_t n, uint64_t seed) {
     size_t bytes = n * kiln_dtype_size(d);
     unsigned char *host = calloc(bytes ? bytes : 1, 1);
     for (size_t i = 0; i < n; i++)
@@ -156,25 +156,24 @@ static void *cc_read(kiln_array *a) {
     return host;
 }
 
-static long double cc_reduce_ref(uint64_t seed, kiln_dtype d, kiln_reduce_op op, int size, size_t i,
-                                 int part) {
+static long double cc_reduce_ref(uint64_t seed, kiln_dtype d, kiln_comm_op op, int size, size_t i, int part) {
     long double acc = cc_value(seed, d, op, 0, i, part);
     for (int r = 1; r < size; r++) {
         long double v = cc_value(seed, d, op, r, i, part);
         switch (op) {
-        case KILN_PROD: acc *= v; break;
-        case KILN_MIN: acc = v < acc ? v : acc; break;
-        case KILN_MAX: acc = v > acc ? v : acc; break;
+        case KILN_COMM_PROD: acc *= v; break;
+        case KILN_COMM_MIN: acc = v < acc ? v : acc; break;
+        case KILN_COMM_MAX: acc = v > acc ? v : acc; break;
         default: acc += v; break;
         }
     }
-    return op == KILN_AVG ? acc / size : acc;
+    return op == KILN_COMM_AVG ? acc / size : acc;
 }
 
-static void cc_expect(const char *what, kiln_dtype d, kiln_reduce_op op, int rank, size_t i, long double got,
+static void cc_expect(const char *what, kiln_dtype d, kiln_comm_op op, int rank, size_t i, long double got,
                       long double want) {
     long double tol = 0;
-    if (op == KILN_AVG)
+    if (op == KILN_COMM_AVG)
         tol = (d == KILN_FLOAT16                            ? 2e-3L
                : (d == KILN_FLOAT32 || d == KILN_COMPLEX64) ? 2e-6L
                                                             : 1e-14L) *
@@ -199,13 +198,13 @@ static void cc_wait_all(comm_set *s) {
         cc_wait_all(s);                                                                                      \
     } while (0)
 
-static void cc_allreduce(comm_set *s, kiln_dtype d, kiln_reduce_op op, size_t n, int in_place) {
+static void cc_allreduce(comm_set *s, kiln_dtype d, kiln_comm_op op, size_t n, int in_place) {
     kiln_array *in[8], *out[8];
     for (int l = 0; l < s->local; l++) {
         in[l] = cc_make(s->comms[l], d, op, n, s->seed);
         out[l] = in_place ? in[l] : cc_empty(s->comms[l], d, n);
     }
-    CC_EACH_RANK(s, l, TEST_OK(kiln_allreduce(s->comms[l], in[l], out[l], op, NULL)));
+    CC_EACH_RANK(s, l, TEST_OK(kiln_comm_allreduce(s->comms[l], in[l], out[l], op, NULL)));
     for (int l = 0; l < s->local; l++) {
         void *h = cc_read(out[l]);
         for (size_t i = 0; i < n; i++)
@@ -218,13 +217,13 @@ static void cc_allreduce(comm_set *s, kiln_dtype d, kiln_reduce_op op, size_t n,
     }
 }
 
-static void cc_reduce(comm_set *s, kiln_dtype d, kiln_reduce_op op, size_t n, int root) {
+static void cc_reduce(comm_set *s, kiln_dtype d, kiln_comm_op op, size_t n, int root) {
     kiln_array *in[8], *out[8];
     for (int l = 0; l < s->local; l++) {
         in[l] = cc_make(s->comms[l], d, op, n, s->seed);
         out[l] = kiln_comm_rank(s->comms[l]) == root ? cc_empty(s->comms[l], d, n) : NULL;
     }
-    CC_EACH_RANK(s, l, TEST_OK(kiln_reduce(s->comms[l], in[l], out[l], op, root, NULL)));
+    CC_EACH_RANK(s, l, TEST_OK(kiln_comm_reduce(s->comms[l], in[l], out[l], op, root, NULL)));
     for (int l = 0; l < s->local; l++) {
         if (out[l]) {
             void *h = cc_read(out[l]);
@@ -243,16 +242,16 @@ static void cc_broadcast(comm_set *s, kiln_dtype d, size_t n, int root, int in_p
     kiln_array *in[8], *out[8];
     for (int l = 0; l < s->local; l++) {
         int mine = kiln_comm_rank(s->comms[l]);
-        in[l] = mine == root ? cc_make(s->comms[l], d, KILN_SUM, n, s->seed) : NULL;
+        in[l] = mine == root ? cc_make(s->comms[l], d, KILN_COMM_SUM, n, s->seed) : NULL;
         out[l] = in_place && in[l] ? in[l] : cc_empty(s->comms[l], d, n);
     }
-    CC_EACH_RANK(s, l, TEST_OK(kiln_broadcast(s->comms[l], in[l], out[l], root, NULL)));
+    CC_EACH_RANK(s, l, TEST_OK(kiln_comm_broadcast(s->comms[l], in[l], out[l], root, NULL)));
     for (int l = 0; l < s->local; l++) {
         void *h = cc_read(out[l]);
         for (size_t i = 0; i < n; i++)
             for (int part = 0; part < (cc_complex(d) ? 2 : 1); part++)
-                cc_expect("broadcast", d, KILN_SUM, kiln_comm_rank(s->comms[l]), i, cc_get(h, d, i, part),
-                          cc_value(s->seed, d, KILN_SUM, root, i, part));
+                cc_expect("broadcast", d, KILN_COMM_SUM, kiln_comm_rank(s->comms[l]), i,
+                          cc_get(h, d, i, part), cc_value(s->seed, d, KILN_COMM_SUM, root, i, part));
         free(h);
         if (out[l] != in[l]) kiln_array_release(out[l]);
         kiln_array_release(in[l]);
@@ -262,31 +261,31 @@ static void cc_broadcast(comm_set *s, kiln_dtype d, size_t n, int root, int in_p
 static void cc_allgather(comm_set *s, kiln_dtype d, size_t n) {
     kiln_array *in[8], *out[8];
     for (int l = 0; l < s->local; l++) {
-        in[l] = cc_make(s->comms[l], d, KILN_SUM, n, s->seed);
+        in[l] = cc_make(s->comms[l], d, KILN_COMM_SUM, n, s->seed);
         out[l] = cc_empty(s->comms[l], d, n * (size_t)s->size);
     }
-    CC_EACH_RANK(s, l, TEST_OK(kiln_allgather(s->comms[l], in[l], out[l], NULL)));
+    CC_EACH_RANK(s, l, TEST_OK(kiln_comm_allgather(s->comms[l], in[l], out[l], NULL)));
     for (int l = 0; l < s->local; l++) {
         void *h = cc_read(out[l]);
         for (int r = 0; r < s->size; r++)
             for (size_t i = 0; i < n; i++)
                 for (int part = 0; part < (cc_complex(d) ? 2 : 1); part++)
-                    cc_expect("allgather", d, KILN_SUM, kiln_comm_rank(s->comms[l]), (size_t)r * n + i,
+                    cc_expect("allgather", d, KILN_COMM_SUM, kiln_comm_rank(s->comms[l]), (size_t)r * n + i,
                               cc_get(h, d, (size_t)r * n + i, part),
-                              cc_value(s->seed, d, KILN_SUM, r, i, part));
+                              cc_value(s->seed, d, KILN_COMM_SUM, r, i, part));
         free(h);
         kiln_array_release(out[l]);
         kiln_array_release(in[l]);
     }
 }
 
-static void cc_reduce_scatter(comm_set *s, kiln_dtype d, kiln_reduce_op op, size_t n) {
+static void cc_reduce_scatter(comm_set *s, kiln_dtype d, kiln_comm_op op, size_t n) {
     kiln_array *in[8], *out[8];
     for (int l = 0; l < s->local; l++) {
         in[l] = cc_make(s->comms[l], d, op, n * (size_t)s->size, s->seed);
         out[l] = cc_empty(s->comms[l], d, n);
     }
-    CC_EACH_RANK(s, l, TEST_OK(kiln_reduce_scatter(s->comms[l], in[l], out[l], op, NULL)));
+    CC_EACH_RANK(s, l, TEST_OK(kiln_comm_reduce_scatter(s->comms[l], in[l], out[l], op, NULL)));
     for (int l = 0; l < s->local; l++) {
         int r = kiln_comm_rank(s->comms[l]);
         void *h = cc_read(out[l]);
@@ -305,14 +304,14 @@ static void cc_reduce_scatter(comm_set *s, kiln_dtype d, kiln_reduce_op op, size
 static void cc_ring(comm_set *s, kiln_dtype d, size_t n) {
     kiln_array *in[8], *out[8];
     for (int l = 0; l < s->local; l++) {
-        in[l] = cc_make(s->comms[l], d, KILN_SUM, n, s->seed);
+        in[l] = cc_make(s->comms[l], d, KILN_COMM_SUM, n, s->seed);
         out[l] = cc_empty(s->comms[l], d, n);
     }
     TEST_OK(kiln_comm_group_start());
     for (int l = 0; l < s->local; l++) {
         int r = kiln_comm_rank(s->comms[l]);
-        TEST_OK(kiln_send(s->comms[l], in[l], (r + 1) % s->size, NULL));
-        TEST_OK(kiln_recv(s->comms[l], out[l], (r + s->size - 1) % s->size, NULL));
+        TEST_OK(kiln_comm_send(s->comms[l], in[l], (r + 1) % s->size, NULL));
+        TEST_OK(kiln_comm_recv(s->comms[l], out[l], (r + s->size - 1) % s->size, NULL));
     }
     TEST_OK(kiln_comm_group_end());
     cc_wait_all(s);
@@ -321,8 +320,8 @@ static void cc_ring(comm_set *s, kiln_dtype d, size_t n) {
         void *h = cc_read(out[l]);
         for (size_t i = 0; i < n; i++)
             for (int part = 0; part < (cc_complex(d) ? 2 : 1); part++)
-                cc_expect("send/recv", d, KILN_SUM, r, i, cc_get(h, d, i, part),
-                          cc_value(s->seed, d, KILN_SUM, from, i, part));
+                cc_expect("send/recv", d, KILN_COMM_SUM, r, i, cc_get(h, d, i, part),
+                          cc_value(s->seed, d, KILN_COMM_SUM, from, i, part));
         free(h);
         kiln_array_release(out[l]);
         kiln_array_release(in[l]);
@@ -331,7 +330,8 @@ static void cc_ring(comm_set *s, kiln_dtype d, size_t n) {
 
 /* Every collective, every dtype it takes, odd and zero sizes. */
 static void cc_everything(comm_set *s) {
-    static const kiln_reduce_op ops[] = {KILN_SUM, KILN_PROD, KILN_MIN, KILN_MAX, KILN_AVG};
+    static const kiln_comm_op ops[] = {KILN_COMM_SUM, KILN_COMM_PROD, KILN_COMM_MIN, KILN_COMM_MAX,
+                                       KILN_COMM_AVG};
     for (size_t t = 0; t < N_DTYPES; t++) {
         kiln_dtype d = all_dtypes[t];
         for (size_t z = 0; z < N_SIZES; z++) {
