@@ -66,7 +66,8 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char 
     kiln_module *m = calloc(1, sizeof *m);
     if (!m) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     atomic_init(&m->refs, 1);
-    m->ctx = ctx;
+    m->ctx = kiln_context_retain(ctx);
+    m->holds_ctx = 1;
     m->name = strdup(name);
     kiln_options opts;
     s = kiln_scan_kernels(source, &m->kernels);
@@ -161,7 +162,13 @@ void kiln_module_release(kiln_module *m) {
     if (m->impl) m->ctx->ops->module_unload(m->ctx->state, m->impl);
     kiln_kernel_list_free(&m->kernels);
     free(m->name);
+    if (m->holds_ctx) kiln_context_release(m->ctx);
     free(m);
+}
+
+void kiln_module_owned_by_context(kiln_module *m) {
+    if (m->holds_ctx) kiln_context_release(m->ctx);
+    m->holds_ctx = 0;
 }
 
 int kiln_module_kernel_count(const kiln_module *m) { return m ? m->kernels.count : 0; }
