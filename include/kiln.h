@@ -11,7 +11,9 @@
  *    kiln_last_error() holds a message for the calling thread that says what
  *    was expected and what was found. Nothing aborts the process on user error.
  *  - Whoever creates an object releases it (kiln_*_release). Out-parameters
- *    are written only on success.
+ *    are written only on success. NULL for a context, an object or an
+ *    out-pointer gives KILN_ERR_INVALID_ARGUMENT; functions that return a
+ *    value instead of a status give NULL, 0 or -1 for a NULL object.
  *  - A NULL kiln_stream means the context's default stream.
  */
 #ifndef KILN_H
@@ -138,10 +140,16 @@ typedef enum kiln_backend_kind { KILN_BACKEND_CPU = 0, KILN_BACKEND_CUDA = 1 } k
  * The environment variable KILN_TARGET overrides "auto" (and NULL).
  * Release with kiln_close. */
 KILN_API kiln_status kiln_open(kiln_context **out, const char *target);
-/* Waits for all work, releases everything the context owns. NULL is a no-op. */
+/* Waits for all work, writes the profile the environment asked for and drops
+ * the caller's reference: ctx must not be passed to kiln again. Objects made
+ * on ctx (arrays, modules, kernels, ufuncs, gufuncs, streams, events) hold
+ * references of their own, stay fully usable, and the context really closes
+ * (memory, modules, threads) when the last of them is released. NULL is a
+ * no-op. */
 KILN_API void kiln_close(kiln_context *ctx);
+/* The backend; (kiln_backend_kind)-1 for NULL. */
 KILN_API kiln_backend_kind kiln_context_backend(const kiln_context *ctx);
-/* "cpu" or "cuda"; static storage. */
+/* "cpu" or "cuda"; static storage. NULL for NULL. */
 KILN_API const char *kiln_context_backend_name(const kiln_context *ctx);
 /* Waits until every stream of the context is idle. */
 KILN_API kiln_status kiln_synchronize(kiln_context *ctx);

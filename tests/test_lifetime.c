@@ -350,10 +350,10 @@ static void test_null_arguments(void **state) {
     assert_int_equal(kiln_kernel_param_count(NULL), -1);
     assert_null(kiln_kernel_name(NULL));
     assert_int_equal(kiln_profiler_enabled(NULL), 0);
-    assert_int_equal(kiln_ufunc_nin(NULL), 0);
-    assert_int_equal(kiln_ufunc_nout(NULL), 0);
-    assert_int_equal(kiln_gufunc_nin(NULL), 0);
-    assert_int_equal(kiln_gufunc_nout(NULL), 0);
+    assert_int_equal(kiln_ufunc_nin(NULL), -1);
+    assert_int_equal(kiln_ufunc_nout(NULL), -1);
+    assert_int_equal(kiln_gufunc_nin(NULL), -1);
+    assert_int_equal(kiln_gufunc_nout(NULL), -1);
     kiln_close(NULL);
     kiln_array_release(NULL);
     kiln_module_release(NULL);

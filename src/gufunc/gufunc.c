@@ -71,8 +71,8 @@ void kiln_gufunc_release(kiln_gufunc *f) {
     kiln_context_release(ctx);
 }
 
-int kiln_gufunc_nin(const kiln_gufunc *f) { return f ? f->layout.nin : 0; }
-int kiln_gufunc_nout(const kiln_gufunc *f) { return f ? f->layout.nout : 0; }
+int kiln_gufunc_nin(const kiln_gufunc *f) { return f ? f->layout.nin : -1; }
+int kiln_gufunc_nout(const kiln_gufunc *f) { return f ? f->layout.nout : -1; }
 
 /* Grid, block and dynamic shared memory for the plan; fills plan->chunk. */
 static void launch_shape(const kiln_context *ctx, gu_plan *p, kiln_dim3 *grid, kiln_dim3 *block,
