@@ -494,7 +494,8 @@ KILN_API kiln_status kiln_cache_clear(int64_t *removed);
 typedef struct kiln_jit_stats {
     int64_t compiles;      /* cache misses that ran a compiler */
     int64_t cache_hits;    /* modules loaded from the disk cache */
-    int64_t cache_rejects; /* cache entries found corrupt and rebuilt */
+    int64_t cache_rejects; /* cache entries refused (corrupt, written for another key, not loadable) and
+                              rebuilt */
     double compile_ms;     /* total compiler time */
     double load_ms;        /* total time loading modules */
 } kiln_jit_stats;

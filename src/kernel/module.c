@@ -20,22 +20,21 @@ static void note_unusable_cache(kiln_context *ctx, const kiln_cache_dir *dir) {
     if (first && !getenv("KILN_QUIET")) fprintf(stderr, "kiln: not using the disk cache: %s\n", dir->reason);
 }
 
-/* Gets the binary for req: from the cache when a valid entry exists, else
- * from the compiler (and then stores it). */
-static kiln_status obtain_binary(kiln_context *ctx, kiln_compile_request *req, kiln_blob *bin, int *cache_hit,
+static void count_reject(kiln_context *ctx, const char *name, const char *why) {
+    pthread_mutex_lock(&ctx->lock);
+    ctx->jit.cache_rejects++;
+    pthread_mutex_unlock(&ctx->lock);
+    if (KILN_PROF_ON(ctx)) kiln_prof_cache_reject(ctx, name, why);
+}
+
+/* Gets the binary for req: from the cache when a valid entry exists (and
+ * `use_cache`), else from the compiler (and then stores it). */
+static kiln_status obtain_binary(kiln_context *ctx, kiln_compile_request *req, const kiln_cache_dir *dir,
+                                 const unsigned char *key, int use_cache, kiln_blob *bin, int *cache_hit,
                                  double *compile_ms) {
-    kiln_cache_dir dir;
-    kiln_cache_dir_resolve(&dir);
-    if (!dir.usable) note_unusable_cache(ctx, &dir);
-    unsigned char key[KILN_CACHE_KEY_BYTES];
-    kiln_cache_key(req, ctx->compiler_id, key);
     int rejected = 0;
-    *cache_hit = kiln_cache_load(&dir, key, bin, &rejected);
-    if (rejected) {
-        pthread_mutex_lock(&ctx->lock);
-        ctx->jit.cache_rejects++;
-        pthread_mutex_unlock(&ctx->lock);
-    }
+    *cache_hit = use_cache && kiln_cache_load(dir, key, bin, &rejected);
+    if (rejected) count_reject(ctx, req->name, kiln_cache_reject_reason(rejected));
     *compile_ms = 0;
     if (*cache_hit) return KILN_OK;
 
@@ -52,8 +51,28 @@ static kiln_status obtain_binary(kiln_context *ctx, kiln_compile_request *req, k
         return s;
     }
     free(log);
-    kiln_cache_store(&dir, key, bin);
+    kiln_cache_store(dir, key, bin);
     return KILN_OK;
+}
+
+/* Loads bin into m and finds every kernel the source defines, so that an
+ * entry that passes its checksum but is not the module it should be (say,
+ * written by a kiln whose entry points differed) fails here, where it can
+ * still be rebuilt, rather than at kiln_module_get_kernel. */
+static kiln_status load_module(kiln_context *ctx, kiln_module *m, const kiln_blob *bin) {
+    kiln_status s = ctx->ops->module_load(ctx->state, bin, &m->impl);
+    for (int i = 0; s == KILN_OK && i < m->kernels.count; i++) {
+        kiln_backend_function *fn = NULL;
+        kiln_param_info params[KILN_MAX_PARAMS];
+        int count = 0;
+        s = ctx->ops->function_get(ctx->state, m->impl, m->kernels.names[i], &fn, params, KILN_MAX_PARAMS,
+                                   &count);
+    }
+    if (s != KILN_OK && m->impl) {
+        ctx->ops->module_unload(ctx->state, m->impl);
+        m->impl = NULL;
+    }
+    return s;
 }
 
 kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
@@ -87,17 +106,40 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char 
     req.arch = ctx->arch[0] ? ctx->arch : NULL;
     kiln_options_apply(&opts, &req);
 
+    kiln_cache_dir dir;
+    kiln_cache_dir_resolve(&dir);
+    if (!dir.usable) note_unusable_cache(ctx, &dir);
+    unsigned char key[KILN_CACHE_KEY_BYTES];
+    kiln_cache_key(&req, ctx->compiler_id, key);
     kiln_blob bin = {0};
     int hit = 0;
-    double compile_ms = 0;
-    s = obtain_binary(ctx, &req, &bin, &hit, &compile_ms);
-    kiln_options_free(&opts);
-    double t0 = kiln_now_ms(), load_ms = 0;
+    double compile_ms = 0, load_ms = 0;
+    s = obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
     if (s == KILN_OK) {
-        s = kiln_context_note(ctx, ctx->ops->module_load(ctx->state, &bin, &m->impl));
+        double t0 = kiln_now_ms();
+        s = kiln_context_note(ctx, load_module(ctx, m, &bin));
         load_ms = kiln_now_ms() - t0;
-        if (s != KILN_OK) kiln_prefix_error(s, "loading %s: ", name);
     }
+    if (s != KILN_OK && hit && !atomic_load(&ctx->dead)) {
+        /* A cached entry that cannot be used is evicted and rebuilt, once;
+         * a fresh build that fails to load is a real error. */
+        if (!getenv("KILN_QUIET"))
+            fprintf(stderr, "kiln: note: the cached module for %s could not be loaded (%s); rebuilding it\n",
+                    name, kiln_last_error());
+        count_reject(ctx, name, "could not be loaded");
+        kiln_cache_evict(&dir, key);
+        free(bin.data);
+        bin.data = NULL;
+        bin.size = 0;
+        s = obtain_binary(ctx, &req, &dir, key, 0, &bin, &hit, &compile_ms);
+        if (s == KILN_OK) {
+            double t0 = kiln_now_ms();
+            s = kiln_context_note(ctx, load_module(ctx, m, &bin));
+            load_ms = kiln_now_ms() - t0;
+        }
+    }
+    if (s != KILN_OK && bin.data) kiln_prefix_error(s, "loading %s: ", name);
+    kiln_options_free(&opts);
     free(bin.data);
     if (s != KILN_OK) {
         kiln_module_release(m);

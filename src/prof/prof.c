@@ -659,6 +659,15 @@ void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, doubl
     pthread_mutex_unlock(&p->lock);
 }
 
+void kiln_prof_cache_reject(kiln_context *ctx, const char *name, const char *why) {
+    kiln_prof *p = ctx->prof;
+    if (!p) return;
+    pthread_mutex_lock(&p->lock);
+    p->cache_rejects++;
+    snprintf(p->last_reject, sizeof p->last_reject, "%s: %s", name ? name : "kernel.cu", why);
+    pthread_mutex_unlock(&p->lock);
+}
+
 /* kiln_profiler_reset: drops every finished record and the statistics. */
 void kiln_prof_forget(kiln_prof *p) {
     kiln_prof_resolve(p, 1);
@@ -675,6 +684,8 @@ void kiln_prof_forget(kiln_prof *p) {
     memset(&p->allocs, 0, sizeof p->allocs);
     memset(&p->compiles, 0, sizeof p->compiles);
     memset(&p->cache_hits, 0, sizeof p->cache_hits);
+    p->cache_rejects = 0;
+    p->last_reject[0] = '\0';
     p->load_ms = 0;
     p->reset_ms = kiln_now_ms();
 }

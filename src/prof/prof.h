@@ -42,5 +42,7 @@ kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_
 void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op);
 void kiln_prof_alloc(kiln_context *ctx, size_t bytes, double host_ms);
 void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, double compile_ms, double load_ms);
+/* A disk-cache entry for module `name` was refused (`why`) and rebuilt. */
+void kiln_prof_cache_reject(kiln_context *ctx, const char *name, const char *why);
 
 #endif

@@ -157,6 +157,10 @@ typedef struct kiln_prof {
     prof_stat allocs;
     prof_stat compiles, cache_hits; /* total_ms: compile; bytes unused */
     double load_ms;
+    /* Cache entries refused (corrupt, another key's, unloadable) and the
+     * last one's module and reason, for the summary's JIT line. */
+    int64_t cache_rejects;
+    char last_reject[256];
 } kiln_prof;
 
 /* prof.c */
