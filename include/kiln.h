@@ -407,6 +407,10 @@ typedef struct kiln_kernel kiln_kernel;
  * first line of `source`. Release with kiln_module_release. */
 KILN_API kiln_status kiln_module_from_source(kiln_context *ctx, const char *source, const char *name,
                                              const char *options, kiln_module **out);
+/* The largest kernel source file kiln reads (kiln_module_from_file, `kiln
+ * compile`): 64 MiB. Larger files, and paths that are not regular files
+ * (/dev/zero, a FIFO), are refused with KILN_ERR_IO. */
+#define KILN_MAX_SOURCE_BYTES ((size_t)64 << 20)
 /* The same for a file on disk; includes are resolved relative to its folder. */
 KILN_API kiln_status kiln_module_from_file(kiln_context *ctx, const char *path, const char *options,
                                            kiln_module **out);

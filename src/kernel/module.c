@@ -1,10 +1,14 @@
 /* module.c: source -> (disk cache | compiler) -> loaded module -> kernels. */
 #include "kernel/module.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -163,20 +167,39 @@ kiln_status kiln_module_from_source(kiln_context *ctx, const char *source, const
     return kiln_module_build(ctx, source, name, options, NULL, out);
 }
 
+/* A kernel source file: a regular file of at most KILN_MAX_SOURCE_BYTES
+ * (/dev/zero would otherwise be read until memory ran out, and a FIFO
+ * would block). */
 static kiln_status read_text_file(const char *path, char **out) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return kiln_set_error(KILN_ERR_NOT_FOUND, "cannot open kernel source %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        fclose(f);
-        return kiln_set_error(KILN_ERR_IO, "cannot read %s", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return kiln_set_error(KILN_ERR_NOT_FOUND, "cannot open kernel source %s: %s", path, strerror(errno));
+    struct stat st;
+    kiln_status s = KILN_OK;
+    if (fstat(fd, &st) != 0)
+        s = kiln_set_error(KILN_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        s = kiln_set_error(KILN_ERR_IO, "%s is not a regular file; kernel sources must be", path);
+    else if ((uint64_t)st.st_size > KILN_MAX_SOURCE_BYTES)
+        s = kiln_set_error(KILN_ERR_IO, "%s is %lld bytes; kernel sources are limited to %zu bytes", path,
+                           (long long)st.st_size, KILN_MAX_SOURCE_BYTES);
+    char *buf = s == KILN_OK ? malloc((size_t)st.st_size + 1) : NULL;
+    if (s == KILN_OK && !buf)
+        s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory reading %s", path);
+    size_t done = 0;
+    while (s == KILN_OK && done < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + done, (size_t)st.st_size - done);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) s = kiln_set_error(KILN_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+        if (r <= 0) break;
+        done += (size_t)r;
     }
-    buf[n] = '\0';
-    fclose(f);
+    close(fd);
+    if (s != KILN_OK) {
+        free(buf);
+        return s;
+    }
+    buf[done] = '\0';
     *out = buf;
     return KILN_OK;
 }

@@ -520,9 +520,21 @@ static void write_summary_at_exit(kiln_prof *p) {
             f = stderr;
         }
     }
-    fputs(text, f);
-    fflush(f);
-    if (f != stderr) fclose(f);
+    /* A full disk (ENOSPC) or a failing device must not lose the profile
+     * silently: say so, and print it here instead. */
+    int ok = fputs(text, f) >= 0;
+    ok = fflush(f) == 0 && ok && !ferror(f);
+    int err = errno;
+    if (f != stderr && fclose(f) != 0 && ok) {
+        ok = 0;
+        err = errno;
+    }
+    if (!ok && f != stderr) {
+        fprintf(stderr,
+                "kiln: warning: writing the profile to KILN_PROFILE_OUT=%s failed (%s); printing it here\n",
+                p->summary_path, strerror(err));
+        fputs(text, stderr);
+    }
     free(text);
 }
 
