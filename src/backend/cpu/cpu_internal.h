@@ -39,6 +39,13 @@ struct kiln_backend_module {
     int fd;       /* the memfd holding the code, or -1 */
     int barriers; /* kernels run as fibers (KILN_CPU_BLOB_BARRIERS) */
     kiln_cpu_begin_fn begin;
+    /* Fault reports (cpu_launch.c): the faulting worker's block and thread
+     * indices as the module last stored them, and the fast loop's precise
+     * mode, which stores threadIdx at every thread. NULL in modules that
+     * lack them. */
+    void (*where)(unsigned *block_and_thread);
+    void (*set_precise)(int on);
+    int precise;
     pthread_mutex_t lock;                    /* guards functions */
     struct kiln_backend_function *functions; /* owned; freed at unload */
 };

@@ -11,6 +11,7 @@
  * when the last one arrives the first resumes, having seen every thread
  * arrive. A thread that returns leaves the ring; the block ends when the ring
  * is empty. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "backend/cpu/cpu_fault.h"
 #include "backend/cpu/cpu_fiber.h"
 #include "backend/cpu/cpu_internal.h"
 #include "core/error.h"
@@ -42,6 +44,9 @@ typedef struct kiln_cpu_worker {
     unsigned long long *exchange;
     void *dyn_shared;
     size_t dyn_shared_bytes;
+    /* Fault containment (cpu_fault.h): where the worker jumps back to. */
+    kiln_cpu_fault fault;
+    unsigned long long chunk_first; /* fast path: the chunk being run */
 } kiln_cpu_worker;
 
 struct launch_job {
@@ -53,7 +58,12 @@ struct launch_job {
     atomic_ullong next_block;
     pthread_mutex_t fault_lock;
     kiln_status fault; /* first device-side failure */
-    char fault_message[600];
+    char fault_message[1024];
+    /* The first fault caught on a worker: what, and where when known. */
+    int caught;
+    char what[600];
+    unsigned where[6]; /* block x,y,z, thread x,y,z */
+    int where_known;   /* 0 none, 1 block only, 2 block and thread */
 };
 
 static void record_fault(launch_job *job, kiln_status status, const char *message) {
@@ -65,9 +75,85 @@ static void record_fault(launch_job *job, kiln_status status, const char *messag
     pthread_mutex_unlock(&job->fault_lock);
 }
 
+/* A failed device assert or __trap(): ends the thread's part of the launch
+ * like a fault (cpu_fault.h). Only if the worker is not armed (it always is
+ * in a launch) is the message recorded and the thread let go on. */
 static void trap(void *sched, const char *message) {
+    kiln_cpu_fault_trap(message);
     kiln_cpu_worker *w = sched;
     record_fault(w->job, KILN_ERR_DEVICE_FAULT, message);
+}
+
+/* Block and thread indices of a rank within the launch's block shape. */
+static void block_thread(const kiln_launch_config *cfg, unsigned long long block, unsigned rank,
+                         unsigned *where) {
+    where[0] = (unsigned)(block % cfg->grid[0]);
+    where[1] = (unsigned)(block / cfg->grid[0] % cfg->grid[1]);
+    where[2] = (unsigned)(block / cfg->grid[0] / cfg->grid[1]);
+    where[3] = rank % cfg->block[0];
+    where[4] = rank / cfg->block[0] % cfg->block[1];
+    where[5] = rank / cfg->block[0] / cfg->block[1];
+}
+
+/* Is addr in the guard pages under a fiber stack, or just below the
+ * worker thread's own stack? Then the fault is a stack overflow. */
+static int stack_overflow(const kiln_cpu_worker *w, uintptr_t addr, size_t page, const char **which) {
+    uintptr_t lo = (uintptr_t)w->stacks, hi = lo + w->stacks_bytes;
+    if (w->stacks && addr >= lo && addr < hi && (addr - lo) % w->stack_stride < page) {
+        *which = "fiber";
+        return 1;
+    }
+    pthread_attr_t attr;
+    void *base = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstack(&attr, &base, &size);
+        pthread_attr_destroy(&attr);
+        uintptr_t b = (uintptr_t)base;
+        if (base && addr < b + page && addr + ((uintptr_t)1 << 20) >= b) {
+            *which = "thread";
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* After the jump out of a fault: what and where, for the launch's error. */
+static void note_caught(launch_job *job, kiln_cpu_worker *w) {
+    char what[600];
+    const char *which = NULL;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (w->fault.signo == SIGSEGV && stack_overflow(w, (uintptr_t)w->fault.address, page, &which)) {
+        if (which[0] == 'f')
+            snprintf(what, sizeof what,
+                     "stack overflow: the thread's frames outgrew its fiber stack of %zu KiB (deep recursion "
+                     "or large local arrays; KILN_CPU_STACK_KB sets the size)",
+                     (w->stack_stride - page) / 1024);
+        else
+            snprintf(what, sizeof what, "stack overflow of the worker thread's stack (deep recursion?)");
+    } else
+        kiln_cpu_fault_describe(&w->fault, what, sizeof what);
+    unsigned where[6] = {0};
+    int known = 0;
+    if (job->fn->thread) { /* fibers: the scheduler knows who was running */
+        block_thread(job->cfg, w->block, w->current, where);
+        known = 2;
+    } else if (job->fn->module->where) {
+        /* The fast loop keeps the block index in memory; the thread index
+         * only in precise mode (see kiln_cpu_launch's re-run). */
+        job->fn->module->where(where);
+        known = job->fn->module->precise ? 2 : 1;
+    }
+    pthread_mutex_lock(&job->fault_lock);
+    if (!job->caught) {
+        job->caught = 1;
+        snprintf(job->what, sizeof job->what, "%s", what);
+        memcpy(job->where, where, sizeof where);
+        job->where_known = known;
+    }
+    pthread_mutex_unlock(&job->fault_lock);
+    /* The launch is over: the other workers stop after their current chunk. */
+    atomic_store(&job->next_block, job->blocks);
 }
 
 /* ---------------------------------------------------------------- fast path */
@@ -194,14 +280,53 @@ static void run_participant(void *arg, int participant) {
     w->abi.trap = trap;
     w->abi.sched = w;
     unsigned threads = cfg->block[0] * cfg->block[1] * cfg->block[2];
+    if (sigsetjmp(w->fault.jump, 0) != 0) { /* a fault in the kernel jumped here */
+        kiln_cpu_fault_disarm();
+        note_caught(job, w);
+        return;
+    }
+    kiln_cpu_fault_arm(&w->fault);
     for (;;) {
         unsigned long long first = atomic_fetch_add(&job->next_block, job->chunk);
         if (first >= job->blocks) break;
         unsigned long long end = first + job->chunk < job->blocks ? first + job->chunk : job->blocks;
-        if (job->fn->fast)
+        if (job->fn->fast) {
+            w->chunk_first = first;
             job->fn->fast(&w->abi, first, end);
-        else
+        } else
             for (unsigned long long b = first; b < end; b++) run_block_with_fibers(w, b, threads);
+    }
+    kiln_cpu_fault_disarm();
+}
+
+/* The fast loop does not keep threadIdx in memory (that would cost the
+ * vectorised loops their speed), so after a fault there the faulting block
+ * runs again alone with the module in precise mode, which stores it; if
+ * the fault recurs, its thread is known. The context is dead either way,
+ * so running the block's threads again changes nothing that counts. */
+static void find_faulting_thread(kiln_backend_state *st, launch_job *job) {
+    kiln_backend_module *m = job->fn->module;
+    if (job->fn->thread || !m->set_precise || job->where_known != 1) return;
+    const kiln_launch_config *cfg = job->cfg;
+    unsigned long long block =
+        job->where[0] +
+        (unsigned long long)cfg->grid[0] * (job->where[1] + (unsigned long long)cfg->grid[1] * job->where[2]);
+    launch_job again = *job;
+    pthread_mutex_init(&again.fault_lock, NULL);
+    again.caught = 0;
+    again.blocks = block + 1;
+    again.chunk = 1;
+    atomic_init(&again.next_block, block);
+    m->set_precise(1);
+    m->precise = 1;
+    run_participant(&again, 0);
+    m->set_precise(0);
+    m->precise = 0;
+    pthread_mutex_destroy(&again.fault_lock);
+    (void)st;
+    if (again.caught && again.where_known == 2) {
+        memcpy(job->where, again.where, sizeof job->where);
+        job->where_known = 2;
     }
 }
 
@@ -251,16 +376,34 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
     pthread_mutex_init(&job.fault_lock, NULL);
 
     pthread_mutex_lock(&st->launch_lock);
-    kiln_status s = prepare_workers(st, cfg, fn->thread != NULL);
+    kiln_status s = kiln_cpu_fault_init();
+    if (s == KILN_OK) s = prepare_workers(st, cfg, fn->thread != NULL);
     if (s == KILN_OK) {
         fn->module->begin(cfg->grid, cfg->block);
         /* One block has one taker; waking a sleeping worker for it would
          * cost more than most single-block kernels. */
         kiln_cpu_pool_run(st->pool, run_participant, &job, job.blocks == 1);
     }
+    if (s == KILN_OK && job.caught) find_faulting_thread(st, &job);
     pthread_mutex_unlock(&st->launch_lock);
     pthread_mutex_destroy(&job.fault_lock);
     if (s != KILN_OK) return s;
+    if (job.caught) {
+        const unsigned *b = job.where;
+        char where[160];
+        if (job.where_known == 2)
+            snprintf(where, sizeof where, "block (%u,%u,%u), thread (%u,%u,%u)", b[0], b[1], b[2], b[3], b[4],
+                     b[5]);
+        else if (job.where_known == 1)
+            snprintf(where, sizeof where, "block (%u,%u,%u), thread unknown (the fault did not recur)", b[0],
+                     b[1], b[2]);
+        else
+            snprintf(where, sizeof where, "an unknown block and thread");
+        return kiln_set_error(KILN_ERR_DEVICE_FAULT,
+                              "kernel %s faulted on the CPU in %s: %s; the context is now dead, as after a "
+                              "device fault on a GPU (release its objects and open a new context)",
+                              fn->name, where, job.what);
+    }
     if (job.fault != KILN_OK) return kiln_set_error(job.fault, "%s", job.fault_message);
     return KILN_OK;
 }

@@ -98,6 +98,10 @@ kiln_status kiln_cpu_module_load(kiln_backend_state *st, const kiln_blob *binary
     m->fd = fd;
     m->barriers = (flags & KILN_CPU_BLOB_BARRIERS) != 0;
     m->begin = begin;
+    sym = dlsym(h, "kiln_cpu_where");
+    memcpy(&m->where, &sym, sizeof sym);
+    sym = dlsym(h, "kiln_cpu_set_precise");
+    memcpy(&m->set_precise, &sym, sizeof sym);
     pthread_mutex_init(&m->lock, NULL);
     *out = m;
     return KILN_OK;

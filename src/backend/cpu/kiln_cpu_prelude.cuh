@@ -15,6 +15,7 @@
 //    All fibers of a block share the worker's OS thread, hence its
 //    thread_locals, so only threadIdx needs saving around a switch.
 #define KILN_CPU 1
+#include <assert.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -167,13 +168,22 @@ static inline unsigned __ballot_sync(unsigned mask, int p) {
 static inline int __any_sync(unsigned mask, int p) { return __ballot_sync(mask, p) != 0; }
 static inline int __all_sync(unsigned mask, int p) { return __ballot_sync(mask, !p) == 0; }
 
-// A failed device assert is reported by the launch (KILN_ERR_DEVICE_FAULT,
-// like CUDA) instead of aborting the process; the thread goes on.
+// A failed device assert ends the launch with KILN_ERR_DEVICE_FAULT (like
+// CUDA) instead of aborting the process: libkiln's trap jumps back to the
+// worker (cpu_fault.h). The launch's message adds kernel, block and thread.
 static inline void kiln_cpu_trap(const char *file, int line, const char *what) {
     char msg[512];
-    snprintf(msg, sizeof msg, "%s:%d: %s (block (%u,%u,%u), thread (%u,%u,%u))", file, line, what,
-             blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z);
+    snprintf(msg, sizeof msg, "%s:%d: %s", file, line, what);
     kiln_cpu_block->trap(kiln_cpu_block->sched, msg);
+}
+// <assert.h> included again by the kernel brings glibc's assert back; its
+// failure path lands here (hidden: the module's own, not the process's).
+extern "C" __attribute__((visibility("hidden"))) void __assert_fail(const char *e, const char *file,
+                                                                    unsigned int line, const char *func) noexcept {
+    char what[400];
+    snprintf(what, sizeof what, "assertion failed: %s (in %s)", e, func);
+    kiln_cpu_trap(file, (int)line, what);
+    abort(); // reached only outside a launch
 }
 #undef assert
 #define assert(e) ((e) ? (void)0 : kiln_cpu_trap(__FILE__, __LINE__, "assertion failed: " #e))
@@ -441,6 +451,16 @@ template <unsigned... I> struct kiln_cpu_seq {};
 template <unsigned N, unsigned... I> struct kiln_cpu_make_seq : kiln_cpu_make_seq<N - 1, N - 1, I...> {};
 template <unsigned... I> struct kiln_cpu_make_seq<0, I...> { typedef kiln_cpu_seq<I...> type; };
 
+// Fault reports (cpu_launch.c): the worker's indices as last stored, and
+// the fast loop's precise mode, which keeps threadIdx in memory at every
+// thread (off: the compiler may keep it in registers; the test is hoisted
+// out of the loop, so the normal loop is untouched).
+static int kiln_cpu_precise;
+KILN_CPU_EXPORT void kiln_cpu_set_precise(int on) { kiln_cpu_precise = on; }
+KILN_CPU_EXPORT void kiln_cpu_where(unsigned *w) {
+    w[0] = blockIdx.x; w[1] = blockIdx.y; w[2] = blockIdx.z;
+    w[3] = threadIdx.x; w[4] = threadIdx.y; w[5] = threadIdx.z;
+}
 KILN_CPU_EXPORT void kiln_cpu_begin(const unsigned *grid, const unsigned *block) {
     gridDim = dim3(grid[0], grid[1], grid[2]);
     blockDim = dim3(block[0], block[1], block[2]);
@@ -461,10 +481,12 @@ static void kiln_cpu_fast_loop(const kiln_cpu_block_abi *B, unsigned long long f
     const unsigned bx = B->block[0], by = B->block[1], bz = B->block[2];
     for (unsigned long long b = first; b < end; b++) {
         kiln_cpu_enter(B, b);
+        __asm__ __volatile__("" : : "m"(blockIdx)); // in memory for fault reports
         for (unsigned z = 0; z < bz; z++)
             for (unsigned y = 0; y < by; y++)
                 for (unsigned x = 0; x < bx; x++) {
                     threadIdx.x = x; threadIdx.y = y; threadIdx.z = z;
+                    if (kiln_cpu_precise) __asm__ __volatile__("" : : "m"(threadIdx));
                     F(a...);
                 }
     }
