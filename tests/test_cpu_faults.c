@@ -21,6 +21,7 @@ typedef struct scenario {
     int cpu_only;      /* the GPU does not fault on it (integer division) */
     const char *kind;  /* the fault's words in the CPU message */
     const char *where; /* the block and thread the message must name (CPU) */
+    int expect_ok;     /* runs correctly: x[t] = 39999 - 6t (big_locals) */
 } scenario;
 
 static const scenario scenarios[] = {
@@ -29,13 +30,13 @@ static const scenario scenarios[] = {
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    if (i == 77) x[(size_t)1 << 42] = 1; /* 16 TiB past the array */\n"
      "}\n",
-     "far_write", 4, 32, 0, 0, 0, "invalid memory access", "block (2,0,0), thread (13,0,0)"},
+     "far_write", 4, 32, 0, 0, 0, "invalid memory access", "block (2,0,0), thread (13,0,0)", 0},
     {"null_write",
      "__global__ void null_write(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    if (i == 5) x[i] = 1;\n"
      "}\n",
-     "null_write", 2, 16, 1, 0, 0, "NULL pointer", "block (0,0,0), thread (5,0,0)"},
+     "null_write", 2, 16, 1, 0, 0, "NULL pointer", "block (0,0,0), thread (5,0,0)", 0},
     {"recursion",
      "__device__ int deeper(volatile int *pad, int n) {\n"
      "    volatile int local[64];\n"
@@ -45,7 +46,7 @@ static const scenario scenarios[] = {
      "__global__ void recursion(int *x, int n) {\n"
      "    if (blockIdx.x == 1 && threadIdx.x == 3) x[0] = deeper(x, 1);\n"
      "}\n",
-     "recursion", 2, 8, 0, 0, 0, "stack overflow", "block (1,0,0), thread (3,0,0)"},
+     "recursion", 2, 8, 0, 0, 0, "stack overflow", "block (1,0,0), thread (3,0,0)", 0},
     {"fiber_recursion",
      "__device__ int deeper(volatile int *pad, int n) {\n"
      "    volatile int local[64];\n"
@@ -57,39 +58,50 @@ static const scenario scenarios[] = {
      "    if (threadIdx.x == 6) x[0] = deeper(x, 1);\n"
      "    __syncthreads();\n"
      "}\n",
-     "fiber_recursion", 1, 8, 0, 0, 0, "fiber stack", "block (0,0,0), thread (6,0,0)"},
+     "fiber_recursion", 1, 8, 0, 0, 0, "fiber stack", "block (0,0,0), thread (6,0,0)", 0},
     {"divide_by_zero",
      "__global__ void divide_by_zero(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    if (i < n) x[i] = 100 / (i - 9);\n"
      "}\n",
-     "divide_by_zero", 2, 8, 0, 0, 1, "integer division", "block (1,0,0), thread (1,0,0)"},
+     "divide_by_zero", 2, 8, 0, 0, 1, "integer division", "block (1,0,0), thread (1,0,0)", 0},
     {"int_min_by_minus_one",
      "__global__ void int_min_by_minus_one(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    volatile int d = i == 3 ? -1 : 1;\n"
      "    if (i < n) x[i] = (-2147483647 - 1) / d;\n"
      "}\n",
-     "int_min_by_minus_one", 1, 8, 0, 0, 1, "integer division", "block (0,0,0), thread (3,0,0)"},
+     "int_min_by_minus_one", 1, 8, 0, 0, 1, "integer division", "block (0,0,0), thread (3,0,0)", 0},
     {"glibc_assert",
      "#include <assert.h>\n"
      "__global__ void glibc_assert(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    if (i < n) assert(x[i] == 0);\n"
      "}\n",
-     "glibc_assert", 4, 16, 0, 37, 0, "assertion failed: x[i] == 0", "block (2,0,0), thread (5,0,0)"},
+     "glibc_assert", 4, 16, 0, 37, 0, "assertion failed: x[i] == 0", "block (2,0,0), thread (5,0,0)", 0},
     {"prelude_assert",
      "__global__ void prelude_assert(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    __syncthreads();\n"
      "    if (i < n) assert(x[i] == 0);\n"
      "}\n",
-     "prelude_assert", 2, 32, 0, 40, 0, "assertion failed: x[i] == 0", "block (1,0,0), thread (8,0,0)"},
+     "prelude_assert", 2, 32, 0, 40, 0, "assertion failed: x[i] == 0", "block (1,0,0), thread (8,0,0)", 0},
     {"abort_call",
      "__global__ void abort_call(int *x, int n) {\n"
      "    if (blockIdx.x == 0 && threadIdx.x == 2) abort();\n"
      "}\n",
-     "abort_call", 1, 4, 0, 0, 1, "SIGABRT", "block (0,0,0), thread (2,0,0)"},
+     "abort_call", 1, 4, 0, 0, 1, "SIGABRT", "block (0,0,0), thread (2,0,0)", 0},
+    /* 160 KB of locals per thread in a barrier kernel: the fiber stacks are
+     * sized from the compiled frame, so this runs (it overflowed the 64 KiB
+     * default stack into the next fiber's before). */
+    {"big_locals",
+     "__global__ void big_locals(int *x, int n) {\n"
+     "    volatile float local[40000];\n"
+     "    for (int i = 0; i < 40000; i++) local[i] = (float)(i + threadIdx.x);\n"
+     "    __syncthreads();\n"
+     "    x[threadIdx.x] = (int)local[39999 - threadIdx.x * 7];\n"
+     "}\n",
+     "big_locals", 1, 64, 0, 0, 1, "", "", 1},
 };
 #define NSCENARIOS (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -155,6 +167,18 @@ static int run_child(const scenario *sc) {
     kiln_value arg = sc->null_array ? kiln_ptr(NULL, KILN_INT32) : kiln_arr(a);
     kiln_status s =
         kiln_launch(k, KILN_DIM(sc->grid), KILN_DIM(sc->block), 0, NULL, KILN_ARGS(arg, kiln_i32(n)));
+    if (sc->expect_ok) {
+        CHILD_CHECK(s == KILN_OK, "%s", kiln_last_error());
+        CHILD_CHECK(kiln_array_to_host(a, host, (size_t)n * sizeof *host) == KILN_OK, "%s",
+                    kiln_last_error());
+        for (int t = 0; t < n; t++) CHILD_CHECK(host[t] == 39999 - 6 * t, "x[%d] = %d", t, host[t]);
+        kiln_array_release(a);
+        kiln_kernel_release(k);
+        kiln_close(ctx);
+        free(host);
+        printf("alive\n");
+        return 0;
+    }
     if (s == KILN_OK) s = kiln_synchronize(ctx); /* asynchronous on the GPU */
     const char *msg = kiln_last_error();
     printf("message: %s\n", msg);

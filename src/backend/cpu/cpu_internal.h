@@ -35,9 +35,10 @@ struct kiln_backend_state {
 };
 
 struct kiln_backend_module {
-    void *handle; /* dlopen */
-    int fd;       /* the memfd holding the code, or -1 */
-    int barriers; /* kernels run as fibers (KILN_CPU_BLOB_BARRIERS) */
+    void *handle;       /* dlopen */
+    int fd;             /* the memfd holding the code, or -1 */
+    int barriers;       /* kernels run as fibers (KILN_CPU_BLOB_BARRIERS) */
+    size_t frame_bytes; /* the largest frame the compiler reported; 0: unknown */
     kiln_cpu_begin_fn begin;
     /* Fault reports (cpu_launch.c): the faulting worker's block and thread
      * indices as the module last stored them, and the fast loop's precise
@@ -88,6 +89,10 @@ char *kiln_cpu_source_prepare(const kiln_compile_request *req, int *barriers);
  *   0  "KILNCPU1" magic   8  u32 abi version   12 u32 flags   16 u64 so size
  *   24 the shared object's bytes */
 #define KILN_CPU_BLOB_BARRIERS 1u
+/* flags >> 8: the largest stack frame of the module's functions, in KiB
+ * (0: not known). */
+#define KILN_CPU_BLOB_FRAME_SHIFT 8
+#define KILN_CPU_BLOB_FRAME_KB_MAX 0xffffffu
 kiln_status kiln_cpu_blob_write(kiln_blob *out, unsigned flags, const void *so, size_t so_size);
 kiln_status kiln_cpu_blob_read(const kiln_blob *blob, unsigned *flags, const unsigned char **so,
                                size_t *so_size);

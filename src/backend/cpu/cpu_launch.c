@@ -35,7 +35,8 @@ typedef struct kiln_cpu_worker {
     size_t stacks_bytes;
     unsigned stack_count;
     size_t stack_stride;
-    kiln_fiber home; /* the worker's own context */
+    size_t guard_bytes; /* PROT_NONE at the bottom of each stride */
+    kiln_fiber home;    /* the worker's own context */
     kiln_fiber *fibers;
     unsigned *next, *prev, *phase;
     unsigned current, live;
@@ -99,7 +100,7 @@ static void block_thread(const kiln_launch_config *cfg, unsigned long long block
  * worker thread's own stack? Then the fault is a stack overflow. */
 static int stack_overflow(const kiln_cpu_worker *w, uintptr_t addr, size_t page, const char **which) {
     uintptr_t lo = (uintptr_t)w->stacks, hi = lo + w->stacks_bytes;
-    if (w->stacks && addr >= lo && addr < hi && (addr - lo) % w->stack_stride < page) {
+    if (w->stacks && addr >= lo && addr < hi && (addr - lo) % w->stack_stride < w->guard_bytes) {
         *which = "fiber";
         return 1;
     }
@@ -128,7 +129,7 @@ static void note_caught(launch_job *job, kiln_cpu_worker *w) {
             snprintf(what, sizeof what,
                      "stack overflow: the thread's frames outgrew its fiber stack of %zu KiB (deep recursion "
                      "or large local arrays; KILN_CPU_STACK_KB sets the size)",
-                     (w->stack_stride - page) / 1024);
+                     (w->stack_stride - w->guard_bytes) / 1024);
         else
             snprintf(what, sizeof what, "stack overflow of the worker thread's stack (deep recursion?)");
     } else
@@ -215,11 +216,18 @@ static void release_stacks(kiln_cpu_worker *w) {
     w->stack_count = 0;
 }
 
-static kiln_status ensure_fibers(kiln_cpu_worker *w, unsigned threads, size_t stack_bytes) {
-    if (w->stack_count >= threads) return KILN_OK;
-    release_stacks(w);
+/* Stacks of stack_bytes for `threads` fibers, each above a guard at least
+ * as large as the module's largest frame (guard_bytes), so that no single
+ * frame can step over it into the neighbouring stack: overflow faults, it
+ * does not corrupt. */
+static kiln_status ensure_fibers(kiln_cpu_worker *w, unsigned threads, size_t stack_bytes,
+                                 size_t guard_bytes) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t stride = ((stack_bytes + page - 1) / page + 1) * page; /* + guard page */
+    guard_bytes = (guard_bytes + page - 1) / page * page;
+    size_t stride = ((stack_bytes + page - 1) / page) * page + guard_bytes;
+    if (w->stack_count >= threads && w->stack_stride >= stride && w->guard_bytes >= guard_bytes)
+        return KILN_OK;
+    release_stacks(w);
     size_t total = stride * threads;
     void *mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mem == MAP_FAILED)
@@ -227,7 +235,8 @@ static kiln_status ensure_fibers(kiln_cpu_worker *w, unsigned threads, size_t st
                               "cannot map %u fiber stacks of %zu KiB for a block; lower KILN_CPU_STACK_KB",
                               threads, stack_bytes / 1024);
     for (unsigned i = 0; i < threads; i++)
-        mprotect((unsigned char *)mem + i * stride, page, PROT_NONE); /* overflow faults, not corrupts */
+        mprotect((unsigned char *)mem + i * stride, guard_bytes, PROT_NONE);
+    w->guard_bytes = guard_bytes;
     w->stacks = mem;
     w->stacks_bytes = total;
     w->stack_stride = stride;
@@ -244,15 +253,14 @@ static kiln_status ensure_fibers(kiln_cpu_worker *w, unsigned threads, size_t st
 }
 
 static void run_block_with_fibers(kiln_cpu_worker *w, unsigned long long block, unsigned threads) {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
     w->block = block;
     for (unsigned i = 0; i < threads; i++) {
         /* Stack tops staggered by a few cache lines: at equal offsets in
          * their pages, the fibers' hot frames would all compete for the same
          * cache sets, and a block switches through all of them per barrier. */
         size_t color = (i % 61) * 64 + (i / 61 % 4) * 4096 / 4;
-        kiln_fiber_init(&w->fibers[i], w->stacks + i * w->stack_stride + page, w->stack_stride - page - color,
-                        fiber_main, w);
+        kiln_fiber_init(&w->fibers[i], w->stacks + i * w->stack_stride + w->guard_bytes,
+                        w->stack_stride - w->guard_bytes - color, fiber_main, w);
         w->next[i] = i + 1 == threads ? 0 : i + 1;
         w->prev[i] = i == 0 ? threads - 1 : i - 1;
         w->phase[i] = 0;
@@ -331,8 +339,16 @@ static void find_faulting_thread(kiln_backend_state *st, launch_job *job) {
 }
 
 /* Gives every participant what this launch needs before any starts. */
-static kiln_status prepare_workers(kiln_backend_state *st, const kiln_launch_config *cfg, int fibers) {
+static kiln_status prepare_workers(kiln_backend_state *st, const kiln_launch_config *cfg,
+                                   const kiln_backend_function *fn) {
     unsigned threads = cfg->block[0] * cfg->block[1] * cfg->block[2];
+    int fibers = fn->thread != NULL;
+    /* Fiber stacks from the kernel's own frames (the compiler's report):
+     * room for twice the largest frame plus the runners', at least
+     * KILN_CPU_STACK_KB; `float local[40000]` then just works. */
+    size_t frame = fn->module->frame_bytes, stack_bytes = st->stack_bytes;
+    if (frame && 2 * frame + (16u << 10) > stack_bytes) stack_bytes = 2 * frame + (16u << 10);
+    size_t guard_bytes = frame > 4096 ? frame : 4096;
     for (int i = 0; i < st->worker_count; i++) {
         kiln_cpu_worker *w = &st->workers[i];
         if (cfg->shared_bytes > w->dyn_shared_bytes) {
@@ -346,7 +362,7 @@ static kiln_status prepare_workers(kiln_backend_state *st, const kiln_launch_con
             w->dyn_shared_bytes = bytes;
         }
         if (fibers) {
-            kiln_status s = ensure_fibers(w, threads, st->stack_bytes);
+            kiln_status s = ensure_fibers(w, threads, stack_bytes, guard_bytes);
             if (s != KILN_OK) return s;
         }
     }
@@ -377,7 +393,7 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
 
     pthread_mutex_lock(&st->launch_lock);
     kiln_status s = kiln_cpu_fault_init();
-    if (s == KILN_OK) s = prepare_workers(st, cfg, fn->thread != NULL);
+    if (s == KILN_OK) s = prepare_workers(st, cfg, fn);
     if (s == KILN_OK) {
         fn->module->begin(cfg->grid, cfg->block);
         /* One block has one taker; waking a sleeping worker for it would

@@ -97,6 +97,7 @@ kiln_status kiln_cpu_module_load(kiln_backend_state *st, const kiln_blob *binary
     m->handle = h;
     m->fd = fd;
     m->barriers = (flags & KILN_CPU_BLOB_BARRIERS) != 0;
+    m->frame_bytes = (size_t)(flags >> KILN_CPU_BLOB_FRAME_SHIFT) * 1024;
     m->begin = begin;
     sym = dlsym(h, "kiln_cpu_where");
     memcpy(&m->where, &sym, sizeof sym);
