@@ -124,7 +124,8 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char 
         s = kiln_context_note(ctx, load_module(ctx, m, &bin));
         load_ms = kiln_now_ms() - t0;
     }
-    if (s != KILN_OK && hit && !atomic_load(&ctx->dead)) {
+    /* (a module refused for exceeding a limit is what it is, not a bad entry) */
+    if (s != KILN_OK && hit && s != KILN_ERR_LAUNCH_CONFIG && !atomic_load(&ctx->dead)) {
         /* A cached entry that cannot be used is evicted and rebuilt, once;
          * a fresh build that fails to load is a real error. */
         if (!getenv("KILN_QUIET"))

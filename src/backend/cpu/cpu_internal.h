@@ -12,6 +12,7 @@
 #define KILN_CPU_MAX_THREADS_PER_BLOCK 1024
 #define KILN_CPU_SHARED_BYTES 49152u        /* per block, without opt-in, as CUDA */
 #define KILN_CPU_SHARED_BYTES_OPTIN 232448u /* 227 KiB, an H100's opt-in limit */
+#define KILN_CPU_TLS_OVERHEAD 256u          /* the prelude's own thread_locals and padding */
 
 /* The compiler command (KILN_CXX, else "c++") split into words. */
 typedef struct kiln_cpu_compiler {
@@ -68,7 +69,10 @@ kiln_status kiln_cpu_compiler_from_env(kiln_cpu_compiler *c);
 kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, size_t out_size);
 /* Runs argv (PATH lookup) with stdin from /dev/null; *output gets stdout and
  * stderr together (malloc'd), *exit_code the exit status (-1: killed).
- * KILN_ERR_COMPILER_MISSING when argv[0] cannot be executed. */
+ * KILN_ERR_COMPILER_MISSING when argv[0] cannot be executed; KILN_ERR_COMPILE
+ * when it runs longer than KILN_COMPILE_TIMEOUT_S (default below) and is
+ * killed with its process group. */
+#define KILN_CPU_COMPILE_TIMEOUT_DEFAULT_S 300
 kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code);
 
 /* cpu_compile.c */
