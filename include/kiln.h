@@ -189,8 +189,10 @@ KILN_API kiln_status kiln_event_synchronize(kiln_event *event);
 KILN_API kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end, float *ms);
 KILN_API void kiln_event_release(kiln_event *event);
 
-/* Page-locked host memory (plain malloc on the CPU backend): copies from it
- * run asynchronously and at full bus speed. Free with kiln_host_free. */
+/* Page-locked host memory (plain memory on the CPU backend): copies from it
+ * run asynchronously and at full bus speed. Free with kiln_host_free (with
+ * the same ctx; the buffer keeps ctx alive until then).
+ * KILN_ERR_OUT_OF_MEMORY when it cannot be had; the context stays usable. */
 KILN_API kiln_status kiln_host_alloc(kiln_context *ctx, size_t bytes, void **out);
 KILN_API void kiln_host_free(kiln_context *ctx, void *ptr);
 

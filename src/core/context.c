@@ -232,12 +232,16 @@ kiln_status kiln_host_alloc(kiln_context *ctx, size_t bytes, void **out) {
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
     if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_host_alloc: out is NULL");
-    return ctx->ops->host_alloc(ctx->state, bytes ? bytes : 1, out);
+    s = ctx->ops->host_alloc(ctx->state, bytes ? bytes : 1, out);
+    if (s != KILN_OK) return kiln_prefix_error(s, "kiln_host_alloc of %zu bytes: ", bytes);
+    kiln_context_retain(ctx); /* a pinned buffer keeps its context, as an array does */
+    return KILN_OK;
 }
 
 void kiln_host_free(kiln_context *ctx, void *ptr) {
-    /* ctx may be closed already: a pinned buffer holds no reference. */
-    if (ctx && ptr) ctx->ops->host_free(ctx->state, ptr);
+    if (!ctx || !ptr) return;
+    ctx->ops->host_free(ctx->state, ptr);
+    kiln_context_release(ctx);
 }
 
 kiln_status kiln_jit_stats_get(kiln_context *ctx, kiln_jit_stats *out) {

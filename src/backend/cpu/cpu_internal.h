@@ -24,6 +24,11 @@ typedef struct kiln_cpu_compiler {
 
 struct kiln_cpu_worker; /* cpu_launch.c */
 
+typedef struct kiln_cpu_mapping {
+    void *ptr;
+    size_t bytes;
+} kiln_cpu_mapping;
+
 struct kiln_backend_state {
     kiln_cpu_compiler cxx;
     pthread_mutex_t lock;        /* guards compiler_id */
@@ -33,6 +38,10 @@ struct kiln_backend_state {
     struct kiln_cpu_worker *workers; /* one per pool participant */
     int worker_count;
     size_t stack_bytes; /* per fiber */
+    /* Large buffers, mapped one by one (cpu_memory.c). */
+    pthread_mutex_t big_lock;
+    kiln_cpu_mapping *big;
+    size_t big_count, big_cap;
 };
 
 struct kiln_backend_module {
@@ -117,6 +126,8 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
                             kiln_backend_stream *stream, void **args);
 
 /* cpu_memory.c: memory, copies, streams and events (all synchronous). */
+/* Unmaps what is still mapped (at close). */
+void kiln_cpu_memory_release(kiln_backend_state *st);
 kiln_status kiln_cpu_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream, void **out);
 void kiln_cpu_mem_free(kiln_backend_state *st, void *ptr, kiln_backend_stream *stream);
 kiln_status kiln_cpu_host_alloc(kiln_backend_state *st, size_t bytes, void **out);

@@ -80,8 +80,19 @@ static uint64_t tls_bytes(const unsigned char *so, size_t n) {
     return 0;
 }
 
+/* Touches the module's thread-local storage (its __shared__ variables) on
+ * one worker. glibc allocates a dlopen'ed module's TLS on a thread's first
+ * access and aborts the process if that allocation fails; done here, at
+ * load, it happens while memory is still there, not in the middle of a
+ * launch after the program has filled memory with arrays. */
+static void warm_tls(void *job, int participant) {
+    (void)participant;
+    kiln_backend_module *m = job;
+    unsigned where[6];
+    m->where(where);
+}
+
 kiln_status kiln_cpu_module_load(kiln_backend_state *st, const kiln_blob *binary, kiln_backend_module **out) {
-    (void)st;
     unsigned flags = 0;
     const unsigned char *so = NULL;
     size_t so_size = 0;
@@ -135,6 +146,11 @@ kiln_status kiln_cpu_module_load(kiln_backend_state *st, const kiln_blob *binary
     sym = dlsym(h, "kiln_cpu_set_precise");
     memcpy(&m->set_precise, &sym, sizeof sym);
     pthread_mutex_init(&m->lock, NULL);
+    if (m->where && st && st->pool) {
+        pthread_mutex_lock(&st->launch_lock); /* the pool runs one job at a time */
+        kiln_cpu_pool_run(st->pool, warm_tls, m, 0);
+        pthread_mutex_unlock(&st->launch_lock);
+    }
     *out = m;
     return KILN_OK;
 }
