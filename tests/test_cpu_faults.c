@@ -22,6 +22,7 @@ typedef struct scenario {
     const char *kind;  /* the fault's words in the CPU message */
     const char *where; /* the block and thread the message must name (CPU) */
     int expect_ok;     /* runs correctly: x[t] = 39999 - 6t (big_locals) */
+    int checked;       /* run with KILN_CPU_CHECKED=1 */
 } scenario;
 
 static const scenario scenarios[] = {
@@ -30,13 +31,13 @@ static const scenario scenarios[] = {
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    if (i == 77) x[(size_t)1 << 42] = 1; /* 16 TiB past the array */\n"
      "}\n",
-     "far_write", 4, 32, 0, 0, 0, "invalid memory access", "block (2,0,0), thread (13,0,0)", 0},
+     "far_write", 4, 32, 0, 0, 0, "invalid memory access", "block (2,0,0), thread (13,0,0)", 0, 0},
     {"null_write",
      "__global__ void null_write(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    if (i == 5) x[i] = 1;\n"
      "}\n",
-     "null_write", 2, 16, 1, 0, 0, "NULL pointer", "block (0,0,0), thread (5,0,0)", 0},
+     "null_write", 2, 16, 1, 0, 0, "NULL pointer", "block (0,0,0), thread (5,0,0)", 0, 0},
     {"recursion",
      "__device__ int deeper(volatile int *pad, int n) {\n"
      "    volatile int local[64];\n"
@@ -46,7 +47,7 @@ static const scenario scenarios[] = {
      "__global__ void recursion(int *x, int n) {\n"
      "    if (blockIdx.x == 1 && threadIdx.x == 3) x[0] = deeper(x, 1);\n"
      "}\n",
-     "recursion", 2, 8, 0, 0, 0, "stack overflow", "block (1,0,0), thread (3,0,0)", 0},
+     "recursion", 2, 8, 0, 0, 0, "stack overflow", "block (1,0,0), thread (3,0,0)", 0, 0},
     {"fiber_recursion",
      "__device__ int deeper(volatile int *pad, int n) {\n"
      "    volatile int local[64];\n"
@@ -58,39 +59,39 @@ static const scenario scenarios[] = {
      "    if (threadIdx.x == 6) x[0] = deeper(x, 1);\n"
      "    __syncthreads();\n"
      "}\n",
-     "fiber_recursion", 1, 8, 0, 0, 0, "fiber stack", "block (0,0,0), thread (6,0,0)", 0},
+     "fiber_recursion", 1, 8, 0, 0, 0, "fiber stack", "block (0,0,0), thread (6,0,0)", 0, 0},
     {"divide_by_zero",
      "__global__ void divide_by_zero(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    if (i < n) x[i] = 100 / (i - 9);\n"
      "}\n",
-     "divide_by_zero", 2, 8, 0, 0, 1, "integer division", "block (1,0,0), thread (1,0,0)", 0},
+     "divide_by_zero", 2, 8, 0, 0, 1, "integer division", "block (1,0,0), thread (1,0,0)", 0, 0},
     {"int_min_by_minus_one",
      "__global__ void int_min_by_minus_one(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    volatile int d = i == 3 ? -1 : 1;\n"
      "    if (i < n) x[i] = (-2147483647 - 1) / d;\n"
      "}\n",
-     "int_min_by_minus_one", 1, 8, 0, 0, 1, "integer division", "block (0,0,0), thread (3,0,0)", 0},
+     "int_min_by_minus_one", 1, 8, 0, 0, 1, "integer division", "block (0,0,0), thread (3,0,0)", 0, 0},
     {"glibc_assert",
      "#include <assert.h>\n"
      "__global__ void glibc_assert(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    if (i < n) assert(x[i] == 0);\n"
      "}\n",
-     "glibc_assert", 4, 16, 0, 37, 0, "assertion failed: x[i] == 0", "block (2,0,0), thread (5,0,0)", 0},
+     "glibc_assert", 4, 16, 0, 37, 0, "assertion failed: x[i] == 0", "block (2,0,0), thread (5,0,0)", 0, 0},
     {"prelude_assert",
      "__global__ void prelude_assert(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    __syncthreads();\n"
      "    if (i < n) assert(x[i] == 0);\n"
      "}\n",
-     "prelude_assert", 2, 32, 0, 40, 0, "assertion failed: x[i] == 0", "block (1,0,0), thread (8,0,0)", 0},
+     "prelude_assert", 2, 32, 0, 40, 0, "assertion failed: x[i] == 0", "block (1,0,0), thread (8,0,0)", 0, 0},
     {"abort_call",
      "__global__ void abort_call(int *x, int n) {\n"
      "    if (blockIdx.x == 0 && threadIdx.x == 2) abort();\n"
      "}\n",
-     "abort_call", 1, 4, 0, 0, 1, "SIGABRT", "block (0,0,0), thread (2,0,0)", 0},
+     "abort_call", 1, 4, 0, 0, 1, "SIGABRT", "block (0,0,0), thread (2,0,0)", 0, 0},
     /* 160 KB of locals per thread in a barrier kernel: the fiber stacks are
      * sized from the compiled frame, so this runs (it overflowed the 64 KiB
      * default stack into the next fiber's before). */
@@ -101,7 +102,26 @@ static const scenario scenarios[] = {
      "    __syncthreads();\n"
      "    x[threadIdx.x] = (int)local[39999 - threadIdx.x * 7];\n"
      "}\n",
-     "big_locals", 1, 64, 0, 0, 1, "", "", 1},
+     "big_locals", 1, 64, 0, 0, 1, "", "", 1, 0},
+    /* checked mode (KILN_CPU_CHECKED=1): accesses just past an array, or
+     * 64 KiB past it (which lands in other memory unnoticed otherwise) */
+    {"checked_far_write",
+     "__global__ void checked_far_write(int *x, int n) {\n"
+     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "    if (i == 37) x[n + 16384] = 1;\n"
+     "}\n",
+     "checked_far_write", 2, 32, 0, 0, 1,
+     "out-of-bounds write of argument 0 (256 bytes: 64 elements of 4 bytes) at element index 16448",
+     "block (1,0,0), thread (5,0,0)", 0, 1},
+    {"checked_one_past",
+     "__global__ void checked_one_past(int *x, int n) {\n"
+     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "    if (i < n) x[i] = x[i + 1] + 1;\n"
+     "}\n",
+     "checked_one_past", 1, 16, 0, 0, 1,
+     "out-of-bounds read of argument 0 (64 bytes: 16 elements of 4 bytes) at element index 16, 0 bytes past "
+     "its end",
+     "block (0,0,0), thread (15,0,0)", 0, 1},
 };
 #define NSCENARIOS (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -212,8 +232,9 @@ static void run_scenario(void **state) {
     assert_true(len > 0);
     self[len] = '\0';
     char *argv[] = {self, "--child", (char *)sc->name, NULL};
+    char *checked[] = {"KILN_CPU_CHECKED=1", NULL};
     char *out = NULL;
-    int rc = test_spawn(argv, NULL, &out);
+    int rc = test_spawn(argv, sc->checked ? checked : NULL, &out);
     if (rc != 0 || (!test_contains(out, "alive") && !test_contains(out, "skipped")))
         fail_msg("%s: the child exited with %d%s:\n%s", sc->name, rc, rc > 128 ? " (killed by a signal)" : "",
                  out);

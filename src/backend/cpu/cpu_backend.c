@@ -54,6 +54,8 @@ static kiln_status cpu_open(int ordinal, kiln_backend_state **out) {
     pthread_mutex_init(&st->launch_lock, NULL);
     pthread_mutex_init(&st->big_lock, NULL);
     st->stack_bytes = (size_t)stack_kb * 1024;
+    const char *checked = getenv("KILN_CPU_CHECKED");
+    st->checked = checked && *checked && strcmp(checked, "0") != 0;
     s = kiln_cpu_compiler_from_env(&st->cxx);
     if (s == KILN_OK) s = kiln_cpu_pool_create((int)threads, &st->pool);
     if (s == KILN_OK) s = kiln_cpu_workers_create(st);

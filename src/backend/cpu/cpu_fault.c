@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -68,6 +69,10 @@ static void on_signal(int signo, siginfo_t *si, void *uc) {
     f->signo = signo;
     f->code = si ? si->si_code : 0;
     f->address = si ? si->si_addr : NULL;
+    f->write = -1;
+#if defined(__x86_64__) && defined(REG_ERR)
+    if (uc) f->write = (((ucontext_t *)uc)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#endif
     siglongjmp(f->jump, 1);
 }
 

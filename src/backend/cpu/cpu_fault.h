@@ -26,6 +26,7 @@ typedef struct kiln_cpu_fault {
     int signo; /* 0: a trap (assert, __trap) with `message` */
     int code;  /* si_code */
     void *address;
+    int write; /* 1 write, 0 read, -1 unknown (x86-64 page-fault error code) */
     char message[512];
 } kiln_cpu_fault;
 

@@ -25,8 +25,10 @@ typedef struct kiln_cpu_compiler {
 struct kiln_cpu_worker; /* cpu_launch.c */
 
 typedef struct kiln_cpu_mapping {
-    void *ptr;
-    size_t bytes;
+    void *ptr;    /* what the caller got */
+    size_t bytes; /* what the caller asked for */
+    void *base;   /* the whole mapping (guards included) */
+    size_t total;
 } kiln_cpu_mapping;
 
 struct kiln_backend_state {
@@ -38,6 +40,7 @@ struct kiln_backend_state {
     struct kiln_cpu_worker *workers; /* one per pool participant */
     int worker_count;
     size_t stack_bytes; /* per fiber */
+    int checked;        /* KILN_CPU_CHECKED: every buffer between guards (cpu_memory.c) */
     /* Large buffers, mapped one by one (cpu_memory.c). */
     pthread_mutex_t big_lock;
     kiln_cpu_mapping *big;
@@ -68,6 +71,7 @@ struct kiln_backend_function {
     kiln_cpu_fast_fn fast;     /* NULL on the barrier path */
     kiln_cpu_thread_fn thread; /* NULL on the fast path */
     int param_count;
+    unsigned short pointee_size[128]; /* per parameter: bytes of a pointer's element, else 0 */
 };
 
 /* cpu_compiler.c */
@@ -128,6 +132,11 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
 /* cpu_memory.c: memory, copies, streams and events (all synchronous). */
 /* Unmaps what is still mapped (at close). */
 void kiln_cpu_memory_release(kiln_backend_state *st);
+/* Checked mode: if addr lies in a guard next to a buffer, copies that
+ * buffer's mapping into *out and returns 1. */
+int kiln_cpu_memory_guard_hit(kiln_backend_state *st, const void *addr, kiln_cpu_mapping *out);
+#define KILN_CPU_GUARD_BEFORE ((size_t)64 << 10)
+#define KILN_CPU_GUARD_AFTER ((size_t)1 << 20)
 kiln_status kiln_cpu_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream, void **out);
 void kiln_cpu_mem_free(kiln_backend_state *st, void *ptr, kiln_backend_stream *stream);
 kiln_status kiln_cpu_host_alloc(kiln_backend_state *st, size_t bytes, void **out);

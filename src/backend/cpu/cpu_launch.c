@@ -51,6 +51,7 @@ typedef struct kiln_cpu_worker {
 } kiln_cpu_worker;
 
 struct launch_job {
+    kiln_backend_state *st;
     kiln_backend_function *fn;
     const kiln_launch_config *cfg;
     void **args;
@@ -119,12 +120,53 @@ static int stack_overflow(const kiln_cpu_worker *w, uintptr_t addr, size_t page,
     return 0;
 }
 
+/* Checked mode: a fault in the guard of one of the context's buffers is an
+ * out-of-bounds access to it: which kernel argument points into it, and at
+ * which element. 0 if addr is in no guard. */
+static int describe_out_of_bounds(const launch_job *job, const kiln_cpu_worker *w, char *out, size_t cap) {
+    kiln_cpu_mapping map;
+    if (!job->st->checked || !kiln_cpu_memory_guard_hit(job->st, w->fault.address, &map)) return 0;
+    const kiln_backend_function *fn = job->fn;
+    int arg = -1;
+    size_t elem = 1;
+    for (int i = 0; i < fn->param_count && i < 128 && arg < 0; i++) {
+        if (!fn->pointee_size[i]) continue;
+        uintptr_t v;
+        memcpy(&v, job->args[i], sizeof v);
+        if (v >= (uintptr_t)map.base && v < (uintptr_t)map.base + map.total) {
+            arg = i;
+            elem = fn->pointee_size[i];
+        }
+    }
+    long long offset = (long long)((intptr_t)w->fault.address - (intptr_t)map.ptr);
+    long long index =
+        offset >= 0 ? offset / (long long)elem : -((-offset + (long long)elem - 1) / (long long)elem);
+    char whose[64];
+    if (arg >= 0)
+        snprintf(whose, sizeof whose, "argument %d", arg);
+    else
+        snprintf(whose, sizeof whose, "a buffer");
+    snprintf(
+        out, cap,
+        "checked mode (KILN_CPU_CHECKED): out-of-bounds %s of %s (%zu bytes: %zu elements of %zu bytes) at "
+        "element index %lld, %lld bytes %s",
+        w->fault.write == 1   ? "write"
+        : w->fault.write == 0 ? "read"
+                              : "access",
+        whose, map.bytes, map.bytes / elem, elem, index,
+        offset >= 0 ? offset - (long long)map.bytes : -offset,
+        offset >= 0 ? "past its end" : "before its start");
+    return 1;
+}
+
 /* After the jump out of a fault: what and where, for the launch's error. */
 static void note_caught(launch_job *job, kiln_cpu_worker *w) {
     char what[600];
     const char *which = NULL;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    if (w->fault.signo == SIGSEGV && stack_overflow(w, (uintptr_t)w->fault.address, page, &which)) {
+    if (w->fault.signo == SIGSEGV && describe_out_of_bounds(job, w, what, sizeof what)) {
+        /* described */
+    } else if (w->fault.signo == SIGSEGV && stack_overflow(w, (uintptr_t)w->fault.address, page, &which)) {
         if (which[0] == 'f')
             snprintf(what, sizeof what,
                      "stack overflow: the thread's frames outgrew its fiber stack of %zu KiB (deep recursion "
@@ -378,6 +420,7 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
                               KILN_CPU_MAX_THREADS_PER_BLOCK);
     launch_job job;
     memset(&job, 0, sizeof job);
+    job.st = st;
     job.fn = fn;
     job.cfg = cfg;
     job.args = args;

@@ -28,26 +28,42 @@ struct kiln_backend_event {
  * such free and serves later ones from the heap, whose fragments are not
  * given back, so after an out-of-memory error the memory freed was not all
  * usable again. The state remembers each mapping's size for munmap. */
+/* Checked mode (KILN_CPU_CHECKED=1), like compute-sanitizer's memcheck for
+ * kiln's buffers: each one gets its own mapping with PROT_NONE guards,
+ * KILN_CPU_GUARD_BEFORE below and KILN_CPU_GUARD_AFTER above, and ends
+ * exactly where the upper guard begins, so the first byte past its end
+ * faults (the start stays aligned to the largest power of two dividing the
+ * size, hence to the element size). A fault in a guard is reported with the
+ * buffer it belongs to (cpu_launch.c). */
 static kiln_status map_big(kiln_backend_state *st, size_t bytes, void **out) {
     size_t rounded = (bytes + 4095) & ~(size_t)4095;
-    if (rounded < bytes) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes", bytes);
-    void *p = mmap(NULL, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
+    if (rounded < bytes || (st->checked && rounded > SIZE_MAX - KILN_CPU_GUARD_BEFORE - KILN_CPU_GUARD_AFTER))
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes", bytes);
+    size_t total = st->checked ? KILN_CPU_GUARD_BEFORE + rounded + KILN_CPU_GUARD_AFTER : rounded;
+    void *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory allocating %zu bytes", bytes);
+    void *p = base;
+    if (st->checked) {
+        unsigned char *b = base;
+        mprotect(b, KILN_CPU_GUARD_BEFORE, PROT_NONE);
+        mprotect(b + KILN_CPU_GUARD_BEFORE + rounded, KILN_CPU_GUARD_AFTER, PROT_NONE);
+        p = b + KILN_CPU_GUARD_BEFORE + rounded - bytes;
+    }
     pthread_mutex_lock(&st->big_lock);
     if (st->big_count == st->big_cap) {
         size_t cap = st->big_cap ? 2 * st->big_cap : 64;
         kiln_cpu_mapping *grown = realloc(st->big, cap * sizeof *grown);
         if (!grown) {
             pthread_mutex_unlock(&st->big_lock);
-            munmap(p, rounded);
+            munmap(base, total);
             return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory allocating %zu bytes", bytes);
         }
         st->big = grown;
         st->big_cap = cap;
     }
-    st->big[st->big_count].ptr = p;
-    st->big[st->big_count++].bytes = rounded;
+    kiln_cpu_mapping map = {p, bytes, base, total};
+    st->big[st->big_count++] = map;
     pthread_mutex_unlock(&st->big_lock);
     *out = p;
     return KILN_OK;
@@ -55,29 +71,45 @@ static kiln_status map_big(kiln_backend_state *st, size_t bytes, void **out) {
 
 /* 1 if p was mapped by map_big (and is now unmapped). */
 static int unmap_big(kiln_backend_state *st, void *p) {
-    if (((uintptr_t)p & 4095) != 0) return 0; /* mappings are page-aligned */
+    if (!st->checked && ((uintptr_t)p & 4095) != 0) return 0; /* mappings are page-aligned */
     pthread_mutex_lock(&st->big_lock);
     for (size_t i = st->big_count; i-- > 0;)
         if (st->big[i].ptr == p) {
-            size_t bytes = st->big[i].bytes;
+            kiln_cpu_mapping map = st->big[i];
             st->big[i] = st->big[--st->big_count];
             pthread_mutex_unlock(&st->big_lock);
-            munmap(p, bytes);
+            munmap(map.base, map.total);
             return 1;
         }
     pthread_mutex_unlock(&st->big_lock);
     return 0;
 }
 
+int kiln_cpu_memory_guard_hit(kiln_backend_state *st, const void *addr, kiln_cpu_mapping *out) {
+    uintptr_t a = (uintptr_t)addr;
+    int hit = 0;
+    pthread_mutex_lock(&st->big_lock);
+    for (size_t i = 0; i < st->big_count && !hit; i++) {
+        uintptr_t lo = (uintptr_t)st->big[i].base, hi = lo + st->big[i].total;
+        uintptr_t data = (uintptr_t)st->big[i].ptr;
+        if (a >= lo && a < hi && (a < data || a >= data + st->big[i].bytes)) {
+            *out = st->big[i];
+            hit = 1;
+        }
+    }
+    pthread_mutex_unlock(&st->big_lock);
+    return hit;
+}
+
 void kiln_cpu_memory_release(kiln_backend_state *st) {
-    for (size_t i = 0; i < st->big_count; i++) munmap(st->big[i].ptr, st->big[i].bytes);
+    for (size_t i = 0; i < st->big_count; i++) munmap(st->big[i].base, st->big[i].total);
     free(st->big);
     st->big = NULL;
     st->big_count = st->big_cap = 0;
 }
 
 static kiln_status aligned(kiln_backend_state *st, size_t bytes, void **out) {
-    if (bytes >= BIG_ALLOCATION) return map_big(st, bytes, out);
+    if (bytes >= BIG_ALLOCATION || st->checked) return map_big(st, bytes ? bytes : 1, out);
     if (bytes == 0) bytes = 1;
     /* 64 bytes: a cache line and a full AVX-512 vector. */
     size_t align = 64;

@@ -214,6 +214,9 @@ kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *m
             else
                 memcpy(&f->fast, &entry, sizeof entry);
             f->param_count = *param_count;
+            for (int i = 0; i < *param_count && i < max_params && i < 128; i++)
+                f->pointee_size[i] =
+                    (unsigned short)(params[i].cls == KILN_PARAM_POINTER ? params[i].pointee_size : 0);
             f->next = m->functions;
             m->functions = f;
         }
