@@ -69,7 +69,8 @@ kiln_status kiln_array_alloc_header(kiln_context *ctx, kiln_dtype dtype, int ndi
 
 kiln_status kiln_array_empty(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
                              kiln_array **out) {
-    if (!ctx || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_empty: ctx or out is NULL");
+    if (!ctx || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_empty: ctx or out is NULL");
     kiln_array *a = NULL;
     kiln_status s = kiln_array_alloc_header(ctx, dtype, ndim, shape, &a);
     if (s != KILN_OK) return s;
@@ -142,7 +143,8 @@ kiln_status kiln_array_empty_host(kiln_context *ctx, kiln_dtype dtype, int ndim,
 
 kiln_status kiln_array_wrap_host(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
                                  const int64_t *strides_bytes, void *data, kiln_array **out) {
-    if (!ctx || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_wrap_host: ctx or out is NULL");
+    if (!ctx || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_wrap_host: ctx or out is NULL");
     if (!data) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_wrap_host: data is NULL");
     kiln_array *a = NULL;
     kiln_status s = kiln_array_alloc_header(ctx, dtype, ndim, shape, &a);

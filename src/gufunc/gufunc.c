@@ -163,7 +163,8 @@ kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, const char 
                                 int nargs, kiln_array **outs) {
     if (!f) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gufunc_call: gufunc is NULL");
     if (!args && nargs > 0)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gufunc_call: args is NULL with nargs %d", nargs);
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gufunc_call: args is NULL with nargs %d",
+                              nargs);
     kiln_context *ctx = f->ctx;
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
