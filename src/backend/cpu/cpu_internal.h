@@ -45,6 +45,10 @@ struct kiln_backend_state {
     pthread_mutex_t big_lock;
     kiln_cpu_mapping *big;
     size_t big_count, big_cap;
+    /* Freed mappings kept for reuse (their pages stay faulted in), up to
+     * KILN_CPU_SPARE_BYTES; dropped before an allocation is refused. */
+    kiln_cpu_mapping spare[16];
+    size_t spare_count, spare_bytes;
 };
 
 struct kiln_backend_module {
@@ -135,6 +139,7 @@ void kiln_cpu_memory_release(kiln_backend_state *st);
 /* Checked mode: if addr lies in a guard next to a buffer, copies that
  * buffer's mapping into *out and returns 1. */
 int kiln_cpu_memory_guard_hit(kiln_backend_state *st, const void *addr, kiln_cpu_mapping *out);
+#define KILN_CPU_SPARE_BYTES ((size_t)256 << 20)
 #define KILN_CPU_GUARD_BEFORE ((size_t)64 << 10)
 #define KILN_CPU_GUARD_AFTER ((size_t)1 << 20)
 kiln_status kiln_cpu_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream, void **out);

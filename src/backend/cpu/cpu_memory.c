@@ -35,12 +35,45 @@ struct kiln_backend_event {
  * faults (the start stays aligned to the largest power of two dividing the
  * size, hence to the element size). A fault in a guard is reported with the
  * buffer it belongs to (cpu_launch.c). */
+/* A spare mapping of exactly `total` bytes, or NULL. Caller holds big_lock. */
+static void *take_spare(kiln_backend_state *st, size_t total) {
+    for (size_t i = 0; i < st->spare_count; i++)
+        if (st->spare[i].total == total) {
+            void *p = st->spare[i].base;
+            st->spare_bytes -= total;
+            st->spare[i] = st->spare[--st->spare_count];
+            return p;
+        }
+    return NULL;
+}
+
+/* Unmaps every spare mapping (before an allocation would fail). */
+static void drop_spares(kiln_backend_state *st) {
+    pthread_mutex_lock(&st->big_lock);
+    for (size_t i = 0; i < st->spare_count; i++) munmap(st->spare[i].base, st->spare[i].total);
+    st->spare_count = 0;
+    st->spare_bytes = 0;
+    pthread_mutex_unlock(&st->big_lock);
+}
+
 static kiln_status map_big(kiln_backend_state *st, size_t bytes, void **out) {
     size_t rounded = (bytes + 4095) & ~(size_t)4095;
     if (rounded < bytes || (st->checked && rounded > SIZE_MAX - KILN_CPU_GUARD_BEFORE - KILN_CPU_GUARD_AFTER))
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes", bytes);
     size_t total = st->checked ? KILN_CPU_GUARD_BEFORE + rounded + KILN_CPU_GUARD_AFTER : rounded;
-    void *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *base = NULL;
+    if (!st->checked) {
+        pthread_mutex_lock(&st->big_lock);
+        base = take_spare(st, total);
+        pthread_mutex_unlock(&st->big_lock);
+    }
+    if (!base) {
+        base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (base == MAP_FAILED && st->spare_count) { /* the spares go first */
+            drop_spares(st);
+            base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        }
+    }
     if (base == MAP_FAILED)
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory allocating %zu bytes", bytes);
     void *p = base;
@@ -77,8 +110,16 @@ static int unmap_big(kiln_backend_state *st, void *p) {
         if (st->big[i].ptr == p) {
             kiln_cpu_mapping map = st->big[i];
             st->big[i] = st->big[--st->big_count];
+            /* Kept for the next allocation of this size: a fresh mapping
+             * costs a page fault per page on first touch. */
+            int keep = !st->checked && st->spare_count < sizeof st->spare / sizeof st->spare[0] &&
+                       st->spare_bytes + map.total <= KILN_CPU_SPARE_BYTES;
+            if (keep) {
+                st->spare[st->spare_count++] = map;
+                st->spare_bytes += map.total;
+            }
             pthread_mutex_unlock(&st->big_lock);
-            munmap(map.base, map.total);
+            if (!keep) munmap(map.base, map.total);
             return 1;
         }
     pthread_mutex_unlock(&st->big_lock);
@@ -102,6 +143,7 @@ int kiln_cpu_memory_guard_hit(kiln_backend_state *st, const void *addr, kiln_cpu
 }
 
 void kiln_cpu_memory_release(kiln_backend_state *st) {
+    drop_spares(st);
     for (size_t i = 0; i < st->big_count; i++) munmap(st->big[i].base, st->big[i].total);
     free(st->big);
     st->big = NULL;
