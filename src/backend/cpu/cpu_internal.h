@@ -58,12 +58,8 @@ struct kiln_backend_module {
     size_t frame_bytes; /* the largest frame the compiler reported; 0: unknown */
     kiln_cpu_begin_fn begin;
     /* Fault reports (cpu_launch.c): the faulting worker's block and thread
-     * indices as the module last stored them, and the fast loop's precise
-     * mode, which stores threadIdx at every thread. NULL in modules that
-     * lack them. */
+     * indices as the module last stored them (NULL in modules without). */
     void (*where)(unsigned *block_and_thread);
-    void (*set_precise)(int on);
-    int precise;
     pthread_mutex_t lock;                    /* guards functions */
     struct kiln_backend_function *functions; /* owned; freed at unload */
 };
@@ -73,6 +69,7 @@ struct kiln_backend_function {
     kiln_backend_module *module;
     char *name;
     kiln_cpu_fast_fn fast;     /* NULL on the barrier path */
+    kiln_cpu_fast_fn probe;    /* fast's twin that keeps threadIdx in memory (fault reports); may be NULL */
     kiln_cpu_thread_fn thread; /* NULL on the fast path */
     int param_count;
     unsigned short pointee_size[128]; /* per parameter: bytes of a pointer's element, else 0 */

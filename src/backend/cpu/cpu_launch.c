@@ -47,7 +47,7 @@ typedef struct kiln_cpu_worker {
     size_t dyn_shared_bytes;
     /* Fault containment (cpu_fault.h): where the worker jumps back to. */
     kiln_cpu_fault fault;
-    unsigned long long chunk_first; /* fast path: the chunk being run */
+    unsigned long long chunk_first, chunk_end; /* fast path: the chunk being run */
 } kiln_cpu_worker;
 
 struct launch_job {
@@ -64,8 +64,10 @@ struct launch_job {
     /* The first fault caught on a worker: what, and where when known. */
     int caught;
     char what[600];
-    unsigned where[6]; /* block x,y,z, thread x,y,z */
-    int where_known;   /* 0 none, 1 block only, 2 block and thread */
+    unsigned where[6];                         /* block x,y,z, thread x,y,z */
+    int where_known;                           /* 0 none, 1 block only, 2 block and thread */
+    int probing;                               /* re-run through fn->probe (find_faulting_thread) */
+    unsigned long long chunk_first, chunk_end; /* fast path: the faulting worker's chunk */
 };
 
 static void record_fault(launch_job *job, kiln_status status, const char *message) {
@@ -181,11 +183,10 @@ static void note_caught(launch_job *job, kiln_cpu_worker *w) {
     if (job->fn->thread) { /* fibers: the scheduler knows who was running */
         block_thread(job->cfg, w->block, w->current, where);
         known = 2;
-    } else if (job->fn->module->where) {
-        /* The fast loop keeps the block index in memory; the thread index
-         * only in precise mode (see kiln_cpu_launch's re-run). */
+    } else if (job->fn->module->where && job->probing) {
+        /* Only the probe twin keeps the indices in memory (find_faulting_thread). */
         job->fn->module->where(where);
-        known = job->fn->module->precise ? 2 : 1;
+        known = 2;
     }
     pthread_mutex_lock(&job->fault_lock);
     if (!job->caught) {
@@ -193,6 +194,8 @@ static void note_caught(launch_job *job, kiln_cpu_worker *w) {
         snprintf(job->what, sizeof job->what, "%s", what);
         memcpy(job->where, where, sizeof where);
         job->where_known = known;
+        job->chunk_first = w->chunk_first;
+        job->chunk_end = w->chunk_end;
     }
     pthread_mutex_unlock(&job->fault_lock);
     /* The launch is over: the other workers stop after their current chunk. */
@@ -342,38 +345,32 @@ static void run_participant(void *arg, int participant) {
         unsigned long long end = first + job->chunk < job->blocks ? first + job->chunk : job->blocks;
         if (job->fn->fast) {
             w->chunk_first = first;
-            job->fn->fast(&w->abi, first, end);
+            w->chunk_end = end;
+            (job->probing ? job->fn->probe : job->fn->fast)(&w->abi, first, end);
         } else
             for (unsigned long long b = first; b < end; b++) run_block_with_fibers(w, b, threads);
     }
     kiln_cpu_fault_disarm();
 }
 
-/* The fast loop does not keep threadIdx in memory (that would cost the
- * vectorised loops their speed), so after a fault there the faulting block
- * runs again alone with the module in precise mode, which stores it; if
- * the fault recurs, its thread is known. The context is dead either way,
- * so running the block's threads again changes nothing that counts. */
-static void find_faulting_thread(kiln_backend_state *st, launch_job *job) {
-    kiln_backend_module *m = job->fn->module;
-    if (job->fn->thread || !m->set_precise || job->where_known != 1) return;
-    const kiln_launch_config *cfg = job->cfg;
-    unsigned long long block =
-        job->where[0] +
-        (unsigned long long)cfg->grid[0] * (job->where[1] + (unsigned long long)cfg->grid[1] * job->where[2]);
+/* The fast loop does not keep blockIdx and threadIdx in memory (that would
+ * cost the vectorised loops their speed), so after a fault there the
+ * faulting worker's chunk of blocks runs again alone through the kernel's
+ * probe twin, which stores them; if the fault recurs, block and thread are
+ * known. The context is dead either way, so running those blocks again
+ * changes nothing that counts. */
+static void find_faulting_thread(launch_job *job) {
+    kiln_backend_function *fn = job->fn;
+    if (fn->thread || !fn->probe || job->where_known != 0 || job->chunk_end <= job->chunk_first) return;
     launch_job again = *job;
     pthread_mutex_init(&again.fault_lock, NULL);
     again.caught = 0;
-    again.blocks = block + 1;
-    again.chunk = 1;
-    atomic_init(&again.next_block, block);
-    m->set_precise(1);
-    m->precise = 1;
+    again.blocks = job->chunk_end;
+    again.chunk = job->chunk_end - job->chunk_first;
+    again.probing = 1;
+    atomic_init(&again.next_block, job->chunk_first);
     run_participant(&again, 0);
-    m->set_precise(0);
-    m->precise = 0;
     pthread_mutex_destroy(&again.fault_lock);
-    (void)st;
     if (again.caught && again.where_known == 2) {
         memcpy(job->where, again.where, sizeof job->where);
         job->where_known = 2;
@@ -443,7 +440,7 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
          * cost more than most single-block kernels. */
         kiln_cpu_pool_run(st->pool, run_participant, &job, job.blocks == 1);
     }
-    if (s == KILN_OK && job.caught) find_faulting_thread(st, &job);
+    if (s == KILN_OK && job.caught) find_faulting_thread(&job);
     pthread_mutex_unlock(&st->launch_lock);
     pthread_mutex_destroy(&job.fault_lock);
     if (s != KILN_OK) return s;
@@ -453,11 +450,10 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
         if (job.where_known == 2)
             snprintf(where, sizeof where, "block (%u,%u,%u), thread (%u,%u,%u)", b[0], b[1], b[2], b[3], b[4],
                      b[5]);
-        else if (job.where_known == 1)
-            snprintf(where, sizeof where, "block (%u,%u,%u), thread unknown (the fault did not recur)", b[0],
-                     b[1], b[2]);
         else
-            snprintf(where, sizeof where, "an unknown block and thread");
+            snprintf(where, sizeof where,
+                     "blocks %llu to %llu (x fastest; the fault did not recur when they ran again)",
+                     job.chunk_first, job.chunk_end ? job.chunk_end - 1 : 0);
         return kiln_set_error(KILN_ERR_DEVICE_FAULT,
                               "kernel %s faulted on the CPU in %s: %s; the context is now dead, as after a "
                               "device fault on a GPU (release its objects and open a new context)",

@@ -143,8 +143,7 @@ kiln_status kiln_cpu_module_load(kiln_backend_state *st, const kiln_blob *binary
     m->begin = begin;
     sym = dlsym(h, "kiln_cpu_where");
     memcpy(&m->where, &sym, sizeof sym);
-    sym = dlsym(h, "kiln_cpu_set_precise");
-    memcpy(&m->set_precise, &sym, sizeof sym);
+
     pthread_mutex_init(&m->lock, NULL);
     if (m->where && st && st->pool) {
         pthread_mutex_lock(&st->launch_lock); /* the pool runs one job at a time */
@@ -211,8 +210,11 @@ kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *m
             f->module = m;
             if (m->barriers)
                 memcpy(&f->thread, &entry, sizeof entry);
-            else
+            else {
                 memcpy(&f->fast, &entry, sizeof entry);
+                void *probe = symbol(m->handle, "kiln_cpu_probe_", name);
+                memcpy(&f->probe, &probe, sizeof probe);
+            }
             f->param_count = *param_count;
             for (int i = 0; i < *param_count && i < max_params && i < 128; i++)
                 f->pointee_size[i] =

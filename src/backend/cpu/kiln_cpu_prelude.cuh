@@ -451,16 +451,13 @@ template <unsigned... I> struct kiln_cpu_seq {};
 template <unsigned N, unsigned... I> struct kiln_cpu_make_seq : kiln_cpu_make_seq<N - 1, N - 1, I...> {};
 template <unsigned... I> struct kiln_cpu_make_seq<0, I...> { typedef kiln_cpu_seq<I...> type; };
 
-// Fault reports (cpu_launch.c): the worker's indices as last stored, and
-// the fast loop's precise mode, which keeps threadIdx in memory at every
-// thread (off: the compiler may keep it in registers; the test is hoisted
-// out of the loop, so the normal loop is untouched).
-static int kiln_cpu_precise;
-KILN_CPU_EXPORT void kiln_cpu_set_precise(int on) { kiln_cpu_precise = on; }
-KILN_CPU_EXPORT void kiln_cpu_where(unsigned *w) {
-    w[0] = blockIdx.x; w[1] = blockIdx.y; w[2] = blockIdx.z;
-    w[3] = threadIdx.x; w[4] = threadIdx.y; w[5] = threadIdx.z;
-}
+// Fault reports (cpu_launch.c): the fast loop's probe twin (below) records
+// block and thread before each thread runs, for finding the faulting thread
+// by a re-run. A copy of its own: were blockIdx and threadIdx read outside
+// kernel code, the compiler would have to store them at every thread of
+// the normal loop, which costs it its vectorisation (3x on saxpy).
+static thread_local unsigned kiln_cpu_probe_where[6];
+KILN_CPU_EXPORT void kiln_cpu_where(unsigned *w) { memcpy(w, kiln_cpu_probe_where, sizeof kiln_cpu_probe_where); }
 KILN_CPU_EXPORT void kiln_cpu_begin(const unsigned *grid, const unsigned *block) {
     gridDim = dim3(grid[0], grid[1], grid[2]);
     blockDim = dim3(block[0], block[1], block[2]);
@@ -475,26 +472,29 @@ static inline void kiln_cpu_enter(const kiln_cpu_block_abi *B, unsigned long lon
 // Fast path: blocks [first, end) (x fastest), each a loop over its threads.
 // The arguments are copied to locals once, so the compiler sees them as
 // loop-invariant values rather than memory the kernel might overwrite.
-template <auto F, typename... A>
+template <auto F, bool Probe, typename... A>
 static void kiln_cpu_fast_loop(const kiln_cpu_block_abi *B, unsigned long long first,
                                unsigned long long end, A... a) {
     const unsigned bx = B->block[0], by = B->block[1], bz = B->block[2];
     for (unsigned long long b = first; b < end; b++) {
         kiln_cpu_enter(B, b);
-        __asm__ __volatile__("" : : "m"(blockIdx)); // in memory for fault reports
         for (unsigned z = 0; z < bz; z++)
             for (unsigned y = 0; y < by; y++)
                 for (unsigned x = 0; x < bx; x++) {
                     threadIdx.x = x; threadIdx.y = y; threadIdx.z = z;
-                    if (kiln_cpu_precise) __asm__ __volatile__("" : : "m"(threadIdx));
+                    if (Probe) {
+                        volatile unsigned *w = kiln_cpu_probe_where;
+                        w[0] = blockIdx.x; w[1] = blockIdx.y; w[2] = blockIdx.z;
+                        w[3] = x; w[4] = y; w[5] = z;
+                    }
                     F(a...);
                 }
     }
 }
-template <auto F, typename... A, unsigned... I>
+template <auto F, bool Probe, typename... A, unsigned... I>
 static inline void kiln_cpu_fast(void (*)(A...), kiln_cpu_seq<I...>, const kiln_cpu_block_abi *B,
                                  unsigned long long first, unsigned long long end) {
-    kiln_cpu_fast_loop<F, A...>(B, first, end, kiln_cpu_arg<A>(B->args, I)...);
+    kiln_cpu_fast_loop<F, Probe, A...>(B, first, end, kiln_cpu_arg<A>(B->args, I)...);
 }
 // Barrier path: one CUDA thread of one block, run on its own fiber.
 template <auto F, typename... A, unsigned... I>
@@ -513,7 +513,11 @@ template <typename... A> struct kiln_cpu_arity<void (*)(A...)> {
 #define KILN_CPU_EXPORT_FAST(k)                                                                    \
     KILN_CPU_EXPORT void kiln_cpu_fast_##k(const kiln_cpu_block_abi *B, unsigned long long first,  \
                                            unsigned long long end) {                               \
-        kiln_cpu_fast<&k>(&k, kiln_cpu_arity<decltype(&k)>::seq(), B, first, end);                \
+        kiln_cpu_fast<&k, false>(&k, kiln_cpu_arity<decltype(&k)>::seq(), B, first, end);         \
+    }                                                                                              \
+    KILN_CPU_EXPORT __attribute__((noinline)) void kiln_cpu_probe_##k(                              \
+        const kiln_cpu_block_abi *B, unsigned long long first, unsigned long long end) {           \
+        kiln_cpu_fast<&k, true>(&k, kiln_cpu_arity<decltype(&k)>::seq(), B, first, end);          \
     }
 #define KILN_CPU_EXPORT_THREAD(k)                                                                  \
     KILN_CPU_EXPORT void kiln_cpu_thread_##k(const kiln_cpu_block_abi *B, unsigned long long block,\
