@@ -63,9 +63,13 @@ static kiln_status obtain_binary(kiln_context *ctx, kiln_compile_request *req, c
  * entry that passes its checksum but is not the module it should be (say,
  * written by a kiln whose entry points differed) fails here, where it can
  * still be rebuilt, rather than at kiln_module_get_kernel. */
-static kiln_status load_module(kiln_context *ctx, kiln_module *m, const kiln_blob *bin) {
+static kiln_status load_module(kiln_context *ctx, kiln_module *m, const kiln_blob *bin, int from_cache) {
     kiln_status s = ctx->ops->module_load(ctx->state, bin, &m->impl);
-    for (int i = 0; s == KILN_OK && i < m->kernels.count; i++) {
+    /* Only entries from the cache can be strangers; a fresh build is
+     * checked at kiln_module_get_kernel as before. (On CUDA each lookup
+     * allocates a small handle that nothing frees yet: the backend
+     * interface has no function_release.) */
+    for (int i = 0; s == KILN_OK && from_cache && i < m->kernels.count; i++) {
         kiln_backend_function *fn = NULL;
         kiln_param_info params[KILN_MAX_PARAMS];
         int count = 0;
@@ -121,7 +125,7 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char 
     s = obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
     if (s == KILN_OK) {
         double t0 = kiln_now_ms();
-        s = kiln_context_note(ctx, load_module(ctx, m, &bin));
+        s = kiln_context_note(ctx, load_module(ctx, m, &bin, hit));
         load_ms = kiln_now_ms() - t0;
     }
     /* (a module refused for exceeding a limit is what it is, not a bad entry) */
@@ -139,7 +143,7 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char 
         s = obtain_binary(ctx, &req, &dir, key, 0, &bin, &hit, &compile_ms);
         if (s == KILN_OK) {
             double t0 = kiln_now_ms();
-            s = kiln_context_note(ctx, load_module(ctx, m, &bin));
+            s = kiln_context_note(ctx, load_module(ctx, m, &bin, hit));
             load_ms = kiln_now_ms() - t0;
         }
     }
