@@ -3,6 +3,7 @@
 #   make demo      build, then run every seed workload on the best backend
 #   make test      build, then run every test (plain build, then ASan+UBSan)
 #   make test-gpu  the same suites on the CUDA backend (needs a GPU)
+#   make test-tsan the concurrency suites under ThreadSanitizer
 #   make bench     kiln beside hand-written code, as ratios
 JOBS  ?= $(shell nproc)
 BUILD ?= build
@@ -10,7 +11,7 @@ SAN   ?= build-asan
 CMAKE_FLAGS ?=
 
 .PHONY: demo-mpi
-.PHONY: all deps deps-test build demo test test-plain test-asan test-gpu bench install clean format format-check
+.PHONY: all deps deps-test build demo test test-plain test-asan test-tsan test-gpu bench install clean format format-check
 
 all: build
 
@@ -52,6 +53,15 @@ test-asan: deps-test
 	@cmake -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(SAN) -j$(JOBS)
 	cd $(SAN) && KILN_TARGET=cpu ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:intercept_tls_get_addr=0 UBSAN_OPTIONS=print_stacktrace=1 ctest --no-tests=error --output-on-failure -j$(JOBS)
+
+# ThreadSanitizer over the suites where threads share one context (compiles,
+# ufunc variants, launches, the profiler). Barrier kernels' fibers switch
+# stacks behind TSan's back, so these suites use kernels without barriers.
+TSAN ?= build-tsan
+test-tsan: deps-test
+	@cmake -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_TSAN=ON -DKILN_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(TSAN) -j$(JOBS) --target test_threads test_prof
+	cd $(TSAN) && KILN_TARGET=cpu TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -R 'test_threads|test_prof'
 
 # On a machine with a GPU: the same test executables on the CUDA backend.
 test-gpu: deps-test

@@ -11,7 +11,9 @@
  *    kiln_last_error() holds a message for the calling thread that says what
  *    was expected and what was found. Nothing aborts the process on user error.
  *  - Whoever creates an object releases it (kiln_*_release). Out-parameters
- *    are written only on success.
+ *    are written only on success. NULL for a context, an object or an
+ *    out-pointer gives KILN_ERR_INVALID_ARGUMENT; functions that return a
+ *    value instead of a status give NULL, 0 or -1 for a NULL object.
  *  - A NULL kiln_stream means the context's default stream.
  */
 #ifndef KILN_H
@@ -140,10 +142,16 @@ typedef enum kiln_backend_kind { KILN_BACKEND_CPU = 0, KILN_BACKEND_CUDA = 1 } k
  * The environment variable KILN_TARGET overrides "auto" (and NULL).
  * Release with kiln_close. */
 KILN_API kiln_status kiln_open(kiln_context **out, const char *target);
-/* Waits for all work, releases everything the context owns. NULL is a no-op. */
+/* Waits for all work, writes the profile the environment asked for and drops
+ * the caller's reference: ctx must not be passed to kiln again. Objects made
+ * on ctx (arrays, modules, kernels, ufuncs, gufuncs, streams, events) hold
+ * references of their own, stay fully usable, and the context really closes
+ * (memory, modules, threads) when the last of them is released. NULL is a
+ * no-op. */
 KILN_API void kiln_close(kiln_context *ctx);
+/* The backend; (kiln_backend_kind)-1 for NULL. */
 KILN_API kiln_backend_kind kiln_context_backend(const kiln_context *ctx);
-/* "cpu" or "cuda"; static storage. */
+/* "cpu" or "cuda"; static storage. NULL for NULL. */
 KILN_API const char *kiln_context_backend_name(const kiln_context *ctx);
 /* Waits until every stream of the context is idle. */
 KILN_API kiln_status kiln_synchronize(kiln_context *ctx);
@@ -183,8 +191,10 @@ KILN_API kiln_status kiln_event_synchronize(kiln_event *event);
 KILN_API kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end, float *ms);
 KILN_API void kiln_event_release(kiln_event *event);
 
-/* Page-locked host memory (plain malloc on the CPU backend): copies from it
- * run asynchronously and at full bus speed. Free with kiln_host_free. */
+/* Page-locked host memory (plain memory on the CPU backend): copies from it
+ * run asynchronously and at full bus speed. Free with kiln_host_free (with
+ * the same ctx; the buffer keeps ctx alive until then).
+ * KILN_ERR_OUT_OF_MEMORY when it cannot be had; the context stays usable. */
 KILN_API kiln_status kiln_host_alloc(kiln_context *ctx, size_t bytes, void **out);
 KILN_API void kiln_host_free(kiln_context *ctx, void *ptr);
 
@@ -405,6 +415,10 @@ typedef struct kiln_kernel kiln_kernel;
  * first line of `source`. Release with kiln_module_release. */
 KILN_API kiln_status kiln_module_from_source(kiln_context *ctx, const char *source, const char *name,
                                              const char *options, kiln_module **out);
+/* The largest kernel source file kiln reads (kiln_module_from_file, `kiln
+ * compile`): 64 MiB. Larger files, and paths that are not regular files
+ * (/dev/zero, a FIFO), are refused with KILN_ERR_IO. */
+#define KILN_MAX_SOURCE_BYTES ((size_t)64 << 20)
 /* The same for a file on disk; includes are resolved relative to its folder. */
 KILN_API kiln_status kiln_module_from_file(kiln_context *ctx, const char *path, const char *options,
                                            kiln_module **out);
@@ -502,7 +516,8 @@ KILN_API kiln_status kiln_cache_clear(int64_t *removed);
 typedef struct kiln_jit_stats {
     int64_t compiles;      /* cache misses that ran a compiler */
     int64_t cache_hits;    /* modules loaded from the disk cache */
-    int64_t cache_rejects; /* cache entries found corrupt and rebuilt */
+    int64_t cache_rejects; /* cache entries refused (corrupt, written for another key, not loadable) and
+                              rebuilt */
     double compile_ms;     /* total compiler time */
     double load_ms;        /* total time loading modules */
 } kiln_jit_stats;

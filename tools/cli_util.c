@@ -6,10 +6,12 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "kiln.h"
 
 extern char **environ;
 
@@ -36,9 +38,28 @@ const char *cli_option_value(const char *cmd, int argc, char **argv, int *i) {
 }
 
 char *cli_read_file(const char *cmd, const char *path) {
-    FILE *f = fopen(path, "rb");
+    /* Only regular files, and none larger than kiln reads itself:
+     * /dev/zero would be read until memory ran out, a FIFO would block. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        fprintf(stderr, "kiln %s: cannot open %s: %s\n", cmd, path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > KILN_MAX_SOURCE_BYTES) {
+        if (!S_ISREG(st.st_mode))
+            fprintf(stderr, "kiln %s: %s is not a regular file\n", cmd, path);
+        else
+            fprintf(stderr, "kiln %s: %s is %lld bytes; sources are limited to %zu bytes\n", cmd, path,
+                    (long long)st.st_size, KILN_MAX_SOURCE_BYTES);
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         fprintf(stderr, "kiln %s: cannot open %s: %s\n", cmd, path, strerror(errno));
+        close(fd);
         return NULL;
     }
     size_t cap = 1 << 16, len = 0;
@@ -46,6 +67,11 @@ char *cli_read_file(const char *cmd, const char *path) {
     while (buf) {
         len += fread(buf + len, 1, cap - len - 1, f);
         if (len < cap - 1) break;
+        if (len > KILN_MAX_SOURCE_BYTES) { /* it grew while being read */
+            free(buf);
+            buf = NULL;
+            break;
+        }
         char *bigger = realloc(buf, cap * 2);
         if (!bigger) {
             free(buf);

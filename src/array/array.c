@@ -58,7 +58,7 @@ kiln_status kiln_array_alloc_header(kiln_context *ctx, kiln_dtype dtype, int ndi
     if (!a) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     atomic_init(&a->refs, 1);
     atomic_init(&a->last_stream, NULL);
-    a->ctx = ctx;
+    a->ctx = kiln_context_retain(ctx); /* every array struct holds its context */
     a->dtype = dtype;
     a->ndim = ndim;
     for (int i = 0; i < ndim; i++) a->shape[i] = shape[i];
@@ -69,6 +69,8 @@ kiln_status kiln_array_alloc_header(kiln_context *ctx, kiln_dtype dtype, int ndi
 
 kiln_status kiln_array_empty(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
                              kiln_array **out) {
+    if (!ctx || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_empty: ctx or out is NULL");
     kiln_array *a = NULL;
     kiln_status s = kiln_array_alloc_header(ctx, dtype, ndim, shape, &a);
     if (s != KILN_OK) return s;
@@ -78,6 +80,7 @@ kiln_status kiln_array_empty(kiln_context *ctx, kiln_dtype dtype, int ndim, cons
      * handed their pointer, and NULL would read as "no array". */
     s = ctx->ops->mem_alloc(ctx->state, bytes ? bytes : 1, NULL, &a->allocation);
     if (s != KILN_OK) {
+        kiln_context_release(a->ctx);
         free(a);
         char shape_text[256];
         return kiln_prefix_error(s, "allocating %s array %s (%zu bytes): ", kiln_dtype_name(dtype),
@@ -124,6 +127,7 @@ kiln_status kiln_array_empty_host(kiln_context *ctx, kiln_dtype dtype, int ndim,
     size_t bytes = kiln_array_nbytes(a);
     a->allocation = host_memory(bytes);
     if (!a->allocation) {
+        kiln_context_release(a->ctx);
         free(a);
         char shape_text[256];
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory allocating %s array %s (%zu bytes)",
@@ -139,6 +143,8 @@ kiln_status kiln_array_empty_host(kiln_context *ctx, kiln_dtype dtype, int ndim,
 
 kiln_status kiln_array_wrap_host(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
                                  const int64_t *strides_bytes, void *data, kiln_array **out) {
+    if (!ctx || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_wrap_host: ctx or out is NULL");
     if (!data) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_wrap_host: data is NULL");
     kiln_array *a = NULL;
     kiln_status s = kiln_array_alloc_header(ctx, dtype, ndim, shape, &a);
@@ -178,7 +184,9 @@ void kiln_array_release(kiln_array *a) {
             a->ctx->ops->mem_free(a->ctx->state, a->allocation, kiln_stream_impl(last));
         kiln_stream_release(last);
     }
+    kiln_context *ctx = a->ctx;
     free(a);
+    kiln_context_release(ctx);
 }
 
 kiln_context *kiln_array_context(const kiln_array *a) { return a ? a->ctx : NULL; }

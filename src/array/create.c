@@ -34,6 +34,8 @@ kiln_dim3 kiln_array_grid(const kiln_context *ctx, int64_t n) {
 
 kiln_status kiln_array_zeros(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
                              kiln_array **out) {
+    if (!ctx || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_zeros: ctx or out is NULL");
     kiln_array *a = NULL;
     kiln_status s = kiln_array_empty(ctx, dtype, ndim, shape, &a);
     if (s == KILN_OK && kiln_array_nbytes(a))
@@ -109,6 +111,7 @@ static kiln_status check_fill_value(kiln_dtype dtype, double re, double im) {
 
 kiln_status kiln_array_full(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape, double value,
                             double value_imag, kiln_array **out) {
+    if (!ctx || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_full: ctx or out is NULL");
     kiln_array *a = NULL;
     kiln_status s = (unsigned)dtype < KILN_DTYPE_COUNT ? check_fill_value(dtype, value, value_imag) : KILN_OK;
     if (s != KILN_OK) return s;
@@ -130,6 +133,8 @@ kiln_status kiln_array_full(kiln_context *ctx, kiln_dtype dtype, int ndim, const
 
 kiln_status kiln_array_from_host(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
                                  const void *data, size_t bytes, kiln_array **out) {
+    if (!ctx || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_from_host: ctx or out is NULL");
     kiln_array *a = NULL;
     kiln_status s = kiln_array_empty(ctx, dtype, ndim, shape, &a);
     if (s == KILN_OK) s = kiln_array_from_host_copy(a, data, bytes);
@@ -163,6 +168,8 @@ static kiln_status make_range(kiln_context *ctx, kiln_dtype dtype, int64_t n, do
 
 kiln_status kiln_array_arange(kiln_context *ctx, kiln_dtype dtype, double start, double stop, double step,
                               kiln_array **out) {
+    if (!ctx || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_arange: ctx or out is NULL");
     if (step == 0 || !isfinite(step) || !isfinite(start) || !isfinite(stop))
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
                               "arange: start, stop and step must be finite and step non-zero");
@@ -173,6 +180,8 @@ kiln_status kiln_array_arange(kiln_context *ctx, kiln_dtype dtype, double start,
 
 kiln_status kiln_array_linspace(kiln_context *ctx, kiln_dtype dtype, double start, double stop, int64_t num,
                                 int endpoint, kiln_array **out) {
+    if (!ctx || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_linspace: ctx or out is NULL");
     if (num < 0)
         return kiln_set_error(KILN_ERR_SHAPE, "linspace: num must be >= 0, got %lld", (long long)num);
     int64_t div = endpoint ? num - 1 : num;

@@ -12,6 +12,7 @@ static kiln_status view_of(kiln_array *a, kiln_array **out) {
     atomic_init(&v->refs, 1);
     atomic_init(&v->last_stream, NULL);
     v->allocation = NULL;
+    kiln_context_retain(v->ctx);
     /* Host wraps own nothing, so a view needs no base to keep them alive. */
     v->base = (a->base || a->allocation) ? kiln_array_retain(a->base ? a->base : a) : NULL;
     *out = v;

@@ -63,6 +63,8 @@ static kiln_status context_open_backend(kiln_context *ctx, const kiln_backend_op
 static kiln_status context_create(const char *target, int profile, kiln_context **out) {
     kiln_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_open: out of host memory");
+    atomic_init(&ctx->refs, 1);
+    atomic_init(&ctx->closed, 0);
     atomic_init(&ctx->dead, 0);
     pthread_mutex_init(&ctx->lock, NULL);
 
@@ -99,8 +101,26 @@ kiln_status kiln_open(kiln_context **out, const char *target) {
     return s;
 }
 
+/* The user's part of closing: wait, and print or write the profile the
+ * environment asked for, now rather than whenever the last object goes.
+ * What objects still need (memory, modules, the backend) stays until
+ * kiln_context_release drops the last reference. */
 void kiln_close(kiln_context *ctx) {
-    if (!ctx) return;
+    if (!ctx || atomic_exchange(&ctx->closed, 1)) return;
+    if (ctx->ops) {
+        if (!atomic_load(&ctx->dead)) (void)ctx->ops->synchronize(ctx->state);
+        kiln_prof_detach(ctx);
+    }
+    kiln_context_release(ctx);
+}
+
+kiln_context *kiln_context_retain(kiln_context *ctx) {
+    if (ctx) atomic_fetch_add(&ctx->refs, 1);
+    return ctx;
+}
+
+void kiln_context_release(kiln_context *ctx) {
+    if (!ctx || atomic_fetch_sub(&ctx->refs, 1) != 1) return;
     if (ctx->ops) {
         if (!atomic_load(&ctx->dead)) (void)ctx->ops->synchronize(ctx->state);
         kiln_blas_context_release(ctx);
@@ -161,8 +181,22 @@ struct kiln_copy_pool *kiln_context_copy_pool(kiln_context *ctx) {
     return p;
 }
 
-kiln_backend_kind kiln_context_backend(const kiln_context *ctx) { return ctx->ops->kind; }
-const char *kiln_context_backend_name(const kiln_context *ctx) { return ctx->ops->name; }
+/* NULL has no backend: KILN_BACKEND_CPU and "" would read as answers, so
+ * NULL gets -1 and NULL (the enum's values are all >= 0). */
+kiln_backend_kind kiln_context_backend(const kiln_context *ctx) {
+    if (!ctx || !ctx->ops) {
+        kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_context_backend: context is NULL");
+        return (kiln_backend_kind)-1;
+    }
+    return ctx->ops->kind;
+}
+const char *kiln_context_backend_name(const kiln_context *ctx) {
+    if (!ctx || !ctx->ops) {
+        kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_context_backend_name: context is NULL");
+        return NULL;
+    }
+    return ctx->ops->name;
+}
 
 kiln_status kiln_context_check(kiln_context *ctx) {
     if (!ctx) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "context is NULL");
@@ -203,11 +237,16 @@ kiln_status kiln_host_alloc(kiln_context *ctx, size_t bytes, void **out) {
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
     if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_host_alloc: out is NULL");
-    return ctx->ops->host_alloc(ctx->state, bytes ? bytes : 1, out);
+    s = ctx->ops->host_alloc(ctx->state, bytes ? bytes : 1, out);
+    if (s != KILN_OK) return kiln_prefix_error(s, "kiln_host_alloc of %zu bytes: ", bytes);
+    kiln_context_retain(ctx); /* a pinned buffer keeps its context, as an array does */
+    return KILN_OK;
 }
 
 void kiln_host_free(kiln_context *ctx, void *ptr) {
-    if (ctx && ptr) ctx->ops->host_free(ctx->state, ptr);
+    if (!ctx || !ptr) return;
+    ctx->ops->host_free(ctx->state, ptr);
+    kiln_context_release(ctx);
 }
 
 kiln_status kiln_jit_stats_get(kiln_context *ctx, kiln_jit_stats *out) {

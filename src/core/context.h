@@ -26,7 +26,14 @@ struct kiln_event {
     kiln_backend_event *impl;
 };
 
+/* Lifetime: every object made on a context (array, module, kernel, ufunc,
+ * gufunc, stream, event) holds a reference to it, and kiln_open's caller
+ * holds one that kiln_close drops. The backend is closed and the struct
+ * freed when the last reference goes, so an object released, launched or
+ * copied after kiln_close still finds its context whole. */
 struct kiln_context {
+    atomic_int refs;
+    atomic_int closed; /* kiln_close was called (the user's reference is gone) */
     const kiln_backend_ops *ops;
     kiln_backend_state *state;
     kiln_device_info info;
@@ -48,6 +55,9 @@ struct kiln_context {
     struct kiln_fft_cache *fft;   /* FFT plans (src/fft/), made on first use */
 };
 
+kiln_context *kiln_context_retain(kiln_context *ctx);
+/* Drops a reference; the last one closes the backend and frees ctx. */
+void kiln_context_release(kiln_context *ctx);
 /* KILN_ERR_CONTEXT_DEAD (with message) when an earlier fault killed ctx. */
 kiln_status kiln_context_check(kiln_context *ctx);
 /* Passes a backend status through; a device fault marks ctx dead. */

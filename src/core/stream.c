@@ -11,9 +11,10 @@ kiln_status kiln_stream_create(kiln_context *ctx, kiln_stream **out) {
     kiln_stream *st = calloc(1, sizeof *st);
     if (!st) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_stream_create: out of host memory");
     atomic_init(&st->refs, 1);
-    st->ctx = ctx;
+    st->ctx = kiln_context_retain(ctx);
     s = ctx->ops->stream_create(ctx->state, &st->impl);
     if (s != KILN_OK) {
+        kiln_context_release(ctx);
         free(st);
         return s;
     }
@@ -40,6 +41,7 @@ void kiln_stream_release(kiln_stream *stream) {
     if (!atomic_load(&ctx->dead)) (void)ctx->ops->stream_synchronize(ctx->state, stream->impl);
     ctx->ops->stream_destroy(ctx->state, stream->impl);
     free(stream);
+    kiln_context_release(ctx);
 }
 
 kiln_status kiln_event_create(kiln_context *ctx, kiln_event **out) {
@@ -48,9 +50,10 @@ kiln_status kiln_event_create(kiln_context *ctx, kiln_event **out) {
     if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_event_create: out is NULL");
     kiln_event *ev = calloc(1, sizeof *ev);
     if (!ev) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_event_create: out of host memory");
-    ev->ctx = ctx;
+    ev->ctx = kiln_context_retain(ctx);
     s = ctx->ops->event_create(ctx->state, &ev->impl);
     if (s != KILN_OK) {
+        kiln_context_release(ctx);
         free(ev);
         return s;
     }
@@ -86,6 +89,8 @@ kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end, float *ms)
 
 void kiln_event_release(kiln_event *event) {
     if (!event) return;
-    event->ctx->ops->event_destroy(event->ctx->state, event->impl);
+    kiln_context *ctx = event->ctx;
+    ctx->ops->event_destroy(ctx->state, event->impl);
     free(event);
+    kiln_context_release(ctx);
 }

@@ -44,10 +44,11 @@ kiln_status kiln_guvectorize(kiln_context *ctx, const char *name, const char *ty
         free(f);
         return kiln_prefix_error(s, "kiln_guvectorize %s: ", name);
     }
-    f->ctx = ctx;
+    f->ctx = kiln_context_retain(ctx); /* released with the gufunc */
     f->body = strdup(body);
     f->preamble = preamble ? strdup(preamble) : NULL;
     if (!f->body || (preamble && !f->preamble)) {
+        kiln_context_release(ctx);
         free(f->body);
         free(f->preamble);
         free(f);
@@ -65,11 +66,13 @@ void kiln_gufunc_release(kiln_gufunc *f) {
     pthread_mutex_destroy(&f->lock);
     free(f->body);
     free(f->preamble);
+    kiln_context *ctx = f->ctx;
     free(f);
+    kiln_context_release(ctx);
 }
 
-int kiln_gufunc_nin(const kiln_gufunc *f) { return f ? f->layout.nin : 0; }
-int kiln_gufunc_nout(const kiln_gufunc *f) { return f ? f->layout.nout : 0; }
+int kiln_gufunc_nin(const kiln_gufunc *f) { return f ? f->layout.nin : -1; }
+int kiln_gufunc_nout(const kiln_gufunc *f) { return f ? f->layout.nout : -1; }
 
 /* Grid, block and dynamic shared memory for the plan; fills plan->chunk. */
 static void launch_shape(const kiln_context *ctx, gu_plan *p, kiln_dim3 *grid, kiln_dim3 *block,
@@ -159,6 +162,9 @@ static kiln_status find_variant(kiln_gufunc *f, const gu_plan *p, kiln_kernel **
 kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, const char *dims, const kiln_value *args,
                                 int nargs, kiln_array **outs) {
     if (!f) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gufunc_call: gufunc is NULL");
+    if (!args && nargs > 0)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gufunc_call: args is NULL with nargs %d",
+                              nargs);
     kiln_context *ctx = f->ctx;
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;

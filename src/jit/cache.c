@@ -18,10 +18,16 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "jit/cache_deps.h"
 
-#define CACHE_MAGIC "KILNC001"
-#define CACHE_HEADER_BYTES (8 + 8 + 32)
+/* An entry: magic, payload size (u64), SHA-256 of the payload, the key it
+ * was written for, then the payload. The key inside lets a load tell an
+ * entry copied or renamed under another key from its own. */
+#define CACHE_MAGIC "KILNC002"
+#define CACHE_HEADER_BYTES (8 + 8 + 32 + KILN_CACHE_KEY_BYTES)
 #define CACHE_SUFFIX ".kc"
+/* "/" + 64 hex digits + ".kc", or "/.tmp-XXXXXX", after the folder. */
+#define CACHE_NAME_ROOM (1 + 2 * KILN_CACHE_KEY_BYTES + 3 + 1)
 
 static void sha256(const void *data, size_t n, unsigned char out[32]) {
     unsigned int len = 32;
@@ -29,8 +35,11 @@ static void sha256(const void *data, size_t n, unsigned char out[32]) {
 }
 
 static int make_dirs(const char *path) {
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
+    char tmp[sizeof((kiln_cache_dir *)0)->path];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s", path) >= sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     for (char *p = tmp + 1; *p; p++) {
         if (*p != '/') continue;
         *p = '\0';
@@ -43,14 +52,24 @@ static int make_dirs(const char *path) {
 void kiln_cache_dir_resolve(kiln_cache_dir *out) {
     memset(out, 0, sizeof *out);
     const char *env = getenv("KILN_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const char *from = env && *env ? "KILN_CACHE_DIR" : xdg && *xdg ? "XDG_CACHE_HOME" : "HOME";
+    size_t n;
     if (env && *env)
-        snprintf(out->path, sizeof out->path, "%s", env);
+        n = (size_t)snprintf(out->path, sizeof out->path, "%s", env);
     else if (xdg && *xdg)
-        snprintf(out->path, sizeof out->path, "%s/kiln", xdg);
+        n = (size_t)snprintf(out->path, sizeof out->path, "%s/kiln", xdg);
     else if (home && *home)
-        snprintf(out->path, sizeof out->path, "%s/.cache/kiln", home);
+        n = (size_t)snprintf(out->path, sizeof out->path, "%s/.cache/kiln", home);
     else {
         snprintf(out->reason, sizeof out->reason, "no KILN_CACHE_DIR, XDG_CACHE_HOME or HOME set");
+        return;
+    }
+    /* A path cut to fit would be another folder: refuse it instead. */
+    if (n + CACHE_NAME_ROOM > sizeof out->path) {
+        snprintf(out->reason, sizeof out->reason,
+                 "the cache folder from %s is %zu characters long; at most %zu are supported", from, n,
+                 sizeof out->path - CACHE_NAME_ROOM);
+        out->path[0] = '\0';
         return;
     }
     if (make_dirs(out->path) != 0) {
@@ -86,9 +105,9 @@ static void digest_update_str(EVP_MD_CTX *md, const char *tag, const char *s) {
     if (n) EVP_DigestUpdate(md, s, n);
 }
 
-/* Included headers are not parsed; instead every file directly in each -I
- * directory contributes its name, size and mtime, so editing a header there
- * invalidates the entry. */
+/* Every file directly in each -I directory contributes its name, size and
+ * mtime: the net under kiln_cache_digest_includes for headers named by a
+ * macro, which it cannot follow. */
 static void digest_include_dir(EVP_MD_CTX *md, const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return;
@@ -120,6 +139,7 @@ void kiln_cache_key(const kiln_compile_request *req, const char *compiler_id,
         digest_update_str(md, "I", req->include_dirs[i]);
         digest_include_dir(md, req->include_dirs[i]);
     }
+    kiln_cache_digest_includes(md, req);
     int flags[3] = {req->debug, req->lineinfo, req->fast_math};
     EVP_DigestUpdate(md, flags, sizeof flags);
     unsigned int len = KILN_CACHE_KEY_BYTES;
@@ -156,13 +176,21 @@ static int write_whole(int fd, const unsigned char *buf, size_t n) {
     return 0;
 }
 
+const char *kiln_cache_reject_reason(int rejected) {
+    switch (rejected) {
+    case KILN_CACHE_REJECT_CORRUPT: return "truncated, corrupt or foreign";
+    case KILN_CACHE_REJECT_KEY: return "written for another key";
+    default: return "";
+    }
+}
+
 int kiln_cache_load(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES], kiln_blob *out,
                     int *rejected) {
     *rejected = 0;
     if (!dir->usable) return 0;
-    char path[1200];
+    char path[sizeof dir->path + CACHE_NAME_ROOM];
     kiln_cache_entry_path(dir, key, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return 0;
     struct stat st;
     unsigned char *buf = NULL;
@@ -170,6 +198,7 @@ int kiln_cache_load(const kiln_cache_dir *dir, const unsigned char key[KILN_CACH
              st.st_size >= CACHE_HEADER_BYTES && (buf = malloc((size_t)st.st_size)) != NULL &&
              read_whole(fd, buf, (size_t)st.st_size) == 0;
     close(fd);
+    int why = KILN_CACHE_REJECT_CORRUPT;
     if (ok) {
         uint64_t payload;
         memcpy(&payload, buf + 8, sizeof payload);
@@ -179,6 +208,10 @@ int kiln_cache_load(const kiln_cache_dir *dir, const unsigned char key[KILN_CACH
             sha256(buf + CACHE_HEADER_BYTES, payload, digest);
             ok = memcmp(digest, buf + 16, 32) == 0;
         }
+        if (ok && memcmp(buf + 48, key, KILN_CACHE_KEY_BYTES) != 0) {
+            ok = 0;
+            why = KILN_CACHE_REJECT_KEY;
+        }
         if (ok) {
             memmove(buf, buf + CACHE_HEADER_BYTES, payload);
             out->data = buf;
@@ -187,16 +220,24 @@ int kiln_cache_load(const kiln_cache_dir *dir, const unsigned char key[KILN_CACH
         }
     }
     free(buf);
-    /* Truncated, corrupted or foreign: remove it so the rebuilt one replaces it. */
+    /* Truncated, corrupted, foreign or another key's: remove it so the
+     * rebuilt one replaces it. */
     unlink(path);
-    *rejected = 1;
+    *rejected = why;
     return 0;
+}
+
+void kiln_cache_evict(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES]) {
+    if (!dir->usable) return;
+    char path[sizeof dir->path + CACHE_NAME_ROOM];
+    kiln_cache_entry_path(dir, key, path, sizeof path);
+    unlink(path);
 }
 
 int kiln_cache_store(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES],
                      const kiln_blob *blob) {
     if (!dir->usable) return 0;
-    char path[1200], tmp[1300];
+    char path[sizeof dir->path + CACHE_NAME_ROOM], tmp[sizeof dir->path + CACHE_NAME_ROOM];
     kiln_cache_entry_path(dir, key, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s/.tmp-XXXXXX", dir->path);
     int fd = mkstemp(tmp);
@@ -206,6 +247,7 @@ int kiln_cache_store(const kiln_cache_dir *dir, const unsigned char key[KILN_CAC
     memcpy(header, CACHE_MAGIC, 8);
     memcpy(header + 8, &payload, 8);
     sha256(blob->data, blob->size, header + 16);
+    memcpy(header + 48, key, KILN_CACHE_KEY_BYTES);
     int ok = write_whole(fd, header, sizeof header) == 0 && write_whole(fd, blob->data, blob->size) == 0;
     ok = (close(fd) == 0) && ok;
     if (ok && rename(tmp, path) == 0) return 1;

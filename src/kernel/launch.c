@@ -337,6 +337,8 @@ static void describe_args(const kiln_value *args, int nargs, char *buf, size_t c
 kiln_status kiln_launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_t shared_bytes,
                         kiln_stream *stream, const kiln_value *args, int nargs) {
     if (!k) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_launch: kernel is NULL");
+    if (!args && nargs > 0)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_launch: args is NULL with nargs %d", nargs);
     kiln_context *ctx = k->module->ctx;
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;

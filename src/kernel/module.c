@@ -1,10 +1,14 @@
 /* module.c: source -> (disk cache | compiler) -> loaded module -> kernels. */
 #include "kernel/module.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -20,22 +24,21 @@ static void note_unusable_cache(kiln_context *ctx, const kiln_cache_dir *dir) {
     if (first && !getenv("KILN_QUIET")) fprintf(stderr, "kiln: not using the disk cache: %s\n", dir->reason);
 }
 
-/* Gets the binary for req: from the cache when a valid entry exists, else
- * from the compiler (and then stores it). */
-static kiln_status obtain_binary(kiln_context *ctx, kiln_compile_request *req, kiln_blob *bin, int *cache_hit,
+static void count_reject(kiln_context *ctx, const char *name, const char *why) {
+    pthread_mutex_lock(&ctx->lock);
+    ctx->jit.cache_rejects++;
+    pthread_mutex_unlock(&ctx->lock);
+    if (KILN_PROF_ON(ctx)) kiln_prof_cache_reject(ctx, name, why);
+}
+
+/* Gets the binary for req: from the cache when a valid entry exists (and
+ * `use_cache`), else from the compiler (and then stores it). */
+static kiln_status obtain_binary(kiln_context *ctx, kiln_compile_request *req, const kiln_cache_dir *dir,
+                                 const unsigned char *key, int use_cache, kiln_blob *bin, int *cache_hit,
                                  double *compile_ms) {
-    kiln_cache_dir dir;
-    kiln_cache_dir_resolve(&dir);
-    if (!dir.usable) note_unusable_cache(ctx, &dir);
-    unsigned char key[KILN_CACHE_KEY_BYTES];
-    kiln_cache_key(req, ctx->compiler_id, key);
     int rejected = 0;
-    *cache_hit = kiln_cache_load(&dir, key, bin, &rejected);
-    if (rejected) {
-        pthread_mutex_lock(&ctx->lock);
-        ctx->jit.cache_rejects++;
-        pthread_mutex_unlock(&ctx->lock);
-    }
+    *cache_hit = use_cache && kiln_cache_load(dir, key, bin, &rejected);
+    if (rejected) count_reject(ctx, req->name, kiln_cache_reject_reason(rejected));
     *compile_ms = 0;
     if (*cache_hit) return KILN_OK;
 
@@ -52,8 +55,32 @@ static kiln_status obtain_binary(kiln_context *ctx, kiln_compile_request *req, k
         return s;
     }
     free(log);
-    kiln_cache_store(&dir, key, bin);
+    kiln_cache_store(dir, key, bin);
     return KILN_OK;
+}
+
+/* Loads bin into m and finds every kernel the source defines, so that an
+ * entry that passes its checksum but is not the module it should be (say,
+ * written by a kiln whose entry points differed) fails here, where it can
+ * still be rebuilt, rather than at kiln_module_get_kernel. */
+static kiln_status load_module(kiln_context *ctx, kiln_module *m, const kiln_blob *bin, int from_cache) {
+    kiln_status s = ctx->ops->module_load(ctx->state, bin, &m->impl);
+    /* Only entries from the cache can be strangers; a fresh build is
+     * checked at kiln_module_get_kernel as before. (On CUDA each lookup
+     * allocates a small handle that nothing frees yet: the backend
+     * interface has no function_release.) */
+    for (int i = 0; s == KILN_OK && from_cache && i < m->kernels.count; i++) {
+        kiln_backend_function *fn = NULL;
+        kiln_param_info params[KILN_MAX_PARAMS];
+        int count = 0;
+        s = ctx->ops->function_get(ctx->state, m->impl, m->kernels.names[i], &fn, params, KILN_MAX_PARAMS,
+                                   &count);
+    }
+    if (s != KILN_OK && m->impl) {
+        ctx->ops->module_unload(ctx->state, m->impl);
+        m->impl = NULL;
+    }
+    return s;
 }
 
 kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
@@ -66,7 +93,8 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char 
     kiln_module *m = calloc(1, sizeof *m);
     if (!m) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     atomic_init(&m->refs, 1);
-    m->ctx = ctx;
+    m->ctx = kiln_context_retain(ctx);
+    m->holds_ctx = 1;
     m->name = strdup(name);
     kiln_options opts;
     s = kiln_scan_kernels(source, &m->kernels);
@@ -87,17 +115,41 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char 
     req.arch = ctx->arch[0] ? ctx->arch : NULL;
     kiln_options_apply(&opts, &req);
 
+    kiln_cache_dir dir;
+    kiln_cache_dir_resolve(&dir);
+    if (!dir.usable) note_unusable_cache(ctx, &dir);
+    unsigned char key[KILN_CACHE_KEY_BYTES];
+    kiln_cache_key(&req, ctx->compiler_id, key);
     kiln_blob bin = {0};
     int hit = 0;
-    double compile_ms = 0;
-    s = obtain_binary(ctx, &req, &bin, &hit, &compile_ms);
-    kiln_options_free(&opts);
-    double t0 = kiln_now_ms(), load_ms = 0;
+    double compile_ms = 0, load_ms = 0;
+    s = obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
     if (s == KILN_OK) {
-        s = kiln_context_note(ctx, ctx->ops->module_load(ctx->state, &bin, &m->impl));
+        double t0 = kiln_now_ms();
+        s = kiln_context_note(ctx, load_module(ctx, m, &bin, hit));
         load_ms = kiln_now_ms() - t0;
-        if (s != KILN_OK) kiln_prefix_error(s, "loading %s: ", name);
     }
+    /* (a module refused for exceeding a limit is what it is, not a bad entry) */
+    if (s != KILN_OK && hit && s != KILN_ERR_LAUNCH_CONFIG && !atomic_load(&ctx->dead)) {
+        /* A cached entry that cannot be used is evicted and rebuilt, once;
+         * a fresh build that fails to load is a real error. */
+        if (!getenv("KILN_QUIET"))
+            fprintf(stderr, "kiln: note: the cached module for %s could not be loaded (%s); rebuilding it\n",
+                    name, kiln_last_error());
+        count_reject(ctx, name, "could not be loaded");
+        kiln_cache_evict(&dir, key);
+        free(bin.data);
+        bin.data = NULL;
+        bin.size = 0;
+        s = obtain_binary(ctx, &req, &dir, key, 0, &bin, &hit, &compile_ms);
+        if (s == KILN_OK) {
+            double t0 = kiln_now_ms();
+            s = kiln_context_note(ctx, load_module(ctx, m, &bin, hit));
+            load_ms = kiln_now_ms() - t0;
+        }
+    }
+    if (s != KILN_OK && bin.data) kiln_prefix_error(s, "loading %s: ", name);
+    kiln_options_free(&opts);
     free(bin.data);
     if (s != KILN_OK) {
         kiln_module_release(m);
@@ -121,20 +173,39 @@ kiln_status kiln_module_from_source(kiln_context *ctx, const char *source, const
     return kiln_module_build(ctx, source, name, options, NULL, out);
 }
 
+/* A kernel source file: a regular file of at most KILN_MAX_SOURCE_BYTES
+ * (/dev/zero would otherwise be read until memory ran out, and a FIFO
+ * would block). */
 static kiln_status read_text_file(const char *path, char **out) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return kiln_set_error(KILN_ERR_NOT_FOUND, "cannot open kernel source %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        fclose(f);
-        return kiln_set_error(KILN_ERR_IO, "cannot read %s", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return kiln_set_error(KILN_ERR_NOT_FOUND, "cannot open kernel source %s: %s", path, strerror(errno));
+    struct stat st;
+    kiln_status s = KILN_OK;
+    if (fstat(fd, &st) != 0)
+        s = kiln_set_error(KILN_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        s = kiln_set_error(KILN_ERR_IO, "%s is not a regular file; kernel sources must be", path);
+    else if ((uint64_t)st.st_size > KILN_MAX_SOURCE_BYTES)
+        s = kiln_set_error(KILN_ERR_IO, "%s is %lld bytes; kernel sources are limited to %zu bytes", path,
+                           (long long)st.st_size, KILN_MAX_SOURCE_BYTES);
+    char *buf = s == KILN_OK ? malloc((size_t)st.st_size + 1) : NULL;
+    if (s == KILN_OK && !buf)
+        s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory reading %s", path);
+    size_t done = 0;
+    while (s == KILN_OK && done < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + done, (size_t)st.st_size - done);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) s = kiln_set_error(KILN_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+        if (r <= 0) break;
+        done += (size_t)r;
     }
-    buf[n] = '\0';
-    fclose(f);
+    close(fd);
+    if (s != KILN_OK) {
+        free(buf);
+        return s;
+    }
+    buf[done] = '\0';
     *out = buf;
     return KILN_OK;
 }
@@ -162,7 +233,13 @@ void kiln_module_release(kiln_module *m) {
     if (m->impl) m->ctx->ops->module_unload(m->ctx->state, m->impl);
     kiln_kernel_list_free(&m->kernels);
     free(m->name);
+    if (m->holds_ctx) kiln_context_release(m->ctx);
     free(m);
+}
+
+void kiln_module_owned_by_context(kiln_module *m) {
+    if (m->holds_ctx) kiln_context_release(m->ctx);
+    m->holds_ctx = 0;
 }
 
 int kiln_module_kernel_count(const kiln_module *m) { return m ? m->kernels.count : 0; }

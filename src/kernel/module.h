@@ -12,6 +12,7 @@
 struct kiln_module {
     atomic_int refs;
     kiln_context *ctx;
+    int holds_ctx; /* 1: the module holds a reference to ctx (not kiln's own kernels) */
     kiln_backend_module *impl;
     kiln_kernel_list kernels;
     char *name;
@@ -31,5 +32,9 @@ struct kiln_kernel {
 kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
                               const char *include_dir, kiln_module **out);
 kiln_module *kiln_module_retain(kiln_module *m);
+/* For modules the context itself keeps (jit/builtins.c): drops the module's
+ * reference to its context, which would otherwise keep the context alive
+ * forever; the context unloads the module before it closes. */
+void kiln_module_owned_by_context(kiln_module *m);
 
 #endif

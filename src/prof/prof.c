@@ -541,9 +541,21 @@ static void write_summary_at_exit(kiln_prof *p) {
             f = stderr;
         }
     }
-    fputs(text, f);
-    fflush(f);
-    if (f != stderr) fclose(f);
+    /* A full disk (ENOSPC) or a failing device must not lose the profile
+     * silently: say so, and print it here instead. */
+    int ok = fputs(text, f) >= 0;
+    ok = fflush(f) == 0 && ok && !ferror(f);
+    int err = errno;
+    if (f != stderr && fclose(f) != 0 && ok) {
+        ok = 0;
+        err = errno;
+    }
+    if (!ok && f != stderr) {
+        fprintf(stderr,
+                "kiln: warning: writing the profile to KILN_PROFILE_OUT=%s failed (%s); printing it here\n",
+                p->summary_path, strerror(err));
+        fputs(text, stderr);
+    }
     free(text);
 }
 
@@ -765,6 +777,15 @@ void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, doubl
     pthread_mutex_unlock(&p->lock);
 }
 
+void kiln_prof_cache_reject(kiln_context *ctx, const char *name, const char *why) {
+    kiln_prof *p = ctx->prof;
+    if (!p) return;
+    pthread_mutex_lock(&p->lock);
+    p->cache_rejects++;
+    snprintf(p->last_reject, sizeof p->last_reject, "%s: %s", name ? name : "kernel.cu", why);
+    pthread_mutex_unlock(&p->lock);
+}
+
 /* kiln_profiler_reset: drops every finished record and the statistics. */
 void kiln_prof_forget(kiln_prof *p) {
     kiln_prof_resolve(p, 1);
@@ -782,6 +803,8 @@ void kiln_prof_forget(kiln_prof *p) {
     memset(&p->compiles, 0, sizeof p->compiles);
     memset(&p->cache_hits, 0, sizeof p->cache_hits);
     memset(p->colls, 0, sizeof p->colls);
+    p->cache_rejects = 0;
+    p->last_reject[0] = '\0';
     p->load_ms = 0;
     p->reset_ms = kiln_now_ms();
 }

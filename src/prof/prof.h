@@ -64,5 +64,7 @@ void kiln_prof_comm_end(kiln_context *ctx, kiln_prof_op *op, int coll, const cha
 void kiln_prof_set_rank(kiln_context *ctx, int rank, int nranks, const char *transport);
 void kiln_prof_alloc(kiln_context *ctx, size_t bytes, double host_ms);
 void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, double compile_ms, double load_ms);
+/* A disk-cache entry for module `name` was refused (`why`) and rebuilt. */
+void kiln_prof_cache_reject(kiln_context *ctx, const char *name, const char *why);
 
 #endif

@@ -177,6 +177,10 @@ typedef struct kiln_prof {
     uint32_t coll_name[PROF_COLLECTIVE_KINDS]; /* interned names, PROF_NO_ID if none yet */
     int rank, nranks;                          /* nranks 0: not a rank of any communicator */
     char transport[16];
+    /* Cache entries refused (corrupt, another key's, unloadable) and the
+     * last one's module and reason, for the summary's JIT line. */
+    int64_t cache_rejects;
+    char last_reject[256];
 } kiln_prof;
 
 /* prof.c */

@@ -190,6 +190,9 @@ static void print_allocs_and_jit(FILE *f, const kiln_prof *p) {
     fprintf(f, "==kiln== JIT: %lld module%s: %lld compiled, %lld cache hit%s; compile %s, load %s\n",
             compiled + hits, compiled + hits == 1 ? "" : "s", compiled, hits, hits == 1 ? "" : "s", compile,
             load);
+    if (p->cache_rejects)
+        fprintf(f, "==kiln== JIT: %lld cache entr%s refused and rebuilt (last: %s)\n",
+                (long long)p->cache_rejects, p->cache_rejects == 1 ? "y" : "ies", p->last_reject);
 }
 
 /* Which clock the times come from, and why that one. */

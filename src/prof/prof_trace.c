@@ -5,12 +5,15 @@
  * host thread that called kiln has its own track (tid = OS thread id) holding
  * the API calls, and each stream has its own track (tid = PROF_STREAM_TID + n)
  * holding the work as it ran there. Perfetto and chrome://tracing open it.
- * Written to a temporary file and renamed, so a reader never sees half a file. */
+ * Written to a temporary file and renamed, so a reader never sees half a
+ * file (see kiln_prof_trace_write for what is not renamed over). */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -230,32 +233,63 @@ static void write_trace(trace_writer *w) {
             (unsigned long long)p->dropped_records);
 }
 
-kiln_status kiln_prof_trace_write(kiln_prof *p, const char *path) {
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 32);
-    if (!tmp) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "writing the trace %s: out of host memory", path);
-    snprintf(tmp, len + 32, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        kiln_status s =
-            kiln_set_error(KILN_ERR_IO, "cannot write the trace to %s: %s", path, strerror(errno));
-        free(tmp);
-        return s;
-    }
+/* Writes the trace to f and closes it; 0 and errno on failure. */
+static int write_and_close(kiln_prof *p, FILE *f, int *err) {
     trace_writer w = {f, p, (int)getpid(), 1};
     write_trace(&w);
-    int failed = ferror(f);
-    int err = errno;
-    if (fclose(f) != 0 && !failed) {
-        failed = 1;
+    int ok = fflush(f) == 0 && !ferror(f);
+    *err = errno;
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        *err = errno;
+    }
+    return ok;
+}
+
+/* A path that exists and is not a regular file (/dev/null, a FIFO, a
+ * terminal) is written in place: replacing it would turn a device node into
+ * a file. A regular file (or a new one) is replaced atomically through a
+ * temporary made with mkstemp (O_EXCL, mode 0600, unpredictable name) in the
+ * same folder, so a link planted under a guessable name is never followed. */
+kiln_status kiln_prof_trace_write(kiln_prof *p, const char *path) {
+    struct stat st;
+    int err = 0;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (!f) {
+            err = errno;
+            if (fd >= 0) close(fd);
+            return kiln_set_error(KILN_ERR_IO, "cannot write the trace to %s: %s", path, strerror(err));
+        }
+        if (!write_and_close(p, f, &err))
+            return kiln_set_error(KILN_ERR_IO, "cannot write the trace to %s: %s", path, strerror(err));
+        return KILN_OK;
+    }
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 16);
+    if (!tmp) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "writing the trace %s: out of host memory", path);
+    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        err = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        free(tmp);
+        return kiln_set_error(KILN_ERR_IO, "cannot write the trace to %s: %s", path, strerror(err));
+    }
+    /* mkstemp's 0600 is right for a new trace; a replaced one keeps its mode. */
+    if (stat(path, &st) == 0) (void)fchmod(fd, st.st_mode & 07777);
+    int ok = write_and_close(p, f, &err);
+    if (ok && rename(tmp, path) != 0) {
+        ok = 0;
         err = errno;
     }
-    if (!failed && rename(tmp, path) != 0) {
-        failed = 1;
-        err = errno;
-    }
-    if (failed) {
-        (void)remove(tmp);
+    if (!ok) {
+        (void)unlink(tmp);
         free(tmp);
         return kiln_set_error(KILN_ERR_IO, "cannot write the trace to %s: %s", path, strerror(err));
     }

@@ -220,6 +220,8 @@ static kiln_status run_staged_whole(kiln_ufunc *f, int sig, const kiln_value *ar
 kiln_status kiln_call_ex(kiln_ufunc *f, const char *target, kiln_stream *stream, const kiln_value *args,
                          int nargs, kiln_array **outs) {
     if (!f) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_call: ufunc is NULL");
+    if (!args && nargs > 0)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_call: args is NULL with nargs %d", nargs);
     kiln_context *ctx = f->ctx;
     kiln_status s = kiln_context_check(ctx);
     if (s == KILN_OK) s = check_args(f, args, nargs, outs);

@@ -151,7 +151,7 @@ kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *sign
     if (s != KILN_OK) return s;
     kiln_ufunc *f = calloc(1, sizeof *f);
     if (!f) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    f->ctx = ctx;
+    f->ctx = kiln_context_retain(ctx); /* released with the ufunc */
     snprintf(f->name, sizeof f->name, "%s", name);
     pthread_mutex_init(&f->lock, NULL);
     pthread_mutex_init(&f->staging_lock, NULL);
@@ -196,7 +196,9 @@ void kiln_ufunc_release(kiln_ufunc *f) {
     free(f->preamble);
     pthread_mutex_destroy(&f->lock);
     pthread_mutex_destroy(&f->staging_lock);
+    kiln_context *ctx = f->ctx;
     free(f);
+    kiln_context_release(ctx);
 }
 
 kiln_status uf_parse_target(const char *target, uf_target *out) {

@@ -34,6 +34,8 @@ static void cpu_close(kiln_backend_state *st) {
     if (!st) return;
     kiln_cpu_pool_destroy(st->pool);
     kiln_cpu_workers_destroy(st);
+    kiln_cpu_memory_release(st);
+    pthread_mutex_destroy(&st->big_lock);
     pthread_mutex_destroy(&st->launch_lock);
     pthread_mutex_destroy(&st->lock);
     free(st);
@@ -50,7 +52,10 @@ static kiln_status cpu_open(int ordinal, kiln_backend_state **out) {
     if (!st) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     pthread_mutex_init(&st->lock, NULL);
     pthread_mutex_init(&st->launch_lock, NULL);
+    pthread_mutex_init(&st->big_lock, NULL);
     st->stack_bytes = (size_t)stack_kb * 1024;
+    const char *checked = getenv("KILN_CPU_CHECKED");
+    st->checked = checked && *checked && strcmp(checked, "0") != 0;
     s = kiln_cpu_compiler_from_env(&st->cxx);
     if (s == KILN_OK) s = kiln_cpu_pool_create((int)threads, &st->pool);
     if (s == KILN_OK) s = kiln_cpu_workers_create(st);

@@ -5,6 +5,7 @@
  * `#line 1 "<name>"` and the user's source (so diagnostics count the user's
  * lines), then per kernel its signature record and the entry point libkiln
  * calls (fast loop or fiber thread, see cpu_abi.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +117,10 @@ static const char *const fixed_flags[] = {
      * module's thread_locals get the cheaper local-dynamic TLS model. */
     "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti", "-fno-math-errno",
     /* NVCC contracts a*b+c into FMA by default; -std=c++17 would not. */
-    "-ffp-contract=fast", "-pipe"};
+    "-ffp-contract=fast", "-pipe",
+    /* Each function's frame size, written beside the output: fiber stacks
+     * are sized from the kernel's frames (kiln_cpu_frame_bytes). */
+    "-fstack-usage"};
 
 /* Libraries every module links against, after the source. Generated ufunc
  * loops call glibc's vector math variants (_ZGV..., ufunc_cpu_math.cuh),
@@ -187,9 +191,38 @@ static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request 
     return argv;
 }
 
+/* The largest frame the compiler reported (-fstack-usage: lines
+ * "file:line:col:function<TAB>bytes<TAB>static|dynamic|bounded") in any .su
+ * file of dir; 0 when none was written (a compiler without the flag's
+ * output, or a frame of unbounded dynamic size). Removes the files. */
+static size_t frame_bytes(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    size_t most = 0;
+    struct dirent *e;
+    char path[4400], line[2048];
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 3 || strcmp(e->d_name + n - 3, ".su") != 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        while (f && fgets(line, sizeof line, f)) {
+            char *tab = strchr(line, '\t');
+            if (!tab) continue;
+            unsigned long long bytes = strtoull(tab + 1, NULL, 10);
+            if (bytes > most) most = (size_t)bytes;
+        }
+        if (f) fclose(f);
+        unlink(path);
+    }
+    closedir(d);
+    return most;
+}
+
 static void remove_dir(const char *dir, const char *src, const char *so) {
     unlink(src);
     unlink(so);
+    (void)frame_bytes(dir); /* and any .su files left */
     rmdir(dir);
 }
 
@@ -232,7 +265,14 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     unsigned char *so_data = NULL;
     size_t so_size = 0;
     if (s == KILN_OK) s = read_file(so, &so_data, &so_size);
-    if (s == KILN_OK) s = kiln_cpu_blob_write(out, barriers ? KILN_CPU_BLOB_BARRIERS : 0, so_data, so_size);
+    if (s == KILN_OK) {
+        /* The largest frame, in KiB rounded up, rides in the flags' high bits. */
+        size_t frame_kb = (frame_bytes(dir) + 1023) / 1024;
+        if (frame_kb > KILN_CPU_BLOB_FRAME_KB_MAX) frame_kb = KILN_CPU_BLOB_FRAME_KB_MAX;
+        unsigned flags = (barriers ? KILN_CPU_BLOB_BARRIERS : 0) | (unsigned)frame_kb
+                                                                       << KILN_CPU_BLOB_FRAME_SHIFT;
+        s = kiln_cpu_blob_write(out, flags, so_data, so_size);
+    }
     if (s == KILN_OK && output && output[0]) { /* warnings */
         *log = output;
         output = NULL;

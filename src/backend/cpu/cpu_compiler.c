@@ -4,6 +4,8 @@
  * CUDA context (another kiln context), which a forked child must not touch. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 
 #include "backend/cpu/cpu_fission.h"
 #include "backend/cpu/cpu_internal.h"
+#include "core/clock.h"
 #include "core/error.h"
 
 extern char **environ;
@@ -61,6 +64,18 @@ static void append(char **buf, size_t *len, size_t *cap, const char *data, size_
     (*buf)[*len] = '\0';
 }
 
+/* KILN_COMPILE_TIMEOUT_S, else 300: the longest a host compiler may run. A
+ * source can make it run for ever (templates instantiated 2^40 times). */
+static int compile_timeout_s(void) {
+    const char *e = getenv("KILN_COMPILE_TIMEOUT_S");
+    if (e && *e) {
+        char *end = NULL;
+        long v = strtol(e, &end, 10);
+        if (*end == '\0' && v >= 1 && v <= 86400) return (int)v;
+    }
+    return KILN_CPU_COMPILE_TIMEOUT_DEFAULT_S;
+}
+
 kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
@@ -70,9 +85,16 @@ kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code) {
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    /* Its own process group, so that a timeout kills the driver's children
+     * (cc1plus, as, ld) too. */
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
     pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
     close(fds[1]);
     if (rc != 0) {
         close(fds[0]);
@@ -86,7 +108,20 @@ kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code) {
     char *buf = NULL, chunk[4096];
     size_t len = 0, cap = 0;
     append(&buf, &len, &cap, "", 0);
+    int timeout_s = compile_timeout_s(), timed_out = 0;
+    double deadline = kiln_now_ms() + 1000.0 * timeout_s;
     for (;;) {
+        double left = deadline - kiln_now_ms();
+        struct pollfd pfd = {fds[0], POLLIN, 0};
+        int ready = left > 0 ? poll(&pfd, 1, (int)(left < 1000 ? left + 1 : 1000)) : 0;
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready == 0) {
+            if (kiln_now_ms() < deadline) continue;
+            timed_out = 1;
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            break;
+        }
         ssize_t n = read(fds[0], chunk, sizeof chunk);
         if (n > 0)
             append(&buf, &len, &cap, chunk, (size_t)n);
@@ -96,6 +131,13 @@ kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code) {
     close(fds[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (timed_out) {
+        free(buf);
+        return kiln_set_error(
+            KILN_ERR_COMPILE,
+            "%s did not finish within %d s and was stopped (KILN_COMPILE_TIMEOUT_S sets the limit)", argv[0],
+            timeout_s);
     }
     *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     *output = buf;

@@ -12,6 +12,7 @@
 #define KILN_CPU_MAX_THREADS_PER_BLOCK 1024
 #define KILN_CPU_SHARED_BYTES 49152u        /* per block, without opt-in, as CUDA */
 #define KILN_CPU_SHARED_BYTES_OPTIN 232448u /* 227 KiB, an H100's opt-in limit */
+#define KILN_CPU_TLS_OVERHEAD 256u          /* the prelude's own thread_locals and padding */
 
 /* The compiler command (KILN_CXX, else "c++") split into words. */
 typedef struct kiln_cpu_compiler {
@@ -23,6 +24,13 @@ typedef struct kiln_cpu_compiler {
 
 struct kiln_cpu_worker; /* cpu_launch.c */
 
+typedef struct kiln_cpu_mapping {
+    void *ptr;    /* what the caller got */
+    size_t bytes; /* what the caller asked for */
+    void *base;   /* the whole mapping (guards included) */
+    size_t total;
+} kiln_cpu_mapping;
+
 struct kiln_backend_state {
     kiln_cpu_compiler cxx;
     pthread_mutex_t lock;        /* guards compiler_id */
@@ -32,13 +40,26 @@ struct kiln_backend_state {
     struct kiln_cpu_worker *workers; /* one per pool participant */
     int worker_count;
     size_t stack_bytes; /* per fiber */
+    int checked;        /* KILN_CPU_CHECKED: every buffer between guards (cpu_memory.c) */
+    /* Large buffers, mapped one by one (cpu_memory.c). */
+    pthread_mutex_t big_lock;
+    kiln_cpu_mapping *big;
+    size_t big_count, big_cap;
+    /* Freed mappings kept for reuse (their pages stay faulted in), up to
+     * KILN_CPU_SPARE_BYTES; dropped before an allocation is refused. */
+    kiln_cpu_mapping spare[16];
+    size_t spare_count, spare_bytes;
 };
 
 struct kiln_backend_module {
-    void *handle; /* dlopen */
-    int fd;       /* the memfd holding the code, or -1 */
-    int barriers; /* kernels run as fibers (KILN_CPU_BLOB_BARRIERS) */
+    void *handle;       /* dlopen */
+    int fd;             /* the memfd holding the code, or -1 */
+    int barriers;       /* kernels run as fibers (KILN_CPU_BLOB_BARRIERS) */
+    size_t frame_bytes; /* the largest frame the compiler reported; 0: unknown */
     kiln_cpu_begin_fn begin;
+    /* Fault reports (cpu_launch.c): the faulting worker's block and thread
+     * indices as the module last stored them (NULL in modules without). */
+    void (*where)(unsigned *block_and_thread);
     pthread_mutex_t lock;                    /* guards functions */
     struct kiln_backend_function *functions; /* owned; freed at unload */
 };
@@ -48,8 +69,10 @@ struct kiln_backend_function {
     kiln_backend_module *module;
     char *name;
     kiln_cpu_fast_fn fast;     /* NULL on the barrier path */
+    kiln_cpu_fast_fn probe;    /* fast's twin that keeps threadIdx in memory (fault reports); may be NULL */
     kiln_cpu_thread_fn thread; /* NULL on the fast path */
     int param_count;
+    unsigned short pointee_size[128]; /* per parameter: bytes of a pointer's element, else 0 */
 };
 
 /* cpu_compiler.c */
@@ -60,7 +83,10 @@ kiln_status kiln_cpu_compiler_from_env(kiln_cpu_compiler *c);
 kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, size_t out_size);
 /* Runs argv (PATH lookup) with stdin from /dev/null; *output gets stdout and
  * stderr together (malloc'd), *exit_code the exit status (-1: killed).
- * KILN_ERR_COMPILER_MISSING when argv[0] cannot be executed. */
+ * KILN_ERR_COMPILER_MISSING when argv[0] cannot be executed; KILN_ERR_COMPILE
+ * when it runs longer than KILN_COMPILE_TIMEOUT_S (default below) and is
+ * killed with its process group. */
+#define KILN_CPU_COMPILE_TIMEOUT_DEFAULT_S 300
 kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code);
 
 /* cpu_compile.c */
@@ -81,6 +107,10 @@ char *kiln_cpu_source_prepare(const kiln_compile_request *req, int *barriers);
  *   0  "KILNCPU1" magic   8  u32 abi version   12 u32 flags   16 u64 so size
  *   24 the shared object's bytes */
 #define KILN_CPU_BLOB_BARRIERS 1u
+/* flags >> 8: the largest stack frame of the module's functions, in KiB
+ * (0: not known). */
+#define KILN_CPU_BLOB_FRAME_SHIFT 8
+#define KILN_CPU_BLOB_FRAME_KB_MAX 0xffffffu
 kiln_status kiln_cpu_blob_write(kiln_blob *out, unsigned flags, const void *so, size_t so_size);
 kiln_status kiln_cpu_blob_read(const kiln_blob *blob, unsigned *flags, const unsigned char **so,
                                size_t *so_size);
@@ -101,6 +131,14 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
                             kiln_backend_stream *stream, void **args);
 
 /* cpu_memory.c: memory, copies, streams and events (all synchronous). */
+/* Unmaps what is still mapped (at close). */
+void kiln_cpu_memory_release(kiln_backend_state *st);
+/* Checked mode: if addr lies in a guard next to a buffer, copies that
+ * buffer's mapping into *out and returns 1. */
+int kiln_cpu_memory_guard_hit(kiln_backend_state *st, const void *addr, kiln_cpu_mapping *out);
+#define KILN_CPU_SPARE_BYTES ((size_t)256 << 20)
+#define KILN_CPU_GUARD_BEFORE ((size_t)64 << 10)
+#define KILN_CPU_GUARD_AFTER ((size_t)1 << 20)
 kiln_status kiln_cpu_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream, void **out);
 void kiln_cpu_mem_free(kiln_backend_state *st, void *ptr, kiln_backend_stream *stream);
 kiln_status kiln_cpu_host_alloc(kiln_backend_state *st, size_t bytes, void **out);

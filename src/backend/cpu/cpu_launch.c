@@ -11,6 +11,7 @@
  * when the last one arrives the first resumes, having seen every thread
  * arrive. A thread that returns leaves the ring; the block ends when the ring
  * is empty. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "backend/cpu/cpu_fault.h"
 #include "backend/cpu/cpu_fiber.h"
 #include "backend/cpu/cpu_internal.h"
 #include "core/error.h"
@@ -33,7 +35,8 @@ typedef struct kiln_cpu_worker {
     size_t stacks_bytes;
     unsigned stack_count;
     size_t stack_stride;
-    kiln_fiber home; /* the worker's own context */
+    size_t guard_bytes; /* PROT_NONE at the bottom of each stride */
+    kiln_fiber home;    /* the worker's own context */
     kiln_fiber *fibers;
     unsigned *next, *prev, *phase;
     unsigned current, live;
@@ -42,9 +45,13 @@ typedef struct kiln_cpu_worker {
     unsigned long long *exchange;
     void *dyn_shared;
     size_t dyn_shared_bytes;
+    /* Fault containment (cpu_fault.h): where the worker jumps back to. */
+    kiln_cpu_fault fault;
+    unsigned long long chunk_first, chunk_end; /* fast path: the chunk being run */
 } kiln_cpu_worker;
 
 struct launch_job {
+    kiln_backend_state *st;
     kiln_backend_function *fn;
     const kiln_launch_config *cfg;
     void **args;
@@ -53,7 +60,14 @@ struct launch_job {
     atomic_ullong next_block;
     pthread_mutex_t fault_lock;
     kiln_status fault; /* first device-side failure */
-    char fault_message[600];
+    char fault_message[1024];
+    /* The first fault caught on a worker: what, and where when known. */
+    int caught;
+    char what[600];
+    unsigned where[6];                         /* block x,y,z, thread x,y,z */
+    int where_known;                           /* 0 none, 1 block only, 2 block and thread */
+    int probing;                               /* re-run through fn->probe (find_faulting_thread) */
+    unsigned long long chunk_first, chunk_end; /* fast path: the faulting worker's chunk */
 };
 
 static void record_fault(launch_job *job, kiln_status status, const char *message) {
@@ -65,9 +79,127 @@ static void record_fault(launch_job *job, kiln_status status, const char *messag
     pthread_mutex_unlock(&job->fault_lock);
 }
 
+/* A failed device assert or __trap(): ends the thread's part of the launch
+ * like a fault (cpu_fault.h). Only if the worker is not armed (it always is
+ * in a launch) is the message recorded and the thread let go on. */
 static void trap(void *sched, const char *message) {
+    kiln_cpu_fault_trap(message);
     kiln_cpu_worker *w = sched;
     record_fault(w->job, KILN_ERR_DEVICE_FAULT, message);
+}
+
+/* Block and thread indices of a rank within the launch's block shape. */
+static void block_thread(const kiln_launch_config *cfg, unsigned long long block, unsigned rank,
+                         unsigned *where) {
+    where[0] = (unsigned)(block % cfg->grid[0]);
+    where[1] = (unsigned)(block / cfg->grid[0] % cfg->grid[1]);
+    where[2] = (unsigned)(block / cfg->grid[0] / cfg->grid[1]);
+    where[3] = rank % cfg->block[0];
+    where[4] = rank / cfg->block[0] % cfg->block[1];
+    where[5] = rank / cfg->block[0] / cfg->block[1];
+}
+
+/* Is addr in the guard pages under a fiber stack, or just below the
+ * worker thread's own stack? Then the fault is a stack overflow. */
+static int stack_overflow(const kiln_cpu_worker *w, uintptr_t addr, size_t page, const char **which) {
+    uintptr_t lo = (uintptr_t)w->stacks, hi = lo + w->stacks_bytes;
+    if (w->stacks && addr >= lo && addr < hi && (addr - lo) % w->stack_stride < w->guard_bytes) {
+        *which = "fiber";
+        return 1;
+    }
+    pthread_attr_t attr;
+    void *base = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstack(&attr, &base, &size);
+        pthread_attr_destroy(&attr);
+        uintptr_t b = (uintptr_t)base;
+        if (base && addr < b + page && addr + ((uintptr_t)1 << 20) >= b) {
+            *which = "thread";
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Checked mode: a fault in the guard of one of the context's buffers is an
+ * out-of-bounds access to it: which kernel argument points into it, and at
+ * which element. 0 if addr is in no guard. */
+static int describe_out_of_bounds(const launch_job *job, const kiln_cpu_worker *w, char *out, size_t cap) {
+    kiln_cpu_mapping map;
+    if (!job->st->checked || !kiln_cpu_memory_guard_hit(job->st, w->fault.address, &map)) return 0;
+    const kiln_backend_function *fn = job->fn;
+    int arg = -1;
+    size_t elem = 1;
+    for (int i = 0; i < fn->param_count && i < 128 && arg < 0; i++) {
+        if (!fn->pointee_size[i]) continue;
+        uintptr_t v;
+        memcpy(&v, job->args[i], sizeof v);
+        if (v >= (uintptr_t)map.base && v < (uintptr_t)map.base + map.total) {
+            arg = i;
+            elem = fn->pointee_size[i];
+        }
+    }
+    long long offset = (long long)((intptr_t)w->fault.address - (intptr_t)map.ptr);
+    long long index =
+        offset >= 0 ? offset / (long long)elem : -((-offset + (long long)elem - 1) / (long long)elem);
+    char whose[64];
+    if (arg >= 0)
+        snprintf(whose, sizeof whose, "argument %d", arg);
+    else
+        snprintf(whose, sizeof whose, "a buffer");
+    snprintf(
+        out, cap,
+        "checked mode (KILN_CPU_CHECKED): out-of-bounds %s of %s (%zu bytes: %zu elements of %zu bytes) at "
+        "element index %lld, %lld bytes %s",
+        w->fault.write == 1   ? "write"
+        : w->fault.write == 0 ? "read"
+                              : "access",
+        whose, map.bytes, map.bytes / elem, elem, index,
+        offset >= 0 ? offset - (long long)map.bytes : -offset,
+        offset >= 0 ? "past its end" : "before its start");
+    return 1;
+}
+
+/* After the jump out of a fault: what and where, for the launch's error. */
+static void note_caught(launch_job *job, kiln_cpu_worker *w) {
+    char what[600];
+    const char *which = NULL;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (w->fault.signo == SIGSEGV && describe_out_of_bounds(job, w, what, sizeof what)) {
+        /* described */
+    } else if (w->fault.signo == SIGSEGV && stack_overflow(w, (uintptr_t)w->fault.address, page, &which)) {
+        if (which[0] == 'f')
+            snprintf(what, sizeof what,
+                     "stack overflow: the thread's frames outgrew its fiber stack of %zu KiB (deep recursion "
+                     "or large local arrays; KILN_CPU_STACK_KB sets the size)",
+                     (w->stack_stride - w->guard_bytes) / 1024);
+        else
+            snprintf(what, sizeof what, "stack overflow of the worker thread's stack (deep recursion?)");
+    } else
+        kiln_cpu_fault_describe(&w->fault, what, sizeof what);
+    unsigned where[6] = {0};
+    int known = 0;
+    if (job->fn->thread) { /* fibers: the scheduler knows who was running */
+        block_thread(job->cfg, w->block, w->current, where);
+        known = 2;
+    } else if (job->fn->module->where && job->probing) {
+        /* Only the probe twin keeps the indices in memory (find_faulting_thread). */
+        job->fn->module->where(where);
+        known = 2;
+    }
+    pthread_mutex_lock(&job->fault_lock);
+    if (!job->caught) {
+        job->caught = 1;
+        snprintf(job->what, sizeof job->what, "%s", what);
+        memcpy(job->where, where, sizeof where);
+        job->where_known = known;
+        job->chunk_first = w->chunk_first;
+        job->chunk_end = w->chunk_end;
+    }
+    pthread_mutex_unlock(&job->fault_lock);
+    /* The launch is over: the other workers stop after their current chunk. */
+    atomic_store(&job->next_block, job->blocks);
 }
 
 /* ---------------------------------------------------------------- fast path */
@@ -129,11 +261,18 @@ static void release_stacks(kiln_cpu_worker *w) {
     w->stack_count = 0;
 }
 
-static kiln_status ensure_fibers(kiln_cpu_worker *w, unsigned threads, size_t stack_bytes) {
-    if (w->stack_count >= threads) return KILN_OK;
-    release_stacks(w);
+/* Stacks of stack_bytes for `threads` fibers, each above a guard at least
+ * as large as the module's largest frame (guard_bytes), so that no single
+ * frame can step over it into the neighbouring stack: overflow faults, it
+ * does not corrupt. */
+static kiln_status ensure_fibers(kiln_cpu_worker *w, unsigned threads, size_t stack_bytes,
+                                 size_t guard_bytes) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t stride = ((stack_bytes + page - 1) / page + 1) * page; /* + guard page */
+    guard_bytes = (guard_bytes + page - 1) / page * page;
+    size_t stride = ((stack_bytes + page - 1) / page) * page + guard_bytes;
+    if (w->stack_count >= threads && w->stack_stride >= stride && w->guard_bytes >= guard_bytes)
+        return KILN_OK;
+    release_stacks(w);
     size_t total = stride * threads;
     void *mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mem == MAP_FAILED)
@@ -141,7 +280,8 @@ static kiln_status ensure_fibers(kiln_cpu_worker *w, unsigned threads, size_t st
                               "cannot map %u fiber stacks of %zu KiB for a block; lower KILN_CPU_STACK_KB",
                               threads, stack_bytes / 1024);
     for (unsigned i = 0; i < threads; i++)
-        mprotect((unsigned char *)mem + i * stride, page, PROT_NONE); /* overflow faults, not corrupts */
+        mprotect((unsigned char *)mem + i * stride, guard_bytes, PROT_NONE);
+    w->guard_bytes = guard_bytes;
     w->stacks = mem;
     w->stacks_bytes = total;
     w->stack_stride = stride;
@@ -158,15 +298,14 @@ static kiln_status ensure_fibers(kiln_cpu_worker *w, unsigned threads, size_t st
 }
 
 static void run_block_with_fibers(kiln_cpu_worker *w, unsigned long long block, unsigned threads) {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
     w->block = block;
     for (unsigned i = 0; i < threads; i++) {
         /* Stack tops staggered by a few cache lines: at equal offsets in
          * their pages, the fibers' hot frames would all compete for the same
          * cache sets, and a block switches through all of them per barrier. */
         size_t color = (i % 61) * 64 + (i / 61 % 4) * 4096 / 4;
-        kiln_fiber_init(&w->fibers[i], w->stacks + i * w->stack_stride + page, w->stack_stride - page - color,
-                        fiber_main, w);
+        kiln_fiber_init(&w->fibers[i], w->stacks + i * w->stack_stride + w->guard_bytes,
+                        w->stack_stride - w->guard_bytes - color, fiber_main, w);
         w->next[i] = i + 1 == threads ? 0 : i + 1;
         w->prev[i] = i == 0 ? threads - 1 : i - 1;
         w->phase[i] = 0;
@@ -194,20 +333,61 @@ static void run_participant(void *arg, int participant) {
     w->abi.trap = trap;
     w->abi.sched = w;
     unsigned threads = cfg->block[0] * cfg->block[1] * cfg->block[2];
+    if (sigsetjmp(w->fault.jump, 0) != 0) { /* a fault in the kernel jumped here */
+        kiln_cpu_fault_disarm();
+        note_caught(job, w);
+        return;
+    }
+    kiln_cpu_fault_arm(&w->fault);
     for (;;) {
         unsigned long long first = atomic_fetch_add(&job->next_block, job->chunk);
         if (first >= job->blocks) break;
         unsigned long long end = first + job->chunk < job->blocks ? first + job->chunk : job->blocks;
-        if (job->fn->fast)
-            job->fn->fast(&w->abi, first, end);
-        else
+        if (job->fn->fast) {
+            w->chunk_first = first;
+            w->chunk_end = end;
+            (job->probing ? job->fn->probe : job->fn->fast)(&w->abi, first, end);
+        } else
             for (unsigned long long b = first; b < end; b++) run_block_with_fibers(w, b, threads);
+    }
+    kiln_cpu_fault_disarm();
+}
+
+/* The fast loop does not keep blockIdx and threadIdx in memory (that would
+ * cost the vectorised loops their speed), so after a fault there the
+ * faulting worker's chunk of blocks runs again alone through the kernel's
+ * probe twin, which stores them; if the fault recurs, block and thread are
+ * known. The context is dead either way, so running those blocks again
+ * changes nothing that counts. */
+static void find_faulting_thread(launch_job *job) {
+    kiln_backend_function *fn = job->fn;
+    if (fn->thread || !fn->probe || job->where_known != 0 || job->chunk_end <= job->chunk_first) return;
+    launch_job again = *job;
+    pthread_mutex_init(&again.fault_lock, NULL);
+    again.caught = 0;
+    again.blocks = job->chunk_end;
+    again.chunk = job->chunk_end - job->chunk_first;
+    again.probing = 1;
+    atomic_init(&again.next_block, job->chunk_first);
+    run_participant(&again, 0);
+    pthread_mutex_destroy(&again.fault_lock);
+    if (again.caught && again.where_known == 2) {
+        memcpy(job->where, again.where, sizeof job->where);
+        job->where_known = 2;
     }
 }
 
 /* Gives every participant what this launch needs before any starts. */
-static kiln_status prepare_workers(kiln_backend_state *st, const kiln_launch_config *cfg, int fibers) {
+static kiln_status prepare_workers(kiln_backend_state *st, const kiln_launch_config *cfg,
+                                   const kiln_backend_function *fn) {
     unsigned threads = cfg->block[0] * cfg->block[1] * cfg->block[2];
+    int fibers = fn->thread != NULL;
+    /* Fiber stacks from the kernel's own frames (the compiler's report):
+     * room for twice the largest frame plus the runners', at least
+     * KILN_CPU_STACK_KB; `float local[40000]` then just works. */
+    size_t frame = fn->module->frame_bytes, stack_bytes = st->stack_bytes;
+    if (frame && 2 * frame + (16u << 10) > stack_bytes) stack_bytes = 2 * frame + (16u << 10);
+    size_t guard_bytes = frame > 4096 ? frame : 4096;
     for (int i = 0; i < st->worker_count; i++) {
         kiln_cpu_worker *w = &st->workers[i];
         if (cfg->shared_bytes > w->dyn_shared_bytes) {
@@ -221,7 +401,7 @@ static kiln_status prepare_workers(kiln_backend_state *st, const kiln_launch_con
             w->dyn_shared_bytes = bytes;
         }
         if (fibers) {
-            kiln_status s = ensure_fibers(w, threads, st->stack_bytes);
+            kiln_status s = ensure_fibers(w, threads, stack_bytes, guard_bytes);
             if (s != KILN_OK) return s;
         }
     }
@@ -237,6 +417,7 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
                               KILN_CPU_MAX_THREADS_PER_BLOCK);
     launch_job job;
     memset(&job, 0, sizeof job);
+    job.st = st;
     job.fn = fn;
     job.cfg = cfg;
     job.args = args;
@@ -251,16 +432,33 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
     pthread_mutex_init(&job.fault_lock, NULL);
 
     pthread_mutex_lock(&st->launch_lock);
-    kiln_status s = prepare_workers(st, cfg, fn->thread != NULL);
+    kiln_status s = kiln_cpu_fault_init();
+    if (s == KILN_OK) s = prepare_workers(st, cfg, fn);
     if (s == KILN_OK) {
         fn->module->begin(cfg->grid, cfg->block);
         /* One block has one taker; waking a sleeping worker for it would
          * cost more than most single-block kernels. */
         kiln_cpu_pool_run(st->pool, run_participant, &job, job.blocks == 1);
     }
+    if (s == KILN_OK && job.caught) find_faulting_thread(&job);
     pthread_mutex_unlock(&st->launch_lock);
     pthread_mutex_destroy(&job.fault_lock);
     if (s != KILN_OK) return s;
+    if (job.caught) {
+        const unsigned *b = job.where;
+        char where[160];
+        if (job.where_known == 2)
+            snprintf(where, sizeof where, "block (%u,%u,%u), thread (%u,%u,%u)", b[0], b[1], b[2], b[3], b[4],
+                     b[5]);
+        else
+            snprintf(where, sizeof where,
+                     "blocks %llu to %llu (x fastest; the fault did not recur when they ran again)",
+                     job.chunk_first, job.chunk_end ? job.chunk_end - 1 : 0);
+        return kiln_set_error(KILN_ERR_DEVICE_FAULT,
+                              "kernel %s faulted on the CPU in %s: %s; the context is now dead, as after a "
+                              "device fault on a GPU (release its objects and open a new context)",
+                              fn->name, where, job.what);
+    }
     if (job.fault != KILN_OK) return kiln_set_error(job.fault, "%s", job.fault_message);
     return KILN_OK;
 }

@@ -3,8 +3,10 @@
  * Device memory is host memory, so every copy kind is a memcpy. Work runs
  * synchronously in call order (launches included), so a stream is only a
  * handle and an event only a timestamp taken when it is recorded. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "backend/cpu/cpu_internal.h"
@@ -21,11 +23,138 @@ struct kiln_backend_event {
     int recorded;
 };
 
-static kiln_status aligned(size_t bytes, void **out) {
+/* Buffers of BIG_ALLOCATION or more are mapped directly and unmapped when
+ * freed: through malloc, glibc raises its mmap threshold after the first
+ * such free and serves later ones from the heap, whose fragments are not
+ * given back, so after an out-of-memory error the memory freed was not all
+ * usable again. The state remembers each mapping's size for munmap. */
+/* Checked mode (KILN_CPU_CHECKED=1), like compute-sanitizer's memcheck for
+ * kiln's buffers: each one gets its own mapping with PROT_NONE guards,
+ * KILN_CPU_GUARD_BEFORE below and KILN_CPU_GUARD_AFTER above, and ends
+ * exactly where the upper guard begins, so the first byte past its end
+ * faults (the start stays aligned to the largest power of two dividing the
+ * size, hence to the element size). A fault in a guard is reported with the
+ * buffer it belongs to (cpu_launch.c). */
+/* A spare mapping of exactly `total` bytes, or NULL. Caller holds big_lock. */
+static void *take_spare(kiln_backend_state *st, size_t total) {
+    for (size_t i = 0; i < st->spare_count; i++)
+        if (st->spare[i].total == total) {
+            void *p = st->spare[i].base;
+            st->spare_bytes -= total;
+            st->spare[i] = st->spare[--st->spare_count];
+            return p;
+        }
+    return NULL;
+}
+
+/* Unmaps every spare mapping (before an allocation would fail). */
+static void drop_spares(kiln_backend_state *st) {
+    pthread_mutex_lock(&st->big_lock);
+    for (size_t i = 0; i < st->spare_count; i++) munmap(st->spare[i].base, st->spare[i].total);
+    st->spare_count = 0;
+    st->spare_bytes = 0;
+    pthread_mutex_unlock(&st->big_lock);
+}
+
+static kiln_status map_big(kiln_backend_state *st, size_t bytes, void **out) {
+    size_t rounded = (bytes + 4095) & ~(size_t)4095;
+    if (rounded < bytes || (st->checked && rounded > SIZE_MAX - KILN_CPU_GUARD_BEFORE - KILN_CPU_GUARD_AFTER))
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes", bytes);
+    size_t total = st->checked ? KILN_CPU_GUARD_BEFORE + rounded + KILN_CPU_GUARD_AFTER : rounded;
+    void *base = NULL;
+    if (!st->checked) {
+        pthread_mutex_lock(&st->big_lock);
+        base = take_spare(st, total);
+        pthread_mutex_unlock(&st->big_lock);
+    }
+    if (!base) {
+        base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (base == MAP_FAILED && st->spare_count) { /* the spares go first */
+            drop_spares(st);
+            base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        }
+    }
+    if (base == MAP_FAILED)
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory allocating %zu bytes", bytes);
+    void *p = base;
+    if (st->checked) {
+        unsigned char *b = base;
+        mprotect(b, KILN_CPU_GUARD_BEFORE, PROT_NONE);
+        mprotect(b + KILN_CPU_GUARD_BEFORE + rounded, KILN_CPU_GUARD_AFTER, PROT_NONE);
+        p = b + KILN_CPU_GUARD_BEFORE + rounded - bytes;
+    }
+    pthread_mutex_lock(&st->big_lock);
+    if (st->big_count == st->big_cap) {
+        size_t cap = st->big_cap ? 2 * st->big_cap : 64;
+        kiln_cpu_mapping *grown = realloc(st->big, cap * sizeof *grown);
+        if (!grown) {
+            pthread_mutex_unlock(&st->big_lock);
+            munmap(base, total);
+            return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory allocating %zu bytes", bytes);
+        }
+        st->big = grown;
+        st->big_cap = cap;
+    }
+    kiln_cpu_mapping map = {p, bytes, base, total};
+    st->big[st->big_count++] = map;
+    pthread_mutex_unlock(&st->big_lock);
+    *out = p;
+    return KILN_OK;
+}
+
+/* 1 if p was mapped by map_big (and is now unmapped). */
+static int unmap_big(kiln_backend_state *st, void *p) {
+    if (!st->checked && ((uintptr_t)p & 4095) != 0) return 0; /* mappings are page-aligned */
+    pthread_mutex_lock(&st->big_lock);
+    for (size_t i = st->big_count; i-- > 0;)
+        if (st->big[i].ptr == p) {
+            kiln_cpu_mapping map = st->big[i];
+            st->big[i] = st->big[--st->big_count];
+            /* Kept for the next allocation of this size: a fresh mapping
+             * costs a page fault per page on first touch. */
+            int keep = !st->checked && st->spare_count < sizeof st->spare / sizeof st->spare[0] &&
+                       st->spare_bytes + map.total <= KILN_CPU_SPARE_BYTES;
+            if (keep) {
+                st->spare[st->spare_count++] = map;
+                st->spare_bytes += map.total;
+            }
+            pthread_mutex_unlock(&st->big_lock);
+            if (!keep) munmap(map.base, map.total);
+            return 1;
+        }
+    pthread_mutex_unlock(&st->big_lock);
+    return 0;
+}
+
+int kiln_cpu_memory_guard_hit(kiln_backend_state *st, const void *addr, kiln_cpu_mapping *out) {
+    uintptr_t a = (uintptr_t)addr;
+    int hit = 0;
+    pthread_mutex_lock(&st->big_lock);
+    for (size_t i = 0; i < st->big_count && !hit; i++) {
+        uintptr_t lo = (uintptr_t)st->big[i].base, hi = lo + st->big[i].total;
+        uintptr_t data = (uintptr_t)st->big[i].ptr;
+        if (a >= lo && a < hi && (a < data || a >= data + st->big[i].bytes)) {
+            *out = st->big[i];
+            hit = 1;
+        }
+    }
+    pthread_mutex_unlock(&st->big_lock);
+    return hit;
+}
+
+void kiln_cpu_memory_release(kiln_backend_state *st) {
+    drop_spares(st);
+    for (size_t i = 0; i < st->big_count; i++) munmap(st->big[i].base, st->big[i].total);
+    free(st->big);
+    st->big = NULL;
+    st->big_count = st->big_cap = 0;
+}
+
+static kiln_status aligned(kiln_backend_state *st, size_t bytes, void **out) {
+    if (bytes >= BIG_ALLOCATION || st->checked) return map_big(st, bytes ? bytes : 1, out);
     if (bytes == 0) bytes = 1;
-    /* 64 bytes: a cache line and a full AVX-512 vector. Large buffers get
-     * whole pages, which keeps their start off pages shared with others. */
-    size_t align = bytes >= BIG_ALLOCATION ? 4096 : 64;
+    /* 64 bytes: a cache line and a full AVX-512 vector. */
+    size_t align = 64;
     if (bytes > SIZE_MAX - align)
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes", bytes);
     size_t rounded = (bytes + align - 1) & ~(align - 1);
@@ -37,25 +166,21 @@ static kiln_status aligned(size_t bytes, void **out) {
 
 kiln_status kiln_cpu_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream,
                                void **out) {
-    (void)st;
     (void)stream;
-    return aligned(bytes, out);
+    return aligned(st, bytes, out);
 }
 
 void kiln_cpu_mem_free(kiln_backend_state *st, void *ptr, kiln_backend_stream *stream) {
-    (void)st;
     (void)stream;
-    free(ptr);
+    if (ptr && !unmap_big(st, ptr)) free(ptr);
 }
 
 kiln_status kiln_cpu_host_alloc(kiln_backend_state *st, size_t bytes, void **out) {
-    (void)st;
-    return aligned(bytes, out);
+    return aligned(st, bytes, out);
 }
 
 void kiln_cpu_host_free(kiln_backend_state *st, void *ptr) {
-    (void)st;
-    free(ptr);
+    if (ptr && !unmap_big(st, ptr)) free(ptr);
 }
 
 kiln_status kiln_cpu_copy(kiln_backend_state *st, void *dst, const void *src, size_t bytes,

@@ -8,6 +8,7 @@
  * memfd stays open as long as the module is loaded: no other module can get
  * its /proc/self/fd/N name meanwhile. */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,13 +63,54 @@ static void *open_from_temp_file(const unsigned char *so, size_t n) {
     return h;
 }
 
+/* Bytes of thread-local storage the shared object asks for (its PT_TLS
+ * segment), where static __shared__ variables live; 0 if none or not a
+ * 64-bit ELF. */
+static uint64_t tls_bytes(const unsigned char *so, size_t n) {
+    if (n < sizeof(Elf64_Ehdr) || memcmp(so, ELFMAG, SELFMAG) != 0 || so[EI_CLASS] != ELFCLASS64) return 0;
+    Elf64_Ehdr eh;
+    memcpy(&eh, so, sizeof eh);
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+        uint64_t off = eh.e_phoff + (uint64_t)i * eh.e_phentsize;
+        Elf64_Phdr ph;
+        if (eh.e_phentsize < sizeof ph || off > n || n - off < sizeof ph) return 0;
+        memcpy(&ph, so + off, sizeof ph);
+        if (ph.p_type == PT_TLS) return ph.p_memsz;
+    }
+    return 0;
+}
+
+/* Touches the module's thread-local storage (its __shared__ variables) on
+ * one worker. glibc allocates a dlopen'ed module's TLS on a thread's first
+ * access and aborts the process if that allocation fails; done here, at
+ * load, it happens while memory is still there, not in the middle of a
+ * launch after the program has filled memory with arrays. */
+static void warm_tls(void *job, int participant) {
+    (void)participant;
+    kiln_backend_module *m = job;
+    unsigned where[6];
+    m->where(where);
+}
+
 kiln_status kiln_cpu_module_load(kiln_backend_state *st, const kiln_blob *binary, kiln_backend_module **out) {
-    (void)st;
     unsigned flags = 0;
     const unsigned char *so = NULL;
     size_t so_size = 0;
     kiln_status s = kiln_cpu_blob_read(binary, &flags, &so, &so_size);
     if (s != KILN_OK) return s;
+    /* Static __shared__ memory is the module's thread-local storage: refuse
+     * what CUDA refuses (48 KiB per block) before dlopen, which would abort
+     * the process allocating gigabytes of it per thread. kiln's own
+     * thread_locals (a few indices) get a little room on top. */
+    uint64_t tls = tls_bytes(so, so_size);
+    if (tls > KILN_CPU_SHARED_BYTES + KILN_CPU_TLS_OVERHEAD)
+        return kiln_set_error(
+            KILN_ERR_LAUNCH_CONFIG,
+            "the module's static __shared__ memory is %llu bytes; CUDA allows at most %u bytes "
+            "(48 KiB) of static shared memory per block (use dynamic shared memory, "
+            "extern __shared__, for more)",
+            (unsigned long long)(tls > KILN_CPU_TLS_OVERHEAD ? tls - KILN_CPU_TLS_OVERHEAD : tls),
+            KILN_CPU_SHARED_BYTES);
     int fd = -1;
     void *h = open_from_memfd(so, so_size, &fd);
     if (!h) h = open_from_temp_file(so, so_size);
@@ -97,8 +139,17 @@ kiln_status kiln_cpu_module_load(kiln_backend_state *st, const kiln_blob *binary
     m->handle = h;
     m->fd = fd;
     m->barriers = (flags & KILN_CPU_BLOB_BARRIERS) != 0;
+    m->frame_bytes = (size_t)(flags >> KILN_CPU_BLOB_FRAME_SHIFT) * 1024;
     m->begin = begin;
+    sym = dlsym(h, "kiln_cpu_where");
+    memcpy(&m->where, &sym, sizeof sym);
+
     pthread_mutex_init(&m->lock, NULL);
+    if (m->where && st && st->pool) {
+        pthread_mutex_lock(&st->launch_lock); /* the pool runs one job at a time */
+        kiln_cpu_pool_run(st->pool, warm_tls, m, 0);
+        pthread_mutex_unlock(&st->launch_lock);
+    }
     *out = m;
     return KILN_OK;
 }
@@ -165,9 +216,15 @@ kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *m
             f->module = m;
             if (fibers)
                 memcpy(&f->thread, &entry, sizeof entry);
-            else
+            else {
                 memcpy(&f->fast, &entry, sizeof entry);
+                void *probe = symbol(m->handle, "kiln_cpu_probe_", name);
+                memcpy(&f->probe, &probe, sizeof probe);
+            }
             f->param_count = *param_count;
+            for (int i = 0; i < *param_count && i < max_params && i < 128; i++)
+                f->pointee_size[i] =
+                    (unsigned short)(params[i].cls == KILN_PARAM_POINTER ? params[i].pointee_size : 0);
             f->next = m->functions;
             m->functions = f;
         }

@@ -15,6 +15,7 @@
 //    All fibers of a block share the worker's OS thread, hence its
 //    thread_locals, so only threadIdx needs saving around a switch.
 #define KILN_CPU 1
+#include <assert.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -167,13 +168,22 @@ static inline unsigned __ballot_sync(unsigned mask, int p) {
 static inline int __any_sync(unsigned mask, int p) { return __ballot_sync(mask, p) != 0; }
 static inline int __all_sync(unsigned mask, int p) { return __ballot_sync(mask, !p) == 0; }
 
-// A failed device assert is reported by the launch (KILN_ERR_DEVICE_FAULT,
-// like CUDA) instead of aborting the process; the thread goes on.
+// A failed device assert ends the launch with KILN_ERR_DEVICE_FAULT (like
+// CUDA) instead of aborting the process: libkiln's trap jumps back to the
+// worker (cpu_fault.h). The launch's message adds kernel, block and thread.
 static inline void kiln_cpu_trap(const char *file, int line, const char *what) {
     char msg[512];
-    snprintf(msg, sizeof msg, "%s:%d: %s (block (%u,%u,%u), thread (%u,%u,%u))", file, line, what,
-             blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z);
+    snprintf(msg, sizeof msg, "%s:%d: %s", file, line, what);
     kiln_cpu_block->trap(kiln_cpu_block->sched, msg);
+}
+// <assert.h> included again by the kernel brings glibc's assert back; its
+// failure path lands here (hidden: the module's own, not the process's).
+extern "C" __attribute__((visibility("hidden"))) void __assert_fail(const char *e, const char *file,
+                                                                    unsigned int line, const char *func) noexcept {
+    char what[400];
+    snprintf(what, sizeof what, "assertion failed: %s (in %s)", e, func);
+    kiln_cpu_trap(file, (int)line, what);
+    abort(); // reached only outside a launch
 }
 #undef assert
 #define assert(e) ((e) ? (void)0 : kiln_cpu_trap(__FILE__, __LINE__, "assertion failed: " #e))
@@ -441,6 +451,13 @@ template <unsigned... I> struct kiln_cpu_seq {};
 template <unsigned N, unsigned... I> struct kiln_cpu_make_seq : kiln_cpu_make_seq<N - 1, N - 1, I...> {};
 template <unsigned... I> struct kiln_cpu_make_seq<0, I...> { typedef kiln_cpu_seq<I...> type; };
 
+// Fault reports (cpu_launch.c): the fast loop's probe twin (below) records
+// block and thread before each thread runs, for finding the faulting thread
+// by a re-run. A copy of its own: were blockIdx and threadIdx read outside
+// kernel code, the compiler would have to store them at every thread of
+// the normal loop, which costs it its vectorisation (3x on saxpy).
+static thread_local unsigned kiln_cpu_probe_where[6];
+KILN_CPU_EXPORT void kiln_cpu_where(unsigned *w) { memcpy(w, kiln_cpu_probe_where, sizeof kiln_cpu_probe_where); }
 KILN_CPU_EXPORT void kiln_cpu_begin(const unsigned *grid, const unsigned *block) {
     gridDim = dim3(grid[0], grid[1], grid[2]);
     blockDim = dim3(block[0], block[1], block[2]);
@@ -455,7 +472,7 @@ static inline void kiln_cpu_enter(const kiln_cpu_block_abi *B, unsigned long lon
 // Fast path: blocks [first, end) (x fastest), each a loop over its threads.
 // The arguments are copied to locals once, so the compiler sees them as
 // loop-invariant values rather than memory the kernel might overwrite.
-template <auto F, typename... A>
+template <auto F, bool Probe, typename... A>
 static void kiln_cpu_fast_loop(const kiln_cpu_block_abi *B, unsigned long long first,
                                unsigned long long end, A... a) {
     const unsigned bx = B->block[0], by = B->block[1], bz = B->block[2];
@@ -465,14 +482,19 @@ static void kiln_cpu_fast_loop(const kiln_cpu_block_abi *B, unsigned long long f
             for (unsigned y = 0; y < by; y++)
                 for (unsigned x = 0; x < bx; x++) {
                     threadIdx.x = x; threadIdx.y = y; threadIdx.z = z;
+                    if (Probe) {
+                        volatile unsigned *w = kiln_cpu_probe_where;
+                        w[0] = blockIdx.x; w[1] = blockIdx.y; w[2] = blockIdx.z;
+                        w[3] = x; w[4] = y; w[5] = z;
+                    }
                     F(a...);
                 }
     }
 }
-template <auto F, typename... A, unsigned... I>
+template <auto F, bool Probe, typename... A, unsigned... I>
 static inline void kiln_cpu_fast(void (*)(A...), kiln_cpu_seq<I...>, const kiln_cpu_block_abi *B,
                                  unsigned long long first, unsigned long long end) {
-    kiln_cpu_fast_loop<F, A...>(B, first, end, kiln_cpu_arg<A>(B->args, I)...);
+    kiln_cpu_fast_loop<F, Probe, A...>(B, first, end, kiln_cpu_arg<A>(B->args, I)...);
 }
 // Barrier path: one CUDA thread of one block, run on its own fiber.
 template <auto F, typename... A, unsigned... I>
@@ -488,14 +510,24 @@ template <typename F> struct kiln_cpu_arity;
 template <typename... A> struct kiln_cpu_arity<void (*)(A...)> {
     typedef typename kiln_cpu_make_seq<sizeof...(A)>::type kiln_seq;
 };
-// These two expand after the user's source, so every name in them is
+// These expand after the user's source, so every name in them is
 // kiln-prefixed: a user's `#define B 16` or `#define end 0` must not reach them.
+// The probe copy is the fault-reporting variant (cpu_fault.c): a launch that
+// faults is run again through it to name the block and thread.
 #define KILN_CPU_EXPORT_FAST(kiln__sym, ...)                                                       \
     KILN_CPU_EXPORT void kiln_cpu_fast_##kiln__sym(const kiln_cpu_block_abi *kiln__b,              \
                                                    unsigned long long kiln__first,                 \
                                                    unsigned long long kiln__end) {                 \
-        kiln_cpu_fast<&__VA_ARGS__>(&__VA_ARGS__, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(), \
-                                    kiln__b, kiln__first, kiln__end);                              \
+        kiln_cpu_fast<&__VA_ARGS__, false>(&__VA_ARGS__,                                           \
+                                           kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(),     \
+                                           kiln__b, kiln__first, kiln__end);                       \
+    }                                                                                              \
+    KILN_CPU_EXPORT __attribute__((noinline)) void kiln_cpu_probe_##kiln__sym(                     \
+        const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first,                         \
+        unsigned long long kiln__end) {                                                            \
+        kiln_cpu_fast<&__VA_ARGS__, true>(&__VA_ARGS__,                                            \
+                                          kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(),      \
+                                          kiln__b, kiln__first, kiln__end);                        \
     }
 #define KILN_CPU_EXPORT_THREAD(kiln__sym, ...)                                                     \
     KILN_CPU_EXPORT void kiln_cpu_thread_##kiln__sym(const kiln_cpu_block_abi *kiln__b,            \
