@@ -31,6 +31,7 @@ int kiln_example_ufunc_vector_add(kiln_context *ctx, const kiln_example_opts *op
 int kiln_example_gufunc_hermite(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 int kiln_example_gufunc_batched_matmul(kiln_context *ctx, const kiln_example_opts *opts,
                                        kiln_example_result *res);
+int kiln_example_random_xorwow(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 #define UFUNC_ROW_(n, seed_id, text)                                                                         \
     { .name = #n, .seed = seed_id, .summary = text, .run = kiln_example_ufunc_##n }
 #define GUFUNC_ROW_(n, seed_id, text)                                                                        \
@@ -51,6 +52,8 @@ static const kiln_example example_table[] = {
     EXAMPLE_ROW_(matmul, "001", "square_matrix_mul", 1600, 400,
                  "n x n f32 matmul, 32x32 shared-memory tiles + __syncthreads (size = n; cpu 400)"),
     UFUNC_ROW_(black_scholes, "001", "vectorize Black-Scholes, 4M options f64, two outputs"),
+    {.name = "xorwow", .seed = "001", .summary = "cuRAND XORWOW: 1M uniform f32, checked against cuRAND's host generator",
+     .run = kiln_example_random_xorwow},
     GUFUNC_ROW_(hermite, "002", "guvectorize Hermite recurrence (n)->(n) in place, and ()->(n)"),
     GUFUNC_ROW_(batched_matmul, "002", "guvectorize (m,n),(n,p)->(m,p) over a batch of 4x4 f32"),
     UFUNC_ROW_(vector_add, "003", "vectorAdd of 320M f32 from host arrays + a fused expression"),

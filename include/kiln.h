@@ -726,6 +726,11 @@ KILN_API kiln_status kiln_rng_poisson(kiln_rng *rng, kiln_array *out, double lam
 /* Raw 32-bit outputs (curandGenerate) into uint32 or int32. cuRAND has no
  * 64-bit output for these generators, so uint64 is refused (KILN_ERR_DTYPE). */
 KILN_API kiln_status kiln_rng_bits(kiln_rng *rng, kiln_array *out);
+/* For checking kiln against cuRAND: n uniform floats from cuRAND's own host
+ * generator (libcurand loaded at run time, default ordering) at seed and
+ * offset, into host memory. KILN_ERR_LIBRARY_MISSING without libcurand. */
+KILN_API kiln_status kiln_rng_curand_host_uniform(kiln_rng_type type, uint64_t seed, uint64_t offset, float *out,
+                                                  size_t n);
 
 /* ------------------------------------------------------------------ FFT (src/fft/) */
 

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 
+#include "core/error.h"
 #include "lib/dynlib.h"
 
 static kiln_curand_api curand_api;
@@ -58,4 +59,27 @@ const char *kiln_curand_status_name(int status) {
     case 999: return "CURAND_STATUS_INTERNAL_ERROR";
     }
     return "CURAND_STATUS_UNKNOWN";
+}
+
+kiln_status kiln_rng_curand_host_uniform(kiln_rng_type type, uint64_t seed, uint64_t offset, float *out,
+                                         size_t n) {
+    kiln_status st;
+    const kiln_curand_api *api = kiln_curand_load(&st);
+    if (!api) return st;
+    if (!out && n)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_rng_curand_host_uniform: out is NULL");
+    int ctype = kiln_curand_rng_type(type);
+    if (!ctype)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_rng_curand_host_uniform: unknown generator type %d", (int)type);
+    void *g = NULL;
+    int rc = api->curandCreateGeneratorHost(&g, ctype);
+    if (!rc) rc = api->curandSetPseudoRandomGeneratorSeed(g, seed);
+    if (!rc) rc = api->curandSetGeneratorOffset(g, offset);
+    if (!rc) rc = api->curandGenerateUniform(g, out, n);
+    if (g) api->curandDestroyGenerator(g);
+    if (rc)
+        return kiln_set_error(KILN_ERR_DRIVER, "cuRAND's host generator failed: %s (%d)",
+                              kiln_curand_status_name(rc), rc);
+    return KILN_OK;
 }

@@ -8,8 +8,8 @@
     X(curandDestroyGenerator, int, (void *gen))                                                              \
     X(curandGetVersion, int, (int *version))                                                                 \
     X(curandSetStream, int, (void *gen, void *stream))                                                       \
-    X(curandSetPseudoRandomGeneratorSeed, int, (void *gen, unsigned long long seed))                        \
-    X(curandSetGeneratorOffset, int, (void *gen, unsigned long long offset))                                \
+    X(curandSetPseudoRandomGeneratorSeed, int, (void *gen, unsigned long long seed))                         \
+    X(curandSetGeneratorOffset, int, (void *gen, unsigned long long offset))                                 \
     X(curandSetGeneratorOrdering, int, (void *gen, int order))                                               \
     X(curandGenerate, int, (void *gen, unsigned int *out, size_t n))                                         \
     X(curandGenerateUniform, int, (void *gen, float *out, size_t n))                                         \

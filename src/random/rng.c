@@ -77,10 +77,11 @@ kiln_status kiln_rng_get_offset(const kiln_rng *rng, uint64_t *offset) {
 kiln_status kiln_rng_set_ordering(kiln_rng *rng, kiln_rng_ordering ordering) {
     CHECK_RNG(rng, "kiln_rng_set_ordering");
     if (ordering != KILN_RNG_ORDERING_DEFAULT && ordering != KILN_RNG_ORDERING_LEGACY)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "kiln_rng_set_ordering: unknown ordering %d (expected KILN_RNG_ORDERING_DEFAULT "
-                              "or KILN_RNG_ORDERING_LEGACY)",
-                              (int)ordering);
+        return kiln_set_error(
+            KILN_ERR_INVALID_ARGUMENT,
+            "kiln_rng_set_ordering: unknown ordering %d (expected KILN_RNG_ORDERING_DEFAULT "
+            "or KILN_RNG_ORDERING_LEGACY)",
+            (int)ordering);
     rng->ordering = ordering;
     return KILN_OK;
 }
@@ -129,13 +130,15 @@ static kiln_status generate(kiln_rng *rng, kiln_array *out, const kiln_rng_reque
     kiln_status st = KILN_OK;
     if (!direct) {
         st = kiln_array_empty(ctx, out->dtype, out->ndim, out->shape, &temp);
-        if (st != KILN_OK) return kiln_prefix_error(st, "%s: temporary for a non-contiguous output", req->name);
+        if (st != KILN_OK)
+            return kiln_prefix_error(st, "%s: temporary for a non-contiguous output", req->name);
     }
     kiln_array *dst = direct ? out : temp;
     if (cuda) {
         st = kiln_rng_cuda_generate(rng, req, dst->data, (size_t)n);
     } else {
-        kiln_prof_op *op = KILN_PROF_ON(ctx) ? kiln_prof_kernel_begin(ctx, req->name, NULL, NULL, NULL) : NULL;
+        kiln_prof_op *op =
+            KILN_PROF_ON(ctx) ? kiln_prof_kernel_begin(ctx, req->name, NULL, NULL, NULL) : NULL;
         st = kiln_rng_cpu_generate(rng, req, dst->data, (size_t)n);
         if (op) kiln_prof_end(ctx, op);
     }
@@ -156,8 +159,8 @@ static kiln_status check_fill(kiln_rng *rng, kiln_array *out, const char *name, 
     kiln_status st = kiln_context_check(rng->ctx);
     if (st != KILN_OK) return st;
     if (out->ctx != rng->ctx)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: the array belongs to another context than the generator",
-                              name);
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "%s: the array belongs to another context than the generator", name);
     kiln_dtype t = out->dtype;
     if (kind_float) {
         if (t != KILN_FLOAT32 && t != KILN_FLOAT64)
@@ -178,7 +181,7 @@ kiln_status kiln_rng_uniform(kiln_rng *rng, kiln_array *out) {
     int f64 = 0;
     kiln_status st = check_fill(rng, out, "kiln_rng_uniform", 1, &f64);
     if (st != KILN_OK) return st;
-    kiln_rng_request req = {f64 ? KILN_DIST_UNIFORM_F64 : KILN_DIST_UNIFORM, 0, 0, 1, 0,
+    kiln_rng_request req = {f64 ? KILN_DIST_UNIFORM_F64 : KILN_DIST_UNIFORM,      0, 0, 1, 0,
                             f64 ? "kiln_rng_uniform_f64" : "kiln_rng_uniform_f32"};
     return generate(rng, out, &req);
 }
@@ -186,8 +189,8 @@ kiln_status kiln_rng_uniform(kiln_rng *rng, kiln_array *out) {
 static kiln_status check_normal_params(const char *name, double mean, double stddev) {
     if (!(stddev >= 0) || !isfinite(stddev) || !isfinite(mean))
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "%s: stddev must be finite and >= 0 and mean finite, got mean %g, stddev %g", name,
-                              mean, stddev);
+                              "%s: stddev must be finite and >= 0 and mean finite, got mean %g, stddev %g",
+                              name, mean, stddev);
     return KILN_OK;
 }
 
@@ -196,7 +199,7 @@ kiln_status kiln_rng_normal(kiln_rng *rng, kiln_array *out, double mean, double 
     kiln_status st = check_fill(rng, out, "kiln_rng_normal", 1, &f64);
     if (st == KILN_OK) st = check_normal_params("kiln_rng_normal", mean, stddev);
     if (st != KILN_OK) return st;
-    kiln_rng_request req = {f64 ? KILN_DIST_NORMAL_F64 : KILN_DIST_NORMAL, 0, mean, stddev, 0,
+    kiln_rng_request req = {f64 ? KILN_DIST_NORMAL_F64 : KILN_DIST_NORMAL,      0, mean, stddev, 0,
                             f64 ? "kiln_rng_normal_f64" : "kiln_rng_normal_f32"};
     return generate(rng, out, &req);
 }
@@ -206,7 +209,7 @@ kiln_status kiln_rng_lognormal(kiln_rng *rng, kiln_array *out, double mean, doub
     kiln_status st = check_fill(rng, out, "kiln_rng_lognormal", 1, &f64);
     if (st == KILN_OK) st = check_normal_params("kiln_rng_lognormal", mean, stddev);
     if (st != KILN_OK) return st;
-    kiln_rng_request req = {f64 ? KILN_DIST_LOGNORMAL_F64 : KILN_DIST_LOGNORMAL, 0, mean, stddev, 0,
+    kiln_rng_request req = {f64 ? KILN_DIST_LOGNORMAL_F64 : KILN_DIST_LOGNORMAL,      0, mean, stddev, 0,
                             f64 ? "kiln_rng_lognormal_f64" : "kiln_rng_lognormal_f32"};
     return generate(rng, out, &req);
 }
@@ -217,8 +220,8 @@ kiln_status kiln_rng_poisson(kiln_rng *rng, kiln_array *out, double lambda) {
     if (st != KILN_OK) return st;
     /* Counts near 2^32 would not fit uint32; 1e9 keeps them far below. */
     if (!(lambda > 0) || !(lambda <= 1e9))
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_rng_poisson: lambda must be in (0, 1e9], got %g",
-                              lambda);
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_rng_poisson: lambda must be in (0, 1e9], got %g", lambda);
     kiln_rng_request req = {KILN_DIST_BITS, 1, 0, 0, lambda, "kiln_rng_poisson"};
     return generate(rng, out, &req);
 }

@@ -1,7 +1,6 @@
 /* rng_cpu.c: the CPU provider: kiln's own generator code (rng_fill.c). */
-#include "random/rng_internal.h"
-
 #include "core/error.h"
+#include "random/rng_internal.h"
 
 void kiln_rng_fill_params(const kiln_rng *rng, const kiln_rng_request *req, kiln_rng_fill *f) {
     f->engine = rng->type == KILN_RNG_XORWOW          ? KILN_ENGINE_XORWOW

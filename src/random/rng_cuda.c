@@ -10,7 +10,8 @@
 #include "random/rng_internal.h"
 
 static kiln_status curand_fail(int rc, const char *what, const char *name) {
-    return kiln_set_error(KILN_ERR_DRIVER, "%s: %s failed: %s (%d)", name, what, kiln_curand_status_name(rc), rc);
+    return kiln_set_error(KILN_ERR_DRIVER, "%s: %s failed: %s (%d)", name, what, kiln_curand_status_name(rc),
+                          rc);
 }
 
 void kiln_rng_cuda_release(kiln_rng *rng) {
@@ -66,8 +67,8 @@ static kiln_status sync_generator(const kiln_curand_api *api, kiln_rng *rng, voi
     return KILN_OK;
 }
 
-static int call_curand(const kiln_curand_api *api, const kiln_rng *rng, const kiln_rng_request *req, void *data,
-                       size_t n) {
+static int call_curand(const kiln_curand_api *api, const kiln_rng *rng, const kiln_rng_request *req,
+                       void *data, size_t n) {
     void *g = rng->curand_gen;
     if (req->poisson) return api->curandGeneratePoisson(g, data, n, req->lambda);
     switch (req->dist) {
@@ -78,7 +79,8 @@ static int call_curand(const kiln_curand_api *api, const kiln_rng *rng, const ki
     case KILN_DIST_NORMAL_F64: return api->curandGenerateNormalDouble(g, data, n, req->mean, req->stddev);
     case KILN_DIST_LOGNORMAL:
         return api->curandGenerateLogNormal(g, data, n, (float)req->mean, (float)req->stddev);
-    case KILN_DIST_LOGNORMAL_F64: return api->curandGenerateLogNormalDouble(g, data, n, req->mean, req->stddev);
+    case KILN_DIST_LOGNORMAL_F64:
+        return api->curandGenerateLogNormalDouble(g, data, n, req->mean, req->stddev);
     default: return 104;
     }
 }
@@ -102,7 +104,8 @@ kiln_status kiln_rng_cuda_generate(kiln_rng *rng, const kiln_rng_request *req, v
      * kiln's CPU provider writes for n. */
     int normal = req->dist >= KILN_DIST_NORMAL && !req->poisson;
     size_t esize = (req->dist == KILN_DIST_UNIFORM_F64 || req->dist == KILN_DIST_NORMAL_F64 ||
-                    req->dist == KILN_DIST_LOGNORMAL_F64) && !req->poisson
+                    req->dist == KILN_DIST_LOGNORMAL_F64) &&
+                           !req->poisson
                        ? 8
                        : 4;
     void *target = data, *temp = NULL;
@@ -116,12 +119,20 @@ kiln_status kiln_rng_cuda_generate(kiln_rng *rng, const kiln_rng_request *req, v
     kiln_prof_op *op = KILN_PROF_ON(ctx) ? kiln_prof_kernel_begin(ctx, req->name, NULL, bstream, NULL) : NULL;
     int rc = call_curand(api, rng, req, target, count);
     if (op) kiln_prof_end(ctx, op);
-    if (rc == 0 && temp) st = ctx->ops->copy(ctx->state, data, temp, n * esize, KILN_COPY_DEVICE_TO_DEVICE, bstream, 1);
+    if (rc == 0 && temp)
+        st = ctx->ops->copy(ctx->state, data, temp, n * esize, KILN_COPY_DEVICE_TO_DEVICE, bstream, 1);
     if (temp) ctx->ops->mem_free(ctx->state, temp, bstream);
     if (rc != 0) {
         rng->curand_known = 0;
         return curand_fail(rc, "curandGenerate", req->name);
     }
+    /* kiln's rule: a fill equals a fresh cuRAND generator at the fill's
+     * offset. cuRAND continues its per-thread states instead, which is the
+     * same thing only for bits and float32 uniforms (one draw per output);
+     * after anything else the offset is pushed again on the next fill. */
+    if (req->poisson || (req->dist != KILN_DIST_BITS && req->dist != KILN_DIST_UNIFORM))
+        rng->curand_known = 0;
+    rng->curand_offset += n;
     if (st != KILN_OK) return kiln_context_note(ctx, st);
     return KILN_OK;
 }

@@ -53,8 +53,7 @@ static pthread_once_t xorwow_once = PTHREAD_ONCE_INIT;
 
 static void xorwow_build(void) {
     kiln_gf2_matrix *t = malloc(sizeof(kiln_gf2_matrix) * KILN_XORWOW_POWERS);
-    if (!t)
-        return;
+    if (!t) return;
     /* Column j of the one-step matrix: the xorshift applied to basis vector j. */
     for (int j = 0; j < 160; j++) {
         kiln_xorwow s = {0, {0, 0, 0, 0, 0}};
@@ -62,8 +61,7 @@ static void xorwow_build(void) {
         kiln_xorwow_next(&s);
         memcpy(t[0].col[j], s.v, sizeof s.v);
     }
-    for (int k = 1; k < KILN_XORWOW_POWERS; k++)
-        kiln_gf2_multiply(&t[k - 1], &t[k - 1], &t[k]);
+    for (int k = 1; k < KILN_XORWOW_POWERS; k++) kiln_gf2_multiply(&t[k - 1], &t[k - 1], &t[k]);
     xorwow_table = t;
 }
 
@@ -74,41 +72,34 @@ const kiln_gf2_matrix *kiln_xorwow_powers(void) {
 
 int kiln_xorwow_skip(kiln_xorwow *s, uint64_t n) {
     const kiln_gf2_matrix *p = kiln_xorwow_powers();
-    if (!p)
-        return -1;
+    if (!p) return -1;
     s->d += 362437u * (uint32_t)n;
     for (int k = 0; k < 64; k++)
-        if ((n >> k) & 1)
-            kiln_gf2_apply(&p[k], s->v);
+        if ((n >> k) & 1) kiln_gf2_apply(&p[k], s->v);
     return 0;
 }
 
 int kiln_xorwow_skip_subsequence(kiln_xorwow *s, uint64_t n) {
     const kiln_gf2_matrix *p = kiln_xorwow_powers();
-    if (!p)
-        return -1;
+    if (!p) return -1;
     /* 2^67 * n steps: bit k of n is the power 2^(67+k); bits past the table
      * wrap the 2^192-1 period harmlessly but cuRAND stops there too. */
     for (int k = 0; k < 64 && 67 + k < KILN_XORWOW_POWERS; k++)
-        if ((n >> k) & 1)
-            kiln_gf2_apply(&p[67 + k], s->v);
+        if ((n >> k) & 1) kiln_gf2_apply(&p[67 + k], s->v);
     return 0;
 }
 
 int kiln_xorwow_init(kiln_xorwow *s, uint64_t seed, uint64_t subsequence, uint64_t offset) {
     kiln_xorwow_seed(s, seed);
-    if (kiln_xorwow_skip_subsequence(s, subsequence) != 0)
-        return -1;
+    if (kiln_xorwow_skip_subsequence(s, subsequence) != 0) return -1;
     return kiln_xorwow_skip(s, offset);
 }
 
 int kiln_xorwow_power(uint64_t n, kiln_gf2_matrix *out) {
     const kiln_gf2_matrix *p = kiln_xorwow_powers();
-    if (!p)
-        return -1;
+    if (!p) return -1;
     memset(out, 0, sizeof *out);
-    for (int j = 0; j < 160; j++)
-        out->col[j][j / 32] = 1u << (j % 32);
+    for (int j = 0; j < 160; j++) out->col[j][j / 32] = 1u << (j % 32);
     kiln_gf2_matrix tmp;
     for (int k = 0; k < 64; k++) {
         if ((n >> k) & 1) {
@@ -129,8 +120,7 @@ static void mrg_mul(const kiln_mrg_matrix *a, const kiln_mrg_matrix *b, uint64_t
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
             uint64_t acc = 0;
-            for (int k = 0; k < 3; k++)
-                acc = (acc + a->a[i][k] * b->a[k][j] % m) % m;
+            for (int k = 0; k < 3; k++) acc = (acc + a->a[i][k] * b->a[k][j] % m) % m;
             r.a[i][j] = acc;
         }
     *c = r;
@@ -138,8 +128,7 @@ static void mrg_mul(const kiln_mrg_matrix *a, const kiln_mrg_matrix *b, uint64_t
 
 static void mrg_identity(kiln_mrg_matrix *m) {
     memset(m, 0, sizeof *m);
-    for (int i = 0; i < 3; i++)
-        m->a[i][i] = 1;
+    for (int i = 0; i < 3; i++) m->a[i][i] = 1;
 }
 
 void kiln_mrg32k3a_power(uint64_t n, int log2_unit, kiln_mrg_matrix *p1, kiln_mrg_matrix *p2) {
@@ -186,8 +175,7 @@ void kiln_mrg32k3a_seed(kiln_mrg32k3a *s, uint64_t seed) {
         s->s1[i] = 12345u;
         s->s2[i] = 12345u;
     }
-    if (seed == 0)
-        return;
+    if (seed == 0) return;
     uint64_t x1 = (uint32_t)seed ^ 0x55555555u;
     uint64_t x2 = (uint32_t)((seed >> 32) ^ 0xAAAAAAAAu);
     s->s1[0] = (uint32_t)(x1 * s->s1[0] % KILN_MRG_M1);

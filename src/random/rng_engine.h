@@ -114,7 +114,9 @@ static inline void kiln_philox4x32_10(const uint32_t ctr[4], uint32_t key0, uint
 /* ---- conversions (cuRAND's, bit for bit) ---- */
 #define KILN_2POW32_INV 2.3283064e-10f
 #define KILN_2POW53_INV_DOUBLE 1.1102230246251565e-16
-static inline float kiln_bits_uniform(uint32_t x) { return (float)x * KILN_2POW32_INV + KILN_2POW32_INV / 2.0f; }
+static inline float kiln_bits_uniform(uint32_t x) {
+    return (float)x * KILN_2POW32_INV + KILN_2POW32_INV / 2.0f;
+}
 static inline double kiln_bits_uniform_double(uint32_t x, uint32_t y) {
     uint64_t z = (uint64_t)x ^ ((uint64_t)y << 21);
     return (double)z * KILN_2POW53_INV_DOUBLE + KILN_2POW53_INV_DOUBLE / 2.0;

@@ -21,12 +21,9 @@
 
 uint32_t kiln_rng_threads(kiln_rng_engine_kind engine, int legacy) {
     switch (engine) {
-    case KILN_ENGINE_XORWOW:
-        return 4096;
-    case KILN_ENGINE_PHILOX:
-        return 65536;
-    case KILN_ENGINE_MRG:
-        return legacy ? 4096 : 81920;
+    case KILN_ENGINE_XORWOW: return 4096;
+    case KILN_ENGINE_PHILOX: return 65536;
+    case KILN_ENGINE_MRG: return legacy ? 4096 : 81920;
     }
     return 4096;
 }
@@ -38,8 +35,7 @@ static int dist_normal(kiln_rng_dist d) { return d >= KILN_DIST_NORMAL; }
 
 /* Outputs per step of a logical thread. */
 static unsigned step_width(const kiln_rng_fill *f) {
-    if (f->engine == KILN_ENGINE_PHILOX)
-        return 4;
+    if (f->engine == KILN_ENGINE_PHILOX) return 4;
     return dist_normal(f->dist) ? 2 : 1;
 }
 
@@ -48,21 +44,18 @@ static unsigned step_width(const kiln_rng_fill *f) {
 static unsigned step_raws(const kiln_rng_fill *f) {
     int dbl = dist_double(f->dist), normal = dist_normal(f->dist);
     switch (f->engine) {
-    case KILN_ENGINE_XORWOW:
-        return normal ? (dbl ? 4 : 2) : (dbl ? 2 : 1);
-    case KILN_ENGINE_MRG:
-        return normal ? 2 : 1;
-    case KILN_ENGINE_PHILOX:
-        return dbl ? 2 : 1;
+    case KILN_ENGINE_XORWOW: return normal ? (dbl ? 4 : 2) : (dbl ? 2 : 1);
+    case KILN_ENGINE_MRG: return normal ? 2 : 1;
+    case KILN_ENGINE_PHILOX: return dbl ? 2 : 1;
     }
     return 1;
 }
 
 typedef struct tile {
-    unsigned m;       /* threads in this tile */
-    uint32_t t0;      /* first logical thread */
-    uint64_t step;    /* step the states stand at */
-    uint32_t xw_d;    /* XORWOW: the Weyl word is the same for every thread */
+    unsigned m;    /* threads in this tile */
+    uint32_t t0;   /* first logical thread */
+    uint64_t step; /* step the states stand at */
+    uint32_t xw_d; /* XORWOW: the Weyl word is the same for every thread */
     uint32_t xw_v[5][TILE];
     uint32_t s1[3][TILE], s2[3][TILE];
     uint32_t raw[MAX_RAWS * 4][TILE]; /* Philox: 4 words per counter */
@@ -103,10 +96,8 @@ static void tile_start(const job *j, tile *tl, uint32_t t0, unsigned m, uint64_t
         /* The subsequence jump commutes with the offset skip: thread t+1 is
          * thread t advanced by 2^67 steps. */
         for (unsigned i = 0; i < m; i++) {
-            for (int w = 0; w < 5; w++)
-                tl->xw_v[w][i] = s.v[w];
-            if (i + 1 < m)
-                kiln_gf2_apply(&j->xw_powers[67], s.v);
+            for (int w = 0; w < 5; w++) tl->xw_v[w][i] = s.v[w];
+            if (i + 1 < m) kiln_gf2_apply(&j->xw_powers[67], s.v);
         }
     } else if (f->engine == KILN_ENGINE_MRG) {
         kiln_mrg32k3a s;
@@ -116,8 +107,7 @@ static void tile_start(const job *j, tile *tl, uint32_t t0, unsigned m, uint64_t
                 tl->s1[w][i] = s.s1[w];
                 tl->s2[w][i] = s.s2[w];
             }
-            if (i + 1 < m)
-                kiln_mrg32k3a_apply(&j->mrg_next1, &j->mrg_next2, &s);
+            if (i + 1 < m) kiln_mrg32k3a_apply(&j->mrg_next1, &j->mrg_next2, &s);
         }
     }
 }
@@ -152,8 +142,7 @@ static void philox_draw(const job *j, tile *tl) {
         uint64_t t = (uint64_t)tl->t0 + i;
         philox_cache c = {UINT64_MAX, {0, 0, 0, 0}};
         if (!two_words) {
-            for (unsigned q = 0; q < 4; q++)
-                tl->raw[q][i] = philox_word(f, t, tl->step * 4 + q, &c);
+            for (unsigned q = 0; q < 4; q++) tl->raw[q][i] = philox_word(f, t, tl->step * 4 + q, &c);
             continue;
         }
         uint64_t in_row = rem > 4 * t ? rem - 4 * t : 0;
@@ -169,8 +158,7 @@ static void philox_draw(const job *j, tile *tl) {
             /* normal doubles: pairs of outputs from four words */
             for (unsigned q = 0; q < 4; q += 2) {
                 uint64_t k = tl->step * 4 + q, jj = k - 2 * (before / 4);
-                for (unsigned r = 0; r < 4; r++)
-                    tl->raw[2 * q + r][i] = philox_word(f, t, 2 * jj + r, &c);
+                for (unsigned r = 0; r < 4; r++) tl->raw[2 * q + r][i] = philox_word(f, t, 2 * jj + r, &c);
             }
         }
     }
@@ -201,8 +189,10 @@ static void tile_draw(const job *j, tile *tl) {
         for (unsigned r = 0; r < j->raws; r++) {
             uint32_t *out = tl->raw[r];
             for (unsigned i = 0; i < m; i++) {
-                uint64_t p1 = (1403580ull * tl->s1[1][i] + 810728ull * (KILN_MRG_M1 - tl->s1[0][i])) % KILN_MRG_M1;
-                uint64_t p2 = (527612ull * tl->s2[2][i] + 1370589ull * (KILN_MRG_M2 - tl->s2[0][i])) % KILN_MRG_M2;
+                uint64_t p1 =
+                    (1403580ull * tl->s1[1][i] + 810728ull * (KILN_MRG_M1 - tl->s1[0][i])) % KILN_MRG_M1;
+                uint64_t p2 =
+                    (527612ull * tl->s2[2][i] + 1370589ull * (KILN_MRG_M2 - tl->s2[0][i])) % KILN_MRG_M2;
                 tl->s1[0][i] = tl->s1[1][i];
                 tl->s1[1][i] = tl->s1[2][i];
                 tl->s1[2][i] = (uint32_t)p1;
@@ -318,8 +308,7 @@ static void tile_convert(const job *j, const tile *tl, void *buf) {
             }
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -329,8 +318,7 @@ static void run_item(job *j, tile *tl, void *buf, uint64_t item) {
     uint32_t tile_index = (uint32_t)(item % j->tile_count);
     uint64_t s_lo = j->step_lo + (item / j->tile_count) * j->steps_per_item;
     uint64_t s_hi = s_lo + j->steps_per_item;
-    if (s_hi > j->step_hi)
-        s_hi = j->step_hi;
+    if (s_hi > j->step_hi) s_hi = j->step_hi;
     uint32_t t0 = j->tiles[tile_index].t0, logical0 = j->tiles[tile_index].logical0;
     unsigned m = j->tiles[tile_index].m;
     uint64_t end = j->first + j->n;
@@ -365,8 +353,7 @@ static void *worker(void *p) {
     } else {
         for (;;) {
             uint64_t item = atomic_fetch_add(&j->next_item, 1);
-            if (item >= j->items)
-                break;
+            if (item >= j->items) break;
             run_item(j, tl, buf, item);
         }
     }
@@ -376,8 +363,7 @@ static void *worker(void *p) {
 }
 
 int kiln_rng_fill_host(const kiln_rng_fill *f, uint64_t offset, uint64_t n, void *out, int workers) {
-    if (n == 0)
-        return 0;
+    if (n == 0) return 0;
     job j;
     memset(&j, 0, sizeof j);
     j.f = f;
@@ -422,36 +408,28 @@ int kiln_rng_fill_host(const kiln_rng_fill *f, uint64_t offset, uint64_t n, void
     j.step_hi = (first + n - 1) / per_step + 1;
     if (f->engine == KILN_ENGINE_XORWOW) {
         j.xw_powers = kiln_xorwow_powers();
-        if (!j.xw_powers)
-            return -1;
+        if (!j.xw_powers) return -1;
     }
-    if (f->engine == KILN_ENGINE_MRG)
-        kiln_mrg32k3a_power(1, 76, &j.mrg_next1, &j.mrg_next2);
+    if (f->engine == KILN_ENGINE_MRG) kiln_mrg32k3a_power(1, 76, &j.mrg_next1, &j.mrg_next2);
     /* Enough items to keep every worker busy, but long runs of steps so
      * that restarting a tile's states stays rare. */
     uint64_t steps = j.step_hi - j.step_lo;
     uint64_t want_chunks = ((uint64_t)workers * 4 + j.tile_count - 1) / j.tile_count;
     j.steps_per_item = (steps + want_chunks - 1) / want_chunks;
-    if (j.steps_per_item < STEPS_PER_ITEM_MIN)
-        j.steps_per_item = STEPS_PER_ITEM_MIN;
+    if (j.steps_per_item < STEPS_PER_ITEM_MIN) j.steps_per_item = STEPS_PER_ITEM_MIN;
     j.items = j.tile_count * ((steps + j.steps_per_item - 1) / j.steps_per_item);
     atomic_init(&j.next_item, 0);
-    if (workers > 1 && n < (1u << 16))
-        workers = 1;
-    if ((uint64_t)workers > j.items)
-        workers = (int)j.items;
-    if (workers < 1)
-        workers = 1;
+    if (workers > 1 && n < (1u << 16)) workers = 1;
+    if ((uint64_t)workers > j.items) workers = (int)j.items;
+    if (workers < 1) workers = 1;
     pthread_t tids[256];
     worker_arg args[256];
-    if (workers > 256)
-        workers = 256;
+    if (workers > 256) workers = 256;
     int started = 0;
     for (int w = 1; w < workers; w++) {
         args[w].j = &j;
         args[w].failed = 0;
-        if (pthread_create(&tids[w], NULL, worker, &args[w]) != 0)
-            break;
+        if (pthread_create(&tids[w], NULL, worker, &args[w]) != 0) break;
         started = w;
     }
     args[0].j = &j;
@@ -459,7 +437,6 @@ int kiln_rng_fill_host(const kiln_rng_fill *f, uint64_t offset, uint64_t n, void
     worker(&args[0]);
     /* The calling thread takes items until none is left, so the fill is
      * complete whenever it had its buffers, whatever the helpers managed. */
-    for (int w = 1; w <= started; w++)
-        pthread_join(tids[w], NULL);
+    for (int w = 1; w <= started; w++) pthread_join(tids[w], NULL);
     return args[0].failed ? -1 : 0;
 }

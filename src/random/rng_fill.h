@@ -16,7 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum kiln_rng_engine_kind { KILN_ENGINE_XORWOW, KILN_ENGINE_PHILOX, KILN_ENGINE_MRG } kiln_rng_engine_kind;
+typedef enum kiln_rng_engine_kind {
+    KILN_ENGINE_XORWOW,
+    KILN_ENGINE_PHILOX,
+    KILN_ENGINE_MRG
+} kiln_rng_engine_kind;
 
 typedef enum kiln_rng_dist {
     KILN_DIST_BITS,        /* uint32 */

@@ -15,7 +15,7 @@ struct kiln_rng {
     kiln_rng_type type;
     kiln_rng_ordering ordering;
     uint64_t seed;
-    uint64_t offset; /* in 32-bit outputs, as cuRAND counts it */
+    uint64_t offset;     /* in 32-bit outputs, as cuRAND counts it */
     kiln_stream *stream; /* NULL: the default stream (not retained: see kiln_rng_set_stream) */
     /* CUDA provider: cuRAND's generator, made on first use, and what it was
      * last told, so that settings are only pushed when they change. */
@@ -48,6 +48,7 @@ void kiln_rng_cuda_release(kiln_rng *rng);
 /* kiln's Poisson sampler (CPU): element i reads Philox4x32-10 keyed by the
  * seed at counter (offset + i, round): inversion of the CDF below lambda
  * 64, Hormann's PTRS transformed rejection above. */
-void kiln_rng_poisson_host(uint64_t seed, uint64_t offset, double lambda, uint32_t *out, size_t n, int workers);
+void kiln_rng_poisson_host(uint64_t seed, uint64_t offset, double lambda, uint32_t *out, size_t n,
+                           int workers);
 
 #endif

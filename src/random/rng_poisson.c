@@ -85,14 +85,19 @@ static void *poisson_run(void *p) {
     return NULL;
 }
 
-void kiln_rng_poisson_host(uint64_t seed, uint64_t offset, double lambda, uint32_t *out, size_t n, int workers) {
+void kiln_rng_poisson_host(uint64_t seed, uint64_t offset, double lambda, uint32_t *out, size_t n,
+                           int workers) {
     if (workers > 64) workers = 64;
     if (n < 65536 || workers < 1) workers = 1;
     poisson_job jobs[64];
     pthread_t tids[64];
     int started[64] = {0};
     for (int w = 0; w < workers; w++) {
-        jobs[w] = (poisson_job){seed, offset, lambda, out, n * (size_t)w / (size_t)workers,
+        jobs[w] = (poisson_job){seed,
+                                offset,
+                                lambda,
+                                out,
+                                n * (size_t)w / (size_t)workers,
                                 n * (size_t)(w + 1) / (size_t)workers};
         if (w > 0) started[w] = pthread_create(&tids[w], NULL, poisson_run, &jobs[w]) == 0;
     }
