@@ -52,10 +52,11 @@ static unsigned step_raws(const kiln_rng_fill *f) {
 }
 
 typedef struct tile {
-    unsigned m;    /* threads in this tile */
-    uint32_t t0;   /* first logical thread */
-    uint64_t step; /* step the states stand at */
-    uint32_t xw_d; /* XORWOW: the Weyl word is the same for every thread */
+    unsigned m;       /* threads in this tile */
+    uint32_t t0;      /* first logical thread */
+    uint64_t step;    /* step the states stand at */
+    uint32_t xw_d;    /* XORWOW: the Weyl word is the same for every thread */
+    unsigned xw_head; /* XORWOW: the row of xw_v holding v[0]; the rows form a ring */
     uint32_t xw_v[5][TILE];
     uint32_t s1[3][TILE], s2[3][TILE];
     uint32_t raw[MAX_RAWS * 4][TILE]; /* Philox: 4 words per counter */
@@ -93,6 +94,7 @@ static void tile_start(const job *j, tile *tl, uint32_t t0, unsigned m, uint64_t
         kiln_xorwow_skip_subsequence(&s, t0);
         kiln_xorwow_skip(&s, raw_offset);
         tl->xw_d = s.d;
+        tl->xw_head = 0;
         /* The subsequence jump commutes with the offset skip: thread t+1 is
          * thread t advanced by 2^67 steps. */
         for (unsigned i = 0; i < m; i++) {
@@ -169,21 +171,20 @@ static void tile_draw(const job *j, tile *tl) {
     const kiln_rng_fill *f = j->f;
     unsigned m = tl->m;
     if (f->engine == KILN_ENGINE_XORWOW) {
+        /* v[0] .. v[4] live in a ring of rows: a step reads v[0] and v[4]
+         * and overwrites v[0]'s row with the new v[4], which turns the ring. */
         for (unsigned r = 0; r < j->raws; r++) {
             tl->xw_d += 362437u;
             uint32_t d = tl->xw_d;
             uint32_t *out = tl->raw[r];
+            uint32_t *v0 = tl->xw_v[tl->xw_head], *v4 = tl->xw_v[(tl->xw_head + 4) % 5];
             for (unsigned i = 0; i < m; i++) {
-                uint32_t v0 = tl->xw_v[0][i], v4 = tl->xw_v[4][i];
-                uint32_t t = v0 ^ (v0 >> 2);
-                uint32_t nv = (v4 ^ (v4 << 4)) ^ (t ^ (t << 1));
-                tl->xw_v[0][i] = tl->xw_v[1][i];
-                tl->xw_v[1][i] = tl->xw_v[2][i];
-                tl->xw_v[2][i] = tl->xw_v[3][i];
-                tl->xw_v[3][i] = v4;
-                tl->xw_v[4][i] = nv;
+                uint32_t t = v0[i] ^ (v0[i] >> 2);
+                uint32_t nv = (v4[i] ^ (v4[i] << 4)) ^ (t ^ (t << 1));
+                v0[i] = nv;
                 out[i] = nv + d;
             }
+            tl->xw_head = (tl->xw_head + 1) % 5;
         }
     } else if (f->engine == KILN_ENGINE_MRG) {
         for (unsigned r = 0; r < j->raws; r++) {
