@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "examples.h"
 #include "random/curand_lib.h"
 #include "test_support.h"
 
@@ -474,6 +475,21 @@ static void test_stream_and_seed(void **state) {
     kiln_stream_release(s);
 }
 
+/* `kiln demo xorwow` (seed 001) at a small size: its own checks pass, and
+ * with libcurand present its first values equal cuRAND's. */
+static void test_demo_xorwow(void **state) {
+    kiln_context *ctx = *state;
+    const kiln_example *ex = kiln_example_find("xorwow");
+    assert_non_null(ex);
+    kiln_example_opts opts = {200000, 3, 0, NULL};
+    kiln_example_result res;
+    TEST_OK((kiln_status)ex->run(ctx, &opts, &res));
+    print_message("xorwow demo on %s: %s\n", kiln_context_backend_name(ctx), res.check);
+    assert_true(res.passed);
+    kiln_status st;
+    if (kiln_curand_load(&st)) assert_non_null(strstr(res.check, "first 16 = cuRAND host"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches_curand_host),
@@ -484,6 +500,7 @@ int main(void) {
         cmocka_unit_test(test_poisson_and_lognormal_moments),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_stream_and_seed),
+        cmocka_unit_test(test_demo_xorwow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
