@@ -686,9 +686,9 @@ KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, cons
 typedef struct kiln_rng kiln_rng;
 
 typedef enum kiln_rng_type {
-    KILN_RNG_XORWOW = 0,         /* cuRAND's default (CURAND_RNG_PSEUDO_XORWOW) */
-    KILN_RNG_PHILOX4_32_10 = 1,  /* CURAND_RNG_PSEUDO_PHILOX4_32_10 */
-    KILN_RNG_MRG32K3A = 2        /* CURAND_RNG_PSEUDO_MRG32K3A */
+    KILN_RNG_XORWOW = 0,        /* cuRAND's default (CURAND_RNG_PSEUDO_XORWOW) */
+    KILN_RNG_PHILOX4_32_10 = 1, /* CURAND_RNG_PSEUDO_PHILOX4_32_10 */
+    KILN_RNG_MRG32K3A = 2       /* CURAND_RNG_PSEUDO_MRG32K3A */
 } kiln_rng_type;
 
 typedef enum kiln_rng_ordering {
@@ -729,8 +729,8 @@ KILN_API kiln_status kiln_rng_bits(kiln_rng *rng, kiln_array *out);
 /* For checking kiln against cuRAND: n uniform floats from cuRAND's own host
  * generator (libcurand loaded at run time, default ordering) at seed and
  * offset, into host memory. KILN_ERR_LIBRARY_MISSING without libcurand. */
-KILN_API kiln_status kiln_rng_curand_host_uniform(kiln_rng_type type, uint64_t seed, uint64_t offset, float *out,
-                                                  size_t n);
+KILN_API kiln_status kiln_rng_curand_host_uniform(kiln_rng_type type, uint64_t seed, uint64_t offset,
+                                                  float *out, size_t n);
 
 /* ------------------------------------------------------------------ FFT (src/fft/) */
 
