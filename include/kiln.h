@@ -666,8 +666,10 @@ KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, cons
  *
  * A generator has a seed, an offset and an ordering, as a cuRAND generator
  * made with curandCreateGenerator; each fill writes what curandGenerate*
- * writes for that state, then advances the offset by the number of values
- * written. On the CPU backend the numbers come from kiln's own code (all
+ * writes for that state and advances it as cuRAND does (the offset by the
+ * number of values, by half of it for XORWOW and MRG32k3a normals; on Philox
+ * a fill of doubles or normals is defined as a fresh generator at the offset:
+ * README "Random numbers"). On the CPU backend the numbers come from kiln's own code (all
  * cores, no libcurand needed); on CUDA from cuRAND, loaded at run time.
  * Guarantee (tests/test_random.c checks it against libcurand's host
  * generator for many seeds, offsets and lengths):

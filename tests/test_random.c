@@ -171,11 +171,11 @@ static void test_matches_curand_host(void **state) {
                   kiln_context_backend_name(ctx));
 }
 
-/* Several fills in a row: each equals a fresh cuRAND generator set to the
- * offset kiln reports (kiln's rule). For bits and float32 uniforms that is
- * also what one cuRAND generator gives over consecutive calls; for doubles
- * and normals cuRAND's own consecutive calls continue per-thread states
- * instead (README: "Random numbers"), which the last loop shows. */
+/* Several fills in a row. XORWOW and MRG32k3a: what one cuRAND generator
+ * gives over consecutive calls (its per-thread states persist; kiln tracks
+ * them), for every distribution, mixed ones included. Philox: each fill
+ * equals a fresh cuRAND generator at the offset kiln reports, which for bits
+ * and float32 uniforms is also cuRAND's consecutive calls. */
 static void test_consecutive_calls(void **state) {
     kiln_context *ctx = *state;
     const kiln_curand_api *api = curand_or_skip(__func__);
@@ -192,23 +192,24 @@ static void test_consecutive_calls(void **state) {
             int64_t shape[1] = {(int64_t)n};
             kiln_array *x = NULL;
             TEST_OK(kiln_array_empty(ctx, dist_dtype(d), 1, shape, &x));
+            int philox = types[ti] == KILN_RNG_PHILOX4_32_10;
             for (int c = 0; c < 3; c++) {
                 uint64_t off = 0;
                 TEST_OK(kiln_rng_get_offset(rng, &off));
-                if (curand_host(api, types[ti], legacy, 77, off, d, 0, 1, n, 1,
-                                want + (size_t)c * n * dist_size(d)))
+                if (philox && curand_host(api, types[ti], legacy, 77, off, d, 0, 1, n, 1,
+                                          want + (size_t)c * n * dist_size(d)))
                     fail_msg("cuRAND failed");
                 TEST_OK(kiln_fill(rng, x, d, 0, 1));
                 TEST_OK(kiln_array_to_host(x, got + (size_t)c * n * dist_size(d), n * dist_size(d)));
             }
             uint64_t off = 0;
             TEST_OK(kiln_rng_get_offset(rng, &off));
-            uint64_t per_call = d >= D_NORMAL && types[ti] != KILN_RNG_PHILOX4_32_10 ? n / 2 : n;
+            uint64_t per_call = d >= D_NORMAL && !philox ? n / 2 : n;
             assert_int_equal(off, 3 + 3 * per_call);
             char what[96];
             snprintf(what, sizeof what, "%s %s three calls", kiln_rng_type_name(types[ti]), dist_names[d]);
-            compare(what, d, on_cuda(ctx), got, want, 3 * n);
-            if (d <= D_UNIFORM) {
+            if (philox) compare(what, d, on_cuda(ctx), got, want, 3 * n);
+            if (!philox || d <= D_UNIFORM) {
                 if (curand_host(api, types[ti], legacy, 77, 3, d, 0, 1, n, 3, want))
                     fail_msg("cuRAND failed");
                 compare(what, d, on_cuda(ctx), got, want, 3 * n);
@@ -218,6 +219,57 @@ static void test_consecutive_calls(void **state) {
             free(want);
             free(got);
         }
+}
+
+/* Mixed distributions in a row, an odd normal count among them, on one
+ * generator: kiln's per-thread positions follow cuRAND's persisting states. */
+static void test_mixed_calls_follow_curand(void **state) {
+    kiln_context *ctx = *state;
+    const kiln_curand_api *api = curand_or_skip(__func__);
+    if (!api) skip();
+    const int dists[5] = {D_UNIFORM_F64, D_NORMAL, D_BITS, D_NORMAL_F64, D_UNIFORM};
+    const size_t lens[5] = {5001, 777, 4100, 10, 9000};
+    for (int ti = 0; ti < 3; ti += 2) { /* XORWOW, MRG32k3a (legacy: cheaper host setup) */
+        int legacy = types[ti] == KILN_RNG_MRG32K3A;
+        void *g = NULL;
+        assert_int_equal(api->curandCreateGeneratorHost(&g, kiln_curand_rng_type(types[ti])), 0);
+        api->curandSetGeneratorOrdering(g,
+                                        legacy ? KILN_CURAND_ORDERING_LEGACY : KILN_CURAND_ORDERING_DEFAULT);
+        api->curandSetPseudoRandomGeneratorSeed(g, 31337);
+        api->curandSetGeneratorOffset(g, 4095);
+        kiln_rng *rng = NULL;
+        TEST_OK(kiln_rng_create(ctx, types[ti], 31337, &rng));
+        if (legacy) TEST_OK(kiln_rng_set_ordering(rng, KILN_RNG_ORDERING_LEGACY));
+        TEST_OK(kiln_rng_set_offset(rng, 4095));
+        for (int c = 0; c < 5; c++) {
+            int d = dists[c];
+            size_t n = lens[c], cn = d >= D_NORMAL && n % 2 ? n + 1 : n;
+            char *want = malloc(cn * 8), *got = malloc(n * 8);
+            int rc = 0;
+            switch (d) {
+            case D_BITS: rc = api->curandGenerate(g, (unsigned *)want, cn); break;
+            case D_UNIFORM: rc = api->curandGenerateUniform(g, (float *)want, cn); break;
+            case D_UNIFORM_F64: rc = api->curandGenerateUniformDouble(g, (double *)want, cn); break;
+            case D_NORMAL: rc = api->curandGenerateNormal(g, (float *)want, cn, 0.f, 1.f); break;
+            default: rc = api->curandGenerateNormalDouble(g, (double *)want, cn, 0., 1.); break;
+            }
+            assert_int_equal(rc, 0);
+            int64_t shape[1] = {(int64_t)n};
+            kiln_array *x = NULL;
+            TEST_OK(kiln_array_empty(ctx, dist_dtype(d), 1, shape, &x));
+            TEST_OK(kiln_fill(rng, x, d, 0, 1));
+            TEST_OK(kiln_array_to_host(x, got, n * dist_size(d)));
+            char what[96];
+            snprintf(what, sizeof what, "%s call %d (%s, n %zu) of a mixed run",
+                     kiln_rng_type_name(types[ti]), c, dist_names[d], n);
+            compare(what, d, on_cuda(ctx), got, want, n);
+            kiln_array_release(x);
+            free(want);
+            free(got);
+        }
+        api->curandDestroyGenerator(g);
+        kiln_rng_release(rng);
+    }
 }
 
 /* On the GPU: the CUDA fills against kiln's CPU provider in the same run. */
@@ -494,6 +546,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches_curand_host),
         cmocka_unit_test(test_consecutive_calls),
+        cmocka_unit_test(test_mixed_calls_follow_curand),
         cmocka_unit_test(test_cuda_equals_cpu_provider),
         cmocka_unit_test(test_views_zero_size_and_offsets),
         cmocka_unit_test(test_statistics),

@@ -46,6 +46,7 @@ kiln_status kiln_rng_create(kiln_context *ctx, kiln_rng_type type, uint64_t seed
 void kiln_rng_release(kiln_rng *rng) {
     if (!rng) return;
     kiln_rng_cuda_release(rng);
+    free(rng->positions);
     free(rng);
 }
 
@@ -58,12 +59,14 @@ kiln_status kiln_rng_set_seed(kiln_rng *rng, uint64_t seed) {
     CHECK_RNG(rng, "kiln_rng_set_seed");
     rng->seed = seed;
     rng->offset = 0;
+    rng->positions_valid = 0;
     return KILN_OK;
 }
 
 kiln_status kiln_rng_set_offset(kiln_rng *rng, uint64_t offset) {
     CHECK_RNG(rng, "kiln_rng_set_offset");
     rng->offset = offset;
+    rng->positions_valid = 0;
     return KILN_OK;
 }
 
@@ -82,6 +85,7 @@ kiln_status kiln_rng_set_ordering(kiln_rng *rng, kiln_rng_ordering ordering) {
             "kiln_rng_set_ordering: unknown ordering %d (expected KILN_RNG_ORDERING_DEFAULT "
             "or KILN_RNG_ORDERING_LEGACY)",
             (int)ordering);
+    if (ordering != rng->ordering) rng->positions_valid = 0;
     rng->ordering = ordering;
     return KILN_OK;
 }

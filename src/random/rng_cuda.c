@@ -126,13 +126,15 @@ kiln_status kiln_rng_cuda_generate(kiln_rng *rng, const kiln_rng_request *req, v
         rng->curand_known = 0;
         return curand_fail(rc, "curandGenerate", req->name);
     }
-    /* kiln's rule: a fill equals a fresh cuRAND generator at the fill's
-     * offset. cuRAND continues its per-thread states instead, which is the
-     * same thing only for bits and float32 uniforms (one draw per output);
-     * after anything else the offset is pushed again on the next fill. */
-    if (req->poisson || (req->dist != KILN_DIST_BITS && req->dist != KILN_DIST_UNIFORM))
+    /* cuRAND's states persist across calls, which is kiln's rule too for
+     * XORWOW and MRG32k3a (the CPU provider tracks every thread's
+     * position). For Philox kiln's rule is a fresh generator at the offset,
+     * the same thing for bits and float32 uniforms only; after anything
+     * else, and after Poisson, the offset is pushed again on the next fill. */
+    int philox = rng->type == KILN_RNG_PHILOX4_32_10;
+    if (req->poisson || (philox && req->dist != KILN_DIST_BITS && req->dist != KILN_DIST_UNIFORM))
         rng->curand_known = 0;
-    rng->curand_offset += n;
+    rng->curand_offset += normal && !philox ? (n + 1) / 2 : n;
     if (st != KILN_OK) return kiln_context_note(ctx, st);
     return KILN_OK;
 }

@@ -52,11 +52,11 @@ static unsigned step_raws(const kiln_rng_fill *f) {
 }
 
 typedef struct tile {
-    unsigned m;       /* threads in this tile */
-    uint32_t t0;      /* first logical thread */
-    uint64_t step;    /* step the states stand at */
-    uint32_t xw_d;    /* XORWOW: the Weyl word is the same for every thread */
-    unsigned xw_head; /* XORWOW: the row of xw_v holding v[0]; the rows form a ring */
+    unsigned m;          /* threads in this tile */
+    uint32_t t0;         /* first logical thread */
+    uint64_t step;       /* step the states stand at */
+    uint32_t xw_d[TILE]; /* XORWOW: the Weyl words */
+    unsigned xw_head;    /* XORWOW: the row of xw_v holding v[0]; the rows form a ring */
     uint32_t xw_v[5][TILE];
     uint32_t s1[3][TILE], s2[3][TILE];
     uint32_t raw[MAX_RAWS * 4][TILE]; /* Philox: 4 words per counter */
@@ -82,34 +82,55 @@ typedef struct job {
 } job;
 
 /* Sets the tile's states to thread t0.. at `step`. */
+/* Draw position of thread t at the fill's first step (XORWOW, MRG32k3a). */
+static uint64_t thread_start(const job *j, uint32_t t) {
+    if (j->f->positions) return j->f->positions[t];
+    return j->skip + (t < j->rotation ? 1 : 0);
+}
+
+/* Largest gap between neighbouring threads' positions crossed by stepping
+ * rather than by a fresh skip-ahead. */
+#define STEP_GAP_MAX 16
+
+/* Sets the tile's states to threads t0.. at `step` of the fill. */
 static void tile_start(const job *j, tile *tl, uint32_t t0, unsigned m, uint64_t step) {
     const kiln_rng_fill *f = j->f;
-    uint64_t raw_offset = step * j->raws + j->skip + (t0 < j->rotation ? 1 : 0);
     tl->t0 = t0;
     tl->m = m;
     tl->step = step;
+    uint64_t at = 0; /* position of the state in hand */
     if (f->engine == KILN_ENGINE_XORWOW) {
         kiln_xorwow s;
-        kiln_xorwow_seed(&s, f->seed);
-        kiln_xorwow_skip_subsequence(&s, t0);
-        kiln_xorwow_skip(&s, raw_offset);
-        tl->xw_d = s.d;
         tl->xw_head = 0;
-        /* The subsequence jump commutes with the offset skip: thread t+1 is
-         * thread t advanced by 2^67 steps. */
         for (unsigned i = 0; i < m; i++) {
+            uint64_t want = thread_start(j, t0 + i) + step * j->raws;
+            /* Thread t+1 is thread t advanced by 2^67 draws (the jump commutes
+             * with skipping), so neighbours cost one matrix each. */
+            if (i == 0 || want < at || want - at > STEP_GAP_MAX) {
+                kiln_xorwow_init(&s, f->seed, t0 + i, want);
+            } else {
+                kiln_gf2_apply(&j->xw_powers[67], s.v);
+                for (; at < want; at++) kiln_xorwow_next(&s);
+            }
+            at = want;
             for (int w = 0; w < 5; w++) tl->xw_v[w][i] = s.v[w];
-            if (i + 1 < m) kiln_gf2_apply(&j->xw_powers[67], s.v);
+            tl->xw_d[i] = s.d;
         }
     } else if (f->engine == KILN_ENGINE_MRG) {
         kiln_mrg32k3a s;
-        kiln_mrg32k3a_init(&s, f->seed, t0, raw_offset);
         for (unsigned i = 0; i < m; i++) {
+            uint64_t want = thread_start(j, t0 + i) + step * j->raws;
+            if (i == 0 || want < at || want - at > STEP_GAP_MAX) {
+                kiln_mrg32k3a_init(&s, f->seed, t0 + i, want);
+            } else {
+                kiln_mrg32k3a_apply(&j->mrg_next1, &j->mrg_next2, &s);
+                for (; at < want; at++) kiln_mrg32k3a_next(&s);
+            }
+            at = want;
             for (int w = 0; w < 3; w++) {
                 tl->s1[w][i] = s.s1[w];
                 tl->s2[w][i] = s.s2[w];
             }
-            if (i + 1 < m) kiln_mrg32k3a_apply(&j->mrg_next1, &j->mrg_next2, &s);
         }
     }
 }
@@ -195,15 +216,14 @@ static void tile_draw(const job *j, tile *tl) {
         /* v[0] .. v[4] live in a ring of rows: a step reads v[0] and v[4]
          * and overwrites v[0]'s row with the new v[4], which turns the ring. */
         for (unsigned r = 0; r < j->raws; r++) {
-            tl->xw_d += 362437u;
-            uint32_t d = tl->xw_d;
-            uint32_t *out = tl->raw[r];
+            uint32_t *out = tl->raw[r], *d = tl->xw_d;
             uint32_t *v0 = tl->xw_v[tl->xw_head], *v4 = tl->xw_v[(tl->xw_head + 4) % 5];
             for (unsigned i = 0; i < m; i++) {
                 uint32_t t = v0[i] ^ (v0[i] >> 2);
                 uint32_t nv = (v4[i] ^ (v4[i] << 4)) ^ (t ^ (t << 1));
                 v0[i] = nv;
-                out[i] = nv + d;
+                d[i] += 362437u;
+                out[i] = nv + d[i];
             }
             tl->xw_head = (tl->xw_head + 1) % 5;
         }
@@ -409,6 +429,8 @@ int kiln_rng_fill_host(const kiln_rng_fill *f, uint64_t offset, uint64_t n, void
     } else {
         j.skip = offset / f->threads;
         rot = (uint32_t)(offset % f->threads);
+        /* with explicit positions the offset is the count of thread-steps
+         * made so far, and only its rotation matters */
     }
     j.rotation = rot;
     j.tile_count = 0;
@@ -461,4 +483,17 @@ int kiln_rng_fill_host(const kiln_rng_fill *f, uint64_t offset, uint64_t n, void
      * complete whenever it had its buffers, whatever the helpers managed. */
     for (int w = 1; w <= started; w++) pthread_join(tids[w], NULL);
     return args[0].failed ? -1 : 0;
+}
+
+void kiln_rng_advance_positions(const kiln_rng_fill *f, uint64_t offset, uint64_t n, uint64_t *positions) {
+    if (f->engine == KILN_ENGINE_PHILOX) return;
+    uint64_t T = f->threads, rot = offset % T;
+    if (!f->positions)
+        for (uint64_t t = 0; t < T; t++) positions[t] = offset / T + (t < rot ? 1 : 0);
+    uint64_t w = step_width(f), r = step_raws(f), steps = (n + w - 1) / w;
+    for (uint64_t t = 0; t < T; t++) {
+        uint64_t logical = (t + T - rot) % T;
+        uint64_t made = logical < steps ? (steps - logical + T - 1) / T : 0;
+        positions[t] += made * r;
+    }
 }

@@ -39,6 +39,10 @@ typedef struct kiln_rng_fill {
     uint32_t threads; /* logical threads of the ordering */
     kiln_rng_dist dist;
     double mean, stddev; /* normal and log-normal */
+    /* XORWOW and MRG32k3a: each thread's draw position (threads entries), as
+     * cuRAND's generator holds them after earlier fills; NULL: a generator
+     * freshly set to the offset. */
+    const uint64_t *positions;
 } kiln_rng_fill;
 
 /* Logical threads of cuRAND's host generator for an engine and ordering:
@@ -50,5 +54,11 @@ uint32_t kiln_rng_threads(kiln_rng_engine_kind engine, int legacy);
  * type, contiguous), on up to `workers` threads. -1 when memory for the
  * XORWOW jump tables or the workers' buffers could not be had. */
 int kiln_rng_fill_host(const kiln_rng_fill *f, uint64_t offset, uint64_t n, void *out, int workers);
+
+/* After a fill of n values at `offset` (thread-steps so far): moves each
+ * thread's draw position (threads entries; filled from the offset first when
+ * f->positions is NULL) by the draws it made, as cuRAND's persisting states
+ * move. Nothing for Philox. */
+void kiln_rng_advance_positions(const kiln_rng_fill *f, uint64_t offset, uint64_t n, uint64_t *positions);
 
 #endif

@@ -17,6 +17,12 @@ struct kiln_rng {
     uint64_t seed;
     uint64_t offset;     /* in 32-bit outputs, as cuRAND counts it */
     kiln_stream *stream; /* NULL: the default stream (not retained: see kiln_rng_set_stream) */
+    /* CPU provider, XORWOW and MRG32k3a: every logical thread's draw
+     * position after the fills since the offset was last set (cuRAND's
+     * states persist across calls); positions_valid 0: fresh at offset. */
+    uint64_t *positions;
+    size_t positions_count;
+    int positions_valid;
     /* CUDA provider: cuRAND's generator, made on first use, and what it was
      * last told, so that settings are only pushed when they change. */
     void *curand_gen;
