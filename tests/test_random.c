@@ -323,6 +323,23 @@ static void test_views_zero_size_and_offsets(void **state) {
     TEST_OK(kiln_array_to_host(base, whole, sizeof whole));
     for (int i = 0; i < 64; i++) assert_true(whole[i * 33 + 1] == 0.0f);
 
+    /* a contiguous view starting one element in (off cuRAND's float4 alignment on CUDA) */
+    kiln_array *tail = NULL;
+    TEST_OK(kiln_array_slice(flat, 0, 1, 64 * 17, 1, &tail));
+    TEST_OK(kiln_rng_set_offset(rng, 0));
+    TEST_OK(kiln_rng_normal(rng, tail, 0, 1));
+    float tail_got[64 * 17 - 1], tail_want[64 * 17 - 1];
+    TEST_OK(kiln_array_to_host(tail, tail_got, sizeof tail_got));
+    kiln_array *fresh = NULL;
+    int64_t nt[1] = {64 * 17 - 1};
+    TEST_OK(kiln_array_empty(ctx, KILN_FLOAT32, 1, nt, &fresh));
+    TEST_OK(kiln_rng_set_offset(rng, 0));
+    TEST_OK(kiln_rng_normal(rng, fresh, 0, 1));
+    TEST_OK(kiln_array_to_host(fresh, tail_want, sizeof tail_want));
+    assert_memory_equal(tail_got, tail_want, sizeof tail_got);
+    kiln_array_release(fresh);
+    kiln_array_release(tail);
+
     /* host memory wrapped as an array */
     float host[64 * 17];
     kiln_array *wrapped = NULL;

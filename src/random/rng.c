@@ -2,6 +2,7 @@
  * (direct, or a contiguous temporary copied into views and host arrays),
  * the provider of the context's backend, and the offset bookkeeping. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,7 +130,11 @@ static kiln_status generate(kiln_rng *rng, kiln_array *out, const kiln_rng_reque
                               "random values need one memory location each",
                               req->name, axis, (long long)out->shape[axis]);
     int cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
-    int direct = kiln_array_is_contiguous(out) && (!cuda || out->memory == KILN_MEMORY_DEVICE);
+    /* cuRAND's kernels store two or four values at a time (float2, float4,
+     * double2), so on CUDA a view starting off a 16-byte boundary goes
+     * through the temporary as well. */
+    int direct = kiln_array_is_contiguous(out) &&
+                 (!cuda || (out->memory == KILN_MEMORY_DEVICE && (uintptr_t)out->data % 16 == 0));
     kiln_array *temp = NULL;
     kiln_status st = KILN_OK;
     if (!direct) {
