@@ -669,8 +669,9 @@ KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, cons
  * writes for that state and advances it as cuRAND does (the offset by the
  * number of values, by half of it for XORWOW and MRG32k3a normals; on Philox
  * a fill of doubles or normals is defined as a fresh generator at the offset:
- * README "Random numbers"). On the CPU backend the numbers come from kiln's own code (all
- * cores, no libcurand needed); on CUDA from cuRAND, loaded at run time.
+ * README "Random numbers"). On the CPU backend the numbers come from
+ * kiln's own code (all cores, no libcurand needed); on CUDA from cuRAND,
+ * loaded at run time.
  * Guarantee (tests/test_random.c checks it against libcurand's host
  * generator for many seeds, offsets and lengths):
  *  - bits, uniform float32 and float64: bit for bit on both backends;
