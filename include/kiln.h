@@ -729,6 +729,13 @@ KILN_API kiln_status kiln_rng_poisson(kiln_rng *rng, kiln_array *out, double lam
 /* Raw 32-bit outputs (curandGenerate) into uint32 or int32. cuRAND has no
  * 64-bit output for these generators, so uint64 is refused (KILN_ERR_DTYPE). */
 KILN_API kiln_status kiln_rng_bits(kiln_rng *rng, kiln_array *out);
+/* The in-kernel API: CUDA C text with cuRAND's device functions for
+ * Philox4x32-10 and MRG32k3a (kiln_curand_init_philox, kiln_curand_philox,
+ * kiln_curand_uniform_philox, kiln_curand_normal_philox, ..._mrg32k3a,
+ * and the stateless kiln_philox_uniform(seed, index)) giving curand_kernel.h's
+ * values on both backends. Prepend it to a kernel's source, or pass it as a
+ * ufunc's preamble. Static storage. */
+KILN_API const char *kiln_rng_device_source(void);
 /* For checking kiln against cuRAND: n uniform floats from cuRAND's own host
  * generator (libcurand loaded at run time, default ordering) at seed and
  * offset, into host memory. KILN_ERR_LIBRARY_MISSING without libcurand. */

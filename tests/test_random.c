@@ -12,6 +12,7 @@
 
 #include "examples.h"
 #include "random/curand_lib.h"
+#include "random/rng_engine.h"
 #include "test_support.h"
 
 static int setup(void **state) {
@@ -544,6 +545,108 @@ static void test_stream_and_seed(void **state) {
     kiln_stream_release(s);
 }
 
+static const char device_kernel[] =
+    "extern \"C\" __global__ void draw(unsigned long long seed, unsigned long long offset, int n,\n"
+    "    unsigned *bits, float *u, float *z, double *d, unsigned *mbits, float *mu, float *mz, float *sl) {\n"
+    "  int t = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (t >= n) return;\n"
+    "  kiln_philox_state s;\n"
+    "  kiln_curand_init_philox(seed, t, offset, &s);\n"
+    "  bits[t] = kiln_curand_philox(&s);\n"
+    "  u[t] = kiln_curand_uniform_philox(&s);\n"
+    "  z[t] = kiln_curand_normal_philox(&s);\n"
+    "  d[t] = kiln_curand_uniform_double_philox(&s);\n"
+    "  kiln_mrg32k3a_state m;\n"
+    "  kiln_curand_init_mrg32k3a(seed, t, offset, &m);\n"
+    "  mbits[t] = kiln_curand_mrg32k3a(&m);\n"
+    "  mu[t] = kiln_curand_uniform_mrg32k3a(&m);\n"
+    "  mz[t] = kiln_curand_normal_mrg32k3a(&m);\n"
+    "  sl[t] = kiln_philox_uniform(seed, offset + t);\n"
+    "}\n";
+
+/* Philox word k of thread t's stream from `offset` (curand_init(seed, t, offset)). */
+static uint32_t philox_word(uint64_t seed, uint64_t t, uint64_t pos) {
+    uint64_t c = pos >> 2;
+    uint32_t ctr[4] = {(uint32_t)c, (uint32_t)(c >> 32), (uint32_t)t, (uint32_t)(t >> 32)}, w[4];
+    kiln_philox4x32_10(ctr, (uint32_t)seed, (uint32_t)(seed >> 32), w);
+    return w[pos & 3];
+}
+
+static float host_box_muller_sin(float u, float v) { return sinf(v) * sqrtf(-2.0f * logf(u)); }
+
+/* The in-kernel API (kiln_rng_device_source) in a raw kernel: per-thread
+ * states from (seed, subsequence = thread, offset) and the stateless call,
+ * against the host engines: integers and uniforms bit for bit; normals
+ * within 2e-5 (1 + |z|) (the GPU's __sincosf; on the CPU the kernel compiler
+ * may contract and vectorise the math, measured 1 ulp off glibc); the same
+ * source compiles for sm_90 with NVRTC. */
+static void test_device_api(void **state) {
+    kiln_context *ctx = *state;
+    size_t len = strlen(kiln_rng_device_source()) + sizeof device_kernel;
+    char *src = malloc(len);
+    snprintf(src, len, "%s%s", kiln_rng_device_source(), device_kernel);
+    char *log = NULL;
+    kiln_status cs = kiln_compile_only("cuda", "sm_90", src, "draw.cu", NULL, &log);
+    if (cs == KILN_ERR_COMPILER_MISSING)
+        fail_msg("NVRTC not found, cannot check the device API for sm_90: %s", kiln_last_error());
+    if (cs != KILN_OK)
+        fail_msg("device API does not compile for sm_90: %s\n%s", kiln_last_error(), log ? log : "");
+    kiln_free(log);
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_kernel_from_source(ctx, src, "draw", NULL, &k));
+    const int n = 300;
+    const uint64_t seed = 0x123456789ull, offsets[2] = {5, (1ull << 34) + 3};
+    for (int oi = 0; oi < 2; oi++) {
+        uint64_t offset = offsets[oi];
+        int64_t shape[1] = {n};
+        kiln_array *a[8];
+        const kiln_dtype dt[8] = {KILN_UINT32, KILN_FLOAT32, KILN_FLOAT32, KILN_FLOAT64,
+                                  KILN_UINT32, KILN_FLOAT32, KILN_FLOAT32, KILN_FLOAT32};
+        for (int i = 0; i < 8; i++) TEST_OK(kiln_array_zeros(ctx, dt[i], 1, shape, &a[i]));
+        TEST_OK(kiln_launch(k, KILN_DIM(3), KILN_DIM(128), 0, NULL,
+                            KILN_ARGS(kiln_u64(seed), kiln_u64(offset), kiln_i32(n), kiln_arr(a[0]),
+                                      kiln_arr(a[1]), kiln_arr(a[2]), kiln_arr(a[3]), kiln_arr(a[4]),
+                                      kiln_arr(a[5]), kiln_arr(a[6]), kiln_arr(a[7]))));
+        uint32_t bits[300], mbits[300];
+        float u[300], z[300], mu[300], mz[300], sl[300];
+        double d[300];
+        TEST_OK(kiln_array_to_host(a[0], bits, sizeof bits));
+        TEST_OK(kiln_array_to_host(a[1], u, sizeof u));
+        TEST_OK(kiln_array_to_host(a[2], z, sizeof z));
+        TEST_OK(kiln_array_to_host(a[3], d, sizeof d));
+        TEST_OK(kiln_array_to_host(a[4], mbits, sizeof mbits));
+        TEST_OK(kiln_array_to_host(a[5], mu, sizeof mu));
+        TEST_OK(kiln_array_to_host(a[6], mz, sizeof mz));
+        TEST_OK(kiln_array_to_host(a[7], sl, sizeof sl));
+        for (int t = 0; t < n; t++) {
+            uint32_t w[6];
+            for (int q = 0; q < 6; q++) w[q] = philox_word(seed, (uint64_t)t, offset + (uint64_t)q);
+            assert_int_equal(bits[t], w[0]);
+            assert_true(u[t] == kiln_bits_uniform(w[1]));
+            float zu = (float)w[2] * KILN_2POW32_INV + KILN_2POW32_INV / 2.0f;
+            float zv = (float)w[3] * (2.3283064e-10f * 6.2831855f) + (2.3283064e-10f * 6.2831855f) / 2.0f;
+            float zw = host_box_muller_sin(zu, zv);
+            if (fabsf(z[t] - zw) > 2e-5f * (1 + fabsf(zw)))
+                fail_msg("philox normal, thread %d offset %llu: %.9g vs %.9g", t, (unsigned long long)offset,
+                         z[t], zw);
+            assert_true(d[t] == kiln_bits_uniform_double(w[4], w[5]));
+            kiln_mrg32k3a m;
+            kiln_mrg32k3a_init(&m, seed, (uint64_t)t, offset);
+            uint32_t r0 = kiln_mrg32k3a_next(&m), r1 = kiln_mrg32k3a_next(&m), r2 = kiln_mrg32k3a_next(&m),
+                     r3 = kiln_mrg32k3a_next(&m);
+            assert_int_equal(mbits[t], kiln_mrg32k3a_bits(r0));
+            assert_true(mu[t] == kiln_mrg32k3a_uniform(r1));
+            float mw = host_box_muller_sin(kiln_mrg32k3a_uniform(r2), kiln_mrg32k3a_uniform(r3) * 6.2831855f);
+            if (fabsf(mz[t] - mw) > 2e-5f * (1 + fabsf(mw)))
+                fail_msg("mrg32k3a normal, thread %d: %.9g vs %.9g", t, mz[t], mw);
+            assert_true(sl[t] == kiln_bits_uniform(philox_word(seed, 0, offset + (uint64_t)t)));
+        }
+        for (int i = 0; i < 8; i++) kiln_array_release(a[i]);
+    }
+    kiln_kernel_release(k);
+    free(src);
+}
+
 /* `kiln demo xorwow` (seed 001) at a small size: its own checks pass, and
  * with libcurand present its first values equal cuRAND's. */
 static void test_demo_xorwow(void **state) {
@@ -571,6 +674,7 @@ int main(void) {
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_stream_and_seed),
         cmocka_unit_test(test_demo_xorwow),
+        cmocka_unit_test(test_device_api),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -20,6 +20,10 @@ const char *kiln_rng_type_name(kiln_rng_type type) {
     return "unknown";
 }
 
+extern const char kiln_embedded_kiln_random[];
+
+const char *kiln_rng_device_source(void) { return kiln_embedded_kiln_random; }
+
 static int valid_type(kiln_rng_type type) {
     return type == KILN_RNG_XORWOW || type == KILN_RNG_PHILOX4_32_10 || type == KILN_RNG_MRG32K3A;
 }
