@@ -662,6 +662,18 @@ static void test_demo_xorwow(void **state) {
     if (kiln_curand_load(&st)) assert_non_null(strstr(res.check, "first 16 = cuRAND host"));
 }
 
+/* `kiln demo mc_pi`: the in-kernel stateless Philox in a vectorize body. */
+static void test_demo_mc_pi(void **state) {
+    kiln_context *ctx = *state;
+    const kiln_example *ex = kiln_example_find("mc_pi");
+    assert_non_null(ex);
+    kiln_example_opts opts = {200000, 1, 0, NULL};
+    kiln_example_result res;
+    TEST_OK((kiln_status)ex->run(ctx, &opts, &res));
+    print_message("mc_pi demo on %s: %s\n", kiln_context_backend_name(ctx), res.check);
+    assert_true(res.passed);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches_curand_host),
@@ -675,6 +687,7 @@ int main(void) {
         cmocka_unit_test(test_stream_and_seed),
         cmocka_unit_test(test_demo_xorwow),
         cmocka_unit_test(test_device_api),
+        cmocka_unit_test(test_demo_mc_pi),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
