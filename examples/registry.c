@@ -37,6 +37,8 @@ int kiln_example_comm_heat(kiln_context *ctx, const kiln_example_opts *opts, kil
 /* FFT (examples/fft_convolve.c). */
 int kiln_example_fft_convolve(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 int kiln_example_reduce(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+int kiln_example_random_xorwow(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+int kiln_example_random_pi(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 #define UFUNC_ROW_(n, seed_id, text)                                                                         \
     { .name = #n, .seed = seed_id, .summary = text, .run = kiln_example_ufunc_##n }
 #define GUFUNC_ROW_(n, seed_id, text)                                                                        \
@@ -62,6 +64,14 @@ static const kiln_example example_table[] = {
      .summary = "512x512 image * 5x5 Laplacian, same mode, via C2C FFTs "
                 "and a complex64 vectorize multiply (size = side; --image FILE.png)",
      .run = kiln_example_fft_convolve},
+    {.name = "xorwow",
+     .seed = "001",
+     .summary = "cuRAND XORWOW: 1M uniform f32, checked against cuRAND's host generator",
+     .run = kiln_example_random_xorwow},
+    {.name = "rng_pi",
+     .seed = "001",
+     .summary = "Monte Carlo pi, 4M points from the in-kernel stateless Philox in a vectorize body",
+     .run = kiln_example_random_pi},
     GUFUNC_ROW_(hermite, "002", "guvectorize Hermite recurrence (n)->(n) in place, and ()->(n)"),
     GUFUNC_ROW_(batched_matmul, "002", "guvectorize (m,n),(n,p)->(m,p) over a batch of 4x4 f32"),
     UFUNC_ROW_(vector_add, "003", "vectorAdd of 320M f32 from host arrays + a fused expression"),

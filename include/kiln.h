@@ -690,6 +690,92 @@ KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, cons
                                         char **source, char **kernel_name);
 
 /* ------------------------------------------------------------------ random numbers (src/random/) */
+/* cuRAND's pseudo-random generators on kiln arrays, producing the very
+ * numbers cuRAND produces, on both backends:
+ *
+ *   kiln_rng *rng;
+ *   kiln_rng_create(ctx, KILN_RNG_XORWOW, 1234, &rng);
+ *   kiln_rng_uniform(rng, x);                 (float32 or float64 array, values in (0, 1])
+ *   kiln_rng_normal(rng, y, 0.0, 1.0);
+ *   kiln_rng_release(rng);
+ *
+ * A generator has a seed, an offset and an ordering, as a cuRAND generator
+ * made with curandCreateGenerator; each fill writes what curandGenerate*
+ * writes for that state and advances it as cuRAND does (the offset by the
+ * number of values, by half of it for XORWOW and MRG32k3a normals; on Philox
+ * a fill of doubles or normals is defined as a fresh generator at the offset:
+ * README "Random numbers"). On the CPU backend the numbers come from
+ * kiln's own code (all cores, no libcurand needed); on CUDA from cuRAND,
+ * loaded at run time.
+ * Guarantee (tests/test_random.c checks it against libcurand's host
+ * generator for many seeds, offsets and lengths):
+ *  - bits, uniform float32 and float64: bit for bit on both backends;
+ *  - normal and log-normal: bit for bit with cuRAND's host generator on
+ *    the CPU; the GPU's cuRAND uses the fast hardware sine/cosine in
+ *    Box-Muller, so CPU and CUDA agree to |a-b| <= 2e-5 (1+|b|) (float32)
+ *    and 1e-12 (1+|b|) (float64), which the tests enforce;
+ *  - Poisson: kiln's own algorithm on the CPU, cuRAND's on CUDA: the same
+ *    distribution, not the same samples (see README).
+ * Outputs may be any dtype-matching array: views and host-wrapped arrays
+ * are filled through a contiguous temporary; size 0 is a no-op; odd lengths
+ * work for every distribution (cuRAND itself wants even lengths for
+ * normals). Fills are queued on the generator's stream (CUDA); on the CPU
+ * they return when done. */
+typedef struct kiln_rng kiln_rng;
+
+typedef enum kiln_rng_type {
+    KILN_RNG_XORWOW = 0,        /* cuRAND's default (CURAND_RNG_PSEUDO_XORWOW) */
+    KILN_RNG_PHILOX4_32_10 = 1, /* CURAND_RNG_PSEUDO_PHILOX4_32_10 */
+    KILN_RNG_MRG32K3A = 2       /* CURAND_RNG_PSEUDO_MRG32K3A */
+} kiln_rng_type;
+
+typedef enum kiln_rng_ordering {
+    KILN_RNG_ORDERING_DEFAULT = 0, /* CURAND_ORDERING_PSEUDO_DEFAULT (= BEST) */
+    KILN_RNG_ORDERING_LEGACY = 1   /* CURAND_ORDERING_PSEUDO_LEGACY: fixed across cuRAND releases */
+} kiln_rng_ordering;
+
+/* New generator of `type` on ctx with `seed`, offset 0, the default ordering
+ * and the context's default stream. Release with kiln_rng_release (before
+ * kiln_close(ctx)). KILN_ERR_INVALID_ARGUMENT for an unknown type. */
+KILN_API kiln_status kiln_rng_create(kiln_context *ctx, kiln_rng_type type, uint64_t seed, kiln_rng **out);
+/* Frees the generator (and its cuRAND generator). NULL is a no-op. */
+KILN_API void kiln_rng_release(kiln_rng *rng);
+/* Sets the seed and puts the offset back to 0. */
+KILN_API kiln_status kiln_rng_set_seed(kiln_rng *rng, uint64_t seed);
+/* Position in the generator's sequence, counted in 32-bit outputs as
+ * cuRAND's curandSetGeneratorOffset counts it. */
+KILN_API kiln_status kiln_rng_set_offset(kiln_rng *rng, uint64_t offset);
+KILN_API kiln_status kiln_rng_get_offset(const kiln_rng *rng, uint64_t *offset);
+KILN_API kiln_status kiln_rng_set_ordering(kiln_rng *rng, kiln_rng_ordering ordering);
+/* Stream for the fills (NULL: the context's default). The stream must
+ * belong to the generator's context and outlive its use by the generator. */
+KILN_API kiln_status kiln_rng_set_stream(kiln_rng *rng, kiln_stream *stream);
+/* "xorwow", "philox4_32_10", "mrg32k3a"; static storage ("unknown" else). */
+KILN_API const char *kiln_rng_type_name(kiln_rng_type type);
+
+/* Uniform values in (0, 1] into a float32 or float64 array (curandGenerateUniform / ...Double). */
+KILN_API kiln_status kiln_rng_uniform(kiln_rng *rng, kiln_array *out);
+/* Normal values (Box-Muller) with mean and stddev >= 0 into float32 or float64. */
+KILN_API kiln_status kiln_rng_normal(kiln_rng *rng, kiln_array *out, double mean, double stddev);
+/* exp of normal(mean, stddev) into float32 or float64. */
+KILN_API kiln_status kiln_rng_lognormal(kiln_rng *rng, kiln_array *out, double mean, double stddev);
+/* Poisson counts with mean lambda > 0 into uint32 (or int32). */
+KILN_API kiln_status kiln_rng_poisson(kiln_rng *rng, kiln_array *out, double lambda);
+/* Raw 32-bit outputs (curandGenerate) into uint32 or int32. cuRAND has no
+ * 64-bit output for these generators, so uint64 is refused (KILN_ERR_DTYPE). */
+KILN_API kiln_status kiln_rng_bits(kiln_rng *rng, kiln_array *out);
+/* The in-kernel API: CUDA C text with cuRAND's device functions for
+ * Philox4x32-10 and MRG32k3a (kiln_curand_init_philox, kiln_curand_philox,
+ * kiln_curand_uniform_philox, kiln_curand_normal_philox, ..._mrg32k3a,
+ * and the stateless kiln_philox_uniform(seed, index)) giving curand_kernel.h's
+ * values on both backends. Prepend it to a kernel's source, or pass it as a
+ * ufunc's preamble. Static storage. */
+KILN_API const char *kiln_rng_device_source(void);
+/* For checking kiln against cuRAND: n uniform floats from cuRAND's own host
+ * generator (libcurand loaded at run time, default ordering) at seed and
+ * offset, into host memory. KILN_ERR_LIBRARY_MISSING without libcurand. */
+KILN_API kiln_status kiln_rng_curand_host_uniform(kiln_rng_type type, uint64_t seed, uint64_t offset,
+                                                  float *out, size_t n);
 
 /* ------------------------------------------------------------------ FFT (src/fft/) */
 /* Discrete Fourier transforms over kiln arrays: FFTW 3 on the CPU backend,

@@ -1,0 +1,209 @@
+/* random_bench.c: kiln's generators beside cuRAND called directly.
+ *
+ *   kiln_random_bench [cpu|cuda] [N]
+ *
+ * cuda: 10^8 (or N) uniform f32, uniform f64 and normal f32 from each
+ *   generator, kiln's fill beside curandGenerate* on the same stream and
+ *   memory, median of 15 batches (after 3 warm-ups), as a ratio kiln / cuRAND
+ *   and as GB/s and a fraction of the device's write bandwidth
+ *   ($KILN_WRITE_GBS, default 2900 for an H100 SXM: what cuRAND's Philox
+ *   reaches); then seed 001's size, 10^6 f64 uniforms, end to end (fill +
+ *   synchronize).
+ * cpu: kiln's CPU provider (all cores) beside cuRAND's host generator and a
+ *   plain one-thread C loop of the same generator, in GB/s.
+ * Links the static library to reach the loaded cuRAND table (curand_lib.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/context.h"
+#include "kiln.h"
+#include "random/curand_lib.h"
+#include "random/rng_engine.h"
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return v[n / 2];
+}
+
+enum { U32, U64, N32 };
+static const char *dist_name[3] = {"uniform f32", "uniform f64", "normal f32"};
+static const kiln_rng_type types[3] = {KILN_RNG_XORWOW, KILN_RNG_PHILOX4_32_10, KILN_RNG_MRG32K3A};
+
+#define REPS 15
+
+static int kiln_fill(kiln_rng *rng, kiln_array *x, int d) {
+    return d == N32 ? kiln_rng_normal(rng, x, 0, 1) : kiln_rng_uniform(rng, x);
+}
+static int curand_fill(const kiln_curand_api *api, void *g, void *p, size_t n, int d) {
+    if (d == U32) return api->curandGenerateUniform(g, p, n);
+    if (d == U64) return api->curandGenerateUniformDouble(g, p, n);
+    return api->curandGenerateNormal(g, p, n, 0.f, 1.f);
+}
+
+/* Median ms of one fill: kiln (which == 0) or cuRAND direct (1), on kiln's
+ * default stream; synchronised after every call (end to end) or per batch. */
+static double time_gpu(kiln_context *ctx, const kiln_curand_api *api, kiln_rng_type t, int d, size_t n,
+                       int which, int sync_each) {
+    int64_t shape[1] = {(int64_t)n};
+    kiln_array *x = NULL;
+    if (kiln_array_empty(ctx, d == U64 ? KILN_FLOAT64 : KILN_FLOAT32, 1, shape, &x) != KILN_OK) return NAN;
+    kiln_rng *rng = NULL;
+    void *g = NULL;
+    if (which == 0) {
+        kiln_rng_create(ctx, t, 1234, &rng);
+    } else {
+        void *cuctx = NULL, *stream = NULL;
+        ctx->ops->native_handles(ctx->state, NULL, &cuctx, &stream);
+        api->curandCreateGenerator(&g, kiln_curand_rng_type(t));
+        api->curandSetPseudoRandomGeneratorSeed(g, 1234);
+        api->curandSetStream(g, stream);
+    }
+    double ms[REPS];
+    double result = NAN;
+    for (int r = -3; r < REPS; r++) {
+        int batch = sync_each ? 1 : 5;
+        kiln_synchronize(ctx);
+        double t0 = now_ms();
+        for (int b = 0; b < batch; b++) {
+            int rc = which == 0 ? kiln_fill(rng, x, d) : curand_fill(api, g, kiln_array_data(x), n, d);
+            if (rc) {
+                fprintf(stderr, "fill failed: %d %s\n", rc, which == 0 ? kiln_last_error() : "cuRAND");
+                goto done;
+            }
+        }
+        kiln_synchronize(ctx);
+        if (r >= 0) ms[r] = (now_ms() - t0) / batch;
+    }
+    result = median(ms, REPS);
+done:
+    if (g) api->curandDestroyGenerator(g);
+    kiln_rng_release(rng);
+    kiln_array_release(x);
+    return result;
+}
+
+static int bench_cuda(size_t n) {
+    kiln_context *ctx = NULL;
+    if (kiln_open(&ctx, "cuda") != KILN_OK) {
+        fprintf(stderr, "no CUDA context: %s\n", kiln_last_error());
+        return 1;
+    }
+    kiln_status st;
+    const kiln_curand_api *api = kiln_curand_load(&st);
+    if (!api) {
+        fprintf(stderr, "%s\n", kiln_last_error());
+        kiln_close(ctx);
+        return 1;
+    }
+    const char *w = getenv("KILN_WRITE_GBS");
+    double peak = w ? atof(w) : 2900.0;
+    printf("GPU, %zu values; ratio = kiln / cuRAND (<= 1.0: kiln as fast); write peak %.0f GB/s\n", n, peak);
+    printf("%-14s %-12s %10s %10s %7s %9s %7s\n", "generator", "dist", "kiln ms", "cuRAND ms", "ratio",
+           "kiln GB/s", "of peak");
+    for (int ti = 0; ti < 3; ti++)
+        for (int d = 0; d < 3; d++) {
+            double a = time_gpu(ctx, api, types[ti], d, n, 0, 0),
+                   b = time_gpu(ctx, api, types[ti], d, n, 1, 0);
+            double gbs = (double)n * (d == U64 ? 8 : 4) / (a * 1e6);
+            printf("%-14s %-12s %10.3f %10.3f %7.3f %9.0f %6.1f%%\n", kiln_rng_type_name(types[ti]),
+                   dist_name[d], a, b, a / b, gbs, 100 * gbs / peak);
+        }
+    printf("seed 001's size: 10^6 uniform f64, end to end (fill + synchronize), kiln / cuRAND ms\n");
+    for (int ti = 0; ti < 3; ti++) {
+        double a = time_gpu(ctx, api, types[ti], U64, 1000000, 0, 1);
+        double b = time_gpu(ctx, api, types[ti], U64, 1000000, 1, 1);
+        printf("%-14s %10.4f %10.4f  ratio %.3f\n", kiln_rng_type_name(types[ti]), a, b, a / b);
+    }
+    kiln_close(ctx);
+    return 0;
+}
+
+/* One-thread C loops of each generator, uniform floats. */
+static void plain_xorwow(float *out, size_t n) {
+    kiln_xorwow s;
+    kiln_xorwow_seed(&s, 1234);
+    for (size_t i = 0; i < n; i++) out[i] = kiln_bits_uniform(kiln_xorwow_next(&s));
+}
+static void plain_philox(float *out, size_t n) {
+    uint32_t w[4];
+    for (size_t i = 0; i < n; i += 4) {
+        uint32_t ctr[4] = {(uint32_t)(i / 4), (uint32_t)((i / 4) >> 32), 0, 0};
+        kiln_philox4x32_10(ctr, 1234, 0, w);
+        for (size_t q = 0; q < 4 && i + q < n; q++) out[i + q] = kiln_bits_uniform(w[q]);
+    }
+}
+static void plain_mrg(float *out, size_t n) {
+    kiln_mrg32k3a s;
+    kiln_mrg32k3a_seed(&s, 1234);
+    for (size_t i = 0; i < n; i++) out[i] = kiln_mrg32k3a_uniform(kiln_mrg32k3a_next(&s));
+}
+
+static int bench_cpu(size_t n) {
+    kiln_context *ctx = NULL;
+    if (kiln_open(&ctx, "cpu") != KILN_OK) return 1;
+    kiln_status st;
+    const kiln_curand_api *api = kiln_curand_load(&st);
+    if (!api) fprintf(stderr, "cuRAND host column skipped: %s\n", kiln_last_error());
+    kiln_device_info info;
+    kiln_device_info_get(ctx, &info);
+    printf("CPU (%s, %d cores), %zu uniform f32, GB/s (median of 5)\n", info.name, info.multiprocessors, n);
+    printf("%-14s %10s %12s %12s\n", "generator", "kiln", "cuRAND host", "plain C loop");
+    int64_t shape[1] = {(int64_t)n};
+    kiln_array *x = NULL;
+    float *buf = malloc(n * sizeof(float));
+    if (kiln_array_empty(ctx, KILN_FLOAT32, 1, shape, &x) != KILN_OK || !buf) return 1;
+    for (int ti = 0; ti < 3; ti++) {
+        double k[5], c[5], p[5];
+        kiln_rng *rng = NULL;
+        kiln_rng_create(ctx, types[ti], 1234, &rng);
+        void *g = NULL;
+        if (api) {
+            api->curandCreateGeneratorHost(&g, kiln_curand_rng_type(types[ti]));
+            api->curandSetPseudoRandomGeneratorSeed(g, 1234);
+        }
+        for (int r = -1; r < 5; r++) {
+            double t0 = now_ms();
+            kiln_rng_uniform(rng, x);
+            double t1 = now_ms();
+            if (api) api->curandGenerateUniform(g, buf, n);
+            double t2 = now_ms();
+            if (ti == 0) plain_xorwow(buf, n);
+            if (ti == 1) plain_philox(buf, n);
+            if (ti == 2) plain_mrg(buf, n);
+            double t3 = now_ms();
+            if (r >= 0) {
+                k[r] = t1 - t0;
+                c[r] = t2 - t1;
+                p[r] = t3 - t2;
+            }
+        }
+        double bytes = (double)n * 4;
+        printf("%-14s %10.2f %12.2f %12.2f\n", kiln_rng_type_name(types[ti]), bytes / (median(k, 5) * 1e6),
+               api ? bytes / (median(c, 5) * 1e6) : NAN, bytes / (median(p, 5) * 1e6));
+        if (g) api->curandDestroyGenerator(g);
+        kiln_rng_release(rng);
+    }
+    free(buf);
+    kiln_array_release(x);
+    kiln_close(ctx);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *target = argc > 1 ? argv[1] : "cpu";
+    size_t n = argc > 2 ? (size_t)atoll(argv[2]) : 0;
+    if (!strcmp(target, "cuda")) return bench_cuda(n ? n : 100000000);
+    return bench_cpu(n ? n : 10000000);
+}
