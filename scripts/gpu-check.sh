@@ -48,6 +48,13 @@ fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   $build/bench/kiln_bench --target cuda > "$OUT/bench-gpu.txt" 2>&1; cat "$OUT/bench-gpu.txt"
 fi
+if [ "$what" = libs ] || [ "$what" = all ]; then
+  # the library capabilities, each beside the vendor library called directly
+  $build/bench/kiln_random_bench cuda > "$OUT/bench-random.txt" 2>&1; cat "$OUT/bench-random.txt"
+  $build/bench/kiln_fft_bench --target cuda > "$OUT/bench-fft.txt" 2>&1; cat "$OUT/bench-fft.txt"
+  KILN_TARGET=cuda $build/bench/kiln_blas_bench > "$OUT/bench-blas.txt" 2>&1; cat "$OUT/bench-blas.txt"
+  $build/bench/reduce_bench cuda 20 > "$OUT/bench-reduce.txt" 2>&1; cat "$OUT/bench-reduce.txt"
+fi
 if [ "$what" = comm ]; then
   # src/comm: the collectives on every GPU of this machine (one process,
   # NCCL), kiln beside NCCL direct, the heat stencil's scaling
