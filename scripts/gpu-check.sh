@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for sm_90, run the test suites on the
 # CUDA backend, run the demo and the benchmark, keep the logs in $OUT.
-# Used through the device tool:  bash scripts/gpu-check.sh [tests|prof|bench|comm|all]
+# Used through the device tool:  bash scripts/gpu-check.sh [tests|prof|bench|libs|comm|all]
 # (comm is not part of all: it wants every GPU of a multi-GPU machine)
 # The GPU machine cannot install packages, so headers and libraries it lacks
 # travel as Debian packages in .devdeps/ (see README) and are unpacked here.
