@@ -174,7 +174,10 @@ static int run_child(const scenario *sc) {
     kiln_context *ctx = NULL;
     CHILD_CHECK(kiln_open(&ctx, test_target()) == KILN_OK, "%s", kiln_last_error());
     kiln_kernel *k = NULL;
-    CHILD_CHECK(kiln_kernel_from_source(ctx, sc->source, sc->kernel, NULL, &k) == KILN_OK, "%s",
+    /* Barrier kernels here test the fiber path (its guard pages and stack
+     * sizing): loop fission would run them on the worker's own stack. */
+    const char *options = strstr(sc->source, "__syncthreads") ? "-DKILN_CPU_FIBERS" : NULL;
+    CHILD_CHECK(kiln_kernel_from_source(ctx, sc->source, sc->kernel, options, &k) == KILN_OK, "%s",
                 kiln_last_error());
     int n = (int)(sc->grid * sc->block);
     int64_t shape = n;

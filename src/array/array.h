@@ -24,6 +24,10 @@ struct kiln_array {
     _Atomic(kiln_stream *) last_stream;
 };
 
+/* A new array struct sharing a's memory, shape and strides (the caller then
+ * edits them): it holds a's context and a's owner, as every view must. */
+kiln_status kiln_array_view_header(kiln_array *a, kiln_array **out);
+
 /* Records that work on `stream` uses a's memory (see last_stream). */
 void kiln_array_note_stream(kiln_array *a, kiln_stream *stream);
 

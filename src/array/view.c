@@ -5,7 +5,7 @@
 #include "array/array.h"
 #include "core/error.h"
 
-static kiln_status view_of(kiln_array *a, kiln_array **out) {
+kiln_status kiln_array_view_header(kiln_array *a, kiln_array **out) {
     kiln_array *v = calloc(1, sizeof *v);
     if (!v) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     *v = *a;
@@ -42,7 +42,7 @@ kiln_status kiln_array_slice(kiln_array *a, int axis, int64_t start, int64_t sto
     int64_t count = step > 0 ? (stop > start ? (stop - start - 1) / step + 1 : 0)
                              : (start > stop ? (start - stop - 1) / -step + 1 : 0);
     kiln_array *v = NULL;
-    kiln_status s = view_of(a, &v);
+    kiln_status s = kiln_array_view_header(a, &v);
     if (s != KILN_OK) return s;
     if (count > 0) v->data = a->data + start * a->strides[axis];
     v->shape[axis] = count;
@@ -83,7 +83,7 @@ kiln_status kiln_array_reshape(kiln_array *a, int ndim, const int64_t *shape, ki
                               "kiln_array_copy it first",
                               kiln_shape_format(a->ndim, a->shape, from, sizeof from));
     kiln_array *v = NULL;
-    kiln_status s = view_of(a, &v);
+    kiln_status s = kiln_array_view_header(a, &v);
     if (s != KILN_OK) return s;
     v->ndim = ndim;
     memcpy(v->shape, new_shape, sizeof(int64_t) * (size_t)ndim);
@@ -104,7 +104,7 @@ kiln_status kiln_array_transpose(kiln_array *a, const int *axes, kiln_array **ou
                                   a->ndim - 1, i, axes ? axes[i] : perm[i]);
     }
     kiln_array *v = NULL;
-    kiln_status s = view_of(a, &v);
+    kiln_status s = kiln_array_view_header(a, &v);
     if (s != KILN_OK) return s;
     for (int i = 0; i < a->ndim; i++) {
         v->shape[i] = a->shape[perm[i]];

@@ -8,14 +8,9 @@
 
 kiln_status kiln_blas_view(kiln_array *a, int ndim, const int64_t *shape, const int64_t *strides,
                            int64_t offset_bytes, kiln_array **out) {
-    kiln_array *v = calloc(1, sizeof *v);
-    if (!v) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    *v = *a;
-    atomic_init(&v->refs, 1);
-    atomic_init(&v->last_stream, NULL);
-    v->allocation = NULL;
-    v->host_allocation = 0;
-    v->base = (a->base || a->allocation) ? kiln_array_retain(a->base ? a->base : a) : NULL;
+    kiln_array *v;
+    kiln_status s = kiln_array_view_header(a, &v);
+    if (s != KILN_OK) return s;
     v->ndim = ndim;
     for (int d = 0; d < ndim; d++) {
         v->shape[d] = shape[d];

@@ -1096,6 +1096,35 @@ static int read_params(fis *f) {
             return fail(f, "the kernel assigns to its parameter", f->params[p]);
     return 0;
 }
+/* A local array kept per thread needs blockDim times its size of the
+ * worker's stack (big_locals in test_cpu_faults: 160 KB a thread): such
+ * kernels keep the fiber path, whose stacks are sized from the frame. */
+static int check_stored_arrays(fis *f) {
+    enum { MAX_STORED_ELEMENTS = 64 }; /* 64 x 8 B x 1024 threads: 512 KiB of stack */
+    for (int v = 0; v < f->var_count; v++) {
+        const var *x = &f->vars[v];
+        if (!x->stored || x->dim_a < 0) continue;
+        long long elements = 1;
+        for (int i = x->dim_a; i < x->dim_b; i++) {
+            const kiln_ctok *t = &f->c->t[i];
+            const char *text = f->c->text + t->start;
+            if (t->len == 1 && (text[0] == '[' || text[0] == ']')) continue;
+            char digits[24];
+            if (t->len <= 0 || t->len >= (int)sizeof digits)
+                return fail(f, "a local array lives across a barrier", x->name);
+            memcpy(digits, text, (size_t)t->len);
+            digits[t->len] = '\0';
+            char *end = NULL;
+            long long d = strtoll(digits, &end, 10);
+            if (!end || *end != '\0' || d <= 0)
+                return fail(f, "a local array of non-literal size lives across a barrier", x->name);
+            elements *= d;
+            if (elements > MAX_STORED_ELEMENTS)
+                return fail(f, "a large local array lives across a barrier", x->name);
+        }
+    }
+    return 0;
+}
 
 int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, kiln_text *gen, char *why, size_t why_size) {
     fis *f = calloc(1, sizeof *f);
@@ -1111,7 +1140,7 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, kiln_text *gen, ch
     why[0] = '\0';
     int root = -1;
     if (read_params(f) == 0) root = build_seq(f, fn->lbrace + 1, match(f, fn->lbrace), -1);
-    if (root >= 0 && decide_storage(f) == 0) {
+    if (root >= 0 && decide_storage(f) == 0 && check_stored_arrays(f) == 0) {
         kiln_text t = {0};
         f->out = &t;
         const kiln_ctok *name = &f->c->t[fn->name];
