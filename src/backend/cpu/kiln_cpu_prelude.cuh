@@ -62,7 +62,9 @@ struct kiln_cpu_block_abi {
 KILN_CPU_EXPORT const int kiln_cpu_abi_version = KILN_CPU_ABI_VERSION;
 
 // ---------------------------------------------------------------- built-in variables
-struct uint3 { unsigned int x, y, z; };
+struct uint3 {
+    unsigned int x, y, z;
+};
 struct dim3 {
     unsigned int x, y, z;
     constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) : x(vx), y(vy), z(vz) {}
@@ -105,14 +107,29 @@ static inline int kiln_cpu_barrier(int predicate, int *arrivals) {
     threadIdx = saved;
     return count;
 }
-static inline void __syncthreads() { int n; (void)kiln_cpu_barrier(0, &n); }
-static inline int __syncthreads_count(int p) { int n; return kiln_cpu_barrier(p != 0, &n); }
-static inline int __syncthreads_and(int p) { int n; return kiln_cpu_barrier(p != 0, &n) == n; }
-static inline int __syncthreads_or(int p) { int n; return kiln_cpu_barrier(p != 0, &n) != 0; }
+static inline void __syncthreads() {
+    int n;
+    (void)kiln_cpu_barrier(0, &n);
+}
+static inline int __syncthreads_count(int p) {
+    int n;
+    return kiln_cpu_barrier(p != 0, &n);
+}
+static inline int __syncthreads_and(int p) {
+    int n;
+    return kiln_cpu_barrier(p != 0, &n) == n;
+}
+static inline int __syncthreads_or(int p) {
+    int n;
+    return kiln_cpu_barrier(p != 0, &n) != 0;
+}
 // Warps are not modelled: __syncwarp is a full block barrier (stronger than
 // CUDA's, so correct code stays correct; a __syncwarp inside a branch taken by
 // part of the block is not supported).
-static inline void __syncwarp(unsigned mask = 0xffffffffu) { (void)mask; __syncthreads(); }
+static inline void __syncwarp(unsigned mask = 0xffffffffu) {
+    (void)mask;
+    __syncthreads();
+}
 static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
@@ -133,25 +150,32 @@ template <typename T> static inline T kiln_cpu_shfl(T v, int src_lane_in_warp) {
     unsigned src = base + (unsigned)src_lane_in_warp;
     unsigned n = blockDim.x * blockDim.y * blockDim.z;
     T r = v;
-    if (src < n) { bits = kiln_cpu_block->exchange[src]; memcpy(&r, &bits, sizeof(T)); }
+    if (src < n) {
+        bits = kiln_cpu_block->exchange[src];
+        memcpy(&r, &bits, sizeof(T));
+    }
     __syncthreads();
     return r;
 }
 static inline int kiln_cpu_lane() { return (int)(kiln_cpu_thread_rank() & 31u); }
 template <typename T> static inline T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
-    (void)mask; int lane = kiln_cpu_lane();
+    (void)mask;
+    int lane = kiln_cpu_lane();
     return kiln_cpu_shfl(v, (lane & ~(width - 1)) + (src & (width - 1)));
 }
 template <typename T> static inline T __shfl_xor_sync(unsigned mask, T v, int m, int width = 32) {
-    (void)mask; int lane = kiln_cpu_lane(), s = lane ^ m;
+    (void)mask;
+    int lane = kiln_cpu_lane(), s = lane ^ m;
     return kiln_cpu_shfl(v, (s & ~(width - 1)) == (lane & ~(width - 1)) ? s : lane);
 }
 template <typename T> static inline T __shfl_down_sync(unsigned mask, T v, unsigned d, int width = 32) {
-    (void)mask; int lane = kiln_cpu_lane(), s = lane + (int)d;
+    (void)mask;
+    int lane = kiln_cpu_lane(), s = lane + (int)d;
     return kiln_cpu_shfl(v, (s & ~(width - 1)) == (lane & ~(width - 1)) ? s : lane);
 }
 template <typename T> static inline T __shfl_up_sync(unsigned mask, T v, unsigned d, int width = 32) {
-    (void)mask; int lane = kiln_cpu_lane(), s = lane - (int)d;
+    (void)mask;
+    int lane = kiln_cpu_lane(), s = lane - (int)d;
     return kiln_cpu_shfl(v, s >= (lane & ~(width - 1)) ? s : lane);
 }
 static inline unsigned __ballot_sync(unsigned mask, int p) {
@@ -178,8 +202,8 @@ static inline void kiln_cpu_trap(const char *file, int line, const char *what) {
 }
 // <assert.h> included again by the kernel brings glibc's assert back; its
 // failure path lands here (hidden: the module's own, not the process's).
-extern "C" __attribute__((visibility("hidden"))) void __assert_fail(const char *e, const char *file,
-                                                                    unsigned int line, const char *func) noexcept {
+extern "C" __attribute__((visibility("hidden"))) void
+__assert_fail(const char *e, const char *file, unsigned int line, const char *func) noexcept {
     char what[400];
     snprintf(what, sizeof what, "assertion failed: %s (in %s)", e, func);
     kiln_cpu_trap(file, (int)line, what);
@@ -192,26 +216,30 @@ extern "C" __attribute__((visibility("hidden"))) void __assert_fail(const char *
 
 // ---------------------------------------------------------------- atomics
 // Real atomics: blocks run on several OS threads. Relaxed order, as CUDA's.
-#define KILN_ATOMIC_INT_(T)                                                                       \
-    static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }   \
-    static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }   \
-    static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); } \
-    static inline T atomicAnd(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }   \
-    static inline T atomicOr(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }     \
-    static inline T atomicXor(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }   \
-    static inline T atomicCAS(T *p, T cmp, T v) {                                                 \
-        __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);       \
-        return cmp;                                                                               \
-    }                                                                                             \
-    static inline T atomicMin(T *p, T v) {                                                        \
-        T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                             \
-        while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} \
-        return old;                                                                               \
-    }                                                                                             \
-    static inline T atomicMax(T *p, T v) {                                                        \
-        T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                             \
-        while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} \
-        return old;                                                                               \
+#define KILN_ATOMIC_INT_(T)                                                                                  \
+    static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }              \
+    static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }              \
+    static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }            \
+    static inline T atomicAnd(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }              \
+    static inline T atomicOr(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }                \
+    static inline T atomicXor(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }              \
+    static inline T atomicCAS(T *p, T cmp, T v) {                                                            \
+        __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);                  \
+        return cmp;                                                                                          \
+    }                                                                                                        \
+    static inline T atomicMin(T *p, T v) {                                                                   \
+        T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                        \
+        while (v < old &&                                                                                    \
+               !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {         \
+        }                                                                                                    \
+        return old;                                                                                          \
+    }                                                                                                        \
+    static inline T atomicMax(T *p, T v) {                                                                   \
+        T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                        \
+        while (v > old &&                                                                                    \
+               !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {         \
+        }                                                                                                    \
+        return old;                                                                                          \
     }
 KILN_ATOMIC_INT_(int)
 KILN_ATOMIC_INT_(unsigned int)
@@ -219,21 +247,25 @@ KILN_ATOMIC_INT_(unsigned long long)
 KILN_ATOMIC_INT_(long long)
 #undef KILN_ATOMIC_INT_
 // Floating point: compare-and-swap on the bit pattern.
-#define KILN_ATOMIC_FLOAT_(T, I)                                                                  \
-    static inline T atomicAdd(T *p, T v) {                                                        \
-        I *ip = (I *)p, old = __atomic_load_n(ip, __ATOMIC_RELAXED), want;                        \
-        T f;                                                                                      \
-        do { memcpy(&f, &old, sizeof f); f += v; memcpy(&want, &f, sizeof f); }                  \
-        while (!__atomic_compare_exchange_n(ip, &old, want, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
-        memcpy(&f, &old, sizeof f);                                                               \
-        return f;                                                                                 \
-    }                                                                                             \
-    static inline T atomicSub(T *p, T v) { return atomicAdd(p, -v); }                            \
-    static inline T atomicExch(T *p, T v) {                                                       \
-        I bits; memcpy(&bits, &v, sizeof v);                                                      \
-        bits = __atomic_exchange_n((I *)p, bits, __ATOMIC_RELAXED);                               \
-        memcpy(&v, &bits, sizeof v);                                                              \
-        return v;                                                                                 \
+#define KILN_ATOMIC_FLOAT_(T, I)                                                                             \
+    static inline T atomicAdd(T *p, T v) {                                                                   \
+        I *ip = (I *)p, old = __atomic_load_n(ip, __ATOMIC_RELAXED), want;                                   \
+        T f;                                                                                                 \
+        do {                                                                                                 \
+            memcpy(&f, &old, sizeof f);                                                                      \
+            f += v;                                                                                          \
+            memcpy(&want, &f, sizeof f);                                                                     \
+        } while (!__atomic_compare_exchange_n(ip, &old, want, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));    \
+        memcpy(&f, &old, sizeof f);                                                                          \
+        return f;                                                                                            \
+    }                                                                                                        \
+    static inline T atomicSub(T *p, T v) { return atomicAdd(p, -v); }                                        \
+    static inline T atomicExch(T *p, T v) {                                                                  \
+        I bits;                                                                                              \
+        memcpy(&bits, &v, sizeof v);                                                                         \
+        bits = __atomic_exchange_n((I *)p, bits, __ATOMIC_RELAXED);                                          \
+        memcpy(&v, &bits, sizeof v);                                                                         \
+        return v;                                                                                            \
     }
 KILN_ATOMIC_FLOAT_(float, unsigned int)
 KILN_ATOMIC_FLOAT_(double, unsigned long long)
@@ -241,13 +273,15 @@ KILN_ATOMIC_FLOAT_(double, unsigned long long)
 static inline unsigned atomicInc(unsigned *p, unsigned limit) {
     unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
     while (!__atomic_compare_exchange_n(p, &old, old >= limit ? 0u : old + 1u, true, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED)) {}
+                                        __ATOMIC_RELAXED)) {
+    }
     return old;
 }
 static inline unsigned atomicDec(unsigned *p, unsigned limit) {
     unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
     while (!__atomic_compare_exchange_n(p, &old, (old == 0u || old > limit) ? limit : old - 1u, true,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
     return old;
 }
 // Scope variants: every scope is the whole machine here.
@@ -259,8 +293,8 @@ static inline unsigned atomicDec(unsigned *p, unsigned limit) {
 #define atomicMax_block atomicMax
 
 // ---------------------------------------------------------------- integer min/max
-#define KILN_MINMAX_(T)                                                 \
-    static inline T min(T a, T b) { return b < a ? b : a; }            \
+#define KILN_MINMAX_(T)                                                                                      \
+    static inline T min(T a, T b) { return b < a ? b : a; }                                                  \
     static inline T max(T a, T b) { return a < b ? b : a; }
 KILN_MINMAX_(int)
 KILN_MINMAX_(unsigned int)
@@ -275,10 +309,12 @@ static inline double min(double a, double b) { return fmin(a, b); }
 static inline double max(double a, double b) { return fmax(a, b); }
 // Mixed operand types take the usual arithmetic conversions, as in CUDA's headers.
 template <typename A, typename B> static inline auto min(A a, B b) -> decltype(a + b) {
-    typedef decltype(a + b) C; return min((C)a, (C)b);
+    typedef decltype(a + b) C;
+    return min((C)a, (C)b);
 }
 template <typename A, typename B> static inline auto max(A a, B b) -> decltype(a + b) {
-    typedef decltype(a + b) C; return max((C)a, (C)b);
+    typedef decltype(a + b) C;
+    return max((C)a, (C)b);
 }
 static inline unsigned umin(unsigned a, unsigned b) { return min(a, b); }
 static inline unsigned umax(unsigned a, unsigned b) { return max(a, b); }
@@ -314,8 +350,14 @@ static inline float __fdividef(float a, float b) { return a / b; }
 #ifndef __GLIBC__
 static inline float exp10f(float x) { return powf(10.0f, x); }
 static inline double exp10(double x) { return pow(10.0, x); }
-static inline void sincosf(float x, float *s, float *c) { *s = sinf(x); *c = cosf(x); }
-static inline void sincos(double x, double *s, double *c) { *s = sin(x); *c = cos(x); }
+static inline void sincosf(float x, float *s, float *c) {
+    *s = sinf(x);
+    *c = cosf(x);
+}
+static inline void sincos(double x, double *s, double *c) {
+    *s = sin(x);
+    *c = cos(x);
+}
 static inline float __expf(float x) { return expf(x); }
 static inline float __exp10f(float x) { return exp10f(x); }
 static inline float __logf(float x) { return logf(x); }
@@ -354,8 +396,12 @@ static inline float __uint2float_rn(unsigned x) { return (float)x; }
 static inline float __ll2float_rn(long long x) { return (float)x; }
 static inline double __int2double_rn(int x) { return (double)x; }
 static inline float __double2float_rn(double x) { return (float)x; }
-#define KILN_BITCAST_(name, From, To) \
-    static inline To name(From x) { To r; memcpy(&r, &x, sizeof r); return r; }
+#define KILN_BITCAST_(name, From, To)                                                                        \
+    static inline To name(From x) {                                                                          \
+        To r;                                                                                                \
+        memcpy(&r, &x, sizeof r);                                                                            \
+        return r;                                                                                            \
+    }
 KILN_BITCAST_(__int_as_float, int, float)
 KILN_BITCAST_(__float_as_int, float, int)
 KILN_BITCAST_(__uint_as_float, unsigned, float)
@@ -383,16 +429,20 @@ static inline unsigned __brev(unsigned x) {
 static inline int __mul24(int a, int b) { return a * b; }
 static inline unsigned __umul24(unsigned a, unsigned b) { return a * b; }
 static inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
-static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+static inline unsigned __umulhi(unsigned a, unsigned b) {
+    return (unsigned)(((unsigned long long)a * b) >> 32);
+}
 static inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
 static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
     return (unsigned long long)(((unsigned __int128)a * b) >> 64);
 }
 static inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
-    s &= 31u; return s ? (hi << s) | (lo >> (32u - s)) : hi;
+    s &= 31u;
+    return s ? (hi << s) | (lo >> (32u - s)) : hi;
 }
 static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
-    s &= 31u; return s ? (lo >> s) | (hi << (32u - s)) : lo;
+    s &= 31u;
+    return s ? (lo >> s) | (hi << (32u - s)) : lo;
 }
 template <typename T> static inline T __ldg(const T *p) { return *p; }
 template <typename T> static inline T __ldcg(const T *p) { return *p; }
@@ -409,15 +459,39 @@ static inline long long clock64() {
 
 // ---------------------------------------------------------------- vector types
 // Same sizes and alignments as CUDA's vector_types.h.
-#define KILN_VEC2_(N, T, A)                                                                       \
-    struct __attribute__((aligned(A))) N##2 { T x, y; };                                          \
-    static inline N##2 make_##N##2(T x, T y) { N##2 r; r.x = x; r.y = y; return r; }
-#define KILN_VEC3_(N, T)                                                                          \
-    struct N##3 { T x, y, z; };                                                                   \
-    static inline N##3 make_##N##3(T x, T y, T z) { N##3 r; r.x = x; r.y = y; r.z = z; return r; }
-#define KILN_VEC4_(N, T, A)                                                                       \
-    struct __attribute__((aligned(A))) N##4 { T x, y, z, w; };                                    \
-    static inline N##4 make_##N##4(T x, T y, T z, T w) { N##4 r; r.x = x; r.y = y; r.z = z; r.w = w; return r; }
+#define KILN_VEC2_(N, T, A)                                                                                  \
+    struct __attribute__((aligned(A))) N##2 {                                                                \
+        T x, y;                                                                                              \
+    };                                                                                                       \
+    static inline N##2 make_##N##2(T x, T y) {                                                               \
+        N##2 r;                                                                                              \
+        r.x = x;                                                                                             \
+        r.y = y;                                                                                             \
+        return r;                                                                                            \
+    }
+#define KILN_VEC3_(N, T)                                                                                     \
+    struct N##3 {                                                                                            \
+        T x, y, z;                                                                                           \
+    };                                                                                                       \
+    static inline N##3 make_##N##3(T x, T y, T z) {                                                          \
+        N##3 r;                                                                                              \
+        r.x = x;                                                                                             \
+        r.y = y;                                                                                             \
+        r.z = z;                                                                                             \
+        return r;                                                                                            \
+    }
+#define KILN_VEC4_(N, T, A)                                                                                  \
+    struct __attribute__((aligned(A))) N##4 {                                                                \
+        T x, y, z, w;                                                                                        \
+    };                                                                                                       \
+    static inline N##4 make_##N##4(T x, T y, T z, T w) {                                                     \
+        N##4 r;                                                                                              \
+        r.x = x;                                                                                             \
+        r.y = y;                                                                                             \
+        r.z = z;                                                                                             \
+        r.w = w;                                                                                             \
+        return r;                                                                                            \
+    }
 #define KILN_VEC_(N, T, A2, A4) KILN_VEC2_(N, T, A2) KILN_VEC3_(N, T) KILN_VEC4_(N, T, A4)
 KILN_VEC_(char, signed char, 2, 4)
 KILN_VEC_(uchar, unsigned char, 2, 4)
@@ -426,7 +500,13 @@ KILN_VEC_(ushort, unsigned short, 4, 8)
 KILN_VEC_(int, int, 8, 16)
 KILN_VEC2_(uint, unsigned int, 8)
 KILN_VEC4_(uint, unsigned int, 16)
-static inline uint3 make_uint3(unsigned x, unsigned y, unsigned z) { uint3 r; r.x = x; r.y = y; r.z = z; return r; }
+static inline uint3 make_uint3(unsigned x, unsigned y, unsigned z) {
+    uint3 r;
+    r.x = x;
+    r.y = y;
+    r.z = z;
+    return r;
+}
 KILN_VEC_(long, long, 16, 16)
 KILN_VEC_(ulong, unsigned long, 16, 16)
 KILN_VEC_(longlong, long long, 16, 16)
@@ -457,7 +537,9 @@ template <unsigned... I> struct kiln_cpu_make_seq<0, I...> { typedef kiln_cpu_se
 // kernel code, the compiler would have to store them at every thread of
 // the normal loop, which costs it its vectorisation (3x on saxpy).
 static thread_local unsigned kiln_cpu_probe_where[6];
-KILN_CPU_EXPORT void kiln_cpu_where(unsigned *w) { memcpy(w, kiln_cpu_probe_where, sizeof kiln_cpu_probe_where); }
+KILN_CPU_EXPORT void kiln_cpu_where(unsigned *w) {
+    memcpy(w, kiln_cpu_probe_where, sizeof kiln_cpu_probe_where);
+}
 KILN_CPU_EXPORT void kiln_cpu_begin(const unsigned *grid, const unsigned *block) {
     gridDim = dim3(grid[0], grid[1], grid[2]);
     blockDim = dim3(block[0], block[1], block[2]);
@@ -473,19 +555,25 @@ static inline void kiln_cpu_enter(const kiln_cpu_block_abi *B, unsigned long lon
 // The arguments are copied to locals once, so the compiler sees them as
 // loop-invariant values rather than memory the kernel might overwrite.
 template <auto F, bool Probe, typename... A>
-static void kiln_cpu_fast_loop(const kiln_cpu_block_abi *B, unsigned long long first,
-                               unsigned long long end, A... a) {
+static void kiln_cpu_fast_loop(const kiln_cpu_block_abi *B, unsigned long long first, unsigned long long end,
+                               A... a) {
     const unsigned bx = B->block[0], by = B->block[1], bz = B->block[2];
     for (unsigned long long b = first; b < end; b++) {
         kiln_cpu_enter(B, b);
         for (unsigned z = 0; z < bz; z++)
             for (unsigned y = 0; y < by; y++)
                 for (unsigned x = 0; x < bx; x++) {
-                    threadIdx.x = x; threadIdx.y = y; threadIdx.z = z;
+                    threadIdx.x = x;
+                    threadIdx.y = y;
+                    threadIdx.z = z;
                     if (Probe) {
                         volatile unsigned *w = kiln_cpu_probe_where;
-                        w[0] = blockIdx.x; w[1] = blockIdx.y; w[2] = blockIdx.z;
-                        w[3] = x; w[4] = y; w[5] = z;
+                        w[0] = blockIdx.x;
+                        w[1] = blockIdx.y;
+                        w[2] = blockIdx.z;
+                        w[3] = x;
+                        w[4] = y;
+                        w[5] = z;
                     }
                     F(a...);
                 }
@@ -514,24 +602,20 @@ template <typename... A> struct kiln_cpu_arity<void (*)(A...)> {
 // kiln-prefixed: a user's `#define B 16` or `#define end 0` must not reach them.
 // The probe copy is the fault-reporting variant (cpu_fault.c): a launch that
 // faults is run again through it to name the block and thread.
-#define KILN_CPU_EXPORT_FAST(kiln__sym, ...)                                                       \
-    KILN_CPU_EXPORT void kiln_cpu_fast_##kiln__sym(const kiln_cpu_block_abi *kiln__b,              \
-                                                   unsigned long long kiln__first,                 \
-                                                   unsigned long long kiln__end) {                 \
-        kiln_cpu_fast<&__VA_ARGS__, false>(&__VA_ARGS__,                                           \
-                                           kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(),     \
-                                           kiln__b, kiln__first, kiln__end);                       \
-    }                                                                                              \
-    KILN_CPU_EXPORT __attribute__((noinline)) void kiln_cpu_probe_##kiln__sym(                     \
-        const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first,                         \
-        unsigned long long kiln__end) {                                                            \
-        kiln_cpu_fast<&__VA_ARGS__, true>(&__VA_ARGS__,                                            \
-                                          kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(),      \
-                                          kiln__b, kiln__first, kiln__end);                        \
+#define KILN_CPU_EXPORT_FAST(kiln__sym, ...)                                                                 \
+    KILN_CPU_EXPORT void kiln_cpu_fast_##kiln__sym(                                                          \
+        const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
+        kiln_cpu_fast<&__VA_ARGS__, false>(&__VA_ARGS__, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(), \
+                                           kiln__b, kiln__first, kiln__end);                                 \
+    }                                                                                                        \
+    KILN_CPU_EXPORT void kiln_cpu_probe_##kiln__sym(                                                         \
+        const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
+        kiln_cpu_fast<&__VA_ARGS__, true>(&__VA_ARGS__, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(),  \
+                                          kiln__b, kiln__first, kiln__end);                                  \
     }
-#define KILN_CPU_EXPORT_THREAD(kiln__sym, ...)                                                     \
-    KILN_CPU_EXPORT void kiln_cpu_thread_##kiln__sym(const kiln_cpu_block_abi *kiln__b,            \
-                                                     unsigned long long kiln__block, unsigned kiln__rank) { \
-        kiln_cpu_thread<&__VA_ARGS__>(&__VA_ARGS__, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(), \
-                                      kiln__b, kiln__block, kiln__rank);                           \
+#define KILN_CPU_EXPORT_THREAD(kiln__sym, ...)                                                               \
+    KILN_CPU_EXPORT void kiln_cpu_thread_##kiln__sym(const kiln_cpu_block_abi *kiln__b,                      \
+                                                     unsigned long long kiln__block, unsigned kiln__rank) {  \
+        kiln_cpu_thread<&__VA_ARGS__>(&__VA_ARGS__, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(),      \
+                                      kiln__b, kiln__block, kiln__rank);                                     \
     }
