@@ -9,6 +9,13 @@ command -v c++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)
 have_header openssl/evp.h || need+=(libssl-dev)
 have_header png.h || need+=(libpng-dev)
+# Run-time providers the demo and the tests use on the CPU (FFTW, OpenBLAS):
+# kiln dlopens them and builds without them, but `kiln demo` runs the FFT and
+# BLAS workloads.
+have_lib() { { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q "$1"; }
+have_lib libfftw3f.so.3 || need+=(libfftw3-single3)
+have_lib libfftw3.so.3 || need+=(libfftw3-double3)
+have_lib libopenblas.so.0 || need+=(libopenblas0)
 if [ "${1:-build}" = test ]; then
   have_header cmocka.h || need+=(libcmocka-dev)
   have_header jansson.h || need+=(libjansson-dev)
