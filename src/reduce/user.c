@@ -82,6 +82,7 @@ static kiln_status parse_in_params(const char *name, const char *text, rd_op *op
 void kiln_reduction_kernel_release(kiln_reduction_kernel *k) {
     if (!k) return;
     for (int i = 0; i < 6; i++) free(k->texts[i]);
+    kiln_context_release(k->ctx);
     free(k);
 }
 
@@ -100,7 +101,7 @@ kiln_status kiln_reduction_kernel_create(kiln_context *ctx, const char *name, co
             return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: %s is missing", name, what[i]);
     kiln_reduction_kernel *k = calloc(1, sizeof *k);
     if (!k) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    k->ctx = ctx;
+    k->ctx = kiln_context_retain(ctx); /* kept alive until released, as every kiln object */
     rd_op *op = &k->op;
     snprintf(op->name, sizeof op->name, "%s", name);
     kiln_status s = parse_in_params(name, spec->in_params, op);
@@ -257,6 +258,7 @@ struct kiln_scan_kernel {
 void kiln_scan_kernel_release(kiln_scan_kernel *k) {
     if (!k) return;
     for (int i = 0; i < 3; i++) free(k->texts[i]);
+    kiln_context_release(k->ctx);
     free(k);
 }
 
@@ -274,7 +276,7 @@ kiln_status kiln_scan_kernel_create(kiln_context *ctx, const char *name, const c
         return kiln_set_error(KILN_ERR_SIGNATURE, "%s: unknown type \"%s\"", name, type);
     kiln_scan_kernel *k = calloc(1, sizeof *k);
     if (!k) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    k->ctx = ctx;
+    k->ctx = kiln_context_retain(ctx); /* kept alive until released, as every kiln object */
     snprintf(k->op.name, sizeof k->op.name, "%s", name);
     k->op.in_dtype = t;
     k->op.out_dtype = t;
