@@ -34,6 +34,7 @@ static int small_max_dim(kiln_backend_kind kind) {
 
 kiln_status kiln_blas_state_get(kiln_context *ctx, kiln_blas_state **out) {
     kiln_status s = kiln_context_check(ctx);
+    if (s == KILN_OK) s = kiln_context_check_open(ctx, "BLAS");
     if (s != KILN_OK) return s;
     const blas_provider *prov =
         ctx->ops->kind == KILN_BACKEND_CUDA ? kiln_blas_cublas_provider() : kiln_blas_openblas_provider();

@@ -110,8 +110,24 @@ void kiln_close(kiln_context *ctx) {
     if (ctx->ops) {
         if (!atomic_load(&ctx->dead)) (void)ctx->ops->synchronize(ctx->state);
         kiln_prof_detach(ctx);
+        /* The libraries' own objects (BLAS's conversion ufunc and small-matrix
+         * gufuncs, FFT's scaling ufunc and plans, the reductions' modules)
+         * hold the context like any object: released here, or the context
+         * would keep itself alive (kiln_context_check_open refuses to make
+         * them again). */
+        kiln_blas_context_release(ctx);
+        kiln_fft_cache_release(ctx);
+        kiln_reduce_cache_release(ctx);
     }
     kiln_context_release(ctx);
+}
+
+kiln_status kiln_context_check_open(kiln_context *ctx, const char *what) {
+    if (!atomic_load(&ctx->closed)) return KILN_OK;
+    return kiln_set_error(KILN_ERR_CONTEXT_DEAD,
+                          "%s: the context was closed (kiln_close); arrays that outlive it can still be read "
+                          "and released, not used by the libraries",
+                          what);
 }
 
 kiln_context *kiln_context_retain(kiln_context *ctx) {

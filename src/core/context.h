@@ -58,6 +58,10 @@ struct kiln_context {
 kiln_context *kiln_context_retain(kiln_context *ctx);
 /* Drops a reference; the last one closes the backend and frees ctx. */
 void kiln_context_release(kiln_context *ctx);
+/* KILN_ERR_CONTEXT_DEAD when kiln_close(ctx) has been called: for the
+ * libraries' per-context state (BLAS, FFT, reductions), which kiln_close
+ * releases because it holds the context itself. */
+kiln_status kiln_context_check_open(kiln_context *ctx, const char *what);
 /* KILN_ERR_CONTEXT_DEAD (with message) when an earlier fault killed ctx. */
 kiln_status kiln_context_check(kiln_context *ctx);
 /* Passes a backend status through; a device fault marks ctx dead. */

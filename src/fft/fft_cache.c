@@ -23,6 +23,8 @@ struct kiln_fft_cache {
 };
 
 static kiln_status cache_of(kiln_context *ctx, kiln_fft_cache **out) {
+    kiln_status open = kiln_context_check_open(ctx, "FFT");
+    if (open != KILN_OK) return open;
     pthread_mutex_lock(&ctx->lock);
     if (!ctx->fft) {
         kiln_fft_cache *c = calloc(1, sizeof *c);

@@ -87,6 +87,7 @@ kiln_status rd_cached_kernel(kiln_context *ctx, const char *source, const char *
     if (e) s = entry_kernel(e, kernel, out);
     pthread_mutex_unlock(&ctx->lock);
     if (e) return s;
+    if ((s = kiln_context_check_open(ctx, "reduction")) != KILN_OK) return s;
     kiln_module *m = NULL;
     s = kiln_module_build(ctx, source, name, NULL, NULL, &m);
     if (s != KILN_OK) return what ? kiln_prefix_error(s, "%s", what) : s;
