@@ -40,7 +40,7 @@ kiln_status kiln_rng_create(kiln_context *ctx, kiln_rng_type type, uint64_t seed
                               (int)type);
     kiln_rng *rng = calloc(1, sizeof *rng);
     if (!rng) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_rng_create: out of host memory");
-    rng->ctx = ctx;
+    rng->ctx = kiln_context_retain(ctx); /* kept alive until released, as every kiln object */
     rng->type = type;
     rng->seed = seed;
     rng->ordering = KILN_RNG_ORDERING_DEFAULT;
@@ -52,6 +52,7 @@ void kiln_rng_release(kiln_rng *rng) {
     if (!rng) return;
     kiln_rng_cuda_release(rng);
     free(rng->positions);
+    kiln_context_release(rng->ctx);
     free(rng);
 }
 
