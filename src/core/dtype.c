@@ -120,3 +120,17 @@ uint16_t kiln_float_to_half(float f) {
     if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++; /* may carry into the exponent: correct */
     return (uint16_t)(sign | h);
 }
+
+kiln_value kiln_value_convert(const kiln_value *v, kiln_dtype to) {
+    char fk = kiln_dtype_kind(v->dtype);
+    double re = fk == 'f' || fk == 'c' ? v->as.c[0] : fk == 'u' ? (double)v->as.u : (double)v->as.i;
+    double im = fk == 'c' ? v->as.c[1] : 0.0;
+    int64_t i = fk == 'f' || fk == 'c' ? (int64_t)re : fk == 'u' ? (int64_t)v->as.u : v->as.i;
+    switch (kiln_dtype_kind(to)) {
+    case 'b': return kiln_bool(re != 0 || im != 0);
+    case 'i': return kiln_scalar_i_(to, i);
+    case 'u': return kiln_scalar_u_(to, fk == 'u' ? v->as.u : (uint64_t)i);
+    case 'c': return kiln_scalar_f_(to, re, im);
+    default: return to == KILN_FLOAT64 ? kiln_f64(re) : kiln_f32((float)re); /* float16 travels as float */
+    }
+}

@@ -15,4 +15,9 @@ char kiln_dtype_kind(kiln_dtype t);
 /* IEEE binary16 bits of f, rounded to nearest even. */
 uint16_t kiln_float_to_half(float f);
 
+/* The scalar v as a kernel argument of dtype `to` (C conversion rules: float to
+ * integer truncates, complex to real drops the imaginary part). One definition
+ * so the reduction and gufunc scalar arguments convert alike. */
+kiln_value kiln_value_convert(const kiln_value *v, kiln_dtype to);
+
 #endif
