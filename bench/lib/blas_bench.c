@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blas_examples.h"
 #include "blas_native.h"
 #include "kiln.h"
 
@@ -83,29 +84,6 @@ static int random_array(kiln_context *ctx, kiln_dtype t, int ndim, const int64_t
     kiln_ufunc_release(conv);
     kiln_array_release(f);
     return st;
-}
-
-/* Median device (CUDA) or wall (CPU) ms of kiln_matmul_ex(a, b) -> c. */
-static int time_kiln(kiln_context *ctx, int flags, kiln_array *a, kiln_array *b, kiln_array *c, int repeat,
-                     double *ms) {
-    kiln_event *e0 = NULL, *e1 = NULL;
-    double *t = calloc((size_t)repeat, sizeof *t);
-    int s = t ? kiln_event_create(ctx, &e0) : KILN_ERR_OUT_OF_MEMORY;
-    if (s == KILN_OK) s = kiln_event_create(ctx, &e1);
-    for (int i = -2; i < repeat && s == KILN_OK; i++) {
-        s = kiln_event_record(e0, NULL);
-        if (s == KILN_OK) s = kiln_matmul_ex(NULL, flags, a, b, &c);
-        if (s == KILN_OK) s = kiln_event_record(e1, NULL);
-        if (s == KILN_OK) s = kiln_event_synchronize(e1);
-        float dev = 0;
-        if (s == KILN_OK) s = kiln_event_elapsed_ms(e0, e1, &dev);
-        if (i >= 0) t[i] = dev;
-    }
-    if (s == KILN_OK) *ms = median(t, repeat);
-    kiln_event_release(e0);
-    kiln_event_release(e1);
-    free(t);
-    return s;
 }
 
 /* Host microseconds per kiln_matmul call on m x m float32 (queued, not waited for). */
@@ -178,7 +156,7 @@ static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *wh
     if (s == KILN_OK) s = random_array(ctx, t, nd, batch > 1 ? sb : sb + 1, &b);
     if (s == KILN_OK) s = kiln_array_empty(ctx, t, nd, batch > 1 ? sc : sc + 1, &c);
     double kms = 0, vms = 0;
-    if (s == KILN_OK) s = time_kiln(ctx, flags, a, b, c, repeat, &kms);
+    if (s == KILN_OK) s = example_blas_time_warm(ctx, flags, a, b, c, 2, repeat, &kms); /* median event ms */
     if (s == KILN_OK) s = kiln_synchronize(ctx);
     float *vt = calloc((size_t)repeat, sizeof *vt);
     double *vd = calloc((size_t)repeat, sizeof *vd);
