@@ -124,6 +124,15 @@ int test_spawn(char *const argv[], char *const envp_extra[], char **output) {
     return rc == 0 ? status : -1;
 }
 
+int test_spawn_child(const char *arg, char *const envp_extra[], char **output) {
+    char self[1024];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(len > 0);
+    self[len] = '\0';
+    char *argv[] = {self, "--child", (char *)arg, NULL};
+    return test_spawn(argv, envp_extra, output);
+}
+
 char *test_temp_dir(const char *tag) {
     const char *base = getenv("KILN_BINARY_DIR");
     char *path = malloc(1024);
