@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "examples.h"
 
@@ -40,6 +41,12 @@ double kiln_example_median(const double *v, int n) {
     double m = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
     free(sorted);
     return m;
+}
+
+double kiln_example_now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
 int kiln_example_time_run(kiln_example_launch *l, kiln_event *start, kiln_event *end, int batch, double *ms) {

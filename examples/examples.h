@@ -144,5 +144,7 @@ int kiln_example_run(const kiln_example *ex, kiln_context *ctx, const kiln_examp
 
 /* Median of n values (sorts a copy); 0 for n == 0. */
 double kiln_example_median(const double *v, int n);
+/* Monotonic host time in ms, for the host-timed runs of examples and benches. */
+double kiln_example_now_ms(void);
 
 #endif

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "examples.h"
 #include "kiln.h"
 
 extern const char kiln_matmul_source[]; /* examples/matmul.c */
@@ -101,22 +102,6 @@ static void loop_block_sum(const float *restrict in, int n, float *restrict part
 
 /* ---------------------------------------------------------------- timing */
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 #define CHECK(call)                                                                                          \
     do {                                                                                                     \
         kiln_status s_ = (call);                                                                             \
@@ -135,10 +120,10 @@ typedef struct launch {
 } launch;
 
 static double time_kiln(kiln_context *ctx, const launch *l) {
-    double t0 = now_ms();
+    double t0 = kiln_example_now_ms();
     CHECK(kiln_launch(l->k, l->grid, l->block, 0, NULL, l->args, l->nargs));
     CHECK(kiln_synchronize(ctx));
-    return now_ms() - t0;
+    return kiln_example_now_ms() - t0;
 }
 
 typedef void (*loop_fn)(void *);
@@ -154,15 +139,15 @@ static void measure(kiln_context *ctx, const launch *kiln, const launch *fibers,
     for (int r = 0; r < repeat; r++) {
         tk[r] = time_kiln(ctx, kiln);
         if (loop) {
-            double t0 = now_ms();
+            double t0 = kiln_example_now_ms();
             loop(loop_arg);
-            tl[r] = now_ms() - t0;
+            tl[r] = kiln_example_now_ms() - t0;
         }
         if (fibers && nf < fiber_runs) tf[nf++] = time_kiln(ctx, fibers);
     }
-    *k_ms = median(tk, repeat);
-    *l_ms = loop ? median(tl, repeat) : 0;
-    *f_ms = nf ? median(tf, nf) : 0;
+    *k_ms = kiln_example_median(tk, repeat);
+    *l_ms = loop ? kiln_example_median(tl, repeat) : 0;
+    *f_ms = nf ? kiln_example_median(tf, nf) : 0;
     free(tk);
     free(tl);
     free(tf);
@@ -352,8 +337,8 @@ static void bench_mixed_module(kiln_context *ctx, int n, int repeat) {
         ta[r] = time_kiln(ctx, &alone);
         tm[r] = time_kiln(ctx, &mixed);
     }
-    a = median(ta, repeat);
-    m = median(tm, repeat);
+    a = kiln_example_median(ta, repeat);
+    m = kiln_example_median(tm, repeat);
     unused = 0;
     char size[32];
     snprintf(size, sizeof size, "%dM", n >> 20);
