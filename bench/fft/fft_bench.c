@@ -61,6 +61,20 @@ static int make_arrays(kiln_context *ctx, const workload *w, long long shrink, k
     return s;
 }
 
+/* The workload's arrays and its forward plan, as both the GPU and the CPU
+ * tables run it; *plan_ms: the host time kiln_fft_plan_create took. */
+static int make_workload(kiln_context *ctx, const workload *w, long long shrink, kiln_array **in,
+                         kiln_array **out, kiln_fft_plan **p, double *plan_ms) {
+    int naxes = 0, axes[4];
+    int s = make_arrays(ctx, w, shrink, in, out, &naxes, axes);
+    double t0 = kiln_example_now_ms();
+    if (s == KILN_OK)
+        s = kiln_fft_plan_create(w->r2c ? KILN_FFT_R2C : KILN_FFT_C2C, KILN_FFT_FORWARD, *in, *out, axes,
+                                 naxes, KILN_FFT_NORM_BACKWARD, p);
+    *plan_ms = kiln_example_now_ms() - t0;
+    return s;
+}
+
 /* Event-timed (device) or wall-timed (CPU) median of kiln_fft_execute. */
 static int time_kiln(kiln_context *ctx, kiln_fft_plan *p, kiln_array *in, kiln_array *out, int repeat,
                      double *ms) {
@@ -157,12 +171,8 @@ static int bench_gpu(kiln_context *ctx, int repeat, const char *argv0) {
         const workload *w = &gpu_workloads[i];
         kiln_array *in = NULL, *out = NULL;
         kiln_fft_plan *p = NULL;
-        int naxes = 0, axes[4];
-        double k = 0, v = -1;
-        s = make_arrays(ctx, w, 1, &in, &out, &naxes, axes);
-        if (s == KILN_OK)
-            s = kiln_fft_plan_create(w->r2c ? KILN_FFT_R2C : KILN_FFT_C2C, KILN_FFT_FORWARD, in, out, axes,
-                                     naxes, KILN_FFT_NORM_BACKWARD, &p);
+        double k = 0, v = -1, plan_ms = 0;
+        s = make_workload(ctx, w, 1, &in, &out, &p, &plan_ms);
         if (s == KILN_OK) s = time_kiln(ctx, p, in, out, repeat, &k);
         if (s == KILN_OK && ntime && ntime(w->r2c, w->rank, w->n, w->batch, repeat, &v) != 0) v = -1;
         if (s == KILN_OK) row(w->name, k, v, 1.03);
@@ -325,14 +335,8 @@ static int bench_cpu(kiln_context *ctx, int repeat, int full) {
         const workload *w = &gpu_workloads[i];
         kiln_array *in = NULL, *out = NULL;
         kiln_fft_plan *p = NULL;
-        int naxes = 0, axes[4];
-        double k = 0;
-        s = make_arrays(ctx, w, shrink, &in, &out, &naxes, axes);
-        double t0 = kiln_example_now_ms();
-        if (s == KILN_OK)
-            s = kiln_fft_plan_create(w->r2c ? KILN_FFT_R2C : KILN_FFT_C2C, KILN_FFT_FORWARD, in, out, axes,
-                                     naxes, KILN_FFT_NORM_BACKWARD, &p);
-        double plan_ms = kiln_example_now_ms() - t0;
+        double k = 0, plan_ms = 0;
+        s = make_workload(ctx, w, shrink, &in, &out, &p, &plan_ms);
         if (s != KILN_OK) break;
         /* FFTW directly on the same arrays, with the advanced interface. */
         int nd = kiln_array_ndim(in);
