@@ -360,6 +360,29 @@ static void test_small_path_and_profile(void **state) {
 /* A kiln stream of its own (a cuBLAS handle of its own on CUDA), and TF32
  * when allowed: within TF32's rounding or truncation of the inputs (2^-10 each), and on
  * the CPU, where the flag changes nothing, within float32's. */
+/* The reference of c = a @ b of one dtype over one batch dim (a, b: host
+ * copies; sa, sb: their shapes). */
+static bt_gemm_ref batched_ref(int64_t batch, int64_t m, int64_t n, int64_t k, kiln_dtype t, const void *a,
+                               const void *b, const int64_t *sa, const int64_t *sb) {
+    bt_gemm_ref p = {.nb = 1,
+                     .batch = {batch},
+                     .m = m,
+                     .n = n,
+                     .k = k,
+                     .ta = t,
+                     .tb = t,
+                     .tc = t,
+                     .a = a,
+                     .b = b,
+                     .nba = 1,
+                     .nbb = 1,
+                     .batch_a = sa,
+                     .batch_b = sb,
+                     .alpha = ONE,
+                     .beta = ZERO};
+    return p;
+}
+
 static void test_stream_and_tf32(void **state) {
     kiln_context *ctx = *state;
     test_rng rng = test_rng_for(__func__);
@@ -373,23 +396,8 @@ static void test_stream_and_tf32(void **state) {
     TEST_OK(kiln_stream_synchronize(stream));
     bt_check_product("on a stream", a, b, c1, NULL, ONE, ZERO);
     void *ha = bt_read(a), *hb = bt_read(b), *hc = bt_read(c2);
-    bt_gemm_ref p = {.nb = 1,
-                     .batch = {3},
-                     .m = 70,
-                     .n = 50,
-                     .k = 90,
-                     .ta = KILN_FLOAT32,
-                     .tb = KILN_FLOAT32,
-                     .tc = KILN_FLOAT32,
-                     .a = ha,
-                     .b = hb,
-                     .nba = 1,
-                     .nbb = 1,
-                     .batch_a = sa,
-                     .batch_b = sb,
-                     .alpha = ONE,
-                     .beta = ZERO,
-                     .input_rel = ldexp(1, -9)};
+    bt_gemm_ref p = batched_ref(3, 70, 50, 90, KILN_FLOAT32, ha, hb, sa, sb);
+    p.input_rel = ldexp(1, -9);
     bt_check_gemm("TF32 allowed", &p, hc);
     free(ha);
     free(hb);
@@ -515,22 +523,7 @@ static void test_cpu_vs_cuda(void **state) {
         TEST_OK(kiln_matmul(ac, bc, &cc));
         void *g = bt_read(cg), *h = bt_read(cc);
         /* both within the bound of the exact product, so within twice it of each other */
-        bt_gemm_ref p = {.nb = 1,
-                         .batch = {7},
-                         .m = 33,
-                         .n = 29,
-                         .k = 45,
-                         .ta = t,
-                         .tb = t,
-                         .tc = t,
-                         .a = ha,
-                         .b = hb,
-                         .nba = 1,
-                         .nbb = 1,
-                         .batch_a = sa,
-                         .batch_b = sb,
-                         .alpha = ONE,
-                         .beta = ZERO};
+        bt_gemm_ref p = batched_ref(7, 33, 29, 45, t, ha, hb, sa, sb);
         bt_check_gemm("cuda", &p, g);
         bt_check_gemm("cpu", &p, h);
         long double worst = 0;
