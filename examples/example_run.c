@@ -99,6 +99,36 @@ int kiln_example_time(kiln_example_launch *l, int warmups, int repeat, double bu
     return s;
 }
 
+int kiln_example_time_calls(kiln_context *ctx, kiln_example_step step, void *arg, int warmups, int repeat,
+                            double *ms_median, double *ms_min) {
+    if (repeat < 1) repeat = 1;
+    double *ms = calloc((size_t)repeat, sizeof *ms);
+    if (!ms) return KILN_ERR_OUT_OF_MEMORY;
+    kiln_event *e0 = NULL, *e1 = NULL;
+    int s = kiln_event_create(ctx, &e0);
+    if (s == KILN_OK) s = kiln_event_create(ctx, &e1);
+    for (int r = -warmups; r < repeat && s == KILN_OK; r++) {
+        s = kiln_event_record(e0, NULL);
+        if (s == KILN_OK) s = step(arg);
+        if (s == KILN_OK) s = kiln_event_record(e1, NULL);
+        if (s == KILN_OK) s = kiln_event_synchronize(e1);
+        float dev = 0;
+        if (s == KILN_OK) s = kiln_event_elapsed_ms(e0, e1, &dev);
+        if (r >= 0) ms[r] = dev;
+    }
+    if (s == KILN_OK) {
+        *ms_median = kiln_example_median(ms, repeat);
+        if (ms_min) {
+            *ms_min = ms[0];
+            for (int r = 1; r < repeat; r++) *ms_min = ms[r] < *ms_min ? ms[r] : *ms_min;
+        }
+    }
+    kiln_event_release(e0);
+    kiln_event_release(e1);
+    free(ms);
+    return s;
+}
+
 int kiln_example_verify(kiln_example_launch *l, const kiln_example_opts *opts, kiln_example_result *res) {
     res->passed = 0;
     res->check[0] = '\0';

@@ -61,6 +61,8 @@ static int make_arrays(kiln_context *ctx, const workload *w, long long shrink, k
     return s;
 }
 
+static int convolve_step(void *c) { return kiln_fft_convolve_run(c, NULL); }
+
 /* The workload's arrays and its forward plan, as both the GPU and the CPU
  * tables run it; *plan_ms: the host time kiln_fft_plan_create took. */
 static int make_workload(kiln_context *ctx, const workload *w, long long shrink, kiln_array **in,
@@ -195,32 +197,18 @@ static int bench_gpu(kiln_context *ctx, int repeat, const char *argv0) {
     memset(&c, 0, sizeof c);
     kiln_fft_convolve_test_image(img, 512);
     if (s == KILN_OK) s = kiln_fft_convolve_prepare(ctx, img, 512, &c);
-    double *t = calloc((size_t)repeat, sizeof *t);
-    kiln_event *e0 = NULL, *e1 = NULL;
-    if (s == KILN_OK) s = kiln_event_create(ctx, &e0);
-    if (s == KILN_OK) s = kiln_event_create(ctx, &e1);
-    for (int r = -3; r < repeat && s == KILN_OK; r++) {
-        s = kiln_event_record(e0, NULL);
-        if (s == KILN_OK) s = kiln_fft_convolve_run(&c, NULL);
-        if (s == KILN_OK) s = kiln_event_record(e1, NULL);
-        if (s == KILN_OK) s = kiln_event_synchronize(e1);
-        float dev = 0;
-        if (s == KILN_OK) s = kiln_event_elapsed_ms(e0, e1, &dev);
-        if (r >= 0) t[r] = dev;
-    }
+    double kiln_ms = 0;
+    if (s == KILN_OK) s = kiln_example_time_calls(ctx, convolve_step, &c, 3, repeat, &kiln_ms, NULL);
     double nconv_ms = -1;
     if (s == KILN_OK && nconv && nconv(c.p, repeat, &nconv_ms) != 0) nconv_ms = -1;
     if (s == KILN_OK) {
         printf("%-34s %12s %12s %8s %8s\n", "seed 001 convolution", "kiln ms", "cuFFT ms", "ratio", "<=1.0");
         char name[64];
         snprintf(name, sizeof name, "512^2 same via %d^2 c64, 4 steps", c.p);
-        row(name, kiln_example_median(t, repeat), nconv_ms, 1.0);
+        row(name, kiln_ms, nconv_ms, 1.0);
         printf("  (CuPy's hand-written cuFFT version took 0.275 ms on the H100; BASELINES.md)\n");
     }
-    kiln_event_release(e0);
-    kiln_event_release(e1);
     kiln_fft_convolve_release(&c);
-    free(t);
     free(img);
     if (native) dlclose(native);
     return s;
