@@ -481,6 +481,16 @@ static void test_output_array(void **state) {
     free(x);
 }
 
+/* got[i] against the L2 norm of row i of x (rows x cols), to relative tol. */
+static void check_row_norms(const long double *x, const long double *got, int rows, int cols,
+                            long double tol) {
+    for (int i = 0; i < rows; i++) {
+        long double s = 0;
+        for (int j = 0; j < cols; j++) s += x[i * cols + j] * x[i * cols + j];
+        assert_true(fabsl(got[i] - sqrtl(s)) < tol * sqrtl(s));
+    }
+}
+
 static void test_user_reductions(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
@@ -500,11 +510,7 @@ static void test_user_reductions(void **state) {
     kiln_reduce_opts o = {ax1, 1, 0, NULL, 0, NULL};
     TEST_OK(kiln_reduction_kernel_call(norm, KILN_ARGS(kiln_arr(a)), &o, &res));
     long double *got = host_values(res);
-    for (int i = 0; i < 33; i++) {
-        long double s = 0;
-        for (int j = 0; j < 1000; j++) s += x[i * 1000 + j] * x[i * 1000 + j];
-        assert_true(fabsl(got[i] - sqrtl(s)) < 1e-5L * sqrtl(s));
-    }
+    check_row_norms(x, got, 33, 1000, 1e-5L);
     free(got);
     kiln_array_release(res);
     /* logsumexp: a one-pass accumulator (running max, scaled sum) from the preamble */
@@ -713,11 +719,7 @@ static void test_ufunc_reduce_accumulate(void **state) {
     kiln_reduce_opts o = {ax1, 1, 0, NULL, 0, NULL};
     TEST_OK(kiln_ufunc_reduce(hyp, a, NULL, &o, &res));
     long double *got = host_values(res);
-    for (int i = 0; i < 40; i++) {
-        long double s = 0;
-        for (int j = 0; j < 513; j++) s += x[i * 513 + j] * x[i * 513 + j];
-        assert_true(fabsl(got[i] - sqrtl(s)) < 1e-12L * sqrtl(s));
-    }
+    check_row_norms(x, got, 40, 513, 1e-12L);
     free(got);
     kiln_array_release(res);
     TEST_OK(kiln_ufunc_reduce(hyp, a, "0.0", NULL, &res));
