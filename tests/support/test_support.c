@@ -124,6 +124,19 @@ int test_spawn(char *const argv[], char *const envp_extra[], char **output) {
     return rc == 0 ? status : -1;
 }
 
+char *test_read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = '\0';
+    fclose(f);
+    return buf;
+}
+
 int test_spawn_child(const char *arg, char *const envp_extra[], char **output) {
     char self[1024];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);

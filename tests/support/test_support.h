@@ -68,6 +68,8 @@ int test_spawn_child(const char *arg, char *const envp_extra[], char **output);
             return 1;                                                                                        \
         }                                                                                                    \
     } while (0)
+/* The whole file at path, NUL-terminated (malloc'd); NULL when it cannot be opened. */
+char *test_read_file(const char *path);
 /* A fresh private directory under the build tree; caller frees the string. */
 char *test_temp_dir(const char *tag);
 
