@@ -246,7 +246,7 @@ static void test_gemm_alpha_beta(void **state) {
                     sc[3] = {batch, m, n};
             kiln_array *a = bt_random(ctx, &rng, t, 3, sa), *b = bt_random(ctx, &rng, t, 3, sb);
             kiln_array *c = bt_random(ctx, &rng, t, 3, sc);
-            void *c0 = bt_read(c);
+            void *c0 = test_read_array(c);
             kiln_blas_scalar alpha = {0.75, t >= KILN_COMPLEX64 ? -0.5 : 0},
                              beta = {-1.25, t >= KILN_COMPLEX64 ? 0.25 : 0};
             if (t == KILN_FLOAT16) alpha.im = beta.im = 0;
@@ -395,7 +395,7 @@ static void test_stream_and_tf32(void **state) {
     TEST_OK(kiln_matmul_ex(stream, KILN_BLAS_ALLOW_TF32, a, b, &c2));
     TEST_OK(kiln_stream_synchronize(stream));
     bt_check_product("on a stream", a, b, c1, NULL, ONE, ZERO);
-    void *ha = bt_read(a), *hb = bt_read(b), *hc = bt_read(c2);
+    void *ha = test_read_array(a), *hb = test_read_array(b), *hc = test_read_array(c2);
     bt_gemm_ref p = batched_ref(3, 70, 50, 90, KILN_FLOAT32, ha, hb, sa, sb);
     p.input_rel = ldexp(1, -9);
     bt_check_gemm("TF32 allowed", &p, hc);
@@ -515,13 +515,13 @@ static void test_cpu_vs_cuda(void **state) {
         kiln_dtype t = types[ti];
         int64_t sa[3] = {7, 33, 45}, sb[3] = {7, 45, 29}, sc[3] = {7, 33, 29};
         kiln_array *a = bt_random(gpu, &rng, t, 3, sa), *b = bt_random(gpu, &rng, t, 3, sb), *cg = NULL;
-        void *ha = bt_read(a), *hb = bt_read(b);
+        void *ha = test_read_array(a), *hb = test_read_array(b);
         kiln_array *ac = NULL, *bc = NULL, *cc = NULL;
         TEST_OK(kiln_array_from_host(cpu, t, 3, sa, ha, kiln_array_nbytes(a), &ac));
         TEST_OK(kiln_array_from_host(cpu, t, 3, sb, hb, kiln_array_nbytes(b), &bc));
         TEST_OK(kiln_matmul(a, b, &cg));
         TEST_OK(kiln_matmul(ac, bc, &cc));
-        void *g = bt_read(cg), *h = bt_read(cc);
+        void *g = test_read_array(cg), *h = test_read_array(cc);
         /* both within the bound of the exact product, so within twice it of each other */
         bt_gemm_ref p = batched_ref(7, 33, 29, 45, t, ha, hb, sa, sb);
         bt_check_gemm("cuda", &p, g);

@@ -124,6 +124,13 @@ int test_spawn(char *const argv[], char *const envp_extra[], char **output) {
     return rc == 0 ? status : -1;
 }
 
+void *test_read_array(kiln_array *a) {
+    size_t bytes = kiln_array_nbytes(a);
+    void *h = malloc(bytes ? bytes : 8);
+    TEST_OK(kiln_array_to_host(a, h, bytes));
+    return h;
+}
+
 char *test_read_file(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;

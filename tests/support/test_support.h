@@ -68,6 +68,9 @@ int test_spawn_child(const char *arg, char *const envp_extra[], char **output);
             return 1;                                                                                        \
         }                                                                                                    \
     } while (0)
+/* The array's bytes in C order, copied to a malloc'd host buffer (8 bytes at
+ * least, so an empty array's copy is still a buffer); fails the test on error. */
+void *test_read_array(kiln_array *a);
 /* The whole file at path, NUL-terminated (malloc'd); NULL when it cannot be opened. */
 char *test_read_file(const char *path);
 /* A fresh private directory under the build tree; caller frees the string. */
