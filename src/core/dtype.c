@@ -1,6 +1,7 @@
 /* dtype.c: element types, their names and NumPy's safe-casting table. */
 #include "core/dtype.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -99,6 +100,21 @@ int kiln_dtype_can_cast(kiln_dtype from, kiln_dtype to) {
     case 'c': return t->kind == 'c' && t->size >= f->size;
     default: return 0;
     }
+}
+
+float kiln_half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 0x3ff, x;
+    if (e == 0) {
+        float v = ldexpf((float)m, -24);
+        return sign ? -v : v;
+    }
+    if (e == 31)
+        x = sign | 0x7f800000u | (m << 13);
+    else
+        x = sign | ((e - 15 + 127) << 23) | (m << 13);
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
 }
 
 uint16_t kiln_float_to_half(float f) {
