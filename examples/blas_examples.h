@@ -10,5 +10,9 @@
  * first call loads it), then `repeat` event-timed runs: *ms_median. */
 int example_blas_time(kiln_context *ctx, int flags, kiln_array *a, kiln_array *b, kiln_array *c, int repeat,
                       double *ms_median);
+/* The same with `warmups` untimed runs first (bench/lib/blas_bench.c times
+ * with two: the second warms the provider's own caches). */
+int example_blas_time_warm(kiln_context *ctx, int flags, kiln_array *a, kiln_array *b, kiln_array *c,
+                           int warmups, int repeat, double *ms_median);
 
 #endif

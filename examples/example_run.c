@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "examples.h"
 
@@ -40,6 +41,12 @@ double kiln_example_median(const double *v, int n) {
     double m = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
     free(sorted);
     return m;
+}
+
+double kiln_example_now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
 int kiln_example_time_run(kiln_example_launch *l, kiln_event *start, kiln_event *end, int batch, double *ms) {
@@ -89,6 +96,36 @@ int kiln_example_time(kiln_example_launch *l, int warmups, int repeat, double bu
     kiln_event_release(start);
     kiln_event_release(end);
     free(times);
+    return s;
+}
+
+int kiln_example_time_calls(kiln_context *ctx, kiln_example_step step, void *arg, int warmups, int repeat,
+                            double *ms_median, double *ms_min) {
+    if (repeat < 1) repeat = 1;
+    double *ms = calloc((size_t)repeat, sizeof *ms);
+    if (!ms) return KILN_ERR_OUT_OF_MEMORY;
+    kiln_event *e0 = NULL, *e1 = NULL;
+    int s = kiln_event_create(ctx, &e0);
+    if (s == KILN_OK) s = kiln_event_create(ctx, &e1);
+    for (int r = -warmups; r < repeat && s == KILN_OK; r++) {
+        s = kiln_event_record(e0, NULL);
+        if (s == KILN_OK) s = step(arg);
+        if (s == KILN_OK) s = kiln_event_record(e1, NULL);
+        if (s == KILN_OK) s = kiln_event_synchronize(e1);
+        float dev = 0;
+        if (s == KILN_OK) s = kiln_event_elapsed_ms(e0, e1, &dev);
+        if (r >= 0) ms[r] = dev;
+    }
+    if (s == KILN_OK) {
+        *ms_median = kiln_example_median(ms, repeat);
+        if (ms_min) {
+            *ms_min = ms[0];
+            for (int r = 1; r < repeat; r++) *ms_min = ms[r] < *ms_min ? ms[r] : *ms_min;
+        }
+    }
+    kiln_event_release(e0);
+    kiln_event_release(e1);
+    free(ms);
     return s;
 }
 

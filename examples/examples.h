@@ -144,5 +144,15 @@ int kiln_example_run(const kiln_example *ex, kiln_context *ctx, const kiln_examp
 
 /* Median of n values (sorts a copy); 0 for n == 0. */
 double kiln_example_median(const double *v, int n);
+/* One timed step of kiln_example_time_calls: a kiln call queued on the
+ * default stream, returning its status. */
+typedef int (*kiln_example_step)(void *arg);
+/* step(arg) `warmups` times, then `repeat` (at least 1) times, each between
+ * two events on the default stream: the median and (min not NULL) the least
+ * of the device times in ms. */
+int kiln_example_time_calls(kiln_context *ctx, kiln_example_step step, void *arg, int warmups, int repeat,
+                            double *ms_median, double *ms_min);
+/* Monotonic host time in ms, for the host-timed runs of examples and benches. */
+double kiln_example_now_ms(void);
 
 #endif

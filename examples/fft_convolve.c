@@ -214,30 +214,10 @@ static void write_side_by_side(const float *image, const float *result, int n, c
         snprintf(note, cap, "; could not write %s", path);
 }
 
+static int convolve_step(void *c) { return kiln_fft_convolve_run(c, NULL); }
+
 static int time_runs(kiln_fft_convolve *c, int repeat, double *median, double *min) {
-    double *ms = calloc((size_t)repeat, sizeof *ms);
-    kiln_event *e0 = NULL, *e1 = NULL;
-    if (!ms) return KILN_ERR_OUT_OF_MEMORY;
-    int s = kiln_event_create(c->ctx, &e0);
-    if (s == KILN_OK) s = kiln_event_create(c->ctx, &e1);
-    for (int r = -2; r < repeat && s == KILN_OK; r++) { /* two warm-ups */
-        s = kiln_event_record(e0, NULL);
-        if (s == KILN_OK) s = kiln_fft_convolve_run(c, NULL);
-        if (s == KILN_OK) s = kiln_event_record(e1, NULL);
-        if (s == KILN_OK) s = kiln_event_synchronize(e1);
-        float dev = 0;
-        if (s == KILN_OK) s = kiln_event_elapsed_ms(e0, e1, &dev);
-        if (r >= 0) ms[r] = dev;
-    }
-    if (s == KILN_OK) {
-        *median = kiln_example_median(ms, repeat);
-        *min = ms[0];
-        for (int r = 1; r < repeat; r++) *min = ms[r] < *min ? ms[r] : *min;
-    }
-    kiln_event_release(e0);
-    kiln_event_release(e1);
-    free(ms);
-    return s;
+    return kiln_example_time_calls(c->ctx, convolve_step, c, 2, repeat, median, min); /* two warm-ups */
 }
 
 int kiln_example_fft_convolve(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res) {

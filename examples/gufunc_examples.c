@@ -32,30 +32,15 @@ typedef struct gu_timed {
     const char *dims;
 } gu_timed;
 
+static int gu_step(void *arg) {
+    const gu_timed *c = arg;
+    return kiln_gufunc_call(c->f, c->args, c->nargs, c->outs, c->dims);
+}
+
 static int gu_time(kiln_context *ctx, const gu_timed *c, int repeat, kiln_example_result *res) {
-    double *ms = calloc((size_t)repeat, sizeof *ms);
-    kiln_event *e0 = NULL, *e1 = NULL;
-    if (!ms) return KILN_ERR_OUT_OF_MEMORY;
-    int s = kiln_event_create(ctx, &e0);
-    if (s == KILN_OK) s = kiln_event_create(ctx, &e1);
-    for (int r = -3; r < repeat && s == KILN_OK; r++) { /* three warm-ups: compile, cache, clocks */
-        s = kiln_event_record(e0, NULL);
-        if (s == KILN_OK) s = kiln_gufunc_call(c->f, c->args, c->nargs, c->outs, c->dims);
-        if (s == KILN_OK) s = kiln_event_record(e1, NULL);
-        if (s == KILN_OK) s = kiln_event_synchronize(e1);
-        float dev = 0;
-        if (s == KILN_OK) s = kiln_event_elapsed_ms(e0, e1, &dev);
-        if (r >= 0) ms[r] = dev;
-    }
-    if (s == KILN_OK) {
-        res->runs = repeat;
-        res->ms_median = kiln_example_median(ms, repeat);
-        res->ms_min = ms[0];
-        for (int r = 1; r < repeat; r++) res->ms_min = ms[r] < res->ms_min ? ms[r] : res->ms_min;
-    }
-    kiln_event_release(e0);
-    kiln_event_release(e1);
-    free(ms);
+    /* three warm-ups: compile, cache, clocks */
+    int s = kiln_example_time_calls(ctx, gu_step, (void *)c, 3, repeat, &res->ms_median, &res->ms_min);
+    if (s == KILN_OK) res->runs = repeat;
     return s;
 }
 

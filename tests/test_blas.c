@@ -246,7 +246,7 @@ static void test_gemm_alpha_beta(void **state) {
                     sc[3] = {batch, m, n};
             kiln_array *a = bt_random(ctx, &rng, t, 3, sa), *b = bt_random(ctx, &rng, t, 3, sb);
             kiln_array *c = bt_random(ctx, &rng, t, 3, sc);
-            void *c0 = bt_read(c);
+            void *c0 = test_read_array(c);
             kiln_blas_scalar alpha = {0.75, t >= KILN_COMPLEX64 ? -0.5 : 0},
                              beta = {-1.25, t >= KILN_COMPLEX64 ? 0.25 : 0};
             if (t == KILN_FLOAT16) alpha.im = beta.im = 0;
@@ -360,6 +360,29 @@ static void test_small_path_and_profile(void **state) {
 /* A kiln stream of its own (a cuBLAS handle of its own on CUDA), and TF32
  * when allowed: within TF32's rounding or truncation of the inputs (2^-10 each), and on
  * the CPU, where the flag changes nothing, within float32's. */
+/* The reference of c = a @ b of one dtype over one batch dim (a, b: host
+ * copies; sa, sb: their shapes). */
+static bt_gemm_ref batched_ref(int64_t batch, int64_t m, int64_t n, int64_t k, kiln_dtype t, const void *a,
+                               const void *b, const int64_t *sa, const int64_t *sb) {
+    bt_gemm_ref p = {.nb = 1,
+                     .batch = {batch},
+                     .m = m,
+                     .n = n,
+                     .k = k,
+                     .ta = t,
+                     .tb = t,
+                     .tc = t,
+                     .a = a,
+                     .b = b,
+                     .nba = 1,
+                     .nbb = 1,
+                     .batch_a = sa,
+                     .batch_b = sb,
+                     .alpha = ONE,
+                     .beta = ZERO};
+    return p;
+}
+
 static void test_stream_and_tf32(void **state) {
     kiln_context *ctx = *state;
     test_rng rng = test_rng_for(__func__);
@@ -372,24 +395,9 @@ static void test_stream_and_tf32(void **state) {
     TEST_OK(kiln_matmul_ex(stream, KILN_BLAS_ALLOW_TF32, a, b, &c2));
     TEST_OK(kiln_stream_synchronize(stream));
     bt_check_product("on a stream", a, b, c1, NULL, ONE, ZERO);
-    void *ha = bt_read(a), *hb = bt_read(b), *hc = bt_read(c2);
-    bt_gemm_ref p = {.nb = 1,
-                     .batch = {3},
-                     .m = 70,
-                     .n = 50,
-                     .k = 90,
-                     .ta = KILN_FLOAT32,
-                     .tb = KILN_FLOAT32,
-                     .tc = KILN_FLOAT32,
-                     .a = ha,
-                     .b = hb,
-                     .nba = 1,
-                     .nbb = 1,
-                     .batch_a = sa,
-                     .batch_b = sb,
-                     .alpha = ONE,
-                     .beta = ZERO,
-                     .input_rel = ldexp(1, -9)};
+    void *ha = test_read_array(a), *hb = test_read_array(b), *hc = test_read_array(c2);
+    bt_gemm_ref p = batched_ref(3, 70, 50, 90, KILN_FLOAT32, ha, hb, sa, sb);
+    p.input_rel = ldexp(1, -9);
     bt_check_gemm("TF32 allowed", &p, hc);
     free(ha);
     free(hb);
@@ -507,30 +515,15 @@ static void test_cpu_vs_cuda(void **state) {
         kiln_dtype t = types[ti];
         int64_t sa[3] = {7, 33, 45}, sb[3] = {7, 45, 29}, sc[3] = {7, 33, 29};
         kiln_array *a = bt_random(gpu, &rng, t, 3, sa), *b = bt_random(gpu, &rng, t, 3, sb), *cg = NULL;
-        void *ha = bt_read(a), *hb = bt_read(b);
+        void *ha = test_read_array(a), *hb = test_read_array(b);
         kiln_array *ac = NULL, *bc = NULL, *cc = NULL;
         TEST_OK(kiln_array_from_host(cpu, t, 3, sa, ha, kiln_array_nbytes(a), &ac));
         TEST_OK(kiln_array_from_host(cpu, t, 3, sb, hb, kiln_array_nbytes(b), &bc));
         TEST_OK(kiln_matmul(a, b, &cg));
         TEST_OK(kiln_matmul(ac, bc, &cc));
-        void *g = bt_read(cg), *h = bt_read(cc);
+        void *g = test_read_array(cg), *h = test_read_array(cc);
         /* both within the bound of the exact product, so within twice it of each other */
-        bt_gemm_ref p = {.nb = 1,
-                         .batch = {7},
-                         .m = 33,
-                         .n = 29,
-                         .k = 45,
-                         .ta = t,
-                         .tb = t,
-                         .tc = t,
-                         .a = ha,
-                         .b = hb,
-                         .nba = 1,
-                         .nbb = 1,
-                         .batch_a = sa,
-                         .batch_b = sb,
-                         .alpha = ONE,
-                         .beta = ZERO};
+        bt_gemm_ref p = batched_ref(7, 33, 29, 45, t, ha, hb, sa, sb);
         bt_check_gemm("cuda", &p, g);
         bt_check_gemm("cpu", &p, h);
         long double worst = 0;

@@ -42,7 +42,7 @@ static void test_level1(void **state) {
                 int64_t n = 57;
                 kiln_array *bx, *by;
                 kiln_array *x = vec_view(ctx, &rng, t, n, kx, &bx), *y = vec_view(ctx, &rng, t, n, ky, &by);
-                void *hx = bt_read(x), *hy = bt_read(y);
+                void *hx = test_read_array(x), *hy = test_read_array(y);
                 hval dot = {0, 0}, vdot = {0, 0};
                 long double size = 0, sq = 0;
                 for (int64_t i = 0; i < n; i++) {
@@ -67,7 +67,7 @@ static void test_level1(void **state) {
                                  beta = {-2, t >= KILN_COMPLEX64 ? 0.5 : 0};
                 TEST_OK(kiln_axpy(NULL, alpha, x, y));
                 TEST_OK(kiln_scal(NULL, beta, x));
-                void *gx = bt_read(x), *gy = bt_read(y);
+                void *gx = test_read_array(x), *gy = test_read_array(y);
                 for (int64_t i = 0; i < n; i++) {
                     hval a = bt_get(t, hx, (size_t)i), b = bt_get(t, hy, (size_t)i);
                     hval ey = {b.re + alpha.re * a.re - alpha.im * a.im,
@@ -115,11 +115,11 @@ static void test_gemv(void **state) {
                 kiln_array_release(by);
                 y = vec_view(ctx, &rng, t, rows, 2, &by);
             }
-            void *ha = bt_read(a), *hx = bt_read(x), *hy = bt_read(y);
+            void *ha = test_read_array(a), *hx = test_read_array(x), *hy = test_read_array(y);
             kiln_blas_scalar alpha = {1.5, t >= KILN_COMPLEX64 ? -0.5 : 0},
                              beta = {0.5, t >= KILN_COMPLEX64 ? 0.75 : 0};
             TEST_OK(kiln_gemv(NULL, op, alpha, a, x, beta, y));
-            void *gy = bt_read(y);
+            void *gy = test_read_array(y);
             for (int64_t i = 0; i < rows; i++) {
                 hval sum = {0, 0};
                 long double size = 0;

@@ -130,35 +130,25 @@ static const char *add_src = "__global__ void add_one(int *x, int n) {\n"
                              "    if (i < n) x[i] += 1;\n"
                              "}\n";
 
-#define CHILD_CHECK(cond, ...)                                                                               \
-    do {                                                                                                     \
-        if (!(cond)) {                                                                                       \
-            printf("child check failed: %s: ", #cond);                                                       \
-            printf(__VA_ARGS__);                                                                             \
-            printf("\n");                                                                                    \
-            return 1;                                                                                        \
-        }                                                                                                    \
-    } while (0)
-
 /* A new context still works: a kernel runs and gives the right numbers. */
 static int fresh_context_works(void) {
     kiln_context *ctx = NULL;
-    CHILD_CHECK(kiln_open(&ctx, test_target()) == KILN_OK, "%s", kiln_last_error());
+    TEST_CHILD_CHECK(kiln_open(&ctx, test_target()) == KILN_OK, "%s", kiln_last_error());
     kiln_kernel *k = NULL;
-    CHILD_CHECK(kiln_kernel_from_source(ctx, add_src, "add_one", NULL, &k) == KILN_OK, "%s",
-                kiln_last_error());
+    TEST_CHILD_CHECK(kiln_kernel_from_source(ctx, add_src, "add_one", NULL, &k) == KILN_OK, "%s",
+                     kiln_last_error());
     enum { N = 300 };
     int host[N];
     for (int i = 0; i < N; i++) host[i] = 3 * i;
     int64_t n = N;
     kiln_array *a = NULL;
-    CHILD_CHECK(kiln_array_from_host(ctx, KILN_INT32, 1, &n, host, sizeof host, &a) == KILN_OK, "%s",
-                kiln_last_error());
-    CHILD_CHECK(kiln_launch(k, KILN_DIM(3), KILN_DIM(128), 0, NULL, KILN_ARGS(kiln_arr(a), kiln_i32(N))) ==
-                    KILN_OK,
-                "%s", kiln_last_error());
-    CHILD_CHECK(kiln_array_to_host(a, host, sizeof host) == KILN_OK, "%s", kiln_last_error());
-    for (int i = 0; i < N; i++) CHILD_CHECK(host[i] == 3 * i + 1, "host[%d] = %d", i, host[i]);
+    TEST_CHILD_CHECK(kiln_array_from_host(ctx, KILN_INT32, 1, &n, host, sizeof host, &a) == KILN_OK, "%s",
+                     kiln_last_error());
+    TEST_CHILD_CHECK(
+        kiln_launch(k, KILN_DIM(3), KILN_DIM(128), 0, NULL, KILN_ARGS(kiln_arr(a), kiln_i32(N))) == KILN_OK,
+        "%s", kiln_last_error());
+    TEST_CHILD_CHECK(kiln_array_to_host(a, host, sizeof host) == KILN_OK, "%s", kiln_last_error());
+    for (int i = 0; i < N; i++) TEST_CHILD_CHECK(host[i] == 3 * i + 1, "host[%d] = %d", i, host[i]);
     kiln_array_release(a);
     kiln_kernel_release(k);
     kiln_close(ctx);
@@ -172,29 +162,29 @@ static int run_child(const scenario *sc) {
         return 0;
     }
     kiln_context *ctx = NULL;
-    CHILD_CHECK(kiln_open(&ctx, test_target()) == KILN_OK, "%s", kiln_last_error());
+    TEST_CHILD_CHECK(kiln_open(&ctx, test_target()) == KILN_OK, "%s", kiln_last_error());
     kiln_kernel *k = NULL;
     /* Barrier kernels here test the fiber path (its guard pages and stack
      * sizing): loop fission would run them on the worker's own stack. */
     const char *options = strstr(sc->source, "__syncthreads") ? "-DKILN_CPU_FIBERS" : NULL;
-    CHILD_CHECK(kiln_kernel_from_source(ctx, sc->source, sc->kernel, options, &k) == KILN_OK, "%s",
-                kiln_last_error());
+    TEST_CHILD_CHECK(kiln_kernel_from_source(ctx, sc->source, sc->kernel, options, &k) == KILN_OK, "%s",
+                     kiln_last_error());
     int n = (int)(sc->grid * sc->block);
     int64_t shape = n;
     int *host = calloc((size_t)n, sizeof *host);
     if (sc->bad_value) host[sc->bad_value] = 1;
     kiln_array *a = NULL;
-    CHILD_CHECK(kiln_array_from_host(ctx, KILN_INT32, 1, &shape, host, (size_t)n * sizeof *host, &a) ==
-                    KILN_OK,
-                "%s", kiln_last_error());
+    TEST_CHILD_CHECK(kiln_array_from_host(ctx, KILN_INT32, 1, &shape, host, (size_t)n * sizeof *host, &a) ==
+                         KILN_OK,
+                     "%s", kiln_last_error());
     kiln_value arg = sc->null_array ? kiln_ptr(NULL, KILN_INT32) : kiln_arr(a);
     kiln_status s =
         kiln_launch(k, KILN_DIM(sc->grid), KILN_DIM(sc->block), 0, NULL, KILN_ARGS(arg, kiln_i32(n)));
     if (sc->expect_ok) {
-        CHILD_CHECK(s == KILN_OK, "%s", kiln_last_error());
-        CHILD_CHECK(kiln_array_to_host(a, host, (size_t)n * sizeof *host) == KILN_OK, "%s",
-                    kiln_last_error());
-        for (int t = 0; t < n; t++) CHILD_CHECK(host[t] == 39999 - 6 * t, "x[%d] = %d", t, host[t]);
+        TEST_CHILD_CHECK(s == KILN_OK, "%s", kiln_last_error());
+        TEST_CHILD_CHECK(kiln_array_to_host(a, host, (size_t)n * sizeof *host) == KILN_OK, "%s",
+                         kiln_last_error());
+        for (int t = 0; t < n; t++) TEST_CHILD_CHECK(host[t] == 39999 - 6 * t, "x[%d] = %d", t, host[t]);
         kiln_array_release(a);
         kiln_kernel_release(k);
         kiln_close(ctx);
@@ -205,20 +195,20 @@ static int run_child(const scenario *sc) {
     if (s == KILN_OK) s = kiln_synchronize(ctx); /* asynchronous on the GPU */
     const char *msg = kiln_last_error();
     printf("message: %s\n", msg);
-    CHILD_CHECK(s == KILN_ERR_DEVICE_FAULT, "status %s", kiln_status_string(s));
+    TEST_CHILD_CHECK(s == KILN_ERR_DEVICE_FAULT, "status %s", kiln_status_string(s));
     /* on a GPU the fault surfaces as the CUDA error (at the launch or the
      * next synchronising call) */
-    CHILD_CHECK(cpu || test_contains(msg, "CUDA_ERROR"), "%s", msg);
+    TEST_CHILD_CHECK(cpu || test_contains(msg, "CUDA_ERROR"), "%s", msg);
     if (cpu) {
-        CHILD_CHECK(test_contains(msg, sc->kernel), "no kernel name: %s", msg);
-        CHILD_CHECK(test_contains(msg, sc->kind), "no '%s': %s", sc->kind, msg);
-        CHILD_CHECK(test_contains(msg, sc->where), "no '%s': %s", sc->where, msg);
-        CHILD_CHECK(test_contains(msg, "dead"), "%s", msg);
+        TEST_CHILD_CHECK(test_contains(msg, sc->kernel), "no kernel name: %s", msg);
+        TEST_CHILD_CHECK(test_contains(msg, sc->kind), "no '%s': %s", sc->kind, msg);
+        TEST_CHILD_CHECK(test_contains(msg, sc->where), "no '%s': %s", sc->where, msg);
+        TEST_CHILD_CHECK(test_contains(msg, "dead"), "%s", msg);
     }
     /* The context is dead; later calls say so, and releasing still works. */
-    CHILD_CHECK(kiln_synchronize(ctx) == KILN_ERR_CONTEXT_DEAD, "%s", kiln_last_error());
+    TEST_CHILD_CHECK(kiln_synchronize(ctx) == KILN_ERR_CONTEXT_DEAD, "%s", kiln_last_error());
     s = kiln_launch(k, KILN_DIM(1), KILN_DIM(1), 0, NULL, KILN_ARGS(kiln_arr(a), kiln_i32(n)));
-    CHILD_CHECK(s == KILN_ERR_CONTEXT_DEAD, "%s", kiln_status_string(s));
+    TEST_CHILD_CHECK(s == KILN_ERR_CONTEXT_DEAD, "%s", kiln_status_string(s));
     kiln_array_release(a);
     kiln_kernel_release(k);
     kiln_close(ctx);
@@ -230,14 +220,9 @@ static int run_child(const scenario *sc) {
 
 static void run_scenario(void **state) {
     const scenario *sc = *state;
-    char self[1024];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    assert_true(len > 0);
-    self[len] = '\0';
-    char *argv[] = {self, "--child", (char *)sc->name, NULL};
     char *checked[] = {"KILN_CPU_CHECKED=1", NULL};
     char *out = NULL;
-    int rc = test_spawn(argv, sc->checked ? checked : NULL, &out);
+    int rc = test_spawn_child(sc->name, sc->checked ? checked : NULL, &out);
     if (rc != 0 || (!test_contains(out, "alive") && !test_contains(out, "skipped")))
         fail_msg("%s: the child exited with %d%s:\n%s", sc->name, rc, rc > 128 ? " (killed by a signal)" : "",
                  out);

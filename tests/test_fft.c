@@ -207,13 +207,6 @@ static kiln_array *upload(kiln_context *ctx, const host_data *h, int ndim, const
     return v;
 }
 
-static void *download(kiln_array *a) {
-    size_t bytes = kiln_array_nbytes(a);
-    void *p = malloc(bytes ? bytes : 1);
-    TEST_OK(kiln_array_to_host(a, p, bytes));
-    return p;
-}
-
 /* ------------------------------------------------------------------ one case */
 
 typedef struct fft_case {
@@ -266,7 +259,7 @@ static void *run_case(kiln_context *ctx, const fft_case *c, const host_data *in,
     else
         s = kiln_irfftn(a, axes, c->naxes, c->shape[last], c->norm, &out);
     if (s != KILN_OK) fail_msg("%s: %s: %s", what, kiln_status_string(s), kiln_last_error());
-    void *got = download(out);
+    void *got = test_read_array(out);
     *count = count_of(c->ndim, out_shape);
     if (!c->inplace) kiln_array_release(out);
     kiln_array_release(a);
@@ -585,7 +578,7 @@ static void test_round_trips(void **state) {
             kiln_array *a = upload(ctx, &h, 3, shape, L_CONTIG), *f = NULL, *back = NULL;
             TEST_OK(kiln_fftn(a, NULL, 0, (kiln_fft_norm)norm, KILN_FFT_FORWARD, &f));
             TEST_OK(kiln_fftn(f, NULL, 0, (kiln_fft_norm)norm, KILN_FFT_INVERSE, &back));
-            void *got = download(back);
+            void *got = test_read_array(back);
             double e = rel_error(got, 1, dbl, h.re, h.im, h.count, 1);
             if (!(e <= tolerance(dbl))) fail_msg("C2C round trip dbl %d norm %d: %.3g", dbl, norm, e);
             free(got);
@@ -596,7 +589,7 @@ static void test_round_trips(void **state) {
             kiln_array *xr = upload(ctx, &x, 3, shape, L_CONTIG), *X = NULL, *y = NULL;
             TEST_OK(kiln_rfftn(xr, NULL, 0, (kiln_fft_norm)norm, &X));
             TEST_OK(kiln_irfftn(X, NULL, 0, shape[2], (kiln_fft_norm)norm, &y));
-            got = download(y);
+            got = test_read_array(y);
             e = rel_error(got, 0, dbl, x.re, x.im, x.count, 1);
             if (!(e <= 4 * tolerance(dbl))) fail_msg("real round trip dbl %d norm %d: %.3g", dbl, norm, e);
             free(got);
@@ -631,7 +624,7 @@ static void test_plans_and_cache(void **state) {
     assert_int_equal(kiln_fft_plan_copies(p1), 0);
     TEST_OK(kiln_fft_execute(p1, b, o2, NULL));
     TEST_OK(kiln_fft_execute(p1, a, o1, NULL));
-    void *g1 = download(o1), *g2 = download(o2);
+    void *g1 = test_read_array(o1), *g2 = test_read_array(o2);
     assert_memory_equal(g1, g2, kiln_array_nbytes(o1));
     free(g1);
     free(g2);
@@ -675,7 +668,7 @@ static void test_plan_on_stream(void **state) {
     TEST_OK(kiln_fft_execute(fwd, a, o, st));
     TEST_OK(kiln_fft_execute(inv, o, o, st));
     TEST_OK(kiln_stream_synchronize(st));
-    void *got = download(o);
+    void *got = test_read_array(o);
     double e = rel_error(got, 1, 1, h.re, h.im, h.count, 1);
     if (!(e <= tolerance(1))) fail_msg("plan round trip on a stream: %.3g", e);
     free(got);

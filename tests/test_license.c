@@ -9,19 +9,6 @@
 
 #include "test_support.h"
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = '\0';
-    fclose(f);
-    return s;
-}
-
 static void lower(char *s) {
     for (; *s; s++) *s = (char)tolower((unsigned char)*s);
 }
@@ -32,13 +19,13 @@ static void test_license_file_and_runtime_libraries(void **state) {
     if (!root) fail_msg("KILN_SOURCE_DIR is not set (run through ctest)");
     char path[1024];
     snprintf(path, sizeof path, "%s/LICENSE", root);
-    char *license = slurp(path);
+    char *license = test_read_file(path);
     if (!license) fail_msg("no LICENSE file at %s", path);
     assert_true(test_contains(license, "MIT License") &&
                 test_contains(license, "Permission is hereby granted"));
     free(license);
     snprintf(path, sizeof path, "%s/README.md", root);
-    char *readme = slurp(path);
+    char *readme = test_read_file(path);
     assert_non_null(readme);
     char *section = strstr(readme, "\n## License");
     if (!section) fail_msg("README.md has no License section");

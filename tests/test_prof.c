@@ -49,19 +49,6 @@ static double parse_time_ms(const char *text) {
     return 0;
 }
 
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* stderr captured into a file between capture_begin and capture_end. */
 typedef struct captured {
     int saved_fd;
@@ -82,7 +69,7 @@ static char *capture_end(captured *c) {
     fflush(stderr);
     dup2(c->saved_fd, 2);
     close(c->saved_fd);
-    char *text = read_file(c->path);
+    char *text = test_read_file(c->path);
     unlink(c->path);
     return text;
 }
@@ -388,7 +375,7 @@ static void test_env_summary_and_trace_at_close(void **state) {
     free(res);
     kiln_close(ctx);
 
-    char *summary = read_file(out);
+    char *summary = test_read_file(out);
     assert_non_null(summary);
     check_summary(summary);
     free(summary);

@@ -43,13 +43,6 @@ static kiln_array *from_host_f64(int nd, const int64_t *shape, const double *dat
     return a;
 }
 
-static double *to_host_f64(kiln_array *a) {
-    size_t bytes = kiln_array_nbytes(a);
-    double *h = malloc(bytes ? bytes : 8);
-    TEST_OK(kiln_array_to_host(a, h, bytes));
-    return h;
-}
-
 /* Offset (elements) of the input element feeding output multi-index idx. */
 static int64_t ref_offset(int nd, const int64_t *shape, int and, const int64_t *ashape, const int64_t *idx) {
     int64_t off = 0;
@@ -95,7 +88,7 @@ static void broadcasting_against_reference(void **state) {
         TEST_OK(kiln_call(axpb, KILN_ARGS(kiln_arr(in[0]), kiln_arr(in[1]), kiln_arr(in[2])), &out));
         assert_int_equal(kiln_array_ndim(out), k->rnd);
         assert_memory_equal(kiln_array_shape(out), k->r, sizeof(int64_t) * (size_t)k->rnd);
-        double *got = to_host_f64(out);
+        double *got = test_read_array(out);
         int64_t n = kiln_array_size(out), idx[4];
         for (int64_t e = 0; e < n; e++) {
             int64_t rest = e;
@@ -133,7 +126,7 @@ static void views_and_scalars(void **state) {
     kiln_array *rt = NULL;
     TEST_OK(kiln_array_transpose(r, NULL, &rt)); /* (4, 6) */
     TEST_OK(kiln_call(axpb, KILN_ARGS(kiln_arr(s), kiln_f32(1.5f), kiln_arr(rt)), &out));
-    double *got = to_host_f64(out);
+    double *got = test_read_array(out);
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 6; j++) {
             double tv = h[j * 8 + 2 * i];       /* t[2i][j] = a[j][2i] */
@@ -154,7 +147,7 @@ static void in_place_and_supplied_output(void **state) {
     kiln_array *outs[1] = {a};
     TEST_OK(kiln_call(axpb, KILN_ARGS(kiln_arr(a), kiln_f64(1), kiln_f64(0.5)), outs)); /* a = 2a + 0.5 */
     assert_ptr_equal(outs[0], a);
-    double *got = to_host_f64(a);
+    double *got = test_read_array(a);
     for (int i = 0; i < n; i++) assert_true(got[i] == i * 2.0 + 0.5);
     free(got);
     /* a float64 result into a complex128 output (safe cast) */
@@ -470,7 +463,7 @@ static void targets_agree(void **state) {
         TEST_OK(kiln_call_ex(hav, targets[t], NULL,
                              KILN_ARGS(kiln_arr(X), kiln_arr(Y), kiln_f64(30), kiln_f64(101), kiln_f64(6371)),
                              &Z));
-        double *z = to_host_f64(Z);
+        double *z = test_read_array(Z);
         /* a few ULP per libm/libmvec/CUDA call, compounded: 1e-13 relative */
         double e = test_max_rel_err_f64(z, ref, (size_t)n, 1e-12, 1e-13);
         if (e > 1) fail_msg("target %s: error %.3g of tolerance", targets[t], e);
@@ -531,7 +524,7 @@ static void grid_stride_and_covering_kernels(void **state) {
         kiln_free(src2);
         kiln_array *Z = NULL;
         TEST_OK(kiln_call(fs[k], KILN_ARGS(kiln_arr(A), kiln_f64(2)), &Z));
-        z[k] = to_host_f64(Z);
+        z[k] = test_read_array(Z);
         kiln_array_release(Z);
     }
     for (int64_t i = 0; i < n; i++) {
@@ -563,7 +556,7 @@ static void host_arrays(void **state) {
     TEST_OK(kiln_call(axpb, KILN_ARGS(kiln_arr(A), kiln_f64(1), kiln_arr(A)), &R));
     if (kiln_context_backend(ctx) == KILN_BACKEND_CUDA)
         assert_int_equal(kiln_array_memory(R), KILN_MEMORY_HOST);
-    double *r = to_host_f64(R);
+    double *r = test_read_array(R);
     for (int64_t i = 0; i < n; i++) assert_true(r[i] == i + 1.0);
     kiln_array *outs[1] = {C};
     TEST_OK(kiln_call(axpb, KILN_ARGS(kiln_arr(A), kiln_f64(0), kiln_f64(1)), outs));

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "examples.h"
 #include "kiln.h"
 
 extern const char kiln_matmul_source[]; /* examples/matmul.c */
@@ -101,22 +102,6 @@ static void loop_block_sum(const float *restrict in, int n, float *restrict part
 
 /* ---------------------------------------------------------------- timing */
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 #define CHECK(call)                                                                                          \
     do {                                                                                                     \
         kiln_status s_ = (call);                                                                             \
@@ -135,10 +120,10 @@ typedef struct launch {
 } launch;
 
 static double time_kiln(kiln_context *ctx, const launch *l) {
-    double t0 = now_ms();
+    double t0 = kiln_example_now_ms();
     CHECK(kiln_launch(l->k, l->grid, l->block, 0, NULL, l->args, l->nargs));
     CHECK(kiln_synchronize(ctx));
-    return now_ms() - t0;
+    return kiln_example_now_ms() - t0;
 }
 
 typedef void (*loop_fn)(void *);
@@ -154,15 +139,15 @@ static void measure(kiln_context *ctx, const launch *kiln, const launch *fibers,
     for (int r = 0; r < repeat; r++) {
         tk[r] = time_kiln(ctx, kiln);
         if (loop) {
-            double t0 = now_ms();
+            double t0 = kiln_example_now_ms();
             loop(loop_arg);
-            tl[r] = now_ms() - t0;
+            tl[r] = kiln_example_now_ms() - t0;
         }
         if (fibers && nf < fiber_runs) tf[nf++] = time_kiln(ctx, fibers);
     }
-    *k_ms = median(tk, repeat);
-    *l_ms = loop ? median(tl, repeat) : 0;
-    *f_ms = nf ? median(tf, nf) : 0;
+    *k_ms = kiln_example_median(tk, repeat);
+    *l_ms = loop ? kiln_example_median(tl, repeat) : 0;
+    *f_ms = nf ? kiln_example_median(tf, nf) : 0;
     free(tk);
     free(tl);
     free(tf);
@@ -206,9 +191,33 @@ static double max_rel(const float *a, const float *b, size_t n) {
     return m;
 }
 
+/* What every kernel row does: builds `name` of src plainly (into l->k) and
+ * with -DKILN_CPU_FIBERS, times both beside the C loop, compares kiln's
+ * `result` (count floats) with the loop's `want` to tol, prints the row and
+ * releases both kernels. */
+static void kernel_row(kiln_context *ctx, launch *l, const char *src, const char *name, loop_fn loop,
+                       void *loop_arg, int repeat, int fiber_runs, kiln_array *result, const float *want,
+                       size_t count, double tol, const char *what, const char *size, double target) {
+    launch f = *l;
+    CHECK(kiln_kernel_from_source(ctx, src, name, NULL, &l->k));
+    CHECK(kiln_kernel_from_source(ctx, src, name, "-DKILN_CPU_FIBERS", &f.k));
+    double k, fb, lp;
+    measure(ctx, l, &f, fiber_runs, loop, loop_arg, repeat, &k, &fb, &lp);
+    float *got = malloc(count * 4);
+    CHECK(kiln_array_to_host(result, got, count * 4));
+    char check[64];
+    double e = max_rel(got, want, count);
+    snprintf(check, sizeof check, "%s (max rel diff %.1e)", e < tol ? "ok" : "DIFFERS", e);
+    row(what, size, k, fb, lp, "loop", target, check);
+    kiln_kernel_release(l->k);
+    kiln_kernel_release(f.k);
+    l->k = NULL;
+    free(got);
+}
+
 static void bench_matmul(kiln_context *ctx, int n, int repeat, int fiber_runs) {
     size_t count = (size_t)n * n;
-    float *a = rand_f32(count, 1), *b = rand_f32(count, 2), *c = malloc(count * 4), *ck = malloc(count * 4);
+    float *a = rand_f32(count, 1), *b = rand_f32(count, 2), *c = malloc(count * 4);
     int64_t shape[2] = {n, n};
     kiln_array *da, *db, *dc;
     CHECK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, a, count * 4, &da));
@@ -220,27 +229,17 @@ static void bench_matmul(kiln_context *ctx, int n, int repeat, int fiber_runs) {
                 KILN_DIM(32, 32),
                 {kiln_arr(da), kiln_arr(db), kiln_arr(dc), kiln_i32(n)},
                 4};
-    launch f = l;
-    CHECK(kiln_kernel_from_source(ctx, kiln_matmul_source, "square_matrix_mul", NULL, &l.k));
-    CHECK(kiln_kernel_from_source(ctx, kiln_matmul_source, "square_matrix_mul", "-DKILN_CPU_FIBERS", &f.k));
     mm_arg m = {a, b, c, n};
-    double k, fb, lp;
-    measure(ctx, &l, &f, fiber_runs, mm_loop, &m, repeat, &k, &fb, &lp);
-    CHECK(kiln_array_to_host(dc, ck, count * 4));
-    char size[32], check[64];
+    char size[32];
     snprintf(size, sizeof size, "n=%d", n);
-    double e = max_rel(ck, c, count);
-    snprintf(check, sizeof check, "%s (max rel diff %.1e)", e < 1e-3 ? "ok" : "DIFFERS", e);
-    row("tiled matmul (seed 001)", size, k, fb, lp, "loop", 3, check);
-    kiln_kernel_release(l.k);
-    kiln_kernel_release(f.k);
+    kernel_row(ctx, &l, kiln_matmul_source, "square_matrix_mul", mm_loop, &m, repeat, fiber_runs, dc, c,
+               count, 1e-3, "tiled matmul (seed 001)", size, 3);
     kiln_array_release(da);
     kiln_array_release(db);
     kiln_array_release(dc);
     free(a);
     free(b);
     free(c);
-    free(ck);
 }
 
 typedef struct st_arg {
@@ -255,7 +254,7 @@ static void st_loop(void *p) {
 
 static void bench_stencil(kiln_context *ctx, int nx, int ny, int repeat, int fiber_runs) {
     size_t count = (size_t)nx * ny;
-    float *in = rand_f32(count, 3), *out = malloc(count * 4), *ok = malloc(count * 4);
+    float *in = rand_f32(count, 3), *out = malloc(count * 4);
     int64_t shape[2] = {ny, nx};
     kiln_array *din, *dout;
     CHECK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, in, count * 4, &din));
@@ -265,25 +264,15 @@ static void bench_stencil(kiln_context *ctx, int nx, int ny, int repeat, int fib
                 KILN_DIM(32, 8),
                 {kiln_arr(din), kiln_arr(dout), kiln_i32(nx), kiln_i32(ny)},
                 4};
-    launch f = l;
-    CHECK(kiln_kernel_from_source(ctx, stencil_src, "stencil", NULL, &l.k));
-    CHECK(kiln_kernel_from_source(ctx, stencil_src, "stencil", "-DKILN_CPU_FIBERS", &f.k));
     st_arg s = {in, out, nx, ny};
-    double k, fb, lp;
-    measure(ctx, &l, &f, fiber_runs, st_loop, &s, repeat, &k, &fb, &lp);
-    CHECK(kiln_array_to_host(dout, ok, count * 4));
-    char size[32], check[64];
+    char size[32];
     snprintf(size, sizeof size, "%dx%d", nx, ny);
-    double e = max_rel(ok, out, count);
-    snprintf(check, sizeof check, "%s (max rel diff %.1e)", e < 1e-5 ? "ok" : "DIFFERS", e);
-    row("shared-memory stencil", size, k, fb, lp, "loop", 2, check);
-    kiln_kernel_release(l.k);
-    kiln_kernel_release(f.k);
+    kernel_row(ctx, &l, stencil_src, "stencil", st_loop, &s, repeat, fiber_runs, dout, out, count, 1e-5,
+               "shared-memory stencil", size, 2);
     kiln_array_release(din);
     kiln_array_release(dout);
     free(in);
     free(out);
-    free(ok);
 }
 
 typedef struct rd_arg {
@@ -298,32 +287,22 @@ static void rd_loop(void *p) {
 
 static void bench_reduce(kiln_context *ctx, int n, int repeat, int fiber_runs) {
     int blocks = (n + 255) / 256;
-    float *in = rand_f32((size_t)n, 4), *p = malloc((size_t)blocks * 4), *pk = malloc((size_t)blocks * 4);
+    float *in = rand_f32((size_t)n, 4), *p = malloc((size_t)blocks * 4);
     int64_t nn = n, nb = blocks;
     kiln_array *din, *dp;
     CHECK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &nn, in, (size_t)n * 4, &din));
     CHECK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &nb, &dp));
     launch l = {
         NULL, KILN_DIM((uint32_t)blocks), KILN_DIM(256), {kiln_arr(din), kiln_i32(n), kiln_arr(dp)}, 3};
-    launch f = l;
-    CHECK(kiln_kernel_from_source(ctx, reduce_src, "block_sum", NULL, &l.k));
-    CHECK(kiln_kernel_from_source(ctx, reduce_src, "block_sum", "-DKILN_CPU_FIBERS", &f.k));
     rd_arg r = {in, n, p};
-    double k, fb, lp;
-    measure(ctx, &l, &f, fiber_runs, rd_loop, &r, repeat, &k, &fb, &lp);
-    CHECK(kiln_array_to_host(dp, pk, (size_t)blocks * 4));
-    char size[32], check[64];
+    char size[32];
     snprintf(size, sizeof size, "%dM", n >> 20);
-    double e = max_rel(pk, p, (size_t)blocks);
-    snprintf(check, sizeof check, "%s (max rel diff %.1e)", e < 1e-3 ? "ok" : "DIFFERS", e);
-    row("block tree reduction", size, k, fb, lp, "loop", 2, check);
-    kiln_kernel_release(l.k);
-    kiln_kernel_release(f.k);
+    kernel_row(ctx, &l, reduce_src, "block_sum", rd_loop, &r, repeat, fiber_runs, dp, p, (size_t)blocks, 1e-3,
+               "block tree reduction", size, 2);
     kiln_array_release(din);
     kiln_array_release(dp);
     free(in);
     free(p);
-    free(pk);
 }
 
 static void bench_mixed_module(kiln_context *ctx, int n, int repeat) {
@@ -352,8 +331,8 @@ static void bench_mixed_module(kiln_context *ctx, int n, int repeat) {
         ta[r] = time_kiln(ctx, &alone);
         tm[r] = time_kiln(ctx, &mixed);
     }
-    a = median(ta, repeat);
-    m = median(tm, repeat);
+    a = kiln_example_median(ta, repeat);
+    m = kiln_example_median(tm, repeat);
     unused = 0;
     char size[32];
     snprintf(size, sizeof size, "%dM", n >> 20);

@@ -21,25 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "examples.h"
 #include "fft/fft_native.h"
 #include "fft_convolve.h"
 #include "kiln.h"
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 typedef struct workload {
     const char *name;
@@ -76,6 +61,22 @@ static int make_arrays(kiln_context *ctx, const workload *w, long long shrink, k
     return s;
 }
 
+static int convolve_step(void *c) { return kiln_fft_convolve_run(c, NULL); }
+
+/* The workload's arrays and its forward plan, as both the GPU and the CPU
+ * tables run it; *plan_ms: the host time kiln_fft_plan_create took. */
+static int make_workload(kiln_context *ctx, const workload *w, long long shrink, kiln_array **in,
+                         kiln_array **out, kiln_fft_plan **p, double *plan_ms) {
+    int naxes = 0, axes[4];
+    int s = make_arrays(ctx, w, shrink, in, out, &naxes, axes);
+    double t0 = kiln_example_now_ms();
+    if (s == KILN_OK)
+        s = kiln_fft_plan_create(w->r2c ? KILN_FFT_R2C : KILN_FFT_C2C, KILN_FFT_FORWARD, *in, *out, axes,
+                                 naxes, KILN_FFT_NORM_BACKWARD, p);
+    *plan_ms = kiln_example_now_ms() - t0;
+    return s;
+}
+
 /* Event-timed (device) or wall-timed (CPU) median of kiln_fft_execute. */
 static int time_kiln(kiln_context *ctx, kiln_fft_plan *p, kiln_array *in, kiln_array *out, int repeat,
                      double *ms) {
@@ -84,16 +85,16 @@ static int time_kiln(kiln_context *ctx, kiln_fft_plan *p, kiln_array *in, kiln_a
     int s = kiln_event_create(ctx, &e0);
     if (s == KILN_OK) s = kiln_event_create(ctx, &e1);
     for (int r = -3; r < repeat && s == KILN_OK; r++) {
-        double w0 = now_ms();
+        double w0 = kiln_example_now_ms();
         s = kiln_event_record(e0, NULL);
         if (s == KILN_OK) s = kiln_fft_execute(p, in, out, NULL);
         if (s == KILN_OK) s = kiln_event_record(e1, NULL);
         if (s == KILN_OK) s = kiln_event_synchronize(e1);
         float dev = 0;
         if (s == KILN_OK) s = kiln_event_elapsed_ms(e0, e1, &dev);
-        if (r >= 0) t[r] = kiln_context_backend(ctx) == KILN_BACKEND_CUDA ? dev : now_ms() - w0;
+        if (r >= 0) t[r] = kiln_context_backend(ctx) == KILN_BACKEND_CUDA ? dev : kiln_example_now_ms() - w0;
     }
-    if (s == KILN_OK) *ms = median(t, repeat);
+    if (s == KILN_OK) *ms = kiln_example_median(t, repeat);
     kiln_event_release(e0);
     kiln_event_release(e1);
     free(t);
@@ -111,16 +112,16 @@ static int kiln_host_cost(kiln_context *ctx, int n, int calls, double *us, doubl
         s = kiln_fft_plan_create(KILN_FFT_C2C, KILN_FFT_FORWARD, a, b, NULL, 0, KILN_FFT_NORM_BACKWARD, &p);
     for (int i = 0; i < 100 && s == KILN_OK; i++) s = kiln_fft_execute(p, a, b, NULL);
     if (s == KILN_OK) s = kiln_synchronize(ctx);
-    double t0 = now_ms();
+    double t0 = kiln_example_now_ms();
     for (int i = 0; i < calls && s == KILN_OK; i++) s = kiln_fft_execute(p, a, b, NULL);
-    double t1 = now_ms();
+    double t1 = kiln_example_now_ms();
     if (s == KILN_OK) s = kiln_synchronize(ctx);
     *us = (t1 - t0) * 1e3 / calls;
     /* the one-call form: key built and looked up in the cache each call */
-    t0 = now_ms();
+    t0 = kiln_example_now_ms();
     for (int i = 0; i < calls && s == KILN_OK; i++)
         s = kiln_fftn(a, NULL, 0, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &b);
-    t1 = now_ms();
+    t1 = kiln_example_now_ms();
     if (s == KILN_OK) s = kiln_synchronize(ctx);
     *us_onecall = (t1 - t0) * 1e3 / calls;
     kiln_fft_plan_release(p);
@@ -172,12 +173,8 @@ static int bench_gpu(kiln_context *ctx, int repeat, const char *argv0) {
         const workload *w = &gpu_workloads[i];
         kiln_array *in = NULL, *out = NULL;
         kiln_fft_plan *p = NULL;
-        int naxes = 0, axes[4];
-        double k = 0, v = -1;
-        s = make_arrays(ctx, w, 1, &in, &out, &naxes, axes);
-        if (s == KILN_OK)
-            s = kiln_fft_plan_create(w->r2c ? KILN_FFT_R2C : KILN_FFT_C2C, KILN_FFT_FORWARD, in, out, axes,
-                                     naxes, KILN_FFT_NORM_BACKWARD, &p);
+        double k = 0, v = -1, plan_ms = 0;
+        s = make_workload(ctx, w, 1, &in, &out, &p, &plan_ms);
         if (s == KILN_OK) s = time_kiln(ctx, p, in, out, repeat, &k);
         if (s == KILN_OK && ntime && ntime(w->r2c, w->rank, w->n, w->batch, repeat, &v) != 0) v = -1;
         if (s == KILN_OK) row(w->name, k, v, 1.03);
@@ -200,32 +197,18 @@ static int bench_gpu(kiln_context *ctx, int repeat, const char *argv0) {
     memset(&c, 0, sizeof c);
     kiln_fft_convolve_test_image(img, 512);
     if (s == KILN_OK) s = kiln_fft_convolve_prepare(ctx, img, 512, &c);
-    double *t = calloc((size_t)repeat, sizeof *t);
-    kiln_event *e0 = NULL, *e1 = NULL;
-    if (s == KILN_OK) s = kiln_event_create(ctx, &e0);
-    if (s == KILN_OK) s = kiln_event_create(ctx, &e1);
-    for (int r = -3; r < repeat && s == KILN_OK; r++) {
-        s = kiln_event_record(e0, NULL);
-        if (s == KILN_OK) s = kiln_fft_convolve_run(&c, NULL);
-        if (s == KILN_OK) s = kiln_event_record(e1, NULL);
-        if (s == KILN_OK) s = kiln_event_synchronize(e1);
-        float dev = 0;
-        if (s == KILN_OK) s = kiln_event_elapsed_ms(e0, e1, &dev);
-        if (r >= 0) t[r] = dev;
-    }
+    double kiln_ms = 0;
+    if (s == KILN_OK) s = kiln_example_time_calls(ctx, convolve_step, &c, 3, repeat, &kiln_ms, NULL);
     double nconv_ms = -1;
     if (s == KILN_OK && nconv && nconv(c.p, repeat, &nconv_ms) != 0) nconv_ms = -1;
     if (s == KILN_OK) {
         printf("%-34s %12s %12s %8s %8s\n", "seed 001 convolution", "kiln ms", "cuFFT ms", "ratio", "<=1.0");
         char name[64];
         snprintf(name, sizeof name, "512^2 same via %d^2 c64, 4 steps", c.p);
-        row(name, median(t, repeat), nconv_ms, 1.0);
+        row(name, kiln_ms, nconv_ms, 1.0);
         printf("  (CuPy's hand-written cuFFT version took 0.275 ms on the H100; BASELINES.md)\n");
     }
-    kiln_event_release(e0);
-    kiln_event_release(e1);
     kiln_fft_convolve_release(&c);
-    free(t);
     free(img);
     if (native) dlclose(native);
     return s;
@@ -302,22 +285,22 @@ static int time_interleaved(kiln_fft_plan *p, kiln_array *in, kiln_array *out, f
     void *a = kiln_array_data(in), *b = kiln_array_data(out);
     int s = KILN_OK;
     for (int r = -3; r < repeat && s == KILN_OK; r++) {
-        double w0 = now_ms();
+        double w0 = kiln_example_now_ms();
         s = kiln_fft_execute(p, in, out, NULL);
-        double w1 = now_ms();
+        double w1 = kiln_example_now_ms();
         if (r2c)
             fw.execute_dft_r2c(fp, a, b);
         else
             fw.execute_dft(fp, a, b);
-        double w2 = now_ms();
+        double w2 = kiln_example_now_ms();
         if (r >= 0) {
             tk[r] = w1 - w0;
             tf[r] = w2 - w1;
         }
     }
     if (s == KILN_OK) {
-        *kiln_ms = median(tk, repeat);
-        *fftw_ms = median(tf, repeat);
+        *kiln_ms = kiln_example_median(tk, repeat);
+        *fftw_ms = kiln_example_median(tf, repeat);
     }
     free(tk);
     free(tf);
@@ -340,14 +323,8 @@ static int bench_cpu(kiln_context *ctx, int repeat, int full) {
         const workload *w = &gpu_workloads[i];
         kiln_array *in = NULL, *out = NULL;
         kiln_fft_plan *p = NULL;
-        int naxes = 0, axes[4];
-        double k = 0;
-        s = make_arrays(ctx, w, shrink, &in, &out, &naxes, axes);
-        double t0 = now_ms();
-        if (s == KILN_OK)
-            s = kiln_fft_plan_create(w->r2c ? KILN_FFT_R2C : KILN_FFT_C2C, KILN_FFT_FORWARD, in, out, axes,
-                                     naxes, KILN_FFT_NORM_BACKWARD, &p);
-        double plan_ms = now_ms() - t0;
+        double k = 0, plan_ms = 0;
+        s = make_workload(ctx, w, shrink, &in, &out, &p, &plan_ms);
         if (s != KILN_OK) break;
         /* FFTW directly on the same arrays, with the advanced interface. */
         int nd = kiln_array_ndim(in);
@@ -386,9 +363,9 @@ static int bench_cpu(kiln_context *ctx, int repeat, int full) {
         memset(a, 0, 16 * sizeof *a);
         fw.plan_with_nthreads(1);
         fftwf_plan fp = fw.plan_dft_1d(16, a, b, FFTW_FORWARD, FFTW_ESTIMATE);
-        double t0 = now_ms();
+        double t0 = kiln_example_now_ms();
         for (int i = 0; i < 20000; i++) fw.execute_dft(fp, a, b);
-        double direct = (now_ms() - t0) * 1e3 / 20000;
+        double direct = (kiln_example_now_ms() - t0) * 1e3 / 20000;
         fw.destroy_plan(fp);
         fw.free_(a);
         fw.free_(b);
@@ -403,12 +380,13 @@ static int bench_cpu(kiln_context *ctx, int repeat, int full) {
         s = kiln_fft_convolve_prepare(ctx, img, 512, &c);
         double *t = calloc((size_t)repeat, sizeof *t);
         for (int r = -3; r < repeat && s == KILN_OK; r++) {
-            double w0 = now_ms();
+            double w0 = kiln_example_now_ms();
             s = kiln_fft_convolve_run(&c, NULL);
-            if (r >= 0) t[r] = now_ms() - w0;
+            if (r >= 0) t[r] = kiln_example_now_ms() - w0;
         }
         if (s == KILN_OK)
-            printf("seed 001 convolution (512^2 via %d^2 c64): kiln %.3f ms\n", c.p, median(t, repeat));
+            printf("seed 001 convolution (512^2 via %d^2 c64): kiln %.3f ms\n", c.p,
+                   kiln_example_median(t, repeat));
         if (s == KILN_OK) kiln_fft_convolve_release(&c);
         free(t);
         free(img);

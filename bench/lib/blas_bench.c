@@ -20,23 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blas_examples.h"
 #include "blas_native.h"
+#include "examples.h"
 #include "kiln.h"
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void rate(double flops, double ms) {
     double g = flops / (ms * 1e6);
@@ -85,38 +72,15 @@ static int random_array(kiln_context *ctx, kiln_dtype t, int ndim, const int64_t
     return st;
 }
 
-/* Median device (CUDA) or wall (CPU) ms of kiln_matmul_ex(a, b) -> c. */
-static int time_kiln(kiln_context *ctx, int flags, kiln_array *a, kiln_array *b, kiln_array *c, int repeat,
-                     double *ms) {
-    kiln_event *e0 = NULL, *e1 = NULL;
-    double *t = calloc((size_t)repeat, sizeof *t);
-    int s = t ? kiln_event_create(ctx, &e0) : KILN_ERR_OUT_OF_MEMORY;
-    if (s == KILN_OK) s = kiln_event_create(ctx, &e1);
-    for (int i = -2; i < repeat && s == KILN_OK; i++) {
-        s = kiln_event_record(e0, NULL);
-        if (s == KILN_OK) s = kiln_matmul_ex(NULL, flags, a, b, &c);
-        if (s == KILN_OK) s = kiln_event_record(e1, NULL);
-        if (s == KILN_OK) s = kiln_event_synchronize(e1);
-        float dev = 0;
-        if (s == KILN_OK) s = kiln_event_elapsed_ms(e0, e1, &dev);
-        if (i >= 0) t[i] = dev;
-    }
-    if (s == KILN_OK) *ms = median(t, repeat);
-    kiln_event_release(e0);
-    kiln_event_release(e1);
-    free(t);
-    return s;
-}
-
 /* Host microseconds per kiln_matmul call on m x m float32 (queued, not waited for). */
 static int kiln_call_cost(kiln_context *ctx, kiln_array *a, kiln_array *b, kiln_array *c, int calls,
                           double *us) {
     int s = KILN_OK;
     for (int i = 0; i < 100 && s == KILN_OK; i++) s = kiln_matmul(a, b, &c);
     if (s == KILN_OK) s = kiln_synchronize(ctx);
-    double t0 = now_ms();
+    double t0 = kiln_example_now_ms();
     for (int i = 0; i < calls && s == KILN_OK; i++) s = kiln_matmul(a, b, &c);
-    double t1 = now_ms();
+    double t1 = kiln_example_now_ms();
     if (s == KILN_OK) s = kiln_synchronize(ctx);
     *us = (t1 - t0) * 1e3 / calls;
     return s;
@@ -178,7 +142,7 @@ static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *wh
     if (s == KILN_OK) s = random_array(ctx, t, nd, batch > 1 ? sb : sb + 1, &b);
     if (s == KILN_OK) s = kiln_array_empty(ctx, t, nd, batch > 1 ? sc : sc + 1, &c);
     double kms = 0, vms = 0;
-    if (s == KILN_OK) s = time_kiln(ctx, flags, a, b, c, repeat, &kms);
+    if (s == KILN_OK) s = example_blas_time_warm(ctx, flags, a, b, c, 2, repeat, &kms); /* median event ms */
     if (s == KILN_OK) s = kiln_synchronize(ctx);
     float *vt = calloc((size_t)repeat, sizeof *vt);
     double *vd = calloc((size_t)repeat, sizeof *vd);
@@ -190,7 +154,7 @@ static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *wh
             s = KILN_ERR_DRIVER;
         }
         for (int i = 0; i < repeat; i++) vd[i] = vt[i];
-        vms = median(vd, repeat);
+        vms = kiln_example_median(vd, repeat);
     }
     if (s == KILN_OK)
         row(what, kms, vms, "cuBLAS", 2.0 * (double)batch * m * n * k, target);
@@ -281,11 +245,11 @@ static int cpu_gemm_row(kiln_context *ctx, void *ob, const char *what, kiln_dtyp
     void *sym = dlsym(ob, t == KILN_FLOAT32 ? "cblas_sgemm" : "cblas_dgemm");
     double *vt = calloc((size_t)repeat, sizeof *vt), *kt = calloc((size_t)repeat, sizeof *kt);
     for (int i = -2; i < repeat && s == KILN_OK && sym; i++) {
-        double t0 = now_ms();
+        double t0 = kiln_example_now_ms();
         s = kiln_matmul_ex(NULL, flags, a, b, &c);
         if (s == KILN_OK) s = kiln_synchronize(ctx);
-        if (i >= 0) kt[i] = now_ms() - t0;
-        t0 = now_ms();
+        if (i >= 0) kt[i] = kiln_example_now_ms() - t0;
+        t0 = kiln_example_now_ms();
         for (int64_t q = 0; q < batch; q++) {
             size_t off = (size_t)(q * n * n);
             if (t == KILN_FLOAT32) {
@@ -302,11 +266,11 @@ static int cpu_gemm_row(kiln_context *ctx, void *ob, const char *what, kiln_dtyp
                   (double *)kiln_array_data(c) + off, (int)n);
             }
         }
-        if (i >= 0) vt[i] = now_ms() - t0;
+        if (i >= 0) vt[i] = kiln_example_now_ms() - t0;
     }
     if (s == KILN_OK && sym)
-        row(what, median(kt, repeat), median(vt, repeat), "OpenBLAS", 2.0 * (double)batch * n * n * n,
-            target);
+        row(what, kiln_example_median(kt, repeat), kiln_example_median(vt, repeat), "OpenBLAS",
+            2.0 * (double)batch * n * n * n, target);
     else
         fprintf(stderr, "%s: %s: %s\n", what, kiln_status_string(s), kiln_last_error());
     free(vt);
@@ -348,11 +312,11 @@ static int run_cpu(kiln_context *ctx, int quick) {
     void *sym = dlsym(ob, "cblas_sgemm");
     sgemm_fn f;
     memcpy(&f, &sym, sizeof f);
-    double t0 = now_ms();
+    double t0 = kiln_example_now_ms();
     for (int i = 0; i < 20000 && sym; i++)
         f(101, 111, 111, 4, 4, 4, 1.0f, kiln_array_data(a), 4, kiln_array_data(b), 4, 0.0f,
           kiln_array_data(c), 4);
-    double vus = (now_ms() - t0) * 1e3 / 20000;
+    double vus = (kiln_example_now_ms() - t0) * 1e3 / 20000;
     if (s == KILN_OK)
         printf("%-34s kiln %10.3f us  OpenBLAS %8.3f us  (target kiln <= 10 us)\n",
                "host cost, one 4x4 matmul call", kus, vus);

@@ -258,7 +258,7 @@ kiln_status kiln_comm_set_timeout(kiln_comm *c, double seconds) {
     return KILN_OK;
 }
 
-static kiln_status comm_usable(kiln_comm *c, const char *what) {
+kiln_status kiln_comm_usable(kiln_comm *c, const char *what) {
     if (!c) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: comm is NULL", what);
     if (!c->broken && kiln_comm_clique_broken(c->clique)) {
         c->broken = 1;
@@ -271,7 +271,7 @@ static kiln_status comm_usable(kiln_comm *c, const char *what) {
 }
 
 kiln_status kiln_comm_wait(kiln_comm *c, kiln_stream *stream) {
-    kiln_status s = comm_usable(c, "kiln_comm_wait");
+    kiln_status s = kiln_comm_usable(c, "kiln_comm_wait");
     if (s != KILN_OK) return s;
     if (stream && stream->ctx != c->ctx)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,

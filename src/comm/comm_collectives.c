@@ -33,18 +33,6 @@ kiln_status kiln_comm_group_end(void) {
 
 /* ------------------------------------------------------------------ checks */
 
-static kiln_status usable(kiln_comm *c, const char *what) {
-    if (!c) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: comm is NULL", what);
-    if (!c->broken && kiln_comm_clique_broken(c->clique)) {
-        c->broken = 1;
-        snprintf(c->broken_why, sizeof c->broken_why, "another rank of this process found mismatched calls");
-    }
-    if (c->broken)
-        return kiln_set_error(KILN_ERR_COMM, "%s: this communicator failed earlier (%s); release it", what,
-                              c->broken_why);
-    return kiln_context_check(c->ctx);
-}
-
 static kiln_status check_array(kiln_comm *c, kiln_array *a, const char *what, const char *role) {
     if (!a) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: the %s array is NULL", what, role);
     if (a->ctx != c->ctx)
@@ -196,13 +184,19 @@ static kiln_status check_stream(kiln_comm *c, kiln_stream *stream, const char *w
         if (try_ != KILN_OK) return try_;                                                                    \
     } while (0)
 
+/* The checks of a collective every rank calls with a send and a recv array. */
+static kiln_status check_both(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_stream *stream,
+                              const char *what) {
+    TRY(kiln_comm_usable(c, what));
+    TRY(check_stream(c, stream, what));
+    TRY(check_array(c, send, what, "send"));
+    return check_array(c, recv, what, "recv");
+}
+
 kiln_status kiln_comm_allreduce(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_comm_op op,
                                 kiln_stream *stream) {
     const char *what = "kiln_comm_allreduce";
-    TRY(usable(c, what));
-    TRY(check_stream(c, stream, what));
-    TRY(check_array(c, send, what, "send"));
-    TRY(check_array(c, recv, what, "recv"));
+    TRY(check_both(c, send, recv, stream, what));
     TRY(same_layout(recv, send, 1, what, "recv", "send"));
     TRY(check_reduction(send->dtype, op, what));
     comm_call call =
@@ -213,7 +207,7 @@ kiln_status kiln_comm_allreduce(kiln_comm *c, kiln_array *send, kiln_array *recv
 kiln_status kiln_comm_broadcast(kiln_comm *c, kiln_array *send, kiln_array *recv, int root,
                                 kiln_stream *stream) {
     const char *what = "kiln_comm_broadcast";
-    TRY(usable(c, what));
+    TRY(kiln_comm_usable(c, what));
     TRY(check_stream(c, stream, what));
     TRY(check_root(c, root, what, "root"));
     TRY(check_array(c, recv, what, "recv"));
@@ -230,7 +224,7 @@ kiln_status kiln_comm_broadcast(kiln_comm *c, kiln_array *send, kiln_array *recv
 kiln_status kiln_comm_reduce(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_comm_op op, int root,
                              kiln_stream *stream) {
     const char *what = "kiln_comm_reduce";
-    TRY(usable(c, what));
+    TRY(kiln_comm_usable(c, what));
     TRY(check_stream(c, stream, what));
     TRY(check_root(c, root, what, "root"));
     TRY(check_array(c, send, what, "send"));
@@ -248,10 +242,7 @@ kiln_status kiln_comm_reduce(kiln_comm *c, kiln_array *send, kiln_array *recv, k
 
 kiln_status kiln_comm_allgather(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_stream *stream) {
     const char *what = "kiln_comm_allgather";
-    TRY(usable(c, what));
-    TRY(check_stream(c, stream, what));
-    TRY(check_array(c, send, what, "send"));
-    TRY(check_array(c, recv, what, "recv"));
+    TRY(check_both(c, send, recv, stream, what));
     TRY(same_layout(recv, send, c->size, what, "recv", "send"));
     comm_call call =
         make_call(COMM_ALLGATHER, KILN_COMM_SUM, send, (size_t)kiln_array_size(send), send, recv, 0, stream);
@@ -261,10 +252,7 @@ kiln_status kiln_comm_allgather(kiln_comm *c, kiln_array *send, kiln_array *recv
 kiln_status kiln_comm_reduce_scatter(kiln_comm *c, kiln_array *send, kiln_array *recv, kiln_comm_op op,
                                      kiln_stream *stream) {
     const char *what = "kiln_comm_reduce_scatter";
-    TRY(usable(c, what));
-    TRY(check_stream(c, stream, what));
-    TRY(check_array(c, send, what, "send"));
-    TRY(check_array(c, recv, what, "recv"));
+    TRY(check_both(c, send, recv, stream, what));
     TRY(same_layout(send, recv, c->size, what, "send", "recv"));
     TRY(check_reduction(send->dtype, op, what));
     comm_call call =
@@ -274,7 +262,7 @@ kiln_status kiln_comm_reduce_scatter(kiln_comm *c, kiln_array *send, kiln_array 
 
 static kiln_status point_to_point(kiln_comm *c, comm_op op, kiln_array *a, int peer, kiln_stream *stream) {
     const char *what = op == COMM_SEND ? "kiln_comm_send" : "kiln_comm_recv";
-    TRY(usable(c, what));
+    TRY(kiln_comm_usable(c, what));
     TRY(check_stream(c, stream, what));
     TRY(check_root(c, peer, what, "peer"));
     TRY(check_array(c, a, what, op == COMM_SEND ? "send" : "recv"));

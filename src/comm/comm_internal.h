@@ -66,6 +66,9 @@ const char *kiln_comm_op_name(comm_op op);
 const char *kiln_reduce_op_name(kiln_comm_op op);
 /* Thread's group nesting depth (kiln_comm_group_start). */
 int kiln_comm_group_depth(void);
+/* KILN_OK when c may run a call named `what`: not NULL, not broken (here or by
+ * a mismatch another rank of its clique found), its context healthy. */
+kiln_status kiln_comm_usable(kiln_comm *c, const char *what);
 
 /* ---- comm_mpi.c (stubs saying "built without MPI" when KILN_HAVE_MPI is unset) */
 int kiln_comm_mpi_built(void);

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/dtype.h"
 
 #define COMM_P2P_TAG 0x4b49
 
@@ -67,39 +68,8 @@ static kiln_status mpi_error(int rc, const char *what) {
 }
 
 /* ------------------------------------------------------------------ float16 */
-
-static float half_to_float(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 0x3ff, x;
-    if (e == 0) {
-        float v = ldexpf((float)m, -24);
-        return sign ? -v : v;
-    }
-    if (e == 31)
-        x = sign | 0x7f800000u | (m << 13);
-    else
-        x = sign | ((e - 15 + 127) << 23) | (m << 13);
-    float f;
-    memcpy(&f, &x, sizeof f);
-    return f;
-}
-
-/* Round to nearest even, as the GPU's __float2half. */
-static uint16_t float_to_half(float f) {
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-    uint32_t ax = x & 0x7fffffffu;
-    if (ax >= 0x7f800000u) return sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 : 0);
-    if (ax >= 0x477ff000u) return sign | 0x7c00; /* rounds past 65504 */
-    if (ax < 0x38800000u) {                      /* below 2^-14: a subnormal half */
-        float a;
-        memcpy(&a, &ax, sizeof a);
-        return sign | (uint16_t)lrintf(a * 16777216.0f); /* exact scaling, rounded to even */
-    }
-    uint32_t h = ((((ax >> 23) - 127 + 15)) << 10) | ((ax & 0x7fffff) >> 13), rem = ax & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
-    return sign | (uint16_t)h;
-}
+/* kiln_half_to_float and kiln_float_to_half (core/dtype.h): the GPU's
+ * conversions, round to nearest even. */
 
 #define HALF_OP(name, expr)                                                                                  \
     static void name(void *in, void *inout, int *len, MPI_Datatype *type) {                                  \
@@ -107,8 +77,8 @@ static uint16_t float_to_half(float f) {
         const uint16_t *a = in;                                                                              \
         uint16_t *b = inout;                                                                                 \
         for (int i = 0; i < *len; i++) {                                                                     \
-            float x = half_to_float(a[i]), y = half_to_float(b[i]);                                          \
-            b[i] = float_to_half(expr);                                                                      \
+            float x = kiln_half_to_float(a[i]), y = kiln_half_to_float(b[i]);                                \
+            b[i] = kiln_float_to_half(expr);                                                                 \
         }                                                                                                    \
     }
 HALF_OP(half_sum, x + y)
@@ -154,7 +124,7 @@ static void divide(void *data, kiln_dtype d, size_t count, int n) {
     size_t k = d == KILN_COMPLEX64 || d == KILN_COMPLEX128 ? 2 : 1;
     if (d == KILN_FLOAT16) {
         uint16_t *h = data;
-        for (size_t i = 0; i < count; i++) h[i] = float_to_half(half_to_float(h[i]) / (float)n);
+        for (size_t i = 0; i < count; i++) h[i] = kiln_float_to_half(kiln_half_to_float(h[i]) / (float)n);
     } else if (d == KILN_FLOAT32 || d == KILN_COMPLEX64) {
         float *f = data;
         for (size_t i = 0; i < count * k; i++) f[i] /= (float)n;

@@ -1,6 +1,7 @@
 /* dtype.c: element types, their names and NumPy's safe-casting table. */
 #include "core/dtype.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -101,6 +102,21 @@ int kiln_dtype_can_cast(kiln_dtype from, kiln_dtype to) {
     }
 }
 
+float kiln_half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 0x3ff, x;
+    if (e == 0) {
+        float v = ldexpf((float)m, -24);
+        return sign ? -v : v;
+    }
+    if (e == 31)
+        x = sign | 0x7f800000u | (m << 13);
+    else
+        x = sign | ((e - 15 + 127) << 23) | (m << 13);
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
 uint16_t kiln_float_to_half(float f) {
     uint32_t x;
     memcpy(&x, &f, 4);
@@ -119,4 +135,18 @@ uint16_t kiln_float_to_half(float f) {
     uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fffu;
     if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++; /* may carry into the exponent: correct */
     return (uint16_t)(sign | h);
+}
+
+kiln_value kiln_value_convert(const kiln_value *v, kiln_dtype to) {
+    char fk = kiln_dtype_kind(v->dtype);
+    double re = fk == 'f' || fk == 'c' ? v->as.c[0] : fk == 'u' ? (double)v->as.u : (double)v->as.i;
+    double im = fk == 'c' ? v->as.c[1] : 0.0;
+    int64_t i = fk == 'f' || fk == 'c' ? (int64_t)re : fk == 'u' ? (int64_t)v->as.u : v->as.i;
+    switch (kiln_dtype_kind(to)) {
+    case 'b': return kiln_bool(re != 0 || im != 0);
+    case 'i': return kiln_scalar_i_(to, i);
+    case 'u': return kiln_scalar_u_(to, fk == 'u' ? v->as.u : (uint64_t)i);
+    case 'c': return kiln_scalar_f_(to, re, im);
+    default: return to == KILN_FLOAT64 ? kiln_f64(re) : kiln_f32((float)re); /* float16 travels as float */
+    }
 }

@@ -14,5 +14,12 @@ char kiln_dtype_kind(kiln_dtype t);
 #include <stdint.h>
 /* IEEE binary16 bits of f, rounded to nearest even. */
 uint16_t kiln_float_to_half(float f);
+/* The float value of IEEE binary16 bits (exact; NaN payloads kept). */
+float kiln_half_to_float(uint16_t h);
+
+/* The scalar v as a kernel argument of dtype `to` (C conversion rules: float to
+ * integer truncates, complex to real drops the imaginary part). One definition
+ * so the reduction and gufunc scalar arguments convert alike. */
+kiln_value kiln_value_convert(const kiln_value *v, kiln_dtype to);
 
 #endif

@@ -46,21 +46,6 @@ static int value_fits(const kiln_value *v, kiln_dtype to) {
     return 0;
 }
 
-/* The scalar as a kernel argument of the signature's compute type. */
-static kiln_value convert_value(const kiln_value *v, kiln_dtype to) {
-    char fk = kiln_dtype_kind(v->dtype);
-    double re = fk == 'f' || fk == 'c' ? v->as.c[0] : fk == 'u' ? (double)v->as.u : (double)v->as.i;
-    double im = fk == 'c' ? v->as.c[1] : 0.0;
-    int64_t i = fk == 'f' || fk == 'c' ? (int64_t)re : fk == 'u' ? (int64_t)v->as.u : v->as.i;
-    switch (kiln_dtype_kind(to)) {
-    case 'b': return kiln_bool(re != 0 || im != 0);
-    case 'i': return kiln_scalar_i_(to, i);
-    case 'u': return kiln_scalar_u_(to, fk == 'u' ? v->as.u : (uint64_t)i);
-    case 'c': return kiln_scalar_f_(to, re, im);
-    default: return to == KILN_FLOAT64 ? kiln_f64(re) : kiln_f32((float)re);
-    }
-}
-
 static void dtype_list(const kiln_gufunc *f, const kiln_value *const *in, kiln_array *const *outs, char *buf,
                        size_t cap) {
     const gu_layout *l = &f->layout;
@@ -575,7 +560,7 @@ kiln_status gu_resolve(kiln_gufunc *f, kiln_backend_kind backend, int dry, const
         if (k < nin && !c->arr[k]) {
             key->kind[k] = GU_OP_VALUE;
             key->dtype[k] = (uint8_t)t->dtype[k];
-            p->value[k] = convert_value(in[k], t->dtype[k]);
+            p->value[k] = kiln_value_convert(in[k], t->dtype[k]);
             continue;
         }
         const kiln_array *a = c->staged[k] ? c->staged[k] : c->arr[k];

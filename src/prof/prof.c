@@ -586,6 +586,24 @@ static prof_record *start_op(kiln_context *ctx, prof_record *r, kiln_backend_str
     return r;
 }
 
+/* The begin of every device-timed op: ctx's profiler, locked, with a new record
+ * of the type in *r (NULL when none can be had); NULL, not locked, when profiling
+ * is off. The caller fills the record, then calls unlock_start_op. */
+static kiln_prof *lock_new_record(kiln_context *ctx, prof_type type, prof_record **r) {
+    kiln_prof *p = ctx->prof;
+    if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
+    pthread_mutex_lock(&p->lock);
+    *r = new_record(p);
+    if (*r) (*r)->type = (uint8_t)type;
+    return p;
+}
+
+static kiln_prof_op *unlock_start_op(kiln_context *ctx, kiln_prof *p, prof_record *r,
+                                     kiln_backend_stream *stream) {
+    pthread_mutex_unlock(&p->lock);
+    return start_op(ctx, r, stream);
+}
+
 /* The id of a kernel's name; the last one is remembered, launches repeat. */
 static uint32_t kernel_name_id(kiln_prof *p, const char *name) {
     if (name && name == p->last_name && strcmp(p->strings[p->last_name_id].text, name) == 0)
@@ -600,12 +618,10 @@ static uint32_t kernel_name_id(kiln_prof *p, const char *name) {
 
 kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const kiln_launch_config *cfg,
                                      kiln_backend_stream *stream, const char *args_desc) {
-    kiln_prof *p = ctx->prof;
-    if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
-    pthread_mutex_lock(&p->lock);
-    prof_record *r = new_record(p);
+    prof_record *r;
+    kiln_prof *p = lock_new_record(ctx, PROF_KERNEL, &r);
+    if (!p) return NULL;
     if (r) {
-        r->type = PROF_KERNEL;
         r->name_id = kernel_name_id(p, name);
         if (p->retain) r->desc_id = intern(p, args_desc); /* only a trace shows it */
         r->stream = stream_index(p, stream);
@@ -617,18 +633,15 @@ kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const 
         }
         if (p->use_events) kiln_prof_events_take(p, r);
     }
-    pthread_mutex_unlock(&p->lock);
-    return start_op(ctx, r, stream);
+    return unlock_start_op(ctx, p, r, stream);
 }
 
 kiln_prof_op *kiln_prof_library_begin(kiln_context *ctx, const char *name, kiln_backend_stream *stream,
                                       const char *args_desc, double flops) {
-    kiln_prof *p = ctx->prof;
-    if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
-    pthread_mutex_lock(&p->lock);
-    prof_record *r = new_record(p);
+    prof_record *r;
+    kiln_prof *p = lock_new_record(ctx, PROF_KERNEL, &r);
+    if (!p) return NULL;
     if (r) {
-        r->type = PROF_KERNEL;
         r->library = 1;
         r->flops = flops;
         r->name_id = kernel_name_id(p, name);
@@ -636,18 +649,15 @@ kiln_prof_op *kiln_prof_library_begin(kiln_context *ctx, const char *name, kiln_
         r->stream = stream_index(p, stream);
         if (ctx->ops->kind == KILN_BACKEND_CUDA) kiln_prof_events_take(p, r);
     }
-    pthread_mutex_unlock(&p->lock);
-    return start_op(ctx, r, stream);
+    return unlock_start_op(ctx, p, r, stream);
 }
 
 kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_t bytes, int pinned,
                                    kiln_backend_stream *stream) {
-    kiln_prof *p = ctx->prof;
-    if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
-    pthread_mutex_lock(&p->lock);
-    prof_record *r = new_record(p);
+    prof_record *r;
+    kiln_prof *p = lock_new_record(ctx, PROF_COPY, &r);
+    if (!p) return NULL;
     if (r) {
-        r->type = PROF_COPY;
         r->copy_kind = (uint8_t)kind;
         r->pinned = pinned != 0;
         r->bytes = bytes;
@@ -655,8 +665,7 @@ kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_
         if (p->timer == PROF_TIMER_CUPTI) r->dev_stream = cupti_stream_id(p, r->stream, stream);
         if (p->use_events) kiln_prof_events_take(p, r);
     }
-    pthread_mutex_unlock(&p->lock);
-    return start_op(ctx, r, stream);
+    return unlock_start_op(ctx, p, r, stream);
 }
 
 void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op) {
@@ -670,12 +679,10 @@ void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op) {
 
 kiln_prof_op *kiln_prof_comm_begin(kiln_context *ctx, int coll, const char *name, size_t bytes,
                                    double bus_factor, kiln_backend_stream *stream) {
-    kiln_prof *p = ctx->prof;
-    if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
-    pthread_mutex_lock(&p->lock);
-    prof_record *r = new_record(p);
+    prof_record *r;
+    kiln_prof *p = lock_new_record(ctx, PROF_COLLECTIVE, &r);
+    if (!p) return NULL;
     if (r) {
-        r->type = PROF_COLLECTIVE;
         r->copy_kind = (uint8_t)coll;
         r->name_id = intern(p, name);
         r->bytes = bytes;
@@ -684,8 +691,7 @@ kiln_prof_op *kiln_prof_comm_begin(kiln_context *ctx, int coll, const char *name
         r->dev_stream = PROF_NO_ID;
         if (p->timer != PROF_TIMER_HOST) kiln_prof_events_take(p, r);
     }
-    pthread_mutex_unlock(&p->lock);
-    return start_op(ctx, r, stream);
+    return unlock_start_op(ctx, p, r, stream);
 }
 
 void kiln_prof_comm_end(kiln_context *ctx, kiln_prof_op *op, int coll, const char *name, size_t bytes,

@@ -133,5 +133,14 @@ void rd_store_expr(char *out, size_t cap, kiln_dtype have, kiln_dtype want, cons
 kiln_status rd_device_input(kiln_context *ctx, kiln_array *a, kiln_array **out);
 /* Result dtype checks and allocation shared by reductions and scans. */
 kiln_status rd_check_out(const char *what, kiln_array *out, kiln_dtype want, int ndim, const int64_t *shape);
+/* The array a reduction or scan kernel writes (*dst): out itself, a new result
+ * (*made, dtype `dtype`) when out is NULL, or a contiguous device temporary
+ * (*tmp) when the kernel cannot write out directly. */
+kiln_status rd_destination(kiln_context *ctx, kiln_array *out, kiln_dtype dtype, int ndim,
+                           const int64_t *shape, kiln_array **made, kiln_array **tmp, kiln_array **dst);
+/* Ends a call whose kernel returned s: copies tmp into out and releases it, then
+ * hands the result (made, or a new reference to out) to *result when asked,
+ * releasing made on failure. */
+kiln_status rd_finish(kiln_status s, kiln_array *out, kiln_array *tmp, kiln_array *made, kiln_array **result);
 
 #endif

@@ -42,6 +42,36 @@ kiln_status rd_check_out(const char *what, kiln_array *out, kiln_dtype want, int
     return KILN_OK;
 }
 
+kiln_status rd_destination(kiln_context *ctx, kiln_array *out, kiln_dtype dtype, int ndim,
+                           const int64_t *shape, kiln_array **made, kiln_array **tmp, kiln_array **dst) {
+    kiln_status s = KILN_OK;
+    *dst = out;
+    if (!out) {
+        s = kiln_array_empty(ctx, dtype, ndim, shape, made);
+        *dst = *made;
+    } else if (!kiln_array_is_contiguous(out) ||
+               (ctx->ops->kind == KILN_BACKEND_CUDA && out->memory == KILN_MEMORY_HOST)) {
+        s = kiln_array_empty(ctx, out->dtype, ndim, shape, tmp);
+        *dst = *tmp;
+    }
+    return s;
+}
+
+kiln_status rd_finish(kiln_status s, kiln_array *out, kiln_array *tmp, kiln_array *made,
+                      kiln_array **result) {
+    if (s == KILN_OK && tmp) s = kiln_array_assign(out, tmp);
+    kiln_array_release(tmp);
+    if (s != KILN_OK) {
+        kiln_array_release(made);
+        return s;
+    }
+    if (result)
+        *result = made ? made : kiln_array_retain(out);
+    else
+        kiln_array_release(made);
+    return KILN_OK;
+}
+
 /* NumPy broadcasting of the array inputs. */
 static kiln_status broadcast(const rd_op *op, kiln_array *const *arr, int *ndim_out, int64_t *shape) {
     int nd = 0;
@@ -69,23 +99,6 @@ static kiln_status broadcast(const rd_op *op, kiln_array *const *arr, int *ndim_
     return KILN_OK;
 }
 
-static kiln_value scalar_as(const kiln_value *v, kiln_dtype to) {
-    char fk = kiln_dtype_kind(v->dtype);
-    double re = fk == 'f' || fk == 'c' ? v->as.c[0] : fk == 'u' ? (double)v->as.u : (double)v->as.i;
-    double im = fk == 'c' ? v->as.c[1] : 0.0;
-    int64_t i = fk == 'f' || fk == 'c' ? (int64_t)re : fk == 'u' ? (int64_t)v->as.u : v->as.i;
-    switch (kiln_dtype_kind(to)) {
-    case 'b': return kiln_bool(re != 0 || im != 0);
-    case 'i': return kiln_scalar_i_(to, i);
-    case 'u': return kiln_scalar_u_(to, fk == 'u' ? v->as.u : (uint64_t)i);
-    case 'c': return kiln_scalar_f_(to, re, im);
-    default:
-        return to == KILN_FLOAT16   ? kiln_f32((float)re)
-               : to == KILN_FLOAT64 ? kiln_f64(re)
-                                    : kiln_f32((float)re);
-    }
-}
-
 /* Resolves the inputs of a call into arrays (device-resident) and scalars. */
 static kiln_status take_inputs(const rd_op *op, kiln_context *ctx, const kiln_value *args, int nargs,
                                kiln_array **arr, kiln_value *val) {
@@ -97,7 +110,7 @@ static kiln_status take_inputs(const rd_op *op, kiln_context *ctx, const kiln_va
         arr[i] = NULL;
         const kiln_value *v = &args[i];
         if (v->kind == KILN_VALUE_SCALAR) {
-            val[i] = scalar_as(v, op->in_dtype[i]);
+            val[i] = kiln_value_convert(v, op->in_dtype[i]);
             continue;
         }
         if (v->kind != KILN_VALUE_ARRAY || !v->as.array)
@@ -287,14 +300,7 @@ kiln_status rd_execute(const rd_op *op, kiln_context *ctx, const kiln_value *arg
     }
     if (s == KILN_OK && out) s = rd_check_out(op->name, out, op->out_dtype, rnd, rshape);
     kiln_array *dst = out;
-    if (s == KILN_OK && !out) {
-        s = kiln_array_empty(ctx, op->out_dtype, rnd, rshape, &made);
-        dst = made;
-    } else if (s == KILN_OK && (!kiln_array_is_contiguous(out) ||
-                                (ctx->ops->kind == KILN_BACKEND_CUDA && out->memory == KILN_MEMORY_HOST))) {
-        s = kiln_array_empty(ctx, out->dtype, rnd, rshape, &tmp);
-        dst = tmp;
-    }
+    if (s == KILN_OK) s = rd_destination(ctx, out, op->out_dtype, rnd, rshape, &made, &tmp, &dst);
     rd_plan p;
     char *src = NULL;
     if (s == KILN_OK) s = rd_build_plan(op, ctx, ctx->ops->kind, ndim, shape, red, arr, &p);
@@ -314,19 +320,10 @@ kiln_status rd_execute(const rd_op *op, kiln_context *ctx, const kiln_value *arg
         if (s == KILN_OK) s = launch(op, ctx, &p, text, dst->data, stream);
         if (s == KILN_OK && src) rd_cache_set_key(ctx, src, key);
     }
-    if (s == KILN_OK && tmp) s = kiln_array_assign(out, tmp);
+    s = rd_finish(s, out, tmp, made, result);
     free(src);
     for (int i = 0; i < op->nin; i++) kiln_array_release(arr[i]);
-    kiln_array_release(tmp);
-    if (s != KILN_OK) {
-        kiln_array_release(made);
-        return s;
-    }
-    if (result)
-        *result = made ? made : kiln_array_retain(out);
-    else
-        kiln_array_release(made);
-    return KILN_OK;
+    return s;
 }
 
 kiln_status rd_source_for(const rd_op *op, kiln_backend_kind backend, kiln_array *a, const int *axes,

@@ -468,14 +468,7 @@ kiln_status sc_execute(const sc_op *op, kiln_array *a0, int axis, int exclusive,
     }
     if (out) s = rd_check_out(op->name, out, op->out_dtype, a->ndim, a->shape);
     kiln_array *dst = out;
-    if (s == KILN_OK && !out) {
-        s = kiln_array_empty(ctx, op->out_dtype, a->ndim, a->shape, &made);
-        dst = made;
-    } else if (s == KILN_OK && (!kiln_array_is_contiguous(out) ||
-                                (ctx->ops->kind == KILN_BACKEND_CUDA && out->memory == KILN_MEMORY_HOST))) {
-        s = kiln_array_empty(ctx, out->dtype, a->ndim, a->shape, &tmp);
-        dst = tmp;
-    }
+    if (s == KILN_OK) s = rd_destination(ctx, out, op->out_dtype, a->ndim, a->shape, &made, &tmp, &dst);
     char *src = NULL;
     if (s == KILN_OK) {
         sc_plan p;
@@ -498,19 +491,10 @@ kiln_status sc_execute(const sc_op *op, kiln_array *a0, int axis, int exclusive,
         if (s == KILN_OK) s = sc_launch(ctx, op, &p, text, dst->data, a->data, exclusive, stream);
         if (s == KILN_OK && src) rd_cache_set_key(ctx, src, key);
     }
-    if (s == KILN_OK && tmp) s = kiln_array_assign(out, tmp);
+    s = rd_finish(s, out, tmp, made, result);
     free(src);
-    kiln_array_release(tmp);
     kiln_array_release(a);
-    if (s != KILN_OK) {
-        kiln_array_release(made);
-        return s;
-    }
-    if (result)
-        *result = made ? made : kiln_array_retain(out);
-    else
-        kiln_array_release(made);
-    return KILN_OK;
+    return s;
 }
 
 kiln_status sc_source_for(const sc_op *op, kiln_backend_kind backend, kiln_array *a, int axis,

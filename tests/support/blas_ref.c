@@ -84,13 +84,6 @@ kiln_array *bt_random(kiln_context *ctx, test_rng *rng, kiln_dtype t, int ndim, 
     return a;
 }
 
-void *bt_read(kiln_array *a) {
-    size_t bytes = kiln_array_nbytes(a);
-    void *buf = malloc(bytes ? bytes : 1);
-    TEST_OK(kiln_array_to_host(a, buf, bytes));
-    return buf;
-}
-
 static hval mul(hval x, hval y) { return (hval){x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re}; }
 static long double mag(hval x) { return sqrtl(x.re * x.re + x.im * x.im); }
 
@@ -159,7 +152,7 @@ void bt_check_gemm(const char *what, const bt_gemm_ref *p, const void *got) {
 
 void bt_check_product(const char *what, kiln_array *a, kiln_array *b, kiln_array *c, const void *c0,
                       hval alpha, hval beta) {
-    void *ha = bt_read(a), *hb = bt_read(b), *hc = bt_read(c);
+    void *ha = test_read_array(a), *hb = test_read_array(b), *hc = test_read_array(c);
     int nda = kiln_array_ndim(a), ndb = kiln_array_ndim(b);
     const int64_t *sa = kiln_array_shape(a), *sb = kiln_array_shape(b);
     int64_t m = nda == 1 ? 1 : sa[nda - 2], k = sa[nda - 1], n = ndb == 1 ? 1 : sb[ndb - 1];

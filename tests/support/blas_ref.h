@@ -16,8 +16,6 @@ void bt_set(kiln_dtype t, void *buf, size_t i, double re, double im);
 double bt_eps(kiln_dtype t);
 /* A new device array of random values in [-1, 1] (both parts for complex). */
 kiln_array *bt_random(kiln_context *ctx, test_rng *rng, kiln_dtype t, int ndim, const int64_t *shape);
-/* The array's values in C order (malloc'd). */
-void *bt_read(kiln_array *a);
 
 /* C = alpha A B + beta C0 over a broadcast batch; A, B given as C-order
  * values of shape (batch_a..., m, k) and (batch_b..., k, n) (batch dims

@@ -124,6 +124,35 @@ int test_spawn(char *const argv[], char *const envp_extra[], char **output) {
     return rc == 0 ? status : -1;
 }
 
+void *test_read_array(kiln_array *a) {
+    size_t bytes = kiln_array_nbytes(a);
+    void *h = malloc(bytes ? bytes : 8);
+    TEST_OK(kiln_array_to_host(a, h, bytes));
+    return h;
+}
+
+char *test_read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = '\0';
+    fclose(f);
+    return buf;
+}
+
+int test_spawn_child(const char *arg, char *const envp_extra[], char **output) {
+    char self[1024];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(len > 0);
+    self[len] = '\0';
+    char *argv[] = {self, "--child", (char *)arg, NULL};
+    return test_spawn(argv, envp_extra, output);
+}
+
 char *test_temp_dir(const char *tag) {
     const char *base = getenv("KILN_BINARY_DIR");
     char *path = malloc(1024);

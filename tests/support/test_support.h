@@ -53,6 +53,26 @@ double test_max_rel_err_f64(const double *a, const long double *ref, size_t n, d
 /* Runs `argv` (posix_spawn, never fork) and returns its exit status; stdout
  * and stderr captured into *output (malloc'd) when output is non-NULL. */
 int test_spawn(char *const argv[], char *const envp_extra[], char **output);
+/* Runs this test executable again as `self --child [arg]` under test_spawn,
+ * so a crash or a resource limit in the child fails only the test that
+ * asked for it. Fails the test when the executable's path is unknown. */
+int test_spawn_child(const char *arg, char *const envp_extra[], char **output);
+/* A check in such a child: prints the condition and the message, then returns
+ * 1 from the enclosing function (the parent reads the output). */
+#define TEST_CHILD_CHECK(cond, ...)                                                                          \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            printf("child check failed: %s: ", #cond);                                                       \
+            printf(__VA_ARGS__);                                                                             \
+            printf("\n");                                                                                    \
+            return 1;                                                                                        \
+        }                                                                                                    \
+    } while (0)
+/* The array's bytes in C order, copied to a malloc'd host buffer (8 bytes at
+ * least, so an empty array's copy is still a buffer); fails the test on error. */
+void *test_read_array(kiln_array *a);
+/* The whole file at path, NUL-terminated (malloc'd); NULL when it cannot be opened. */
+char *test_read_file(const char *path);
 /* A fresh private directory under the build tree; caller frees the string. */
 char *test_temp_dir(const char *tag);
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_ctok.h"
 #include "backend/cpu/cpu_internal.h"
 #include "core/text.h"
 
@@ -49,17 +50,6 @@ static const char *skip_space_and_comments(const char *p) {
         if (q == p) return p;
         p = q;
     }
-}
-
-static int is_barrier_name(const char *s, size_t n) {
-    static const char *const prefixes[] = {"__syncthreads", "__syncwarp", "__shfl"};
-    static const char *const names[] = {"__ballot_sync",    "__any_sync",       "__all_sync",
-                                        "__match_any_sync", "__match_all_sync", "__reduce_add_sync"};
-    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
-        if (n >= strlen(prefixes[i]) && strncmp(s, prefixes[i], strlen(prefixes[i])) == 0) return 1;
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (n == strlen(names[i]) && strncmp(s, names[i], n) == 0) return 1;
-    return 0;
 }
 
 static char *read_header(const char *path) {
@@ -110,7 +100,7 @@ static int scan_barriers(const char *text, const kiln_compile_request *req, int 
         } else if (is_ident_start(*p)) {
             const char *s = p;
             while (is_ident(*p)) p++;
-            if (is_barrier_name(s, (size_t)(p - s))) return 1;
+            if (kiln_ctok_barrier_name(s, (size_t)(p - s))) return 1; /* the tokenizer's one list */
             line_start = 0;
             continue;
         } else if (!isspace((unsigned char)*p))
