@@ -81,21 +81,14 @@ static void cuda_close(kiln_backend_state *st) {
     const kiln_cuda_driver *cu = st->cu;
     if (st->context) {
         (void)kiln_cuda_make_current(st);
-        CUresult sync = CUDA_SUCCESS;
         if (st->stream) {
-            sync = cu->cuStreamSynchronize(st->stream);
+            (void)cu->cuStreamSynchronize(st->stream);
             (void)cu->cuStreamDestroy(st->stream);
         }
         /* The primary context may outlive us (other users retain it): give
          * back what our raised release threshold kept. */
         if (st->pool) (void)cu->cuMemPoolTrimTo(st->pool, 0);
         (void)cu->cuDevicePrimaryCtxRelease(st->device);
-        /* After a sticky fault the primary context stays broken for the
-         * whole process until it is reset: a reset lets the next kiln_open
-         * start afresh, as the CPU backend's contexts do. Any other user of
-         * that context was broken by the same fault. */
-        if (kiln_cuda_is_sticky(sync) && cu->cuDevicePrimaryCtxReset)
-            (void)cu->cuDevicePrimaryCtxReset(st->device);
     }
     free(st);
 }

@@ -18,7 +18,6 @@ KILN_CU_REQUIRED(cuDeviceGetAttribute, 12000, (int *pi, CUdevice_attribute attri
 KILN_CU_REQUIRED(cuDeviceTotalMem, 12000, (size_t * bytes, CUdevice dev))
 KILN_CU_REQUIRED(cuDevicePrimaryCtxRetain, 12000, (CUcontext * pctx, CUdevice dev))
 KILN_CU_REQUIRED(cuDevicePrimaryCtxRelease, 12000, (CUdevice dev))
-KILN_CU_OPTIONAL(cuDevicePrimaryCtxReset, 12000, (CUdevice dev))
 KILN_CU_REQUIRED(cuDeviceGetDefaultMemPool, 12000, (CUmemoryPool * pool, CUdevice dev))
 KILN_CU_REQUIRED(cuMemPoolSetAttribute, 12000, (CUmemoryPool pool, CUmemPool_attribute attr, void *value))
 KILN_CU_REQUIRED(cuMemPoolTrimTo, 12000, (CUmemoryPool pool, size_t min_bytes_to_keep))

@@ -30,8 +30,6 @@ static kiln_status status_of(CUresult r) {
     }
 }
 
-int kiln_cuda_is_sticky(CUresult r) { return r != CUDA_SUCCESS && status_of(r) == KILN_ERR_DEVICE_FAULT; }
-
 static kiln_status fail_as(const kiln_cuda_driver *cu, CUresult r, const char *what, kiln_status status) {
     kiln_cuda_failed_calls++; /* the profiler expects no device record for this call */
     const char *name = NULL, *text = NULL;

@@ -59,8 +59,6 @@ kiln_status kiln_cuda_make_current(kiln_backend_state *st);
  * kiln status for r: out of memory, device fault (sticky), launch config or
  * driver error. */
 kiln_status kiln_cuda_fail(const kiln_cuda_driver *cu, CUresult r, const char *what);
-/* 1 for the errors that leave the context unusable (illegal address, trap, ...). */
-int kiln_cuda_is_sticky(CUresult r);
 /* The same for a launch, where CUDA_ERROR_INVALID_VALUE means a bad config. */
 kiln_status kiln_cuda_fail_launch(const kiln_cuda_driver *cu, CUresult r, const char *what);
 
