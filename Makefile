@@ -1,17 +1,20 @@
 # The two commands of the README, and their friends. Everything real is in
 # CMake; this file only names the builds and what runs on them.
 #   make demo      build, then run every seed workload on the best backend
-#   make test      build, then run every test (plain build, then ASan+UBSan)
+#   make test      build, then run every test (plain build, ASan+UBSan, then
+#                  each parser's libFuzzer target for a bounded time)
 #   make test-gpu  the same suites on the CUDA backend (needs a GPU)
 #   make test-tsan the concurrency suites under ThreadSanitizer
 #   make bench     kiln beside hand-written code, as ratios
 JOBS  ?= $(shell nproc)
 BUILD ?= build
 SAN   ?= build-asan
+FUZZ  ?= build-fuzz
+FUZZ_SECONDS ?= 10
 CMAKE_FLAGS ?=
 
 .PHONY: demo-mpi
-.PHONY: all deps deps-test build demo test test-plain test-asan test-tsan test-gpu bench install clean format format-check
+.PHONY: all deps deps-test build demo test test-plain test-asan test-tsan test-fuzz test-gpu bench install clean format format-check
 
 all: build
 
@@ -37,7 +40,15 @@ demo-mpi: build
 	$(MPIRUN_ENV) mpirun -np $(NP) $(BUILD)/example_mc_pi
 	$(MPIRUN_ENV) mpirun -np $(NP) $(BUILD)/example_heat
 
-test: test-plain test-asan
+test: test-plain test-asan test-fuzz
+
+# libFuzzer (clang) on each text parser for FUZZ_SECONDS, starting from the
+# checked-in corpus (fuzz/corpus); the plain and ASan builds only replay it.
+FUZZ_TARGETS = typesig layout params dims options scan
+test-fuzz: deps-test
+	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ) -DCMAKE_BUILD_TYPE=Release -DKILN_FUZZ=ON -DKILN_WERROR=OFF -DKILN_BUILD_BENCH=OFF -DKILN_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(FUZZ) -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	cd $(FUZZ) && ctest --output-on-failure -R '^fuzz_($(subst $(eval) ,|,$(FUZZ_TARGETS)))$$'
 
 test-plain: deps-test
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null

@@ -24,6 +24,7 @@ if [ "${1:-build}" = test ]; then
   command -v mpirun >/dev/null || need+=(openmpi-bin)
   have_header fftw3.h || need+=(libfftw3-dev) # the FFT tests' CPU provider (dlopened, not linked)
   command -v pkg-config >/dev/null || need+=(pkg-config) # test_install
+  command -v clang >/dev/null || need+=(clang) # make test-fuzz: libFuzzer
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "kiln: missing packages: ${need[*]}"
