@@ -226,6 +226,11 @@ static void test_example_kernels_compile_with_nvrtc_sm90(void **state) {
     for (int i = 0; i < 2; i++) {
         char *log = NULL;
         kiln_status s = kiln_compile_only("cuda", "sm_90", sources[i], names[i], NULL, &log);
+        if (s == KILN_ERR_COMPILER_MISSING) { /* no CUDA toolkit here: nothing to check it with */
+            print_message("NVRTC check of %s skipped: %s\n", names[i], kiln_last_error());
+            kiln_free(log);
+            continue;
+        }
         if (s != KILN_OK)
             fail_msg("%s does not compile for sm_90: %s: %s\n%s", names[i], kiln_status_string(s),
                      kiln_last_error(), log ? log : "");

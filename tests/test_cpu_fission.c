@@ -188,7 +188,9 @@ static void test_paths_per_kernel(void **state) {
     kiln_free(log);
     /* and the kernels are CUDA C that NVRTC takes for sm_90 */
     kiln_status s = kiln_compile_only("cuda", "sm_90", src, "fission.cu", NULL, &log);
-    if (s != KILN_OK)
+    if (s == KILN_ERR_COMPILER_MISSING) /* no CUDA toolkit here */
+        print_message("NVRTC check skipped: %s\n", kiln_last_error());
+    else if (s != KILN_OK)
         fail_msg("NVRTC for sm_90: %s: %s\n%s", kiln_status_string(s), kiln_last_error(), log ? log : "");
     kiln_free(log);
 }
