@@ -31,7 +31,7 @@ static void *open_in_cuda_dirs(kiln_dynlib *lib, const kiln_dynlib_spec *spec) {
     return NULL;
 }
 
-static void *open_any(kiln_dynlib *lib, const kiln_dynlib_spec *spec) {
+void *kiln_dynlib_open(kiln_dynlib *lib, const kiln_dynlib_spec *spec) {
     const char *forced = spec->env_override ? getenv(spec->env_override) : NULL;
     if (forced && forced[0]) return try_open(lib, forced);
     for (const char *const *n = spec->sonames; *n; n++) {
@@ -45,7 +45,7 @@ void kiln_dynlib_load(kiln_dynlib *lib, const kiln_dynlib_spec *spec, const kiln
                       size_t symbol_count) {
     memset(lib, 0, sizeof *lib);
     lib->status = KILN_ERR_LIBRARY_MISSING;
-    void *h = open_any(lib, spec);
+    void *h = kiln_dynlib_open(lib, spec);
     if (!h) {
         const char *forced = spec->env_override ? getenv(spec->env_override) : NULL;
         if (forced && forced[0])

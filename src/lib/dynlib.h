@@ -40,6 +40,11 @@ typedef struct kiln_dynlib {
     char why[512];
 } kiln_dynlib;
 
+/* Only the search: the first of spec's names that loads (the override, the
+ * loader path, then the CUDA folders), its name in lib->path; NULL if none.
+ * For loaders with their own symbol tables (NVRTC). */
+void *kiln_dynlib_open(kiln_dynlib *lib, const kiln_dynlib_spec *spec);
+
 /* Opens the library and resolves `symbols` into their slots. On failure
  * lib->status is KILN_ERR_LIBRARY_MISSING and lib->why says what is missing and
  * what to install; the handle is closed again. Not thread-safe by itself:

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/dynlib.h"
+
 typedef CUresult (*get_proc_address_fn)(const char *symbol, void **pfn, int version, cuuint64_t flags,
                                         CUdriverProcAddressQueryResult *status);
 
@@ -127,24 +129,11 @@ static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT;
 /* The toolkit is often not on the loader path (/usr/local/cuda/lib64 is not
  * in ld.so.conf on a bare toolkit install), so look where it usually is. */
 static void *nvrtc_open(void) {
-    static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-    const size_t name_count = sizeof names / sizeof names[0];
-    for (size_t i = 0; i < name_count; i++) {
-        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (lib) return lib;
-    }
-    const char *dirs[3] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
-    for (size_t d = 0; d < 3; d++) {
-        if (!dirs[d] || !dirs[d][0]) continue;
-        for (size_t i = 0; i < name_count; i++) {
-            char path[4096];
-            int n = snprintf(path, sizeof path, "%s/lib64/%s", dirs[d], names[i]);
-            if (n <= 0 || (size_t)n >= sizeof path) continue;
-            void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-            if (lib) return lib;
-        }
-    }
-    return NULL;
+    static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", NULL};
+    const kiln_dynlib_spec spec = {
+        .label = "NVRTC", .sonames = names, .install_hint = "", .search_cuda_dirs = 1};
+    kiln_dynlib where;
+    return kiln_dynlib_open(&where, &spec);
 }
 
 static void nvrtc_load_once(void) {
