@@ -66,9 +66,8 @@ static kiln_status obtain_binary(kiln_context *ctx, kiln_compile_request *req, c
 static kiln_status load_module(kiln_context *ctx, kiln_module *m, const kiln_blob *bin, int from_cache) {
     kiln_status s = ctx->ops->module_load(ctx->state, bin, &m->impl);
     /* Only entries from the cache can be strangers; a fresh build is
-     * checked at kiln_module_get_kernel as before. (On CUDA each lookup
-     * allocates a small handle that nothing frees yet: the backend
-     * interface has no function_release.) */
+     * checked at kiln_module_get_kernel as before. (Function handles
+     * belong to the backend module and go with it.) */
     for (int i = 0; s == KILN_OK && from_cache && i < m->kernels.count; i++) {
         kiln_backend_function *fn = NULL;
         kiln_param_info params[KILN_MAX_PARAMS];

@@ -3,6 +3,7 @@
 #ifndef KILN_CUDA_INTERNAL_H
 #define KILN_CUDA_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "backend/backend.h"
@@ -40,6 +41,11 @@ struct kiln_backend_module {
     CUmodule module;
     int kernel_count;
     kiln_cuda_kernel_entry *kernels;
+    /* Function handles made so far, one per kernel, freed with the module:
+     * every kiln_kernel of one kernel shares its handle, so lookups repeated
+     * over a long run allocate nothing. */
+    pthread_mutex_t lock;
+    struct kiln_backend_function *functions;
 };
 
 struct kiln_backend_function {
@@ -50,6 +56,8 @@ struct kiln_backend_function {
     /* Set once the opt-in to dynamic_limit_bytes is made. Every thread that
      * races to make it writes the same value, so no lock is needed. */
     atomic_int opted_in;
+    const kiln_cuda_kernel_entry *entry;
+    struct kiln_backend_function *next;
 };
 
 /* Makes st's context current on the calling thread (a no-op when it is). */

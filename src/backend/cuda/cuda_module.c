@@ -34,6 +34,7 @@ kiln_status kiln_cuda_module_load(kiln_backend_state *st, const kiln_blob *binar
     }
     m->kernel_count = view.kernel_count;
     m->kernels = view.kernels; /* ownership moves to the module */
+    pthread_mutex_init(&m->lock, NULL);
     *out = m;
     return KILN_OK;
 }
@@ -42,6 +43,11 @@ void kiln_cuda_module_unload(kiln_backend_state *st, kiln_backend_module *mod) {
     if (!mod) return;
     if (kiln_cuda_make_current(st) == KILN_OK) (void)st->cu->cuModuleUnload(mod->module);
     kiln_cuda_kernel_entries_free(mod->kernels, mod->kernel_count);
+    for (kiln_backend_function *fn = mod->functions, *next; fn; fn = next) {
+        next = fn->next;
+        free(fn);
+    }
+    pthread_mutex_destroy(&mod->lock);
     free(mod);
 }
 
@@ -140,20 +146,34 @@ kiln_status kiln_cuda_function_get(kiln_backend_state *st, kiln_backend_module *
     if (!entry) return not_found(mod, name);
     kiln_status s = kiln_cuda_make_current(st);
     if (s != KILN_OK) return s;
-    kiln_backend_function *fn = calloc(1, sizeof *fn);
-    if (!fn) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory looking up %s", name);
-    CUresult r = st->cu->cuModuleGetFunction(&fn->function, mod->module, entry->lowered_name);
-    if (r != CUDA_SUCCESS)
-        s = kiln_prefix_error(kiln_cuda_fail(st->cu, r, "cuModuleGetFunction"),
-                              "kernel %s (symbol %s): ", name, entry->lowered_name);
     int count = 0;
-    if (s == KILN_OK) s = read_signature(st, mod, name, params, max_params, &count);
-    if (s == KILN_OK) s = cross_check(st, fn->function, name, params, count);
-    if (s == KILN_OK) s = function_limits(st, fn);
-    if (s != KILN_OK) {
-        free(fn);
-        return s;
+    s = read_signature(st, mod, name, params, max_params, &count);
+    if (s != KILN_OK) return s;
+    pthread_mutex_lock(&mod->lock);
+    kiln_backend_function *fn = mod->functions;
+    while (fn && fn->entry != entry) fn = fn->next;
+    if (!fn) {
+        fn = calloc(1, sizeof *fn);
+        if (!fn) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory looking up %s", name);
+        CUresult r = s == KILN_OK
+                         ? st->cu->cuModuleGetFunction(&fn->function, mod->module, entry->lowered_name)
+                         : CUDA_SUCCESS;
+        if (r != CUDA_SUCCESS)
+            s = kiln_prefix_error(kiln_cuda_fail(st->cu, r, "cuModuleGetFunction"),
+                                  "kernel %s (symbol %s): ", name, entry->lowered_name);
+        if (s == KILN_OK) s = cross_check(st, fn->function, name, params, count);
+        if (s == KILN_OK) s = function_limits(st, fn);
+        if (s == KILN_OK) {
+            fn->entry = entry;
+            fn->next = mod->functions;
+            mod->functions = fn;
+        } else {
+            free(fn);
+            fn = NULL;
+        }
     }
+    pthread_mutex_unlock(&mod->lock);
+    if (s != KILN_OK) return s;
     *param_count = count;
     *out = fn;
     return KILN_OK;
