@@ -117,6 +117,10 @@ typedef enum kiln_dtype {
     KILN_FLOAT64,
     KILN_COMPLEX64,
     KILN_COMPLEX128,
+    /* Added after the others so that no earlier value moves (they are ABI).
+     * bfloat16: float32's 8-bit exponent with a 7-bit mantissa, computed as
+     * float; promotes with float16 to float32 (as ml_dtypes and JAX do). */
+    KILN_BFLOAT16,
     KILN_DTYPE_COUNT
 } kiln_dtype;
 
@@ -342,6 +346,8 @@ static inline kiln_value kiln_u16(uint16_t v) { return kiln_scalar_u_(KILN_UINT1
 static inline kiln_value kiln_u32(uint32_t v) { return kiln_scalar_u_(KILN_UINT32, v); }
 static inline kiln_value kiln_u64(uint64_t v) { return kiln_scalar_u_(KILN_UINT64, v); }
 static inline kiln_value kiln_f32(float v) { return kiln_scalar_f_(KILN_FLOAT32, v, 0); }
+/* A bfloat16 scalar (rounded to bfloat16, nearest even, where it is stored). */
+static inline kiln_value kiln_bf16(float v) { return kiln_scalar_f_(KILN_BFLOAT16, v, 0); }
 static inline kiln_value kiln_f64(double v) { return kiln_scalar_f_(KILN_FLOAT64, v, 0); }
 static inline kiln_value kiln_c64(float re, float im) { return kiln_scalar_f_(KILN_COMPLEX64, re, im); }
 static inline kiln_value kiln_c128(double re, double im) { return kiln_scalar_f_(KILN_COMPLEX128, re, im); }
@@ -888,8 +894,14 @@ typedef enum kiln_blas_flags {
     KILN_BLAS_FORCE_KILN = 4     /* kiln's own kernel (float32/float64 only) whatever the shapes */
 } kiln_blas_flags;
 
-/* Transpose of an operand of kiln_gemm / kiln_gemv (no conjugation). */
-typedef enum kiln_blas_op { KILN_BLAS_N = 0, KILN_BLAS_T = 1 } kiln_blas_op;
+/* What kiln_gemm / kiln_gemv apply to an operand: none, transpose, or
+ * conjugate transpose (complex dtypes; on real ones KILN_BLAS_C is
+ * KILN_BLAS_T, as in the BLAS). A conjugate transpose goes to the library as
+ * CblasConjTrans / CUBLAS_OP_C without a copy where the operand is stored
+ * transposed in the library's column-major terms (a row-major contiguous
+ * operand of kiln_gemv, or of kiln_gemm with a row-major c); otherwise
+ * conj(operand) is copied once ("blas conjugate copy" in KILN_PROFILE). */
+typedef enum kiln_blas_op { KILN_BLAS_N = 0, KILN_BLAS_T = 1, KILN_BLAS_C = 2 } kiln_blas_op;
 
 /* NumPy's matmul: (..., m, k) @ (..., k, n) -> (..., m, n), leading dims
  * broadcast; a 1-d `a` is (1, k) and a 1-d `b` (k, 1), the added dim removed

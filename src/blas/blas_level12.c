@@ -233,12 +233,55 @@ static kiln_status gemv_matrix(kiln_array *a, kiln_stream *stream, int *stored_t
     return KILN_OK;
 }
 
+/* Can a^H go to the library's gemv as it is? Only when a is stored as
+ * itself column-major (a transposed view of a row-major matrix): the BLAS
+ * conjugates only together with a transpose. */
+static int conj_as_stored(const kiln_array *a) {
+    int64_t size = (int64_t)kiln_dtype_size(a->dtype);
+    int stored_t = 1;
+    int64_t ld;
+    if (a->ctx->ops->kind == KILN_BACKEND_CUDA && a->memory == KILN_MEMORY_HOST) return 0;
+    return a->strides[0] % size == 0 && a->strides[1] % size == 0 &&
+           kiln_blas_matrix_layout(a->shape[0], a->shape[1], a->strides[0] / size, a->strides[1] / size,
+                                   &stored_t, &ld) &&
+           !stored_t;
+}
+
+/* y = alpha a^H x + beta y for every other a (a row-major a above all) as
+ * the one-row gemm y^T = alpha x^T conj(a) + beta y^T: there conj(a) is the
+ * transposed operand, which the library conjugates without a copy (the
+ * profile shows a "blas gemm" row with op C); layouts it still cannot take
+ * are copied by the gemm path as for kiln_gemm. */
+static kiln_status gemv_as_gemm(kiln_stream *stream, kiln_blas_scalar alpha, kiln_array *a, kiln_array *x,
+                                kiln_blas_scalar beta, kiln_array *y) {
+    blas_mat A, B, C;
+    memset(&A, 0, sizeof A);
+    memset(&B, 0, sizeof B);
+    memset(&C, 0, sizeof C);
+    A.arr = x;
+    A.ndim = 2;
+    A.shape[0] = 1;
+    A.shape[1] = x->shape[0];
+    A.strides[1] = x->strides[0];
+    B.arr = a;
+    B.conj = 1;
+    B.ndim = 2;
+    memcpy(B.shape, a->shape, 2 * sizeof a->shape[0]);
+    memcpy(B.strides, a->strides, 2 * sizeof a->strides[0]);
+    C.arr = y;
+    C.ndim = 2;
+    C.shape[0] = 1;
+    C.shape[1] = y->shape[0];
+    C.strides[1] = y->strides[0];
+    return kiln_blas_gemm_core(a->ctx, stream, KILN_BLAS_FORCE_LIBRARY, alpha, A, B, beta, C);
+}
+
 kiln_status kiln_gemv(kiln_stream *stream, kiln_blas_op op, kiln_blas_scalar alpha, kiln_array *a,
                       kiln_array *x, kiln_blas_scalar beta, kiln_array *y) {
     if (!a || !x || !y) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "gemv: a, x and y must not be NULL");
-    if (op != KILN_BLAS_N && op != KILN_BLAS_T)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "gemv: op %d: expected KILN_BLAS_N or KILN_BLAS_T",
-                              (int)op);
+    if (op != KILN_BLAS_N && op != KILN_BLAS_T && op != KILN_BLAS_C)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "gemv: op %d: expected KILN_BLAS_N, KILN_BLAS_T or KILN_BLAS_C", (int)op);
     char sa[96], sx[96], sy[96];
     if (a->ndim != 2 || x->ndim != 1 || y->ndim != 1)
         return kiln_set_error(KILN_ERR_SHAPE, "gemv: expected a 2-d, x and y 1-d; got a %s, x %s, y %s",
@@ -253,8 +296,8 @@ kiln_status kiln_gemv(kiln_stream *stream, kiln_blas_op op, kiln_blas_scalar alp
         return kiln_set_error(KILN_ERR_DTYPE, "gemv: a %s, x %s, y %s: expected one dtype",
                               kiln_dtype_name(a->dtype), kiln_dtype_name(x->dtype),
                               kiln_dtype_name(y->dtype));
-    int64_t rows = op == KILN_BLAS_T ? a->shape[1] : a->shape[0],
-            cols = op == KILN_BLAS_T ? a->shape[0] : a->shape[1];
+    int64_t rows = op != KILN_BLAS_N ? a->shape[1] : a->shape[0],
+            cols = op != KILN_BLAS_N ? a->shape[0] : a->shape[1];
     if (x->shape[0] != cols || y->shape[0] != rows)
         return kiln_set_error(
             KILN_ERR_SHAPE, "gemv: op(a) of a %s is %lld x %lld; x %s needs %lld elements, y %s %lld",
@@ -273,6 +316,8 @@ kiln_status kiln_gemv(kiln_stream *stream, kiln_blas_op op, kiln_blas_scalar alp
     s = kiln_blas_state_get(a->ctx, &st);
     if (s != KILN_OK) return s;
     if (rows == 0) return KILN_OK;
+    int complex = a->dtype == KILN_COMPLEX64 || a->dtype == KILN_COMPLEX128;
+    if (complex && op == KILN_BLAS_C && !conj_as_stored(a)) return gemv_as_gemm(stream, alpha, a, x, beta, y);
     int stored_t = 0, rx = 0, ry = 0;
     int64_t lda = 1;
     const char *adata = NULL;
@@ -297,7 +342,8 @@ kiln_status kiln_gemv(kiln_stream *stream, kiln_blas_op op, kiln_blas_scalar alp
         /* Column-major X is a (stored_t 0) or a^T (1): y = op(a) x is
          * op(X) with op = op xor stored_t over X's own shape. */
         blas_gemv_problem p = {.dtype = a->dtype,
-                               .trans = (op == KILN_BLAS_T) != (stored_t != 0),
+                               .trans = (op != KILN_BLAS_N) != (stored_t != 0),
+                               .conj = complex && op == KILN_BLAS_C,
                                .m = stored_t ? a->shape[1] : a->shape[0],
                                .n = stored_t ? a->shape[0] : a->shape[1],
                                .lda = lda,
@@ -308,10 +354,13 @@ kiln_status kiln_gemv(kiln_stream *stream, kiln_blas_op op, kiln_blas_scalar alp
                                .incy = vy.inc,
                                .alpha = alpha,
                                .beta = beta};
-        struct kiln_prof_op *pop = kiln_blas_prof_begin(
-            a->ctx, stream, "gemv", a->dtype, st->provider->name,
-            (a->dtype >= KILN_COMPLEX64 ? 8.0 : 2.0) * (double)rows * (double)cols, "%lld x %lld, op %c",
-            (long long)rows, (long long)cols, op == KILN_BLAS_T ? 'T' : 'N');
+        struct kiln_prof_op *pop =
+            kiln_blas_prof_begin(a->ctx, stream, "gemv", a->dtype, st->provider->name,
+                                 (complex ? 8.0 : 2.0) * (double)rows * (double)cols, "%lld x %lld, op %c",
+                                 (long long)rows, (long long)cols,
+                                 op == KILN_BLAS_C   ? 'C'
+                                 : op == KILN_BLAS_T ? 'T'
+                                                     : 'N');
         s = st->provider->gemv(a->ctx, stream, &p);
         kiln_blas_prof_end(a->ctx, pop);
         if (s != KILN_OK) s = kiln_context_note(a->ctx, s);
