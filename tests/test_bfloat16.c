@@ -29,9 +29,10 @@ static uint16_t nearest_bf16(float f) {
     uint32_t x;
     memcpy(&x, &f, 4);
     uint16_t lo = (uint16_t)(x >> 16), hi = (uint16_t)(lo + 1); /* same sign: |lo| <= |f| < |hi| */
-    long double dl = fabsl((long double)f - bf(lo)), dh = fabsl((long double)bf(hi) - f);
+    /* past the largest finite value the next step is 2^128 (infinity) */
+    long double vh = (hi & 0x7fffu) == 0x7f80u ? (hi & 0x8000u ? -ldexpl(1, 128) : ldexpl(1, 128)) : bf(hi);
+    long double dl = fabsl((long double)f - bf(lo)), dh = fabsl(vh - f);
     if ((x & 0xffffu) == 0) return lo;
-    if ((lo & 0x7fffu) == 0x7f7fu && dh <= dl) return (uint16_t)(lo + 1); /* to infinity */
     if (dl < dh) return lo;
     if (dh < dl) return hi;
     return (lo & 1u) ? hi : lo;

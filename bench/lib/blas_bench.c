@@ -2,7 +2,7 @@
  * called directly, in one run, printed as ratios (vendor time / kiln time:
  * >= 1 means kiln is as fast).
  *
- * CUDA (KILN_TARGET=cuda): SGEMM, DGEMM and HGEMM 8192^3, strided-batched
+ * CUDA (KILN_TARGET=cuda): SGEMM, DGEMM, HGEMM and BF16 GEMM 8192^3, strided-batched
  * SGEMM 1000 x 256^3 (target kiln >= 0.98 x cuBLAS); 10^6 products of 4x4
  * f32 (kiln's kernel, target <= 0.2 x cuBLAS's time) and the crossover
  * classes 8x8, 16x16; host cost of one small matmul call (<= 10 us).
@@ -42,7 +42,7 @@ static void row(const char *what, double kiln_ms, double vendor_ms, const char *
     printf("  ratio %.3f  %s\n", vendor_ms / kiln_ms, target);
 }
 
-/* A random array of dtype (float16 through float32 values). */
+/* A random array of dtype (float16 / bfloat16 through float32 values). */
 static int random_array(kiln_context *ctx, kiln_dtype t, int ndim, const int64_t *shape, kiln_array **out) {
     kiln_array *f = NULL;
     int64_t n = 1;
@@ -62,8 +62,11 @@ static int random_array(kiln_context *ctx, kiln_dtype t, int ndim, const int64_t
     }
     /* other dtypes: kiln_matmul by an identity would be circular; convert with a ufunc */
     kiln_ufunc *conv = NULL;
-    st = kiln_vectorize(ctx, "bench_convert", t == KILN_FLOAT16 ? "f2(f4)" : "f8(f4)", "x", "return x;", NULL,
-                        &conv);
+    st = kiln_vectorize(ctx, "bench_convert",
+                        t == KILN_FLOAT16    ? "f2(f4)"
+                        : t == KILN_BFLOAT16 ? "bf16(f4)"
+                                             : "f8(f4)",
+                        "x", "return x;", NULL, &conv);
     if (st == KILN_OK) st = kiln_array_empty(ctx, t, ndim, shape, out);
     const kiln_value arg = kiln_arr(f);
     if (st == KILN_OK) st = kiln_call(conv, &arg, 1, out);
@@ -186,6 +189,9 @@ static int run_cuda(kiln_context *ctx, int quick) {
                          "(target >= 0.98)");
     snprintf(label, sizeof label, "HGEMM %lld^3 (f32 accumulate)", (long long)big);
     bad |= cuda_gemm_row(ctx, &nl, label, KILN_FLOAT16, BLAS_NATIVE_F16, 1, big, big, big, 0, rep,
+                         "(target >= 0.98)");
+    snprintf(label, sizeof label, "BF16 GEMM %lld^3 (f32 accumulate)", (long long)big);
+    bad |= cuda_gemm_row(ctx, &nl, label, KILN_BFLOAT16, BLAS_NATIVE_BF16, 1, big, big, big, 0, rep,
                          "(target >= 0.98)");
     bad |= cuda_gemm_row(ctx, &nl, "strided-batched SGEMM 1000x256^3", KILN_FLOAT32, BLAS_NATIVE_F32, 1000,
                          256, 256, 256, 0, rep, "(target >= 0.98)");
