@@ -9,8 +9,9 @@
  * cuBLAS is called through libkiln_blas_native.so (nvcc-built, beside this
  * executable, or $KILN_BLAS_NATIVE_LIB).
  * CPU: SGEMM and DGEMM 2048^3 through kiln vs cblas_?gemm called directly
- * from the same libopenblas.so.0 (target kiln >= 0.95 x), batched 4x4 and
- * 8x8, and the host cost of one small call.
+ * from the same libopenblas.so.0 (target kiln >= 0.95 x), bfloat16 2048^3
+ * (through float32 copies) beside SGEMM, batched 4x4 and 8x8, and the host
+ * cost of one small call.
  * Usage: kiln_blas_bench [--quick] (quick: smaller sizes, for a smoke run). */
 #include <dlfcn.h>
 #include <limits.h>
@@ -245,10 +246,18 @@ static int cpu_gemm_row(kiln_context *ctx, void *ob, const char *what, kiln_dtyp
     int s = random_array(ctx, t, nd, shape, &a);
     if (s == KILN_OK) s = random_array(ctx, t, nd, shape, &b);
     if (s == KILN_OK) s = kiln_array_empty(ctx, t, nd, shape, &c);
+    /* bfloat16 (kiln: widened to float32 copies, SGEMM, rounded back) beside
+     * SGEMM on float32 arrays: what the copies cost */
+    kiln_dtype vtype = t == KILN_BFLOAT16 ? KILN_FLOAT32 : t;
+    kiln_array *va = NULL, *vb = NULL, *vc = NULL;
+    if (s == KILN_OK) s = vtype == t ? KILN_OK : random_array(ctx, vtype, nd, shape, &va);
+    if (s == KILN_OK) s = vtype == t ? KILN_OK : random_array(ctx, vtype, nd, shape, &vb);
+    if (s == KILN_OK) s = vtype == t ? KILN_OK : kiln_array_empty(ctx, vtype, nd, shape, &vc);
+    kiln_array *xa = va ? va : a, *xb = vb ? vb : b, *xc = vc ? vc : c;
     /* kiln and OpenBLAS called directly (row-major, the same arrays, a loop
      * over the batch) alternate run by run, so that the load of a shared
      * machine falls on both alike */
-    void *sym = dlsym(ob, t == KILN_FLOAT32 ? "cblas_sgemm" : "cblas_dgemm");
+    void *sym = dlsym(ob, vtype == KILN_FLOAT32 ? "cblas_sgemm" : "cblas_dgemm");
     double *vt = calloc((size_t)repeat, sizeof *vt), *kt = calloc((size_t)repeat, sizeof *kt);
     for (int i = -2; i < repeat && s == KILN_OK && sym; i++) {
         double t0 = kiln_example_now_ms();
@@ -258,18 +267,18 @@ static int cpu_gemm_row(kiln_context *ctx, void *ob, const char *what, kiln_dtyp
         t0 = kiln_example_now_ms();
         for (int64_t q = 0; q < batch; q++) {
             size_t off = (size_t)(q * n * n);
-            if (t == KILN_FLOAT32) {
+            if (vtype == KILN_FLOAT32) {
                 sgemm_fn f;
                 memcpy(&f, &sym, sizeof f);
-                f(101, 111, 111, (int)n, (int)n, (int)n, 1.0f, (const float *)kiln_array_data(a) + off,
-                  (int)n, (const float *)kiln_array_data(b) + off, (int)n, 0.0f,
-                  (float *)kiln_array_data(c) + off, (int)n);
+                f(101, 111, 111, (int)n, (int)n, (int)n, 1.0f, (const float *)kiln_array_data(xa) + off,
+                  (int)n, (const float *)kiln_array_data(xb) + off, (int)n, 0.0f,
+                  (float *)kiln_array_data(xc) + off, (int)n);
             } else {
                 dgemm_fn f;
                 memcpy(&f, &sym, sizeof f);
-                f(101, 111, 111, (int)n, (int)n, (int)n, 1.0, (const double *)kiln_array_data(a) + off,
-                  (int)n, (const double *)kiln_array_data(b) + off, (int)n, 0.0,
-                  (double *)kiln_array_data(c) + off, (int)n);
+                f(101, 111, 111, (int)n, (int)n, (int)n, 1.0, (const double *)kiln_array_data(xa) + off,
+                  (int)n, (const double *)kiln_array_data(xb) + off, (int)n, 0.0,
+                  (double *)kiln_array_data(xc) + off, (int)n);
             }
         }
         if (i >= 0) vt[i] = kiln_example_now_ms() - t0;
@@ -281,9 +290,8 @@ static int cpu_gemm_row(kiln_context *ctx, void *ob, const char *what, kiln_dtyp
         fprintf(stderr, "%s: %s: %s\n", what, kiln_status_string(s), kiln_last_error());
     free(vt);
     free(kt);
-    kiln_array_release(a);
-    kiln_array_release(b);
-    kiln_array_release(c);
+    kiln_array *all[6] = {a, b, c, va, vb, vc};
+    for (int i = 0; i < 6; i++) kiln_array_release(all[i]);
     return s;
 }
 
@@ -300,6 +308,9 @@ static int run_cpu(kiln_context *ctx, int quick) {
     bad |= cpu_gemm_row(ctx, ob, label, KILN_FLOAT32, 1, n, 0, rep, "(target >= 0.95)");
     snprintf(label, sizeof label, "DGEMM %lld^3", (long long)n);
     bad |= cpu_gemm_row(ctx, ob, label, KILN_FLOAT64, 1, n, 0, rep, "(target >= 0.95)");
+    snprintf(label, sizeof label, "BF16 GEMM %lld^3 vs SGEMM", (long long)n);
+    bad |= cpu_gemm_row(ctx, ob, label, KILN_BFLOAT16, 1, n, 0, rep,
+                        "(info: OpenBLAS 0.3.21 has no sbgemm; kiln widens to float32)");
     /* batches of small matrices: kiln's kernel (default) against a loop of OpenBLAS calls */
     static const int64_t cls[] = {4, 8, 16};
     for (int i = 0; i < 3; i++) {
