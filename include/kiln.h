@@ -868,7 +868,10 @@ KILN_API kiln_status kiln_irfftn(kiln_array *in, const int *axes, int naxes, int
  * strides, host arrays on a CUDA context) is copied once, and the copy shows
  * in KILN_PROFILE as a "blas layout copy" row next to the call's own. Dtypes: float32, float64, complex64,
  * complex128; on CUDA also float16 (tensor cores, float32 accumulation). float16 on the CPU backend is
- * KILN_ERR_UNSUPPORTED. Sizes must fit the libraries' 32-bit ints.
+ * KILN_ERR_UNSUPPORTED. bfloat16 on both: cuBLAS's Ex calls (CUDA_R_16BF,
+ * float32 accumulation) on CUDA; on the CPU (OpenBLAS 0.3.21 has no sbgemm)
+ * through float32 copies and SGEMM, rounded back once, the copies shown in
+ * KILN_PROFILE. Sizes must fit the libraries' 32-bit ints.
  * Every call records a profiler row "blas <op> <dtype> [<provider>]" (its
  * GFLOP/s in the summary, its shapes and GFLOP in the trace). Device work is
  * asynchronous on `stream` (NULL: the default stream) except where a host
@@ -906,7 +909,7 @@ typedef enum kiln_blas_op { KILN_BLAS_N = 0, KILN_BLAS_T = 1, KILN_BLAS_C = 2 } 
 /* NumPy's matmul: (..., m, k) @ (..., k, n) -> (..., m, n), leading dims
  * broadcast; a 1-d `a` is (1, k) and a 1-d `b` (k, 1), the added dim removed
  * from the result. The result dtype is the first of float16 (CUDA, both
- * float16), float32, float64, complex64, complex128 that both inputs cast to
+ * float16), bfloat16, float32, float64, complex64, complex128 that both inputs cast to
  * safely (at least one must be floating or complex; an input of another dtype
  * is converted once). *out NULL: a new device array (caller releases);
  * otherwise written in place: exactly the result's shape and dtype, and not

@@ -140,18 +140,20 @@ kiln_status kiln_blas_conjugate(kiln_array *a, kiln_stream *stream, const char *
     kiln_context *ctx = a->ctx;
     kiln_ufunc *f;
     kiln_status s = conjugator(ctx, &f);
-    kiln_array *y = NULL;
-    if (s == KILN_OK) s = kiln_array_empty(ctx, a->dtype, a->ndim, a->shape, &y);
+    kiln_array *y = *out;
+    int made = !y;
+    if (s == KILN_OK && made) s = kiln_array_empty(ctx, a->dtype, a->ndim, a->shape, &y);
     char shape[96];
     struct kiln_prof_op *op =
-        s == KILN_OK ? kiln_blas_prof_begin(ctx, stream, "conjugate copy", a->dtype, "kiln", 0, "%s: %s",
+        s == KILN_OK ? kiln_blas_prof_begin(ctx, stream, made ? "conjugate copy" : "conjugate in place",
+                                            a->dtype, "kiln", 0, "%s: %s",
                                             kiln_shape_format(a->ndim, a->shape, shape, sizeof shape), why)
                      : NULL;
     const kiln_value arg = kiln_arr(a);
     if (s == KILN_OK) s = kiln_call_ex(f, NULL, stream, &arg, 1, &y);
     kiln_blas_prof_end(ctx, op);
     if (s != KILN_OK) {
-        kiln_array_release(y);
+        if (made) kiln_array_release(y);
         return kiln_prefix_error(s, "conjugating a BLAS operand (%s): ", why);
     }
     *out = y;

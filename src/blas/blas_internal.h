@@ -104,8 +104,9 @@ kiln_status kiln_blas_small_gemm(kiln_context *ctx, kiln_dtype dtype, kiln_gufun
 kiln_status kiln_blas_converter(kiln_context *ctx, kiln_dtype dtype, kiln_ufunc **out);
 /* float32 -> bfloat16, rounded to nearest even. */
 kiln_status kiln_blas_bf16_rounder(kiln_context *ctx, kiln_ufunc **out);
-/* A new contiguous array of conj(a) (complex a), made on `stream`; the
- * profile shows it as a "blas conjugate copy" row with `why`. */
+/* conj(a) (complex a) on `stream`: into a new contiguous array when *out
+ * is NULL ("blas conjugate copy" in the profile, with `why`), else into
+ * *out, which may be a itself ("blas conjugate in place"). */
 kiln_status kiln_blas_conjugate(kiln_array *a, kiln_stream *stream, const char *why, kiln_array **out);
 
 /* ------------------------------------------------------------ gemm (blas_gemm_core.c) */
