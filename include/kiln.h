@@ -899,11 +899,14 @@ typedef enum kiln_blas_flags {
 
 /* What kiln_gemm / kiln_gemv apply to an operand: none, transpose, or
  * conjugate transpose (complex dtypes; on real ones KILN_BLAS_C is
- * KILN_BLAS_T, as in the BLAS). A conjugate transpose goes to the library as
- * CblasConjTrans / CUBLAS_OP_C without a copy where the operand is stored
- * transposed in the library's column-major terms (a row-major contiguous
- * operand of kiln_gemv, or of kiln_gemm with a row-major c); otherwise
- * conj(operand) is copied once ("blas conjugate copy" in KILN_PROFILE). */
+ * KILN_BLAS_T, as in the BLAS). kiln_gemm passes a conjugate transpose to
+ * the library as CblasConjTrans / CUBLAS_OP_C without a copy where the
+ * operand is stored transposed in the library's column-major terms (a
+ * row-major operand with a row-major c); otherwise conj(operand) is copied
+ * once ("blas conjugate copy" in KILN_PROFILE). kiln_gemv never copies the
+ * matrix: a transposed view goes as op C, a row-major one as
+ * conj(y) = conj(alpha) a^T conj(x) + conj(beta) conj(y) (the vectors are
+ * conjugated, "blas conjugate copy" / "in place" rows). */
 typedef enum kiln_blas_op { KILN_BLAS_N = 0, KILN_BLAS_T = 1, KILN_BLAS_C = 2 } kiln_blas_op;
 
 /* NumPy's matmul: (..., m, k) @ (..., k, n) -> (..., m, n), leading dims
