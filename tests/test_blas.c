@@ -347,6 +347,27 @@ static void test_gemm_conjugate(void **state) {
                 kiln_array *arrs[] = {a, b, cbase, c, opa, opb};
                 for (size_t i = 0; i < 6; i++) kiln_array_release(arrs[i]);
             }
+    /* a row-shaped op C operand reads as stored transposed whatever c's layout: no copy */
+    {
+        int64_t sa1[2] = {9, 1}, sb1[2] = {9, 7}, sc1[2] = {7, 1};
+        kiln_array *a1 = bt_random(ctx, &rng, KILN_COMPLEX64, 2, sa1),
+                   *b1 = bt_random(ctx, &rng, KILN_COMPLEX64, 2, sb1), *cb1 = NULL, *c1 = NULL;
+        TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX64, 2, sc1, &cb1));
+        TEST_OK(kiln_array_transpose(cb1, NULL, &c1)); /* (1, 7) */
+        TEST_OK(kiln_profiler_start(ctx));
+        TEST_OK(kiln_profiler_reset(ctx));
+        TEST_OK(kiln_gemm(NULL, KILN_BLAS_FORCE_LIBRARY, KILN_BLAS_C, KILN_BLAS_N, KILN_BLAS_SCALAR(1, 0), a1,
+                          b1, KILN_BLAS_SCALAR(0, 0), c1));
+        char *text = NULL;
+        TEST_OK(kiln_profiler_summary(ctx, &text));
+        TEST_OK(kiln_profiler_stop(ctx));
+        if (test_contains(text, "copy")) fail_msg("a conjugated row was copied:\n%s", text);
+        kiln_free(text);
+        kiln_array *opa = host_op(ctx, a1, KILN_BLAS_C);
+        bt_check_product("conjugated row", opa, b1, c1, NULL, ONE, ZERO);
+        kiln_array *arrs[] = {a1, b1, cb1, c1, opa};
+        for (size_t i = 0; i < 5; i++) kiln_array_release(arrs[i]);
+    }
     /* a conjugated operand in host memory / a batch */
     int64_t sa[3] = {4, 9, 6}, sb[3] = {4, 9, 5}, sc[3] = {4, 6, 5};
     kiln_array *a = bt_random(ctx, &rng, KILN_COMPLEX128, 3, sa),

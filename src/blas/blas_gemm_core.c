@@ -124,10 +124,16 @@ static int map_operand(const char *data, int conj, int64_t rows, int64_t cols, i
     if (!elem_stride(sr, size, &er) || !elem_stride(sc, size, &ec)) return 0;
     if (!kiln_blas_matrix_layout(rows, cols, er, ec, &out->trans, &out->ld)) return 0;
     /* The BLAS conjugates only with a transpose (CblasConjTrans,
-     * CUBLAS_OP_C): a conjugated operand stored as itself is copied. */
+     * CUBLAS_OP_C): a conjugated operand stored as itself is copied, unless
+     * it is a row or column, which reads as stored transposed just as well. */
     if (conj && !out->trans) {
-        *conj_fail = 1;
-        return 0;
+        int64_t min_t = cols > 1 ? cols : 1, l = rows <= 1 ? min_t : er;
+        if (!((cols <= 1 || ec == 1) && l >= min_t)) {
+            *conj_fail = 1;
+            return 0;
+        }
+        out->trans = 1;
+        out->ld = l;
     }
     out->conj = conj;
     out->data = data;
