@@ -128,7 +128,7 @@ typedef enum kiln_dtype {
 KILN_API size_t kiln_dtype_size(kiln_dtype dtype);
 /* NumPy's name: "float32", "complex128", ...; static storage. */
 KILN_API const char *kiln_dtype_name(kiln_dtype dtype);
-/* Parses "float32", "f4", "float", "double", "c8", "u1", "bool", ...
+/* Parses "float32", "f4", "float", "double", "c8", "u1", "bool", "bfloat16", "bf16", ...
  * KILN_ERR_DTYPE for anything else. */
 KILN_API kiln_status kiln_dtype_parse(const char *name, kiln_dtype *out);
 /* NumPy's safe casting: can every value of `from` be represented in `to`? */
@@ -574,7 +574,7 @@ KILN_API kiln_status kiln_profiler_write_trace(kiln_context *ctx, const char *pa
  *
  * signatures: "f8(f8,f8)", several separated by ';' ("f4(f4,f4); f8(f8,f8)"),
  *   several outputs as "(f8,f8)(f8,f8,f8)"; "(f8,f8)->f8" also reads. Types
- *   are anything kiln_dtype_parse takes. float16 is computed as float.
+ *   are anything kiln_dtype_parse takes. float16 and bfloat16 are computed as float.
  * params: the inputs' names, "a, b"; with named outputs "S, X, T -> call, put"
  *   the body assigns them (`call = ...;`); otherwise a one-output body
  *   `return`s its value and a several-output body assigns out0, out1, ...
