@@ -293,6 +293,19 @@ static void test_gufunc_and_nvrtc(void **state) {
             assert_int_equal(got[r * 16 + i], kiln_float_to_bfloat16(acc));
         }
     }
+    /* a bfloat16 scalar argument ("()"), passed as float */
+    kiln_gufunc *g2 = NULL;
+    kiln_array *z = NULL;
+    TEST_OK(kiln_guvectorize(ctx, "bf_scale", "void(bf16[:], bf16, bf16[:])", "(n),()->(n)", "x, s, y",
+                             "for (int i = 0; i < x.len; i++) y[i] = x[i] * s;", NULL, &g2));
+    const kiln_value sargs[2] = {kiln_arr(x), kiln_bf16(-0.75f)};
+    kiln_array *souts[1] = {NULL};
+    TEST_OK(kiln_gufunc_call(g2, sargs, 2, souts, NULL));
+    z = souts[0];
+    TEST_OK(kiln_array_to_host(z, got, sizeof got));
+    for (int i = 0; i < 128; i++) assert_int_equal(got[i], kiln_float_to_bfloat16(bf(h[i]) * -0.75f));
+    kiln_array_release(z);
+    kiln_gufunc_release(g2);
     char *src = NULL, *log = NULL;
     const kiln_value a1[1] = {kiln_arr(x)};
     TEST_OK(kiln_gufunc_source(g, "cuda", NULL, a1, 1, NULL, &src, NULL));
