@@ -347,6 +347,9 @@ static void test_refusals(void **state) {
     TEST_FAILS_WITH(kiln_rng_uniform(rng, a), KILN_ERR_DTYPE, "not bfloat16");
     TEST_FAILS_WITH(kiln_rng_normal(rng, a, 0, 1), KILN_ERR_DTYPE, "float32 or float64");
     kiln_rng_release(rng);
+    /* levels 1-2 of the BLAS: float32/float64/complex only (matmul and gemm take bfloat16) */
+    kiln_blas_scalar d;
+    TEST_FAILS_WITH(kiln_dot(NULL, a, a, &d), KILN_ERR_DTYPE, "bfloat16 is not a BLAS dtype");
     kiln_array_release(a);
 }
 

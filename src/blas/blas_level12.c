@@ -8,6 +8,9 @@
 #include "array/array.h"
 #include "blas/blas_internal.h"
 
+/* (not an enum range: KILN_BFLOAT16 comes after the complex dtypes) */
+static int is_cx(kiln_dtype t) { return t == KILN_COMPLEX64 || t == KILN_COMPLEX128; }
+
 static int is_lib_dtype(kiln_dtype t) {
     return t == KILN_FLOAT32 || t == KILN_FLOAT64 || t == KILN_COMPLEX64 || t == KILN_COMPLEX128;
 }
@@ -112,10 +115,9 @@ static kiln_status dot_common(const char *what, kiln_stream *stream, kiln_array 
     }
     if (s == KILN_OK) {
         int64_t n = x->shape[0];
-        struct kiln_prof_op *op =
-            kiln_blas_prof_begin(x->ctx, stream, what, x->dtype, st->provider->name,
-                                 (x->dtype >= KILN_COMPLEX64 ? 8.0 : 2.0) * (double)n,
-                                 "n %lld, inc %lld %lld", (long long)n, (long long)vx.inc, (long long)vy.inc);
+        struct kiln_prof_op *op = kiln_blas_prof_begin(
+            x->ctx, stream, what, x->dtype, st->provider->name, (is_cx(x->dtype) ? 8.0 : 2.0) * (double)n,
+            "n %lld, inc %lld %lld", (long long)n, (long long)vx.inc, (long long)vy.inc);
         s = st->provider->dot(x->ctx, stream, x->dtype, n, vx, vy, conj, result);
         kiln_blas_prof_end(x->ctx, op);
         if (s != KILN_OK) s = kiln_context_note(x->ctx, s);
@@ -154,9 +156,9 @@ kiln_status kiln_axpy(kiln_stream *stream, kiln_blas_scalar alpha, kiln_array *x
     }
     if (s == KILN_OK && x->shape[0] > 0) {
         int64_t n = x->shape[0];
-        struct kiln_prof_op *op = kiln_blas_prof_begin(x->ctx, stream, "axpy", x->dtype, st->provider->name,
-                                                       (x->dtype >= KILN_COMPLEX64 ? 8.0 : 2.0) * (double)n,
-                                                       "n %lld", (long long)n);
+        struct kiln_prof_op *op =
+            kiln_blas_prof_begin(x->ctx, stream, "axpy", x->dtype, st->provider->name,
+                                 (is_cx(x->dtype) ? 8.0 : 2.0) * (double)n, "n %lld", (long long)n);
         s = st->provider->axpy(x->ctx, stream, x->dtype, n, alpha, vx, vy);
         kiln_blas_prof_end(x->ctx, op);
         if (s != KILN_OK) s = kiln_context_note(x->ctx, s);
@@ -177,9 +179,9 @@ kiln_status kiln_scal(kiln_stream *stream, kiln_blas_scalar alpha, kiln_array *x
     s = output_of(x, stream, 0, &vx, &rx, &kx);
     if (s == KILN_OK && x->shape[0] > 0) {
         int64_t n = x->shape[0];
-        struct kiln_prof_op *op = kiln_blas_prof_begin(x->ctx, stream, "scal", x->dtype, st->provider->name,
-                                                       (x->dtype >= KILN_COMPLEX64 ? 6.0 : 1.0) * (double)n,
-                                                       "n %lld", (long long)n);
+        struct kiln_prof_op *op =
+            kiln_blas_prof_begin(x->ctx, stream, "scal", x->dtype, st->provider->name,
+                                 (is_cx(x->dtype) ? 6.0 : 1.0) * (double)n, "n %lld", (long long)n);
         s = st->provider->scal(x->ctx, stream, x->dtype, n, alpha, vx);
         kiln_blas_prof_end(x->ctx, op);
         if (s != KILN_OK) s = kiln_context_note(x->ctx, s);
@@ -200,9 +202,9 @@ kiln_status kiln_nrm2(kiln_stream *stream, kiln_array *x, double *result) {
     s = vector_of(x, stream, &vx, &rx, &kx);
     if (s == KILN_OK) {
         int64_t n = x->shape[0];
-        struct kiln_prof_op *op = kiln_blas_prof_begin(x->ctx, stream, "nrm2", x->dtype, st->provider->name,
-                                                       (x->dtype >= KILN_COMPLEX64 ? 4.0 : 2.0) * (double)n,
-                                                       "n %lld", (long long)n);
+        struct kiln_prof_op *op =
+            kiln_blas_prof_begin(x->ctx, stream, "nrm2", x->dtype, st->provider->name,
+                                 (is_cx(x->dtype) ? 4.0 : 2.0) * (double)n, "n %lld", (long long)n);
         s = n > 0 ? st->provider->nrm2(x->ctx, stream, x->dtype, n, vx, result) : KILN_OK;
         if (n == 0) *result = 0;
         kiln_blas_prof_end(x->ctx, op);
