@@ -347,8 +347,9 @@ static kiln_status convert_into_new(kiln_ufunc *f, kiln_stream *stream, kiln_arr
  * (nm -D libopenblas.so.0), so the operands are widened to float32 (exact),
  * the product runs as SGEMM (float32 accumulation, as cuBLAS's bfloat16
  * gemm does) and C is rounded back to bfloat16 once (nearest even). The
- * copies show in KILN_PROFILE as "blas bfloat16 via float32 ..." rows next
- * to the conversion kernels and the SGEMM's own row. */
+ * copies show in KILN_PROFILE as "blas via float32, copies in bfloat16
+ * [kiln]" and "... copy out ..." rows next to the conversion kernels and
+ * the SGEMM's own row. */
 static kiln_status gemm_bf16_via_f32(kiln_context *ctx, kiln_stream *stream, int flags,
                                      kiln_blas_scalar alpha, blas_mat A, blas_mat B, kiln_blas_scalar beta,
                                      blas_mat C) {
@@ -361,8 +362,8 @@ static kiln_status gemm_bf16_via_f32(kiln_context *ctx, kiln_stream *stream, int
     if (s == KILN_OK) s = kiln_blas_view(C.arr, C.ndim, C.shape, C.strides, 0, &vc);
     char sa[96], sb[96], sc[96];
     struct kiln_prof_op *op =
-        s == KILN_OK ? kiln_blas_prof_begin(ctx, stream, "bfloat16 via float32 copies in", KILN_BFLOAT16,
-                                            "kiln", 0, "a %s, b %s%s: OpenBLAS 0.3.21 has no bfloat16 gemm",
+        s == KILN_OK ? kiln_blas_prof_begin(ctx, stream, "via float32, copies in", KILN_BFLOAT16, "kiln", 0,
+                                            "a %s, b %s%s: OpenBLAS 0.3.21 has no bfloat16 gemm",
                                             kiln_shape_format(va->ndim, va->shape, sa, sizeof sa),
                                             kiln_shape_format(vb->ndim, vb->shape, sb, sizeof sb),
                                             is_zero(beta) ? "" : ", c (beta != 0)")
@@ -374,8 +375,8 @@ static kiln_status gemm_bf16_via_f32(kiln_context *ctx, kiln_stream *stream, int
     kiln_blas_prof_end(ctx, op);
     if (s == KILN_OK)
         s = kiln_blas_gemm_core(ctx, stream, flags, alpha, whole(fa), whole(fb), beta, whole(fc));
-    op = s == KILN_OK ? kiln_blas_prof_begin(ctx, stream, "bfloat16 via float32 copy out", KILN_BFLOAT16,
-                                             "kiln", 0, "c %s rounded to bfloat16",
+    op = s == KILN_OK ? kiln_blas_prof_begin(ctx, stream, "via float32, copy out", KILN_BFLOAT16, "kiln", 0,
+                                             "c %s rounded to bfloat16",
                                              kiln_shape_format(vc->ndim, vc->shape, sc, sizeof sc))
                       : NULL;
     if (s == KILN_OK) {
