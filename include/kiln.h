@@ -117,6 +117,10 @@ typedef enum kiln_dtype {
     KILN_FLOAT64,
     KILN_COMPLEX64,
     KILN_COMPLEX128,
+    /* Added after the others so that no earlier value moves (they are ABI).
+     * bfloat16: float32's 8-bit exponent with a 7-bit mantissa, computed as
+     * float; promotes with float16 to float32 (as ml_dtypes and JAX do). */
+    KILN_BFLOAT16,
     KILN_DTYPE_COUNT
 } kiln_dtype;
 
@@ -124,7 +128,7 @@ typedef enum kiln_dtype {
 KILN_API size_t kiln_dtype_size(kiln_dtype dtype);
 /* NumPy's name: "float32", "complex128", ...; static storage. */
 KILN_API const char *kiln_dtype_name(kiln_dtype dtype);
-/* Parses "float32", "f4", "float", "double", "c8", "u1", "bool", ...
+/* Parses "float32", "f4", "float", "double", "c8", "u1", "bool", "bfloat16", "bf16", ...
  * KILN_ERR_DTYPE for anything else. */
 KILN_API kiln_status kiln_dtype_parse(const char *name, kiln_dtype *out);
 /* NumPy's safe casting: can every value of `from` be represented in `to`? */
@@ -342,6 +346,8 @@ static inline kiln_value kiln_u16(uint16_t v) { return kiln_scalar_u_(KILN_UINT1
 static inline kiln_value kiln_u32(uint32_t v) { return kiln_scalar_u_(KILN_UINT32, v); }
 static inline kiln_value kiln_u64(uint64_t v) { return kiln_scalar_u_(KILN_UINT64, v); }
 static inline kiln_value kiln_f32(float v) { return kiln_scalar_f_(KILN_FLOAT32, v, 0); }
+/* A bfloat16 scalar (rounded to bfloat16, nearest even, where it is stored). */
+static inline kiln_value kiln_bf16(float v) { return kiln_scalar_f_(KILN_BFLOAT16, v, 0); }
 static inline kiln_value kiln_f64(double v) { return kiln_scalar_f_(KILN_FLOAT64, v, 0); }
 static inline kiln_value kiln_c64(float re, float im) { return kiln_scalar_f_(KILN_COMPLEX64, re, im); }
 static inline kiln_value kiln_c128(double re, double im) { return kiln_scalar_f_(KILN_COMPLEX128, re, im); }
@@ -568,7 +574,7 @@ KILN_API kiln_status kiln_profiler_write_trace(kiln_context *ctx, const char *pa
  *
  * signatures: "f8(f8,f8)", several separated by ';' ("f4(f4,f4); f8(f8,f8)"),
  *   several outputs as "(f8,f8)(f8,f8,f8)"; "(f8,f8)->f8" also reads. Types
- *   are anything kiln_dtype_parse takes. float16 is computed as float.
+ *   are anything kiln_dtype_parse takes. float16 and bfloat16 are computed as float.
  * params: the inputs' names, "a, b"; with named outputs "S, X, T -> call, put"
  *   the body assigns them (`call = ...;`); otherwise a one-output body
  *   `return`s its value and a several-output body assigns out0, out1, ...
@@ -862,7 +868,10 @@ KILN_API kiln_status kiln_irfftn(kiln_array *in, const int *axes, int naxes, int
  * strides, host arrays on a CUDA context) is copied once, and the copy shows
  * in KILN_PROFILE as a "blas layout copy" row next to the call's own. Dtypes: float32, float64, complex64,
  * complex128; on CUDA also float16 (tensor cores, float32 accumulation). float16 on the CPU backend is
- * KILN_ERR_UNSUPPORTED. Sizes must fit the libraries' 32-bit ints.
+ * KILN_ERR_UNSUPPORTED. bfloat16 on both: cuBLAS's Ex calls (CUDA_R_16BF,
+ * float32 accumulation) on CUDA; on the CPU (OpenBLAS 0.3.21 has no sbgemm)
+ * through float32 copies and SGEMM, rounded back once, the copies shown in
+ * KILN_PROFILE. Sizes must fit the libraries' 32-bit ints.
  * Every call records a profiler row "blas <op> <dtype> [<provider>]" (its
  * GFLOP/s in the summary, its shapes and GFLOP in the trace). Device work is
  * asynchronous on `stream` (NULL: the default stream) except where a host
@@ -888,13 +897,22 @@ typedef enum kiln_blas_flags {
     KILN_BLAS_FORCE_KILN = 4     /* kiln's own kernel (float32/float64 only) whatever the shapes */
 } kiln_blas_flags;
 
-/* Transpose of an operand of kiln_gemm / kiln_gemv (no conjugation). */
-typedef enum kiln_blas_op { KILN_BLAS_N = 0, KILN_BLAS_T = 1 } kiln_blas_op;
+/* What kiln_gemm / kiln_gemv apply to an operand: none, transpose, or
+ * conjugate transpose (complex dtypes; on real ones KILN_BLAS_C is
+ * KILN_BLAS_T, as in the BLAS). kiln_gemm passes a conjugate transpose to
+ * the library as CblasConjTrans / CUBLAS_OP_C without a copy where the
+ * operand is stored transposed in the library's column-major terms (a
+ * row-major operand with a row-major c); otherwise conj(operand) is copied
+ * once ("blas conjugate copy" in KILN_PROFILE). kiln_gemv never copies the
+ * matrix: a transposed view goes as op C, a row-major one as
+ * conj(y) = conj(alpha) a^T conj(x) + conj(beta) conj(y) (the vectors are
+ * conjugated, "blas conjugate copy" / "in place" rows). */
+typedef enum kiln_blas_op { KILN_BLAS_N = 0, KILN_BLAS_T = 1, KILN_BLAS_C = 2 } kiln_blas_op;
 
 /* NumPy's matmul: (..., m, k) @ (..., k, n) -> (..., m, n), leading dims
  * broadcast; a 1-d `a` is (1, k) and a 1-d `b` (k, 1), the added dim removed
  * from the result. The result dtype is the first of float16 (CUDA, both
- * float16), float32, float64, complex64, complex128 that both inputs cast to
+ * float16), bfloat16, float32, float64, complex64, complex128 that both inputs cast to
  * safely (at least one must be floating or complex; an input of another dtype
  * is converted once). *out NULL: a new device array (caller releases);
  * otherwise written in place: exactly the result's shape and dtype, and not

@@ -40,8 +40,10 @@ static void matmul_case(kiln_context *ctx, test_rng *rng, kiln_dtype t, int nda,
 static void test_matmul_dtypes(void **state) {
     kiln_context *ctx = *state;
     test_rng rng = test_rng_for(__func__);
-    kiln_dtype types[] = {KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128, KILN_FLOAT16};
-    int ntypes = on_cuda(ctx) ? 5 : 4;
+    /* bfloat16 on both (cuBLAS tensor cores; on the CPU through float32), float16 on CUDA only */
+    kiln_dtype types[] = {KILN_FLOAT32,    KILN_FLOAT64,  KILN_COMPLEX64,
+                          KILN_COMPLEX128, KILN_BFLOAT16, KILN_FLOAT16};
+    int ntypes = on_cuda(ctx) ? 6 : 5;
     static const int64_t dims[][3] = {{37, 19, 23}, {1, 1, 1}, {64, 130, 33}, {5, 300, 2}};
     for (int i = 0; i < ntypes; i++)
         for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
@@ -218,7 +220,12 @@ static void test_matmul_mixed_dtypes(void **state) {
     } cases[] = {{KILN_FLOAT32, KILN_FLOAT64, KILN_FLOAT64},
                  {KILN_INT32, KILN_FLOAT32, KILN_FLOAT64},
                  {KILN_FLOAT32, KILN_COMPLEX64, KILN_COMPLEX64},
-                 {KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128}};
+                 {KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128},
+                 /* bfloat16 and float16 hold different values: float32, as ml_dtypes and JAX */
+                 {KILN_BFLOAT16, KILN_FLOAT16, KILN_FLOAT32},
+                 {KILN_BFLOAT16, KILN_BFLOAT16, KILN_BFLOAT16},
+                 {KILN_BFLOAT16, KILN_FLOAT32, KILN_FLOAT32},
+                 {KILN_INT8, KILN_BFLOAT16, KILN_BFLOAT16}};
     int64_t sa[2] = {6, 5}, sb[2] = {5, 4};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kiln_array *a = bt_random(ctx, &rng, cases[i].a, 2, sa), *b = bt_random(ctx, &rng, cases[i].b, 2, sb);
@@ -235,8 +242,9 @@ static void test_matmul_mixed_dtypes(void **state) {
 static void test_gemm_alpha_beta(void **state) {
     kiln_context *ctx = *state;
     test_rng rng = test_rng_for(__func__);
-    kiln_dtype types[] = {KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128, KILN_FLOAT16};
-    int ntypes = on_cuda(ctx) ? 5 : 4;
+    kiln_dtype types[] = {KILN_FLOAT32,    KILN_FLOAT64,  KILN_COMPLEX64,
+                          KILN_COMPLEX128, KILN_BFLOAT16, KILN_FLOAT16};
+    int ntypes = on_cuda(ctx) ? 6 : 5;
     for (int ti = 0; ti < ntypes; ti++)
         for (int ops = 0; ops < 4; ops++) {
             kiln_dtype t = types[ti];
@@ -247,9 +255,8 @@ static void test_gemm_alpha_beta(void **state) {
             kiln_array *a = bt_random(ctx, &rng, t, 3, sa), *b = bt_random(ctx, &rng, t, 3, sb);
             kiln_array *c = bt_random(ctx, &rng, t, 3, sc);
             void *c0 = test_read_array(c);
-            kiln_blas_scalar alpha = {0.75, t >= KILN_COMPLEX64 ? -0.5 : 0},
-                             beta = {-1.25, t >= KILN_COMPLEX64 ? 0.25 : 0};
-            if (t == KILN_FLOAT16) alpha.im = beta.im = 0;
+            int cx = t == KILN_COMPLEX64 || t == KILN_COMPLEX128;
+            kiln_blas_scalar alpha = {0.75, cx ? -0.5 : 0}, beta = {-1.25, cx ? 0.25 : 0};
             TEST_OK(kiln_gemm(NULL, 0, oa, ob, alpha, a, b, beta, c));
             int axes[3] = {0, 2, 1};
             kiln_array *opa = NULL, *opb = NULL;
@@ -272,6 +279,125 @@ static void test_gemm_alpha_beta(void **state) {
             kiln_array_release(b);
             kiln_array_release(c);
         }
+}
+
+/* op(x) of a 2-d (r x c) array as a new array holding its values (the
+ * transpose, conjugated for KILN_BLAS_C on complex dtypes). */
+static kiln_array *host_op(kiln_context *ctx, kiln_array *x, kiln_blas_op op) {
+    kiln_dtype t = kiln_array_dtype(x);
+    const int64_t *sh = kiln_array_shape(x);
+    int64_t r = sh[0], c = sh[1], out_shape[2] = {op ? c : r, op ? r : c};
+    void *in = test_read_array(x), *out = malloc((size_t)(r * c) * kiln_dtype_size(t) + 16);
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < c; j++) {
+            hval v = bt_get(t, in, (size_t)(i * c + j));
+            if (op == KILN_BLAS_C) v.im = -v.im;
+            bt_set(t, out, (size_t)(op ? j * r + i : i * c + j), (double)v.re, (double)v.im);
+        }
+    kiln_array *y = NULL;
+    TEST_OK(kiln_array_from_host(ctx, t, 2, out_shape, out, (size_t)(r * c) * kiln_dtype_size(t), &y));
+    free(in);
+    free(out);
+    return y;
+}
+
+/* KILN_BLAS_C: the conjugate transpose, for every pair of ops, into a
+ * row-major c (the library conjugates a row-major operand without a copy)
+ * and into a transposed c (then op C operands are conjugated copies, and
+ * the profile says so); on a real dtype it is the transpose. */
+static void test_gemm_conjugate(void **state) {
+    kiln_context *ctx = *state;
+    test_rng rng = test_rng_for(__func__);
+    kiln_dtype types[] = {KILN_COMPLEX64, KILN_COMPLEX128, KILN_FLOAT64};
+    for (int ti = 0; ti < 3; ti++)
+        for (int ops = 0; ops < 9; ops++)
+            for (int ct = 0; ct < 2; ct++) {
+                kiln_dtype t = types[ti];
+                kiln_blas_op oa = (kiln_blas_op)(ops % 3), ob = (kiln_blas_op)(ops / 3);
+                int64_t m = 13, n = 11, k = 17;
+                int64_t sa[2] = {oa ? k : m, oa ? m : k}, sb[2] = {ob ? n : k, ob ? k : n}, sc[2] = {m, n},
+                        sct[2] = {n, m};
+                kiln_array *a = bt_random(ctx, &rng, t, 2, sa), *b = bt_random(ctx, &rng, t, 2, sb);
+                kiln_array *cbase = bt_random(ctx, &rng, t, 2, ct ? sct : sc), *c = NULL;
+                if (ct)
+                    TEST_OK(kiln_array_transpose(cbase, NULL, &c));
+                else
+                    c = kiln_array_retain(cbase);
+                void *c0 = test_read_array(c);
+                int cx = t != KILN_FLOAT64;
+                kiln_blas_scalar alpha = {0.5, cx ? 0.75 : 0}, beta = {-0.25, cx ? -1.5 : 0};
+                TEST_OK(kiln_profiler_start(ctx));
+                TEST_OK(kiln_profiler_reset(ctx));
+                TEST_OK(kiln_gemm(NULL, KILN_BLAS_FORCE_LIBRARY, oa, ob, alpha, a, b, beta, c));
+                char *text = NULL;
+                TEST_OK(kiln_profiler_summary(ctx, &text));
+                TEST_OK(kiln_profiler_stop(ctx));
+                /* row-major c: C^T = op(b)^T op(a)^T, where a row-major op-C operand is
+                 * stored transposed: no copy; a transposed c needs one per op-C operand */
+                int want_copy = cx && ct && (oa == KILN_BLAS_C || ob == KILN_BLAS_C);
+                if (test_contains(text, "blas conjugate copy") != want_copy)
+                    fail_msg("%s ops %d/%d, c %s: expected %s conjugate copy:\n%s", kiln_dtype_name(t), oa,
+                             ob, ct ? "transposed" : "row-major", want_copy ? "a" : "no", text);
+                if (test_contains(text, "blas layout copy")) fail_msg("an unexpected layout copy:\n%s", text);
+                kiln_free(text);
+                kiln_array *opa = host_op(ctx, a, oa), *opb = host_op(ctx, b, ob);
+                bt_check_product("gemm conjugate transpose", opa, opb, c, c0, (hval){alpha.re, alpha.im},
+                                 (hval){beta.re, beta.im});
+                free(c0);
+                kiln_array *arrs[] = {a, b, cbase, c, opa, opb};
+                for (size_t i = 0; i < 6; i++) kiln_array_release(arrs[i]);
+            }
+    /* a row-shaped op C operand reads as stored transposed whatever c's layout: no copy */
+    {
+        int64_t sa1[2] = {9, 1}, sb1[2] = {9, 7}, sc1[2] = {7, 1};
+        kiln_array *a1 = bt_random(ctx, &rng, KILN_COMPLEX64, 2, sa1),
+                   *b1 = bt_random(ctx, &rng, KILN_COMPLEX64, 2, sb1), *cb1 = NULL, *c1 = NULL;
+        TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX64, 2, sc1, &cb1));
+        TEST_OK(kiln_array_transpose(cb1, NULL, &c1)); /* (1, 7) */
+        TEST_OK(kiln_profiler_start(ctx));
+        TEST_OK(kiln_profiler_reset(ctx));
+        TEST_OK(kiln_gemm(NULL, KILN_BLAS_FORCE_LIBRARY, KILN_BLAS_C, KILN_BLAS_N, KILN_BLAS_SCALAR(1, 0), a1,
+                          b1, KILN_BLAS_SCALAR(0, 0), c1));
+        char *text = NULL;
+        TEST_OK(kiln_profiler_summary(ctx, &text));
+        TEST_OK(kiln_profiler_stop(ctx));
+        if (test_contains(text, "copy")) fail_msg("a conjugated row was copied:\n%s", text);
+        kiln_free(text);
+        kiln_array *opa = host_op(ctx, a1, KILN_BLAS_C);
+        bt_check_product("conjugated row", opa, b1, c1, NULL, ONE, ZERO);
+        kiln_array *arrs[] = {a1, b1, cb1, c1, opa};
+        for (size_t i = 0; i < 5; i++) kiln_array_release(arrs[i]);
+    }
+    /* a conjugated operand in host memory / a batch */
+    int64_t sa[3] = {4, 9, 6}, sb[3] = {4, 9, 5}, sc[3] = {4, 6, 5};
+    kiln_array *a = bt_random(ctx, &rng, KILN_COMPLEX128, 3, sa),
+               *b = bt_random(ctx, &rng, KILN_COMPLEX128, 3, sb);
+    kiln_array *c = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX128, 3, sc, &c));
+    TEST_OK(kiln_gemm(NULL, 0, KILN_BLAS_C, KILN_BLAS_N, KILN_BLAS_SCALAR(1, 0), a, b, KILN_BLAS_SCALAR(0, 0),
+                      c));
+    void *ha = test_read_array(a), *hb = test_read_array(b), *hc = test_read_array(c);
+    for (int64_t q = 0; q < 4; q++)
+        for (int64_t i = 0; i < 6; i++)
+            for (int64_t j = 0; j < 5; j++) {
+                hval ref = {0, 0};
+                long double size = 0;
+                for (int64_t l = 0; l < 9; l++) {
+                    hval x = bt_get(KILN_COMPLEX128, ha, (size_t)(q * 54 + l * 6 + i)),
+                         y = bt_get(KILN_COMPLEX128, hb, (size_t)(q * 45 + l * 5 + j));
+                    ref.re += x.re * y.re + x.im * y.im; /* conj(x) y */
+                    ref.im += x.re * y.im - x.im * y.re;
+                    size += (fabsl(x.re) + fabsl(x.im)) * (fabsl(y.re) + fabsl(y.im));
+                }
+                bt_expect_close("batched conjugate", KILN_COMPLEX128, 9,
+                                bt_get(KILN_COMPLEX128, hc, (size_t)(q * 30 + i * 5 + j)), ref, size);
+            }
+    free(ha);
+    free(hb);
+    free(hc);
+    kiln_array_release(a);
+    kiln_array_release(b);
+    kiln_array_release(c);
 }
 
 static void test_empty_dims(void **state) {
@@ -341,18 +467,53 @@ static void test_small_path_and_profile(void **state) {
         kiln_array_release(x);
         kiln_array_release(z);
     }
-    kiln_ufunc *conv = NULL;
-    TEST_OK(kiln_blas_converter(ctx, &conv));
-    kiln_array *out64 = NULL;
-    TEST_OK(kiln_array_empty(ctx, KILN_FLOAT64, 3, s4, &out64));
-    const kiln_value carg = kiln_arr(a);
-    kiln_array *const outs[1] = {out64};
-    TEST_OK(kiln_ufunc_source(conv, "cuda", &carg, 1, outs, &src));
-    s = kiln_compile_only("cuda", "sm_90", src, "convert.cu", NULL, &log);
-    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING) fail_msg("NVRTC: %s\n%s", kiln_last_error(), src);
-    kiln_free(src);
-    kiln_free(log);
-    kiln_array_release(out64);
+    /* the conversions (to float64, to bfloat16 from int8, float32 -> bfloat16
+     * rounding) and the conjugate copy */
+    kiln_ufunc *fns[4] = {NULL, NULL, NULL, NULL};
+    TEST_OK(kiln_blas_converter(ctx, KILN_FLOAT64, &fns[0]));
+    TEST_OK(kiln_blas_converter(ctx, KILN_BFLOAT16, &fns[1]));
+    TEST_OK(kiln_blas_bf16_rounder(ctx, &fns[2]));
+    kiln_array *ins[4] = {a, NULL, a, NULL}, *outs4[4] = {NULL, NULL, NULL, NULL};
+    ins[1] = bt_random(ctx, &rng, KILN_INT8, 3, s4);
+    TEST_OK(kiln_array_empty(ctx, KILN_FLOAT64, 3, s4, &outs4[0]));
+    TEST_OK(kiln_array_empty(ctx, KILN_BFLOAT16, 3, s4, &outs4[1]));
+    TEST_OK(kiln_array_empty(ctx, KILN_BFLOAT16, 3, s4, &outs4[2]));
+    ins[3] = bt_random(ctx, &rng, KILN_COMPLEX64, 3, s4);
+    kiln_array *conj = NULL;
+    TEST_OK(kiln_blas_conjugate(ins[3], NULL, "test", &conj));
+    fns[3] = NULL;
+    for (int i = 0; i < 3; i++) {
+        const kiln_value carg = kiln_arr(ins[i]);
+        kiln_array *const outs[1] = {outs4[i]};
+        TEST_OK(kiln_ufunc_source(fns[i], "cuda", &carg, 1, outs, &src));
+        s = kiln_compile_only("cuda", "sm_90", src, "convert.cu", NULL, &log);
+        if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING) fail_msg("NVRTC: %s\n%s", kiln_last_error(), src);
+        kiln_free(src);
+        kiln_free(log);
+    }
+    {
+        kiln_blas_state *st = NULL;
+        TEST_OK(kiln_blas_state_get(ctx, &st));
+        const kiln_value carg = kiln_arr(ins[3]);
+        kiln_array *const outs[1] = {conj};
+        TEST_OK(kiln_ufunc_source(st->conjugate, "cuda", &carg, 1, outs, &src));
+        s = kiln_compile_only("cuda", "sm_90", src, "conj.cu", NULL, &log);
+        if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING) fail_msg("NVRTC: %s\n%s", kiln_last_error(), src);
+        kiln_free(src);
+        kiln_free(log);
+        /* and it conjugates */
+        void *hx = test_read_array(ins[3]), *hy = test_read_array(conj);
+        for (size_t i = 0; i < 64; i++) {
+            hval x = bt_get(KILN_COMPLEX64, hx, i), y = bt_get(KILN_COMPLEX64, hy, i);
+            if (x.re != y.re || x.im != -y.im) fail_msg("conjugate copy: entry %zu", i);
+        }
+        free(hx);
+        free(hy);
+    }
+    kiln_array_release(conj);
+    kiln_array_release(ins[1]);
+    kiln_array_release(ins[3]);
+    for (int i = 0; i < 3; i++) kiln_array_release(outs4[i]);
     kiln_array *arrs[] = {a, b, c1, c2, big, bt, c3};
     for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) kiln_array_release(arrs[i]);
 }
@@ -510,8 +671,8 @@ static void test_cpu_vs_cuda(void **state) {
     kiln_context *cpu = NULL;
     TEST_OK(kiln_open(&cpu, "cpu"));
     test_rng rng = test_rng_for(__func__);
-    kiln_dtype types[] = {KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128};
-    for (int ti = 0; ti < 4; ti++) {
+    kiln_dtype types[] = {KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128, KILN_BFLOAT16};
+    for (int ti = 0; ti < 5; ti++) {
         kiln_dtype t = types[ti];
         int64_t sa[3] = {7, 33, 45}, sb[3] = {7, 45, 29}, sc[3] = {7, 33, 29};
         kiln_array *a = bt_random(gpu, &rng, t, 3, sa), *b = bt_random(gpu, &rng, t, 3, sb), *cg = NULL;
@@ -550,8 +711,9 @@ int main(void) {
         cmocka_unit_test(test_matmul_batches),      cmocka_unit_test(test_matmul_1d),
         cmocka_unit_test(test_matmul_mixed_dtypes), cmocka_unit_test(test_gemm_alpha_beta),
         cmocka_unit_test(test_empty_dims),          cmocka_unit_test(test_small_path_and_profile),
-        cmocka_unit_test(test_stream_and_tf32),     cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_cublas_symbols),      cmocka_unit_test(test_cpu_vs_cuda),
+        cmocka_unit_test(test_gemm_conjugate),      cmocka_unit_test(test_stream_and_tf32),
+        cmocka_unit_test(test_bad_input),           cmocka_unit_test(test_cublas_symbols),
+        cmocka_unit_test(test_cpu_vs_cuda),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

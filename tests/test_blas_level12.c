@@ -94,14 +94,15 @@ static void test_gemv(void **state) {
     test_rng rng = test_rng_for(__func__);
     kiln_dtype types[] = {KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128};
     for (int ti = 0; ti < 4; ti++)
-        for (int v = 0; v < 4; v++) { /* op N / T, a plain / transposed view */
+        for (int v = 0; v < 6; v++) { /* op N / T, a plain / transposed view; 4, 5: op C */
             kiln_dtype t = types[ti];
-            kiln_blas_op op = v & 1 ? KILN_BLAS_T : KILN_BLAS_N;
+            kiln_blas_op op = v >= 4 ? KILN_BLAS_C : v & 1 ? KILN_BLAS_T : KILN_BLAS_N;
+            int conj = op == KILN_BLAS_C && (t == KILN_COMPLEX64 || t == KILN_COMPLEX128);
             int64_t rows = 23, cols = 31; /* of op(a) */
             int64_t as[2] = {op ? cols : rows, op ? rows : cols};
             int64_t ast[2] = {as[1], as[0]};
             kiln_array *a = NULL, *base = NULL;
-            if (v & 2) {
+            if ((v & 2) || v == 5) {
                 base = bt_random(ctx, &rng, t, 2, ast);
                 TEST_OK(kiln_array_transpose(base, NULL, &a));
             } else {
@@ -109,7 +110,7 @@ static void test_gemv(void **state) {
             }
             kiln_array *bx, *by;
             kiln_array *x = vec_view(ctx, &rng, t, cols, v == 3 ? 2 : 1, &bx),
-                       *y = vec_view(ctx, &rng, t, rows, v, &by);
+                       *y = vec_view(ctx, &rng, t, rows, v % 3, &by);
             if (v == 3) { /* reversed y: re-made to exercise the written-back copy */
                 kiln_array_release(y);
                 kiln_array_release(by);
@@ -118,7 +119,23 @@ static void test_gemv(void **state) {
             void *ha = test_read_array(a), *hx = test_read_array(x), *hy = test_read_array(y);
             kiln_blas_scalar alpha = {1.5, t >= KILN_COMPLEX64 ? -0.5 : 0},
                              beta = {0.5, t >= KILN_COMPLEX64 ? 0.75 : 0};
+            if (v == 4 && t == KILN_COMPLEX128) beta.re = beta.im = 0; /* y not read: not conjugated first */
+            TEST_OK(kiln_profiler_start(ctx));
+            TEST_OK(kiln_profiler_reset(ctx));
             TEST_OK(kiln_gemv(NULL, op, alpha, a, x, beta, y));
+            char *text = NULL;
+            TEST_OK(kiln_profiler_summary(ctx, &text));
+            TEST_OK(kiln_profiler_stop(ctx));
+            /* a^H never copies the matrix: a transposed view goes to gemv as op C; a
+             * row-major a as conj(y) = conj(alpha) a^T conj(x) + conj(beta) conj(y), with x
+             * conjugated into a copy and y in place */
+            if (!test_contains(text, "blas gemv") || test_contains(text, "blas gemm") ||
+                (v == 4 && test_contains(text, "layout copy")))
+                fail_msg("gemv op %d, view %d:\n%s", op, v, text);
+            if (conj && test_contains(text, "blas conjugate") != (v == 4))
+                fail_msg("gemv op C, view %d: expected %s conjugated vectors:\n%s", v, v == 4 ? "" : "no",
+                         text);
+            kiln_free(text);
             void *gy = test_read_array(y);
             for (int64_t i = 0; i < rows; i++) {
                 hval sum = {0, 0};
@@ -126,6 +143,7 @@ static void test_gemv(void **state) {
                 for (int64_t j = 0; j < cols; j++) {
                     hval e = bt_get(t, ha, (size_t)(op ? j * rows + i : i * cols + j)),
                          xv = bt_get(t, hx, (size_t)j);
+                    if (conj) e.im = -e.im;
                     sum.re += e.re * xv.re - e.im * xv.im;
                     sum.im += e.re * xv.im + e.im * xv.re;
                     size += sqrtl((e.re * e.re + e.im * e.im) * (xv.re * xv.re + xv.im * xv.im));

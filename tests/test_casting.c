@@ -27,16 +27,21 @@ static int teardown(void **state) {
  *    wider integer (int64 and uint64 included) to float64, and to the
  *    complex type whose parts take that float;
  *  - a float to a wider-or-equal float and to a complex whose parts are as
- *    wide; complex to a wider-or-equal complex; nothing back. */
+ *    wide; complex to a wider-or-equal complex; nothing back.
+ * bfloat16 (last column and row) follows ml_dtypes, which registers its safe
+ * casts by hand: bool, int8 and uint8 to it; it to float32, float64,
+ * complex64, complex128; nothing between it and float16 either way (so
+ * bfloat16 + float16 promotes to float32, as in ml_dtypes and JAX). */
 static const char *const numpy_safe[KILN_DTYPE_COUNT] = {
-    /*            to: b i1 i2 i4 i8 u1 u2 u4 u8 f2 f4 f8 c8 c16 */
-    [KILN_BOOL] = "11111111111111",      [KILN_INT8] = "01111000011111",
-    [KILN_INT16] = "00111000001111",     [KILN_INT32] = "00011000000101",
-    [KILN_INT64] = "00001000000101",     [KILN_UINT8] = "00111111111111",
-    [KILN_UINT16] = "00011011101111",    [KILN_UINT32] = "00001001100101",
-    [KILN_UINT64] = "00000000100101",    [KILN_FLOAT16] = "00000000011111",
-    [KILN_FLOAT32] = "00000000001111",   [KILN_FLOAT64] = "00000000000101",
-    [KILN_COMPLEX64] = "00000000000011", [KILN_COMPLEX128] = "00000000000001",
+    /*            to: b i1 i2 i4 i8 u1 u2 u4 u8 f2 f4 f8 c8 c16 bf16 */
+    [KILN_BOOL] = "111111111111111",      [KILN_INT8] = "011110000111111",
+    [KILN_INT16] = "001110000011110",     [KILN_INT32] = "000110000001010",
+    [KILN_INT64] = "000010000001010",     [KILN_UINT8] = "001111111111111",
+    [KILN_UINT16] = "000110111011110",    [KILN_UINT32] = "000010011001010",
+    [KILN_UINT64] = "000000001001010",    [KILN_FLOAT16] = "000000000111110",
+    [KILN_FLOAT32] = "000000000011110",   [KILN_FLOAT64] = "000000000001010",
+    [KILN_COMPLEX64] = "000000000000110", [KILN_COMPLEX128] = "000000000000010",
+    [KILN_BFLOAT16] = "000000000011111",
 };
 
 static void test_can_cast_is_numpys_table(void **state) {

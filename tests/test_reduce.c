@@ -41,6 +41,7 @@ static void put(kiln_dtype t, void *base, int64_t i, double v) {
     case KILN_UINT32: ((uint32_t *)base)[i] = (uint32_t)v; break;
     case KILN_UINT64: ((uint64_t *)base)[i] = (uint64_t)v; break;
     case KILN_FLOAT16: ((uint16_t *)base)[i] = to_half(v); break;
+    case KILN_BFLOAT16: ((uint16_t *)base)[i] = kiln_float_to_bfloat16((float)v); break;
     case KILN_FLOAT32: ((float *)base)[i] = (float)v; break;
     case KILN_FLOAT64: ((double *)base)[i] = v; break;
     case KILN_COMPLEX64:
@@ -66,6 +67,7 @@ static long double get(kiln_dtype t, const void *base, int64_t i) {
     case KILN_UINT32: return ((const uint32_t *)base)[i];
     case KILN_UINT64: return (long double)((const uint64_t *)base)[i];
     case KILN_FLOAT16: return from_half(((const uint16_t *)base)[i]);
+    case KILN_BFLOAT16: return kiln_bfloat16_to_float(((const uint16_t *)base)[i]);
     case KILN_FLOAT32: return ((const float *)base)[i];
     case KILN_COMPLEX64: return ((const float *)base)[2 * i];
     case KILN_COMPLEX128: return ((const double *)base)[2 * i];
@@ -196,6 +198,7 @@ static void reference(kiln_reduce_op op, int ddof, const long double *x, int nd,
 static double tolerance(kiln_dtype in, kiln_dtype out) {
     kiln_dtype t = kiln_dtype_kind(out) == 'f' || kiln_dtype_kind(out) == 'c' ? out : in;
     if (t == KILN_FLOAT16) return 2e-3;
+    if (t == KILN_BFLOAT16) return 1.6e-2; /* 2^-8 per rounding, the output's twice */
     if (t == KILN_FLOAT32 || t == KILN_COMPLEX64) return 2e-6;
     if (kiln_dtype_kind(t) == 'f' || kiln_dtype_kind(t) == 'c') return 1e-13;
     return 0;

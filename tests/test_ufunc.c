@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/copy_pool.h"
+#include "core/dtype.h"
 #include "test_support.h"
 #include "ufunc/call.h" /* uf_staged_call: the pipeline, driven directly on the CPU */
 
@@ -201,7 +202,8 @@ static void every_dtype(void **state) {
     kiln_ufunc *add = NULL;
     TEST_OK(kiln_vectorize(ctx, "add_all",
                            "b1(b1,b1); i1(i1,i1); i2(i2,i2); i4(i4,i4); i8(i8,i8); u1(u1,u1); u2(u2,u2); "
-                           "u4(u4,u4); u8(u8,u8); f2(f2,f2); f4(f4,f4); f8(f8,f8); c8(c8,c8); c16(c16,c16)",
+                           "u4(u4,u4); u8(u8,u8); f2(f2,f2); f4(f4,f4); f8(f8,f8); c8(c8,c8); c16(c16,c16); "
+                           "bf16(bf16,bf16)",
                            "x, y", "return x + y;", NULL, &add));
     int64_t n = 37;
     for (int t = 0; t < KILN_DTYPE_COUNT; t++) {
@@ -246,6 +248,10 @@ static void every_dtype(void **state) {
             case KILN_FLOAT32:
                 ((float *)a)[i] = (float)va;
                 ((float *)b)[i] = (float)vb;
+                break;
+            case KILN_BFLOAT16: /* float32's upper half: small integers are exact */
+                ((uint16_t *)a)[i] = kiln_float_to_bfloat16((float)va);
+                ((uint16_t *)b)[i] = kiln_float_to_bfloat16((float)vb);
                 break;
             case KILN_FLOAT64:
                 ((double *)a)[i] = va;
@@ -294,6 +300,7 @@ static void every_dtype(void **state) {
             case KILN_UINT64: got = (double)((uint64_t *)r)[i]; break;
             case KILN_FLOAT32: got = ((float *)r)[i]; break;
             case KILN_FLOAT64: got = ((double *)r)[i]; break;
+            case KILN_BFLOAT16: got = kiln_bfloat16_to_float(((uint16_t *)r)[i]); break;
             case KILN_COMPLEX64:
                 got = ((float *)r)[2 * i];
                 assert_true(((float *)r)[2 * i + 1] == 1);

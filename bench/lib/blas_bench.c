@@ -2,15 +2,16 @@
  * called directly, in one run, printed as ratios (vendor time / kiln time:
  * >= 1 means kiln is as fast).
  *
- * CUDA (KILN_TARGET=cuda): SGEMM, DGEMM and HGEMM 8192^3, strided-batched
+ * CUDA (KILN_TARGET=cuda): SGEMM, DGEMM, HGEMM and BF16 GEMM 8192^3, strided-batched
  * SGEMM 1000 x 256^3 (target kiln >= 0.98 x cuBLAS); 10^6 products of 4x4
  * f32 (kiln's kernel, target <= 0.2 x cuBLAS's time) and the crossover
  * classes 8x8, 16x16; host cost of one small matmul call (<= 10 us).
  * cuBLAS is called through libkiln_blas_native.so (nvcc-built, beside this
  * executable, or $KILN_BLAS_NATIVE_LIB).
  * CPU: SGEMM and DGEMM 2048^3 through kiln vs cblas_?gemm called directly
- * from the same libopenblas.so.0 (target kiln >= 0.95 x), batched 4x4 and
- * 8x8, and the host cost of one small call.
+ * from the same libopenblas.so.0 (target kiln >= 0.95 x), bfloat16 2048^3
+ * (through float32 copies) beside SGEMM, batched 4x4 and 8x8, and the host
+ * cost of one small call.
  * Usage: kiln_blas_bench [--quick] (quick: smaller sizes, for a smoke run). */
 #include <dlfcn.h>
 #include <limits.h>
@@ -42,7 +43,7 @@ static void row(const char *what, double kiln_ms, double vendor_ms, const char *
     printf("  ratio %.3f  %s\n", vendor_ms / kiln_ms, target);
 }
 
-/* A random array of dtype (float16 through float32 values). */
+/* A random array of dtype (float16 / bfloat16 through float32 values). */
 static int random_array(kiln_context *ctx, kiln_dtype t, int ndim, const int64_t *shape, kiln_array **out) {
     kiln_array *f = NULL;
     int64_t n = 1;
@@ -62,8 +63,11 @@ static int random_array(kiln_context *ctx, kiln_dtype t, int ndim, const int64_t
     }
     /* other dtypes: kiln_matmul by an identity would be circular; convert with a ufunc */
     kiln_ufunc *conv = NULL;
-    st = kiln_vectorize(ctx, "bench_convert", t == KILN_FLOAT16 ? "f2(f4)" : "f8(f4)", "x", "return x;", NULL,
-                        &conv);
+    st = kiln_vectorize(ctx, "bench_convert",
+                        t == KILN_FLOAT16    ? "f2(f4)"
+                        : t == KILN_BFLOAT16 ? "bf16(f4)"
+                                             : "f8(f4)",
+                        "x", "return x;", NULL, &conv);
     if (st == KILN_OK) st = kiln_array_empty(ctx, t, ndim, shape, out);
     const kiln_value arg = kiln_arr(f);
     if (st == KILN_OK) st = kiln_call(conv, &arg, 1, out);
@@ -187,6 +191,9 @@ static int run_cuda(kiln_context *ctx, int quick) {
     snprintf(label, sizeof label, "HGEMM %lld^3 (f32 accumulate)", (long long)big);
     bad |= cuda_gemm_row(ctx, &nl, label, KILN_FLOAT16, BLAS_NATIVE_F16, 1, big, big, big, 0, rep,
                          "(target >= 0.98)");
+    snprintf(label, sizeof label, "BF16 GEMM %lld^3 (f32 accumulate)", (long long)big);
+    bad |= cuda_gemm_row(ctx, &nl, label, KILN_BFLOAT16, BLAS_NATIVE_BF16, 1, big, big, big, 0, rep,
+                         "(target >= 0.98)");
     bad |= cuda_gemm_row(ctx, &nl, "strided-batched SGEMM 1000x256^3", KILN_FLOAT32, BLAS_NATIVE_F32, 1000,
                          256, 256, 256, 0, rep, "(target >= 0.98)");
     int64_t nsmall = quick ? 100000 : 1000000;
@@ -239,10 +246,18 @@ static int cpu_gemm_row(kiln_context *ctx, void *ob, const char *what, kiln_dtyp
     int s = random_array(ctx, t, nd, shape, &a);
     if (s == KILN_OK) s = random_array(ctx, t, nd, shape, &b);
     if (s == KILN_OK) s = kiln_array_empty(ctx, t, nd, shape, &c);
+    /* bfloat16 (kiln: widened to float32 copies, SGEMM, rounded back) beside
+     * SGEMM on float32 arrays: what the copies cost */
+    kiln_dtype vtype = t == KILN_BFLOAT16 ? KILN_FLOAT32 : t;
+    kiln_array *va = NULL, *vb = NULL, *vc = NULL;
+    if (s == KILN_OK) s = vtype == t ? KILN_OK : random_array(ctx, vtype, nd, shape, &va);
+    if (s == KILN_OK) s = vtype == t ? KILN_OK : random_array(ctx, vtype, nd, shape, &vb);
+    if (s == KILN_OK) s = vtype == t ? KILN_OK : kiln_array_empty(ctx, vtype, nd, shape, &vc);
+    kiln_array *xa = va ? va : a, *xb = vb ? vb : b, *xc = vc ? vc : c;
     /* kiln and OpenBLAS called directly (row-major, the same arrays, a loop
      * over the batch) alternate run by run, so that the load of a shared
      * machine falls on both alike */
-    void *sym = dlsym(ob, t == KILN_FLOAT32 ? "cblas_sgemm" : "cblas_dgemm");
+    void *sym = dlsym(ob, vtype == KILN_FLOAT32 ? "cblas_sgemm" : "cblas_dgemm");
     double *vt = calloc((size_t)repeat, sizeof *vt), *kt = calloc((size_t)repeat, sizeof *kt);
     for (int i = -2; i < repeat && s == KILN_OK && sym; i++) {
         double t0 = kiln_example_now_ms();
@@ -252,18 +267,18 @@ static int cpu_gemm_row(kiln_context *ctx, void *ob, const char *what, kiln_dtyp
         t0 = kiln_example_now_ms();
         for (int64_t q = 0; q < batch; q++) {
             size_t off = (size_t)(q * n * n);
-            if (t == KILN_FLOAT32) {
+            if (vtype == KILN_FLOAT32) {
                 sgemm_fn f;
                 memcpy(&f, &sym, sizeof f);
-                f(101, 111, 111, (int)n, (int)n, (int)n, 1.0f, (const float *)kiln_array_data(a) + off,
-                  (int)n, (const float *)kiln_array_data(b) + off, (int)n, 0.0f,
-                  (float *)kiln_array_data(c) + off, (int)n);
+                f(101, 111, 111, (int)n, (int)n, (int)n, 1.0f, (const float *)kiln_array_data(xa) + off,
+                  (int)n, (const float *)kiln_array_data(xb) + off, (int)n, 0.0f,
+                  (float *)kiln_array_data(xc) + off, (int)n);
             } else {
                 dgemm_fn f;
                 memcpy(&f, &sym, sizeof f);
-                f(101, 111, 111, (int)n, (int)n, (int)n, 1.0, (const double *)kiln_array_data(a) + off,
-                  (int)n, (const double *)kiln_array_data(b) + off, (int)n, 0.0,
-                  (double *)kiln_array_data(c) + off, (int)n);
+                f(101, 111, 111, (int)n, (int)n, (int)n, 1.0, (const double *)kiln_array_data(xa) + off,
+                  (int)n, (const double *)kiln_array_data(xb) + off, (int)n, 0.0,
+                  (double *)kiln_array_data(xc) + off, (int)n);
             }
         }
         if (i >= 0) vt[i] = kiln_example_now_ms() - t0;
@@ -275,9 +290,8 @@ static int cpu_gemm_row(kiln_context *ctx, void *ob, const char *what, kiln_dtyp
         fprintf(stderr, "%s: %s: %s\n", what, kiln_status_string(s), kiln_last_error());
     free(vt);
     free(kt);
-    kiln_array_release(a);
-    kiln_array_release(b);
-    kiln_array_release(c);
+    kiln_array *all[6] = {a, b, c, va, vb, vc};
+    for (int i = 0; i < 6; i++) kiln_array_release(all[i]);
     return s;
 }
 
@@ -294,6 +308,9 @@ static int run_cpu(kiln_context *ctx, int quick) {
     bad |= cpu_gemm_row(ctx, ob, label, KILN_FLOAT32, 1, n, 0, rep, "(target >= 0.95)");
     snprintf(label, sizeof label, "DGEMM %lld^3", (long long)n);
     bad |= cpu_gemm_row(ctx, ob, label, KILN_FLOAT64, 1, n, 0, rep, "(target >= 0.95)");
+    snprintf(label, sizeof label, "BF16 GEMM %lld^3 vs SGEMM", (long long)n);
+    bad |= cpu_gemm_row(ctx, ob, label, KILN_BFLOAT16, 1, n, 0, rep,
+                        "(info: OpenBLAS 0.3.21 has no sbgemm; kiln widens to float32)");
     /* batches of small matrices: kiln's kernel (default) against a loop of OpenBLAS calls */
     static const int64_t cls[] = {4, 8, 16};
     for (int i = 0; i < 3; i++) {

@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -47,12 +48,13 @@ cublasStatus_t one_gemm(int dtype, int m, int n, int k, int batch, const void *a
                           : cublasDgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &d1,
                                                       (const double *)b, n, sb, (const double *)a, k, sa, &d0,
                                                       (double *)c, n, sc, batch);
-    return batch == 1 ? cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &f1, b, CUDA_R_16F, n, a,
-                                     CUDA_R_16F, k, &f0, c, CUDA_R_16F, n, CUBLAS_COMPUTE_32F,
-                                     CUBLAS_GEMM_DEFAULT)
-                      : cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &f1, b,
-                                                   CUDA_R_16F, n, sb, a, CUDA_R_16F, k, sa, &f0, c, CUDA_R_16F,
-                                                   n, sc, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    // 16-bit storage (A, B and C), float32 accumulation: what kiln asks cuBLAS for
+    cudaDataType_t t = dtype == BLAS_NATIVE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+    return batch == 1 ? cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &f1, b, t, n, a, t, k, &f0, c, t, n,
+                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
+                      : cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &f1, b, t, n, sb, a,
+                                                   t, k, sa, &f0, c, t, n, sc, batch, CUBLAS_COMPUTE_32F,
+                                                   CUBLAS_GEMM_DEFAULT);
 }
 } // namespace
 

@@ -14,13 +14,13 @@
 extern "C" {
 #endif
 
-#define BLAS_NATIVE_ABI 1
+#define BLAS_NATIVE_ABI 2
 
-enum { BLAS_NATIVE_F32 = 0, BLAS_NATIVE_F64 = 1, BLAS_NATIVE_F16 = 2 };
+enum { BLAS_NATIVE_F32 = 0, BLAS_NATIVE_F64 = 1, BLAS_NATIVE_F16 = 2, BLAS_NATIVE_BF16 = 3 };
 
 typedef int (*blas_native_abi_fn)(void);
 typedef const char *(*blas_native_error_fn)(int code);
-/* batch 1: cublas<t>gemm (f16: cublasGemmEx, float32 compute); batch > 1:
+/* batch 1: cublas<t>gemm (f16, bf16: cublasGemmEx, float32 compute); batch > 1:
  * the strided-batched call over packed matrices. */
 typedef int (*blas_native_gemm_fn)(int device, int dtype, int m, int n, int k, int batch, const void *a,
                                    const void *b, void *c, int warmups, int repeat, float *times_ms);

@@ -14,7 +14,7 @@ kiln_status kiln_array_kernel(kiln_context *ctx, kiln_dtype dtype, int as_bits, 
     static const char *const bits[17] = {
         [1] = "uint8_t", [2] = "uint16_t", [4] = "uint32_t", [8] = "uint64_t", [16] = "kiln_complex128"};
     const char *type =
-        (as_bits || dtype == KILN_FLOAT16) ? bits[kiln_dtype_size(dtype)] : kiln_dtype_c_type(dtype);
+        (as_bits || kiln_dtype_is_half(dtype)) ? bits[kiln_dtype_size(dtype)] : kiln_dtype_c_type(dtype);
     char options[64];
     snprintf(options, sizeof options, "-DKILN_T=%s", type);
     return kiln_builtin_kernel(ctx, kiln_embedded_array_kernels, "kiln/array_kernels.cu", options,
@@ -56,7 +56,7 @@ static kiln_value fill_value(kiln_dtype dtype, double re, double im) {
     case 'u': return kiln_scalar_u_(dtype, (uint64_t)re);
     case 'c': return kiln_scalar_f_(dtype, re, im);
     default:
-        if (dtype == KILN_FLOAT16) return kiln_u16(kiln_float_to_half((float)re));
+        if (kiln_dtype_is_half(dtype)) return kiln_u16(kiln_half_bits_of(dtype, (float)re));
         return kiln_scalar_f_(dtype, re, 0);
     }
 }
@@ -95,7 +95,8 @@ static kiln_status check_fill_value(kiln_dtype dtype, double re, double im) {
     if (k != 'f' && k != 'c') return KILN_OK; /* bool: any value, non-zero (NaN too) is true */
     double parts[2] = {re, k == 'c' ? im : 0.0};
     for (int p = 0; p < 2; p++) {
-        int overflows = dtype == KILN_FLOAT16 ? (kiln_float_to_half((float)parts[p]) & 0x7fffu) == 0x7c00u
+        int overflows = kiln_dtype_is_half(dtype) ? (kiln_half_bits_of(dtype, (float)parts[p]) & 0x7fffu) ==
+                                                        (dtype == KILN_BFLOAT16 ? 0x7f80u : 0x7c00u)
                         : dtype == KILN_FLOAT32 || dtype == KILN_COMPLEX64 ? isinf((float)parts[p])
                                                                            : 0;
         if (isfinite(parts[p]) && overflows)
@@ -104,7 +105,9 @@ static kiln_status check_fill_value(kiln_dtype dtype, double re, double im) {
                                   "finite value is %g); pass INFINITY to fill with an infinity",
                                   value_text(parts[p], v, sizeof v), p ? " (imaginary part)" : "",
                                   kiln_dtype_name(dtype),
-                                  dtype == KILN_FLOAT16 ? 65504.0 : 3.4028234663852886e38);
+                                  dtype == KILN_FLOAT16    ? 65504.0
+                                  : dtype == KILN_BFLOAT16 ? 3.3895313892515355e38
+                                                           : 3.4028234663852886e38);
     }
     return KILN_OK;
 }
@@ -148,7 +151,7 @@ kiln_status kiln_array_from_host(kiln_context *ctx, kiln_dtype dtype, int ndim, 
 
 static kiln_status make_range(kiln_context *ctx, kiln_dtype dtype, int64_t n, double start, double step,
                               double stop, int pin_last, const char *what, kiln_array **out) {
-    if (dtype == KILN_FLOAT16 || dtype == KILN_BOOL)
+    if (kiln_dtype_is_half(dtype) || dtype == KILN_BOOL)
         return kiln_set_error(KILN_ERR_DTYPE, "%s: dtype %s is not supported", what, kiln_dtype_name(dtype));
     kiln_array *a = NULL;
     kiln_status s = kiln_array_empty(ctx, dtype, 1, &n, &a);

@@ -1,9 +1,12 @@
 /* blas_context.c: what src/blas keeps per context: the provider (picked by
  * the context's backend), its per-context state, and kiln's own kernels
  * (small batched matmul, dtype conversion), each made on first use. */
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "array/array.h"
 #include "blas/blas_internal.h"
+#include "core/dtype.h"
 
 void kiln_blas_context_release(kiln_context *ctx) {
     kiln_blas_state *st = ctx->blas;
@@ -11,7 +14,9 @@ void kiln_blas_context_release(kiln_context *ctx) {
     if (st->provider && st->provider->context_release) st->provider->context_release(ctx, st->provider_state);
     kiln_gufunc_release(st->small_gemm[0]);
     kiln_gufunc_release(st->small_gemm[1]);
-    kiln_ufunc_release(st->convert);
+    for (int t = 0; t < KILN_DTYPE_COUNT; t++) kiln_ufunc_release(st->convert[t]);
+    kiln_ufunc_release(st->round_bf16);
+    kiln_ufunc_release(st->conjugate);
     pthread_mutex_destroy(&st->lock);
     free(st);
     ctx->blas = NULL;
@@ -85,19 +90,74 @@ kiln_status kiln_blas_small_gemm(kiln_context *ctx, kiln_dtype dtype, kiln_gufun
     return s;
 }
 
-kiln_status kiln_blas_converter(kiln_context *ctx, kiln_ufunc **out) {
+kiln_status kiln_blas_converter(kiln_context *ctx, kiln_dtype dtype, kiln_ufunc **out) {
+    kiln_blas_state *st;
+    kiln_status s = kiln_blas_state_get(ctx, &st);
+    if (s != KILN_OK) return s;
+    if ((unsigned)dtype >= KILN_DTYPE_COUNT)
+        return kiln_set_error(KILN_ERR_DTYPE, "blas: no conversion to dtype %d", (int)dtype);
+    pthread_mutex_lock(&st->lock);
+    /* One signature per target: kiln_call takes any input that casts to it
+     * safely (int8 to bfloat16 as well as float32 to float64). */
+    if (!st->convert[dtype]) {
+        char name[48], sig[48];
+        const char *code = kiln_dtype_code(dtype);
+        snprintf(name, sizeof name, "kiln_blas_convert_%s", code);
+        snprintf(sig, sizeof sig, "%s(%s)", code, code);
+        s = kiln_vectorize(ctx, name, sig, "x", "return x;", NULL, &st->convert[dtype]);
+    }
+    *out = st->convert[dtype];
+    pthread_mutex_unlock(&st->lock);
+    return s;
+}
+
+kiln_status kiln_blas_bf16_rounder(kiln_context *ctx, kiln_ufunc **out) {
     kiln_blas_state *st;
     kiln_status s = kiln_blas_state_get(ctx, &st);
     if (s != KILN_OK) return s;
     pthread_mutex_lock(&st->lock);
-    /* kiln_call picks the first signature the input casts to safely and
-     * writes the result into an output of any dtype it casts to safely. */
-    if (!st->convert)
-        s = kiln_vectorize(ctx, "kiln_blas_convert", "f4(f4); f8(f8); c8(c8); c16(c16)", "x", "return x;",
-                           NULL, &st->convert);
-    *out = st->convert;
+    if (!st->round_bf16)
+        s = kiln_vectorize(ctx, "kiln_blas_round_bf16", "bf16(f4)", "x", "return x;", NULL, &st->round_bf16);
+    *out = st->round_bf16;
     pthread_mutex_unlock(&st->lock);
     return s;
+}
+
+static kiln_status conjugator(kiln_context *ctx, kiln_ufunc **out) {
+    kiln_blas_state *st;
+    kiln_status s = kiln_blas_state_get(ctx, &st);
+    if (s != KILN_OK) return s;
+    pthread_mutex_lock(&st->lock);
+    if (!st->conjugate)
+        s = kiln_vectorize(ctx, "kiln_blas_conj", "c8(c8); c16(c16)", "x", "return conj(x);", NULL,
+                           &st->conjugate);
+    *out = st->conjugate;
+    pthread_mutex_unlock(&st->lock);
+    return s;
+}
+
+kiln_status kiln_blas_conjugate(kiln_array *a, kiln_stream *stream, const char *why, kiln_array **out) {
+    kiln_context *ctx = a->ctx;
+    kiln_ufunc *f;
+    kiln_status s = conjugator(ctx, &f);
+    kiln_array *y = *out;
+    int made = !y;
+    if (s == KILN_OK && made) s = kiln_array_empty(ctx, a->dtype, a->ndim, a->shape, &y);
+    char shape[96];
+    struct kiln_prof_op *op =
+        s == KILN_OK ? kiln_blas_prof_begin(ctx, stream, made ? "conjugate copy" : "conjugate in place",
+                                            a->dtype, "kiln", 0, "%s: %s",
+                                            kiln_shape_format(a->ndim, a->shape, shape, sizeof shape), why)
+                     : NULL;
+    const kiln_value arg = kiln_arr(a);
+    if (s == KILN_OK) s = kiln_call_ex(f, NULL, stream, &arg, 1, &y);
+    kiln_blas_prof_end(ctx, op);
+    if (s != KILN_OK) {
+        if (made) kiln_array_release(y);
+        return kiln_prefix_error(s, "conjugating a BLAS operand (%s): ", why);
+    }
+    *out = y;
+    return KILN_OK;
 }
 
 kiln_status kiln_blas_check_int(const char *what, int64_t value) {

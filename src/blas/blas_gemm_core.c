@@ -118,11 +118,24 @@ static int plan_batch(const blas_mat *const ops[3], int nb, const int64_t *bshap
 
 /* How one operand of the column-major problem is stored: the row-major
  * (rows x cols) matrix with byte strides (sr, sc). */
-static int map_operand(const char *data, int64_t rows, int64_t cols, int64_t sr, int64_t sc, int64_t size,
-                       blas_operand *out) {
+static int map_operand(const char *data, int conj, int64_t rows, int64_t cols, int64_t sr, int64_t sc,
+                       int64_t size, blas_operand *out, int *conj_fail) {
     int64_t er, ec;
     if (!elem_stride(sr, size, &er) || !elem_stride(sc, size, &ec)) return 0;
     if (!kiln_blas_matrix_layout(rows, cols, er, ec, &out->trans, &out->ld)) return 0;
+    /* The BLAS conjugates only with a transpose (CblasConjTrans,
+     * CUBLAS_OP_C): a conjugated operand stored as itself is copied, unless
+     * it is a row or column, which reads as stored transposed just as well. */
+    if (conj && !out->trans) {
+        int64_t min_t = cols > 1 ? cols : 1, l = rows <= 1 ? min_t : er;
+        if (!((cols <= 1 || ec == 1) && l >= min_t)) {
+            *conj_fail = 1;
+            return 0;
+        }
+        out->trans = 1;
+        out->ld = l;
+    }
+    out->conj = conj;
     out->data = data;
     return 1;
 }
@@ -135,12 +148,13 @@ static int64_t last_stride(const blas_mat *M, int from_end) { return M->strides[
  * (C^T = B^T A^T) when its rows are. 0: C cannot be expressed; *which
  * says which operand (0 A, 1 B, 2 C) failed. */
 static int map_problem(const blas_mat *A, const blas_mat *B, const blas_mat *C, blas_gemm_problem *p,
-                       int *which, int *swapped) {
+                       int *which, int *swapped, int *conj_fail) {
     int64_t size = (int64_t)kiln_dtype_size(C->arr->dtype);
     int64_t m = last(C, 2), n = last(C, 1), k = last(A, 1);
     int64_t ecr, ecc;
     int c_trans;
     *which = 2;
+    *conj_fail = 0;
     if (!elem_stride(last_stride(C, 2), size, &ecr) || !elem_stride(last_stride(C, 1), size, &ecc) ||
         !kiln_blas_matrix_layout(m, n, ecr, ecc, &c_trans, &p->ldc))
         return 0;
@@ -151,27 +165,45 @@ static int map_problem(const blas_mat *A, const blas_mat *B, const blas_mat *C, 
         p->n = m;
         p->k = k;
         *which = 1;
-        if (!map_operand(B->arr->data, n, k, last_stride(B, 1), last_stride(B, 2), size, &p->a)) return 0;
+        if (!map_operand(B->arr->data, B->conj, n, k, last_stride(B, 1), last_stride(B, 2), size, &p->a,
+                         conj_fail))
+            return 0;
         *which = 0;
-        return map_operand(A->arr->data, k, m, last_stride(A, 1), last_stride(A, 2), size, &p->b);
+        return map_operand(A->arr->data, A->conj, k, m, last_stride(A, 1), last_stride(A, 2), size, &p->b,
+                           conj_fail);
     }
     p->m = m;
     p->n = n;
     p->k = k;
     *which = 0;
-    if (!map_operand(A->arr->data, m, k, last_stride(A, 2), last_stride(A, 1), size, &p->a)) return 0;
+    if (!map_operand(A->arr->data, A->conj, m, k, last_stride(A, 2), last_stride(A, 1), size, &p->a,
+                     conj_fail))
+        return 0;
     *which = 1;
-    return map_operand(B->arr->data, k, n, last_stride(B, 2), last_stride(B, 1), size, &p->b);
+    return map_operand(B->arr->data, B->conj, k, n, last_stride(B, 2), last_stride(B, 1), size, &p->b,
+                       conj_fail);
 }
 
 /* Replaces operand M by a contiguous copy of its matrices (broadcast batch
- * dims stay broadcast: the copy has M's own shape). */
+ * dims stay broadcast: the copy has M's own shape); a conjugated operand
+ * by a copy of its conjugate. */
 static kiln_status stage_operand(blas_mat *M, kiln_stream *stream, const char *why, kiln_array **keep) {
-    kiln_array *view = NULL, *copy = NULL;
+    kiln_array *view = NULL, *copy = NULL, *dev = NULL;
     kiln_status s = kiln_blas_view(M->arr, M->ndim, M->shape, M->strides, 0, &view);
-    if (s == KILN_OK) s = kiln_blas_stage(view, stream, why, &copy);
+    if (s == KILN_OK && M->conj) {
+        kiln_array *src = view; /* the conjugating kernel reads device memory */
+        if (M->arr->ctx->ops->kind == KILN_BACKEND_CUDA && view->memory == KILN_MEMORY_HOST) {
+            s = kiln_blas_stage(view, stream, why, &dev);
+            src = dev;
+        }
+        if (s == KILN_OK) s = kiln_blas_conjugate(src, stream, why, &copy);
+    } else if (s == KILN_OK) {
+        s = kiln_blas_stage(view, stream, why, &copy);
+    }
     kiln_array_release(view);
+    kiln_array_release(dev);
     if (s != KILN_OK) return s;
+    M->conj = 0;
     M->arr = copy;
     memcpy(M->strides, copy->strides, sizeof M->strides);
     *keep = copy;
@@ -216,6 +248,8 @@ static kiln_status run_pointers(kiln_context *ctx, kiln_stream *stream, const bl
     return s;
 }
 
+static char op_letter(const blas_operand *o) { return o->conj ? 'C' : o->trans ? 'T' : 'N'; }
+
 static kiln_status run_library(kiln_context *ctx, kiln_stream *stream, const blas_provider *prov,
                                const blas_gemm_problem *base, int swapped, const batch_plan *bp,
                                kiln_dtype dtype) {
@@ -251,8 +285,8 @@ static kiln_status run_library(kiln_context *ctx, kiln_stream *stream, const bla
                                    "batch %lld of column-major m %lld n %lld k %lld, op %c%c, ld %lld "
                                    "%lld %lld",
                                    (long long)total, (long long)p.m, (long long)p.n, (long long)p.k,
-                                   p.a.trans ? 'T' : 'N', p.b.trans ? 'T' : 'N', (long long)p.a.ld,
-                                   (long long)p.b.ld, (long long)p.ldc)
+                                   op_letter(&p.a), op_letter(&p.b), (long long)p.a.ld, (long long)p.b.ld,
+                                   (long long)p.ldc)
             : NULL;
     size_t size = kiln_dtype_size(dtype);
     if (s == KILN_OK && use_pointers) {
@@ -289,6 +323,72 @@ static kiln_status check_sizes(const blas_gemm_problem *p) {
     return s;
 }
 
+static blas_mat whole(kiln_array *a) {
+    blas_mat m;
+    memset(&m, 0, sizeof m);
+    m.arr = a;
+    m.ndim = a->ndim;
+    memcpy(m.shape, a->shape, sizeof m.shape);
+    memcpy(m.strides, a->strides, sizeof m.strides);
+    return m;
+}
+
+/* x (any dtype that casts safely to f's input) through the one-signature
+ * ufunc f into a new contiguous array of dtype `to`, on `stream`. */
+static kiln_status convert_into_new(kiln_ufunc *f, kiln_stream *stream, kiln_array *x, kiln_dtype to,
+                                    kiln_array **out) {
+    kiln_status s = kiln_array_empty(x->ctx, to, x->ndim, x->shape, out);
+    const kiln_value arg = kiln_arr(x);
+    if (s == KILN_OK) s = kiln_call_ex(f, NULL, stream, &arg, 1, out);
+    return s;
+}
+
+/* bfloat16 on the CPU: Debian 12's OpenBLAS 0.3.21 exports no cblas_sbgemm
+ * (nm -D libopenblas.so.0), so the operands are widened to float32 (exact),
+ * the product runs as SGEMM (float32 accumulation, as cuBLAS's bfloat16
+ * gemm does) and C is rounded back to bfloat16 once (nearest even). The
+ * copies show in KILN_PROFILE as "blas via float32, copies in bfloat16
+ * [kiln]" and "... copy out ..." rows next to the conversion kernels and
+ * the SGEMM's own row. */
+static kiln_status gemm_bf16_via_f32(kiln_context *ctx, kiln_stream *stream, int flags,
+                                     kiln_blas_scalar alpha, blas_mat A, blas_mat B, kiln_blas_scalar beta,
+                                     blas_mat C) {
+    kiln_ufunc *widen = NULL, *narrow = NULL;
+    kiln_status s = kiln_blas_converter(ctx, KILN_FLOAT32, &widen);
+    if (s == KILN_OK) s = kiln_blas_bf16_rounder(ctx, &narrow);
+    kiln_array *va = NULL, *vb = NULL, *vc = NULL, *fa = NULL, *fb = NULL, *fc = NULL;
+    if (s == KILN_OK) s = kiln_blas_view(A.arr, A.ndim, A.shape, A.strides, 0, &va);
+    if (s == KILN_OK) s = kiln_blas_view(B.arr, B.ndim, B.shape, B.strides, 0, &vb);
+    if (s == KILN_OK) s = kiln_blas_view(C.arr, C.ndim, C.shape, C.strides, 0, &vc);
+    char sa[96], sb[96], sc[96];
+    struct kiln_prof_op *op =
+        s == KILN_OK ? kiln_blas_prof_begin(ctx, stream, "via float32, copies in", KILN_BFLOAT16, "kiln", 0,
+                                            "a %s, b %s%s: OpenBLAS 0.3.21 has no bfloat16 gemm",
+                                            kiln_shape_format(va->ndim, va->shape, sa, sizeof sa),
+                                            kiln_shape_format(vb->ndim, vb->shape, sb, sizeof sb),
+                                            is_zero(beta) ? "" : ", c (beta != 0)")
+                     : NULL;
+    if (s == KILN_OK) s = convert_into_new(widen, stream, va, KILN_FLOAT32, &fa);
+    if (s == KILN_OK) s = convert_into_new(widen, stream, vb, KILN_FLOAT32, &fb);
+    if (s == KILN_OK && !is_zero(beta)) s = convert_into_new(widen, stream, vc, KILN_FLOAT32, &fc);
+    if (s == KILN_OK && is_zero(beta)) s = kiln_array_empty(ctx, KILN_FLOAT32, vc->ndim, vc->shape, &fc);
+    kiln_blas_prof_end(ctx, op);
+    if (s == KILN_OK)
+        s = kiln_blas_gemm_core(ctx, stream, flags, alpha, whole(fa), whole(fb), beta, whole(fc));
+    op = s == KILN_OK ? kiln_blas_prof_begin(ctx, stream, "via float32, copy out", KILN_BFLOAT16, "kiln", 0,
+                                             "c %s rounded to bfloat16",
+                                             kiln_shape_format(vc->ndim, vc->shape, sc, sizeof sc))
+                      : NULL;
+    if (s == KILN_OK) {
+        const kiln_value arg = kiln_arr(fc);
+        s = kiln_call_ex(narrow, NULL, stream, &arg, 1, &vc);
+    }
+    kiln_blas_prof_end(ctx, op);
+    kiln_array *all[6] = {va, vb, vc, fa, fb, fc};
+    for (int i = 0; i < 6; i++) kiln_array_release(all[i]);
+    return s == KILN_OK ? KILN_OK : kiln_prefix_error(s, "bfloat16 gemm on the CPU (via float32): ");
+}
+
 kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flags, kiln_blas_scalar alpha,
                                 blas_mat A, blas_mat B, kiln_blas_scalar beta, blas_mat C) {
     kiln_blas_state *st;
@@ -299,6 +399,11 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
         return kiln_set_error(KILN_ERR_UNSUPPORTED,
                               "float16 matmul runs on CUDA only (cuBLAS tensor cores); the CPU backend's "
                               "OpenBLAS has no float16 gemm: convert to float32");
+    if (dtype == KILN_BFLOAT16 && ctx->ops->kind != KILN_BACKEND_CUDA) {
+        int nbc = C.ndim - 2;
+        if (kiln_shape_size(nbc, C.shape) == 0 || C.shape[nbc] == 0 || C.shape[nbc + 1] == 0) return KILN_OK;
+        return gemm_bf16_via_f32(ctx, stream, flags, alpha, A, B, beta, C);
+    }
     int nb = C.ndim - 2;
     int64_t batch = kiln_shape_size(nb, C.shape);
     int64_t m = C.shape[nb], n = C.shape[nb + 1];
@@ -322,7 +427,8 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
     for (int attempt = 0; attempt < 4 && s == KILN_OK; attempt++) {
         const blas_mat *ops[3] = {&A, &B, &C};
         int c_host = on_device && C.arr->memory == KILN_MEMORY_HOST;
-        int mapped = !c_host && map_problem(&A, &B, &C, &p, &which, &swapped);
+        int conj_fail = 0;
+        int mapped = !c_host && map_problem(&A, &B, &C, &p, &which, &swapped, &conj_fail);
         if (c_host) which = 2;
         int batched = mapped && plan_batch(ops, nb, C.shape, size, &bp);
         if (mapped && !batched) {
@@ -337,8 +443,13 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
             break;
         }
         if (which < 0 || (which == 2 && keep[3])) break; /* cannot happen: staged copies are contiguous */
-        char why[96];
-        snprintf(why, sizeof why, "%s's layout has no BLAS leading dimension", operand_names[which]);
+        char why[128];
+        if (conj_fail)
+            snprintf(why, sizeof why,
+                     "conj(%s) untransposed in the library's terms: BLAS conjugates only with a transpose",
+                     operand_names[which]);
+        else
+            snprintf(why, sizeof why, "%s's layout has no BLAS leading dimension", operand_names[which]);
         if (which == 2) {
             /* compute into a contiguous C, then assign it back */
             kiln_array *orig = NULL;

@@ -20,6 +20,7 @@
 typedef struct blas_operand {
     const char *data;
     int trans;            /* 0: N, 1: T */
+    int conj;             /* with trans 1: conjugate transpose (complex dtypes; never with trans 0) */
     int64_t ld;           /* leading dimension of the stored matrix */
     int64_t batch_stride; /* elements between consecutive batch entries; 0 broadcasts */
 } blas_operand;
@@ -40,6 +41,7 @@ typedef struct blas_gemm_problem {
 typedef struct blas_gemv_problem {
     kiln_dtype dtype;
     int trans;
+    int conj; /* with trans 1: conjugate transpose */
     int64_t m, n, lda;
     const char *a, *x;
     char *y;
@@ -85,18 +87,27 @@ const blas_provider *kiln_blas_cublas_provider(void);
 typedef struct kiln_blas_state {
     pthread_mutex_t lock;
     const blas_provider *provider;
-    void *provider_state;       /* cuBLAS: the handles per stream */
-    kiln_gufunc *small_gemm[2]; /* kiln's own batched small matmul: float32, float64 */
-    kiln_ufunc *convert;        /* the cast of an input to the result dtype */
-    int small_max_dim;          /* kiln's kernel for batches of matrices up to this (0: never) */
+    void *provider_state;                  /* cuBLAS: the handles per stream */
+    kiln_gufunc *small_gemm[2];            /* kiln's own batched small matmul: float32, float64 */
+    kiln_ufunc *convert[KILN_DTYPE_COUNT]; /* the cast of an input to the result dtype, per dtype */
+    kiln_ufunc *round_bf16;                /* float32 -> bfloat16 (the CPU's bfloat16 gemm) */
+    kiln_ufunc *conjugate;                 /* complex conjugate (conjugated views BLAS cannot take) */
+    int small_max_dim;                     /* kiln's kernel for batches of matrices up to this (0: never) */
 } kiln_blas_state;
 
 /* The context's state with its provider loaded. */
 kiln_status kiln_blas_state_get(kiln_context *ctx, kiln_blas_state **out);
 /* The small-matrix gufunc for dtype (float32 / float64), compiled on first use. */
 kiln_status kiln_blas_small_gemm(kiln_context *ctx, kiln_dtype dtype, kiln_gufunc **out);
-/* The conversion ufunc (identity over float32/float64/complex64/complex128). */
-kiln_status kiln_blas_converter(kiln_context *ctx, kiln_ufunc **out);
+/* The conversion ufunc to `dtype` (a floating or complex dtype): one
+ * signature dtype(dtype), which every input that casts safely takes. */
+kiln_status kiln_blas_converter(kiln_context *ctx, kiln_dtype dtype, kiln_ufunc **out);
+/* float32 -> bfloat16, rounded to nearest even. */
+kiln_status kiln_blas_bf16_rounder(kiln_context *ctx, kiln_ufunc **out);
+/* conj(a) (complex a) on `stream`: into a new contiguous array when *out
+ * is NULL ("blas conjugate copy" in the profile, with `why`), else into
+ * *out, which may be a itself ("blas conjugate in place"). */
+kiln_status kiln_blas_conjugate(kiln_array *a, kiln_stream *stream, const char *why, kiln_array **out);
 
 /* ------------------------------------------------------------ gemm (blas_gemm_core.c) */
 
@@ -105,6 +116,7 @@ kiln_status kiln_blas_converter(kiln_context *ctx, kiln_ufunc **out);
  * two. Batch dims are right-aligned with C's and broadcast (extent 1). */
 typedef struct blas_mat {
     kiln_array *arr;
+    int conj; /* the operand is the conjugate of this view (complex dtypes) */
     int ndim;
     int64_t shape[KILN_MAX_DIMS];
     int64_t strides[KILN_MAX_DIMS];

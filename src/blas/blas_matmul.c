@@ -13,8 +13,8 @@ static const char *shape_str(const kiln_array *a, char *buf, size_t cap) {
 }
 
 static int is_blas_dtype(kiln_dtype t) {
-    return t == KILN_FLOAT16 || t == KILN_FLOAT32 || t == KILN_FLOAT64 || t == KILN_COMPLEX64 ||
-           t == KILN_COMPLEX128;
+    return t == KILN_FLOAT16 || t == KILN_BFLOAT16 || t == KILN_FLOAT32 || t == KILN_FLOAT64 ||
+           t == KILN_COMPLEX64 || t == KILN_COMPLEX128;
 }
 
 /* NumPy's result type restricted to what the libraries compute. */
@@ -25,19 +25,23 @@ static kiln_status result_dtype(const kiln_array *a, const kiln_array *b, kiln_d
                               "matmul: %s @ %s has no floating type (NumPy would multiply integers; the BLAS "
                               "cannot): convert an operand to float32 or float64",
                               kiln_dtype_name(ta), kiln_dtype_name(tb));
-    static const kiln_dtype order[] = {KILN_FLOAT16, KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64,
-                                       KILN_COMPLEX128};
+    /* bfloat16 and float16 do not cast to each other: together they give
+     * float32, as in ml_dtypes and JAX */
+    static const kiln_dtype order[] = {KILN_FLOAT16, KILN_BFLOAT16,  KILN_FLOAT32,
+                                       KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128};
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
         if (kiln_dtype_can_cast(ta, order[i]) && kiln_dtype_can_cast(tb, order[i])) {
             *out = order[i];
             return KILN_OK;
         }
     return kiln_set_error(KILN_ERR_DTYPE,
-                          "matmul: %s @ %s: no safe common type among float16, float32, float64, complex64, "
-                          "complex128 (%s does not convert to any without losing values)",
+                          "matmul: %s @ %s: no safe common type among float16, bfloat16, float32, float64, "
+                          "complex64, complex128 (%s does not convert to any without losing values)",
                           kiln_dtype_name(ta), kiln_dtype_name(tb),
                           is_blas_dtype(ta) ? kiln_dtype_name(tb) : kiln_dtype_name(ta));
 }
+
+static int valid_op(kiln_blas_op op) { return op == KILN_BLAS_N || op == KILN_BLAS_T || op == KILN_BLAS_C; }
 
 static blas_mat mat_of(kiln_array *a) {
     blas_mat m;
@@ -131,7 +135,7 @@ static kiln_status check_output(const char *what, kiln_array *out, const kiln_ar
  * shows in the profile as that ufunc's kernel. */
 static kiln_status convert(kiln_array *x, kiln_dtype dtype, kiln_stream *stream, kiln_array **out) {
     kiln_ufunc *conv;
-    kiln_status s = kiln_blas_converter(x->ctx, &conv);
+    kiln_status s = kiln_blas_converter(x->ctx, dtype, &conv);
     if (s != KILN_OK) return s;
     kiln_array *y = NULL;
     s = kiln_array_empty(x->ctx, dtype, x->ndim, x->shape, &y);
@@ -227,19 +231,23 @@ kiln_status kiln_gemm(kiln_stream *stream, int flags, kiln_blas_op op_a, kiln_bl
         return kiln_set_error(KILN_ERR_SHAPE, "gemm: a %s, b %s and c %s must have at least 2 dims",
                               shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb),
                               shape_str(c, sc, sizeof sc));
-    if ((op_a != KILN_BLAS_N && op_a != KILN_BLAS_T) || (op_b != KILN_BLAS_N && op_b != KILN_BLAS_T))
+    if (!valid_op(op_a) || !valid_op(op_b))
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "gemm: op_a %d / op_b %d: expected KILN_BLAS_N or KILN_BLAS_T", (int)op_a,
-                              (int)op_b);
+                              "gemm: op_a %d / op_b %d: expected KILN_BLAS_N, KILN_BLAS_T or KILN_BLAS_C",
+                              (int)op_a, (int)op_b);
     if (a->dtype != b->dtype || a->dtype != c->dtype || !is_blas_dtype(a->dtype))
         return kiln_set_error(
             KILN_ERR_DTYPE,
-            "gemm: a %s, b %s, c %s: expected one dtype of float16 (CUDA), float32, float64, "
-            "complex64, complex128 for all three (kiln_matmul converts)",
+            "gemm: a %s, b %s, c %s: expected one dtype of float16 (CUDA), bfloat16, float32, "
+            "float64, complex64, complex128 for all three (kiln_matmul converts)",
             kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype), kiln_dtype_name(c->dtype));
     blas_mat A = mat_of(a), B = mat_of(b), C = mat_of(c);
-    if (op_a == KILN_BLAS_T) swap_last(&A);
-    if (op_b == KILN_BLAS_T) swap_last(&B);
+    if (op_a != KILN_BLAS_N) swap_last(&A);
+    if (op_b != KILN_BLAS_N) swap_last(&B);
+    /* KILN_BLAS_C on a real dtype is KILN_BLAS_T, as in the BLAS */
+    int complex = a->dtype == KILN_COMPLEX64 || a->dtype == KILN_COMPLEX128;
+    A.conj = complex && op_a == KILN_BLAS_C;
+    B.conj = complex && op_b == KILN_BLAS_C;
     int64_t k = A.shape[A.ndim - 1];
     if (B.shape[B.ndim - 2] != k)
         return kiln_set_error(

@@ -12,7 +12,7 @@
 #include "blas/blas_internal.h"
 #include "lib/dynlib.h"
 
-enum { CBLAS_COL_MAJOR = 102, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
+enum { CBLAS_COL_MAJOR = 102, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112, CBLAS_CONJ_TRANS = 113 };
 
 typedef struct openblas_table {
 #define OPENBLAS_FN(name, ret, params) ret(*name) params;
@@ -70,7 +70,8 @@ static kiln_status ob_load(void) {
 
 static const char *ob_describe_fn(void) { return ob_describe; }
 
-static int tr(int t) { return t ? CBLAS_TRANS : CBLAS_NO_TRANS; }
+/* conj comes only with a transpose (the front copies other conjugates) */
+static int tr(int t, int conj) { return conj ? CBLAS_CONJ_TRANS : t ? CBLAS_TRANS : CBLAS_NO_TRANS; }
 
 static kiln_status ob_gemm(kiln_context *ctx, kiln_stream *stream, const blas_gemm_problem *p) {
     (void)ctx;
@@ -87,26 +88,28 @@ static kiln_status ob_gemm(kiln_context *ctx, kiln_stream *stream, const blas_ge
         char *c = p->c + (size_t)(q * p->stride_c) * size;
         switch (p->dtype) {
         case KILN_FLOAT32:
-            ob.cblas_sgemm(CBLAS_COL_MAJOR, tr(p->a.trans), tr(p->b.trans), m, n, k, fa, (const float *)a,
-                           lda, (const float *)b, ldb, fb, (float *)c, ldc);
+            ob.cblas_sgemm(CBLAS_COL_MAJOR, tr(p->a.trans, p->a.conj), tr(p->b.trans, p->b.conj), m, n, k, fa,
+                           (const float *)a, lda, (const float *)b, ldb, fb, (float *)c, ldc);
             break;
         case KILN_FLOAT64:
-            ob.cblas_dgemm(CBLAS_COL_MAJOR, tr(p->a.trans), tr(p->b.trans), m, n, k, p->alpha.re,
-                           (const double *)a, lda, (const double *)b, ldb, p->beta.re, (double *)c, ldc);
+            ob.cblas_dgemm(CBLAS_COL_MAJOR, tr(p->a.trans, p->a.conj), tr(p->b.trans, p->b.conj), m, n, k,
+                           p->alpha.re, (const double *)a, lda, (const double *)b, ldb, p->beta.re,
+                           (double *)c, ldc);
             break;
         case KILN_COMPLEX64:
-            ob.cblas_cgemm(CBLAS_COL_MAJOR, tr(p->a.trans), tr(p->b.trans), m, n, k, ca, a, lda, b, ldb, cb,
-                           c, ldc);
+            ob.cblas_cgemm(CBLAS_COL_MAJOR, tr(p->a.trans, p->a.conj), tr(p->b.trans, p->b.conj), m, n, k, ca,
+                           a, lda, b, ldb, cb, c, ldc);
             break;
         case KILN_COMPLEX128:
-            ob.cblas_zgemm(CBLAS_COL_MAJOR, tr(p->a.trans), tr(p->b.trans), m, n, k, za, a, lda, b, ldb, zb,
-                           c, ldc);
+            ob.cblas_zgemm(CBLAS_COL_MAJOR, tr(p->a.trans, p->a.conj), tr(p->b.trans, p->b.conj), m, n, k, za,
+                           a, lda, b, ldb, zb, c, ldc);
             break;
         default:
             return kiln_set_error(
                 KILN_ERR_UNSUPPORTED,
                 "%s gemm is not available on the CPU backend (OpenBLAS has float32, float64, "
-                "complex64, complex128; float16 runs on CUDA only): convert to float32",
+                "complex64, complex128; float16 runs on CUDA only, bfloat16 through float32): convert "
+                "to float32",
                 kiln_dtype_name(p->dtype));
         }
     }
@@ -137,18 +140,20 @@ static kiln_status ob_gemv(kiln_context *ctx, kiln_stream *stream, const blas_ge
     double za[2] = {p->alpha.re, p->alpha.im}, zb[2] = {p->beta.re, p->beta.im};
     switch (p->dtype) {
     case KILN_FLOAT32:
-        ob.cblas_sgemv(CBLAS_COL_MAJOR, tr(p->trans), m, n, (float)p->alpha.re, (const float *)p->a, lda,
-                       (const float *)p->x, incx, (float)p->beta.re, (float *)p->y, incy);
+        ob.cblas_sgemv(CBLAS_COL_MAJOR, tr(p->trans, p->conj), m, n, (float)p->alpha.re, (const float *)p->a,
+                       lda, (const float *)p->x, incx, (float)p->beta.re, (float *)p->y, incy);
         break;
     case KILN_FLOAT64:
-        ob.cblas_dgemv(CBLAS_COL_MAJOR, tr(p->trans), m, n, p->alpha.re, (const double *)p->a, lda,
+        ob.cblas_dgemv(CBLAS_COL_MAJOR, tr(p->trans, p->conj), m, n, p->alpha.re, (const double *)p->a, lda,
                        (const double *)p->x, incx, p->beta.re, (double *)p->y, incy);
         break;
     case KILN_COMPLEX64:
-        ob.cblas_cgemv(CBLAS_COL_MAJOR, tr(p->trans), m, n, ca, p->a, lda, p->x, incx, cb, p->y, incy);
+        ob.cblas_cgemv(CBLAS_COL_MAJOR, tr(p->trans, p->conj), m, n, ca, p->a, lda, p->x, incx, cb, p->y,
+                       incy);
         break;
     case KILN_COMPLEX128:
-        ob.cblas_zgemv(CBLAS_COL_MAJOR, tr(p->trans), m, n, za, p->a, lda, p->x, incx, zb, p->y, incy);
+        ob.cblas_zgemv(CBLAS_COL_MAJOR, tr(p->trans, p->conj), m, n, za, p->a, lda, p->x, incx, zb, p->y,
+                       incy);
         break;
     default:
         return kiln_set_error(KILN_ERR_UNSUPPORTED, "gemv: %s is not supported", kiln_dtype_name(p->dtype));

@@ -21,7 +21,9 @@ enum {
     CUBLAS_DEFAULT_MATH = 0,
     CUBLAS_OP_N = 0,
     CUBLAS_OP_T = 1,
+    CUBLAS_OP_C = 2,
     CUDA_R_16F = 2,
+    CUDA_R_16BF = 14,
     CUDA_R_32F = 0,
     CUBLAS_COMPUTE_32F = 68,
     CUBLAS_COMPUTE_32F_FAST_TF32 = 77,
@@ -179,31 +181,39 @@ static void cb_unlock(cb_handle *h) { pthread_mutex_unlock(&h->lock); }
 
 /* ------------------------------------------------------------ calls */
 
-static int op(int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
+/* conj comes only with a transpose (the front copies other conjugates) */
+static int op(int t, int conj) { return conj ? CUBLAS_OP_C : t ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
-/* float16 (and float32 with TF32 allowed) go through the Ex calls: float16
- * storage, float32 accumulation and scalars, tensor cores. */
+/* The Ex calls' storage type of a dtype they take. */
+static int ex_type(kiln_dtype t) {
+    return t == KILN_FLOAT16 ? CUDA_R_16F : t == KILN_BFLOAT16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+/* float16 and bfloat16 (and float32 with TF32 allowed) go through the Ex
+ * calls: 16-bit storage (A, B and C), float32 accumulation and scalars
+ * (CUBLAS_COMPUTE_32F), tensor cores. */
 static int cb_gemm_ex(void *h, const blas_gemm_problem *p) {
-    int type = p->dtype == KILN_FLOAT16 ? CUDA_R_16F : CUDA_R_32F;
+    int type = ex_type(p->dtype);
     int compute = p->dtype == KILN_FLOAT32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     float alpha = (float)p->alpha.re, beta = (float)p->beta.re;
     int m = (int)p->m, n = (int)p->n, k = (int)p->k;
     if (p->batch == 1)
-        return cb.cublasGemmEx(h, op(p->a.trans), op(p->b.trans), m, n, k, &alpha, p->a.data, type,
-                               (int)p->a.ld, p->b.data, type, (int)p->b.ld, &beta, p->c, type, (int)p->ldc,
-                               compute, CUBLAS_GEMM_DEFAULT);
-    return cb.cublasGemmStridedBatchedEx(h, op(p->a.trans), op(p->b.trans), m, n, k, &alpha, p->a.data, type,
-                                         (int)p->a.ld, p->a.batch_stride, p->b.data, type, (int)p->b.ld,
-                                         p->b.batch_stride, &beta, p->c, type, (int)p->ldc, p->stride_c,
-                                         (int)p->batch, compute, CUBLAS_GEMM_DEFAULT);
+        return cb.cublasGemmEx(h, op(p->a.trans, p->a.conj), op(p->b.trans, p->b.conj), m, n, k, &alpha,
+                               p->a.data, type, (int)p->a.ld, p->b.data, type, (int)p->b.ld, &beta, p->c,
+                               type, (int)p->ldc, compute, CUBLAS_GEMM_DEFAULT);
+    return cb.cublasGemmStridedBatchedEx(
+        h, op(p->a.trans, p->a.conj), op(p->b.trans, p->b.conj), m, n, k, &alpha, p->a.data, type,
+        (int)p->a.ld, p->a.batch_stride, p->b.data, type, (int)p->b.ld, p->b.batch_stride, &beta, p->c, type,
+        (int)p->ldc, p->stride_c, (int)p->batch, compute, CUBLAS_GEMM_DEFAULT);
 }
 
 #define CB_GEMM_(fn, alpha, beta)                                                                            \
-    (p->batch == 1 ? cb.fn##_v2(h->handle, op(p->a.trans), op(p->b.trans), m, n, k, alpha, p->a.data, lda,   \
-                                p->b.data, ldb, beta, p->c, ldc)                                             \
-                   : cb.fn##StridedBatched(h->handle, op(p->a.trans), op(p->b.trans), m, n, k, alpha,        \
-                                           p->a.data, lda, p->a.batch_stride, p->b.data, ldb,                \
-                                           p->b.batch_stride, beta, p->c, ldc, p->stride_c, (int)p->batch))
+    (p->batch == 1                                                                                           \
+         ? cb.fn##_v2(h->handle, op(p->a.trans, p->a.conj), op(p->b.trans, p->b.conj), m, n, k, alpha,       \
+                      p->a.data, lda, p->b.data, ldb, beta, p->c, ldc)                                       \
+         : cb.fn##StridedBatched(h->handle, op(p->a.trans, p->a.conj), op(p->b.trans, p->b.conj), m, n, k,   \
+                                 alpha, p->a.data, lda, p->a.batch_stride, p->b.data, ldb,                   \
+                                 p->b.batch_stride, beta, p->c, ldc, p->stride_c, (int)p->batch))
 
 static kiln_status cb_gemm(kiln_context *ctx, kiln_stream *stream, const blas_gemm_problem *p) {
     cb_handle *h;
@@ -215,7 +225,8 @@ static kiln_status cb_gemm(kiln_context *ctx, kiln_stream *stream, const blas_ge
     double da[2] = {p->alpha.re, p->alpha.im}, db[2] = {p->beta.re, p->beta.im};
     int rc;
     switch (p->dtype) {
-    case KILN_FLOAT16: rc = cb_gemm_ex(h->handle, p); break;
+    case KILN_FLOAT16:
+    case KILN_BFLOAT16: rc = cb_gemm_ex(h->handle, p); break;
     case KILN_FLOAT32: rc = p->allow_tf32 ? cb_gemm_ex(h->handle, p) : CB_GEMM_(cublasSgemm, fa, fb); break;
     case KILN_FLOAT64: rc = CB_GEMM_(cublasDgemm, da, db); break;
     case KILN_COMPLEX64: rc = CB_GEMM_(cublasCgemm, fa, fb); break;
@@ -250,11 +261,12 @@ static kiln_status cb_gemm_pointers(kiln_context *ctx, kiln_stream *stream, cons
     void *const *dc = (void *const *)(da + 2 * p->batch);
     int m = (int)p->m, n = (int)p->n, k = (int)p->k, lda = (int)p->a.ld, ldb = (int)p->b.ld,
         ldc = (int)p->ldc;
-    int ta = op(p->a.trans), tb = op(p->b.trans), count = (int)p->batch, rc = -1;
+    int ta = op(p->a.trans, p->a.conj), tb = op(p->b.trans, p->b.conj), count = (int)p->batch, rc = -1;
     float fa[2] = {(float)p->alpha.re, (float)p->alpha.im}, fb[2] = {(float)p->beta.re, (float)p->beta.im};
     double za[2] = {p->alpha.re, p->alpha.im}, zb[2] = {p->beta.re, p->beta.im};
-    if (p->dtype == KILN_FLOAT16 || (p->dtype == KILN_FLOAT32 && p->allow_tf32)) {
-        int type = p->dtype == KILN_FLOAT16 ? CUDA_R_16F : CUDA_R_32F;
+    if (p->dtype == KILN_FLOAT16 || p->dtype == KILN_BFLOAT16 ||
+        (p->dtype == KILN_FLOAT32 && p->allow_tf32)) {
+        int type = ex_type(p->dtype);
         int compute = p->dtype == KILN_FLOAT32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
         rc = cb.cublasGemmBatchedEx(h->handle, ta, tb, m, n, k, fa, da, type, lda, db, type, ldb, fb, dc,
                                     type, ldc, count, compute, CUBLAS_GEMM_DEFAULT);
@@ -285,16 +297,16 @@ static kiln_status cb_gemv(kiln_context *ctx, kiln_stream *stream, const blas_ge
     int rc = -1;
     switch (p->dtype) {
     case KILN_FLOAT32:
-        rc = cb.cublasSgemv_v2(h->handle, op(p->trans), m, n, fa, p->a, lda, p->x, ix, fb, p->y, iy);
+        rc = cb.cublasSgemv_v2(h->handle, op(p->trans, p->conj), m, n, fa, p->a, lda, p->x, ix, fb, p->y, iy);
         break;
     case KILN_FLOAT64:
-        rc = cb.cublasDgemv_v2(h->handle, op(p->trans), m, n, da, p->a, lda, p->x, ix, db, p->y, iy);
+        rc = cb.cublasDgemv_v2(h->handle, op(p->trans, p->conj), m, n, da, p->a, lda, p->x, ix, db, p->y, iy);
         break;
     case KILN_COMPLEX64:
-        rc = cb.cublasCgemv_v2(h->handle, op(p->trans), m, n, fa, p->a, lda, p->x, ix, fb, p->y, iy);
+        rc = cb.cublasCgemv_v2(h->handle, op(p->trans, p->conj), m, n, fa, p->a, lda, p->x, ix, fb, p->y, iy);
         break;
     case KILN_COMPLEX128:
-        rc = cb.cublasZgemv_v2(h->handle, op(p->trans), m, n, da, p->a, lda, p->x, ix, db, p->y, iy);
+        rc = cb.cublasZgemv_v2(h->handle, op(p->trans, p->conj), m, n, da, p->a, lda, p->x, ix, db, p->y, iy);
         break;
     default: break;
     }

@@ -29,6 +29,8 @@ static const dtype_desc dtype_table[KILN_DTYPE_COUNT] = {
     [KILN_FLOAT64] = {"float64", "f8", "double", 8, 'f'},
     [KILN_COMPLEX64] = {"complex64", "c8", "kiln_complex64", 8, 'c'},
     [KILN_COMPLEX128] = {"complex128", "c16", "kiln_complex128", 16, 'c'},
+    /* NumPy has no code for it; ml_dtypes calls it "bfloat16", JAX "bf16". */
+    [KILN_BFLOAT16] = {"bfloat16", "bf16", "__nv_bfloat16", 2, 'f'},
 };
 
 static int dtype_valid(kiln_dtype t) { return (unsigned)t < KILN_DTYPE_COUNT; }
@@ -75,7 +77,9 @@ kiln_status kiln_dtype_parse(const char *name, kiln_dtype *out) {
 static size_t float_size_for_int(size_t int_size) { return int_size == 1 ? 2 : int_size == 2 ? 4 : 8; }
 
 /* NumPy's np.can_cast(from, to, 'safe'); the whole table is written out in
- * tests/test_casting.c. */
+ * tests/test_casting.c. bfloat16 follows ml_dtypes (NumPy's own has none):
+ * bool, int8 and uint8 cast to it, it casts to float32, float64, complex64
+ * and complex128, and float16 and it are not safe either way. */
 int kiln_dtype_can_cast(kiln_dtype from, kiln_dtype to) {
     if (!dtype_valid(from) || !dtype_valid(to)) return 0;
     if (from == to) return 1;
@@ -94,6 +98,9 @@ int kiln_dtype_can_cast(kiln_dtype from, kiln_dtype to) {
         if (t->kind == 'c') return t->size / 2 >= float_size_for_int(f->size);
         return 0;
     case 'f':
+        /* float16 and bfloat16 hold different values (range vs precision):
+         * neither casts safely to the other (ml_dtypes registers none). */
+        if (t->kind == 'f' && f->size == 2 && t->size == 2) return 0;
         if (t->kind == 'f') return t->size >= f->size;
         if (t->kind == 'c') return t->size / 2 >= f->size;
         return 0;
@@ -137,6 +144,25 @@ uint16_t kiln_float_to_half(float f) {
     return (uint16_t)(sign | h);
 }
 
+float kiln_bfloat16_to_float(uint16_t b) {
+    uint32_t x = (uint32_t)b << 16; /* exact: bfloat16 is float32's upper half */
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+uint16_t kiln_float_to_bfloat16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    /* NaN: keep sign and the payload's top bits, and make sure it stays a
+     * NaN (quiet bit set) rather than truncating to an infinity. */
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x0040u);
+    /* round to nearest even; a carry into the exponent is correct (and
+     * overflows to infinity from above the largest finite bfloat16) */
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (uint16_t)(x >> 16);
+}
+
 kiln_value kiln_value_convert(const kiln_value *v, kiln_dtype to) {
     char fk = kiln_dtype_kind(v->dtype);
     double re = fk == 'f' || fk == 'c' ? v->as.c[0] : fk == 'u' ? (double)v->as.u : (double)v->as.i;
@@ -147,6 +173,7 @@ kiln_value kiln_value_convert(const kiln_value *v, kiln_dtype to) {
     case 'i': return kiln_scalar_i_(to, i);
     case 'u': return kiln_scalar_u_(to, fk == 'u' ? v->as.u : (uint64_t)i);
     case 'c': return kiln_scalar_f_(to, re, im);
-    default: return to == KILN_FLOAT64 ? kiln_f64(re) : kiln_f32((float)re); /* float16 travels as float */
+    default: /* float16 and bfloat16 travel as float */
+        return to == KILN_FLOAT64 ? kiln_f64(re) : kiln_f32((float)re);
     }
 }

@@ -11,6 +11,8 @@
 //    (outputs).
 //  - float16 is stored as its IEEE bits (kiln_gu_half) and computed in float:
 //    neither backend needs a half type; writes go through kiln_gu_half_ref.
+//  - bfloat16 likewise (kiln_gu_bf16, kiln_gu_bf16_ref): float32's upper 16
+//    bits, so reads are a shift and writes round to nearest even.
 //  - The generated kernel builds views from constants where it can (core sizes
 //    and unit strides): after inlining, the compiler sees x.len == 4.
 #ifndef KILN_GU_VIEWS
@@ -80,16 +82,57 @@ struct kiln_gu_half_ref {
     KILN_GU_FN const kiln_gu_half_ref &operator/=(float v) const { return *this = (float)*this / v; }
 };
 
+struct kiln_gu_bf16 { unsigned short bits; };
+
+// Plain bit arithmetic on both backends (no bf16 instructions before sm_80);
+// the same rounding as kiln_float_to_bfloat16 on the host.
+static KILN_GU_FN float kiln_gu_bf2f(unsigned short b) {
+    unsigned int x = (unsigned int)b << 16;
+#if defined(KILN_CUDA)
+    return __uint_as_float(x);
+#else
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+#endif
+}
+
+static KILN_GU_FN unsigned short kiln_gu_f2bf(float f) {
+#if defined(KILN_CUDA)
+    unsigned int x = __float_as_uint(f);
+#else
+    unsigned int x;
+    memcpy(&x, &f, 4);
+#endif
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x0040u); // NaN stays NaN
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (unsigned short)(x >> 16);
+}
+
+// A writable bfloat16 element, as kiln_gu_half_ref.
+struct kiln_gu_bf16_ref {
+    kiln_gu_bf16 *p;
+    KILN_GU_FN operator float() const { return kiln_gu_bf2f(p->bits); }
+    KILN_GU_FN const kiln_gu_bf16_ref &operator=(float v) const { p->bits = kiln_gu_f2bf(v); return *this; }
+    KILN_GU_FN const kiln_gu_bf16_ref &operator=(const kiln_gu_bf16_ref &o) const { p->bits = o.p->bits; return *this; }
+    KILN_GU_FN const kiln_gu_bf16_ref &operator+=(float v) const { return *this = (float)*this + v; }
+    KILN_GU_FN const kiln_gu_bf16_ref &operator-=(float v) const { return *this = (float)*this - v; }
+    KILN_GU_FN const kiln_gu_bf16_ref &operator*=(float v) const { return *this = (float)*this * v; }
+    KILN_GU_FN const kiln_gu_bf16_ref &operator/=(float v) const { return *this = (float)*this / v; }
+};
+
 // Value conversions NumPy's safe casting allows (reads of cast inputs).
 template <class To> struct kiln_gu_cv {
     template <class F> static KILN_GU_FN To go(F v) { return (To)v; }
     static KILN_GU_FN To go(kiln_gu_half v) { return (To)kiln_gu_h2f(v.bits); }
+    static KILN_GU_FN To go(kiln_gu_bf16 v) { return (To)kiln_gu_bf2f(v.bits); }
 };
 #define KILN_GU_CV_COMPLEX_(C, R)                                                    \
     template <> struct kiln_gu_cv<C> {                                                \
         static KILN_GU_FN C go(kiln_complex64 v) { return C((R)v.x, (R)v.y); }       \
         static KILN_GU_FN C go(kiln_complex128 v) { return C((R)v.x, (R)v.y); }      \
         static KILN_GU_FN C go(kiln_gu_half v) { return C((R)kiln_gu_h2f(v.bits)); } \
+        static KILN_GU_FN C go(kiln_gu_bf16 v) { return C((R)kiln_gu_bf2f(v.bits)); } \
         template <class F> static KILN_GU_FN C go(F v) { return C((R)v); }           \
     };
 KILN_GU_CV_COMPLEX_(kiln_complex64, float)
@@ -117,6 +160,14 @@ template <> struct kiln_gu_access<kiln_gu_half, float> {
 template <> struct kiln_gu_access<const kiln_gu_half, float> {
     typedef float kiln_ref;
     static KILN_GU_FN float at(const kiln_gu_half *p) { return kiln_gu_h2f(p->bits); }
+};
+template <> struct kiln_gu_access<kiln_gu_bf16, float> {
+    typedef kiln_gu_bf16_ref kiln_ref;
+    static KILN_GU_FN kiln_gu_bf16_ref at(kiln_gu_bf16 *p) { kiln_gu_bf16_ref r = {p}; return r; }
+};
+template <> struct kiln_gu_access<const kiln_gu_bf16, float> {
+    typedef float kiln_ref;
+    static KILN_GU_FN float at(const kiln_gu_bf16 *p) { return kiln_gu_bf2f(p->bits); }
 };
 
 // Reads an input scalar ("()" in the layout).

@@ -30,9 +30,9 @@ const char *gu_strategy_name(int strategy) {
 }
 
 const char *gu_storage_type(kiln_dtype t) {
-    return t == KILN_FLOAT16 ? "kiln_gu_half" : kiln_dtype_c_type(t);
+    return t == KILN_FLOAT16 ? "kiln_gu_half" : t == KILN_BFLOAT16 ? "kiln_gu_bf16" : kiln_dtype_c_type(t);
 }
-const char *gu_compute_type(kiln_dtype t) { return t == KILN_FLOAT16 ? "float" : kiln_dtype_c_type(t); }
+const char *gu_compute_type(kiln_dtype t) { return kiln_dtype_is_half(t) ? "float" : kiln_dtype_c_type(t); }
 
 /* Largest power of two <= 16 dividing both x and the address. */
 static int vector_width(uint64_t x, uintptr_t addr) {

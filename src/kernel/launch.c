@@ -89,7 +89,10 @@ static int scalar_fits(const kiln_value *v, kiln_dtype to) {
     }
     if (from_int && (tk == 'f' || tk == 'c')) { /* exactly representable? */
         double d = fk == 'i' ? (double)v->as.i : (double)v->as.u;
-        int mant = (to == KILN_FLOAT16) ? 11 : (to == KILN_FLOAT32 || to == KILN_COMPLEX64) ? 24 : 53;
+        int mant = to == KILN_BFLOAT16                            ? 8
+                   : (to == KILN_FLOAT16)                         ? 11
+                   : (to == KILN_FLOAT32 || to == KILN_COMPLEX64) ? 24
+                                                                  : 53;
         return fabs(d) <= ldexp(1.0, mant);
     }
     return 0;
@@ -111,8 +114,9 @@ static void scalar_store(const kiln_value *v, kiln_dtype to, param_slot *slot) {
     case KILN_UINT16: slot->u16 = (uint16_t)iv; break;
     case KILN_UINT32: slot->u32 = (uint32_t)iv; break;
     case KILN_UINT64: slot->u64 = (uint64_t)iv; break;
-    case KILN_FLOAT16: {
-        uint16_t h = kiln_float_to_half((float)re);
+    case KILN_FLOAT16:
+    case KILN_BFLOAT16: {
+        uint16_t h = kiln_half_bits_of(to, (float)re);
         memcpy(slot->bytes, &h, 2);
         break;
     }
@@ -133,9 +137,9 @@ static void scalar_store(const kiln_value *v, kiln_dtype to, param_slot *slot) {
 /* The kiln.h helper that makes a value of dtype t, for error messages. */
 static const char *value_helper(kiln_dtype t) {
     static const char *const names[KILN_DTYPE_COUNT] = {
-        "kiln_bool()", "kiln_i8()",  "kiln_i16()", "kiln_i32()", "kiln_i64()",
-        "kiln_u8()",   "kiln_u16()", "kiln_u32()", "kiln_u64()", "a float16 value",
-        "kiln_f32()",  "kiln_f64()", "kiln_c64()", "kiln_c128()"};
+        "kiln_bool()", "kiln_i8()",  "kiln_i16()", "kiln_i32()",  "kiln_i64()",
+        "kiln_u8()",   "kiln_u16()", "kiln_u32()", "kiln_u64()",  "a float16 value",
+        "kiln_f32()",  "kiln_f64()", "kiln_c64()", "kiln_c128()", "kiln_bf16()"};
     return (unsigned)t < KILN_DTYPE_COUNT ? names[t] : "a matching value";
 }
 

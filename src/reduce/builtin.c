@@ -71,7 +71,7 @@ kiln_status rd_builtin_op(kiln_reduce_op op, kiln_dtype t, int ddof, rd_op *o) {
         o->identity = op == KILN_REDUCE_SUM ? "kiln_rd_acc()" : "kiln_rd_acc(1)";
         o->map = "(kiln_rd_acc)x";
         o->reduce = op == KILN_REDUCE_SUM ? "a + b" : "a * b";
-        o->gpu_acc_f64 = op == KILN_REDUCE_SUM && (t == KILN_FLOAT16 || t == KILN_FLOAT32);
+        o->gpu_acc_f64 = op == KILN_REDUCE_SUM && (kiln_dtype_is_half(t) || t == KILN_FLOAT32);
         break;
     case KILN_REDUCE_MIN:
     case KILN_REDUCE_MAX:
@@ -110,7 +110,7 @@ kiln_status rd_builtin_op(kiln_reduce_op op, kiln_dtype t, int ddof, rd_op *o) {
         o->map = "(kiln_rd_acc)x";
         o->reduce = "a + b";
         o->post = t == KILN_COMPLEX64 ? "a / (float)_n" : "a / (double)_n";
-        o->gpu_acc_f64 = t == KILN_FLOAT16 || t == KILN_FLOAT32;
+        o->gpu_acc_f64 = kiln_dtype_is_half(t) || t == KILN_FLOAT32;
         break;
     case KILN_REDUCE_VAR:
     case KILN_REDUCE_STD:
@@ -226,6 +226,7 @@ kiln_status kiln_array_item_f64(kiln_array *a, double *value) {
     case KILN_UINT32: *value = u.u32; break;
     case KILN_UINT64: *value = (double)u.u64; break;
     case KILN_FLOAT16: *value = half_to_double(u.u16); break;
+    case KILN_BFLOAT16: *value = kiln_bfloat16_to_float(u.u16); break;
     case KILN_FLOAT32:
     case KILN_COMPLEX64: *value = u.f; break;
     default: *value = u.d; break;

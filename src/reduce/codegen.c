@@ -33,13 +33,15 @@ extern const char kiln_embedded_ufunc_common[];
 extern const char kiln_embedded_reduce_common[];
 extern const char kiln_embedded_reduce_gpu[];
 
-const char *rd_storage_type(kiln_dtype t) { return t == KILN_FLOAT16 ? "uint16_t" : kiln_dtype_c_type(t); }
-const char *rd_compute_type(kiln_dtype t) { return t == KILN_FLOAT16 ? "float" : kiln_dtype_c_type(t); }
+const char *rd_storage_type(kiln_dtype t) {
+    return kiln_dtype_is_half(t) ? "uint16_t" : kiln_dtype_c_type(t);
+}
+const char *rd_compute_type(kiln_dtype t) { return kiln_dtype_is_half(t) ? "float" : kiln_dtype_c_type(t); }
 
 void rd_load_expr(char *out, size_t cap, kiln_dtype have, kiln_dtype want, const char *src) {
     char val[256];
-    if (have == KILN_FLOAT16)
-        snprintf(val, sizeof val, "kiln_uf_h2f(%s)", src);
+    if (kiln_dtype_is_half(have))
+        snprintf(val, sizeof val, "%s(%s)", have == KILN_BFLOAT16 ? "kiln_uf_bf2f" : "kiln_uf_h2f", src);
     else
         snprintf(val, sizeof val, "%s", src);
     if (strcmp(rd_compute_type(have), rd_compute_type(want)) == 0)
@@ -54,8 +56,8 @@ void rd_store_expr(char *out, size_t cap, kiln_dtype have, kiln_dtype want, cons
         snprintf(val, sizeof val, "%s", src);
     else
         snprintf(val, sizeof val, "kiln_uf_cv<%s>::go(%s)", rd_compute_type(want), src);
-    if (want == KILN_FLOAT16)
-        snprintf(out, cap, "kiln_uf_f2h(%s)", val);
+    if (kiln_dtype_is_half(want))
+        snprintf(out, cap, "%s(%s)", want == KILN_BFLOAT16 ? "kiln_uf_f2bf" : "kiln_uf_f2h", val);
     else
         snprintf(out, cap, "%s", val);
 }

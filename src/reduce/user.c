@@ -190,7 +190,7 @@ kiln_status kiln_scan(kiln_scan_op op, kiln_array *a, int axis, int exclusive, k
         o.out_dtype = sum_dtype(a->dtype);
         o.combine = "a + b";
         o.identity = "kiln_sc_v()";
-        o.acc_f64 = a->dtype == KILN_FLOAT16 || a->dtype == KILN_FLOAT32;
+        o.acc_f64 = kiln_dtype_is_half(a->dtype) || a->dtype == KILN_FLOAT32;
         break;
     case KILN_SCAN_PROD:
         o.out_dtype = sum_dtype(a->dtype);
@@ -216,7 +216,8 @@ kiln_status kiln_scan(kiln_scan_op op, kiln_array *a, int axis, int exclusive, k
                                                          "18446744073709551615ull",
                                                          "INFINITY",
                                                          "INFINITY",
-                                                         "(double)INFINITY"};
+                                                         "(double)INFINITY",
+                                                         [KILN_BFLOAT16] = "INFINITY"};
         static const char *const lo[KILN_DTYPE_COUNT] = {"false",
                                                          "(int8_t)-128",
                                                          "(int16_t)-32768",
@@ -228,7 +229,8 @@ kiln_status kiln_scan(kiln_scan_op op, kiln_array *a, int axis, int exclusive, k
                                                          "0ull",
                                                          "-INFINITY",
                                                          "-INFINITY",
-                                                         "-(double)INFINITY"};
+                                                         "-(double)INFINITY",
+                                                         [KILN_BFLOAT16] = "-INFINITY"};
         o.identity = op == KILN_SCAN_MIN ? hi[a->dtype] : lo[a->dtype];
     }
     return sc_execute(&o, a, axis, exclusive, out, stream, result);

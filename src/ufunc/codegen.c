@@ -37,18 +37,20 @@ static int count_lines(const kiln_text *b) {
 }
 
 /* Type the body computes in. */
-static const char *compute_type(kiln_dtype t) { return t == KILN_FLOAT16 ? "float" : kiln_dtype_c_type(t); }
+static const char *compute_type(kiln_dtype t) {
+    return kiln_dtype_is_half(t) ? "float" : kiln_dtype_c_type(t);
+}
 /* Type the array holds. */
 static const char *storage_type(kiln_dtype t) {
-    return t == KILN_FLOAT16 ? "uint16_t" : kiln_dtype_c_type(t);
+    return kiln_dtype_is_half(t) ? "uint16_t" : kiln_dtype_c_type(t);
 }
 
 /* Writes into out the expression turning `src` (a storage value of dtype
  * have) into the compute type of dtype want. */
 static void load_expr(char *out, size_t cap, kiln_dtype have, kiln_dtype want, const char *src) {
     char val[256];
-    if (have == KILN_FLOAT16)
-        snprintf(val, sizeof val, "kiln_uf_h2f(%s)", src);
+    if (kiln_dtype_is_half(have))
+        snprintf(val, sizeof val, "%s(%s)", have == KILN_BFLOAT16 ? "kiln_uf_bf2f" : "kiln_uf_h2f", src);
     else
         snprintf(val, sizeof val, "%s", src);
     const char *ht = compute_type(have), *wt = compute_type(want);
@@ -66,8 +68,8 @@ static void store_expr(char *out, size_t cap, kiln_dtype have, kiln_dtype want, 
         snprintf(val, sizeof val, "%s", src);
     else
         snprintf(val, sizeof val, "kiln_uf_cv<%s>::go(%s)", wt, src);
-    if (want == KILN_FLOAT16)
-        snprintf(out, cap, "kiln_uf_f2h(%s)", val);
+    if (kiln_dtype_is_half(want))
+        snprintf(out, cap, "%s(%s)", want == KILN_BFLOAT16 ? "kiln_uf_f2bf" : "kiln_uf_f2h", val);
     else
         snprintf(out, cap, "%s", val);
 }

@@ -55,6 +55,7 @@ static int scalar_value_fits(const kiln_value *v, kiln_dtype to) {
     }
     if (fk == 'f' && (tk == 'f' || tk == 'c')) {
         double x = v->as.c[0], max = to == KILN_FLOAT16                             ? 65504.0
+                                     : to == KILN_BFLOAT16                          ? 3.3895313892515355e38
                                      : (to == KILN_FLOAT32 || to == KILN_COMPLEX64) ? 3.4028234663852886e38
                                                                                     : 1.7976931348623157e308;
         return !isfinite(x) || fabs(x) <= max;
@@ -126,7 +127,7 @@ kiln_value uf_scalar_for(const kiln_value *v, kiln_dtype sig_type) {
                                                                  : (uint64_t)re);
     case 'c': return kiln_scalar_f_(sig_type, re, im);
     default:
-        if (sig_type == KILN_FLOAT16) return kiln_f32((float)re);
+        if (kiln_dtype_is_half(sig_type)) return kiln_f32((float)re);
         if (sig_type == KILN_FLOAT32) return kiln_f32((float)re);
         /* int64 -> double keeps the integer exactly when it can */
         return kiln_f64(fk == 'i' ? (double)v->as.i : fk == 'u' ? (double)v->as.u : re);

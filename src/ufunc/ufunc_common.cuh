@@ -67,6 +67,24 @@ KILN_UF_FN uint16_t kiln_uf_f2h(float f) {
     return (uint16_t)(sign | r);
 }
 
+// bfloat16 is float32's upper half: widening is exact, narrowing rounds to
+// nearest even (kiln_float_to_bfloat16 in src/core/dtype.c does the same on
+// the host); a NaN stays a NaN with its sign.
+KILN_UF_FN float kiln_uf_bf2f(uint16_t b) {
+    union { uint32_t u; float f; } c;
+    c.u = (uint32_t)b << 16;
+    return c.f;
+}
+
+KILN_UF_FN uint16_t kiln_uf_f2bf(float f) {
+    union { float f; uint32_t u; } c;
+    c.f = f;
+    uint32_t x = c.u;
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x0040u);
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (uint16_t)(x >> 16);
+}
+
 template <class T, int N> struct alignas(sizeof(T) * N) kiln_uf_vec { T v[N]; };
 
 #endif

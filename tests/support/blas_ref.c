@@ -27,6 +27,7 @@ hval bt_get(kiln_dtype t, const void *buf, size_t i) {
     hval v = {0, 0};
     switch (t) {
     case KILN_FLOAT16: v.re = half_to_float(((const uint16_t *)buf)[i]); break;
+    case KILN_BFLOAT16: v.re = kiln_bfloat16_to_float(((const uint16_t *)buf)[i]); break;
     case KILN_FLOAT32: v.re = ((const float *)buf)[i]; break;
     case KILN_FLOAT64: v.re = ((const double *)buf)[i]; break;
     case KILN_COMPLEX64:
@@ -38,6 +39,7 @@ hval bt_get(kiln_dtype t, const void *buf, size_t i) {
         v.im = ((const double *)buf)[2 * i + 1];
         break;
     case KILN_INT32: v.re = ((const int32_t *)buf)[i]; break;
+    case KILN_INT8: v.re = ((const int8_t *)buf)[i]; break;
     case KILN_INT64: v.re = (long double)((const int64_t *)buf)[i]; break;
     default: fail_msg("bt_get: dtype %s", kiln_dtype_name(t));
     }
@@ -47,6 +49,7 @@ hval bt_get(kiln_dtype t, const void *buf, size_t i) {
 void bt_set(kiln_dtype t, void *buf, size_t i, double re, double im) {
     switch (t) {
     case KILN_FLOAT16: ((uint16_t *)buf)[i] = kiln_float_to_half((float)re); break;
+    case KILN_BFLOAT16: ((uint16_t *)buf)[i] = kiln_float_to_bfloat16((float)re); break;
     case KILN_FLOAT32: ((float *)buf)[i] = (float)re; break;
     case KILN_FLOAT64: ((double *)buf)[i] = re; break;
     case KILN_COMPLEX64:
@@ -58,6 +61,7 @@ void bt_set(kiln_dtype t, void *buf, size_t i, double re, double im) {
         ((double *)buf)[2 * i + 1] = im;
         break;
     case KILN_INT32: ((int32_t *)buf)[i] = (int32_t)lround(re * 8); break;
+    case KILN_INT8: ((int8_t *)buf)[i] = (int8_t)lround(re * 8); break;
     case KILN_INT64: ((int64_t *)buf)[i] = (int64_t)lround(re * 8); break;
     default: fail_msg("bt_set: dtype %s", kiln_dtype_name(t));
     }
@@ -66,6 +70,7 @@ void bt_set(kiln_dtype t, void *buf, size_t i, double re, double im) {
 double bt_eps(kiln_dtype t) {
     switch (t) {
     case KILN_FLOAT16: return ldexp(1, -11);
+    case KILN_BFLOAT16: return ldexp(1, -8);
     case KILN_FLOAT32:
     case KILN_COMPLEX64: return ldexp(1, -24);
     default: return ldexp(1, -53);
