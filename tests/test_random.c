@@ -847,6 +847,206 @@ static void test_device_api_xorwow(void **state) {
     free(src);
 }
 
+/* The same draws from curand_kernel.h (the reference) and from kiln's
+ * device API, per thread t: 3 words, 8 floats and 5 doubles. */
+#define SAME_DRAWS(INIT_X, INIT_P, INIT_P0, INIT_M, PRE)                                                     \
+    "  int t = blockIdx.x * blockDim.x + threadIdx.x;\n"                                                     \
+    "  if (t >= n) return;\n" INIT_X "  o32[t * 3 + 0] = " PRE "(&x);\n"                                     \
+    "  of[t * 8 + 0] = " PRE "_uniform(&x);\n"                                                               \
+    "  of[t * 8 + 1] = " PRE "_normal(&x);\n"                                                                \
+    "  of[t * 8 + 2] = " PRE "_normal(&x);\n"                                                                \
+    "  od[t * 5 + 0] = " PRE "_uniform_double(&x);\n"                                                        \
+    "  od[t * 5 + 1] = " PRE "_normal_double(&x);\n"                                                         \
+    "  od[t * 5 + 2] = " PRE "_normal_double(&x);\n" INIT_P "  o32[t * 3 + 1] = " PRE "(&p);\n"              \
+    "  of[t * 8 + 3] = " PRE "_uniform(&p);\n"                                                               \
+    "  of[t * 8 + 4] = " PRE "_normal(&p);\n"                                                                \
+    "  od[t * 5 + 3] = " PRE "_uniform_double(&p);\n" INIT_M "  o32[t * 3 + 2] = " PRE "(&m);\n"             \
+    "  of[t * 8 + 5] = " PRE "_uniform(&m);\n"                                                               \
+    "  of[t * 8 + 6] = " PRE "_normal(&m);\n"                                                                \
+    "  od[t * 5 + 4] = " PRE "_uniform_double(&m);\n" INIT_P0 "}\n"
+
+static const char curand_ref_kernel[] =
+    "#include <curand_kernel.h>\n"
+    "extern \"C\" __global__ void ref(unsigned long long seed, unsigned long long offset, int n,\n"
+    "    unsigned *o32, float *of, double *od) {\n" SAME_DRAWS(
+        "  curandStateXORWOW_t x;\n  curand_init(seed, t, offset, &x);\n",
+        "  curandStatePhilox4_32_10_t p;\n  curand_init(seed, t, offset, &p);\n",
+        "  curandStatePhilox4_32_10_t p0;\n  curand_init(seed, 0, offset + t, &p0);\n"
+        "  of[t * 8 + 7] = curand_uniform(&p0);\n",
+        "  curandStateMRG32k3a_t m;\n  curand_init(seed, t, offset, &m);\n", "curand");
+
+/* kiln's functions are named kiln_curand_<what>_<generator>: one macro per state. */
+static const char kiln_same_kernel[] =
+    "__device__ inline unsigned kiln_curand(kiln_xorwow_state *s) { return kiln_curand_xorwow(s); }\n"
+    "__device__ inline float kiln_curand_uniform(kiln_xorwow_state *s) { return "
+    "kiln_curand_uniform_xorwow(s); }\n"
+    "__device__ inline float kiln_curand_normal(kiln_xorwow_state *s) { return kiln_curand_normal_xorwow(s); "
+    "}\n"
+    "__device__ inline double kiln_curand_uniform_double(kiln_xorwow_state *s) {\n"
+    "  return kiln_curand_uniform_double_xorwow(s); }\n"
+    "__device__ inline double kiln_curand_normal_double(kiln_xorwow_state *s) {\n"
+    "  return kiln_curand_normal_double_xorwow(s); }\n"
+    "__device__ inline unsigned kiln_curand(kiln_philox_state *s) { return kiln_curand_philox(s); }\n"
+    "__device__ inline float kiln_curand_uniform(kiln_philox_state *s) { return "
+    "kiln_curand_uniform_philox(s); }\n"
+    "__device__ inline float kiln_curand_normal(kiln_philox_state *s) { return kiln_curand_normal_philox(s); "
+    "}\n"
+    "__device__ inline double kiln_curand_uniform_double(kiln_philox_state *s) {\n"
+    "  return kiln_curand_uniform_double_philox(s); }\n"
+    "__device__ inline unsigned kiln_curand(kiln_mrg32k3a_state *s) { return kiln_curand_mrg32k3a(s); }\n"
+    "__device__ inline float kiln_curand_uniform(kiln_mrg32k3a_state *s) {\n"
+    "  return kiln_curand_uniform_mrg32k3a(s); }\n"
+    "__device__ inline float kiln_curand_normal(kiln_mrg32k3a_state *s) { return "
+    "kiln_curand_normal_mrg32k3a(s); }\n"
+    "__device__ inline double kiln_curand_uniform_double(kiln_mrg32k3a_state *s) {\n"
+    "  return kiln_curand_uniform_double_mrg32k3a(s); }\n"
+    "extern \"C\" __global__ void mine(unsigned long long seed, unsigned long long offset, int n,\n"
+    "    const unsigned int *tables, unsigned *o32, float *of, double *od) {\n" SAME_DRAWS(
+        "  kiln_xorwow_state x;\n  kiln_curand_init_xorwow(seed, t, offset, &x, tables);\n",
+        "  kiln_philox_state p;\n  kiln_curand_init_philox(seed, t, offset, &p);\n",
+        "  of[t * 8 + 7] = kiln_philox_uniform(seed, offset + t);\n",
+        "  kiln_mrg32k3a_state m;\n  kiln_curand_init_mrg32k3a(seed, t, offset, &m);\n", "kiln_curand");
+
+/* The CUDA toolkit's include options for curand_kernel.h, or NULL. */
+static const char *toolkit_includes(char *buf, size_t cap) {
+    const char *roots[3] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+    for (int i = 0; i < 3; i++) {
+        if (!roots[i] || !*roots[i]) continue;
+        char probe[600];
+        snprintf(probe, sizeof probe, "%s/include/curand_kernel.h", roots[i]);
+        FILE *f = fopen(probe, "r");
+        if (!f) continue;
+        fclose(f);
+        /* CUDA 13 keeps the CUDA C++ standard library (cuda/std) in include/cccl */
+        snprintf(buf, cap, "-I%s/include -I%s/include/cccl", roots[i], roots[i]);
+        return buf;
+    }
+    return NULL;
+}
+
+/* kiln's device API against cuRAND's own device functions (curand_kernel.h
+ * compiled by NVRTC through kiln, with the toolkit's include folders) in the
+ * same run, on the GPU: every generator's init at several offsets, words
+ * and uniforms bit for bit; normals bit for bit where equal, else within
+ * 2e-5 (1 + |z|) float and 1e-12 (1 + |z|) double. On the CPU backend both
+ * kernels are compiled for sm_90 (the CUDA prelude and curand_kernel.h in
+ * one translation unit) and the comparison is left to the GPU run. */
+static void test_device_api_vs_curand_kernel(void **state) {
+    kiln_context *ctx = *state;
+    char inc[1300];
+    const char *opts = toolkit_includes(inc, sizeof inc);
+    if (!opts) {
+        print_message(
+            "%s: SKIPPED, no CUDA toolkit headers (curand_kernel.h) under $CUDA_HOME, $CUDA_PATH or "
+            "/usr/local/cuda\n",
+            __func__);
+        skip();
+    }
+    size_t len = strlen(kiln_rng_device_source()) + sizeof kiln_same_kernel;
+    char *mine_src = malloc(len);
+    snprintf(mine_src, len, "%s%s", kiln_rng_device_source(), kiln_same_kernel);
+    char *clog = NULL;
+    kiln_status cs = kiln_compile_only("cuda", "sm_90", curand_ref_kernel, "ref.cu", opts, &clog);
+    if (cs == KILN_ERR_COMPILER_MISSING) {
+        print_message("%s: SKIPPED, NVRTC not found: %s\n", __func__, kiln_last_error());
+        kiln_free(clog);
+        free(mine_src);
+        skip();
+    }
+    if (cs != KILN_OK)
+        fail_msg("curand_kernel.h does not compile through kiln: %s\n%s", kiln_last_error(), clog);
+    kiln_free(clog);
+    clog = NULL;
+    if (kiln_compile_only("cuda", "sm_90", mine_src, "mine.cu", NULL, &clog) != KILN_OK)
+        fail_msg("kiln's side does not compile: %s\n%s", kiln_last_error(), clog);
+    kiln_free(clog);
+    if (!on_cuda(ctx)) {
+        print_message("%s: both kernels compile for sm_90; the comparison runs with KILN_TEST_TARGET=cuda\n",
+                      __func__);
+        free(mine_src);
+        return;
+    }
+    kiln_kernel *ref = NULL, *mine = NULL;
+    TEST_OK(kiln_kernel_from_source(ctx, curand_ref_kernel, "ref", opts, &ref));
+    TEST_OK(kiln_kernel_from_source(ctx, mine_src, "mine", NULL, &mine));
+    kiln_array *tables = NULL;
+    TEST_OK(kiln_rng_xorwow_tables(ctx, &tables));
+    enum { N = 1000 };
+    const uint64_t seed = 0x5eed0001ull, offsets[4] = {0, 3, 4097, (1ull << 35) + 11};
+    long equal_normals = 0, normals = 0;
+    for (int oi = 0; oi < 4; oi++) {
+        kiln_array *a[6];
+        int64_t s32[1] = {N * 3}, sf[1] = {N * 8}, sd[1] = {N * 5};
+        for (int i = 0; i < 2; i++) {
+            TEST_OK(kiln_array_zeros(ctx, KILN_UINT32, 1, s32, &a[3 * i]));
+            TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, sf, &a[3 * i + 1]));
+            TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, sd, &a[3 * i + 2]));
+        }
+        TEST_OK(kiln_launch(ref, KILN_DIM((N + 127) / 128), KILN_DIM(128), 0, NULL,
+                            KILN_ARGS(kiln_u64(seed), kiln_u64(offsets[oi]), kiln_i32(N), kiln_arr(a[0]),
+                                      kiln_arr(a[1]), kiln_arr(a[2]))));
+        TEST_OK(kiln_launch(mine, KILN_DIM((N + 127) / 128), KILN_DIM(128), 0, NULL,
+                            KILN_ARGS(kiln_u64(seed), kiln_u64(offsets[oi]), kiln_i32(N), kiln_arr(tables),
+                                      kiln_arr(a[3]), kiln_arr(a[4]), kiln_arr(a[5]))));
+        static uint32_t w[2][N * 3];
+        static float f[2][N * 8];
+        static double d[2][N * 5];
+        for (int i = 0; i < 2; i++) {
+            TEST_OK(kiln_array_to_host(a[3 * i], w[i], sizeof w[i]));
+            TEST_OK(kiln_array_to_host(a[3 * i + 1], f[i], sizeof f[i]));
+            TEST_OK(kiln_array_to_host(a[3 * i + 2], d[i], sizeof d[i]));
+        }
+        static const char *gen_of_f[8] = {"xorwow uniform",  "xorwow normal",           "xorwow normal (2nd)",
+                                          "philox uniform",  "philox normal",           "mrg32k3a uniform",
+                                          "mrg32k3a normal", "stateless philox uniform"};
+        static const char *gen_of_d[5] = {"xorwow uniform_double", "xorwow normal_double",
+                                          "xorwow normal_double (2nd)", "philox uniform_double",
+                                          "mrg32k3a uniform_double"};
+        for (int t = 0; t < N; t++) {
+            for (int q = 0; q < 3; q++)
+                if (w[0][t * 3 + q] != w[1][t * 3 + q])
+                    fail_msg("%s curand, thread %d offset %llu: cuRAND %#x, kiln %#x",
+                             q == 0   ? "xorwow"
+                             : q == 1 ? "philox"
+                                      : "mrg32k3a",
+                             t, (unsigned long long)offsets[oi], w[0][t * 3 + q], w[1][t * 3 + q]);
+            for (int q = 0; q < 8; q++) {
+                float x = f[0][t * 8 + q], y = f[1][t * 8 + q];
+                int normal = q == 1 || q == 2 || q == 4 || q == 6;
+                normals += normal;
+                if (memcmp(&x, &y, sizeof x) == 0) {
+                    equal_normals += normal;
+                    continue;
+                }
+                if (!normal || fabsf(x - y) > 2e-5f * (1 + fabsf(x)))
+                    fail_msg("%s, thread %d offset %llu: cuRAND %.9g, kiln %.9g", gen_of_f[q], t,
+                             (unsigned long long)offsets[oi], x, y);
+            }
+            for (int q = 0; q < 5; q++) {
+                double x = d[0][t * 5 + q], y = d[1][t * 5 + q];
+                int normal = q == 1 || q == 2;
+                normals += normal;
+                if (memcmp(&x, &y, sizeof x) == 0) {
+                    equal_normals += normal;
+                    continue;
+                }
+                if (!normal || fabs(x - y) > 1e-12 * (1 + fabs(x)))
+                    fail_msg("%s, thread %d offset %llu: cuRAND %.17g, kiln %.17g", gen_of_d[q], t,
+                             (unsigned long long)offsets[oi], x, y);
+            }
+        }
+        for (int i = 0; i < 6; i++) kiln_array_release(a[i]);
+    }
+    print_message(
+        "kiln's device API equals curand_kernel.h on the GPU: words and uniforms bit for bit, %ld of %ld "
+        "normals bit for bit (the rest within the bound)\n",
+        equal_normals, normals);
+    kiln_array_release(tables);
+    kiln_kernel_release(ref);
+    kiln_kernel_release(mine);
+    free(mine_src);
+}
+
 /* `kiln demo xorwow` (seed 001) at a small size: its own checks pass, and
  * with libcurand present its first values equal cuRAND's. */
 static void test_demo_xorwow(void **state) {
@@ -888,6 +1088,7 @@ int main(void) {
         cmocka_unit_test(test_demo_xorwow),
         cmocka_unit_test(test_device_api),
         cmocka_unit_test(test_device_api_xorwow),
+        cmocka_unit_test(test_device_api_vs_curand_kernel),
         cmocka_unit_test(test_demo_mc_pi),
     };
     /* KILN_TEST_FILTER=test_consecutive_calls runs one test (cmocka's glob) */

@@ -43,7 +43,8 @@ __device__ inline void kiln_philox_block(const unsigned int *ctr, unsigned int k
                                          unsigned int *out) {
     unsigned int x0 = ctr[0], x1 = ctr[1], x2 = ctr[2], x3 = ctr[3];
     for (int r = 0; r < 10; r++) {
-        unsigned long long p0 = (unsigned long long)0xD2511F53u * x0, p1 = (unsigned long long)0xCD9E8D57u * x2;
+        unsigned long long p0 = (unsigned long long)0xD2511F53u * x0,
+                           p1 = (unsigned long long)0xCD9E8D57u * x2;
         unsigned int y0 = (unsigned int)(p1 >> 32) ^ x1 ^ k0, y2 = (unsigned int)(p0 >> 32) ^ x3 ^ k1;
         x1 = (unsigned int)p1;
         x3 = (unsigned int)p0;
@@ -209,7 +210,8 @@ __device__ inline void kiln_curand_init_mrg32k3a(unsigned long long seed, unsign
     const unsigned long long a2[9] = {0, 1, 0, 0, 0, 1, m2 - 1370589ull, 0, 527612ull};
     for (int i = 0; i < 3; i++) s->s1[i] = s->s2[i] = 12345u;
     if (seed) {
-        unsigned long long x1 = (unsigned int)seed ^ 0x55555555u, x2 = (unsigned int)((seed >> 32) ^ 0xAAAAAAAAu);
+        unsigned long long x1 = (unsigned int)seed ^ 0x55555555u,
+                           x2 = (unsigned int)((seed >> 32) ^ 0xAAAAAAAAu);
         s->s1[0] = (unsigned int)(x1 * s->s1[0] % m1);
         s->s1[1] = (unsigned int)(x2 * s->s1[1] % m1);
         s->s1[2] = (unsigned int)(x1 * s->s1[2] % m1);
@@ -364,8 +366,8 @@ __device__ inline float kiln_curand_normal_xorwow(kiln_xorwow_state *s) {
 }
 
 /* cuRAND's double Box-Muller on four words. */
-__device__ inline void kiln_box_muller_double(unsigned int x0, unsigned int x1, unsigned int y0, unsigned int y1,
-                                              double *a, double *b) {
+__device__ inline void kiln_box_muller_double(unsigned int x0, unsigned int x1, unsigned int y0,
+                                              unsigned int y1, double *a, double *b) {
     unsigned long long zx = (unsigned long long)x0 ^ ((unsigned long long)x1 << 21);
     unsigned long long zy = (unsigned long long)y0 ^ ((unsigned long long)y1 << 21);
     double u = (double)zx * 1.1102230246251565e-16 + 1.1102230246251565e-16 / 2.0;
