@@ -1047,6 +1047,55 @@ static void test_device_api_vs_curand_kernel(void **state) {
     free(mine_src);
 }
 
+extern const char kiln_embedded_kiln_philox_f64[];
+
+/* The CUDA provider's own Philox uniform-double kernel (kiln_philox_f64.cuh):
+ * compiled for sm_90 by NVRTC, and run here on the context's backend against
+ * kiln's fill on the CPU provider (offsets inside and across rows of 4 x
+ * 65536 outputs, odd lengths); on CUDA the fills themselves use it. */
+static void test_philox_f64_kernel(void **state) {
+    kiln_context *ctx = *state;
+    char *clog = NULL;
+    kiln_status cs =
+        kiln_compile_only("cuda", "sm_90", kiln_embedded_kiln_philox_f64, "philox_f64.cu", NULL, &clog);
+    if (cs == KILN_ERR_COMPILER_MISSING)
+        print_message("NVRTC not found, the Philox kernel's sm_90 compile is not checked: %s\n",
+                      kiln_last_error());
+    else if (cs != KILN_OK)
+        fail_msg("kiln_philox_f64.cuh does not compile for sm_90: %s\n%s", kiln_last_error(), clog);
+    kiln_free(clog);
+    kiln_context *cpu = NULL;
+    TEST_OK(kiln_open(&cpu, "cpu"));
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_kernel_from_source(ctx, kiln_embedded_kiln_philox_f64, "kiln_philox_uniform_f64", NULL, &k));
+    const uint64_t seed = 0x1234567890abcdefull,
+                   offsets[5] = {0, 3, 262143, 262144 * 3 + 7, (1ull << 33) + 5};
+    const size_t lengths[3] = {1, 7, 300001};
+    for (int oi = 0; oi < 5; oi++)
+        for (int li = 0; li < 3; li++) {
+            uint64_t off = offsets[oi];
+            size_t n = lengths[li];
+            double *want = malloc(n * 8), *got = malloc(n * 8);
+            kiln_gen(cpu, KILN_RNG_PHILOX4_32_10, 0, seed, off, D_UNIFORM_F64, 0, 1, n, 1, want);
+            int64_t shape[1] = {(int64_t)n};
+            kiln_array *x = NULL;
+            TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, shape, &x));
+            uint64_t groups = (off + n - 1) / 4 - off / 4 + 1;
+            TEST_OK(kiln_launch(k, KILN_DIM((unsigned)((groups + 255) / 256)), KILN_DIM(256), 0, NULL,
+                                KILN_ARGS(kiln_u64((uint64_t)(uintptr_t)kiln_array_data(x)), kiln_u64(n),
+                                          kiln_u64(seed), kiln_u64(off), kiln_u64(groups))));
+            TEST_OK(kiln_array_to_host(x, got, n * 8));
+            char what[96];
+            snprintf(what, sizeof what, "philox f64 kernel, offset %llu n %zu", (unsigned long long)off, n);
+            compare(what, D_UNIFORM_F64, 0, got, want, n);
+            kiln_array_release(x);
+            free(want);
+            free(got);
+        }
+    kiln_kernel_release(k);
+    kiln_close(cpu);
+}
+
 /* `kiln demo xorwow` (seed 001) at a small size: its own checks pass, and
  * with libcurand present its first values equal cuRAND's. */
 static void test_demo_xorwow(void **state) {
@@ -1089,6 +1138,7 @@ int main(void) {
         cmocka_unit_test(test_device_api),
         cmocka_unit_test(test_device_api_xorwow),
         cmocka_unit_test(test_device_api_vs_curand_kernel),
+        cmocka_unit_test(test_philox_f64_kernel),
         cmocka_unit_test(test_demo_mc_pi),
     };
     /* KILN_TEST_FILTER=test_consecutive_calls runs one test (cmocka's glob) */

@@ -14,7 +14,31 @@ static kiln_status curand_fail(int rc, const char *what, const char *name) {
                           rc);
 }
 
+extern const char kiln_embedded_kiln_philox_f64[];
+
+/* Philox uniform doubles with kiln's own kernel (kiln_philox_f64.cuh): the
+ * values of a fresh cuRAND generator at the offset, without cuRAND's
+ * offset reset (which doubles a fill's time), queued on rng's stream. */
+static kiln_status philox_f64_fill(kiln_rng *rng, const kiln_rng_request *req, void *data, size_t n) {
+    if (!rng->philox_f64) {
+        kiln_status st = kiln_kernel_from_source(rng->ctx, kiln_embedded_kiln_philox_f64,
+                                                 "kiln_philox_uniform_f64", NULL, &rng->philox_f64);
+        if (st != KILN_OK) return kiln_prefix_error(st, "%s: kiln's Philox kernel", req->name);
+    }
+    uint64_t groups = (rng->offset + n - 1) / 4 - rng->offset / 4 + 1;
+    const unsigned block = 256;
+    uint64_t grid = (groups + block - 1) / block;
+    if (grid > 0x7fffffffu)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: %zu values are more than one launch covers",
+                              req->name, n);
+    return kiln_launch(rng->philox_f64, KILN_DIM((unsigned)grid), KILN_DIM(block), 0, rng->stream,
+                       KILN_ARGS(kiln_u64((uint64_t)(uintptr_t)data), kiln_u64((uint64_t)n),
+                                 kiln_u64(rng->seed), kiln_u64(rng->offset), kiln_u64(groups)));
+}
+
 void kiln_rng_cuda_release(kiln_rng *rng) {
+    kiln_kernel_release(rng->philox_f64);
+    rng->philox_f64 = NULL;
     if (!rng->curand_gen) return;
     const kiln_curand_api *api = kiln_curand_load(NULL);
     if (api) {
@@ -92,6 +116,8 @@ static int call_curand(const kiln_curand_api *api, const kiln_rng *rng, const ki
 kiln_status kiln_rng_cuda_generate(kiln_rng *rng, const kiln_rng_request *req, void *data, size_t n) {
     kiln_context *ctx = rng->ctx;
     kiln_status st;
+    if (rng->type == KILN_RNG_PHILOX4_32_10 && !req->poisson && req->dist == KILN_DIST_UNIFORM_F64)
+        return philox_f64_fill(rng, req, data, n);
     const kiln_curand_api *api = kiln_curand_load(&st);
     if (!api) return kiln_prefix_error(st, "%s on the CUDA backend needs cuRAND", req->name);
     if (!ctx->ops->native_handles)
