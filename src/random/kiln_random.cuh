@@ -101,10 +101,12 @@ __device__ inline float kiln_curand_uniform_philox(kiln_philox_state *s) {
     return kiln_bits_to_uniform(kiln_curand_philox(s));
 }
 
+/* curand_uniform_double for Philox takes ONE 32-bit draw (curand_uniform.h:
+ * x * 2^-32 + 2^-32), unlike cuRAND's host generator and the other states,
+ * which take two: found by the same-run comparison with curand_kernel.h on
+ * the H100. */
 __device__ inline double kiln_curand_uniform_double_philox(kiln_philox_state *s) {
-    unsigned int x = kiln_curand_philox(s), y = kiln_curand_philox(s);
-    unsigned long long z = (unsigned long long)x ^ ((unsigned long long)y << 21);
-    return (double)z * 1.1102230246251565e-16 + 1.1102230246251565e-16 / 2.0;
+    return (double)kiln_curand_philox(s) * 2.3283064365386963e-10 + 2.3283064365386963e-10;
 }
 
 /* cuRAND's Box-Muller on two words: (sin, cos) times the radius. */
