@@ -771,12 +771,17 @@ KILN_API kiln_status kiln_rng_poisson(kiln_rng *rng, kiln_array *out, double lam
  * 64-bit output for these generators, so uint64 is refused (KILN_ERR_DTYPE). */
 KILN_API kiln_status kiln_rng_bits(kiln_rng *rng, kiln_array *out);
 /* The in-kernel API: CUDA C text with cuRAND's device functions for
- * Philox4x32-10 and MRG32k3a (kiln_curand_init_philox, kiln_curand_philox,
- * kiln_curand_uniform_philox, kiln_curand_normal_philox, ..._mrg32k3a,
- * and the stateless kiln_philox_uniform(seed, index)) giving curand_kernel.h's
- * values on both backends. Prepend it to a kernel's source, or pass it as a
- * ufunc's preamble. Static storage. */
+ * Philox4x32-10, MRG32k3a and XORWOW (kiln_curand_init_philox,
+ * kiln_curand_philox, kiln_curand_uniform_philox, kiln_curand_normal_philox,
+ * ..._mrg32k3a, ..._xorwow, and the stateless kiln_philox_uniform(seed,
+ * index)) giving curand_kernel.h's values on both backends. Prepend it to a
+ * kernel's source, or pass it as a ufunc's preamble. Static storage. */
 KILN_API const char *kiln_rng_device_source(void);
+/* XORWOW's skip-ahead tables for kiln_curand_init_xorwow: 131 matrices of
+ * 800 uint32 (M^(2^k), cuRAND's column layout), 419200 bytes, in ctx's
+ * memory (device memory on CUDA). Pass kiln_arr(*out) to the kernel as its
+ * `const unsigned int *tables`; release the array when done. */
+KILN_API kiln_status kiln_rng_xorwow_tables(kiln_context *ctx, kiln_array **out);
 /* For checking kiln against cuRAND: n uniform floats from cuRAND's own host
  * generator (libcurand loaded at run time, default ordering) at seed and
  * offset, into host memory. KILN_ERR_LIBRARY_MISSING without libcurand. */

@@ -65,6 +65,40 @@ static const char *curand_identity(const kiln_curand_api *api) {
     return text;
 }
 
+/* One cuRAND host call per distribution, picked from a table rather than a
+ * switch inside the fill loops: GCC 13 at -O3 (Ubuntu 24.04's 13.3, the GPU
+ * machine's compiler) miscompiles the unswitching of such a loop over a
+ * switch with grouped cases (GCC bug 109934): fill_dist(d = bits) called
+ * kiln_rng_lognormal, and the old loop here called another curandGenerate*
+ * than asked for, which wrote past its buffer (issue 8). */
+typedef int (*curand_fill_fn)(const kiln_curand_api *api, void *g, void *buf, size_t n, double a, double b);
+static int cu_bits(const kiln_curand_api *api, void *g, void *buf, size_t n, double a, double b) {
+    (void)a, (void)b;
+    return api->curandGenerate(g, buf, n);
+}
+static int cu_uniform(const kiln_curand_api *api, void *g, void *buf, size_t n, double a, double b) {
+    (void)a, (void)b;
+    return api->curandGenerateUniform(g, buf, n);
+}
+static int cu_uniform_f64(const kiln_curand_api *api, void *g, void *buf, size_t n, double a, double b) {
+    (void)a, (void)b;
+    return api->curandGenerateUniformDouble(g, buf, n);
+}
+static int cu_normal(const kiln_curand_api *api, void *g, void *buf, size_t n, double a, double b) {
+    return api->curandGenerateNormal(g, buf, n, (float)a, (float)b);
+}
+static int cu_normal_f64(const kiln_curand_api *api, void *g, void *buf, size_t n, double a, double b) {
+    return api->curandGenerateNormalDouble(g, buf, n, a, b);
+}
+static int cu_lognormal(const kiln_curand_api *api, void *g, void *buf, size_t n, double a, double b) {
+    return api->curandGenerateLogNormal(g, buf, n, (float)a, (float)b);
+}
+static int cu_lognormal_f64(const kiln_curand_api *api, void *g, void *buf, size_t n, double a, double b) {
+    return api->curandGenerateLogNormalDouble(g, buf, n, a, b);
+}
+static const curand_fill_fn curand_fills[D_COUNT] = {cu_bits,       cu_uniform,   cu_uniform_f64,  cu_normal,
+                                                     cu_normal_f64, cu_lognormal, cu_lognormal_f64};
+
 /* Bytes past the end of each fill that must stay untouched. */
 #define CURAND_GUARD 65536
 #define CURAND_GUARD_BYTE 0xA7
@@ -90,15 +124,7 @@ static int curand_host(const kiln_curand_api *api, kiln_rng_type type, int legac
     if (!rc) rc = api->curandSetGeneratorOffset(g, offset);
     for (int c = 0; c < calls && !rc; c++) {
         memset(buf + bytes, CURAND_GUARD_BYTE, CURAND_GUARD);
-        switch (d) {
-        case D_BITS: rc = api->curandGenerate(g, (unsigned *)buf, n); break;
-        case D_UNIFORM: rc = api->curandGenerateUniform(g, (float *)buf, n); break;
-        case D_UNIFORM_F64: rc = api->curandGenerateUniformDouble(g, (double *)buf, n); break;
-        case D_NORMAL: rc = api->curandGenerateNormal(g, (float *)buf, n, (float)a, (float)b); break;
-        case D_NORMAL_F64: rc = api->curandGenerateNormalDouble(g, (double *)buf, n, a, b); break;
-        case D_LOGNORMAL: rc = api->curandGenerateLogNormal(g, (float *)buf, n, (float)a, (float)b); break;
-        default: rc = api->curandGenerateLogNormalDouble(g, (double *)buf, n, a, b); break;
-        }
+        rc = curand_fills[d](api, g, buf, n, a, b);
         size_t last = CURAND_GUARD;
         while (last > 0 && buf[bytes + last - 1] == CURAND_GUARD_BYTE) last--;
         if (!rc && last > 0) {
@@ -115,15 +141,26 @@ static int curand_host(const kiln_curand_api *api, kiln_rng_type type, int legac
     return rc;
 }
 
-static kiln_status kiln_fill(kiln_rng *rng, kiln_array *x, int d, double a, double b) {
-    switch (d) {
-    case D_BITS: return kiln_rng_bits(rng, x);
-    case D_UNIFORM:
-    case D_UNIFORM_F64: return kiln_rng_uniform(rng, x);
-    case D_NORMAL:
-    case D_NORMAL_F64: return kiln_rng_normal(rng, x, a, b);
-    default: return kiln_rng_lognormal(rng, x, a, b);
-    }
+/* kiln's fill for a distribution, from a table for the reason above. */
+typedef kiln_status (*kiln_fill_fn)(kiln_rng *rng, kiln_array *x, double a, double b);
+static kiln_status fill_bits(kiln_rng *rng, kiln_array *x, double a, double b) {
+    (void)a, (void)b;
+    return kiln_rng_bits(rng, x);
+}
+static kiln_status fill_uniform(kiln_rng *rng, kiln_array *x, double a, double b) {
+    (void)a, (void)b;
+    return kiln_rng_uniform(rng, x);
+}
+static kiln_status fill_normal(kiln_rng *rng, kiln_array *x, double a, double b) {
+    return kiln_rng_normal(rng, x, a, b);
+}
+static kiln_status fill_lognormal(kiln_rng *rng, kiln_array *x, double a, double b) {
+    return kiln_rng_lognormal(rng, x, a, b);
+}
+static const kiln_fill_fn kiln_fills[D_COUNT] = {fill_bits,   fill_uniform,   fill_uniform,  fill_normal,
+                                                 fill_normal, fill_lognormal, fill_lognormal};
+static kiln_status fill_dist(kiln_rng *rng, kiln_array *x, int d, double a, double b) {
+    return kiln_fills[d](rng, x, a, b);
 }
 
 /* kiln: `calls` fills of n values on ctx into host memory out. */
@@ -137,7 +174,7 @@ static void kiln_gen(kiln_context *ctx, kiln_rng_type type, int legacy, uint64_t
     kiln_array *x = NULL;
     TEST_OK(kiln_array_empty(ctx, dist_dtype(d), 1, shape, &x));
     for (int c = 0; c < calls; c++) {
-        TEST_OK(kiln_fill(rng, x, d, a, b));
+        TEST_OK(fill_dist(rng, x, d, a, b));
         TEST_OK(kiln_array_to_host(x, (char *)out + (size_t)c * n * dist_size(d), n * dist_size(d)));
     }
     kiln_array_release(x);
@@ -248,7 +285,7 @@ static void test_consecutive_calls(void **state) {
                                               want + (size_t)c * n * dist_size(d))
                                 : 0;
                 if (rc) fail_msg("cuRAND's host generator failed: %d (%s)", rc, curand_identity(api));
-                TEST_OK(kiln_fill(rng, x, d, 0, 1));
+                TEST_OK(fill_dist(rng, x, d, 0, 1));
                 TEST_OK(kiln_array_to_host(x, got + (size_t)c * n * dist_size(d), n * dist_size(d)));
             }
             uint64_t off = 0;
@@ -302,19 +339,12 @@ static void test_mixed_calls_follow_curand(void **state) {
             int d = dists[c];
             size_t n = lens[c], cn = d >= D_NORMAL && n % 2 ? n + 1 : n;
             char *want = malloc(cn * 8), *got = malloc(n * 8);
-            int rc = 0;
-            switch (d) {
-            case D_BITS: rc = api->curandGenerate(g, (unsigned *)want, cn); break;
-            case D_UNIFORM: rc = api->curandGenerateUniform(g, (float *)want, cn); break;
-            case D_UNIFORM_F64: rc = api->curandGenerateUniformDouble(g, (double *)want, cn); break;
-            case D_NORMAL: rc = api->curandGenerateNormal(g, (float *)want, cn, 0.f, 1.f); break;
-            default: rc = api->curandGenerateNormalDouble(g, (double *)want, cn, 0., 1.); break;
-            }
+            int rc = curand_fills[d](api, g, want, cn, 0, 1);
             assert_int_equal(rc, 0);
             int64_t shape[1] = {(int64_t)n};
             kiln_array *x = NULL;
             TEST_OK(kiln_array_empty(ctx, dist_dtype(d), 1, shape, &x));
-            TEST_OK(kiln_fill(rng, x, d, 0, 1));
+            TEST_OK(fill_dist(rng, x, d, 0, 1));
             TEST_OK(kiln_array_to_host(x, got, n * dist_size(d)));
             char what[96];
             snprintf(what, sizeof what, "%s call %d (%s, n %zu) of a mixed run",
@@ -686,7 +716,8 @@ static void test_device_api(void **state) {
             if (fabsf(z[t] - zw) > 2e-5f * (1 + fabsf(zw)))
                 fail_msg("philox normal, thread %d offset %llu: %.9g vs %.9g", t, (unsigned long long)offset,
                          z[t], zw);
-            assert_true(d[t] == kiln_bits_uniform_double(w[4], w[5]));
+            /* curand_uniform_double(Philox): one word, x * 2^-32 + 2^-32 */
+            assert_true(d[t] == (double)w[4] * 2.3283064365386963e-10 + 2.3283064365386963e-10);
             kiln_mrg32k3a m;
             kiln_mrg32k3a_init(&m, seed, (uint64_t)t, offset);
             uint32_t r0 = kiln_mrg32k3a_next(&m), r1 = kiln_mrg32k3a_next(&m), r2 = kiln_mrg32k3a_next(&m),
@@ -702,6 +733,368 @@ static void test_device_api(void **state) {
     }
     kiln_kernel_release(k);
     free(src);
+}
+
+static const char xorwow_kernel[] =
+    "extern \"C\" __global__ void draw_xorwow(unsigned long long seed, unsigned long long offset, int n,\n"
+    "    const unsigned int *tables, unsigned *bits, float *u, float *z, float *z2, double *d, double *zd,\n"
+    "    double *zd2, unsigned *next) {\n"
+    "  int t = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (t >= n) return;\n"
+    "  kiln_xorwow_state s;\n"
+    "  kiln_curand_init_xorwow(seed, t, offset, &s, tables);\n"
+    "  bits[t] = kiln_curand_xorwow(&s);\n"
+    "  u[t] = kiln_curand_uniform_xorwow(&s);\n"
+    "  z[t] = kiln_curand_normal_xorwow(&s);\n"
+    "  z2[t] = kiln_curand_normal_xorwow(&s);\n"
+    "  d[t] = kiln_curand_uniform_double_xorwow(&s);\n"
+    "  zd[t] = kiln_curand_normal_double_xorwow(&s);\n"
+    "  zd2[t] = kiln_curand_normal_double_xorwow(&s);\n"
+    "  next[t] = kiln_curand_xorwow(&s);\n"
+    "}\n";
+
+/* The in-kernel XORWOW (curand_init(seed, thread, offset) and its draws)
+ * against kiln's host engine (bit for bit; normals within 2e-5 (1 + |z|),
+ * doubles within 1e-12 (1 + |z|): sincospi on the GPU) and, at offset 0,
+ * against libcurand's host generator, whose default ordering gives logical
+ * thread t's first draws as elements t and 4096 + t; compiled for sm_90. */
+static void test_device_api_xorwow(void **state) {
+    kiln_context *ctx = *state;
+    size_t len = strlen(kiln_rng_device_source()) + sizeof xorwow_kernel;
+    char *src = malloc(len);
+    snprintf(src, len, "%s%s", kiln_rng_device_source(), xorwow_kernel);
+    char *clog = NULL;
+    kiln_status cs = kiln_compile_only("cuda", "sm_90", src, "xorwow.cu", NULL, &clog);
+    if (cs == KILN_ERR_COMPILER_MISSING)
+        print_message("NVRTC not found, the XORWOW device API's sm_90 compile is not checked: %s\n",
+                      kiln_last_error());
+    else if (cs != KILN_OK)
+        fail_msg("XORWOW device API does not compile for sm_90: %s\n%s", kiln_last_error(), clog ? clog : "");
+    kiln_free(clog);
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_kernel_from_source(ctx, src, "draw_xorwow", NULL, &k));
+    kiln_array *tables = NULL;
+    TEST_OK(kiln_rng_xorwow_tables(ctx, &tables));
+    const kiln_curand_api *api = NULL;
+    kiln_status ls;
+    api = kiln_curand_load(&ls);
+    if (!api)
+        print_message("libcurand absent: the XORWOW device API is checked against kiln's host engine only\n");
+    enum { N = 300 };
+    const uint64_t seed = 0xfeedbeef1234ull, offsets[3] = {0, 7, (1ull << 40) + 12345};
+    for (int oi = 0; oi < 3; oi++) {
+        uint64_t offset = offsets[oi];
+        int64_t shape[1] = {N};
+        kiln_array *a[8];
+        const kiln_dtype dt[8] = {KILN_UINT32,  KILN_FLOAT32, KILN_FLOAT32, KILN_FLOAT32,
+                                  KILN_FLOAT64, KILN_FLOAT64, KILN_FLOAT64, KILN_UINT32};
+        for (int i = 0; i < 8; i++) TEST_OK(kiln_array_zeros(ctx, dt[i], 1, shape, &a[i]));
+        TEST_OK(kiln_launch(k, KILN_DIM(3), KILN_DIM(128), 0, NULL,
+                            KILN_ARGS(kiln_u64(seed), kiln_u64(offset), kiln_i32(N), kiln_arr(tables),
+                                      kiln_arr(a[0]), kiln_arr(a[1]), kiln_arr(a[2]), kiln_arr(a[3]),
+                                      kiln_arr(a[4]), kiln_arr(a[5]), kiln_arr(a[6]), kiln_arr(a[7]))));
+        static uint32_t bits[N], next[N];
+        static float u[N], z[N], z2[N];
+        static double d[N], zd[N], zd2[N];
+        TEST_OK(kiln_array_to_host(a[0], bits, sizeof bits));
+        TEST_OK(kiln_array_to_host(a[1], u, sizeof u));
+        TEST_OK(kiln_array_to_host(a[2], z, sizeof z));
+        TEST_OK(kiln_array_to_host(a[3], z2, sizeof z2));
+        TEST_OK(kiln_array_to_host(a[4], d, sizeof d));
+        TEST_OK(kiln_array_to_host(a[5], zd, sizeof zd));
+        TEST_OK(kiln_array_to_host(a[6], zd2, sizeof zd2));
+        TEST_OK(kiln_array_to_host(a[7], next, sizeof next));
+        for (int t = 0; t < N; t++) {
+            kiln_xorwow s;
+            assert_int_equal(kiln_xorwow_init(&s, seed, (uint64_t)t, offset), 0);
+            uint32_t w[11];
+            for (int q = 0; q < 11; q++) w[q] = kiln_xorwow_next(&s);
+            if (bits[t] != w[0] || next[t] != w[10])
+                fail_msg("xorwow thread %d offset %llu: bits %#x %#x, host engine %#x %#x", t,
+                         (unsigned long long)offset, bits[t], next[t], w[0], w[10]);
+            assert_true(u[t] == kiln_bits_uniform(w[1]));
+            assert_true(d[t] == kiln_bits_uniform_double(w[4], w[5]));
+            float zu = (float)w[2] * KILN_2POW32_INV + KILN_2POW32_INV / 2.0f;
+            float zv = (float)w[3] * (2.3283064e-10f * 6.2831855f) + (2.3283064e-10f * 6.2831855f) / 2.0f;
+            float zs = sqrtf(-2.0f * logf(zu)), za = sinf(zv) * zs, zb = cosf(zv) * zs;
+            if (fabsf(z[t] - za) > 2e-5f * (1 + fabsf(za)) || fabsf(z2[t] - zb) > 2e-5f * (1 + fabsf(zb)))
+                fail_msg("xorwow normal, thread %d: %.9g %.9g vs %.9g %.9g", t, z[t], z2[t], za, zb);
+            uint64_t zx = (uint64_t)w[6] ^ ((uint64_t)w[7] << 21),
+                     zy = (uint64_t)w[8] ^ ((uint64_t)w[9] << 21);
+            double du = (double)zx * KILN_2POW53_INV_DOUBLE + KILN_2POW53_INV_DOUBLE / 2.0;
+            double dv = (double)zy * (KILN_2POW53_INV_DOUBLE * 2.0) + KILN_2POW53_INV_DOUBLE;
+            double ds = sqrt(-2.0 * log(du)), da = sin(dv * 3.1415926535897932) * ds,
+                   db = cos(dv * 3.1415926535897932) * ds;
+            if (fabs(zd[t] - da) > 1e-12 * (1 + fabs(da)) || fabs(zd2[t] - db) > 1e-12 * (1 + fabs(db)))
+                fail_msg("xorwow normal double, thread %d: %.17g %.17g vs %.17g %.17g", t, zd[t], zd2[t], da,
+                         db);
+        }
+        if (api && offset == 0) {
+            static uint32_t host[8192];
+            void *g = NULL;
+            assert_int_equal(api->curandCreateGeneratorHost(&g, KILN_CURAND_RNG_XORWOW), 0);
+            assert_int_equal(api->curandSetPseudoRandomGeneratorSeed(g, seed), 0);
+            assert_int_equal(api->curandGenerate(g, host, 8192), 0);
+            api->curandDestroyGenerator(g);
+            for (int t = 0; t < N; t++)
+                if (bits[t] != host[t] || u[t] != kiln_bits_uniform(host[4096 + t]))
+                    fail_msg("xorwow thread %d: kiln's device API %#x, cuRAND's host generator %#x (%s)", t,
+                             bits[t], host[t], curand_identity(api));
+        }
+        for (int i = 0; i < 8; i++) kiln_array_release(a[i]);
+    }
+    kiln_array_release(tables);
+    kiln_kernel_release(k);
+    free(src);
+}
+
+/* The same draws from curand_kernel.h (the reference) and from kiln's
+ * device API, per thread t: 3 words, 8 floats and 5 doubles. */
+#define SAME_DRAWS(INIT_X, INIT_P, INIT_P0, INIT_M, PRE)                                                     \
+    "  int t = blockIdx.x * blockDim.x + threadIdx.x;\n"                                                     \
+    "  if (t >= n) return;\n" INIT_X "  o32[t * 3 + 0] = " PRE "(&x);\n"                                     \
+    "  of[t * 8 + 0] = " PRE "_uniform(&x);\n"                                                               \
+    "  of[t * 8 + 1] = " PRE "_normal(&x);\n"                                                                \
+    "  of[t * 8 + 2] = " PRE "_normal(&x);\n"                                                                \
+    "  od[t * 5 + 0] = " PRE "_uniform_double(&x);\n"                                                        \
+    "  od[t * 5 + 1] = " PRE "_normal_double(&x);\n"                                                         \
+    "  od[t * 5 + 2] = " PRE "_normal_double(&x);\n" INIT_P "  o32[t * 3 + 1] = " PRE "(&p);\n"              \
+    "  of[t * 8 + 3] = " PRE "_uniform(&p);\n"                                                               \
+    "  of[t * 8 + 4] = " PRE "_normal(&p);\n"                                                                \
+    "  od[t * 5 + 3] = " PRE "_uniform_double(&p);\n" INIT_M "  o32[t * 3 + 2] = " PRE "(&m);\n"             \
+    "  of[t * 8 + 5] = " PRE "_uniform(&m);\n"                                                               \
+    "  of[t * 8 + 6] = " PRE "_normal(&m);\n"                                                                \
+    "  od[t * 5 + 4] = " PRE "_uniform_double(&m);\n" INIT_P0 "}\n"
+
+static const char curand_ref_kernel[] =
+    "#include <curand_kernel.h>\n"
+    "extern \"C\" __global__ void ref(unsigned long long seed, unsigned long long offset, int n,\n"
+    "    unsigned *o32, float *of, double *od) {\n" SAME_DRAWS(
+        "  curandStateXORWOW_t x;\n  curand_init(seed, t, offset, &x);\n",
+        "  curandStatePhilox4_32_10_t p;\n  curand_init(seed, t, offset, &p);\n",
+        "  curandStatePhilox4_32_10_t p0;\n  curand_init(seed, 0, offset + t, &p0);\n"
+        "  of[t * 8 + 7] = curand_uniform(&p0);\n",
+        "  curandStateMRG32k3a_t m;\n  curand_init(seed, t, offset, &m);\n", "curand");
+
+/* kiln's functions are named kiln_curand_<what>_<generator>: one macro per state. */
+static const char kiln_same_kernel[] =
+    "__device__ inline unsigned kiln_curand(kiln_xorwow_state *s) { return kiln_curand_xorwow(s); }\n"
+    "__device__ inline float kiln_curand_uniform(kiln_xorwow_state *s) { return "
+    "kiln_curand_uniform_xorwow(s); }\n"
+    "__device__ inline float kiln_curand_normal(kiln_xorwow_state *s) { return kiln_curand_normal_xorwow(s); "
+    "}\n"
+    "__device__ inline double kiln_curand_uniform_double(kiln_xorwow_state *s) {\n"
+    "  return kiln_curand_uniform_double_xorwow(s); }\n"
+    "__device__ inline double kiln_curand_normal_double(kiln_xorwow_state *s) {\n"
+    "  return kiln_curand_normal_double_xorwow(s); }\n"
+    "__device__ inline unsigned kiln_curand(kiln_philox_state *s) { return kiln_curand_philox(s); }\n"
+    "__device__ inline float kiln_curand_uniform(kiln_philox_state *s) { return "
+    "kiln_curand_uniform_philox(s); }\n"
+    "__device__ inline float kiln_curand_normal(kiln_philox_state *s) { return kiln_curand_normal_philox(s); "
+    "}\n"
+    "__device__ inline double kiln_curand_uniform_double(kiln_philox_state *s) {\n"
+    "  return kiln_curand_uniform_double_philox(s); }\n"
+    "__device__ inline unsigned kiln_curand(kiln_mrg32k3a_state *s) { return kiln_curand_mrg32k3a(s); }\n"
+    "__device__ inline float kiln_curand_uniform(kiln_mrg32k3a_state *s) {\n"
+    "  return kiln_curand_uniform_mrg32k3a(s); }\n"
+    "__device__ inline float kiln_curand_normal(kiln_mrg32k3a_state *s) { return "
+    "kiln_curand_normal_mrg32k3a(s); }\n"
+    "__device__ inline double kiln_curand_uniform_double(kiln_mrg32k3a_state *s) {\n"
+    "  return kiln_curand_uniform_double_mrg32k3a(s); }\n"
+    "extern \"C\" __global__ void mine(unsigned long long seed, unsigned long long offset, int n,\n"
+    "    const unsigned int *tables, unsigned *o32, float *of, double *od) {\n" SAME_DRAWS(
+        "  kiln_xorwow_state x;\n  kiln_curand_init_xorwow(seed, t, offset, &x, tables);\n",
+        "  kiln_philox_state p;\n  kiln_curand_init_philox(seed, t, offset, &p);\n",
+        "  of[t * 8 + 7] = kiln_philox_uniform(seed, offset + t);\n",
+        "  kiln_mrg32k3a_state m;\n  kiln_curand_init_mrg32k3a(seed, t, offset, &m);\n", "kiln_curand");
+
+/* The CUDA toolkit's include options for curand_kernel.h, or NULL. */
+static const char *toolkit_includes(char *buf, size_t cap) {
+    const char *roots[3] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+    for (int i = 0; i < 3; i++) {
+        if (!roots[i] || !*roots[i]) continue;
+        char probe[600];
+        snprintf(probe, sizeof probe, "%s/include/curand_kernel.h", roots[i]);
+        FILE *f = fopen(probe, "r");
+        if (!f) continue;
+        fclose(f);
+        /* CUDA 13 keeps the CUDA C++ standard library (cuda/std) in include/cccl */
+        snprintf(buf, cap, "-I%s/include -I%s/include/cccl", roots[i], roots[i]);
+        return buf;
+    }
+    return NULL;
+}
+
+/* kiln's device API against cuRAND's own device functions (curand_kernel.h
+ * compiled by NVRTC through kiln, with the toolkit's include folders) in the
+ * same run, on the GPU: every generator's init at several offsets, words
+ * and uniforms bit for bit; normals bit for bit where equal, else within
+ * 2e-5 (1 + |z|) float and 1e-12 (1 + |z|) double. On the CPU backend both
+ * kernels are compiled for sm_90 (the CUDA prelude and curand_kernel.h in
+ * one translation unit) and the comparison is left to the GPU run. */
+static void test_device_api_vs_curand_kernel(void **state) {
+    kiln_context *ctx = *state;
+    char inc[1300];
+    const char *opts = toolkit_includes(inc, sizeof inc);
+    if (!opts) {
+        print_message(
+            "%s: SKIPPED, no CUDA toolkit headers (curand_kernel.h) under $CUDA_HOME, $CUDA_PATH or "
+            "/usr/local/cuda\n",
+            __func__);
+        skip();
+    }
+    size_t len = strlen(kiln_rng_device_source()) + sizeof kiln_same_kernel;
+    char *mine_src = malloc(len);
+    snprintf(mine_src, len, "%s%s", kiln_rng_device_source(), kiln_same_kernel);
+    char *clog = NULL;
+    kiln_status cs = kiln_compile_only("cuda", "sm_90", curand_ref_kernel, "ref.cu", opts, &clog);
+    if (cs == KILN_ERR_COMPILER_MISSING) {
+        print_message("%s: SKIPPED, NVRTC not found: %s\n", __func__, kiln_last_error());
+        kiln_free(clog);
+        free(mine_src);
+        skip();
+    }
+    if (cs != KILN_OK)
+        fail_msg("curand_kernel.h does not compile through kiln: %s\n%s", kiln_last_error(), clog);
+    kiln_free(clog);
+    clog = NULL;
+    if (kiln_compile_only("cuda", "sm_90", mine_src, "mine.cu", NULL, &clog) != KILN_OK)
+        fail_msg("kiln's side does not compile: %s\n%s", kiln_last_error(), clog);
+    kiln_free(clog);
+    if (!on_cuda(ctx)) {
+        print_message("%s: both kernels compile for sm_90; the comparison runs with KILN_TEST_TARGET=cuda\n",
+                      __func__);
+        free(mine_src);
+        return;
+    }
+    kiln_kernel *ref = NULL, *mine = NULL;
+    TEST_OK(kiln_kernel_from_source(ctx, curand_ref_kernel, "ref", opts, &ref));
+    TEST_OK(kiln_kernel_from_source(ctx, mine_src, "mine", NULL, &mine));
+    kiln_array *tables = NULL;
+    TEST_OK(kiln_rng_xorwow_tables(ctx, &tables));
+    enum { N = 1000 };
+    const uint64_t seed = 0x5eed0001ull, offsets[4] = {0, 3, 4097, (1ull << 35) + 11};
+    long equal_normals = 0, normals = 0;
+    for (int oi = 0; oi < 4; oi++) {
+        kiln_array *a[6];
+        int64_t s32[1] = {N * 3}, sf[1] = {N * 8}, sd[1] = {N * 5};
+        for (int i = 0; i < 2; i++) {
+            TEST_OK(kiln_array_zeros(ctx, KILN_UINT32, 1, s32, &a[3 * i]));
+            TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, sf, &a[3 * i + 1]));
+            TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, sd, &a[3 * i + 2]));
+        }
+        TEST_OK(kiln_launch(ref, KILN_DIM((N + 127) / 128), KILN_DIM(128), 0, NULL,
+                            KILN_ARGS(kiln_u64(seed), kiln_u64(offsets[oi]), kiln_i32(N), kiln_arr(a[0]),
+                                      kiln_arr(a[1]), kiln_arr(a[2]))));
+        TEST_OK(kiln_launch(mine, KILN_DIM((N + 127) / 128), KILN_DIM(128), 0, NULL,
+                            KILN_ARGS(kiln_u64(seed), kiln_u64(offsets[oi]), kiln_i32(N), kiln_arr(tables),
+                                      kiln_arr(a[3]), kiln_arr(a[4]), kiln_arr(a[5]))));
+        static uint32_t w[2][N * 3];
+        static float f[2][N * 8];
+        static double d[2][N * 5];
+        for (int i = 0; i < 2; i++) {
+            TEST_OK(kiln_array_to_host(a[3 * i], w[i], sizeof w[i]));
+            TEST_OK(kiln_array_to_host(a[3 * i + 1], f[i], sizeof f[i]));
+            TEST_OK(kiln_array_to_host(a[3 * i + 2], d[i], sizeof d[i]));
+        }
+        static const char *gen_of_f[8] = {"xorwow uniform",  "xorwow normal",           "xorwow normal (2nd)",
+                                          "philox uniform",  "philox normal",           "mrg32k3a uniform",
+                                          "mrg32k3a normal", "stateless philox uniform"};
+        static const char *gen_of_d[5] = {"xorwow uniform_double", "xorwow normal_double",
+                                          "xorwow normal_double (2nd)", "philox uniform_double",
+                                          "mrg32k3a uniform_double"};
+        for (int t = 0; t < N; t++) {
+            for (int q = 0; q < 3; q++)
+                if (w[0][t * 3 + q] != w[1][t * 3 + q])
+                    fail_msg("%s curand, thread %d offset %llu: cuRAND %#x, kiln %#x",
+                             q == 0   ? "xorwow"
+                             : q == 1 ? "philox"
+                                      : "mrg32k3a",
+                             t, (unsigned long long)offsets[oi], w[0][t * 3 + q], w[1][t * 3 + q]);
+            for (int q = 0; q < 8; q++) {
+                float x = f[0][t * 8 + q], y = f[1][t * 8 + q];
+                int normal = q == 1 || q == 2 || q == 4 || q == 6;
+                normals += normal;
+                if (memcmp(&x, &y, sizeof x) == 0) {
+                    equal_normals += normal;
+                    continue;
+                }
+                if (!normal || fabsf(x - y) > 2e-5f * (1 + fabsf(x)))
+                    fail_msg("%s, thread %d offset %llu: cuRAND %.9g, kiln %.9g", gen_of_f[q], t,
+                             (unsigned long long)offsets[oi], x, y);
+            }
+            for (int q = 0; q < 5; q++) {
+                double x = d[0][t * 5 + q], y = d[1][t * 5 + q];
+                int normal = q == 1 || q == 2;
+                normals += normal;
+                if (memcmp(&x, &y, sizeof x) == 0) {
+                    equal_normals += normal;
+                    continue;
+                }
+                if (!normal || fabs(x - y) > 1e-12 * (1 + fabs(x)))
+                    fail_msg("%s, thread %d offset %llu: cuRAND %.17g, kiln %.17g", gen_of_d[q], t,
+                             (unsigned long long)offsets[oi], x, y);
+            }
+        }
+        for (int i = 0; i < 6; i++) kiln_array_release(a[i]);
+    }
+    print_message(
+        "kiln's device API equals curand_kernel.h on the GPU: words and uniforms bit for bit, %ld of %ld "
+        "normals bit for bit (the rest within the bound)\n",
+        equal_normals, normals);
+    kiln_array_release(tables);
+    kiln_kernel_release(ref);
+    kiln_kernel_release(mine);
+    free(mine_src);
+}
+
+extern const char kiln_embedded_kiln_philox_f64[];
+
+/* The CUDA provider's own Philox uniform-double kernel (kiln_philox_f64.cuh):
+ * compiled for sm_90 by NVRTC, and run here on the context's backend against
+ * kiln's fill on the CPU provider (offsets inside and across rows of 4 x
+ * 65536 outputs, odd lengths); on CUDA the fills themselves use it. */
+static void test_philox_f64_kernel(void **state) {
+    kiln_context *ctx = *state;
+    char *clog = NULL;
+    kiln_status cs =
+        kiln_compile_only("cuda", "sm_90", kiln_embedded_kiln_philox_f64, "philox_f64.cu", NULL, &clog);
+    if (cs == KILN_ERR_COMPILER_MISSING)
+        print_message("NVRTC not found, the Philox kernel's sm_90 compile is not checked: %s\n",
+                      kiln_last_error());
+    else if (cs != KILN_OK)
+        fail_msg("kiln_philox_f64.cuh does not compile for sm_90: %s\n%s", kiln_last_error(), clog);
+    kiln_free(clog);
+    kiln_context *cpu = NULL;
+    TEST_OK(kiln_open(&cpu, "cpu"));
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_kernel_from_source(ctx, kiln_embedded_kiln_philox_f64, "kiln_philox_uniform_f64", NULL, &k));
+    const uint64_t seed = 0x1234567890abcdefull,
+                   offsets[5] = {0, 3, 262143, 262144 * 3 + 7, (1ull << 33) + 5};
+    const size_t lengths[3] = {1, 7, 300001};
+    for (int oi = 0; oi < 5; oi++)
+        for (int li = 0; li < 3; li++) {
+            uint64_t off = offsets[oi];
+            size_t n = lengths[li];
+            double *want = malloc(n * 8), *got = malloc(n * 8);
+            kiln_gen(cpu, KILN_RNG_PHILOX4_32_10, 0, seed, off, D_UNIFORM_F64, 0, 1, n, 1, want);
+            int64_t shape[1] = {(int64_t)n};
+            kiln_array *x = NULL;
+            TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, shape, &x));
+            uint64_t groups = (off + n - 1) / 4 - off / 4 + 1;
+            TEST_OK(kiln_launch(k, KILN_DIM((unsigned)((groups + 255) / 256)), KILN_DIM(256), 0, NULL,
+                                KILN_ARGS(kiln_u64((uint64_t)(uintptr_t)kiln_array_data(x)), kiln_u64(n),
+                                          kiln_u64(seed), kiln_u64(off), kiln_u64(groups))));
+            TEST_OK(kiln_array_to_host(x, got, n * 8));
+            char what[96];
+            snprintf(what, sizeof what, "philox f64 kernel, offset %llu n %zu", (unsigned long long)off, n);
+            compare(what, D_UNIFORM_F64, 0, got, want, n);
+            kiln_array_release(x);
+            free(want);
+            free(got);
+        }
+    kiln_kernel_release(k);
+    kiln_close(cpu);
 }
 
 /* `kiln demo xorwow` (seed 001) at a small size: its own checks pass, and
@@ -744,7 +1137,13 @@ int main(void) {
         cmocka_unit_test(test_stream_and_seed),
         cmocka_unit_test(test_demo_xorwow),
         cmocka_unit_test(test_device_api),
+        cmocka_unit_test(test_device_api_xorwow),
+        cmocka_unit_test(test_device_api_vs_curand_kernel),
+        cmocka_unit_test(test_philox_f64_kernel),
         cmocka_unit_test(test_demo_mc_pi),
     };
+    /* KILN_TEST_FILTER=test_consecutive_calls runs one test (cmocka's glob) */
+    const char *filter = getenv("KILN_TEST_FILTER");
+    if (filter && *filter) cmocka_set_test_filter(filter);
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,6 +1,6 @@
 /* random_bench.c: kiln's generators beside cuRAND called directly.
  *
- *   kiln_random_bench [cpu|cuda] [N]
+ *   kiln_random_bench [cpu|cuda|cuda-overhead] [N]
  *
  * cuda: 10^8 (or N) uniform f32, uniform f64 and normal f32 from each
  *   generator, kiln's fill beside curandGenerate* on the same stream and
@@ -9,6 +9,9 @@
  *   ($KILN_WRITE_GBS, default 2900 for an H100 SXM: what cuRAND's Philox
  *   reaches); then seed 001's size, 10^6 f64 uniforms, end to end (fill +
  *   synchronize).
+ * cuda-overhead: Philox fills of 10^6 (or N) values, each synchronised,
+ *   with and without the cuRAND setters kiln may call before a fill: where
+ *   kiln's per-call cost over cuRAND's comes from.
  * cpu: kiln's CPU provider (all cores) beside cuRAND's host generator and a
  *   plain one-thread C loop of the same generator, in GB/s.
  * Links the static library to reach the loaded cuRAND table (curand_lib.h). */
@@ -130,6 +133,85 @@ static int bench_cuda(size_t n) {
     return 0;
 }
 
+/* Where kiln's per-call cost on top of cuRAND comes from: Philox, n values
+ * per call, synchronised after each call, with the cuRAND setters kiln may
+ * call before a fill (none, the offset, seed and offset, everything). */
+static int bench_cuda_overhead(size_t n) {
+    kiln_context *ctx = NULL;
+    if (kiln_open(&ctx, "cuda") != KILN_OK) {
+        fprintf(stderr, "no CUDA context: %s\n", kiln_last_error());
+        return 1;
+    }
+    kiln_status st;
+    const kiln_curand_api *api = kiln_curand_load(&st);
+    if (!api) {
+        fprintf(stderr, "%s\n", kiln_last_error());
+        kiln_close(ctx);
+        return 1;
+    }
+    void *cuctx = NULL, *stream = NULL;
+    ctx->ops->native_handles(ctx->state, NULL, &cuctx, &stream);
+    int64_t shape[1] = {(int64_t)n};
+    kiln_array *xf = NULL, *xd = NULL;
+    if (kiln_array_empty(ctx, KILN_FLOAT32, 1, shape, &xf) != KILN_OK ||
+        kiln_array_empty(ctx, KILN_FLOAT64, 1, shape, &xd) != KILN_OK)
+        return 1;
+    static const char *what[6] = {"generate only",   "+ offset (same)",    "+ offset (new)",
+                                  "+ seed + offset", "+ all four setters", "kiln fill"};
+    printf("Philox, %zu values per call, synchronised, median of %d, ms per call\n", n, 3 * REPS);
+    printf("%-22s %12s %12s %12s\n", "cuRAND calls", "uniform f32", "uniform f64", "normal f32");
+    for (int v = 0; v < 6; v++) {
+        printf("%-22s", what[v]);
+        for (int d = 0; d < 3; d++) {
+            kiln_array *x = d == U64 ? xd : xf;
+            void *g = NULL;
+            kiln_rng *rng = NULL;
+            if (v == 5) {
+                kiln_rng_create(ctx, KILN_RNG_PHILOX4_32_10, 1234, &rng);
+            } else {
+                api->curandCreateGenerator(&g, KILN_CURAND_RNG_PHILOX4_32_10);
+                api->curandSetPseudoRandomGeneratorSeed(g, 1234);
+                api->curandSetStream(g, stream);
+            }
+            double ms[3 * REPS];
+            for (int r = -3; r < 3 * REPS; r++) {
+                unsigned long long off = (unsigned long long)(r + 4) * n;
+                kiln_synchronize(ctx);
+                double t0 = now_ms();
+                int rc = 0;
+                if (v == 5) {
+                    rc = kiln_fill(rng, x, d);
+                } else {
+                    if (v == 1) rc = api->curandSetGeneratorOffset(g, 0);
+                    if (v == 2) rc = api->curandSetGeneratorOffset(g, off);
+                    if (v == 3) {
+                        rc = api->curandSetPseudoRandomGeneratorSeed(g, 1234);
+                        if (!rc) rc = api->curandSetGeneratorOffset(g, off);
+                    }
+                    if (v == 4) {
+                        rc = api->curandSetGeneratorOrdering(g, KILN_CURAND_ORDERING_DEFAULT);
+                        if (!rc) rc = api->curandSetPseudoRandomGeneratorSeed(g, 1234);
+                        if (!rc) rc = api->curandSetGeneratorOffset(g, off);
+                        if (!rc) rc = api->curandSetStream(g, stream);
+                    }
+                    if (!rc) rc = curand_fill(api, g, kiln_array_data(x), n, d);
+                }
+                kiln_synchronize(ctx);
+                if (r >= 0) ms[r] = now_ms() - t0;
+                if (rc) fprintf(stderr, "call failed: %d\n", rc);
+            }
+            printf(" %12.4f", median(ms, 3 * REPS));
+            if (g) api->curandDestroyGenerator(g);
+            kiln_rng_release(rng);
+        }
+        printf("\n");
+    }
+    kiln_array_release(xf);
+    kiln_array_release(xd);
+    kiln_close(ctx);
+    return 0;
+}
+
 /* One-thread C loops of each generator, uniform floats. */
 static void plain_xorwow(float *out, size_t n) {
     kiln_xorwow s;
@@ -205,5 +287,6 @@ int main(int argc, char **argv) {
     const char *target = argc > 1 ? argv[1] : "cpu";
     size_t n = argc > 2 ? (size_t)atoll(argv[2]) : 0;
     if (!strcmp(target, "cuda")) return bench_cuda(n ? n : 100000000);
+    if (!strcmp(target, "cuda-overhead")) return bench_cuda_overhead(n ? n : 1000000);
     return bench_cpu(n ? n : 10000000);
 }

@@ -16,7 +16,18 @@
  * names: integers and uniforms bit for bit; normals use the GPU's
  * __sincosf on CUDA as cuRAND does and sinf/cosf on the CPU, within
  * 2e-5 (1 + |z|) of cuRAND's host values (tests/test_random.c).
- * XORWOW is not offered here: its skip-ahead needs jump tables. */
+ *
+ * XORWOW (curandStateXORWOW_t): its skip-ahead needs jump tables, which
+ * kiln builds on the host and hands out as an array in the context's
+ * memory (kiln_rng_xorwow_tables: device memory on CUDA, host memory on the
+ * CPU); pass its data pointer to the kernel:
+ *   kiln_xorwow_state s;
+ *   kiln_curand_init_xorwow(seed, subsequence, offset, &s, tables);  (curand_init)
+ *   kiln_curand_xorwow, kiln_curand_uniform_xorwow, kiln_curand_normal_xorwow,
+ *   kiln_curand_uniform_double_xorwow, kiln_curand_normal_double_xorwow
+ * (curand, curand_uniform, curand_normal, curand_uniform_double,
+ * curand_normal_double; doubles from two draws, double normals from four,
+ * sincospi on CUDA as cuRAND does, sin/cos of v * pi on the CPU). */
 #ifndef KILN_RANDOM_CUH
 #define KILN_RANDOM_CUH
 
@@ -32,7 +43,8 @@ __device__ inline void kiln_philox_block(const unsigned int *ctr, unsigned int k
                                          unsigned int *out) {
     unsigned int x0 = ctr[0], x1 = ctr[1], x2 = ctr[2], x3 = ctr[3];
     for (int r = 0; r < 10; r++) {
-        unsigned long long p0 = (unsigned long long)0xD2511F53u * x0, p1 = (unsigned long long)0xCD9E8D57u * x2;
+        unsigned long long p0 = (unsigned long long)0xD2511F53u * x0,
+                           p1 = (unsigned long long)0xCD9E8D57u * x2;
         unsigned int y0 = (unsigned int)(p1 >> 32) ^ x1 ^ k0, y2 = (unsigned int)(p0 >> 32) ^ x3 ^ k1;
         x1 = (unsigned int)p1;
         x3 = (unsigned int)p0;
@@ -89,10 +101,12 @@ __device__ inline float kiln_curand_uniform_philox(kiln_philox_state *s) {
     return kiln_bits_to_uniform(kiln_curand_philox(s));
 }
 
+/* curand_uniform_double for Philox takes ONE 32-bit draw (curand_uniform.h:
+ * x * 2^-32 + 2^-32), unlike cuRAND's host generator and the other states,
+ * which take two: found by the same-run comparison with curand_kernel.h on
+ * the H100. */
 __device__ inline double kiln_curand_uniform_double_philox(kiln_philox_state *s) {
-    unsigned int x = kiln_curand_philox(s), y = kiln_curand_philox(s);
-    unsigned long long z = (unsigned long long)x ^ ((unsigned long long)y << 21);
-    return (double)z * 1.1102230246251565e-16 + 1.1102230246251565e-16 / 2.0;
+    return (double)kiln_curand_philox(s) * 2.3283064365386963e-10 + 2.3283064365386963e-10;
 }
 
 /* cuRAND's Box-Muller on two words: (sin, cos) times the radius. */
@@ -198,7 +212,8 @@ __device__ inline void kiln_curand_init_mrg32k3a(unsigned long long seed, unsign
     const unsigned long long a2[9] = {0, 1, 0, 0, 0, 1, m2 - 1370589ull, 0, 527612ull};
     for (int i = 0; i < 3; i++) s->s1[i] = s->s2[i] = 12345u;
     if (seed) {
-        unsigned long long x1 = (unsigned int)seed ^ 0x55555555u, x2 = (unsigned int)((seed >> 32) ^ 0xAAAAAAAAu);
+        unsigned long long x1 = (unsigned int)seed ^ 0x55555555u,
+                           x2 = (unsigned int)((seed >> 32) ^ 0xAAAAAAAAu);
         s->s1[0] = (unsigned int)(x1 * s->s1[0] % m1);
         s->s1[1] = (unsigned int)(x2 * s->s1[1] % m1);
         s->s1[2] = (unsigned int)(x1 * s->s1[2] % m1);
@@ -257,6 +272,131 @@ __device__ inline float kiln_curand_normal_mrg32k3a(kiln_mrg32k3a_state *s) {
     s->bm_extra = b * r;
     s->bm_flag = 1;
     return a * r;
+}
+
+/* ---------------------------------------------------------------- XORWOW */
+struct kiln_xorwow_state {
+    unsigned int d, v[5];
+    int bm_flag, bm_flag_double;
+    float bm_extra;
+    double bm_extra_double;
+};
+
+/* v = M^(2^k) v, where m is matrix k of kiln_rng_xorwow_tables: 160 columns
+ * of 5 words, column j the image of state bit j (cuRAND's layout). */
+__device__ inline void kiln_xorwow_apply(const unsigned int *m, unsigned int *v) {
+    unsigned int r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0;
+    for (int w = 0; w < 5; w++) {
+        unsigned int bits = v[w];
+        for (int b = 0; b < 32; b++)
+            if ((bits >> b) & 1u) {
+                const unsigned int *c = m + (w * 32 + b) * 5;
+                r0 ^= c[0];
+                r1 ^= c[1];
+                r2 ^= c[2];
+                r3 ^= c[3];
+                r4 ^= c[4];
+            }
+    }
+    v[0] = r0;
+    v[1] = r1;
+    v[2] = r2;
+    v[3] = r3;
+    v[4] = r4;
+}
+
+/* curand_init for XORWOW: cuRAND's seed mixing, then 2^67 * subsequence
+ * and offset steps (M^(2^k) is matrix k of the tables, k < 131). */
+__device__ inline void kiln_curand_init_xorwow(unsigned long long seed, unsigned long long subsequence,
+                                               unsigned long long offset, kiln_xorwow_state *s,
+                                               const unsigned int *tables) {
+    unsigned int s0 = (unsigned int)seed ^ 0xaad26b49u, s1 = (unsigned int)(seed >> 32) ^ 0xf7dcefddu;
+    unsigned int t0 = 1099087573u * s0, t1 = 2591861531u * s1;
+    s->d = 6615241u + t1 + t0;
+    s->v[0] = 123456789u + t0;
+    s->v[1] = 362436069u ^ t0;
+    s->v[2] = 521288629u + t1;
+    s->v[3] = 88675123u ^ t1;
+    s->v[4] = 5783321u + t0;
+    for (int k = 0; k < 64; k++)
+        if ((subsequence >> k) & 1ull) kiln_xorwow_apply(tables + (67 + k) * 800, s->v);
+    for (int k = 0; k < 64; k++)
+        if ((offset >> k) & 1ull) kiln_xorwow_apply(tables + k * 800, s->v);
+    s->d += 362437u * (unsigned int)offset;
+    s->bm_flag = 0;
+    s->bm_flag_double = 0;
+    s->bm_extra = 0.0f;
+    s->bm_extra_double = 0.0;
+}
+
+__device__ inline unsigned int kiln_curand_xorwow(kiln_xorwow_state *s) {
+    unsigned int t = s->v[0] ^ (s->v[0] >> 2);
+    s->v[0] = s->v[1];
+    s->v[1] = s->v[2];
+    s->v[2] = s->v[3];
+    s->v[3] = s->v[4];
+    s->v[4] = (s->v[4] ^ (s->v[4] << 4)) ^ (t ^ (t << 1));
+    s->d += 362437u;
+    return s->v[4] + s->d;
+}
+
+__device__ inline float kiln_curand_uniform_xorwow(kiln_xorwow_state *s) {
+    return kiln_bits_to_uniform(kiln_curand_xorwow(s));
+}
+
+__device__ inline double kiln_bits_to_uniform_double(unsigned int x, unsigned int y) {
+    unsigned long long z = (unsigned long long)x ^ ((unsigned long long)y << 21);
+    return (double)z * 1.1102230246251565e-16 + 1.1102230246251565e-16 / 2.0;
+}
+
+__device__ inline double kiln_curand_uniform_double_xorwow(kiln_xorwow_state *s) {
+    unsigned int x = kiln_curand_xorwow(s), y = kiln_curand_xorwow(s);
+    return kiln_bits_to_uniform_double(x, y);
+}
+
+__device__ inline float kiln_curand_normal_xorwow(kiln_xorwow_state *s) {
+    if (s->bm_flag) {
+        s->bm_flag = 0;
+        return s->bm_extra;
+    }
+    unsigned int x = kiln_curand_xorwow(s), y = kiln_curand_xorwow(s);
+    float a, b;
+    kiln_box_muller(x, y, &a, &b);
+    s->bm_extra = b;
+    s->bm_flag = 1;
+    return a;
+}
+
+/* cuRAND's double Box-Muller on four words. */
+__device__ inline void kiln_box_muller_double(unsigned int x0, unsigned int x1, unsigned int y0,
+                                              unsigned int y1, double *a, double *b) {
+    unsigned long long zx = (unsigned long long)x0 ^ ((unsigned long long)x1 << 21);
+    unsigned long long zy = (unsigned long long)y0 ^ ((unsigned long long)y1 << 21);
+    double u = (double)zx * 1.1102230246251565e-16 + 1.1102230246251565e-16 / 2.0;
+    double v = (double)zy * (1.1102230246251565e-16 * 2.0) + 1.1102230246251565e-16;
+    double r = sqrt(-2.0 * log(u));
+#ifdef __CUDA_ARCH__
+    sincospi(v, a, b);
+#else
+    *a = sin(v * 3.1415926535897932);
+    *b = cos(v * 3.1415926535897932);
+#endif
+    *a *= r;
+    *b *= r;
+}
+
+__device__ inline double kiln_curand_normal_double_xorwow(kiln_xorwow_state *s) {
+    if (s->bm_flag_double) {
+        s->bm_flag_double = 0;
+        return s->bm_extra_double;
+    }
+    unsigned int x0 = kiln_curand_xorwow(s), x1 = kiln_curand_xorwow(s);
+    unsigned int y0 = kiln_curand_xorwow(s), y1 = kiln_curand_xorwow(s);
+    double a, b;
+    kiln_box_muller_double(x0, x1, y0, y1, &a, &b);
+    s->bm_extra_double = b;
+    s->bm_flag_double = 1;
+    return a;
 }
 
 #endif

@@ -9,6 +9,7 @@
 #include "array/array.h"
 #include "core/error.h"
 #include "prof/prof.h"
+#include "random/rng_engine.h"
 #include "random/rng_internal.h"
 
 const char *kiln_rng_type_name(kiln_rng_type type) {
@@ -23,6 +24,24 @@ const char *kiln_rng_type_name(kiln_rng_type type) {
 extern const char kiln_embedded_kiln_random[];
 
 const char *kiln_rng_device_source(void) { return kiln_embedded_kiln_random; }
+
+_Static_assert(sizeof(kiln_gf2_matrix) == 800 * sizeof(uint32_t), "XORWOW tables: 800 words per matrix");
+
+kiln_status kiln_rng_xorwow_tables(kiln_context *ctx, kiln_array **out) {
+    if (!ctx || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_rng_xorwow_tables: %s is NULL",
+                              !ctx ? "ctx" : "out");
+    kiln_status st = kiln_context_check(ctx);
+    if (st != KILN_OK) return st;
+    const kiln_gf2_matrix *powers = kiln_xorwow_powers();
+    if (!powers)
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY,
+                              "kiln_rng_xorwow_tables: no host memory for the tables");
+    /* kiln_gf2_matrix is 160 columns of 5 words: the layout the device code reads */
+    int64_t shape[1] = {(int64_t)KILN_XORWOW_POWERS * 800};
+    return kiln_array_from_host(ctx, KILN_UINT32, 1, shape, powers,
+                                sizeof(kiln_gf2_matrix) * KILN_XORWOW_POWERS, out);
+}
 
 static int valid_type(kiln_rng_type type) {
     return type == KILN_RNG_XORWOW || type == KILN_RNG_PHILOX4_32_10 || type == KILN_RNG_MRG32K3A;
@@ -66,6 +85,7 @@ kiln_status kiln_rng_set_seed(kiln_rng *rng, uint64_t seed) {
     rng->seed = seed;
     rng->offset = 0;
     rng->positions_valid = 0;
+    rng->curand_offset_known = 0; /* fresh states at the offset, on CUDA too */
     return KILN_OK;
 }
 
@@ -73,6 +93,7 @@ kiln_status kiln_rng_set_offset(kiln_rng *rng, uint64_t offset) {
     CHECK_RNG(rng, "kiln_rng_set_offset");
     rng->offset = offset;
     rng->positions_valid = 0;
+    rng->curand_offset_known = 0; /* fresh states at the offset, on CUDA too */
     return KILN_OK;
 }
 
@@ -91,7 +112,7 @@ kiln_status kiln_rng_set_ordering(kiln_rng *rng, kiln_rng_ordering ordering) {
             "kiln_rng_set_ordering: unknown ordering %d (expected KILN_RNG_ORDERING_DEFAULT "
             "or KILN_RNG_ORDERING_LEGACY)",
             (int)ordering);
-    if (ordering != rng->ordering) rng->positions_valid = 0;
+    if (ordering != rng->ordering) rng->positions_valid = rng->curand_offset_known = 0;
     rng->ordering = ordering;
     return KILN_OK;
 }

@@ -14,7 +14,34 @@ static kiln_status curand_fail(int rc, const char *what, const char *name) {
                           rc);
 }
 
+extern const char kiln_embedded_kiln_philox_f64[];
+
+/* Below this many Philox uniform doubles kiln's kernel fills, above it cuRAND. */
+#define PHILOX_F64_KERNEL_MAX ((size_t)3 << 20)
+
+/* Philox uniform doubles with kiln's own kernel (kiln_philox_f64.cuh): the
+ * values of a fresh cuRAND generator at the offset, without cuRAND's
+ * offset reset (which doubles a fill's time), queued on rng's stream. */
+static kiln_status philox_f64_fill(kiln_rng *rng, const kiln_rng_request *req, void *data, size_t n) {
+    if (!rng->philox_f64) {
+        kiln_status st = kiln_kernel_from_source(rng->ctx, kiln_embedded_kiln_philox_f64,
+                                                 "kiln_philox_uniform_f64", NULL, &rng->philox_f64);
+        if (st != KILN_OK) return kiln_prefix_error(st, "%s: kiln's Philox kernel", req->name);
+    }
+    uint64_t groups = (rng->offset + n - 1) / 4 - rng->offset / 4 + 1;
+    const unsigned block = 256;
+    uint64_t grid = (groups + block - 1) / block;
+    if (grid > 0x7fffffffu)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: %zu values are more than one launch covers",
+                              req->name, n);
+    return kiln_launch(rng->philox_f64, KILN_DIM((unsigned)grid), KILN_DIM(block), 0, rng->stream,
+                       KILN_ARGS(kiln_u64((uint64_t)(uintptr_t)data), kiln_u64((uint64_t)n),
+                                 kiln_u64(rng->seed), kiln_u64(rng->offset), kiln_u64(groups)));
+}
+
 void kiln_rng_cuda_release(kiln_rng *rng) {
+    kiln_kernel_release(rng->philox_f64);
+    rng->philox_f64 = NULL;
     if (!rng->curand_gen) return;
     const kiln_curand_api *api = kiln_curand_load(NULL);
     if (api) {
@@ -51,12 +78,16 @@ static kiln_status sync_generator(const kiln_curand_api *api, kiln_rng *rng, voi
         rc = api->curandSetPseudoRandomGeneratorSeed(rng->curand_gen, rng->seed);
         if (rc != 0) return curand_fail(rc, "curandSetPseudoRandomGeneratorSeed", name);
         rng->curand_seed = rng->seed;
-        rng->curand_known = 0; /* a new seed resets nothing else in cuRAND, but set the offset again */
+        rng->curand_offset_known = 0; /* a new seed resets nothing else in cuRAND, but set the offset again */
     }
-    if (!rng->curand_known || rng->curand_offset != rng->offset) {
+    /* The costly one: cuRAND sets its states up again on the next fill, even
+     * for the offset it already has (measured on the H100: +15 us per 10^6
+     * values, twice a Philox fill), so it is only called when needed. */
+    if (!rng->curand_known || !rng->curand_offset_known || rng->curand_offset != rng->offset) {
         rc = api->curandSetGeneratorOffset(rng->curand_gen, rng->offset);
         if (rc != 0) return curand_fail(rc, "curandSetGeneratorOffset", name);
         rng->curand_offset = rng->offset;
+        rng->curand_offset_known = 1;
     }
     if (!rng->curand_known || rng->curand_stream != custream) {
         rc = api->curandSetStream(rng->curand_gen, custream);
@@ -88,6 +119,12 @@ static int call_curand(const kiln_curand_api *api, const kiln_rng *rng, const ki
 kiln_status kiln_rng_cuda_generate(kiln_rng *rng, const kiln_rng_request *req, void *data, size_t n) {
     kiln_context *ctx = rng->ctx;
     kiln_status st;
+    /* Measured on the H100 (docs/PERF_NOTES.md): kiln's kernel beats cuRAND
+     * plus its offset reset below about 3.3 million doubles (10^6: 0.022
+     * against 0.034 ms), cuRAND's kernel is twice as fast per value above. */
+    if (rng->type == KILN_RNG_PHILOX4_32_10 && !req->poisson && req->dist == KILN_DIST_UNIFORM_F64 &&
+        n < PHILOX_F64_KERNEL_MAX)
+        return philox_f64_fill(rng, req, data, n);
     const kiln_curand_api *api = kiln_curand_load(&st);
     if (!api) return kiln_prefix_error(st, "%s on the CUDA backend needs cuRAND", req->name);
     if (!ctx->ops->native_handles)
@@ -128,13 +165,22 @@ kiln_status kiln_rng_cuda_generate(kiln_rng *rng, const kiln_rng_request *req, v
     }
     /* cuRAND's states persist across calls, which is kiln's rule too for
      * XORWOW and MRG32k3a (the CPU provider tracks every thread's
-     * position). For Philox kiln's rule is a fresh generator at the offset,
-     * the same thing for bits and float32 uniforms only; after anything
-     * else, and after Poisson, the offset is pushed again on the next fill. */
+     * position), so those need no new offset: cuRAND's moved as kiln's did.
+     * For Philox kiln's rule is a fresh generator at the offset; cuRAND's
+     * next call continues exactly there after 32-bit outputs (bits, float32
+     * uniforms, normals and log-normals: the offset moves by the count
+     * generated, one more than n for an odd normal count), but not after
+     * doubles of a row (4 x 65536 outputs) or more (measured with
+     * libcurand's host generator), so after doubles the offset is pushed
+     * again, and only the offset. Poisson sets everything again. */
     int philox = rng->type == KILN_RNG_PHILOX4_32_10;
-    if (req->poisson || (philox && req->dist != KILN_DIST_BITS && req->dist != KILN_DIST_UNIFORM))
+    if (req->poisson) {
         rng->curand_known = 0;
-    rng->curand_offset += normal && !philox ? (n + 1) / 2 : n;
+    } else if (philox && esize == 8) {
+        rng->curand_offset_known = 0;
+    } else {
+        rng->curand_offset += philox ? count : normal ? (n + 1) / 2 : n;
+    }
     if (st != KILN_OK) return kiln_context_note(ctx, st);
     return KILN_OK;
 }

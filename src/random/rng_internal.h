@@ -26,10 +26,12 @@ struct kiln_rng {
     /* CUDA provider: cuRAND's generator, made on first use, and what it was
      * last told, so that settings are only pushed when they change. */
     void *curand_gen;
-    int curand_known; /* the fields below mirror the generator */
+    int curand_known;        /* the fields below mirror the generator */
+    int curand_offset_known; /* curand_offset is where cuRAND's next fill starts */
     uint64_t curand_seed, curand_offset;
     int curand_ordering;
     void *curand_stream;
+    kiln_kernel *philox_f64; /* kiln's own Philox uniform-double kernel, made on first use */
 };
 
 /* A fill: a distribution and its parameters. Poisson is not a dist of

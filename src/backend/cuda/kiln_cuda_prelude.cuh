@@ -4,6 +4,19 @@
 // glibc does on x86-64/aarch64 so the CPU backend sees the same types.
 // Kept tiny on purpose: every line here is parsed on every cold compile.
 #define KILN_CUDA 1
+// A kernel that includes toolkit headers (curand_kernel.h, ...) puts the
+// CUDA C++ standard library on the include path, whose <cuda/std/cstdint>
+// and <cuda/std/climits> those headers include: then kiln takes its types
+// and limits from there (int64_t is long long), so each has one declaration.
+#if defined(__has_include)
+#if __has_include(<cuda/std/cstdint>)
+#define KILN_CUDA_STD_TYPES 1
+#endif
+#endif
+#ifdef KILN_CUDA_STD_TYPES
+#include <cuda/std/climits>
+#include <cuda/std/cstdint>
+#else
 typedef signed char int8_t;
 typedef short int16_t;
 typedef int int32_t;
@@ -14,6 +27,7 @@ typedef unsigned int uint32_t;
 typedef unsigned long uint64_t;
 typedef long intptr_t;
 typedef unsigned long uintptr_t;
+#endif
 typedef decltype(sizeof(0)) size_t;
 typedef decltype((char *)0 - (char *)0) ptrdiff_t;
 #define KILN_SIG_STORAGE __device__
@@ -36,8 +50,10 @@ typedef decltype((char *)0 - (char *)0) ptrdiff_t;
 #define M_PI 3.14159265358979323846
 #define M_PI_2 1.57079632679489661923
 #define M_SQRT2 1.41421356237309504880
+#ifndef INT_MAX
 #define INT_MAX 2147483647
 #define INT_MIN (-INT_MAX - 1)
 #define UINT_MAX 4294967295U
 #define LLONG_MAX 9223372036854775807LL
 #define LLONG_MIN (-LLONG_MAX - 1LL)
+#endif
