@@ -53,7 +53,10 @@ typedef struct node {
     int narrow_c0, narrow_c1, narrow_s0, narrow_s1, narrow_eq;
     int narrow_ranged;  /* C has a term in threadIdx.x (else C is the same along a row) */
     int narrow_rowfree; /* C does not depend on threadIdx.y or z: one range for all rows */
-    int decl;           /* N_STMT: first var it declares, or -1 */
+    /* The ranged term `I op B` of C: its tokens [t0, t1) and op; ident: I is
+     * threadIdx.x itself (or a copy), so the range has a closed form. */
+    int narrow_t0, narrow_t1, narrow_op, narrow_ident;
+    int decl; /* N_STMT: first var it declares, or -1 */
 } node;
 
 typedef struct var {
@@ -614,7 +617,16 @@ static int yzdep(fis *f, int a, int b, int depth) {
     return 0;
 }
 
-static int guarded(fis *f, int i, int e, int *eq, int *ranged_out) {
+/* Is [a, b) threadIdx.x itself, or a never-assigned scalar copy of it
+ * (`unsigned t = threadIdx.x;`)? Its value at thread x is then x. */
+static int x_identity(fis *f, int a, int b) {
+    if (b - a == 3 && is(f, a, "threadIdx") && is(f, a + 1, ".") && is(f, a + 2, "x")) return 1;
+    const var *v = b - a == 1 && ident(f, a) && !is_member(f, a) ? lookup(f, a) : NULL;
+    return v && v->kind == V_REMAT && v->stars == 0 && v->dim_a < 0 && v->init_a >= 0 &&
+           x_identity(f, v->init_a, v->init_b);
+}
+
+static int guarded(fis *f, int i, int e, int *eq, int *ranged_out, int term[3]) {
     *eq = -1;
     if (!is(f, i, "if") || !is(f, i + 1, "(")) return 0;
     int rp = match(f, i + 1);
@@ -645,6 +657,9 @@ static int guarded(fis *f, int i, int e, int *eq, int *ranged_out) {
             if (ranged || op < 0 || xshape(f, t0, op) != 1 || xshape(f, op + 1, t1) != 0) return 0;
             ranged = 1;
             if (is(f, op, "==")) *eq = op;
+            term[0] = t0;
+            term[1] = op;
+            term[2] = t1;
         }
         t0 = t1 + 1;
     }
@@ -718,7 +733,7 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
             return build_for(f, seq, i, e, loop);
         }
     }
-    int eq, ranged = 0, guard = guarded(f, i, e, &eq, &ranged);
+    int eq, ranged = 0, term[3] = {-1, -1, -1}, guard = guarded(f, i, e, &eq, &ranged, term);
     /* Its own region makes the locals it names cross a region boundary:
      * not for those whose type cannot be spelled. */
     for (int v = 0; guard && *region >= 0 && v < f->var_count; v++)
@@ -736,6 +751,10 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
         g->narrow_eq = eq;
         g->narrow_ranged = ranged;
         g->narrow_rowfree = !yzdep(f, i + 2, g->narrow_c1, 0);
+        g->narrow_t0 = term[0];
+        g->narrow_op = term[1];
+        g->narrow_t1 = term[2];
+        g->narrow_ident = ranged && x_identity(f, term[0], term[1]);
     }
     int s = new_node(f, N_STMT, r);
     if (s < 0) return -1;
@@ -936,11 +955,47 @@ static void put_remats(fis *f, int r) {
     }
 }
 
+/* The guard's other && terms (those that ignore threadIdx.x), or nothing. */
+static void put_other_terms(fis *f, const node *n) {
+    int before = n->narrow_t0 > n->narrow_c0, after = n->narrow_t1 < n->narrow_c1;
+    if (!before && !after) return;
+    put(f, "if (!(");
+    if (before) put_toks(f, n->narrow_c0, n->narrow_t0 - 1); /* up to the && */
+    if (before && after) put(f, " && ");
+    if (after) put_toks(f, n->narrow_t1 + 1, n->narrow_c1);
+    put(f, ")) return 0;\n");
+}
+
+/* The range when the guard's ranged term compares threadIdx.x itself
+ * (`t < h`, `tx == 0`): kiln_fis_end computes it in closed form, with no
+ * search per row or per level of a tree reduction. */
+static void put_closed_range(fis *f, const node *n) {
+    int r = (int)(n - f->nodes);
+    int passes = n->narrow_eq >= 0 ? 2 : 1;
+    for (int pass = 0; pass < passes; pass++) {
+        put(f, "{ auto kiln_r = [&]() -> int {\nconst int kiln_x = 0; (void)kiln_x;\n"
+               "const uint3 threadIdx = {0u, (unsigned)kiln_y, (unsigned)kiln_z}; (void)threadIdx;\n");
+        put_remats(f, r);
+        put_other_terms(f, n);
+        int le = n->narrow_eq >= 0 ? pass == 0 : is(f, n->narrow_op, "<=");
+        put(f, "return kiln_fis_end<decltype(+(");
+        put_toks(f, n->narrow_t0, n->narrow_op);
+        kiln_text_printf(f->out, ")), %d>((", le);
+        put_toks(f, n->narrow_op + 1, n->narrow_t1);
+        put(f, pass == 0 ? "), kiln_bx); };\nkiln_xe = kiln_r(); }\n"
+                         : "), kiln_xe); };\nkiln_x0 = kiln_r(); }\n");
+    }
+}
+
 /* Declares kiln_x0 and kiln_xe, the range of x in [0, bx) that passes the
  * region's guard, for the kiln_y and kiln_z in scope. */
 static void put_guard_range(fis *f, const node *n) {
     int r = (int)(n - f->nodes);
     put(f, "int kiln_x0 = 0, kiln_xe = kiln_bx;\n");
+    if (n->narrow_ranged && n->narrow_ident) {
+        put_closed_range(f, n);
+        return;
+    }
     int passes = !n->narrow_ranged ? 1 : n->narrow_eq >= 0 ? 2 : 1;
     for (int pass = 0; pass < passes; pass++) {
         put(f, "{ auto kiln_c = [&](int kiln_x) -> bool {\n"

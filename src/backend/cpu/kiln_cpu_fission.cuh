@@ -16,9 +16,12 @@
 template <typename T> struct kiln_fis_rc { typedef T type; };
 template <typename T> struct kiln_fis_rc<const T> { typedef T type; };
 // The end of the prefix of [0, n) on which p holds (p holds on a prefix:
-// the transformer checked the guard's shape), by binary search.
+// the transformer checked the guard's shape). Both ends first: in most
+// blocks a bounds check passes everywhere or nowhere; else a binary search.
 template <typename P> static inline int kiln_fis_prefix(const P &p, int n) {
-    int lo = 0, hi = n;
+    if (n <= 0 || p(n - 1)) return n > 0 ? n : 0;
+    if (!p(0)) return 0;
+    int lo = 1, hi = n - 1; // p holds below lo, fails from hi on
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (p(mid))
@@ -27,6 +30,35 @@ template <typename P> static inline int kiln_fis_prefix(const P &p, int n) {
             hi = mid;
     }
     return lo;
+}
+template <typename T> struct kiln_fis_integral { enum { value = 0 }; };
+#define KILN_FIS_INTEGRAL(T)                                                                                 \
+    template <> struct kiln_fis_integral<T> { enum { value = 1 }; };
+KILN_FIS_INTEGRAL(bool)
+KILN_FIS_INTEGRAL(char)
+KILN_FIS_INTEGRAL(signed char)
+KILN_FIS_INTEGRAL(unsigned char)
+KILN_FIS_INTEGRAL(short)
+KILN_FIS_INTEGRAL(unsigned short)
+KILN_FIS_INTEGRAL(int)
+KILN_FIS_INTEGRAL(unsigned)
+KILN_FIS_INTEGRAL(long)
+KILN_FIS_INTEGRAL(unsigned long)
+KILN_FIS_INTEGRAL(long long)
+KILN_FIS_INTEGRAL(unsigned long long)
+// The end of the prefix of [0, n) on which `(I)x < b` (Le: `<=`) holds,
+// where I is the type of threadIdx.x or of the copy of it that a guard
+// compares (its value at thread x is x). For integers the comparison's own
+// type decides (a negative int bound against an unsigned index is huge), and
+// the end is b or b + 1 clamped to [0, n); other types search.
+template <typename I, int Le, typename B> static inline int kiln_fis_end(B b, int n) {
+    if constexpr (kiln_fis_integral<I>::value && kiln_fis_integral<B>::value) {
+        typedef decltype((I)0 + (B)0) C;
+        if (n <= 0 || (Le ? !((I)0 <= b) : !((I)0 < b))) return 0;
+        if (Le ? (I)(n - 1) <= b : (I)(n - 1) < b) return n;
+        return (int)(C)b + Le; // 0 <= b < n - 1 (Le) or 0 < b <= n - 1: fits
+    } else
+        return kiln_fis_prefix([&](int x) { return Le ? (I)x <= b : (I)x < b; }, n);
 }
 // Launch values as locals: the thread loops then see them as invariant,
 // where stores to shared int arrays could alias the globals.
