@@ -841,15 +841,20 @@ static void put_tok(fis *f, int i) {
     kiln_text_add(f->out, f->c->text + f->c->t[i].start, (size_t)f->c->t[i].len);
 }
 
-/* The source text of tokens [a, b), spacing kept; `return;` marks the
- * thread done where later regions must skip it. */
+/* The source text of tokens [a, b) as the user spaced it (what `#e` in
+ * assert() shows: `a[i] < n`, not `a [ i ] < n`); a gap holding a line
+ * break becomes one line break. `return;` marks the thread done where later
+ * regions must skip it. */
 static void put_toks(fis *f, int a, int b) {
     for (int i = a; i < b; i++) {
         if (i > a) {
             int gap_a = f->c->t[i - 1].start + f->c->t[i - 1].len, gap_b = f->c->t[i].start;
             int nl = 0;
             for (int k = gap_a; k < gap_b; k++) nl |= f->c->text[k] == '\n';
-            put(f, nl ? "\n" : " ");
+            if (nl)
+                put(f, "\n");
+            else
+                kiln_text_add(f->out, f->c->text + gap_a, (size_t)(gap_b - gap_a));
         }
         if (f->c->t[i].kind == CTOK_PP) {
             put(f, "\n");
@@ -974,6 +979,7 @@ static void put_closed_range(fis *f, const node *n) {
     int passes = n->narrow_eq >= 0 ? 2 : 1;
     for (int pass = 0; pass < passes; pass++) {
         put(f, "{ auto kiln_r = [&]() -> int {\nconst int kiln_x = 0; (void)kiln_x;\n"
+               "KILN_FIS_WHERE(0, kiln_y, kiln_z)\n"
                "const uint3 threadIdx = {0u, (unsigned)kiln_y, (unsigned)kiln_z}; (void)threadIdx;\n");
         put_remats(f, r);
         put_other_terms(f, n);
@@ -998,7 +1004,7 @@ static void put_guard_range(fis *f, const node *n) {
     }
     int passes = !n->narrow_ranged ? 1 : n->narrow_eq >= 0 ? 2 : 1;
     for (int pass = 0; pass < passes; pass++) {
-        put(f, "{ auto kiln_c = [&](int kiln_x) -> bool {\n"
+        put(f, "{ auto kiln_c = [&](int kiln_x) -> bool {\nKILN_FIS_WHERE(kiln_x, kiln_y, kiln_z)\n"
                "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; "
                "(void)threadIdx;\n");
         put_remats(f, r);
@@ -1058,7 +1064,8 @@ static void emit_region(fis *f, int r) {
         put(f, "const int kiln_x0 = 0, kiln_xe = kiln_bx;\n");
     if (ivdep) put(f, "KILN_FIS_IVDEP\n");
     put(f, "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n"
-           "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n");
+           "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n"
+           "KILN_FIS_WHERE(kiln_x, kiln_y, kiln_z)\n");
     if (f->returns) put(f, "if (kiln_done[kiln_t]) continue;\n");
     put(f,
         "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; (void)threadIdx;\n");
@@ -1199,9 +1206,11 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, kiln_text *gen, ch
         kiln_text t = {0};
         f->out = &t;
         const kiln_ctok *name = &f->c->t[fn->name];
-        kiln_text_printf(&t, "\nstatic void kiln_fis_body_%.*s", name->len, f->c->text + name->start);
+        /* kiln_probe: the fault-report twin (KILN_FIS_WHERE) */
+        kiln_text_printf(&t, "\ntemplate <int kiln_probe> static void kiln_fis_body_%.*s", name->len,
+                         f->c->text + name->start);
         put_toks(f, fn->lparen, match(f, fn->lparen) + 1);
-        put(f, " {\nKILN_FIS_PROLOGUE\n");
+        put(f, " {\nKILN_FIS_PROLOGUE\nKILN_FIS_WHERE(0, 0, 0)\n");
         for (int v = 0; v < f->var_count; v++) {
             if (!f->vars[v].stored) continue;
             put(f, "typename kiln_fis_rc<");

@@ -70,6 +70,24 @@ template <typename I, int Le, typename B> static inline int kiln_fis_end(B b, in
     (void)gridDim;                                                                                           \
     (void)blockIdx;
 
+// Fault reports (cpu_launch.c): a launch that faults runs the faulting
+// worker's blocks again through the body's kiln_probe = 1 twin, which
+// stores block and thread where kiln_cpu_where reads them before each
+// thread's part of a region (and block-level code counts as thread 0's).
+// The normal body has no such stores: they would keep its thread loops from
+// vectorising.
+#define KILN_FIS_WHERE(x, y, z)                                                                              \
+    if (kiln_probe) kiln_fis_where(blockIdx, (unsigned)(x), (unsigned)(y), (unsigned)(z));
+static inline void kiln_fis_where(const uint3 &b, unsigned x, unsigned y, unsigned z) {
+    volatile unsigned *w = kiln_cpu_probe_where;
+    w[0] = b.x;
+    w[1] = b.y;
+    w[2] = b.z;
+    w[3] = x;
+    w[4] = y;
+    w[5] = z;
+}
+
 // Blocks [first, end), each one call of the transformed body (which loops
 // over the threads itself). Same ABI as the loop path's kiln_cpu_fast_k.
 template <auto F, typename... A>
@@ -85,10 +103,18 @@ static inline void kiln_cpu_fis(void (*)(A...), kiln_cpu_seq<I...>, const kiln_c
                                 unsigned long long first, unsigned long long end) {
     kiln_cpu_fis_loop<F, A...>(B, first, end, kiln_cpu_arg<A>(B->args, I)...);
 }
+// The probe twin is cold: it runs only after a fault, and GCC then spends
+// less of the module's compile time optimising it.
 #define KILN_CPU_EXPORT_FISSION(kiln__k)                                                                     \
     KILN_CPU_EXPORT void kiln_cpu_fis_##kiln__k(                                                             \
         const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
-        kiln_cpu_fis<&kiln_fis_body_##kiln__k>(                                                              \
-            &kiln_fis_body_##kiln__k, kiln_cpu_arity<decltype(&kiln_fis_body_##kiln__k)>::kiln_seq(),        \
+        kiln_cpu_fis<&kiln_fis_body_##kiln__k<0>>(                                                           \
+            &kiln_fis_body_##kiln__k<0>, kiln_cpu_arity<decltype(&kiln_fis_body_##kiln__k<0>)>::kiln_seq(),  \
+            kiln__b, kiln__first, kiln__end);                                                                \
+    }                                                                                                        \
+    KILN_CPU_EXPORT __attribute__((cold)) void kiln_cpu_probe_##kiln__k(                                     \
+        const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
+        kiln_cpu_fis<&kiln_fis_body_##kiln__k<1>>(                                                           \
+            &kiln_fis_body_##kiln__k<1>, kiln_cpu_arity<decltype(&kiln_fis_body_##kiln__k<1>)>::kiln_seq(),  \
             kiln__b, kiln__first, kiln__end);                                                                \
     }
