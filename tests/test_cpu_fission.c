@@ -161,6 +161,15 @@ static const char *src =
     "    __syncthreads();\n"
     "    out[blockIdx.x * blockDim.x + t] = acc;\n"
     "}\n"
+    "// Launched with more than 2^20 blocks: the grid where kiln's range\n"
+    "// assumptions stop and the general body runs.\n"
+    "__global__ void pair_swap(const int *in, int *out) {\n"
+    "    __shared__ int s[2];\n"
+    "    unsigned i = blockIdx.x * 2 + threadIdx.x;\n"
+    "    s[threadIdx.x] = in[i];\n"
+    "    __syncthreads();\n"
+    "    out[i] = s[1 - threadIdx.x] * 3 + (int)blockIdx.x;\n"
+    "}\n"
     "__global__ void plain(float *o, int n) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i < n) o[i] = 2.0f * i;\n"
@@ -202,6 +211,7 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "shared_scalar", "fission", NULL);
     expect_path(log, "calls_helper", "fission", NULL);
     expect_path(log, "guard_types", "fission", NULL);
+    expect_path(log, "pair_swap", "fission", NULL);
     expect_path(log, "calls_barrier", "fibers", "wait_all");
     expect_path(log, "divergent", "fibers", "not uniform");
     /* barrier kernels beside it do not move it off the loop path */
@@ -502,6 +512,39 @@ static void test_guard_ranges_follow_conversions(void **state) {
     release_pair(&p);
 }
 
+/* Grids of more than 2^20 blocks in x take the body without kiln's range
+ * assumptions (kiln_cpu_fission.cuh); both sides of the line must agree
+ * with the host. */
+static void test_huge_grid_takes_the_general_body(void **state) {
+    kiln_context *ctx = *state;
+    if (!is_cpu()) skip(); /* a million blocks is the CPU body's limit, not a GPU question */
+    test_rng r = test_rng_for(__func__);
+    kiln_kernel *k;
+    TEST_OK(kiln_kernel_from_source(ctx, src, "pair_swap", NULL, &k));
+    static const unsigned grids[] = {1u << 20, (1u << 20) + 3};
+    for (int g = 0; g < 2; g++) {
+        size_t n = (size_t)grids[g] * 2;
+        int64_t nn = (int64_t)n;
+        int *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+        for (size_t i = 0; i < n; i++) in[i] = (int)test_uniform(&r, -1000, 1000);
+        kiln_array *din, *dout;
+        TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &nn, in, n * sizeof *in, &din));
+        TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &dout));
+        TEST_OK(kiln_launch(k, KILN_DIM(grids[g]), KILN_DIM(2), 0, NULL,
+                            KILN_ARGS(kiln_arr(din), kiln_arr(dout))));
+        TEST_OK(kiln_array_to_host(dout, out, n * sizeof *out));
+        for (size_t i = 0; i < n; i++) {
+            int want = in[i ^ 1] * 3 + (int)(i / 2);
+            if (out[i] != want) fail_msg("grid %u, out[%zu] = %d, expected %d", grids[g], i, out[i], want);
+        }
+        kiln_array_release(din);
+        kiln_array_release(dout);
+        free(in);
+        free(out);
+    }
+    kiln_kernel_release(k);
+}
+
 /* examples/matmul.c, seed 001's kernel as `kiln demo matmul` runs it. */
 extern const char kiln_matmul_source[];
 
@@ -688,6 +731,7 @@ int main(void) {
         cmocka_unit_test(test_reduction_matches_fibers_and_host),
         cmocka_unit_test(test_guard_ranges_follow_conversions),
         cmocka_unit_test(test_example_matmul_takes_fission),
+        cmocka_unit_test(test_huge_grid_takes_the_general_body),
         cmocka_unit_test(test_early_return_and_uniform_control_flow),
         cmocka_unit_test(test_shared_scalar_keeps_values),
         cmocka_unit_test(test_device_function_sees_thread_index),

@@ -295,17 +295,17 @@ static void emit_seq(fis *f, int seq) {
 }
 
 /* The transformed kernel into f->out: kiln_fis_body_<name>, a template on
- * kiln_probe (the fault-report twin, kiln_cpu_fission.cuh), with the
- * per-thread storage of the values that cross barriers, and its entry
- * points. */
+ * kiln_probe (the fault-report twin) and kiln_small (grids that let the
+ * compiler prove index arithmetic free of wrapping; kiln_cpu_fission.cuh),
+ * with the per-thread storage of the values that cross barriers, and its
+ * entry points. */
 void fis_emit_kernel(fis *f, int root) {
     const kpath_fn *fn = f->fn;
     const kiln_ctok *name = &f->c->t[fn->name];
-    /* kiln_probe: the fault-report twin (KILN_FIS_WHERE) */
-    kiln_text_printf(f->out, "\ntemplate <int kiln_probe> static void kiln_fis_body_%.*s", name->len,
-                     f->c->text + name->start);
+    kiln_text_printf(f->out, "\ntemplate <int kiln_probe, int kiln_small> static void kiln_fis_body_%.*s",
+                     name->len, f->c->text + name->start);
     put_toks(f, fn->lparen, match(f, fn->lparen) + 1);
-    put(f, " {\nKILN_FIS_PROLOGUE\nKILN_FIS_WHERE(0, 0, 0)\n");
+    put(f, " {\nKILN_FIS_PROLOGUE\nKILN_FIS_RANGES\nKILN_FIS_WHERE(0, 0, 0)\n");
     for (int v = 0; v < f->var_count; v++) {
         if (!f->vars[v].stored) continue;
         put(f, "typename kiln_fis_rc<");

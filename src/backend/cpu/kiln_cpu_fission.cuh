@@ -103,18 +103,45 @@ static inline void kiln_cpu_fis(void (*)(A...), kiln_cpu_seq<I...>, const kiln_c
                                 unsigned long long first, unsigned long long end) {
     kiln_cpu_fis_loop<F, A...>(B, first, end, kiln_cpu_arg<A>(B->args, I)...);
 }
-// The probe twin is cold: it runs only after a fault, and GCC then spends
-// less of the module's compile time optimising it.
+// What the compiler may assume about the launch, to keep index arithmetic
+// affine. CUDA's blockIdx and threadIdx are unsigned, so in
+// `int i = blockIdx.x * 256 + threadIdx.x` the sum may wrap as far as GCC
+// knows: the thread loop then loads through gathers (or, for a store, does
+// not vectorise at all). Blocks have 1 to 1024 threads (the launch checks),
+// and the kiln_small body runs only for grids of at most 2^20 blocks in x
+// and 2^16 in y and z (CUDA's own limit there), so such products of a block
+// index and a factor up to 2048 (32768 for y and z) provably fit in an int.
+#define KILN_FIS_SMALL_GRID_X (1u << 20)
+#define KILN_FIS_SMALL_GRID_YZ (1u << 16)
+#define KILN_FIS_RANGES                                                                                      \
+    if (kiln_bx < 1 || kiln_bx > KILN_CPU_FIS_MAX_THREADS) __builtin_unreachable();                          \
+    if (kiln_by < 1 || kiln_by > KILN_CPU_FIS_MAX_THREADS) __builtin_unreachable();                          \
+    if (kiln_bz < 1 || kiln_bz > KILN_CPU_FIS_MAX_THREADS) __builtin_unreachable();                          \
+    if (kiln_small) {                                                                                        \
+        if (blockIdx.x >= KILN_FIS_SMALL_GRID_X) __builtin_unreachable();                                    \
+        if (blockIdx.y >= KILN_FIS_SMALL_GRID_YZ) __builtin_unreachable();                                   \
+        if (blockIdx.z >= KILN_FIS_SMALL_GRID_YZ) __builtin_unreachable();                                   \
+    }
+#define KILN_FIS_RUN(kiln__k, kiln__probe, kiln__small)                                                      \
+    kiln_cpu_fis<&kiln_fis_body_##kiln__k<kiln__probe, kiln__small>>(                                        \
+        &kiln_fis_body_##kiln__k<kiln__probe, kiln__small>,                                                  \
+        kiln_cpu_arity<decltype(&kiln_fis_body_##kiln__k<kiln__probe, kiln__small>)>::kiln_seq(), kiln__b,   \
+        kiln__first, kiln__end)
+// The entry takes the kiln_small body when the grid allows it. Otherwise,
+// for grids of more than 2^20 blocks in x, it runs the probe twin (correct,
+// but its thread loops do not vectorise): a third copy of the body for such
+// rare grids would cost every barrier module ~40% more compile time. The
+// probe twin is cold (compiled for size): it is there for fault reports.
 #define KILN_CPU_EXPORT_FISSION(kiln__k)                                                                     \
-    KILN_CPU_EXPORT void kiln_cpu_fis_##kiln__k(                                                             \
-        const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
-        kiln_cpu_fis<&kiln_fis_body_##kiln__k<0>>(                                                           \
-            &kiln_fis_body_##kiln__k<0>, kiln_cpu_arity<decltype(&kiln_fis_body_##kiln__k<0>)>::kiln_seq(),  \
-            kiln__b, kiln__first, kiln__end);                                                                \
-    }                                                                                                        \
     KILN_CPU_EXPORT __attribute__((cold)) void kiln_cpu_probe_##kiln__k(                                     \
         const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
-        kiln_cpu_fis<&kiln_fis_body_##kiln__k<1>>(                                                           \
-            &kiln_fis_body_##kiln__k<1>, kiln_cpu_arity<decltype(&kiln_fis_body_##kiln__k<1>)>::kiln_seq(),  \
-            kiln__b, kiln__first, kiln__end);                                                                \
+        KILN_FIS_RUN(kiln__k, 1, 0);                                                                         \
+    }                                                                                                        \
+    KILN_CPU_EXPORT void kiln_cpu_fis_##kiln__k(                                                             \
+        const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
+        if (kiln__b->grid[0] <= KILN_FIS_SMALL_GRID_X && kiln__b->grid[1] <= KILN_FIS_SMALL_GRID_YZ &&       \
+            kiln__b->grid[2] <= KILN_FIS_SMALL_GRID_YZ)                                                      \
+            KILN_FIS_RUN(kiln__k, 0, 1);                                                                     \
+        else                                                                                                 \
+            kiln_cpu_probe_##kiln__k(kiln__b, kiln__first, kiln__end);                                       \
     }
