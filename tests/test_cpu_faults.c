@@ -104,7 +104,8 @@ static const scenario scenarios[] = {
      "    __syncthreads();\n"
      "}\n",
      "fission_far_write", 4, 32, 0, 0, 0, "invalid memory access", "block (2,0,0), thread (13,0,0)", 0, 0, 1},
-    /* The message quotes the assertion as written, not token by token. */
+    /* The message quotes the assertion as written, not token by token, at
+     * its line in the user's source. */
     {"fission_assert",
      "__global__ void fission_assert(int *x, int n) {\n"
      "    __shared__ int s[32];\n"
@@ -116,7 +117,7 @@ static const scenario scenarios[] = {
      "        __syncthreads();\n"
      "    }\n"
      "}\n",
-     "fission_assert", 2, 32, 0, 40, 1, "assertion failed: s[threadIdx.x]==0 && x[i] >= -k",
+     "fission_assert", 2, 32, 0, 40, 1, "kernel.cu:7: assertion failed: s[threadIdx.x]==0 && x[i] >= -k",
      "block (1,0,0), thread (8,0,0)", 0, 0, 1},
     {"abort_call",
      "__global__ void abort_call(int *x, int n) {\n"

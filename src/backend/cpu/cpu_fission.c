@@ -29,7 +29,20 @@
 
 #include "backend/cpu/cpu_fission_impl.h"
 
-int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, kiln_text *gen, char *why, size_t why_size) {
+/* The source line of each token, for #line directives. */
+static int *token_lines(const kiln_ctoks *c) {
+    int *lines = malloc(((size_t)c->n + 1) * sizeof *lines);
+    if (!lines) return NULL;
+    int line = 1, at = 0;
+    for (int i = 0; i < c->n; i++) {
+        for (; at < c->t[i].start; at++) line += c->text[at] == '\n';
+        lines[i] = line;
+    }
+    return lines;
+}
+
+int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, kiln_text *gen, char *why,
+                     size_t why_size) {
     fis *f = calloc(1, sizeof *f);
     if (!f) {
         snprintf(why, why_size, "out of host memory");
@@ -40,6 +53,8 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, kiln_text *gen, ch
     f->fn = fn;
     f->why = why;
     f->why_size = why_size;
+    f->file = file;
+    f->lines = token_lines(f->c); /* NULL: no #line directives */
     why[0] = '\0';
     int root = -1;
     if (fis_read_params(f) == 0) root = fis_build_seq(f, fn->lbrace + 1, match(f, fn->lbrace), -1);
@@ -53,11 +68,13 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, kiln_text *gen, ch
         } else {
             kiln_text_add(gen, t.data, t.length);
             kiln_text_free(&t);
+            free(f->lines);
             free(f);
             return 0;
         }
     }
     if (!why[0]) snprintf(why, why_size, "unsupported kernel shape");
+    free(f->lines);
     free(f);
     return -1;
 }

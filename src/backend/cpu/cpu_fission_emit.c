@@ -9,18 +9,31 @@ static void put_tok(fis *f, int i) {
     kiln_text_add(f->out, f->c->text + f->c->t[i].start, (size_t)f->c->t[i].len);
 }
 
+/* A #line directive for token i: what follows is the user's line. */
+static void put_line(fis *f, int i) {
+    if (!f->lines || !f->file) return;
+    kiln_text_printf(f->out, "\n#line %d \"", f->lines[i]);
+    for (const char *c = f->file; *c; c++) {
+        if (*c == '"' || *c == '\\') kiln_text_add(f->out, "\\", 1);
+        kiln_text_add(f->out, *c == '\n' ? " " : c, 1);
+    }
+    put(f, "\"\n");
+}
+
 /* The source text of tokens [a, b) as the user spaced it (what `#e` in
- * assert() shows: `a[i] < n`, not `a [ i ] < n`); a gap holding a line
- * break becomes one line break. `return;` marks the thread done where later
- * regions must skip it. */
+ * assert() shows: `a[i] < n`, not `a [ i ] < n`), under #line directives
+ * naming the user's lines (assert's __LINE__, compile errors); a gap
+ * holding a line break becomes one line break. `return;` marks the thread
+ * done where later regions must skip it. */
 static void put_toks(fis *f, int a, int b) {
+    if (a < b) put_line(f, a);
     for (int i = a; i < b; i++) {
         if (i > a) {
             int gap_a = f->c->t[i - 1].start + f->c->t[i - 1].len, gap_b = f->c->t[i].start;
             int nl = 0;
             for (int k = gap_a; k < gap_b; k++) nl |= f->c->text[k] == '\n';
             if (nl)
-                put(f, "\n");
+                put_line(f, i);
             else
                 kiln_text_add(f->out, f->c->text + gap_a, (size_t)(gap_b - gap_a));
         }

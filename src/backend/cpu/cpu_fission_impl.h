@@ -73,6 +73,8 @@ typedef struct fis {
     char *why;
     size_t why_size;
     kiln_text *out;
+    const char *file; /* the user's source as compiled, for #line */
+    int *lines;       /* the source line of each token, or NULL */
 } fis;
 
 static inline int fail(fis *f, const char *what, int tok) {
