@@ -256,6 +256,13 @@ static void test_shapes_outside_the_transform_say_why(void **state) {
         {"__global__ void k(int *o) { __shared__ int s[32]; o += 1; s[threadIdx.x] = 1; __syncthreads();"
          " o[threadIdx.x] = s[0]; }",
          "parameter"},
+        /* __shared__ storage is declared outside the transformed body */
+        {"__global__ void k(int *o) { const int n = 32; __shared__ int s[n]; s[threadIdx.x] = 1;"
+         " __syncthreads(); o[threadIdx.x] = s[0]; }",
+         "names the kernel's locals"},
+        {"#define N 32\n__global__ void k(int *o) { __shared__ int s[N], t[N]; s[threadIdx.x] = 1;"
+         " t[threadIdx.x] = 2; __syncthreads(); o[threadIdx.x] = s[0] + t[1]; }",
+         NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *log = NULL;

@@ -79,6 +79,12 @@ static int declare(fis *f, int stmt, int seq, int region, int a, int b) {
     if (n == 0) return 0;
     if (fis_has_word(f, a, te, "__shared__") || fis_has_word(f, a, te, "static") ||
         fis_has_word(f, a, te, "extern") || is(f, a, "kiln_dyn_shared")) {
+        /* Their storage is declared once, outside the kernel's body (see
+         * put_holder), where the kernel's own names do not reach. */
+        for (int i = a; i < b && !is(f, a, "kiln_dyn_shared"); i++)
+            if (ident(f, i) && !is_member(f, i) && (fis_is_param(f, i) || fis_lookup(f, i)))
+                return fail(f, "a __shared__ or static variable whose declaration names the kernel's locals",
+                            i);
         int prev = -1;
         for (int k = 0; k < n; k++) {
             int v = fis_new_var(f, V_UNIFORM, d[k].name, stmt, seq, -1);

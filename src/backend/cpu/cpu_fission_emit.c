@@ -205,19 +205,65 @@ static void put_guard_range(fis *f, const node *n) {
     }
 }
 
+/* The block-level declaration s (`__shared__ float tile[16][16];`) in a
+ * function of its own, kiln_fis_hold_<kernel>_<h>, which returns the
+ * variables' addresses: the body is a template (kiln_cpu_fission.cuh) and
+ * a static in it would exist once per instantiation, doubling the module's
+ * shared memory (and splitting a `static` local in two). */
+static int put_holder(fis *f, int s) {
+    const kiln_ctok *name = &f->c->t[f->fn->name];
+    int h = f->holders++;
+    kiln_text *body = f->out;
+    f->out = f->hold;
+    kiln_text_printf(f->out, "\nstatic auto kiln_fis_hold_%.*s_%d() {", name->len, f->c->text + name->start,
+                     h);
+    put_toks(f, f->nodes[s].a, f->nodes[s].b);
+    put(f, "\nstruct kiln_r {");
+    for (int v = f->nodes[s].decl; v >= 0; v = f->vars[v].next_in_stmt) {
+        put(f, " decltype(&");
+        put_tok(f, f->vars[v].name);
+        kiln_text_printf(f->out, ") p%d;", v);
+    }
+    put(f, " };\nreturn kiln_r{");
+    for (int v = f->nodes[s].decl; v >= 0; v = f->vars[v].next_in_stmt) {
+        put(f, "&");
+        put_tok(f, f->vars[v].name);
+        put(f, ", ");
+    }
+    put(f, "};\n}\n");
+    f->out = body;
+    kiln_text_printf(f->out, "\nauto kiln_h%d = kiln_fis_hold_%.*s_%d();", h, name->len,
+                     f->c->text + name->start, h);
+    return h;
+}
+
 static void emit_region(fis *f, int r) {
     const node *n = &f->nodes[r];
     for (int s = n->pre; s >= 0; s = f->nodes[s].next) {
-        put(f, "\n");
-        put_toks(f, f->nodes[s].a, f->nodes[s].b);
-        if (is(f, f->nodes[s].a, "kiln_dyn_shared")) continue;
+        if (is(f, f->nodes[s].a, "kiln_dyn_shared")) { /* a reference to the launch's memory */
+            put(f, "\n");
+            put_toks(f, f->nodes[s].a, f->nodes[s].b);
+            continue;
+        }
+        int a = f->nodes[s].a, b = f->nodes[s].b, h = -1;
+        if (fis_has_word(f, a, b, "__shared__") || fis_has_word(f, a, b, "static") ||
+            fis_has_word(f, a, b, "extern"))
+            h = put_holder(f, s);
+        else { /* a uniform local (`int tiles = (n + 31) / 32;`) */
+            put(f, "\n");
+            put_toks(f, a, b);
+        }
         /* __shared__ and static variables are thread_locals: each access
          * would look the module's TLS block up, and the vectoriser gives up
          * on such accesses. A reference taken once per block is a plain
          * address. */
         for (int v = f->nodes[s].decl; v >= 0; v = f->vars[v].next_in_stmt) {
-            kiln_text_printf(f->out, "\nauto *kiln_p%d = &", v);
-            put_tok(f, f->vars[v].name);
+            if (h >= 0)
+                kiln_text_printf(f->out, "\nauto *kiln_p%d = kiln_h%d.p%d", v, h, v);
+            else {
+                kiln_text_printf(f->out, "\nauto *kiln_p%d = &", v);
+                put_tok(f, f->vars[v].name);
+            }
             /* the empty asm hides where the pointer came from: otherwise the
              * compiler recomputes the TLS address at every use */
             kiln_text_printf(f->out, "; __asm__(\"\" : \"+r\"(kiln_p%d));\n{ auto &", v);
@@ -314,6 +360,9 @@ static void emit_seq(fis *f, int seq) {
  * entry points. */
 void fis_emit_kernel(fis *f, int root) {
     const kpath_fn *fn = f->fn;
+    kiln_text *final = f->out, hold = {0}, body = {0};
+    f->out = &body;
+    f->hold = &hold;
     const kiln_ctok *name = &f->c->t[fn->name];
     kiln_text_printf(f->out, "\ntemplate <int kiln_probe, int kiln_small> static void kiln_fis_body_%.*s",
                      name->len, f->c->text + name->start);
@@ -334,4 +383,10 @@ void fis_emit_kernel(fis *f, int root) {
                "for (int i = 0; i < kiln_bx * kiln_by * kiln_bz; i++) kiln_done[i] = 0;\n");
     emit_seq(f, root);
     kiln_text_printf(f->out, "\n}\nKILN_CPU_EXPORT_FISSION(%.*s)\n", name->len, f->c->text + name->start);
+    final->failed |= hold.failed | body.failed;
+    kiln_text_add(final, hold.data ? hold.data : "", hold.length);
+    kiln_text_add(final, body.data ? body.data : "", body.length);
+    kiln_text_free(&hold);
+    kiln_text_free(&body);
+    f->out = final;
 }

@@ -75,6 +75,8 @@ typedef struct fis {
     kiln_text *out;
     const char *file; /* the user's source as compiled, for #line */
     int *lines;       /* the source line of each token, or NULL */
+    kiln_text *hold;  /* the holders of __shared__ and static variables (emit) */
+    int holders;
 } fis;
 
 static inline int fail(fis *f, const char *what, int tok) {
@@ -112,6 +114,8 @@ int fis_has_barrier(const fis *f, int a, int b);
 int fis_is_sync(const fis *f, int a, int b);
 /* break or continue that would leave a loop whose body is [a, b). */
 int fis_loop_escape(const fis *f, int a, int b, int in_switch);
+/* Token tok names one of the kernel's parameters. */
+int fis_is_param(const fis *f, int tok);
 /* The variable in scope under the name of token tok, or NULL. */
 var *fis_lookup(fis *f, int tok);
 /* Is the name at token `decl` modified, or its address taken, in [a, b)? */

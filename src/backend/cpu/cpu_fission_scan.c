@@ -114,7 +114,7 @@ var *fis_lookup(fis *f, int tok) {
     return NULL;
 }
 
-static int is_param(const fis *f, int tok) {
+int fis_is_param(const fis *f, int tok) {
     for (int p = 0; p < f->param_count; p++)
         if (same_name(f, f->params[p], tok)) return 1;
     return 0;
@@ -176,7 +176,7 @@ int fis_expr_class(fis *f, int a, int b, int loop) {
                 return X_IMPURE;
             continue;
         }
-        if (is_param(f, i)) continue;
+        if (fis_is_param(f, i)) continue;
         const kpath_macro *m = kpath_macro_of(f->u, i);
         if (m) {
             if (m->flags & (KPATH_MACRO_CONTROL | KPATH_MACRO_BARRIER)) return X_IMPURE;
