@@ -707,6 +707,101 @@ static void test_device_function_sees_thread_index(void **state) {
     kiln_array_release(d2);
 }
 
+/* ---- every barrier kernel written in the tests and examples */
+
+/* The next sequence of adjacent C string literals at or after *p in C
+ * source text, unescaped into out (cap bytes); 0 when none is left.
+ * Comments and character literals are skipped. */
+static int next_literal_run(const char **p, char *out, size_t cap) {
+    const char *s = *p;
+    size_t n = 0;
+    int in_run = 0;
+    while (*s) {
+        if (s[0] == '/' && s[1] == '/') {
+            while (*s && *s != '\n') s++;
+        } else if (s[0] == '/' && s[1] == '*') {
+            const char *e = strstr(s + 2, "*/");
+            s = e ? e + 2 : s + strlen(s);
+        } else if (*s == '\'') {
+            for (s++; *s && *s != '\''; s++)
+                if (*s == '\\' && s[1]) s++;
+            if (*s) s++;
+        } else if (*s == '"') {
+            for (s++; *s && *s != '"'; s++) {
+                char c = *s;
+                if (c == '\\' && s[1]) {
+                    c = *++s;
+                    c = c == 'n' ? '\n' : c == 't' ? '\t' : c == '0' ? '\0' : c;
+                }
+                if (n + 1 < cap) out[n++] = c;
+            }
+            if (*s) s++;
+            in_run = 1;
+        } else if (in_run && !(*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r')) {
+            break;
+        } else
+            s++;
+    }
+    out[n] = '\0';
+    *p = s;
+    return in_run;
+}
+
+/* No barrier kernel in the tests' and examples' sources falls off the
+ * fission path because its transformed code did not compile (kiln would
+ * quietly run the module on fibers then): each one compiles, and each
+ * kernel's path is fission or fibers with the transformer's reason. */
+static void test_no_barrier_kernel_falls_back(void **state) {
+    (void)state;
+    const char *root = getenv("KILN_SOURCE_DIR");
+    if (!root) fail_msg("KILN_SOURCE_DIR is not set (run through ctest)");
+    static const char *const dirs[] = {"tests", "examples"};
+    enum { CAP = 1 << 16 };
+    char *lit = malloc(CAP);
+    int kernels = 0;
+    for (int d = 0; d < 2; d++) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s/%s", root, dirs[d]);
+        DIR *dp = opendir(dir);
+        if (!dp) fail_msg("cannot open %s", dir);
+        struct dirent *e;
+        while ((e = readdir(dp)) != NULL) {
+            size_t len = strlen(e->d_name);
+            if (len < 3 || strcmp(e->d_name + len - 2, ".c") != 0) continue;
+            char path[1400];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            char *text = test_read_file(path);
+            if (!text) fail_msg("cannot read %s", path);
+            const char *p = text;
+            while (next_literal_run(&p, lit, CAP)) {
+                if (!strstr(lit, "__global__") || !strstr(lit, "__syncthreads")) continue;
+                char *log = NULL;
+                kiln_status st = kiln_compile_only("cpu", NULL, lit, e->d_name, NULL, &log);
+                if (st != KILN_OK) { /* sources meant not to compile, or to be refused */
+                    kiln_free(log);
+                    continue;
+                }
+                if (strstr(log, "did not compile"))
+                    fail_msg("%s: a barrier kernel's fission code did not compile:\n%s\n%s", path, log, lit);
+                for (const char *l = strstr(log, "CPU path of "); l; l = strstr(l + 1, "CPU path of ")) {
+                    kernels++;
+                    const char *end = strchr(l, '\n');
+                    int line = (int)(end ? end - l : (long)strlen(l));
+                    if (strstr(l, ": fibers") && strstr(l, ": fibers") < l + line &&
+                        !strstr(l, "(loop fission:") && !strstr(l, "called function"))
+                        fail_msg("%s: %.*s", path, line, l);
+                }
+                kiln_free(log);
+            }
+            free(text);
+        }
+        closedir(dp);
+    }
+    free(lit);
+    print_message("%d kernels in the tests' and examples' barrier sources\n", kernels);
+    if (kernels < 20) fail_msg("only %d kernels found: is KILN_SOURCE_DIR the source tree?", kernels);
+}
+
 static void test_fiber_kernels_still_run(void **state) {
     kiln_context *ctx = *state;
     static const char *const names[] = {"calls_barrier", "divergent"};
@@ -731,6 +826,7 @@ int main(void) {
         cmocka_unit_test(test_paths_per_kernel),
         cmocka_unit_test(test_shapes_outside_the_transform_say_why),
         cmocka_unit_test(test_precompiled_prelude),
+        cmocka_unit_test(test_no_barrier_kernel_falls_back),
     };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_matches_fibers_and_host),
