@@ -23,6 +23,7 @@ typedef struct scenario {
     const char *where; /* the block and thread the message must name (CPU) */
     int expect_ok;     /* runs correctly: x[t] = 39999 - 6t (big_locals) */
     int checked;       /* run with KILN_CPU_CHECKED=1 */
+    int fission;       /* a barrier kernel left on its own path: loop fission on the CPU */
 } scenario;
 
 static const scenario scenarios[] = {
@@ -31,13 +32,13 @@ static const scenario scenarios[] = {
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    if (i == 77) x[(size_t)1 << 42] = 1; /* 16 TiB past the array */\n"
      "}\n",
-     "far_write", 4, 32, 0, 0, 0, "invalid memory access", "block (2,0,0), thread (13,0,0)", 0, 0},
+     "far_write", 4, 32, 0, 0, 0, "invalid memory access", "block (2,0,0), thread (13,0,0)", 0, 0, 0},
     {"null_write",
      "__global__ void null_write(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    if (i == 5) x[i] = 1;\n"
      "}\n",
-     "null_write", 2, 16, 1, 0, 0, "NULL pointer", "block (0,0,0), thread (5,0,0)", 0, 0},
+     "null_write", 2, 16, 1, 0, 0, "NULL pointer", "block (0,0,0), thread (5,0,0)", 0, 0, 0},
     {"recursion",
      "__device__ int deeper(volatile int *pad, int n) {\n"
      "    volatile int local[64];\n"
@@ -47,7 +48,7 @@ static const scenario scenarios[] = {
      "__global__ void recursion(int *x, int n) {\n"
      "    if (blockIdx.x == 1 && threadIdx.x == 3) x[0] = deeper(x, 1);\n"
      "}\n",
-     "recursion", 2, 8, 0, 0, 0, "stack overflow", "block (1,0,0), thread (3,0,0)", 0, 0},
+     "recursion", 2, 8, 0, 0, 0, "stack overflow", "block (1,0,0), thread (3,0,0)", 0, 0, 0},
     {"fiber_recursion",
      "__device__ int deeper(volatile int *pad, int n) {\n"
      "    volatile int local[64];\n"
@@ -59,39 +60,70 @@ static const scenario scenarios[] = {
      "    if (threadIdx.x == 6) x[0] = deeper(x, 1);\n"
      "    __syncthreads();\n"
      "}\n",
-     "fiber_recursion", 1, 8, 0, 0, 0, "fiber stack", "block (0,0,0), thread (6,0,0)", 0, 0},
+     "fiber_recursion", 1, 8, 0, 0, 0, "fiber stack", "block (0,0,0), thread (6,0,0)", 0, 0, 0},
     {"divide_by_zero",
      "__global__ void divide_by_zero(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    if (i < n) x[i] = 100 / (i - 9);\n"
      "}\n",
-     "divide_by_zero", 2, 8, 0, 0, 1, "integer division", "block (1,0,0), thread (1,0,0)", 0, 0},
+     "divide_by_zero", 2, 8, 0, 0, 1, "integer division", "block (1,0,0), thread (1,0,0)", 0, 0, 0},
     {"int_min_by_minus_one",
      "__global__ void int_min_by_minus_one(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    volatile int d = i == 3 ? -1 : 1;\n"
      "    if (i < n) x[i] = (-2147483647 - 1) / d;\n"
      "}\n",
-     "int_min_by_minus_one", 1, 8, 0, 0, 1, "integer division", "block (0,0,0), thread (3,0,0)", 0, 0},
+     "int_min_by_minus_one", 1, 8, 0, 0, 1, "integer division", "block (0,0,0), thread (3,0,0)", 0, 0, 0},
     {"glibc_assert",
      "#include <assert.h>\n"
      "__global__ void glibc_assert(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    if (i < n) assert(x[i] == 0);\n"
      "}\n",
-     "glibc_assert", 4, 16, 0, 37, 1, "assertion failed: x[i] == 0", "block (2,0,0), thread (5,0,0)", 0, 0},
+     "glibc_assert", 4, 16, 0, 37, 1, "assertion failed: x[i] == 0", "block (2,0,0), thread (5,0,0)", 0, 0,
+     0},
     {"prelude_assert",
      "__global__ void prelude_assert(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "    __syncthreads();\n"
      "    if (i < n) assert(x[i] == 0);\n"
      "}\n",
-     "prelude_assert", 2, 32, 0, 40, 1, "assertion failed: x[i] == 0", "block (1,0,0), thread (8,0,0)", 0, 0},
+     "prelude_assert", 2, 32, 0, 40, 1, "assertion failed: x[i] == 0", "block (1,0,0), thread (8,0,0)", 0, 0,
+     0},
+    /* Loop fission (issue 15): the thread loops keep no thread index in
+     * memory, so the faulting blocks run again through the kernel's probe
+     * twin, which names the thread as the fiber path does. */
+    {"fission_far_write",
+     "__global__ void fission_far_write(int *x, int n) {\n"
+     "    __shared__ int s[32];\n"
+     "    int t = threadIdx.x;\n"
+     "    s[t] = x[blockIdx.x * blockDim.x + t] + t;\n"
+     "    __syncthreads();\n"
+     "    int v = s[31 - t];\n"
+     "    if (blockIdx.x == 2 && v == 18) x[(size_t)1 << 42] = 1; /* thread 31 - 18 */\n"
+     "    __syncthreads();\n"
+     "}\n",
+     "fission_far_write", 4, 32, 0, 0, 0, "invalid memory access", "block (2,0,0), thread (13,0,0)", 0, 0, 1},
+    /* The message quotes the assertion as written, not token by token, at
+     * its line in the user's source. */
+    {"fission_assert",
+     "__global__ void fission_assert(int *x, int n) {\n"
+     "    __shared__ int s[32];\n"
+     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "    s[threadIdx.x] = x[i];\n"
+     "    __syncthreads();\n"
+     "    for (int k = 0; k < 2; k++) {\n"
+     "        assert(s[threadIdx.x]==0 && x[i] >= -k);\n"
+     "        __syncthreads();\n"
+     "    }\n"
+     "}\n",
+     "fission_assert", 2, 32, 0, 40, 1, "kernel.cu:7: assertion failed: s[threadIdx.x]==0 && x[i] >= -k",
+     "block (1,0,0), thread (8,0,0)", 0, 0, 1},
     {"abort_call",
      "__global__ void abort_call(int *x, int n) {\n"
      "    if (blockIdx.x == 0 && threadIdx.x == 2) abort();\n"
      "}\n",
-     "abort_call", 1, 4, 0, 0, 1, "SIGABRT", "block (0,0,0), thread (2,0,0)", 0, 0},
+     "abort_call", 1, 4, 0, 0, 1, "SIGABRT", "block (0,0,0), thread (2,0,0)", 0, 0, 0},
     /* 160 KB of locals per thread in a barrier kernel: the fiber stacks are
      * sized from the compiled frame, so this runs (it overflowed the 64 KiB
      * default stack into the next fiber's before). */
@@ -102,7 +134,7 @@ static const scenario scenarios[] = {
      "    __syncthreads();\n"
      "    x[threadIdx.x] = (int)local[39999 - threadIdx.x * 7];\n"
      "}\n",
-     "big_locals", 1, 64, 0, 0, 1, "", "", 1, 0},
+     "big_locals", 1, 64, 0, 0, 1, "", "", 1, 0, 0},
     /* checked mode (KILN_CPU_CHECKED=1): accesses just past an array, or
      * 64 KiB past it (which lands in other memory unnoticed otherwise) */
     {"checked_far_write",
@@ -112,7 +144,7 @@ static const scenario scenarios[] = {
      "}\n",
      "checked_far_write", 2, 32, 0, 0, 1,
      "out-of-bounds write of argument 0 (256 bytes: 64 elements of 4 bytes) at element index 16448",
-     "block (1,0,0), thread (5,0,0)", 0, 1},
+     "block (1,0,0), thread (5,0,0)", 0, 1, 0},
     {"checked_one_past",
      "__global__ void checked_one_past(int *x, int n) {\n"
      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -121,7 +153,7 @@ static const scenario scenarios[] = {
      "checked_one_past", 1, 16, 0, 0, 1,
      "out-of-bounds read of argument 0 (64 bytes: 16 elements of 4 bytes) at element index 16, 0 bytes past "
      "its end",
-     "block (0,0,0), thread (15,0,0)", 0, 1},
+     "block (0,0,0), thread (15,0,0)", 0, 1, 0},
 };
 #define NSCENARIOS (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -166,7 +198,15 @@ static int run_child(const scenario *sc) {
     kiln_kernel *k = NULL;
     /* Barrier kernels here test the fiber path (its guard pages and stack
      * sizing): loop fission would run them on the worker's own stack. */
-    const char *options = strstr(sc->source, "__syncthreads") ? "-DKILN_CPU_FIBERS" : NULL;
+    const char *options = strstr(sc->source, "__syncthreads") && !sc->fission ? "-DKILN_CPU_FIBERS" : NULL;
+    if (cpu && sc->fission) { /* the scenario is about the fission path: it must take it */
+        char *log = NULL, path[160];
+        TEST_CHILD_CHECK(kiln_compile_only("cpu", NULL, sc->source, "fault.cu", NULL, &log) == KILN_OK, "%s",
+                         kiln_last_error());
+        snprintf(path, sizeof path, "CPU path of %s: fission", sc->kernel);
+        TEST_CHILD_CHECK(test_contains(log, path), "not on the fission path: %s", log);
+        kiln_free(log);
+    }
     TEST_CHILD_CHECK(kiln_kernel_from_source(ctx, sc->source, sc->kernel, options, &k) == KILN_OK, "%s",
                      kiln_last_error());
     int n = (int)(sc->grid * sc->block);

@@ -138,6 +138,38 @@ static const char *src =
     "    if (threadIdx.x < 64) __syncthreads();\n"
     "    o[threadIdx.x] = s[63 - threadIdx.x];\n"
     "}\n"
+    "// Guards on threadIdx.x itself (or a copy) against bounds of other types\n"
+    "// and signs: the thread loop's range has a closed form, which must follow\n"
+    "// C++'s conversions (a negative int bound against an unsigned index is\n"
+    "// huge), or a search for a float bound.\n"
+    "__global__ void guard_types(const int *in, int *out, int h, long long big, float f, unsigned uh) {\n"
+    "    __shared__ int s[128];\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    int it = threadIdx.x;\n"
+    "    s[t] = in[blockIdx.x * blockDim.x + t];\n"
+    "    __syncthreads();\n"
+    "    int acc = s[(t + 1) % blockDim.x];\n"
+    "    if (t < h) acc += 1;\n"
+    "    if (it < h) acc += 2;\n"
+    "    if (it <= h) acc += 4;\n"
+    "    if (t == uh) acc += 8;\n"
+    "    if (it < big) acc += 16;\n"
+    "    if (t < f) acc += 32;\n"
+    "    if (threadIdx.x <= uh && h > -1000) acc += 64;\n"
+    "    if (h < 100 && it == h) acc += 128;\n"
+    "    if (h > -5000 && t <= (unsigned char)h) acc += 256;\n"
+    "    __syncthreads();\n"
+    "    out[blockIdx.x * blockDim.x + t] = acc;\n"
+    "}\n"
+    "// Launched with more than 2^20 blocks: the grid where kiln's range\n"
+    "// assumptions stop and the general body runs.\n"
+    "__global__ void pair_swap(const int *in, int *out) {\n"
+    "    __shared__ int s[2];\n"
+    "    unsigned i = blockIdx.x * 2 + threadIdx.x;\n"
+    "    s[threadIdx.x] = in[i];\n"
+    "    __syncthreads();\n"
+    "    out[i] = s[1 - threadIdx.x] * 3 + (int)blockIdx.x;\n"
+    "}\n"
     "__global__ void plain(float *o, int n) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i < n) o[i] = 2.0f * i;\n"
@@ -178,6 +210,8 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "mixed", "fission", NULL);
     expect_path(log, "shared_scalar", "fission", NULL);
     expect_path(log, "calls_helper", "fission", NULL);
+    expect_path(log, "guard_types", "fission", NULL);
+    expect_path(log, "pair_swap", "fission", NULL);
     expect_path(log, "calls_barrier", "fibers", "wait_all");
     expect_path(log, "divergent", "fibers", "not uniform");
     /* barrier kernels beside it do not move it off the loop path */
@@ -222,6 +256,13 @@ static void test_shapes_outside_the_transform_say_why(void **state) {
         {"__global__ void k(int *o) { __shared__ int s[32]; o += 1; s[threadIdx.x] = 1; __syncthreads();"
          " o[threadIdx.x] = s[0]; }",
          "parameter"},
+        /* __shared__ storage is declared outside the transformed body */
+        {"__global__ void k(int *o) { const int n = 32; __shared__ int s[n]; s[threadIdx.x] = 1;"
+         " __syncthreads(); o[threadIdx.x] = s[0]; }",
+         "names the kernel's locals"},
+        {"#define N 32\n__global__ void k(int *o) { __shared__ int s[N], t[N]; s[threadIdx.x] = 1;"
+         " t[threadIdx.x] = 2; __syncthreads(); o[threadIdx.x] = s[0] + t[1]; }",
+         NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *log = NULL;
@@ -418,6 +459,143 @@ static void test_reduction_matches_fibers_and_host(void **state) {
     release_pair(&p);
 }
 
+/* The guard_types kernel's value for thread t of a block of bx threads,
+ * in C (the same conversions as C++), from its neighbour's input. */
+static int guard_types_ref(const int *in, unsigned b, unsigned t, unsigned bx, int h, long long big, float f,
+                           unsigned uh) {
+    int it = (int)t, acc = in[b * bx + (t + 1) % bx];
+    if (t < (unsigned)h) acc += 1;
+    if (it < h) acc += 2;
+    if (it <= h) acc += 4;
+    if (t == uh) acc += 8;
+    if (it < big) acc += 16;
+    if ((float)t < f) acc += 32;
+    if (t <= uh && h > -1000) acc += 64;
+    if (h < 100 && it == h) acc += 128;
+    if (h > -5000 && (int)t <= (int)(unsigned char)h) acc += 256;
+    return acc;
+}
+
+static void test_guard_ranges_follow_conversions(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    pair p;
+    get_pair(ctx, "guard_types", &p);
+    enum { BX = 96, BLOCKS = 3, N = BX * BLOCKS };
+    static const int hs[] = {-5, 0, 3, 95, 96, 200, -2000, 257};
+    static const long long bigs[] = {-1, 0, 5, 1ll << 40};
+    static const float fs[] = {-0.5f, 0.0f, 2.5f, 95.5f, 1000.0f};
+    static const unsigned uhs[] = {0, 7, 95, 4000000000u};
+    int in[N], o1[N], o2[N];
+    for (int i = 0; i < N; i++) in[i] = (int)test_uniform(&r, -1000, 1000);
+    int64_t nn = N;
+    kiln_array *din, *d1, *d2;
+    TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &nn, in, sizeof in, &din));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d2));
+    for (size_t k = 0; k < sizeof hs / sizeof *hs; k++) {
+        int h = hs[k];
+        long long big = bigs[k % 4];
+        float f = fs[k % 5];
+        unsigned uh = uhs[(k + 1) % 4];
+        TEST_OK(kiln_launch(
+            p.fast, KILN_DIM(BLOCKS), KILN_DIM(BX), 0, NULL,
+            KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(h), kiln_i64(big), kiln_f32(f), kiln_u32(uh))));
+        TEST_OK(kiln_launch(
+            p.fibers, KILN_DIM(BLOCKS), KILN_DIM(BX), 0, NULL,
+            KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(h), kiln_i64(big), kiln_f32(f), kiln_u32(uh))));
+        TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
+        TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+        for (int i = 0; i < N; i++) {
+            int want = guard_types_ref(in, (unsigned)(i / BX), (unsigned)(i % BX), BX, h, big, f, uh);
+            if (o1[i] != o2[i] || o1[i] != want)
+                fail_msg("thread %d (h %d, big %lld, f %g, uh %u): %d fission, %d fibers, %d expected", i, h,
+                         big, (double)f, uh, o1[i], o2[i], want);
+        }
+    }
+    kiln_array_release(din);
+    kiln_array_release(d1);
+    kiln_array_release(d2);
+    release_pair(&p);
+}
+
+/* Grids of more than 2^20 blocks in x take the body without kiln's range
+ * assumptions (kiln_cpu_fission.cuh); both sides of the line must agree
+ * with the host. */
+static void test_huge_grid_takes_the_general_body(void **state) {
+    kiln_context *ctx = *state;
+    if (!is_cpu()) skip(); /* a million blocks is the CPU body's limit, not a GPU question */
+    test_rng r = test_rng_for(__func__);
+    kiln_kernel *k;
+    TEST_OK(kiln_kernel_from_source(ctx, src, "pair_swap", NULL, &k));
+    static const unsigned grids[] = {1u << 20, (1u << 20) + 3};
+    for (int g = 0; g < 2; g++) {
+        size_t n = (size_t)grids[g] * 2;
+        int64_t nn = (int64_t)n;
+        int *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+        for (size_t i = 0; i < n; i++) in[i] = (int)test_uniform(&r, -1000, 1000);
+        kiln_array *din, *dout;
+        TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &nn, in, n * sizeof *in, &din));
+        TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &dout));
+        TEST_OK(kiln_launch(k, KILN_DIM(grids[g]), KILN_DIM(2), 0, NULL,
+                            KILN_ARGS(kiln_arr(din), kiln_arr(dout))));
+        TEST_OK(kiln_array_to_host(dout, out, n * sizeof *out));
+        for (size_t i = 0; i < n; i++) {
+            int want = in[i ^ 1] * 3 + (int)(i / 2);
+            if (out[i] != want) fail_msg("grid %u, out[%zu] = %d, expected %d", grids[g], i, out[i], want);
+        }
+        kiln_array_release(din);
+        kiln_array_release(dout);
+        free(in);
+        free(out);
+    }
+    kiln_kernel_release(k);
+}
+
+/* examples/matmul.c, seed 001's kernel as `kiln demo matmul` runs it. */
+extern const char kiln_matmul_source[];
+
+static void test_example_matmul_takes_fission(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    char *log = NULL;
+    TEST_OK(kiln_compile_only("cpu", NULL, kiln_matmul_source, "matmul.cu", NULL, &log));
+    expect_path(log, "square_matrix_mul", "fission", NULL);
+    kiln_free(log);
+    kiln_kernel *k1, *k2;
+    TEST_OK(kiln_kernel_from_source(ctx, kiln_matmul_source, "square_matrix_mul", NULL, &k1));
+    TEST_OK(kiln_kernel_from_source(ctx, kiln_matmul_source, "square_matrix_mul", "-DKILN_CPU_FIBERS", &k2));
+    int n = 40 + (int)test_uniform(&r, 0, 40);
+    int64_t shape[2] = {n, n};
+    size_t count = (size_t)n * n, bytes = count * 4;
+    float *a = malloc(bytes), *b = malloc(bytes), *c1 = malloc(bytes), *c2 = malloc(bytes);
+    test_fill_f32(&r, a, count, -1, 1);
+    test_fill_f32(&r, b, count, -1, 1);
+    kiln_array *da, *db, *dc1, *dc2;
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, a, bytes, &da));
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, b, bytes, &db));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &dc1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &dc2));
+    kiln_dim3 grid = KILN_DIM((uint32_t)(n + 31) / 32, (uint32_t)(n + 31) / 32), block = KILN_DIM(32, 32);
+    TEST_OK(kiln_launch(k1, grid, block, 0, NULL,
+                        KILN_ARGS(kiln_arr(da), kiln_arr(db), kiln_arr(dc1), kiln_i32(n))));
+    TEST_OK(kiln_launch(k2, grid, block, 0, NULL,
+                        KILN_ARGS(kiln_arr(da), kiln_arr(db), kiln_arr(dc2), kiln_i32(n))));
+    TEST_OK(kiln_array_to_host(dc1, c1, bytes));
+    TEST_OK(kiln_array_to_host(dc2, c2, bytes));
+    expect_same_f32(c1, c2, count, "C");
+    kiln_array_release(da);
+    kiln_array_release(db);
+    kiln_array_release(dc1);
+    kiln_array_release(dc2);
+    free(a);
+    free(b);
+    free(c1);
+    free(c2);
+    kiln_kernel_release(k1);
+    kiln_kernel_release(k2);
+}
+
 static void test_early_return_and_uniform_control_flow(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
@@ -529,6 +707,101 @@ static void test_device_function_sees_thread_index(void **state) {
     kiln_array_release(d2);
 }
 
+/* ---- every barrier kernel written in the tests and examples */
+
+/* The next sequence of adjacent C string literals at or after *p in C
+ * source text, unescaped into out (cap bytes); 0 when none is left.
+ * Comments and character literals are skipped. */
+static int next_literal_run(const char **p, char *out, size_t cap) {
+    const char *s = *p;
+    size_t n = 0;
+    int in_run = 0;
+    while (*s) {
+        if (s[0] == '/' && s[1] == '/') {
+            while (*s && *s != '\n') s++;
+        } else if (s[0] == '/' && s[1] == '*') {
+            const char *e = strstr(s + 2, "*/");
+            s = e ? e + 2 : s + strlen(s);
+        } else if (*s == '\'') {
+            for (s++; *s && *s != '\''; s++)
+                if (*s == '\\' && s[1]) s++;
+            if (*s) s++;
+        } else if (*s == '"') {
+            for (s++; *s && *s != '"'; s++) {
+                char c = *s;
+                if (c == '\\' && s[1]) {
+                    c = *++s;
+                    c = c == 'n' ? '\n' : c == 't' ? '\t' : c == '0' ? '\0' : c;
+                }
+                if (n + 1 < cap) out[n++] = c;
+            }
+            if (*s) s++;
+            in_run = 1;
+        } else if (in_run && !(*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r')) {
+            break;
+        } else
+            s++;
+    }
+    out[n] = '\0';
+    *p = s;
+    return in_run;
+}
+
+/* No barrier kernel in the tests' and examples' sources falls off the
+ * fission path because its transformed code did not compile (kiln would
+ * quietly run the module on fibers then): each one compiles, and each
+ * kernel's path is fission or fibers with the transformer's reason. */
+static void test_no_barrier_kernel_falls_back(void **state) {
+    (void)state;
+    const char *root = getenv("KILN_SOURCE_DIR");
+    if (!root) fail_msg("KILN_SOURCE_DIR is not set (run through ctest)");
+    static const char *const dirs[] = {"tests", "examples"};
+    enum { CAP = 1 << 16 };
+    char *lit = malloc(CAP);
+    int kernels = 0;
+    for (int d = 0; d < 2; d++) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s/%s", root, dirs[d]);
+        DIR *dp = opendir(dir);
+        if (!dp) fail_msg("cannot open %s", dir);
+        struct dirent *e;
+        while ((e = readdir(dp)) != NULL) {
+            size_t len = strlen(e->d_name);
+            if (len < 3 || strcmp(e->d_name + len - 2, ".c") != 0) continue;
+            char path[1400];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            char *text = test_read_file(path);
+            if (!text) fail_msg("cannot read %s", path);
+            const char *p = text;
+            while (next_literal_run(&p, lit, CAP)) {
+                if (!strstr(lit, "__global__") || !strstr(lit, "__syncthreads")) continue;
+                char *log = NULL;
+                kiln_status st = kiln_compile_only("cpu", NULL, lit, e->d_name, NULL, &log);
+                if (st != KILN_OK) { /* sources meant not to compile, or to be refused */
+                    kiln_free(log);
+                    continue;
+                }
+                if (strstr(log, "did not compile"))
+                    fail_msg("%s: a barrier kernel's fission code did not compile:\n%s\n%s", path, log, lit);
+                for (const char *l = strstr(log, "CPU path of "); l; l = strstr(l + 1, "CPU path of ")) {
+                    kernels++;
+                    const char *end = strchr(l, '\n');
+                    int line = (int)(end ? end - l : (long)strlen(l));
+                    if (strstr(l, ": fibers") && strstr(l, ": fibers") < l + line &&
+                        !strstr(l, "(loop fission:") && !strstr(l, "called function"))
+                        fail_msg("%s: %.*s", path, line, l);
+                }
+                kiln_free(log);
+            }
+            free(text);
+        }
+        closedir(dp);
+    }
+    free(lit);
+    print_message("%d kernels in the tests' and examples' barrier sources\n", kernels);
+    if (kernels < 20) fail_msg("only %d kernels found: is KILN_SOURCE_DIR the source tree?", kernels);
+}
+
 static void test_fiber_kernels_still_run(void **state) {
     kiln_context *ctx = *state;
     static const char *const names[] = {"calls_barrier", "divergent"};
@@ -553,11 +826,15 @@ int main(void) {
         cmocka_unit_test(test_paths_per_kernel),
         cmocka_unit_test(test_shapes_outside_the_transform_say_why),
         cmocka_unit_test(test_precompiled_prelude),
+        cmocka_unit_test(test_no_barrier_kernel_falls_back),
     };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_matches_fibers_and_host),
         cmocka_unit_test(test_stencil_matches_fibers_and_host),
         cmocka_unit_test(test_reduction_matches_fibers_and_host),
+        cmocka_unit_test(test_guard_ranges_follow_conversions),
+        cmocka_unit_test(test_example_matmul_takes_fission),
+        cmocka_unit_test(test_huge_grid_takes_the_general_body),
         cmocka_unit_test(test_early_return_and_uniform_control_flow),
         cmocka_unit_test(test_shared_scalar_keeps_values),
         cmocka_unit_test(test_device_function_sees_thread_index),

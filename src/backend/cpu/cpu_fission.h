@@ -19,7 +19,7 @@
 
 /* Part of the CPU compiler id: bump when the transformer writes different
  * code for the same source, so that cached modules are rebuilt. */
-#define KILN_CPU_FISSION_VERSION 5ull
+#define KILN_CPU_FISSION_VERSION 10ull
 
 typedef enum kiln_cpu_path { KILN_CPU_PATH_LOOP, KILN_CPU_PATH_FISSION, KILN_CPU_PATH_FIBERS } kiln_cpu_path;
 
@@ -71,8 +71,11 @@ const kpath_macro *kpath_macro_of(const kpath_unit *u, int i);
 const kpath_fn *kpath_fn_named(const kpath_unit *u, int i);
 
 /* cpu_fission.c: transforms kernel fn into `kiln_fis_body_<name>`, appended
- * to gen with its entry point. 0 on success; else -1 and why says what
- * the transformer could not handle (gen is then left as it was). */
-int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, kiln_text *gen, char *why, size_t why_size);
+ * to gen with its entry point; `#line` directives name `file` (the user's
+ * source as compiled), so that compile errors and assert() messages point
+ * at the user's lines. 0 on success; else -1 and why says what the
+ * transformer could not handle (gen is then left as it was). */
+int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, kiln_text *gen, char *why,
+                     size_t why_size);
 
 #endif

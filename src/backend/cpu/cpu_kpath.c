@@ -299,7 +299,7 @@ void kiln_cpu_plan_kernels(const char *source, const kiln_compile_request *req, 
                 "%.*sloop fission is off (KILN_CPU_FISSION=0, or its code failed to compile)", "", 0);
         } else {
             char why[200];
-            if (kiln_cpu_fission(&u, fn, gen, why, sizeof why) == 0)
+            if (kiln_cpu_fission(&u, fn, req->name ? req->name : "kernel.cu", gen, why, sizeof why) == 0)
                 say(p, KILN_CPU_PATH_FISSION, "%.*sbarriers in structured, uniform control flow", "", 0);
             else
                 say(p, KILN_CPU_PATH_FIBERS, "loop fission: %.*s", why, (int)strlen(why));

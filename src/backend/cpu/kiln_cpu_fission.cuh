@@ -16,9 +16,12 @@
 template <typename T> struct kiln_fis_rc { typedef T type; };
 template <typename T> struct kiln_fis_rc<const T> { typedef T type; };
 // The end of the prefix of [0, n) on which p holds (p holds on a prefix:
-// the transformer checked the guard's shape), by binary search.
+// the transformer checked the guard's shape). Both ends first: in most
+// blocks a bounds check passes everywhere or nowhere; else a binary search.
 template <typename P> static inline int kiln_fis_prefix(const P &p, int n) {
-    int lo = 0, hi = n;
+    if (n <= 0 || p(n - 1)) return n > 0 ? n : 0;
+    if (!p(0)) return 0;
+    int lo = 1, hi = n - 1; // p holds below lo, fails from hi on
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (p(mid))
@@ -27,6 +30,35 @@ template <typename P> static inline int kiln_fis_prefix(const P &p, int n) {
             hi = mid;
     }
     return lo;
+}
+template <typename T> struct kiln_fis_integral { enum { value = 0 }; };
+#define KILN_FIS_INTEGRAL(T)                                                                                 \
+    template <> struct kiln_fis_integral<T> { enum { value = 1 }; };
+KILN_FIS_INTEGRAL(bool)
+KILN_FIS_INTEGRAL(char)
+KILN_FIS_INTEGRAL(signed char)
+KILN_FIS_INTEGRAL(unsigned char)
+KILN_FIS_INTEGRAL(short)
+KILN_FIS_INTEGRAL(unsigned short)
+KILN_FIS_INTEGRAL(int)
+KILN_FIS_INTEGRAL(unsigned)
+KILN_FIS_INTEGRAL(long)
+KILN_FIS_INTEGRAL(unsigned long)
+KILN_FIS_INTEGRAL(long long)
+KILN_FIS_INTEGRAL(unsigned long long)
+// The end of the prefix of [0, n) on which `(I)x < b` (Le: `<=`) holds,
+// where I is the type of threadIdx.x or of the copy of it that a guard
+// compares (its value at thread x is x). For integers the comparison's own
+// type decides (a negative int bound against an unsigned index is huge), and
+// the end is b or b + 1 clamped to [0, n); other types search.
+template <typename I, int Le, typename B> static inline int kiln_fis_end(B b, int n) {
+    if constexpr (kiln_fis_integral<I>::value && kiln_fis_integral<B>::value) {
+        typedef decltype((I)0 + (B)0) C;
+        if (n <= 0 || (Le ? !((I)0 <= b) : !((I)0 < b))) return 0;
+        if (Le ? (I)(n - 1) <= b : (I)(n - 1) < b) return n;
+        return (int)(C)b + Le; // 0 <= b < n - 1 (Le) or 0 < b <= n - 1: fits
+    } else
+        return kiln_fis_prefix([&](int x) { return Le ? (I)x <= b : (I)x < b; }, n);
 }
 // Launch values as locals: the thread loops then see them as invariant,
 // where stores to shared int arrays could alias the globals.
@@ -37,6 +69,24 @@ template <typename P> static inline int kiln_fis_prefix(const P &p, int n) {
     const int kiln_bx = (int)blockDim.x, kiln_by = (int)blockDim.y, kiln_bz = (int)blockDim.z;               \
     (void)gridDim;                                                                                           \
     (void)blockIdx;
+
+// Fault reports (cpu_launch.c): a launch that faults runs the faulting
+// worker's blocks again through the body's kiln_probe = 1 twin, which
+// stores block and thread where kiln_cpu_where reads them before each
+// thread's part of a region (and block-level code counts as thread 0's).
+// The normal body has no such stores: they would keep its thread loops from
+// vectorising.
+#define KILN_FIS_WHERE(x, y, z)                                                                              \
+    if (kiln_probe) kiln_fis_where(blockIdx, (unsigned)(x), (unsigned)(y), (unsigned)(z));
+static inline void kiln_fis_where(const uint3 &b, unsigned x, unsigned y, unsigned z) {
+    volatile unsigned *w = kiln_cpu_probe_where;
+    w[0] = b.x;
+    w[1] = b.y;
+    w[2] = b.z;
+    w[3] = x;
+    w[4] = y;
+    w[5] = z;
+}
 
 // Blocks [first, end), each one call of the transformed body (which loops
 // over the threads itself). Same ABI as the loop path's kiln_cpu_fast_k.
@@ -53,10 +103,45 @@ static inline void kiln_cpu_fis(void (*)(A...), kiln_cpu_seq<I...>, const kiln_c
                                 unsigned long long first, unsigned long long end) {
     kiln_cpu_fis_loop<F, A...>(B, first, end, kiln_cpu_arg<A>(B->args, I)...);
 }
+// What the compiler may assume about the launch, to keep index arithmetic
+// affine. CUDA's blockIdx and threadIdx are unsigned, so in
+// `int i = blockIdx.x * 256 + threadIdx.x` the sum may wrap as far as GCC
+// knows: the thread loop then loads through gathers (or, for a store, does
+// not vectorise at all). Blocks have 1 to 1024 threads (the launch checks),
+// and the kiln_small body runs only for grids of at most 2^20 blocks in x
+// and 2^16 in y and z (CUDA's own limit there), so such products of a block
+// index and a factor up to 2048 (32768 for y and z) provably fit in an int.
+#define KILN_FIS_SMALL_GRID_X (1u << 20)
+#define KILN_FIS_SMALL_GRID_YZ (1u << 16)
+#define KILN_FIS_RANGES                                                                                      \
+    if (kiln_bx < 1 || kiln_bx > KILN_CPU_FIS_MAX_THREADS) __builtin_unreachable();                          \
+    if (kiln_by < 1 || kiln_by > KILN_CPU_FIS_MAX_THREADS) __builtin_unreachable();                          \
+    if (kiln_bz < 1 || kiln_bz > KILN_CPU_FIS_MAX_THREADS) __builtin_unreachable();                          \
+    if (kiln_small) {                                                                                        \
+        if (blockIdx.x >= KILN_FIS_SMALL_GRID_X) __builtin_unreachable();                                    \
+        if (blockIdx.y >= KILN_FIS_SMALL_GRID_YZ) __builtin_unreachable();                                   \
+        if (blockIdx.z >= KILN_FIS_SMALL_GRID_YZ) __builtin_unreachable();                                   \
+    }
+#define KILN_FIS_RUN(kiln__k, kiln__probe, kiln__small)                                                      \
+    kiln_cpu_fis<&kiln_fis_body_##kiln__k<kiln__probe, kiln__small>>(                                        \
+        &kiln_fis_body_##kiln__k<kiln__probe, kiln__small>,                                                  \
+        kiln_cpu_arity<decltype(&kiln_fis_body_##kiln__k<kiln__probe, kiln__small>)>::kiln_seq(), kiln__b,   \
+        kiln__first, kiln__end)
+// The entry takes the kiln_small body when the grid allows it. Otherwise,
+// for grids of more than 2^20 blocks in x, it runs the probe twin (correct,
+// but its thread loops do not vectorise): a third copy of the body for such
+// rare grids would cost every barrier module ~40% more compile time. The
+// probe twin is cold (compiled for size): it is there for fault reports.
 #define KILN_CPU_EXPORT_FISSION(kiln__k)                                                                     \
+    KILN_CPU_EXPORT __attribute__((cold)) void kiln_cpu_probe_##kiln__k(                                     \
+        const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
+        KILN_FIS_RUN(kiln__k, 1, 0);                                                                         \
+    }                                                                                                        \
     KILN_CPU_EXPORT void kiln_cpu_fis_##kiln__k(                                                             \
         const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
-        kiln_cpu_fis<&kiln_fis_body_##kiln__k>(                                                              \
-            &kiln_fis_body_##kiln__k, kiln_cpu_arity<decltype(&kiln_fis_body_##kiln__k)>::kiln_seq(),        \
-            kiln__b, kiln__first, kiln__end);                                                                \
+        if (kiln__b->grid[0] <= KILN_FIS_SMALL_GRID_X && kiln__b->grid[1] <= KILN_FIS_SMALL_GRID_YZ &&       \
+            kiln__b->grid[2] <= KILN_FIS_SMALL_GRID_YZ)                                                      \
+            KILN_FIS_RUN(kiln__k, 0, 1);                                                                     \
+        else                                                                                                 \
+            kiln_cpu_probe_##kiln__k(kiln__b, kiln__first, kiln__end);                                       \
     }

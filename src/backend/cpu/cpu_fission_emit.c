@@ -1,0 +1,392 @@
+/* cpu_fission_emit.c: writing the transformed kernel (loop fission,
+ * cpu_fission_impl.h): regions as loops over the block's threads. */
+
+#include "backend/cpu/cpu_fission_impl.h"
+
+static void put(fis *f, const char *s) { kiln_text_puts(f->out, s); }
+
+static void put_tok(fis *f, int i) {
+    kiln_text_add(f->out, f->c->text + f->c->t[i].start, (size_t)f->c->t[i].len);
+}
+
+/* A #line directive for token i: what follows is the user's line. */
+static void put_line(fis *f, int i) {
+    if (!f->lines || !f->file) return;
+    kiln_text_printf(f->out, "\n#line %d \"", f->lines[i]);
+    for (const char *c = f->file; *c; c++) {
+        if (*c == '"' || *c == '\\') kiln_text_add(f->out, "\\", 1);
+        kiln_text_add(f->out, *c == '\n' ? " " : c, 1);
+    }
+    put(f, "\"\n");
+}
+
+/* The source text of tokens [a, b) as the user spaced it (what `#e` in
+ * assert() shows: `a[i] < n`, not `a [ i ] < n`), under #line directives
+ * naming the user's lines (assert's __LINE__, compile errors); a gap
+ * holding a line break becomes one line break. `return;` marks the thread
+ * done where later regions must skip it. */
+static void put_toks(fis *f, int a, int b) {
+    if (a < b) put_line(f, a);
+    for (int i = a; i < b; i++) {
+        if (i > a) {
+            int gap_a = f->c->t[i - 1].start + f->c->t[i - 1].len, gap_b = f->c->t[i].start;
+            int nl = 0;
+            for (int k = gap_a; k < gap_b; k++) nl |= f->c->text[k] == '\n';
+            if (nl)
+                put_line(f, i);
+            else
+                kiln_text_add(f->out, f->c->text + gap_a, (size_t)(gap_b - gap_a));
+        }
+        if (f->c->t[i].kind == CTOK_PP) {
+            put(f, "\n");
+            put_tok(f, i);
+            put(f, "\n");
+        } else if (f->returns && is(f, i, "return") && is(f, i + 1, ";")) {
+            put(f, "{ kiln_done[kiln_t] = 1; return; }");
+            i++;
+        } else
+            put_tok(f, i);
+    }
+}
+
+static void put_storage_name(fis *f, int v) { kiln_text_printf(f->out, "kiln_s%d", v); }
+
+static void put_type(fis *f, const var *x) {
+    for (int i = x->type_a; i < x->type_b; i++) {
+        if (is(f, i, "register")) continue;
+        put_tok(f, i);
+        put(f, " ");
+    }
+    for (int s = 0; s < x->stars; s++) put(f, "*");
+}
+
+static void emit_stmt(fis *f, int s) {
+    const node *n = &f->nodes[s];
+    int any = 0;
+    for (int v = n->decl; v >= 0; v = f->vars[v].next_in_stmt) any |= f->vars[v].stored;
+    put(f, "\n");
+    if (!any) {
+        put_toks(f, n->a, n->b);
+        return;
+    }
+    for (int v = n->decl; v >= 0; v = f->vars[v].next_in_stmt) {
+        const var *x = &f->vars[v];
+        if (x->stored) {
+            put(f, "auto &");
+            put_tok(f, x->name);
+            put(f, " = ");
+            put_storage_name(f, v);
+            put(f, "[kiln_t];");
+            if (x->init_a >= 0) {
+                put_tok(f, x->name);
+                put(f, " = (");
+                put_toks(f, x->init_a, x->init_b);
+                put(f, ");");
+            }
+        } else {
+            put_type(f, x);
+            put(f, " ");
+            put_tok(f, x->name);
+            if (x->dim_a >= 0) put_toks(f, x->dim_a, x->dim_b);
+            if (x->init_a >= 0) {
+                put(f, " = ");
+                put_toks(f, x->init_a, x->init_b);
+            }
+            put(f, ";");
+        }
+        put(f, "\n");
+    }
+}
+
+/* Names a region may call without the callee needing threadIdx in the
+ * module's global (where the thread loop cannot vectorise anyway). */
+static int pure_call(const fis *f, int i) {
+    static const char *const ok[] = {
+        "min",         "max",       "fminf",        "fmaxf",      "fmin",   "fmax",        "sqrtf",
+        "sqrt",        "rsqrtf",    "expf",         "exp",        "exp2f",  "logf",        "log",
+        "log2f",       "fabsf",     "fabs",         "abs",        "sinf",   "cosf",        "sin",
+        "cos",         "tanhf",     "tanh",         "powf",       "pow",    "floorf",      "floor",
+        "ceilf",       "ceil",      "fmaf",         "fma",        "int",    "float",       "double",
+        "unsigned",    "long",      "size_t",       "char",       "short",  "bool",        "sizeof",
+        "if",          "for",       "while",        "switch",     "return", "static_cast", "make_float2",
+        "make_float4", "make_int2", "make_double2", "__fdividef", "__expf", "__logf",      "roundf",
+        "round"};
+    for (size_t k = 0; k < sizeof ok / sizeof *ok; k++)
+        if (is(f, i, ok[k])) return 1;
+    return 0;
+}
+
+static void region_traits(fis *f, int r, int *calls, int *ivdep) {
+    *calls = 0;
+    *ivdep = 1;
+    for (int s = f->nodes[r].child; s >= 0; s = f->nodes[s].next)
+        for (int i = f->nodes[s].a; i < f->nodes[s].b; i++) {
+            if (!ident(f, i)) continue;
+            if (is(f, i, "volatile") || strncmp(f->c->text + f->c->t[i].start, "atomic", 6) == 0) *ivdep = 0;
+            if (is(f, i + 1, "(") && !pure_call(f, i) && !fis_lookup(f, i)) *calls = 1;
+        }
+    if (*calls) *ivdep = 0;
+}
+
+static void emit_seq(fis *f, int seq);
+
+/* Copies of the recomputable values declared in earlier regions. */
+static void put_remats(fis *f, int r) {
+    for (int v = 0; v < f->var_count; v++) {
+        const var *x = &f->vars[v];
+        if (!fis_visible(f, x, r) || x->kind != V_REMAT || (v > 0 && f->vars[v - 1].stmt == x->stmt))
+            continue;
+        put(f, "\n");
+        put_toks(f, f->nodes[x->stmt].a, f->nodes[x->stmt].b);
+        put(f, "\n");
+    }
+}
+
+/* The guard's other && terms (those that ignore threadIdx.x), or nothing. */
+static void put_other_terms(fis *f, const node *n) {
+    int before = n->narrow_t0 > n->narrow_c0, after = n->narrow_t1 < n->narrow_c1;
+    if (!before && !after) return;
+    put(f, "if (!(");
+    if (before) put_toks(f, n->narrow_c0, n->narrow_t0 - 1); /* up to the && */
+    if (before && after) put(f, " && ");
+    if (after) put_toks(f, n->narrow_t1 + 1, n->narrow_c1);
+    put(f, ")) return 0;\n");
+}
+
+/* The range when the guard's ranged term compares threadIdx.x itself
+ * (`t < h`, `tx == 0`): kiln_fis_end computes it in closed form, with no
+ * search per row or per level of a tree reduction. */
+static void put_closed_range(fis *f, const node *n) {
+    int r = (int)(n - f->nodes);
+    int passes = n->narrow_eq >= 0 ? 2 : 1;
+    for (int pass = 0; pass < passes; pass++) {
+        put(f, "{ auto kiln_r = [&]() -> int {\nconst int kiln_x = 0; (void)kiln_x;\n"
+               "KILN_FIS_WHERE(0, kiln_y, kiln_z)\n"
+               "const uint3 threadIdx = {0u, (unsigned)kiln_y, (unsigned)kiln_z}; (void)threadIdx;\n");
+        put_remats(f, r);
+        put_other_terms(f, n);
+        int le = n->narrow_eq >= 0 ? pass == 0 : is(f, n->narrow_op, "<=");
+        put(f, "return kiln_fis_end<decltype(+(");
+        put_toks(f, n->narrow_t0, n->narrow_op);
+        kiln_text_printf(f->out, ")), %d>((", le);
+        put_toks(f, n->narrow_op + 1, n->narrow_t1);
+        put(f, pass == 0 ? "), kiln_bx); };\nkiln_xe = kiln_r(); }\n"
+                         : "), kiln_xe); };\nkiln_x0 = kiln_r(); }\n");
+    }
+}
+
+/* Declares kiln_x0 and kiln_xe, the range of x in [0, bx) that passes the
+ * region's guard, for the kiln_y and kiln_z in scope. */
+static void put_guard_range(fis *f, const node *n) {
+    int r = (int)(n - f->nodes);
+    put(f, "int kiln_x0 = 0, kiln_xe = kiln_bx;\n");
+    if (n->narrow_ranged && n->narrow_ident) {
+        put_closed_range(f, n);
+        return;
+    }
+    int passes = !n->narrow_ranged ? 1 : n->narrow_eq >= 0 ? 2 : 1;
+    for (int pass = 0; pass < passes; pass++) {
+        put(f, "{ auto kiln_c = [&](int kiln_x) -> bool {\nKILN_FIS_WHERE(kiln_x, kiln_y, kiln_z)\n"
+               "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; "
+               "(void)threadIdx;\n");
+        put_remats(f, r);
+        put(f, "return (");
+        if (n->narrow_eq >= 0) {
+            put_toks(f, n->narrow_c0, n->narrow_eq);
+            put(f, pass == 0 ? " <= " : " < ");
+            put_toks(f, n->narrow_eq + 1, n->narrow_c1);
+        } else
+            put_toks(f, n->narrow_c0, n->narrow_c1);
+        if (!n->narrow_ranged) /* the same for every x of the row */
+            put(f, "); };\nkiln_xe = kiln_c(0) ? kiln_bx : 0; }\n");
+        else
+            put(f, pass == 0 ? "); };\nkiln_xe = kiln_fis_prefix(kiln_c, kiln_bx); }\n"
+                             : "); };\nkiln_x0 = kiln_fis_prefix(kiln_c, kiln_xe); }\n");
+    }
+}
+
+/* The block-level declaration s (`__shared__ float tile[16][16];`) in a
+ * function of its own, kiln_fis_hold_<kernel>_<h>, which returns the
+ * variables' addresses: the body is a template (kiln_cpu_fission.cuh) and
+ * a static in it would exist once per instantiation, doubling the module's
+ * shared memory (and splitting a `static` local in two). */
+static int put_holder(fis *f, int s) {
+    const kiln_ctok *name = &f->c->t[f->fn->name];
+    int h = f->holders++;
+    kiln_text *body = f->out;
+    f->out = f->hold;
+    kiln_text_printf(f->out, "\nstatic auto kiln_fis_hold_%.*s_%d() {", name->len, f->c->text + name->start,
+                     h);
+    put_toks(f, f->nodes[s].a, f->nodes[s].b);
+    put(f, "\nstruct kiln_r {");
+    for (int v = f->nodes[s].decl; v >= 0; v = f->vars[v].next_in_stmt) {
+        put(f, " decltype(&");
+        put_tok(f, f->vars[v].name);
+        kiln_text_printf(f->out, ") p%d;", v);
+    }
+    put(f, " };\nreturn kiln_r{");
+    for (int v = f->nodes[s].decl; v >= 0; v = f->vars[v].next_in_stmt) {
+        put(f, "&");
+        put_tok(f, f->vars[v].name);
+        put(f, ", ");
+    }
+    put(f, "};\n}\n");
+    f->out = body;
+    kiln_text_printf(f->out, "\nauto kiln_h%d = kiln_fis_hold_%.*s_%d();", h, name->len,
+                     f->c->text + name->start, h);
+    return h;
+}
+
+static void emit_region(fis *f, int r) {
+    const node *n = &f->nodes[r];
+    for (int s = n->pre; s >= 0; s = f->nodes[s].next) {
+        if (is(f, f->nodes[s].a, "kiln_dyn_shared")) { /* a reference to the launch's memory */
+            put(f, "\n");
+            put_toks(f, f->nodes[s].a, f->nodes[s].b);
+            continue;
+        }
+        int a = f->nodes[s].a, b = f->nodes[s].b, h = -1;
+        if (fis_has_word(f, a, b, "__shared__") || fis_has_word(f, a, b, "static") ||
+            fis_has_word(f, a, b, "extern"))
+            h = put_holder(f, s);
+        else { /* a uniform local (`int tiles = (n + 31) / 32;`) */
+            put(f, "\n");
+            put_toks(f, a, b);
+        }
+        /* __shared__ and static variables are thread_locals: each access
+         * would look the module's TLS block up, and the vectoriser gives up
+         * on such accesses. A reference taken once per block is a plain
+         * address. */
+        for (int v = f->nodes[s].decl; v >= 0; v = f->vars[v].next_in_stmt) {
+            if (h >= 0)
+                kiln_text_printf(f->out, "\nauto *kiln_p%d = kiln_h%d.p%d", v, h, v);
+            else {
+                kiln_text_printf(f->out, "\nauto *kiln_p%d = &", v);
+                put_tok(f, f->vars[v].name);
+            }
+            /* the empty asm hides where the pointer came from: otherwise the
+             * compiler recomputes the TLS address at every use */
+            kiln_text_printf(f->out, "; __asm__(\"\" : \"+r\"(kiln_p%d));\n{ auto &", v);
+            put_tok(f, f->vars[v].name);
+            kiln_text_printf(f->out, " = *kiln_p%d;\n", v);
+            f->braces++;
+        }
+    }
+    if (n->child < 0) return;
+    int calls, ivdep;
+    region_traits(f, r, &calls, &ivdep);
+    /* int counters: signed overflow is undefined, so the vectoriser may take
+     * kiln_t as an affine index, which it cannot with wrapping unsigned. */
+    int narrow = n->narrow_s0 >= 0;
+    /* The row's range of threads that pass the guard: once per block when
+     * the guard ignores threadIdx.y and z, else per row (z, y). */
+    if (narrow && n->narrow_rowfree) {
+        put(f, "\n{ const int kiln_y = 0, kiln_z = 0;\n");
+        put_guard_range(f, n);
+    }
+    put(f, "\nfor (int kiln_z = 0; kiln_z < kiln_bz; kiln_z++)\n"
+           "for (int kiln_y = 0; kiln_y < kiln_by; kiln_y++) {\n");
+    if (narrow && !n->narrow_rowfree)
+        put_guard_range(f, n);
+    else if (!narrow)
+        put(f, "const int kiln_x0 = 0, kiln_xe = kiln_bx;\n");
+    if (ivdep) put(f, "KILN_FIS_IVDEP\n");
+    put(f, "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n"
+           "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n"
+           "KILN_FIS_WHERE(kiln_x, kiln_y, kiln_z)\n");
+    if (f->returns) put(f, "if (kiln_done[kiln_t]) continue;\n");
+    put(f,
+        "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; (void)threadIdx;\n");
+    if (calls) put(f, "::threadIdx = threadIdx;\n");
+    for (int v = 0; v < f->var_count; v++) {
+        const var *x = &f->vars[v];
+        if (!fis_visible(f, x, r) || !x->stored || !fis_region_names(f, r, x->name)) continue;
+        put(f, "auto &");
+        put_tok(f, x->name);
+        put(f, " = ");
+        put_storage_name(f, v);
+        put(f, "[kiln_t];\n");
+    }
+    put_remats(f, r);
+    put(f, "[&]() KILN_FIS_INLINE {");
+    if (narrow) {
+        put(f, "\n");
+        put_toks(f, n->narrow_s0, n->narrow_s1);
+    } else
+        for (int s = n->child; s >= 0; s = f->nodes[s].next) emit_stmt(f, s);
+    put(f, "\n}();\n}}\n");
+    if (narrow && n->narrow_rowfree) put(f, "}\n");
+}
+
+static void emit_node(fis *f, int n) {
+    const node *x = &f->nodes[n];
+    switch (x->kind) {
+    case N_SEQ: emit_seq(f, n); break;
+    case N_REGION: emit_region(f, n); break;
+    case N_UFOR:
+        put(f, "\nfor (");
+        put_toks(f, x->a + 1, x->b);
+        put(f, ")");
+        emit_seq(f, x->child);
+        break;
+    case N_UIF:
+        put(f, "\nif (");
+        put_toks(f, x->a + 1, x->b);
+        put(f, ")");
+        emit_seq(f, x->child);
+        if (x->other >= 0) {
+            put(f, " else ");
+            emit_seq(f, x->other);
+        }
+        break;
+    default: break;
+    }
+}
+
+static void emit_seq(fis *f, int seq) {
+    int outer = f->braces;
+    f->braces = 0;
+    put(f, "{");
+    for (int c = f->nodes[seq].child; c >= 0; c = f->nodes[c].next) emit_node(f, c);
+    for (; f->braces > 0; f->braces--) put(f, "}");
+    put(f, "\n}");
+    f->braces = outer;
+}
+
+/* The transformed kernel into f->out: kiln_fis_body_<name>, a template on
+ * kiln_probe (the fault-report twin) and kiln_small (grids that let the
+ * compiler prove index arithmetic free of wrapping; kiln_cpu_fission.cuh),
+ * with the per-thread storage of the values that cross barriers, and its
+ * entry points. */
+void fis_emit_kernel(fis *f, int root) {
+    const kpath_fn *fn = f->fn;
+    kiln_text *final = f->out, hold = {0}, body = {0};
+    f->out = &body;
+    f->hold = &hold;
+    const kiln_ctok *name = &f->c->t[fn->name];
+    kiln_text_printf(f->out, "\ntemplate <int kiln_probe, int kiln_small> static void kiln_fis_body_%.*s",
+                     name->len, f->c->text + name->start);
+    put_toks(f, fn->lparen, match(f, fn->lparen) + 1);
+    put(f, " {\nKILN_FIS_PROLOGUE\nKILN_FIS_RANGES\nKILN_FIS_WHERE(0, 0, 0)\n");
+    for (int v = 0; v < f->var_count; v++) {
+        if (!f->vars[v].stored) continue;
+        put(f, "typename kiln_fis_rc<");
+        put_type(f, &f->vars[v]);
+        put(f, ">::type ");
+        put_storage_name(f, v);
+        put(f, "[KILN_CPU_FIS_MAX_THREADS]");
+        if (f->vars[v].dim_a >= 0) put_toks(f, f->vars[v].dim_a, f->vars[v].dim_b);
+        put(f, ";\n");
+    }
+    if (f->returns)
+        put(f, "unsigned char kiln_done[KILN_CPU_FIS_MAX_THREADS];\n"
+               "for (int i = 0; i < kiln_bx * kiln_by * kiln_bz; i++) kiln_done[i] = 0;\n");
+    emit_seq(f, root);
+    kiln_text_printf(f->out, "\n}\nKILN_CPU_EXPORT_FISSION(%.*s)\n", name->len, f->c->text + name->start);
+    final->failed |= hold.failed | body.failed;
+    kiln_text_add(final, hold.data ? hold.data : "", hold.length);
+    kiln_text_add(final, body.data ? body.data : "", body.length);
+    kiln_text_free(&hold);
+    kiln_text_free(&body);
+    f->out = final;
+}

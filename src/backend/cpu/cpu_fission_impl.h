@@ -1,0 +1,151 @@
+/* cpu_fission_impl.h: what the parts of loop fission share (not an
+ * interface of the backend; cpu_fission.h is).
+ *
+ *   cpu_fission_scan.c   reading the kernel's tokens: statements, names,
+ *                        declarations, how an expression varies over threads
+ *   cpu_fission_build.c  the tree of regions between barriers, uniform fors
+ *                        and ifs, and guards that narrow a thread loop
+ *   cpu_fission_live.c   which locals cross a barrier and are kept per thread
+ *   cpu_fission_emit.c   writing the transformed C++
+ *   cpu_fission.c        the entry point, kiln_cpu_fission */
+#ifndef KILN_BACKEND_CPU_FISSION_IMPL_H
+#define KILN_BACKEND_CPU_FISSION_IMPL_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_fission.h"
+
+#define MAX_NODES 1024
+#define MAX_VARS 512
+#define MAX_DEPTH 24
+
+enum { N_SEQ, N_REGION, N_STMT, N_BLOCK, N_UFOR, N_UIF };
+enum { V_UNIFORM, V_LOOP, V_REMAT, V_LOCAL, V_OPAQUE };
+enum { X_UNIFORM = 0, X_VARYING = 1, X_IMPURE = 2 };
+
+typedef struct node {
+    int kind;
+    int a, b;              /* N_STMT, N_BLOCK: tokens [a, b); N_UFOR, N_UIF: the ( and ) */
+    int child, next, last; /* children list */
+    int pre, pre_last;     /* N_REGION: block-level statements hoisted before it */
+    int other;             /* N_UIF: else sequence or -1 */
+    int parent;            /* enclosing node */
+    int order;             /* N_REGION: emission order */
+    /* N_REGION holding one guarded statement `if (C) S` whose condition
+     * holds on a range of threadIdx.x (see guarded()): C's tokens, S's, and
+     * the `==` of an equality term (-1: none). */
+    int narrow_c0, narrow_c1, narrow_s0, narrow_s1, narrow_eq;
+    int narrow_ranged;  /* C has a term in threadIdx.x (else C is the same along a row) */
+    int narrow_rowfree; /* C does not depend on threadIdx.y or z: one range for all rows */
+    /* The ranged term `I op B` of C: its tokens [t0, t1) and op; ident: I is
+     * threadIdx.x itself (or a copy), so the range has a closed form. */
+    int narrow_t0, narrow_t1, narrow_op, narrow_ident;
+    int decl; /* N_STMT: first var it declares, or -1 */
+} node;
+
+typedef struct var {
+    int kind;
+    int name;   /* token */
+    int stmt;   /* declaring N_STMT / N_BLOCK node, or -1 (loop variables) */
+    int seq;    /* the sequence whose scope holds it */
+    int region; /* declaring region (V_REMAT, V_LOCAL, V_OPAQUE) */
+    int active; /* in scope while building */
+    int stored; /* decided after building */
+    int type_a, type_b, stars, dim_a, dim_b, init_a, init_b; /* V_LOCAL */
+    int next_in_stmt;
+    int xshape; /* V_REMAT, V_UNIFORM: see xshape() */
+    int memory; /* a __shared__ or static scalar: its value is a memory read */
+} var;
+
+typedef struct fis {
+    const kpath_unit *u;
+    const kiln_ctoks *c;
+    const kpath_fn *fn;
+    node nodes[MAX_NODES];
+    int node_count;
+    var vars[MAX_VARS];
+    int var_count;
+    int region_count;
+    int params[64], param_count;
+    int returns; /* some region returns: per-thread done flags */
+    int braces;  /* scopes opened by the sequence being emitted */
+    char *why;
+    size_t why_size;
+    kiln_text *out;
+    const char *file; /* the user's source as compiled, for #line */
+    int *lines;       /* the source line of each token, or NULL */
+    kiln_text *hold;  /* the holders of __shared__ and static variables (emit) */
+    int holders;
+} fis;
+
+static inline int fail(fis *f, const char *what, int tok) {
+    if (f->why[0]) return -1; /* keep the first reason */
+    if (tok >= 0 && tok < f->c->n)
+        snprintf(f->why, f->why_size, "%s (at '%.*s')", what, f->c->t[tok].len,
+                 f->c->text + f->c->t[tok].start);
+    else
+        snprintf(f->why, f->why_size, "%s", what);
+    return -1;
+}
+
+static inline int is(const fis *f, int i, const char *s) { return kiln_ctok_is(f->c, i, s); }
+static inline int ident(const fis *f, int i) { return kiln_ctok_ident(f->c, i); }
+static inline int match(const fis *f, int i) { return f->c->t[i].match; }
+static inline int same_name(const fis *f, int i, int j) {
+    return f->c->t[i].len == f->c->t[j].len &&
+           strncmp(f->c->text + f->c->t[i].start, f->c->text + f->c->t[j].start, (size_t)f->c->t[i].len) == 0;
+}
+static inline int is_member(const fis *f, int i) {
+    return is(f, i - 1, ".") || is(f, i - 1, "->") || is(f, i - 1, "::");
+}
+
+typedef struct declarator {
+    int stars, name, dim_a, dim_b, init_a, init_b, paren; /* ranges [a, b), -1 when absent */
+} declarator;
+
+#define MAX_DECLARATORS 16
+
+/* ---- cpu_fission_scan.c */
+/* The token after the statement starting at i, or -1. */
+int fis_stmt_end(const fis *f, int i, int end);
+int fis_barrier_at(const fis *f, int i);
+int fis_has_barrier(const fis *f, int a, int b);
+int fis_is_sync(const fis *f, int a, int b);
+/* break or continue that would leave a loop whose body is [a, b). */
+int fis_loop_escape(const fis *f, int a, int b, int in_switch);
+/* Token tok names one of the kernel's parameters. */
+int fis_is_param(const fis *f, int tok);
+/* The variable in scope under the name of token tok, or NULL. */
+var *fis_lookup(fis *f, int tok);
+/* Is the name at token `decl` modified, or its address taken, in [a, b)? */
+int fis_modified(const fis *f, int decl, int a, int b);
+/* X_UNIFORM, X_VARYING or X_IMPURE: how [a, b) varies over a block's threads. */
+int fis_expr_class(fis *f, int a, int b, int loop);
+/* Parses the declaration at [a, b): see cpu_fission_scan.c. */
+int fis_parse_decl(const fis *f, int a, int b, int *type_end, declarator *d);
+int fis_new_var(fis *f, int kind, int name, int stmt, int seq, int region);
+int fis_has_word(const fis *f, int a, int b, const char *w);
+/* The kernel's parameter names into f->params; -1 if one is assigned. */
+int fis_read_params(fis *f);
+
+/* ---- cpu_fission_build.c */
+/* The sequence node of statements [a, b), children of parent; -1 on failure
+ * (f->why says why). */
+int fis_build_seq(fis *f, int a, int b, int parent);
+
+/* ---- cpu_fission_live.c */
+/* Does [a, b) name the variable declared at token name? */
+int fis_names(const fis *f, int a, int b, int name);
+int fis_region_names(const fis *f, int r, int name);
+/* v is in scope at region r, and declared in an earlier one. */
+int fis_visible(const fis *f, const var *v, int r);
+/* Marks the locals that must be kept per thread (var.stored). */
+int fis_decide_storage(fis *f);
+/* Per-thread local arrays small enough for the worker's stack. */
+int fis_check_stored_arrays(fis *f);
+
+/* ---- cpu_fission_emit.c */
+void fis_emit_kernel(fis *f, int root);
+
+#endif
