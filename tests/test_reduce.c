@@ -637,6 +637,18 @@ static void check_scan(kiln_context *ctx, kiln_scan_op op, kiln_array *a, int ax
     kiln_array_release(r);
 }
 
+/* The scan's generated CUDA source (single pass forced) through NVRTC sm_90. */
+static void nvrtc_scan(const sc_op *op, kiln_array *a, int axis) {
+    char *src = NULL, *log = NULL;
+    TEST_OK(sc_source_for(op, KILN_BACKEND_CUDA, a, axis, &src));
+    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "scan.cu", NULL, &log);
+    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING)
+        fail_msg("scan %s of %s did not compile through NVRTC: %s\n%s", op->name,
+                 kiln_dtype_name(op->in_dtype), kiln_last_error(), log ? log : "");
+    kiln_free(log);
+    free(src);
+}
+
 static void test_scans(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
@@ -661,26 +673,62 @@ static void test_scans(void **state) {
     check_scan(ctx, KILN_SCAN_SUM, b, 0, 0);
     check_scan(ctx, KILN_SCAN_SUM, b, 0, 1);
     check_scan(ctx, KILN_SCAN_MAX, b, 0, 0);
-    /* NVRTC: the tiled CUDA kernels */
-    sc_op o = {.name = "cumsum",
-               .in_dtype = KILN_FLOAT64,
-               .out_dtype = KILN_FLOAT64,
-               .combine = "a + b",
-               .identity = "kiln_sc_v()"};
-    char *src = NULL, *log = NULL;
-    TEST_OK(sc_source_for(&o, KILN_BACKEND_CUDA, b, 0, &src));
-    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "scan.cu", NULL, &log);
-    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING)
-        fail_msg("scan did not compile through NVRTC: %s", kiln_last_error());
-    kiln_free(log);
-    free(src);
-    o.identity = NULL; /* the has-a-value wrapper */
-    TEST_OK(sc_source_for(&o, KILN_BACKEND_CUDA, b, 0, &src));
-    s = kiln_compile_only("cuda", "sm_90", src, "scan.cu", NULL, &log);
-    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING)
-        fail_msg("scan did not compile through NVRTC: %s", kiln_last_error());
-    kiln_free(log);
-    free(src);
+    /* long float32 rows (float64 carries): on CUDA several groups of tiles
+     * per row, a partial last tile, and the same bits on a second run */
+    int64_t rows[2] = {2, 1200007};
+    kiln_array *f = random_array(ctx, &r, KILN_FLOAT32, 2, rows, 0), *f1 = NULL, *f2 = NULL;
+    check_scan(ctx, KILN_SCAN_SUM, f, 1, 0);
+    check_scan(ctx, KILN_SCAN_SUM, f, -1, 1);
+    TEST_OK(kiln_cumsum(f, 1, NULL, &f1));
+    TEST_OK(kiln_cumsum(f, 1, NULL, &f2));
+    void *h1 = test_read_array(f1), *h2 = test_read_array(f2);
+    assert_memory_equal(h1, h2, sizeof(float) * 2 * 1200007);
+    free(h1);
+    free(h2);
+    kiln_array_release(f1);
+    kiln_array_release(f2);
+    kiln_array_release(f);
+    /* NVRTC: the single-pass CUDA kernels, for value types of every size
+     * (1-byte values, float64 carries of float32 data, the has-a-value
+     * wrapper of complex128: 24 bytes) */
+    const sc_op ops[] = {
+        {.name = "cumsum",
+         .in_dtype = KILN_FLOAT64,
+         .out_dtype = KILN_FLOAT64,
+         .combine = "a + b",
+         .identity = "kiln_sc_v()"},
+        {.name = "cumsum",
+         .in_dtype = KILN_FLOAT32,
+         .out_dtype = KILN_FLOAT32,
+         .combine = "a + b",
+         .identity = "kiln_sc_v()",
+         .acc_f64 = 1},
+        {.name = "cummax",
+         .in_dtype = KILN_UINT8,
+         .out_dtype = KILN_UINT8,
+         .combine = "kiln_rd_max(a, b)",
+         .identity = "(uint8_t)0"},
+        {.name = "cumsum",
+         .in_dtype = KILN_INT32,
+         .out_dtype = KILN_INT64,
+         .combine = "a + b",
+         .identity = "kiln_sc_v()"},
+        {.name = "cumsum",
+         .in_dtype = KILN_FLOAT16,
+         .out_dtype = KILN_FLOAT16,
+         .combine = "a + b",
+         .identity = "kiln_sc_v()",
+         .acc_f64 = 1},
+        {.name = "accum", .in_dtype = KILN_COMPLEX128, .out_dtype = KILN_COMPLEX128, .combine = "a * b"},
+        {.name = "accum", .in_dtype = KILN_FLOAT64, .out_dtype = KILN_FLOAT64, .combine = "a * b"},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+        kiln_array *x = NULL;
+        int64_t shape2[2] = {3, 5000};
+        TEST_OK(kiln_array_zeros(ctx, ops[i].in_dtype, 2, shape2, &x));
+        nvrtc_scan(&ops[i], x, 1);
+        kiln_array_release(x);
+    }
     kiln_array_release(b);
     /* a user operator: running maximum of |x| */
     kiln_scan_kernel *k = NULL;
@@ -695,12 +743,7 @@ static void test_scans(void **state) {
         assert_true(got[i] == m);
     }
     TEST_FAILS_WITH(kiln_scan_kernel_call(k, c, 0, 1, NULL, &res), KILN_ERR_INVALID_ARGUMENT, "identity");
-    TEST_OK(sc_source_for(sc_kernel_op(k), KILN_BACKEND_CUDA, c, 0, &src));
-    s = kiln_compile_only("cuda", "sm_90", src, "scan.cu", NULL, &log);
-    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING)
-        fail_msg("user scan did not compile through NVRTC: %s", kiln_last_error());
-    kiln_free(log);
-    free(src);
+    nvrtc_scan(sc_kernel_op(k), c, 0);
     free(x);
     free(got);
     kiln_array_release(res);
@@ -801,5 +844,6 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_ufunc_reduce_accumulate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
     };
+    if (getenv("KILN_TEST_FILTER")) cmocka_set_test_filter(getenv("KILN_TEST_FILTER")); /* e.g. "*scan*" */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
