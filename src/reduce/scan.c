@@ -237,6 +237,19 @@ static void gpu_onepass_shape(const sc_op *op, const kiln_array *a, const kiln_a
     p->vout = vout_ok && out < 16 ? (int)(16 / out) : 1;
     if (p->vin > p->items) p->vin = p->items;
     if (p->vout > p->items) p->vout = p->items;
+    const char *tune = getenv("KILN_SCAN_TUNE"); /* TEMPORARY: tuning runs only */
+    if (tune) {
+        int b = 0, it = 0, mb = 0;
+        if (sscanf(tune, "%d,%d,%d", &b, &it, &mb) >= 2 && b >= 64 && it >= 1) {
+            p->block = b;
+            p->items = it;
+            p->group = b;
+            p->tile = (int64_t)b * it;
+            p->minblocks = mb;
+            if (p->vin > p->items) p->vin = p->items;
+            if (p->vout > p->items) p->vout = p->items;
+        }
+    }
 }
 
 /* The plan of scanning a (device-resident) along axis (already normalised)
@@ -400,7 +413,8 @@ kiln_status sc_execute(const sc_op *op, kiln_array *a0, int axis, int exclusive,
                       p.items,
                       p.group,
                       p.vin,
-                      p.vout};
+                      p.vout,
+                      p.minblocks};
         rd_key_add(key, ints, sizeof ints);
         const char *text = rd_cache_source_for_key(ctx, key);
         if (!text) {
