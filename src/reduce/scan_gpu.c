@@ -12,9 +12,9 @@
  *   4. waits for the aggregates of the earlier tiles of its group (a group
  *      is one tile per thread of a block, 256 tiles), each thread one, and
  *      combines them in a FIXED order (a fixed tree per warp, then the warps
- *      in order), then waits for P(g), the prefix of its group, published
- *      by the last tile of the previous group; the last tile of a group
- *      publishes P(g+1) = (P(g) . earlier) . own;
+ *      in order); meanwhile its last thread waits for P(g), the prefix of
+ *      its group, published by the last tile of the previous group; the
+ *      last tile of a group publishes P(g+1) = (P(g) . earlier) . own;
  *   5. rescans its items from the prefix and stores them through shared
  *      memory (16-byte stores where aligned).
  * Every value is a fixed function of the inputs, whatever the timing
@@ -170,17 +170,24 @@ static const char onepass_body[] =
     "    const long long kiln_tb = kiln_m * kiln_T + kiln_gi * kiln_sc_w, kiln_gb = kiln_m * kiln_G;\n"
     "    if (threadIdx.x == 0 && kiln_cnt < kiln_sc_w - 1 && kiln_t + 1 < kiln_T)\n"
     "        kiln_sc_publish(kiln_sc_slots(kiln_aggr, kiln_id), kiln_total);\n"
-    "    // thread j waits for the aggregate of its group's tile j (j < kiln_cnt);\n"
-    "    // each warp folds its 32 in a fixed tree, thread 0 the warps in order\n"
+    "    // thread j waits for the aggregate of its group's tile j (j < kiln_cnt),\n"
+    "    // the last thread meanwhile for P(g); each warp folds its aggregates in\n"
+    "    // a fixed tree, thread 0 the warps in order\n"
     "    kiln_sc_t *kiln_wl = kiln_wt + kiln_sc_nw + 1;\n"
-    "    if (kiln_cnt > 0) {\n"
+    "    if (kiln_cnt > 0 || kiln_gi > 0) {\n"
     "        const int kiln_lane = threadIdx.x & 31;\n"
-    "        kiln_sc_t kiln_e = kiln_sc_identity();\n"
-    "        if ((long long)(threadIdx.x & ~31u) < kiln_cnt) {\n"
-    "            bool kiln_got = threadIdx.x >= kiln_cnt;\n"
+    "        const bool kiln_wantp = threadIdx.x == kiln_sc_w - 1 && kiln_gi > 0;\n"
+    "        kiln_sc_t kiln_e = kiln_sc_identity(), kiln_pv = kiln_e;\n"
+    "        if ((long long)(threadIdx.x & ~31u) < kiln_cnt || (kiln_gi > 0 && (threadIdx.x | 31u) == "
+    "kiln_sc_w - 1)) {\n"
+    "            bool kiln_got = threadIdx.x >= kiln_cnt && !kiln_wantp;\n"
     "            for (;;) {\n"
-    "                if (!kiln_got) kiln_got = kiln_sc_poll(kiln_sc_slots(kiln_aggr, kiln_tb + threadIdx.x), "
-    "&kiln_e);\n"
+    "                if (!kiln_got)\n"
+    "                    kiln_got = kiln_wantp ? kiln_sc_poll(kiln_sc_slots(kiln_aggr, kiln_P0 + kiln_gb + "
+    "kiln_gi), "
+    "&kiln_pv)\n"
+    "                                          : kiln_sc_poll(kiln_sc_slots(kiln_aggr, kiln_tb + "
+    "threadIdx.x), &kiln_e);\n"
     "                if (__all_sync(0xffffffffu, kiln_got)) break;\n"
     "                KILN_SC_PAUSE();\n"
     "            }\n"
@@ -190,18 +197,15 @@ static const char onepass_body[] =
     "            }\n"
     "        }\n"
     "        if (kiln_lane == 0) kiln_wl[threadIdx.x >> 5] = kiln_e;\n"
+    "        if (kiln_wantp) kiln_wt[kiln_sc_nw] = kiln_pv;\n"
     "    }\n"
     "    __syncthreads();\n"
     "    if (threadIdx.x == 0) {\n"
     "        kiln_sc_t kiln_pre = kiln_wl[0];\n"
     "        for (int kiln_w = 1; kiln_w < kiln_sc_nw && kiln_w * 32 < kiln_cnt; kiln_w++)\n"
     "            kiln_pre = kiln_sc_op(kiln_pre, kiln_wl[kiln_w]);\n"
-    "        if (kiln_gi > 0) {\n"
-    "            kiln_sc_t kiln_p;\n"
-    "            while (!kiln_sc_poll(kiln_sc_slots(kiln_aggr, kiln_P0 + kiln_gb + kiln_gi), &kiln_p)) "
-    "KILN_SC_PAUSE();\n"
-    "            kiln_pre = kiln_cnt > 0 ? kiln_sc_op(kiln_p, kiln_pre) : kiln_p;\n"
-    "        }\n"
+    "        if (kiln_gi > 0) kiln_pre = kiln_cnt > 0 ? kiln_sc_op(kiln_wt[kiln_sc_nw], kiln_pre) : "
+    "kiln_wt[kiln_sc_nw];\n"
     "        if (kiln_cnt == kiln_sc_w - 1 && kiln_t + 1 < kiln_T)\n"
     "            kiln_sc_publish(kiln_sc_slots(kiln_aggr, kiln_P0 + kiln_gb + kiln_gi + 1), "
     "kiln_sc_op(kiln_pre, "
@@ -219,9 +223,10 @@ static const char onepass_body[] =
     "    if (kiln_excl) {\n"
     "#pragma unroll\n"
     "        for (int kiln_k = 0; kiln_k < kiln_sc_items; kiln_k++) {\n"
+    "            const kiln_sc_t kiln_x = KILN_SC_X(kiln_k); // before the store: in place\n"
     "            kiln_sc_store((char *)&kiln_so[KILN_SC_PAD(threadIdx.x * kiln_sc_items + kiln_k)], "
     "kiln_acc);\n"
-    "            kiln_acc = kiln_sc_op(kiln_acc, KILN_SC_X(kiln_k));\n"
+    "            kiln_acc = kiln_sc_op(kiln_acc, kiln_x);\n"
     "        }\n"
     "    } else {\n"
     "#pragma unroll\n"
