@@ -42,6 +42,8 @@ static kiln_status k_sum(kiln_array *a, kiln_array **r) { return kiln_sum(a, NUL
 static kiln_status k_argmax(kiln_array *a, kiln_array **r) { return kiln_argmax(a, NULL, 0, 0, NULL, r); }
 static kiln_status k_scan(kiln_array *a, kiln_array **r) { return kiln_cumsum(a, 0, NULL, r); }
 static kiln_status k_copy(kiln_array *a, kiln_array **r) { return kiln_array_copy(a, r); }
+static kiln_status k_scan_rows(kiln_array *a, kiln_array **r) { return kiln_cumsum(a, 1, NULL, r); }
+static kiln_status k_scan_cols(kiln_array *a, kiln_array **r) { return kiln_cumsum(a, 0, NULL, r); }
 static kiln_status k_rows(kiln_array *a, kiln_array **r) {
     const int ax = 1;
     return kiln_sum(a, &ax, 1, 0, NULL, r);
@@ -326,6 +328,14 @@ int main(int argc, char **argv) {
         row("argmax 2^28 f32", ref[3], ka, "CUB", NULL);
         row("inclusive scan 2^28 f32", ref[4], kscan, "CUB", NULL);
         row("device copy 2^28 f32", ref[5], kcopy, "cudaMemcpy", NULL);
+        /* scans along an axis of a 16384^2 matrix (as many bytes as 2^28):
+         * against the device copy, as CUB has no axis scan */
+        if (side * side == n) {
+            double ksr = strstr("scan rows", only) ? time_kiln(ctx, k_scan_rows, m, repeat) : NAN;
+            double ksc = strstr("scan cols", only) ? time_kiln(ctx, k_scan_cols, m, repeat) : NAN;
+            row("cumsum along rows 16384^2 f32", ref[5], ksr, "memcpy", NULL);
+            row("cumsum along columns 16384^2 f32", ref[5], ksc, "memcpy", NULL);
+        }
     } else {
         host_job j = {h, malloc(sizeof(float) * (size_t)(n > side ? n : side)), n, side, 0, 0};
         double os = time_host(repeat, job_sum, &j), ks = time_kiln(ctx, k_sum, a, repeat);

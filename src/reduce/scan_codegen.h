@@ -22,7 +22,6 @@ typedef struct sc_plan {
      * items), tiles per group (a multiple of 32), elements per vector load
      * and store (1: scalar accesses) */
     int block, items, group, vin, vout;
-    int minblocks; /* __launch_bounds__'s second argument (0: none) */
 } sc_plan;
 
 /* The kernel parameters, the same list for every scan kernel. */

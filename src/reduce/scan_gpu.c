@@ -290,8 +290,8 @@ void sc_emit_gpu_onepass(kiln_text *t, const sc_plan *p) {
     for (int d = 0; d < p->nd; d++)
         kiln_text_printf(t, "    (void)kiln_rs%d; (void)kiln_ri%d; (void)kiln_ro%d;\n", d, d, d);
     kiln_text_puts(t, onepass_init);
-    kiln_text_printf(t, "__global__ void __launch_bounds__(%d, %d) kiln_sc_onepass(%s) {\n", p->block,
-                     p->minblocks > 0 ? p->minblocks : 1, params.data ? params.data : "");
+    kiln_text_printf(t, "__global__ void __launch_bounds__(%d) kiln_sc_onepass(%s) {\n", p->block,
+                     params.data ? params.data : "");
     kiln_text_printf(
         t,
         "    (void)kiln_tile; (void)kiln_per;\n"
