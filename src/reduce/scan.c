@@ -148,50 +148,90 @@ static void emit_seq(kiln_text *t, const sc_plan *p, int cuda) {
                         "    }\n    }\n}\n");
 }
 
+/* CPU: a piece is cut into SC_CPU_CHAINS equal runs walked together, so the
+ * running values are independent dependency chains (a float64 add's latency
+ * would otherwise bound the loop); each run's total is kept, and its start
+ * is the piece's prefix combined with the earlier runs' totals, in order. */
+#define SC_CPU_CHAINS 4
+
+/* kiln_q: run length; kiln_n[j]: elements of run j; kiln_k1: all runs full
+ * below it. */
+static const char cpu_runs[] =
+    "    const long long kiln_l0 = kiln_t * kiln_tile;\n"
+    "    const long long kiln_l1 = kiln_L - kiln_l0 < kiln_tile ? kiln_L : kiln_l0 + kiln_tile;\n"
+    "    const long long kiln_q = (kiln_l1 - kiln_l0 + 3) / 4;\n"
+    "    long long kiln_n[4], kiln_k1 = kiln_q;\n"
+    "    for (int kiln_j = 0; kiln_j < 4; kiln_j++) {\n"
+    "        const long long kiln_r = kiln_l1 - kiln_l0 - kiln_j * kiln_q;\n"
+    "        kiln_n[kiln_j] = kiln_r < 0 ? 0 : kiln_r < kiln_q ? kiln_r : kiln_q;\n"
+    "        if (kiln_n[kiln_j] < kiln_k1) kiln_k1 = kiln_n[kiln_j];\n"
+    "    }\n"
+    "#define KILN_SC_AT(j, k) (kiln_l0 + (long long)(j) * kiln_q + (k))\n";
+
 static void emit_cpu_tiled(kiln_text *t, const sc_plan *p) {
-    /* pass 1: each block's piece reduced in order */
+    /* pass 1: each run of each block's piece reduced in order */
     kiln_text_printf(t, "__global__ void kiln_sc_tiles(");
     sc_emit_params(t, p);
     kiln_text_printf(t, ") {\n    (void)kiln_out; (void)kiln_excl; (void)kiln_oL; (void)kiln_per;\n"
                         "    const long long kiln_m = blockIdx.x / kiln_T, kiln_t = blockIdx.x %% kiln_T;\n");
     sc_emit_row_bases(t, p, "kiln_m");
+    kiln_text_puts(t, cpu_runs);
     kiln_text_printf(
-        t, "    const long long kiln_l0 = kiln_t * kiln_tile;\n"
-           "    const long long kiln_l1 = kiln_L - kiln_l0 < kiln_tile ? kiln_L : kiln_l0 + kiln_tile;\n"
-           "    kiln_sc_t kiln_acc = kiln_sc_identity();\n"
-           "    for (long long kiln_l = kiln_l0; kiln_l < kiln_l1; kiln_l++)\n"
-           "        kiln_acc = kiln_sc_op(kiln_acc, kiln_sc_load(kiln_pi + kiln_l * kiln_sL));\n"
-           "    kiln_aggr[blockIdx.x] = kiln_acc;\n    (void)kiln_po;\n}\n");
-    /* pass 2: exclusive scan of a row's aggregates */
+        t,
+        "    kiln_sc_t kiln_a[4];\n"
+        "    for (int kiln_j = 0; kiln_j < 4; kiln_j++) kiln_a[kiln_j] = kiln_sc_identity();\n"
+        "    for (long long kiln_k = 0; kiln_k < kiln_k1; kiln_k++)\n"
+        "        for (int kiln_j = 0; kiln_j < 4; kiln_j++)\n"
+        "            kiln_a[kiln_j] = kiln_sc_op(kiln_a[kiln_j], kiln_sc_load(kiln_pi + KILN_SC_AT(kiln_j, "
+        "kiln_k) * kiln_sL));\n"
+        "    for (int kiln_j = 0; kiln_j < 4; kiln_j++)\n"
+        "        for (long long kiln_k = kiln_k1; kiln_k < kiln_n[kiln_j]; kiln_k++)\n"
+        "            kiln_a[kiln_j] = kiln_sc_op(kiln_a[kiln_j], kiln_sc_load(kiln_pi + KILN_SC_AT(kiln_j, "
+        "kiln_k) * kiln_sL));\n"
+        "    for (int kiln_j = 0; kiln_j < 4; kiln_j++) kiln_aggr[blockIdx.x * 4 + kiln_j] = "
+        "kiln_a[kiln_j];\n"
+        "    (void)kiln_po;\n}\n");
+    /* pass 2: a row's runs in order: each run's slot becomes its start */
     kiln_text_printf(t, "__global__ void kiln_sc_prefix(");
     sc_emit_params(t, p);
     kiln_text_printf(t, ") {\n    (void)kiln_out; (void)kiln_in; (void)kiln_excl; (void)kiln_M; "
                         "(void)kiln_L; (void)kiln_sL;\n"
                         "    (void)kiln_oL; (void)kiln_tile; (void)kiln_per;\n"
-                        "    kiln_sc_t *kiln_a = kiln_aggr + (long long)blockIdx.x * kiln_T;\n"
+                        "    kiln_sc_t *kiln_a = kiln_aggr + (long long)blockIdx.x * kiln_T * 4;\n"
                         "    kiln_sc_t kiln_acc = kiln_sc_identity();\n"
-                        "    for (long long kiln_t = 0; kiln_t < kiln_T; kiln_t++) {\n"
-                        "        const kiln_sc_t kiln_x = kiln_a[kiln_t];\n"
-                        "        kiln_a[kiln_t] = kiln_acc;\n"
+                        "    for (long long kiln_i = 0; kiln_i < kiln_T * 4; kiln_i++) {\n"
+                        "        const kiln_sc_t kiln_x = kiln_a[kiln_i];\n"
+                        "        kiln_a[kiln_i] = kiln_acc;\n"
                         "        kiln_acc = kiln_sc_op(kiln_acc, kiln_x);\n    }\n");
     for (int d = 0; d < p->nd; d++)
         kiln_text_printf(t, "    (void)kiln_rs%d; (void)kiln_ri%d; (void)kiln_ro%d;\n", d, d, d);
     kiln_text_printf(t, "}\n");
-    /* pass 3: each piece rescanned from its prefix */
+    /* pass 3: the runs rescanned together from their starts */
     kiln_text_printf(t, "__global__ void kiln_sc_apply(");
     sc_emit_params(t, p);
     kiln_text_printf(t, ") {\n    (void)kiln_per;\n"
                         "    const long long kiln_m = blockIdx.x / kiln_T, kiln_t = blockIdx.x %% kiln_T;\n");
     sc_emit_row_bases(t, p, "kiln_m");
+    kiln_text_puts(t, cpu_runs);
     kiln_text_printf(
-        t, "    const long long kiln_l0 = kiln_t * kiln_tile;\n"
-           "    const long long kiln_l1 = kiln_L - kiln_l0 < kiln_tile ? kiln_L : kiln_l0 + kiln_tile;\n"
-           "    kiln_sc_t kiln_acc = kiln_aggr[blockIdx.x];\n"
-           "    for (long long kiln_l = kiln_l0; kiln_l < kiln_l1; kiln_l++) {\n"
-           "        const kiln_sc_t kiln_x = kiln_sc_load(kiln_pi + kiln_l * kiln_sL);\n"
-           "        if (kiln_excl) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_acc);\n"
-           "        kiln_acc = kiln_sc_op(kiln_acc, kiln_x);\n"
-           "        if (!kiln_excl) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_acc);\n    }\n}\n");
+        t, "    kiln_sc_t kiln_a[4];\n"
+           "    for (int kiln_j = 0; kiln_j < 4; kiln_j++) kiln_a[kiln_j] = kiln_aggr[blockIdx.x * 4 + "
+           "kiln_j];\n"
+           "#define KILN_SC_STEP(j, k)                                                          \\\n"
+           "    {                                                                               \\\n"
+           "        const long long kiln_l = KILN_SC_AT(j, k);                                  \\\n"
+           "        const kiln_sc_t kiln_x = kiln_sc_load(kiln_pi + kiln_l * kiln_sL);          \\\n"
+           "        if (kiln_excl) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_a[j]);        \\\n"
+           "        kiln_a[j] = kiln_sc_op(kiln_a[j], kiln_x);                                  \\\n"
+           "        if (!kiln_excl) kiln_sc_store(kiln_po + kiln_l * kiln_oL, kiln_a[j]);       \\\n"
+           "    }\n"
+           "    for (long long kiln_k = 0; kiln_k < kiln_k1; kiln_k++)\n"
+           "        for (int kiln_j = 0; kiln_j < 4; kiln_j++) KILN_SC_STEP(kiln_j, kiln_k)\n"
+           "    for (int kiln_j = 0; kiln_j < 4; kiln_j++)\n"
+           "        for (long long kiln_k = kiln_k1; kiln_k < kiln_n[kiln_j]; kiln_k++) KILN_SC_STEP(kiln_j, "
+           "kiln_k)\n"
+           "#undef KILN_SC_STEP\n}\n");
+    kiln_text_printf(t, "#undef KILN_SC_AT\n");
 }
 
 static char *sc_generate(const sc_op *op, const sc_plan *p) {
@@ -312,10 +352,10 @@ static kiln_status sc_launch(kiln_context *ctx, const sc_op *op, const sc_plan *
         s = rd_cached_kernel(ctx, src, op->name, cuda ? "kiln_sc_onepass" : "kiln_sc_prefix", what, &k2);
     if (s == KILN_OK && !cuda) s = rd_cached_kernel(ctx, src, op->name, "kiln_sc_apply", what, &k3);
     if (s != KILN_OK) return s;
-    /* CUDA: the single pass's workspace; CPU: one scan value per piece (every
+    /* CUDA: the single pass's workspace; CPU: one scan value per run of a piece (every
      * scan value type kiln makes is at most SC_SLOT_BYTES) */
     kiln_array *aggr = NULL;
-    int64_t bytes = cuda ? sc_onepass_workspace_bytes(p) : p->M * p->T * SC_SLOT_BYTES;
+    int64_t bytes = cuda ? sc_onepass_workspace_bytes(p) : p->M * p->T * SC_CPU_CHAINS * SC_SLOT_BYTES;
     s = kiln_array_empty(ctx, KILN_UINT8, 1, &bytes, &aggr);
     if (s != KILN_OK) return s;
     if (stream) kiln_array_note_stream(aggr, stream);
