@@ -710,6 +710,15 @@ static void test_scans(void **state) {
             }
             kiln_array_release(a);
         }
+    /* complex128 cumsum (real parts checked): a 16-byte scan value, published
+     * as value, fence, flag by CUDA's single pass */
+    {
+        int64_t cshape[3] = {7, 300, 11};
+        kiln_array *c = random_array(ctx, &r, KILN_COMPLEX128, 3, cshape, 0);
+        check_scan(ctx, KILN_SCAN_SUM, c, KILN_AXIS_FLAT, 0);
+        check_scan(ctx, KILN_SCAN_SUM, c, KILN_AXIS_FLAT, 1);
+        kiln_array_release(c);
+    }
     /* a long row: CUDA's single pass with two groups of tiles (float64:
      * 4096 per tile, 256 tiles per group), the CPU's three passes */
     int64_t big = 1100000;
@@ -764,6 +773,11 @@ static void test_scans(void **state) {
          .identity = "kiln_sc_v()",
          .acc_f64 = 1},
         {.name = "accum", .in_dtype = KILN_COMPLEX128, .out_dtype = KILN_COMPLEX128, .combine = "a * b"},
+        {.name = "cumsum",
+         .in_dtype = KILN_COMPLEX128,
+         .out_dtype = KILN_COMPLEX128,
+         .combine = "a + b",
+         .identity = "kiln_sc_v()"},
         {.name = "accum", .in_dtype = KILN_FLOAT64, .out_dtype = KILN_FLOAT64, .combine = "a * b"},
     };
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
