@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "core/text.h"
 #include "reduce/reduce.h"
 #include "reduce/scan.h"
 #include "test_support.h"
@@ -15,8 +16,11 @@ static int setup(void **state) {
     *state = test_open();
     return *state ? 0 : -1;
 }
+static void nvrtc_flush(void);
+/* The NVRTC batch of the test is checked here, after its other checks. */
 static int teardown(void **state) {
     kiln_close(*state);
+    nvrtc_flush();
     return 0;
 }
 
@@ -204,16 +208,44 @@ static double tolerance(kiln_dtype in, kiln_dtype out) {
     return 0;
 }
 
-/* Compiles the call's generated CUDA source through NVRTC sm_90 (CI has the
- * toolkit; a machine without one skips the check, as test_examples does). */
-static void nvrtc_reduce(const rd_op *op, kiln_array *a, const int *axes, int naxes) {
-    char *src = NULL, *log = NULL;
-    TEST_OK(rd_source_for(op, KILN_BACKEND_CUDA, a, axes, naxes, &src));
-    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "reduce.cu", NULL, &log);
+/* The generated CUDA sources of the calls go through NVRTC sm_90 (CI has
+ * the toolkit; a machine without one skips the check, as test_examples
+ * does) in batches: each source in a namespace of its own, its headers'
+ * guards reset, so one NVRTC run checks up to NVRTC_BATCH modules (each run
+ * costs a front end and a prelude). */
+#define NVRTC_BATCH 16
+static kiln_text nvrtc_text;
+static int nvrtc_count;
+static char nvrtc_names[512];
+
+static void nvrtc_flush(void) {
+    if (nvrtc_count == 0) return;
+    char *log = NULL;
+    kiln_status s = kiln_compile_only("cuda", "sm_90", nvrtc_text.data, "batch.cu", NULL, &log);
     if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING)
-        fail_msg("%s did not compile through NVRTC: %s\n%s", op->name, kiln_last_error(), src);
+        fail_msg("one of %s did not compile through NVRTC: %s", nvrtc_names, kiln_last_error());
     kiln_free(log);
+    kiln_text_free(&nvrtc_text);
+    memset(&nvrtc_text, 0, sizeof nvrtc_text);
+    nvrtc_count = 0;
+    nvrtc_names[0] = '\0';
+}
+
+static void nvrtc_add(const char *name, char *src) {
+    kiln_text_printf(&nvrtc_text,
+                     "namespace kiln_batch%d {\n#undef KILN_UF_COMMON\n#undef KILN_RD_COMMON\n#undef "
+                     "KILN_RD_GPU\n%s\n}\n",
+                     nvrtc_count, src);
+    size_t n = strlen(nvrtc_names);
+    snprintf(nvrtc_names + n, sizeof nvrtc_names - n, "%s%s", n ? ", " : "", name);
     free(src);
+    if (++nvrtc_count == NVRTC_BATCH) nvrtc_flush();
+}
+
+static void nvrtc_reduce(const rd_op *op, kiln_array *a, const int *axes, int naxes) {
+    char *src = NULL;
+    TEST_OK(rd_source_for(op, KILN_BACKEND_CUDA, a, axes, naxes, &src));
+    nvrtc_add(op->name, src);
 }
 
 /* Runs op over axes of a and compares with the reference of a's values. */
@@ -266,10 +298,12 @@ static void check_reduce(kiln_context *ctx, kiln_reduce_op op, kiln_array *a, co
 /* ---------------------------------------------------------------- tests */
 
 /* Every dtype with sum, max and mean (the dtype rules) over the last axis;
- * float32 with every operation over every axis combination (float64 and
- * int32 go through the same layouts in test_views_and_large and
- * test_output_array). KILN_REDUCE_FULL_TEST=1 runs the whole matrix (each case is
- * a kernel compiled on a cold cache, so the default keeps CI near a minute). */
+ * float32 with every operation over the last axis, sum and argmax over
+ * every axis combination and the others over two more each, in rotation
+ * (float64 and int32 go through the same layouts in test_views_and_large
+ * and test_output_array). KILN_REDUCE_FULL_TEST=1 runs the whole matrix
+ * (each case is a kernel compiled on a cold cache, so the default keeps CI
+ * near a minute). */
 static void test_every_dtype_and_op(void **state) {
     (void)state;
     test_rng r = test_rng_for(__func__);
@@ -295,11 +329,18 @@ static void test_every_dtype_and_op(void **state) {
                 check_reduce(ctx, (kiln_reduce_op)op, a, ax_first, 1, 0, 0, nv);
             } else {
                 check_reduce(ctx, (kiln_reduce_op)op, a, ax_last, 1, 1, 1, nv);
-                if (deep) {
-                    check_reduce(ctx, (kiln_reduce_op)op, a, NULL, 0, 0, 0, nv);
-                    check_reduce(ctx, (kiln_reduce_op)op, a, ax_first, 1, 0, 1, nv);
-                    check_reduce(ctx, (kiln_reduce_op)op, a, ax_mid, 1, 0, 0, nv);
-                    check_reduce(ctx, (kiln_reduce_op)op, a, ax_two, 2, 1, 0, nv);
+                /* sum and argmax (plain and index accumulators) over every
+                 * axis set; every other operation over two more sets, in
+                 * rotation, so that each set meets several accumulator kinds
+                 * (each case is a module compiled cold in CI) */
+                int every = full || op == KILN_REDUCE_SUM || op == KILN_REDUCE_ARGMAX;
+                int extra1 = 1 + op % 4, extra2 = 1 + (op + 2) % 4;
+                for (int set = 1; deep && set <= 4; set++) {
+                    if (!every && set != extra1 && set != extra2) continue;
+                    if (set == 1) check_reduce(ctx, (kiln_reduce_op)op, a, NULL, 0, 0, 0, nv);
+                    if (set == 2) check_reduce(ctx, (kiln_reduce_op)op, a, ax_first, 1, 0, 1, nv);
+                    if (set == 3) check_reduce(ctx, (kiln_reduce_op)op, a, ax_mid, 1, 0, 0, nv);
+                    if (set == 4) check_reduce(ctx, (kiln_reduce_op)op, a, ax_two, 2, 1, 0, nv);
                 }
             }
             kiln_array_release(a);
@@ -317,12 +358,19 @@ static void test_views_and_large(void **state) {
     TEST_OK(kiln_array_transpose(a, perm, &t));
     TEST_OK(kiln_array_slice(a, 1, 3, 500, 3, &s));
     const int ax0[] = {0}, ax1[] = {1};
+    /* each operation over two of the four view cases, in rotation: every
+     * case meets four operations, index accumulators included */
+    int full = getenv("KILN_REDUCE_FULL_TEST") != NULL, k = 0;
     for (int op = 0; op < KILN_REDUCE_OP_COUNT; op++) {
         if (op == KILN_REDUCE_PROD || op == KILN_REDUCE_ANY || op == KILN_REDUCE_STD) continue;
-        check_reduce(ctx, (kiln_reduce_op)op, t, ax0, 1, 0, 0, 1);
-        check_reduce(ctx, (kiln_reduce_op)op, t, ax1, 1, 0, 0, 0);
-        if (op != KILN_REDUCE_PROD) check_reduce(ctx, (kiln_reduce_op)op, s, NULL, 0, 0, 0, 1);
-        check_reduce(ctx, (kiln_reduce_op)op, s, ax0, 1, 0, 0, 0);
+        for (int c = 0; c < 4; c++) {
+            if (!full && c != k % 4 && c != (k + 1) % 4) continue;
+            if (c == 0) check_reduce(ctx, (kiln_reduce_op)op, t, ax0, 1, 0, 0, 1);
+            if (c == 1) check_reduce(ctx, (kiln_reduce_op)op, t, ax1, 1, 0, 0, 0);
+            if (c == 2) check_reduce(ctx, (kiln_reduce_op)op, s, NULL, 0, 0, 0, 1);
+            if (c == 3) check_reduce(ctx, (kiln_reduce_op)op, s, ax0, 1, 0, 0, 0);
+        }
+        k++;
     }
     kiln_array_release(t);
     kiln_array_release(s);
@@ -640,6 +688,13 @@ static void check_scan(kiln_context *ctx, kiln_scan_op op, kiln_array *a, int ax
     kiln_array_release(r);
 }
 
+/* The scan's generated CUDA source (single pass forced) through NVRTC sm_90. */
+static void nvrtc_scan(const sc_op *op, kiln_array *a, int axis) {
+    char *src = NULL;
+    TEST_OK(sc_source_for(op, KILN_BACKEND_CUDA, a, axis, &src));
+    nvrtc_add(op->name, src);
+}
+
 static void test_scans(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
@@ -658,32 +713,83 @@ static void test_scans(void **state) {
             }
             kiln_array_release(a);
         }
-    /* a long row: the tiled three-pass path on both backends */
-    int64_t big = 1 << 20;
+    /* complex128 cumsum (real parts checked): a 16-byte scan value, published
+     * as value, fence, flag by CUDA's single pass */
+    {
+        int64_t cshape[3] = {7, 300, 11};
+        kiln_array *c = random_array(ctx, &r, KILN_COMPLEX128, 3, cshape, 0);
+        check_scan(ctx, KILN_SCAN_SUM, c, KILN_AXIS_FLAT, 0);
+        check_scan(ctx, KILN_SCAN_SUM, c, KILN_AXIS_FLAT, 1);
+        kiln_array_release(c);
+    }
+    /* a long row: CUDA's single pass with two groups of tiles (float64:
+     * 4096 per tile, 256 tiles per group), the CPU's three passes */
+    int64_t big = 1100000;
     kiln_array *b = random_array(ctx, &r, KILN_FLOAT64, 1, &big, 0);
     check_scan(ctx, KILN_SCAN_SUM, b, 0, 0);
     check_scan(ctx, KILN_SCAN_SUM, b, 0, 1);
     check_scan(ctx, KILN_SCAN_MAX, b, 0, 0);
-    /* NVRTC: the tiled CUDA kernels */
-    sc_op o = {.name = "cumsum",
-               .in_dtype = KILN_FLOAT64,
-               .out_dtype = KILN_FLOAT64,
-               .combine = "a + b",
-               .identity = "kiln_sc_v()"};
-    char *src = NULL, *log = NULL;
-    TEST_OK(sc_source_for(&o, KILN_BACKEND_CUDA, b, 0, &src));
-    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "scan.cu", NULL, &log);
-    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING)
-        fail_msg("scan did not compile through NVRTC: %s", kiln_last_error());
-    kiln_free(log);
-    free(src);
-    o.identity = NULL; /* the has-a-value wrapper */
-    TEST_OK(sc_source_for(&o, KILN_BACKEND_CUDA, b, 0, &src));
-    s = kiln_compile_only("cuda", "sm_90", src, "scan.cu", NULL, &log);
-    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING)
-        fail_msg("scan did not compile through NVRTC: %s", kiln_last_error());
-    kiln_free(log);
-    free(src);
+    /* long float32 rows (float64 carries): on CUDA several groups of tiles
+     * per row, a partial last tile, and the same bits on a second run */
+    int64_t rows[2] = {2, 2200007}; /* float32: 8192 per tile, 269 tiles per row */
+    kiln_array *f = random_array(ctx, &r, KILN_FLOAT32, 2, rows, 0), *f1 = NULL, *f2 = NULL;
+    check_scan(ctx, KILN_SCAN_SUM, f, 1, 0);
+    check_scan(ctx, KILN_SCAN_SUM, f, -1, 1);
+    TEST_OK(kiln_cumsum(f, 1, NULL, &f1));
+    TEST_OK(kiln_cumsum(f, 1, NULL, &f2));
+    void *h1 = test_read_array(f1), *h2 = test_read_array(f2);
+    assert_memory_equal(h1, h2, sizeof(float) * 2 * 2200007);
+    free(h1);
+    free(h2);
+    kiln_array_release(f1);
+    kiln_array_release(f2);
+    kiln_array_release(f);
+    /* NVRTC: the single-pass CUDA kernels, for value types of every size
+     * (1-byte values, float64 carries of float32 data, the has-a-value
+     * wrapper of complex128: 24 bytes) */
+    const sc_op ops[] = {
+        {.name = "cumsum",
+         .in_dtype = KILN_FLOAT64,
+         .out_dtype = KILN_FLOAT64,
+         .combine = "a + b",
+         .identity = "kiln_sc_v()"},
+        {.name = "cumsum",
+         .in_dtype = KILN_FLOAT32,
+         .out_dtype = KILN_FLOAT32,
+         .combine = "a + b",
+         .identity = "kiln_sc_v()",
+         .acc_f64 = 1},
+        {.name = "cummax",
+         .in_dtype = KILN_UINT8,
+         .out_dtype = KILN_UINT8,
+         .combine = "kiln_rd_max(a, b)",
+         .identity = "(uint8_t)0"},
+        {.name = "cumsum",
+         .in_dtype = KILN_INT32,
+         .out_dtype = KILN_INT64,
+         .combine = "a + b",
+         .identity = "kiln_sc_v()"},
+        {.name = "cumsum",
+         .in_dtype = KILN_FLOAT16,
+         .out_dtype = KILN_FLOAT16,
+         .combine = "a + b",
+         .identity = "kiln_sc_v()",
+         .acc_f64 = 1},
+        {.name = "accum", .in_dtype = KILN_COMPLEX128, .out_dtype = KILN_COMPLEX128, .combine = "a * b"},
+        {.name = "cumsum",
+         .in_dtype = KILN_COMPLEX128,
+         .out_dtype = KILN_COMPLEX128,
+         .combine = "a + b",
+         .identity = "kiln_sc_v()"},
+        {.name = "accum", .in_dtype = KILN_FLOAT64, .out_dtype = KILN_FLOAT64, .combine = "a * b"},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+        kiln_array *x = NULL;
+        int64_t shape2[2] = {3, 5000};
+        TEST_OK(kiln_array_zeros(ctx, ops[i].in_dtype, 2, shape2, &x));
+        nvrtc_scan(&ops[i], x, 1);
+        kiln_array_release(x);
+    }
     kiln_array_release(b);
     /* a user operator: running maximum of |x| */
     kiln_scan_kernel *k = NULL;
@@ -698,12 +804,7 @@ static void test_scans(void **state) {
         assert_true(got[i] == m);
     }
     TEST_FAILS_WITH(kiln_scan_kernel_call(k, c, 0, 1, NULL, &res), KILN_ERR_INVALID_ARGUMENT, "identity");
-    TEST_OK(sc_source_for(sc_kernel_op(k), KILN_BACKEND_CUDA, c, 0, &src));
-    s = kiln_compile_only("cuda", "sm_90", src, "scan.cu", NULL, &log);
-    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING)
-        fail_msg("user scan did not compile through NVRTC: %s", kiln_last_error());
-    kiln_free(log);
-    free(src);
+    nvrtc_scan(sc_kernel_op(k), c, 0);
     free(x);
     free(got);
     kiln_array_release(res);
@@ -804,5 +905,6 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_ufunc_reduce_accumulate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
     };
+    if (getenv("KILN_TEST_FILTER")) cmocka_set_test_filter(getenv("KILN_TEST_FILTER")); /* e.g. "*scan*" */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

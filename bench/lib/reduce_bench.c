@@ -8,7 +8,8 @@
  *   CPU context: kiln vs an OpenMP C loop with the same accuracy (NumPy's
  *   pairwise scheme per thread, partials added in order): sum of 2^26 f32,
  *   row and column sums of 4096^2 f32.
- * Usage: reduce_bench [cpu|cuda] [repeat] */
+ * Usage: reduce_bench [cpu|cuda] [repeat] [only]  (only: run the kiln rows
+ * whose name contains this word, e.g. "scan") */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <libgen.h>
@@ -41,6 +42,8 @@ static kiln_status k_sum(kiln_array *a, kiln_array **r) { return kiln_sum(a, NUL
 static kiln_status k_argmax(kiln_array *a, kiln_array **r) { return kiln_argmax(a, NULL, 0, 0, NULL, r); }
 static kiln_status k_scan(kiln_array *a, kiln_array **r) { return kiln_cumsum(a, 0, NULL, r); }
 static kiln_status k_copy(kiln_array *a, kiln_array **r) { return kiln_array_copy(a, r); }
+static kiln_status k_scan_rows(kiln_array *a, kiln_array **r) { return kiln_cumsum(a, 1, NULL, r); }
+static kiln_status k_scan_cols(kiln_array *a, kiln_array **r) { return kiln_cumsum(a, 0, NULL, r); }
 static kiln_status k_rows(kiln_array *a, kiln_array **r) {
     const int ax = 1;
     return kiln_sum(a, &ax, 1, 0, NULL, r);
@@ -167,15 +170,88 @@ static double time_host(int repeat, void (*f)(void *), void *arg) {
     return t[repeat / 2];
 }
 
+/* argmax as NumPy defines it (the first maximum; the first NaN wins), each
+ * thread over its part, the parts' winners combined in order */
+static long long omp_argmax(const float *x, long long n) {
+    float best[256];
+    long long at[256];
+    int nt = 1;
+#pragma omp parallel
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num();
+        nt = omp_get_num_threads();
+#else
+        int t = 0;
+#endif
+        long long lo = n * t / nt, hi = n * (t + 1) / nt, bi = -1;
+        float bv = 0;
+        for (long long i = lo; i < hi; i++) {
+            float v = x[i];
+            if (bi < 0 || v > bv || (v != v && bv == bv)) {
+                bv = v;
+                bi = i;
+            }
+        }
+        best[t] = bv;
+        at[t] = bi;
+    }
+    long long bi = -1;
+    float bv = 0;
+    for (int t = 0; t < nt; t++)
+        if (at[t] >= 0 && (bi < 0 || best[t] > bv || (best[t] != best[t] && bv == bv))) {
+            bv = best[t];
+            bi = at[t];
+        }
+    return bi;
+}
+
+/* inclusive cumsum of float32 with float64 carries (kiln's accuracy): each
+ * thread sums its part, the parts' prefixes in order, each part rescanned */
+static void omp_cumsum(const float *x, float *out, long long n) {
+    double part[257] = {0};
+    int nt = 1;
+#pragma omp parallel
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num();
+#pragma omp single
+        nt = omp_get_num_threads();
+#else
+        int t = 0;
+#endif
+        long long lo = n * t / nt, hi = n * (t + 1) / nt;
+        double s = 0;
+        for (long long i = lo; i < hi; i++) s += x[i];
+        part[t + 1] = s;
+#pragma omp barrier
+        double acc = 0;
+        for (int u = 0; u <= t; u++) acc += part[u];
+        for (long long i = lo; i < hi; i++) {
+            acc += x[i];
+            out[i] = (float)acc;
+        }
+    }
+}
+
 typedef struct host_job {
     const float *x;
     float *out;
     long long n, side;
     float result;
+    long long index;
 } host_job;
 static void job_sum(void *p) {
     host_job *j = p;
     j->result = omp_sum(j->x, j->n);
+}
+static void job_argmax(void *p) {
+    host_job *j = p;
+    j->index = omp_argmax(j->x, j->n);
+}
+static void job_cumsum(void *p) {
+    host_job *j = p;
+    omp_cumsum(j->x, j->out, j->n);
 }
 static void job_rows(void *p) {
     host_job *j = p;
@@ -187,7 +263,7 @@ static void job_cols(void *p) {
 }
 
 static void row(const char *what, double ref_ms, double kiln_ms, const char *ref_name, const char *extra) {
-    printf("%-34s %-10s %9.3f ms   kiln %9.3f ms   ratio %.3f%s%s\n", what, ref_name, ref_ms, kiln_ms,
+    printf("%-40s %-10s %9.3f ms   kiln %9.3f ms   ratio %.3f%s%s\n", what, ref_name, ref_ms, kiln_ms,
            ref_ms / kiln_ms, extra ? "   " : "", extra ? extra : "");
 }
 
@@ -236,9 +312,12 @@ int main(int argc, char **argv) {
                     dl ? "call failed" : dlerror());
             for (int i = 0; i < 6; i++) ref[i] = NAN;
         }
-        double ks = time_kiln(ctx, k_sum, a, repeat), kr = time_kiln(ctx, k_rows, m, repeat);
-        double kc = time_kiln(ctx, k_cols, m, repeat), ka = time_kiln(ctx, k_argmax, a, repeat);
-        double kscan = time_kiln(ctx, k_scan, a, repeat), kcopy = time_kiln(ctx, k_copy, a, repeat);
+        const char *only = argc > 3 ? argv[3] : "";
+#define KB_RUN(word, f, x) (strstr(word, only) ? time_kiln(ctx, f, x, repeat) : NAN)
+        double ks = KB_RUN("sum", k_sum, a), kr = KB_RUN("rows", k_rows, m);
+        double kc = KB_RUN("cols", k_cols, m), ka = KB_RUN("argmax", k_argmax, a);
+        double kscan = KB_RUN("scan", k_scan, a), kcopy = KB_RUN("copy", k_copy, a);
+#undef KB_RUN
         char extra[160];
         double gbs = 4.0 * n / ks / 1e6, copy_gbs = 8.0 * n / (isnan(ref[5]) ? kcopy : ref[5]) / 1e6;
         snprintf(extra, sizeof extra, "kiln %.0f GB/s = %.2f of device copy (%.0f GB/s read+write)", gbs,
@@ -249,8 +328,16 @@ int main(int argc, char **argv) {
         row("argmax 2^28 f32", ref[3], ka, "CUB", NULL);
         row("inclusive scan 2^28 f32", ref[4], kscan, "CUB", NULL);
         row("device copy 2^28 f32", ref[5], kcopy, "cudaMemcpy", NULL);
+        /* scans along an axis of a 16384^2 matrix (as many bytes as 2^28):
+         * against the device copy, as CUB has no axis scan */
+        if (side * side == n) {
+            double ksr = strstr("scan rows", only) ? time_kiln(ctx, k_scan_rows, m, repeat) : NAN;
+            double ksc = strstr("scan cols", only) ? time_kiln(ctx, k_scan_cols, m, repeat) : NAN;
+            row("cumsum along rows 16384^2 f32", ref[5], ksr, "memcpy", NULL);
+            row("cumsum along columns 16384^2 f32", ref[5], ksc, "memcpy", NULL);
+        }
     } else {
-        host_job j = {h, malloc(sizeof(float) * (size_t)side), n, side, 0};
+        host_job j = {h, malloc(sizeof(float) * (size_t)(n > side ? n : side)), n, side, 0, 0};
         double os = time_host(repeat, job_sum, &j), ks = time_kiln(ctx, k_sum, a, repeat);
         kiln_array *r = NULL;
         double kv = 0;
@@ -264,6 +351,15 @@ int main(int argc, char **argv) {
         row("row sums 4096^2 f32 (pairwise)", orows, krows, "OpenMP C", NULL);
         double ocols = time_host(repeat, job_cols, &j), kcols = time_kiln(ctx, k_cols, m, repeat);
         row("column sums 4096^2 f32 (pairwise)", ocols, kcols, "OpenMP C", NULL);
+        double oarg = time_host(repeat, job_argmax, &j), karg = time_kiln(ctx, k_argmax, a, repeat);
+        long long ki = -1;
+        kiln_argmax(a, NULL, 0, 0, NULL, &r);
+        kiln_array_to_host(r, &ki, sizeof ki);
+        kiln_array_release(r);
+        snprintf(extra, sizeof extra, "index: omp %lld kiln %lld", j.index, ki);
+        row("argmax 2^26 f32", oarg, karg, "OpenMP C", extra);
+        double ocum = time_host(repeat, job_cumsum, &j), kcum = time_kiln(ctx, k_scan, a, repeat);
+        row("inclusive cumsum 2^26 f32 (f64 carries)", ocum, kcum, "OpenMP C", NULL);
         free(j.out);
     }
     kiln_array_release(a);

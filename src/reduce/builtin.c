@@ -90,6 +90,9 @@ kiln_status rd_builtin_op(kiln_reduce_op op, kiln_dtype t, int ddof, rd_op *o) {
         o->map = "kiln_rd_arg_make(x, _i)";
         o->reduce =
             op == KILN_REDUCE_ARGMIN ? "kiln_rd_arg_pick(a, b, true)" : "kiln_rd_arg_pick(a, b, false)";
+        o->step = op == KILN_REDUCE_ARGMIN ? "kiln_rd_arg_step(a, x, _i, true)"
+                                           : "kiln_rd_arg_step(a, x, _i, false)";
+        o->arg = op == KILN_REDUCE_ARGMIN ? 1 : 2;
         o->post = "(long long)a.i";
         o->uses_index = 1;
         o->has_identity = 0;

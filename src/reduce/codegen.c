@@ -168,34 +168,50 @@ static void emit_operator(kiln_text *t, const rd_op *op, const rd_plan *p) {
     kiln_text_printf(
         t, "    ;\n}\nKILN_RD_FN kiln_rd_acc kiln_rd_reduce(kiln_rd_acc a, kiln_rd_acc b) {\n    return ");
     snippet(t, op, "reduce", op->reduce);
+    /* the next element of a loop over one reduced dim (indices increasing) */
+    kiln_text_printf(t, "    ;\n}\nKILN_RD_FN kiln_rd_acc kiln_rd_step(kiln_rd_acc a, ");
+    for (int i = 0; i < op->nin; i++)
+        kiln_text_printf(t, "%s %s, ", rd_compute_type(op->in_dtype[i]), op->in_name[i]);
+    kiln_text_printf(t, "long long _i) {\n    return ");
+    if (op->step) {
+        kiln_text_printf(t, "%s", op->step);
+    } else {
+        kiln_text_printf(t, "kiln_rd_reduce(a, kiln_rd_map(");
+        for (int i = 0; i < op->nin; i++) kiln_text_printf(t, "%s, ", op->in_name[i]);
+        kiln_text_printf(t, "_i))");
+    }
     kiln_text_printf(
-        t, "    ;\n}\nKILN_RD_FN %s kiln_rd_post(kiln_rd_acc a, long long _n) {\n    (void)_n;\n    return ",
+        t, ";\n}\nKILN_RD_FN %s kiln_rd_post(kiln_rd_acc a, long long _n) {\n    (void)_n;\n    return ",
         rd_compute_type(op->out_dtype));
     snippet(t, op, "post", op->post ? op->post : "a");
     kiln_text_printf(t, "    ;\n}\n");
     /* the accumulator's size, for the partials buffer (asked once per module) */
     kiln_text_printf(t, "__global__ void kiln_rd_acc_bytes(long long *kiln_r) { kiln_r[0] = (long "
                         "long)sizeof(kiln_rd_acc); }\n");
-    /* one element, from each array input's byte address */
-    kiln_text_printf(t, "KILN_RD_FN kiln_rd_acc kiln_rd_elem(");
-    for (int i = 0; i < op->nin; i++) {
-        if (p->scalar[i])
-            kiln_text_printf(t, "%s kiln_v%d, ", rd_compute_type(op->in_dtype[i]), i);
-        else
-            kiln_text_printf(t, "const char *kiln_p%d, ", i);
-    }
-    kiln_text_printf(t, "long long _i) {\n    return kiln_rd_map(");
-    for (int i = 0; i < op->nin; i++) {
-        char src[96], e[384];
-        if (p->scalar[i]) {
-            kiln_text_printf(t, "kiln_v%d, ", i);
-            continue;
+    /* one element, from each array input's byte address: mapped, or
+     * stepped into an accumulator */
+    for (int form = 0; form < 2; form++) {
+        kiln_text_printf(t, "KILN_RD_FN kiln_rd_acc kiln_rd_elem%s(%s", form ? "_step" : "",
+                         form ? "kiln_rd_acc a, " : "");
+        for (int i = 0; i < op->nin; i++) {
+            if (p->scalar[i])
+                kiln_text_printf(t, "%s kiln_v%d, ", rd_compute_type(op->in_dtype[i]), i);
+            else
+                kiln_text_printf(t, "const char *kiln_p%d, ", i);
         }
-        snprintf(src, sizeof src, "*(const %s *)kiln_p%d", rd_storage_type(p->store[i]), i);
-        rd_load_expr(e, sizeof e, p->store[i], op->in_dtype[i], src);
-        kiln_text_printf(t, "%s, ", e);
+        kiln_text_printf(t, "long long _i) {\n    return %s", form ? "kiln_rd_step(a, " : "kiln_rd_map(");
+        for (int i = 0; i < op->nin; i++) {
+            char src[96], e[384];
+            if (p->scalar[i]) {
+                kiln_text_printf(t, "kiln_v%d, ", i);
+                continue;
+            }
+            snprintf(src, sizeof src, "*(const %s *)kiln_p%d", rd_storage_type(p->store[i]), i);
+            rd_load_expr(e, sizeof e, p->store[i], op->in_dtype[i], src);
+            kiln_text_printf(t, "%s, ", e);
+        }
+        kiln_text_printf(t, "_i);\n}\n");
     }
-    kiln_text_printf(t, "_i);\n}\n");
     char e[384];
     rd_store_expr(e, sizeof e, op->out_dtype, p->out_store, "kiln_rd_post(a, n)");
     kiln_text_printf(t, "KILN_RD_FN %s kiln_rd_store(kiln_rd_acc a, long long n) { return %s; }\n",
@@ -259,6 +275,13 @@ void rd_emit_unravel_r(kiln_text *t, const rd_op *op, const rd_plan *p, const ch
 
 /* ---------------------------------------------------------------- CUDA */
 
+/* kiln_acc = <the next element> for the loops over one reduced dim, whose
+ * indices increase: elem is an rd_elem_call text, made a step. */
+static void emit_step(kiln_text *t, const char *indent, const char *elem) {
+    const char *args = strchr(elem, '(');
+    kiln_text_printf(t, "%skiln_acc = kiln_rd_elem_step(kiln_acc, %s;\n", indent, args ? args + 1 : ")");
+}
+
 static void emit_block_reduce(kiln_text *t, int group) {
     kiln_text_printf(t, "    for (int kiln_m = 16; kiln_m >= 1; kiln_m >>= 1)\n"
                         "        kiln_acc = kiln_rd_reduce(kiln_acc, kiln_rd_shfl_xor(kiln_acc, kiln_m));\n");
@@ -311,7 +334,7 @@ static void emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, cons
                                  rd_storage_type(p->store[i]), v, i, rd_storage_type(p->store[i]), v, i);
         kiln_text_printf(t, "#pragma unroll\n            for (int kiln_j = 0; kiln_j < %d; kiln_j++)\n", v);
         /* values straight from the registers of the vector (no address taken) */
-        kiln_text_printf(t, "                kiln_acc = kiln_rd_reduce(kiln_acc, kiln_rd_map(");
+        kiln_text_printf(t, "                kiln_acc = kiln_rd_step(kiln_acc, ");
         for (int i = 0; i < op->nin; i++) {
             char src[64], ld[384];
             if (p->scalar[i]) {
@@ -322,20 +345,19 @@ static void emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, cons
             rd_load_expr(ld, sizeof ld, p->store[i], op->in_dtype[i], src);
             kiln_text_printf(t, "%s, ", ld);
         }
-        kiln_text_printf(t, "kiln_v * %d + kiln_j));\n        }\n", v);
+        kiln_text_printf(t, "kiln_v * %d + kiln_j);\n        }\n", v);
         rd_elem_call(e, sizeof e, op, p, "kiln_r", "");
         kiln_text_printf(
-            t,
-            "        for (long long kiln_r = kiln_nv * %d + %s; kiln_r < kiln_R; kiln_r += kiln_step)\n"
-            "            kiln_acc = kiln_rd_reduce(kiln_acc, %s);\n",
-            v, start, e);
+            t, "        for (long long kiln_r = kiln_nv * %d + %s; kiln_r < kiln_R; kiln_r += kiln_step)\n",
+            v, start);
+        emit_step(t, "            ", e);
     } else if (p->ndr == 1) {
         rd_elem_call(e, sizeof e, op, p, "kiln_r", "");
         kiln_text_printf(
             t,
-            "#pragma unroll 4\n        for (long long kiln_r = %s; kiln_r < kiln_R; kiln_r += kiln_step)\n"
-            "            kiln_acc = kiln_rd_reduce(kiln_acc, %s);\n",
-            start, e);
+            "#pragma unroll 4\n        for (long long kiln_r = %s; kiln_r < kiln_R; kiln_r += kiln_step)\n",
+            start);
+        emit_step(t, "            ", e);
     } else {
         kiln_text_printf(t, "        for (long long kiln_r = %s; kiln_r < kiln_R; kiln_r += kiln_step) {\n",
                          start);
@@ -375,10 +397,8 @@ static void emit_gpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, con
     if (p->ndr == 1) {
         rd_elem_call(e, sizeof e, op, p, "kiln_r", colx);
         kiln_text_printf(
-            t,
-            "#pragma unroll 4\n    for (long long kiln_r = kiln_r0; kiln_r < kiln_r1; kiln_r++)\n"
-            "        kiln_acc = kiln_rd_reduce(kiln_acc, %s);\n",
-            e);
+            t, "#pragma unroll 4\n    for (long long kiln_r = kiln_r0; kiln_r < kiln_r1; kiln_r++)\n");
+        emit_step(t, "        ", e);
     } else {
         kiln_text_printf(t, "    for (long long kiln_r = kiln_r0; kiln_r < kiln_r1; kiln_r++) {\n");
         rd_emit_unravel_r(t, op, p, "kiln_r", "        ");

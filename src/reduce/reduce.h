@@ -41,6 +41,11 @@ typedef struct rd_op {
     /* The operator's C text. identity, map, reduce and post are expressions;
      * map sees the inputs and _i, reduce a and b, post a and _n. */
     const char *identity, *map, *reduce, *post, *preamble;
+    /* Optional: reduce(a, map(inputs, _i)) for an element whose index _i is
+     * larger than every index a has seen (loops over one reduced dim visit
+     * their elements in that order), written cheaper (argmin/argmax). */
+    const char *step;
+    int arg;          /* built-in argmin (1) / argmax (2): the CPU's block-skipping loop */
     int user;         /* #line the snippets as "<name>.map" ... */
     int has_identity; /* 0: an empty reduction with outputs is an error */
     int uses_index;   /* map reads _i */

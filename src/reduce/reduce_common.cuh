@@ -61,6 +61,17 @@ template <class T> KILN_RD_FN kiln_rd_arg<T> kiln_rd_arg_pick(kiln_rd_arg<T> a, 
     return r;
 }
 
+// The element x at index i, larger than every index a has seen (a loop over
+// one reduced dim): the same result as kiln_rd_arg_pick(a, make(x, i)) with
+// fewer operations (ties keep a; the first NaN wins), which keeps a GPU
+// argmax at memory speed.
+template <class T> KILN_RD_FN kiln_rd_arg<T> kiln_rd_arg_step(kiln_rd_arg<T> a, T x, long long i, bool less) {
+    const bool take = a.i < 0 || (less ? x < a.v : a.v < x) || (kiln_rd_isnan(x) && !kiln_rd_isnan(a.v));
+    a.v = take ? x : a.v;
+    a.i = take ? i : a.i;
+    return a;
+}
+
 template <class A> struct kiln_rd_moments {
     double n;
     A mean, m2;

@@ -251,6 +251,7 @@ static void plan_key(const rd_op *op, const rd_plan *p, uint64_t key[2]) {
     rd_key_str(key, op->reduce);
     rd_key_str(key, op->post);
     rd_key_str(key, op->preamble);
+    rd_key_str(key, op->step);
     int ints[] = {
         op->nin,         (int)op->out_dtype, op->user, op->has_identity, op->uses_index, op->gpu_acc_f64,
         (int)p->backend, (int)p->out_store,  p->ndo,   p->ndr,           (int)p->layout, p->vec,
