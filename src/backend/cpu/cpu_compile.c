@@ -186,6 +186,7 @@ static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request 
     argv[k++] = "-o";
     argv[k++] = (char *)so;
     argv[k++] = (char *)src;
+    if (c->linker) argv[k++] = (char *)c->linker;
     for (size_t i = 0; i < COUNT(link_flags); i++) argv[k++] = (char *)link_flags[i];
     argv[k] = NULL;
     return argv;

@@ -584,6 +584,34 @@ static inline void kiln_cpu_fast(void (*)(A...), kiln_cpu_seq<I...>, const kiln_
                                  unsigned long long first, unsigned long long end) {
     kiln_cpu_fast_loop<F, Probe, A...>(B, first, end, kiln_cpu_arg<A>(B->args, I)...);
 }
+// The probe twin (fault reports, cpu_fault.c) runs only after a launch has
+// faulted, so it calls the kernel through a pointer that the compiler cannot
+// see through: the kernel is compiled once more out of line instead of
+// being inlined and vectorised into a second loop nest, which cost a fifth
+// of a small module's compile time (docs/PERF_NOTES.md, cold calls).
+template <typename... A, unsigned... I>
+__attribute__((noinline, cold)) static void kiln_cpu_probe_loop(void (*f)(A...), kiln_cpu_seq<I...>,
+                                                                const kiln_cpu_block_abi *B,
+                                                                unsigned long long first, unsigned long long end) {
+    for (unsigned long long b = first; b < end; b++) {
+        kiln_cpu_enter(B, b);
+        for (unsigned z = 0; z < B->block[2]; z++)
+            for (unsigned y = 0; y < B->block[1]; y++)
+                for (unsigned x = 0; x < B->block[0]; x++) {
+                    threadIdx.x = x;
+                    threadIdx.y = y;
+                    threadIdx.z = z;
+                    volatile unsigned *w = kiln_cpu_probe_where;
+                    w[0] = blockIdx.x;
+                    w[1] = blockIdx.y;
+                    w[2] = blockIdx.z;
+                    w[3] = x;
+                    w[4] = y;
+                    w[5] = z;
+                    f(kiln_cpu_arg<A>(B->args, I)...);
+                }
+    }
+}
 // Barrier path: one CUDA thread of one block, run on its own fiber.
 template <auto F, typename... A, unsigned... I>
 static inline void kiln_cpu_thread(void (*)(A...), kiln_cpu_seq<I...>, const kiln_cpu_block_abi *B,
@@ -610,8 +638,9 @@ template <typename... A> struct kiln_cpu_arity<void (*)(A...)> {
     }                                                                                                        \
     KILN_CPU_EXPORT void kiln_cpu_probe_##kiln__sym(                                                         \
         const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
-        kiln_cpu_fast<&__VA_ARGS__, true>(&__VA_ARGS__, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(),  \
-                                          kiln__b, kiln__first, kiln__end);                                  \
+        decltype(&__VA_ARGS__) volatile kiln__f = &__VA_ARGS__;                                              \
+        kiln_cpu_probe_loop(kiln__f, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(), kiln__b,            \
+                            kiln__first, kiln__end);                                                         \
     }
 #define KILN_CPU_EXPORT_THREAD(kiln__sym, ...)                                                               \
     KILN_CPU_EXPORT void kiln_cpu_thread_##kiln__sym(const kiln_cpu_block_abi *kiln__b,                      \
