@@ -176,6 +176,7 @@ static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request 
         argv[k++] = (char *)req->defines[i];
     }
     if (pch_dir) {
+        argv[k++] = "-Winvalid-pch"; /* kiln_cpu_pch_check reads what it says */
         argv[k++] = "-I";
         argv[k++] = (char *)pch_dir;
     }
@@ -258,6 +259,24 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     if (s == KILN_ERR_COMPILER_MISSING)
         kiln_append_error(" (KILN_CXX is %s)", getenv("KILN_CXX") ? getenv("KILN_CXX") : "not set");
     free(argv);
+    if (s == KILN_OK && pch && kiln_cpu_pch_check(pch_dir, output)) {
+        /* Not an error of the user's code: the next compile rebuilds it. */
+        char *note = NULL;
+        kiln_text t = {0};
+        kiln_text_puts(&t, "kiln: the precompiled CPU prelude was not used (GCC's reason above); it is "
+                           "rebuilt on the next compile\n");
+        note = kiln_text_take(&t);
+        if (note && output) {
+            char *both = malloc(strlen(output) + strlen(note) + 1);
+            if (both) {
+                strcpy(both, output);
+                strcat(both, note);
+                free(output);
+                output = both;
+            }
+        }
+        free(note);
+    }
     if (s == KILN_OK && code != 0) {
         s = kiln_set_error(KILN_ERR_COMPILE, "%s exited with status %d", c->argv[0], code);
         *log = output;

@@ -120,7 +120,14 @@ int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, char *dir, size_
                 argv[k++] = tmp;
                 char *out = NULL;
                 int code = -1;
-                if (kiln_cpu_spawn(argv, &out, &code) == KILN_OK && code == 0 && rename(tmp, gch) == 0)
+                kiln_status run = kiln_cpu_spawn(argv, &out, &code);
+                /* -fstack-usage's report of the header compile, named after
+                 * the output: nothing reads it. */
+                char su[4400];
+                snprintf(su, sizeof su, "%s-%.*s.su", tmp, (int)(sizeof KILN_CPU_PCH_HEADER - 3),
+                         KILN_CPU_PCH_HEADER);
+                unlink(su);
+                if (run == KILN_OK && code == 0 && rename(tmp, gch) == 0)
                     ok = 1;
                 else {
                     kiln_clear_error();
@@ -135,4 +142,18 @@ int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, char *dir, size_
     }
     free(text);
     return ok;
+}
+
+int kiln_cpu_pch_check(const char *dir, const char *compiler_output) {
+    if (!compiler_output || !strstr(compiler_output, "Winvalid-pch")) return 0;
+    char gch[4300], marker[4200], failed[4200];
+    snprintf(gch, sizeof gch, "%s/" KILN_CPU_PCH_HEADER ".gch", dir);
+    snprintf(marker, sizeof marker, "%s/rejected", dir);
+    snprintf(failed, sizeof failed, "%s/failed", dir);
+    if (access(marker, F_OK) == 0)
+        write_whole(failed, compiler_output, strlen(compiler_output));
+    else
+        write_whole(marker, compiler_output, strlen(compiler_output));
+    unlink(gch);
+    return 1;
 }

@@ -19,4 +19,14 @@ void kiln_cpu_prelude_text(kiln_text *t);
  * that failed once, KILN_CPU_PCH=0). Never sets an error. */
 int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, char *dir, size_t dir_size);
 
+/* Module compiles pass -Winvalid-pch: GCC silently reads the header's text
+ * when a .gch does not fit (a -march=native that expands differently, a
+ * changed compiler), which costs a small module half its compile time.
+ * Called with the compiler's output after each compile that included the
+ * header: when GCC said it did not use the .gch, removes it so that the
+ * next compile builds it again, and after a second rejection of the same
+ * folder marks it failed (the prelude is then compiled inline, as without
+ * a cache). Returns 1 when the output reported a rejection. */
+int kiln_cpu_pch_check(const char *dir, const char *compiler_output);
+
 #endif
