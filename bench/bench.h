@@ -77,10 +77,18 @@ typedef struct bench_compile_cost {
     double cold_open_ms, cold_first_ms, cold_next_ms; /* empty cache: two distinct compiles */
     double warm_open_ms, warm_first_ms, warm_next_ms; /* same cache, new process: loads */
     long long cold_compiles, warm_hits;
+    /* issue 15: whole processes (spawn to exit); "module": new sources in
+     * a cache that holds the preludes but no module of them. [0]: wall
+     * clock, [1]: CPU time of the process and the compilers it ran. */
+    double cold_proc_ms[2], module_proc_ms[2], warm_proc_ms[2];
+    double module_first_ms, module_next_ms;
+    int ufunc_ok; /* kiln_vectorize + first call, cold (new body) and warm */
+    double ufunc_cold_ms, ufunc_cold_proc_ms[2], ufunc_warm_ms;
+    long long ufunc_compiles;
 } bench_compile_cost;
 int bench_compile_cost_measure(const bench_options *o, bench_compile_cost *out);
-/* The child side: `kiln_bench --child compile --target T`. */
-int bench_compile_child(const char *target);
+/* The child side: `kiln_bench --child compile|ufunc --target T`. */
+int bench_compile_child(const char *kind, const char *target);
 
 /* ufunc_bench.c (the vectorize engineer's): prints one line per workload. */
 int kiln_bench_ufunc(kiln_context *ctx, int repeat);

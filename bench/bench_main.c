@@ -100,6 +100,17 @@ static void print_compile(const bench_compile_cost *c, const char *target) {
            c->cold_first_ms, c->cold_next_ms);
     printf("  warm cache: open %.1f ms, first load    %.2f ms, next load    %.2f ms\n", c->warm_open_ms,
            c->warm_first_ms, c->warm_next_ms);
+    printf("  cold module (preludes built, module not cached): compile %.1f ms\n", c->module_first_ms);
+    printf("  whole processes, wall (CPU): first ever %.1f ms (%.1f), one cold module %.1f ms (%.1f), its "
+           "cache hit "
+           "%.1f ms (%.1f)\n",
+           c->cold_proc_ms[0], c->cold_proc_ms[1], c->module_proc_ms[0], c->module_proc_ms[1],
+           c->warm_proc_ms[0], c->warm_proc_ms[1]);
+    if (c->ufunc_ok)
+        printf("  ufunc (2 signatures) made + first call: cold %.1f ms (%lld module(s) compiled, process "
+               "%.1f ms, CPU %.1f ms), cache hit %.2f ms\n",
+               c->ufunc_cold_ms, c->ufunc_compiles, c->ufunc_cold_proc_ms[0], c->ufunc_cold_proc_ms[1],
+               c->ufunc_warm_ms);
     if (c->note[0]) printf("  note: %s\n", c->note);
 }
 
@@ -115,8 +126,9 @@ int main(int argc, char **argv) {
         execv("/proc/self/exe", argv);
         /* not re-executed: go on with the default policy */
     }
-    if (argc >= 4 && strcmp(argv[1], "--child") == 0 && strcmp(argv[2], "compile") == 0)
-        return bench_compile_child(argc >= 5 && strcmp(argv[3], "--target") == 0 ? argv[4] : "auto");
+    if (argc >= 4 && strcmp(argv[1], "--child") == 0 &&
+        (strcmp(argv[2], "compile") == 0 || strcmp(argv[2], "ufunc") == 0))
+        return bench_compile_child(argv[2], argc >= 5 && strcmp(argv[3], "--target") == 0 ? argv[4] : "auto");
     bench_options o;
     memset(&o, 0, sizeof o);
     o.target = "auto";

@@ -22,7 +22,7 @@
 extern const char kiln_embedded_kiln_cpu_fission[];
 
 /* KILN_CPU_FISSION_BEGIN (issue 15): paths per kernel, see cpu_fission.h */
-static char *assemble_source(const kiln_compile_request *req, int fission, int pch, int *barriers,
+static char *assemble_source(const kiln_compile_request *req, int fission, int pch, int light, int *barriers,
                              kiln_cpu_kernel_plan *plans) {
     int module_barriers = 0;
     char *user = kiln_cpu_source_prepare(req, &module_barriers);
@@ -33,7 +33,7 @@ static char *assemble_source(const kiln_compile_request *req, int fission, int p
     if (pch)
         kiln_text_puts(&t, "#include \"" KILN_CPU_PCH_HEADER "\"\n");
     else
-        kiln_cpu_prelude_text(&t);
+        kiln_cpu_prelude_text(&t, light);
     /* The fission templates go before the user's code: a user's #define
      * (B, end, ...) must not reach anything kiln writes (issue 12). */
     if (gen.length) {
@@ -176,6 +176,7 @@ static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request 
         argv[k++] = (char *)req->defines[i];
     }
     if (pch_dir) {
+        argv[k++] = "-Winvalid-pch"; /* kiln_cpu_pch_check reads what it says */
         argv[k++] = "-I";
         argv[k++] = (char *)pch_dir;
     }
@@ -186,6 +187,7 @@ static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request 
     argv[k++] = "-o";
     argv[k++] = (char *)so;
     argv[k++] = (char *)src;
+    if (c->linker) argv[k++] = (char *)c->linker;
     for (size_t i = 0; i < COUNT(link_flags); i++) argv[k++] = (char *)link_flags[i];
     argv[k] = NULL;
     return argv;
@@ -232,8 +234,9 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     int barriers = 0;
     char *base[64], pch_dir[4096];
     int base_count = base_args(c, req, base);
-    int pch = kiln_cpu_pch_prepare(base, base_count, pch_dir, sizeof pch_dir);
-    char *source = assemble_source(req, fission, pch, &barriers, plans);
+    int light = kiln_cpu_prelude_light_ok(req->source);
+    int pch = kiln_cpu_pch_prepare(base, base_count, light, pch_dir, sizeof pch_dir);
+    char *source = assemble_source(req, fission, pch, light, &barriers, plans);
     if (!source)
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory assembling the CPU source");
 
@@ -257,6 +260,24 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     if (s == KILN_ERR_COMPILER_MISSING)
         kiln_append_error(" (KILN_CXX is %s)", getenv("KILN_CXX") ? getenv("KILN_CXX") : "not set");
     free(argv);
+    if (s == KILN_OK && pch && kiln_cpu_pch_check(pch_dir, output)) {
+        /* Not an error of the user's code: the next compile rebuilds it. */
+        char *note = NULL;
+        kiln_text t = {0};
+        kiln_text_puts(&t, "kiln: the precompiled CPU prelude was not used (GCC's reason above); it is "
+                           "rebuilt on the next compile\n");
+        note = kiln_text_take(&t);
+        if (note && output) {
+            char *both = malloc(strlen(output) + strlen(note) + 1);
+            if (both) {
+                strcpy(both, output);
+                strcat(both, note);
+                free(output);
+                output = both;
+            }
+        }
+        free(note);
+    }
     if (s == KILN_OK && code != 0) {
         s = kiln_set_error(KILN_ERR_COMPILE, "%s exited with status %d", c->argv[0], code);
         *log = output;

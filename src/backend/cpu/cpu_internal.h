@@ -20,6 +20,10 @@ typedef struct kiln_cpu_compiler {
     char *argv[32];  /* words of text (point into words) */
     int argc;
     char words[1024];
+    /* "-fuse-ld=gold" or "-fuse-ld=lld" when that linker is on PATH, else
+     * NULL (the compiler's default, GNU ld): a small module links in a
+     * third of the time (docs/PERF_NOTES.md, cold calls). */
+    const char *linker;
 } kiln_cpu_compiler;
 
 struct kiln_cpu_worker; /* cpu_launch.c */

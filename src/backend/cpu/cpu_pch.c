@@ -26,7 +26,8 @@ extern const char kiln_embedded_kiln_cpu_prelude[];
 extern const char kiln_embedded_kiln_complex[];
 extern const char kiln_embedded_kiln_signature[];
 
-void kiln_cpu_prelude_text(kiln_text *t) {
+void kiln_cpu_prelude_text(kiln_text *t, int light) {
+    if (light) kiln_text_puts(t, "#define KILN_CPU_LIGHT_MATH 1\n");
     kiln_text_line_directive(t, "kiln_cpu_prelude.cuh");
     kiln_text_puts(t, kiln_embedded_kiln_cpu_prelude);
     kiln_text_line_directive(t, "kiln_complex.cuh");
@@ -74,7 +75,13 @@ static int write_whole(const char *path, const char *data, size_t n) {
     return (fclose(f) == 0 && w == n) ? 0 : -1;
 }
 
-int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, char *dir, size_t dir_size) {
+int kiln_cpu_prelude_light_ok(const char *source) {
+    const char *env = getenv("KILN_CPU_LIGHT_PRELUDE");
+    if (env && strcmp(env, "0") == 0) return 0;
+    return source && !strstr(source, "#include") && !strstr(source, "std::");
+}
+
+int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, int light, char *dir, size_t dir_size) {
     const char *env = getenv("KILN_CPU_PCH");
     if (env && strcmp(env, "0") == 0) return 0;
     for (int i = 0; i < base_argc; i++)
@@ -85,7 +92,7 @@ int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, char *dir, size_
         return 0;
     }
     kiln_text t = {0};
-    kiln_cpu_prelude_text(&t);
+    kiln_cpu_prelude_text(&t, light);
     char *text = kiln_text_take(&t);
     if (!text) return 0;
     unsigned long long h = fnv(1469598103934665603ull, text, strlen(text));
@@ -120,7 +127,14 @@ int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, char *dir, size_
                 argv[k++] = tmp;
                 char *out = NULL;
                 int code = -1;
-                if (kiln_cpu_spawn(argv, &out, &code) == KILN_OK && code == 0 && rename(tmp, gch) == 0)
+                kiln_status run = kiln_cpu_spawn(argv, &out, &code);
+                /* -fstack-usage's report of the header compile, named after
+                 * the output: nothing reads it. */
+                char su[4400];
+                snprintf(su, sizeof su, "%s-%.*s.su", tmp, (int)(sizeof KILN_CPU_PCH_HEADER - 3),
+                         KILN_CPU_PCH_HEADER);
+                unlink(su);
+                if (run == KILN_OK && code == 0 && rename(tmp, gch) == 0)
                     ok = 1;
                 else {
                     kiln_clear_error();
@@ -135,4 +149,18 @@ int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, char *dir, size_
     }
     free(text);
     return ok;
+}
+
+int kiln_cpu_pch_check(const char *dir, const char *compiler_output) {
+    if (!compiler_output || !strstr(compiler_output, "Winvalid-pch")) return 0;
+    char gch[4300], marker[4200], failed[4200];
+    snprintf(gch, sizeof gch, "%s/" KILN_CPU_PCH_HEADER ".gch", dir);
+    snprintf(marker, sizeof marker, "%s/rejected", dir);
+    snprintf(failed, sizeof failed, "%s/failed", dir);
+    if (access(marker, F_OK) == 0)
+        write_whole(failed, compiler_output, strlen(compiler_output));
+    else
+        write_whole(marker, compiler_output, strlen(compiler_output));
+    unlink(gch);
+    return 1;
 }

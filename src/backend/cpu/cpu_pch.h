@@ -9,14 +9,33 @@
 #define KILN_CPU_PCH_HEADER "kiln_cpu_prelude_all.h"
 
 /* Appends the prelude every module starts with (kiln_cpu_prelude.cuh,
- * kiln_complex.cuh, kiln_signature.cuh, with #line directives). */
-void kiln_cpu_prelude_text(kiln_text *t);
+ * kiln_complex.cuh, kiln_signature.cuh, with #line directives). light: the
+ * variant with glibc's C <math.h> and kiln's own overloads instead of
+ * libstdc++'s <cmath> (KILN_CPU_LIGHT_MATH), for sources that include no
+ * header and name nothing in std:: (kiln_cpu_prelude_light_ok). */
+void kiln_cpu_prelude_text(kiln_text *t, int light);
+/* 1 when source can take the light prelude: no `#include` and no `std::`
+ * anywhere in it (a header of the user's could include <cmath>, whose
+ * declarations would clash with kiln's overloads). KILN_CPU_LIGHT_PRELUDE=0
+ * turns the light prelude off. */
+int kiln_cpu_prelude_light_ok(const char *source);
 
 /* base_argv: the compiler command and the flags of the module compile
  * (without -D, -I, inputs and outputs). Returns 1 and the folder in dir when
  * KILN_CPU_PCH_HEADER and its .gch are there (building them now if needed);
  * 0 when the prelude should be compiled inline (no cache, a clang, a build
- * that failed once, KILN_CPU_PCH=0). Never sets an error. */
-int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, char *dir, size_t dir_size);
+ * that failed once, KILN_CPU_PCH=0). light: which prelude (each has its
+ * own folder). Never sets an error. */
+int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, int light, char *dir, size_t dir_size);
+
+/* Module compiles pass -Winvalid-pch: GCC silently reads the header's text
+ * when a .gch does not fit (a -march=native that expands differently, a
+ * changed compiler), which costs a small module half its compile time.
+ * Called with the compiler's output after each compile that included the
+ * header: when GCC said it did not use the .gch, removes it so that the
+ * next compile builds it again, and after a second rejection of the same
+ * folder marks it failed (the prelude is then compiled inline, as without
+ * a cache). Returns 1 when the output reported a rejection. */
+int kiln_cpu_pch_check(const char *dir, const char *compiler_output);
 
 #endif

@@ -18,12 +18,100 @@
 #include <assert.h>
 #include <float.h>
 #include <limits.h>
+#ifdef KILN_CPU_LIGHT_MATH
+// Sources that include no header and name nothing in std:: get glibc's C
+// <math.h> without libstdc++'s <cmath>, whose templates GCC instantiates at
+// the end of every translation unit (a quarter of a small module's compile,
+// docs/PERF_NOTES.md "Cold first calls"); the C++ overloads that CUDA's
+// headers give (sqrt(float) is float) are declared below. cpu_compile.c
+// chooses the variant per module.
+#define _GLIBCXX_INCLUDE_NEXT_C_HEADERS
 #include <math.h>
+#undef _GLIBCXX_INCLUDE_NEXT_C_HEADERS
+#else
+#include <math.h>
+#endif
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef KILN_CPU_LIGHT_MATH
+// ---------------------------------------------------------------- overloads <cmath> would give
+// float and long double overloads; integers (and mixed operands) computed as
+// double, long double when one operand is: libstdc++'s rules.
+template <typename T> struct kiln_lm_int {};
+#define KILN_LM_INT_(T)                                                                                      \
+    template <> struct kiln_lm_int<T> {                                                                      \
+        typedef double type;                                                                                 \
+    };
+KILN_LM_INT_(bool)
+KILN_LM_INT_(char)
+KILN_LM_INT_(signed char)
+KILN_LM_INT_(unsigned char)
+KILN_LM_INT_(short)
+KILN_LM_INT_(unsigned short)
+KILN_LM_INT_(int)
+KILN_LM_INT_(unsigned int)
+KILN_LM_INT_(long)
+KILN_LM_INT_(unsigned long)
+KILN_LM_INT_(long long)
+KILN_LM_INT_(unsigned long long)
+#undef KILN_LM_INT_
+// In the return type, so that a type that is no number drops the template.
+template <typename A, typename B> using kiln_lm_2 = decltype((A)0 + (B)0 + 0.0);
+#define KILN_LM1F_(N)                                                                                        \
+    static inline float N(float x) { return N##f(x); }                                                       \
+    static inline long double N(long double x) { return N##l(x); }                                           \
+    template <typename T> static inline typename kiln_lm_int<T>::type N(T x) { return N((double)x); }
+#define KILN_LM2_(N)                                                                                         \
+    static inline float N(float a, float b) { return N##f(a, b); }                                           \
+    static inline long double N(long double a, long double b) { return N##l(a, b); }                         \
+    template <typename A, typename B> static inline kiln_lm_2<A, B> N(A a, B b) {                            \
+        return N((kiln_lm_2<A, B>)a, (kiln_lm_2<A, B>)b);                                                    \
+    }
+KILN_LM1F_(acos) KILN_LM1F_(asin) KILN_LM1F_(atan) KILN_LM1F_(cos) KILN_LM1F_(sin) KILN_LM1F_(tan)
+KILN_LM1F_(acosh) KILN_LM1F_(asinh) KILN_LM1F_(atanh) KILN_LM1F_(cosh) KILN_LM1F_(sinh) KILN_LM1F_(tanh)
+KILN_LM1F_(exp) KILN_LM1F_(exp2) KILN_LM1F_(expm1) KILN_LM1F_(log) KILN_LM1F_(log10) KILN_LM1F_(log1p)
+KILN_LM1F_(log2) KILN_LM1F_(logb) KILN_LM1F_(cbrt) KILN_LM1F_(sqrt) KILN_LM1F_(erf) KILN_LM1F_(erfc)
+KILN_LM1F_(lgamma) KILN_LM1F_(tgamma) KILN_LM1F_(ceil) KILN_LM1F_(floor) KILN_LM1F_(nearbyint)
+KILN_LM1F_(rint) KILN_LM1F_(round) KILN_LM1F_(trunc) KILN_LM1F_(fabs)
+#undef KILN_LM1F_
+// The long double overloads of these return their own types.
+static inline int ilogb(float x) { return ilogbf(x); }
+static inline long lrint(float x) { return lrintf(x); }
+static inline long lround(float x) { return lroundf(x); }
+static inline long long llrint(float x) { return llrintf(x); }
+static inline long long llround(float x) { return llroundf(x); }
+template <typename T, typename kiln_lm_int<T>::type * = nullptr> static inline int ilogb(T x) {
+    return ilogb((double)x);
+}
+template <typename T, typename kiln_lm_int<T>::type * = nullptr> static inline long lrint(T x) {
+    return lrint((double)x);
+}
+template <typename T, typename kiln_lm_int<T>::type * = nullptr> static inline long lround(T x) {
+    return lround((double)x);
+}
+template <typename T, typename kiln_lm_int<T>::type * = nullptr> static inline long long llrint(T x) {
+    return llrint((double)x);
+}
+template <typename T, typename kiln_lm_int<T>::type * = nullptr> static inline long long llround(T x) {
+    return llround((double)x);
+}
+KILN_LM2_(atan2) KILN_LM2_(pow) KILN_LM2_(fmod) KILN_LM2_(remainder) KILN_LM2_(copysign)
+KILN_LM2_(nextafter) KILN_LM2_(fdim) KILN_LM2_(fmax) KILN_LM2_(fmin) KILN_LM2_(hypot)
+#undef KILN_LM2_
+static inline float fma(float a, float b, float c) { return fmaf(a, b, c); }
+static inline long double fma(long double a, long double b, long double c) { return fmal(a, b, c); }
+static inline float frexp(float x, int *e) { return frexpf(x, e); }
+static inline float ldexp(float x, int e) { return ldexpf(x, e); }
+static inline float modf(float x, float *i) { return modff(x, i); }
+static inline float scalbn(float x, int e) { return scalbnf(x, e); }
+static inline float scalbln(float x, long e) { return scalblnf(x, e); }
+static inline float remquo(float a, float b, int *q) { return remquof(a, b, q); }
+static inline float nexttoward(float x, long double y) { return nexttowardf(x, y); }
+#endif
 
 // ---------------------------------------------------------------- qualifiers
 // Kernels are always inlined into the runners: the fast path wants the body in
@@ -584,6 +672,34 @@ static inline void kiln_cpu_fast(void (*)(A...), kiln_cpu_seq<I...>, const kiln_
                                  unsigned long long first, unsigned long long end) {
     kiln_cpu_fast_loop<F, Probe, A...>(B, first, end, kiln_cpu_arg<A>(B->args, I)...);
 }
+// The probe twin (fault reports, cpu_fault.c) runs only after a launch has
+// faulted, so it calls the kernel through a pointer that the compiler cannot
+// see through: the kernel is compiled once more out of line instead of
+// being inlined and vectorised into a second loop nest, which cost a fifth
+// of a small module's compile time (docs/PERF_NOTES.md, cold calls).
+template <typename... A, unsigned... I>
+__attribute__((noinline, cold)) static void kiln_cpu_probe_loop(void (*f)(A...), kiln_cpu_seq<I...>,
+                                                                const kiln_cpu_block_abi *B,
+                                                                unsigned long long first, unsigned long long end) {
+    for (unsigned long long b = first; b < end; b++) {
+        kiln_cpu_enter(B, b);
+        for (unsigned z = 0; z < B->block[2]; z++)
+            for (unsigned y = 0; y < B->block[1]; y++)
+                for (unsigned x = 0; x < B->block[0]; x++) {
+                    threadIdx.x = x;
+                    threadIdx.y = y;
+                    threadIdx.z = z;
+                    volatile unsigned *w = kiln_cpu_probe_where;
+                    w[0] = blockIdx.x;
+                    w[1] = blockIdx.y;
+                    w[2] = blockIdx.z;
+                    w[3] = x;
+                    w[4] = y;
+                    w[5] = z;
+                    f(kiln_cpu_arg<A>(B->args, I)...);
+                }
+    }
+}
 // Barrier path: one CUDA thread of one block, run on its own fiber.
 template <auto F, typename... A, unsigned... I>
 static inline void kiln_cpu_thread(void (*)(A...), kiln_cpu_seq<I...>, const kiln_cpu_block_abi *B,
@@ -610,8 +726,9 @@ template <typename... A> struct kiln_cpu_arity<void (*)(A...)> {
     }                                                                                                        \
     KILN_CPU_EXPORT void kiln_cpu_probe_##kiln__sym(                                                         \
         const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
-        kiln_cpu_fast<&__VA_ARGS__, true>(&__VA_ARGS__, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(),  \
-                                          kiln__b, kiln__first, kiln__end);                                  \
+        decltype(&__VA_ARGS__) volatile kiln__f = &__VA_ARGS__;                                              \
+        kiln_cpu_probe_loop(kiln__f, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(), kiln__b,            \
+                            kiln__first, kiln__end);                                                         \
     }
 #define KILN_CPU_EXPORT_THREAD(kiln__sym, ...)                                                               \
     KILN_CPU_EXPORT void kiln_cpu_thread_##kiln__sym(const kiln_cpu_block_abi *kiln__b,                      \
