@@ -15,6 +15,14 @@
 //    All fibers of a block share the worker's OS thread, hence its
 //    thread_locals, so only threadIdx needs saving around a switch.
 #define KILN_CPU 1
+// GCC 13 (13.3 is Ubuntu 24.04's c++) miscompiles -O3 loop unswitching on a
+// switch (GCC bug 109934): it sent a loop's switch to the wrong case in
+// kiln's own tests (issue 8), and user kernels are full of such loops once
+// the CPU backend wraps them in thread loops. Off for GCC 13 only: other
+// compilers keep unswitching, which lifts uniform branches out of the loops.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 13
+#pragma GCC optimize("no-unswitch-loops")
+#endif
 #include <assert.h>
 #include <float.h>
 #include <limits.h>
