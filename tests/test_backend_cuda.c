@@ -382,7 +382,6 @@ static void test_gpu_saxpy(void **state) {
     g.ops->mem_free(g.st, dy, NULL);
     g.ops->stream_destroy(g.st, stream);
     g.ops->host_free(g.st, out);
-    free(fn);
     free(x);
     free(y);
     gpu_close(&g);
@@ -418,10 +417,8 @@ static void test_gpu_param_info(void **state) {
                      p[i].pointee_cls ? p[i].pointee_cls : '-', p[i].pointee_size, want[i].cls, want[i].size,
                      want[i].pointee ? want[i].pointee : '-', want[i].pointee_size);
     }
-    free(fn);
     CHECK_OK(g.ops->function_get(g.st, g.mod, "none", &fn, p, 16, &np));
     assert_int_equal(np, 0);
-    free(fn);
     assert_int_equal(g.ops->function_get(g.st, g.mod, "many", &fn, p, 4, &np), KILN_ERR_UNSUPPORTED);
     gpu_close(&g);
 }
@@ -471,7 +468,6 @@ static void test_gpu_dynamic_shared_limits(void **state) {
     CHECK_OK(g.ops->synchronize(g.st));
     g.ops->mem_free(g.st, d, NULL);
     free(h);
-    free(fn);
     gpu_close(&g);
 }
 
@@ -517,7 +513,6 @@ static int child_fault(void) {
     ops->mem_free(st, d, NULL);
     ops->module_unload(st, mod);
     ops->close(st);
-    free(fn);
     free(blob.data);
     free(log);
     return s == KILN_ERR_DEVICE_FAULT && strstr(kiln_last_error(), "CUDA_ERROR_ILLEGAL_ADDRESS") ? 0 : 1;
@@ -571,7 +566,6 @@ static void test_gpu_launch_overhead(void **state) {
         "# launch host cost: %.2f us through the backend, %.2f us raw cuLaunchKernel (best of 5 x 20000)\n",
         best, raw);
     assert_true(best < 20.0);
-    free(fn);
     gpu_close(&g);
 }
 

@@ -122,7 +122,8 @@ typedef struct kiln_backend_ops {
     void (*module_unload)(kiln_backend_state *st, kiln_backend_module *mod);
     /* Looks up a kernel by its source name and describes its parameters:
      * *param_count and up to max_params entries of params. KILN_ERR_NOT_FOUND
-     * if the module has no such kernel. */
+     * if the module has no such kernel. *out belongs to the module (one per
+     * kernel, shared by every lookup) and goes with module_unload. */
     kiln_status (*function_get)(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
                                 kiln_backend_function **out, kiln_param_info *params, int max_params,
                                 int *param_count);
