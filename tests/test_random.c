@@ -17,6 +17,7 @@
 #include "examples.h"
 #include "random/curand_lib.h"
 #include "random/rng_engine.h"
+#include "random/rng_internal.h"
 #include "test_support.h"
 
 static int setup(void **state) {
@@ -1048,17 +1049,15 @@ static void test_device_api_vs_curand_kernel(void **state) {
     free(mine_src);
 }
 
-extern const char kiln_embedded_kiln_philox_f64[];
-
 /* The CUDA provider's own Philox uniform-double kernel (kiln_philox_f64.cuh):
  * compiled for sm_90 by NVRTC, and run here on the context's backend against
  * kiln's fill on the CPU provider (offsets inside and across rows of 4 x
  * 65536 outputs, odd lengths); on CUDA the fills themselves use it. */
 static void test_philox_f64_kernel(void **state) {
     kiln_context *ctx = *state;
-    char *clog = NULL;
-    kiln_status cs =
-        kiln_compile_only("cuda", "sm_90", kiln_embedded_kiln_philox_f64, "philox_f64.cu", NULL, &clog);
+    char *src = kiln_rng_philox_f64_source(), *clog = NULL;
+    assert_non_null(src);
+    kiln_status cs = kiln_compile_only("cuda", "sm_90", src, "philox_f64.cu", NULL, &clog);
     if (cs == KILN_ERR_COMPILER_MISSING)
         print_message("NVRTC not found, the Philox kernel's sm_90 compile is not checked: %s\n",
                       kiln_last_error());
@@ -1068,7 +1067,7 @@ static void test_philox_f64_kernel(void **state) {
     kiln_context *cpu = NULL;
     TEST_OK(kiln_open(&cpu, "cpu"));
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_kernel_from_source(ctx, kiln_embedded_kiln_philox_f64, "kiln_philox_uniform_f64", NULL, &k));
+    TEST_OK(kiln_kernel_from_source(ctx, src, "kiln_philox_uniform_f64", NULL, &k));
     const uint64_t seed = 0x1234567890abcdefull,
                    offsets[5] = {0, 3, 262143, 262144 * 3 + 7, (1ull << 33) + 5};
     const size_t lengths[3] = {1, 7, 300001};
@@ -1095,6 +1094,7 @@ static void test_philox_f64_kernel(void **state) {
         }
     kiln_kernel_release(k);
     kiln_close(cpu);
+    free(src);
 }
 
 /* `kiln demo xorwow` (seed 001) at a small size: its own checks pass, and

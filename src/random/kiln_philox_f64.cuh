@@ -11,34 +11,11 @@
  * j = 4 s + q - 2 floor(b / 4) and b counts the thread's positions below the
  * offset in its first row: slots 0, 1 share one counter, 2, 3 the next.
  * One GPU thread per group of four outputs (one step of one logical
- * thread): two Philox blocks, four stores. */
-__device__ inline void kiln_philox_f64_block(unsigned long long counter, unsigned long long t,
-                                             unsigned int k0, unsigned int k1, unsigned int *w) {
-    unsigned int x0 = (unsigned int)counter, x1 = (unsigned int)(counter >> 32), x2 = (unsigned int)t,
-                 x3 = (unsigned int)(t >> 32);
-#pragma unroll
-    for (int r = 0; r < 10; r++) {
-        unsigned long long p0 = (unsigned long long)0xD2511F53u * x0,
-                           p1 = (unsigned long long)0xCD9E8D57u * x2;
-        unsigned int y0 = (unsigned int)(p1 >> 32) ^ x1 ^ k0, y2 = (unsigned int)(p0 >> 32) ^ x3 ^ k1;
-        x1 = (unsigned int)p1;
-        x3 = (unsigned int)p0;
-        x0 = y0;
-        x2 = y2;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
-    }
-    w[0] = x0;
-    w[1] = x1;
-    w[2] = x2;
-    w[3] = x3;
-}
-
-__device__ inline double kiln_philox_f64_value(unsigned int x, unsigned int y) {
-    unsigned long long z = (unsigned long long)x ^ ((unsigned long long)y << 21);
-    return (double)z * 1.1102230246251565e-16 + 1.1102230246251565e-16 / 2.0;
-}
-
+ * thread): two Philox blocks, four stores.
+ *
+ * The rounds and the double are those of the device API: this text follows
+ * kiln_random.cuh (kiln_philox_block, kiln_bits_to_uniform_double) in one
+ * source, which kiln_rng_philox_f64_source() puts together. */
 extern "C" __global__ void kiln_philox_uniform_f64(unsigned long long out_address, unsigned long long n,
                                                    unsigned long long seed, unsigned long long offset,
                                                    unsigned long long groups) {
@@ -57,8 +34,11 @@ extern "C" __global__ void kiln_philox_uniform_f64(unsigned long long out_addres
     for (int half = 0; half < 2; half++) {
         unsigned long long g = 4 * G + 2 * half;
         if (g + 1 < offset || g >= end) continue;
-        kiln_philox_f64_block(j0 / 2 + half, t, k0, k1, w);
-        if (g >= offset) out[g - offset] = kiln_philox_f64_value(w[0], w[1]);
-        if (g + 1 >= offset && g + 1 < end) out[g + 1 - offset] = kiln_philox_f64_value(w[2], w[3]);
+        unsigned long long c = j0 / 2 + half; /* 128-bit counter: (c, t) */
+        const unsigned int ctr[4] = {(unsigned int)c, (unsigned int)(c >> 32), (unsigned int)t,
+                                     (unsigned int)(t >> 32)};
+        kiln_philox_block(ctr, k0, k1, w);
+        if (g >= offset) out[g - offset] = kiln_bits_to_uniform_double(w[0], w[1]);
+        if (g + 1 >= offset && g + 1 < end) out[g + 1 - offset] = kiln_bits_to_uniform_double(w[2], w[3]);
     }
 }

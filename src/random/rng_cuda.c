@@ -3,8 +3,10 @@
  * same integers and uniforms as its host generator and kiln's CPU provider;
  * its normals use the hardware's fast sine/cosine (see kiln.h). */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "prof/prof.h"
 #include "random/curand_lib.h"
 #include "random/rng_internal.h"
@@ -14,7 +16,15 @@ static kiln_status curand_fail(int rc, const char *what, const char *name) {
                           rc);
 }
 
+extern const char kiln_embedded_kiln_random[];
 extern const char kiln_embedded_kiln_philox_f64[];
+
+char *kiln_rng_philox_f64_source(void) {
+    kiln_text t = {0};
+    kiln_text_puts(&t, kiln_embedded_kiln_random);
+    kiln_text_puts(&t, kiln_embedded_kiln_philox_f64);
+    return kiln_text_take(&t);
+}
 
 /* Below this many Philox uniform doubles kiln's kernel fills, above it cuRAND. */
 #define PHILOX_F64_KERNEL_MAX ((size_t)3 << 20)
@@ -24,8 +34,13 @@ extern const char kiln_embedded_kiln_philox_f64[];
  * offset reset (which doubles a fill's time), queued on rng's stream. */
 static kiln_status philox_f64_fill(kiln_rng *rng, const kiln_rng_request *req, void *data, size_t n) {
     if (!rng->philox_f64) {
-        kiln_status st = kiln_kernel_from_source(rng->ctx, kiln_embedded_kiln_philox_f64,
-                                                 "kiln_philox_uniform_f64", NULL, &rng->philox_f64);
+        char *src = kiln_rng_philox_f64_source();
+        if (!src)
+            return kiln_set_error(KILN_ERR_OUT_OF_MEMORY,
+                                  "%s: no host memory for kiln's Philox kernel source", req->name);
+        kiln_status st =
+            kiln_kernel_from_source(rng->ctx, src, "kiln_philox_uniform_f64", NULL, &rng->philox_f64);
+        free(src);
         if (st != KILN_OK) return kiln_prefix_error(st, "%s: kiln's Philox kernel", req->name);
     }
     uint64_t groups = (rng->offset + n - 1) / 4 - rng->offset / 4 + 1;

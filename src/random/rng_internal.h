@@ -52,6 +52,11 @@ kiln_status kiln_rng_cpu_generate(kiln_rng *rng, const kiln_rng_request *req, vo
  * rng's stream. */
 kiln_status kiln_rng_cuda_generate(kiln_rng *rng, const kiln_rng_request *req, void *data, size_t n);
 void kiln_rng_cuda_release(kiln_rng *rng);
+/* The source of the CUDA provider's Philox uniform-double kernel
+ * (kiln_philox_uniform_f64): the device API (kiln_random.cuh, whose Philox
+ * rounds and double it uses) followed by kiln_philox_f64.cuh. malloc'd, the
+ * caller frees it; NULL when out of memory. */
+char *kiln_rng_philox_f64_source(void);
 
 /* kiln's Poisson sampler (CPU): element i reads Philox4x32-10 keyed by the
  * seed at counter (offset + i, round): inversion of the CDF below lambda
