@@ -109,32 +109,46 @@ __device__ inline double kiln_curand_uniform_double_philox(kiln_philox_state *s)
     return (double)kiln_curand_philox(s) * 2.3283064365386963e-10 + 2.3283064365386963e-10;
 }
 
-/* cuRAND's Box-Muller on two words: (sin, cos) times the radius. */
-__device__ inline void kiln_box_muller(unsigned int x, unsigned int y, float *a, float *b) {
-    float u = (float)x * 2.3283064e-10f + 2.3283064e-10f / 2.0f;
-    float v = (float)y * (2.3283064e-10f * 6.2831855f) + (2.3283064e-10f * 6.2831855f) / 2.0f;
-    float r = sqrtf(-2.0f * logf(u));
+/* The float normals' sine and cosine: the GPU's __sincosf as cuRAND uses
+ * it, sinf/cosf on the CPU. */
+__device__ inline void kiln_sincos_normal(float v, float *a, float *b) {
 #ifdef __CUDA_ARCH__
     __sincosf(v, a, b);
 #else
     *a = sinf(v);
     *b = cosf(v);
 #endif
+}
+
+/* cuRAND's Box-Muller on two words: (sin, cos) times the radius. */
+__device__ inline void kiln_box_muller(unsigned int x, unsigned int y, float *a, float *b) {
+    float u = (float)x * 2.3283064e-10f + 2.3283064e-10f / 2.0f;
+    float v = (float)y * (2.3283064e-10f * 6.2831855f) + (2.3283064e-10f * 6.2831855f) / 2.0f;
+    float r = sqrtf(-2.0f * logf(u));
+    kiln_sincos_normal(v, a, b);
     *a *= r;
     *b *= r;
 }
 
-__device__ inline float kiln_curand_normal_philox(kiln_philox_state *s) {
+/* curand_normal for the states whose normals take two words (Philox,
+ * XORWOW): Box-Muller on draws of Next, the sine now and the cosine kept
+ * for the next call. */
+template <typename State, unsigned int (*Next)(State *)>
+__device__ inline float kiln_normal_from_words(State *s) {
     if (s->bm_flag) {
         s->bm_flag = 0;
         return s->bm_extra;
     }
-    unsigned int x = kiln_curand_philox(s), y = kiln_curand_philox(s);
+    unsigned int x = Next(s), y = Next(s);
     float a, b;
     kiln_box_muller(x, y, &a, &b);
     s->bm_extra = b;
     s->bm_flag = 1;
     return a;
+}
+
+__device__ inline float kiln_curand_normal_philox(kiln_philox_state *s) {
+    return kiln_normal_from_words<kiln_philox_state, kiln_curand_philox>(s);
 }
 
 /* Stateless: output `index` of subsequence 0 as a uniform float, for
@@ -263,12 +277,7 @@ __device__ inline float kiln_curand_normal_mrg32k3a(kiln_mrg32k3a_state *s) {
     }
     float x = kiln_curand_uniform_mrg32k3a(s), y = kiln_curand_uniform_mrg32k3a(s) * 6.2831855f;
     float r = sqrtf(-2.0f * logf(x)), a, b;
-#ifdef __CUDA_ARCH__
-    __sincosf(y, &a, &b);
-#else
-    a = sinf(y);
-    b = cosf(y);
-#endif
+    kiln_sincos_normal(y, &a, &b);
     s->bm_extra = b * r;
     s->bm_flag = 1;
     return a * r;
@@ -355,24 +364,14 @@ __device__ inline double kiln_curand_uniform_double_xorwow(kiln_xorwow_state *s)
 }
 
 __device__ inline float kiln_curand_normal_xorwow(kiln_xorwow_state *s) {
-    if (s->bm_flag) {
-        s->bm_flag = 0;
-        return s->bm_extra;
-    }
-    unsigned int x = kiln_curand_xorwow(s), y = kiln_curand_xorwow(s);
-    float a, b;
-    kiln_box_muller(x, y, &a, &b);
-    s->bm_extra = b;
-    s->bm_flag = 1;
-    return a;
+    return kiln_normal_from_words<kiln_xorwow_state, kiln_curand_xorwow>(s);
 }
 
 /* cuRAND's double Box-Muller on four words. */
 __device__ inline void kiln_box_muller_double(unsigned int x0, unsigned int x1, unsigned int y0,
                                               unsigned int y1, double *a, double *b) {
-    unsigned long long zx = (unsigned long long)x0 ^ ((unsigned long long)x1 << 21);
+    double u = kiln_bits_to_uniform_double(x0, x1);
     unsigned long long zy = (unsigned long long)y0 ^ ((unsigned long long)y1 << 21);
-    double u = (double)zx * 1.1102230246251565e-16 + 1.1102230246251565e-16 / 2.0;
     double v = (double)zy * (1.1102230246251565e-16 * 2.0) + 1.1102230246251565e-16;
     double r = sqrt(-2.0 * log(u));
 #ifdef __CUDA_ARCH__
