@@ -323,7 +323,7 @@ static kiln_status check_sizes(const blas_gemm_problem *p) {
     return s;
 }
 
-static blas_mat whole(kiln_array *a) {
+blas_mat kiln_blas_mat_whole(kiln_array *a) {
     blas_mat m;
     memset(&m, 0, sizeof m);
     m.arr = a;
@@ -374,7 +374,8 @@ static kiln_status gemm_bf16_via_f32(kiln_context *ctx, kiln_stream *stream, int
     if (s == KILN_OK && is_zero(beta)) s = kiln_array_empty(ctx, KILN_FLOAT32, vc->ndim, vc->shape, &fc);
     kiln_blas_prof_end(ctx, op);
     if (s == KILN_OK)
-        s = kiln_blas_gemm_core(ctx, stream, flags, alpha, whole(fa), whole(fb), beta, whole(fc));
+        s = kiln_blas_gemm_core(ctx, stream, flags, alpha, kiln_blas_mat_whole(fa), kiln_blas_mat_whole(fb),
+                                beta, kiln_blas_mat_whole(fc));
     op = s == KILN_OK ? kiln_blas_prof_begin(ctx, stream, "via float32, copy out", KILN_BFLOAT16, "kiln", 0,
                                              "c %s rounded to bfloat16",
                                              kiln_shape_format(vc->ndim, vc->shape, sc, sizeof sc))

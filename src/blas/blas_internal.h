@@ -126,6 +126,8 @@ typedef struct blas_mat {
  * shapes already checked. Picks kiln's kernel or the provider. */
 kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flags, kiln_blas_scalar alpha,
                                 blas_mat A, blas_mat B, kiln_blas_scalar beta, blas_mat C);
+/* All of `a` as an operand: its own shape and strides, not conjugated. */
+blas_mat kiln_blas_mat_whole(kiln_array *a);
 
 /* ------------------------------------------------------------ layouts (blas_layout.c) */
 

@@ -43,16 +43,6 @@ static kiln_status result_dtype(const kiln_array *a, const kiln_array *b, kiln_d
 
 static int valid_op(kiln_blas_op op) { return op == KILN_BLAS_N || op == KILN_BLAS_T || op == KILN_BLAS_C; }
 
-static blas_mat mat_of(kiln_array *a) {
-    blas_mat m;
-    memset(&m, 0, sizeof m);
-    m.arr = a;
-    m.ndim = a->ndim;
-    memcpy(m.shape, a->shape, sizeof m.shape);
-    memcpy(m.strides, a->strides, sizeof m.strides);
-    return m;
-}
-
 /* Inserts an extent-1 dim at `pos`. */
 static void insert_unit_dim(blas_mat *m, int pos) {
     for (int d = m->ndim; d > pos; d--) {
@@ -164,7 +154,7 @@ kiln_status kiln_matmul_ex(kiln_stream *stream, int flags, kiln_array *a, kiln_a
     kiln_dtype dtype = KILN_FLOAT64;
     kiln_status s = result_dtype(a, b, &dtype);
     if (s != KILN_OK) return s;
-    blas_mat A = mat_of(a), B = mat_of(b);
+    blas_mat A = kiln_blas_mat_whole(a), B = kiln_blas_mat_whole(b);
     if (a->ndim == 1) insert_unit_dim(&A, 0); /* (k) -> (1, k) */
     if (b->ndim == 1) insert_unit_dim(&B, 1); /* (k) -> (k, 1) */
     int64_t k = A.shape[A.ndim - 1];
@@ -198,7 +188,7 @@ kiln_status kiln_matmul_ex(kiln_stream *stream, int flags, kiln_array *a, kiln_a
             memcpy(A.strides + (A.ndim - ca->ndim), ca->strides, sizeof(int64_t) * (size_t)ca->ndim);
         if (cb) B.arr = cb, memcpy(B.strides, cb->strides, sizeof(int64_t) * (size_t)cb->ndim);
         if (ca && a->ndim == 1) A.strides[0] = 0;
-        blas_mat C = mat_of(res);
+        blas_mat C = kiln_blas_mat_whole(res);
         if (a->ndim == 1) insert_unit_dim(&C, C.ndim - (b->ndim == 1 ? 0 : 1));
         if (b->ndim == 1) insert_unit_dim(&C, C.ndim);
         s = kiln_blas_gemm_core(ctx, stream, flags, KILN_BLAS_SCALAR(1, 0), A, B, KILN_BLAS_SCALAR(0, 0), C);
@@ -241,7 +231,7 @@ kiln_status kiln_gemm(kiln_stream *stream, int flags, kiln_blas_op op_a, kiln_bl
             "gemm: a %s, b %s, c %s: expected one dtype of float16 (CUDA), bfloat16, float32, "
             "float64, complex64, complex128 for all three (kiln_matmul converts)",
             kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype), kiln_dtype_name(c->dtype));
-    blas_mat A = mat_of(a), B = mat_of(b), C = mat_of(c);
+    blas_mat A = kiln_blas_mat_whole(a), B = kiln_blas_mat_whole(b), C = kiln_blas_mat_whole(c);
     if (op_a != KILN_BLAS_N) swap_last(&A);
     if (op_b != KILN_BLAS_N) swap_last(&B);
     /* KILN_BLAS_C on a real dtype is KILN_BLAS_T, as in the BLAS */
