@@ -77,16 +77,7 @@ template <typename I, int Le, typename B> static inline int kiln_fis_end(B b, in
 // The normal body has no such stores: they would keep its thread loops from
 // vectorising.
 #define KILN_FIS_WHERE(x, y, z)                                                                              \
-    if (kiln_probe) kiln_fis_where(blockIdx, (unsigned)(x), (unsigned)(y), (unsigned)(z));
-static inline void kiln_fis_where(const uint3 &b, unsigned x, unsigned y, unsigned z) {
-    volatile unsigned *w = kiln_cpu_probe_where;
-    w[0] = b.x;
-    w[1] = b.y;
-    w[2] = b.z;
-    w[3] = x;
-    w[4] = y;
-    w[5] = z;
-}
+    if (kiln_probe) kiln_cpu_note_where(blockIdx, (unsigned)(x), (unsigned)(y), (unsigned)(z));
 
 // Blocks [first, end), each one call of the transformed body (which loops
 // over the threads itself). Same ABI as the loop path's kiln_cpu_fast_k.

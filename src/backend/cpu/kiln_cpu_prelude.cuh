@@ -646,6 +646,17 @@ static inline void kiln_cpu_enter(const kiln_cpu_block_abi *B, unsigned long lon
     blockIdx.y = (unsigned)(block / B->grid[0] % B->grid[1]);
     blockIdx.z = (unsigned)(block / B->grid[0] / B->grid[1]);
 }
+// The probe twins' record (fast loop, probe loop, fission bodies): block
+// and thread, through volatile so each store happens where it is written.
+static inline void kiln_cpu_note_where(const uint3 &b, unsigned x, unsigned y, unsigned z) {
+    volatile unsigned *w = kiln_cpu_probe_where;
+    w[0] = b.x;
+    w[1] = b.y;
+    w[2] = b.z;
+    w[3] = x;
+    w[4] = y;
+    w[5] = z;
+}
 
 // Fast path: blocks [first, end) (x fastest), each a loop over its threads.
 // The arguments are copied to locals once, so the compiler sees them as
@@ -662,15 +673,7 @@ static void kiln_cpu_fast_loop(const kiln_cpu_block_abi *B, unsigned long long f
                     threadIdx.x = x;
                     threadIdx.y = y;
                     threadIdx.z = z;
-                    if (Probe) {
-                        volatile unsigned *w = kiln_cpu_probe_where;
-                        w[0] = blockIdx.x;
-                        w[1] = blockIdx.y;
-                        w[2] = blockIdx.z;
-                        w[3] = x;
-                        w[4] = y;
-                        w[5] = z;
-                    }
+                    if (Probe) kiln_cpu_note_where(blockIdx, x, y, z);
                     F(a...);
                 }
     }
@@ -697,13 +700,7 @@ __attribute__((noinline, cold)) static void kiln_cpu_probe_loop(void (*f)(A...),
                     threadIdx.x = x;
                     threadIdx.y = y;
                     threadIdx.z = z;
-                    volatile unsigned *w = kiln_cpu_probe_where;
-                    w[0] = blockIdx.x;
-                    w[1] = blockIdx.y;
-                    w[2] = blockIdx.z;
-                    w[3] = x;
-                    w[4] = y;
-                    w[5] = z;
+                    kiln_cpu_note_where(blockIdx, x, y, z);
                     f(kiln_cpu_arg<A>(B->args, I)...);
                 }
     }
