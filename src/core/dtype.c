@@ -109,6 +109,20 @@ int kiln_dtype_can_cast(kiln_dtype from, kiln_dtype to) {
     }
 }
 
+/* A float's IEEE bits and back (memcpy: the one aliasing-safe way), shared
+ * by the float16 and bfloat16 conversions below. */
+static uint32_t float_bits(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    return x;
+}
+
+static float float_of_bits(uint32_t x) {
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
 float kiln_half_to_float(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 0x3ff, x;
     if (e == 0) {
@@ -119,14 +133,11 @@ float kiln_half_to_float(uint16_t h) {
         x = sign | 0x7f800000u | (m << 13);
     else
         x = sign | ((e - 15 + 127) << 23) | (m << 13);
-    float f;
-    memcpy(&f, &x, sizeof f);
-    return f;
+    return float_of_bits(x);
 }
 
 uint16_t kiln_float_to_half(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
+    uint32_t x = float_bits(f);
     uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu, man = x & 0x7fffffu;
     if (exp == 255) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0)); /* inf / nan */
     int e = (int)exp - 127 + 15;
@@ -145,15 +156,11 @@ uint16_t kiln_float_to_half(float f) {
 }
 
 float kiln_bfloat16_to_float(uint16_t b) {
-    uint32_t x = (uint32_t)b << 16; /* exact: bfloat16 is float32's upper half */
-    float f;
-    memcpy(&f, &x, sizeof f);
-    return f;
+    return float_of_bits((uint32_t)b << 16); /* exact: bfloat16 is float32's upper half */
 }
 
 uint16_t kiln_float_to_bfloat16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
+    uint32_t x = float_bits(f);
     /* NaN: keep sign and the payload's top bits, and make sure it stays a
      * NaN (quiet bit set) rather than truncating to an infinity. */
     if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x0040u);
