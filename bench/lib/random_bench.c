@@ -97,19 +97,28 @@ done:
     return result;
 }
 
-static int bench_cuda(size_t n) {
-    kiln_context *ctx = NULL;
-    if (kiln_open(&ctx, "cuda") != KILN_OK) {
+/* A CUDA context and cuRAND for the GPU benchmarks; 1 (said on stderr,
+ * nothing left open) when either is missing. */
+static int open_cuda_curand(kiln_context **ctx, const kiln_curand_api **api) {
+    if (kiln_open(ctx, "cuda") != KILN_OK) {
         fprintf(stderr, "no CUDA context: %s\n", kiln_last_error());
         return 1;
     }
     kiln_status st;
-    const kiln_curand_api *api = kiln_curand_load(&st);
-    if (!api) {
+    *api = kiln_curand_load(&st);
+    if (!*api) {
         fprintf(stderr, "%s\n", kiln_last_error());
-        kiln_close(ctx);
+        kiln_close(*ctx);
+        *ctx = NULL;
         return 1;
     }
+    return 0;
+}
+
+static int bench_cuda(size_t n) {
+    kiln_context *ctx = NULL;
+    const kiln_curand_api *api = NULL;
+    if (open_cuda_curand(&ctx, &api)) return 1;
     const char *w = getenv("KILN_WRITE_GBS");
     double peak = w ? atof(w) : 2900.0;
     printf("GPU, %zu values; ratio = kiln / cuRAND (<= 1.0: kiln as fast); write peak %.0f GB/s\n", n, peak);
@@ -138,17 +147,8 @@ static int bench_cuda(size_t n) {
  * call before a fill (none, the offset, seed and offset, everything). */
 static int bench_cuda_overhead(size_t n) {
     kiln_context *ctx = NULL;
-    if (kiln_open(&ctx, "cuda") != KILN_OK) {
-        fprintf(stderr, "no CUDA context: %s\n", kiln_last_error());
-        return 1;
-    }
-    kiln_status st;
-    const kiln_curand_api *api = kiln_curand_load(&st);
-    if (!api) {
-        fprintf(stderr, "%s\n", kiln_last_error());
-        kiln_close(ctx);
-        return 1;
-    }
+    const kiln_curand_api *api = NULL;
+    if (open_cuda_curand(&ctx, &api)) return 1;
     void *cuctx = NULL, *stream = NULL;
     ctx->ops->native_handles(ctx->state, NULL, &cuctx, &stream);
     int64_t shape[1] = {(int64_t)n};

@@ -105,18 +105,29 @@ static float pairwise(const float *x, long long n) {
     return pairwise(x, h) + pairwise(x + h, n - h);
 }
 
+/* Inside an OpenMP parallel region: the calling thread's part [*lo, *hi)
+ * of n items and the team's size in *nt (all of them and 1 without
+ * OpenMP); returns the thread's index. */
+static int omp_part(long long n, long long *lo, long long *hi, int *nt) {
+#ifdef _OPENMP
+    int t = omp_get_thread_num();
+    *nt = omp_get_num_threads();
+#else
+    int t = 0;
+    *nt = 1;
+#endif
+    *lo = n * t / *nt;
+    *hi = n * (t + 1) / *nt;
+    return t;
+}
+
 static float omp_sum(const float *x, long long n) {
     float part[256] = {0};
     int nt = 1;
 #pragma omp parallel
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num();
-        nt = omp_get_num_threads();
-#else
-        int t = 0;
-#endif
-        long long lo = n * t / nt, hi = n * (t + 1) / nt;
+        long long lo, hi;
+        int t = omp_part(n, &lo, &hi, &nt);
         part[t] = pairwise(x + lo, hi - lo);
     }
     float s = 0;
@@ -178,13 +189,8 @@ static long long omp_argmax(const float *x, long long n) {
     int nt = 1;
 #pragma omp parallel
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num();
-        nt = omp_get_num_threads();
-#else
-        int t = 0;
-#endif
-        long long lo = n * t / nt, hi = n * (t + 1) / nt, bi = -1;
+        long long lo, hi, bi = -1;
+        int t = omp_part(n, &lo, &hi, &nt);
         float bv = 0;
         for (long long i = lo; i < hi; i++) {
             float v = x[i];
@@ -210,17 +216,10 @@ static long long omp_argmax(const float *x, long long n) {
  * thread sums its part, the parts' prefixes in order, each part rescanned */
 static void omp_cumsum(const float *x, float *out, long long n) {
     double part[257] = {0};
-    int nt = 1;
 #pragma omp parallel
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num();
-#pragma omp single
-        nt = omp_get_num_threads();
-#else
-        int t = 0;
-#endif
-        long long lo = n * t / nt, hi = n * (t + 1) / nt;
+        long long lo, hi;
+        int nt, t = omp_part(n, &lo, &hi, &nt);
         double s = 0;
         for (long long i = lo; i < hi; i++) s += x[i];
         part[t + 1] = s;
