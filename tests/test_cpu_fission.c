@@ -334,6 +334,37 @@ static void expect_same_f32(const float *a, const float *b, size_t n, const char
             fail_msg("%s[%zu]: %g on the fission path, %g on fibers", what, i, a[i], b[i]);
 }
 
+/* C = A B (n x n, square_matrix_mul's arguments A, B, C, n) for random A
+ * and B, written into a and b, through `fast` (the fission path) and
+ * `fibers`: the two Cs must agree; the fission path's C into c. */
+static void matmul_on_both_paths(kiln_context *ctx, test_rng *r, kiln_kernel *fast, kiln_kernel *fibers,
+                                 int n, float *a, float *b, float *c) {
+    int64_t shape[2] = {n, n};
+    size_t count = (size_t)n * n, bytes = count * 4;
+    float *c2 = malloc(bytes);
+    assert_non_null(c2);
+    test_fill_f32(r, a, count, -1, 1);
+    test_fill_f32(r, b, count, -1, 1);
+    kiln_array *da, *db, *dc1, *dc2;
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, a, bytes, &da));
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, b, bytes, &db));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &dc1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &dc2));
+    kiln_dim3 grid = KILN_DIM((uint32_t)(n + 31) / 32, (uint32_t)(n + 31) / 32), block = KILN_DIM(32, 32);
+    TEST_OK(kiln_launch(fast, grid, block, 0, NULL,
+                        KILN_ARGS(kiln_arr(da), kiln_arr(db), kiln_arr(dc1), kiln_i32(n))));
+    TEST_OK(kiln_launch(fibers, grid, block, 0, NULL,
+                        KILN_ARGS(kiln_arr(da), kiln_arr(db), kiln_arr(dc2), kiln_i32(n))));
+    TEST_OK(kiln_array_to_host(dc1, c, bytes));
+    TEST_OK(kiln_array_to_host(dc2, c2, bytes));
+    expect_same_f32(c, c2, count, "C");
+    kiln_array_release(da);
+    kiln_array_release(db);
+    kiln_array_release(dc1);
+    kiln_array_release(dc2);
+    free(c2);
+}
+
 static void test_matmul_matches_fibers_and_host(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
@@ -341,24 +372,9 @@ static void test_matmul_matches_fibers_and_host(void **state) {
     get_pair(ctx, "matmul", &p);
     for (int round = 0; round < 2; round++) {
         int n = 33 + (int)test_uniform(&r, 0, 80);
-        int64_t shape[2] = {n, n};
-        size_t count = (size_t)n * n, bytes = count * 4;
-        float *a = malloc(bytes), *b = malloc(bytes), *c1 = malloc(bytes), *c2 = malloc(bytes);
-        test_fill_f32(&r, a, count, -1, 1);
-        test_fill_f32(&r, b, count, -1, 1);
-        kiln_array *da, *db, *dc1, *dc2;
-        TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, a, bytes, &da));
-        TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, b, bytes, &db));
-        TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &dc1));
-        TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &dc2));
-        kiln_dim3 grid = KILN_DIM((uint32_t)(n + 31) / 32, (uint32_t)(n + 31) / 32), block = KILN_DIM(32, 32);
-        TEST_OK(kiln_launch(p.fast, grid, block, 0, NULL,
-                            KILN_ARGS(kiln_arr(da), kiln_arr(db), kiln_arr(dc1), kiln_i32(n))));
-        TEST_OK(kiln_launch(p.fibers, grid, block, 0, NULL,
-                            KILN_ARGS(kiln_arr(da), kiln_arr(db), kiln_arr(dc2), kiln_i32(n))));
-        TEST_OK(kiln_array_to_host(dc1, c1, bytes));
-        TEST_OK(kiln_array_to_host(dc2, c2, bytes));
-        expect_same_f32(c1, c2, count, "C");
+        size_t bytes = (size_t)n * n * 4;
+        float *a = malloc(bytes), *b = malloc(bytes), *c1 = malloc(bytes);
+        matmul_on_both_paths(ctx, &r, p.fast, p.fibers, n, a, b, c1);
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++) {
                 long double ref = 0, mag = 0;
@@ -369,14 +385,9 @@ static void test_matmul_matches_fibers_and_host(void **state) {
                 if (fabsl(c1[i * n + j] - ref) > 4 * n * 1.2e-7L * mag + 1e-6L)
                     fail_msg("C[%d][%d] = %g, expected %Lg (n %d)", i, j, c1[i * n + j], ref, n);
             }
-        kiln_array_release(da);
-        kiln_array_release(db);
-        kiln_array_release(dc1);
-        kiln_array_release(dc2);
         free(a);
         free(b);
         free(c1);
-        free(c2);
     }
     release_pair(&p);
 }
@@ -566,32 +577,12 @@ static void test_example_matmul_takes_fission(void **state) {
     TEST_OK(kiln_kernel_from_source(ctx, kiln_matmul_source, "square_matrix_mul", NULL, &k1));
     TEST_OK(kiln_kernel_from_source(ctx, kiln_matmul_source, "square_matrix_mul", "-DKILN_CPU_FIBERS", &k2));
     int n = 40 + (int)test_uniform(&r, 0, 40);
-    int64_t shape[2] = {n, n};
-    size_t count = (size_t)n * n, bytes = count * 4;
-    float *a = malloc(bytes), *b = malloc(bytes), *c1 = malloc(bytes), *c2 = malloc(bytes);
-    test_fill_f32(&r, a, count, -1, 1);
-    test_fill_f32(&r, b, count, -1, 1);
-    kiln_array *da, *db, *dc1, *dc2;
-    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, a, bytes, &da));
-    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, b, bytes, &db));
-    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &dc1));
-    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &dc2));
-    kiln_dim3 grid = KILN_DIM((uint32_t)(n + 31) / 32, (uint32_t)(n + 31) / 32), block = KILN_DIM(32, 32);
-    TEST_OK(kiln_launch(k1, grid, block, 0, NULL,
-                        KILN_ARGS(kiln_arr(da), kiln_arr(db), kiln_arr(dc1), kiln_i32(n))));
-    TEST_OK(kiln_launch(k2, grid, block, 0, NULL,
-                        KILN_ARGS(kiln_arr(da), kiln_arr(db), kiln_arr(dc2), kiln_i32(n))));
-    TEST_OK(kiln_array_to_host(dc1, c1, bytes));
-    TEST_OK(kiln_array_to_host(dc2, c2, bytes));
-    expect_same_f32(c1, c2, count, "C");
-    kiln_array_release(da);
-    kiln_array_release(db);
-    kiln_array_release(dc1);
-    kiln_array_release(dc2);
+    size_t bytes = (size_t)n * n * 4;
+    float *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
+    matmul_on_both_paths(ctx, &r, k1, k2, n, a, b, c);
     free(a);
     free(b);
-    free(c1);
-    free(c2);
+    free(c);
     kiln_kernel_release(k1);
     kiln_kernel_release(k2);
 }
