@@ -661,6 +661,37 @@ static uint32_t philox_word(uint64_t seed, uint64_t t, uint64_t pos) {
 
 static float host_box_muller_sin(float u, float v) { return sinf(v) * sqrtf(-2.0f * logf(u)); }
 
+/* kiln's device API followed by `kernel`, as a user prepends it (malloc'd). */
+static char *with_device_api(const char *kernel) {
+    size_t len = strlen(kiln_rng_device_source()) + strlen(kernel) + 1;
+    char *src = malloc(len);
+    assert_non_null(src);
+    snprintf(src, len, "%s%s", kiln_rng_device_source(), kernel);
+    return src;
+}
+
+/* `src` compiles for sm_90 through NVRTC (`what` names it in the
+ * messages); where NVRTC is missing that is said and the test goes on. */
+static void expect_sm90_compile(const char *src, const char *file, const char *what) {
+    char *clog = NULL;
+    kiln_status cs = kiln_compile_only("cuda", "sm_90", src, file, NULL, &clog);
+    if (cs == KILN_ERR_COMPILER_MISSING)
+        print_message("NVRTC not found, %s's sm_90 compile is not checked: %s\n", what, kiln_last_error());
+    else if (cs != KILN_OK)
+        fail_msg("%s does not compile for sm_90: %s\n%s", what, kiln_last_error(), clog ? clog : "");
+    kiln_free(clog);
+}
+
+/* count zero-filled 1-d arrays of n elements, of dtypes dt, into a. */
+static void zeros_each(kiln_context *ctx, int64_t n, int count, const kiln_dtype *dt, kiln_array **a) {
+    for (int i = 0; i < count; i++) TEST_OK(kiln_array_zeros(ctx, dt[i], 1, &n, &a[i]));
+}
+
+/* Each whole array a[i] into host[i]. */
+static void to_host_each(kiln_array *const *a, int count, void *const *host) {
+    for (int i = 0; i < count; i++) TEST_OK(kiln_array_to_host(a[i], host[i], kiln_array_nbytes(a[i])));
+}
+
 /* The in-kernel API (kiln_rng_device_source) in a raw kernel: per-thread
  * states from (seed, subsequence = thread, offset) and the stateless call,
  * against the host engines: integers and uniforms bit for bit; normals
@@ -669,28 +700,18 @@ static float host_box_muller_sin(float u, float v) { return sinf(v) * sqrtf(-2.0
  * source compiles for sm_90 with NVRTC. */
 static void test_device_api(void **state) {
     kiln_context *ctx = *state;
-    size_t len = strlen(kiln_rng_device_source()) + sizeof device_kernel;
-    char *src = malloc(len);
-    snprintf(src, len, "%s%s", kiln_rng_device_source(), device_kernel);
-    char *log = NULL;
-    kiln_status cs = kiln_compile_only("cuda", "sm_90", src, "draw.cu", NULL, &log);
-    if (cs == KILN_ERR_COMPILER_MISSING) /* no CUDA toolkit here: the CPU half still runs */
-        print_message("NVRTC not found, the device API's sm_90 compile is not checked: %s\n",
-                      kiln_last_error());
-    else if (cs != KILN_OK)
-        fail_msg("device API does not compile for sm_90: %s\n%s", kiln_last_error(), log ? log : "");
-    kiln_free(log);
+    char *src = with_device_api(device_kernel);
+    expect_sm90_compile(src, "draw.cu", "the device API"); /* without NVRTC the CPU half still runs */
     kiln_kernel *k = NULL;
     TEST_OK(kiln_kernel_from_source(ctx, src, "draw", NULL, &k));
     const int n = 300;
     const uint64_t seed = 0x123456789ull, offsets[2] = {5, (1ull << 34) + 3};
     for (int oi = 0; oi < 2; oi++) {
         uint64_t offset = offsets[oi];
-        int64_t shape[1] = {n};
         kiln_array *a[8];
         const kiln_dtype dt[8] = {KILN_UINT32, KILN_FLOAT32, KILN_FLOAT32, KILN_FLOAT64,
                                   KILN_UINT32, KILN_FLOAT32, KILN_FLOAT32, KILN_FLOAT32};
-        for (int i = 0; i < 8; i++) TEST_OK(kiln_array_zeros(ctx, dt[i], 1, shape, &a[i]));
+        zeros_each(ctx, n, 8, dt, a);
         TEST_OK(kiln_launch(k, KILN_DIM(3), KILN_DIM(128), 0, NULL,
                             KILN_ARGS(kiln_u64(seed), kiln_u64(offset), kiln_i32(n), kiln_arr(a[0]),
                                       kiln_arr(a[1]), kiln_arr(a[2]), kiln_arr(a[3]), kiln_arr(a[4]),
@@ -698,14 +719,7 @@ static void test_device_api(void **state) {
         uint32_t bits[300], mbits[300];
         float u[300], z[300], mu[300], mz[300], sl[300];
         double d[300];
-        TEST_OK(kiln_array_to_host(a[0], bits, sizeof bits));
-        TEST_OK(kiln_array_to_host(a[1], u, sizeof u));
-        TEST_OK(kiln_array_to_host(a[2], z, sizeof z));
-        TEST_OK(kiln_array_to_host(a[3], d, sizeof d));
-        TEST_OK(kiln_array_to_host(a[4], mbits, sizeof mbits));
-        TEST_OK(kiln_array_to_host(a[5], mu, sizeof mu));
-        TEST_OK(kiln_array_to_host(a[6], mz, sizeof mz));
-        TEST_OK(kiln_array_to_host(a[7], sl, sizeof sl));
+        to_host_each(a, 8, (void *const[8]){bits, u, z, d, mbits, mu, mz, sl});
         for (int t = 0; t < n; t++) {
             uint32_t w[6];
             for (int q = 0; q < 6; q++) w[q] = philox_word(seed, (uint64_t)t, offset + (uint64_t)q);
@@ -761,17 +775,8 @@ static const char xorwow_kernel[] =
  * thread t's first draws as elements t and 4096 + t; compiled for sm_90. */
 static void test_device_api_xorwow(void **state) {
     kiln_context *ctx = *state;
-    size_t len = strlen(kiln_rng_device_source()) + sizeof xorwow_kernel;
-    char *src = malloc(len);
-    snprintf(src, len, "%s%s", kiln_rng_device_source(), xorwow_kernel);
-    char *clog = NULL;
-    kiln_status cs = kiln_compile_only("cuda", "sm_90", src, "xorwow.cu", NULL, &clog);
-    if (cs == KILN_ERR_COMPILER_MISSING)
-        print_message("NVRTC not found, the XORWOW device API's sm_90 compile is not checked: %s\n",
-                      kiln_last_error());
-    else if (cs != KILN_OK)
-        fail_msg("XORWOW device API does not compile for sm_90: %s\n%s", kiln_last_error(), clog ? clog : "");
-    kiln_free(clog);
+    char *src = with_device_api(xorwow_kernel);
+    expect_sm90_compile(src, "xorwow.cu", "the XORWOW device API");
     kiln_kernel *k = NULL;
     TEST_OK(kiln_kernel_from_source(ctx, src, "draw_xorwow", NULL, &k));
     kiln_array *tables = NULL;
@@ -785,11 +790,10 @@ static void test_device_api_xorwow(void **state) {
     const uint64_t seed = 0xfeedbeef1234ull, offsets[3] = {0, 7, (1ull << 40) + 12345};
     for (int oi = 0; oi < 3; oi++) {
         uint64_t offset = offsets[oi];
-        int64_t shape[1] = {N};
         kiln_array *a[8];
         const kiln_dtype dt[8] = {KILN_UINT32,  KILN_FLOAT32, KILN_FLOAT32, KILN_FLOAT32,
                                   KILN_FLOAT64, KILN_FLOAT64, KILN_FLOAT64, KILN_UINT32};
-        for (int i = 0; i < 8; i++) TEST_OK(kiln_array_zeros(ctx, dt[i], 1, shape, &a[i]));
+        zeros_each(ctx, N, 8, dt, a);
         TEST_OK(kiln_launch(k, KILN_DIM(3), KILN_DIM(128), 0, NULL,
                             KILN_ARGS(kiln_u64(seed), kiln_u64(offset), kiln_i32(N), kiln_arr(tables),
                                       kiln_arr(a[0]), kiln_arr(a[1]), kiln_arr(a[2]), kiln_arr(a[3]),
@@ -797,14 +801,7 @@ static void test_device_api_xorwow(void **state) {
         static uint32_t bits[N], next[N];
         static float u[N], z[N], z2[N];
         static double d[N], zd[N], zd2[N];
-        TEST_OK(kiln_array_to_host(a[0], bits, sizeof bits));
-        TEST_OK(kiln_array_to_host(a[1], u, sizeof u));
-        TEST_OK(kiln_array_to_host(a[2], z, sizeof z));
-        TEST_OK(kiln_array_to_host(a[3], z2, sizeof z2));
-        TEST_OK(kiln_array_to_host(a[4], d, sizeof d));
-        TEST_OK(kiln_array_to_host(a[5], zd, sizeof zd));
-        TEST_OK(kiln_array_to_host(a[6], zd2, sizeof zd2));
-        TEST_OK(kiln_array_to_host(a[7], next, sizeof next));
+        to_host_each(a, 8, (void *const[8]){bits, u, z, z2, d, zd, zd2, next});
         for (int t = 0; t < N; t++) {
             kiln_xorwow s;
             assert_int_equal(kiln_xorwow_init(&s, seed, (uint64_t)t, offset), 0);
@@ -944,9 +941,7 @@ static void test_device_api_vs_curand_kernel(void **state) {
             __func__);
         skip();
     }
-    size_t len = strlen(kiln_rng_device_source()) + sizeof kiln_same_kernel;
-    char *mine_src = malloc(len);
-    snprintf(mine_src, len, "%s%s", kiln_rng_device_source(), kiln_same_kernel);
+    char *mine_src = with_device_api(kiln_same_kernel);
     char *clog = NULL;
     kiln_status cs = kiln_compile_only("cuda", "sm_90", curand_ref_kernel, "ref.cu", opts, &clog);
     if (cs == KILN_ERR_COMPILER_MISSING) {
@@ -1055,15 +1050,9 @@ static void test_device_api_vs_curand_kernel(void **state) {
  * 65536 outputs, odd lengths); on CUDA the fills themselves use it. */
 static void test_philox_f64_kernel(void **state) {
     kiln_context *ctx = *state;
-    char *src = kiln_rng_philox_f64_source(), *clog = NULL;
+    char *src = kiln_rng_philox_f64_source();
     assert_non_null(src);
-    kiln_status cs = kiln_compile_only("cuda", "sm_90", src, "philox_f64.cu", NULL, &clog);
-    if (cs == KILN_ERR_COMPILER_MISSING)
-        print_message("NVRTC not found, the Philox kernel's sm_90 compile is not checked: %s\n",
-                      kiln_last_error());
-    else if (cs != KILN_OK)
-        fail_msg("kiln_philox_f64.cuh does not compile for sm_90: %s\n%s", kiln_last_error(), clog);
-    kiln_free(clog);
+    expect_sm90_compile(src, "philox_f64.cu", "kiln's Philox uniform-double kernel");
     kiln_context *cpu = NULL;
     TEST_OK(kiln_open(&cpu, "cpu"));
     kiln_kernel *k = NULL;
