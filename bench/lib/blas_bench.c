@@ -136,6 +136,9 @@ static int load_native(native_lib *n) {
     return 0;
 }
 
+/* Alternating rounds of kiln and the vendor per GPU row. */
+#define BENCH_ROUNDS 3
+
 static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *what, kiln_dtype t,
                          int native_t, int64_t batch, int64_t m, int64_t n, int64_t k, int flags, int repeat,
                          const char *target) {
@@ -145,20 +148,30 @@ static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *wh
     int s = random_array(ctx, t, nd, batch > 1 ? sa : sa + 1, &a);
     if (s == KILN_OK) s = random_array(ctx, t, nd, batch > 1 ? sb : sb + 1, &b);
     if (s == KILN_OK) s = kiln_array_empty(ctx, t, nd, batch > 1 ? sc : sc + 1, &c);
+    /* kiln and cuBLAS alternate over a few rounds and each keeps its best
+     * median: a clock or thermal drift during one side's run (seen on the
+     * H100 as 4 % on a row whose two sides make the same cuBLAS call)
+     * would otherwise count against whichever side ran in the slow part. */
     double kms = 0, vms = 0;
-    if (s == KILN_OK) s = example_blas_time_warm(ctx, flags, a, b, c, 2, repeat, &kms); /* median event ms */
-    if (s == KILN_OK) s = kiln_synchronize(ctx);
     float *vt = calloc((size_t)repeat, sizeof *vt);
     double *vd = calloc((size_t)repeat, sizeof *vd);
-    if (s == KILN_OK) {
+    if (!vt || !vd) s = KILN_ERR_OUT_OF_MEMORY;
+    for (int round = 0; round < BENCH_ROUNDS && s == KILN_OK; round++) {
+        double ms = 0;
+        s = example_blas_time_warm(ctx, flags, a, b, c, 2, repeat, &ms); /* median event ms */
+        if (s == KILN_OK) s = kiln_synchronize(ctx);
+        if (s != KILN_OK) break;
+        kms = round == 0 || ms < kms ? ms : kms;
         int r = nl->gemm(nl->device, native_t, (int)m, (int)n, (int)k, (int)batch, kiln_array_data(a),
                          kiln_array_data(b), kiln_array_data(c), 2, repeat, vt);
         if (r) {
             fprintf(stderr, "%s: cuBLAS direct failed: %s\n", what, nl->error(r));
             s = KILN_ERR_DRIVER;
+            break;
         }
         for (int i = 0; i < repeat; i++) vd[i] = vt[i];
-        vms = kiln_example_median(vd, repeat);
+        ms = kiln_example_median(vd, repeat);
+        vms = round == 0 || ms < vms ? ms : vms;
     }
     if (s == KILN_OK)
         row(what, kms, vms, "cuBLAS", 2.0 * (double)batch * m * n * k, target);
@@ -351,7 +364,8 @@ int main(int argc, char **argv) {
     KILN_CHECK(kiln_blas_provider(ctx, &provider));
     kiln_device_info info;
     KILN_CHECK(kiln_device_info_get(ctx, &info));
-    printf("kiln_blas_bench on %s (%s), %s; medians; ratio = vendor time / kiln time\n",
+    printf("kiln_blas_bench on %s (%s), %s; GPU rows: best median of 3 alternating rounds, CPU rows: "
+           "medians; ratio = vendor time / kiln time\n",
            kiln_context_backend_name(ctx), info.name, provider);
     int r = kiln_context_backend(ctx) == KILN_BACKEND_CUDA ? run_cuda(ctx, quick) : run_cpu(ctx, quick);
     kiln_close(ctx);
