@@ -191,12 +191,6 @@ kiln_status kiln_std(kiln_array *a, const int *axes, int naxes, int ddof, int ke
     return kiln_reduce(KILN_REDUCE_STD, a, &o, result);
 }
 
-static double half_to_double(uint16_t h) {
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
-    return (h & 0x8000) ? -v : v;
-}
-
 kiln_status kiln_array_item_f64(kiln_array *a, double *value) {
     if (!a || !value) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_item_f64: NULL argument");
     if (kiln_array_size(a) != 1)
@@ -228,8 +222,8 @@ kiln_status kiln_array_item_f64(kiln_array *a, double *value) {
     case KILN_UINT16: *value = u.u16; break;
     case KILN_UINT32: *value = u.u32; break;
     case KILN_UINT64: *value = (double)u.u64; break;
-    case KILN_FLOAT16: *value = half_to_double(u.u16); break;
-    case KILN_BFLOAT16: *value = kiln_bfloat16_to_float(u.u16); break;
+    case KILN_FLOAT16:
+    case KILN_BFLOAT16: *value = kiln_half_value_of(a->dtype, u.u16); break;
     case KILN_FLOAT32:
     case KILN_COMPLEX64: *value = u.f; break;
     default: *value = u.d; break;
