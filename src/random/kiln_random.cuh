@@ -172,43 +172,31 @@ __device__ inline unsigned long long kiln_mrg_mod(unsigned long long a, unsigned
     return a * b % m; /* a, b < 2^32: the product fits */
 }
 
+/* out = a * b mod m (3x3, row-major); out may be a or b. */
+__device__ inline void kiln_mrg_mat_mul(const unsigned long long *a, const unsigned long long *b,
+                                        unsigned long long m, unsigned long long *out) {
+    unsigned long long t[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            unsigned long long acc = 0;
+            for (int k = 0; k < 3; k++) acc = (acc + kiln_mrg_mod(a[i * 3 + k], b[k * 3 + j], m)) % m;
+            t[i * 3 + j] = acc;
+        }
+    for (int i = 0; i < 9; i++) out[i] = t[i];
+}
+
 /* base^(n * 2^log2_unit) applied to v, mod m (3x3, row-major). */
 __device__ inline void kiln_mrg_skip(const unsigned long long *base, unsigned long long n, int log2_unit,
                                      unsigned long long m, unsigned int *v) {
-    unsigned long long b[9], r[9], t[9];
+    unsigned long long b[9], r[9];
     for (int i = 0; i < 9; i++) {
         b[i] = base[i];
         r[i] = (i % 4 == 0);
     }
-    for (int sq = 0; sq < log2_unit; sq++) {
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) {
-                unsigned long long acc = 0;
-                for (int k = 0; k < 3; k++) acc = (acc + kiln_mrg_mod(b[i * 3 + k], b[k * 3 + j], m)) % m;
-                t[i * 3 + j] = acc;
-            }
-        for (int i = 0; i < 9; i++) b[i] = t[i];
-    }
-    while (n) {
-        if (n & 1) {
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) {
-                    unsigned long long acc = 0;
-                    for (int k = 0; k < 3; k++) acc = (acc + kiln_mrg_mod(b[i * 3 + k], r[k * 3 + j], m)) % m;
-                    t[i * 3 + j] = acc;
-                }
-            for (int i = 0; i < 9; i++) r[i] = t[i];
-        }
-        n >>= 1;
-        if (n) {
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) {
-                    unsigned long long acc = 0;
-                    for (int k = 0; k < 3; k++) acc = (acc + kiln_mrg_mod(b[i * 3 + k], b[k * 3 + j], m)) % m;
-                    t[i * 3 + j] = acc;
-                }
-            for (int i = 0; i < 9; i++) b[i] = t[i];
-        }
+    for (int sq = 0; sq < log2_unit; sq++) kiln_mrg_mat_mul(b, b, m, b);
+    for (; n; n >>= 1) {
+        if (n & 1) kiln_mrg_mat_mul(b, r, m, r);
+        if (n > 1) kiln_mrg_mat_mul(b, b, m, b);
     }
     unsigned long long out[3];
     for (int i = 0; i < 3; i++) {
