@@ -1047,7 +1047,9 @@ static void test_device_api_vs_curand_kernel(void **state) {
 /* The CUDA provider's own Philox uniform-double kernel (kiln_philox_f64.cuh):
  * compiled for sm_90 by NVRTC, and run here on the context's backend against
  * kiln's fill on the CPU provider (offsets inside and across rows of 4 x
- * 65536 outputs, odd lengths); on CUDA the fills themselves use it. */
+ * 65536 outputs, odd offsets and lengths, output 16-byte aligned or not,
+ * one block per pair or a grid-stride loop over few blocks); on CUDA the
+ * fills themselves use it. */
 static void test_philox_f64_kernel(void **state) {
     kiln_context *ctx = *state;
     char *src = kiln_rng_philox_f64_source();
@@ -1061,26 +1063,34 @@ static void test_philox_f64_kernel(void **state) {
                    offsets[5] = {0, 3, 262143, 262144 * 3 + 7, (1ull << 33) + 5};
     const size_t lengths[3] = {1, 7, 300001};
     for (int oi = 0; oi < 5; oi++)
-        for (int li = 0; li < 3; li++) {
-            uint64_t off = offsets[oi];
-            size_t n = lengths[li];
-            double *want = malloc(n * 8), *got = malloc(n * 8);
-            kiln_gen(cpu, KILN_RNG_PHILOX4_32_10, 0, seed, off, D_UNIFORM_F64, 0, 1, n, 1, want);
-            int64_t shape[1] = {(int64_t)n};
-            kiln_array *x = NULL;
-            TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, shape, &x));
-            uint64_t groups = (off + n - 1) / 4 - off / 4 + 1;
-            TEST_OK(kiln_launch(k, KILN_DIM((unsigned)((groups + 255) / 256)), KILN_DIM(256), 0, NULL,
-                                KILN_ARGS(kiln_u64((uint64_t)(uintptr_t)kiln_array_data(x)), kiln_u64(n),
-                                          kiln_u64(seed), kiln_u64(off), kiln_u64(groups))));
-            TEST_OK(kiln_array_to_host(x, got, n * 8));
-            char what[96];
-            snprintf(what, sizeof what, "philox f64 kernel, offset %llu n %zu", (unsigned long long)off, n);
-            compare(what, D_UNIFORM_F64, 0, got, want, n);
-            kiln_array_release(x);
-            free(want);
-            free(got);
-        }
+        for (int li = 0; li < 3; li++)
+            for (int shift = 0; shift < 2; shift++) {
+                uint64_t off = offsets[oi];
+                size_t n = lengths[li];
+                double *want = malloc(n * 8), *got = malloc((n + 1) * 8);
+                kiln_gen(cpu, KILN_RNG_PHILOX4_32_10, 0, seed, off, D_UNIFORM_F64, 0, 1, n, 1, want);
+                /* shift 1 writes from the array's second element: 8 bytes
+                 * past a 16-byte boundary, so the pairs' 16-byte stores move. */
+                int64_t shape[1] = {(int64_t)n + 1};
+                kiln_array *x = NULL;
+                TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, shape, &x));
+                uint64_t pairs = (off + n - 1) / 2 - off / 2 + 1;
+                unsigned grid = (unsigned)((pairs + 255) / 256);
+                if (li == 2 && oi % 2) grid = 3; /* the grid-stride loop */
+                char *out = (char *)kiln_array_data(x) + 8 * shift;
+                TEST_OK(kiln_launch(k, KILN_DIM(grid), KILN_DIM(256), 0, NULL,
+                                    KILN_ARGS(kiln_u64((uint64_t)(uintptr_t)out), kiln_u64(n), kiln_u64(seed),
+                                              kiln_u64(off), kiln_u64(pairs))));
+                TEST_OK(kiln_array_to_host(x, got, (n + 1) * 8));
+                char what[96];
+                snprintf(what, sizeof what, "philox f64 kernel, offset %llu n %zu shift %d",
+                         (unsigned long long)off, n, shift);
+                compare(what, D_UNIFORM_F64, 0, got + shift, want, n);
+                assert_true(shift ? got[0] == 0.0 : got[n] == 0.0); /* nothing written outside */
+                kiln_array_release(x);
+                free(want);
+                free(got);
+            }
     kiln_kernel_release(k);
     kiln_close(cpu);
     free(src);
