@@ -199,6 +199,17 @@ void kiln_prof_resolve(kiln_prof *p, int wait);
 const char *kiln_prof_string(const kiln_prof *p, uint32_t id);
 const char *kiln_prof_copy_kind_name(int kind); /* "HtoD", ... */
 
+/* prof_records.c: the record log (lock held for all). */
+char *kiln_prof_strdup(const char *s);                  /* malloc'd; NULL when out of memory */
+uint32_t kiln_prof_intern(kiln_prof *p, const char *s); /* the string's id; PROF_NO_ID when out of memory */
+uint32_t kiln_prof_stream_index(kiln_prof *p, kiln_backend_stream *s);
+uint32_t kiln_prof_stream_cupti_id(kiln_prof *p, uint32_t index, kiln_backend_stream *stream);
+void kiln_prof_chunks_push(prof_chunk_list *l, prof_chunk *c);
+prof_chunk *kiln_prof_chunks_pop(prof_chunk_list *l); /* NULL when empty */
+void kiln_prof_chunks_free(prof_chunk_list *l);
+/* A zeroed record at the end of the log; NULL when out of memory. */
+prof_record *kiln_prof_new_record(kiln_prof *p);
+
 /* prof_events.c: the events timer. Lock held for all but _start (called
  * while the profiler is being created). */
 void kiln_prof_events_start(kiln_prof *p); /* sets timer and use_events if events work */
