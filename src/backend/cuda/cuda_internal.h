@@ -60,6 +60,11 @@ struct kiln_backend_function {
     struct kiln_backend_function *next;
 };
 
+/* 1 when req's source (or a -D) names complex types or functions, or
+ * includes a header: then kiln_complex.cuh goes in front of it
+ * (cuda_prelude.c). KILN_CUDA_LIGHT_PRELUDE=0 always includes it. */
+int kiln_cuda_prelude_needs_complex(const kiln_compile_request *req);
+
 /* Makes st's context current on the calling thread (a no-op when it is). */
 kiln_status kiln_cuda_make_current(kiln_backend_state *st);
 
