@@ -234,6 +234,24 @@ static void test_light_prelude_choice(void **state) {
     }
 }
 
+/* NVRTC's warm-up thread (what the first cuda_open starts): a compile made
+ * while it runs waits for it and then succeeds; starting it again is a
+ * no-op. */
+static void test_nvrtc_warmup_then_compile(void **state) {
+    (void)state;
+    kiln_cuda_warmup_start("sm_90");
+    kiln_cuda_warmup_start("sm_80");
+    kiln_compile_request req = request(saxpy_source, "saxpy.cu", saxpy_kernels, 2);
+    kiln_blob blob = {0};
+    char *log = NULL, id[128];
+    kiln_status s = kiln_backend_cuda_compile_only(&req, &blob, &log, id, sizeof id);
+    if (!nvrtc_available(s)) skip();
+    if (s != KILN_OK) fail_msg("%s: %s", kiln_last_error(), log ? log : "");
+    kiln_cuda_warmup_wait();
+    free(blob.data);
+    free(log);
+}
+
 static void test_blob_rejects_garbage(void **state) {
     (void)state;
     static const char *const names[] = {"a", "b"};
@@ -624,6 +642,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_compile_error_has_user_line),
         cmocka_unit_test(test_complex_and_shared_memory_compile),
         cmocka_unit_test(test_light_prelude_choice),
+        cmocka_unit_test(test_nvrtc_warmup_then_compile),
         cmocka_unit_test(test_blob_rejects_garbage),
         cmocka_unit_test(test_device_count_without_driver),
         cmocka_unit_test(test_stub_driver_reason),

@@ -65,6 +65,14 @@ struct kiln_backend_function {
  * (cuda_prelude.c). KILN_CUDA_LIGHT_PRELUDE=0 always includes it. */
 int kiln_cuda_prelude_needs_complex(const kiln_compile_request *req);
 
+/* NVRTC's start-up in a thread while the first context opens
+ * (cuda_warmup.c): start it once per process; wait before compiling and
+ * before a context closes. */
+void kiln_cuda_warmup_start(const char *arch);
+void kiln_cuda_warmup_wait(void);
+/* A compile with no wait for the warm-up (the warm-up's own). */
+kiln_status kiln_cuda_compile_unwarmed(const kiln_compile_request *req, kiln_blob *out, char **log);
+
 /* Makes st's context current on the calling thread (a no-op when it is). */
 kiln_status kiln_cuda_make_current(kiln_backend_state *st);
 
