@@ -203,14 +203,16 @@ static void test_light_prelude_choice(void **state) {
         int complex;
     } cases[] = {
         {"extern \"C\" __global__ void k(float *o, double *d, int *i) {\n"
-         "    o[0] = abs(o[1]) + pow(o[2], 2) + sqrt(o[3]); d[0] = abs(d[1]) + tanh(d[2]); i[0] = abs(i[1]);\n"
+         "    o[0] = abs(o[1]) + pow(o[2], 2) + sqrt(o[3]); d[0] = abs(d[1]) + tanh(d[2]); i[0] = "
+         "abs(i[1]);\n"
          "} // a kiln_complex64 in a comment\n/* cuCadd */ const char *kiln_s = \"polar\";\n",
          NULL, 0},
         {"extern \"C\" __global__ void k(cuFloatComplex *z) { z[0] = cuCaddf(z[0], z[1]); }\n", NULL, 1},
         {"extern \"C\" __global__ void k(float *o) { o[0] = real(polar(o[1], o[2])); }\n", NULL, 1},
         {"extern \"C\" __global__ void k(T *o) { o[0] = o[1] * o[2]; }\n", "T=kiln_complex128", 1},
         {"#define C kiln_complex64\nextern \"C\" __global__ void k(C *o) { o[0] = o[1] / o[2]; }\n", NULL, 1},
-        {"#include <cuComplex.h>\nextern \"C\" __global__ void k(cuDoubleComplex *o) { o[0] = cuCmul(o[1], o[2]); }\n",
+        {"#include <cuComplex.h>\nextern \"C\" __global__ void k(cuDoubleComplex *o) { o[0] = cuCmul(o[1], "
+         "o[2]); }\n",
          NULL, 1},
     };
     const char *const names[] = {"k"};
