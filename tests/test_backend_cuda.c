@@ -138,6 +138,27 @@ static void test_compile_two_kernels(void **state) {
     /* compile_only asks ptxas for its resource report; NVRTC puts it in the log. */
     if (!log || !strstr(log, "registers") || !strstr(log, "saxpy"))
         fail_msg("no resource report in: %s", log);
+    /* The signature records, read on the host out of the image (what a
+     * module load does instead of a device read): {count}, then per
+     * parameter {class, size lo, size hi, pointee class, size lo, hi}. */
+    const unsigned char *rec = NULL;
+    size_t bytes = 0;
+    assert_true(kiln_cuda_elf_global(view.cubin, view.cubin_size, "kiln_sig_saxpy", &rec, &bytes));
+    static const unsigned char want_saxpy[5][6] = {{4, 0, 0, 0, 0, 0},
+                                                   {'f', 4, 0, 0, 0, 0},
+                                                   {'p', 8, 0, 'f', 4, 0},
+                                                   {'p', 8, 0, 'f', 4, 0},
+                                                   {'u', 8, 0, 0, 0, 0}};
+    assert_int_equal(bytes, sizeof want_saxpy);
+    assert_memory_equal(rec, want_saxpy, sizeof want_saxpy);
+    assert_true(kiln_cuda_elf_global(view.cubin, view.cubin_size, "kiln_sig_scale", &rec, &bytes));
+    assert_int_equal(bytes, 4 * 6);
+    assert_int_equal(rec[0], 3);
+    assert_false(kiln_cuda_elf_global(view.cubin, view.cubin_size, "kiln_sig_missing", &rec, &bytes));
+    assert_false(kiln_cuda_elf_global(view.cubin, view.cubin_size / 2, "kiln_sig_saxpy", &rec, &bytes) &&
+                 rec + bytes > view.cubin + view.cubin_size / 2);
+    unsigned char junk[128] = {0x7f, 'E', 'L', 'F', 2, 1};
+    assert_false(kiln_cuda_elf_global(junk, sizeof junk, "kiln_sig_saxpy", &rec, &bytes));
     kiln_cuda_blob_view_free(&view);
     free(blob.data);
     free(log);
