@@ -46,8 +46,10 @@ static char *with_nonce(const char *source, const char *tag) {
 }
 
 /* `--child ufunc`: a two-signature ufunc made and called once on 4096
- * elements (kiln_vectorize compiles every signature's contiguous kernels in
- * one module; the call runs one of them). */
+ * elements with a scalar first argument (kiln_vectorize compiles, in one
+ * module, every signature's all-array kernels and its mixed kernel, which
+ * takes scalars at any positions: the call runs that one and compiles
+ * nothing; with KILN_UFUNC_MIXED=0 it compiles a second module). */
 static int ufunc_child(const char *target) {
     double t0 = now_ms();
     kiln_context *ctx = NULL;

@@ -40,13 +40,13 @@ kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, 
         key.cover = blocks <= cap && key.layout == UF_CONTIG;
         if (blocks > cap) blocks = cap;
     }
-    /* A call with scalars on contiguous operands runs its signature's mixed
-     * kernel (kiln_vectorize compiled it beside the all-array ones; on
-     * another context it is compiled once and then serves every scalar
-     * pattern) unless the exact kernel exists already. */
+    /* A call with scalars on contiguous operands (CPU: any contiguous call)
+     * runs its signature's mixed kernel (kiln_vectorize compiled it beside
+     * the all-array ones; on another context it is compiled once and then
+     * serves every pattern) unless the exact kernel exists already. */
     kiln_kernel *k = uf_find_kernel(f, exec, &key);
     uf_key mixed_key;
-    int mixed = !k && uf_mixed_key(f, &key, 1, &mixed_key);
+    int mixed = !k && uf_mixed_key(f, &key, key.backend == UF_CUDA, &mixed_key);
     kiln_status s = uf_get_kernel(f, exec, mixed ? &mixed_key : &key, &k);
     if (s != KILN_OK) return s;
     kiln_value args[KILN_MAX_PARAMS];
@@ -348,7 +348,7 @@ kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const kiln_valu
     /* The kernel the call would run: its signature's mixed one where
      * scalars meet contiguous operands (uf_launch_plan). */
     uf_key run = p.key;
-    if (uf_mixed_key(f, &p.key, 1, &run)) run.cover = p.key.cover;
+    if (uf_mixed_key(f, &p.key, be == UF_CUDA, &run)) run.cover = p.key.cover;
     char name[1][UF_KERNEL_NAME_MAX];
     return uf_generate(f, &run, 1, source, name);
 }

@@ -222,7 +222,16 @@ kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *sign
                 keys[nkeys++].vec = 1;
             }
             keys[nkeys - 1].cover = (uint8_t)UF_ASSUMED_COVER(f, &keys[nkeys - 1]);
-            if (uf_mixed_key(f, &keys[nkeys - 1], 0, &keys[nkeys])) nkeys++;
+            if (uf_mixed_key(f, &keys[nkeys - 1], 0, &keys[nkeys])) {
+                /* CPU: the mixed kernel runs all-array calls too (the same
+                 * unit-stride loop), so the module holds one kernel per
+                 * signature: GCC's time grows with every inlined copy of
+                 * the body it vectorises. */
+                if (be == UF_CPU)
+                    keys[nkeys - 1] = keys[nkeys];
+                else
+                    nkeys++;
+            }
         }
         for (int k = 0; k < nkeys; k++) keys[k].cover = (uint8_t)UF_ASSUMED_COVER(f, &keys[k]);
         s = build_variants(f, ctx, keys, nkeys);
