@@ -29,6 +29,7 @@
 
 #include "backend/backend.h"
 #include "backend/cuda/cuda_blob.h"
+#include "backend/cuda/cuda_internal.h"
 
 extern char **environ;
 
@@ -137,6 +138,27 @@ static void test_compile_two_kernels(void **state) {
     /* compile_only asks ptxas for its resource report; NVRTC puts it in the log. */
     if (!log || !strstr(log, "registers") || !strstr(log, "saxpy"))
         fail_msg("no resource report in: %s", log);
+    /* The signature records, read on the host out of the image (what a
+     * module load does instead of a device read): {count}, then per
+     * parameter {class, size lo, size hi, pointee class, size lo, hi}. */
+    const unsigned char *rec = NULL;
+    size_t bytes = 0;
+    assert_true(kiln_cuda_elf_global(view.cubin, view.cubin_size, "kiln_sig_saxpy", &rec, &bytes));
+    static const unsigned char want_saxpy[5][6] = {{4, 0, 0, 0, 0, 0},
+                                                   {'f', 4, 0, 0, 0, 0},
+                                                   {'p', 8, 0, 'f', 4, 0},
+                                                   {'p', 8, 0, 'f', 4, 0},
+                                                   {'u', 8, 0, 0, 0, 0}};
+    assert_int_equal(bytes, sizeof want_saxpy);
+    assert_memory_equal(rec, want_saxpy, sizeof want_saxpy);
+    assert_true(kiln_cuda_elf_global(view.cubin, view.cubin_size, "kiln_sig_scale", &rec, &bytes));
+    assert_int_equal(bytes, 4 * 6);
+    assert_int_equal(rec[0], 3);
+    assert_false(kiln_cuda_elf_global(view.cubin, view.cubin_size, "kiln_sig_missing", &rec, &bytes));
+    assert_false(kiln_cuda_elf_global(view.cubin, view.cubin_size / 2, "kiln_sig_saxpy", &rec, &bytes) &&
+                 rec + bytes > view.cubin + view.cubin_size / 2);
+    unsigned char junk[128] = {0x7f, 'E', 'L', 'F', 2, 1};
+    assert_false(kiln_cuda_elf_global(junk, sizeof junk, "kiln_sig_saxpy", &rec, &bytes));
     kiln_cuda_blob_view_free(&view);
     free(blob.data);
     free(log);
@@ -188,6 +210,67 @@ static void test_complex_and_shared_memory_compile(void **state) {
     if (!nvrtc_available(s)) skip();
     if (s != KILN_OK) fail_msg("%s: %s", kiln_last_error(), log ? log : "");
     if (!log || !strstr(log, "smem")) fail_msg("resource report lacks shared memory: %s", log);
+    free(blob.data);
+    free(log);
+}
+
+/* The complex header goes in only where the source names something complex
+ * (outside comments and literals), includes a header, or a -D does; both
+ * kinds of source compile. */
+static void test_light_prelude_choice(void **state) {
+    (void)state;
+    static const struct {
+        const char *source, *define;
+        int complex;
+    } cases[] = {
+        {"extern \"C\" __global__ void k(float *o, double *d, int *i) {\n"
+         "    o[0] = abs(o[1]) + pow(o[2], 2) + sqrt(o[3]); d[0] = abs(d[1]) + tanh(d[2]); i[0] = "
+         "abs(i[1]);\n"
+         "} // a kiln_complex64 in a comment\n/* cuCadd */ const char *kiln_s = \"polar\";\n",
+         NULL, 0},
+        {"extern \"C\" __global__ void k(cuFloatComplex *z) { z[0] = cuCaddf(z[0], z[1]); }\n", NULL, 1},
+        {"extern \"C\" __global__ void k(float *o) { o[0] = real(polar(o[1], o[2])); }\n", NULL, 1},
+        {"extern \"C\" __global__ void k(T *o) { o[0] = o[1] * o[2]; }\n", "T=kiln_complex128", 1},
+        {"#define C kiln_complex64\nextern \"C\" __global__ void k(C *o) { o[0] = o[1] / o[2]; }\n", NULL, 1},
+        {"#include <cuComplex.h>\nextern \"C\" __global__ void k(cuDoubleComplex *o) { o[0] = cuCmul(o[1], "
+         "o[2]); }\n",
+         NULL, 1},
+    };
+    const char *const names[] = {"k"};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        kiln_compile_request req = request(cases[c].source, "k.cu", names, 1);
+        const char *const defines[] = {cases[c].define};
+        if (cases[c].define) {
+            req.defines = defines;
+            req.define_count = 1;
+        }
+        if (kiln_cuda_prelude_needs_complex(&req) != cases[c].complex)
+            fail_msg("case %zu: needs complex should be %d", c, cases[c].complex);
+        if (c == 5) continue; /* <cuComplex.h> is the toolkit's: not on NVRTC's path here */
+        kiln_blob blob = {0};
+        char *log = NULL, id[128];
+        kiln_status s = kiln_backend_cuda_compile_only(&req, &blob, &log, id, sizeof id);
+        if (!nvrtc_available(s)) skip();
+        if (s != KILN_OK) fail_msg("case %zu: %s: %s", c, kiln_last_error(), log ? log : "");
+        free(blob.data);
+        free(log);
+    }
+}
+
+/* NVRTC's warm-up thread (what the first cuda_open starts): a compile made
+ * while it runs waits for it and then succeeds; starting it again is a
+ * no-op. */
+static void test_nvrtc_warmup_then_compile(void **state) {
+    (void)state;
+    kiln_cuda_warmup_start("sm_90");
+    kiln_cuda_warmup_start("sm_80");
+    kiln_compile_request req = request(saxpy_source, "saxpy.cu", saxpy_kernels, 2);
+    kiln_blob blob = {0};
+    char *log = NULL, id[128];
+    kiln_status s = kiln_backend_cuda_compile_only(&req, &blob, &log, id, sizeof id);
+    if (!nvrtc_available(s)) skip();
+    if (s != KILN_OK) fail_msg("%s: %s", kiln_last_error(), log ? log : "");
+    kiln_cuda_warmup_wait();
     free(blob.data);
     free(log);
 }
@@ -581,6 +664,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_compile_two_kernels),
         cmocka_unit_test(test_compile_error_has_user_line),
         cmocka_unit_test(test_complex_and_shared_memory_compile),
+        cmocka_unit_test(test_light_prelude_choice),
+        cmocka_unit_test(test_nvrtc_warmup_then_compile),
         cmocka_unit_test(test_blob_rejects_garbage),
         cmocka_unit_test(test_device_count_without_driver),
         cmocka_unit_test(test_stub_driver_reason),

@@ -834,6 +834,112 @@ static void staged_pipeline_chunks(void **state) {
     kiln_ufunc_release(f);
 }
 
+static int64_t modules_built(void) {
+    kiln_jit_stats st;
+    TEST_OK(kiln_jit_stats_get(ctx, &st));
+    return st.compiles + st.cache_hits;
+}
+
+/* kiln_vectorize builds one module per signature set holding, per
+ * signature, the all-array kernels and the mixed one; calls with scalars at
+ * any positions (typed or weak, of any dtype that casts) on contiguous
+ * arrays then build nothing more, and agree with a long double reference.
+ * The CUDA form of each call's kernel compiles through NVRTC. */
+static void scalars_share_one_module(void **state) {
+    (void)state;
+    int64_t before = modules_built();
+    kiln_ufunc *f = NULL, *c = NULL;
+    TEST_OK(kiln_vectorize(ctx, "fma3", "f4(f4,f4,f4); f8(f8,f8,f8)", "a, x, y",
+                           "return a * x + y / (1 + x * x);", NULL, &f));
+    TEST_OK(kiln_vectorize(ctx, "cfma", "c16(c16,c16,c16)", "a, x, y", "return a * x + conj(y);", NULL, &c));
+    assert_int_equal(modules_built() - before, 2);
+    int64_t n = 3001; /* not a multiple of the CPU kernel's blocks; below the 16-byte layout's 4096 (main) */
+    test_rng rng = test_rng_for(__func__);
+    double *h[3];
+    kiln_array *A[3];
+    for (int i = 0; i < 3; i++) {
+        h[i] = malloc(sizeof(double) * (size_t)n);
+        test_fill_f64(&rng, h[i], (size_t)n, -4, 4);
+        A[i] = from_host_f64(1, &n, h[i]);
+    }
+    const double sv = test_uniform(&rng, -3, 3);
+    long double *ref = malloc(sizeof(long double) * (size_t)n);
+    for (int mask = 1; mask < 7; mask++) {     /* which inputs are scalars (not all: 0-d) */
+        for (int kind = 0; kind < 3; kind++) { /* f64, weak int, f32 scalars */
+            kiln_value args[3];
+            long double v[3] = {0, 0, 0};
+            for (int i = 0; i < 3; i++) {
+                if (!(mask >> i & 1)) {
+                    args[i] = kiln_arr(A[i]);
+                    continue;
+                }
+                args[i] = kind == 0 ? kiln_f64(sv) : kind == 1 ? kiln_i64(3 - i) : kiln_f32((float)sv);
+                v[i] = kind == 0 ? sv : kind == 1 ? 3 - i : (float)sv;
+            }
+            kiln_array *Z = NULL;
+            TEST_OK(kiln_call(f, args, 3, &Z));
+            double *z = test_read_array(Z);
+            for (int64_t e = 0; e < n; e++) {
+                long double a = mask & 1 ? v[0] : h[0][e], x = mask & 2 ? v[1] : h[1][e],
+                            y = mask & 4 ? v[2] : h[2][e];
+                ref[e] = a * x + y / (1 + x * x);
+            }
+            double err = test_max_rel_err_f64(z, ref, (size_t)n, 1e-12, 1e-12);
+            if (err > 1) fail_msg("mask %d kind %d: error %g of the tolerance", mask, kind, err);
+            free(z);
+            kiln_array_release(Z);
+            if (kind == 0) {
+                char *src = NULL, *log = NULL;
+                TEST_OK(kiln_ufunc_source(f, "cuda", args, 3, NULL, &src));
+                if (!strstr(src, "kiln_i0 ? "))
+                    fail_msg("mask %d: the call's CUDA kernel is not the mixed one:\n%s", mask, src);
+                kiln_status s = kiln_compile_only("cuda", "sm_90", src, "ufunc.cu", NULL, &log);
+                if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING)
+                    fail_msg("%s\n%s", kiln_last_error(), src);
+                kiln_free(src);
+                kiln_free(log);
+            }
+        }
+    }
+    /* complex: a scalar with complex128 arrays, and the NVRTC compile of
+     * its mixed kernel (the light CUDA prelude must see the complex types) */
+    double *hc = malloc(sizeof(double) * 2 * (size_t)n);
+    for (int64_t e = 0; e < n; e++) {
+        hc[2 * e] = h[1][e];
+        hc[2 * e + 1] = h[2][e];
+    }
+    kiln_array *C = NULL, *Z = NULL;
+    TEST_OK(kiln_array_from_host(ctx, KILN_COMPLEX128, 1, &n, hc, sizeof(double) * 2 * (size_t)n, &C));
+    TEST_OK(kiln_call(c, KILN_ARGS(kiln_c128(0.5, -2), kiln_arr(C), kiln_arr(C)), &Z));
+    double *z = test_read_array(Z);
+    for (int64_t e = 0; e < n; e++) { /* (0.5 - 2i)(p + qi) + (p - qi) */
+        double p = hc[2 * e], q = hc[2 * e + 1], re = 0.5 * p + 2 * q + p, im = 0.5 * q - 2 * p - q;
+        if (fabs(z[2 * e] - re) > 1e-12 * (1 + fabs(re)) || fabs(z[2 * e + 1] - im) > 1e-12 * (1 + fabs(im)))
+            fail_msg("complex element %lld: %g%+gi, want %g%+gi", (long long)e, z[2 * e], z[2 * e + 1], re,
+                     im);
+    }
+    free(z);
+    char *src = NULL, *log = NULL;
+    TEST_OK(
+        kiln_ufunc_source(c, "cuda", KILN_ARGS(kiln_c128(0.5, -2), kiln_arr(C), kiln_arr(C)), NULL, &src));
+    if (!strstr(src, "kiln_i0 ? ")) fail_msg("the complex call's CUDA kernel is not the mixed one:\n%s", src);
+    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "ufunc.cu", NULL, &log);
+    if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING) fail_msg("%s\n%s", kiln_last_error(), src);
+    kiln_free(src);
+    kiln_free(log);
+    kiln_array_release(Z);
+    kiln_array_release(C);
+    free(hc);
+    assert_int_equal(modules_built() - before, 2);
+    for (int i = 0; i < 3; i++) {
+        kiln_array_release(A[i]);
+        free(h[i]);
+    }
+    free(ref);
+    kiln_ufunc_release(f);
+    kiln_ufunc_release(c);
+}
+
 int main(void) {
     /* Arrays of 4096+ elements take the 16-byte vector kernels on CUDA (the
      * default threshold is 8M), so both GPU layouts run here. */
@@ -851,6 +957,7 @@ int main(void) {
         cmocka_unit_test(grid_stride_and_covering_kernels),
         cmocka_unit_test(host_arrays),
         cmocka_unit_test(generated_cuda_sources_compile),
+        cmocka_unit_test(scalars_share_one_module),
         cmocka_unit_test(copy_shares_cover_odd_sizes),
         cmocka_unit_test(copy_pool_copies_odd_pieces),
         cmocka_unit_test(staged_pipeline_chunks),

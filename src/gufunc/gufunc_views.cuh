@@ -127,17 +127,21 @@ template <class To> struct kiln_gu_cv {
     static KILN_GU_FN To go(kiln_gu_half v) { return (To)kiln_gu_h2f(v.bits); }
     static KILN_GU_FN To go(kiln_gu_bf16 v) { return (To)kiln_gu_bf2f(v.bits); }
 };
-#define KILN_GU_CV_COMPLEX_(C, R)                                                    \
+// (The complex types by their KILN_CX names, and only where the module has
+// them: see ufunc_common.cuh.)
+#ifdef KILN_CX64
+#define KILN_GU_CV_CX_(C, R)                                                         \
     template <> struct kiln_gu_cv<C> {                                                \
-        static KILN_GU_FN C go(kiln_complex64 v) { return C((R)v.x, (R)v.y); }       \
-        static KILN_GU_FN C go(kiln_complex128 v) { return C((R)v.x, (R)v.y); }      \
+        static KILN_GU_FN C go(KILN_CX64 v) { return C((R)v.x, (R)v.y); }            \
+        static KILN_GU_FN C go(KILN_CX128 v) { return C((R)v.x, (R)v.y); }           \
         static KILN_GU_FN C go(kiln_gu_half v) { return C((R)kiln_gu_h2f(v.bits)); } \
         static KILN_GU_FN C go(kiln_gu_bf16 v) { return C((R)kiln_gu_bf2f(v.bits)); } \
         template <class F> static KILN_GU_FN C go(F v) { return C((R)v); }           \
     };
-KILN_GU_CV_COMPLEX_(kiln_complex64, float)
-KILN_GU_CV_COMPLEX_(kiln_complex128, double)
-#undef KILN_GU_CV_COMPLEX_
+KILN_GU_CV_CX_(KILN_CX64, float)
+KILN_GU_CV_CX_(KILN_CX128, double)
+#undef KILN_GU_CV_CX_
+#endif
 
 // How an element of storage S is accessed as T: a plain reference when they
 // agree, a float16 proxy, or (read-only inputs of another dtype) a value.

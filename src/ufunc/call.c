@@ -40,12 +40,18 @@ kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, 
         key.cover = blocks <= cap && key.layout == UF_CONTIG;
         if (blocks > cap) blocks = cap;
     }
-    kiln_kernel *k = NULL;
-    kiln_status s = uf_get_kernel(f, exec, &key, &k);
+    /* A call with scalars on contiguous operands (CPU: any contiguous call)
+     * runs its signature's mixed kernel (kiln_vectorize compiled it beside
+     * the all-array ones; on another context it is compiled once and then
+     * serves every pattern) unless the exact kernel exists already. */
+    kiln_kernel *k = uf_find_kernel(f, exec, &key);
+    uf_key mixed_key;
+    int mixed = !k && uf_mixed_key(f, &key, key.backend == UF_CUDA, &mixed_key);
+    kiln_status s = uf_get_kernel(f, exec, mixed ? &mixed_key : &key, &k);
     if (s != KILN_OK) return s;
     kiln_value args[KILN_MAX_PARAMS];
     if (key.backend == UF_CUDA) {
-        int c = uf_plan_args(p, f, p->n, 0, args);
+        int c = uf_plan_args(p, f, mixed, p->n, 0, args);
         return kiln_launch(k, KILN_DIM((uint32_t)blocks), KILN_DIM(UF_CUDA_BLOCK), 0, stream, args, c);
     }
     int64_t chunks = 1;
@@ -58,7 +64,7 @@ kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, 
     int64_t chunk = (p->n + chunks - 1) / chunks;
     chunk = (chunk + 63) & ~(int64_t)63; /* whole cache lines per chunk */
     chunks = (p->n + chunk - 1) / chunk;
-    int c = uf_plan_args(p, f, p->n, chunk, args);
+    int c = uf_plan_args(p, f, mixed, p->n, chunk, args);
     return kiln_launch(k, KILN_DIM((uint32_t)chunks), KILN_DIM(1), 0, stream, args, c);
 }
 
@@ -339,6 +345,10 @@ kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const kiln_valu
     uf_plan p;
     uf_build_plan(f, be, sig, args, ins, outs, f->sigs[sig].out, nd, shape, &p);
     p.key.cover = (uint8_t)UF_ASSUMED_COVER(f, &p.key);
+    /* The kernel the call would run: its signature's mixed one where
+     * scalars meet contiguous operands (uf_launch_plan). */
+    uf_key run = p.key;
+    if (uf_mixed_key(f, &p.key, be == UF_CUDA, &run)) run.cover = p.key.cover;
     char name[1][UF_KERNEL_NAME_MAX];
-    return uf_generate(f, &p.key, 1, source, name);
+    return uf_generate(f, &run, 1, source, name);
 }

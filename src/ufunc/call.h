@@ -22,8 +22,10 @@ void uf_build_plan(const kiln_ufunc *f, uf_backend backend, int sig, const kiln_
                    kiln_array *const *ins, kiln_array *const *outs, const kiln_dtype *out_dtypes, int nd,
                    const int64_t *shape, uf_plan *p);
 int uf_plan_param_count(const uf_plan *p, const kiln_ufunc *f);
-/* Kernel arguments for elements [0, n) (CPU: in chunks of `chunk`). */
-int uf_plan_args(const uf_plan *p, const kiln_ufunc *f, int64_t n, int64_t chunk, kiln_value *args);
+/* Kernel arguments for elements [0, n) (CPU: in chunks of `chunk`), for
+ * the plan's own kernel or (mixed) its signature's mixed kernel. */
+int uf_plan_args(const uf_plan *p, const kiln_ufunc *f, int mixed, int64_t n, int64_t chunk,
+                 kiln_value *args);
 /* Launches a planned variant on exec (compiling it on first use). */
 kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, int parallel,
                            kiln_stream *stream);

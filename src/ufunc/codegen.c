@@ -11,6 +11,8 @@
  *   UF_CONTIG   a[i] for every operand: no shape arithmetic at all
  *   UF_VECTOR   the same, moving 16 bytes per access (kiln_uf_vec), + a tail
  *   UF_STRIDED  i unravelled over nd coalesced dims into byte offsets
+ *   mixed       UF_CONTIG, each input `kiln_i ? kiln_i[i] : kiln_s` (a
+ *               uniform branch): one kernel for scalars at any positions
  * Index arithmetic is 32-bit when n and every operand's extent allow.
  *
  * CPU loops are not thread emulation: block b is one contiguous chunk
@@ -109,7 +111,10 @@ static void emit_params(kiln_text *b, const kiln_ufunc *f, const uf_key *k, cons
     for (int j = 0; j < f->nout; j++)
         kiln_text_printf(b, "%s *kiln_o%d, ", storage_type((kiln_dtype)k->out[j]), j);
     for (int i = 0; i < f->nin; i++) {
-        if (key_scalar(k, i))
+        if (k->mixed)
+            kiln_text_printf(b, "const %s *kiln_i%d, %s kiln_s%d, ", storage_type(key_in(k, i)), i,
+                             compute_type(g->in[i]), i);
+        else if (key_scalar(k, i))
             kiln_text_printf(b, "%s kiln_s%d, ", compute_type(g->in[i]), i);
         else
             kiln_text_printf(b, "const %s *kiln_i%d, ", storage_type(key_in(k, i)), i);
@@ -126,11 +131,13 @@ static void emit_params(kiln_text *b, const kiln_ufunc *f, const uf_key *k, cons
     }
 }
 
-typedef enum access { ACCESS_INDEX, ACCESS_VECTOR, ACCESS_OFFSET } access;
+typedef enum access { ACCESS_INDEX, ACCESS_VECTOR, ACCESS_OFFSET, ACCESS_MIXED } access;
 
 /* One element: load the inputs, call the body, store the outputs. `at` is
- * the index expression (ACCESS_INDEX), the lane (ACCESS_VECTOR) or unused
- * (ACCESS_OFFSET: operands addressed through kiln_p* pointers + at). */
+ * the index expression (ACCESS_INDEX: operands pfx"i0"[at], pfx"o0"[at];
+ * ACCESS_MIXED: the same, but input i is kiln_s<i> where kiln_i<i> is
+ * NULL), the lane (ACCESS_VECTOR) or unused (ACCESS_OFFSET: operands
+ * addressed through pfx"i0" pointers + at). */
 static void emit_element(kiln_text *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g,
                          access how, const char *at, const char *pfx) {
     char src[160], expr[512];
@@ -138,14 +145,18 @@ static void emit_element(kiln_text *b, const kiln_ufunc *f, const uf_key *k, con
     for (int i = 0; i < f->nin; i++) {
         if (key_scalar(k, i)) continue;
         kiln_dtype have = key_in(k, i);
-        if (how == ACCESS_INDEX)
-            snprintf(src, sizeof src, "kiln_i%d[%s]", i, at);
+        if (how == ACCESS_INDEX || how == ACCESS_MIXED)
+            snprintf(src, sizeof src, "%si%d[%s]", pfx, i, at);
         else if (how == ACCESS_VECTOR)
             snprintf(src, sizeof src, "kiln_a%d.v[%s]", i, at);
         else
             snprintf(src, sizeof src, "*(const %s *)(%si%d + %s)", storage_type(have), pfx, i, at);
         load_expr(expr, sizeof expr, have, g->in[i], src);
-        kiln_text_printf(b, "const %s kiln_x%d = %s; ", compute_type(g->in[i]), i, expr);
+        if (how == ACCESS_MIXED)
+            kiln_text_printf(b, "const %s kiln_x%d = %si%d ? %s : kiln_s%d; ", compute_type(g->in[i]), i, pfx,
+                             i, expr, i);
+        else
+            kiln_text_printf(b, "const %s kiln_x%d = %s; ", compute_type(g->in[i]), i, expr);
     }
     if (f->return_style)
         kiln_text_printf(b, "%s kiln_r0 = kiln_uf_body_%d(", compute_type(g->out[0]), k->sig);
@@ -162,8 +173,8 @@ static void emit_element(kiln_text *b, const kiln_ufunc *f, const uf_key *k, con
         char r[16];
         snprintf(r, sizeof r, "kiln_r%d", j);
         store_expr(expr, sizeof expr, g->out[j], (kiln_dtype)k->out[j], r);
-        if (how == ACCESS_INDEX)
-            kiln_text_printf(b, "kiln_o%d[%s] = %s; ", j, at, expr);
+        if (how == ACCESS_INDEX || how == ACCESS_MIXED)
+            kiln_text_printf(b, "%so%d[%s] = %s; ", pfx, j, at, expr);
         else if (how == ACCESS_VECTOR)
             kiln_text_printf(b, "kiln_b%d.v[%s] = %s; ", j, at, expr);
         else
@@ -215,10 +226,10 @@ static void emit_gpu_kernel(kiln_text *b, const kiln_ufunc *f, const uf_key *k, 
     if (k->layout == UF_CONTIG && k->cover) {
         kiln_text_printf(
             b, "    (void)kiln_step;\n    const %s kiln_e = kiln_first;\n    if (kiln_e < kiln_n) ", idx);
-        emit_element(b, f, k, g, ACCESS_INDEX, "kiln_e", "");
+        emit_element(b, f, k, g, k->mixed ? ACCESS_MIXED : ACCESS_INDEX, "kiln_e", "kiln_");
     } else if (k->layout == UF_CONTIG) {
         kiln_text_printf(b, "    for (%s kiln_e = kiln_first; kiln_e < kiln_n; kiln_e += kiln_step) ", idx);
-        emit_element(b, f, k, g, ACCESS_INDEX, "kiln_e", "");
+        emit_element(b, f, k, g, k->mixed ? ACCESS_MIXED : ACCESS_INDEX, "kiln_e", "kiln_");
     } else if (k->layout == UF_VECTOR) {
         int v = k->vec;
         kiln_text_printf(b, "    const %s kiln_nv = kiln_n / %d;\n", idx, v);
@@ -242,7 +253,7 @@ static void emit_gpu_kernel(kiln_text *b, const kiln_ufunc *f, const uf_key *k, 
         kiln_text_printf(
             b, "    for (%s kiln_e = kiln_nv * %d + kiln_first; kiln_e < kiln_n; kiln_e += kiln_step) ", idx,
             v);
-        emit_element(b, f, k, g, ACCESS_INDEX, "kiln_e", "");
+        emit_element(b, f, k, g, k->mixed ? ACCESS_MIXED : ACCESS_INDEX, "kiln_e", "kiln_");
     } else {
         kiln_text_printf(b, "    for (%s kiln_e = kiln_first; kiln_e < kiln_n; kiln_e += kiln_step) {\n",
                          idx);
@@ -261,6 +272,41 @@ static void emit_ivdep(kiln_text *b) {
                         "#elif defined(__GNUC__)\n#pragma GCC ivdep\n#endif\n");
 }
 
+/* The CPU mixed kernel: a NULL input pointer stands for its value at every
+ * element. A per-element `p ? p[e] : s` would keep GCC from vectorising
+ * (the load may trap, and unswitching stops at small bodies), so a scalar
+ * input becomes a small block of copies instead, and the loop runs over
+ * blocks of UF_CPU_MIXED_BLOCK elements reading every input with unit
+ * stride: arrays advance a block at a time, a scalar's copies stay. */
+#define UF_CPU_MIXED_BLOCK 128
+static void emit_cpu_mixed_loop(kiln_text *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g) {
+    const int block = UF_CPU_MIXED_BLOCK;
+    for (int i = 0; i < f->nin; i++) {
+        const char *t = storage_type(key_in(k, i)); /* = the compute type: no float16 here */
+        kiln_text_printf(b, "    %s kiln_f%d[%d];\n", t, i, block);
+        kiln_text_printf(b, "    const %s *kiln_bi%d = kiln_i%d ? kiln_i%d + kiln_lo : kiln_f%d;\n", t, i, i,
+                         i, i);
+        kiln_text_printf(b, "    const long long kiln_adv%d = kiln_i%d ? %d : 0;\n", i, i, block);
+        kiln_text_printf(b, "    if (!kiln_i%d)\n", i);
+        kiln_text_printf(b,
+                         "        for (int kiln_j = 0; kiln_j < %d; kiln_j++) kiln_f%d[kiln_j] = kiln_s%d;\n",
+                         block, i, i);
+    }
+    for (int j = 0; j < f->nout; j++)
+        kiln_text_printf(b, "    %s *kiln_bo%d = kiln_o%d + kiln_lo;\n", storage_type((kiln_dtype)k->out[j]),
+                         j, j);
+    kiln_text_printf(b, "    for (long long kiln_e = kiln_lo; kiln_e < kiln_hi; kiln_e += %d) {\n", block);
+    kiln_text_printf(b, "        const long long kiln_m = kiln_hi - kiln_e < %d ? kiln_hi - kiln_e : %d;\n",
+                     block, block);
+    emit_ivdep(b);
+    kiln_text_printf(b, "        for (long long kiln_j = 0; kiln_j < kiln_m; kiln_j++) ");
+    emit_element(b, f, k, g, ACCESS_INDEX, "kiln_j", "kiln_b");
+    kiln_text_printf(b, "        ");
+    for (int i = 0; i < f->nin; i++) kiln_text_printf(b, "kiln_bi%d += kiln_adv%d; ", i, i);
+    for (int j = 0; j < f->nout; j++) kiln_text_printf(b, "kiln_bo%d += %d; ", j, block);
+    kiln_text_printf(b, "\n    }\n");
+}
+
 static void emit_cpu_kernel(kiln_text *b, const kiln_ufunc *f, const uf_key *k, const uf_signature *g,
                             const char *kname) {
     kiln_text_printf(b, "__global__ void %s(", kname);
@@ -269,10 +315,12 @@ static void emit_cpu_kernel(kiln_text *b, const kiln_ufunc *f, const uf_key *k, 
     kiln_text_printf(b, "    const long long kiln_lo = (long long)blockIdx.x * kiln_chunk;\n");
     kiln_text_printf(
         b, "    const long long kiln_hi = kiln_n - kiln_lo < kiln_chunk ? kiln_n : kiln_lo + kiln_chunk;\n");
-    if (k->layout != UF_STRIDED) {
+    if (k->mixed) {
+        emit_cpu_mixed_loop(b, f, k, g);
+    } else if (k->layout != UF_STRIDED) {
         emit_ivdep(b);
         kiln_text_printf(b, "    for (long long kiln_e = kiln_lo; kiln_e < kiln_hi; kiln_e++) ");
-        emit_element(b, f, k, g, ACCESS_INDEX, "kiln_e", "");
+        emit_element(b, f, k, g, ACCESS_INDEX, "kiln_e", "kiln_");
     } else {
         int last = k->nd - 1;
         kiln_text_printf(b, "    for (long long kiln_e = kiln_lo; kiln_e < kiln_hi;) {\n");
@@ -331,12 +379,15 @@ kiln_status uf_generate(const kiln_ufunc *f, const uf_key *keys, int nkeys, char
                          layout_names[key->layout]);
         if (key->layout == UF_STRIDED) kiln_text_printf(&b, " (%d dims)", key->nd);
         if (key->layout == UF_VECTOR) kiln_text_printf(&b, " (%d per access)", key->vec);
+        if (key->mixed) kiln_text_printf(&b, " (mixed: an input whose pointer is NULL is its value)");
         kiln_text_printf(&b, ", %d-bit indices; operands:", key->idx32 ? 32 : 64);
         for (int j = 0; j < f->nout; j++)
             kiln_text_printf(&b, " out%d %s", j, kiln_dtype_code((kiln_dtype)key->out[j]));
         for (int i = 0; i < f->nin; i++)
             kiln_text_printf(&b, " %s %s%s", f->in_names[i], kiln_dtype_code(key_in(key, i)),
-                             key_scalar(key, i) ? " scalar" : "");
+                             key_scalar(key, i) ? " scalar"
+                             : key->mixed       ? " array or scalar"
+                                                : "");
         kiln_text_printf(&b, "\n");
         if (key->backend == UF_CUDA)
             emit_gpu_kernel(&b, f, key, g, kernel_names[v]);

@@ -300,7 +300,9 @@ void uf_build_plan(const kiln_ufunc *f, uf_backend backend, int sig, const kiln_
     }
     for (int i = 0; i < f->nin; i++) {
         if (!ins[i]) {
-            p->key.in[i] = (uint8_t)(args[i].dtype | UF_SCALAR_BIT);
+            /* The kernel takes the signature's compute type whatever the
+             * scalar's own dtype (kiln_i64(2) and kiln_f64(2) share one). */
+            p->key.in[i] = (uint8_t)(g->in[i] | UF_SCALAR_BIT);
             p->scalars[i] = uf_scalar_for(&args[i], g->in[i]);
             p->nscalars++;
             continue;
@@ -360,19 +362,27 @@ void uf_build_plan(const kiln_ufunc *f, uf_backend backend, int sig, const kiln_
 }
 
 int uf_plan_param_count(const uf_plan *p, const kiln_ufunc *f) {
-    return f->nout + f->nin + 1 + (p->key.backend == UF_CPU) + p->nd * (1 + p->narr);
+    /* (the mixed kernel, 2 per input, runs only contiguous plans: nd = 0) */
+    return f->nout + 2 * f->nin + 1 + (p->key.backend == UF_CPU) + p->nd * (1 + p->narr);
 }
 
-int uf_plan_args(const uf_plan *p, const kiln_ufunc *f, int64_t n, int64_t chunk, kiln_value *args) {
+int uf_plan_args(const uf_plan *p, const kiln_ufunc *f, int mixed, int64_t n, int64_t chunk,
+                 kiln_value *args) {
     int c = 0, k = 0;
     int idx32 = p->key.idx32;
 #define UF_IDX(v) (idx32 ? kiln_i32((int32_t)(v)) : kiln_i64(v))
     for (int j = 0; j < f->nout; j++) args[c++] = kiln_ptr(p->data[k++], KILN_DTYPE_COUNT);
     for (int i = 0; i < f->nin; i++) {
-        if (p->key.in[i] & UF_SCALAR_BIT)
+        int scalar = (p->key.in[i] & UF_SCALAR_BIT) != 0;
+        if (mixed) { /* a pointer (NULL for a scalar) and a value (unused for an array) */
+            args[c++] = kiln_ptr(scalar ? NULL : p->data[k++], KILN_DTYPE_COUNT);
+            const kiln_value zero = kiln_i64(0);
+            args[c++] = scalar ? p->scalars[i] : uf_scalar_for(&zero, f->sigs[p->key.sig].in[i]);
+        } else if (scalar) {
             args[c++] = p->scalars[i];
-        else
+        } else {
             args[c++] = kiln_ptr(p->data[k++], KILN_DTYPE_COUNT);
+        }
     }
     args[c++] = UF_IDX(n);
     if (p->key.backend == UF_CPU) args[c++] = kiln_i64(chunk);

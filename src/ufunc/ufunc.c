@@ -64,6 +64,45 @@ static kiln_status build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key
     return s;
 }
 
+kiln_kernel *uf_find_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key) {
+    pthread_mutex_lock(&f->lock);
+    uf_variant *v = find_variant(f, ctx, key);
+    kiln_kernel *k = v ? v->kernel : NULL;
+    pthread_mutex_unlock(&f->lock);
+    return k;
+}
+
+int uf_mixed_key(const kiln_ufunc *f, const uf_key *key, int want_scalar, uf_key *out) {
+    if (f->no_mixed || key->mixed || key->layout != UF_CONTIG || f->nin == 0) return 0;
+    if (key->backend == UF_CUDA && !key->idx32) return 0;
+    const uf_signature *g = &f->sigs[key->sig];
+    int scalars = 0;
+    for (int i = 0; i < f->nin; i++) {
+        if ((key->in[i] & ~UF_SCALAR_BIT) != (uint8_t)g->in[i]) return 0;
+        /* CPU: a scalar's copies are stored in the input's storage type,
+         * which for the 16-bit floats would round a scalar the all-array
+         * path passes at float precision. */
+        if (key->backend == UF_CPU && kiln_dtype_is_half(g->in[i])) return 0;
+        scalars += (key->in[i] & UF_SCALAR_BIT) != 0;
+    }
+    for (int j = 0; j < f->nout; j++)
+        if (key->out[j] != (uint8_t)g->out[j]) return 0;
+    if (want_scalar && scalars == 0) return 0;
+    memset(out, 0, sizeof *out);
+    out->backend = key->backend;
+    out->sig = key->sig;
+    out->nin = key->nin;
+    out->nout = key->nout;
+    out->layout = UF_CONTIG;
+    out->idx32 = key->idx32;
+    out->vec = 1;
+    out->cover = key->cover;
+    out->mixed = 1;
+    for (int i = 0; i < f->nin && i < UF_MAX_IN; i++) out->in[i] = (uint8_t)g->in[i];
+    for (int j = 0; j < f->nout && j < UF_MAX_OUT; j++) out->out[j] = (uint8_t)g->out[j];
+    return 1;
+}
+
 kiln_status uf_get_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key, kiln_kernel **out) {
     pthread_mutex_lock(&f->lock);
     uf_variant *v = find_variant(f, ctx, key);
@@ -120,7 +159,9 @@ static void contiguous_key(const kiln_ufunc *f, int sig, uf_backend backend, uf_
  * 320M f32 0.91x native with 4 per thread). KILN_UFUNC_VECTOR_MIN overrides.
  * KILN_UFUNC_GRID_WAVES=w caps CUDA grids at w blocks per SM (grid-stride
  * loops); unset or 0: one element (or vector) per thread. For measuring.
- * Read once per ufunc, when it is made. */
+ * KILN_UFUNC_MIXED=0: no mixed kernels (uf_key.mixed): each pattern of
+ * scalar arguments compiles its own variant at its first call, as before
+ * mixed kernels existed. Read once per ufunc, when it is made. */
 static void read_tuning(kiln_ufunc *f) {
     const char *e = getenv("KILN_UFUNC_VECTOR_MIN");
     long long v = e ? atoll(e) : (1LL << 23);
@@ -128,6 +169,8 @@ static void read_tuning(kiln_ufunc *f) {
     e = getenv("KILN_UFUNC_GRID_WAVES");
     int w = e ? atoi(e) : 0;
     f->grid_waves = w < 0 ? 0 : w;
+    e = getenv("KILN_UFUNC_MIXED");
+    f->no_mixed = e && strcmp(e, "0") == 0;
 }
 
 static kiln_status check_name(const char *name) {
@@ -163,9 +206,12 @@ kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *sign
     if (s == KILN_OK) s = uf_parse_signatures(f, signatures);
     if (s == KILN_OK) s = uf_parse_params(f, params);
     if (s == KILN_OK) {
-        /* Compile the common case now, so a body that does not compile is
-         * reported here, once, and the first call costs no compile. */
-        uf_key keys[2 * UF_MAX_SIGS];
+        /* Compile the common cases now, in one module, so a body that does
+         * not compile is reported here, once, and a first call with
+         * contiguous operands of a signature's dtypes, arrays or scalars
+         * anywhere, costs no compile: per signature the all-array kernel
+         * (CUDA: its 16-byte form for large arrays too) and the mixed one. */
+        uf_key keys[3 * UF_MAX_SIGS];
         int nkeys = 0;
         uf_backend be = ctx->ops->kind == KILN_BACKEND_CUDA ? UF_CUDA : UF_CPU;
         for (int k = 0; k < f->nsig; k++) {
@@ -174,6 +220,17 @@ kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *sign
                 keys[nkeys] = keys[nkeys - 1];
                 keys[nkeys].layout = UF_CONTIG;
                 keys[nkeys++].vec = 1;
+            }
+            keys[nkeys - 1].cover = (uint8_t)UF_ASSUMED_COVER(f, &keys[nkeys - 1]);
+            if (uf_mixed_key(f, &keys[nkeys - 1], 0, &keys[nkeys])) {
+                /* CPU: the mixed kernel runs all-array calls too (the same
+                 * unit-stride loop), so the module holds one kernel per
+                 * signature: GCC's time grows with every inlined copy of
+                 * the body it vectorises. */
+                if (be == UF_CPU)
+                    keys[nkeys - 1] = keys[nkeys];
+                else
+                    nkeys++;
             }
         }
         for (int k = 0; k < nkeys; k++) keys[k].cover = (uint8_t)UF_ASSUMED_COVER(f, &keys[k]);

@@ -44,7 +44,15 @@ typedef struct uf_key {
     /* CUDA, UF_CONTIG: the grid covers every element, so the kernel needs no
      * grid-stride loop (measured ~2.5% on haversine). 0 for other layouts. */
     uint8_t cover;
-    uint8_t in[UF_MAX_IN];   /* actual dtype; | UF_SCALAR_BIT for a scalar input */
+    /* 1: the signature's "mixed" kernel (layout UF_CONTIG, operands of the
+     * signature's own dtypes): every input is passed as a pointer AND a
+     * value, and a NULL pointer means "the value, at every element". One
+     * such kernel serves calls with scalars at any positions; kiln_vectorize
+     * compiles it in the same module as the all-array kernels, so a first
+     * call with a scalar compiles nothing (see uf_mixed_key). */
+    uint8_t mixed;
+    uint8_t in[UF_MAX_IN];   /* actual dtype; | UF_SCALAR_BIT for a scalar input (then
+                                the signature's dtype: the kernel takes its compute type) */
     uint8_t out[UF_MAX_OUT]; /* actual dtype of each output array */
 } uf_key;
 
@@ -86,6 +94,7 @@ struct kiln_ufunc {
     /* Tuning, read from the environment by kiln_vectorize (ufunc.c). */
     int64_t vector_min_elements; /* CUDA: 16-byte accesses from this many elements on */
     int grid_waves;              /* CUDA: grids capped at this many blocks per SM; 0: no cap */
+    int no_mixed;                /* KILN_UFUNC_MIXED=0: scalar calls compile their exact variant */
 };
 
 /* ---- signature.c */
@@ -118,6 +127,14 @@ typedef struct uf_plan {
 /* NULL/""/"context", "cpu", "parallel", "cuda". */
 kiln_status uf_parse_target(const char *target, uf_target *out);
 kiln_status uf_get_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key, kiln_kernel **out);
+/* The kernel compiled for key on ctx, or NULL (compiles nothing). */
+kiln_kernel *uf_find_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key);
+/* The mixed key (see uf_key.mixed) that can run the call planned as key:
+ * contiguous operands of signature sig's own dtypes with at least one
+ * scalar input (with want_scalar; else none needed), 32-bit indices on
+ * CUDA, no 16-byte vector layout, and (CPU) no float16/bfloat16 input. 0
+ * when key does not qualify. */
+int uf_mixed_key(const kiln_ufunc *f, const uf_key *key, int want_scalar, uf_key *out);
 
 /* ---- staging.c */
 void uf_staging_release(kiln_ufunc *f);

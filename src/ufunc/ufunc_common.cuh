@@ -1,10 +1,12 @@
 // ufunc_common.cuh: helpers every generated ufunc kernel starts with, on both
-// backends (after the backend's prelude and kiln_complex.cuh).
+// backends (after the backend's prelude, and the complex types where the
+// module uses them: named here as KILN_CX64/KILN_CX128 only, see
+// src/backend/cuda/cuda_prelude.c).
 //  - KILN_UF_FN: how the user's body is declared (always inlined, so the CPU
 //    loop around it vectorises and the GPU loop has no call).
 //  - kiln_uf_cv<To>::go(v): the conversions NumPy's safe casting allows when
-//    an operand's dtype differs from the signature's (int -> double, complex64
-//    -> complex128, real -> complex, ...).
+//    an operand's dtype differs from the signature's (int -> double, c8 ->
+//    c16, real -> c8/c16, ...).
 //  - float16 is stored as its IEEE bits (uint16_t) and computed in float, so
 //    neither backend needs a half type.
 //  - kiln_uf_vec<T, N>: N elements moved as one aligned access (16-byte loads
@@ -21,15 +23,17 @@
 template <class To> struct kiln_uf_cv {
     template <class F> KILN_UF_FN To go(F v) { return (To)v; }
 };
-#define KILN_UF_CV_COMPLEX_(T, R)                                                               \
+#ifdef KILN_CX64
+#define KILN_UF_CV_CX_(T, R)                                                                    \
     template <> struct kiln_uf_cv<T> {                                                          \
-        KILN_UF_FN T go(kiln_complex64 v) { return T((R)v.x, (R)v.y); }                         \
-        KILN_UF_FN T go(kiln_complex128 v) { return T((R)v.x, (R)v.y); }                        \
+        KILN_UF_FN T go(KILN_CX64 v) { return T((R)v.x, (R)v.y); }                              \
+        KILN_UF_FN T go(KILN_CX128 v) { return T((R)v.x, (R)v.y); }                             \
         template <class F> KILN_UF_FN T go(F v) { return T((R)v); }                             \
     };
-KILN_UF_CV_COMPLEX_(kiln_complex64, float)
-KILN_UF_CV_COMPLEX_(kiln_complex128, double)
-#undef KILN_UF_CV_COMPLEX_
+KILN_UF_CV_CX_(KILN_CX64, float)
+KILN_UF_CV_CX_(KILN_CX128, double)
+#undef KILN_UF_CV_CX_
+#endif
 
 KILN_UF_FN float kiln_uf_h2f(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, bits;

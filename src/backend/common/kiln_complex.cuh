@@ -7,6 +7,12 @@
 #ifndef KILN_HD
 #define KILN_HD
 #endif
+// Other headers name the types through these (and test them with #ifdef):
+// the CUDA backend leaves this header out of modules whose text names
+// nothing complex (src/backend/cuda/cuda_prelude.c), and kiln's own
+// generated code must not count as naming it.
+#define KILN_CX64 kiln_complex64
+#define KILN_CX128 kiln_complex128
 
 // Annex G division, defined below the types.
 template <typename T> static inline KILN_HD T kiln_cx_div(T a, T b);

@@ -33,8 +33,10 @@ KILN_SIG_CLASS_(long long, 'i')
 KILN_SIG_CLASS_(unsigned long long, 'u')
 KILN_SIG_CLASS_(float, 'f')
 KILN_SIG_CLASS_(double, 'f')
+#ifdef KILN_CX64 // kiln_complex.cuh is in (always on the CPU; on CUDA when used)
 KILN_SIG_CLASS_(kiln_complex64, 'c')
 KILN_SIG_CLASS_(kiln_complex128, 'c')
+#endif
 #ifdef KILN_HAVE_HALF
 KILN_SIG_CLASS_(__half, 'f')
 #endif

@@ -57,19 +57,23 @@ static kiln_status open_device(kiln_backend_state *st) {
     const kiln_cuda_driver *cu = st->cu;
     CUresult r = cu->cuDeviceGet(&st->device, st->ordinal);
     if (r != CUDA_SUCCESS) return kiln_cuda_fail(cu, r, "cuDeviceGet");
-    r = cu->cuDevicePrimaryCtxRetain(&st->context, st->device);
-    if (r != CUDA_SUCCESS) return kiln_cuda_fail(cu, r, "cuDevicePrimaryCtxRetain");
-    kiln_status s = kiln_cuda_make_current(st);
-    int optin = 0;
-    if (s == KILN_OK)
-        s = device_attribute(st, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &st->compute_major);
+    /* Device attributes need no context: read the arch first, so that
+     * NVRTC's start-up (cuda_warmup.c) runs while the driver makes the
+     * context, the slow part of opening. */
+    kiln_status s = device_attribute(st, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &st->compute_major);
     if (s == KILN_OK)
         s = device_attribute(st, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &st->compute_minor);
+    if (s != KILN_OK) return s;
+    snprintf(st->arch, sizeof st->arch, "sm_%d%d", st->compute_major, st->compute_minor);
+    kiln_cuda_warmup_start(st->arch);
+    r = cu->cuDevicePrimaryCtxRetain(&st->context, st->device);
+    if (r != CUDA_SUCCESS) return kiln_cuda_fail(cu, r, "cuDevicePrimaryCtxRetain");
+    s = kiln_cuda_make_current(st);
+    int optin = 0;
     if (s == KILN_OK) s = device_attribute(st, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &optin);
     if (s == KILN_OK) s = setup_pool(st);
     if (s != KILN_OK) return s;
     st->shared_optin_bytes = (size_t)optin;
-    snprintf(st->arch, sizeof st->arch, "sm_%d%d", st->compute_major, st->compute_minor);
     /* Not the legacy NULL stream: that one serialises with every blocking
      * stream in the process, including other libraries'. */
     r = cu->cuStreamCreate(&st->stream, CU_STREAM_NON_BLOCKING);
@@ -78,6 +82,7 @@ static kiln_status open_device(kiln_backend_state *st) {
 
 static void cuda_close(kiln_backend_state *st) {
     if (!st) return;
+    kiln_cuda_warmup_wait(); /* a program may close before compiling anything */
     const kiln_cuda_driver *cu = st->cu;
     if (st->context) {
         (void)kiln_cuda_make_current(st);

@@ -62,6 +62,7 @@ void kiln_cuda_kernel_entries_free(kiln_cuda_kernel_entry *entries, int count) {
     for (int i = 0; i < count; i++) {
         free(entries[i].source_name);
         free(entries[i].lowered_name);
+        free(entries[i].signature);
     }
     free(entries);
 }

@@ -14,14 +14,17 @@ extern const char kiln_embedded_kiln_cuda_prelude[];
 extern const char kiln_embedded_kiln_complex[];
 extern const char kiln_embedded_kiln_signature[];
 
-/* Prelude, user source (numbered from its own line 1), then one signature
- * record per kernel for function_get to read back after loading. */
+/* Prelude (the complex types only when the source names them:
+ * cuda_prelude.c), user source (numbered from its own line 1), then one
+ * signature record per kernel for function_get to read back after loading. */
 static char *assemble_source(const kiln_compile_request *req) {
     kiln_text t = {0};
     kiln_text_line_directive(&t, "kiln_cuda_prelude.cuh");
     kiln_text_puts(&t, kiln_embedded_kiln_cuda_prelude);
-    kiln_text_line_directive(&t, "kiln_complex.cuh");
-    kiln_text_puts(&t, kiln_embedded_kiln_complex);
+    if (kiln_cuda_prelude_needs_complex(req)) {
+        kiln_text_line_directive(&t, "kiln_complex.cuh");
+        kiln_text_puts(&t, kiln_embedded_kiln_complex);
+    }
     kiln_text_line_directive(&t, "kiln_signature.cuh");
     kiln_text_puts(&t, kiln_embedded_kiln_signature);
     kiln_text_line_directive(&t, req->name ? req->name : "kernel.cu");
@@ -180,11 +183,17 @@ kiln_status kiln_cuda_compile(kiln_backend_state *st, const kiln_compile_request
                               char **log) {
     kiln_compile_request r = *req;
     if (!r.arch) r.arch = st->arch;
+    kiln_cuda_warmup_wait();
     return compile_request(&r, 0, out, log, NULL, 0);
+}
+
+kiln_status kiln_cuda_compile_unwarmed(const kiln_compile_request *req, kiln_blob *out, char **log) {
+    return compile_request(req, 0, out, log, NULL, 0);
 }
 
 kiln_status kiln_backend_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log,
                                            char *id, size_t id_size) {
+    kiln_cuda_warmup_wait();
     return compile_request(req, 1, out, log, id, id_size);
 }
 

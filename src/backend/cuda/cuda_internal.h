@@ -35,6 +35,10 @@ static inline CUstream kiln_cuda_stream(const kiln_backend_state *st, kiln_backe
 typedef struct kiln_cuda_kernel_entry {
     char *source_name;  /* as in the user's source */
     char *lowered_name; /* the symbol in the cubin */
+    /* Its signature record's bytes, copied out of the cubin at load
+     * (cuda_elf.c); NULL: read from the device instead. */
+    unsigned char *signature;
+    size_t signature_bytes;
 } kiln_cuda_kernel_entry;
 
 struct kiln_backend_module {
@@ -56,9 +60,32 @@ struct kiln_backend_function {
     /* Set once the opt-in to dynamic_limit_bytes is made. Every thread that
      * races to make it writes the same value, so no lock is needed. */
     atomic_int opted_in;
+    /* The parameters its signature record gave, read from the device once:
+     * a module loaded from the cache is checked kernel by kernel and then
+     * each kernel is looked up again (kernel/module.c). */
+    kiln_param_info *params;
+    int param_count;
     const kiln_cuda_kernel_entry *entry;
     struct kiln_backend_function *next;
 };
+
+/* 1 when req's source (or a -D) names complex types or functions, or
+ * includes a header: then kiln_complex.cuh goes in front of it
+ * (cuda_prelude.c). KILN_CUDA_LIGHT_PRELUDE=0 always includes it. */
+int kiln_cuda_prelude_needs_complex(const kiln_compile_request *req);
+
+/* NVRTC's start-up in a thread while the first context opens
+ * (cuda_warmup.c): start it once per process; wait before compiling and
+ * before a context closes. */
+void kiln_cuda_warmup_start(const char *arch);
+void kiln_cuda_warmup_wait(void);
+/* A compile with no wait for the warm-up (the warm-up's own). */
+kiln_status kiln_cuda_compile_unwarmed(const kiln_compile_request *req, kiln_blob *out, char **log);
+
+/* The initial bytes of global `name` in a cubin: 1 with *data pointing
+ * into elf, 0 when not found in an initialised section (cuda_elf.c). */
+int kiln_cuda_elf_global(const unsigned char *elf, size_t size, const char *name, const unsigned char **data,
+                         size_t *bytes);
 
 /* Makes st's context current on the calling thread (a no-op when it is). */
 kiln_status kiln_cuda_make_current(kiln_backend_state *st);

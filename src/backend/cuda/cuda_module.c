@@ -10,6 +10,7 @@
 #include "core/error.h"
 
 #define SIG_RECORD_BYTES 6
+#define SIG_MAX_PARAMS 255 /* a record counts them in a byte */
 
 kiln_status kiln_cuda_module_load(kiln_backend_state *st, const kiln_blob *binary,
                                   kiln_backend_module **out) {
@@ -34,6 +35,19 @@ kiln_status kiln_cuda_module_load(kiln_backend_state *st, const kiln_blob *binar
     }
     m->kernel_count = view.kernel_count;
     m->kernels = view.kernels; /* ownership moves to the module */
+    /* Signature records from the image, while we have it (read_signature) */
+    for (int i = 0; i < m->kernel_count; i++) {
+        char symbol[512];
+        const unsigned char *rec = NULL;
+        size_t bytes = 0;
+        if ((size_t)snprintf(symbol, sizeof symbol, "kiln_sig_%s", m->kernels[i].source_name) <
+                sizeof symbol &&
+            kiln_cuda_elf_global(view.cubin, view.cubin_size, symbol, &rec, &bytes) && bytes > 0 &&
+            (m->kernels[i].signature = malloc(bytes)) != NULL) {
+            memcpy(m->kernels[i].signature, rec, bytes);
+            m->kernels[i].signature_bytes = bytes;
+        }
+    }
     pthread_mutex_init(&m->lock, NULL);
     *out = m;
     return KILN_OK;
@@ -45,6 +59,7 @@ void kiln_cuda_module_unload(kiln_backend_state *st, kiln_backend_module *mod) {
     kiln_cuda_kernel_entries_free(mod->kernels, mod->kernel_count);
     for (kiln_backend_function *fn = mod->functions, *next; fn; fn = next) {
         next = fn->next;
+        free(fn->params);
         free(fn);
     }
     pthread_mutex_destroy(&mod->lock);
@@ -103,9 +118,15 @@ static kiln_status cross_check(kiln_backend_state *st, CUfunction f, const char 
     return KILN_OK;
 }
 
-/* One small synchronous read per kernel lookup, never per launch. */
-static kiln_status read_signature(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
-                                  kiln_param_info *params, int max_params, int *param_count) {
+/* From the record copied out of the cubin at load, else with one small
+ * synchronous device read; once per kernel of a module, never per launch. */
+static kiln_status read_signature(kiln_backend_state *st, kiln_backend_module *mod,
+                                  const kiln_cuda_kernel_entry *entry, kiln_param_info *params,
+                                  int max_params, int *param_count) {
+    const char *name = entry->source_name;
+    if (entry->signature)
+        return decode_signature(name, entry->signature, entry->signature_bytes, params, max_params,
+                                param_count);
     char symbol[512];
     if ((size_t)snprintf(symbol, sizeof symbol, "kiln_sig_%s", name) >= sizeof symbol)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kernel name too long: %s", name);
@@ -144,37 +165,49 @@ kiln_status kiln_cuda_function_get(kiln_backend_state *st, kiln_backend_module *
     for (int i = 0; i < mod->kernel_count && !entry; i++)
         if (strcmp(mod->kernels[i].source_name, name) == 0) entry = &mod->kernels[i];
     if (!entry) return not_found(mod, name);
-    kiln_status s = kiln_cuda_make_current(st);
-    if (s != KILN_OK) return s;
-    int count = 0;
-    s = read_signature(st, mod, name, params, max_params, &count);
-    if (s != KILN_OK) return s;
+    kiln_status s = KILN_OK;
     pthread_mutex_lock(&mod->lock);
     kiln_backend_function *fn = mod->functions;
     while (fn && fn->entry != entry) fn = fn->next;
     if (!fn) {
-        fn = calloc(1, sizeof *fn);
-        if (!fn) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory looking up %s", name);
+        /* First lookup: the signature record (a device read), the function
+         * and its limits; kept for the next lookups. */
+        kiln_param_info read[SIG_MAX_PARAMS];
+        int count = 0;
+        s = kiln_cuda_make_current(st);
+        if (s == KILN_OK) s = read_signature(st, mod, entry, read, SIG_MAX_PARAMS, &count);
+        fn = s == KILN_OK ? calloc(1, sizeof *fn) : NULL;
+        if (s == KILN_OK && fn) fn->params = malloc(sizeof *fn->params * (size_t)(count > 0 ? count : 1));
+        if (s == KILN_OK && (!fn || !fn->params))
+            s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory looking up %s", name);
         CUresult r = s == KILN_OK
                          ? st->cu->cuModuleGetFunction(&fn->function, mod->module, entry->lowered_name)
                          : CUDA_SUCCESS;
         if (r != CUDA_SUCCESS)
             s = kiln_prefix_error(kiln_cuda_fail(st->cu, r, "cuModuleGetFunction"),
                                   "kernel %s (symbol %s): ", name, entry->lowered_name);
-        if (s == KILN_OK) s = cross_check(st, fn->function, name, params, count);
+        if (s == KILN_OK) s = cross_check(st, fn->function, name, read, count);
         if (s == KILN_OK) s = function_limits(st, fn);
         if (s == KILN_OK) {
+            memcpy(fn->params, read, sizeof *read * (size_t)count);
+            fn->param_count = count;
             fn->entry = entry;
             fn->next = mod->functions;
             mod->functions = fn;
         } else {
+            if (fn) free(fn->params);
             free(fn);
             fn = NULL;
         }
     }
+    if (s == KILN_OK && fn->param_count > max_params)
+        s = kiln_set_error(KILN_ERR_UNSUPPORTED, "%s has %d parameters; kiln supports at most %d", name,
+                           fn->param_count, max_params);
+    if (s == KILN_OK) {
+        memcpy(params, fn->params, sizeof *params * (size_t)fn->param_count);
+        *param_count = fn->param_count;
+        *out = fn;
+    }
     pthread_mutex_unlock(&mod->lock);
-    if (s != KILN_OK) return s;
-    *param_count = count;
-    *out = fn;
-    return KILN_OK;
+    return s;
 }
