@@ -170,6 +170,19 @@ static const char *src =
     "    __syncthreads();\n"
     "    out[i] = s[1 - threadIdx.x] * 3 + (int)blockIdx.x;\n"
     "}\n"
+    "// int locals computed from CUDA's unsigned built-ins: arithmetic modulo\n"
+    "// 2^32 (hashes wrap; blockIdx.x - 1 is -1 in block 0), which the fission\n"
+    "// path's int spelling of them (kiln_fis_w) must keep.\n"
+    "__global__ void wrap_ints(int *out, int k) {\n"
+    "    __shared__ int s[64];\n"
+    "    int h = blockIdx.x * 1103515245 + threadIdx.x * 12345 + k;\n"
+    "    int prev = blockIdx.x - 1, neg = threadIdx.x - blockDim.x;\n"
+    "    const int big = (blockIdx.x + 2147483647) * 3 - threadIdx.x;\n"
+    "    int odd = blockIdx.x * 4000000000u + threadIdx.x / 2 + (threadIdx.x < 3) + -blockIdx.x;\n"
+    "    s[threadIdx.x] = h ^ prev;\n"
+    "    __syncthreads();\n"
+    "    out[blockIdx.x * 64 + threadIdx.x] = s[63 - threadIdx.x] ^ (neg * 7) ^ big ^ odd ^ (h >> 28);\n"
+    "}\n"
     "__global__ void plain(float *o, int n) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i < n) o[i] = 2.0f * i;\n"
@@ -212,6 +225,7 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "calls_helper", "fission", NULL);
     expect_path(log, "guard_types", "fission", NULL);
     expect_path(log, "pair_swap", "fission", NULL);
+    expect_path(log, "wrap_ints", "fission", NULL);
     expect_path(log, "calls_barrier", "fibers", "wait_all");
     expect_path(log, "divergent", "fibers", "not uniform");
     /* barrier kernels beside it do not move it off the loop path */
@@ -530,6 +544,49 @@ static void test_guard_ranges_follow_conversions(void **state) {
     release_pair(&p);
 }
 
+/* wrap_ints's values as CUDA computes them: in uint32_t, then as int32_t. */
+static int32_t wrap_ints_thread(uint32_t bx, uint32_t tx, int32_t k, int part) {
+    uint32_t h = bx * 1103515245u + tx * 12345u + (uint32_t)k, prev = bx - 1u;
+    return part ? (int32_t)h : (int32_t)(h ^ prev);
+}
+static int32_t wrap_ints_ref(uint32_t bx, uint32_t tx, int32_t k) {
+    int32_t neg = (int32_t)(tx - 64u), big = (int32_t)((bx + 2147483647u) * 3u - tx);
+    int32_t odd = (int32_t)(bx * 4000000000u + tx / 2 + (tx < 3) + (0u - bx));
+    return wrap_ints_thread(bx, 63 - tx, k, 0) ^ (neg * 7) ^ big ^ odd ^
+           (wrap_ints_thread(bx, tx, k, 1) >> 28);
+}
+
+static void test_int_locals_of_unsigned_indices_wrap(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    pair p;
+    get_pair(ctx, "wrap_ints", &p);
+    enum { BLOCKS = 7, N = BLOCKS * 64 };
+    int o1[N], o2[N];
+    int64_t nn = N;
+    kiln_array *d1, *d2;
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d2));
+    const int ks[] = {0, -1, 2147483647, (int)test_uniform(&r, -2e9, 2e9)};
+    for (size_t j = 0; j < sizeof ks / sizeof *ks; j++) {
+        TEST_OK(kiln_launch(p.fast, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
+                            KILN_ARGS(kiln_arr(d1), kiln_i32(ks[j]))));
+        TEST_OK(kiln_launch(p.fibers, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
+                            KILN_ARGS(kiln_arr(d2), kiln_i32(ks[j]))));
+        TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
+        TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+        for (int i = 0; i < N; i++) {
+            int want = wrap_ints_ref((uint32_t)(i / 64), (uint32_t)(i % 64), ks[j]);
+            if (o1[i] != o2[i] || o1[i] != want)
+                fail_msg("thread %d (k %d): %d fission, %d fibers, %d expected", i, ks[j], o1[i], o2[i],
+                         want);
+        }
+    }
+    kiln_array_release(d1);
+    kiln_array_release(d2);
+    release_pair(&p);
+}
+
 /* Grids of more than 2^20 blocks in x take the body without kiln's range
  * assumptions (kiln_cpu_fission.cuh); both sides of the line must agree
  * with the host. */
@@ -824,6 +881,7 @@ int main(void) {
         cmocka_unit_test(test_stencil_matches_fibers_and_host),
         cmocka_unit_test(test_reduction_matches_fibers_and_host),
         cmocka_unit_test(test_guard_ranges_follow_conversions),
+        cmocka_unit_test(test_int_locals_of_unsigned_indices_wrap),
         cmocka_unit_test(test_example_matmul_takes_fission),
         cmocka_unit_test(test_huge_grid_takes_the_general_body),
         cmocka_unit_test(test_early_return_and_uniform_control_flow),

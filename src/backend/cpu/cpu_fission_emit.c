@@ -1,6 +1,8 @@
 /* cpu_fission_emit.c: writing the transformed kernel (loop fission,
  * cpu_fission_impl.h): regions as loops over the block's threads. */
 
+#include <stdlib.h>
+
 #include "backend/cpu/cpu_fission_impl.h"
 
 static void put(fis *f, const char *s) { kiln_text_puts(f->out, s); }
@@ -44,8 +46,57 @@ static void put_toks(fis *f, int a, int b) {
         } else if (f->returns && is(f, i, "return") && is(f, i + 1, ";")) {
             put(f, "{ kiln_done[kiln_t] = 1; return; }");
             i++;
-        } else
+        } else {
+            if (f->mark && f->mark[i] == KILN_FIS_W_OPEN) put(f, "kiln_fis_w(");
             put_tok(f, i);
+            if (f->mark && f->mark[i] == KILN_FIS_W_CLOSE) put(f, ")");
+        }
+    }
+}
+
+/* Is [a, b) an initialiser whose built-in indices may go through
+ * kiln_fis_w (kiln_cpu_fission.cuh)? Arithmetic on names and numbers only:
+ * a call, subscript or conditional would hand the wrapper to code that
+ * expects an unsigned (overloads, templates). */
+static int wrap_zone(const fis *f, int a, int b) {
+    static const char *const no[] = {
+        "?",  "[",  "{",   "->",  "=",  "+=", "-=",     "*=",       "/=", "%=", "&=",
+        "|=", "^=", "<<=", ">>=", "++", "--", "sizeof", "decltype", ",",  ":"};
+    for (int i = a; i < b; i++) {
+        const kiln_ctok *t = &f->c->t[i];
+        if (t->kind == CTOK_STRING || t->kind == CTOK_PP) return 0;
+        if (ident(f, i) && is(f, i + 1, "(") && i + 1 < b) return 0;
+        for (size_t k = 0; k < sizeof no / sizeof *no; k++)
+            if (is(f, i, no[k])) return 0;
+    }
+    return 1;
+}
+
+/* Marks the built-in index reads (`blockIdx.x`) in the initialisers of
+ * `int` locals for kiln_fis_w: the value the local gets is the same, but
+ * GCC sees int arithmetic it can vectorise. */
+static void fis_mark_wraps(fis *f) {
+    static const char *const builtins[] = {"blockIdx", "threadIdx", "blockDim", "gridDim"};
+    for (int v = 0; v < f->var_count; v++) {
+        const var *x = &f->vars[v];
+        if (x->init_a < 0 || x->stars || x->dim_a >= 0 || x->stmt < 0) continue;
+        int ints = 0, others = 0;
+        for (int i = x->type_a; i < x->type_b; i++) {
+            if (is(f, i, "int"))
+                ints++;
+            else if (!is(f, i, "const"))
+                others++;
+        }
+        if (ints != 1 || others || !wrap_zone(f, x->init_a, x->init_b)) continue;
+        for (int i = x->init_a; i + 2 < x->init_b; i++) {
+            int named = 0;
+            for (size_t k = 0; k < sizeof builtins / sizeof *builtins; k++) named |= is(f, i, builtins[k]);
+            if (!named || is_member(f, i) || !is(f, i + 1, ".") ||
+                !(is(f, i + 2, "x") || is(f, i + 2, "y") || is(f, i + 2, "z")))
+                continue;
+            f->mark[i] = KILN_FIS_W_OPEN;
+            f->mark[i + 2] = KILN_FIS_W_CLOSE;
+        }
     }
 }
 
@@ -293,7 +344,7 @@ static void emit_region(fis *f, int r) {
     if (ivdep) put(f, "KILN_FIS_IVDEP\n");
     put(f, "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n"
            "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n"
-           "KILN_FIS_WHERE(kiln_x, kiln_y, kiln_z)\n");
+           "KILN_FIS_THREAD_RANGES\nKILN_FIS_WHERE(kiln_x, kiln_y, kiln_z)\n");
     if (f->returns) put(f, "if (kiln_done[kiln_t]) continue;\n");
     put(f,
         "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; (void)threadIdx;\n");
@@ -361,6 +412,8 @@ static void emit_seq(fis *f, int seq) {
 void fis_emit_kernel(fis *f, int root) {
     const kpath_fn *fn = f->fn;
     kiln_text *final = f->out, hold = {0}, body = {0};
+    f->mark = calloc((size_t)f->c->n + 1, 1);
+    if (f->mark) fis_mark_wraps(f);
     f->out = &body;
     f->hold = &hold;
     const kiln_ctok *name = &f->c->t[fn->name];
@@ -388,5 +441,7 @@ void fis_emit_kernel(fis *f, int root) {
     kiln_text_add(final, body.data ? body.data : "", body.length);
     kiln_text_free(&hold);
     kiln_text_free(&body);
+    free(f->mark);
+    f->mark = NULL;
     f->out = final;
 }

@@ -77,7 +77,12 @@ typedef struct fis {
     int *lines;       /* the source line of each token, or NULL */
     kiln_text *hold;  /* the holders of __shared__ and static variables (emit) */
     int holders;
+    /* per token (emit): KILN_FIS_W_OPEN / _CLOSE around a built-in index
+     * read in an int initialiser (see fis_mark_wraps), or 0 */
+    unsigned char *mark;
 } fis;
+
+enum { KILN_FIS_W_OPEN = 1, KILN_FIS_W_CLOSE = 2 };
 
 static inline int fail(fis *f, const char *what, int tok) {
     if (f->why[0]) return -1; /* keep the first reason */
