@@ -60,6 +60,14 @@ template <typename I, int Le, typename B> static inline int kiln_fis_end(B b, in
     } else
         return kiln_fis_prefix([&](int x) { return Le ? (I)x <= b : (I)x < b; }, n);
 }
+// A row check (cpu_fission_select.c): did min/max give its first argument
+// a, in its own type R? Integers only (a float min may pick either zero).
+template <typename R, typename T> static KILN_FIS_INLINE inline int kiln_fis_first(R r, T a) {
+    if constexpr (kiln_fis_integral<R>::value)
+        return r == (R)a;
+    else
+        return 0;
+}
 // CUDA's built-in indices are unsigned, so `int x = blockIdx.x * TX + tx`
 // computes in unsigned arithmetic, which may wrap as far as GCC knows: its
 // thread loops then gather (or do not vectorise) where the same sum spelled
