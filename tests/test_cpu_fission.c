@@ -183,6 +183,18 @@ static const char *src =
     "    __syncthreads();\n"
     "    out[blockIdx.x * 64 + threadIdx.x] = s[63 - threadIdx.x] ^ (neg * 7) ^ big ^ odd ^ (h >> 28);\n"
     "}\n"
+    "// Selections the fission path versions thread loops on: some rows take\n"
+    "// the first side everywhere, some nowhere, some in part.\n"
+    "__global__ void selects(const int *in, int *out, int n, int lim) {\n"
+    "    __shared__ int s[64];\n"
+    "    int t = threadIdx.x;\n"
+    "    int i = blockIdx.x * 64 + t;\n"
+    "    int c = min(i, n - 1), d = max(t - lim, 0);\n"
+    "    unsigned u = min(t, lim);\n"
+    "    s[t] = i < n ? in[c] : -1;\n"
+    "    __syncthreads();\n"
+    "    out[blockIdx.x * 64 + t] = s[d] + (t > lim ? c : d) + max(lim - t, -3) + (int)u;\n"
+    "}\n"
     "__global__ void plain(float *o, int n) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i < n) o[i] = 2.0f * i;\n"
@@ -226,6 +238,7 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "guard_types", "fission", NULL);
     expect_path(log, "pair_swap", "fission", NULL);
     expect_path(log, "wrap_ints", "fission", NULL);
+    expect_path(log, "selects", "fission", NULL);
     expect_path(log, "calls_barrier", "fibers", "wait_all");
     expect_path(log, "divergent", "fibers", "not uniform");
     /* barrier kernels beside it do not move it off the loop path */
@@ -587,6 +600,54 @@ static void test_int_locals_of_unsigned_indices_wrap(void **state) {
     release_pair(&p);
 }
 
+static int selects_ref(const int *in, int n, int lim, int b, int t) {
+    int s[64];
+    for (int k = 0; k < 64; k++) {
+        int i = b * 64 + k;
+        s[k] = i < n ? in[i < n - 1 ? i : n - 1] : -1;
+    }
+    int i = b * 64 + t, c = i < n - 1 ? i : n - 1, d = t - lim > 0 ? t - lim : 0;
+    int u = t < lim ? t : lim, m = lim - t > -3 ? lim - t : -3;
+    return s[d] + (t > lim ? c : d) + m + u;
+}
+
+static void test_versioned_selections(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    pair p;
+    get_pair(ctx, "selects", &p);
+    enum { BLOCKS = 6, N = BLOCKS * 64 };
+    int in[N], o1[N], o2[N];
+    for (int i = 0; i < N; i++) in[i] = (int)test_uniform(&r, -1000, 1000);
+    int64_t nn = N;
+    kiln_array *din, *d1, *d2;
+    TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &nn, in, sizeof in, &din));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d2));
+    const int ns[] = {N, N - 1, 130, (int)test_uniform(&r, 1, N)};
+    const int lims[] = {0, 70, 63, (int)test_uniform(&r, 0, 70)};
+    for (size_t j = 0; j < 4; j++)
+        for (size_t q = 0; q < 4; q++) {
+            int n = ns[j], lim = lims[q];
+            TEST_OK(kiln_launch(p.fast, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
+                                KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n), kiln_i32(lim))));
+            TEST_OK(kiln_launch(p.fibers, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
+                                KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(n), kiln_i32(lim))));
+            TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
+            TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+            for (int i = 0; i < N; i++) {
+                int want = selects_ref(in, n, lim, i / 64, i % 64);
+                if (o1[i] != o2[i] || o1[i] != want)
+                    fail_msg("thread %d (n %d, lim %d): %d fission, %d fibers, %d expected", i, n, lim, o1[i],
+                             o2[i], want);
+            }
+        }
+    kiln_array_release(din);
+    kiln_array_release(d1);
+    kiln_array_release(d2);
+    release_pair(&p);
+}
+
 /* Grids of more than 2^20 blocks in x take the body without kiln's range
  * assumptions (kiln_cpu_fission.cuh); both sides of the line must agree
  * with the host. */
@@ -882,6 +943,7 @@ int main(void) {
         cmocka_unit_test(test_reduction_matches_fibers_and_host),
         cmocka_unit_test(test_guard_ranges_follow_conversions),
         cmocka_unit_test(test_int_locals_of_unsigned_indices_wrap),
+        cmocka_unit_test(test_versioned_selections),
         cmocka_unit_test(test_example_matmul_takes_fission),
         cmocka_unit_test(test_huge_grid_takes_the_general_body),
         cmocka_unit_test(test_early_return_and_uniform_control_flow),
