@@ -262,6 +262,9 @@ static void put_guard_range(fis *f, const node *n) {
     put(f, "int kiln_x0 = 0, kiln_xe = kiln_bx;\n");
     if (n->narrow_ranged && n->narrow_ident) {
         put_closed_range(f, n);
+        /* `tx == c`: one thread at most, which GCC does not see; told,
+         * it drops the vector loop and its epilogues for straight code */
+        if (n->narrow_eq >= 0) put(f, "if (kiln_xe - kiln_x0 > 1) __builtin_unreachable();\n");
         return;
     }
     int passes = !n->narrow_ranged ? 1 : n->narrow_eq >= 0 ? 2 : 1;
