@@ -66,7 +66,7 @@ static const var *only_var(const fis *f, int i) {
 }
 
 /* Is [a, b) free of side effects and memory reads, naming only what the
- * row check can evaluate? *remats: it names a V_REMAT variable. */
+ * row check can evaluate (fis_site_usable then asks where)? */
 static int pure_operand(const fis *f, int a, int b) {
     static const char *const no[] = {"?",  ":",  "[",  "{",  "->",  "=",   "+=", "-=", "*=", "/=",
                                      "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--", ",",  ";"};
@@ -97,7 +97,6 @@ static int pure_operand(const fis *f, int a, int b) {
         }
         const var *x = only_var(f, i);
         if (!x || x->memory || (x->kind != V_REMAT && x->kind != V_UNIFORM && x->kind != V_LOOP)) return 0;
-        if (x->kind == V_LOOP && fis_modified(f, x->name, a, b)) return 0;
     }
     return 1;
 }
@@ -145,8 +144,10 @@ void fis_find_sites(fis *f) {
             kpath_fn_named(f->u, i) || kpath_macro_of(f->u, i) || f->site_at[i])
             continue;
         int close = match(f, i + 1), comma = -1;
+        if (close < i + 2) continue;
         for (int j = i + 2; j < close; j++) {
             if (is(f, j, "(") || is(f, j, "[")) {
+                if (match(f, j) <= j) break;
                 j = match(f, j);
                 continue;
             }
@@ -174,6 +175,9 @@ int fis_site_usable(fis *f, int r, const fis_site *s, int a, int b) {
     for (int i = s->a; i < s->e; i++) {
         if (!ident(f, i) || is_member(f, i)) continue;
         const var *x = only_var(f, i);
+        if (x && x->kind == V_LOOP) /* a uniform loop's counter: not stepped inside the region */
+            for (int c = f->nodes[r].child; c >= 0; c = f->nodes[c].next)
+                if (fis_modified(f, x->name, f->nodes[c].a, f->nodes[c].b)) return 0;
         if (!x || x->kind != V_REMAT) continue;
         if (fis_visible(f, x, r)) continue;
         if (x->region != r || x->stmt < 0 || f->nodes[x->stmt].parent != r || x->stored) return 0;
