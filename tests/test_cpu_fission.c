@@ -195,6 +195,21 @@ static const char *src =
     "    __syncthreads();\n"
     "    out[blockIdx.x * 64 + t] = s[d] + (t > lim ? c : d) + max(lim - t, -3) + (int)u;\n"
     "}\n"
+    "// A selection on a uniform loop's counter (h): rows of 16 threads that\n"
+    "// take its first side everywhere, nowhere, or in part, level by level.\n"
+    "__global__ void scan_rows(const int *in, int *out) {\n"
+    "    __shared__ int s[64];\n"
+    "    int t = threadIdx.y * 16 + threadIdx.x;\n"
+    "    s[t] = in[blockIdx.x * 64 + t];\n"
+    "    __syncthreads();\n"
+    "    for (int h = 1; h < 64; h *= 2) {\n"
+    "        int v = t >= h ? s[t - h] : 0;\n"
+    "        __syncthreads();\n"
+    "        s[t] += v;\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    out[blockIdx.x * 64 + t] = s[t];\n"
+    "}\n"
     "__global__ void plain(float *o, int n) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i < n) o[i] = 2.0f * i;\n"
@@ -239,6 +254,7 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "pair_swap", "fission", NULL);
     expect_path(log, "wrap_ints", "fission", NULL);
     expect_path(log, "selects", "fission", NULL);
+    expect_path(log, "scan_rows", "fission", NULL);
     expect_path(log, "calls_barrier", "fibers", "wait_all");
     expect_path(log, "divergent", "fibers", "not uniform");
     /* barrier kernels beside it do not move it off the loop path */
@@ -642,6 +658,26 @@ static void test_versioned_selections(void **state) {
                              o2[i], want);
             }
         }
+    kiln_array_release(din);
+    kiln_array_release(d1);
+    kiln_array_release(d2);
+    release_pair(&p);
+    /* scan_rows: each block's inclusive prefix sums */
+    get_pair(ctx, "scan_rows", &p);
+    TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &nn, in, sizeof in, &din));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d2));
+    TEST_OK(kiln_launch(p.fast, KILN_DIM(BLOCKS), KILN_DIM(16, 4), 0, NULL,
+                        KILN_ARGS(kiln_arr(din), kiln_arr(d1))));
+    TEST_OK(kiln_launch(p.fibers, KILN_DIM(BLOCKS), KILN_DIM(16, 4), 0, NULL,
+                        KILN_ARGS(kiln_arr(din), kiln_arr(d2))));
+    TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
+    TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+    for (int i = 0, sum = 0; i < N; i++) {
+        sum = (i % 64 ? sum : 0) + in[i];
+        if (o1[i] != o2[i] || o1[i] != sum)
+            fail_msg("scan_rows[%d]: %d fission, %d fibers, %d expected", i, o1[i], o2[i], sum);
+    }
     kiln_array_release(din);
     kiln_array_release(d1);
     kiln_array_release(d2);
