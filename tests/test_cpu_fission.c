@@ -210,6 +210,17 @@ static const char *src =
     "    }\n"
     "    out[blockIdx.x * 64 + t] = s[t];\n"
     "}\n"
+    "// A recomputed local that divides by the thread index, after a return\n"
+    "// for thread 0: row checks must not evaluate it for thread 0.\n"
+    "__global__ void guarded_div(const int *in, int *out, int n) {\n"
+    "    __shared__ int s[64];\n"
+    "    int t = threadIdx.x;\n"
+    "    if (t == 0) return;\n"
+    "    int q = 640 / t;\n"
+    "    s[t] = q < n ? in[blockIdx.x * 64 + t] : 0;\n"
+    "    __syncthreads();\n"
+    "    out[blockIdx.x * 64 + t] = (q > 5 ? s[64 - t] : 1) + q;\n"
+    "}\n"
     "__global__ void plain(float *o, int n) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i < n) o[i] = 2.0f * i;\n"
@@ -255,6 +266,7 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "wrap_ints", "fission", NULL);
     expect_path(log, "selects", "fission", NULL);
     expect_path(log, "scan_rows", "fission", NULL);
+    expect_path(log, "guarded_div", "fission", NULL);
     expect_path(log, "calls_barrier", "fibers", "wait_all");
     expect_path(log, "divergent", "fibers", "not uniform");
     /* barrier kernels beside it do not move it off the loop path */
@@ -661,6 +673,34 @@ static void test_versioned_selections(void **state) {
     kiln_array_release(din);
     kiln_array_release(d1);
     kiln_array_release(d2);
+    release_pair(&p);
+    /* guarded_div: thread 0 of each block returns before dividing by its index */
+    get_pair(ctx, "guarded_div", &p);
+    TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &nn, in, sizeof in, &din));
+    for (int j = 0; j < 3; j++) {
+        int n = j == 0 ? 1000 : j == 1 ? 20 : (int)test_uniform(&r, 0, 700);
+        TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d1));
+        TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d2));
+        TEST_OK(kiln_launch(p.fast, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
+                            KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n))));
+        TEST_OK(kiln_launch(p.fibers, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
+                            KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(n))));
+        TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
+        TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+        for (int i = 0; i < N; i++) {
+            int b = i / 64, t = i % 64, want = 0;
+            if (t) {
+                int q = 640 / t, u = 64 - t, qu = 640 / u;
+                want = (q > 5 ? (qu < n ? in[b * 64 + u] : 0) : 1) + q;
+            }
+            if (o1[i] != o2[i] || o1[i] != want)
+                fail_msg("guarded_div[%d] (n %d): %d fission, %d fibers, %d expected", i, n, o1[i], o2[i],
+                         want);
+        }
+        kiln_array_release(d1);
+        kiln_array_release(d2);
+    }
+    kiln_array_release(din);
     release_pair(&p);
     /* scan_rows: each block's inclusive prefix sums */
     get_pair(ctx, "scan_rows", &p);

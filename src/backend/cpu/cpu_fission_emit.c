@@ -347,6 +347,14 @@ static int region_sites(fis *f, int r, int *on) {
     int count = 0;
     /* a guard `x == c` leaves one thread a row: nothing to vectorise */
     if (!f->site_count || (n->narrow_s0 >= 0 && n->narrow_ranged && n->narrow_eq >= 0)) return 0;
+    /* the row check runs the region's own recomputed locals for every
+     * thread: not where a `return` among them would have stopped some */
+    if (n->narrow_s0 < 0)
+        for (int s = n->child; s >= 0; s = f->nodes[s].next)
+            for (int i = f->nodes[s].a; i < f->nodes[s].b; i++) {
+                const kpath_macro *m = kpath_macro_of(f->u, i);
+                if (is(f, i, "return") || (m && (m->flags & KPATH_MACRO_CONTROL))) return 0;
+            }
     /* the copies of recomputable locals that the region uses, directly or
      * through another one (the others are dead code in its loop) */
     unsigned char used[MAX_VARS] = {0};

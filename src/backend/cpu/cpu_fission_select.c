@@ -68,8 +68,10 @@ static const var *only_var(const fis *f, int i) {
 /* Is [a, b) free of side effects and memory reads, naming only what the
  * row check can evaluate (fis_site_usable then asks where)? */
 static int pure_operand(const fis *f, int a, int b) {
-    static const char *const no[] = {"?",  ":",  "[",  "{",  "->",  "=",   "+=", "-=", "*=", "/=",
-                                     "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--", ",",  ";"};
+    /* no division either: the check evaluates the operands for every
+     * thread, also where a short-circuit would have skipped them */
+    static const char *const no[] = {"?",  ":",  "[",  "{",   "->",  "=",  "+=", "-=", "*=", "/=", "%=",
+                                     "&=", "|=", "^=", "<<=", ">>=", "++", "--", ",",  ";",  "/",  "%"};
     if (a >= b) return 0;
     for (int i = a; i < b; i++) {
         const kiln_ctok *t = &f->c->t[i];
