@@ -170,6 +170,57 @@ static const char *src =
     "    __syncthreads();\n"
     "    out[i] = s[1 - threadIdx.x] * 3 + (int)blockIdx.x;\n"
     "}\n"
+    "// int locals computed from CUDA's unsigned built-ins: arithmetic modulo\n"
+    "// 2^32 (hashes wrap; blockIdx.x - 1 is -1 in block 0), which the fission\n"
+    "// path's int spelling of them (kiln_fis_w) must keep.\n"
+    "__global__ void wrap_ints(int *out, int k) {\n"
+    "    __shared__ int s[64];\n"
+    "    int h = blockIdx.x * 1103515245 + threadIdx.x * 12345 + k;\n"
+    "    int prev = blockIdx.x - 1, neg = threadIdx.x - blockDim.x;\n"
+    "    const int big = (blockIdx.x + 2147483647) * 3 - threadIdx.x;\n"
+    "    int odd = blockIdx.x * 4000000000u + threadIdx.x / 2 + (threadIdx.x < 3) + -blockIdx.x;\n"
+    "    s[threadIdx.x] = h ^ prev;\n"
+    "    __syncthreads();\n"
+    "    out[blockIdx.x * 64 + threadIdx.x] = s[63 - threadIdx.x] ^ (neg * 7) ^ big ^ odd ^ (h >> 28);\n"
+    "}\n"
+    "// Selections the fission path versions thread loops on: some rows take\n"
+    "// the first side everywhere, some nowhere, some in part.\n"
+    "__global__ void selects(const int *in, int *out, int n, int lim) {\n"
+    "    __shared__ int s[64];\n"
+    "    int t = threadIdx.x;\n"
+    "    int i = blockIdx.x * 64 + t;\n"
+    "    int c = min(i, n - 1), d = max(t - lim, 0);\n"
+    "    unsigned u = min(t, lim);\n"
+    "    s[t] = i < n ? in[c] : -1;\n"
+    "    __syncthreads();\n"
+    "    out[blockIdx.x * 64 + t] = s[d] + (t > lim ? c : d) + max(lim - t, -3) + (int)u;\n"
+    "}\n"
+    "// A selection on a uniform loop's counter (h): rows of 16 threads that\n"
+    "// take its first side everywhere, nowhere, or in part, level by level.\n"
+    "__global__ void scan_rows(const int *in, int *out) {\n"
+    "    __shared__ int s[64];\n"
+    "    int t = threadIdx.y * 16 + threadIdx.x;\n"
+    "    s[t] = in[blockIdx.x * 64 + t];\n"
+    "    __syncthreads();\n"
+    "    for (int h = 1; h < 64; h *= 2) {\n"
+    "        int v = t >= h ? s[t - h] : 0;\n"
+    "        __syncthreads();\n"
+    "        s[t] += v;\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    out[blockIdx.x * 64 + t] = s[t];\n"
+    "}\n"
+    "// A recomputed local that divides by the thread index, after a return\n"
+    "// for thread 0: row checks must not evaluate it for thread 0.\n"
+    "__global__ void guarded_div(const int *in, int *out, int n) {\n"
+    "    __shared__ int s[64];\n"
+    "    int t = threadIdx.x;\n"
+    "    if (t == 0) return;\n"
+    "    int q = 640 / t;\n"
+    "    s[t] = q < n ? in[blockIdx.x * 64 + t] : 0;\n"
+    "    __syncthreads();\n"
+    "    out[blockIdx.x * 64 + t] = (q > 5 ? s[64 - t] : 1) + q;\n"
+    "}\n"
     "__global__ void plain(float *o, int n) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i < n) o[i] = 2.0f * i;\n"
@@ -212,6 +263,10 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "calls_helper", "fission", NULL);
     expect_path(log, "guard_types", "fission", NULL);
     expect_path(log, "pair_swap", "fission", NULL);
+    expect_path(log, "wrap_ints", "fission", NULL);
+    expect_path(log, "selects", "fission", NULL);
+    expect_path(log, "scan_rows", "fission", NULL);
+    expect_path(log, "guarded_div", "fission", NULL);
     expect_path(log, "calls_barrier", "fibers", "wait_all");
     expect_path(log, "divergent", "fibers", "not uniform");
     /* barrier kernels beside it do not move it off the loop path */
@@ -530,6 +585,145 @@ static void test_guard_ranges_follow_conversions(void **state) {
     release_pair(&p);
 }
 
+/* wrap_ints's values as CUDA computes them: in uint32_t, then as int32_t. */
+static int32_t wrap_ints_thread(uint32_t bx, uint32_t tx, int32_t k, int part) {
+    uint32_t h = bx * 1103515245u + tx * 12345u + (uint32_t)k, prev = bx - 1u;
+    return part ? (int32_t)h : (int32_t)(h ^ prev);
+}
+static int32_t wrap_ints_ref(uint32_t bx, uint32_t tx, int32_t k) {
+    int32_t neg = (int32_t)(tx - 64u), big = (int32_t)((bx + 2147483647u) * 3u - tx);
+    int32_t odd = (int32_t)(bx * 4000000000u + tx / 2 + (tx < 3) + (0u - bx));
+    return wrap_ints_thread(bx, 63 - tx, k, 0) ^ (neg * 7) ^ big ^ odd ^
+           (wrap_ints_thread(bx, tx, k, 1) >> 28);
+}
+
+static void test_int_locals_of_unsigned_indices_wrap(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    pair p;
+    get_pair(ctx, "wrap_ints", &p);
+    enum { BLOCKS = 7, N = BLOCKS * 64 };
+    int o1[N], o2[N];
+    int64_t nn = N;
+    kiln_array *d1, *d2;
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d2));
+    const int ks[] = {0, -1, 2147483647, (int)test_uniform(&r, -2e9, 2e9)};
+    for (size_t j = 0; j < sizeof ks / sizeof *ks; j++) {
+        TEST_OK(kiln_launch(p.fast, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
+                            KILN_ARGS(kiln_arr(d1), kiln_i32(ks[j]))));
+        TEST_OK(kiln_launch(p.fibers, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
+                            KILN_ARGS(kiln_arr(d2), kiln_i32(ks[j]))));
+        TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
+        TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+        for (int i = 0; i < N; i++) {
+            int want = wrap_ints_ref((uint32_t)(i / 64), (uint32_t)(i % 64), ks[j]);
+            if (o1[i] != o2[i] || o1[i] != want)
+                fail_msg("thread %d (k %d): %d fission, %d fibers, %d expected", i, ks[j], o1[i], o2[i],
+                         want);
+        }
+    }
+    kiln_array_release(d1);
+    kiln_array_release(d2);
+    release_pair(&p);
+}
+
+static int selects_ref(const int *in, int n, int lim, int b, int t) {
+    int s[64];
+    for (int k = 0; k < 64; k++) {
+        int i = b * 64 + k;
+        s[k] = i < n ? in[i < n - 1 ? i : n - 1] : -1;
+    }
+    int i = b * 64 + t, c = i < n - 1 ? i : n - 1, d = t - lim > 0 ? t - lim : 0;
+    int u = t < lim ? t : lim, m = lim - t > -3 ? lim - t : -3;
+    return s[d] + (t > lim ? c : d) + m + u;
+}
+
+static void test_versioned_selections(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    pair p;
+    get_pair(ctx, "selects", &p);
+    enum { BLOCKS = 6, N = BLOCKS * 64 };
+    int in[N], o1[N], o2[N];
+    for (int i = 0; i < N; i++) in[i] = (int)test_uniform(&r, -1000, 1000);
+    int64_t nn = N;
+    kiln_array *din, *d1, *d2;
+    TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &nn, in, sizeof in, &din));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d2));
+    const int ns[] = {N, N - 1, 130, (int)test_uniform(&r, 1, N)};
+    const int lims[] = {0, 70, 63, (int)test_uniform(&r, 0, 70)};
+    for (size_t j = 0; j < 4; j++)
+        for (size_t q = 0; q < 4; q++) {
+            int n = ns[j], lim = lims[q];
+            TEST_OK(kiln_launch(p.fast, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
+                                KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n), kiln_i32(lim))));
+            TEST_OK(kiln_launch(p.fibers, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
+                                KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(n), kiln_i32(lim))));
+            TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
+            TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+            for (int i = 0; i < N; i++) {
+                int want = selects_ref(in, n, lim, i / 64, i % 64);
+                if (o1[i] != o2[i] || o1[i] != want)
+                    fail_msg("thread %d (n %d, lim %d): %d fission, %d fibers, %d expected", i, n, lim, o1[i],
+                             o2[i], want);
+            }
+        }
+    kiln_array_release(din);
+    kiln_array_release(d1);
+    kiln_array_release(d2);
+    release_pair(&p);
+    /* guarded_div: thread 0 of each block returns before dividing by its index */
+    get_pair(ctx, "guarded_div", &p);
+    TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &nn, in, sizeof in, &din));
+    for (int j = 0; j < 3; j++) {
+        int n = j == 0 ? 1000 : j == 1 ? 20 : (int)test_uniform(&r, 0, 700);
+        TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d1));
+        TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d2));
+        TEST_OK(kiln_launch(p.fast, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
+                            KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n))));
+        TEST_OK(kiln_launch(p.fibers, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
+                            KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(n))));
+        TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
+        TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+        for (int i = 0; i < N; i++) {
+            int b = i / 64, t = i % 64, want = 0;
+            if (t) {
+                int q = 640 / t, u = 64 - t, qu = 640 / u;
+                want = (q > 5 ? (qu < n ? in[b * 64 + u] : 0) : 1) + q;
+            }
+            if (o1[i] != o2[i] || o1[i] != want)
+                fail_msg("guarded_div[%d] (n %d): %d fission, %d fibers, %d expected", i, n, o1[i], o2[i],
+                         want);
+        }
+        kiln_array_release(d1);
+        kiln_array_release(d2);
+    }
+    kiln_array_release(din);
+    release_pair(&p);
+    /* scan_rows: each block's inclusive prefix sums */
+    get_pair(ctx, "scan_rows", &p);
+    TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &nn, in, sizeof in, &din));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d2));
+    TEST_OK(kiln_launch(p.fast, KILN_DIM(BLOCKS), KILN_DIM(16, 4), 0, NULL,
+                        KILN_ARGS(kiln_arr(din), kiln_arr(d1))));
+    TEST_OK(kiln_launch(p.fibers, KILN_DIM(BLOCKS), KILN_DIM(16, 4), 0, NULL,
+                        KILN_ARGS(kiln_arr(din), kiln_arr(d2))));
+    TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
+    TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+    for (int i = 0, sum = 0; i < N; i++) {
+        sum = (i % 64 ? sum : 0) + in[i];
+        if (o1[i] != o2[i] || o1[i] != sum)
+            fail_msg("scan_rows[%d]: %d fission, %d fibers, %d expected", i, o1[i], o2[i], sum);
+    }
+    kiln_array_release(din);
+    kiln_array_release(d1);
+    kiln_array_release(d2);
+    release_pair(&p);
+}
+
 /* Grids of more than 2^20 blocks in x take the body without kiln's range
  * assumptions (kiln_cpu_fission.cuh); both sides of the line must agree
  * with the host. */
@@ -824,6 +1018,8 @@ int main(void) {
         cmocka_unit_test(test_stencil_matches_fibers_and_host),
         cmocka_unit_test(test_reduction_matches_fibers_and_host),
         cmocka_unit_test(test_guard_ranges_follow_conversions),
+        cmocka_unit_test(test_int_locals_of_unsigned_indices_wrap),
+        cmocka_unit_test(test_versioned_selections),
         cmocka_unit_test(test_example_matmul_takes_fission),
         cmocka_unit_test(test_huge_grid_takes_the_general_body),
         cmocka_unit_test(test_early_return_and_uniform_control_flow),

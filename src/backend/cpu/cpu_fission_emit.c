@@ -1,6 +1,8 @@
 /* cpu_fission_emit.c: writing the transformed kernel (loop fission,
  * cpu_fission_impl.h): regions as loops over the block's threads. */
 
+#include <stdlib.h>
+
 #include "backend/cpu/cpu_fission_impl.h"
 
 static void put(fis *f, const char *s) { kiln_text_puts(f->out, s); }
@@ -25,8 +27,33 @@ static void put_line(fis *f, int i) {
  * naming the user's lines (assert's __LINE__, compile errors); a gap
  * holding a line break becomes one line break. `return;` marks the thread
  * done where later regions must skip it. */
+static void put_toks_raw(fis *f, int a, int b);
+
+/* Site s of a thread loop's fast copy (cpu_fission_select.c): a condition
+ * known to hold, or min/max known to give its first argument. Returns the
+ * last token written. */
+static int put_site(fis *f, int idx) {
+    const fis_site *s = &f->sites[idx];
+    if (s->kind == SITE_COND) {
+        put(f, "true ");
+        return s->k - 1;
+    }
+    f->site_on[idx] = 0; /* min's own type, from the call as written */
+    put(f, "((decltype(");
+    put_toks_raw(f, s->a, s->e + 1);
+    put(f, "))(");
+    f->site_on[idx] = 1;
+    put_toks_raw(f, s->a + 2, s->k);
+    put(f, "))");
+    return s->e;
+}
+
 static void put_toks(fis *f, int a, int b) {
     if (a < b) put_line(f, a);
+    put_toks_raw(f, a, b);
+}
+
+static void put_toks_raw(fis *f, int a, int b) {
     for (int i = a; i < b; i++) {
         if (i > a) {
             int gap_a = f->c->t[i - 1].start + f->c->t[i - 1].len, gap_b = f->c->t[i].start;
@@ -37,6 +64,10 @@ static void put_toks(fis *f, int a, int b) {
             else
                 kiln_text_add(f->out, f->c->text + gap_a, (size_t)(gap_b - gap_a));
         }
+        if (f->site_at && f->site_at[i] && f->site_on[f->site_at[i] - 1]) {
+            i = put_site(f, f->site_at[i] - 1);
+            continue;
+        }
         if (f->c->t[i].kind == CTOK_PP) {
             put(f, "\n");
             put_tok(f, i);
@@ -44,8 +75,57 @@ static void put_toks(fis *f, int a, int b) {
         } else if (f->returns && is(f, i, "return") && is(f, i + 1, ";")) {
             put(f, "{ kiln_done[kiln_t] = 1; return; }");
             i++;
-        } else
+        } else {
+            if (f->mark && f->mark[i] == KILN_FIS_W_OPEN) put(f, "kiln_fis_w(");
             put_tok(f, i);
+            if (f->mark && f->mark[i] == KILN_FIS_W_CLOSE) put(f, ")");
+        }
+    }
+}
+
+/* Is [a, b) an initialiser whose built-in indices may go through
+ * kiln_fis_w (kiln_cpu_fission.cuh)? Arithmetic on names and numbers only:
+ * a call, subscript or conditional would hand the wrapper to code that
+ * expects an unsigned (overloads, templates). */
+static int wrap_zone(const fis *f, int a, int b) {
+    static const char *const no[] = {
+        "?",  "[",  "{",   "->",  "=",  "+=", "-=",     "*=",       "/=", "%=", "&=",
+        "|=", "^=", "<<=", ">>=", "++", "--", "sizeof", "decltype", ",",  ":"};
+    for (int i = a; i < b; i++) {
+        const kiln_ctok *t = &f->c->t[i];
+        if (t->kind == CTOK_STRING || t->kind == CTOK_PP) return 0;
+        if (ident(f, i) && is(f, i + 1, "(") && i + 1 < b) return 0;
+        for (size_t k = 0; k < sizeof no / sizeof *no; k++)
+            if (is(f, i, no[k])) return 0;
+    }
+    return 1;
+}
+
+/* Marks the built-in index reads (`blockIdx.x`) in the initialisers of
+ * `int` locals for kiln_fis_w: the value the local gets is the same, but
+ * GCC sees int arithmetic it can vectorise. */
+static void fis_mark_wraps(fis *f) {
+    static const char *const builtins[] = {"blockIdx", "threadIdx", "blockDim", "gridDim"};
+    for (int v = 0; v < f->var_count; v++) {
+        const var *x = &f->vars[v];
+        if (x->init_a < 0 || x->stars || x->dim_a >= 0 || x->stmt < 0) continue;
+        int ints = 0, others = 0;
+        for (int i = x->type_a; i < x->type_b; i++) {
+            if (is(f, i, "int"))
+                ints++;
+            else if (!is(f, i, "const"))
+                others++;
+        }
+        if (ints != 1 || others || !wrap_zone(f, x->init_a, x->init_b)) continue;
+        for (int i = x->init_a; i + 2 < x->init_b; i++) {
+            int named = 0;
+            for (size_t k = 0; k < sizeof builtins / sizeof *builtins; k++) named |= is(f, i, builtins[k]);
+            if (!named || is_member(f, i) || !is(f, i + 1, ".") ||
+                !(is(f, i + 2, "x") || is(f, i + 2, "y") || is(f, i + 2, "z")))
+                continue;
+            f->mark[i] = KILN_FIS_W_OPEN;
+            f->mark[i + 2] = KILN_FIS_W_CLOSE;
+        }
     }
 }
 
@@ -182,6 +262,9 @@ static void put_guard_range(fis *f, const node *n) {
     put(f, "int kiln_x0 = 0, kiln_xe = kiln_bx;\n");
     if (n->narrow_ranged && n->narrow_ident) {
         put_closed_range(f, n);
+        /* `tx == c`: one thread at most, which GCC does not see; told,
+         * it drops the vector loop and its epilogues for straight code */
+        if (n->narrow_eq >= 0) put(f, "if (kiln_xe - kiln_x0 > 1) __builtin_unreachable();\n");
         return;
     }
     int passes = !n->narrow_ranged ? 1 : n->narrow_eq >= 0 ? 2 : 1;
@@ -237,6 +320,109 @@ static int put_holder(fis *f, int s) {
     return h;
 }
 
+/* Does every declarator of statement s recompute (V_REMAT, not stored)? */
+static int remat_stmt(const fis *f, int s) {
+    if (f->nodes[s].decl < 0) return 0;
+    for (int v = f->nodes[s].decl; v >= 0; v = f->vars[v].next_in_stmt)
+        if (f->vars[v].kind != V_REMAT || f->vars[v].stored) return 0;
+    return 1;
+}
+
+/* The sites in tokens [a, b) that region r's row check can evaluate. */
+static int range_sites(fis *f, int r, int a, int b, int *on, int count) {
+    for (int i = a; i < b && count < MAX_SITES; i++) {
+        int s = f->site_at[i] - 1;
+        if (s < 0 || !fis_site_usable(f, r, &f->sites[s], a, b)) continue;
+        int seen = 0;
+        for (int k = 0; k < count; k++) seen |= on[k] == s;
+        if (!seen) on[count++] = s;
+    }
+    return count;
+}
+
+/* The sites of everything region r's thread loop writes: the copies of
+ * recomputable locals (put_remats) and the region's statements. */
+static int region_sites(fis *f, int r, int *on) {
+    const node *n = &f->nodes[r];
+    int count = 0;
+    /* a guard `x == c` leaves one thread a row: nothing to vectorise */
+    if (!f->site_count || (n->narrow_s0 >= 0 && n->narrow_ranged && n->narrow_eq >= 0)) return 0;
+    /* the row check runs the region's own recomputed locals for every
+     * thread: not where a `return` among them would have stopped some */
+    if (n->narrow_s0 < 0)
+        for (int s = n->child; s >= 0; s = f->nodes[s].next)
+            for (int i = f->nodes[s].a; i < f->nodes[s].b; i++) {
+                const kpath_macro *m = kpath_macro_of(f->u, i);
+                if (is(f, i, "return") || (m && (m->flags & KPATH_MACRO_CONTROL))) return 0;
+            }
+    /* the copies of recomputable locals that the region uses, directly or
+     * through another one (the others are dead code in its loop) */
+    unsigned char used[MAX_VARS] = {0};
+    for (int v = 0; v < f->var_count; v++) {
+        const var *x = &f->vars[v];
+        used[v] = fis_visible(f, x, r) && x->kind == V_REMAT && fis_region_names(f, r, x->name);
+    }
+    for (int more = 1; more;) {
+        more = 0;
+        for (int v = 0; v < f->var_count; v++) {
+            const var *x = &f->vars[v];
+            if (!used[v]) continue;
+            for (int w = 0; w < f->var_count; w++) {
+                const var *y = &f->vars[w];
+                if (used[w] || !fis_visible(f, y, r) || y->kind != V_REMAT) continue;
+                if (fis_names(f, x->init_a, x->init_b, y->name)) used[w] = more = 1;
+            }
+        }
+    }
+    for (int v = 0; v < f->var_count; v++) {
+        const var *x = &f->vars[v];
+        if (!used[v]) continue;
+        count = range_sites(f, r, f->nodes[x->stmt].a, f->nodes[x->stmt].b, on, count);
+    }
+    if (n->narrow_s0 >= 0)
+        count = range_sites(f, r, n->narrow_s0, n->narrow_s1, on, count);
+    else
+        for (int s = n->child; s >= 0; s = f->nodes[s].next)
+            count = range_sites(f, r, f->nodes[s].a, f->nodes[s].b, on, count);
+    return count;
+}
+
+/* kiln_v: whether every site on[] of region r takes its first side for
+ * every thread of the row. A loop without stores (the region's
+ * recomputable locals and the sites' operands only), which vectorises. The
+ * probe twin skips it: its thread loops do not vectorise anyway. */
+static void put_row_check(fis *f, int r, const int *on, int count) {
+    const node *n = &f->nodes[r];
+    put(f, "int kiln_v = 0;\nif (!kiln_probe) {\nkiln_v = 1;\nKILN_FIS_IVDEP\n"
+           "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n"
+           "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n"
+           "KILN_FIS_THREAD_RANGES\n");
+    if (f->returns) put(f, "if (kiln_done[kiln_t]) continue;\n");
+    put(f,
+        "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; (void)threadIdx;\n");
+    put_remats(f, r);
+    put(f, "{");
+    if (n->narrow_s0 < 0)
+        for (int s = n->child; s >= 0; s = f->nodes[s].next)
+            if (remat_stmt(f, s)) emit_stmt(f, s);
+    for (int k = 0; k < count; k++) {
+        const fis_site *s = &f->sites[on[k]];
+        if (s->kind == SITE_COND) {
+            put(f, "\nkiln_v &= (int)(bool)(");
+            put_toks(f, s->a, s->k);
+        } else {
+            put(f, "\nkiln_v &= kiln_fis_first(");
+            put_toks(f, s->a, s->e + 1);
+            put(f, ", ");
+            put_toks(f, s->a + 2, s->k);
+        }
+        put(f, ");");
+    }
+    put(f, "\n}}\n}\n");
+}
+
+static void put_thread_loop(fis *f, int r, int calls, int ivdep);
+
 static void emit_region(fis *f, int r) {
     const node *n = &f->nodes[r];
     for (int s = n->pre; s >= 0; s = f->nodes[s].next) {
@@ -290,10 +476,29 @@ static void emit_region(fis *f, int r) {
         put_guard_range(f, n);
     else if (!narrow)
         put(f, "const int kiln_x0 = 0, kiln_xe = kiln_bx;\n");
+    int on[MAX_SITES], count = region_sites(f, r, on);
+    if (count) {
+        put_row_check(f, r, on, count);
+        put(f, "if (kiln_v) {\n");
+        for (int k = 0; k < count; k++) f->site_on[on[k]] = 1;
+        put_thread_loop(f, r, calls, ivdep);
+        for (int k = 0; k < count; k++) f->site_on[on[k]] = 0;
+        put(f, "} else {\n");
+    }
+    put_thread_loop(f, r, calls, ivdep);
+    if (count) put(f, "}\n");
+    put(f, "}\n");
+    if (narrow && n->narrow_rowfree) put(f, "}\n");
+}
+
+/* The loop over the threads of row (kiln_z, kiln_y) that runs region r. */
+static void put_thread_loop(fis *f, int r, int calls, int ivdep) {
+    const node *n = &f->nodes[r];
+    int narrow = n->narrow_s0 >= 0;
     if (ivdep) put(f, "KILN_FIS_IVDEP\n");
     put(f, "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n"
            "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n"
-           "KILN_FIS_WHERE(kiln_x, kiln_y, kiln_z)\n");
+           "KILN_FIS_THREAD_RANGES\nKILN_FIS_WHERE(kiln_x, kiln_y, kiln_z)\n");
     if (f->returns) put(f, "if (kiln_done[kiln_t]) continue;\n");
     put(f,
         "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; (void)threadIdx;\n");
@@ -314,8 +519,7 @@ static void emit_region(fis *f, int r) {
         put_toks(f, n->narrow_s0, n->narrow_s1);
     } else
         for (int s = n->child; s >= 0; s = f->nodes[s].next) emit_stmt(f, s);
-    put(f, "\n}();\n}}\n");
-    if (narrow && n->narrow_rowfree) put(f, "}\n");
+    put(f, "\n}();\n}\n");
 }
 
 static void emit_node(fis *f, int n) {
@@ -361,6 +565,13 @@ static void emit_seq(fis *f, int seq) {
 void fis_emit_kernel(fis *f, int root) {
     const kpath_fn *fn = f->fn;
     kiln_text *final = f->out, hold = {0}, body = {0};
+    f->mark = calloc((size_t)f->c->n + 1, 1);
+    if (f->mark) fis_mark_wraps(f);
+    f->site_at = calloc((size_t)f->c->n + 1, sizeof *f->site_at);
+    f->sites = calloc(MAX_SITES, sizeof *f->sites);
+    f->site_on = calloc(MAX_SITES, 1);
+    f->site_count = 0;
+    if (f->site_at && f->sites && f->site_on) fis_find_sites(f);
     f->out = &body;
     f->hold = &hold;
     const kiln_ctok *name = &f->c->t[fn->name];
@@ -388,5 +599,14 @@ void fis_emit_kernel(fis *f, int root) {
     kiln_text_add(final, body.data ? body.data : "", body.length);
     kiln_text_free(&hold);
     kiln_text_free(&body);
+    free(f->mark);
+    f->mark = NULL;
+    free(f->site_at);
+    free(f->sites);
+    free(f->site_on);
+    f->site_at = NULL;
+    f->sites = NULL;
+    f->site_on = NULL;
+    f->site_count = 0;
     f->out = final;
 }

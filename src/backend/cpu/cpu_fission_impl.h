@@ -77,7 +77,28 @@ typedef struct fis {
     int *lines;       /* the source line of each token, or NULL */
     kiln_text *hold;  /* the holders of __shared__ and static variables (emit) */
     int holders;
+    /* per token (emit): KILN_FIS_W_OPEN / _CLOSE around a built-in index
+     * read in an int initialiser (see fis_mark_wraps), or 0 */
+    unsigned char *mark;
+    /* selections a thread loop may be versioned on (cpu_fission_select.c):
+     * site_at[token] is 1 + the site starting there, or 0; site_on[s]: the
+     * thread loop being written is the copy where site s takes its first
+     * side */
+    int *site_at;
+    struct fis_site *sites;
+    int site_count;
+    unsigned char *site_on;
 } fis;
+
+#define MAX_SITES 256
+enum { SITE_COND, SITE_MINMAX };
+/* SITE_COND: condition [a, k) of the `?` at k; SITE_MINMAX: `min` or `max`
+ * at a, the comma between its arguments at k, its `)` at e. */
+typedef struct fis_site {
+    int kind, a, k, e;
+} fis_site;
+
+enum { KILN_FIS_W_OPEN = 1, KILN_FIS_W_CLOSE = 2 };
 
 static inline int fail(fis *f, const char *what, int tok) {
     if (f->why[0]) return -1; /* keep the first reason */
@@ -144,6 +165,10 @@ int fis_visible(const fis *f, const var *v, int r);
 int fis_decide_storage(fis *f);
 /* Per-thread local arrays small enough for the worker's stack. */
 int fis_check_stored_arrays(fis *f);
+
+/* ---- cpu_fission_select.c */
+void fis_find_sites(fis *f);
+int fis_site_usable(fis *f, int r, const fis_site *s, int a, int b);
 
 /* ---- cpu_fission_emit.c */
 void fis_emit_kernel(fis *f, int root);

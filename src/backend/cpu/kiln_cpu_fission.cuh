@@ -60,6 +60,78 @@ template <typename I, int Le, typename B> static inline int kiln_fis_end(B b, in
     } else
         return kiln_fis_prefix([&](int x) { return Le ? (I)x <= b : (I)x < b; }, n);
 }
+// A row check (cpu_fission_select.c): did min/max give its first argument
+// a, in its own type R? Integers only (a float min may pick either zero).
+template <typename R, typename T> static KILN_FIS_INLINE inline int kiln_fis_first(R r, T a) {
+    if constexpr (kiln_fis_integral<R>::value)
+        return r == (R)a;
+    else
+        return 0;
+}
+// CUDA's built-in indices are unsigned, so `int x = blockIdx.x * TX + tx`
+// computes in unsigned arithmetic, which may wrap as far as GCC knows: its
+// thread loops then gather (or do not vectorise) where the same sum spelled
+// in int is an affine index. In the initialiser of an `int` local, the
+// transformer wraps each built-in index in kiln_fis_w: + - * then compute
+// modulo 2^32 as before (the same bits, so the same int in the end), but in
+// int wherever the value ranges of the kiln_small body prove that nothing
+// wraps (the overflow test folds away and the plain signed operation, which
+// cannot overflow there, is what is left). Every other use of the value
+// (other operators, other operand types, conversions) sees the unsigned
+// value it always was.
+struct kiln_fis_wi {
+    int v;
+    template <typename T> KILN_FIS_INLINE operator T() const { return (T)(unsigned)v; }
+};
+static KILN_FIS_INLINE inline kiln_fis_wi kiln_fis_w(unsigned u) { return kiln_fis_wi{(int)u}; }
+#define KILN_FIS_WOP1(op, name, A, B, a_, b_)                                                                \
+    static KILN_FIS_INLINE inline kiln_fis_wi operator op(A a, B b) {                                        \
+        int r, x = (int)(a_), y = (int)(b_);                                                                 \
+        if (__builtin_##name##_overflow(x, y, &r)) return kiln_fis_wi{r};                                    \
+        return kiln_fis_wi{x op y};                                                                          \
+    }
+#define KILN_FIS_WOP(op, name)                                                                               \
+    KILN_FIS_WOP1(op, name, kiln_fis_wi, kiln_fis_wi, a.v, b.v)                                              \
+    KILN_FIS_WOP1(op, name, kiln_fis_wi, int, a.v, b)                                                        \
+    KILN_FIS_WOP1(op, name, int, kiln_fis_wi, a, b.v)                                                        \
+    KILN_FIS_WOP1(op, name, kiln_fis_wi, unsigned, a.v, b)                                                   \
+    KILN_FIS_WOP1(op, name, unsigned, kiln_fis_wi, a, b.v)                                                   \
+    template <typename T> static KILN_FIS_INLINE inline auto operator op(kiln_fis_wi a, T b) {               \
+        return (unsigned)a.v op b;                                                                           \
+    }                                                                                                        \
+    template <typename T> static KILN_FIS_INLINE inline auto operator op(T a, kiln_fis_wi b) {               \
+        return a op(unsigned) b.v;                                                                           \
+    }
+KILN_FIS_WOP(+, add)
+KILN_FIS_WOP(-, sub)
+KILN_FIS_WOP(*, mul)
+#define KILN_FIS_WDECAY(op)                                                                                  \
+    static KILN_FIS_INLINE inline auto operator op(kiln_fis_wi a, kiln_fis_wi b) {                           \
+        return (unsigned)a.v op(unsigned) b.v;                                                               \
+    }                                                                                                        \
+    template <typename T> static KILN_FIS_INLINE inline auto operator op(kiln_fis_wi a, T b) {               \
+        return (unsigned)a.v op b;                                                                           \
+    }                                                                                                        \
+    template <typename T> static KILN_FIS_INLINE inline auto operator op(T a, kiln_fis_wi b) {               \
+        return a op(unsigned) b.v;                                                                           \
+    }
+KILN_FIS_WDECAY(/)
+KILN_FIS_WDECAY(%)
+KILN_FIS_WDECAY(<<)
+KILN_FIS_WDECAY(>>)
+KILN_FIS_WDECAY(&)
+KILN_FIS_WDECAY(|)
+KILN_FIS_WDECAY(^)
+KILN_FIS_WDECAY(<)
+KILN_FIS_WDECAY(>)
+KILN_FIS_WDECAY(<=)
+KILN_FIS_WDECAY(>=)
+KILN_FIS_WDECAY(==)
+KILN_FIS_WDECAY(!=)
+static KILN_FIS_INLINE inline kiln_fis_wi operator-(kiln_fis_wi a) { return 0 - a; }
+static KILN_FIS_INLINE inline kiln_fis_wi operator+(kiln_fis_wi a) { return a; }
+static KILN_FIS_INLINE inline unsigned operator~(kiln_fis_wi a) { return ~(unsigned)a.v; }
+static KILN_FIS_INLINE inline bool operator!(kiln_fis_wi a) { return !(unsigned)a.v; }
 // Launch values as locals: the thread loops then see them as invariant,
 // where stores to shared int arrays could alias the globals.
 #define KILN_FIS_PROLOGUE                                                                                    \
@@ -113,6 +185,13 @@ static inline void kiln_cpu_fis(void (*)(A...), kiln_cpu_seq<I...>, const kiln_c
         if (blockIdx.y >= KILN_FIS_SMALL_GRID_YZ) __builtin_unreachable();                                   \
         if (blockIdx.z >= KILN_FIS_SMALL_GRID_YZ) __builtin_unreachable();                                   \
     }
+// The same facts for the thread loop's counters, stated where the loop's
+// body uses them: GCC's value ranges do not carry the block size's bound to
+// a loop counter, and kiln_fis_w's overflow tests need it to fold away.
+#define KILN_FIS_THREAD_RANGES                                                                               \
+    if ((unsigned)kiln_x >= KILN_CPU_FIS_MAX_THREADS || (unsigned)kiln_y >= KILN_CPU_FIS_MAX_THREADS ||      \
+        (unsigned)kiln_z >= KILN_CPU_FIS_MAX_THREADS)                                                        \
+        __builtin_unreachable();
 #define KILN_FIS_RUN(kiln__k, kiln__probe, kiln__small)                                                      \
     kiln_cpu_fis<&kiln_fis_body_##kiln__k<kiln__probe, kiln__small>>(                                        \
         &kiln_fis_body_##kiln__k<kiln__probe, kiln__small>,                                                  \
