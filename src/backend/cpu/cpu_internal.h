@@ -72,8 +72,11 @@ struct kiln_backend_function {
     struct kiln_backend_function *next;
     kiln_backend_module *module;
     char *name;
-    kiln_cpu_fast_fn fast;     /* NULL on the barrier path */
-    kiln_cpu_fast_fn probe;    /* fast's twin that keeps threadIdx in memory (fault reports); may be NULL */
+    kiln_cpu_fast_fn fast;  /* NULL on the barrier path */
+    kiln_cpu_fast_fn probe; /* fast's twin that keeps threadIdx in memory (fault reports); may be NULL */
+    /* Loop-path kernels: one thread of one block (fault reports: libkiln
+     * loops and notes who runs, so modules carry no probe loop); may be NULL. */
+    kiln_cpu_thread_fn one;
     kiln_cpu_thread_fn thread; /* NULL on the fast path */
     int param_count;
     unsigned short pointee_size[128]; /* per parameter: bytes of a pointer's element, else 0 */
