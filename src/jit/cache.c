@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 
 #include "core/error.h"
 #include "jit/cache_deps.h"
+#include "jit/sha256.h" /* first: before any other OpenSSL header */
 
 /* An entry: magic, payload size (u64), SHA-256 of the payload, the key it
  * was written for, then the payload. The key inside lets a load tell an
@@ -30,8 +30,10 @@
 #define CACHE_NAME_ROOM (1 + 2 * KILN_CACHE_KEY_BYTES + 3 + 1)
 
 static void sha256(const void *data, size_t n, unsigned char out[32]) {
-    unsigned int len = 32;
-    EVP_Digest(data, n, out, &len, EVP_sha256(), NULL);
+    kiln_sha256_ctx c;
+    kiln_sha256_init(&c);
+    kiln_sha256_update(&c, data, n);
+    kiln_sha256_final(&c, out);
 }
 
 static int make_dirs(const char *path) {
@@ -97,18 +99,18 @@ void kiln_cache_dir_resolve(kiln_cache_dir *out) {
     out->usable = 1;
 }
 
-static void digest_update_str(EVP_MD_CTX *md, const char *tag, const char *s) {
+static void digest_update_str(kiln_sha256_ctx *md, const char *tag, const char *s) {
     /* Tag and length-prefix each field so that no two inputs hash alike. */
     size_t n = s ? strlen(s) : 0;
-    EVP_DigestUpdate(md, tag, strlen(tag));
-    EVP_DigestUpdate(md, &n, sizeof n);
-    if (n) EVP_DigestUpdate(md, s, n);
+    kiln_sha256_update(md, tag, strlen(tag));
+    kiln_sha256_update(md, &n, sizeof n);
+    if (n) kiln_sha256_update(md, s, n);
 }
 
 /* Every file directly in each -I directory contributes its name, size and
  * mtime: the net under kiln_cache_digest_includes for headers named by a
  * macro, which it cannot follow. */
-static void digest_include_dir(EVP_MD_CTX *md, const char *dir) {
+static void digest_include_dir(kiln_sha256_ctx *md, const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *e;
@@ -118,16 +120,16 @@ static void digest_include_dir(EVP_MD_CTX *md, const char *dir) {
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
         digest_update_str(md, "inc", e->d_name);
-        EVP_DigestUpdate(md, &st.st_size, sizeof st.st_size);
-        EVP_DigestUpdate(md, &st.st_mtim, sizeof st.st_mtim);
+        kiln_sha256_update(md, &st.st_size, sizeof st.st_size);
+        kiln_sha256_update(md, &st.st_mtim, sizeof st.st_mtim);
     }
     closedir(d);
 }
 
 void kiln_cache_key(const kiln_compile_request *req, const char *compiler_id,
                     unsigned char key[KILN_CACHE_KEY_BYTES]) {
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+    kiln_sha256_ctx ctx, *md = &ctx;
+    kiln_sha256_init(md);
     digest_update_str(md, "kiln", kiln_version_string());
     digest_update_str(md, "compiler", compiler_id);
     digest_update_str(md, "arch", req->arch);
@@ -141,10 +143,8 @@ void kiln_cache_key(const kiln_compile_request *req, const char *compiler_id,
     }
     kiln_cache_digest_includes(md, req);
     int flags[3] = {req->debug, req->lineinfo, req->fast_math};
-    EVP_DigestUpdate(md, flags, sizeof flags);
-    unsigned int len = KILN_CACHE_KEY_BYTES;
-    EVP_DigestFinal_ex(md, key, &len);
-    EVP_MD_CTX_free(md);
+    kiln_sha256_update(md, flags, sizeof flags);
+    kiln_sha256_final(md, key);
 }
 
 void kiln_cache_entry_path(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES],

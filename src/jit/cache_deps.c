@@ -30,16 +30,16 @@
 #define MAX_FILE_BYTES ((size_t)64 << 20)
 
 typedef struct dep_walk {
-    EVP_MD_CTX *md;
+    kiln_sha256_ctx *md;
     const kiln_compile_request *req;
     char **seen; /* real paths already hashed */
     int nseen;
 } dep_walk;
 
-static void digest_field(EVP_MD_CTX *md, const char *tag, const void *data, size_t n) {
-    EVP_DigestUpdate(md, tag, strlen(tag));
-    EVP_DigestUpdate(md, &n, sizeof n);
-    if (n) EVP_DigestUpdate(md, data, n);
+static void digest_field(kiln_sha256_ctx *md, const char *tag, const void *data, size_t n) {
+    kiln_sha256_update(md, tag, strlen(tag));
+    kiln_sha256_update(md, &n, sizeof n);
+    if (n) kiln_sha256_update(md, data, n);
 }
 
 /* The whole file, NUL-terminated; NULL if it cannot be read or is not a
@@ -149,7 +149,7 @@ static void walk_text(dep_walk *w, const char *text, const char *from_dir, int d
     }
 }
 
-void kiln_cache_digest_includes(EVP_MD_CTX *md, const kiln_compile_request *req) {
+void kiln_cache_digest_includes(kiln_sha256_ctx *md, const kiln_compile_request *req) {
     dep_walk w = {md, req, NULL, 0};
     /* The source itself has no folder of its own: the backends compile it
      * from a private temporary one, so quoted names go to the -I folders. */

@@ -3,13 +3,12 @@
 #ifndef KILN_JIT_CACHE_DEPS_H
 #define KILN_JIT_CACHE_DEPS_H
 
-#include <openssl/evp.h>
-
 #include "backend/backend.h"
+#include "jit/sha256.h"
 
 /* Follows req's #include lines (recursively, through req's -I folders) and
  * feeds the path and contents of every file found, and the name of every
  * one not found, into md. */
-void kiln_cache_digest_includes(EVP_MD_CTX *md, const kiln_compile_request *req);
+void kiln_cache_digest_includes(kiln_sha256_ctx *md, const kiln_compile_request *req);
 
 #endif
