@@ -232,6 +232,18 @@ static void remove_dir(const char *dir, const char *src, const char *so, const c
     rmdir(dir);
 }
 
+/* Appends text (may be NULL) to *dst (malloc'd or NULL); the log is
+ * advisory, so a failed allocation keeps what was there. */
+static void append_text(char **dst, const char *text) {
+    if (!text || !text[0]) return;
+    size_t a = *dst ? strlen(*dst) : 0, b = strlen(text);
+    char *both = realloc(*dst, a + b + 1);
+    if (both) {
+        memcpy(both + a, text, b + 1);
+        *dst = both;
+    }
+}
+
 /* Links the object as cpu_link.c prepared: first lean (no C++ runtime,
  * -z defs), and when that fails, with the driver's full library list. The
  * linker's output joins the compiler's (*output), for warnings or the error. */
@@ -249,14 +261,7 @@ static kiln_status link_object(kiln_cpu_link *link, char **output) {
     }
     if (s == KILN_OK && code != 0)
         s = kiln_set_error(KILN_ERR_COMPILE, "the linker %s exited with status %d", argv[0], code);
-    if (text && text[0]) {
-        size_t a = *output ? strlen(*output) : 0, b = strlen(text);
-        char *both = realloc(*output, a + b + 1);
-        if (both) {
-            memcpy(both + a, text, b + 1);
-            *output = both;
-        }
-    }
+    if (s == KILN_OK) append_text(output, text);
     free(text);
     return s;
 }
@@ -326,9 +331,25 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
         *log = output;
         output = NULL;
     }
-    if (s == KILN_OK && direct && (s = link_object(&link, &output)) != KILN_OK) {
-        *log = output;
-        output = NULL;
+    if (s == KILN_OK && direct && link_object(&link, &output) != KILN_OK) {
+        /* The remembered link line failed (a module that does not link, or
+         * a stale or damaged cpu-link file): the driver links the object,
+         * and its verdict and messages are the ones that count. */
+        kiln_clear_error();
+        char *link_out = NULL;
+        argv = build_argv(c, req, obj, so, NULL, 0);
+        s = argv ? kiln_cpu_spawn(argv, &link_out, &code)
+                 : kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+        free(argv);
+        append_text(&output, link_out);
+        free(link_out);
+        if (s == KILN_OK && code == 0) kiln_cpu_link_forget(&link);
+        if (s == KILN_OK && code != 0) {
+            s = kiln_set_error(KILN_ERR_COMPILE, "%s exited with status %d linking the module", c->argv[0],
+                               code);
+            *log = output;
+            output = NULL;
+        }
     }
     if (direct) kiln_cpu_link_free(&link);
     unsigned char *so_data = NULL;

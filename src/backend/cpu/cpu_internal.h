@@ -102,6 +102,7 @@ typedef struct kiln_cpu_link {
     char *text;                          /* owns the words */
     char *argv[KILN_CPU_LINK_MAX_WORDS]; /* linker, -z defs, the driver's words */
     int argc;
+    char path[4200]; /* the cpu-link file it came from */
 } kiln_cpu_link;
 /* base: compiler words (the first compiler_words of them) and compile flags;
  * link: the words the driver gets after the input (linker choice, libraries).
@@ -114,6 +115,9 @@ int kiln_cpu_link_prepare(char *const *base, int base_count, int compiler_words,
  * libgcc static, under -z defs; full: the driver's libraries. Returns argc. */
 int kiln_cpu_link_lean(kiln_cpu_link *l, char **argv);
 int kiln_cpu_link_full(kiln_cpu_link *l, char **argv);
+/* Removes the remembered link line (it failed where the driver's own link
+ * worked): the next compile asks the driver again. */
+void kiln_cpu_link_forget(kiln_cpu_link *l);
 void kiln_cpu_link_free(kiln_cpu_link *l);
 
 /* cpu_compile.c */

@@ -176,9 +176,16 @@ int kiln_cpu_link_prepare(char *const *base, int base_count, int compiler_words,
     char *nl = strchr(text, '\n');
     if (!nl || nl == text) {
         free(text);
+        unlink(path);
         return 0;
     }
     *nl = '\0';
+    if (strchr(text, '/') && access(text, X_OK) != 0) { /* a linker since removed */
+        free(text);
+        unlink(path);
+        return 0;
+    }
+    snprintf(out->path, sizeof out->path, "%s", path);
     char *words[KILN_CPU_LINK_MAX_WORDS];
     int n = split_words(nl + 1, words, KILN_CPU_LINK_MAX_WORDS);
     int found_in = 0, found_out = 0;
@@ -234,6 +241,10 @@ int kiln_cpu_link_full(kiln_cpu_link *l, char **argv) {
     }
     argv[k] = NULL;
     return k;
+}
+
+void kiln_cpu_link_forget(kiln_cpu_link *l) {
+    if (l->path[0]) unlink(l->path);
 }
 
 void kiln_cpu_link_free(kiln_cpu_link *l) {
