@@ -212,7 +212,8 @@ int kiln_cpu_link_prepare(char *const *base, int base_count, int compiler_words,
     out->argv[k] = NULL;
     out->argc = k;
     out->text = text;
-    if (n < 2 || !found_in || !found_out) {
+    if (n < 2 || !found_in || !found_out) { /* damaged: asked again next time */
+        unlink(path);
         kiln_cpu_link_free(out);
         return 0;
     }
