@@ -98,6 +98,16 @@ static char *fresh_cache(const char *tag) {
     return dir;
 }
 
+static int has_prefix_file(const char *dir, const char *prefix) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d)) != NULL) found = strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return found;
+}
+
 /* The path of the cache folder's cpu-link-* file into out; 0 if none. */
 static int link_file(const char *dir, char *out, size_t size) {
     DIR *d = opendir(dir);
@@ -268,6 +278,12 @@ static void test_cache_hit_runs_no_process(void **state) {
     free(before);
     free(after);
     free(src);
+    /* kiln_cache_clear forgets the remembered version and link lines too. */
+    char path[4400];
+    assert_true(link_file(dir, path, sizeof path));
+    TEST_OK(kiln_cache_clear(NULL));
+    assert_false(link_file(dir, path, sizeof path));
+    assert_false(has_prefix_file(dir, "cpu-cxx-"));
     unsetenv("KILN_CXX");
     if (old) setenv("KILN_CACHE_DIR", old, 1);
     free(old);

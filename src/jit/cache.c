@@ -293,7 +293,11 @@ kiln_status kiln_cache_clear(int64_t *removed) {
         size_t n = strlen(e->d_name);
         int entry = n >= 3 && strcmp(e->d_name + n - 3, CACHE_SUFFIX) == 0;
         int temp = strncmp(e->d_name, ".tmp-", 5) == 0;
-        if (!entry && !temp) continue;
+        /* What the CPU backend remembers about its compiler (version line,
+         * link line): forgotten too, so a clear is also how to make it ask
+         * again (a wrapper whose compiler changed behind it). */
+        int fact = strncmp(e->d_name, "cpu-cxx-", 8) == 0 || strncmp(e->d_name, "cpu-link-", 9) == 0;
+        if (!entry && !temp && !fact) continue;
         snprintf(path, sizeof path, "%s/%s", dir.path, e->d_name);
         if (unlink(path) == 0 && entry) count++;
     }
