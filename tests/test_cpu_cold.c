@@ -291,6 +291,44 @@ static void test_cache_hit_runs_no_process(void **state) {
     free(dir);
 }
 
+/* A driver whose -### shows no collect2 line (a clang behind `c++`, here a
+ * wrapper that answers -### with nothing): modules link through the driver,
+ * and the driver is not asked again at every compile. */
+static void test_driver_without_link_line(void **state) {
+    (void)state;
+    if (!is_cpu()) skip();
+    char *old = getenv("KILN_CACHE_DIR") ? strdup(getenv("KILN_CACHE_DIR")) : NULL;
+    char *dir = fresh_cache("cpucold-nolink");
+    char wrapper[4400], runs[4400], script[9000];
+    snprintf(wrapper, sizeof wrapper, "%s/quiet-cxx", dir);
+    snprintf(runs, sizeof runs, "%s/asked.log", dir);
+    snprintf(script, sizeof script,
+             "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = '-###' ] && { echo asked >> '%s'; exit 0; }; done\n"
+             "exec c++ \"$@\"\n",
+             runs);
+    write_text(wrapper, script);
+    assert_int_equal(chmod(wrapper, 0700), 0);
+    setenv("KILN_CXX", wrapper, 1);
+    kiln_context *ctx = test_open();
+    for (int i = 0; i < 2; i++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "no link line %d", i);
+        char *src = axpy_source(tag);
+        run_and_check(ctx, src, "axpy");
+        free(src);
+    }
+    kiln_close(ctx);
+    char *asked = test_read_file(runs);
+    assert_non_null(asked);
+    assert_string_equal(asked, "asked\n"); /* once for both compiles */
+    free(asked);
+    unsetenv("KILN_CXX");
+    if (old) setenv("KILN_CACHE_DIR", old, 1);
+    free(old);
+    remove_tree(dir);
+    free(dir);
+}
+
 static void test_driver_link_still_works(void **state) {
     (void)state;
     if (!is_cpu()) skip();
@@ -312,6 +350,7 @@ int main(void) {
         cmocka_unit_test(test_kernels_are_cuda_c),
         cmocka_unit_test(test_bad_link_lines_fall_back),
         cmocka_unit_test(test_cache_hit_runs_no_process),
+        cmocka_unit_test(test_driver_without_link_line),
         cmocka_unit_test(test_driver_link_still_works),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,8 +12,9 @@
  * libgcc static), under -z defs, so that a module needing the C++ runtime
  * (a function-local static with a guard, operator new) fails that link and
  * is linked again with the driver's full library list. Compilers that call
- * themselves clang, an unusable cache folder, an answer that does not parse
- * and KILN_CPU_LINK=driver keep the driver's own link. */
+ * themselves clang, a driver whose -### shows no collect2 (remembered as
+ * such), an unusable cache folder and KILN_CPU_LINK=driver keep the driver's
+ * own link; a remembered line that does not parse or fails is asked again. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 
 #define IN_MARK "kiln-link-input.o"
 #define OUT_MARK "kiln-link-output.so"
+#define NONE_MARK "kiln: no direct link"
 
 static unsigned long long fnv(unsigned long long h, const void *p, size_t n) {
     const unsigned char *s = p;
@@ -157,21 +159,31 @@ int kiln_cpu_link_prepare(char *const *base, int base_count, int compiler_words,
         const char *v = getenv(vars[i]);
         h = fnv(h, v ? v : "", v ? strlen(v) + 1 : 0);
     }
-    unsigned long long bin = kiln_cpu_binary_identity(base[0]);
-    h = fnv(h, &bin, sizeof bin);
+    for (int i = 0; i < compiler_words; i++) { /* "ccache g++": both binaries */
+        unsigned long long bin = kiln_cpu_binary_identity(base[i]);
+        h = fnv(h, &bin, sizeof bin);
+    }
     char path[4200], tmp[4300];
     snprintf(path, sizeof path, "%s/cpu-link-%016llx", info.path, h);
     char *text = read_small(path);
     if (!text) {
         text = discover(base, base_count, compiler_words, link, link_count);
-        /* Published by rename: racing processes each write a whole one. */
+        /* Published by rename: racing processes each write a whole one. A
+         * driver whose answer has no collect2 line (a clang behind `c++`)
+         * is remembered as NONE_MARK, so that it is not asked at every
+         * compile: its modules link through the driver. */
         snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-        FILE *f = text ? fopen(tmp, "wb") : NULL;
+        const char *write = text ? text : NONE_MARK "\n";
+        FILE *f = fopen(tmp, "wb");
         if (f) {
-            size_t n = strlen(text), w = fwrite(text, 1, n, f);
+            size_t n = strlen(write), w = fwrite(write, 1, n, f);
             if (fclose(f) != 0 || w != n || rename(tmp, path) != 0) unlink(tmp);
         }
         if (!text) return 0;
+    }
+    if (strncmp(text, NONE_MARK "\n", sizeof NONE_MARK) == 0) {
+        free(text);
+        return 0;
     }
     char *nl = strchr(text, '\n');
     if (!nl || nl == text) {
