@@ -166,6 +166,7 @@ int kiln_cpu_link_prepare(char *const *base, int base_count, int compiler_words,
     char path[4200], tmp[4300];
     snprintf(path, sizeof path, "%s/cpu-link-%016llx", info.path, h);
     char *text = read_small(path);
+    int fresh = text == NULL;
     if (!text) {
         text = discover(base, base_count, compiler_words, link, link_count);
         /* Published by rename: racing processes each write a whole one. A
@@ -224,8 +225,15 @@ int kiln_cpu_link_prepare(char *const *base, int base_count, int compiler_words,
     out->argv[k] = NULL;
     out->argc = k;
     out->text = text;
-    if (n < 2 || !found_in || !found_out) { /* damaged: asked again next time */
-        unlink(path);
+    if (n < 2 || !found_in || !found_out) {
+        /* Damaged on disk: asked again next time. Just asked and still not
+         * usable (more words than fit): remembered as no direct link. */
+        FILE *f = fresh ? fopen(path, "wb") : NULL;
+        if (f) {
+            fputs(NONE_MARK "\n", f);
+            fclose(f);
+        } else
+            unlink(path);
         kiln_cpu_link_free(out);
         return 0;
     }
