@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "jit/cache_deps.h"
+#include "jit/sha256.h" /* first: before any other OpenSSL header */
 
 /* An entry: magic, payload size (u64), SHA-256 of the payload, the key it
  * was written for, then the payload. The key inside lets a load tell an
@@ -28,9 +29,12 @@
 /* "/" + 64 hex digits + ".kc", or "/.tmp-XXXXXX", after the folder. */
 #define CACHE_NAME_ROOM (1 + 2 * KILN_CACHE_KEY_BYTES + 3 + 1)
 
-/* kiln's own SHA-256 (core/sha256.h): OpenSSL's first digest in a process
- * cost a cache hit 1-10 ms of provider set-up. */
-static void sha256(const void *data, size_t n, unsigned char out[32]) { kiln_sha256(data, n, out); }
+static void sha256(const void *data, size_t n, unsigned char out[32]) {
+    kiln_sha256_ctx c;
+    kiln_sha256_init(&c);
+    kiln_sha256_update(&c, data, n);
+    kiln_sha256_final(&c, out);
+}
 
 static int make_dirs(const char *path) {
     char tmp[sizeof((kiln_cache_dir *)0)->path];
@@ -124,7 +128,7 @@ static void digest_include_dir(kiln_sha256_ctx *md, const char *dir) {
 
 void kiln_cache_key(const kiln_compile_request *req, const char *compiler_id,
                     unsigned char key[KILN_CACHE_KEY_BYTES]) {
-    kiln_sha256_ctx digest, *md = &digest;
+    kiln_sha256_ctx ctx, *md = &ctx;
     kiln_sha256_init(md);
     digest_update_str(md, "kiln", kiln_version_string());
     digest_update_str(md, "compiler", compiler_id);
@@ -289,7 +293,11 @@ kiln_status kiln_cache_clear(int64_t *removed) {
         size_t n = strlen(e->d_name);
         int entry = n >= 3 && strcmp(e->d_name + n - 3, CACHE_SUFFIX) == 0;
         int temp = strncmp(e->d_name, ".tmp-", 5) == 0;
-        if (!entry && !temp) continue;
+        /* What the CPU backend remembers about its compiler (version line,
+         * link line): forgotten too, so a clear is also how to make it ask
+         * again (a wrapper whose compiler changed behind it). */
+        int fact = strncmp(e->d_name, "cpu-cxx-", 8) == 0 || strncmp(e->d_name, "cpu-link-", 9) == 0;
+        if (!entry && !temp && !fact) continue;
         snprintf(path, sizeof path, "%s/%s", dir.path, e->d_name);
         if (unlink(path) == 0 && entry) count++;
     }

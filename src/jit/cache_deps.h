@@ -4,7 +4,7 @@
 #define KILN_JIT_CACHE_DEPS_H
 
 #include "backend/backend.h"
-#include "core/sha256.h"
+#include "jit/sha256.h"
 
 /* Follows req's #include lines (recursively, through req's -I folders) and
  * feeds the path and contents of every file found, and the name of every

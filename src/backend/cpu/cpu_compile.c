@@ -164,7 +164,7 @@ static int base_args(const kiln_cpu_compiler *c, const kiln_compile_request *req
  * the compiler, the request, the tables above or the caller). pch_dir: the
  * precompiled prelude's folder, or NULL. */
 static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request *req, const char *src,
-                         const char *so, const char *pch_dir) {
+                         const char *so, const char *pch_dir, int object_only) {
     size_t n = (size_t)c->argc + 2 * ((size_t)req->define_count + (size_t)req->include_count) +
                COUNT(fixed_flags) + COUNT(link_flags) + 16;
     char **argv = calloc(n, sizeof *argv);
@@ -184,11 +184,14 @@ static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request 
         argv[k++] = "-I";
         argv[k++] = (char *)req->include_dirs[i];
     }
+    if (object_only) argv[k++] = "-c"; /* cpu_link.c links it */
     argv[k++] = "-o";
     argv[k++] = (char *)so;
     argv[k++] = (char *)src;
-    if (c->linker) argv[k++] = (char *)c->linker;
-    for (size_t i = 0; i < COUNT(link_flags); i++) argv[k++] = (char *)link_flags[i];
+    if (!object_only) {
+        if (c->linker) argv[k++] = (char *)c->linker;
+        for (size_t i = 0; i < COUNT(link_flags); i++) argv[k++] = (char *)link_flags[i];
+    }
     argv[k] = NULL;
     return argv;
 }
@@ -221,11 +224,46 @@ static size_t frame_bytes(const char *dir) {
     return most;
 }
 
-static void remove_dir(const char *dir, const char *src, const char *so) {
+static void remove_dir(const char *dir, const char *src, const char *so, const char *obj) {
     unlink(src);
     unlink(so);
+    unlink(obj);
     (void)frame_bytes(dir); /* and any .su files left */
     rmdir(dir);
+}
+
+/* Appends text (may be NULL) to *dst (malloc'd or NULL); the log is
+ * advisory, so a failed allocation keeps what was there. */
+static void append_text(char **dst, const char *text) {
+    if (!text || !text[0]) return;
+    size_t a = *dst ? strlen(*dst) : 0, b = strlen(text);
+    char *both = realloc(*dst, a + b + 1);
+    if (both) {
+        memcpy(both + a, text, b + 1);
+        *dst = both;
+    }
+}
+
+/* Links the object as cpu_link.c prepared: first lean (no C++ runtime,
+ * -z defs), and when that fails, with the driver's full library list. The
+ * linker's output joins the compiler's (*output), for warnings or the error. */
+static kiln_status link_object(kiln_cpu_link *link, char **output) {
+    char *argv[KILN_CPU_LINK_MAX_WORDS + 1];
+    char *text = NULL;
+    int code = -1;
+    kiln_cpu_link_lean(link, argv);
+    kiln_status s = kiln_cpu_spawn(argv, &text, &code);
+    if (s == KILN_OK && code != 0) {
+        free(text);
+        text = NULL;
+        kiln_cpu_link_full(link, argv);
+        s = kiln_cpu_spawn(argv, &text, &code);
+    }
+    if (s == KILN_OK && code != 0)
+        s = kiln_set_error(KILN_ERR_COMPILE, "the linker %s exited with status %d", argv[0], code);
+    if (s == KILN_OK) append_text(output, text);
+    free(text);
+    return s;
 }
 
 static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_request *req, int fission,
@@ -241,7 +279,7 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory assembling the CPU source");
 
     const char *tmp = getenv("TMPDIR");
-    char dir[4096], src[4200], so[4200];
+    char dir[4096], src[4200], so[4200], obj[4200];
     snprintf(dir, sizeof dir, "%s/kiln-cpu-XXXXXX", (tmp && *tmp) ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
         free(source);
@@ -250,10 +288,20 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     }
     snprintf(src, sizeof src, "%s/kernel.cpp", dir);
     snprintf(so, sizeof so, "%s/kernel.so", dir);
+    snprintf(obj, sizeof obj, "%s/kernel.o", dir);
     kiln_status s = write_file(src, source, strlen(source));
     free(source);
+    /* The linker run directly when the driver's link line is known
+     * (cpu_link.c), else the driver links too. */
+    char *link_words[COUNT(link_flags) + 1];
+    int link_count = 0;
+    if (c->linker) link_words[link_count++] = (char *)c->linker;
+    for (size_t i = 0; i < COUNT(link_flags); i++) link_words[link_count++] = (char *)link_flags[i];
+    kiln_cpu_link link;
+    int direct = kiln_cpu_link_prepare(base, base_count, c->argc, link_words, link_count, obj, so, &link);
     char *output = NULL;
-    char **argv = s == KILN_OK ? build_argv(c, req, src, so, pch ? pch_dir : NULL) : NULL;
+    char **argv =
+        s == KILN_OK ? build_argv(c, req, src, direct ? obj : so, pch ? pch_dir : NULL, direct) : NULL;
     if (s == KILN_OK && !argv) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     int code = 0;
     if (s == KILN_OK) s = kiln_cpu_spawn(argv, &output, &code);
@@ -283,6 +331,27 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
         *log = output;
         output = NULL;
     }
+    if (s == KILN_OK && direct && link_object(&link, &output) != KILN_OK) {
+        /* The remembered link line failed (a module that does not link, or
+         * a stale or damaged cpu-link file): the driver links the object,
+         * and its verdict and messages are the ones that count. */
+        kiln_clear_error();
+        char *link_out = NULL;
+        argv = build_argv(c, req, obj, so, NULL, 0);
+        s = argv ? kiln_cpu_spawn(argv, &link_out, &code)
+                 : kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+        free(argv);
+        append_text(&output, link_out);
+        free(link_out);
+        if (s == KILN_OK && code == 0) kiln_cpu_link_forget(&link);
+        if (s == KILN_OK && code != 0) {
+            s = kiln_set_error(KILN_ERR_COMPILE, "%s exited with status %d linking the module", c->argv[0],
+                               code);
+            *log = output;
+            output = NULL;
+        }
+    }
+    if (direct) kiln_cpu_link_free(&link);
     unsigned char *so_data = NULL;
     size_t so_size = 0;
     if (s == KILN_OK) s = read_file(so, &so_data, &so_size);
@@ -300,7 +369,7 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     }
     free(output);
     free(so_data);
-    remove_dir(dir, src, so);
+    remove_dir(dir, src, so, obj);
     return s;
 }
 

@@ -16,6 +16,7 @@
 
 #include "backend/cpu/cpu_fission.h"
 #include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_pch.h"
 #include "core/clock.h"
 #include "core/error.h"
 
@@ -197,25 +198,74 @@ static unsigned long long cpu_flags_hash(void) {
     return h;
 }
 
-kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, size_t out_size) {
+/* The first line of `cxx --version` (at most 200 characters) into
+ * version; 0 when the compiler cannot be run. */
+static int run_version(const kiln_cpu_compiler *c, char *version, size_t size) {
     char *argv[34];
     int n = 0;
     for (int i = 0; i < c->argc; i++) argv[n++] = c->argv[i];
     argv[n++] = "--version";
     argv[n] = NULL;
-    char *text = NULL, version[256];
+    char *text = NULL;
     int code = 0;
     kiln_status s = kiln_cpu_spawn(argv, &text, &code);
-    if (s == KILN_OK && code == 0) {
+    int ok = s == KILN_OK && code == 0;
+    if (ok) {
         size_t len = strcspn(text, "\r\n");
-        snprintf(version, sizeof version, "%.*s", (int)(len < 200 ? len : 200), text);
-    } else {
+        snprintf(version, size, "%.*s", (int)(len < 200 ? len : 200), text);
+    } else
+        kiln_clear_error();
+    free(text);
+    return ok;
+}
+
+/* The compiler's version line without running it when the cache folder
+ * remembers it: a cache hit must not start a process (issue 15: ~1-5 ms).
+ * The file is named by a hash of the command's words and the identity
+ * (device, inode, size, mtime) of each word that is an executable, so an
+ * upgrade of the compiler (a new binary), another one first on PATH or
+ * another KILN_CXX asks again. A wrapper script whose target changes
+ * behind it keeps its old answer: `kiln cache clear` forgets it. */
+static int compiler_version(const kiln_cpu_compiler *c, char *version, size_t size) {
+    kiln_cache_info info;
+    if (kiln_cache_info_get(&info) != KILN_OK || !info.usable) {
+        kiln_clear_error();
+        return run_version(c, version, size);
+    }
+    unsigned long long h = fnv1a(c->text, strlen(c->text));
+    for (int i = 0; i < c->argc; i++) {
+        unsigned long long id = kiln_cpu_binary_identity(c->argv[i]);
+        h = h * 31 + fnv1a((const char *)&id, sizeof id);
+    }
+    char path[4200], tmp[4300], line[256];
+    snprintf(path, sizeof path, "%s/cpu-cxx-%016llx", info.path, h);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        int got = fgets(line, sizeof line, f) != NULL;
+        fclose(f);
+        line[strcspn(line, "\r\n")] = '\0';
+        if (got && line[0]) {
+            snprintf(version, size, "%s", line);
+            return 1;
+        }
+    }
+    if (!run_version(c, version, size)) return 0;
+    /* Published by rename: a reader sees a whole line or nothing. */
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    f = fopen(tmp, "w");
+    if (f) {
+        int bad = fprintf(f, "%s\n", version) < 0;
+        if (fclose(f) != 0 || bad || rename(tmp, path) != 0) unlink(tmp);
+    }
+    return 1;
+}
+
+kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, size_t out_size) {
+    char version[256];
+    if (!compiler_version(c, version, sizeof version))
         /* No compiler: the context still opens (memory, cached modules);
          * compile() reports KILN_ERR_COMPILER_MISSING when asked. */
         snprintf(version, sizeof version, "%s (not runnable)", c->text);
-        kiln_clear_error();
-    }
-    free(text);
     struct utsname u;
     const char *machine = uname(&u) == 0 ? u.machine : "unknown";
     unsigned long long prelude =

@@ -72,8 +72,11 @@ struct kiln_backend_function {
     struct kiln_backend_function *next;
     kiln_backend_module *module;
     char *name;
-    kiln_cpu_fast_fn fast;     /* NULL on the barrier path */
-    kiln_cpu_fast_fn probe;    /* fast's twin that keeps threadIdx in memory (fault reports); may be NULL */
+    kiln_cpu_fast_fn fast;  /* NULL on the barrier path */
+    kiln_cpu_fast_fn probe; /* fast's twin that keeps threadIdx in memory (fault reports); may be NULL */
+    /* Loop-path kernels: one thread of one block (fault reports: libkiln
+     * loops and notes who runs, so modules carry no probe loop); may be NULL. */
+    kiln_cpu_thread_fn one;
     kiln_cpu_thread_fn thread; /* NULL on the fast path */
     int param_count;
     unsigned short pointee_size[128]; /* per parameter: bytes of a pointer's element, else 0 */
@@ -92,6 +95,30 @@ kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, si
  * killed with its process group. */
 #define KILN_CPU_COMPILE_TIMEOUT_DEFAULT_S 300
 kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code);
+
+/* cpu_link.c: a module's link run by the linker itself (see there). */
+#define KILN_CPU_LINK_MAX_WORDS 256
+typedef struct kiln_cpu_link {
+    char *text;                          /* owns the words */
+    char *argv[KILN_CPU_LINK_MAX_WORDS]; /* linker, -z defs, the driver's words */
+    int argc;
+    char path[4200]; /* the cpu-link file it came from */
+} kiln_cpu_link;
+/* base: compiler words (the first compiler_words of them) and compile flags;
+ * link: the words the driver gets after the input (linker choice, libraries).
+ * Returns 1 with *out ready to link obj into so, 0 when the driver should
+ * link (no cache folder, a clang, KILN_CPU_LINK=driver, an answer that did
+ * not parse). Never sets an error. */
+int kiln_cpu_link_prepare(char *const *base, int base_count, int compiler_words, char *const *link,
+                          int link_count, const char *obj, const char *so, kiln_cpu_link *out);
+/* The command into argv (room for l->argc + 1): lean: without libstdc++,
+ * libgcc static, under -z defs; full: the driver's libraries. Returns argc. */
+int kiln_cpu_link_lean(kiln_cpu_link *l, char **argv);
+int kiln_cpu_link_full(kiln_cpu_link *l, char **argv);
+/* Removes the remembered link line (it failed where the driver's own link
+ * worked): the next compile asks the driver again. */
+void kiln_cpu_link_forget(kiln_cpu_link *l);
+void kiln_cpu_link_free(kiln_cpu_link *l);
 
 /* cpu_compile.c */
 /* The flags every compile passes, compiler and link flags, space separated

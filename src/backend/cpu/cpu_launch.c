@@ -183,6 +183,9 @@ static void note_caught(launch_job *job, kiln_cpu_worker *w) {
     if (job->fn->thread) { /* fibers: the scheduler knows who was running */
         block_thread(job->cfg, w->block, w->current, where);
         known = 2;
+    } else if (job->probing && job->fn->one) { /* probe_chunk noted who was running */
+        block_thread(job->cfg, w->block, w->current, where);
+        known = 2;
     } else if (job->fn->module->where && job->probing) {
         /* Only the probe twin keeps the indices in memory (find_faulting_thread). */
         job->fn->module->where(where);
@@ -319,6 +322,19 @@ static void run_block_with_fibers(kiln_cpu_worker *w, unsigned long long block, 
 
 /* ---------------------------------------------------------------- the launch */
 
+/* The fault probe of a loop-path kernel: its blocks [first, end) thread by
+ * thread through the module's one-thread entry, noting each in the worker
+ * before it runs, as the fiber scheduler does, so note_caught can name it. */
+static void probe_chunk(kiln_cpu_worker *w, kiln_cpu_thread_fn one, unsigned threads,
+                        unsigned long long first, unsigned long long end) {
+    for (unsigned long long b = first; b < end; b++)
+        for (unsigned rank = 0; rank < threads; rank++) {
+            w->block = b;
+            w->current = rank;
+            one(&w->abi, b, rank);
+        }
+}
+
 static void run_participant(void *arg, int participant) {
     launch_job *job = arg;
     kiln_cpu_worker *w = &job->workers[participant];
@@ -346,7 +362,10 @@ static void run_participant(void *arg, int participant) {
         if (job->fn->fast) {
             w->chunk_first = first;
             w->chunk_end = end;
-            (job->probing ? job->fn->probe : job->fn->fast)(&w->abi, first, end);
+            if (job->probing && job->fn->one)
+                probe_chunk(w, job->fn->one, threads, first, end);
+            else
+                (job->probing ? job->fn->probe : job->fn->fast)(&w->abi, first, end);
         } else
             for (unsigned long long b = first; b < end; b++) run_block_with_fibers(w, b, threads);
     }
@@ -361,7 +380,8 @@ static void run_participant(void *arg, int participant) {
  * changes nothing that counts. */
 static void find_faulting_thread(launch_job *job) {
     kiln_backend_function *fn = job->fn;
-    if (fn->thread || !fn->probe || job->where_known != 0 || job->chunk_end <= job->chunk_first) return;
+    if (fn->thread || (!fn->probe && !fn->one) || job->where_known != 0 || job->chunk_end <= job->chunk_first)
+        return;
     launch_job again = *job;
     pthread_mutex_init(&again.fault_lock, NULL);
     again.caught = 0;

@@ -220,6 +220,8 @@ kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *m
                 memcpy(&f->fast, &entry, sizeof entry);
                 void *probe = symbol(m->handle, "kiln_cpu_probe_", name);
                 memcpy(&f->probe, &probe, sizeof probe);
+                void *one = symbol(m->handle, "kiln_cpu_one_", name);
+                memcpy(&f->one, &one, sizeof one);
             }
             f->param_count = *param_count;
             for (int i = 0; i < *param_count && i < max_params && i < 128; i++)

@@ -47,7 +47,7 @@ static unsigned long long fnv(unsigned long long h, const void *p, size_t n) {
 
 /* The compiler binary's identity (an upgrade changes it), found on PATH as
  * posix_spawnp would. */
-static unsigned long long binary_identity(const char *name) {
+unsigned long long kiln_cpu_binary_identity(const char *name) {
     struct stat sb;
     char path[4096];
     if (strchr(name, '/')) {
@@ -97,7 +97,7 @@ int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, int light, char 
     if (!text) return 0;
     unsigned long long h = fnv(1469598103934665603ull, text, strlen(text));
     for (int i = 0; i < base_argc; i++) h = fnv(h, base_argv[i], strlen(base_argv[i]) + 1);
-    unsigned long long bin = binary_identity(base_argv[0]);
+    unsigned long long bin = kiln_cpu_binary_identity(base_argv[0]);
     int abi = KILN_CPU_ABI_VERSION;
     h = fnv(fnv(h, &bin, sizeof bin), &abi, sizeof abi);
     snprintf(dir, dir_size, "%s/cpu-pch-%016llx", info.path, h);

@@ -20,6 +20,11 @@ void kiln_cpu_prelude_text(kiln_text *t, int light);
  * turns the light prelude off. */
 int kiln_cpu_prelude_light_ok(const char *source);
 
+/* Device, inode, size and mtime of the executable name (PATH searched as
+ * posix_spawnp does) hashed: an upgrade of the compiler changes it. 0 when
+ * not found. */
+unsigned long long kiln_cpu_binary_identity(const char *name);
+
 /* base_argv: the compiler command and the flags of the module compile
  * (without -D, -I, inputs and outputs). Returns 1 and the folder in dir when
  * KILN_CPU_PCH_HEADER and its .gch are there (building them now if needed);

@@ -683,27 +683,22 @@ static inline void kiln_cpu_fast(void (*)(A...), kiln_cpu_seq<I...>, const kiln_
                                  unsigned long long first, unsigned long long end) {
     kiln_cpu_fast_loop<F, Probe, A...>(B, first, end, kiln_cpu_arg<A>(B->args, I)...);
 }
-// The probe twin (fault reports, cpu_fault.c) runs only after a launch has
-// faulted, so it calls the kernel through a pointer that the compiler cannot
-// see through: the kernel is compiled once more out of line instead of
-// being inlined and vectorised into a second loop nest, which cost a fifth
-// of a small module's compile time (docs/PERF_NOTES.md, cold calls).
+// The fault probe (cpu_launch.c, find_faulting_thread) runs only after a
+// launch has faulted: libkiln then loops over the faulting chunk's blocks
+// and threads itself, noting each before it runs, and calls this entry once
+// per thread. The kernel is called through a pointer the compiler cannot see
+// through, so it is not inlined into a second copy; and the loop nest lives
+// in libkiln, not in every module: a templated probe loop here cost a third
+// of a small module's compile (56M of 264M instructions in cc1plus for saxpy,
+// docs/PERF_NOTES.md, cold calls).
 template <typename... A, unsigned... I>
-__attribute__((noinline, cold)) static void kiln_cpu_probe_loop(void (*f)(A...), kiln_cpu_seq<I...>,
-                                                                const kiln_cpu_block_abi *B,
-                                                                unsigned long long first, unsigned long long end) {
-    for (unsigned long long b = first; b < end; b++) {
-        kiln_cpu_enter(B, b);
-        for (unsigned z = 0; z < B->block[2]; z++)
-            for (unsigned y = 0; y < B->block[1]; y++)
-                for (unsigned x = 0; x < B->block[0]; x++) {
-                    threadIdx.x = x;
-                    threadIdx.y = y;
-                    threadIdx.z = z;
-                    kiln_cpu_note_where(blockIdx, x, y, z);
-                    f(kiln_cpu_arg<A>(B->args, I)...);
-                }
-    }
+static inline void kiln_cpu_one(void (*f)(A...), kiln_cpu_seq<I...>, const kiln_cpu_block_abi *B,
+                                unsigned long long block, unsigned rank) {
+    kiln_cpu_enter(B, block);
+    threadIdx.x = rank % B->block[0];
+    threadIdx.y = rank / B->block[0] % B->block[1];
+    threadIdx.z = rank / B->block[0] / B->block[1];
+    f(kiln_cpu_arg<A>(B->args, I)...);
 }
 // Barrier path: one CUDA thread of one block, run on its own fiber.
 template <auto F, typename... A, unsigned... I>
@@ -721,19 +716,19 @@ template <typename... A> struct kiln_cpu_arity<void (*)(A...)> {
 };
 // These expand after the user's source, so every name in them is
 // kiln-prefixed: a user's `#define B 16` or `#define end 0` must not reach them.
-// The probe copy is the fault-reporting variant (cpu_fault.c): a launch that
-// faults is run again through it to name the block and thread.
+// kiln_cpu_one_ is the fault-reporting entry (cpu_launch.c): a launch that
+// faults is run again through it, thread by thread, to name the block and thread.
 #define KILN_CPU_EXPORT_FAST(kiln__sym, ...)                                                                 \
     KILN_CPU_EXPORT void kiln_cpu_fast_##kiln__sym(                                                          \
         const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
         kiln_cpu_fast<&__VA_ARGS__, false>(&__VA_ARGS__, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(), \
                                            kiln__b, kiln__first, kiln__end);                                 \
     }                                                                                                        \
-    KILN_CPU_EXPORT void kiln_cpu_probe_##kiln__sym(                                                         \
-        const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
+    KILN_CPU_EXPORT __attribute__((__cold__)) void kiln_cpu_one_##kiln__sym(                                 \
+        const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__block, unsigned kiln__rank) {            \
         decltype(&__VA_ARGS__) volatile kiln__f = &__VA_ARGS__;                                              \
-        kiln_cpu_probe_loop(kiln__f, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(), kiln__b,            \
-                            kiln__first, kiln__end);                                                         \
+        kiln_cpu_one(kiln__f, kiln_cpu_arity<decltype(&__VA_ARGS__)>::kiln_seq(), kiln__b, kiln__block,      \
+                     kiln__rank);                                                                            \
     }
 #define KILN_CPU_EXPORT_THREAD(kiln__sym, ...)                                                               \
     KILN_CPU_EXPORT void kiln_cpu_thread_##kiln__sym(const kiln_cpu_block_abi *kiln__b,                      \
