@@ -940,6 +940,47 @@ static void scalars_share_one_module(void **state) {
     kiln_ufunc_release(c);
 }
 
+/* On CUDA a signature's mixed kernel serves scalar calls until it has run
+ * KILN_UFUNC_MIXED_LIMIT elements (10000 here, 3001 per call): calls 1-4
+ * compile nothing, call 5 compiles its exact kernel, call 6 reuses it; the
+ * CPU's mixed kernel serves every call. Every call's values are checked. */
+static void mixed_kernel_hands_over_on_cuda(void **state) {
+    (void)state;
+    setenv("KILN_UFUNC_MIXED_LIMIT", "10000", 1);
+    kiln_ufunc *f = NULL;
+    kiln_status made = kiln_vectorize(ctx, "axpb", "f8(f8,f8)", "a, x", "return a * x + 0.5;", NULL, &f);
+    unsetenv("KILN_UFUNC_MIXED_LIMIT");
+    TEST_OK(made);
+    int64_t n = 3001; /* below the 16-byte layout's 4096 (main): the mixed kernel's layout */
+    test_rng rng = test_rng_for(__func__);
+    double *h = malloc(sizeof(double) * (size_t)n);
+    test_fill_f64(&rng, h, (size_t)n, -4, 4);
+    kiln_array *X = from_host_f64(1, &n, h);
+    int cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
+    int64_t before = modules_built();
+    for (int call = 1; call <= 6; call++) {
+        const double a = test_uniform(&rng, -3, 3);
+        kiln_array *Z = NULL;
+        TEST_OK(kiln_call(f, KILN_ARGS(kiln_f64(a), kiln_arr(X)), &Z));
+        double *z = test_read_array(Z);
+        for (int64_t e = 0; e < n; e++) {
+            double want = a * h[e] + 0.5;
+            if (fabs(z[e] - want) > 1e-15 * (1 + fabs(want)))
+                fail_msg("call %d, element %lld: %.17g, want %.17g", call, (long long)e, z[e], want);
+        }
+        free(z);
+        kiln_array_release(Z);
+        int64_t built = modules_built() - before;
+        int64_t want_built = cuda && call >= 5 ? 1 : 0;
+        if (built != want_built)
+            fail_msg("after call %d on %s: %lld modules built, want %lld", call,
+                     kiln_context_backend_name(ctx), (long long)built, (long long)want_built);
+    }
+    kiln_array_release(X);
+    free(h);
+    kiln_ufunc_release(f);
+}
+
 int main(void) {
     /* Arrays of 4096+ elements take the 16-byte vector kernels on CUDA (the
      * default threshold is 8M), so both GPU layouts run here. */
@@ -958,6 +999,7 @@ int main(void) {
         cmocka_unit_test(host_arrays),
         cmocka_unit_test(generated_cuda_sources_compile),
         cmocka_unit_test(scalars_share_one_module),
+        cmocka_unit_test(mixed_kernel_hands_over_on_cuda),
         cmocka_unit_test(copy_shares_cover_odd_sizes),
         cmocka_unit_test(copy_pool_copies_odd_pieces),
         cmocka_unit_test(staged_pipeline_chunks),

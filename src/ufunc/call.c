@@ -43,10 +43,13 @@ kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, 
     /* A call with scalars on contiguous operands (CPU: any contiguous call)
      * runs its signature's mixed kernel (kiln_vectorize compiled it beside
      * the all-array ones; on another context it is compiled once and then
-     * serves every pattern) unless the exact kernel exists already. */
+     * serves every pattern) unless the exact kernel exists already or, on
+     * CUDA, the mixed one has served this ufunc's scalar calls long enough
+     * for the exact kernel's compile to pay (uf_mixed_take). */
     kiln_kernel *k = uf_find_kernel(f, exec, &key);
     uf_key mixed_key;
-    int mixed = !k && uf_mixed_key(f, &key, key.backend == UF_CUDA, &mixed_key);
+    int mixed = !k && uf_mixed_key(f, &key, key.backend == UF_CUDA, &mixed_key) &&
+                (key.backend != UF_CUDA || uf_mixed_take(f, exec, &mixed_key, p->n));
     kiln_status s = uf_get_kernel(f, exec, mixed ? &mixed_key : &key, &k);
     if (s != KILN_OK) return s;
     kiln_value args[KILN_MAX_PARAMS];

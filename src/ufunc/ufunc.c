@@ -56,6 +56,7 @@ static kiln_status build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key
         f->variants[f->nvariants].key = keys[i];
         f->variants[f->nvariants].ctx = ctx;
         f->variants[f->nvariants].kernel = k;
+        f->variants[f->nvariants].served = 0;
         f->nvariants++;
     }
     pthread_mutex_unlock(&f->lock);
@@ -70,6 +71,15 @@ kiln_kernel *uf_find_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key)
     kiln_kernel *k = v ? v->kernel : NULL;
     pthread_mutex_unlock(&f->lock);
     return k;
+}
+
+int uf_mixed_take(kiln_ufunc *f, kiln_context *ctx, const uf_key *mixed_key, int64_t n) {
+    pthread_mutex_lock(&f->lock);
+    uf_variant *v = find_variant(f, ctx, mixed_key);
+    int take = !v || v->served < f->mixed_limit;
+    if (v && take) v->served += n;
+    pthread_mutex_unlock(&f->lock);
+    return take;
 }
 
 int uf_mixed_key(const kiln_ufunc *f, const uf_key *key, int want_scalar, uf_key *out) {
@@ -161,7 +171,10 @@ static void contiguous_key(const kiln_ufunc *f, int sig, uf_backend backend, uf_
  * loops); unset or 0: one element (or vector) per thread. For measuring.
  * KILN_UFUNC_MIXED=0: no mixed kernels (uf_key.mixed): each pattern of
  * scalar arguments compiles its own variant at its first call, as before
- * mixed kernels existed. Read once per ufunc, when it is made. */
+ * mixed kernels existed. KILN_UFUNC_MIXED_LIMIT=n: on CUDA the mixed kernel
+ * serves n elements of scalar calls before they compile their exact
+ * kernels (uf_mixed_take; default UF_MIXED_CUDA_ELEMENTS). Read once per
+ * ufunc, when it is made. */
 static void read_tuning(kiln_ufunc *f) {
     const char *e = getenv("KILN_UFUNC_VECTOR_MIN");
     long long v = e ? atoll(e) : (1LL << 23);
@@ -171,6 +184,9 @@ static void read_tuning(kiln_ufunc *f) {
     f->grid_waves = w < 0 ? 0 : w;
     e = getenv("KILN_UFUNC_MIXED");
     f->no_mixed = e && strcmp(e, "0") == 0;
+    e = getenv("KILN_UFUNC_MIXED_LIMIT");
+    long long m = e ? atoll(e) : UF_MIXED_CUDA_ELEMENTS;
+    f->mixed_limit = m < 0 ? 0 : (int64_t)m;
 }
 
 static kiln_status check_name(const char *name) {

@@ -66,6 +66,7 @@ typedef struct uf_variant {
     uf_key key;
     kiln_context *ctx; /* the context the kernel was built in */
     kiln_kernel *kernel;
+    int64_t served; /* a CUDA mixed kernel: elements it has run scalar calls for (uf_mixed_take) */
 } uf_variant;
 
 typedef enum uf_target { UF_TARGET_CONTEXT = 0, UF_TARGET_CPU, UF_TARGET_PARALLEL, UF_TARGET_CUDA } uf_target;
@@ -95,6 +96,7 @@ struct kiln_ufunc {
     int64_t vector_min_elements; /* CUDA: 16-byte accesses from this many elements on */
     int grid_waves;              /* CUDA: grids capped at this many blocks per SM; 0: no cap */
     int no_mixed;                /* KILN_UFUNC_MIXED=0: scalar calls compile their exact variant */
+    int64_t mixed_limit;         /* CUDA: elements a mixed kernel serves first (uf_mixed_take) */
 };
 
 /* ---- signature.c */
@@ -135,6 +137,15 @@ kiln_kernel *uf_find_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key)
  * CUDA, no 16-byte vector layout, and (CPU) no float16/bfloat16 input. 0
  * when key does not qualify. */
 int uf_mixed_key(const kiln_ufunc *f, const uf_key *key, int want_scalar, uf_key *out);
+/* CUDA: whether a scalar call of n elements should run the mixed kernel of
+ * mixed_key on ctx (counting them), or compile its exact kernel: the mixed
+ * one costs a few per cent per element more on the H100 (a pointer test
+ * per input), so once it has run f->mixed_limit elements (default
+ * UF_MIXED_CUDA_ELEMENTS, KILN_UFUNC_MIXED_LIMIT) scalar calls move to
+ * their own kernels. 1 while the mixed kernel is not
+ * built yet (the call builds it). */
+#define UF_MIXED_CUDA_ELEMENTS ((int64_t)1 << 26)
+int uf_mixed_take(kiln_ufunc *f, kiln_context *ctx, const uf_key *mixed_key, int64_t n);
 
 /* ---- staging.c */
 void uf_staging_release(kiln_ufunc *f);
