@@ -20,6 +20,7 @@
 
 #include "backend/cuda/cuda_prof.h"
 #include "core/clock.h"
+#include "core/hash.h"
 
 typedef void *cupti_subscriber;
 typedef struct cupti_record cupti_record; /* read by offset */
@@ -201,8 +202,7 @@ static int is_ident(char c) {
 }
 
 static uint64_t hash_bytes(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    uint64_t h = kiln_fnv1a(KILN_FNV1A_INIT, s, n);
     return h ? h : 1;
 }
 

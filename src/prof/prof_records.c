@@ -9,6 +9,7 @@
 
 #include "backend/cuda/cuda_prof.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "prof/prof_cupti.h"
 #include "prof/prof_internal.h"
 
@@ -40,12 +41,6 @@ char *kiln_prof_strdup(const char *s) {
 
 /* ------------------------------------------------------------------ strings */
 
-static uint64_t hash_string(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static int grow_string_table(kiln_prof *p) {
     uint32_t cap = p->string_table_cap ? p->string_table_cap * 2 : 256;
     uint32_t *t = calloc(cap, sizeof *t);
@@ -64,7 +59,7 @@ static int grow_string_table(kiln_prof *p) {
 /* The id of `s`, added if new; PROF_NO_ID when out of memory. Lock held. */
 uint32_t kiln_prof_intern(kiln_prof *p, const char *s) {
     if (!s) return PROF_NO_ID;
-    uint64_t h = hash_string(s);
+    uint64_t h = kiln_fnv1a_str(s);
     if (p->string_table_cap) {
         uint32_t i = (uint32_t)h & (p->string_table_cap - 1);
         for (; p->string_table[i]; i = (i + 1) & (p->string_table_cap - 1)) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "kernel/module.h"
 #include "reduce/reduce.h"
 
@@ -25,12 +26,6 @@ typedef struct rd_entry {
 struct kiln_reduce_cache {
     rd_entry *head;
 };
-
-static uint64_t hash_text(const char *s) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
 
 static rd_entry *find(kiln_context *ctx, uint64_t h, const char *source) {
     if (!ctx->reduce_cache) return NULL;
@@ -80,7 +75,7 @@ kiln_status rd_cached_kernel(kiln_context *ctx, const char *source, const char *
         return s;
     }
     pthread_mutex_unlock(&ctx->lock);
-    uint64_t h = hash_text(source);
+    uint64_t h = kiln_fnv1a_str(source);
     pthread_mutex_lock(&ctx->lock);
     e = find(ctx, h, source);
     kiln_status s = KILN_OK;
@@ -122,7 +117,7 @@ size_t rd_cache_aux(kiln_context *ctx, const char *source) {
     pthread_mutex_lock(&ctx->lock);
     rd_entry *e = find_own(ctx, source);
     pthread_mutex_unlock(&ctx->lock);
-    uint64_t h = e ? 0 : hash_text(source);
+    uint64_t h = e ? 0 : kiln_fnv1a_str(source);
     pthread_mutex_lock(&ctx->lock);
     if (!e) e = find(ctx, h, source);
     size_t v = e ? e->aux : 0;
@@ -131,7 +126,7 @@ size_t rd_cache_aux(kiln_context *ctx, const char *source) {
 }
 
 void rd_cache_set_aux(kiln_context *ctx, const char *source, size_t value) {
-    uint64_t h = hash_text(source);
+    uint64_t h = kiln_fnv1a_str(source);
     pthread_mutex_lock(&ctx->lock);
     rd_entry *e = find(ctx, h, source);
     if (e) e->aux = value;
@@ -164,7 +159,7 @@ const char *rd_cache_source_for_key(kiln_context *ctx, const uint64_t key[2]) {
 }
 
 void rd_cache_set_key(kiln_context *ctx, const char *source, const uint64_t key[2]) {
-    uint64_t h = hash_text(source);
+    uint64_t h = kiln_fnv1a_str(source);
     pthread_mutex_lock(&ctx->lock);
     rd_entry *e = find(ctx, h, source);
     if (e) {

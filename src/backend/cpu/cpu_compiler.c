@@ -19,6 +19,7 @@
 #include "backend/cpu/cpu_pch.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/hash.h"
 
 extern char **environ;
 extern const char kiln_embedded_kiln_cpu_prelude[];
@@ -171,16 +172,6 @@ kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code) {
     return KILN_OK;
 }
 
-/* FNV-1a: a stable fingerprint, not security (the cache key is SHA-256). */
-static unsigned long long fnv1a(const char *s, size_t n) {
-    unsigned long long h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 /* The CPU's feature flags decide what -march=native generates, so they are
  * part of the identity: a cache shared by different machines stays correct. */
 static unsigned long long cpu_flags_hash(void) {
@@ -190,7 +181,7 @@ static unsigned long long cpu_flags_hash(void) {
     unsigned long long h = 0;
     while (fgets(line, sizeof line, f)) {
         if (strncmp(line, "flags", 5) == 0 || strncmp(line, "Features", 8) == 0) {
-            h = fnv1a(line, strlen(line));
+            h = kiln_fnv1a_str(line);
             break;
         }
     }
@@ -232,10 +223,10 @@ static int compiler_version(const kiln_cpu_compiler *c, char *version, size_t si
         kiln_clear_error();
         return run_version(c, version, size);
     }
-    unsigned long long h = fnv1a(c->text, strlen(c->text));
+    unsigned long long h = kiln_fnv1a_str(c->text);
     for (int i = 0; i < c->argc; i++) {
         unsigned long long id = kiln_cpu_binary_identity(c->argv[i]);
-        h = h * 31 + fnv1a((const char *)&id, sizeof id);
+        h = h * 31 + kiln_fnv1a(KILN_FNV1A_INIT, (const char *)&id, sizeof id);
     }
     char path[4200], tmp[4300], line[256];
     snprintf(path, sizeof path, "%s/cpu-cxx-%016llx", info.path, h);
@@ -269,13 +260,10 @@ kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, si
     struct utsname u;
     const char *machine = uname(&u) == 0 ? u.machine : "unknown";
     unsigned long long prelude =
-        fnv1a(kiln_embedded_kiln_cpu_prelude, strlen(kiln_embedded_kiln_cpu_prelude)) ^
-        fnv1a(kiln_embedded_kiln_complex, strlen(kiln_embedded_kiln_complex)) * 3 ^
-        fnv1a(kiln_embedded_kiln_signature, strlen(kiln_embedded_kiln_signature)) * 7 ^
+        kiln_fnv1a_str(kiln_embedded_kiln_cpu_prelude) ^ kiln_fnv1a_str(kiln_embedded_kiln_complex) * 3 ^
+        kiln_fnv1a_str(kiln_embedded_kiln_signature) * 7 ^
         /* the fission transformer's output changes with its version */
-        (fnv1a(kiln_embedded_kiln_cpu_fission, strlen(kiln_embedded_kiln_cpu_fission)) +
-         KILN_CPU_FISSION_VERSION) *
-            11;
+        (kiln_fnv1a_str(kiln_embedded_kiln_cpu_fission) + KILN_CPU_FISSION_VERSION) * 11;
     /* The command line's own flags (libraries linked included) shape the
      * module as much as the compiler does: modules cached before a change of
      * them must not be loaded after it. */
@@ -284,6 +272,6 @@ kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, si
     size_t used = strlen(flags);
     if (c->linker) snprintf(flags + used, sizeof flags - used, " %s", c->linker);
     snprintf(out, out_size, "%s %s cpu:%016llx abi:%d prelude:%016llx flags:%016llx", version, machine,
-             cpu_flags_hash(), KILN_CPU_ABI_VERSION, prelude, fnv1a(flags, strlen(flags)));
+             cpu_flags_hash(), KILN_CPU_ABI_VERSION, prelude, (unsigned long long)kiln_fnv1a_str(flags));
     return KILN_OK;
 }

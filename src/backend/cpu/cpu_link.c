@@ -23,19 +23,11 @@
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_pch.h"
 #include "core/error.h"
+#include "core/hash.h"
 
 #define IN_MARK "kiln-link-input.o"
 #define OUT_MARK "kiln-link-output.so"
 #define NONE_MARK "kiln: no direct link"
-
-static unsigned long long fnv(unsigned long long h, const void *p, size_t n) {
-    const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 /* Splits a line of -### output into words: "..." quoted with \" and \\
  * escapes, or bare. Writes the words NUL-terminated into line itself. */
@@ -141,27 +133,20 @@ static char *discover(char *const *base, int base_count, int compiler_words, cha
 int kiln_cpu_link_prepare(char *const *base, int base_count, int compiler_words, char *const *link,
                           int link_count, const char *obj, const char *so, kiln_cpu_link *out) {
     memset(out, 0, sizeof *out);
-    const char *env = getenv("KILN_CPU_LINK");
-    if (env && strcmp(env, "driver") == 0) return 0;
-    for (int i = 0; i < compiler_words; i++)
-        if (strstr(base[i], "clang")) return 0;
     kiln_cache_info info;
-    if (kiln_cache_info_get(&info) != KILN_OK || !info.usable) {
-        kiln_clear_error();
-        return 0;
-    }
-    unsigned long long h = 1469598103934665603ull;
-    for (int i = 0; i < base_count; i++) h = fnv(h, base[i], strlen(base[i]) + 1);
-    for (int i = 0; i < link_count; i++) h = fnv(h, link[i], strlen(link[i]) + 1);
+    if (!kiln_cpu_cache_aid_allowed("KILN_CPU_LINK", "driver", base, compiler_words, &info)) return 0;
+    unsigned long long h = KILN_FNV1A_INIT;
+    for (int i = 0; i < base_count; i++) h = kiln_fnv1a(h, base[i], strlen(base[i]) + 1);
+    for (int i = 0; i < link_count; i++) h = kiln_fnv1a(h, link[i], strlen(link[i]) + 1);
     /* The driver's search paths come from these too. */
     static const char *const vars[] = {"LIBRARY_PATH", "COMPILER_PATH", "GCC_EXEC_PREFIX"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
         const char *v = getenv(vars[i]);
-        h = fnv(h, v ? v : "", v ? strlen(v) + 1 : 0);
+        h = kiln_fnv1a(h, v ? v : "", v ? strlen(v) + 1 : 0);
     }
     for (int i = 0; i < compiler_words; i++) { /* "ccache g++": both binaries */
         unsigned long long bin = kiln_cpu_binary_identity(base[i]);
-        h = fnv(h, &bin, sizeof bin);
+        h = kiln_fnv1a(h, &bin, sizeof bin);
     }
     char path[4200], tmp[4300];
     snprintf(path, sizeof path, "%s/cpu-link-%016llx", info.path, h);

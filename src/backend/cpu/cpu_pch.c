@@ -21,6 +21,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "core/error.h"
+#include "core/hash.h"
 
 extern const char kiln_embedded_kiln_cpu_prelude[];
 extern const char kiln_embedded_kiln_complex[];
@@ -34,15 +35,6 @@ void kiln_cpu_prelude_text(kiln_text *t, int light) {
     kiln_text_puts(t, kiln_embedded_kiln_complex);
     kiln_text_line_directive(t, "kiln_signature.cuh");
     kiln_text_puts(t, kiln_embedded_kiln_signature);
-}
-
-static unsigned long long fnv(unsigned long long h, const void *p, size_t n) {
-    const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
 }
 
 /* The compiler binary's identity (an upgrade changes it), found on PATH as
@@ -65,7 +57,7 @@ unsigned long long kiln_cpu_binary_identity(const char *name) {
     }
     unsigned long long id[4] = {(unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino,
                                 (unsigned long long)sb.st_size, (unsigned long long)sb.st_mtime};
-    return fnv(1469598103934665603ull, id, sizeof id);
+    return kiln_fnv1a(KILN_FNV1A_INIT, id, sizeof id);
 }
 
 static int write_whole(const char *path, const char *data, size_t n) {
@@ -81,25 +73,31 @@ int kiln_cpu_prelude_light_ok(const char *source) {
     return source && !strstr(source, "#include") && !strstr(source, "std::");
 }
 
-int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, int light, char *dir, size_t dir_size) {
-    const char *env = getenv("KILN_CPU_PCH");
-    if (env && strcmp(env, "0") == 0) return 0;
-    for (int i = 0; i < base_argc; i++)
-        if (strstr(base_argv[i], "clang")) return 0;
-    kiln_cache_info info;
-    if (kiln_cache_info_get(&info) != KILN_OK || !info.usable) {
+int kiln_cpu_cache_aid_allowed(const char *env_name, const char *off, char *const *argv, int argc,
+                               kiln_cache_info *info) {
+    const char *env = getenv(env_name);
+    if (env && strcmp(env, off) == 0) return 0;
+    for (int i = 0; i < argc; i++)
+        if (strstr(argv[i], "clang")) return 0;
+    if (kiln_cache_info_get(info) != KILN_OK || !info->usable) {
         kiln_clear_error();
         return 0;
     }
+    return 1;
+}
+
+int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, int light, char *dir, size_t dir_size) {
+    kiln_cache_info info;
+    if (!kiln_cpu_cache_aid_allowed("KILN_CPU_PCH", "0", base_argv, base_argc, &info)) return 0;
     kiln_text t = {0};
     kiln_cpu_prelude_text(&t, light);
     char *text = kiln_text_take(&t);
     if (!text) return 0;
-    unsigned long long h = fnv(1469598103934665603ull, text, strlen(text));
-    for (int i = 0; i < base_argc; i++) h = fnv(h, base_argv[i], strlen(base_argv[i]) + 1);
+    unsigned long long h = kiln_fnv1a_str(text);
+    for (int i = 0; i < base_argc; i++) h = kiln_fnv1a(h, base_argv[i], strlen(base_argv[i]) + 1);
     unsigned long long bin = kiln_cpu_binary_identity(base_argv[0]);
     int abi = KILN_CPU_ABI_VERSION;
-    h = fnv(fnv(h, &bin, sizeof bin), &abi, sizeof abi);
+    h = kiln_fnv1a(kiln_fnv1a(h, &bin, sizeof bin), &abi, sizeof abi);
     snprintf(dir, dir_size, "%s/cpu-pch-%016llx", info.path, h);
     char hdr[4200], gch[4200], tmp[4300], failed[4200];
     snprintf(hdr, sizeof hdr, "%s/" KILN_CPU_PCH_HEADER, dir);

@@ -24,6 +24,12 @@ int kiln_cpu_prelude_light_ok(const char *source);
  * posix_spawnp does) hashed: an upgrade of the compiler changes it. 0 when
  * not found. */
 unsigned long long kiln_cpu_binary_identity(const char *name);
+/* Whether a compile aid kept in the cache folder (the prelude's PCH, the
+ * remembered link line) may be used: not turned off by env_name=off, no
+ * clang among the compiler's words (argv[0..argc)), a usable cache folder
+ * (described in *info). */
+int kiln_cpu_cache_aid_allowed(const char *env_name, const char *off, char *const *argv, int argc,
+                               kiln_cache_info *info);
 
 /* base_argv: the compiler command and the flags of the module compile
  * (without -D, -I, inputs and outputs). Returns 1 and the folder in dir when

@@ -691,23 +691,25 @@ static inline void kiln_cpu_fast(void (*)(A...), kiln_cpu_seq<I...>, const kiln_
 // in libkiln, not in every module: a templated probe loop here cost a third
 // of a small module's compile (56M of 264M instructions in cc1plus for saxpy,
 // docs/PERF_NOTES.md, cold calls).
-template <typename... A, unsigned... I>
-static inline void kiln_cpu_one(void (*f)(A...), kiln_cpu_seq<I...>, const kiln_cpu_block_abi *B,
-                                unsigned long long block, unsigned rank) {
+// Enters block `block` as its thread `rank` (x fastest).
+static inline void kiln_cpu_enter_thread(const kiln_cpu_block_abi *B, unsigned long long block,
+                                         unsigned rank) {
     kiln_cpu_enter(B, block);
     threadIdx.x = rank % B->block[0];
     threadIdx.y = rank / B->block[0] % B->block[1];
     threadIdx.z = rank / B->block[0] / B->block[1];
+}
+template <typename... A, unsigned... I>
+static inline void kiln_cpu_one(void (*f)(A...), kiln_cpu_seq<I...>, const kiln_cpu_block_abi *B,
+                                unsigned long long block, unsigned rank) {
+    kiln_cpu_enter_thread(B, block, rank);
     f(kiln_cpu_arg<A>(B->args, I)...);
 }
 // Barrier path: one CUDA thread of one block, run on its own fiber.
 template <auto F, typename... A, unsigned... I>
 static inline void kiln_cpu_thread(void (*)(A...), kiln_cpu_seq<I...>, const kiln_cpu_block_abi *B,
                                    unsigned long long block, unsigned rank) {
-    kiln_cpu_enter(B, block);
-    threadIdx.x = rank % B->block[0];
-    threadIdx.y = rank / B->block[0] % B->block[1];
-    threadIdx.z = rank / B->block[0] / B->block[1];
+    kiln_cpu_enter_thread(B, block, rank);
     F(kiln_cpu_arg<A>(B->args, I)...);
 }
 template <typename F> struct kiln_cpu_arity;
