@@ -391,11 +391,25 @@ static int region_sites(fis *f, int r, int *on) {
  * every thread of the row. A loop without stores (the region's
  * recomputable locals and the sites' operands only), which vectorises. The
  * probe twin skips it: its thread loops do not vectorise anyway. */
+static void put_row_check_loop(fis *f, int r, const int *on, int count, int row);
+
 static void put_row_check(fis *f, int r, const int *on, int count) {
+    put(f, "int kiln_v = 0;\nif (!kiln_probe) {\nkiln_v = 1;\n"
+           "if (kiln_xe - kiln_x0 == KILN_FIS_ROW) {\n");
+    put_row_check_loop(f, r, on, count, 1);
+    put(f, "} else {\n");
+    put_row_check_loop(f, r, on, count, 0);
+    put(f, "}\n}\n");
+}
+
+/* The check's loop; row: the copy for rows of KILN_FIS_ROW threads, whose
+ * constant trip count makes it straight vector code (an and-reduction over
+ * an unknown count pays its set-up and epilogue on every row). */
+static void put_row_check_loop(fis *f, int r, const int *on, int count, int row) {
     const node *n = &f->nodes[r];
-    put(f, "int kiln_v = 0;\nif (!kiln_probe) {\nkiln_v = 1;\nKILN_FIS_IVDEP\n"
-           "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n"
-           "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n"
+    put(f, row ? "KILN_FIS_IVDEP\nfor (int kiln_x = kiln_x0; kiln_x < kiln_x0 + KILN_FIS_ROW; kiln_x++) {\n"
+               : "KILN_FIS_IVDEP\nfor (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n");
+    put(f, "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n"
            "KILN_FIS_THREAD_RANGES\n");
     if (f->returns) put(f, "if (kiln_done[kiln_t]) continue;\n");
     put(f,
@@ -418,7 +432,7 @@ static void put_row_check(fis *f, int r, const int *on, int count) {
         }
         put(f, ");");
     }
-    put(f, "\n}}\n}\n");
+    put(f, "\n}}\n");
 }
 
 static void put_thread_loop(fis *f, int r, int calls, int ivdep);
