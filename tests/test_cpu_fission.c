@@ -186,13 +186,18 @@ static const char *src =
     "// A clamped load whose row check fails for one thread of a row only (the\n"
     "// last, when n is 31 past a multiple of 32): rows of 32 threads check it\n"
     "// in the loop of constant trip count, others in the general one.\n"
+    "// Guards `tx == c` run one thread a row as straight code, or none where\n"
+    "// the row is shorter than c (blocks 16 and 8 wide).\n"
     "__global__ void clamp_rows(const int *in, int *out, int n) {\n"
     "    __shared__ int s[32][33];\n"
     "    int tx = threadIdx.x, ty = threadIdx.y;\n"
     "    int i = (blockIdx.x * blockDim.y + ty) * blockDim.x + tx;\n"
     "    s[ty][tx] = in[min(i, n - 1)];\n"
+    "    if (tx == 0) s[ty][32] = 7;\n"
     "    __syncthreads();\n"
-    "    out[i] = s[ty][blockDim.x - 1 - tx];\n"
+    "    if (tx == 23) s[ty][32] += s[ty][0];\n"
+    "    __syncthreads();\n"
+    "    out[i] = s[ty][blockDim.x - 1 - tx] + (tx == 0 ? s[ty][32] : 0);\n"
     "}\n"
     "// Selections the fission path versions thread loops on: some rows take\n"
     "// the first side everywhere, some nowhere, some in part.\n"
@@ -768,8 +773,9 @@ static void test_row_check_of_32_threads(void **state) {
             TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
             TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
             for (int i = 0; i < blocks * per; i++) {
-                int tx = i % (int)b.x, mirror = i - tx + ((int)b.x - 1 - tx);
+                int tx = i % (int)b.x, row = i - tx, mirror = row + ((int)b.x - 1 - tx);
                 int want = in[mirror < n - 1 ? mirror : n - 1];
+                if (tx == 0) want += 7 + (b.x > 23 ? in[row < n - 1 ? row : n - 1] : 0);
                 if (o1[i] != o2[i] || o1[i] != want)
                     fail_msg("clamp_rows[%d] (block %ux%u, n %d): %d fission, %d fibers, %d expected", i,
                              (unsigned)b.x, (unsigned)b.y, n, o1[i], o2[i], want);

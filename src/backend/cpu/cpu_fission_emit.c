@@ -509,9 +509,15 @@ static void emit_region(fis *f, int r) {
 static void put_thread_loop(fis *f, int r, int calls, int ivdep) {
     const node *n = &f->nodes[r];
     int narrow = n->narrow_s0 >= 0;
-    if (ivdep) put(f, "KILN_FIS_IVDEP\n");
-    put(f, "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n"
-           "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n"
+    /* A guard `threadIdx.x == c` leaves at most one thread a row (see
+     * put_guard_range): straight code for it, not a loop GCC still sets up
+     * on each row (a `continue` still ends the row's part of the region) */
+    if (n->narrow_eq >= 0 && n->narrow_ranged && n->narrow_ident)
+        put(f, "if (kiln_x0 < kiln_xe) {\nconst int kiln_x = kiln_x0;\n");
+    else
+        put(f, ivdep ? "KILN_FIS_IVDEP\nfor (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n"
+                     : "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n");
+    put(f, "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n"
            "KILN_FIS_THREAD_RANGES\nKILN_FIS_WHERE(kiln_x, kiln_y, kiln_z)\n");
     if (f->returns) put(f, "if (kiln_done[kiln_t]) continue;\n");
     put(f,
