@@ -493,7 +493,9 @@ static void emit_region(fis *f, int r) {
     int on[MAX_SITES], count = region_sites(f, r, on);
     if (count) {
         put_row_check(f, r, on, count);
-        put(f, "if (kiln_v) {\n");
+        /* all rows but those of edge blocks: the hint keeps the general
+         * copy out of the hot path's layout (2-3% of the 1024² stencil) */
+        put(f, "if (__builtin_expect(kiln_v, 1)) {\n");
         for (int k = 0; k < count; k++) f->site_on[on[k]] = 1;
         put_thread_loop(f, r, calls, ivdep);
         for (int k = 0; k < count; k++) f->site_on[on[k]] = 0;
