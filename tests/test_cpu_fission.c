@@ -183,11 +183,29 @@ static const char *src =
     "    __syncthreads();\n"
     "    out[blockIdx.x * 64 + threadIdx.x] = s[63 - threadIdx.x] ^ (neg * 7) ^ big ^ odd ^ (h >> 28);\n"
     "}\n"
+    "// A clamped load whose row check fails for one thread of a row only (the\n"
+    "// last, when n is 31 past a multiple of 32): rows of 32 threads check it\n"
+    "// in the loop of constant trip count, others in the general one.\n"
+    "// Guards `tx == c` run one thread a row as straight code, or none where\n"
+    "// the row is shorter than c (blocks 16 and 8 wide).\n"
+    "__global__ void clamp_rows(const int *in, int *out, int n) {\n"
+    "    __shared__ int s[32][33];\n"
+    "    int tx = threadIdx.x, ty = threadIdx.y;\n"
+    "    int i = (blockIdx.x * blockDim.y + ty) * blockDim.x + tx;\n"
+    "    s[ty][tx] = in[min(i, n - 1)];\n"
+    "    if (tx == 0) s[ty][32] = 7;\n"
+    "    __syncthreads();\n"
+    "    if (tx == 23) s[ty][32] += s[ty][0];\n"
+    "    __syncthreads();\n"
+    "    out[i] = s[ty][blockDim.x - 1 - tx] + (tx == 0 ? s[ty][32] : 0);\n"
+    "}\n"
     "// Selections the fission path versions thread loops on: some rows take\n"
     "// the first side everywhere, some nowhere, some in part.\n"
+    "// 64 threads in rows of blockDim.x (64, 32 or 16): rows of 32 take the\n"
+    "// row check's copy of constant trip count.\n"
     "__global__ void selects(const int *in, int *out, int n, int lim) {\n"
     "    __shared__ int s[64];\n"
-    "    int t = threadIdx.x;\n"
+    "    int t = threadIdx.y * blockDim.x + threadIdx.x;\n"
     "    int i = blockIdx.x * 64 + t;\n"
     "    int c = min(i, n - 1), d = max(t - lim, 0);\n"
     "    unsigned u = min(t, lim);\n"
@@ -265,6 +283,7 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "pair_swap", "fission", NULL);
     expect_path(log, "wrap_ints", "fission", NULL);
     expect_path(log, "selects", "fission", NULL);
+    expect_path(log, "clamp_rows", "fission", NULL);
     expect_path(log, "scan_rows", "fission", NULL);
     expect_path(log, "guarded_div", "fission", NULL);
     expect_path(log, "calls_barrier", "fibers", "wait_all");
@@ -652,22 +671,24 @@ static void test_versioned_selections(void **state) {
     TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &nn, in, sizeof in, &din));
     TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d1));
     TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d2));
-    const int ns[] = {N, N - 1, 130, (int)test_uniform(&r, 1, N)};
-    const int lims[] = {0, 70, 63, (int)test_uniform(&r, 0, 70)};
-    for (size_t j = 0; j < 4; j++)
-        for (size_t q = 0; q < 4; q++) {
+    const int ns[] = {N, N - 1, 130, (int)test_uniform(&r, 1, N), 96};
+    const int lims[] = {0, 70, 63, (int)test_uniform(&r, 0, 70), 31};
+    const kiln_dim3 shapes[] = {KILN_DIM(64), KILN_DIM(32, 2), KILN_DIM(16, 4)};
+    for (size_t j = 0; j < 5; j++)
+        for (size_t q = 0; q < 5; q++) {
             int n = ns[j], lim = lims[q];
-            TEST_OK(kiln_launch(p.fast, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
+            kiln_dim3 shape = shapes[(j + q) % 3];
+            TEST_OK(kiln_launch(p.fast, KILN_DIM(BLOCKS), shape, 0, NULL,
                                 KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n), kiln_i32(lim))));
-            TEST_OK(kiln_launch(p.fibers, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
+            TEST_OK(kiln_launch(p.fibers, KILN_DIM(BLOCKS), shape, 0, NULL,
                                 KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(n), kiln_i32(lim))));
             TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
             TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
             for (int i = 0; i < N; i++) {
                 int want = selects_ref(in, n, lim, i / 64, i % 64);
                 if (o1[i] != o2[i] || o1[i] != want)
-                    fail_msg("thread %d (n %d, lim %d): %d fission, %d fibers, %d expected", i, n, lim, o1[i],
-                             o2[i], want);
+                    fail_msg("thread %d (n %d, lim %d, block %ux%u): %d fission, %d fibers, %d expected", i,
+                             n, lim, (unsigned)shape.x, (unsigned)shape.y, o1[i], o2[i], want);
             }
         }
     kiln_array_release(din);
@@ -718,6 +739,48 @@ static void test_versioned_selections(void **state) {
         if (o1[i] != o2[i] || o1[i] != sum)
             fail_msg("scan_rows[%d]: %d fission, %d fibers, %d expected", i, o1[i], o2[i], sum);
     }
+    kiln_array_release(din);
+    kiln_array_release(d1);
+    kiln_array_release(d2);
+    release_pair(&p);
+}
+
+static void test_row_check_of_32_threads(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    pair p;
+    get_pair(ctx, "clamp_rows", &p);
+    enum { N = 8 * 128 };
+    int in[N], o1[N], o2[N];
+    for (int i = 0; i < N; i++) in[i] = (int)test_uniform(&r, -100000, 100000);
+    int64_t nn = N;
+    kiln_array *din, *d1, *d2;
+    TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &nn, in, sizeof in, &din));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d1));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d2));
+    /* rows of 32 (the constant-count check), 16, 8 and 24 threads; n just
+     * short of a row's end, at it, mid-row, beyond the array */
+    const kiln_dim3 shapes[] = {KILN_DIM(32, 4), KILN_DIM(16, 8), KILN_DIM(8, 16), KILN_DIM(24, 4)};
+    const int ns[] = {32 * 5 + 31, 32 * 9 + 30, 32 * 11, 500, N + 7, 1 + 32 * (int)test_uniform(&r, 0, 30)};
+    for (size_t g = 0; g < 4; g++)
+        for (size_t j = 0; j < 6; j++) {
+            kiln_dim3 b = shapes[g];
+            int per = (int)(b.x * b.y), blocks = N / per, n = ns[j];
+            TEST_OK(kiln_launch(p.fast, KILN_DIM((uint32_t)blocks), b, 0, NULL,
+                                KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n))));
+            TEST_OK(kiln_launch(p.fibers, KILN_DIM((uint32_t)blocks), b, 0, NULL,
+                                KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(n))));
+            TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
+            TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+            for (int i = 0; i < blocks * per; i++) {
+                int tx = i % (int)b.x, row = i - tx, mirror = row + ((int)b.x - 1 - tx);
+                int want = in[mirror < n - 1 ? mirror : n - 1];
+                if (tx == 0) want += 7 + (b.x > 23 ? in[row < n - 1 ? row : n - 1] : 0);
+                if (o1[i] != o2[i] || o1[i] != want)
+                    fail_msg("clamp_rows[%d] (block %ux%u, n %d): %d fission, %d fibers, %d expected", i,
+                             (unsigned)b.x, (unsigned)b.y, n, o1[i], o2[i], want);
+            }
+        }
     kiln_array_release(din);
     kiln_array_release(d1);
     kiln_array_release(d2);
@@ -1020,6 +1083,7 @@ int main(void) {
         cmocka_unit_test(test_guard_ranges_follow_conversions),
         cmocka_unit_test(test_int_locals_of_unsigned_indices_wrap),
         cmocka_unit_test(test_versioned_selections),
+        cmocka_unit_test(test_row_check_of_32_threads),
         cmocka_unit_test(test_example_matmul_takes_fission),
         cmocka_unit_test(test_huge_grid_takes_the_general_body),
         cmocka_unit_test(test_early_return_and_uniform_control_flow),

@@ -12,6 +12,9 @@
 #define KILN_FIS_IVDEP _Pragma("GCC ivdep")
 #endif
 #define KILN_FIS_INLINE __attribute__((always_inline))
+// A row check's loop over a row of this many threads (blocks 32 wide) takes
+// a copy of constant trip count (cpu_fission_emit.c, put_row_check).
+#define KILN_FIS_ROW 32
 // Per-thread storage of a `const T` local is a T array.
 template <typename T> struct kiln_fis_rc { typedef T type; };
 template <typename T> struct kiln_fis_rc<const T> { typedef T type; };
