@@ -402,6 +402,22 @@ static void release_pair(pair *p) {
     kiln_kernel_release(p->fibers);
 }
 
+/* Launches the pair's two kernels with the same arguments but argument
+ * `out`, which is d1 for the fission kernel and d2 for the fiber one, and
+ * copies `bytes` of each output back, into o1 and o2 (of equal size). */
+static void run_pair(const pair *p, kiln_dim3 grid, kiln_dim3 block, size_t shared, int out, kiln_array *d1,
+                     kiln_array *d2, void *o1, void *o2, size_t bytes, const kiln_value *args, int nargs) {
+    kiln_value a[8];
+    assert_true(nargs <= 8 && out < nargs);
+    memcpy(a, args, sizeof *a * (size_t)nargs);
+    a[out] = kiln_arr(d1);
+    TEST_OK(kiln_launch(p->fast, grid, block, shared, NULL, a, nargs));
+    a[out] = kiln_arr(d2);
+    TEST_OK(kiln_launch(p->fibers, grid, block, shared, NULL, a, nargs));
+    TEST_OK(kiln_array_to_host(d1, o1, bytes));
+    TEST_OK(kiln_array_to_host(d2, o2, bytes));
+}
+
 static void expect_same_f32(const float *a, const float *b, size_t n, const char *what) {
     for (size_t i = 0; i < n; i++)
         if (fabsf(a[i] - b[i]) > 1e-5f * (1 + fabsf(b[i])))
@@ -481,12 +497,8 @@ static void test_stencil_matches_fibers_and_host(void **state) {
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &d1));
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &d2));
     kiln_dim3 grid = KILN_DIM((uint32_t)(nx + 15) / 16, (uint32_t)(ny + 15) / 16), block = KILN_DIM(16, 16);
-    TEST_OK(kiln_launch(p.fast, grid, block, 0, NULL,
-                        KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(nx), kiln_i32(ny))));
-    TEST_OK(kiln_launch(p.fibers, grid, block, 0, NULL,
-                        KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(nx), kiln_i32(ny))));
-    TEST_OK(kiln_array_to_host(d1, o1, bytes));
-    TEST_OK(kiln_array_to_host(d2, o2, bytes));
+    run_pair(&p, grid, block, 0, 1, d1, d2, o1, o2, bytes,
+             KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(nx), kiln_i32(ny)));
     expect_same_f32(o1, o2, count, "stencil");
     for (int y = 0; y < ny; y++)
         for (int x = 0; x < nx; x++) {
@@ -521,12 +533,8 @@ static void test_reduction_matches_fibers_and_host(void **state) {
         TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT64, 1, &nn, x, (size_t)n * 8, &dx));
         TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, &nb, &d1));
         TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, &nb, &d2));
-        TEST_OK(kiln_launch(p.fast, KILN_DIM((uint32_t)blocks), KILN_DIM((uint32_t)t), (size_t)t * 8, NULL,
-                            KILN_ARGS(kiln_arr(dx), kiln_i64(n), kiln_arr(d1))));
-        TEST_OK(kiln_launch(p.fibers, KILN_DIM((uint32_t)blocks), KILN_DIM((uint32_t)t), (size_t)t * 8, NULL,
-                            KILN_ARGS(kiln_arr(dx), kiln_i64(n), kiln_arr(d2))));
-        TEST_OK(kiln_array_to_host(d1, s1, (size_t)blocks * 8));
-        TEST_OK(kiln_array_to_host(d2, s2, (size_t)blocks * 8));
+        run_pair(&p, KILN_DIM((uint32_t)blocks), KILN_DIM((uint32_t)t), (size_t)t * 8, 2, d1, d2, s1, s2,
+                 (size_t)blocks * 8, KILN_ARGS(kiln_arr(dx), kiln_i64(n), kiln_arr(d1)));
         for (int b = 0; b < blocks; b++) {
             long double ref = 0;
             for (int i = b * t; i < (b + 1) * t && i < n; i++) ref += x[i];
@@ -629,12 +637,8 @@ static void test_int_locals_of_unsigned_indices_wrap(void **state) {
     TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d2));
     const int ks[] = {0, -1, 2147483647, (int)test_uniform(&r, -2e9, 2e9)};
     for (size_t j = 0; j < sizeof ks / sizeof *ks; j++) {
-        TEST_OK(kiln_launch(p.fast, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
-                            KILN_ARGS(kiln_arr(d1), kiln_i32(ks[j]))));
-        TEST_OK(kiln_launch(p.fibers, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
-                            KILN_ARGS(kiln_arr(d2), kiln_i32(ks[j]))));
-        TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
-        TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+        run_pair(&p, KILN_DIM(BLOCKS), KILN_DIM(64), 0, 0, d1, d2, o1, o2, sizeof o1,
+                 KILN_ARGS(kiln_arr(d1), kiln_i32(ks[j])));
         for (int i = 0; i < N; i++) {
             int want = wrap_ints_ref((uint32_t)(i / 64), (uint32_t)(i % 64), ks[j]);
             if (o1[i] != o2[i] || o1[i] != want)
@@ -678,12 +682,8 @@ static void test_versioned_selections(void **state) {
         for (size_t q = 0; q < 5; q++) {
             int n = ns[j], lim = lims[q];
             kiln_dim3 shape = shapes[(j + q) % 3];
-            TEST_OK(kiln_launch(p.fast, KILN_DIM(BLOCKS), shape, 0, NULL,
-                                KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n), kiln_i32(lim))));
-            TEST_OK(kiln_launch(p.fibers, KILN_DIM(BLOCKS), shape, 0, NULL,
-                                KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(n), kiln_i32(lim))));
-            TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
-            TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+            run_pair(&p, KILN_DIM(BLOCKS), shape, 0, 1, d1, d2, o1, o2, sizeof o1,
+                     KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n), kiln_i32(lim)));
             for (int i = 0; i < N; i++) {
                 int want = selects_ref(in, n, lim, i / 64, i % 64);
                 if (o1[i] != o2[i] || o1[i] != want)
@@ -702,12 +702,8 @@ static void test_versioned_selections(void **state) {
         int n = j == 0 ? 1000 : j == 1 ? 20 : (int)test_uniform(&r, 0, 700);
         TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d1));
         TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d2));
-        TEST_OK(kiln_launch(p.fast, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
-                            KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n))));
-        TEST_OK(kiln_launch(p.fibers, KILN_DIM(BLOCKS), KILN_DIM(64), 0, NULL,
-                            KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(n))));
-        TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
-        TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+        run_pair(&p, KILN_DIM(BLOCKS), KILN_DIM(64), 0, 1, d1, d2, o1, o2, sizeof o1,
+                 KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n)));
         for (int i = 0; i < N; i++) {
             int b = i / 64, t = i % 64, want = 0;
             if (t) {
@@ -728,12 +724,8 @@ static void test_versioned_selections(void **state) {
     TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &nn, in, sizeof in, &din));
     TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d1));
     TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &nn, &d2));
-    TEST_OK(kiln_launch(p.fast, KILN_DIM(BLOCKS), KILN_DIM(16, 4), 0, NULL,
-                        KILN_ARGS(kiln_arr(din), kiln_arr(d1))));
-    TEST_OK(kiln_launch(p.fibers, KILN_DIM(BLOCKS), KILN_DIM(16, 4), 0, NULL,
-                        KILN_ARGS(kiln_arr(din), kiln_arr(d2))));
-    TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
-    TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+    run_pair(&p, KILN_DIM(BLOCKS), KILN_DIM(16, 4), 0, 1, d1, d2, o1, o2, sizeof o1,
+             KILN_ARGS(kiln_arr(din), kiln_arr(d1)));
     for (int i = 0, sum = 0; i < N; i++) {
         sum = (i % 64 ? sum : 0) + in[i];
         if (o1[i] != o2[i] || o1[i] != sum)
@@ -766,12 +758,8 @@ static void test_row_check_of_32_threads(void **state) {
         for (size_t j = 0; j < 6; j++) {
             kiln_dim3 b = shapes[g];
             int per = (int)(b.x * b.y), blocks = N / per, n = ns[j];
-            TEST_OK(kiln_launch(p.fast, KILN_DIM((uint32_t)blocks), b, 0, NULL,
-                                KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n))));
-            TEST_OK(kiln_launch(p.fibers, KILN_DIM((uint32_t)blocks), b, 0, NULL,
-                                KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(n))));
-            TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
-            TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+            run_pair(&p, KILN_DIM((uint32_t)blocks), b, 0, 1, d1, d2, o1, o2, sizeof o1,
+                     KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n)));
             for (int i = 0; i < blocks * per; i++) {
                 int tx = i % (int)b.x, row = i - tx, mirror = row + ((int)b.x - 1 - tx);
                 int want = in[mirror < n - 1 ? mirror : n - 1];
@@ -859,10 +847,8 @@ static void test_early_return_and_uniform_control_flow(void **state) {
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &nn, &d1));
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &nn, &d2));
     kiln_dim3 grid = KILN_DIM((uint32_t)(n + 255) / 256), block = KILN_DIM(256);
-    TEST_OK(kiln_launch(p.fast, grid, block, 0, NULL, KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n))));
-    TEST_OK(kiln_launch(p.fibers, grid, block, 0, NULL, KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(n))));
-    TEST_OK(kiln_array_to_host(d1, o1, bytes));
-    TEST_OK(kiln_array_to_host(d2, o2, bytes));
+    run_pair(&p, grid, block, 0, 1, d1, d2, o1, o2, bytes,
+             KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n)));
     expect_same_f32(o1, o2, (size_t)n, "pair_sum");
     for (int i = 0; i < n; i++) {
         double ref = 2.0 * in[i] + ((i ^ 1) < n ? in[i ^ 1] : 0.0);
@@ -880,12 +866,8 @@ static void test_early_return_and_uniform_control_flow(void **state) {
     for (int mode = 0; mode < 2; mode++) {
         TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &nout, &d1));
         TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &nout, &d2));
-        TEST_OK(kiln_launch(p.fast, KILN_DIM((uint32_t)blocks), KILN_DIM(128), 0, NULL,
-                            KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n), kiln_i32(mode))));
-        TEST_OK(kiln_launch(p.fibers, KILN_DIM((uint32_t)blocks), KILN_DIM(128), 0, NULL,
-                            KILN_ARGS(kiln_arr(din), kiln_arr(d2), kiln_i32(n), kiln_i32(mode))));
-        TEST_OK(kiln_array_to_host(d1, o1, (size_t)nout * 4));
-        TEST_OK(kiln_array_to_host(d2, o2, (size_t)nout * 4));
+        run_pair(&p, KILN_DIM((uint32_t)blocks), KILN_DIM(128), 0, 1, d1, d2, o1, o2, (size_t)nout * 4,
+                 KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(n), kiln_i32(mode)));
         expect_same_f32(o1, o2, (size_t)nout, mode ? "mixed (mode 1)" : "mixed (mode 0)");
         int nonzero = 0;
         for (int64_t i = 0; i < nout; i++) nonzero += o1[i] != 0;
@@ -913,10 +895,7 @@ static void test_shared_scalar_keeps_values(void **state) {
     int o1[128], o2[128];
     TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &n, &d1));
     TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &n, &d2));
-    TEST_OK(kiln_launch(p.fast, KILN_DIM(2), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(d1))));
-    TEST_OK(kiln_launch(p.fibers, KILN_DIM(2), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(d2))));
-    TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
-    TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+    run_pair(&p, KILN_DIM(2), KILN_DIM(64), 0, 0, d1, d2, o1, o2, sizeof o1, KILN_ARGS(kiln_arr(d1)));
     for (int i = 0; i < 128; i++) {
         int expect = (64 * 65 / 2 + i % 64) * 10 - 1;
         if (o1[i] != expect || o2[i] != expect)
@@ -939,11 +918,8 @@ static void test_device_function_sees_thread_index(void **state) {
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &n, &d2));
     pair p;
     get_pair(ctx, "calls_helper", &p);
-    TEST_OK(kiln_launch(p.fast, KILN_DIM(1), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(din), kiln_arr(d1))));
-    TEST_OK(
-        kiln_launch(p.fibers, KILN_DIM(1), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(din), kiln_arr(d2))));
-    TEST_OK(kiln_array_to_host(d1, o1, sizeof o1));
-    TEST_OK(kiln_array_to_host(d2, o2, sizeof o2));
+    run_pair(&p, KILN_DIM(1), KILN_DIM(64), 0, 1, d1, d2, o1, o2, sizeof o1,
+             KILN_ARGS(kiln_arr(din), kiln_arr(d1)));
     expect_same_f32(o1, o2, 64, "calls_helper");
     for (int i = 0; i < 64; i++) {
         double ref = 2.0 * in[63 - i] + 2.0 * in[i];
