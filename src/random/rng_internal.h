@@ -31,8 +31,7 @@ struct kiln_rng {
     uint64_t curand_seed, curand_offset;
     int curand_ordering;
     void *curand_stream;
-    kiln_kernel *philox_f64;  /* kiln's own Philox uniform-double kernel, made on first use */
-    uint64_t philox_f64_grid; /* its most blocks per launch (grid-stride loop) */
+    kiln_kernel *philox_f64; /* kiln's own Philox uniform-double kernel, made on first use */
 };
 
 /* A fill: a distribution and its parameters. Poisson is not a dist of
