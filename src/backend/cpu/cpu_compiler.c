@@ -228,26 +228,20 @@ static int compiler_version(const kiln_cpu_compiler *c, char *version, size_t si
         unsigned long long id = kiln_cpu_binary_identity(c->argv[i]);
         h = h * 31 + kiln_fnv1a(KILN_FNV1A_INIT, (const char *)&id, sizeof id);
     }
-    char path[4200], tmp[4300], line[256];
+    char path[4200];
     snprintf(path, sizeof path, "%s/cpu-cxx-%016llx", info.path, h);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        int got = fgets(line, sizeof line, f) != NULL;
-        fclose(f);
+    char *line = kiln_cpu_read_small(path);
+    if (line) {
         line[strcspn(line, "\r\n")] = '\0';
-        if (got && line[0]) {
-            snprintf(version, size, "%s", line);
-            return 1;
-        }
+        int got = line[0] != '\0';
+        if (got) snprintf(version, size, "%s", line);
+        free(line);
+        if (got) return 1;
     }
     if (!run_version(c, version, size)) return 0;
-    /* Published by rename: a reader sees a whole line or nothing. */
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    f = fopen(tmp, "w");
-    if (f) {
-        int bad = fprintf(f, "%s\n", version) < 0;
-        if (fclose(f) != 0 || bad || rename(tmp, path) != 0) unlink(tmp);
-    }
+    char text[300];
+    snprintf(text, sizeof text, "%s\n", version);
+    (void)kiln_cpu_publish(path, text); /* a reader sees a whole line or nothing */
     return 1;
 }
 

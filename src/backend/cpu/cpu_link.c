@@ -56,20 +56,6 @@ static int split_words(char *line, char **words, int max) {
     return n;
 }
 
-static char *read_small(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = malloc(65536);
-    size_t n = buf ? fread(buf, 1, 65535, f) : 0;
-    fclose(f);
-    if (!buf || n == 0 || n == 65535) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
 /* Asks the driver (base: compiler and flags, link: words after the input)
  * for its link line and the linker's path; returns "path\nline\n" or NULL. */
 static char *discover(char *const *base, int base_count, int compiler_words, char *const *link,
@@ -148,9 +134,9 @@ int kiln_cpu_link_prepare(char *const *base, int base_count, int compiler_words,
         unsigned long long bin = kiln_cpu_binary_identity(base[i]);
         h = kiln_fnv1a(h, &bin, sizeof bin);
     }
-    char path[4200], tmp[4300];
+    char path[4200];
     snprintf(path, sizeof path, "%s/cpu-link-%016llx", info.path, h);
-    char *text = read_small(path);
+    char *text = kiln_cpu_read_small(path);
     int fresh = text == NULL;
     if (!text) {
         text = discover(base, base_count, compiler_words, link, link_count);
@@ -158,13 +144,7 @@ int kiln_cpu_link_prepare(char *const *base, int base_count, int compiler_words,
          * driver whose answer has no collect2 line (a clang behind `c++`)
          * is remembered as NONE_MARK, so that it is not asked at every
          * compile: its modules link through the driver. */
-        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-        const char *write = text ? text : NONE_MARK "\n";
-        FILE *f = fopen(tmp, "wb");
-        if (f) {
-            size_t n = strlen(write), w = fwrite(write, 1, n, f);
-            if (fclose(f) != 0 || w != n || rename(tmp, path) != 0) unlink(tmp);
-        }
+        (void)kiln_cpu_publish(path, text ? text : NONE_MARK "\n");
         if (!text) return 0;
     }
     if (strncmp(text, NONE_MARK "\n", sizeof NONE_MARK) == 0) {

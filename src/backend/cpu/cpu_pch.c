@@ -60,11 +60,31 @@ unsigned long long kiln_cpu_binary_identity(const char *name) {
     return kiln_fnv1a(KILN_FNV1A_INIT, id, sizeof id);
 }
 
-static int write_whole(const char *path, const char *data, size_t n) {
-    FILE *f = fopen(path, "wb");
+int kiln_cpu_publish(const char *path, const char *text) {
+    char tmp[4300];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) >= sizeof tmp) return -1;
+    FILE *f = fopen(tmp, "wb");
     if (!f) return -1;
-    size_t w = fwrite(data, 1, n, f);
-    return (fclose(f) == 0 && w == n) ? 0 : -1;
+    size_t n = strlen(text), w = fwrite(text, 1, n, f);
+    if (fclose(f) != 0 || w != n || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+char *kiln_cpu_read_small(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = malloc(65536);
+    size_t n = buf ? fread(buf, 1, 65535, f) : 0;
+    fclose(f);
+    if (!buf || n == 0 || n == 65535) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
 }
 
 int kiln_cpu_prelude_light_ok(const char *source) {
@@ -111,8 +131,7 @@ int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, int light, char 
         /* The header by rename (readers never see half of it), then the
          * .gch built beside it under a private name and renamed in place:
          * processes racing to build it each publish a whole one. */
-        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", hdr, (long)getpid());
-        if (write_whole(tmp, text, strlen(text)) == 0 && rename(tmp, hdr) == 0) {
+        if (kiln_cpu_publish(hdr, text) == 0) {
             char **argv = calloc((size_t)base_argc + 8, sizeof *argv);
             snprintf(tmp, sizeof tmp, "%s.%ld.tmp", gch, (long)getpid());
             if (argv) {
@@ -137,13 +156,12 @@ int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, int light, char 
                 else {
                     kiln_clear_error();
                     unlink(tmp);
-                    write_whole(failed, out ? out : "", out ? strlen(out) : 0);
+                    (void)kiln_cpu_publish(failed, out ? out : "");
                 }
                 free(out);
                 free(argv);
             }
-        } else
-            unlink(tmp);
+        }
     }
     free(text);
     return ok;
@@ -155,10 +173,7 @@ int kiln_cpu_pch_check(const char *dir, const char *compiler_output) {
     snprintf(gch, sizeof gch, "%s/" KILN_CPU_PCH_HEADER ".gch", dir);
     snprintf(marker, sizeof marker, "%s/rejected", dir);
     snprintf(failed, sizeof failed, "%s/failed", dir);
-    if (access(marker, F_OK) == 0)
-        write_whole(failed, compiler_output, strlen(compiler_output));
-    else
-        write_whole(marker, compiler_output, strlen(compiler_output));
+    (void)kiln_cpu_publish(access(marker, F_OK) == 0 ? failed : marker, compiler_output);
     unlink(gch);
     return 1;
 }

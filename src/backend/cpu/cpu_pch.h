@@ -31,6 +31,14 @@ unsigned long long kiln_cpu_binary_identity(const char *name);
 int kiln_cpu_cache_aid_allowed(const char *env_name, const char *off, char *const *argv, int argc,
                                kiln_cache_info *info);
 
+/* Writes text to path under a private name and renames it in place, so a
+ * reader (another process) sees all of it or nothing; -1 (nothing left
+ * behind) on failure. */
+int kiln_cpu_publish(const char *path, const char *text);
+/* A small file's text (under 64 KiB, not empty), NUL-terminated and
+ * malloc'd; NULL otherwise. */
+char *kiln_cpu_read_small(const char *path);
+
 /* base_argv: the compiler command and the flags of the module compile
  * (without -D, -I, inputs and outputs). Returns 1 and the folder in dir when
  * KILN_CPU_PCH_HEADER and its .gch are there (building them now if needed);
