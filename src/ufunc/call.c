@@ -49,9 +49,11 @@ kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, 
     kiln_kernel *k = uf_find_kernel(f, exec, &key);
     uf_key mixed_key;
     int mixed = !k && uf_mixed_key(f, &key, key.backend == UF_CUDA, &mixed_key) &&
-                (key.backend != UF_CUDA || uf_mixed_take(f, exec, &mixed_key, p->n));
-    kiln_status s = uf_get_kernel(f, exec, mixed ? &mixed_key : &key, &k);
-    if (s != KILN_OK) return s;
+                (key.backend != UF_CUDA || uf_mixed_take(f, exec, &mixed_key, p->n, &k));
+    if (!k) {
+        kiln_status s = uf_get_kernel(f, exec, mixed ? &mixed_key : &key, &k);
+        if (s != KILN_OK) return s;
+    }
     kiln_value args[KILN_MAX_PARAMS];
     if (key.backend == UF_CUDA) {
         int c = uf_plan_args(p, f, mixed, p->n, 0, args);

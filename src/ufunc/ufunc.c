@@ -73,11 +73,15 @@ kiln_kernel *uf_find_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key)
     return k;
 }
 
-int uf_mixed_take(kiln_ufunc *f, kiln_context *ctx, const uf_key *mixed_key, int64_t n) {
+int uf_mixed_take(kiln_ufunc *f, kiln_context *ctx, const uf_key *mixed_key, int64_t n,
+                  kiln_kernel **kernel) {
     pthread_mutex_lock(&f->lock);
     uf_variant *v = find_variant(f, ctx, mixed_key);
     int take = !v || v->served < f->mixed_limit;
-    if (v && take) v->served += n;
+    if (v && take) {
+        v->served += n;
+        *kernel = v->kernel;
+    }
     pthread_mutex_unlock(&f->lock);
     return take;
 }

@@ -142,10 +142,10 @@ int uf_mixed_key(const kiln_ufunc *f, const uf_key *key, int want_scalar, uf_key
  * one costs a few per cent per element more on the H100 (a pointer test
  * per input), so once it has run f->mixed_limit elements (default
  * UF_MIXED_CUDA_ELEMENTS, KILN_UFUNC_MIXED_LIMIT) scalar calls move to
- * their own kernels. 1 while the mixed kernel is not
- * built yet (the call builds it). */
+ * their own kernels. When it answers 1, *kernel is the mixed kernel, or
+ * left NULL while that is not built yet (the call builds it). */
 #define UF_MIXED_CUDA_ELEMENTS ((int64_t)1 << 26)
-int uf_mixed_take(kiln_ufunc *f, kiln_context *ctx, const uf_key *mixed_key, int64_t n);
+int uf_mixed_take(kiln_ufunc *f, kiln_context *ctx, const uf_key *mixed_key, int64_t n, kiln_kernel **kernel);
 
 /* ---- staging.c */
 void uf_staging_release(kiln_ufunc *f);
