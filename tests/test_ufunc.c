@@ -15,6 +15,12 @@
 #include "ufunc/call.h" /* uf_staged_call: the pipeline, driven directly on the CPU */
 
 static kiln_context *ctx;
+
+/* Elements a CUDA mixed kernel serves in these tests before calls compile
+ * their exact kernels (main; the default is 2^26): a ufunc's first call or
+ * two run the mixed kernel, later ones the all-array and 16-byte kernels,
+ * so both kinds run on the GPU. */
+#define TEST_MIXED_LIMIT "5000"
 static kiln_ufunc *axpb; /* f8(f8,f8,f8): a * 2 + b - c */
 
 static int setup(void **state) {
@@ -579,16 +585,18 @@ static void host_arrays(void **state) {
     kiln_array_release(R);
 }
 
-/* Every kind of kernel kiln generates compiles with NVRTC for sm_90 (CI has
- * the toolkit; skipped where NVRTC is missing). */
-static void generated_cuda_sources_compile(void **state) {
-    (void)state;
+static void generated_sources_compile(int exact) {
+    setenv("KILN_UFUNC_MIXED_LIMIT", exact ? "0" : "67108864", 1); /* read by kiln_vectorize */
     kiln_ufunc *f = NULL;
-    TEST_OK(kiln_vectorize(ctx, "gen", "f8(f8,f8); f4(f4,f4); c8(c8,c8); f2(f2,f2); i4(i4,i4)", "a, b",
-                           "return a * b + a;", "__device__ inline float twice(float v) { return 2 * v; }",
-                           &f));
+    kiln_status made =
+        kiln_vectorize(ctx, "gen", "f8(f8,f8); f4(f4,f4); c8(c8,c8); f2(f2,f2); i4(i4,i4)", "a, b",
+                       "return a * b + a;", "__device__ inline float twice(float v) { return 2 * v; }", &f);
     kiln_ufunc *g = NULL;
-    TEST_OK(kiln_vectorize(ctx, "gen2", "(f8,f8)(f8,f8)", "a, b -> s, d", "s = a + b; d = a - b;", NULL, &g));
+    if (made == KILN_OK)
+        made =
+            kiln_vectorize(ctx, "gen2", "(f8,f8)(f8,f8)", "a, b -> s, d", "s = a + b; d = a - b;", NULL, &g);
+    setenv("KILN_UFUNC_MIXED_LIMIT", TEST_MIXED_LIMIT, 1);
+    TEST_OK(made);
     int64_t s2[2] = {128, 33}, s1[1] = {33};
     kiln_array *m = NULL, *v = NULL, *t = NULL, *h = NULL, *mf = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 2, s2, &m));
@@ -621,7 +629,9 @@ static void generated_cuda_sources_compile(void **state) {
                 kiln_free(log);
                 continue;
             }
-            if (s != KILN_OK) fail_msg("call %zu target %s: %s\n%s", i, targets[k], kiln_last_error(), src);
+            if (s != KILN_OK)
+                fail_msg("call %zu target %s (%s): %s\n%s", i, targets[k], exact ? "exact" : "first call",
+                         kiln_last_error(), src);
             kiln_free(src);
             kiln_free(log);
         }
@@ -630,6 +640,15 @@ static void generated_cuda_sources_compile(void **state) {
     for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) kiln_array_release(arrs[i]);
     kiln_ufunc_release(f);
     kiln_ufunc_release(g);
+}
+
+/* Every kind of kernel kiln generates compiles with NVRTC for sm_90 (CI has
+ * the toolkit; skipped where NVRTC is missing): each call's kernel as a
+ * first call runs it (mixed where contiguous) and with
+ * KILN_UFUNC_MIXED_LIMIT=0, as calls run after the hand-over (exact). */
+static void generated_cuda_sources_compile(void **state) {
+    (void)state;
+    for (int exact = 0; exact < 2; exact++) generated_sources_compile(exact);
 }
 
 /* kiln_copy_share cuts [0, total) into ordered, disjoint, aligned shares of
@@ -841,17 +860,23 @@ static int64_t modules_built(void) {
 }
 
 /* kiln_vectorize builds one module per signature set holding, per
- * signature, the all-array kernels and the mixed one; calls with scalars at
- * any positions (typed or weak, of any dtype that casts) on contiguous
- * arrays then build nothing more, and agree with a long double reference.
- * The CUDA form of each call's kernel compiles through NVRTC. */
+ * signature, the mixed kernel; calls with scalars at any positions (typed
+ * or weak, of any dtype that casts) on contiguous arrays then build nothing
+ * more (with the default KILN_UFUNC_MIXED_LIMIT), and agree with a long
+ * double reference. The CUDA form of each call's kernel compiles through
+ * NVRTC. */
 static void scalars_share_one_module(void **state) {
     (void)state;
     int64_t before = modules_built();
     kiln_ufunc *f = NULL, *c = NULL;
-    TEST_OK(kiln_vectorize(ctx, "fma3", "f4(f4,f4,f4); f8(f8,f8,f8)", "a, x, y",
-                           "return a * x + y / (1 + x * x);", NULL, &f));
-    TEST_OK(kiln_vectorize(ctx, "cfma", "c16(c16,c16,c16)", "a, x, y", "return a * x + conj(y);", NULL, &c));
+    unsetenv("KILN_UFUNC_MIXED_LIMIT"); /* read by kiln_vectorize */
+    kiln_status made = kiln_vectorize(ctx, "fma3", "f4(f4,f4,f4); f8(f8,f8,f8)", "a, x, y",
+                                      "return a * x + y / (1 + x * x);", NULL, &f);
+    if (made == KILN_OK)
+        made =
+            kiln_vectorize(ctx, "cfma", "c16(c16,c16,c16)", "a, x, y", "return a * x + conj(y);", NULL, &c);
+    setenv("KILN_UFUNC_MIXED_LIMIT", TEST_MIXED_LIMIT, 1);
+    TEST_OK(made);
     assert_int_equal(modules_built() - before, 2);
     int64_t n = 3001; /* not a multiple of the CPU kernel's blocks; below the 16-byte layout's 4096 (main) */
     test_rng rng = test_rng_for(__func__);
@@ -940,7 +965,7 @@ static void scalars_share_one_module(void **state) {
     kiln_ufunc_release(c);
 }
 
-/* On CUDA a signature's mixed kernel serves scalar calls until it has run
+/* On CUDA a signature's mixed kernel serves calls until it has run
  * KILN_UFUNC_MIXED_LIMIT elements (10000 here, 3001 per call): calls 1-4
  * compile nothing, call 5 compiles its exact kernel, call 6 reuses it; the
  * CPU's mixed kernel serves every call. Every call's values are checked. */
@@ -949,7 +974,7 @@ static void mixed_kernel_hands_over_on_cuda(void **state) {
     setenv("KILN_UFUNC_MIXED_LIMIT", "10000", 1);
     kiln_ufunc *f = NULL;
     kiln_status made = kiln_vectorize(ctx, "axpb", "f8(f8,f8)", "a, x", "return a * x + 0.5;", NULL, &f);
-    unsetenv("KILN_UFUNC_MIXED_LIMIT");
+    setenv("KILN_UFUNC_MIXED_LIMIT", TEST_MIXED_LIMIT, 1);
     TEST_OK(made);
     int64_t n = 3001; /* below the 16-byte layout's 4096 (main): the mixed kernel's layout */
     test_rng rng = test_rng_for(__func__);
@@ -981,10 +1006,60 @@ static void mixed_kernel_hands_over_on_cuda(void **state) {
     kiln_ufunc_release(f);
 }
 
+/* All-array calls on CUDA take the mixed kernel too (a 16-byte layout's
+ * call here: 8192 elements) until it has served KILN_UFUNC_MIXED_LIMIT
+ * elements (10000): calls 1-2 compile nothing and run it (its source is the
+ * mixed one), call 3 compiles the exact 16-byte kernel, call 4 reuses it;
+ * on the CPU nothing compiles. Every call's values are checked. */
+static void all_array_calls_hand_over_on_cuda(void **state) {
+    (void)state;
+    setenv("KILN_UFUNC_MIXED_LIMIT", "10000", 1);
+    kiln_ufunc *f = NULL;
+    kiln_status made = kiln_vectorize(ctx, "mulq", "f8(f8,f8)", "x, y", "return x * y - 0.25;", NULL, &f);
+    setenv("KILN_UFUNC_MIXED_LIMIT", TEST_MIXED_LIMIT, 1);
+    TEST_OK(made);
+    int64_t n = 8192;
+    test_rng rng = test_rng_for(__func__);
+    double *hx = malloc(sizeof(double) * (size_t)n), *hy = malloc(sizeof(double) * (size_t)n);
+    test_fill_f64(&rng, hx, (size_t)n, -4, 4);
+    test_fill_f64(&rng, hy, (size_t)n, -4, 4);
+    kiln_array *X = from_host_f64(1, &n, hx), *Y = from_host_f64(1, &n, hy);
+    char *src = NULL;
+    TEST_OK(kiln_ufunc_source(f, "cuda", KILN_ARGS(kiln_arr(X), kiln_arr(Y)), NULL, &src));
+    if (!strstr(src, "kiln_i0 ? "))
+        fail_msg("a first all-array call's CUDA kernel is not the mixed one:\n%s", src);
+    kiln_free(src);
+    int cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
+    int64_t before = modules_built();
+    for (int call = 1; call <= 4; call++) {
+        kiln_array *Z = NULL;
+        TEST_OK(kiln_call(f, KILN_ARGS(kiln_arr(X), kiln_arr(Y)), &Z));
+        double *z = test_read_array(Z);
+        for (int64_t e = 0; e < n; e++) {
+            double want = hx[e] * hy[e] - 0.25;
+            if (fabs(z[e] - want) > 1e-15 * (1 + fabs(want)))
+                fail_msg("call %d, element %lld: %.17g, want %.17g", call, (long long)e, z[e], want);
+        }
+        free(z);
+        kiln_array_release(Z);
+        int64_t built = modules_built() - before;
+        int64_t want_built = cuda && call >= 3 ? 1 : 0;
+        if (built != want_built)
+            fail_msg("after call %d on %s: %lld modules built, want %lld", call,
+                     kiln_context_backend_name(ctx), (long long)built, (long long)want_built);
+    }
+    kiln_array_release(X);
+    kiln_array_release(Y);
+    free(hx);
+    free(hy);
+    kiln_ufunc_release(f);
+}
+
 int main(void) {
     /* Arrays of 4096+ elements take the 16-byte vector kernels on CUDA (the
      * default threshold is 8M), so both GPU layouts run here. */
     setenv("KILN_UFUNC_VECTOR_MIN", "4096", 0);
+    setenv("KILN_UFUNC_MIXED_LIMIT", TEST_MIXED_LIMIT, 0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(broadcasting_against_reference),
         cmocka_unit_test(views_and_scalars),
@@ -1000,6 +1075,7 @@ int main(void) {
         cmocka_unit_test(generated_cuda_sources_compile),
         cmocka_unit_test(scalars_share_one_module),
         cmocka_unit_test(mixed_kernel_hands_over_on_cuda),
+        cmocka_unit_test(all_array_calls_hand_over_on_cuda),
         cmocka_unit_test(copy_shares_cover_odd_sizes),
         cmocka_unit_test(copy_pool_copies_odd_pieces),
         cmocka_unit_test(staged_pipeline_chunks),

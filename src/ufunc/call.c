@@ -17,6 +17,21 @@
 #define UF_CPU_MIN_CHUNK 16384
 #define UF_CUDA_BLOCK 256
 
+/* CUDA: the grid of a launch of key's kernel over n elements (*blocks), and
+ * whether it covers every element (or vector) with one per thread, so the
+ * kernel needs no grid-stride loop; beyond the cap the grid-stride loops of
+ * the other variant take the rest. */
+static int cuda_grid(const kiln_ufunc *f, const kiln_context *exec, const uf_key *key, int64_t n,
+                     int64_t *blocks) {
+    int64_t threads = key->layout == UF_VECTOR ? (n + key->vec - 1) / key->vec : n;
+    int64_t b = (threads + UF_CUDA_BLOCK - 1) / UF_CUDA_BLOCK;
+    int64_t cap = exec->info.max_grid_dim[0] > 0 ? exec->info.max_grid_dim[0] : INT32_MAX;
+    int waves = f->grid_waves;
+    if (waves > 0 && exec->info.multiprocessors > 0) cap = (int64_t)exec->info.multiprocessors * waves;
+    *blocks = b <= cap ? b : cap;
+    return b <= cap && key->layout == UF_CONTIG;
+}
+
 kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, int parallel,
                            kiln_stream *stream) {
     if (p->n == 0) return KILN_OK;
@@ -28,28 +43,22 @@ kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, 
             f->name, p->nd, p->narr, KILN_MAX_PARAMS);
     uf_key key = p->key;
     int64_t blocks = 0;
-    if (key.backend == UF_CUDA) {
-        int64_t threads = key.layout == UF_VECTOR ? (p->n + key.vec - 1) / key.vec : p->n;
-        blocks = (threads + UF_CUDA_BLOCK - 1) / UF_CUDA_BLOCK;
-        /* One element (or vector) per thread when the grid can cover them
-         * (a kernel without a loop); beyond that the grid-stride loops of
-         * the other variant take the rest. */
-        int64_t cap = exec->info.max_grid_dim[0] > 0 ? exec->info.max_grid_dim[0] : INT32_MAX;
-        int waves = f->grid_waves;
-        if (waves > 0 && exec->info.multiprocessors > 0) cap = (int64_t)exec->info.multiprocessors * waves;
-        key.cover = blocks <= cap && key.layout == UF_CONTIG;
-        if (blocks > cap) blocks = cap;
-    }
-    /* A call with scalars on contiguous operands (CPU: any contiguous call)
-     * runs its signature's mixed kernel (kiln_vectorize compiled it beside
-     * the all-array ones; on another context it is compiled once and then
-     * serves every pattern) unless the exact kernel exists already or, on
-     * CUDA, the mixed one has served this ufunc's scalar calls long enough
-     * for the exact kernel's compile to pay (uf_mixed_take). */
+    if (key.backend == UF_CUDA) key.cover = (uint8_t)cuda_grid(f, exec, &key, p->n, &blocks);
+    /* A contiguous call with operands of a signature's dtypes, arrays or
+     * scalars, runs that signature's mixed kernel (kiln_vectorize compiled
+     * it; on another context it is compiled once and then serves every
+     * pattern) unless the exact kernel exists already or, on CUDA, the
+     * mixed one has served this ufunc long enough for the exact kernel's
+     * compile to pay (uf_mixed_take). */
     kiln_kernel *k = uf_find_kernel(f, exec, &key);
     uf_key mixed_key;
-    int mixed = !k && uf_mixed_key(f, &key, key.backend == UF_CUDA, &mixed_key) &&
-                (key.backend != UF_CUDA || uf_mixed_take(f, exec, &mixed_key, p->n, &k));
+    int mixed = !k && uf_mixed_key(f, &key, &mixed_key);
+    if (mixed && key.backend == UF_CUDA) {
+        int64_t mixed_blocks = 0;
+        mixed_key.cover = (uint8_t)cuda_grid(f, exec, &mixed_key, p->n, &mixed_blocks);
+        mixed = uf_mixed_take(f, exec, &mixed_key, p->n, &k);
+        if (mixed) blocks = mixed_blocks;
+    }
     if (!k) {
         kiln_status s = uf_get_kernel(f, exec, mixed ? &mixed_key : &key, &k);
         if (s != KILN_OK) return s;
@@ -350,10 +359,11 @@ kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const kiln_valu
     uf_plan p;
     uf_build_plan(f, be, sig, args, ins, outs, f->sigs[sig].out, nd, shape, &p);
     p.key.cover = (uint8_t)UF_ASSUMED_COVER(f, &p.key);
-    /* The kernel the call would run: its signature's mixed one where
-     * scalars meet contiguous operands (uf_launch_plan). */
+    /* The kernel a first call would run: its signature's mixed one for
+     * contiguous operands (uf_launch_plan; on CUDA later calls move to the
+     * exact one, which KILN_UFUNC_MIXED_LIMIT=0 shows). */
     uf_key run = p.key;
-    if (uf_mixed_key(f, &p.key, be == UF_CUDA, &run)) run.cover = p.key.cover;
+    if (uf_mixed_key(f, &p.key, &run)) run.cover = (uint8_t)UF_ASSUMED_COVER(f, &run);
     char name[1][UF_KERNEL_NAME_MAX];
     return uf_generate(f, &run, 1, source, name);
 }

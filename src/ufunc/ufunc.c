@@ -86,22 +86,24 @@ int uf_mixed_take(kiln_ufunc *f, kiln_context *ctx, const uf_key *mixed_key, int
     return take;
 }
 
-int uf_mixed_key(const kiln_ufunc *f, const uf_key *key, int want_scalar, uf_key *out) {
-    if (f->no_mixed || key->mixed || key->layout != UF_CONTIG || f->nin == 0) return 0;
+int uf_mixed_serves(const kiln_ufunc *f, uf_backend be) {
+    return !f->no_mixed && (be != UF_CUDA || f->mixed_limit > 0);
+}
+
+int uf_mixed_key(const kiln_ufunc *f, const uf_key *key, uf_key *out) {
+    if (!uf_mixed_serves(f, (uf_backend)key->backend) || key->mixed || f->nin == 0) return 0;
+    if (key->layout != UF_CONTIG && !(key->layout == UF_VECTOR && key->backend == UF_CUDA)) return 0;
     if (key->backend == UF_CUDA && !key->idx32) return 0;
     const uf_signature *g = &f->sigs[key->sig];
-    int scalars = 0;
     for (int i = 0; i < f->nin; i++) {
         if ((key->in[i] & ~UF_SCALAR_BIT) != (uint8_t)g->in[i]) return 0;
         /* CPU: a scalar's copies are stored in the input's storage type,
          * which for the 16-bit floats would round a scalar the all-array
          * path passes at float precision. */
         if (key->backend == UF_CPU && kiln_dtype_is_half(g->in[i])) return 0;
-        scalars += (key->in[i] & UF_SCALAR_BIT) != 0;
     }
     for (int j = 0; j < f->nout; j++)
         if (key->out[j] != (uint8_t)g->out[j]) return 0;
-    if (want_scalar && scalars == 0) return 0;
     memset(out, 0, sizeof *out);
     out->backend = key->backend;
     out->sig = key->sig;
@@ -173,12 +175,14 @@ static void contiguous_key(const kiln_ufunc *f, int sig, uf_backend backend, uf_
  * 320M f32 0.91x native with 4 per thread). KILN_UFUNC_VECTOR_MIN overrides.
  * KILN_UFUNC_GRID_WAVES=w caps CUDA grids at w blocks per SM (grid-stride
  * loops); unset or 0: one element (or vector) per thread. For measuring.
- * KILN_UFUNC_MIXED=0: no mixed kernels (uf_key.mixed): each pattern of
- * scalar arguments compiles its own variant at its first call, as before
- * mixed kernels existed. KILN_UFUNC_MIXED_LIMIT=n: on CUDA the mixed kernel
- * serves n elements of scalar calls before they compile their exact
- * kernels (uf_mixed_take; default UF_MIXED_CUDA_ELEMENTS). Read once per
- * ufunc, when it is made. */
+ * KILN_UFUNC_MIXED=0: no mixed kernels (uf_key.mixed): kiln_vectorize
+ * compiles the all-array kernels and each pattern of scalar arguments
+ * compiles its own variant at its first call, as before mixed kernels
+ * existed. KILN_UFUNC_MIXED_LIMIT=n: on CUDA the mixed kernel serves n
+ * elements of calls before they compile their exact kernels (uf_mixed_take;
+ * default UF_MIXED_CUDA_ELEMENTS; 0: exact kernels from the start, and
+ * kiln_vectorize compiles the all-array ones). Read once per ufunc, when it
+ * is made. */
 static void read_tuning(kiln_ufunc *f) {
     const char *e = getenv("KILN_UFUNC_VECTOR_MIN");
     long long v = e ? atoll(e) : (1LL << 23);
@@ -226,31 +230,31 @@ kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *sign
     if (s == KILN_OK) s = uf_parse_signatures(f, signatures);
     if (s == KILN_OK) s = uf_parse_params(f, params);
     if (s == KILN_OK) {
-        /* Compile the common cases now, in one module, so a body that does
-         * not compile is reported here, once, and a first call with
-         * contiguous operands of a signature's dtypes, arrays or scalars
-         * anywhere, costs no compile: per signature the all-array kernel
-         * (CUDA: its 16-byte form for large arrays too) and the mixed one. */
-        uf_key keys[3 * UF_MAX_SIGS];
+        /* Compile the first calls' kernels now, in one module, so a body
+         * that does not compile is reported here, once, and a first call
+         * with contiguous operands of a signature's dtypes, arrays or
+         * scalars anywhere, costs no compile: per signature its mixed
+         * kernel. It runs all-array calls too: on the CPU always (the same
+         * unit-stride loop; GCC's time grows with every inlined copy of the
+         * body it vectorises), on CUDA until it has served
+         * f->mixed_limit elements, when a call compiles its exact kernel
+         * (the 16-byte form for large arrays). Without mixed kernels: the
+         * all-array kernels (CUDA: the 16-byte one and the one for small
+         * arrays). */
+        uf_key keys[2 * UF_MAX_SIGS];
         int nkeys = 0;
         uf_backend be = ctx->ops->kind == KILN_BACKEND_CUDA ? UF_CUDA : UF_CPU;
         for (int k = 0; k < f->nsig; k++) {
             contiguous_key(f, k, be, &keys[nkeys]);
+            uf_key mixed;
+            if (uf_mixed_key(f, &keys[nkeys], &mixed)) {
+                keys[nkeys++] = mixed;
+                continue;
+            }
             if (keys[nkeys++].layout == UF_VECTOR) { /* and the one for small arrays */
                 keys[nkeys] = keys[nkeys - 1];
                 keys[nkeys].layout = UF_CONTIG;
                 keys[nkeys++].vec = 1;
-            }
-            keys[nkeys - 1].cover = (uint8_t)UF_ASSUMED_COVER(f, &keys[nkeys - 1]);
-            if (uf_mixed_key(f, &keys[nkeys - 1], 0, &keys[nkeys])) {
-                /* CPU: the mixed kernel runs all-array calls too (the same
-                 * unit-stride loop), so the module holds one kernel per
-                 * signature: GCC's time grows with every inlined copy of
-                 * the body it vectorises. */
-                if (be == UF_CPU)
-                    keys[nkeys - 1] = keys[nkeys];
-                else
-                    nkeys++;
             }
         }
         for (int k = 0; k < nkeys; k++) keys[k].cover = (uint8_t)UF_ASSUMED_COVER(f, &keys[k]);

@@ -47,9 +47,9 @@ typedef struct uf_key {
     /* 1: the signature's "mixed" kernel (layout UF_CONTIG, operands of the
      * signature's own dtypes): every input is passed as a pointer AND a
      * value, and a NULL pointer means "the value, at every element". One
-     * such kernel serves calls with scalars at any positions; kiln_vectorize
-     * compiles it in the same module as the all-array kernels, so a first
-     * call with a scalar compiles nothing (see uf_mixed_key). */
+     * such kernel serves calls with scalars at any positions, and all-array
+     * calls too; kiln_vectorize compiles it for every signature in one
+     * module, so a first call compiles nothing (see uf_mixed_key). */
     uint8_t mixed;
     uint8_t in[UF_MAX_IN];   /* actual dtype; | UF_SCALAR_BIT for a scalar input (then
                                 the signature's dtype: the kernel takes its compute type) */
@@ -66,7 +66,7 @@ typedef struct uf_variant {
     uf_key key;
     kiln_context *ctx; /* the context the kernel was built in */
     kiln_kernel *kernel;
-    int64_t served; /* a CUDA mixed kernel: elements it has run scalar calls for (uf_mixed_take) */
+    int64_t served; /* a CUDA mixed kernel: elements it has run calls for (uf_mixed_take) */
 } uf_variant;
 
 typedef enum uf_target { UF_TARGET_CONTEXT = 0, UF_TARGET_CPU, UF_TARGET_PARALLEL, UF_TARGET_CUDA } uf_target;
@@ -131,19 +131,25 @@ kiln_status uf_parse_target(const char *target, uf_target *out);
 kiln_status uf_get_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key, kiln_kernel **out);
 /* The kernel compiled for key on ctx, or NULL (compiles nothing). */
 kiln_kernel *uf_find_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key);
+/* Whether f's calls on backend be may run mixed kernels at all: not with
+ * KILN_UFUNC_MIXED=0, and on CUDA not with KILN_UFUNC_MIXED_LIMIT=0 (the
+ * exact kernels from the first call on). */
+int uf_mixed_serves(const kiln_ufunc *f, uf_backend be);
 /* The mixed key (see uf_key.mixed) that can run the call planned as key:
- * contiguous operands of signature sig's own dtypes with at least one
- * scalar input (with want_scalar; else none needed), 32-bit indices on
- * CUDA, no 16-byte vector layout, and (CPU) no float16/bfloat16 input. 0
- * when key does not qualify. */
-int uf_mixed_key(const kiln_ufunc *f, const uf_key *key, int want_scalar, uf_key *out);
-/* CUDA: whether a scalar call of n elements should run the mixed kernel of
+ * contiguous operands (CUDA: in either contiguous layout) of signature
+ * sig's own dtypes, arrays or scalars, 32-bit indices on CUDA, and (CPU) no
+ * float16/bfloat16 input. 0 when key does not qualify or mixed kernels do
+ * not serve (uf_mixed_serves). Its cover bit is key's; on CUDA the launch
+ * sets it from the mixed kernel's own grid. */
+int uf_mixed_key(const kiln_ufunc *f, const uf_key *key, uf_key *out);
+/* CUDA: whether a call of n elements should run the mixed kernel of
  * mixed_key on ctx (counting them), or compile its exact kernel: the mixed
  * one costs a few per cent per element more on the H100 (a pointer test
- * per input), so once it has run f->mixed_limit elements (default
- * UF_MIXED_CUDA_ELEMENTS, KILN_UFUNC_MIXED_LIMIT) scalar calls move to
- * their own kernels. When it answers 1, *kernel is the mixed kernel, or
- * left NULL while that is not built yet (the call builds it). */
+ * per input) and never uses 16-byte accesses, so once it has run
+ * f->mixed_limit elements (default UF_MIXED_CUDA_ELEMENTS,
+ * KILN_UFUNC_MIXED_LIMIT) calls move to their own kernels. When it answers
+ * 1, *kernel is the mixed kernel, or left NULL while that is not built yet
+ * (the call builds it). */
 #define UF_MIXED_CUDA_ELEMENTS ((int64_t)1 << 26)
 int uf_mixed_take(kiln_ufunc *f, kiln_context *ctx, const uf_key *mixed_key, int64_t n, kiln_kernel **kernel);
 
