@@ -85,10 +85,18 @@ typedef struct bench_compile_cost {
     int ufunc_ok; /* kiln_vectorize + first call, cold (new body) and warm */
     double ufunc_cold_ms, ufunc_cold_proc_ms[2], ufunc_warm_ms;
     long long ufunc_compiles;
+    /* CUDA: the same saxpy compiled and loaded through NVRTC and the driver
+     * directly in a fresh process (bench_nvrtc.c), the vendor baseline */
+    int nvrtc_ok;
+    double nvrtc_first_ms, nvrtc_next_ms;
 } bench_compile_cost;
-int bench_compile_cost_measure(const bench_options *o, bench_compile_cost *out);
-/* The child side: `kiln_bench --child compile|ufunc --target T`. */
+/* cuda: the context is CUDA's, so the NVRTC baseline runs too. */
+int bench_compile_cost_measure(const bench_options *o, int cuda, bench_compile_cost *out);
+/* The child side: `kiln_bench --child compile|ufunc|nvrtc --target T`. */
 int bench_compile_child(const char *kind, const char *target);
+/* bench_nvrtc.c: `--child nvrtc`, NVRTC + cuModuleLoadData of the two
+ * texts, no kiln; prints the compile children's line. */
+int bench_nvrtc_child(const char *first_source, const char *next_source);
 
 /* ufunc_bench.c (the vectorize engineer's): prints one line per workload. */
 int kiln_bench_ufunc(kiln_context *ctx, int repeat);

@@ -47,9 +47,9 @@ static char *with_nonce(const char *source, const char *tag) {
 
 /* `--child ufunc`: a two-signature ufunc made and called once on 4096
  * elements with a scalar first argument (kiln_vectorize compiles, in one
- * module, every signature's all-array kernels and its mixed kernel, which
- * takes scalars at any positions: the call runs that one and compiles
- * nothing; with KILN_UFUNC_MIXED=0 it compiles a second module). */
+ * module, every signature's mixed kernel, which takes arrays or scalars at
+ * any positions: the call runs that one and compiles nothing; with
+ * KILN_UFUNC_MIXED=0 it compiles a second module). */
 static int ufunc_child(const char *target) {
     double t0 = now_ms();
     kiln_context *ctx = NULL;
@@ -110,6 +110,12 @@ int bench_compile_child(const char *kind, const char *target) {
     /* Same kernel, different text: a different cache key. */
     char *variant = with_nonce(kiln_example_source("saxpy"), "variant for a second compile");
     if (!saxpy || !variant) return 1;
+    if (strcmp(kind, "nvrtc") == 0) {
+        int rc = bench_nvrtc_child(saxpy, variant);
+        free(saxpy);
+        free(variant);
+        return rc;
+    }
     double t0 = now_ms();
     kiln_context *ctx = NULL;
     kiln_status s = kiln_open(&ctx, target);
@@ -233,7 +239,7 @@ static int parse_line(const char *line, double *open_ms, double *first_ms, doubl
                   next_ms, compiles, hits) == 5;
 }
 
-int bench_compile_cost_measure(const bench_options *o, bench_compile_cost *out) {
+int bench_compile_cost_measure(const bench_options *o, int cuda, bench_compile_cost *out) {
     memset(out, 0, sizeof *out);
     const char *tmp = getenv("TMPDIR");
     char dir[4096];
@@ -265,6 +271,11 @@ int bench_compile_cost_measure(const bench_options *o, bench_compile_cost *out) 
         parse_line(ucold, &skip, &out->ufunc_cold_ms, &skip, &out->ufunc_compiles, &n0) &&
         parse_line(uwarm, &skip, &out->ufunc_warm_ms, &skip, &uwarm_compiles, &n0))
         out->ufunc_ok = 1;
+    char nvrtc[512];
+    if (ok && cuda && spawn_child(o->self, "nvrtc", o->target, dir, 4, nvrtc, sizeof nvrtc, proc) == 0 &&
+        parse_line(nvrtc, &skip, &out->nvrtc_first_ms, &out->nvrtc_next_ms, &n0, &n0) &&
+        out->nvrtc_first_ms > 0 && out->nvrtc_next_ms > 0)
+        out->nvrtc_ok = 1;
     remove_dir(dir, 0);
     if (!ok) {
         snprintf(out->note, sizeof out->note,

@@ -111,6 +111,12 @@ static void print_compile(const bench_compile_cost *c, const char *target) {
                "%.1f ms, CPU %.1f ms), cache hit %.2f ms\n",
                c->ufunc_cold_ms, c->ufunc_compiles, c->ufunc_cold_proc_ms[0], c->ufunc_cold_proc_ms[1],
                c->ufunc_warm_ms);
+    if (c->nvrtc_ok)
+        printf(
+            "  NVRTC + cuModuleLoadData called directly on the same saxpy, no kiln (fresh process, after "
+            "NVRTC's start-up): first %.1f ms, next %.1f ms; kiln / NVRTC: first compile %.2f, next %.2f\n",
+            c->nvrtc_first_ms, c->nvrtc_next_ms, c->cold_first_ms / c->nvrtc_first_ms,
+            c->cold_next_ms / c->nvrtc_next_ms);
     if (c->note[0]) printf("  note: %s\n", c->note);
 }
 
@@ -127,7 +133,7 @@ int main(int argc, char **argv) {
         /* not re-executed: go on with the default policy */
     }
     if (argc >= 4 && strcmp(argv[1], "--child") == 0 &&
-        (strcmp(argv[2], "compile") == 0 || strcmp(argv[2], "ufunc") == 0))
+        (strcmp(argv[2], "compile") == 0 || strcmp(argv[2], "ufunc") == 0 || strcmp(argv[2], "nvrtc") == 0))
         return bench_compile_child(argv[2], argc >= 5 && strcmp(argv[3], "--target") == 0 ? argv[4] : "auto");
     bench_options o;
     memset(&o, 0, sizeof o);
@@ -213,7 +219,7 @@ int main(int argc, char **argv) {
     bench_compile_cost compile;
     memset(&compile, 0, sizeof compile);
     if (!o.skip_compile) {
-        (void)bench_compile_cost_measure(&o, &compile);
+        (void)bench_compile_cost_measure(&o, strcmp(backend, "cuda") == 0, &compile);
         print_compile(&compile, o.target);
     }
     if (o.json_path) {
