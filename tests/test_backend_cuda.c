@@ -28,6 +28,7 @@
 // clang-format on
 
 #include "backend/backend.h"
+#include "backend/common/prelude_needs.h"
 #include "backend/cuda/cuda_blob.h"
 #include "backend/cuda/cuda_internal.h"
 
@@ -244,7 +245,7 @@ static void test_light_prelude_choice(void **state) {
             req.defines = defines;
             req.define_count = 1;
         }
-        if (kiln_cuda_prelude_needs_complex(&req) != cases[c].complex)
+        if (kiln_prelude_needs_complex(&req) != cases[c].complex)
             fail_msg("case %zu: needs complex should be %d", c, cases[c].complex);
         if (c == 5) continue; /* <cuComplex.h> is the toolkit's: not on NVRTC's path here */
         kiln_blob blob = {0};

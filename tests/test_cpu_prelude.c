@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_pch.h"
 #include "support/test_support.h"
 
 enum { N = 1000, NF = 14 };
@@ -158,11 +159,85 @@ static void test_kernel_is_cuda_c(void **state) {
     kiln_free(log);
 }
 
+/* kiln_complex.cuh goes in only where the source (or a -D) names something
+ * complex: the same choice as the CUDA backend's. A complex kernel then
+ * still computes (complex64 products and conj against the host's C
+ * complex arithmetic on random inputs), and the real-only kernel of the
+ * test above is the one that left the header out. */
+static void test_complex_header_only_when_named(void **state) {
+    (void)state;
+    static const struct {
+        const char *source, *define;
+        kiln_cpu_prelude_kind want;
+    } cases[] = {
+        {"__global__ void k(float *o) { o[0] = sqrt(o[1]); } // kiln_complex64 in a comment", NULL,
+         KILN_CPU_PRELUDE_REAL},
+        {"__global__ void k(kiln_complex64 *o) { o[0] = o[1] * o[2]; }", NULL, KILN_CPU_PRELUDE_LIGHT},
+        {"__global__ void k(T *o) { o[0] = o[1]; }", "T=kiln_complex128", KILN_CPU_PRELUDE_LIGHT},
+        {"#include <stdint.h>\n__global__ void k(float *o) { o[0] = 1; }", NULL, KILN_CPU_PRELUDE_FULL},
+        {"__global__ void k(float *o) { o[0] = std::sqrt(o[1]); }", NULL, KILN_CPU_PRELUDE_FULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        kiln_compile_request req;
+        memset(&req, 0, sizeof req);
+        req.source = cases[c].source;
+        const char *const defines[] = {cases[c].define};
+        if (cases[c].define) {
+            req.defines = defines;
+            req.define_count = 1;
+        }
+        if (kiln_cpu_prelude_for(&req) != cases[c].want)
+            fail_msg("case %zu: prelude %d, want %d", c, (int)kiln_cpu_prelude_for(&req), (int)cases[c].want);
+    }
+    if (kiln_cpu_prelude_for(&(kiln_compile_request){.source = kernel}) != KILN_CPU_PRELUDE_REAL)
+        fail_msg("the real-only math kernel should take the prelude without kiln_complex.cuh");
+
+    kiln_context *ctx = NULL;
+    TEST_OK(kiln_open(&ctx, "cpu"));
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_kernel_from_source(ctx,
+                                    "__global__ void cmul(const kiln_complex64 *a, const kiln_complex64 *b,\n"
+                                    "                     kiln_complex64 *out, int n) {\n"
+                                    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                    "    if (i < n) out[i] = a[i] * b[i] + conj(a[i]);\n"
+                                    "}\n",
+                                    "cmul", NULL, &k));
+    enum { M = 777 };
+    test_rng rng = test_rng_for(__func__);
+    float *h = malloc(sizeof(float) * 4 * M), *got = malloc(sizeof(float) * 2 * M);
+    assert_true(h && got);
+    for (int i = 0; i < 4 * M; i++) h[i] = (float)test_uniform(&rng, -2, 2);
+    int64_t n = M;
+    kiln_array *a = NULL, *b = NULL, *o = NULL;
+    TEST_OK(kiln_array_from_host(ctx, KILN_COMPLEX64, 1, &n, h, sizeof(float) * 2 * M, &a));
+    TEST_OK(kiln_array_from_host(ctx, KILN_COMPLEX64, 1, &n, h + 2 * M, sizeof(float) * 2 * M, &b));
+    TEST_OK(kiln_array_empty(ctx, KILN_COMPLEX64, 1, &n, &o));
+    TEST_OK(kiln_launch(k, KILN_DIM((M + 63) / 64), KILN_DIM(64), 0, NULL,
+                        KILN_ARGS(kiln_arr(a), kiln_arr(b), kiln_arr(o), kiln_i32(M))));
+    TEST_OK(kiln_array_to_host(o, got, sizeof(float) * 2 * M));
+    for (int i = 0; i < M; i++) {
+        double ar = h[2 * i], ai = h[2 * i + 1], br = h[2 * M + 2 * i], bi = h[2 * M + 2 * i + 1];
+        double re = ar * br - ai * bi + ar, im = ar * bi + ai * br - ai;
+        if (fabs(got[2 * i] - re) > 1e-5 * (1 + fabs(re)) ||
+            fabs(got[2 * i + 1] - im) > 1e-5 * (1 + fabs(im)))
+            fail_msg("element %d: %g%+gi, want %g%+gi", i, (double)got[2 * i], (double)got[2 * i + 1], re,
+                     im);
+    }
+    kiln_array_release(a);
+    kiln_array_release(b);
+    kiln_array_release(o);
+    kiln_kernel_release(k);
+    kiln_close(ctx);
+    free(h);
+    free(got);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_light_prelude_matches_full_and_libm),
         cmocka_unit_test(test_std_names_take_the_full_prelude),
         cmocka_unit_test(test_kernel_is_cuda_c),
+        cmocka_unit_test(test_complex_header_only_when_named),
     };
     return cmocka_run_group_tests_name("cpu prelude", tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 // ufunc_common.cuh: helpers every generated ufunc kernel starts with, on both
 // backends (after the backend's prelude, and the complex types where the
 // module uses them: named here as KILN_CX64/KILN_CX128 only, see
-// src/backend/cuda/cuda_prelude.c).
+// src/backend/common/prelude_needs.c).
 //  - KILN_UF_FN: how the user's body is declared (always inlined, so the CPU
 //    loop around it vectorises and the GPU loop has no call).
 //  - kiln_uf_cv<To>::go(v): the conversions NumPy's safe casting allows when

@@ -8,8 +8,8 @@
 #define KILN_HD
 #endif
 // Other headers name the types through these (and test them with #ifdef):
-// the CUDA backend leaves this header out of modules whose text names
-// nothing complex (src/backend/cuda/cuda_prelude.c), and kiln's own
+// both backends leave this header out of modules whose text names
+// nothing complex (src/backend/common/prelude_needs.c), and kiln's own
 // generated code must not count as naming it.
 #define KILN_CX64 kiln_complex64
 #define KILN_CX128 kiln_complex128

@@ -22,8 +22,8 @@
 extern const char kiln_embedded_kiln_cpu_fission[];
 
 /* KILN_CPU_FISSION_BEGIN (issue 15): paths per kernel, see cpu_fission.h */
-static char *assemble_source(const kiln_compile_request *req, int fission, int pch, int light, int *barriers,
-                             kiln_cpu_kernel_plan *plans) {
+static char *assemble_source(const kiln_compile_request *req, int fission, int pch,
+                             kiln_cpu_prelude_kind prelude, int *barriers, kiln_cpu_kernel_plan *plans) {
     int module_barriers = 0;
     char *user = kiln_cpu_source_prepare(req, &module_barriers);
     if (!user) return NULL;
@@ -33,7 +33,7 @@ static char *assemble_source(const kiln_compile_request *req, int fission, int p
     if (pch)
         kiln_text_puts(&t, "#include \"" KILN_CPU_PCH_HEADER "\"\n");
     else
-        kiln_cpu_prelude_text(&t, light);
+        kiln_cpu_prelude_text(&t, prelude);
     /* The fission templates go before the user's code: a user's #define
      * (B, end, ...) must not reach anything kiln writes (issue 12). */
     if (gen.length) {
@@ -272,9 +272,9 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     int barriers = 0;
     char *base[64], pch_dir[4096];
     int base_count = base_args(c, req, base);
-    int light = kiln_cpu_prelude_light_ok(req->source);
-    int pch = kiln_cpu_pch_prepare(base, base_count, light, pch_dir, sizeof pch_dir);
-    char *source = assemble_source(req, fission, pch, light, &barriers, plans);
+    kiln_cpu_prelude_kind prelude = kiln_cpu_prelude_for(req);
+    int pch = kiln_cpu_pch_prepare(base, base_count, prelude, pch_dir, sizeof pch_dir);
+    char *source = assemble_source(req, fission, pch, prelude, &barriers, plans);
     if (!source)
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory assembling the CPU source");
 

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend/common/prelude_needs.h"
 #include "backend/cpu/cpu_internal.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -27,12 +28,14 @@ extern const char kiln_embedded_kiln_cpu_prelude[];
 extern const char kiln_embedded_kiln_complex[];
 extern const char kiln_embedded_kiln_signature[];
 
-void kiln_cpu_prelude_text(kiln_text *t, int light) {
-    if (light) kiln_text_puts(t, "#define KILN_CPU_LIGHT_MATH 1\n");
+void kiln_cpu_prelude_text(kiln_text *t, kiln_cpu_prelude_kind kind) {
+    if (kind != KILN_CPU_PRELUDE_FULL) kiln_text_puts(t, "#define KILN_CPU_LIGHT_MATH 1\n");
     kiln_text_line_directive(t, "kiln_cpu_prelude.cuh");
     kiln_text_puts(t, kiln_embedded_kiln_cpu_prelude);
-    kiln_text_line_directive(t, "kiln_complex.cuh");
-    kiln_text_puts(t, kiln_embedded_kiln_complex);
+    if (kind != KILN_CPU_PRELUDE_REAL) {
+        kiln_text_line_directive(t, "kiln_complex.cuh");
+        kiln_text_puts(t, kiln_embedded_kiln_complex);
+    }
     kiln_text_line_directive(t, "kiln_signature.cuh");
     kiln_text_puts(t, kiln_embedded_kiln_signature);
 }
@@ -87,10 +90,12 @@ char *kiln_cpu_read_small(const char *path) {
     return buf;
 }
 
-int kiln_cpu_prelude_light_ok(const char *source) {
+kiln_cpu_prelude_kind kiln_cpu_prelude_for(const kiln_compile_request *req) {
     const char *env = getenv("KILN_CPU_LIGHT_PRELUDE");
-    if (env && strcmp(env, "0") == 0) return 0;
-    return source && !strstr(source, "#include") && !strstr(source, "std::");
+    if ((env && strcmp(env, "0") == 0) || !req->source || strstr(req->source, "#include") ||
+        strstr(req->source, "std::"))
+        return KILN_CPU_PRELUDE_FULL;
+    return kiln_prelude_needs_complex(req) ? KILN_CPU_PRELUDE_LIGHT : KILN_CPU_PRELUDE_REAL;
 }
 
 int kiln_cpu_cache_aid_allowed(const char *env_name, const char *off, char *const *argv, int argc,
@@ -106,11 +111,12 @@ int kiln_cpu_cache_aid_allowed(const char *env_name, const char *off, char *cons
     return 1;
 }
 
-int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, int light, char *dir, size_t dir_size) {
+int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, kiln_cpu_prelude_kind kind, char *dir,
+                         size_t dir_size) {
     kiln_cache_info info;
     if (!kiln_cpu_cache_aid_allowed("KILN_CPU_PCH", "0", base_argv, base_argc, &info)) return 0;
     kiln_text t = {0};
-    kiln_cpu_prelude_text(&t, light);
+    kiln_cpu_prelude_text(&t, kind);
     char *text = kiln_text_take(&t);
     if (!text) return 0;
     unsigned long long h = kiln_fnv1a_str(text);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/common/prelude_needs.h"
 #include "backend/cuda/cuda_blob.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
@@ -14,14 +15,21 @@ extern const char kiln_embedded_kiln_cuda_prelude[];
 extern const char kiln_embedded_kiln_complex[];
 extern const char kiln_embedded_kiln_signature[];
 
-/* Prelude (the complex types only when the source names them:
- * cuda_prelude.c), user source (numbered from its own line 1), then one
- * signature record per kernel for function_get to read back after loading. */
+/* 1 when kiln_complex.cuh goes in: the source (or a -D) names something
+ * complex (backend/common/prelude_needs.c); KILN_CUDA_LIGHT_PRELUDE=0
+ * always includes it. */
+static int needs_complex(const kiln_compile_request *req) {
+    const char *env = getenv("KILN_CUDA_LIGHT_PRELUDE");
+    return (env && strcmp(env, "0") == 0) || kiln_prelude_needs_complex(req);
+}
+
+/* Prelude (the complex types only when the source names them), user source (numbered from its own line 1),
+ * then one signature record per kernel for function_get to read back after loading. */
 static char *assemble_source(const kiln_compile_request *req) {
     kiln_text t = {0};
     kiln_text_line_directive(&t, "kiln_cuda_prelude.cuh");
     kiln_text_puts(&t, kiln_embedded_kiln_cuda_prelude);
-    if (kiln_cuda_prelude_needs_complex(req)) {
+    if (needs_complex(req)) {
         kiln_text_line_directive(&t, "kiln_complex.cuh");
         kiln_text_puts(&t, kiln_embedded_kiln_complex);
     }

@@ -69,11 +69,6 @@ struct kiln_backend_function {
     struct kiln_backend_function *next;
 };
 
-/* 1 when req's source (or a -D) names complex types or functions, or
- * includes a header: then kiln_complex.cuh goes in front of it
- * (cuda_prelude.c). KILN_CUDA_LIGHT_PRELUDE=0 always includes it. */
-int kiln_cuda_prelude_needs_complex(const kiln_compile_request *req);
-
 /* NVRTC's start-up in a thread while the first context opens
  * (cuda_warmup.c): start it once per process; wait before compiling and
  * before a context closes. */

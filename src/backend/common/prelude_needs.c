@@ -1,21 +1,21 @@
-/* cuda_prelude.c: which of kiln's headers a CUDA module needs in front of it.
+/* prelude_needs.c: whether a module needs kiln_complex.cuh in front of it,
+ * on either backend.
  *
- * NVRTC parses and instantiates every line put before the user's source on
- * every cold compile. kiln_complex.cuh is the costly part: its class
- * operators instantiate the Annex G division and square root for both
- * types, and its ~60 inline functions are all checked, used or not. Measured
- * with NVRTC 13.0 (sm_90, -minimal, CPU time of a second compile in the
- * process, best of 12): saxpy with no prelude 27.9 ms, with the type
- * prelude 28.7 ms, + kiln_complex.cuh 37.9 ms, an empty program 22.1 ms.
- * So a module that names nothing complex gets the types and constants
- * only. Overload resolution of real math calls is the same either way (the
- * PTX of abs/pow/sqrt/exp/log10/tanh/sinh on float, double, int and long
- * long was compared): a real argument always has an exact or promoted real
- * overload, ranked above the converting constructor of a complex type. */
+ * A compiler parses and instantiates every line put before the user's
+ * source on every cold compile (NVRTC; GCC reads the precompiled prelude,
+ * but still instantiates the helpers its operators leave pending: 13.8M of
+ * the ~270M instructions of a CPU module, measured with callgrind). kiln_complex.cuh is the costly part: its
+ * class operators instantiate the Annex G division and square root for both types, and its ~60 inline
+ * functions are all checked, used or not. Measured with NVRTC 13.0 (sm_90, -minimal, CPU time of a second
+ * compile in the process, best of 12): saxpy with no prelude 27.9 ms, with the type prelude 28.7 ms, +
+ * kiln_complex.cuh 37.9 ms, an empty program 22.1 ms. So a module that names nothing complex gets the types
+ * and constants only. Overload resolution of real math calls is the same either way (the PTX of
+ * abs/pow/sqrt/exp/log10/tanh/sinh on float, double, int and long long was compared): a real argument always
+ * has an exact or promoted real overload, ranked above the converting constructor of a complex type. */
+#include "backend/common/prelude_needs.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-#include "backend/cuda/cuda_internal.h"
 
 /* An identifier that only code using complex numbers would write: a type
  * or macro name with "complex" in it (kiln_complex64, cuFloatComplex,
@@ -64,9 +64,7 @@ static int text_needs_complex(const char *p) {
     return 0;
 }
 
-int kiln_cuda_prelude_needs_complex(const kiln_compile_request *req) {
-    const char *env = getenv("KILN_CUDA_LIGHT_PRELUDE");
-    if (env && strcmp(env, "0") == 0) return 1;
+int kiln_prelude_needs_complex(const kiln_compile_request *req) {
     for (int i = 0; i < req->define_count; i++)
         if (text_needs_complex(req->defines[i])) return 1;
     return text_needs_complex(req->source);
