@@ -620,10 +620,13 @@ KILN_API kiln_status kiln_call(kiln_ufunc *f, const kiln_value *args, int nargs,
  * stream for device work (NULL: the default stream). */
 KILN_API kiln_status kiln_call_ex(kiln_ufunc *f, const char *target, kiln_stream *stream,
                                   const kiln_value *args, int nargs, kiln_array **outs);
-/* The generated CUDA C source of the module a call with these arguments
- * would run, for target "cuda" or "cpu" (whatever the context), without
- * compiling it: for kiln_compile_only and for reading. outs as for kiln_call
- * (NULL slots are not allocated). *source: free with kiln_free. */
+/* The generated CUDA C source of the module a first call with these
+ * arguments would run, for target "cuda" or "cpu" (whatever the context),
+ * without compiling it: for kiln_compile_only and for reading. Contiguous
+ * operands of a signature's dtypes show its mixed kernel; on CUDA later
+ * calls move to the exact kernel, which KILN_UFUNC_MIXED_LIMIT=0 (read at
+ * kiln_vectorize) shows. outs as for kiln_call (NULL slots are not
+ * allocated). *source: free with kiln_free. */
 KILN_API kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const kiln_value *args, int nargs,
                                        kiln_array *const *outs, char **source);
 
