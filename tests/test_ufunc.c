@@ -21,6 +21,20 @@ static kiln_context *ctx;
  * two run the mixed kernel, later ones the all-array and 16-byte kernels,
  * so both kinds run on the GPU. */
 #define TEST_MIXED_LIMIT "5000"
+
+/* kiln_vectorize with KILN_UFUNC_MIXED_LIMIT set to limit (NULL: unset,
+ * the library's default) while it reads it, then back to TEST_MIXED_LIMIT. */
+static kiln_status vectorize_with_limit(const char *limit, const char *name, const char *sigs,
+                                        const char *params, const char *body, const char *preamble,
+                                        kiln_ufunc **out) {
+    if (limit)
+        setenv("KILN_UFUNC_MIXED_LIMIT", limit, 1);
+    else
+        unsetenv("KILN_UFUNC_MIXED_LIMIT");
+    kiln_status s = kiln_vectorize(ctx, name, sigs, params, body, preamble, out);
+    setenv("KILN_UFUNC_MIXED_LIMIT", TEST_MIXED_LIMIT, 1);
+    return s;
+}
 static kiln_ufunc *axpb; /* f8(f8,f8,f8): a * 2 + b - c */
 
 static int setup(void **state) {
@@ -586,17 +600,13 @@ static void host_arrays(void **state) {
 }
 
 static void generated_sources_compile(int exact) {
-    setenv("KILN_UFUNC_MIXED_LIMIT", exact ? "0" : "67108864", 1); /* read by kiln_vectorize */
-    kiln_ufunc *f = NULL;
-    kiln_status made =
-        kiln_vectorize(ctx, "gen", "f8(f8,f8); f4(f4,f4); c8(c8,c8); f2(f2,f2); i4(i4,i4)", "a, b",
-                       "return a * b + a;", "__device__ inline float twice(float v) { return 2 * v; }", &f);
-    kiln_ufunc *g = NULL;
-    if (made == KILN_OK)
-        made =
-            kiln_vectorize(ctx, "gen2", "(f8,f8)(f8,f8)", "a, b -> s, d", "s = a + b; d = a - b;", NULL, &g);
-    setenv("KILN_UFUNC_MIXED_LIMIT", TEST_MIXED_LIMIT, 1);
-    TEST_OK(made);
+    const char *limit = exact ? "0" : NULL;
+    kiln_ufunc *f = NULL, *g = NULL;
+    TEST_OK(vectorize_with_limit(limit, "gen", "f8(f8,f8); f4(f4,f4); c8(c8,c8); f2(f2,f2); i4(i4,i4)",
+                                 "a, b", "return a * b + a;",
+                                 "__device__ inline float twice(float v) { return 2 * v; }", &f));
+    TEST_OK(vectorize_with_limit(limit, "gen2", "(f8,f8)(f8,f8)", "a, b -> s, d", "s = a + b; d = a - b;",
+                                 NULL, &g));
     int64_t s2[2] = {128, 33}, s1[1] = {33};
     kiln_array *m = NULL, *v = NULL, *t = NULL, *h = NULL, *mf = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 2, s2, &m));
@@ -869,14 +879,10 @@ static void scalars_share_one_module(void **state) {
     (void)state;
     int64_t before = modules_built();
     kiln_ufunc *f = NULL, *c = NULL;
-    unsetenv("KILN_UFUNC_MIXED_LIMIT"); /* read by kiln_vectorize */
-    kiln_status made = kiln_vectorize(ctx, "fma3", "f4(f4,f4,f4); f8(f8,f8,f8)", "a, x, y",
-                                      "return a * x + y / (1 + x * x);", NULL, &f);
-    if (made == KILN_OK)
-        made =
-            kiln_vectorize(ctx, "cfma", "c16(c16,c16,c16)", "a, x, y", "return a * x + conj(y);", NULL, &c);
-    setenv("KILN_UFUNC_MIXED_LIMIT", TEST_MIXED_LIMIT, 1);
-    TEST_OK(made);
+    TEST_OK(vectorize_with_limit(NULL, "fma3", "f4(f4,f4,f4); f8(f8,f8,f8)", "a, x, y",
+                                 "return a * x + y / (1 + x * x);", NULL, &f));
+    TEST_OK(vectorize_with_limit(NULL, "cfma", "c16(c16,c16,c16)", "a, x, y", "return a * x + conj(y);", NULL,
+                                 &c));
     assert_int_equal(modules_built() - before, 2);
     int64_t n = 3001; /* not a multiple of the CPU kernel's blocks; below the 16-byte layout's 4096 (main) */
     test_rng rng = test_rng_for(__func__);
@@ -965,17 +971,32 @@ static void scalars_share_one_module(void **state) {
     kiln_ufunc_release(c);
 }
 
+/* One call of a hand-over test: f on args gives want (n values), and the
+ * calls so far have built want_built modules since `before`. */
+static void call_and_count(kiln_ufunc *f, const kiln_value *args, int nargs, const double *want, int64_t n,
+                           int call, int64_t before, int64_t want_built) {
+    kiln_array *Z = NULL;
+    TEST_OK(kiln_call(f, args, nargs, &Z));
+    double *z = test_read_array(Z);
+    for (int64_t e = 0; e < n; e++)
+        if (fabs(z[e] - want[e]) > 1e-15 * (1 + fabs(want[e])))
+            fail_msg("call %d, element %lld: %.17g, want %.17g", call, (long long)e, z[e], want[e]);
+    free(z);
+    kiln_array_release(Z);
+    int64_t built = modules_built() - before;
+    if (built != want_built)
+        fail_msg("after call %d on %s: %lld modules built, want %lld", call, kiln_context_backend_name(ctx),
+                 (long long)built, (long long)want_built);
+}
+
 /* On CUDA a signature's mixed kernel serves calls until it has run
  * KILN_UFUNC_MIXED_LIMIT elements (10000 here, 3001 per call): calls 1-4
  * compile nothing, call 5 compiles its exact kernel, call 6 reuses it; the
  * CPU's mixed kernel serves every call. Every call's values are checked. */
 static void mixed_kernel_hands_over_on_cuda(void **state) {
     (void)state;
-    setenv("KILN_UFUNC_MIXED_LIMIT", "10000", 1);
     kiln_ufunc *f = NULL;
-    kiln_status made = kiln_vectorize(ctx, "axpb", "f8(f8,f8)", "a, x", "return a * x + 0.5;", NULL, &f);
-    setenv("KILN_UFUNC_MIXED_LIMIT", TEST_MIXED_LIMIT, 1);
-    TEST_OK(made);
+    TEST_OK(vectorize_with_limit("10000", "axpb", "f8(f8,f8)", "a, x", "return a * x + 0.5;", NULL, &f));
     int64_t n = 3001; /* below the 16-byte layout's 4096 (main): the mixed kernel's layout */
     test_rng rng = test_rng_for(__func__);
     double *h = malloc(sizeof(double) * (size_t)n);
@@ -983,24 +1004,13 @@ static void mixed_kernel_hands_over_on_cuda(void **state) {
     kiln_array *X = from_host_f64(1, &n, h);
     int cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
     int64_t before = modules_built();
+    double *want = malloc(sizeof(double) * (size_t)n);
     for (int call = 1; call <= 6; call++) {
         const double a = test_uniform(&rng, -3, 3);
-        kiln_array *Z = NULL;
-        TEST_OK(kiln_call(f, KILN_ARGS(kiln_f64(a), kiln_arr(X)), &Z));
-        double *z = test_read_array(Z);
-        for (int64_t e = 0; e < n; e++) {
-            double want = a * h[e] + 0.5;
-            if (fabs(z[e] - want) > 1e-15 * (1 + fabs(want)))
-                fail_msg("call %d, element %lld: %.17g, want %.17g", call, (long long)e, z[e], want);
-        }
-        free(z);
-        kiln_array_release(Z);
-        int64_t built = modules_built() - before;
-        int64_t want_built = cuda && call >= 5 ? 1 : 0;
-        if (built != want_built)
-            fail_msg("after call %d on %s: %lld modules built, want %lld", call,
-                     kiln_context_backend_name(ctx), (long long)built, (long long)want_built);
+        for (int64_t e = 0; e < n; e++) want[e] = a * h[e] + 0.5;
+        call_and_count(f, KILN_ARGS(kiln_f64(a), kiln_arr(X)), want, n, call, before, cuda && call >= 5);
     }
+    free(want);
     kiln_array_release(X);
     free(h);
     kiln_ufunc_release(f);
@@ -1013,11 +1023,8 @@ static void mixed_kernel_hands_over_on_cuda(void **state) {
  * on the CPU nothing compiles. Every call's values are checked. */
 static void all_array_calls_hand_over_on_cuda(void **state) {
     (void)state;
-    setenv("KILN_UFUNC_MIXED_LIMIT", "10000", 1);
     kiln_ufunc *f = NULL;
-    kiln_status made = kiln_vectorize(ctx, "mulq", "f8(f8,f8)", "x, y", "return x * y - 0.25;", NULL, &f);
-    setenv("KILN_UFUNC_MIXED_LIMIT", TEST_MIXED_LIMIT, 1);
-    TEST_OK(made);
+    TEST_OK(vectorize_with_limit("10000", "mulq", "f8(f8,f8)", "x, y", "return x * y - 0.25;", NULL, &f));
     int64_t n = 8192;
     test_rng rng = test_rng_for(__func__);
     double *hx = malloc(sizeof(double) * (size_t)n), *hy = malloc(sizeof(double) * (size_t)n);
@@ -1031,23 +1038,11 @@ static void all_array_calls_hand_over_on_cuda(void **state) {
     kiln_free(src);
     int cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
     int64_t before = modules_built();
-    for (int call = 1; call <= 4; call++) {
-        kiln_array *Z = NULL;
-        TEST_OK(kiln_call(f, KILN_ARGS(kiln_arr(X), kiln_arr(Y)), &Z));
-        double *z = test_read_array(Z);
-        for (int64_t e = 0; e < n; e++) {
-            double want = hx[e] * hy[e] - 0.25;
-            if (fabs(z[e] - want) > 1e-15 * (1 + fabs(want)))
-                fail_msg("call %d, element %lld: %.17g, want %.17g", call, (long long)e, z[e], want);
-        }
-        free(z);
-        kiln_array_release(Z);
-        int64_t built = modules_built() - before;
-        int64_t want_built = cuda && call >= 3 ? 1 : 0;
-        if (built != want_built)
-            fail_msg("after call %d on %s: %lld modules built, want %lld", call,
-                     kiln_context_backend_name(ctx), (long long)built, (long long)want_built);
-    }
+    double *want = malloc(sizeof(double) * (size_t)n);
+    for (int64_t e = 0; e < n; e++) want[e] = hx[e] * hy[e] - 0.25;
+    for (int call = 1; call <= 4; call++)
+        call_and_count(f, KILN_ARGS(kiln_arr(X), kiln_arr(Y)), want, n, call, before, cuda && call >= 3);
+    free(want);
     kiln_array_release(X);
     kiln_array_release(Y);
     free(hx);
