@@ -239,6 +239,15 @@ static const char *src =
     "    __syncthreads();\n"
     "    out[blockIdx.x * 64 + t] = (q > 5 ? s[64 - t] : 1) + q;\n"
     "}\n"
+    "__global__ void ends_wrap(const int *in, int *out, int lim, unsigned big, int base, int top) {\n"
+    "    __shared__ int s[512];\n"
+    "    unsigned char c = threadIdx.x;\n"
+    "    int j = threadIdx.x + base;\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    s[threadIdx.x] = (c < lim ? in[i] : -1) + (j < big ? 10 : 20) + in[min(i, top)];\n"
+    "    __syncthreads();\n"
+    "    out[i] = s[blockDim.x - 1 - threadIdx.x];\n"
+    "}\n"
     "__global__ void plain(float *o, int n) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i < n) o[i] = 2.0f * i;\n"
@@ -277,6 +286,7 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "block_sum", "fission", NULL);
     expect_path(log, "pair_sum", "fission", NULL);
     expect_path(log, "mixed", "fission", NULL);
+    expect_path(log, "ends_wrap", "fission", NULL);
     expect_path(log, "shared_scalar", "fission", NULL);
     expect_path(log, "calls_helper", "fission", NULL);
     expect_path(log, "guard_types", "fission", NULL);
@@ -737,6 +747,67 @@ static void test_versioned_selections(void **state) {
     release_pair(&p);
 }
 
+/* Selections decided from a row's two ends (fis_site_ends): a rising
+ * operand that wraps inside the row (an unsigned char copy of threadIdx.x
+ * in blocks wider than 256; an int that crosses zero compared as unsigned)
+ * can hold at both ends and fail between them, so the check must see the
+ * wrap and look at the whole row. Fission, fibers and the host agree for
+ * bounds that hold everywhere, nowhere, at the ends only and on a prefix. */
+static int ends_wrap_ref(const int *in, int lim, unsigned big, int base, int top, int bx, int b, int t) {
+    int u = bx - 1 - t, i = b * bx + u;
+    unsigned char c = (unsigned char)u;
+    int j = (int)((unsigned)u + (unsigned)base);
+    return (c < lim ? in[i] : -1) + ((unsigned)j < big ? 10 : 20) + in[i < top ? i : top];
+}
+
+static void test_row_ends_see_wraps(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    pair p;
+    get_pair(ctx, "ends_wrap", &p);
+    enum { BLOCKS = 3, MAXN = BLOCKS * 512 };
+    int in[MAXN], o1[MAXN], o2[MAXN];
+    for (int i = 0; i < MAXN; i++) in[i] = (int)test_uniform(&r, -1000, 1000);
+    int64_t nn = MAXN;
+    kiln_array *din;
+    TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &nn, in, sizeof in, &din));
+    static const struct {
+        int bx, lim;
+        unsigned big;
+        int base, top; /* top < 0: the last element */
+    } cases[] = {
+        {300, 100, 1000u, 0, -1},         /* c wraps inside the row: c < 100 at both ends only */
+        {256, 1000, 0xFFFFFFFEu, -5, -1}, /* j wraps (crosses zero as unsigned): at both ends only */
+        {300, 100, 0xFFFFFFFEu, -5, -1},  /* both */
+        {300, 1000, 1000u, 0, -1},        /* c wraps, yet c < 1000 everywhere */
+        {200, 150, 1000u, 0, -1},         /* no wrap: a prefix, the last end fails */
+        {200, 250, 1000u, 3, -1},         /* no wrap: everywhere */
+        {512, 60, 0xFFFFFFF0u, -7, -1},   /* c wraps twice */
+        {256, 1000, 1000u, 0, 300},       /* min(i, top) clamps inside block 1 */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int bx = cases[k].bx, lim = cases[k].lim, base = cases[k].base, n = BLOCKS * bx;
+        int top = cases[k].top < 0 ? n - 1 : cases[k].top;
+        unsigned big = cases[k].big;
+        int64_t no = n;
+        kiln_array *d1, *d2;
+        TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &no, &d1));
+        TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &no, &d2));
+        run_pair(&p, KILN_DIM(BLOCKS), KILN_DIM((uint32_t)bx), 0, 1, d1, d2, o1, o2, sizeof(int) * (size_t)n,
+                 KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(lim), kiln_u32(big), kiln_i32(base),
+                           kiln_i32(top)));
+        for (int i = 0; i < n; i++) {
+            int want = ends_wrap_ref(in, lim, big, base, top, bx, i / bx, i % bx);
+            if (o1[i] != o2[i] || o1[i] != want)
+                fail_msg("case %zu, thread %d: %d fission, %d fibers, %d expected", k, i, o1[i], o2[i], want);
+        }
+        kiln_array_release(d1);
+        kiln_array_release(d2);
+    }
+    kiln_array_release(din);
+    release_pair(&p);
+}
+
 static void test_row_check_of_32_threads(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
@@ -1060,6 +1131,7 @@ int main(void) {
         cmocka_unit_test(test_int_locals_of_unsigned_indices_wrap),
         cmocka_unit_test(test_versioned_selections),
         cmocka_unit_test(test_row_check_of_32_threads),
+        cmocka_unit_test(test_row_ends_see_wraps),
         cmocka_unit_test(test_example_matmul_takes_fission),
         cmocka_unit_test(test_huge_grid_takes_the_general_body),
         cmocka_unit_test(test_early_return_and_uniform_control_flow),

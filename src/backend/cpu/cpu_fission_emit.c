@@ -387,31 +387,14 @@ static int region_sites(fis *f, int r, int *on) {
     return count;
 }
 
-/* kiln_v: whether every site on[] of region r takes its first side for
- * every thread of the row. A loop without stores (the region's
- * recomputable locals and the sites' operands only), which vectorises. The
- * probe twin skips it: its thread loops do not vectorise anyway. */
-static void put_row_check_loop(fis *f, int r, const int *on, int count, int row);
-
-static void put_row_check(fis *f, int r, const int *on, int count) {
-    put(f, "int kiln_v = 0;\nif (!kiln_probe) {\nkiln_v = 1;\n"
-           "if (kiln_xe - kiln_x0 == KILN_FIS_ROW) {\n");
-    put_row_check_loop(f, r, on, count, 1);
-    put(f, "} else {\n");
-    put_row_check_loop(f, r, on, count, 0);
-    put(f, "}\n}\n");
-}
-
-/* The check's loop; row: the copy for rows of KILN_FIS_ROW threads, whose
- * constant trip count makes it straight vector code (an and-reduction over
- * an unknown count pays its set-up and epilogue on every row). */
-static void put_row_check_loop(fis *f, int r, const int *on, int count, int row) {
+/* What a row check evaluates for thread kiln_x of row (kiln_z, kiln_y):
+ * its indices, region r's recomputable locals, and (inside the brace this
+ * opens) the statements of r that declare the ones the sites read. */
+static void put_check_thread(fis *f, int r, int skip_done) {
     const node *n = &f->nodes[r];
-    put(f, row ? "KILN_FIS_IVDEP\nfor (int kiln_x = kiln_x0; kiln_x < kiln_x0 + KILN_FIS_ROW; kiln_x++) {\n"
-               : "KILN_FIS_IVDEP\nfor (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n");
     put(f, "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n"
            "KILN_FIS_THREAD_RANGES\n");
-    if (f->returns) put(f, "if (kiln_done[kiln_t]) continue;\n");
+    if (skip_done && f->returns) put(f, "if (kiln_done[kiln_t]) continue;\n");
     put(f,
         "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; (void)threadIdx;\n");
     put_remats(f, r);
@@ -419,6 +402,10 @@ static void put_row_check_loop(fis *f, int r, const int *on, int count, int row)
     if (n->narrow_s0 < 0)
         for (int s = n->child; s >= 0; s = f->nodes[s].next)
             if (remat_stmt(f, s)) emit_stmt(f, s);
+}
+
+/* kiln_v &= whether each site on[] takes its first side at this thread. */
+static void put_site_checks(fis *f, const int *on, int count) {
     for (int k = 0; k < count; k++) {
         const fis_site *s = &f->sites[on[k]];
         if (s->kind == SITE_COND) {
@@ -432,6 +419,86 @@ static void put_row_check_loop(fis *f, int r, const int *on, int count, int row)
         }
         put(f, ");");
     }
+}
+
+#define MAX_RANGED 32
+
+/* kiln_ends: 1 when every site on[] takes its first side along the whole
+ * row, 0 when one does not, -1 when that cannot be told from the row's two
+ * ends (fis_site_ends: a rising operand did not grow by exactly the
+ * distance between them, in its own type or the one it is compared in, so
+ * something wrapped). Two evaluations instead of a pass over the row: the
+ * pass was a quarter of a bounds-checked block reduction's time. */
+static void put_row_ends(fis *f, int r, const int *on, int count, const fis_ranged *ranged, int nranged) {
+    put(f, "int kiln_ends = 1;\nif (kiln_xe > kiln_x0) {\n"
+           "auto kiln_e = [&](int kiln_x, kiln_fis_end_value *kiln_w) -> int {\n(void)kiln_w;\n");
+    put_check_thread(f, r, 0);
+    put(f, "\nint kiln_v = 1;");
+    put_site_checks(f, on, count);
+    for (int j = 0; j < nranged; j++) {
+        const fis_ranged *g = &ranged[j];
+        kiln_text_printf(f->out, "\nkiln_w[%d] = kiln_fis_at<", j);
+        if (g->cmp < 0) { /* min/max: the call's own type */
+            put(f, "decltype(");
+            put_toks(f, g->c0, g->c1);
+            put(f, ")");
+        } else { /* a comparison: its operands' common type */
+            put(f, "decltype((");
+            put_toks(f, g->c0, g->cmp);
+            put(f, ") + (");
+            put_toks(f, g->cmp + 1, g->c1);
+            put(f, "))");
+        }
+        put(f, ">((");
+        put_toks(f, g->i0, g->i1);
+        put(f, "), kiln_x);");
+    }
+    kiln_text_printf(f->out,
+                     "\nreturn kiln_v;\n}};\nkiln_fis_end_value kiln_w0[%d], kiln_w1[%d];\n"
+                     "kiln_ends = kiln_e(kiln_x0, kiln_w0) & kiln_e(kiln_xe - 1, kiln_w1);\n"
+                     "for (int kiln_j = 0; kiln_j < %d; kiln_j++)\n"
+                     "if (!kiln_fis_no_wrap(kiln_w0[kiln_j], kiln_w1[kiln_j], kiln_xe - 1 - kiln_x0)) "
+                     "kiln_ends = -1;\n}\n",
+                     nranged + 1, nranged + 1, nranged);
+}
+
+/* kiln_v: whether every site on[] of region r takes its first side for
+ * every thread of the row: from the row's two ends where the sites'
+ * shapes allow (put_row_ends), else a loop without stores (the region's
+ * recomputable locals and the sites' operands only), which vectorises. The
+ * probe twin skips it: its thread loops do not vectorise anyway. */
+static void put_row_check_loop(fis *f, int r, const int *on, int count, int row);
+
+static void put_row_check(fis *f, int r, const int *on, int count) {
+    fis_ranged ranged[MAX_RANGED];
+    int nranged = 0, ends = 1;
+    for (int k = 0; k < count && ends; k++) {
+        int m = fis_site_ends(f, &f->sites[on[k]], ranged + nranged, MAX_RANGED - nranged);
+        if (m < 0)
+            ends = 0;
+        else
+            nranged += m;
+    }
+    put(f, "int kiln_v = 0;\nif (!kiln_probe) {\n");
+    if (ends) {
+        put_row_ends(f, r, on, count, ranged, nranged);
+        put(f, "if (kiln_ends >= 0) kiln_v = kiln_ends; else {\n");
+    }
+    put(f, "kiln_v = 1;\nif (kiln_xe - kiln_x0 == KILN_FIS_ROW) {\n");
+    put_row_check_loop(f, r, on, count, 1);
+    put(f, "} else {\n");
+    put_row_check_loop(f, r, on, count, 0);
+    put(f, ends ? "}\n}\n}\n" : "}\n}\n");
+}
+
+/* The check's loop; row: the copy for rows of KILN_FIS_ROW threads, whose
+ * constant trip count makes it straight vector code (an and-reduction over
+ * an unknown count pays its set-up and epilogue on every row). */
+static void put_row_check_loop(fis *f, int r, const int *on, int count, int row) {
+    put(f, row ? "KILN_FIS_IVDEP\nfor (int kiln_x = kiln_x0; kiln_x < kiln_x0 + KILN_FIS_ROW; kiln_x++) {\n"
+               : "KILN_FIS_IVDEP\nfor (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n");
+    put_check_thread(f, r, 1);
+    put_site_checks(f, on, count);
     put(f, "\n}}\n");
 }
 

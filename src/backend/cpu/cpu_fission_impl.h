@@ -169,6 +169,23 @@ int fis_check_stored_arrays(fis *f);
 /* ---- cpu_fission_select.c */
 void fis_find_sites(fis *f);
 int fis_site_usable(fis *f, int r, const fis_site *s, int a, int b);
+/* A term of a site whose value rises with threadIdx.x, one per ranged
+ * comparison: the rising operand [i0, i1), and what gives the type it is
+ * compared in: a comparison [c0, c1) whose operator is at cmp, or (cmp -1)
+ * the min/max call [c0, c1). */
+typedef struct fis_ranged {
+    int i0, i1, c0, c1, cmp;
+} fis_ranged;
+/* Whether site s takes its first side along a whole row when it does at
+ * the row's two ends: each && term of a condition (each argument of a
+ * min/max) is constant along a row or a `<`, `<=`, `>`, `>=` between a
+ * row-constant operand and one that is threadIdx.x plus a row constant
+ * (slope 1, so an order that holds at both ends holds between them, if
+ * nothing wrapped: the emitted check tests that at run time from the rising
+ * operands' values at the two ends). Fills out[] with the rising operands
+ * and returns how many (0: the site is constant along a row); -1 when the
+ * site does not have that shape or more than max. */
+int fis_site_ends(const fis *f, const fis_site *s, fis_ranged *out, int max);
 
 /* ---- cpu_fission_emit.c */
 void fis_emit_kernel(fis *f, int root);

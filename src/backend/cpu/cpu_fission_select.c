@@ -186,3 +186,110 @@ int fis_site_usable(fis *f, int r, const fis_site *s, int a, int b) {
     }
     return 1;
 }
+
+/* ---- rows decided at their two ends */
+
+/* Is [a, b) the same for every thread of a row (threadIdx.y and z are fixed
+ * along it)? Names as pure_operand allows them; a local counts when it is
+ * the only variable of its name and does not vary with threadIdx.x. */
+static int row_constant(const fis *f, int a, int b) {
+    for (int i = a; i < b; i++) {
+        if (is(f, i, "threadIdx") && is(f, i + 1, ".") && is(f, i + 2, "x")) return 0;
+        if (!ident(f, i) || is_member(f, i) || fis_is_param(f, i) || kpath_macro_of(f->u, i)) continue;
+        if (in_list(f, i, builtins, 4) || in_list(f, i, type_words, sizeof type_words / sizeof *type_words))
+            continue;
+        const var *x = only_var(f, i);
+        if (!x || x->xshape != 0 || (x->kind != V_REMAT && x->kind != V_UNIFORM && x->kind != V_LOOP))
+            return 0;
+    }
+    return 1;
+}
+
+/* How [a, b) varies along a row: 0 not at all; 1 as threadIdx.x plus a
+ * constant, i.e. a sum of row-constant terms and one term that is
+ * threadIdx.x itself or a local of that shape (var.xshape 1, the test
+ * guarded() uses to narrow thread loops); 2 anything else. */
+static int row_shape(const fis *f, int a, int b) {
+    if (a >= b) return 2;
+    int inc = 0;
+    for (int t0 = a; t0 < b;) {
+        int t1 = t0;
+        while (t1 < b && !is(f, t1, "+")) {
+            if ((is(f, t1, "(") || is(f, t1, "[")) && match(f, t1) > t1) t1 = match(f, t1);
+            t1++;
+        }
+        if (t1 == t0) return 2; /* a unary + */
+        if (!row_constant(f, t0, t1)) {
+            const var *x = t1 - t0 == 1 && ident(f, t0) ? only_var(f, t0) : NULL;
+            int direct = t1 - t0 == 3 && is(f, t0, "threadIdx") && is(f, t0 + 1, ".") && is(f, t0 + 2, "x");
+            if (inc || !(direct || (x && x->kind == V_REMAT && x->xshape == 1))) return 2;
+            inc = 1;
+        }
+        t0 = t1 + 1;
+    }
+    return inc;
+}
+
+/* The one top-level `<`, `<=`, `>` or `>=` of [a, b), or -1 (none, or
+ * another operator that could break the order: == != & | ^ << >> ! ~). */
+static int top_compare(const fis *f, int a, int b) {
+    static const char *const order[] = {"<", "<=", ">", ">="};
+    static const char *const other[] = {"==", "!=", "&", "|", "^", "<<", ">>", "!", "~", "||", "&&"};
+    int op = -1;
+    for (int i = a; i < b; i++) {
+        if ((is(f, i, "(") || is(f, i, "[")) && match(f, i) > i) {
+            i = match(f, i);
+            continue;
+        }
+        if (in_list(f, i, other, sizeof other / sizeof *other)) return -1;
+        if (in_list(f, i, order, 4)) {
+            if (op >= 0) return -1;
+            op = i;
+        }
+    }
+    return op;
+}
+
+static int add_ranged(fis_ranged *out, int n, int max, int i0, int i1, int c0, int c1, int cmp) {
+    if (n >= max) return -1;
+    out[n].i0 = i0;
+    out[n].i1 = i1;
+    out[n].c0 = c0;
+    out[n].c1 = c1;
+    out[n].cmp = cmp;
+    return n + 1;
+}
+
+int fis_site_ends(const fis *f, const fis_site *s, fis_ranged *out, int max) {
+    int n = 0;
+    if (s->kind == SITE_MINMAX) {
+        int a0 = s->a + 2, a1 = s->k, b0 = s->k + 1, b1 = s->e;
+        int sa = row_shape(f, a0, a1), sb = row_shape(f, b0, b1);
+        if (sa == 0 && sb == 0) return 0;
+        if (sa == 1 && sb == 0) return add_ranged(out, 0, max, a0, a1, s->a, s->e + 1, -1);
+        if (sa == 0 && sb == 1) return add_ranged(out, 0, max, b0, b1, s->a, s->e + 1, -1);
+        return -1;
+    }
+    for (int t0 = s->a; t0 < s->k;) {
+        int t1 = t0;
+        while (t1 < s->k && !is(f, t1, "&&")) {
+            if ((is(f, t1, "(") || is(f, t1, "[")) && match(f, t1) > t1) t1 = match(f, t1);
+            if (is(f, t1, "||")) return -1;
+            t1++;
+        }
+        if (!row_constant(f, t0, t1)) {
+            int op = top_compare(f, t0, t1);
+            if (op < 0) return -1;
+            int sl = row_shape(f, t0, op), sr = row_shape(f, op + 1, t1);
+            if (sl == 1 && sr == 0)
+                n = add_ranged(out, n, max, t0, op, t0, t1, op);
+            else if (sl == 0 && sr == 1)
+                n = add_ranged(out, n, max, op + 1, t1, t0, t1, op);
+            else
+                return -1;
+            if (n < 0) return -1;
+        }
+        t0 = t1 + 1;
+    }
+    return n;
+}

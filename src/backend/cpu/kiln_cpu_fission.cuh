@@ -71,6 +71,26 @@ template <typename R, typename T> static KILN_FIS_INLINE inline int kiln_fis_fir
     else
         return 0;
 }
+// A row decided at its two ends (cpu_fission_select.c, fis_site_ends): the
+// rising operand of a comparison at thread x, as an integer in its own type
+// T and in the type C it is compared in. A type that is not an integer
+// records x itself: rounding keeps a float order, and wrapping (what the
+// ends are checked for) needs an integer type.
+struct kiln_fis_end_value {
+    __int128 own, cmp;
+};
+template <typename C, typename T>
+static KILN_FIS_INLINE inline kiln_fis_end_value kiln_fis_at(const T &v, int x) {
+    kiln_fis_end_value r = {x, x};
+    if constexpr (kiln_fis_integral<T>::value) r.own = (__int128)v;
+    if constexpr (kiln_fis_integral<C>::value) r.cmp = (__int128)(C)v;
+    return r;
+}
+// The operand rises by one per thread, so between threads x0 and x0 + d it
+// grew by d in both types iff nothing wrapped (a wrap only takes away).
+static inline bool kiln_fis_no_wrap(const kiln_fis_end_value &a, const kiln_fis_end_value &b, int d) {
+    return b.own - a.own == d && b.cmp - a.cmp == d;
+}
 // CUDA's built-in indices are unsigned, so `int x = blockIdx.x * TX + tx`
 // computes in unsigned arithmetic, which may wrap as far as GCC knows: its
 // thread loops then gather (or do not vectorise) where the same sum spelled
