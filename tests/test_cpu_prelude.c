@@ -191,6 +191,20 @@ static void test_complex_header_only_when_named(void **state) {
     }
     if (kiln_cpu_prelude_for(&(kiln_compile_request){.source = kernel}) != KILN_CPU_PRELUDE_REAL)
         fail_msg("the real-only math kernel should take the prelude without kiln_complex.cuh");
+    /* and the header is really left out: KILN_CX64 is what it defines */
+    static const char *const absent =
+        "#ifdef KILN_CX64\n#error the header is in\n#endif\n"
+        "__global__ void r(float *o) { o[threadIdx.x] = sqrt(o[threadIdx.x]); }\n";
+    char *log = NULL;
+    kiln_status s = kiln_compile_only("cpu", NULL, absent, "absent.cu", NULL, &log);
+    if (s != KILN_OK) fail_msg("a source naming nothing complex got kiln_complex.cuh: %s", log ? log : "");
+    kiln_free(log);
+    setenv("KILN_CPU_LIGHT_PRELUDE", "0", 1); /* the full prelude has it */
+    s = kiln_compile_only("cpu", NULL, absent, "absent.cu", NULL, &log);
+    unsetenv("KILN_CPU_LIGHT_PRELUDE");
+    kiln_free(log);
+    if (s != KILN_ERR_COMPILE)
+        fail_msg("the full prelude should hold kiln_complex.cuh: %s", kiln_status_string(s));
 
     kiln_context *ctx = NULL;
     TEST_OK(kiln_open(&ctx, "cpu"));
