@@ -30,7 +30,12 @@ typedef int (*cu_load_fn)(void **, const void *);
 typedef int (*cu_get_function_fn)(void **, void *, const char *);
 typedef int (*cu_unload_fn)(void *);
 
+/* The NVRTC and driver calls the child makes. */
 typedef struct nvrtc_api {
+    cu_init_fn init;
+    cu_device_get_fn device_get;
+    cu_retain_fn retain;
+    cu_set_fn set_current;
     create_fn create;
     compile_fn compile;
     size_fn cubin_size;
@@ -102,18 +107,10 @@ int bench_nvrtc_child(const char *first_source, const char *next_source) {
     NVRTC_SYM_(load, cu, "cuModuleLoadData");
     NVRTC_SYM_(get_function, cu, "cuModuleGetFunction");
     NVRTC_SYM_(unload, cu, "cuModuleUnload");
-    cu_init_fn init;
-    cu_device_get_fn device_get;
-    cu_retain_fn retain;
-    cu_set_fn set_current;
-    void *p = sym(cu, "cuInit", &ok);
-    memcpy(&init, &p, sizeof p);
-    p = sym(cu, "cuDeviceGet", &ok);
-    memcpy(&device_get, &p, sizeof p);
-    p = sym(cu, "cuDevicePrimaryCtxRetain", &ok);
-    memcpy(&retain, &p, sizeof p);
-    p = sym(cu, "cuCtxSetCurrent", &ok);
-    memcpy(&set_current, &p, sizeof p);
+    NVRTC_SYM_(init, cu, "cuInit");
+    NVRTC_SYM_(device_get, cu, "cuDeviceGet");
+    NVRTC_SYM_(retain, cu, "cuDevicePrimaryCtxRetain");
+    NVRTC_SYM_(set_current, cu, "cuCtxSetCurrent");
 #undef NVRTC_SYM_
     if (!ok) {
         fprintf(stderr, "kiln_bench child: NVRTC or the CUDA driver not found\n");
@@ -121,7 +118,8 @@ int bench_nvrtc_child(const char *first_source, const char *next_source) {
     }
     int device = 0;
     void *ctx = NULL;
-    if (init(0) != 0 || device_get(&device, 0) != 0 || retain(&ctx, device) != 0 || set_current(ctx) != 0) {
+    if (a.init(0) != 0 || a.device_get(&device, 0) != 0 || a.retain(&ctx, device) != 0 ||
+        a.set_current(ctx) != 0) {
         fprintf(stderr, "kiln_bench child: no CUDA device\n");
         return 1;
     }
