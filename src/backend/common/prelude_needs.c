@@ -4,14 +4,18 @@
  * A compiler parses and instantiates every line put before the user's
  * source on every cold compile (NVRTC; GCC reads the precompiled prelude,
  * but still instantiates the helpers its operators leave pending: 13.8M of
- * the ~270M instructions of a CPU module, measured with callgrind). kiln_complex.cuh is the costly part: its
- * class operators instantiate the Annex G division and square root for both types, and its ~60 inline
- * functions are all checked, used or not. Measured with NVRTC 13.0 (sm_90, -minimal, CPU time of a second
- * compile in the process, best of 12): saxpy with no prelude 27.9 ms, with the type prelude 28.7 ms, +
- * kiln_complex.cuh 37.9 ms, an empty program 22.1 ms. So a module that names nothing complex gets the types
- * and constants only. Overload resolution of real math calls is the same either way (the PTX of
- * abs/pow/sqrt/exp/log10/tanh/sinh on float, double, int and long long was compared): a real argument always
- * has an exact or promoted real overload, ranked above the converting constructor of a complex type. */
+ * the ~270M instructions of a CPU module, measured with callgrind).
+ * kiln_complex.cuh is the costly part: its class operators instantiate the
+ * Annex G division and square root for both types, and its ~60 inline
+ * functions are all checked, used or not. Measured with NVRTC 13.0 (sm_90,
+ * -minimal, CPU time of a second compile in the process, best of 12): saxpy
+ * with no prelude 27.9 ms, with the type prelude 28.7 ms, +
+ * kiln_complex.cuh 37.9 ms, an empty program 22.1 ms. So a module that
+ * names nothing complex gets the types and constants only. Overload
+ * resolution of real math calls is the same either way (the PTX of
+ * abs/pow/sqrt/exp/log10/tanh/sinh on float, double, int and long long was
+ * compared): a real argument always has an exact or promoted real
+ * overload, ranked above the converting constructor of a complex type. */
 #include "backend/common/prelude_needs.h"
 
 #include <stdlib.h>

@@ -23,8 +23,9 @@ static int needs_complex(const kiln_compile_request *req) {
     return (env && strcmp(env, "0") == 0) || kiln_prelude_needs_complex(req);
 }
 
-/* Prelude (the complex types only when the source names them), user source (numbered from its own line 1),
- * then one signature record per kernel for function_get to read back after loading. */
+/* Prelude (the complex types only when the source names them), user
+ * source (numbered from its own line 1), then one signature record per
+ * kernel for function_get to read back after loading. */
 static char *assemble_source(const kiln_compile_request *req) {
     kiln_text t = {0};
     kiln_text_line_directive(&t, "kiln_cuda_prelude.cuh");
