@@ -86,12 +86,15 @@ int uf_mixed_take(kiln_ufunc *f, kiln_context *ctx, const uf_key *mixed_key, int
     return take;
 }
 
-int uf_mixed_serves(const kiln_ufunc *f, uf_backend be) {
+/* Whether f's calls on backend be may run mixed kernels at all: not with
+ * KILN_UFUNC_MIXED=0, and on CUDA not with KILN_UFUNC_MIXED_LIMIT=0 (the
+ * exact kernels from the first call on). */
+static int mixed_serves(const kiln_ufunc *f, uf_backend be) {
     return !f->no_mixed && (be != UF_CUDA || f->mixed_limit > 0);
 }
 
 int uf_mixed_key(const kiln_ufunc *f, const uf_key *key, uf_key *out) {
-    if (!uf_mixed_serves(f, (uf_backend)key->backend) || key->mixed || f->nin == 0) return 0;
+    if (!mixed_serves(f, (uf_backend)key->backend) || key->mixed || f->nin == 0) return 0;
     if (key->layout != UF_CONTIG && !(key->layout == UF_VECTOR && key->backend == UF_CUDA)) return 0;
     if (key->backend == UF_CUDA && !key->idx32) return 0;
     const uf_signature *g = &f->sigs[key->sig];

@@ -131,16 +131,13 @@ kiln_status uf_parse_target(const char *target, uf_target *out);
 kiln_status uf_get_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key, kiln_kernel **out);
 /* The kernel compiled for key on ctx, or NULL (compiles nothing). */
 kiln_kernel *uf_find_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key);
-/* Whether f's calls on backend be may run mixed kernels at all: not with
- * KILN_UFUNC_MIXED=0, and on CUDA not with KILN_UFUNC_MIXED_LIMIT=0 (the
- * exact kernels from the first call on). */
-int uf_mixed_serves(const kiln_ufunc *f, uf_backend be);
 /* The mixed key (see uf_key.mixed) that can run the call planned as key:
  * contiguous operands (CUDA: in either contiguous layout) of signature
  * sig's own dtypes, arrays or scalars, 32-bit indices on CUDA, and (CPU) no
  * float16/bfloat16 input. 0 when key does not qualify or mixed kernels do
- * not serve (uf_mixed_serves). Its cover bit is key's; on CUDA the launch
- * sets it from the mixed kernel's own grid. */
+ * not serve (KILN_UFUNC_MIXED=0; on CUDA KILN_UFUNC_MIXED_LIMIT=0). Its
+ * cover bit is key's; on CUDA the launch sets it from the mixed kernel's
+ * own grid. */
 int uf_mixed_key(const kiln_ufunc *f, const uf_key *key, uf_key *out);
 /* CUDA: whether a call of n elements should run the mixed kernel of
  * mixed_key on ctx (counting them), or compile its exact kernel: the mixed
