@@ -85,6 +85,9 @@ typedef struct bench_compile_cost {
     int ufunc_ok; /* kiln_vectorize + first call, cold (new body) and warm */
     double ufunc_cold_ms, ufunc_cold_proc_ms[2], ufunc_warm_ms;
     long long ufunc_compiles;
+    int gufunc_ok; /* kiln_guvectorize + three layouts' first calls, cold and warm */
+    double gufunc_cold_ms, gufunc_make_ms, gufunc_cold_proc_ms[2], gufunc_warm_ms;
+    long long gufunc_compiles;
     /* CUDA: the same saxpy compiled and loaded through NVRTC and the driver
      * directly in a fresh process (bench_nvrtc.c), the vendor baseline */
     int nvrtc_ok;
@@ -92,7 +95,7 @@ typedef struct bench_compile_cost {
 } bench_compile_cost;
 /* cuda: the context is CUDA's, so the NVRTC baseline runs too. */
 int bench_compile_cost_measure(const bench_options *o, int cuda, bench_compile_cost *out);
-/* The child side: `kiln_bench --child compile|ufunc|nvrtc --target T`. */
+/* The child side: `kiln_bench --child compile|ufunc|gufunc|nvrtc --target T`. */
 int bench_compile_child(const char *kind, const char *target);
 /* bench_nvrtc.c: `--child nvrtc`, NVRTC + cuModuleLoadData of the two
  * texts, no kiln; prints the compile children's line. */
@@ -112,6 +115,7 @@ typedef struct bench_gu_row {
     double target;      /* the ratio kiln must reach (BASELINES.md) */
     double ceiling_gbs; /* copy bandwidth the GB/s are read against; 0: none */
     double kiln_ms, kiln_min_ms;
+    double any_ms; /* the first calls' any-layout kernel, per call; < 0: not measured */
     int kiln_passed;
     char kiln_check[192];
     int have_native;

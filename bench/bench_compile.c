@@ -8,7 +8,9 @@
  *      compiler start-up + compile + load with no module cached: the figure
  *      a program sees for a kernel it has never run;
  *   3. warm: the sources of 2 again in a new process: a disk-cache load;
- *   4. ufunc cold and 5. warm: kiln_vectorize and its first call.
+ *   4. ufunc cold and 5. warm: kiln_vectorize and its first call;
+ *   6. gufunc cold and 7. warm: kiln_guvectorize and three layouts' first
+ *      calls.
  * The parent also times each child as a whole process (spawn to exit:
  * loading libkiln, opening the context, compiling, closing). Each raw-kernel
  * child compiles two different sources: the first pays the compiler's
@@ -16,6 +18,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,8 +107,74 @@ static int ufunc_child(const char *target) {
     return s == KILN_OK ? 0 : 1;
 }
 
+/* `--child gufunc`: a two-signature gufunc ("(n),()->(n)", f4 and f8) made
+ * and called on three layouts a program meets early (n = 4 with a scalar,
+ * n = 7 on a transposed view, n = 4 with an array for the "()" input):
+ * kiln_guvectorize compiles one module of any-layout kernels and the calls
+ * compile nothing; with KILN_GUFUNC_ANY_LIMIT=0 each layout compiles its
+ * own module at its call, as every gufunc did before (three modules). */
+static int gufunc_child(const char *target) {
+    double t0 = now_ms();
+    kiln_context *ctx = NULL;
+    kiln_status s = kiln_open(&ctx, target);
+    double t1 = now_ms(), t2 = t1, t_vec = t1;
+    enum { ROWS = 256 };
+    static float h4[ROWS * 4], h7[7 * ROWS], ha[ROWS];
+    for (int i = 0; i < ROWS * 4; i++) h4[i] = (float)(i % 7) * 0.125f;
+    for (int i = 0; i < 7 * ROWS; i++) h7[i] = (float)(i % 5) * 0.25f;
+    for (int i = 0; i < ROWS; i++) ha[i] = (float)(i % 3);
+    kiln_gufunc *f = NULL;
+    kiln_array *x4 = NULL, *x7 = NULL, *x7t = NULL, *a = NULL, *y[3] = {NULL, NULL, NULL};
+    int64_t s4[2] = {ROWS, 4}, s7[2] = {7, ROWS}, sa = ROWS;
+    char *body = with_nonce("for (int i = 0; i < x.len; i++) y[i] = a * x[i] + exp(x[i] * 0.5f);", "gufunc");
+    if (!body) s = KILN_ERR_OUT_OF_MEMORY;
+    if (s == KILN_OK) s = kiln_array_from_host(ctx, KILN_FLOAT32, 2, s4, h4, sizeof h4, &x4);
+    if (s == KILN_OK) s = kiln_array_from_host(ctx, KILN_FLOAT32, 2, s7, h7, sizeof h7, &x7);
+    if (s == KILN_OK) s = kiln_array_from_host(ctx, KILN_FLOAT32, 1, &sa, ha, sizeof ha, &a);
+    if (s == KILN_OK) s = kiln_array_transpose(x7, NULL, &x7t);
+    if (s == KILN_OK) {
+        t1 = now_ms();
+        s = kiln_guvectorize(ctx, "bench_gu", "void(f4[:], f4, f4[:]); void(f8[:], f8, f8[:])", "(n),()->(n)",
+                             "x, a, y", body, NULL, &f);
+        t_vec = now_ms();
+    }
+    if (s == KILN_OK) s = kiln_gufunc_call(f, KILN_ARGS(kiln_arr(x4), kiln_f32(2.0f)), &y[0], NULL);
+    if (s == KILN_OK) s = kiln_gufunc_call(f, KILN_ARGS(kiln_arr(x7t), kiln_f32(2.0f)), &y[1], NULL);
+    if (s == KILN_OK) s = kiln_gufunc_call(f, KILN_ARGS(kiln_arr(x4), kiln_arr(a)), &y[2], NULL);
+    if (s == KILN_OK) s = kiln_synchronize(ctx);
+    t2 = now_ms();
+    /* row 1, element 2 of each: x4 = 6 * 0.125, x7t = h7[2 * ROWS + 1] = 3 * 0.25 */
+    float back[3][ROWS * 4];
+    const double want[3] = {2 * 0.75 + exp(0.375), 2 * 0.75 + exp(0.375), 1 * 0.75 + exp(0.375)};
+    for (int c = 0; c < 3 && s == KILN_OK; c++) {
+        s = kiln_array_to_host(y[c], back[c], (size_t)(ROWS * (c == 1 ? 7 : 4)) * sizeof(float));
+        double got = back[c][c == 1 ? 7 + 2 : 4 + 2];
+        if (s == KILN_OK && fabs(got - want[c]) > 1e-5 * (1 + fabs(want[c]))) {
+            fprintf(stderr, "kiln_bench child: gufunc call %d gave %.7g, want %.7g\n", c + 1, got, want[c]);
+            s = KILN_ERR_INTERNAL;
+        }
+    }
+    kiln_jit_stats st = {0};
+    if (s == KILN_OK) s = kiln_jit_stats_get(ctx, &st);
+    if (s != KILN_OK)
+        fprintf(stderr, "kiln_bench child: %s: %s\n", kiln_status_string(s), kiln_last_error());
+    else /* next_ms: the part of first_ms that kiln_guvectorize took */
+        printf("open_ms=%.3f first_ms=%.3f next_ms=%.3f compiles=%lld hits=%lld\n", t1 - t0, t2 - t1,
+               t_vec - t1, (long long)st.compiles, (long long)st.cache_hits);
+    kiln_array_release(x4);
+    kiln_array_release(x7);
+    kiln_array_release(x7t);
+    kiln_array_release(a);
+    for (int c = 0; c < 3; c++) kiln_array_release(y[c]);
+    kiln_gufunc_release(f);
+    kiln_close(ctx);
+    free(body);
+    return s == KILN_OK ? 0 : 1;
+}
+
 int bench_compile_child(const char *kind, const char *target) {
     if (strcmp(kind, "ufunc") == 0) return ufunc_child(target);
+    if (strcmp(kind, "gufunc") == 0) return gufunc_child(target);
     char *saxpy = with_nonce(kiln_example_source("saxpy"), "first compile");
     /* Same kernel, different text: a different cache key. */
     char *variant = with_nonce(kiln_example_source("saxpy"), "variant for a second compile");
@@ -271,6 +340,15 @@ int bench_compile_cost_measure(const bench_options *o, int cuda, bench_compile_c
         parse_line(ucold, &skip, &out->ufunc_cold_ms, &skip, &out->ufunc_compiles, &n0) &&
         parse_line(uwarm, &skip, &out->ufunc_warm_ms, &skip, &uwarm_compiles, &n0))
         out->ufunc_ok = 1;
+    char gcold[512], gwarm[512];
+    long long gwarm_compiles = 0;
+    if (ok &&
+        spawn_child(o->self, "gufunc", o->target, dir, 5, gcold, sizeof gcold, out->gufunc_cold_proc_ms) ==
+            0 &&
+        spawn_child(o->self, "gufunc", o->target, dir, 5, gwarm, sizeof gwarm, proc) == 0 &&
+        parse_line(gcold, &skip, &out->gufunc_cold_ms, &out->gufunc_make_ms, &out->gufunc_compiles, &n0) &&
+        parse_line(gwarm, &skip, &out->gufunc_warm_ms, &skip, &gwarm_compiles, &n0) && gwarm_compiles == 0)
+        out->gufunc_ok = 1;
     char nvrtc[512];
     if (ok && cuda && spawn_child(o->self, "nvrtc", o->target, dir, 4, nvrtc, sizeof nvrtc, proc) == 0 &&
         parse_line(nvrtc, &skip, &out->nvrtc_first_ms, &out->nvrtc_next_ms, &n0, &n0) &&

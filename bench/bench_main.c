@@ -111,6 +111,12 @@ static void print_compile(const bench_compile_cost *c, const char *target) {
                "%.1f ms, CPU %.1f ms), cache hit %.2f ms\n",
                c->ufunc_cold_ms, c->ufunc_compiles, c->ufunc_cold_proc_ms[0], c->ufunc_cold_proc_ms[1],
                c->ufunc_warm_ms);
+    if (c->gufunc_ok)
+        printf("  gufunc (2 signatures) made + first calls of 3 layouts: cold %.1f ms (kiln_guvectorize %.1f "
+               "ms; "
+               "%lld module(s) compiled, process %.1f ms, CPU %.1f ms), cache hit %.2f ms\n",
+               c->gufunc_cold_ms, c->gufunc_make_ms, c->gufunc_compiles, c->gufunc_cold_proc_ms[0],
+               c->gufunc_cold_proc_ms[1], c->gufunc_warm_ms);
     if (c->nvrtc_ok)
         printf(
             "  NVRTC + cuModuleLoadData called directly on the same saxpy, no kiln (fresh process, after "
@@ -133,7 +139,8 @@ int main(int argc, char **argv) {
         /* not re-executed: go on with the default policy */
     }
     if (argc >= 4 && strcmp(argv[1], "--child") == 0 &&
-        (strcmp(argv[2], "compile") == 0 || strcmp(argv[2], "ufunc") == 0 || strcmp(argv[2], "nvrtc") == 0))
+        (strcmp(argv[2], "compile") == 0 || strcmp(argv[2], "ufunc") == 0 || strcmp(argv[2], "gufunc") == 0 ||
+         strcmp(argv[2], "nvrtc") == 0))
         return bench_compile_child(argv[2], argc >= 5 && strcmp(argv[3], "--target") == 0 ? argv[4] : "auto");
     bench_options o;
     memset(&o, 0, sizeof o);

@@ -113,6 +113,7 @@ int bench_write_json(const char *path, const char *backend, const char *device, 
                 r->ceiling_gbs, r->kiln_ms, r->kiln_min_ms,
                 r->kiln_ms > 0 ? r->bytes / (r->kiln_ms * 1e6) : 0, r->kiln_passed ? "true" : "false");
         json_string(f, r->kiln_check);
+        if (r->any_ms >= 0) fprintf(f, ", \"any_layout_ms\": %.6f", r->any_ms);
         if (r->have_native) {
             fprintf(f, ", \"native_kernel\": ");
             json_string(f, r->native_kernel);

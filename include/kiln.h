@@ -657,12 +657,21 @@ KILN_API kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const 
  *   (elements), x.ndim, x.size(). Input views are read-only. A "()" input is
  *   a plain value, a "()" output an assignable reference. float16 computes as
  *   float. preamble (may be NULL): __device__ helpers the body calls.
- * Kernels are generated per call layout (on the GPU: rows staged through
- * registers or shared memory with coalesced accesses where rows are packed,
- * else a thread per loop index along the smallest stride; on the CPU: a loop
- * parallel over the loop dims) and compiled at the first call that needs them
- * (disk-cached), so compile errors, with lines counted from the body's first
- * line (file "<name>") or the preamble's ("<name>.preamble"), surface there.
+ * kiln_guvectorize compiles one module (disk-cached) holding, per type
+ * signature, an any-layout kernel: core sizes and strides as parameters, up
+ * to 3 loop dims after merging, a "()" input as an array or a value. It runs
+ * the first calls of every layout, so they compile nothing, and compile
+ * errors, with lines counted from the body's first line (file "<name>") or
+ * the preamble's ("<name>.preamble"), surface at kiln_guvectorize. Once a
+ * signature's any-layout kernel has served 2^26 elements (of each call's
+ * largest operand; KILN_GUFUNC_ANY_LIMIT=n, read at kiln_guvectorize), and
+ * for calls it cannot take (more loop dims, inputs cast from other dtypes),
+ * a call compiles the kernel generated for its layout (on the GPU: rows
+ * staged through registers or shared memory with coalesced accesses where
+ * rows are packed, else a thread per loop index along the smallest stride;
+ * on the CPU: a loop parallel over the loop dims; core sizes up to 64
+ * compiled in). KILN_GUFUNC_ANY_LIMIT=0: no any-layout kernels, each layout
+ * compiles at its first call (and compile errors surface there).
  * `name` must be a C identifier. Release with kiln_gufunc_release. */
 typedef struct kiln_gufunc kiln_gufunc;
 
@@ -689,14 +698,22 @@ KILN_API kiln_status kiln_gufunc_call(kiln_gufunc *f, const kiln_value *args, in
 /* kiln_gufunc_call on `stream` (NULL: the default stream). */
 KILN_API kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, const char *dims,
                                          const kiln_value *args, int nargs, kiln_array **outs);
-/* The generated CUDA C source of the kernel a call with these arguments would
- * run, for target "cuda" or "cpu" (whatever the context; NULL: the
+/* The generated CUDA C source of the kernel made for the layout of a call
+ * with these arguments (what it runs once the any-layout kernel has handed
+ * over, or without one), for target "cuda" or "cpu" (whatever the context; NULL: the
  * context's), without compiling it or allocating outputs (NULL slots are
  * taken as new C-order arrays). *source: free with kiln_free. *kernel_name
  * (may be NULL; free with kiln_free) is "kiln_gu_<name>_<strategy>". */
 KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, const char *dims,
                                         const kiln_value *args, int nargs, kiln_array *const *outs,
                                         char **source, char **kernel_name);
+/* The generated CUDA C source of the module kiln_guvectorize compiles for
+ * target "cuda" or "cpu" (NULL: the context's): per type signature, the
+ * any-layout kernel "kiln_gu_<name>_<strategy>_any<sig>" that runs the
+ * gufunc's first calls (README, Guvectorize). *source: free with kiln_free.
+ * KILN_ERR_UNSUPPORTED when no signature has one (each would take more than
+ * 128 kernel parameters). */
+KILN_API kiln_status kiln_gufunc_any_source(kiln_gufunc *f, const char *target, char **source);
 
 /* ------------------------------------------------------------------ random numbers (src/random/) */
 /* cuRAND's pseudo-random generators on kiln arrays, producing the very

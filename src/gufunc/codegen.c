@@ -118,6 +118,9 @@ int gu_kernel_params(const kiln_gufunc *f, const gu_plan *p, gu_param *out, int 
             char type[48];
             snprintf(type, sizeof type, "%s *", gu_storage_type(sd));
             GU_ADD("p%d%.0d", k, 0, type, kiln_ptr(p->data[k], KILN_DTYPE_COUNT));
+            /* any-layout: the value read where the pointer is NULL */
+            if (p->key.kind[k] == GU_OP_EITHER)
+                GU_ADD("v%d%.0d", k, 0, gu_compute_type(sd), compute_value(&p->value[k]));
         }
     }
     for (int d = 0; d < p->nloop; d++) GU_ADD("n%d%.0d", d, 0, "long long", kiln_i64(p->loop_shape[d]));
@@ -159,16 +162,21 @@ static void body_param_type(const kiln_gufunc *f, const gu_plan *p, int k, char 
              gu_compute_type(td), l->core_nd[k]);
 }
 
-/* The user's preamble and body: declared (decl_only) before the kernel and
- * defined after it, so that nothing kiln writes comes after the user's code,
- * where a user's macro (`#define t 0.5`, `#define end 0`) could reach it. */
-static void emit_body(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, int decl_only) {
-    int nops = nops_of(f);
-    if (!decl_only && f->preamble && f->preamble[0]) {
+static void emit_preamble(kiln_text *t, const kiln_gufunc *f) {
+    if (f->preamble && f->preamble[0]) {
         kiln_text_printf(t, "#line 1 \"%s.preamble\"\n%s", f->name, f->preamble);
         resync(t, f);
     }
-    kiln_text_printf(t, "static __device__ __forceinline__ void kiln_gu_body(");
+}
+
+/* The user's body for the plan's signature (kiln_gu_body_<sig>: a module
+ * may hold several): declared (decl_only) before the kernels and defined
+ * after them, behind the preamble, so that nothing kiln writes comes after
+ * the user's code, where a user's macro (`#define t 0.5`, `#define end 0`)
+ * could reach it. */
+static void emit_body(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, int decl_only) {
+    int nops = nops_of(f);
+    kiln_text_printf(t, "static __device__ __forceinline__ void kiln_gu_body_%d(", p->key.sig);
     for (int k = 0; k < nops; k++) {
         char type[160];
         body_param_type(f, p, k, type, sizeof type);
@@ -191,6 +199,10 @@ static void body_arg(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, int k
     int input = k < l->nin;
     if (p->key.kind[k] == GU_OP_VALUE) {
         kiln_text_printf(t, "v%d", k);
+        return;
+    }
+    if (p->key.kind[k] == GU_OP_EITHER) { /* a uniform branch: the same for every thread */
+        kiln_text_printf(t, "(p%d ? kiln_gu_get<%s>(%s) : v%d)", k, gu_compute_type(td), row, k);
         return;
     }
     if (l->core_nd[k] == 0) {
@@ -219,7 +231,7 @@ static void body_arg(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, int k
 }
 
 static void emit_call(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, char rows[][96]) {
-    kiln_text_printf(t, "kiln_gu_body(");
+    kiln_text_printf(t, "kiln_gu_body_%d(", p->key.sig);
     for (int k = 0; k < nops_of(f); k++) {
         if (k) kiln_text_printf(t, ",\n                     ");
         body_arg(t, f, p, k, rows[k]);
@@ -248,7 +260,16 @@ static void emit_generic_gpu(kiln_text *t, const kiln_gufunc *f, const gu_plan *
                         "         t += (long long)gridDim.x * blockDim.x) {\n");
     if (L == 1)
         kiln_text_printf(t, "        long long i0 = t;\n");
-    else {
+    else if (p->key.any) {
+        /* Most calls have one loop dim, padded in front with size-1 dims:
+         * then no 64-bit divisions (a uniform branch). */
+        kiln_text_printf(t, "        long long i%d = t", L - 1);
+        for (int d = L - 2; d >= 0; d--) kiln_text_printf(t, ", i%d = 0", d);
+        kiln_text_printf(t, ";\n        if (tot != n%d) {\n            long long r = t;\n", L - 1);
+        for (int d = L - 1; d >= 1; d--)
+            kiln_text_printf(t, "            i%d = r %% n%d; r /= n%d;\n", d, d, d);
+        kiln_text_printf(t, "            i0 = r;\n        }\n");
+    } else {
         kiln_text_printf(t, "        long long r = t;\n");
         for (int d = L - 1; d >= 1; d--)
             kiln_text_printf(t, "        long long i%d = r %% n%d; r /= n%d;\n", d, d, d);
@@ -432,20 +453,42 @@ static void emit_rows_smem(kiln_text *t, const kiln_gufunc *f, const gu_plan *p,
     kiln_text_printf(t, "}\n");
 }
 
-char *gu_generate(const kiln_gufunc *f, const gu_plan *p, char *kernel_name, size_t cap) {
+static void kernel_name_of(const kiln_gufunc *f, const gu_plan *p, char *buf, size_t cap) {
+    if (p->key.any) /* one per signature in the module kiln_guvectorize builds */
+        snprintf(buf, cap, "kiln_gu_%s_%s_any%d", f->name, gu_strategy_name(p->key.strategy), p->key.sig);
+    else
+        snprintf(buf, cap, "kiln_gu_%s_%s", f->name, gu_strategy_name(p->key.strategy));
+}
+
+char *gu_generate_group(const kiln_gufunc *f, const gu_plan *plans, int nplans, char (*names)[128]) {
     kiln_text t = {0};
-    snprintf(kernel_name, cap, "kiln_gu_%s_%s", f->name, gu_strategy_name(p->key.strategy));
-    kiln_text_printf(&t, "// kiln guvectorize \"%s\": layout %s, types %s, strategy %s\n", f->name,
-                     f->layout.text, f->sigs[p->key.sig].text, gu_strategy_name(p->key.strategy));
+    for (int i = 0; i < nplans; i++) {
+        const gu_plan *p = &plans[i];
+        kernel_name_of(f, p, names[i], sizeof names[i]);
+        kiln_text_printf(&t, "// kiln guvectorize \"%s\": layout %s, types %s, strategy %s%s\n", f->name,
+                         f->layout.text, f->sigs[p->key.sig].text, gu_strategy_name(p->key.strategy),
+                         p->key.any ? ", any layout" : "");
+    }
     kiln_text_puts(&t, kiln_embedded_gufunc_views);
     resync(&t, f);
-    emit_body(&t, f, p, 1);
-    switch (p->key.strategy) {
-    case GU_CPU_LOOP: emit_cpu_loop(&t, f, p, kernel_name); break;
-    case GU_GPU_ROWS_REG: emit_rows_reg(&t, f, p, kernel_name); break;
-    case GU_GPU_ROWS_SMEM: emit_rows_smem(&t, f, p, kernel_name); break;
-    default: emit_generic_gpu(&t, f, p, kernel_name); break;
+    for (int i = 0; i < nplans; i++) emit_body(&t, f, &plans[i], 1);
+    for (int i = 0; i < nplans; i++) {
+        const gu_plan *p = &plans[i];
+        switch (p->key.strategy) {
+        case GU_CPU_LOOP: emit_cpu_loop(&t, f, p, names[i]); break;
+        case GU_GPU_ROWS_REG: emit_rows_reg(&t, f, p, names[i]); break;
+        case GU_GPU_ROWS_SMEM: emit_rows_smem(&t, f, p, names[i]); break;
+        default: emit_generic_gpu(&t, f, p, names[i]); break;
+        }
     }
-    emit_body(&t, f, p, 0);
+    emit_preamble(&t, f);
+    for (int i = 0; i < nplans; i++) emit_body(&t, f, &plans[i], 0);
     return kiln_text_take(&t);
+}
+
+char *gu_generate(const kiln_gufunc *f, const gu_plan *p, char *kernel_name, size_t cap) {
+    char name[1][128];
+    char *src = gu_generate_group(f, p, 1, name);
+    snprintf(kernel_name, cap, "%s", name[0]);
+    return src;
 }

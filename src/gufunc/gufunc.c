@@ -55,6 +55,11 @@ kiln_status kiln_guvectorize(kiln_context *ctx, const char *name, const char *ty
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     }
     pthread_mutex_init(&f->lock, NULL);
+    s = gu_any_build(f);
+    if (s != KILN_OK) {
+        kiln_gufunc_release(f);
+        return s;
+    }
     *out = f;
     return KILN_OK;
 }
@@ -62,6 +67,7 @@ kiln_status kiln_guvectorize(kiln_context *ctx, const char *name, const char *ty
 void kiln_gufunc_release(kiln_gufunc *f) {
     if (!f) return;
     for (int i = 0; i < f->nvariants; i++) kiln_kernel_release(f->variants[i].kernel);
+    for (int i = 0; i < f->nsig; i++) kiln_kernel_release(f->any_kernel[i]);
     free(f->variants);
     pthread_mutex_destroy(&f->lock);
     free(f->body);
@@ -187,7 +193,8 @@ kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, const char 
     }
     gu_plan *p = &c->plan;
     if (p->total > 0) {
-        gu_choose_strategy(p, &f->layout, backend, ctx->info.max_shared_bytes_per_block);
+        kiln_kernel *k = gu_any_take(f, p);
+        if (!k) gu_choose_strategy(p, &f->layout, backend, ctx->info.max_shared_bytes_per_block);
         kiln_dim3 grid, block;
         size_t smem;
         launch_shape(ctx, p, &grid, &block, &smem);
@@ -200,8 +207,7 @@ kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, const char 
                                "arguments or loop dims)",
                                f->name, GU_MAX_PARAMS);
         for (int i = 0; i < n; i++) values[i] = params[i].value;
-        kiln_kernel *k = NULL;
-        if (s == KILN_OK) s = find_variant(f, p, &k);
+        if (s == KILN_OK && !k) s = find_variant(f, p, &k);
         if (s == KILN_OK && stream)
             for (int i = 0; i < c->nops; i++) {
                 kiln_array *a = c->staged[i] ? c->staged[i] : c->arr[i];
@@ -263,4 +269,29 @@ kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, const char *d
     }
     *source = src;
     return KILN_OK;
+}
+
+kiln_status kiln_gufunc_any_source(kiln_gufunc *f, const char *target, char **source) {
+    if (!f || !source)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gufunc_any_source: NULL argument");
+    kiln_backend_kind backend = f->ctx->ops->kind;
+    if (target && strcmp(target, "cuda") == 0)
+        backend = KILN_BACKEND_CUDA;
+    else if (target && strcmp(target, "cpu") == 0)
+        backend = KILN_BACKEND_CPU;
+    else if (target && target[0] && strcmp(target, "context") != 0)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_gufunc_any_source: target must be \"cuda\", \"cpu\" or NULL, got \"%s\"",
+                              target);
+    char(*names)[128] = calloc((size_t)f->nsig, sizeof *names);
+    if (!names) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    int sig_of[GU_MAX_SIGS], n = 0;
+    kiln_status s = gu_any_generate(f, backend, source, names, sig_of, &n);
+    free(names);
+    if (s == KILN_OK && n == 0)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED,
+                              "%s: no signature has an any-layout kernel (each would take more than %d "
+                              "kernel parameters)",
+                              f->name, GU_MAX_PARAMS);
+    return s;
 }

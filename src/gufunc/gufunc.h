@@ -6,7 +6,13 @@
  * dims bound, loop dims broadcast and coalesced: call.c), picks a strategy
  * from shapes and strides (plan.c), and generates the kernel for that plan
  * (codegen.c). Variants are keyed by gu_key, a fixed-size struct compared
- * with memcmp. */
+ * with memcmp.
+ *
+ * kiln_guvectorize compiles one module up front holding, per type signature,
+ * an any-layout kernel (any.c): runtime core sizes and strides, up to
+ * GU_ANY_LOOPS loop dims, "()" inputs as a pointer or a value. It runs a
+ * gufunc's calls until it has served f->any_limit elements of them; then a
+ * call compiles the kernel made for its own layout, as every call did before. */
 #ifndef KILN_GUFUNC_GUFUNC_H
 #define KILN_GUFUNC_GUFUNC_H
 
@@ -24,6 +30,11 @@
 #define GU_NAME_MAX 64
 #define GU_MAX_PARAMS 128 /* kiln_launch's limit */
 #define GU_BAKE_LIMIT 64  /* core sizes up to this are compiled in as constants */
+#define GU_ANY_LOOPS 3    /* loop dims (after coalescing) an any-layout kernel takes */
+/* Elements (of a call's largest operand) the any-layout kernel of a
+ * signature runs before calls compile their own kernels; as a ufunc's
+ * mixed kernel (KILN_UFUNC_MIXED_LIMIT). KILN_GUFUNC_ANY_LIMIT overrides. */
+#define GU_ANY_ELEMENTS ((int64_t)1 << 26)
 
 /* ---- layout signature: "(m,n),(n,p)->(m,p)" */
 typedef struct gu_layout {
@@ -63,7 +74,8 @@ typedef enum gu_opkind {
     GU_OP_VALUE = 1,  /* a scalar kiln_value, passed to the kernel by value */
     GU_OP_ARRAY = 2,  /* general: runtime core strides */
     GU_OP_CONTIG = 3, /* core dims C-contiguous (strides compiled in when baked) */
-    GU_OP_PACKED = 4  /* GU_OP_CONTIG and rows packed back to back along the innermost loop dim */
+    GU_OP_PACKED = 4, /* GU_OP_CONTIG and rows packed back to back along the innermost loop dim */
+    GU_OP_EITHER = 5  /* any-layout kernels: a "()" input as a pointer, or (pointer NULL) a value */
 } gu_opkind;
 
 typedef enum gu_strategy {
@@ -74,7 +86,8 @@ typedef enum gu_strategy {
 } gu_strategy;
 
 typedef struct gu_key {
-    uint8_t backend, strategy, sig, nloop, nops, baked, nin, pad_;
+    uint8_t backend, strategy, sig, nloop, nops, baked, nin;
+    uint8_t any;               /* the signature's any-layout kernel (any.c) */
     uint8_t dtype[GU_MAX_OPS]; /* storage dtype of each operand */
     uint8_t kind[GU_MAX_OPS];  /* gu_opkind */
     uint8_t alias[GU_MAX_OPS]; /* output: index of the input it is exactly (self if none) */
@@ -123,9 +136,15 @@ struct kiln_gufunc {
     int nsig;
     gu_typesig sigs[GU_MAX_SIGS];
     char names[GU_MAX_OPS][GU_NAME_MAX];
-    pthread_mutex_t lock; /* guards the variant table */
+    pthread_mutex_t lock; /* guards the variant table and any_served */
     gu_variant *variants;
     int nvariants, cap_variants;
+    /* any.c: per signature, the any-layout kernel (NULL: none, e.g. with
+     * KILN_GUFUNC_ANY_LIMIT=0 or too many parameters) and the elements it
+     * has served */
+    kiln_kernel *any_kernel[GU_MAX_SIGS];
+    int64_t any_served[GU_MAX_SIGS];
+    int64_t any_limit;
 };
 
 /* ---- call.c */
@@ -149,6 +168,26 @@ void gu_call_cleanup(gu_call *call, int keep_made);
 /* The CUDA C source of the kernel for `plan` (caller frees); *kernel_name
  * receives the kernel's name (static buffer of the plan's caller). */
 char *gu_generate(const kiln_gufunc *f, const gu_plan *plan, char *kernel_name, size_t cap);
+/* One module holding a kernel per plan (plans[i].key.sig distinct), the
+ * user's preamble once; names[i] receives kernel i's name. */
+char *gu_generate_group(const kiln_gufunc *f, const gu_plan *plans, int nplans, char (*names)[128]);
+
+/* ---- any.c */
+/* Reads KILN_GUFUNC_ANY_LIMIT and, unless it is 0, compiles the any-layout
+ * kernels of every signature on f's context (one module). */
+kiln_status gu_any_build(kiln_gufunc *f);
+/* The source of the any-layout kernels' module for backend (NULL and
+ * *count 0 when no signature has one); names[i] and sig_of[i] (GU_MAX_SIGS
+ * slots each) receive kernel i's name and signature. */
+kiln_status gu_any_generate(const kiln_gufunc *f, kiln_backend_kind backend, char **source,
+                            char (*names)[128], int *sig_of, int *count);
+/* The any-layout plan skeleton of signature sig for backend (codegen only). */
+void gu_any_skeleton(const kiln_gufunc *f, kiln_backend_kind backend, int sig, gu_plan *out);
+/* If the signature's any-layout kernel may run this call (operands stored in
+ * the signature's dtypes, at most GU_ANY_LOOPS loop dims, limit not reached),
+ * counts the call's elements against the limit, rewrites *plan into the
+ * any-layout plan and returns its kernel; else NULL, plan untouched. */
+kiln_kernel *gu_any_take(kiln_gufunc *f, gu_plan *plan);
 /* The kernel's parameters in order (names, types, values); -1 if more than cap. */
 int gu_kernel_params(const kiln_gufunc *f, const gu_plan *plan, gu_param *out, int cap);
 
