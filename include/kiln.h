@@ -412,6 +412,11 @@ typedef struct kiln_kernel kiln_kernel;
  *   -G              device debug (CUDA) / -O0 -g (CPU)
  *   -lineinfo       line info (CUDA only; ignored on the CPU)
  *   --use_fast_math fast math on both backends
+ *   --fast-compile  less optimisation for less compile time: NVRTC
+ *                   -Ofast-compile=mid (NVRTC 12.8+; older ones compile
+ *                   fully), the host compiler -O1 instead of -O3. kiln
+ *                   builds its first-call kernels so (a ufunc's mixed
+ *                   kernels on CUDA, a gufunc's any-layout kernels).
  * Anything else is an error naming the option. NULL or "" for none. */
 
 /* Compiles CUDA C source holding one or more __global__ functions for the

@@ -136,13 +136,14 @@ static void test_scan_finds_kernels(void **state) {
 static void test_options_parse(void **state) {
     (void)state;
     kiln_options o;
-    TEST_OK(kiln_options_parse("-DN=4 -D M -I/tmp/inc -G --use_fast_math -lineinfo", NULL, &o));
+    TEST_OK(
+        kiln_options_parse("-DN=4 -D M -I/tmp/inc -G --use_fast_math -lineinfo --fast-compile", NULL, &o));
     assert_int_equal(o.define_count, 2);
     assert_string_equal(o.defines[0], "N=4");
     assert_string_equal(o.defines[1], "M");
     assert_int_equal(o.include_count, 1);
     assert_string_equal(o.include_dirs[0], "/tmp/inc");
-    assert_true(o.debug && o.fast_math && o.lineinfo);
+    assert_true(o.debug && o.fast_math && o.lineinfo && o.fast_compile);
     kiln_options_free(&o);
     TEST_OK(kiln_options_parse(NULL, "/src/dir", &o));
     assert_int_equal(o.include_count, 1);

@@ -68,6 +68,9 @@ static void test_module_lists_kernels_and_params(void **state) {
     kiln_module_release(m);
 }
 
+/* saxpy against the host, compiled fully and with --fast-compile (less
+ * optimisation: NVRTC -Ofc=mid, the host compiler -O1), which is a module
+ * of its own (another cache key) and computes the same. */
 static void test_saxpy_matches_host(void **state) {
     kiln_context *ctx = *state;
     int64_t n = 100003;
@@ -75,23 +78,31 @@ static void test_saxpy_matches_host(void **state) {
     test_rng r = test_rng_for(__func__);
     test_fill_f32(&r, x, (size_t)n, -10, 10);
     test_fill_f32(&r, y, (size_t)n, -10, 10);
-    kiln_array *dx = NULL, *dy = NULL;
-    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, x, (size_t)n * 4, &dx));
-    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, y, (size_t)n * 4, &dy));
-    kiln_kernel *k = NULL;
-    TEST_OK(kiln_kernel_from_source(ctx, module_src, "saxpy", NULL, &k));
-    /* kiln_i64(n) feeds a size_t parameter: the value fits, so it converts. */
-    TEST_OK(kiln_launch(k, KILN_DIM((uint32_t)((n + 255) / 256)), KILN_DIM(256), 0, NULL,
-                        KILN_ARGS(kiln_f32(2.5f), kiln_arr(dx), kiln_arr(dy), kiln_i64(n))));
-    TEST_OK(kiln_array_to_host(dy, out, (size_t)n * 4));
-    for (int64_t i = 0; i < n; i++) {
-        float expect = 2.5f * x[i] + y[i];
-        if (fabsf(out[i] - expect) > 1e-5f * (1 + fabsf(expect)))
-            fail_msg("y[%lld] = %g, expected %g", (long long)i, out[i], expect);
+    kiln_jit_stats before, after;
+    TEST_OK(kiln_jit_stats_get(ctx, &before));
+    const char *options[2] = {NULL, "--fast-compile"};
+    for (int o = 0; o < 2; o++) {
+        kiln_array *dx = NULL, *dy = NULL;
+        TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, x, (size_t)n * 4, &dx));
+        TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, y, (size_t)n * 4, &dy));
+        kiln_kernel *k = NULL;
+        TEST_OK(kiln_kernel_from_source(ctx, module_src, "saxpy", options[o], &k));
+        /* kiln_i64(n) feeds a size_t parameter: the value fits, so it converts. */
+        TEST_OK(kiln_launch(k, KILN_DIM((uint32_t)((n + 255) / 256)), KILN_DIM(256), 0, NULL,
+                            KILN_ARGS(kiln_f32(2.5f), kiln_arr(dx), kiln_arr(dy), kiln_i64(n))));
+        TEST_OK(kiln_array_to_host(dy, out, (size_t)n * 4));
+        for (int64_t i = 0; i < n; i++) {
+            float expect = 2.5f * x[i] + y[i];
+            if (fabsf(out[i] - expect) > 1e-5f * (1 + fabsf(expect)))
+                fail_msg("options %s: y[%lld] = %g, expected %g", options[o] ? options[o] : "none",
+                         (long long)i, out[i], expect);
+        }
+        kiln_kernel_release(k);
+        kiln_array_release(dx);
+        kiln_array_release(dy);
     }
-    kiln_kernel_release(k);
-    kiln_array_release(dx);
-    kiln_array_release(dy);
+    TEST_OK(kiln_jit_stats_get(ctx, &after));
+    assert_int_equal(after.compiles + after.cache_hits - before.compiles - before.cache_hits, 2);
     free(x);
     free(y);
     free(out);

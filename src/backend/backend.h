@@ -62,6 +62,11 @@ typedef struct kiln_compile_request {
     int debug;        /* -G */
     int lineinfo;     /* -lineinfo */
     int fast_math;    /* --use_fast_math */
+    /* --fast-compile: less optimisation for less compile time (NVRTC
+     * -Ofc=mid, the host compiler -O1); kiln's first-call kernels, which
+     * calls leave for fully optimised ones (ufunc mixed on CUDA, gufunc
+     * any-layout) */
+    int fast_compile;
     const char *arch; /* CUDA: "sm_90"; CPU: NULL */
 } kiln_compile_request;
 

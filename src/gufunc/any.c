@@ -93,7 +93,9 @@ kiln_status gu_any_build(kiln_gufunc *f) {
     if (s == KILN_OK && src) {
         char module_name[128];
         snprintf(module_name, sizeof module_name, "kiln-gufunc-%s.cu", f->name);
-        s = kiln_module_build(f->ctx, src, module_name, NULL, NULL, &m);
+        /* less optimisation for less compile time: calls leave these
+         * kernels for fully optimised ones after f->any_limit elements */
+        s = kiln_module_build(f->ctx, src, module_name, "--fast-compile", NULL, &m);
     }
     free(src);
     for (int i = 0; i < n && s == KILN_OK; i++)

@@ -201,10 +201,6 @@ static void body_arg(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, int k
         kiln_text_printf(t, "v%d", k);
         return;
     }
-    if (p->key.kind[k] == GU_OP_EITHER) { /* a uniform branch: the same for every thread */
-        kiln_text_printf(t, "(p%d ? kiln_gu_get<%s>(%s) : v%d)", k, gu_compute_type(td), row, k);
-        return;
-    }
     if (l->core_nd[k] == 0) {
         if (input)
             kiln_text_printf(t, "kiln_gu_get<%s>(%s)", gu_compute_type(td), row);
@@ -260,16 +256,7 @@ static void emit_generic_gpu(kiln_text *t, const kiln_gufunc *f, const gu_plan *
                         "         t += (long long)gridDim.x * blockDim.x) {\n");
     if (L == 1)
         kiln_text_printf(t, "        long long i0 = t;\n");
-    else if (p->key.any) {
-        /* Most calls have one loop dim, padded in front with size-1 dims:
-         * then no 64-bit divisions (a uniform branch). */
-        kiln_text_printf(t, "        long long i%d = t", L - 1);
-        for (int d = L - 2; d >= 0; d--) kiln_text_printf(t, ", i%d = 0", d);
-        kiln_text_printf(t, ";\n        if (tot != n%d) {\n            long long r = t;\n", L - 1);
-        for (int d = L - 1; d >= 1; d--)
-            kiln_text_printf(t, "            i%d = r %% n%d; r /= n%d;\n", d, d, d);
-        kiln_text_printf(t, "            i0 = r;\n        }\n");
-    } else {
+    else {
         kiln_text_printf(t, "        long long r = t;\n");
         for (int d = L - 1; d >= 1; d--)
             kiln_text_printf(t, "        long long i%d = r %% n%d; r /= n%d;\n", d, d, d);
@@ -296,11 +283,56 @@ static void emit_generic_gpu(kiln_text *t, const kiln_gufunc *f, const gu_plan *
     kiln_text_printf(t, "    }\n}\n");
 }
 
+/* Any-layout kernels: a "()" input given as a value is read through a
+ * pointer too, to a copy of the value in the kernel's own storage
+ * (NULL p<k>: the value, with loop strides 0). A branch per element instead
+ * had NVVM duplicate the whole loop nest for each side (loop unswitching):
+ * ~40 ms more NVRTC time per such input. */
+static void emit_either_bases(kiln_text *t, const kiln_gufunc *f, const gu_plan *p) {
+    for (int k = 0; k < p->nops; k++) {
+        if (p->key.kind[k] != GU_OP_EITHER) continue;
+        const char *st = gu_storage_type((kiln_dtype)p->key.dtype[k]);
+        const char *ct = gu_compute_type(f->sigs[p->key.sig].dtype[k]);
+        kiln_text_printf(t,
+                         "    %s kiln_v%d[1];\n    kiln_gu_access<%s, %s>::at(kiln_v%d) = v%d;\n"
+                         "    %s *e%d = p%d ? p%d : kiln_v%d;\n",
+                         st, k, st, ct, k, k, st, k, k, k, k);
+    }
+}
+
+/* The pointer operand k's rows start from: its parameter, or for a "()"
+ * input of an any-layout kernel the one emit_either_bases chose. */
+static char base_letter(const gu_plan *p, int k) { return p->key.kind[k] == GU_OP_EITHER ? 'e' : 'p'; }
+
+/* GPU any-layout kernel: loop dims 0 and 1 over the grid's z and y (and the
+ * block's y), the innermost over x, each a grid-stride loop: no divisions,
+ * which in 64 bits are a long subroutine NVRTC compiles per kernel. */
+static void emit_any_gpu(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname) {
+    int nops = nops_of(f);
+    emit_signature(t, f, p, kname, "__launch_bounds__(256) ");
+    emit_either_bases(t, f, p);
+    kiln_text_printf(t, "    for (long long i0 = blockIdx.z; i0 < n0; i0 += gridDim.z)\n"
+                        "    for (long long i1 = (long long)blockIdx.y * blockDim.y + threadIdx.y; i1 < n1;\n"
+                        "         i1 += (long long)gridDim.y * blockDim.y)\n"
+                        "    for (long long i2 = (long long)blockIdx.x * blockDim.x + threadIdx.x; i2 < n2;\n"
+                        "         i2 += (long long)gridDim.x * blockDim.x) {\n");
+    char rows[GU_MAX_OPS][96];
+    for (int k = 0; k < nops; k++) {
+        if (p->key.kind[k] == GU_OP_VALUE) continue;
+        kiln_text_printf(t, "        long long o%d = i0 * ls%d_0 + i1 * ls%d_1 + i2 * ls%d_2;\n", k, k, k, k);
+        snprintf(rows[k], sizeof rows[k], "%c%d + o%d", base_letter(p, k), k, k);
+    }
+    kiln_text_printf(t, "        ");
+    emit_call(t, f, p, rows);
+    kiln_text_printf(t, "    }\n}\n");
+}
+
 /* CPU: block b handles loop indices [b*chunk, (b+1)*chunk) as runs along the
  * innermost loop dim: one division per run, then a plain loop. */
 static void emit_cpu_loop(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, const char *kname) {
     int L = p->nloop, nops = nops_of(f);
     emit_signature(t, f, p, kname, "");
+    emit_either_bases(t, f, p);
     kiln_text_printf(t,
                      "    long long t = (long long)blockIdx.x * chunk, end = t + chunk;\n"
                      "    if (end > tot) end = tot;\n"
@@ -325,7 +357,8 @@ static void emit_cpu_loop(kiln_text *t, const kiln_gufunc *f, const gu_plan *p, 
             continue;
         }
         loop_stride_expr(f, p, k, L - 1, inner[k], sizeof inner[k]);
-        kiln_text_printf(t, "        %s *q%d = p%d + j * %s", gu_storage_type(sd), k, k, inner[k]);
+        kiln_text_printf(t, "        %s *q%d = %c%d + j * %s", gu_storage_type(sd), k, base_letter(p, k), k,
+                         inner[k]);
         for (int d = 0; d < L - 1; d++) {
             char s[160];
             loop_stride_expr(f, p, k, d, s, sizeof s);
@@ -478,7 +511,12 @@ char *gu_generate_group(const kiln_gufunc *f, const gu_plan *plans, int nplans, 
         case GU_CPU_LOOP: emit_cpu_loop(&t, f, p, names[i]); break;
         case GU_GPU_ROWS_REG: emit_rows_reg(&t, f, p, names[i]); break;
         case GU_GPU_ROWS_SMEM: emit_rows_smem(&t, f, p, names[i]); break;
-        default: emit_generic_gpu(&t, f, p, names[i]); break;
+        default:
+            if (p->key.any)
+                emit_any_gpu(&t, f, p, names[i]);
+            else
+                emit_generic_gpu(&t, f, p, names[i]);
+            break;
         }
     }
     emit_preamble(&t, f);

@@ -80,6 +80,26 @@ void kiln_gufunc_release(kiln_gufunc *f) {
 int kiln_gufunc_nin(const kiln_gufunc *f) { return f ? f->layout.nin : -1; }
 int kiln_gufunc_nout(const kiln_gufunc *f) { return f ? f->layout.nout : -1; }
 
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* GPU any-layout kernel (codegen.c, emit_any_gpu): 256 threads, x along the
+ * innermost loop dim (a power of two from 32 up to cover it), y along the
+ * next; grid z over the outermost. Every loop is grid-stride, so the grid
+ * is capped at about `most` blocks and at the hardware's y and z limits. */
+static void any_gpu_shape(const gu_plan *p, int64_t most, kiln_dim3 *grid, kiln_dim3 *block) {
+    int64_t n0 = p->loop_shape[0], n1 = p->loop_shape[1], n2 = p->loop_shape[2];
+    int64_t bx = 32;
+    while (bx < 256 && bx < n2) bx *= 2;
+    int64_t by = 256 / bx;
+    int64_t gx = min64((n2 + bx - 1) / bx, most);
+    int64_t gy = min64(min64((n1 + by - 1) / by, most / gx), 65535);
+    if (gy < 1) gy = 1;
+    int64_t gz = min64(min64(n0, most / (gx * gy)), 65535);
+    if (gz < 1) gz = 1;
+    *block = KILN_DIM((uint32_t)bx, (uint32_t)by);
+    *grid = KILN_DIM((uint32_t)gx, (uint32_t)gy, (uint32_t)gz);
+}
+
 /* Grid, block and dynamic shared memory for the plan; fills plan->chunk. */
 static void launch_shape(const kiln_context *ctx, gu_plan *p, kiln_dim3 *grid, kiln_dim3 *block,
                          size_t *smem) {
@@ -107,6 +127,10 @@ static void launch_shape(const kiln_context *ctx, gu_plan *p, kiln_dim3 *grid, k
         *smem = p->smem_bytes;
         break;
     default:
+        if (p->key.any) {
+            any_gpu_shape(p, units * 32, grid, block);
+            return;
+        }
         blocks = (p->total + 255) / 256;
         if (blocks > units * 32) blocks = units * 32;
         *block = KILN_DIM(256);

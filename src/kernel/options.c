@@ -41,10 +41,12 @@ kiln_status kiln_options_parse(const char *text, const char *extra_include, kiln
             o->lineinfo = 1;
         } else if (strcmp(w, "--use_fast_math") == 0 || strcmp(w, "-use_fast_math") == 0) {
             o->fast_math = 1;
+        } else if (strcmp(w, "--fast-compile") == 0) {
+            o->fast_compile = 1;
         } else {
             s = kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
                                "unknown compile option '%s': kiln accepts -DNAME[=VALUE], -IDIR, "
-                               "-G, -lineinfo and --use_fast_math on both backends",
+                               "-G, -lineinfo, --use_fast_math and --fast-compile on both backends",
                                w);
         }
     }
@@ -66,4 +68,5 @@ void kiln_options_apply(const kiln_options *o, kiln_compile_request *req) {
     req->debug = o->debug;
     req->lineinfo = o->lineinfo;
     req->fast_math = o->fast_math;
+    req->fast_compile = o->fast_compile;
 }

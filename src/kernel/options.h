@@ -12,10 +12,10 @@ typedef struct kiln_options {
     int define_count;
     const char *include_dirs[KILN_MAX_OPTIONS];
     int include_count;
-    int debug, lineinfo, fast_math;
+    int debug, lineinfo, fast_math, fast_compile;
 } kiln_options;
 
-/* Parses "-DN=4 -I dir --use_fast_math -G"; KILN_ERR_INVALID_ARGUMENT names
+/* Parses "-DN=4 -I dir --use_fast_math -G --fast-compile"; KILN_ERR_INVALID_ARGUMENT names
  * an unknown option. `extra_include` (may be NULL) is appended to the include
  * directories (the folder of a source file). Free with kiln_options_free. */
 kiln_status kiln_options_parse(const char *text, const char *extra_include, kiln_options *out);

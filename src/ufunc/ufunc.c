@@ -19,14 +19,20 @@ static uf_variant *find_variant(kiln_ufunc *f, kiln_context *ctx, const uf_key *
     return NULL;
 }
 
-/* Compiles one module holding a kernel per key, on ctx, and records them. */
+/* Compiles one module holding a kernel per key, on ctx, and records them.
+ * CUDA mixed kernels only (what kiln_vectorize builds): --fast-compile, as
+ * calls leave them for their exact kernels after f->mixed_limit elements;
+ * the CPU's mixed kernels serve every call and are compiled fully. */
 static kiln_status build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key *keys, int nkeys) {
     char *source = NULL;
     char(*names)[UF_KERNEL_NAME_MAX] = calloc((size_t)nkeys, sizeof *names);
     if (!names) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    int first_tier = 1;
+    for (int i = 0; i < nkeys; i++) first_tier &= keys[i].backend == UF_CUDA && keys[i].mixed;
     kiln_status s = uf_generate(f, keys, nkeys, &source, names);
     kiln_module *m = NULL;
-    if (s == KILN_OK) s = kiln_module_build(ctx, source, f->name, NULL, NULL, &m);
+    if (s == KILN_OK)
+        s = kiln_module_build(ctx, source, f->name, first_tier ? "--fast-compile" : NULL, NULL, &m);
     free(source);
     if (s != KILN_OK) {
         free(names);

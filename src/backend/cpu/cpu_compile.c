@@ -155,7 +155,7 @@ static int base_args(const kiln_cpu_compiler *c, const kiln_compile_request *req
         argv[k++] = "-O0";
         argv[k++] = "-g";
     } else
-        argv[k++] = "-O3";
+        argv[k++] = req->fast_compile ? "-O1" : "-O3";
     if (req->fast_math) argv[k++] = "-ffast-math";
     return k;
 }
@@ -271,7 +271,13 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     *log = NULL;
     int barriers = 0;
     char *base[64], pch_dir[4096];
-    int base_count = base_args(c, req, base);
+    /* --fast-compile (-O1) uses the -O3 modules' precompiled prelude rather
+     * than building its own: GCC takes a header across -O levels above 0
+     * (what it checks, __OPTIMIZE__ and __NO_INLINE__, agrees), checked
+     * with -Winvalid-pch. */
+    kiln_compile_request full = *req;
+    full.fast_compile = 0;
+    int base_count = base_args(c, &full, base);
     kiln_cpu_prelude_kind prelude = kiln_cpu_prelude_for(req);
     int pch = kiln_cpu_pch_prepare(base, base_count, prelude, pch_dir, sizeof pch_dir);
     char *source = assemble_source(req, fission, pch, prelude, &barriers, plans);
