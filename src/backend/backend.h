@@ -59,9 +59,9 @@ typedef struct kiln_compile_request {
     int define_count;
     const char *const *include_dirs;
     int include_count;
-    int debug;        /* -G */
-    int lineinfo;     /* -lineinfo */
-    int fast_math;    /* --use_fast_math */
+    int debug;     /* -G */
+    int lineinfo;  /* -lineinfo */
+    int fast_math; /* --use_fast_math */
     /* --fast-compile: less optimisation for less compile time (NVRTC
      * -Ofc=mid, the host compiler -O1); kiln's first-call kernels, which
      * calls leave for fully optimised ones (ufunc mixed on CUDA, gufunc
