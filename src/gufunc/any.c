@@ -59,10 +59,12 @@ static int64_t read_limit(void) {
 
 kiln_status gu_any_generate(const kiln_gufunc *f, kiln_backend_kind backend, char **source,
                             char (*names)[128], int *sig_of, int *count) {
-    gu_plan *plans = calloc((size_t)f->nsig, sizeof *plans);
-    int n = 0;
     *source = NULL;
     *count = 0;
+    if (f->nsig < 1 || f->nsig > GU_MAX_SIGS)
+        return kiln_set_error(KILN_ERR_INTERNAL, "%s: no signatures", f->name);
+    gu_plan *plans = calloc((size_t)f->nsig, sizeof *plans);
+    int n = 0;
     if (!plans) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     for (int sig = 0; sig < f->nsig; sig++) {
         gu_param params[GU_MAX_PARAMS];
@@ -84,7 +86,7 @@ kiln_status gu_any_generate(const kiln_gufunc *f, kiln_backend_kind backend, cha
 kiln_status gu_any_build(kiln_gufunc *f) {
     f->any_limit = read_limit();
     if (f->any_limit == 0) return KILN_OK;
-    char(*names)[128] = calloc((size_t)f->nsig, sizeof *names);
+    char(*names)[128] = calloc(GU_MAX_SIGS, sizeof *names);
     if (!names) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     char *src = NULL;
     int sig_of[GU_MAX_SIGS], n = 0;

@@ -307,7 +307,7 @@ kiln_status kiln_gufunc_any_source(kiln_gufunc *f, const char *target, char **so
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
                               "kiln_gufunc_any_source: target must be \"cuda\", \"cpu\" or NULL, got \"%s\"",
                               target);
-    char(*names)[128] = calloc((size_t)f->nsig, sizeof *names);
+    char(*names)[128] = calloc(GU_MAX_SIGS, sizeof *names);
     if (!names) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     int sig_of[GU_MAX_SIGS], n = 0;
     kiln_status s = gu_any_generate(f, backend, source, names, sig_of, &n);

@@ -24,6 +24,7 @@ static uf_variant *find_variant(kiln_ufunc *f, kiln_context *ctx, const uf_key *
  * calls leave them for their exact kernels after f->mixed_limit elements;
  * the CPU's mixed kernels serve every call and are compiled fully. */
 static kiln_status build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key *keys, int nkeys) {
+    if (nkeys < 1) return kiln_set_error(KILN_ERR_INTERNAL, "ufunc %s: no kernel to build", f->name);
     char *source = NULL;
     char(*names)[UF_KERNEL_NAME_MAX] = calloc((size_t)nkeys, sizeof *names);
     if (!names) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
