@@ -48,6 +48,21 @@ static char *with_nonce(const char *source, const char *tag) {
     return s;
 }
 
+/* A child's one line for the parent (parse_line), or its error on stderr;
+ * returns the final status. next_ms: a second compile, or for the ufunc
+ * and gufunc children the part of first_ms that making them took. */
+static kiln_status child_report(kiln_context *ctx, kiln_status s, double open_ms, double first_ms,
+                                double next_ms) {
+    kiln_jit_stats st = {0};
+    if (s == KILN_OK) s = kiln_jit_stats_get(ctx, &st);
+    if (s != KILN_OK)
+        fprintf(stderr, "kiln_bench child: %s: %s\n", kiln_status_string(s), kiln_last_error());
+    else
+        printf("open_ms=%.3f first_ms=%.3f next_ms=%.3f compiles=%lld hits=%lld\n", open_ms, first_ms,
+               next_ms, (long long)st.compiles, (long long)st.cache_hits);
+    return s;
+}
+
 /* `--child ufunc`: a two-signature ufunc made and called once on 4096
  * elements with a scalar first argument (kiln_vectorize compiles, in one
  * module, every signature's mixed kernel, which takes arrays or scalars at
@@ -81,20 +96,12 @@ static int ufunc_child(const char *target) {
     float *back = calloc((size_t)n, sizeof *back);
     if (s == KILN_OK && !back) s = KILN_ERR_OUT_OF_MEMORY;
     if (s == KILN_OK) s = kiln_array_to_host(z, back, (size_t)n * sizeof *back);
-    kiln_jit_stats st = {0};
-    if (s == KILN_OK) s = kiln_jit_stats_get(ctx, &st);
     /* 2*1 + exp(0.125) */
     if (s == KILN_OK && (back[1] < 3.13f || back[1] > 3.14f)) {
         fprintf(stderr, "kiln_bench child: ufunc gave %g, want 3.1331\n", (double)back[1]);
         s = KILN_ERR_INTERNAL;
     }
-    if (s != KILN_OK)
-        fprintf(stderr, "kiln_bench child: %s: %s\n", kiln_status_string(s), kiln_last_error());
-    else
-        /* next_ms: the part of first_ms that kiln_vectorize took (the rest
-         * is the call, its launch and the synchronisation) */
-        printf("open_ms=%.3f first_ms=%.3f next_ms=%.3f compiles=%lld hits=%lld\n", t1 - t0, t2 - t1,
-               t_vec - t1, (long long)st.compiles, (long long)st.cache_hits);
+    s = child_report(ctx, s, t1 - t0, t2 - t1, t_vec - t1);
     kiln_array_release(x);
     kiln_array_release(y);
     kiln_array_release(z);
@@ -154,13 +161,7 @@ static int gufunc_child(const char *target) {
             s = KILN_ERR_INTERNAL;
         }
     }
-    kiln_jit_stats st = {0};
-    if (s == KILN_OK) s = kiln_jit_stats_get(ctx, &st);
-    if (s != KILN_OK)
-        fprintf(stderr, "kiln_bench child: %s: %s\n", kiln_status_string(s), kiln_last_error());
-    else /* next_ms: the part of first_ms that kiln_guvectorize took */
-        printf("open_ms=%.3f first_ms=%.3f next_ms=%.3f compiles=%lld hits=%lld\n", t1 - t0, t2 - t1,
-               t_vec - t1, (long long)st.compiles, (long long)st.cache_hits);
+    s = child_report(ctx, s, t1 - t0, t2 - t1, t_vec - t1);
     kiln_array_release(x4);
     kiln_array_release(x7);
     kiln_array_release(x7t);
@@ -195,14 +196,7 @@ int bench_compile_child(const char *kind, const char *target) {
     if (s == KILN_OK && !getenv("KILN_BENCH_ONE"))
         s = kiln_kernel_from_source(ctx, variant, "saxpy", NULL, &b);
     t3 = now_ms();
-    kiln_jit_stats st = {0};
-    if (s == KILN_OK) s = kiln_jit_stats_get(ctx, &st);
-    if (s != KILN_OK) {
-        fprintf(stderr, "kiln_bench child: %s: %s\n", kiln_status_string(s), kiln_last_error());
-    } else {
-        printf("open_ms=%.3f first_ms=%.3f next_ms=%.3f compiles=%lld hits=%lld\n", t1 - t0, t2 - t1, t3 - t2,
-               (long long)st.compiles, (long long)st.cache_hits);
-    }
+    s = child_report(ctx, s, t1 - t0, t2 - t1, t3 - t2);
     kiln_kernel_release(a);
     kiln_kernel_release(b);
     kiln_close(ctx);

@@ -393,6 +393,8 @@ static void any_sources_compile_through_nvrtc(void **state) {
         kiln_gufunc *f = NULL;
         TEST_OK(guvectorize_with_limit(NULL, g[i].name, g[i].sigs, g[i].layout, g[i].params, g[i].body, &f));
         char *src = NULL, *log = NULL;
+        TEST_FAILS_WITH(kiln_gufunc_any_source(f, "tpu", &src), KILN_ERR_INVALID_ARGUMENT,
+                        "target must be \"cuda\", \"cpu\" or NULL, got \"tpu\"");
         TEST_OK(kiln_gufunc_any_source(f, "cuda", &src));
         if (!strstr(src, "_any0")) fail_msg("%s: no any-layout kernel in its module:\n%s", g[i].name, src);
         kiln_status s = kiln_compile_only("cuda", "sm_90", src, "gufunc-any.cu", NULL, &log);

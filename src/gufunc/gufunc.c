@@ -259,21 +259,30 @@ kiln_status kiln_gufunc_call(kiln_gufunc *f, const kiln_value *args, int nargs, 
     return kiln_gufunc_call_ex(f, NULL, dims, args, nargs, outs);
 }
 
+/* The backend a *_source call names: "cuda", "cpu", or NULL/""/"context"
+ * for the context's own. */
+static kiln_status source_target(const kiln_gufunc *f, const char *target, const char *fn,
+                                 kiln_backend_kind *backend) {
+    *backend = f->ctx->ops->kind;
+    if (target && strcmp(target, "cuda") == 0)
+        *backend = KILN_BACKEND_CUDA;
+    else if (target && strcmp(target, "cpu") == 0)
+        *backend = KILN_BACKEND_CPU;
+    else if (target && target[0] && strcmp(target, "context") != 0)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "%s: target must be \"cuda\", \"cpu\" or NULL, got \"%s\"", fn, target);
+    return KILN_OK;
+}
+
 kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, const char *dims, const kiln_value *args,
                                int nargs, kiln_array *const *outs, char **source, char **kernel_name) {
     if (!f || !source) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gufunc_source: NULL argument");
-    kiln_backend_kind backend = f->ctx->ops->kind;
-    if (target && strcmp(target, "cuda") == 0)
-        backend = KILN_BACKEND_CUDA;
-    else if (target && strcmp(target, "cpu") == 0)
-        backend = KILN_BACKEND_CPU;
-    else if (target && target[0] && strcmp(target, "context") != 0)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "kiln_gufunc_source: target must be \"cuda\", \"cpu\" or NULL, got \"%s\"",
-                              target);
+    kiln_backend_kind backend;
+    kiln_status s = source_target(f, target, "kiln_gufunc_source", &backend);
+    if (s != KILN_OK) return s;
     gu_call *c = calloc(1, sizeof *c);
     if (!c) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    kiln_status s = gu_resolve(f, backend, 1, dims, args, nargs, nargs == f->layout.nin ? outs : NULL, c);
+    s = gu_resolve(f, backend, 1, dims, args, nargs, nargs == f->layout.nin ? outs : NULL, c);
     if (s != KILN_OK) {
         free(c);
         return s;
@@ -298,19 +307,13 @@ kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, const char *d
 kiln_status kiln_gufunc_any_source(kiln_gufunc *f, const char *target, char **source) {
     if (!f || !source)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gufunc_any_source: NULL argument");
-    kiln_backend_kind backend = f->ctx->ops->kind;
-    if (target && strcmp(target, "cuda") == 0)
-        backend = KILN_BACKEND_CUDA;
-    else if (target && strcmp(target, "cpu") == 0)
-        backend = KILN_BACKEND_CPU;
-    else if (target && target[0] && strcmp(target, "context") != 0)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "kiln_gufunc_any_source: target must be \"cuda\", \"cpu\" or NULL, got \"%s\"",
-                              target);
+    kiln_backend_kind backend;
+    kiln_status s = source_target(f, target, "kiln_gufunc_any_source", &backend);
+    if (s != KILN_OK) return s;
     char(*names)[128] = calloc(GU_MAX_SIGS, sizeof *names);
     if (!names) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     int sig_of[GU_MAX_SIGS], n = 0;
-    kiln_status s = gu_any_generate(f, backend, source, names, sig_of, &n);
+    s = gu_any_generate(f, backend, source, names, sig_of, &n);
     free(names);
     if (s == KILN_OK && n == 0)
         return kiln_set_error(KILN_ERR_UNSUPPORTED,
