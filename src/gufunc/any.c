@@ -25,6 +25,7 @@
 #include "core/error.h"
 #include "gufunc/gufunc.h"
 #include "kernel/module.h"
+#include "kernel/options.h"
 
 void gu_any_skeleton(const kiln_gufunc *f, kiln_backend_kind backend, int sig, gu_plan *out) {
     const gu_layout *l = &f->layout;
@@ -97,7 +98,7 @@ kiln_status gu_any_build(kiln_gufunc *f) {
         snprintf(module_name, sizeof module_name, "kiln-gufunc-%s.cu", f->name);
         /* less optimisation for less compile time: calls leave these
          * kernels for fully optimised ones after f->any_limit elements */
-        s = kiln_module_build(f->ctx, src, module_name, "--fast-compile", NULL, &m);
+        s = kiln_module_build(f->ctx, src, module_name, kiln_first_tier_options(), NULL, &m);
     }
     free(src);
     for (int i = 0; i < n && s == KILN_OK; i++)

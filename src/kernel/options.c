@@ -55,6 +55,11 @@ kiln_status kiln_options_parse(const char *text, const char *extra_include, kiln
     return s;
 }
 
+const char *kiln_first_tier_options(void) {
+    const char *e = getenv("KILN_FAST_COMPILE");
+    return e && strcmp(e, "0") == 0 ? NULL : "--fast-compile";
+}
+
 void kiln_options_free(kiln_options *o) {
     free(o->storage);
     memset(o, 0, sizeof *o);

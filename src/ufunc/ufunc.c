@@ -8,6 +8,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "kernel/module.h"
+#include "kernel/options.h"
 #include "ufunc/call.h"
 
 /* ---------------------------------------------------------------- variants */
@@ -33,7 +34,7 @@ static kiln_status build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key
     kiln_status s = uf_generate(f, keys, nkeys, &source, names);
     kiln_module *m = NULL;
     if (s == KILN_OK)
-        s = kiln_module_build(ctx, source, f->name, first_tier ? "--fast-compile" : NULL, NULL, &m);
+        s = kiln_module_build(ctx, source, f->name, first_tier ? kiln_first_tier_options() : NULL, NULL, &m);
     free(source);
     if (s != KILN_OK) {
         free(names);
