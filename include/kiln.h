@@ -415,8 +415,8 @@ typedef struct kiln_kernel kiln_kernel;
  *   --fast-compile  less optimisation for less compile time: NVRTC
  *                   -Ofast-compile=mid (NVRTC 12.8+; older ones compile
  *                   fully), the host compiler -O1 instead of -O3. kiln
- *                   builds its first-call kernels so (a ufunc's mixed
- *                   kernels on CUDA, a gufunc's any-layout kernels).
+ *                   builds its first-call kernels on CUDA so (a ufunc's
+ *                   mixed kernels, a gufunc's any-layout kernels).
  * Anything else is an error naming the option. NULL or "" for none. */
 
 /* Compiles CUDA C source holding one or more __global__ functions for the

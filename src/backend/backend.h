@@ -63,8 +63,8 @@ typedef struct kiln_compile_request {
     int lineinfo;  /* -lineinfo */
     int fast_math; /* --use_fast_math */
     /* --fast-compile: less optimisation for less compile time (NVRTC
-     * -Ofc=mid, the host compiler -O1); kiln's first-call kernels, which
-     * calls leave for fully optimised ones (ufunc mixed on CUDA, gufunc
+     * -Ofc=mid, the host compiler -O1); kiln's first-call kernels on CUDA,
+     * which calls leave for fully optimised ones (ufunc mixed, gufunc
      * any-layout) */
     int fast_compile;
     const char *arch; /* CUDA: "sm_90"; CPU: NULL */

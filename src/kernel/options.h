@@ -20,7 +20,7 @@ typedef struct kiln_options {
  * directories (the folder of a source file). Free with kiln_options_free. */
 kiln_status kiln_options_parse(const char *text, const char *extra_include, kiln_options *out);
 void kiln_options_free(kiln_options *o);
-/* The options of kiln's own first-call kernels (a ufunc's CUDA mixed
+/* The options of kiln's own first-call kernels on CUDA (a ufunc's mixed
  * kernels, a gufunc's any-layout kernels), which calls leave for fully
  * optimised ones: "--fast-compile", or NULL with KILN_FAST_COMPILE=0 (for
  * measuring, or should a compiler mishandle it). */
