@@ -99,6 +99,10 @@ static void test_compile_reports_lines(void **state) {
     assert_int_equal(run(&out, "cd '%s' && '%s/kiln' compile good.cu --target cpu", work_dir, bin_dir), 0);
     expect(out, "compiled for cpu");
     free(out);
+    assert_int_equal(
+        run(&out, "cd '%s' && '%s/kiln' compile good.cu --target cpu --fast-compile", work_dir, bin_dir), 0);
+    expect(out, "compiled for cpu");
+    free(out);
     char *log = NULL;
     if (kiln_compile_only("cuda", "sm_90", "__global__ void p() {}\n", "probe.cu", NULL, &log) ==
         KILN_ERR_COMPILER_MISSING) {
@@ -113,6 +117,12 @@ static void test_compile_reports_lines(void **state) {
     assert_int_equal(
         run(&out, "cd '%s' && '%s/kiln' compile good.cu --target cuda --arch sm_90", work_dir, bin_dir), 0);
     expect(out, "registers"); /* the resource report */
+    free(out);
+    assert_int_equal(run(&out,
+                         "cd '%s' && '%s/kiln' compile good.cu --target cuda --arch sm_90 --fast-compile",
+                         work_dir, bin_dir),
+                     0);
+    expect(out, "registers");
     free(out);
 }
 
