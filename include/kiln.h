@@ -629,8 +629,9 @@ KILN_API kiln_status kiln_call_ex(kiln_ufunc *f, const char *target, kiln_stream
  * arguments would run, for target "cuda" or "cpu" (whatever the context),
  * without compiling it: for kiln_compile_only and for reading. Contiguous
  * operands of a signature's dtypes show its mixed kernel; on CUDA later
- * calls move to the exact kernel, which KILN_UFUNC_MIXED_LIMIT=0 (read at
- * kiln_vectorize) shows. outs as for kiln_call (NULL slots are not
+ * calls move to the exact kernel (built on a background thread while the
+ * mixed one serves; KILN_TIER_UP=0: in the call), which
+ * KILN_UFUNC_MIXED_LIMIT=0 (read at kiln_vectorize) shows. outs as for kiln_call (NULL slots are not
  * allocated). *source: free with kiln_free. */
 KILN_API kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const kiln_value *args, int nargs,
                                        kiln_array *const *outs, char **source);
@@ -675,8 +676,12 @@ KILN_API kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const 
  * staged through registers or shared memory with coalesced accesses where
  * rows are packed, else a thread per loop index along the smallest stride;
  * on the CPU: a loop parallel over the loop dims; core sizes up to 64
- * compiled in). KILN_GUFUNC_ANY_LIMIT=0: no any-layout kernels, each layout
- * compiles at its first call (and compile errors surface there).
+ * compiled in). Past the limit that compile runs on a background thread
+ * (one at a time per gufunc) while the any-layout kernel goes on serving the
+ * calls, so none waits; kiln_gufunc_release waits for a running one;
+ * KILN_TIER_UP=0 (read at kiln_guvectorize): the call compiles it.
+ * KILN_GUFUNC_ANY_LIMIT=0: no any-layout kernels, each layout compiles at
+ * its first call (and compile errors surface there).
  * `name` must be a C identifier. Release with kiln_gufunc_release. */
 typedef struct kiln_gufunc kiln_gufunc;
 

@@ -27,23 +27,33 @@ static int teardown(void **state) {
     return 0;
 }
 
+/* Sets (value NULL: unsets) an environment variable; returns what it was
+ * (malloc'd or NULL), for put_env. */
+static char *swap_env(const char *name, const char *value) {
+    const char *was = getenv(name);
+    char *saved = was ? strdup(was) : NULL;
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+    return saved;
+}
+static void put_env(const char *name, char *saved) {
+    if (saved)
+        setenv(name, saved, 1);
+    else
+        unsetenv(name);
+    free(saved);
+}
+
 /* kiln_guvectorize with KILN_GUFUNC_ANY_LIMIT set to limit (NULL: unset,
  * the library's default) while it reads it; the variable is put back. */
 static kiln_status guvectorize_with_limit(const char *limit, const char *name, const char *sigs,
                                           const char *layout, const char *params, const char *body,
                                           kiln_gufunc **out) {
-    const char *was = getenv("KILN_GUFUNC_ANY_LIMIT");
-    char *saved = was ? strdup(was) : NULL;
-    if (limit)
-        setenv("KILN_GUFUNC_ANY_LIMIT", limit, 1);
-    else
-        unsetenv("KILN_GUFUNC_ANY_LIMIT");
+    char *saved = swap_env("KILN_GUFUNC_ANY_LIMIT", limit);
     kiln_status s = kiln_guvectorize(ctx, name, sigs, layout, params, body, NULL, out);
-    if (saved)
-        setenv("KILN_GUFUNC_ANY_LIMIT", saved, 1);
-    else
-        unsetenv("KILN_GUFUNC_ANY_LIMIT");
-    free(saved);
+    put_env("KILN_GUFUNC_ANY_LIMIT", saved);
     return s;
 }
 
@@ -247,16 +257,18 @@ static void first_calls_of_every_layout_build_nothing(void **state) {
     kiln_gufunc_release(f);
 }
 
-/* With KILN_GUFUNC_ANY_LIMIT=10000 and calls of 3000 elements: calls 1-4
- * build nothing, call 5 builds the layout's own kernel, call 6 reuses it.
- * Every call's values are checked. */
+/* With KILN_GUFUNC_ANY_LIMIT=10000, calls of 3000 elements and
+ * KILN_TIER_UP=0: calls 1-4 build nothing, call 5 builds the layout's own
+ * kernel itself, call 6 reuses it. Every call's values are checked. */
 static void any_layout_kernel_hands_over(void **state) {
     (void)state;
     test_rng rng = test_rng_for(__func__);
     int64_t before = modules_built();
     kiln_gufunc *f = NULL;
+    char *saved = swap_env("KILN_TIER_UP", "0");
     TEST_OK(guvectorize_with_limit("10000", "scale", "void(f8[:], f8, f8[:])", "(n),()->(n)", "x, a, y",
                                    scale_body, &f));
+    put_env("KILN_TIER_UP", saved);
     expect_built(before, 1, "kiln_guvectorize");
     const int64_t R = 600;
     const int n = 5;
@@ -281,6 +293,63 @@ static void any_layout_kernel_hands_over(void **state) {
     free(want);
     free(a);
     kiln_gufunc_release(f);
+}
+
+/* The same hand-over with the layout's kernel built in the background
+ * (the default): the call past the limit starts the build and, like every
+ * call until it is recorded, runs the any-layout kernel; then calls run
+ * the new kernel and build nothing more. Exactly one module is built,
+ * every call's values are right, and releasing a gufunc while its build
+ * runs waits for it (ASan: nothing leaks). */
+static void any_layout_kernel_tiers_up_in_background(void **state) {
+    (void)state;
+    test_rng rng = test_rng_for(__func__);
+    int64_t before = modules_built();
+    kiln_gufunc *f = NULL;
+    TEST_OK(guvectorize_with_limit("10000", "scale", "void(f8[:], f8, f8[:])", "(n),()->(n)", "x, a, y",
+                                   scale_body, &f));
+    expect_built(before, 1, "kiln_guvectorize");
+    const int64_t R = 600;
+    const int n = 5;
+    int64_t shape[2] = {R, n};
+    size_t ne = (size_t)(R * n);
+    double *x = random_f64(&rng, ne), *want = malloc(ne * sizeof *want),
+           *a = malloc(sizeof(double) * (size_t)R);
+    kiln_array *X = f64_array(2, shape, x);
+    int call = 0, built_at = 0;
+    for (; call < 100000 && (built_at == 0 || call < built_at + 3); call++) {
+        double av = 0.25 * (call % 9) - 1;
+        for (int64_t r = 0; r < R; r++) a[r] = av;
+        scale_reference(x, (size_t)R, n, a, want);
+        kiln_array *Y = NULL;
+        TEST_OK(kiln_gufunc_call(f, KILN_ARGS(kiln_arr(X), kiln_f64(av)), &Y, NULL));
+        char what[48];
+        snprintf(what, sizeof what, "call %d", call + 1);
+        expect_values(Y, want, ne, what);
+        kiln_array_release(Y);
+        int64_t built = modules_built() - before;
+        if (built > 2) fail_msg("after %s: %lld modules built, want at most 2", what, (long long)built);
+        if (call < 4 && built != 1)
+            fail_msg("after %s, under the limit: %lld modules built", what, (long long)built);
+        if (built == 2 && !built_at) built_at = call + 1;
+    }
+    if (!built_at) fail_msg("the layout kernel was not built in the background after %d calls", call);
+    expect_built(before, 2, "the calls after the background build");
+    kiln_gufunc_release(f);
+    /* released while its build runs: call 5 starts it, release waits */
+    kiln_gufunc *g = NULL;
+    TEST_OK(guvectorize_with_limit("10000", "scale2", "void(f8[:], f8, f8[:])", "(n),()->(n)", "x, a, y",
+                                   scale_body, &g));
+    for (int c = 0; c < 5; c++) {
+        kiln_array *Y = NULL;
+        TEST_OK(kiln_gufunc_call(g, KILN_ARGS(kiln_arr(X), kiln_f64(1)), &Y, NULL));
+        kiln_array_release(Y);
+    }
+    kiln_gufunc_release(g);
+    kiln_array_release(X);
+    free(x);
+    free(want);
+    free(a);
 }
 
 /* KILN_GUFUNC_ANY_LIMIT=0: kiln_guvectorize builds nothing, and a body that
@@ -416,6 +485,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(first_calls_of_every_layout_build_nothing),
         cmocka_unit_test(any_layout_kernel_hands_over),
+        cmocka_unit_test(any_layout_kernel_tiers_up_in_background),
         cmocka_unit_test(limit_zero_builds_at_first_call),
         cmocka_unit_test(any_and_layout_kernels_agree),
         cmocka_unit_test(any_sources_compile_through_nvrtc),

@@ -19,7 +19,10 @@ static kiln_context *ctx;
 /* Elements a CUDA mixed kernel serves in these tests before calls compile
  * their exact kernels (main; the default is 2^26): a ufunc's first call or
  * two run the mixed kernel, later ones the all-array and 16-byte kernels,
- * so both kinds run on the GPU. */
+ * so both kinds run on the GPU. The exact kernels are built in the call
+ * that reaches the limit (KILN_TIER_UP=0, main), so that the tests can
+ * count modules call by call; mixed_kernel_tiers_up_in_background checks
+ * the default, a build in the background. */
 #define TEST_MIXED_LIMIT "5000"
 
 /* kiln_vectorize with KILN_UFUNC_MIXED_LIMIT set to limit (NULL: unset,
@@ -1016,6 +1019,61 @@ static void mixed_kernel_hands_over_on_cuda(void **state) {
     kiln_ufunc_release(f);
 }
 
+/* On CUDA with the default KILN_TIER_UP: the call past the limit (10000
+ * elements, 3001 per call) starts its exact kernel's build on a thread and
+ * runs the mixed kernel, as does every call until that kernel is recorded;
+ * exactly one module is built and every call's values are right. Releasing
+ * the ufunc while a build runs waits for it. On the CPU the mixed kernel
+ * serves every call and nothing is built. */
+static void mixed_kernel_tiers_up_in_background(void **state) {
+    (void)state;
+    unsetenv("KILN_TIER_UP");
+    kiln_ufunc *f = NULL, *g = NULL;
+    kiln_status made =
+        vectorize_with_limit("10000", "axpb", "f8(f8,f8)", "a, x", "return a * x + 0.5;", NULL, &f);
+    if (made == KILN_OK)
+        made = vectorize_with_limit("10000", "axpc", "f8(f8,f8)", "a, x", "return a * x - 0.5;", NULL, &g);
+    setenv("KILN_TIER_UP", "0", 1);
+    TEST_OK(made);
+    int64_t n = 3001;
+    test_rng rng = test_rng_for(__func__);
+    double *h = malloc(sizeof(double) * (size_t)n), *want = malloc(sizeof(double) * (size_t)n);
+    test_fill_f64(&rng, h, (size_t)n, -4, 4);
+    kiln_array *X = from_host_f64(1, &n, h);
+    int cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
+    int64_t before = modules_built();
+    int call = 0, built_at = 0;
+    for (; call < 100000 && (built_at == 0 || call < built_at + 3) && (cuda || call < 8); call++) {
+        double a = 0.25 * (call % 7) - 0.5;
+        for (int64_t e = 0; e < n; e++) want[e] = a * h[e] + 0.5;
+        kiln_array *Z = NULL;
+        TEST_OK(kiln_call(f, KILN_ARGS(kiln_f64(a), kiln_arr(X)), &Z));
+        double *z = test_read_array(Z);
+        for (int64_t e = 0; e < n; e++)
+            if (fabs(z[e] - want[e]) > 1e-15 * (1 + fabs(want[e])))
+                fail_msg("call %d, element %lld: %.17g, want %.17g", call + 1, (long long)e, z[e], want[e]);
+        free(z);
+        kiln_array_release(Z);
+        int64_t built = modules_built() - before;
+        if (built > (cuda ? 1 : 0) || (call < 4 && built != 0))
+            fail_msg("after call %d on %s: %lld modules built", call + 1, kiln_context_backend_name(ctx),
+                     (long long)built);
+        if (built == 1 && !built_at) built_at = call + 1;
+    }
+    if (cuda && !built_at) fail_msg("the exact kernel was not built in the background after %d calls", call);
+    kiln_ufunc_release(f);
+    /* released while its build runs (call 5 starts it on CUDA) */
+    for (int c = 0; c < 5; c++) {
+        kiln_array *Z = NULL;
+        TEST_OK(kiln_call(g, KILN_ARGS(kiln_f64(2), kiln_arr(X)), &Z));
+        kiln_array_release(Z);
+    }
+    kiln_ufunc_release(g);
+    kiln_array_release(X);
+    free(h);
+    free(want);
+}
+
 /* All-array calls on CUDA take the mixed kernel too (a 16-byte layout's
  * call here: 8192 elements) until it has served KILN_UFUNC_MIXED_LIMIT
  * elements (10000): calls 1-2 compile nothing and run it (its source is the
@@ -1055,6 +1113,7 @@ int main(void) {
      * default threshold is 8M), so both GPU layouts run here. */
     setenv("KILN_UFUNC_VECTOR_MIN", "4096", 0);
     setenv("KILN_UFUNC_MIXED_LIMIT", TEST_MIXED_LIMIT, 0);
+    setenv("KILN_TIER_UP", "0", 0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(broadcasting_against_reference),
         cmocka_unit_test(views_and_scalars),
@@ -1070,6 +1129,7 @@ int main(void) {
         cmocka_unit_test(generated_cuda_sources_compile),
         cmocka_unit_test(scalars_share_one_module),
         cmocka_unit_test(mixed_kernel_hands_over_on_cuda),
+        cmocka_unit_test(mixed_kernel_tiers_up_in_background),
         cmocka_unit_test(all_array_calls_hand_over_on_cuda),
         cmocka_unit_test(copy_shares_cover_odd_sizes),
         cmocka_unit_test(copy_pool_copies_odd_pieces),

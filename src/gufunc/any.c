@@ -130,13 +130,17 @@ static int64_t largest_operand(const kiln_gufunc *f, const gu_plan *p) {
     return p->total > INT64_MAX / most ? INT64_MAX : p->total * most;
 }
 
-kiln_kernel *gu_any_take(kiln_gufunc *f, gu_plan *p) {
+int gu_any_fits(const kiln_gufunc *f, const gu_plan *p) {
     int sig = p->key.sig;
-    kiln_kernel *k = f->any_kernel[sig];
-    if (!k || p->nloop > GU_ANY_LOOPS) return NULL;
+    if (!f->any_kernel[sig] || p->nloop > GU_ANY_LOOPS) return 0;
     const gu_typesig *t = &f->sigs[sig];
     for (int i = 0; i < p->nops; i++)
-        if (p->key.kind[i] != GU_OP_VALUE && p->key.dtype[i] != (uint8_t)t->dtype[i]) return NULL;
+        if (p->key.kind[i] != GU_OP_VALUE && p->key.dtype[i] != (uint8_t)t->dtype[i]) return 0;
+    return 1;
+}
+
+int gu_any_count(kiln_gufunc *f, const gu_plan *p) {
+    int sig = p->key.sig;
     pthread_mutex_lock(&f->lock);
     int take = f->any_served[sig] < f->any_limit;
     if (take) {
@@ -144,8 +148,12 @@ kiln_kernel *gu_any_take(kiln_gufunc *f, gu_plan *p) {
         f->any_served[sig] = n > INT64_MAX - f->any_served[sig] ? INT64_MAX : f->any_served[sig] + n;
     }
     pthread_mutex_unlock(&f->lock);
-    if (!take) return NULL;
+    return take;
+}
 
+kiln_kernel *gu_any_plan(const kiln_gufunc *f, gu_plan *p) {
+    int sig = p->key.sig;
+    const gu_typesig *t = &f->sigs[sig];
     /* The call's plan, as the any-layout kernel takes it: its loop dims
      * moved to the innermost positions, size-1 dims in front. */
     gu_plan any;
@@ -169,5 +177,5 @@ kiln_kernel *gu_any_take(kiln_gufunc *f, gu_plan *p) {
         }
     }
     *p = any;
-    return k;
+    return f->any_kernel[sig];
 }

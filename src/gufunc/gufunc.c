@@ -55,6 +55,7 @@ kiln_status kiln_guvectorize(kiln_context *ctx, const char *name, const char *ty
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     }
     pthread_mutex_init(&f->lock, NULL);
+    kiln_tierup_init(&f->tierup);
     s = gu_any_build(f);
     if (s != KILN_OK) {
         kiln_gufunc_release(f);
@@ -66,6 +67,7 @@ kiln_status kiln_guvectorize(kiln_context *ctx, const char *name, const char *ty
 
 void kiln_gufunc_release(kiln_gufunc *f) {
     if (!f) return;
+    kiln_tierup_finish(&f->tierup); /* a layout kernel being built in the background */
     for (int i = 0; i < f->nvariants; i++) kiln_kernel_release(f->variants[i].kernel);
     for (int i = 0; i < f->nsig; i++) kiln_kernel_release(f->any_kernel[i]);
     free(f->variants);
@@ -140,15 +142,18 @@ static void launch_shape(const kiln_context *ctx, gu_plan *p, kiln_dim3 *grid, k
     *grid = KILN_DIM((uint32_t)blocks);
 }
 
-static kiln_status find_variant(kiln_gufunc *f, const gu_plan *p, kiln_kernel **out) {
+/* The kernel built for key, or NULL. */
+static kiln_kernel *built_variant(kiln_gufunc *f, const gu_key *key) {
+    kiln_kernel *k = NULL;
     pthread_mutex_lock(&f->lock);
-    for (int i = 0; i < f->nvariants; i++)
-        if (memcmp(&f->variants[i].key, &p->key, sizeof p->key) == 0) {
-            *out = f->variants[i].kernel;
-            pthread_mutex_unlock(&f->lock);
-            return KILN_OK;
-        }
+    for (int i = 0; i < f->nvariants && !k; i++)
+        if (memcmp(&f->variants[i].key, key, sizeof *key) == 0) k = f->variants[i].kernel;
     pthread_mutex_unlock(&f->lock);
+    return k;
+}
+
+static kiln_status find_variant(kiln_gufunc *f, const gu_plan *p, kiln_kernel **out) {
+    if ((*out = built_variant(f, &p->key)) != NULL) return KILN_OK;
 
     char kname[128], module_name[128];
     char *src = gu_generate(f, p, kname, sizeof kname);
@@ -189,6 +194,70 @@ static kiln_status find_variant(kiln_gufunc *f, const gu_plan *p, kiln_kernel **
     return KILN_OK;
 }
 
+/* A layout kernel built on the tier-up thread (kernel/tierup.h). */
+typedef struct gu_tierup_job {
+    kiln_gufunc *f;
+    gu_plan plan;
+} gu_tierup_job;
+
+static kiln_status tierup_build(void *arg) {
+    gu_tierup_job *job = arg;
+    kiln_kernel *k = NULL;
+    return find_variant(job->f, &job->plan, &k);
+}
+
+/* The any-layout kernel has served its limit and exact's kernel is not
+ * built: 1 when the call may still run the any-layout kernel because that
+ * kernel is being built in the background (started here, or another
+ * build is running); 0: the call builds it itself (KILN_TIER_UP=0, an
+ * earlier background build failed, or no thread). */
+static int tier_up(kiln_gufunc *f, const gu_plan *exact) {
+    pthread_mutex_lock(&f->lock);
+    int serve = 0;
+    if (kiln_tierup_idle(&f->tierup)) {
+        gu_tierup_job *job = malloc(sizeof *job);
+        if (job) {
+            job->f = f;
+            job->plan = *exact;
+            serve = kiln_tierup_start(&f->tierup, tierup_build, job) == 0;
+        }
+    } else {
+        serve = f->tierup.enabled && !f->tierup.failed; /* one is running */
+    }
+    pthread_mutex_unlock(&f->lock);
+    return serve;
+}
+
+/* The kernel for the call planned in *p: the layout's own when it is built;
+ * else the any-layout kernel while it may serve (then *p becomes its plan);
+ * else the layout's own, built now. */
+static kiln_status pick_kernel(kiln_gufunc *f, gu_plan *p, kiln_kernel **out) {
+    kiln_context *ctx = f->ctx;
+    gu_plan *exact = malloc(sizeof *exact);
+    if (!exact) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    *exact = *p;
+    gu_choose_strategy(exact, &f->layout, ctx->ops->kind, ctx->info.max_shared_bytes_per_block);
+    kiln_kernel *k = built_variant(f, &exact->key);
+    if (!k && gu_any_fits(f, p) && (gu_any_count(f, p) || tier_up(f, exact))) {
+        *out = gu_any_plan(f, p);
+        free(exact);
+        return KILN_OK;
+    }
+    *p = *exact;
+    free(exact);
+    if (k) {
+        *out = k;
+        return KILN_OK;
+    }
+    gu_param params[GU_MAX_PARAMS];
+    if (gu_kernel_params(f, p, params, GU_MAX_PARAMS) < 0) /* before compiling what cannot launch */
+        return kiln_set_error(KILN_ERR_UNSUPPORTED,
+                              "%s: this call needs more than %d kernel parameters (too many "
+                              "arguments or loop dims)",
+                              f->name, GU_MAX_PARAMS);
+    return find_variant(f, p, out);
+}
+
 kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, const char *dims, const kiln_value *args,
                                 int nargs, kiln_array **outs) {
     if (!f) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_gufunc_call: gufunc is NULL");
@@ -217,21 +286,18 @@ kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, const char 
     }
     gu_plan *p = &c->plan;
     if (p->total > 0) {
-        kiln_kernel *k = gu_any_take(f, p);
-        if (!k) gu_choose_strategy(p, &f->layout, backend, ctx->info.max_shared_bytes_per_block);
+        kiln_kernel *k = NULL;
+        s = pick_kernel(f, p, &k);
         kiln_dim3 grid, block;
-        size_t smem;
-        launch_shape(ctx, p, &grid, &block, &smem);
+        size_t smem = 0;
         gu_param params[GU_MAX_PARAMS];
         kiln_value values[GU_MAX_PARAMS];
-        int n = gu_kernel_params(f, p, params, GU_MAX_PARAMS);
-        if (n < 0)
-            s = kiln_set_error(KILN_ERR_UNSUPPORTED,
-                               "%s: this call needs more than %d kernel parameters (too many "
-                               "arguments or loop dims)",
-                               f->name, GU_MAX_PARAMS);
-        for (int i = 0; i < n; i++) values[i] = params[i].value;
-        if (s == KILN_OK && !k) s = find_variant(f, p, &k);
+        int n = 0;
+        if (s == KILN_OK) {
+            launch_shape(ctx, p, &grid, &block, &smem);
+            n = gu_kernel_params(f, p, params, GU_MAX_PARAMS); /* pick_kernel checked the count */
+            for (int i = 0; i < n; i++) values[i] = params[i].value;
+        }
         if (s == KILN_OK && stream)
             for (int i = 0; i < c->nops; i++) {
                 kiln_array *a = c->staged[i] ? c->staged[i] : c->arr[i];

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "array/array.h"
+#include "kernel/tierup.h"
 #include "kiln.h"
 
 #define GU_MAX_OPS 16             /* inputs + outputs */
@@ -145,6 +146,9 @@ struct kiln_gufunc {
     kiln_kernel *any_kernel[GU_MAX_SIGS];
     int64_t any_served[GU_MAX_SIGS];
     int64_t any_limit;
+    /* the layout kernels built in the background at the hand-over
+     * (kernel/tierup.h), under lock */
+    kiln_tierup tierup;
 };
 
 /* ---- call.c */
@@ -183,11 +187,16 @@ kiln_status gu_any_generate(const kiln_gufunc *f, kiln_backend_kind backend, cha
                             char (*names)[128], int *sig_of, int *count);
 /* The any-layout plan skeleton of signature sig for backend (codegen only). */
 void gu_any_skeleton(const kiln_gufunc *f, kiln_backend_kind backend, int sig, gu_plan *out);
-/* If the signature's any-layout kernel may run this call (operands stored in
- * the signature's dtypes, at most GU_ANY_LOOPS loop dims, limit not reached),
- * counts the call's elements against the limit, rewrites *plan into the
- * any-layout plan and returns its kernel; else NULL, plan untouched. */
-kiln_kernel *gu_any_take(kiln_gufunc *f, gu_plan *plan);
+/* Whether the signature's any-layout kernel can run this call: it has one,
+ * the operands are stored in the signature's dtypes, at most GU_ANY_LOOPS
+ * loop dims. */
+int gu_any_fits(const kiln_gufunc *f, const gu_plan *plan);
+/* 1 (counting the call's elements) while the signature's any-layout kernel
+ * has served fewer than f->any_limit elements; 0 once it has. */
+int gu_any_count(kiln_gufunc *f, const gu_plan *plan);
+/* Rewrites *plan (one gu_any_fits took) into the any-layout kernel's plan
+ * and returns that kernel. */
+kiln_kernel *gu_any_plan(const kiln_gufunc *f, gu_plan *plan);
 /* The kernel's parameters in order (names, types, values); -1 if more than cap. */
 int gu_kernel_params(const kiln_gufunc *f, const gu_plan *plan, gu_param *out, int cap);
 

@@ -57,6 +57,12 @@ kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, 
         int64_t mixed_blocks = 0;
         mixed_key.cover = (uint8_t)cuda_grid(f, exec, &mixed_key, p->n, &mixed_blocks);
         mixed = uf_mixed_take(f, exec, &mixed_key, p->n, &k);
+        /* past the limit: the exact kernel is built in the background
+         * while the mixed one goes on serving, when it exists here */
+        if (!mixed && (k = uf_find_kernel(f, exec, &mixed_key)) != NULL) {
+            mixed = uf_tier_up(f, exec, &key);
+            if (!mixed) k = NULL;
+        }
         if (mixed) blocks = mixed_blocks;
     }
     if (!k) {

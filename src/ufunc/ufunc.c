@@ -94,6 +94,41 @@ int uf_mixed_take(kiln_ufunc *f, kiln_context *ctx, const uf_key *mixed_key, int
     return take;
 }
 
+/* An exact kernel built on the tier-up thread: the context is held until
+ * the build is done. */
+typedef struct uf_tierup_job {
+    kiln_ufunc *f;
+    kiln_context *ctx;
+    uf_key key;
+} uf_tierup_job;
+
+static kiln_status tierup_build(void *arg) {
+    uf_tierup_job *job = arg;
+    kiln_kernel *k = NULL;
+    kiln_status s = uf_get_kernel(job->f, job->ctx, &job->key, &k);
+    kiln_context_release(job->ctx);
+    return s;
+}
+
+int uf_tier_up(kiln_ufunc *f, kiln_context *ctx, const uf_key *key) {
+    pthread_mutex_lock(&f->lock);
+    int serve = 0;
+    if (kiln_tierup_idle(&f->tierup)) {
+        uf_tierup_job *job = malloc(sizeof *job);
+        if (job) {
+            job->f = f;
+            job->ctx = kiln_context_retain(ctx);
+            job->key = *key;
+            serve = kiln_tierup_start(&f->tierup, tierup_build, job) == 0;
+            if (!serve) kiln_context_release(ctx); /* the job was freed */
+        }
+    } else {
+        serve = f->tierup.enabled && !f->tierup.failed; /* one is running */
+    }
+    pthread_mutex_unlock(&f->lock);
+    return serve;
+}
+
 /* Whether f's calls on backend be may run mixed kernels at all: not with
  * KILN_UFUNC_MIXED=0, and on CUDA not with KILN_UFUNC_MIXED_LIMIT=0 (the
  * exact kernels from the first call on). */
@@ -234,6 +269,7 @@ kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *sign
     pthread_mutex_init(&f->lock, NULL);
     pthread_mutex_init(&f->staging_lock, NULL);
     read_tuning(f);
+    kiln_tierup_init(&f->tierup);
     f->body = strdup(body);
     f->preamble = preamble ? strdup(preamble) : NULL;
     if (!f->body || (preamble && !f->preamble))
@@ -281,6 +317,7 @@ kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *sign
 
 void kiln_ufunc_release(kiln_ufunc *f) {
     if (!f) return;
+    kiln_tierup_finish(&f->tierup); /* an exact kernel being built in the background */
     uf_staging_release(f);
     for (int i = 0; i < f->nvariants; i++) kiln_kernel_release(f->variants[i].kernel);
     free(f->variants);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "array/array.h"
+#include "kernel/tierup.h"
 #include "kiln.h"
 
 #define UF_MAX_IN 24
@@ -97,6 +98,9 @@ struct kiln_ufunc {
     int grid_waves;              /* CUDA: grids capped at this many blocks per SM; 0: no cap */
     int no_mixed;                /* KILN_UFUNC_MIXED=0: scalar calls compile their exact variant */
     int64_t mixed_limit;         /* CUDA: elements a mixed kernel serves first (uf_mixed_take) */
+    /* CUDA: exact kernels built in the background at the hand-over
+     * (kernel/tierup.h, uf_tier_up), under lock */
+    kiln_tierup tierup;
 };
 
 /* ---- signature.c */
@@ -149,6 +153,12 @@ int uf_mixed_key(const kiln_ufunc *f, const uf_key *key, uf_key *out);
  * (the call builds it). */
 #define UF_MIXED_CUDA_ELEMENTS ((int64_t)1 << 26)
 int uf_mixed_take(kiln_ufunc *f, kiln_context *ctx, const uf_key *mixed_key, int64_t n, kiln_kernel **kernel);
+/* CUDA, after uf_mixed_take said 0 and key's exact kernel is not built:
+ * 1 when the call may still run the mixed kernel because key's kernel is
+ * being built in the background (started here, or another build runs);
+ * 0: the call builds it itself (KILN_TIER_UP=0, a failed background
+ * build, no thread). */
+int uf_tier_up(kiln_ufunc *f, kiln_context *ctx, const uf_key *key);
 
 /* ---- staging.c */
 void uf_staging_release(kiln_ufunc *f);
