@@ -213,16 +213,14 @@ static kiln_status tierup_build(void *arg) {
  * earlier background build failed, or no thread). */
 static int tier_up(kiln_gufunc *f, const gu_plan *exact) {
     pthread_mutex_lock(&f->lock);
-    int serve = 0;
-    if (kiln_tierup_idle(&f->tierup)) {
+    int start = 0, serve = kiln_tierup_serve(&f->tierup, &start);
+    if (start) {
         gu_tierup_job *job = malloc(sizeof *job);
         if (job) {
             job->f = f;
             job->plan = *exact;
-            serve = kiln_tierup_start(&f->tierup, tierup_build, job) == 0;
         }
-    } else {
-        serve = f->tierup.enabled && !f->tierup.failed; /* one is running */
+        serve = job && kiln_tierup_start(&f->tierup, tierup_build, job) == 0;
     }
     pthread_mutex_unlock(&f->lock);
     return serve;

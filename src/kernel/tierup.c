@@ -23,12 +23,15 @@ static void *tierup_main(void *arg) {
     return NULL;
 }
 
-int kiln_tierup_idle(kiln_tierup *t) {
+int kiln_tierup_serve(kiln_tierup *t, int *start) {
     if (t->running && atomic_load_explicit(&t->done, memory_order_acquire)) {
         pthread_join(t->thread, NULL);
         t->running = 0;
     }
-    return t->enabled && !t->running && !t->failed;
+    *start = 0;
+    if (!t->enabled || t->failed) return 0;
+    *start = !t->running;
+    return 1;
 }
 
 int kiln_tierup_start(kiln_tierup *t, kiln_tierup_build_fn build, void *job) {

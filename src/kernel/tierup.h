@@ -34,10 +34,13 @@ typedef struct kiln_tierup {
 
 /* Reads KILN_TIER_UP. */
 void kiln_tierup_init(kiln_tierup *t);
-/* Under the owner's lock: joins a finished build; 1 when another build may
- * start now (enabled, none running, none failed). */
-int kiln_tierup_idle(kiln_tierup *t);
-/* Under the owner's lock, after kiln_tierup_idle said 1: runs build(job) on
+/* Under the owner's lock, for a call past the first tier's limit whose own
+ * kernel is not built: joins a finished build; 1 when the first tier may
+ * serve the call because a build runs (*start = 0) or the caller is to
+ * start one now (*start = 1); 0 when the call must build its kernel itself
+ * (KILN_TIER_UP=0, or an earlier build failed). */
+int kiln_tierup_serve(kiln_tierup *t, int *start);
+/* Under the owner's lock, after kiln_tierup_serve set *start: runs build(job) on
  * a new thread (job: malloc'd, freed after build returns). 0 on success;
  * -1 when no thread could be started (job freed: the caller compiles in
  * the call). */

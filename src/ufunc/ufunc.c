@@ -112,18 +112,16 @@ static kiln_status tierup_build(void *arg) {
 
 int uf_tier_up(kiln_ufunc *f, kiln_context *ctx, const uf_key *key) {
     pthread_mutex_lock(&f->lock);
-    int serve = 0;
-    if (kiln_tierup_idle(&f->tierup)) {
+    int start = 0, serve = kiln_tierup_serve(&f->tierup, &start);
+    if (start) {
         uf_tierup_job *job = malloc(sizeof *job);
         if (job) {
             job->f = f;
             job->ctx = kiln_context_retain(ctx);
             job->key = *key;
-            serve = kiln_tierup_start(&f->tierup, tierup_build, job) == 0;
-            if (!serve) kiln_context_release(ctx); /* the job was freed */
         }
-    } else {
-        serve = f->tierup.enabled && !f->tierup.failed; /* one is running */
+        serve = job && kiln_tierup_start(&f->tierup, tierup_build, job) == 0;
+        if (job && !serve) kiln_context_release(ctx); /* the job was freed */
     }
     pthread_mutex_unlock(&f->lock);
     return serve;
