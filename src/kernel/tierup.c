@@ -29,8 +29,10 @@ int kiln_tierup_serve(kiln_tierup *t, int *start) {
         t->running = 0;
     }
     *start = 0;
-    if (!t->enabled || t->failed) return 0;
-    *start = !t->running;
+    if (!t->enabled) return 0;
+    if (t->running) return 1; /* failed is the running thread's until it is joined */
+    if (t->failed) return 0;
+    *start = 1;
     return 1;
 }
 
