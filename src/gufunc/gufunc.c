@@ -206,11 +206,11 @@ static kiln_status tierup_build(void *arg) {
     return find_variant(job->f, &job->plan, &k);
 }
 
-/* The any-layout kernel has served its limit and exact's kernel is not
- * built: 1 when the call may still run the any-layout kernel because that
- * kernel is being built in the background (started here, or another
- * build is running); 0: the call builds it itself (KILN_TIER_UP=0, an
- * earlier background build failed, or no thread). */
+/* The any-layout kernel has served its limit and the kernel of the call's
+ * plan is not built: 1 when the call may still run the any-layout kernel
+ * because that kernel is being built in the background (started here, or
+ * another build is running); 0: the call builds it itself (KILN_TIER_UP=0,
+ * an earlier background build failed, or no thread). */
 static int tier_up(kiln_gufunc *f, const gu_plan *exact) {
     pthread_mutex_lock(&f->lock);
     int start = 0, serve = kiln_tierup_serve(&f->tierup, &start);
@@ -227,24 +227,15 @@ static int tier_up(kiln_gufunc *f, const gu_plan *exact) {
 }
 
 /* The kernel for the call planned in *p: the layout's own when it is built;
- * else the any-layout kernel while it may serve (then *p becomes its plan);
- * else the layout's own, built now. */
+ * else the any-layout kernel while it may serve (then *p becomes its plan:
+ * gu_any_plan reads none of what the strategy sets); else the layout's
+ * own, built now. */
 static kiln_status pick_kernel(kiln_gufunc *f, gu_plan *p, kiln_kernel **out) {
     kiln_context *ctx = f->ctx;
-    gu_plan *exact = malloc(sizeof *exact);
-    if (!exact) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    *exact = *p;
-    gu_choose_strategy(exact, &f->layout, ctx->ops->kind, ctx->info.max_shared_bytes_per_block);
-    kiln_kernel *k = built_variant(f, &exact->key);
-    if (!k && gu_any_fits(f, p) && (gu_any_count(f, p) || tier_up(f, exact))) {
+    gu_choose_strategy(p, &f->layout, ctx->ops->kind, ctx->info.max_shared_bytes_per_block);
+    if ((*out = built_variant(f, &p->key)) != NULL) return KILN_OK;
+    if (gu_any_fits(f, p) && (gu_any_count(f, p) || tier_up(f, p))) {
         *out = gu_any_plan(f, p);
-        free(exact);
-        return KILN_OK;
-    }
-    *p = *exact;
-    free(exact);
-    if (k) {
-        *out = k;
         return KILN_OK;
     }
     gu_param params[GU_MAX_PARAMS];
