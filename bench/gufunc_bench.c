@@ -95,11 +95,6 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static int64_t gu_modules_built(kiln_context *ctx) {
-    kiln_jit_stats st;
-    return kiln_jit_stats_get(ctx, &st) == KILN_OK ? st.compiles + st.cache_hits : -1;
-}
-
 /* kiln: warm-ups, then `repeat` runs of `batch` in-place calls between two
  * events (device time on CUDA, wall time on the CPU); per call. f is fresh:
  * its first calls run the any-layout kernel kiln_guvectorize built, until
@@ -116,24 +111,24 @@ static int gu_time_kiln(kiln_context *ctx, kiln_gufunc *f, kiln_array *X, int ba
     const kiln_value args[2] = {kiln_arr(X), kiln_arr(X)}; /* my_func(dev_inp, dev_inp) */
     kiln_status s = kiln_event_create(ctx, &e0);
     if (s == KILN_OK) s = kiln_event_create(ctx, &e1);
-    int64_t made = gu_modules_built(ctx);
+    int64_t made = kiln_example_modules_built(ctx);
     double start = kiln_example_now_ms();
     int handed = 0;
     *any_ms = -1;
     for (int r = -3; r < repeat && s == KILN_OK; r++) {
-        int64_t before = gu_modules_built(ctx);
+        int64_t before = kiln_example_modules_built(ctx);
         s = kiln_event_record(e0, NULL);
         for (int b = 0; b < batch && s == KILN_OK; b++) s = kiln_gufunc_call(f, args, 2, NULL, NULL);
         if (s == KILN_OK) s = kiln_event_record(e1, NULL);
         if (s == KILN_OK) s = kiln_event_synchronize(e1);
         float t = 0;
         if (s == KILN_OK) s = kiln_event_elapsed_ms(e0, e1, &t);
-        if (s == KILN_OK && r == -3 && gu_modules_built(ctx) == before) *any_ms = (double)t / batch;
+        if (s == KILN_OK && r == -3 && kiln_example_modules_built(ctx) == before) *any_ms = (double)t / batch;
         if (s == KILN_OK && r >= 0) ms[r] = (double)t / batch;
         /* not handed over yet (the build runs in the background: up to
          * 30 s), or just handed over: one more warm-up on the new kernel */
         if (r == -1 && !handed && kiln_example_now_ms() - start < 30000) {
-            handed = gu_modules_built(ctx) != made;
+            handed = kiln_example_modules_built(ctx) != made;
             r--;
         }
     }

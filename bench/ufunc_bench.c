@@ -62,11 +62,6 @@ static void run_cpu_loop(const bench_case *c) {
     }
 }
 
-static int64_t modules_built(kiln_context *ctx) {
-    kiln_jit_stats st;
-    return kiln_jit_stats_get(ctx, &st) == KILN_OK ? st.compiles + st.cache_hits : -1;
-}
-
 /* median of `repeat` event-timed runs after 3 warm-ups; native if which.
  * kiln on CUDA: a ufunc's calls run its mixed kernel until it has served
  * 2^26 elements, then its exact kernel is built in the background (README,
@@ -81,7 +76,7 @@ static int time_one(kiln_context *ctx, const bench_case *c, int which, int repea
     /* batch > 1: back-to-back launches between the events, so that host
      * submission cost does not show as GPU idle time in short kernels. */
     int batch = c->n < 10000000 ? 20 : 1;
-    int64_t made = modules_built(ctx);
+    int64_t made = kiln_example_modules_built(ctx);
     double start = kiln_example_now_ms();
     int handed = 0;
     for (int r = -3; r < repeat; r++) {
@@ -102,7 +97,7 @@ static int time_one(kiln_context *ctx, const bench_case *c, int which, int repea
         if (r >= 0) ms[r] = t / batch;
         if (r == -1 && !which && !handed && kiln_context_backend(ctx) == KILN_BACKEND_CUDA &&
             kiln_example_now_ms() - start < 3000) {
-            handed = modules_built(ctx) != made;
+            handed = kiln_example_modules_built(ctx) != made;
             r--;
         }
     }

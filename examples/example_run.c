@@ -43,6 +43,11 @@ double kiln_example_median(const double *v, int n) {
     return m;
 }
 
+int64_t kiln_example_modules_built(kiln_context *ctx) {
+    kiln_jit_stats st;
+    return kiln_jit_stats_get(ctx, &st) == KILN_OK ? st.compiles + st.cache_hits : -1;
+}
+
 double kiln_example_now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);

@@ -37,21 +37,16 @@ static int gu_step(void *arg) {
     return kiln_gufunc_call(c->f, c->args, c->nargs, c->outs, c->dims);
 }
 
-static int64_t gu_modules_built(kiln_context *ctx) {
-    kiln_jit_stats st;
-    return kiln_jit_stats_get(ctx, &st) == KILN_OK ? st.compiles + st.cache_hits : -1;
-}
-
 static int gu_time(kiln_context *ctx, const gu_timed *c, int repeat, kiln_example_result *res) {
     /* A new gufunc's first calls run the any-layout kernel kiln_guvectorize
      * built, until it has served 2^26 elements and a call builds the
      * layout's own kernel (README, Guvectorize), in the background: calls
      * until that build (at most 30 s), so the figures are what a long loop
      * runs. Then three warm-ups: caches, clocks, and the kernel recorded. */
-    int64_t made = gu_modules_built(ctx);
+    int64_t made = kiln_example_modules_built(ctx);
     double start = kiln_example_now_ms();
     int s = KILN_OK;
-    while (s == KILN_OK && gu_modules_built(ctx) == made && kiln_example_now_ms() - start < 30000)
+    while (s == KILN_OK && kiln_example_modules_built(ctx) == made && kiln_example_now_ms() - start < 30000)
         s = gu_step((void *)c);
     if (s == KILN_OK)
         s = kiln_example_time_calls(ctx, gu_step, (void *)c, 3, repeat, &res->ms_median, &res->ms_min);

@@ -57,14 +57,8 @@ static kiln_status guvectorize_with_limit(const char *limit, const char *name, c
     return s;
 }
 
-static int64_t modules_built(void) {
-    kiln_jit_stats st;
-    TEST_OK(kiln_jit_stats_get(ctx, &st));
-    return st.compiles + st.cache_hits;
-}
-
 static void expect_built(int64_t before, int64_t want, const char *after) {
-    int64_t built = modules_built() - before;
+    int64_t built = test_modules_built(ctx) - before;
     if (built != want)
         fail_msg("after %s on %s: %lld modules built, want %lld", after, kiln_context_backend_name(ctx),
                  (long long)built, (long long)want);
@@ -105,30 +99,39 @@ static void scale_reference(const double *x, size_t rows, int n, const double *a
             want[r * (size_t)n + (size_t)i] = a_of_row[r] * x[r * (size_t)n + (size_t)i] + i;
 }
 
+/* One call of a float64 scale gufunc on X (rows of n, host copy x) with
+ * the "()" input a as a value, its result checked against the reference. */
+static void call_scale(kiln_gufunc *f, kiln_array *X, const double *x, int64_t rows, int n, double a,
+                       const char *what) {
+    size_t ne = (size_t)(rows * n);
+    double *want = malloc(ne * sizeof *want), *arow = malloc((size_t)rows * sizeof *arow);
+    for (int64_t r = 0; r < rows; r++) arow[r] = a;
+    scale_reference(x, (size_t)rows, n, arow, want);
+    kiln_array *Y = NULL;
+    TEST_OK(kiln_gufunc_call(f, KILN_ARGS(kiln_arr(X), kiln_f64(a)), &Y, NULL));
+    expect_values(Y, want, ne, what);
+    kiln_array_release(Y);
+    free(want);
+    free(arow);
+}
+
 /* One contiguous call with a as a value: built nothing, values right. */
 static void scale_contiguous(kiln_gufunc *f, test_rng *rng, int64_t rows, int n, int64_t before) {
     int64_t shape[2] = {rows, n};
-    size_t ne = (size_t)(rows * n);
-    double *x = random_f64(rng, ne), *want = malloc(ne * sizeof *want), *a = malloc((size_t)rows * sizeof *a);
-    for (int64_t r = 0; r < rows; r++) a[r] = 1.5;
-    scale_reference(x, (size_t)rows, n, a, want);
-    kiln_array *X = f64_array(2, shape, x), *Y = NULL;
-    TEST_OK(kiln_gufunc_call(f, KILN_ARGS(kiln_arr(X), kiln_f64(1.5)), &Y, NULL));
+    double *x = random_f64(rng, (size_t)(rows * n));
+    kiln_array *X = f64_array(2, shape, x);
     char what[64];
     snprintf(what, sizeof what, "contiguous, n = %d", n);
-    expect_values(Y, want, ne, what);
+    call_scale(f, X, x, rows, n, 1.5, what);
     expect_built(before, 1, what);
     kiln_array_release(X);
-    kiln_array_release(Y);
     free(x);
-    free(want);
-    free(a);
 }
 
 static void first_calls_of_every_layout_build_nothing(void **state) {
     (void)state;
     test_rng rng = test_rng_for(__func__);
-    int64_t before = modules_built();
+    int64_t before = test_modules_built(ctx);
     kiln_gufunc *f = NULL;
     TEST_OK(guvectorize_with_limit(NULL, "scale", "void(f8[:], f8, f8[:]); void(f4[:], f4, f4[:])",
                                    "(n),()->(n)", "x, a, y", scale_body, &f));
@@ -263,7 +266,7 @@ static void first_calls_of_every_layout_build_nothing(void **state) {
 static void any_layout_kernel_hands_over(void **state) {
     (void)state;
     test_rng rng = test_rng_for(__func__);
-    int64_t before = modules_built();
+    int64_t before = test_modules_built(ctx);
     kiln_gufunc *f = NULL;
     char *saved = swap_env("KILN_TIER_UP", "0");
     TEST_OK(guvectorize_with_limit("10000", "scale", "void(f8[:], f8, f8[:])", "(n),()->(n)", "x, a, y",
@@ -273,25 +276,16 @@ static void any_layout_kernel_hands_over(void **state) {
     const int64_t R = 600;
     const int n = 5;
     int64_t shape[2] = {R, n};
-    size_t ne = (size_t)(R * n);
-    double *x = random_f64(&rng, ne), *want = malloc(ne * sizeof *want),
-           *a = malloc(sizeof(double) * (size_t)R);
+    double *x = random_f64(&rng, (size_t)(R * n));
     kiln_array *X = f64_array(2, shape, x);
     for (int call = 1; call <= 6; call++) {
-        for (int64_t r = 0; r < R; r++) a[r] = call * 0.25;
-        scale_reference(x, (size_t)R, n, a, want);
-        kiln_array *Y = NULL;
-        TEST_OK(kiln_gufunc_call(f, KILN_ARGS(kiln_arr(X), kiln_f64(call * 0.25)), &Y, NULL));
         char what[32];
         snprintf(what, sizeof what, "call %d", call);
-        expect_values(Y, want, ne, what);
+        call_scale(f, X, x, R, n, call * 0.25, what);
         expect_built(before, call >= 5 ? 2 : 1, what);
-        kiln_array_release(Y);
     }
     kiln_array_release(X);
     free(x);
-    free(want);
-    free(a);
     kiln_gufunc_release(f);
 }
 
@@ -304,7 +298,7 @@ static void any_layout_kernel_hands_over(void **state) {
 static void any_layout_kernel_tiers_up_in_background(void **state) {
     (void)state;
     test_rng rng = test_rng_for(__func__);
-    int64_t before = modules_built();
+    int64_t before = test_modules_built(ctx);
     kiln_gufunc *f = NULL;
     TEST_OK(guvectorize_with_limit("10000", "scale", "void(f8[:], f8, f8[:])", "(n),()->(n)", "x, a, y",
                                    scale_body, &f));
@@ -312,22 +306,14 @@ static void any_layout_kernel_tiers_up_in_background(void **state) {
     const int64_t R = 600;
     const int n = 5;
     int64_t shape[2] = {R, n};
-    size_t ne = (size_t)(R * n);
-    double *x = random_f64(&rng, ne), *want = malloc(ne * sizeof *want),
-           *a = malloc(sizeof(double) * (size_t)R);
+    double *x = random_f64(&rng, (size_t)(R * n));
     kiln_array *X = f64_array(2, shape, x);
     int call = 0, built_at = 0;
     for (; call < 100000 && (built_at == 0 || call < built_at + 3); call++) {
-        double av = 0.25 * (call % 9) - 1;
-        for (int64_t r = 0; r < R; r++) a[r] = av;
-        scale_reference(x, (size_t)R, n, a, want);
-        kiln_array *Y = NULL;
-        TEST_OK(kiln_gufunc_call(f, KILN_ARGS(kiln_arr(X), kiln_f64(av)), &Y, NULL));
         char what[48];
         snprintf(what, sizeof what, "call %d", call + 1);
-        expect_values(Y, want, ne, what);
-        kiln_array_release(Y);
-        int64_t built = modules_built() - before;
+        call_scale(f, X, x, R, n, 0.25 * (call % 9) - 1, what);
+        int64_t built = test_modules_built(ctx) - before;
         if (built > 2) fail_msg("after %s: %lld modules built, want at most 2", what, (long long)built);
         if (call < 4 && built != 1)
             fail_msg("after %s, under the limit: %lld modules built", what, (long long)built);
@@ -348,15 +334,13 @@ static void any_layout_kernel_tiers_up_in_background(void **state) {
     kiln_gufunc_release(g);
     kiln_array_release(X);
     free(x);
-    free(want);
-    free(a);
 }
 
 /* KILN_GUFUNC_ANY_LIMIT=0: kiln_guvectorize builds nothing, and a body that
  * does not compile is reported at the first call instead. */
 static void limit_zero_builds_at_first_call(void **state) {
     (void)state;
-    int64_t before = modules_built();
+    int64_t before = test_modules_built(ctx);
     kiln_gufunc *f = NULL, *bad = NULL;
     TEST_OK(guvectorize_with_limit("0", "scale", "void(f8[:], f8, f8[:])", "(n),()->(n)", "x, a, y",
                                    scale_body, &f));

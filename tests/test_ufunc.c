@@ -866,12 +866,6 @@ static void staged_pipeline_chunks(void **state) {
     kiln_ufunc_release(f);
 }
 
-static int64_t modules_built(void) {
-    kiln_jit_stats st;
-    TEST_OK(kiln_jit_stats_get(ctx, &st));
-    return st.compiles + st.cache_hits;
-}
-
 /* kiln_vectorize builds one module per signature set holding, per
  * signature, the mixed kernel; calls with scalars at any positions (typed
  * or weak, of any dtype that casts) on contiguous arrays then build nothing
@@ -880,13 +874,13 @@ static int64_t modules_built(void) {
  * NVRTC. */
 static void scalars_share_one_module(void **state) {
     (void)state;
-    int64_t before = modules_built();
+    int64_t before = test_modules_built(ctx);
     kiln_ufunc *f = NULL, *c = NULL;
     TEST_OK(vectorize_with_limit(NULL, "fma3", "f4(f4,f4,f4); f8(f8,f8,f8)", "a, x, y",
                                  "return a * x + y / (1 + x * x);", NULL, &f));
     TEST_OK(vectorize_with_limit(NULL, "cfma", "c16(c16,c16,c16)", "a, x, y", "return a * x + conj(y);", NULL,
                                  &c));
-    assert_int_equal(modules_built() - before, 2);
+    assert_int_equal(test_modules_built(ctx) - before, 2);
     int64_t n = 3001; /* not a multiple of the CPU kernel's blocks; below the 16-byte layout's 4096 (main) */
     test_rng rng = test_rng_for(__func__);
     double *h[3];
@@ -964,7 +958,7 @@ static void scalars_share_one_module(void **state) {
     kiln_array_release(Z);
     kiln_array_release(C);
     free(hc);
-    assert_int_equal(modules_built() - before, 2);
+    assert_int_equal(test_modules_built(ctx) - before, 2);
     for (int i = 0; i < 3; i++) {
         kiln_array_release(A[i]);
         free(h[i]);
@@ -986,7 +980,7 @@ static void call_and_count(kiln_ufunc *f, const kiln_value *args, int nargs, con
             fail_msg("call %d, element %lld: %.17g, want %.17g", call, (long long)e, z[e], want[e]);
     free(z);
     kiln_array_release(Z);
-    int64_t built = modules_built() - before;
+    int64_t built = test_modules_built(ctx) - before;
     if (built != want_built)
         fail_msg("after call %d on %s: %lld modules built, want %lld", call, kiln_context_backend_name(ctx),
                  (long long)built, (long long)want_built);
@@ -1006,7 +1000,7 @@ static void mixed_kernel_hands_over_on_cuda(void **state) {
     test_fill_f64(&rng, h, (size_t)n, -4, 4);
     kiln_array *X = from_host_f64(1, &n, h);
     int cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
-    int64_t before = modules_built();
+    int64_t before = test_modules_built(ctx);
     double *want = malloc(sizeof(double) * (size_t)n);
     for (int call = 1; call <= 6; call++) {
         const double a = test_uniform(&rng, -3, 3);
@@ -1041,7 +1035,7 @@ static void mixed_kernel_tiers_up_in_background(void **state) {
     test_fill_f64(&rng, h, (size_t)n, -4, 4);
     kiln_array *X = from_host_f64(1, &n, h);
     int cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
-    int64_t before = modules_built();
+    int64_t before = test_modules_built(ctx);
     int call = 0, built_at = 0;
     for (; call < 100000 && (built_at == 0 || call < built_at + 3) && (cuda || call < 8); call++) {
         double a = 0.25 * (call % 7) - 0.5;
@@ -1054,7 +1048,7 @@ static void mixed_kernel_tiers_up_in_background(void **state) {
                 fail_msg("call %d, element %lld: %.17g, want %.17g", call + 1, (long long)e, z[e], want[e]);
         free(z);
         kiln_array_release(Z);
-        int64_t built = modules_built() - before;
+        int64_t built = test_modules_built(ctx) - before;
         if (built > (cuda ? 1 : 0) || (call < 4 && built != 0))
             fail_msg("after call %d on %s: %lld modules built", call + 1, kiln_context_backend_name(ctx),
                      (long long)built);
@@ -1095,7 +1089,7 @@ static void all_array_calls_hand_over_on_cuda(void **state) {
         fail_msg("a first all-array call's CUDA kernel is not the mixed one:\n%s", src);
     kiln_free(src);
     int cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
-    int64_t before = modules_built();
+    int64_t before = test_modules_built(ctx);
     double *want = malloc(sizeof(double) * (size_t)n);
     for (int64_t e = 0; e < n; e++) want[e] = hx[e] * hy[e] - 0.25;
     for (int call = 1; call <= 4; call++)

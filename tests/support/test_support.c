@@ -124,6 +124,12 @@ int test_spawn(char *const argv[], char *const envp_extra[], char **output) {
     return rc == 0 ? status : -1;
 }
 
+int64_t test_modules_built(kiln_context *ctx) {
+    kiln_jit_stats st;
+    TEST_OK(kiln_jit_stats_get(ctx, &st));
+    return st.compiles + st.cache_hits;
+}
+
 void *test_read_array(kiln_array *a) {
     size_t bytes = kiln_array_nbytes(a);
     void *h = malloc(bytes ? bytes : 8);

@@ -68,6 +68,9 @@ int test_spawn_child(const char *arg, char *const envp_extra[], char **output);
             return 1;                                                                                        \
         }                                                                                                    \
     } while (0)
+/* Modules ctx has compiled or loaded from the disk cache so far
+ * (kiln_jit_stats); fails the test on error. */
+int64_t test_modules_built(kiln_context *ctx);
 /* The array's bytes in C order, copied to a malloc'd host buffer (8 bytes at
  * least, so an empty array's copy is still a buffer); fails the test on error. */
 void *test_read_array(kiln_array *a);
