@@ -19,6 +19,9 @@ int kiln_example_prepare(const kiln_example *ex, kiln_context *ctx, int64_t size
     l->example = ex;
     l->ctx = ctx;
     int s = ex->prepare(ctx, size ? size : kiln_example_default_size(ex, ctx), l);
+    /* What the examples time is the kernels' -O3 code: on the CPU a new
+     * module runs its -O1 build until its -O3 build lands (kiln_jit_wait). */
+    if (s == KILN_OK) s = kiln_jit_wait(ctx);
     if (s != KILN_OK) kiln_example_release(l);
     return s;
 }

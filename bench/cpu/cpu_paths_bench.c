@@ -211,6 +211,7 @@ static void kernel_row(kiln_context *ctx, launch *l, const char *src, const char
     CHECK(kiln_kernel_from_source(ctx, src, name, NULL, &l->k));
     f.k = NULL;
     if (fiber_runs > 0) CHECK(kiln_kernel_from_source(ctx, src, name, "-DKILN_CPU_FIBERS", &f.k));
+    CHECK(kiln_jit_wait(ctx)); /* the -O3 builds, not the first tier */
     double k, fb, lp;
     measure(ctx, l, f.k ? &f : NULL, fiber_runs, loop, loop_arg, repeat, &k, &fb, &lp);
     float *got = malloc(count * 4);
@@ -332,6 +333,7 @@ static void bench_mixed_module(kiln_context *ctx, int n, int repeat) {
     launch mixed = alone;
     CHECK(kiln_kernel_from_source(ctx, saxpy_src, "saxpy", NULL, &alone.k));
     CHECK(kiln_kernel_from_source(ctx, both, "saxpy", NULL, &mixed.k));
+    CHECK(kiln_jit_wait(ctx));
     double a, unused, m;
     /* the module with barrier kernels plays the "loop" column here */
     double *ta = calloc((size_t)repeat, sizeof *ta), *tm = calloc((size_t)repeat, sizeof *tm);

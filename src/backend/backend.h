@@ -12,6 +12,7 @@
 #ifndef KILN_BACKEND_H
 #define KILN_BACKEND_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,7 +69,20 @@ typedef struct kiln_compile_request {
      * any-layout) */
     int fast_compile;
     const char *arch; /* CUDA: "sm_90"; CPU: NULL */
+    /* NULL, or what stops the compile (a background build whose module is
+     * released): the backend stops its compiler and returns
+     * KILN_ERR_COMPILE. Backends that cannot stop a compile midway may
+     * ignore it. */
+    const struct kiln_cancel *cancel;
 } kiln_compile_request;
+
+/* A compile's stop signal: `stop` becomes nonzero, then `fd` (an eventfd)
+ * becomes readable, so that a compile waiting on its compiler wakes at
+ * once. */
+typedef struct kiln_cancel {
+    atomic_int stop;
+    int fd;
+} kiln_cancel;
 
 /* Launch geometry, already validated against kiln_device_info by the core. */
 typedef struct kiln_launch_config {
@@ -156,6 +170,16 @@ typedef struct kiln_backend_ops {
      * when the devices allow it, else staged by the driver. */
     kiln_status (*copy_peer)(kiln_backend_state *st, void *dst, kiln_backend_state *src_st, const void *src,
                              size_t bytes, kiln_backend_stream *stream);
+    /* Optional (may be NULL; the CPU backend has them): tiered modules
+     * (src/kernel/module_tier.c). module_upgradable: 1 when mod may be
+     * replaced by another build of the same source, i.e. it keeps no state
+     * between launches (no writable module-scope or static variables).
+     * module_upgrade: loads `better`, a build of mod's source with other
+     * optimisation, and makes every function of mod run its code from the
+     * next launch on; function handles stay valid. On failure mod is
+     * unchanged. */
+    int (*module_upgradable)(kiln_backend_state *st, kiln_backend_module *mod);
+    kiln_status (*module_upgrade)(kiln_backend_state *st, kiln_backend_module *mod, const kiln_blob *better);
 } kiln_backend_ops;
 
 /* The backends kiln is built with. Each returns a static table. */

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "fft/fft.h"
 #include "jit/builtins.h"
+#include "kernel/module_tier.h"
 #include "prof/prof.h"
 #include "reduce/reduce.h"
 
@@ -67,6 +68,7 @@ static kiln_status context_create(const char *target, int profile, kiln_context 
     atomic_init(&ctx->closed, 0);
     atomic_init(&ctx->dead, 0);
     pthread_mutex_init(&ctx->lock, NULL);
+    pthread_cond_init(&ctx->tiers_changed, NULL);
 
     kiln_status s;
     if (strcmp(target, "auto") == 0) {
@@ -107,6 +109,8 @@ kiln_status kiln_open(kiln_context **out, const char *target) {
  * kiln_context_release drops the last reference. */
 void kiln_close(kiln_context *ctx) {
     if (!ctx || atomic_exchange(&ctx->closed, 1)) return;
+    /* Modules still held keep the build they run now. */
+    kiln_module_tiers_stop_all(ctx);
     if (ctx->ops) {
         if (!atomic_load(&ctx->dead)) (void)ctx->ops->synchronize(ctx->state);
         kiln_prof_detach(ctx);
@@ -148,6 +152,7 @@ void kiln_context_release(kiln_context *ctx) {
         kiln_reduce_cache_release(ctx);
         ctx->ops->close(ctx->state);
     }
+    pthread_cond_destroy(&ctx->tiers_changed);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }

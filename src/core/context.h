@@ -53,6 +53,10 @@ struct kiln_context {
     int copy_pool_tried;          /* creation is attempted once */
     struct kiln_blas_state *blas; /* src/blas: provider handles, made on first use */
     struct kiln_fft_cache *fft;   /* FFT plans (src/fft/), made on first use */
+    /* Modules' -O3 builds running in the background (src/kernel/module_tier.c),
+     * and the signal that one has ended. */
+    struct kiln_module_tier *tiers;
+    pthread_cond_t tiers_changed;
 };
 
 kiln_context *kiln_context_retain(kiln_context *ctx);

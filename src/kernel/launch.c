@@ -10,6 +10,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "kernel/module.h"
+#include "kernel/module_tier.h"
 #include "prof/prof.h"
 
 typedef union param_slot {
@@ -371,6 +372,7 @@ kiln_status kiln_launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_t 
         if (KILN_PROF_WANTS_ARGS(ctx)) describe_args(args, nargs, desc, sizeof desc);
         op = kiln_prof_kernel_begin(ctx, k->name, &cfg, impl, desc);
     }
+    kiln_module_tier_note_launch(k->module);
     s = ctx->ops->launch(ctx->state, k->impl, &cfg, impl, ptrs);
     if (op) kiln_prof_end(ctx, op);
     if (s != KILN_OK) kiln_prefix_error(s, "launching %s: ", k->name);

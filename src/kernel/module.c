@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "jit/cache.h"
+#include "kernel/module_tier.h"
 #include "kernel/options.h"
 #include "prof/prof.h"
 
@@ -82,8 +83,10 @@ static kiln_status load_module(kiln_context *ctx, kiln_module *m, const kiln_blo
     return s;
 }
 
-kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
-                              const char *include_dir, kiln_module **out) {
+/* tiers: the program's own module, which may be built in two tiers
+ * (module_tier.h) */
+static kiln_status module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
+                                const char *include_dir, int tiers, kiln_module **out) {
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
     if (!source || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "module source or out is NULL");
@@ -92,6 +95,7 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char 
     kiln_module *m = calloc(1, sizeof *m);
     if (!m) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     atomic_init(&m->refs, 1);
+    atomic_init(&m->tier_armed, 0);
     m->ctx = kiln_context_retain(ctx);
     m->holds_ctx = 1;
     m->name = strdup(name);
@@ -120,9 +124,21 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char 
     unsigned char key[KILN_CACHE_KEY_BYTES];
     kiln_cache_key(&req, ctx->compiler_id, key);
     kiln_blob bin = {0};
-    int hit = 0;
+    int hit = 0, first_tier = 0;
     double compile_ms = 0, load_ms = 0;
-    s = obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
+    if (tiers && kiln_module_tiers_wanted(ctx, &opts)) {
+        /* The -O3 build when the cache has it, else the -O1 one (from the
+         * cache or the compiler) and the -O3 build in the background. */
+        int rejected = 0;
+        hit = kiln_cache_load(&dir, key, &bin, &rejected);
+        if (rejected) count_reject(ctx, req.name, kiln_cache_reject_reason(rejected));
+        if (!hit) {
+            first_tier = 1;
+            req.fast_compile = 1;
+            kiln_cache_key(&req, ctx->compiler_id, key);
+        }
+    }
+    s = hit ? KILN_OK : obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
     if (s == KILN_OK) {
         double t0 = kiln_now_ms();
         s = kiln_context_note(ctx, load_module(ctx, m, &bin, hit));
@@ -163,13 +179,19 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char 
     ctx->jit.load_ms += load_ms;
     pthread_mutex_unlock(&ctx->lock);
     if (KILN_PROF_ON(ctx)) kiln_prof_compile(ctx, name, hit, compile_ms, load_ms);
+    if (first_tier) kiln_module_tier_arm(m, source, options, include_dir);
     *out = m;
     return KILN_OK;
 }
 
+kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
+                              const char *include_dir, kiln_module **out) {
+    return module_build(ctx, source, name, options, include_dir, 0, out);
+}
+
 kiln_status kiln_module_from_source(kiln_context *ctx, const char *source, const char *name,
                                     const char *options, kiln_module **out) {
-    return kiln_module_build(ctx, source, name, options, NULL, out);
+    return module_build(ctx, source, name, options, NULL, 1, out);
 }
 
 /* A kernel source file: a regular file of at most KILN_MAX_SOURCE_BYTES
@@ -216,7 +238,7 @@ kiln_status kiln_module_from_file(kiln_context *ctx, const char *path, const cha
     kiln_status s = read_text_file(path, &source);
     if (s != KILN_OK) return s;
     char *dir_copy = strdup(path);
-    s = kiln_module_build(ctx, source, path, options, dir_copy ? dirname(dir_copy) : NULL, out);
+    s = module_build(ctx, source, path, options, dir_copy ? dirname(dir_copy) : NULL, 1, out);
     free(dir_copy);
     free(source);
     return s;
@@ -229,6 +251,7 @@ kiln_module *kiln_module_retain(kiln_module *m) {
 
 void kiln_module_release(kiln_module *m) {
     if (!m || atomic_fetch_sub(&m->refs, 1) != 1) return;
+    kiln_module_tier_stop(m);
     if (m->impl) m->ctx->ops->module_unload(m->ctx->state, m->impl);
     kiln_kernel_list_free(&m->kernels);
     free(m->name);
@@ -302,7 +325,7 @@ kiln_status kiln_module_get_kernel(kiln_module *m, const char *kernel_name, kiln
 kiln_status kiln_kernel_from_source(kiln_context *ctx, const char *source, const char *kernel_name,
                                     const char *options, kiln_kernel **out) {
     kiln_module *m = NULL;
-    kiln_status s = kiln_module_build(ctx, source, NULL, options, NULL, &m);
+    kiln_status s = module_build(ctx, source, NULL, options, NULL, 1, &m);
     if (s != KILN_OK) return s;
     s = kiln_module_get_kernel(m, kernel_name, out);
     kiln_module_release(m); /* the kernel holds its own reference */

@@ -16,6 +16,7 @@ struct kiln_module {
     kiln_backend_module *impl;
     kiln_kernel_list kernels;
     char *name;
+    atomic_int tier_armed; /* its -O3 build waits for a launch (module_tier.h) */
 };
 
 struct kiln_kernel {
@@ -28,7 +29,8 @@ struct kiln_kernel {
 };
 
 /* Compiles (or loads from the disk cache) `source` for ctx's backend.
- * options may be NULL. The error message names `name`. */
+ * options may be NULL. The error message names `name`. For kiln's own
+ * modules: never built in tiers (module_tier.h), unlike the program's. */
 kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
                               const char *include_dir, kiln_module **out);
 kiln_module *kiln_module_retain(kiln_module *m);

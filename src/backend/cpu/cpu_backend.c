@@ -123,6 +123,8 @@ static const kiln_backend_ops cpu_ops = {
     .function_attributes = kiln_cpu_function_attributes,
     .launch = kiln_cpu_launch,
     .host_is_pinned = NULL,
+    .module_upgradable = kiln_cpu_module_upgradable,
+    .module_upgrade = kiln_cpu_module_upgrade,
 };
 
 const kiln_backend_ops *kiln_backend_cpu(void) { return &cpu_ops; }

@@ -133,20 +133,29 @@ static const char *const link_flags[] = {"-Wl,--as-needed",
 #endif
                                          "-lm"};
 
+/* --fast-compile: -O1, plus the pass that contracts a*b+c into an FMA
+ * (GCC runs it from -O2 on): a first-tier module (src/kernel/module_tier.c)
+ * must compute what its -O3 build will, bit for bit. */
+static const char *const fast_flags[] = {"-O1", "-fexpensive-optimizations"};
+
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 
 void kiln_cpu_command_flags(char *out, size_t out_size) {
     size_t n = 0;
     if (out_size) out[0] = '\0';
-    for (size_t i = 0; i < COUNT(fixed_flags) + COUNT(link_flags) && n < out_size; i++) {
-        const char *f = i < COUNT(fixed_flags) ? fixed_flags[i] : link_flags[i - COUNT(fixed_flags)];
+    const size_t total = COUNT(fixed_flags) + COUNT(link_flags) + COUNT(fast_flags);
+    for (size_t i = 0; i < total && n < out_size; i++) {
+        const char *f = i < COUNT(fixed_flags)                      ? fixed_flags[i]
+                        : i < COUNT(fixed_flags) + COUNT(link_flags) ? link_flags[i - COUNT(fixed_flags)]
+                                                                     : fast_flags[i - COUNT(fixed_flags) -
+                                                                                  COUNT(link_flags)];
         n += (size_t)snprintf(out + n, out_size - n, "%s%s", n ? " " : "", f);
     }
 }
 
 /* The compiler command and the flags that shape the code, without -D, -I,
  * inputs and outputs (also what the precompiled prelude is built with).
- * argv needs room for c->argc + COUNT(fixed_flags) + 3 words. */
+ * argv needs room for c->argc + COUNT(fixed_flags) + COUNT(fast_flags) + 2 words. */
 static int base_args(const kiln_cpu_compiler *c, const kiln_compile_request *req, char **argv) {
     int k = 0;
     for (int i = 0; i < c->argc; i++) argv[k++] = c->argv[i];
@@ -154,8 +163,10 @@ static int base_args(const kiln_cpu_compiler *c, const kiln_compile_request *req
     if (req->debug) {
         argv[k++] = "-O0";
         argv[k++] = "-g";
-    } else
-        argv[k++] = req->fast_compile ? "-O1" : "-O3";
+    } else if (req->fast_compile)
+        for (size_t i = 0; i < COUNT(fast_flags); i++) argv[k++] = (char *)fast_flags[i];
+    else
+        argv[k++] = "-O3";
     if (req->fast_math) argv[k++] = "-ffast-math";
     return k;
 }
@@ -247,17 +258,17 @@ static void append_text(char **dst, const char *text) {
 /* Links the object as cpu_link.c prepared: first lean (no C++ runtime,
  * -z defs), and when that fails, with the driver's full library list. The
  * linker's output joins the compiler's (*output), for warnings or the error. */
-static kiln_status link_object(kiln_cpu_link *link, char **output) {
+static kiln_status link_object(kiln_cpu_link *link, const kiln_cancel *cancel, char **output) {
     char *argv[KILN_CPU_LINK_MAX_WORDS + 1];
     char *text = NULL;
     int code = -1;
     kiln_cpu_link_lean(link, argv);
-    kiln_status s = kiln_cpu_spawn(argv, &text, &code);
+    kiln_status s = kiln_cpu_spawn_until(argv, cancel, &text, &code);
     if (s == KILN_OK && code != 0) {
         free(text);
         text = NULL;
         kiln_cpu_link_full(link, argv);
-        s = kiln_cpu_spawn(argv, &text, &code);
+        s = kiln_cpu_spawn_until(argv, cancel, &text, &code);
     }
     if (s == KILN_OK && code != 0)
         s = kiln_set_error(KILN_ERR_COMPILE, "the linker %s exited with status %d", argv[0], code);
@@ -310,7 +321,7 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
         s == KILN_OK ? build_argv(c, req, src, direct ? obj : so, pch ? pch_dir : NULL, direct) : NULL;
     if (s == KILN_OK && !argv) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     int code = 0;
-    if (s == KILN_OK) s = kiln_cpu_spawn(argv, &output, &code);
+    if (s == KILN_OK) s = kiln_cpu_spawn_until(argv, req->cancel, &output, &code);
     if (s == KILN_ERR_COMPILER_MISSING)
         kiln_append_error(" (KILN_CXX is %s)", getenv("KILN_CXX") ? getenv("KILN_CXX") : "not set");
     free(argv);
@@ -337,7 +348,14 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
         *log = output;
         output = NULL;
     }
-    if (s == KILN_OK && direct && link_object(&link, &output) != KILN_OK) {
+    /* Read before the link: the object holds the user's code and kiln's
+     * prelude only (no start files); without one, the module counts as
+     * keeping state. */
+    int stateless = s == KILN_OK && direct && kiln_cpu_object_stateless(obj);
+    kiln_status linked = s == KILN_OK && direct ? link_object(&link, req->cancel, &output) : KILN_OK;
+    if (linked != KILN_OK && req->cancel && atomic_load(&req->cancel->stop))
+        s = linked; /* stopped, not failed: the link line stays */
+    else if (linked != KILN_OK) {
         /* The remembered link line failed (a module that does not link, or
          * a stale or damaged cpu-link file): the driver links the object,
          * and its verdict and messages are the ones that count. */
@@ -365,8 +383,8 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
         /* The largest frame, in KiB rounded up, rides in the flags' high bits. */
         size_t frame_kb = (frame_bytes(dir) + 1023) / 1024;
         if (frame_kb > KILN_CPU_BLOB_FRAME_KB_MAX) frame_kb = KILN_CPU_BLOB_FRAME_KB_MAX;
-        unsigned flags = (barriers ? KILN_CPU_BLOB_BARRIERS : 0) | (unsigned)frame_kb
-                                                                       << KILN_CPU_BLOB_FRAME_SHIFT;
+        unsigned flags = (barriers ? KILN_CPU_BLOB_BARRIERS : 0) | (stateless ? KILN_CPU_BLOB_STATELESS : 0) |
+                         (unsigned)frame_kb << KILN_CPU_BLOB_FRAME_SHIFT;
         s = kiln_cpu_blob_write(out, flags, so_data, so_size);
     }
     if (s == KILN_OK && output && output[0]) { /* warnings */

@@ -105,6 +105,11 @@ static int compile_timeout_s(void) {
 }
 
 kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code) {
+    return kiln_cpu_spawn_until(argv, NULL, output, exit_code);
+}
+
+kiln_status kiln_cpu_spawn_until(char *const *argv, const kiln_cancel *cancel, char **output,
+                                 int *exit_code) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
         return kiln_set_error(KILN_ERR_IO, "cannot create a pipe for %s: %s", argv[0], strerror(errno));
@@ -136,14 +141,21 @@ kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code) {
     char *buf = NULL, chunk[4096];
     size_t len = 0, cap = 0;
     append(&buf, &len, &cap, "", 0);
-    int timeout_s = compile_timeout_s(), timed_out = 0;
+    int timeout_s = compile_timeout_s(), timed_out = 0, cancelled = 0;
     double deadline = kiln_now_ms() + 1000.0 * timeout_s;
     for (;;) {
         double left = deadline - kiln_now_ms();
-        struct pollfd pfd = {fds[0], POLLIN, 0};
-        int ready = left > 0 ? poll(&pfd, 1, (int)(left < 1000 ? left + 1 : 1000)) : 0;
+        /* the compiler's output, and the stop signal (fd -1: ignored) */
+        struct pollfd pfd[2] = {{fds[0], POLLIN, 0}, {cancel ? cancel->fd : -1, POLLIN, 0}};
+        int ready = left > 0 ? poll(pfd, 2, (int)(left < 1000 ? left + 1 : 1000)) : 0;
         if (ready < 0 && errno == EINTR) continue;
-        if (ready == 0) {
+        if (cancel && atomic_load(&cancel->stop)) {
+            cancelled = 1;
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            break;
+        }
+        if (ready == 0 || !(pfd[0].revents & (POLLIN | POLLHUP | POLLERR))) {
             if (kiln_now_ms() < deadline) continue;
             timed_out = 1;
             kill(-pid, SIGKILL);
@@ -159,6 +171,10 @@ kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code) {
     close(fds[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (cancelled) {
+        free(buf);
+        return kiln_set_error(KILN_ERR_COMPILE, "%s was stopped: the build was cancelled", argv[0]);
     }
     if (timed_out) {
         free(buf);

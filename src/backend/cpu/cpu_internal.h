@@ -59,12 +59,13 @@ struct kiln_backend_module {
     void *handle;       /* dlopen */
     int fd;             /* the memfd holding the code, or -1 */
     int barriers;       /* kernels run as fibers (KILN_CPU_BLOB_BARRIERS) */
+    int stateless;      /* KILN_CPU_BLOB_STATELESS: may be upgraded (cpu_upgrade.c) */
     size_t frame_bytes; /* the largest frame the compiler reported; 0: unknown */
     kiln_cpu_begin_fn begin;
     /* Fault reports (cpu_launch.c): the faulting worker's block and thread
      * indices as the module last stored them (NULL in modules without). */
     void (*where)(unsigned *block_and_thread);
-    pthread_mutex_t lock;                    /* guards functions */
+    pthread_mutex_t lock;                    /* guards functions and handle */
     struct kiln_backend_function *functions; /* owned; freed at unload */
 };
 
@@ -95,6 +96,10 @@ kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, si
  * killed with its process group. */
 #define KILN_CPU_COMPILE_TIMEOUT_DEFAULT_S 300
 kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code);
+/* The same, stopped (process group killed, KILN_ERR_COMPILE) as soon as
+ * cancel signals; cancel may be NULL. */
+kiln_status kiln_cpu_spawn_until(char *const *argv, const kiln_cancel *cancel, char **output,
+                                 int *exit_code);
 
 /* cpu_link.c: a module's link run by the linker itself (see there). */
 #define KILN_CPU_LINK_MAX_WORDS 256
@@ -138,6 +143,9 @@ char *kiln_cpu_source_prepare(const kiln_compile_request *req, int *barriers);
  *   0  "KILNCPU1" magic   8  u32 abi version   12 u32 flags   16 u64 so size
  *   24 the shared object's bytes */
 #define KILN_CPU_BLOB_BARRIERS 1u
+/* The module keeps no state between launches (cpu_state.c): a first tier
+ * may be replaced by its -O3 build. Absent in older blobs: not replaced. */
+#define KILN_CPU_BLOB_STATELESS 2u
 /* flags >> 8: the largest stack frame of the module's functions, in KiB
  * (0: not known). */
 #define KILN_CPU_BLOB_FRAME_SHIFT 8
@@ -145,6 +153,11 @@ char *kiln_cpu_source_prepare(const kiln_compile_request *req, int *barriers);
 kiln_status kiln_cpu_blob_write(kiln_blob *out, unsigned flags, const void *so, size_t so_size);
 kiln_status kiln_cpu_blob_read(const kiln_blob *blob, unsigned *flags, const unsigned char **so,
                                size_t *so_size);
+
+/* cpu_state.c: 1 when the object file (a compiled module before its link)
+ * defines no writable, non-thread-local data object but kiln's own launch
+ * geometry; 0 when it does or cannot be read. */
+int kiln_cpu_object_stateless(const char *object_path);
 
 /* cpu_module.c */
 kiln_status kiln_cpu_module_load(kiln_backend_state *st, const kiln_blob *binary, kiln_backend_module **out);
@@ -154,6 +167,14 @@ kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *m
                                   int *param_count);
 kiln_status kiln_cpu_function_attributes(kiln_backend_state *st, kiln_backend_function *fn,
                                          kiln_kernel_attributes *out);
+/* Kernel `name`'s entry points in the loaded module `handle` into f's
+ * fast, probe, one and thread (those of other paths NULL); 0 when it has
+ * none. */
+int kiln_cpu_entries_find(void *handle, const char *name, kiln_backend_function *f);
+
+/* cpu_upgrade.c: the backend's module_upgradable and module_upgrade. */
+int kiln_cpu_module_upgradable(kiln_backend_state *st, kiln_backend_module *mod);
+kiln_status kiln_cpu_module_upgrade(kiln_backend_state *st, kiln_backend_module *mod, const kiln_blob *better);
 
 /* cpu_launch.c */
 kiln_status kiln_cpu_workers_create(kiln_backend_state *st);

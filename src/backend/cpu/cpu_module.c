@@ -139,6 +139,7 @@ kiln_status kiln_cpu_module_load(kiln_backend_state *st, const kiln_blob *binary
     m->handle = h;
     m->fd = fd;
     m->barriers = (flags & KILN_CPU_BLOB_BARRIERS) != 0;
+    m->stateless = (flags & KILN_CPU_BLOB_STATELESS) != 0;
     m->frame_bytes = (size_t)(flags >> KILN_CPU_BLOB_FRAME_SHIFT) * 1024;
     m->begin = begin;
     sym = dlsym(h, "kiln_cpu_where");
@@ -187,24 +188,44 @@ static int read_params(const unsigned char *sig, kiln_param_info *params, int ma
     return count;
 }
 
+int kiln_cpu_entries_find(void *handle, const char *name, kiln_backend_function *f) {
+    /* Each kernel exports the entry of the path it took (cpu_fission.h):
+     * the loop and fission entries share one signature. */
+    int fibers = 0;
+    void *entry = symbol(handle, "kiln_cpu_fast_", name);
+    if (!entry) entry = symbol(handle, "kiln_cpu_fis_", name);
+    if (!entry) fibers = (entry = symbol(handle, "kiln_cpu_thread_", name)) != NULL;
+    f->fast = f->probe = NULL;
+    f->one = f->thread = NULL;
+    if (!entry) return 0;
+    if (fibers)
+        memcpy(&f->thread, &entry, sizeof entry);
+    else {
+        memcpy(&f->fast, &entry, sizeof entry);
+        void *probe = symbol(handle, "kiln_cpu_probe_", name);
+        memcpy(&f->probe, &probe, sizeof probe);
+        void *one = symbol(handle, "kiln_cpu_one_", name);
+        memcpy(&f->one, &one, sizeof one);
+    }
+    return 1;
+}
+
 kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *m, const char *name,
                                   kiln_backend_function **out, kiln_param_info *params, int max_params,
                                   int *param_count) {
     (void)st;
+    pthread_mutex_lock(&m->lock); /* m->handle changes under it (module_upgrade) */
     const unsigned char *sig = symbol(m->handle, "kiln_sig_", name);
-    /* Each kernel exports the entry of the path it took (cpu_fission.h):
-     * the loop and fission entries share one signature. */
-    int fibers = 0;
-    void *entry = symbol(m->handle, "kiln_cpu_fast_", name);
-    if (!entry) entry = symbol(m->handle, "kiln_cpu_fis_", name);
-    if (!entry) fibers = (entry = symbol(m->handle, "kiln_cpu_thread_", name)) != NULL;
-    if (!sig || !entry)
+    kiln_backend_function found;
+    int entry = kiln_cpu_entries_find(m->handle, name, &found);
+    if (!sig || !entry) {
+        pthread_mutex_unlock(&m->lock);
         return kiln_set_error(KILN_ERR_NOT_FOUND,
                               "the CPU module has no kernel '%s' (expected symbols kiln_sig_%s and "
                               "kiln_cpu_fast_%s, kiln_cpu_fis_%s or kiln_cpu_thread_%s)",
                               name, name, name, name, name);
+    }
     *param_count = read_params(sig, params, max_params);
-    pthread_mutex_lock(&m->lock);
     kiln_backend_function *f = m->functions;
     while (f && strcmp(f->name, name) != 0) f = f->next;
     if (!f && (f = calloc(1, sizeof *f)) != NULL) {
@@ -214,15 +235,10 @@ kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *m
             f = NULL;
         } else {
             f->module = m;
-            if (fibers)
-                memcpy(&f->thread, &entry, sizeof entry);
-            else {
-                memcpy(&f->fast, &entry, sizeof entry);
-                void *probe = symbol(m->handle, "kiln_cpu_probe_", name);
-                memcpy(&f->probe, &probe, sizeof probe);
-                void *one = symbol(m->handle, "kiln_cpu_one_", name);
-                memcpy(&f->one, &one, sizeof one);
-            }
+            f->fast = found.fast;
+            f->probe = found.probe;
+            f->one = found.one;
+            f->thread = found.thread;
             f->param_count = *param_count;
             for (int i = 0; i < *param_count && i < max_params && i < 128; i++)
                 f->pointee_size[i] =

@@ -1,0 +1,223 @@
+/* module_tier.c: the -O3 build of a first-tier module, in the background
+ * (module_tier.h).
+ *
+ * Each build, armed (waiting for the module's first launch) or running, is
+ * on its context's list (ctx->tiers, under ctx->lock). A running build
+ * takes itself off the list, under the lock, as the last thing it does
+ * with the module or the context; whoever must outlive it (the module's
+ * release, kiln_close, kiln_jit_wait) signals it to stop if it wants it
+ * stopped and waits on ctx->tiers_changed until it is gone. The thread is
+ * detached: nothing joins it, so the wait is all the synchronisation
+ * there is. An armed build is simply taken off the list and freed. */
+#include "kernel/module_tier.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "jit/cache.h"
+#include "prof/prof.h"
+
+struct kiln_module_tier {
+    struct kiln_module_tier *next;
+    kiln_module *module; /* not a reference: the module's release waits for the build */
+    int started;         /* its thread runs (else armed) */
+    kiln_cancel cancel;
+    char *source, *options, *include_dir;
+};
+
+/* The build's niceness: the program's own threads come first. */
+#define TIER_NICE 10
+
+int kiln_module_tiers_wanted(kiln_context *ctx, const kiln_options *opts) {
+    if (!ctx->ops->module_upgrade || !ctx->ops->module_upgradable) return 0;
+    if (opts->debug || opts->fast_math || opts->fast_compile) return 0;
+    const char *e = getenv("KILN_CPU_TIERS");
+    return !(e && strcmp(e, "0") == 0);
+}
+
+/* Compiles the module's source at full optimisation (or finds that build in
+ * the cache, written meanwhile by another process) and swaps it in. */
+static kiln_status build_and_swap(struct kiln_module_tier *t, double *compile_ms) {
+    kiln_module *m = t->module;
+    kiln_context *ctx = m->ctx;
+    kiln_options opts;
+    kiln_status s = kiln_options_parse(t->options, t->include_dir, &opts);
+    if (s != KILN_OK) return s;
+    kiln_compile_request req = {0};
+    req.source = t->source;
+    req.name = m->name;
+    req.kernel_names = (const char *const *)m->kernels.symbols;
+    req.kernel_exprs = (const char *const *)m->kernels.names;
+    req.kernel_count = m->kernels.count;
+    req.arch = ctx->arch[0] ? ctx->arch : NULL;
+    kiln_options_apply(&opts, &req);
+    req.cancel = &t->cancel;
+    kiln_cache_dir dir;
+    kiln_cache_dir_resolve(&dir);
+    unsigned char key[KILN_CACHE_KEY_BYTES];
+    kiln_cache_key(&req, ctx->compiler_id, key);
+    kiln_blob bin = {0};
+    int rejected = 0;
+    if (!kiln_cache_load(&dir, key, &bin, &rejected)) {
+        char *log = NULL;
+        double t0 = kiln_now_ms();
+        s = ctx->ops->compile(ctx->state, &req, &bin, &log);
+        *compile_ms = kiln_now_ms() - t0;
+        free(log);
+        if (s == KILN_OK) kiln_cache_store(&dir, key, &bin);
+    }
+    if (s == KILN_OK && !atomic_load(&t->cancel.stop)) s = ctx->ops->module_upgrade(ctx->state, m->impl, &bin);
+    free(bin.data);
+    kiln_options_free(&opts);
+    return s;
+}
+
+static void tier_free(struct kiln_module_tier *t) {
+    if (t->cancel.fd >= 0) close(t->cancel.fd);
+    free(t->source);
+    free(t->options);
+    free(t->include_dir);
+    free(t);
+}
+
+static void *tier_main(void *arg) {
+    struct kiln_module_tier *t = arg;
+    kiln_module *m = t->module;
+    kiln_context *ctx = m->ctx;
+    /* Linux keeps a nice value per thread, and the compiler this thread
+     * starts inherits it. */
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), TIER_NICE);
+    double compile_ms = 0;
+    kiln_status s = build_and_swap(t, &compile_ms);
+    int cancelled = atomic_load(&t->cancel.stop);
+    if (s != KILN_OK && !cancelled && !getenv("KILN_QUIET"))
+        fprintf(stderr, "kiln: note: the -O3 build of %s failed (%s: %s); it keeps running its -O1 build\n",
+                m->name, kiln_status_string(s), kiln_last_error());
+    kiln_clear_error();
+
+    pthread_mutex_lock(&ctx->lock);
+    ctx->jit.compile_ms += compile_ms;
+    if (s == KILN_OK && !cancelled) ctx->jit.tier_ups++;
+    struct kiln_module_tier **p = &ctx->tiers;
+    while (*p && *p != t) p = &(*p)->next;
+    if (*p) *p = t->next;
+    /* Past this unlock the module and the context may be gone. */
+    pthread_cond_broadcast(&ctx->tiers_changed);
+    pthread_mutex_unlock(&ctx->lock);
+    tier_free(t);
+    return NULL;
+}
+
+static char *dup_or_null(const char *s, int *failed) {
+    char *d = s ? strdup(s) : NULL;
+    if (s && !d) *failed = 1;
+    return d;
+}
+
+void kiln_module_tier_arm(kiln_module *m, const char *source, const char *options, const char *include_dir) {
+    kiln_context *ctx = m->ctx;
+    if (!ctx->ops->module_upgradable(ctx->state, m->impl)) return;
+    struct kiln_module_tier *t = calloc(1, sizeof *t);
+    if (!t) return;
+    int failed = 0;
+    t->module = m;
+    atomic_init(&t->cancel.stop, 0);
+    t->cancel.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    t->source = dup_or_null(source, &failed);
+    t->options = dup_or_null(options, &failed);
+    t->include_dir = dup_or_null(include_dir, &failed);
+    if (failed || t->cancel.fd < 0) {
+        tier_free(t);
+        return;
+    }
+    pthread_mutex_lock(&ctx->lock);
+    t->next = ctx->tiers;
+    ctx->tiers = t;
+    pthread_mutex_unlock(&ctx->lock);
+    atomic_store(&m->tier_armed, 1);
+}
+
+/* Under ctx->lock: starts armed build t, or drops it when no thread can be
+ * had (the module keeps its first tier). */
+static void start_locked(kiln_context *ctx, struct kiln_module_tier *t) {
+    atomic_store(&t->module->tier_armed, 0);
+    pthread_attr_t attr;
+    pthread_t thread;
+    int ok = pthread_attr_init(&attr) == 0;
+    if (ok) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        t->started = pthread_create(&thread, &attr, tier_main, t) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (!t->started) {
+        struct kiln_module_tier **p = &ctx->tiers;
+        while (*p && *p != t) p = &(*p)->next;
+        if (*p) *p = t->next;
+        tier_free(t);
+    }
+}
+
+void kiln_module_tier_launched(kiln_module *m) {
+    if (!atomic_exchange(&m->tier_armed, 0)) return;
+    kiln_context *ctx = m->ctx;
+    pthread_mutex_lock(&ctx->lock);
+    for (struct kiln_module_tier *t = ctx->tiers; t; t = t->next)
+        if (t->module == m && !t->started) {
+            start_locked(ctx, t);
+            break;
+        }
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+/* Under ctx->lock: 1 while a build of m (or of any module when m is NULL)
+ * runs. stop: running builds are signalled to stop and armed ones are
+ * dropped; else armed ones are started. */
+static int running(kiln_context *ctx, const kiln_module *m, int stop) {
+    int found = 0;
+    struct kiln_module_tier **p = &ctx->tiers;
+    while (*p) {
+        struct kiln_module_tier *t = *p;
+        if (m && t->module != m) {
+            p = &t->next;
+            continue;
+        }
+        if (!t->started && stop) {
+            atomic_store(&t->module->tier_armed, 0);
+            *p = t->next;
+            tier_free(t);
+            continue;
+        }
+        if (!t->started) start_locked(ctx, t); /* may drop it: *p is then the next one */
+        if (*p != t) continue;
+        found = 1;
+        if (stop && !atomic_exchange(&t->cancel.stop, 1)) {
+            uint64_t one = 1;
+            (void)!write(t->cancel.fd, &one, sizeof one);
+        }
+        p = &t->next;
+    }
+    return found;
+}
+
+static void wait_for(kiln_context *ctx, const kiln_module *m, int stop) {
+    pthread_mutex_lock(&ctx->lock);
+    while (running(ctx, m, stop)) pthread_cond_wait(&ctx->tiers_changed, &ctx->lock);
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+void kiln_module_tier_stop(kiln_module *m) { wait_for(m->ctx, m, 1); }
+
+void kiln_module_tiers_stop_all(kiln_context *ctx) { wait_for(ctx, NULL, 1); }
+
+kiln_status kiln_jit_wait(kiln_context *ctx) {
+    if (!ctx) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_jit_wait: ctx is NULL");
+    wait_for(ctx, NULL, 0);
+    return KILN_OK;
+}
