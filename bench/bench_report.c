@@ -155,11 +155,13 @@ int bench_write_json(const char *path, const char *backend, const char *device, 
         fprintf(f,
                 ",\n  \"compile\": {\"cold_open_ms\": %.3f, \"cold_first_ms\": %.3f, "
                 "\"cold_next_ms\": %.3f, \"warm_open_ms\": %.3f, \"warm_first_ms\": %.3f, "
-                "\"warm_next_ms\": %.3f, \"nvrtc_first_ms\": %.3f, \"nvrtc_next_ms\": %.3f}",
+                "\"warm_next_ms\": %.3f, \"nvrtc_first_ms\": %.3f, \"nvrtc_next_ms\": %.3f, "
+                "\"module_ms\": %.3f, \"module_proc_ms\": %.3f, \"module_o3_ms\": %.3f}",
                 compile->cold_open_ms, compile->cold_first_ms, compile->cold_next_ms, compile->warm_open_ms,
                 compile->warm_first_ms, compile->warm_next_ms,
                 compile->nvrtc_ok ? compile->nvrtc_first_ms : 0.0,
-                compile->nvrtc_ok ? compile->nvrtc_next_ms : 0.0);
+                compile->nvrtc_ok ? compile->nvrtc_next_ms : 0.0, compile->module_first_ms,
+                compile->module_proc_ms[0], compile->module_o3_ok ? compile->module_o3_ms : 0.0);
     fprintf(f, "\n}\n");
     return fclose(f) == 0 ? KILN_OK : KILN_ERR_IO;
 }

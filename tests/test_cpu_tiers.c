@@ -68,7 +68,8 @@ static int count_files(const char *dir, const char *affix, int prefix) {
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         size_t len = strlen(e->d_name), a = strlen(affix);
-        if (prefix ? strncmp(e->d_name, affix, a) == 0 : (len >= a && strcmp(e->d_name + len - a, affix) == 0))
+        if (prefix ? strncmp(e->d_name, affix, a) == 0
+                   : (len >= a && strcmp(e->d_name + len - a, affix) == 0))
             n++;
     }
     closedir(d);
@@ -93,18 +94,19 @@ static const char *poly_source =
     "}\n";
 
 /* A block-wide tree sum through shared memory: the fission path. */
-static const char *sum_source = "extern \"C\" __global__ void block_sum(const float *in, int n, float *out) {\n"
-                                "    __shared__ float s[128];\n"
-                                "    unsigned t = threadIdx.x;\n"
-                                "    int i = blockIdx.x * 128 + t;\n"
-                                "    s[t] = i < n ? in[i] * in[i] : 0.0f;\n"
-                                "    __syncthreads();\n"
-                                "    for (unsigned h = 64; h > 0; h >>= 1) {\n"
-                                "        if (t < h) s[t] += s[t + h];\n"
-                                "        __syncthreads();\n"
-                                "    }\n"
-                                "    if (t == 0) out[blockIdx.x] = s[0];\n"
-                                "}\n";
+static const char *sum_source =
+    "extern \"C\" __global__ void block_sum(const float *in, int n, float *out) {\n"
+    "    __shared__ float s[128];\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    int i = blockIdx.x * 128 + t;\n"
+    "    s[t] = i < n ? in[i] * in[i] : 0.0f;\n"
+    "    __syncthreads();\n"
+    "    for (unsigned h = 64; h > 0; h >>= 1) {\n"
+    "        if (t < h) s[t] += s[t + h];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    if (t == 0) out[blockIdx.x] = s[0];\n"
+    "}\n";
 
 /* A warp-shuffle sum: the fiber path. */
 static const char *shfl_source =
@@ -173,8 +175,8 @@ static void run_kernels(kiln_context *ctx, const inputs *in, const char *tag, co
         if (round == 1) TEST_OK(kiln_jit_wait(ctx));
         TEST_OK(kiln_array_from_host_copy(y, in->y0, sizeof in->y0));
         TEST_OK(kiln_launch(k[0], KILN_DIM((N + 127) / 128), KILN_DIM(128), 0, NULL,
-                            KILN_ARGS(kiln_f32(0.75f), kiln_f32(-1.25f), kiln_arr(x), kiln_arr(y), kiln_arr(z),
-                                      kiln_i32(N))));
+                            KILN_ARGS(kiln_f32(0.75f), kiln_f32(-1.25f), kiln_arr(x), kiln_arr(y),
+                                      kiln_arr(z), kiln_i32(N))));
         TEST_OK(kiln_launch(k[1], KILN_DIM((N + 127) / 128), KILN_DIM(128), 0, NULL,
                             KILN_ARGS(kiln_arr(x), kiln_i32(N), kiln_arr(sums))));
         TEST_OK(kiln_launch(k[2], KILN_DIM((N + 31) / 32), KILN_DIM(32), 0, NULL,
@@ -372,8 +374,10 @@ static void test_release_and_close_stop_builds(void **state) {
     assert_int_equal(count_files(tmp, "kiln-cpu-", 1), 0);
     assert_int_equal(count_files(dir, ".kc", 0), 2); /* the -O1 builds only */
     unsetenv("KILN_CXX");
-    if (old_tmp) setenv("TMPDIR", old_tmp, 1);
-    else unsetenv("TMPDIR");
+    if (old_tmp)
+        setenv("TMPDIR", old_tmp, 1);
+    else
+        unsetenv("TMPDIR");
     free(old_tmp);
     remove_tree(dir);
     free(dir);
@@ -418,8 +422,10 @@ static void test_untiered_builds(void **state) {
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         if (!is_cpu() && c != 3) continue;
         if (is_cpu() && c == 3) continue; /* tiered on the CPU: test_first_tier_then_o3 */
-        if (cases[c].env) setenv("KILN_CPU_TIERS", cases[c].env, 1);
-        else unsetenv("KILN_CPU_TIERS");
+        if (cases[c].env)
+            setenv("KILN_CPU_TIERS", cases[c].env, 1);
+        else
+            unsetenv("KILN_CPU_TIERS");
         kiln_context *ctx = test_open();
         char tag[32];
         snprintf(tag, sizeof tag, "untiered %zu", c);

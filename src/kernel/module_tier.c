@@ -73,7 +73,8 @@ static kiln_status build_and_swap(struct kiln_module_tier *t, double *compile_ms
         free(log);
         if (s == KILN_OK) kiln_cache_store(&dir, key, &bin);
     }
-    if (s == KILN_OK && !atomic_load(&t->cancel.stop)) s = ctx->ops->module_upgrade(ctx->state, m->impl, &bin);
+    if (s == KILN_OK && !atomic_load(&t->cancel.stop))
+        s = ctx->ops->module_upgrade(ctx->state, m->impl, &bin);
     free(bin.data);
     kiln_options_free(&opts);
     return s;

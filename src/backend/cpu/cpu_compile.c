@@ -145,10 +145,10 @@ void kiln_cpu_command_flags(char *out, size_t out_size) {
     if (out_size) out[0] = '\0';
     const size_t total = COUNT(fixed_flags) + COUNT(link_flags) + COUNT(fast_flags);
     for (size_t i = 0; i < total && n < out_size; i++) {
-        const char *f = i < COUNT(fixed_flags)                      ? fixed_flags[i]
-                        : i < COUNT(fixed_flags) + COUNT(link_flags) ? link_flags[i - COUNT(fixed_flags)]
-                                                                     : fast_flags[i - COUNT(fixed_flags) -
-                                                                                  COUNT(link_flags)];
+        const char *f = i < COUNT(fixed_flags) ? fixed_flags[i]
+                        : i < COUNT(fixed_flags) + COUNT(link_flags)
+                            ? link_flags[i - COUNT(fixed_flags)]
+                            : fast_flags[i - COUNT(fixed_flags) - COUNT(link_flags)];
         n += (size_t)snprintf(out + n, out_size - n, "%s%s", n ? " " : "", f);
     }
 }

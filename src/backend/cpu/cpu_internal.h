@@ -98,8 +98,7 @@ kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, si
 kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code);
 /* The same, stopped (process group killed, KILN_ERR_COMPILE) as soon as
  * cancel signals; cancel may be NULL. */
-kiln_status kiln_cpu_spawn_until(char *const *argv, const kiln_cancel *cancel, char **output,
-                                 int *exit_code);
+kiln_status kiln_cpu_spawn_until(char *const *argv, const kiln_cancel *cancel, char **output, int *exit_code);
 
 /* cpu_link.c: a module's link run by the linker itself (see there). */
 #define KILN_CPU_LINK_MAX_WORDS 256
@@ -174,7 +173,8 @@ int kiln_cpu_entries_find(void *handle, const char *name, kiln_backend_function 
 
 /* cpu_upgrade.c: the backend's module_upgradable and module_upgrade. */
 int kiln_cpu_module_upgradable(kiln_backend_state *st, kiln_backend_module *mod);
-kiln_status kiln_cpu_module_upgrade(kiln_backend_state *st, kiln_backend_module *mod, const kiln_blob *better);
+kiln_status kiln_cpu_module_upgrade(kiln_backend_state *st, kiln_backend_module *mod,
+                                    const kiln_blob *better);
 
 /* cpu_launch.c */
 kiln_status kiln_cpu_workers_create(kiln_backend_state *st);

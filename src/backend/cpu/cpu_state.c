@@ -53,7 +53,8 @@ static int is_prelude_object(const char *name) {
 
 /* 1 when every data object of the symbol table `symtab` lies in a
  * read-only or thread-local section (or is kiln's geometry); 0 otherwise. */
-static int symbols_stateless(const unsigned char *d, size_t n, const Elf64_Ehdr *eh, const Elf64_Shdr *symtab) {
+static int symbols_stateless(const unsigned char *d, size_t n, const Elf64_Ehdr *eh,
+                             const Elf64_Shdr *symtab) {
     Elf64_Shdr strtab;
     if (symtab->sh_type == SHT_NOBITS || symtab->sh_entsize < sizeof(Elf64_Sym) ||
         !section(d, n, eh, symtab->sh_link, &strtab))
@@ -84,7 +85,8 @@ int kiln_cpu_object_stateless(const char *object_path) {
     int found = 0;
     for (unsigned i = 0; ok && i < eh.e_shnum; i++) {
         Elf64_Shdr sh;
-        if (!section(d, n, &eh, i, &sh)) ok = 0;
+        if (!section(d, n, &eh, i, &sh))
+            ok = 0;
         else if (sh.sh_type == SHT_SYMTAB) {
             found = 1;
             ok = symbols_stateless(d, n, &eh, &sh);

@@ -21,7 +21,8 @@ int kiln_cpu_module_upgradable(kiln_backend_state *st, kiln_backend_module *mod)
     return mod && mod->stateless;
 }
 
-kiln_status kiln_cpu_module_upgrade(kiln_backend_state *st, kiln_backend_module *mod, const kiln_blob *better) {
+kiln_status kiln_cpu_module_upgrade(kiln_backend_state *st, kiln_backend_module *mod,
+                                    const kiln_blob *better) {
     if (!mod->stateless)
         return kiln_set_error(KILN_ERR_UNSUPPORTED, "the CPU module keeps state between launches; it is "
                                                     "not replaced");
@@ -39,7 +40,8 @@ kiln_status kiln_cpu_module_upgrade(kiln_backend_state *st, kiln_backend_module 
     for (kiln_backend_function *f = mod->functions; found && f && s == KILN_OK; f = f->next, i++)
         if (!kiln_cpu_entries_find(next->handle, f->name, &found[i]) ||
             (found[i].thread != NULL) != (f->thread != NULL))
-            s = kiln_set_error(KILN_ERR_INTERNAL, "the new build of the CPU module has no %s entry for kernel %s",
+            s = kiln_set_error(KILN_ERR_INTERNAL,
+                               "the new build of the CPU module has no %s entry for kernel %s",
                                f->thread ? "fiber" : "loop", f->name);
     if (!found) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     if (s == KILN_OK) {
