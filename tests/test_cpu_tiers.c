@@ -76,6 +76,30 @@ static int count_files(const char *dir, const char *affix, int prefix) {
     return n;
 }
 
+/* Both builds used a precompiled prelude of their own flags: every
+ * cpu-pch-* folder of the cache holds its .gch and no note of a refusal
+ * (GCC 13 refuses an -O3 header in an -O1 compile); returns the folders. */
+static int pch_folders_ok(const char *dir) {
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    char path[4400];
+    struct stat sb;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "cpu-pch-", 8) != 0) continue;
+        n++;
+        snprintf(path, sizeof path, "%s/%s/rejected", dir, e->d_name);
+        if (stat(path, &sb) == 0) fail_msg("%s: %s", path, test_read_file(path));
+        snprintf(path, sizeof path, "%s/%s/failed", dir, e->d_name);
+        if (stat(path, &sb) == 0) fail_msg("%s: %s", path, test_read_file(path));
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (count_files(path, ".gch", 0) != 1) fail_msg("%s holds no precompiled header", path);
+    }
+    closedir(d);
+    return n;
+}
+
 static kiln_jit_stats stats(kiln_context *ctx) {
     kiln_jit_stats st;
     TEST_OK(kiln_jit_stats_get(ctx, &st));
@@ -241,6 +265,7 @@ static void test_first_tier_then_o3(void **state) {
     assert_int_equal(st.tier_ups, 3);
     assert_int_equal(count_files(dir, ".kc", 0), 6);
     same_bits(&before, &again, "-O1 against -O3 from the cache");
+    assert_int_equal(pch_folders_ok(dir), 2); /* -O1's and -O3's */
     kiln_close(ctx);
     remove_tree(dir);
     free(dir);

@@ -282,13 +282,11 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     *log = NULL;
     int barriers = 0;
     char *base[64], pch_dir[4096];
-    /* --fast-compile (-O1) uses the -O3 modules' precompiled prelude rather
-     * than building its own: GCC takes a header across -O levels above 0
-     * (what it checks, __OPTIMIZE__ and __NO_INLINE__, agrees), checked
-     * with -Winvalid-pch. */
-    kiln_compile_request full = *req;
-    full.fast_compile = 0;
-    int base_count = base_args(c, &full, base);
+    /* --fast-compile (-O1) has a precompiled prelude of its own: GCC 12
+     * takes the -O3 one across -O levels, but GCC 13 refuses it ("created
+     * and used with differing settings of '-munroll-only-small-loops'",
+     * which x86 turns on from -O2), and a refused header is given up on. */
+    int base_count = base_args(c, req, base);
     kiln_cpu_prelude_kind prelude = kiln_cpu_prelude_for(req);
     int pch = kiln_cpu_pch_prepare(base, base_count, prelude, pch_dir, sizeof pch_dir);
     char *source = assemble_source(req, fission, pch, prelude, &barriers, plans);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "backend/common/prelude_needs.h"
@@ -63,9 +64,17 @@ unsigned long long kiln_cpu_binary_identity(const char *name) {
     return kiln_fnv1a(KILN_FNV1A_INIT, id, sizeof id);
 }
 
+/* path's private temporary name: process and thread, since two threads of
+ * one process may build the same file at once (a program's first-tier
+ * modules' background -O3 builds all want the -O3 prelude). */
+static int private_name(char *out, size_t size, const char *path) {
+    return (size_t)snprintf(out, size, "%s.%ld.%ld.tmp", path, (long)getpid(), (long)syscall(SYS_gettid)) <
+           size;
+}
+
 int kiln_cpu_publish(const char *path, const char *text) {
     char tmp[4300];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) >= sizeof tmp) return -1;
+    if (!private_name(tmp, sizeof tmp, path)) return -1;
     FILE *f = fopen(tmp, "wb");
     if (!f) return -1;
     size_t n = strlen(text), w = fwrite(text, 1, n, f);
@@ -139,8 +148,7 @@ int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, kiln_cpu_prelude
          * processes racing to build it each publish a whole one. */
         if (kiln_cpu_publish(hdr, text) == 0) {
             char **argv = calloc((size_t)base_argc + 8, sizeof *argv);
-            snprintf(tmp, sizeof tmp, "%s.%ld.tmp", gch, (long)getpid());
-            if (argv) {
+            if (argv && private_name(tmp, sizeof tmp, gch)) {
                 int k = 0;
                 for (int i = 0; i < base_argc; i++) argv[k++] = base_argv[i];
                 argv[k++] = "-x";
@@ -165,8 +173,8 @@ int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, kiln_cpu_prelude
                     (void)kiln_cpu_publish(failed, out ? out : "");
                 }
                 free(out);
-                free(argv);
             }
+            free(argv);
         }
     }
     free(text);
