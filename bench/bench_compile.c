@@ -216,7 +216,7 @@ static int spawn_child(const char *self, const char *kind, const char *target, c
     snprintf(nonce_var, sizeof nonce_var, "KILN_BENCH_NONCE=%d.%ld", nonce, (long)getpid());
     size_t n = 0;
     while (environ[n]) n++;
-    char **env = calloc(n + 6, sizeof *env);
+    char **env = calloc(n + 8, sizeof *env); /* the six set below, the NULL */
     if (!env) return -1;
     size_t k = 0;
     env[k++] = cache_var;
