@@ -14,7 +14,8 @@
  *   does not stop the tier-up.
  * - Releasing a module, or closing its context, stops a running build at
  *   once and leaves no temporary files; a failed -O3 build leaves the -O1
- *   build running correctly. (A KILN_CXX wrapper makes the -O3 compile of a
+ *   build running correctly; builds of many modules queue for the
+ *   context's slots. (A KILN_CXX wrapper makes the -O3 compile of a
  *   module sleep or fail.)
  * - Not tiered: KILN_CPU_TIERS=0, --use_fast_math, -G, and the CUDA
  *   backend (one compile, no tier-up).
@@ -433,6 +434,56 @@ static void test_failed_build_keeps_first_tier(void **state) {
     free(dir);
 }
 
+/* Six modules launched at once: their -O3 builds queue for the context's
+ * slots (a quarter of the CPUs, at least one) instead of starting six
+ * compilers, and all land. The wrapper logs each -O3 compile's start and
+ * end around a pause. */
+static void test_builds_queue_for_slots(void **state) {
+    (void)state;
+    if (!is_cpu()) skip();
+    char *dir = fresh_cache("tiers-queue");
+    char log[4400], action[9000];
+    snprintf(log, sizeof log, "%s/o3.log", dir);
+    snprintf(action, sizeof action,
+             "echo start >> '%s'; sleep 0.2; c++ \"$@\"; rc=$?; echo end >> '%s'; exit $rc", log, log);
+    slow_compiler(dir, action);
+    kiln_context *ctx = test_open();
+    int64_t one = 1;
+    kiln_array *out = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_UINT64, 1, &one, &out));
+    kiln_kernel *k[6];
+    for (int j = 0; j < 6; j++) {
+        char src[256];
+        snprintf(src, sizeof src,
+                 "extern \"C\" __global__ void count(unsigned long long *out) { out[0] = %d; }\n", j + 1);
+        TEST_OK(kiln_kernel_from_source(ctx, src, "count", NULL, &k[j]));
+        assert_int_equal(launch_count(k[j], out, 1), j + 1);
+    }
+    TEST_OK(kiln_jit_wait(ctx));
+    assert_int_equal(stats(ctx).tier_ups, 6);
+    for (int j = 0; j < 6; j++) {
+        assert_int_equal(launch_count(k[j], out, 1), j + 1);
+        kiln_kernel_release(k[j]);
+    }
+    kiln_array_release(out);
+    kiln_close(ctx);
+    char *text = test_read_file(log);
+    assert_non_null(text);
+    int now = 0, most = 0, starts = 0;
+    for (char *line = text; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : line + strlen(line)) {
+        if (strncmp(line, "start", 5) == 0) starts++, now++;
+        if (strncmp(line, "end", 3) == 0) now--;
+        if (now > most) most = now;
+    }
+    long slots = sysconf(_SC_NPROCESSORS_ONLN) / 4;
+    assert_int_equal(starts, 6);
+    if (most > (slots < 1 ? 1 : slots)) fail_msg("%d -O3 compiles ran at once; %ld slots", most, slots);
+    free(text);
+    unsetenv("KILN_CXX");
+    remove_tree(dir);
+    free(dir);
+}
+
 /* One build and no tier-up: KILN_CPU_TIERS=0, --use_fast_math, -G, CUDA. */
 static void test_untiered_builds(void **state) {
     (void)state;
@@ -476,6 +527,7 @@ int main(void) {
         cmocka_unit_test(test_state_keeps_its_build),
         cmocka_unit_test(test_release_and_close_stop_builds),
         cmocka_unit_test(test_failed_build_keeps_first_tier),
+        cmocka_unit_test(test_builds_queue_for_slots),
         cmocka_unit_test(test_untiered_builds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

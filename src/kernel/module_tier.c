@@ -24,16 +24,30 @@
 #include "jit/cache.h"
 #include "prof/prof.h"
 
+/* A build waits for its module's first launch (ARMED), then for one of the
+ * context's build slots (QUEUED), then runs on its own thread (RUNNING). */
+enum tier_state { TIER_ARMED, TIER_QUEUED, TIER_RUNNING };
+
 struct kiln_module_tier {
     struct kiln_module_tier *next;
     kiln_module *module; /* not a reference: the module's release waits for the build */
-    int started;         /* its thread runs (else armed) */
+    enum tier_state state;
     kiln_cancel cancel;
     char *source, *options, *include_dir;
 };
 
 /* The build's niceness: the program's own threads come first. */
 #define TIER_NICE 10
+
+/* Builds running at once per context: a quarter of the CPUs, at least one
+ * (a program that launches twenty new modules must not start twenty
+ * compilers on a 2-core machine). */
+static int slots(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN) / 4;
+    return n < 1 ? 1 : (int)n;
+}
+
+static void start_queued_locked(kiln_context *ctx);
 
 int kiln_module_tiers_wanted(kiln_context *ctx, const kiln_options *opts) {
     if (!ctx->ops->module_upgrade || !ctx->ops->module_upgradable) return 0;
@@ -44,7 +58,8 @@ int kiln_module_tiers_wanted(kiln_context *ctx, const kiln_options *opts) {
 
 /* Compiles the module's source at full optimisation (or finds that build in
  * the cache, written meanwhile by another process) and swaps it in. */
-static kiln_status build_and_swap(struct kiln_module_tier *t, double *compile_ms) {
+static kiln_status build_and_swap(struct kiln_module_tier *t, double *compile_ms, double *swap_ms,
+                                  int *swapped) {
     kiln_module *m = t->module;
     kiln_context *ctx = m->ctx;
     kiln_options opts;
@@ -70,11 +85,17 @@ static kiln_status build_and_swap(struct kiln_module_tier *t, double *compile_ms
         double t0 = kiln_now_ms();
         s = ctx->ops->compile(ctx->state, &req, &bin, &log);
         *compile_ms = kiln_now_ms() - t0;
+        if (s == KILN_ERR_COMPILE && log && !atomic_load(&t->cancel.stop))
+            kiln_set_error(s, "it did not compile:\n%s", log);
         free(log);
         if (s == KILN_OK) kiln_cache_store(&dir, key, &bin);
     }
-    if (s == KILN_OK && !atomic_load(&t->cancel.stop))
+    if (s == KILN_OK && !atomic_load(&t->cancel.stop)) {
+        double t0 = kiln_now_ms();
         s = ctx->ops->module_upgrade(ctx->state, m->impl, &bin);
+        *swap_ms = kiln_now_ms() - t0;
+        *swapped = s == KILN_OK;
+    }
     free(bin.data);
     kiln_options_free(&opts);
     return s;
@@ -95,9 +116,16 @@ static void *tier_main(void *arg) {
     /* Linux keeps a nice value per thread, and the compiler this thread
      * starts inherits it. */
     (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), TIER_NICE);
-    double compile_ms = 0;
-    kiln_status s = build_and_swap(t, &compile_ms);
+    double compile_ms = 0, swap_ms = 0;
+    int swapped = 0;
+    kiln_status s = build_and_swap(t, &compile_ms, &swap_ms, &swapped);
     int cancelled = atomic_load(&t->cancel.stop);
+    if (swapped && KILN_PROF_ON(ctx)) {
+        /* its own row in the profile: the program did not wait for it */
+        char name[512];
+        snprintf(name, sizeof name, "%s (-O3, background)", m->name);
+        kiln_prof_compile(ctx, name, compile_ms == 0, compile_ms, swap_ms);
+    }
     if (s != KILN_OK && !cancelled && !getenv("KILN_QUIET"))
         fprintf(stderr, "kiln: note: the -O3 build of %s failed (%s: %s); it keeps running its -O1 build\n",
                 m->name, kiln_status_string(s), kiln_last_error());
@@ -105,10 +133,11 @@ static void *tier_main(void *arg) {
 
     pthread_mutex_lock(&ctx->lock);
     ctx->jit.compile_ms += compile_ms;
-    if (s == KILN_OK && !cancelled) ctx->jit.tier_ups++;
+    if (swapped) ctx->jit.tier_ups++;
     struct kiln_module_tier **p = &ctx->tiers;
     while (*p && *p != t) p = &(*p)->next;
     if (*p) *p = t->next;
+    start_queued_locked(ctx); /* the slot this build held */
     /* Past this unlock the module and the context may be gone. */
     pthread_cond_broadcast(&ctx->tiers_changed);
     pthread_mutex_unlock(&ctx->lock);
@@ -139,30 +168,50 @@ void kiln_module_tier_arm(kiln_module *m, const char *source, const char *option
         return;
     }
     pthread_mutex_lock(&ctx->lock);
-    t->next = ctx->tiers;
-    ctx->tiers = t;
+    struct kiln_module_tier **end = &ctx->tiers; /* at the end: queued builds start in order */
+    while (*end) end = &(*end)->next;
+    *end = t;
     pthread_mutex_unlock(&ctx->lock);
     atomic_store(&m->tier_armed, 1);
 }
 
-/* Under ctx->lock: starts armed build t, or drops it when no thread can be
- * had (the module keeps its first tier). */
-static void start_locked(kiln_context *ctx, struct kiln_module_tier *t) {
+static void unlink_locked(kiln_context *ctx, struct kiln_module_tier *t) {
+    struct kiln_module_tier **p = &ctx->tiers;
+    while (*p && *p != t) p = &(*p)->next;
+    if (*p) *p = t->next;
+}
+
+/* Under ctx->lock: starts queued builds while slots are free. One that
+ * gets no thread is dropped (its module keeps its first tier). */
+static void start_queued_locked(kiln_context *ctx) {
+    int running = 0;
+    for (struct kiln_module_tier *t = ctx->tiers; t; t = t->next) running += t->state == TIER_RUNNING;
+    for (struct kiln_module_tier *t = ctx->tiers, *next; t && running < slots(); t = next) {
+        next = t->next;
+        if (t->state != TIER_QUEUED) continue;
+        pthread_attr_t attr;
+        pthread_t thread;
+        int ok = pthread_attr_init(&attr) == 0;
+        if (ok) {
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            t->state = TIER_RUNNING;
+            ok = pthread_create(&thread, &attr, tier_main, t) == 0;
+            pthread_attr_destroy(&attr);
+        }
+        if (ok) {
+            running++;
+        } else {
+            unlink_locked(ctx, t);
+            tier_free(t);
+        }
+    }
+}
+
+/* Under ctx->lock: armed build t is wanted now. */
+static void queue_locked(kiln_context *ctx, struct kiln_module_tier *t) {
     atomic_store(&t->module->tier_armed, 0);
-    pthread_attr_t attr;
-    pthread_t thread;
-    int ok = pthread_attr_init(&attr) == 0;
-    if (ok) {
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        t->started = pthread_create(&thread, &attr, tier_main, t) == 0;
-        pthread_attr_destroy(&attr);
-    }
-    if (!t->started) {
-        struct kiln_module_tier **p = &ctx->tiers;
-        while (*p && *p != t) p = &(*p)->next;
-        if (*p) *p = t->next;
-        tier_free(t);
-    }
+    t->state = TIER_QUEUED;
+    start_queued_locked(ctx);
 }
 
 void kiln_module_tier_launched(kiln_module *m) {
@@ -170,16 +219,16 @@ void kiln_module_tier_launched(kiln_module *m) {
     kiln_context *ctx = m->ctx;
     pthread_mutex_lock(&ctx->lock);
     for (struct kiln_module_tier *t = ctx->tiers; t; t = t->next)
-        if (t->module == m && !t->started) {
-            start_locked(ctx, t);
+        if (t->module == m && t->state == TIER_ARMED) {
+            queue_locked(ctx, t);
             break;
         }
     pthread_mutex_unlock(&ctx->lock);
 }
 
 /* Under ctx->lock: 1 while a build of m (or of any module when m is NULL)
- * runs. stop: running builds are signalled to stop and armed ones are
- * dropped; else armed ones are started. */
+ * is queued or runs. stop: running builds are signalled to stop, the
+ * others dropped; else armed ones are queued. */
 static int running(kiln_context *ctx, const kiln_module *m, int stop) {
     int found = 0;
     struct kiln_module_tier **p = &ctx->tiers;
@@ -189,13 +238,13 @@ static int running(kiln_context *ctx, const kiln_module *m, int stop) {
             p = &t->next;
             continue;
         }
-        if (!t->started && stop) {
+        if (t->state != TIER_RUNNING && stop) {
             atomic_store(&t->module->tier_armed, 0);
             *p = t->next;
             tier_free(t);
             continue;
         }
-        if (!t->started) start_locked(ctx, t); /* may drop it: *p is then the next one */
+        if (t->state == TIER_ARMED) queue_locked(ctx, t); /* may drop it: *p is then the next one */
         if (*p != t) continue;
         found = 1;
         if (stop && !atomic_exchange(&t->cancel.stop, 1)) {
