@@ -18,8 +18,9 @@
  * values; the backend says which), -G, --use_fast_math, --fast-compile,
  * kiln's own modules (ufuncs, gufuncs, reductions), the CUDA backend
  * (NVRTC's fixed cost is most of a small module's compile there), and
- * KILN_CPU_TIERS=0. One build runs per module, at a lower CPU priority
- * (nice 10) than the program; releasing the module or closing the
+ * KILN_CPU_TIERS=0. One build per module, at a lower CPU priority (nice
+ * 10) than the program, and per context at most a quarter of the CPUs'
+ * worth at once (the rest queue); releasing the module or closing the
  * context stops it (the compiler is killed) and waits for it. */
 #ifndef KILN_KERNEL_MODULE_TIER_H
 #define KILN_KERNEL_MODULE_TIER_H
