@@ -71,8 +71,8 @@ test-asan: deps-test
 TSAN ?= build-tsan
 test-tsan: deps-test
 	@cmake -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_TSAN=ON -DKILN_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(TSAN) -j$(JOBS) --target test_threads test_prof
-	cd $(TSAN) && KILN_TARGET=cpu TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -R 'test_threads|test_prof'
+	@cmake --build $(TSAN) -j$(JOBS) --target test_threads test_prof test_cpu_tiers
+	cd $(TSAN) && KILN_TARGET=cpu TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -R 'test_threads|test_prof|test_cpu_tiers'
 
 # On a machine with a GPU: the same test executables on the CUDA backend.
 test-gpu: deps-test
