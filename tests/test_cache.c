@@ -39,13 +39,6 @@ static kiln_jit_stats build_once(void) {
     return st;
 }
 
-static char *fresh_cache_dir(const char *tag) {
-    char *dir = test_temp_dir(tag);
-    assert_non_null(dir);
-    setenv("KILN_CACHE_DIR", dir, 1);
-    return dir;
-}
-
 static void only_entry_path(const char *dir, char *out, size_t cap) {
     kiln_cache_info info;
     TEST_OK(kiln_cache_info_get(&info));
@@ -60,7 +53,7 @@ static void only_entry_path(const char *dir, char *out, size_t cap) {
 
 static void test_second_context_hits(void **state) {
     (void)state;
-    char *dir = fresh_cache_dir("hit");
+    char *dir = test_fresh_cache("hit");
     kiln_jit_stats a = build_once(), b = build_once();
     assert_int_equal(a.compiles, 1);
     assert_int_equal(a.cache_hits, 0);
@@ -71,7 +64,7 @@ static void test_second_context_hits(void **state) {
 
 static void test_corrupt_entry_is_rebuilt(void **state) {
     (void)state;
-    char *dir = fresh_cache_dir("corrupt");
+    char *dir = test_fresh_cache("corrupt");
     build_once();
     char entry[1400];
     only_entry_path(dir, entry, sizeof entry);
@@ -99,7 +92,7 @@ static void test_corrupt_entry_is_rebuilt(void **state) {
 
 static void test_world_writable_dir_is_refused(void **state) {
     (void)state;
-    char *dir = fresh_cache_dir("unsafe");
+    char *dir = test_fresh_cache("unsafe");
     assert_int_equal(chmod(dir, 0777), 0);
     kiln_cache_info info;
     TEST_OK(kiln_cache_info_get(&info));
@@ -140,7 +133,7 @@ static void test_new_directory_is_private(void **state) {
  * must succeed and leave exactly one valid entry; a fifth process then hits. */
 static void test_many_processes_at_once(void **state) {
     (void)state;
-    char *dir = fresh_cache_dir("many");
+    char *dir = test_fresh_cache("many");
     char *argv[] = {self_path, "child", NULL};
     pid_t pids[4];
     for (int i = 0; i < 4; i++) {

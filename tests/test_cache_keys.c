@@ -19,13 +19,6 @@ static void write_text(const char *path, const char *text) {
     assert_int_equal(fclose(f), 0);
 }
 
-static char *fresh_cache_dir(const char *tag) {
-    char *dir = test_temp_dir(tag);
-    assert_non_null(dir);
-    setenv("KILN_CACHE_DIR", dir, 1);
-    return dir;
-}
-
 /* Builds `src` (kernel "k", one int* parameter) in a fresh context with
  * `options`, runs it on one element and returns what it wrote; *stats gets
  * the context's JIT counters. */
@@ -61,7 +54,7 @@ static void check_header_edits(const char *src, const char *options, const char 
 
 static void test_header_by_absolute_path(void **state) {
     (void)state;
-    char *cache = fresh_cache_dir("keys-abs");
+    char *cache = test_fresh_cache("keys-abs");
     char *dir = test_temp_dir("keys-abs-h");
     char header[1200], src[2000];
     snprintf(header, sizeof header, "%s/value.h", dir);
@@ -76,7 +69,7 @@ static void test_header_by_absolute_path(void **state) {
 /* -I DIR with #include "sub/outer.h", which includes "inner.h" beside it. */
 static void test_header_in_subfolder(void **state) {
     (void)state;
-    char *cache = fresh_cache_dir("keys-sub");
+    char *cache = test_fresh_cache("keys-sub");
     char *dir = test_temp_dir("keys-sub-h");
     char sub[1200], outer[1300], inner[1300], options[1300];
     snprintf(sub, sizeof sub, "%s/sub", dir);
@@ -142,7 +135,7 @@ static const char *src_two = "__global__ void k(int *x) { x[0] = 2; }\n";
  * logged, and the right module is built. */
 static void test_entry_under_another_key(void **state) {
     (void)state;
-    char *cache = fresh_cache_dir("keys-swap");
+    char *cache = test_fresh_cache("keys-swap");
     char names[2][80], one[1400], two[1400];
     assert_int_equal(run_once(src_one, NULL, NULL, NULL), 1);
     new_entry(cache, names, 0, names[0], sizeof names[0]);
@@ -172,7 +165,7 @@ static void test_entry_under_another_key(void **state) {
  * and the next run hits the rebuilt entry. */
 static void test_unloadable_entry_rebuilt(void **state) {
     (void)state;
-    char *cache = fresh_cache_dir("keys-unloadable");
+    char *cache = test_fresh_cache("keys-unloadable");
     const char *src_f = "__global__ void k(int *x) { x[0] = 7; }\n";
     const char *src_g = "__global__ void g(int *x) { x[0] = 8; }\n";
     char names[2][80], path_f[1400], path_g[1400];

@@ -14,7 +14,6 @@
  * The kernels are CUDA C that NVRTC takes for sm_90 as well. */
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,14 +89,6 @@ static void run_and_check(kiln_context *ctx, const char *source, const char *nam
 
 static int is_cpu(void) { return strcmp(test_target(), "cpu") == 0; }
 
-/* Points KILN_CACHE_DIR at a fresh folder; returns it (free it). */
-static char *fresh_cache(const char *tag) {
-    char *dir = test_temp_dir(tag);
-    assert_non_null(dir);
-    setenv("KILN_CACHE_DIR", dir, 1);
-    return dir;
-}
-
 static int has_prefix_file(const char *dir, const char *prefix) {
     DIR *d = opendir(dir);
     if (!d) return 0;
@@ -122,16 +113,6 @@ static int link_file(const char *dir, char *out, size_t size) {
     closedir(d);
     return found;
 }
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-/* The fresh cache folder and everything in it (its .gch is 10 MB). */
-static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 /* 1 when a cache entry (.kc) in dir holds the bytes of needle (the module
  * names libstdc++ as a library it needs, say). */
@@ -196,7 +177,7 @@ static void test_bad_link_lines_fall_back(void **state) {
     (void)state;
     if (!is_cpu()) skip();
     char *old = getenv("KILN_CACHE_DIR") ? strdup(getenv("KILN_CACHE_DIR")) : NULL;
-    char *dir = fresh_cache("cpucold-link");
+    char *dir = test_fresh_cache("cpucold-link");
     kiln_context *ctx = test_open();
     char *src = axpy_source("first");
     run_and_check(ctx, src, "axpy");
@@ -239,7 +220,7 @@ static void test_bad_link_lines_fall_back(void **state) {
     kiln_close(ctx);
     if (old) setenv("KILN_CACHE_DIR", old, 1);
     free(old);
-    remove_tree(dir);
+    test_remove_tree(dir);
     free(dir);
 }
 
@@ -249,7 +230,7 @@ static void test_cache_hit_runs_no_process(void **state) {
     (void)state;
     if (!is_cpu()) skip();
     char *old = getenv("KILN_CACHE_DIR") ? strdup(getenv("KILN_CACHE_DIR")) : NULL;
-    char *dir = fresh_cache("cpucold-hit");
+    char *dir = test_fresh_cache("cpucold-hit");
     char wrapper[4400], runs[4400], script[9000];
     snprintf(wrapper, sizeof wrapper, "%s/logging-cxx", dir);
     snprintf(runs, sizeof runs, "%s/runs.log", dir);
@@ -287,7 +268,7 @@ static void test_cache_hit_runs_no_process(void **state) {
     unsetenv("KILN_CXX");
     if (old) setenv("KILN_CACHE_DIR", old, 1);
     free(old);
-    remove_tree(dir);
+    test_remove_tree(dir);
     free(dir);
 }
 
@@ -298,7 +279,7 @@ static void test_driver_without_link_line(void **state) {
     (void)state;
     if (!is_cpu()) skip();
     char *old = getenv("KILN_CACHE_DIR") ? strdup(getenv("KILN_CACHE_DIR")) : NULL;
-    char *dir = fresh_cache("cpucold-nolink");
+    char *dir = test_fresh_cache("cpucold-nolink");
     char wrapper[4400], runs[4400], script[9000];
     snprintf(wrapper, sizeof wrapper, "%s/quiet-cxx", dir);
     snprintf(runs, sizeof runs, "%s/asked.log", dir);
@@ -325,7 +306,7 @@ static void test_driver_without_link_line(void **state) {
     unsetenv("KILN_CXX");
     if (old) setenv("KILN_CACHE_DIR", old, 1);
     free(old);
-    remove_tree(dir);
+    test_remove_tree(dir);
     free(dir);
 }
 

@@ -23,7 +23,6 @@
  * the -O3 code as before; this one unsets it. */
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,23 +41,6 @@ static double now_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
-/* Points KILN_CACHE_DIR at a fresh folder; returns it (free it, remove_tree). */
-static char *fresh_cache(const char *tag) {
-    char *dir = test_temp_dir(tag);
-    assert_non_null(dir);
-    setenv("KILN_CACHE_DIR", dir, 1);
-    return dir;
 }
 
 /* Files in dir whose names end in `suffix` (or start with it, `prefix`). */
@@ -244,7 +226,7 @@ static void same_bits(const outputs *a, const outputs *b, const char *what) {
 static void test_first_tier_then_o3(void **state) {
     (void)state;
     if (!is_cpu()) skip();
-    char *dir = fresh_cache("tiers-first");
+    char *dir = test_fresh_cache("tiers-first");
     static inputs in;
     static outputs before, after, again, unused;
     make_inputs(&in);
@@ -268,14 +250,14 @@ static void test_first_tier_then_o3(void **state) {
     same_bits(&before, &again, "-O1 against -O3 from the cache");
     assert_int_equal(pch_folders_ok(dir), 2); /* -O1's and -O3's */
     kiln_close(ctx);
-    remove_tree(dir);
+    test_remove_tree(dir);
     free(dir);
 }
 
 /* --fast-compile (what the first tier is) and -O3 compute the same bits. */
 static void test_builds_agree_bitwise(void **state) {
     (void)state;
-    char *dir = fresh_cache("tiers-bits");
+    char *dir = test_fresh_cache("tiers-bits");
     static inputs in;
     static outputs fast, full;
     make_inputs(&in);
@@ -288,7 +270,7 @@ static void test_builds_agree_bitwise(void **state) {
     if (is_cpu()) same_bits(&fast, &full, "--fast-compile against -O3");
     kiln_close(ctx);
     unsetenv("KILN_CPU_TIERS");
-    remove_tree(dir);
+    test_remove_tree(dir);
     free(dir);
 }
 
@@ -307,7 +289,7 @@ static unsigned long long launch_count(kiln_kernel *k, kiln_array *out, int laun
 static void test_state_keeps_its_build(void **state) {
     (void)state;
     if (!is_cpu()) skip();
-    char *dir = fresh_cache("tiers-state");
+    char *dir = test_fresh_cache("tiers-state");
     static const char *sources[] = {
         "__device__ unsigned long long launches;\n"
         "extern \"C\" __global__ void count(unsigned long long *out) { out[0] = ++launches; }\n",
@@ -341,7 +323,7 @@ static void test_state_keeps_its_build(void **state) {
     kiln_array_release(out);
     kiln_close(ctx);
     assert_int_equal(count_files(dir, ".kc", 0), 4); /* one each, and the table's -O3 */
-    remove_tree(dir);
+    test_remove_tree(dir);
     free(dir);
 }
 
@@ -367,7 +349,7 @@ static void slow_compiler(const char *dir, const char *o3_action) {
 static void test_release_and_close_stop_builds(void **state) {
     (void)state;
     if (!is_cpu()) skip();
-    char *dir = fresh_cache("tiers-stop");
+    char *dir = test_fresh_cache("tiers-stop");
     char tmp[4400];
     snprintf(tmp, sizeof tmp, "%s/tmp", dir);
     assert_int_equal(mkdir(tmp, 0700), 0);
@@ -405,7 +387,7 @@ static void test_release_and_close_stop_builds(void **state) {
     else
         unsetenv("TMPDIR");
     free(old_tmp);
-    remove_tree(dir);
+    test_remove_tree(dir);
     free(dir);
 }
 
@@ -413,7 +395,7 @@ static void test_release_and_close_stop_builds(void **state) {
 static void test_failed_build_keeps_first_tier(void **state) {
     (void)state;
     if (!is_cpu()) skip();
-    char *dir = fresh_cache("tiers-fail");
+    char *dir = test_fresh_cache("tiers-fail");
     slow_compiler(dir, "echo 'kernel.cpp: error: no -O3 today' >&2; exit 1");
     setenv("KILN_QUIET", "1", 1);
     static inputs in;
@@ -430,7 +412,7 @@ static void test_failed_build_keeps_first_tier(void **state) {
     kiln_close(ctx);
     unsetenv("KILN_QUIET");
     unsetenv("KILN_CXX");
-    remove_tree(dir);
+    test_remove_tree(dir);
     free(dir);
 }
 
@@ -441,7 +423,7 @@ static void test_failed_build_keeps_first_tier(void **state) {
 static void test_builds_queue_for_slots(void **state) {
     (void)state;
     if (!is_cpu()) skip();
-    char *dir = fresh_cache("tiers-queue");
+    char *dir = test_fresh_cache("tiers-queue");
     char log[4400], action[9000];
     snprintf(log, sizeof log, "%s/o3.log", dir);
     snprintf(action, sizeof action,
@@ -480,14 +462,14 @@ static void test_builds_queue_for_slots(void **state) {
     if (most > (slots < 1 ? 1 : slots)) fail_msg("%d -O3 compiles ran at once; %ld slots", most, slots);
     free(text);
     unsetenv("KILN_CXX");
-    remove_tree(dir);
+    test_remove_tree(dir);
     free(dir);
 }
 
 /* One build and no tier-up: KILN_CPU_TIERS=0, --use_fast_math, -G, CUDA. */
 static void test_untiered_builds(void **state) {
     (void)state;
-    char *dir = fresh_cache("tiers-off");
+    char *dir = test_fresh_cache("tiers-off");
     static inputs in;
     static outputs o, first;
     make_inputs(&in);
@@ -515,7 +497,7 @@ static void test_untiered_builds(void **state) {
         if (is_cpu()) assert_int_equal(count_files(dir, ".kc", 0), expect_kc);
     }
     unsetenv("KILN_CPU_TIERS");
-    remove_tree(dir);
+    test_remove_tree(dir);
     free(dir);
 }
 

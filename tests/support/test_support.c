@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -169,3 +170,19 @@ char *test_temp_dir(const char *tag) {
     }
     return path;
 }
+
+char *test_fresh_cache(const char *tag) {
+    char *dir = test_temp_dir(tag);
+    assert_non_null(dir);
+    setenv("KILN_CACHE_DIR", dir, 1);
+    return dir;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+void test_remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }

@@ -78,5 +78,11 @@ void *test_read_array(kiln_array *a);
 char *test_read_file(const char *path);
 /* A fresh private directory under the build tree; caller frees the string. */
 char *test_temp_dir(const char *tag);
+/* test_temp_dir, made KILN_CACHE_DIR (fails the test if it cannot be made);
+ * caller frees the string. */
+char *test_fresh_cache(const char *tag);
+/* Removes dir and everything under it (a cache folder: its .gch files are
+ * 10 MB each). */
+void test_remove_tree(const char *dir);
 
 #endif
