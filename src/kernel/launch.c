@@ -365,6 +365,7 @@ kiln_status kiln_launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_t 
         ptrs[i] = &slots[i];
     }
     kiln_backend_stream *impl = kiln_stream_impl(stream);
+    kiln_module_tier_note_launch(k->module); /* a first tier's -O3 build starts now */
     kiln_prof_op *op = NULL;
     if (KILN_PROF_ON(ctx)) {
         char desc[512];
@@ -372,7 +373,6 @@ kiln_status kiln_launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_t 
         if (KILN_PROF_WANTS_ARGS(ctx)) describe_args(args, nargs, desc, sizeof desc);
         op = kiln_prof_kernel_begin(ctx, k->name, &cfg, impl, desc);
     }
-    kiln_module_tier_note_launch(k->module);
     s = ctx->ops->launch(ctx->state, k->impl, &cfg, impl, ptrs);
     if (op) kiln_prof_end(ctx, op);
     if (s != KILN_OK) kiln_prefix_error(s, "launching %s: ", k->name);
