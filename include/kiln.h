@@ -414,9 +414,12 @@ typedef struct kiln_kernel kiln_kernel;
  *   --use_fast_math fast math on both backends
  *   --fast-compile  less optimisation for less compile time: NVRTC
  *                   -Ofast-compile=mid (NVRTC 12.8+; older ones compile
- *                   fully), the host compiler -O1 instead of -O3. kiln
- *                   builds its first-call kernels on CUDA so (a ufunc's
- *                   mixed kernels, a gufunc's any-layout kernels).
+ *                   fully), the host compiler -O1 (with FMA contraction,
+ *                   so the results are -O3's) instead of -O3. kiln builds
+ *                   its first-call kernels on CUDA so (a ufunc's mixed
+ *                   kernels, a gufunc's any-layout kernels), and on the
+ *                   CPU a program's new modules until their -O3 build
+ *                   lands (kiln_jit_wait).
  * Anything else is an error naming the option. NULL or "" for none. */
 
 /* Compiles CUDA C source holding one or more __global__ functions for the
