@@ -1,14 +1,16 @@
 /* module_tier.c: the -O3 build of a first-tier module, in the background
  * (module_tier.h).
  *
- * Each build, armed (waiting for the module's first launch) or running, is
- * on its context's list (ctx->tiers, under ctx->lock). A running build
+ * Each build, armed (waiting for the module's first launch), queued (for a
+ * slot) or running, is on its context's list (ctx->tiers, under
+ * ctx->lock). A running build
  * takes itself off the list, under the lock, as the last thing it does
  * with the module or the context; whoever must outlive it (the module's
  * release, kiln_close, kiln_jit_wait) signals it to stop if it wants it
  * stopped and waits on ctx->tiers_changed until it is gone. The thread is
  * detached: nothing joins it, so the wait is all the synchronisation
- * there is. An armed build is simply taken off the list and freed. */
+ * there is. An armed or queued build is simply taken off the list and
+ * freed. */
 #include "kernel/module_tier.h"
 
 #include <stdio.h>
