@@ -10,7 +10,8 @@
  * saxpy compiled alone and in one module with barrier kernels. Each kiln
  * kernel also runs with -DKILN_CPU_FIBERS (the path barrier kernels took
  * before loop fission) where that stays short. Fastest of --repeat runs
- * (default 10), kiln and loop taking turns: each column is the fastest run. */
+ * (default 10), kiln's runs first, then the loop's: each column is the
+ * fastest run. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,22 +138,27 @@ static double best(const double *t, int n) {
     return m;
 }
 
-/* kiln (and fibers, when given) and the loop take turns, run by run. */
+/* kiln's runs (and the fibers', when given) first, then the loop's, as
+ * kiln_bench does on the CPU. Both thread teams spin for a while after
+ * their work (OpenMP's for GOMP_SPINCOUNT turns, set low in main; kiln's
+ * pool ~100 us) before they sleep, so runs taken in turns time each side
+ * beside the other's spinning threads: on the 16-core H100 host that took
+ * kiln's 1024^2 stencil from 0.11 ms to 0.15-0.28 (docs/PERF_NOTES.md). */
 static void measure(kiln_context *ctx, const launch *kiln, const launch *fibers, int fiber_runs, loop_fn loop,
                     void *loop_arg, int repeat, double *k_ms, double *f_ms, double *l_ms) {
     double *tk = calloc((size_t)repeat, sizeof *tk), *tl = calloc((size_t)repeat, sizeof *tl);
     double *tf = calloc((size_t)repeat, sizeof *tf);
     time_kiln(ctx, kiln); /* warm-up */
-    if (loop) loop(loop_arg);
     int nf = 0;
     for (int r = 0; r < repeat; r++) {
         tk[r] = time_kiln(ctx, kiln);
-        if (loop) {
-            double t0 = kiln_example_now_ms();
-            loop(loop_arg);
-            tl[r] = kiln_example_now_ms() - t0;
-        }
         if (fibers && nf < fiber_runs) tf[nf++] = time_kiln(ctx, fibers);
+    }
+    if (loop) loop(loop_arg); /* warm-up */
+    for (int r = 0; loop && r < repeat; r++) {
+        double t0 = kiln_example_now_ms();
+        loop(loop_arg);
+        tl[r] = kiln_example_now_ms() - t0;
     }
     *k_ms = best(tk, repeat);
     *l_ms = loop ? best(tl, repeat) : 0;
