@@ -32,14 +32,31 @@ static void count_reject(kiln_context *ctx, const char *name, const char *why) {
     if (KILN_PROF_ON(ctx)) kiln_prof_cache_reject(ctx, name, why);
 }
 
-/* Gets the binary for req: from the cache when a valid entry exists (and
- * `use_cache`), else from the compiler (and then stores it). */
-static kiln_status obtain_binary(kiln_context *ctx, kiln_compile_request *req, const kiln_cache_dir *dir,
-                                 const unsigned char *key, int use_cache, kiln_blob *bin, int *cache_hit,
-                                 double *compile_ms) {
-    int rejected = 0;
-    *cache_hit = use_cache && kiln_cache_load(dir, key, bin, &rejected);
-    if (rejected) count_reject(ctx, req->name, kiln_cache_reject_reason(rejected));
+/* 1 when the cache holds a valid entry for key (into bin); a refused one
+ * is counted. */
+static int load_cached(kiln_context *ctx, const char *name, const kiln_cache_dir *dir,
+                       const unsigned char *key, kiln_blob *bin) {
+    int rejected = 0, hit = kiln_cache_load(dir, key, bin, &rejected);
+    if (rejected) count_reject(ctx, name, kiln_cache_reject_reason(rejected));
+    return hit;
+}
+
+void kiln_module_request(const kiln_module *m, const char *source, const char *name, const kiln_options *opts,
+                         kiln_compile_request *req) {
+    memset(req, 0, sizeof *req);
+    req->source = source;
+    req->name = name;
+    req->kernel_names = (const char *const *)m->kernels.symbols;
+    req->kernel_exprs = (const char *const *)m->kernels.names;
+    req->kernel_count = m->kernels.count;
+    req->arch = m->ctx->arch[0] ? m->ctx->arch : NULL;
+    kiln_options_apply(opts, req);
+}
+
+kiln_status kiln_module_obtain_binary(kiln_context *ctx, const kiln_compile_request *req,
+                                      const kiln_cache_dir *dir, const unsigned char *key, int use_cache,
+                                      kiln_blob *bin, int *cache_hit, double *compile_ms) {
+    *cache_hit = use_cache && load_cached(ctx, req->name, dir, key, bin);
     *compile_ms = 0;
     if (*cache_hit) return KILN_OK;
 
@@ -109,14 +126,8 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
         return s;
     }
 
-    kiln_compile_request req = {0};
-    req.source = source;
-    req.name = name;
-    req.kernel_names = (const char *const *)m->kernels.symbols;
-    req.kernel_exprs = (const char *const *)m->kernels.names;
-    req.kernel_count = m->kernels.count;
-    req.arch = ctx->arch[0] ? ctx->arch : NULL;
-    kiln_options_apply(&opts, &req);
+    kiln_compile_request req;
+    kiln_module_request(m, source, name, &opts, &req);
 
     kiln_cache_dir dir;
     kiln_cache_dir_resolve(&dir);
@@ -129,16 +140,14 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     if (tiers && kiln_module_tiers_wanted(ctx, &opts)) {
         /* The -O3 build when the cache has it, else the -O1 one (from the
          * cache or the compiler) and the -O3 build in the background. */
-        int rejected = 0;
-        hit = kiln_cache_load(&dir, key, &bin, &rejected);
-        if (rejected) count_reject(ctx, req.name, kiln_cache_reject_reason(rejected));
+        hit = load_cached(ctx, req.name, &dir, key, &bin);
         if (!hit) {
             first_tier = 1;
             req.fast_compile = 1;
             kiln_cache_key(&req, ctx->compiler_id, key);
         }
     }
-    s = hit ? KILN_OK : obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
+    s = hit ? KILN_OK : kiln_module_obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
     if (s == KILN_OK) {
         double t0 = kiln_now_ms();
         s = kiln_context_note(ctx, load_module(ctx, m, &bin, hit));
@@ -156,7 +165,7 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
         free(bin.data);
         bin.data = NULL;
         bin.size = 0;
-        s = obtain_binary(ctx, &req, &dir, key, 0, &bin, &hit, &compile_ms);
+        s = kiln_module_obtain_binary(ctx, &req, &dir, key, 0, &bin, &hit, &compile_ms);
         if (s == KILN_OK) {
             double t0 = kiln_now_ms();
             s = kiln_context_note(ctx, load_module(ctx, m, &bin, hit));

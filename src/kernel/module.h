@@ -5,6 +5,8 @@
 #include <stdatomic.h>
 
 #include "core/context.h"
+#include "jit/cache.h"
+#include "kernel/options.h"
 #include "kernel/scan.h"
 
 #define KILN_MAX_PARAMS 128
@@ -34,6 +36,16 @@ struct kiln_kernel {
 kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
                               const char *include_dir, kiln_module **out);
 kiln_module *kiln_module_retain(kiln_module *m);
+/* The compile request for m's source under `name` with options opts (it
+ * points into m, source and opts). */
+void kiln_module_request(const kiln_module *m, const char *source, const char *name, const kiln_options *opts,
+                         kiln_compile_request *req);
+/* req's binary: from the disk cache when it holds a valid entry for key
+ * (and use_cache; a refused entry is counted), else from the compiler, and
+ * then stored. On a compile error the message holds the compiler's log. */
+kiln_status kiln_module_obtain_binary(kiln_context *ctx, const kiln_compile_request *req,
+                                      const kiln_cache_dir *dir, const unsigned char *key, int use_cache,
+                                      kiln_blob *bin, int *cache_hit, double *compile_ms);
 /* For modules the context itself keeps (jit/builtins.c): drops the module's
  * reference to its context, which would otherwise keep the context alive
  * forever; the context unloads the module before it closes. */

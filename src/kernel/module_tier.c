@@ -67,31 +67,16 @@ static kiln_status build_and_swap(struct kiln_module_tier *t, double *compile_ms
     kiln_options opts;
     kiln_status s = kiln_options_parse(t->options, t->include_dir, &opts);
     if (s != KILN_OK) return s;
-    kiln_compile_request req = {0};
-    req.source = t->source;
-    req.name = m->name;
-    req.kernel_names = (const char *const *)m->kernels.symbols;
-    req.kernel_exprs = (const char *const *)m->kernels.names;
-    req.kernel_count = m->kernels.count;
-    req.arch = ctx->arch[0] ? ctx->arch : NULL;
-    kiln_options_apply(&opts, &req);
+    kiln_compile_request req;
+    kiln_module_request(m, t->source, m->name, &opts, &req);
     req.cancel = &t->cancel;
     kiln_cache_dir dir;
     kiln_cache_dir_resolve(&dir);
     unsigned char key[KILN_CACHE_KEY_BYTES];
     kiln_cache_key(&req, ctx->compiler_id, key);
     kiln_blob bin = {0};
-    int rejected = 0;
-    if (!kiln_cache_load(&dir, key, &bin, &rejected)) {
-        char *log = NULL;
-        double t0 = kiln_now_ms();
-        s = ctx->ops->compile(ctx->state, &req, &bin, &log);
-        *compile_ms = kiln_now_ms() - t0;
-        if (s == KILN_ERR_COMPILE && log && !atomic_load(&t->cancel.stop))
-            kiln_set_error(s, "it did not compile:\n%s", log);
-        free(log);
-        if (s == KILN_OK) kiln_cache_store(&dir, key, &bin);
-    }
+    int hit = 0;
+    s = kiln_module_obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, compile_ms);
     if (s == KILN_OK && !atomic_load(&t->cancel.stop)) {
         double t0 = kiln_now_ms();
         s = ctx->ops->module_upgrade(ctx->state, m->impl, &bin);
@@ -186,9 +171,9 @@ static void unlink_locked(kiln_context *ctx, struct kiln_module_tier *t) {
 /* Under ctx->lock: starts queued builds while slots are free. One that
  * gets no thread is dropped (its module keeps its first tier). */
 static void start_queued_locked(kiln_context *ctx) {
-    int running = 0;
+    int running = 0, most = slots();
     for (struct kiln_module_tier *t = ctx->tiers; t; t = t->next) running += t->state == TIER_RUNNING;
-    for (struct kiln_module_tier *t = ctx->tiers, *next; t && running < slots(); t = next) {
+    for (struct kiln_module_tier *t = ctx->tiers, *next; t && running < most; t = next) {
         next = t->next;
         if (t->state != TIER_QUEUED) continue;
         pthread_attr_t attr;
