@@ -143,14 +143,11 @@ static const char *const fast_flags[] = {"-O1", "-fexpensive-optimizations"};
 void kiln_cpu_command_flags(char *out, size_t out_size) {
     size_t n = 0;
     if (out_size) out[0] = '\0';
-    const size_t total = COUNT(fixed_flags) + COUNT(link_flags) + COUNT(fast_flags);
-    for (size_t i = 0; i < total && n < out_size; i++) {
-        const char *f = i < COUNT(fixed_flags) ? fixed_flags[i]
-                        : i < COUNT(fixed_flags) + COUNT(link_flags)
-                            ? link_flags[i - COUNT(fixed_flags)]
-                            : fast_flags[i - COUNT(fixed_flags) - COUNT(link_flags)];
-        n += (size_t)snprintf(out + n, out_size - n, "%s%s", n ? " " : "", f);
-    }
+    const char *const *lists[] = {fixed_flags, link_flags, fast_flags};
+    const size_t counts[] = {COUNT(fixed_flags), COUNT(link_flags), COUNT(fast_flags)};
+    for (size_t l = 0; l < COUNT(lists); l++)
+        for (size_t i = 0; i < counts[l] && n < out_size; i++)
+            n += (size_t)snprintf(out + n, out_size - n, "%s%s", n ? " " : "", lists[l][i]);
 }
 
 /* The compiler command and the flags that shape the code, without -D, -I,
@@ -349,7 +346,16 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     /* Read before the link: the object holds the user's code and kiln's
      * prelude only (no start files); without one, the module counts as
      * keeping state. */
-    int stateless = s == KILN_OK && direct && kiln_cpu_object_stateless(obj);
+    int stateless = 0;
+    unsigned char *obj_data = NULL;
+    size_t obj_size = 0;
+    if (s == KILN_OK && direct) {
+        if (read_file(obj, &obj_data, &obj_size) == KILN_OK)
+            stateless = kiln_cpu_object_stateless(obj_data, obj_size);
+        else
+            kiln_clear_error();
+        free(obj_data);
+    }
     kiln_status linked = s == KILN_OK && direct ? link_object(&link, req->cancel, &output) : KILN_OK;
     if (linked != KILN_OK && req->cancel && atomic_load(&req->cancel->stop))
         s = linked; /* stopped, not failed: the link line stays */

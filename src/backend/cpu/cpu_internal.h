@@ -153,10 +153,10 @@ kiln_status kiln_cpu_blob_write(kiln_blob *out, unsigned flags, const void *so, 
 kiln_status kiln_cpu_blob_read(const kiln_blob *blob, unsigned *flags, const unsigned char **so,
                                size_t *so_size);
 
-/* cpu_state.c: 1 when the object file (a compiled module before its link)
- * defines no writable, non-thread-local data object but kiln's own launch
- * geometry; 0 when it does or cannot be read. */
-int kiln_cpu_object_stateless(const char *object_path);
+/* cpu_state.c: 1 when the object file d of n bytes (a compiled module
+ * before its link) defines no writable, non-thread-local data object but
+ * kiln's own launch geometry; 0 when it does or is not a 64-bit ELF. */
+int kiln_cpu_object_stateless(const unsigned char *d, size_t n);
 
 /* cpu_module.c */
 kiln_status kiln_cpu_module_load(kiln_backend_state *st, const kiln_blob *binary, kiln_backend_module **out);

@@ -12,30 +12,12 @@
  * is read rather than the linked module: it holds no start files, whose
  * own writable symbols differ from one toolchain to the next. */
 #include <elf.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "backend/cpu/cpu_internal.h"
 
 /* kiln_cpu_prelude.cuh's launch geometry, written by kiln_cpu_begin. */
 static const char *const prelude_objects[] = {"_ZL7gridDim", "_ZL8blockDim"};
-
-static unsigned char *read_whole(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    struct stat sb;
-    unsigned char *d = NULL;
-    if (fstat(fileno(f), &sb) == 0 && sb.st_size > 0 && (d = malloc((size_t)sb.st_size)) != NULL &&
-        fread(d, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size) {
-        free(d);
-        d = NULL;
-    }
-    fclose(f);
-    *n = d ? (size_t)sb.st_size : 0;
-    return d;
-}
 
 /* Section header i, or 0 when it lies outside the file. */
 static int section(const unsigned char *d, size_t n, const Elf64_Ehdr *eh, unsigned i, Elf64_Shdr *out) {
@@ -76,9 +58,7 @@ static int symbols_stateless(const unsigned char *d, size_t n, const Elf64_Ehdr 
     return 1;
 }
 
-int kiln_cpu_object_stateless(const char *object_path) {
-    size_t n = 0;
-    unsigned char *d = read_whole(object_path, &n);
+int kiln_cpu_object_stateless(const unsigned char *d, size_t n) {
     Elf64_Ehdr eh;
     int ok = d && n >= sizeof eh && memcmp(d, ELFMAG, SELFMAG) == 0 && d[EI_CLASS] == ELFCLASS64;
     if (ok) memcpy(&eh, d, sizeof eh);
@@ -92,6 +72,5 @@ int kiln_cpu_object_stateless(const char *object_path) {
             ok = symbols_stateless(d, n, &eh, &sh);
         }
     }
-    free(d);
     return ok && found;
 }
