@@ -297,8 +297,37 @@ static void test_nccl_reduction_arguments(void **state) {
             }
 }
 
+/* libkiln does not link MPI: its transport is the module libkiln_mpi.so,
+ * loaded at the first MPI call. A program that opens a context, computes and
+ * makes communicators without MPI (one process, kiln_comm_init_all) has
+ * neither in its address space. First in main, before anything asks for MPI. */
+static int maps_name(const char *needle) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return -1;
+    char line[1024];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) found = strstr(line, needle) != NULL;
+    fclose(f);
+    return found;
+}
+
+static void test_mpi_not_loaded_until_used(void **state) {
+    (void)state;
+    kiln_context *ctx = test_open();
+    kiln_comm *c = NULL;
+    TEST_OK(kiln_comm_init_all(&ctx, 1, &c));
+    kiln_array *x = cc_make(c, KILN_FLOAT32, KILN_COMM_SUM, 33, 1);
+    TEST_OK(kiln_comm_allreduce(c, x, x, KILN_COMM_SUM, NULL));
+    assert_int_equal(maps_name("libmpi"), 0);
+    assert_int_equal(maps_name("libkiln_mpi"), 0);
+    kiln_array_release(x);
+    kiln_comm_release(c);
+    kiln_close(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mpi_not_loaded_until_used),
         cmocka_unit_test(test_every_collective),
         cmocka_unit_test(test_nccl_reduction_arguments),
         cmocka_unit_test(test_clique_mismatch),

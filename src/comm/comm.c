@@ -76,10 +76,7 @@ kiln_status kiln_comm_from_mpi(kiln_context *ctx, const void *mpi_comm, kiln_com
     if (!mpi_comm || !out)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_comm_from_mpi: %s is NULL",
                               !mpi_comm ? "mpi_comm" : "out");
-    if (!kiln_comm_mpi_built())
-        return kiln_set_error(KILN_ERR_UNSUPPORTED,
-                              "kiln_comm_from_mpi: this kiln was built without MPI (CMake found no MPI; "
-                              "install libopenmpi-dev and rebuild kiln)");
+    if (!kiln_comm_mpi_built()) return kiln_comm_mpi_unavailable("kiln_comm_from_mpi");
     kiln_comm *c = comm_new(ctx);
     if (!c) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_comm_from_mpi: out of host memory");
     s = kiln_comm_mpi_attach(c, mpi_comm);
@@ -147,11 +144,11 @@ kiln_status kiln_comm_open_env(const char *target, kiln_context **ctx_out, kiln_
                               !ctx_out ? "ctx" : "comm");
     int rank, size, local_rank;
     launcher_env(&rank, &size, &local_rank);
-    if (size > 1 && !kiln_comm_mpi_built())
-        return kiln_set_error(KILN_ERR_UNSUPPORTED,
-                              "kiln_comm_open_env: started as rank %d of %d by a launcher, but this kiln was "
-                              "built without MPI (install libopenmpi-dev and rebuild kiln)",
-                              rank, size);
+    if (size > 1 && !kiln_comm_mpi_built()) {
+        char what[96];
+        snprintf(what, sizeof what, "kiln_comm_open_env: started as rank %d of %d by a launcher", rank, size);
+        return kiln_comm_mpi_unavailable(what);
+    }
     int mpi_here = 0;
     kiln_status s = KILN_OK;
     if (kiln_comm_mpi_built()) s = kiln_comm_mpi_init(&mpi_here);

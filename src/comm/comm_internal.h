@@ -70,8 +70,15 @@ int kiln_comm_group_depth(void);
  * a mismatch another rank of its clique found), its context healthy. */
 kiln_status kiln_comm_usable(kiln_comm *c, const char *what);
 
-/* ---- comm_mpi.c (stubs saying "built without MPI" when KILN_HAVE_MPI is unset) */
+/* ---- comm_mpi.c: the MPI transport, loaded from libkiln_mpi.so at the first
+ * call (stubs saying "built without MPI" when KILN_HAVE_MPI is unset) */
+/* 1 when MPI can be used: built with it, not refused by KILN_NO_MPI, and
+ * the transport module loaded (this call loads it). */
 int kiln_comm_mpi_built(void);
+/* The thread error saying why MPI cannot be used, prefixed by `what`:
+ * KILN_ERR_UNSUPPORTED (built without MPI, KILN_NO_MPI) or
+ * KILN_ERR_LIBRARY_MISSING (the module or its MPI did not load). */
+kiln_status kiln_comm_mpi_unavailable(const char *what);
 /* Duplicates *(MPI_Comm *)mpi_comm into c->mpi with errors returned; sets rank and size. */
 kiln_status kiln_comm_mpi_attach(kiln_comm *c, const void *mpi_comm);
 void kiln_comm_mpi_detach(kiln_comm *c);
