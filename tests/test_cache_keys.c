@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "jit/cache.h"
-#include "kernel/options.h"
 #include "test_support.h"
 
 static void write_text(const char *path, const char *text) {
@@ -239,43 +238,11 @@ static void test_cache_dir_too_long(void **state) {
     free(base);
 }
 
-/* The compile-speed levels are part of the key: --fast-compile and
- * --fast-compile=max (NVRTC -Ofc=mid / -Ofc=max) are different programs on
- * CUDA, and neither may be served the other's or the full build. */
-static void test_fast_compile_levels_have_own_keys(void **state) {
-    (void)state;
-    const char *texts[3] = {NULL, "--fast-compile", "--fast-compile=max"};
-    unsigned char keys[3][KILN_CACHE_KEY_BYTES];
-    for (int i = 0; i < 3; i++) {
-        kiln_options o;
-        TEST_OK(kiln_options_parse(texts[i], NULL, &o));
-        assert_int_equal(o.fast_compile, i == 0 ? 0 : i == 1 ? KILN_FAST_COMPILE_MID : KILN_FAST_COMPILE_MAX);
-        kiln_compile_request req;
-        memset(&req, 0, sizeof req);
-        req.source = src_one;
-        req.name = "k.cu";
-        req.arch = "sm_90";
-        kiln_options_apply(&o, &req);
-        kiln_cache_key(&req, "nvrtc 13.0 sm_90", keys[i]);
-        kiln_options_free(&o);
-    }
-    for (int i = 0; i < 3; i++)
-        for (int j = i + 1; j < 3; j++)
-            if (memcmp(keys[i], keys[j], KILN_CACHE_KEY_BYTES) == 0)
-                fail_msg("options '%s' and '%s' share a cache key", texts[i] ? texts[i] : "(none)", texts[j]);
-    kiln_options o;
-    TEST_FAILS_WITH(kiln_options_parse("--fast-compile=fast", NULL, &o), KILN_ERR_INVALID_ARGUMENT,
-                    "unknown compile option '--fast-compile=fast'");
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_header_by_absolute_path),
-        cmocka_unit_test(test_header_in_subfolder),
-        cmocka_unit_test(test_entry_under_another_key),
-        cmocka_unit_test(test_unloadable_entry_rebuilt),
+        cmocka_unit_test(test_header_by_absolute_path), cmocka_unit_test(test_header_in_subfolder),
+        cmocka_unit_test(test_entry_under_another_key), cmocka_unit_test(test_unloadable_entry_rebuilt),
         cmocka_unit_test(test_cache_dir_too_long),
-        cmocka_unit_test(test_fast_compile_levels_have_own_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,10 +68,9 @@ static void test_module_lists_kernels_and_params(void **state) {
     kiln_module_release(m);
 }
 
-/* saxpy against the host, compiled fully, with --fast-compile (less
- * optimisation: NVRTC -Ofc=mid, the host compiler -O1) and with
- * --fast-compile=max (NVRTC -Ofc=max), each a module of its own (another
- * cache key), all computing the same. */
+/* saxpy against the host, compiled fully and with --fast-compile (less
+ * optimisation: NVRTC -Ofc=mid, the host compiler -O1), which is a module
+ * of its own (another cache key) and computes the same. */
 static void test_saxpy_matches_host(void **state) {
     kiln_context *ctx = *state;
     int64_t n = 100003;
@@ -81,8 +80,8 @@ static void test_saxpy_matches_host(void **state) {
     test_fill_f32(&r, y, (size_t)n, -10, 10);
     kiln_jit_stats before, after;
     TEST_OK(kiln_jit_stats_get(ctx, &before));
-    const char *options[3] = {NULL, "--fast-compile", "--fast-compile=max"};
-    for (int o = 0; o < 3; o++) {
+    const char *options[2] = {NULL, "--fast-compile"};
+    for (int o = 0; o < 2; o++) {
         kiln_array *dx = NULL, *dy = NULL;
         TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, x, (size_t)n * 4, &dx));
         TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, y, (size_t)n * 4, &dy));
@@ -103,7 +102,7 @@ static void test_saxpy_matches_host(void **state) {
         kiln_array_release(dy);
     }
     TEST_OK(kiln_jit_stats_get(ctx, &after));
-    assert_int_equal(after.compiles + after.cache_hits - before.compiles - before.cache_hits, 3);
+    assert_int_equal(after.compiles + after.cache_hits - before.compiles - before.cache_hits, 2);
     free(x);
     free(y);
     free(out);

@@ -921,9 +921,7 @@ static void scalars_share_one_module(void **state) {
                 TEST_OK(kiln_ufunc_source(f, "cuda", args, 3, NULL, &src));
                 if (!strstr(src, "kiln_i0 ? "))
                     fail_msg("mask %d: the call's CUDA kernel is not the mixed one:\n%s", mask, src);
-                /* with the options kiln_vectorize compiles mixed kernels with */
-                kiln_status s =
-                    kiln_compile_only("cuda", "sm_90", src, "ufunc.cu", "--fast-compile=max", &log);
+                kiln_status s = kiln_compile_only("cuda", "sm_90", src, "ufunc.cu", NULL, &log);
                 if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING)
                     fail_msg("%s\n%s", kiln_last_error(), src);
                 kiln_free(src);

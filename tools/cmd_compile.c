@@ -8,7 +8,7 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: kiln compile FILE.cu [--target cpu|cuda] [--arch sm_XX] [-DNAME[=V]] [-IDIR]\n"
-               "                    [-G] [-lineinfo] [--use_fast_math] [--fast-compile[=max]]\n"
+               "                    [-G] [-lineinfo] [--use_fast_math] [--fast-compile]\n"
                "  Compiles FILE.cu as kiln would (NVRTC for cuda, the host C++ compiler for\n"
                "  cpu) and prints the diagnostics with FILE:LINE, and on cuda the registers,\n"
                "  shared memory and spills of each kernel. Includes resolve from FILE's folder.\n"
@@ -60,7 +60,7 @@ int kiln_cmd_compile(int argc, char **argv) {
             if (append_option(opts, sizeof opts, joined) != 0) return 2;
         } else if (strncmp(a, "-D", 2) == 0 || strncmp(a, "-I", 2) == 0 || strcmp(a, "-G") == 0 ||
                    strcmp(a, "-lineinfo") == 0 || strcmp(a, "--use_fast_math") == 0 ||
-                   strcmp(a, "--fast-compile") == 0 || strcmp(a, "--fast-compile=max") == 0) {
+                   strcmp(a, "--fast-compile") == 0) {
             if (append_option(opts, sizeof opts, a) != 0) return 2;
         } else if (a[0] == '-') {
             fprintf(stderr, "kiln compile: unknown option \"%s\"\n", a);

@@ -39,9 +39,6 @@ typedef struct kiln_blob {
     size_t size;
 } kiln_blob;
 
-/* kiln_compile_request.fast_compile */
-enum { KILN_FAST_COMPILE_MID = 1, KILN_FAST_COMPILE_MAX = 2 };
-
 /* What to compile. `source` is the user's source exactly as given; the backend
  * adds its own prelude in front and a `#line 1 "<name>"` directive so that
  * diagnostics count lines from the user's first line. `kernel_names` lists the
@@ -67,11 +64,10 @@ typedef struct kiln_compile_request {
     int lineinfo;  /* -lineinfo */
     int fast_math; /* --use_fast_math */
     /* --fast-compile: less optimisation for less compile time (NVRTC
-     * -Ofc=mid, the host compiler -O1); --fast-compile=max: NVRTC -Ofc=max,
-     * the host compiler as --fast-compile. kiln's first-call kernels on
-     * CUDA, which calls leave for fully optimised ones (ufunc mixed, gufunc
-     * any-layout), use one or the other (kiln_first_tier_options). */
-    int fast_compile; /* 0, KILN_FAST_COMPILE_MID or KILN_FAST_COMPILE_MAX */
+     * -Ofc=mid, the host compiler -O1); kiln's first-call kernels on CUDA,
+     * which calls leave for fully optimised ones (ufunc mixed, gufunc
+     * any-layout) */
+    int fast_compile;
     const char *arch; /* CUDA: "sm_90"; CPU: NULL */
     /* NULL, or what stops the compile (a background build whose module is
      * released): the backend stops its compiler and returns

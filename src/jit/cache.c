@@ -144,10 +144,8 @@ void kiln_cache_key(const kiln_compile_request *req, const char *compiler_id,
     kiln_cache_digest_includes(md, req);
     int flags[3] = {req->debug, req->lineinfo, req->fast_math};
     kiln_sha256_update(md, flags, sizeof flags);
-    /* hashed only when set, and --fast-compile as "1" as before =max existed:
-     * the keys of every other module stay as they were */
-    if (req->fast_compile)
-        digest_update_str(md, "fast-compile", req->fast_compile == KILN_FAST_COMPILE_MAX ? "max" : "1");
+    /* hashed only when set: the keys of every other module stay as they were */
+    if (req->fast_compile) digest_update_str(md, "fast-compile", "1");
     kiln_sha256_final(md, key);
 }
 

@@ -143,7 +143,7 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
         hit = load_cached(ctx, req.name, &dir, key, &bin);
         if (!hit) {
             first_tier = 1;
-            req.fast_compile = KILN_FAST_COMPILE_MID;
+            req.fast_compile = 1;
             kiln_cache_key(&req, ctx->compiler_id, key);
         }
     }

@@ -42,15 +42,12 @@ kiln_status kiln_options_parse(const char *text, const char *extra_include, kiln
         } else if (strcmp(w, "--use_fast_math") == 0 || strcmp(w, "-use_fast_math") == 0) {
             o->fast_math = 1;
         } else if (strcmp(w, "--fast-compile") == 0) {
-            o->fast_compile = KILN_FAST_COMPILE_MID;
-        } else if (strcmp(w, "--fast-compile=max") == 0) {
-            o->fast_compile = KILN_FAST_COMPILE_MAX;
+            o->fast_compile = 1;
         } else {
-            s = kiln_set_error(
-                KILN_ERR_INVALID_ARGUMENT,
-                "unknown compile option '%s': kiln accepts -DNAME[=VALUE], -IDIR, "
-                "-G, -lineinfo, --use_fast_math, --fast-compile and --fast-compile=max on both backends",
-                w);
+            s = kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                               "unknown compile option '%s': kiln accepts -DNAME[=VALUE], -IDIR, "
+                               "-G, -lineinfo, --use_fast_math and --fast-compile on both backends",
+                               w);
         }
     }
     if (s == KILN_OK && extra_include) s = add_word(o->include_dirs, &o->include_count, extra_include, "-I");
@@ -58,10 +55,9 @@ kiln_status kiln_options_parse(const char *text, const char *extra_include, kiln
     return s;
 }
 
-const char *kiln_first_tier_options(int level) {
+const char *kiln_first_tier_options(void) {
     const char *e = getenv("KILN_FAST_COMPILE");
-    if (e && strcmp(e, "0") == 0) return NULL;
-    return level == KILN_FAST_COMPILE_MAX ? "--fast-compile=max" : "--fast-compile";
+    return e && strcmp(e, "0") == 0 ? NULL : "--fast-compile";
 }
 
 void kiln_options_free(kiln_options *o) {

@@ -22,10 +22,9 @@ kiln_status kiln_options_parse(const char *text, const char *extra_include, kiln
 void kiln_options_free(kiln_options *o);
 /* The options of kiln's own first-call kernels on CUDA (a ufunc's mixed
  * kernels, a gufunc's any-layout kernels), which calls leave for fully
- * optimised ones: "--fast-compile" (level KILN_FAST_COMPILE_MID) or
- * "--fast-compile=max" (KILN_FAST_COMPILE_MAX), or NULL with
- * KILN_FAST_COMPILE=0 (for measuring, or should a compiler mishandle it). */
-const char *kiln_first_tier_options(int level);
+ * optimised ones: "--fast-compile", or NULL with KILN_FAST_COMPILE=0 (for
+ * measuring, or should a compiler mishandle it). */
+const char *kiln_first_tier_options(void);
 /* Points the request's option fields at o's. */
 void kiln_options_apply(const kiln_options *o, kiln_compile_request *req);
 

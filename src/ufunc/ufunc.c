@@ -21,9 +21,8 @@ static uf_variant *find_variant(kiln_ufunc *f, kiln_context *ctx, const uf_key *
 }
 
 /* Compiles one module holding a kernel per key, on ctx, and records them.
- * CUDA mixed kernels only (what kiln_vectorize builds): --fast-compile=max
- * (NVRTC -Ofc=max: the fastest compile measured for these small modules),
- * as calls leave them for their exact kernels after f->mixed_limit elements;
+ * CUDA mixed kernels only (what kiln_vectorize builds): --fast-compile, as
+ * calls leave them for their exact kernels after f->mixed_limit elements;
  * the CPU's mixed kernels serve every call and are compiled fully. */
 static kiln_status build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key *keys, int nkeys) {
     if (nkeys < 1) return kiln_set_error(KILN_ERR_INTERNAL, "ufunc %s: no kernel to build", f->name);
@@ -35,8 +34,7 @@ static kiln_status build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key
     kiln_status s = uf_generate(f, keys, nkeys, &source, names);
     kiln_module *m = NULL;
     if (s == KILN_OK)
-        s = kiln_module_build(ctx, source, f->name,
-                              first_tier ? kiln_first_tier_options(KILN_FAST_COMPILE_MAX) : NULL, NULL, &m);
+        s = kiln_module_build(ctx, source, f->name, first_tier ? kiln_first_tier_options() : NULL, NULL, &m);
     free(source);
     if (s != KILN_OK) {
         free(names);

@@ -87,12 +87,9 @@ static int options_build(const kiln_compile_request *req, const kiln_nvrtc *nv, 
     /* -Ofast-compile (NVRTC 12.8+): "mid" halved the NVRTC time of a
      * gufunc's any-layout module (2-core build machine: 147-210 ms -> 71-78
      * ms) and cut the bench ufunc's module from 60 to 43 ms; "max" was
-     * slower than "mid" there (H100, 2026-11-27: the bench gufunc 99-149 ms
-     * against 76-116), "min" between. But "max" took the bench ufunc's
-     * first call from 69-73 ms to 50-74 (median 53): --fast-compile=max,
-     * which kiln_vectorize's mixed kernels use. Older NVRTCs compile fully. */
+     * slower than "mid" there, "min" between. Older NVRTCs compile fully. */
     if (ok && req->fast_compile && (nv->major > 12 || (nv->major == 12 && nv->minor >= 8)))
-        ok = options_add(o, req->fast_compile == KILN_FAST_COMPILE_MAX ? "-Ofc=max" : "-Ofc=mid", NULL);
+        ok = options_add(o, "-Ofc=mid", NULL);
     if (ok && resource_report) ok = options_add(o, "--ptxas-options=-v", NULL);
     return ok;
 }
