@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "backend/common/prelude_needs.h"
 #include "backend/cuda/cuda_blob.h"
@@ -28,10 +26,7 @@ static int needs_complex(const kiln_compile_request *req) {
 /* Prelude (the complex types only when the source names them), user
  * source (numbered from its own line 1), then one signature record per
  * kernel for function_get to read back after loading. */
-/* `nonce` (0: none) ends the text with the declaration of a struct named
- * after it, which makes no code: a program NVRTC has not compiled before
- * (see compile_request). */
-static char *assemble_source(const kiln_compile_request *req, unsigned long long nonce) {
+static char *assemble_source(const kiln_compile_request *req) {
     kiln_text t = {0};
     kiln_text_line_directive(&t, "kiln_cuda_prelude.cuh");
     kiln_text_puts(&t, kiln_embedded_kiln_cuda_prelude);
@@ -48,7 +43,6 @@ static char *assemble_source(const kiln_compile_request *req, unsigned long long
         const char *sym = req->kernel_names[i], *expr = req->kernel_exprs ? req->kernel_exprs[i] : sym;
         kiln_text_printf(&t, "KILN_EXPORT_SIGNATURE(%s, %s)\n", sym, expr);
     }
-    if (nonce) kiln_text_printf(&t, "struct kiln_report_%llx;\n", nonce);
     return kiln_text_take(&t);
 }
 
@@ -161,8 +155,8 @@ static kiln_status pack_blob(const kiln_nvrtc *nv, nvrtcProgram prog, const kiln
 }
 
 static kiln_status compile_with(const kiln_nvrtc *nv, const kiln_compile_request *req, int resource_report,
-                                unsigned long long nonce, kiln_blob *out, char **log) {
-    char *source = assemble_source(req, nonce);
+                                kiln_blob *out, char **log) {
+    char *source = assemble_source(req);
     option_list opts = {0};
     char **exprs = calloc((size_t)req->kernel_count + 1, sizeof *exprs);
     nvrtcProgram prog = NULL;
@@ -197,26 +191,7 @@ static kiln_status compile_request(const kiln_compile_request *req, int resource
     if (id) snprintf(id, id_size, "nvrtc %d.%d %s", nv->major, nv->minor, req->arch ? req->arch : "sm_90");
     out->data = NULL;
     out->size = 0;
-    kiln_status s = compile_with(nv, req, resource_report, 0, out, log);
-    /* NVRTC 13 serves a program it compiled before (in any process: its
-     * cache is CUDA_CACHE_PATH's) without running ptxas, so without the
-     * resource report. Asked for one, compile again as a program it has not
-     * seen: the same code and a struct declared under a name no other
-     * compile has (the process, the clock). */
-    if (s == KILN_OK && resource_report && (!*log || !strstr(*log, "ptxas info"))) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        unsigned long long nonce = (((unsigned long long)getpid() << 40) ^
-                                    ((unsigned long long)ts.tv_sec << 20) ^ (unsigned long long)ts.tv_nsec) |
-                                   1;
-        free(out->data);
-        out->data = NULL;
-        out->size = 0;
-        free(*log);
-        *log = NULL;
-        s = compile_with(nv, req, resource_report, nonce, out, log);
-    }
-    return s;
+    return compile_with(nv, req, resource_report, out, log);
 }
 
 kiln_status kiln_cuda_compile(kiln_backend_state *st, const kiln_compile_request *req, kiln_blob *out,
