@@ -503,7 +503,10 @@ KILN_API kiln_status kiln_launch(kiln_kernel *kernel, kiln_dim3 grid, kiln_dim3 
  * target "cpu" or "cuda"; arch like "sm_90" (CUDA; NULL: the device's or
  * sm_90). Fills *log (caller frees with kiln_free) with diagnostics, and for
  * CUDA a per-kernel resource report (registers, shared memory, spills) when
- * it can be had. KILN_ERR_COMPILE on errors. Needs no context. */
+ * it can be had: ptxas writes it, and NVRTC 13 serves a program it compiled
+ * before (its cache, CUDA_CACHE_PATH, shared by processes) without running
+ * ptxas; with CUDA_CACHE_DISABLE=1 in the environment it always compiles
+ * (`kiln compile` sets that). KILN_ERR_COMPILE on errors. Needs no context. */
 KILN_API kiln_status kiln_compile_only(const char *target, const char *arch, const char *source,
                                        const char *name, const char *options, char **log);
 /* Frees memory that kiln returned to the caller. */

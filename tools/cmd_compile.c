@@ -41,6 +41,11 @@ static const char *default_target(void) {
 }
 
 int kiln_cmd_compile(int argc, char **argv) {
+    /* The resource report is ptxas's, and NVRTC 13 serves a program it has
+     * compiled before (in any process: its cache is CUDA_CACHE_PATH's)
+     * without running ptxas, so without a report. This command is for the
+     * report: it compiles every time, unless the user set the variable. */
+    setenv("CUDA_CACHE_DISABLE", "1", 0);
     const char *file = NULL, *target = NULL, *arch = NULL;
     char opts[8192] = "";
     for (int i = 1; i < argc; i++) {
