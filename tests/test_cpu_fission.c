@@ -248,6 +248,53 @@ static const char *src =
     "    __syncthreads();\n"
     "    out[i] = s[blockDim.x - 1 - threadIdx.x];\n"
     "}\n"
+    "// Tree reductions (cpu_fission_tree.c): each block's 2H values in, the whole\n"
+    "// array out, so that every element's final value is compared.\n"
+    "__global__ void tree_f(const float *in, float *out) {\n"
+    "    __shared__ float s[256];\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    for (int k = t; k < 256; k += blockDim.x) s[k] = in[blockIdx.x * 256 + k];\n"
+    "    __syncthreads();\n"
+    "    for (unsigned h = 128; h > 0; h >>= 1) {\n"
+    "        if (t < h) s[t] += s[t + h];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    for (int k = t; k < 256; k += blockDim.x) out[blockIdx.x * 256 + k] = s[k];\n"
+    "}\n"
+    "__global__ void tree_d(const double *in, double *out) {\n"
+    "    __shared__ double s[72];\n"
+    "    int t = threadIdx.x;\n"
+    "    for (int k = t; k < 72; k += blockDim.x) s[k] = in[blockIdx.x * 72 + k];\n"
+    "    __syncthreads();\n"
+    "    for (int h = 32; h != 0; h /= 2) {\n"
+    "        __syncthreads();\n"
+    "        if (t < h) s[t] += s[h + t];\n"
+    "    }\n"
+    "    __syncthreads();\n"
+    "    for (int k = t; k < 72; k += blockDim.x) out[blockIdx.x * 72 + k] = s[k];\n"
+    "}\n"
+    "__global__ void tree_i(const int *in, int *out) {\n"
+    "    __shared__ int s[1024];\n"
+    "    for (int k = threadIdx.x; k < 1024; k += blockDim.x) s[k] = in[blockIdx.x * 1024 + k];\n"
+    "    __syncthreads();\n"
+    "    for (unsigned int h = 512; h >= 1; h >>= 1) {\n"
+    "        if (threadIdx.x < h) s[threadIdx.x] += s[threadIdx.x + h];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    for (int k = threadIdx.x; k < 1024; k += blockDim.x) out[blockIdx.x * 1024 + k] = s[k];\n"
+    "}\n"
+    "// Not the pattern: h starts at a run-time value.\n"
+    "__global__ void tree_runtime(const float *in, float *out) {\n"
+    "    __shared__ float s[256];\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    s[t] = in[blockIdx.x * blockDim.x + t];\n"
+    "    __syncthreads();\n"
+    "    for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {\n"
+    "        if (t < h) s[t] += s[t + h];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    if (t == 0) out[blockIdx.x] = s[0];\n"
+    "}\n"
     "__global__ void plain(float *o, int n) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i < n) o[i] = 2.0f * i;\n"
@@ -296,6 +343,10 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "clamp_rows", "fission", NULL);
     expect_path(log, "scan_rows", "fission", NULL);
     expect_path(log, "guarded_div", "fission", NULL);
+    expect_path(log, "tree_f", "fission", "tree reduction at line");
+    expect_path(log, "tree_d", "fission", "tree reduction at line");
+    expect_path(log, "tree_i", "fission", "tree reduction at line");
+    expect_path(log, "tree_runtime", "fission", "uniform control flow)");
     expect_path(log, "calls_barrier", "fibers", "wait_all");
     expect_path(log, "divergent", "fibers", "not uniform");
     /* barrier kernels beside it do not move it off the loop path */
@@ -560,6 +611,77 @@ static void test_reduction_matches_fibers_and_host(void **state) {
         free(s2);
     }
     release_pair(&p);
+}
+
+/* What the tree kernels compute, in C: the same additions in the same
+ * order, on threads t < min(h, bx) of each level (threads a block lacks do
+ * nothing), as the loop does on every path. */
+#define TREE_REF(T)                                                                                          \
+    static void tree_ref_##T(T *s, unsigned h0, unsigned bx) {                                               \
+        for (unsigned h = h0; h > 0; h >>= 1)                                                                \
+            for (unsigned t = 0; t < h && t < bx; t++) s[t] += s[t + h];                                     \
+    }
+TREE_REF(float)
+TREE_REF(double)
+TREE_REF(int)
+
+/* Tree reductions in registers (kiln_fis_tree_add) where the block fits,
+ * the loop where it does not (fewer threads than the first h): bit for bit
+ * the fibers' result and the C one, every element of the shared array. */
+static void test_tree_reductions_keep_every_bit(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    static const struct {
+        const char *name;
+        kiln_dtype dtype;
+        int per, h0, threads[3];
+    } cases[] = {{"tree_f", KILN_FLOAT32, 256, 128, {256, 128, 64}},
+                 {"tree_d", KILN_FLOAT64, 72, 32, {32, 96, 16}},
+                 {"tree_i", KILN_INT32, 1024, 512, {1024, 512, 100}}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        pair p;
+        get_pair(ctx, cases[c].name, &p);
+        int blocks = 37, per = cases[c].per;
+        size_t count = (size_t)blocks * (size_t)per, bytes = count * kiln_dtype_size(cases[c].dtype);
+        int64_t nn = (int64_t)count;
+        void *in = malloc(bytes), *o1 = malloc(bytes), *o2 = malloc(bytes), *ref = malloc(bytes);
+        for (size_t i = 0; i < count; i++) {
+            double v = test_uniform(&r, -1000, 1000);
+            if (cases[c].dtype == KILN_FLOAT32) ((float *)in)[i] = (float)v;
+            if (cases[c].dtype == KILN_FLOAT64) ((double *)in)[i] = v;
+            if (cases[c].dtype == KILN_INT32) ((int *)in)[i] = (int)v;
+        }
+        kiln_array *din, *d1, *d2;
+        TEST_OK(kiln_array_from_host(ctx, cases[c].dtype, 1, &nn, in, bytes, &din));
+        TEST_OK(kiln_array_zeros(ctx, cases[c].dtype, 1, &nn, &d1));
+        TEST_OK(kiln_array_zeros(ctx, cases[c].dtype, 1, &nn, &d2));
+        for (int k = 0; k < 3; k++) {
+            unsigned bx = (unsigned)cases[c].threads[k];
+            run_pair(&p, KILN_DIM((uint32_t)blocks), KILN_DIM(bx), 0, 1, d1, d2, o1, o2, bytes,
+                     KILN_ARGS(kiln_arr(din), kiln_arr(d1)));
+            memcpy(ref, in, bytes);
+            for (int b = 0; b < blocks; b++) {
+                size_t at = (size_t)b * (size_t)per;
+                if (cases[c].dtype == KILN_FLOAT32)
+                    tree_ref_float((float *)ref + at, (unsigned)cases[c].h0, bx);
+                if (cases[c].dtype == KILN_FLOAT64)
+                    tree_ref_double((double *)ref + at, (unsigned)cases[c].h0, bx);
+                if (cases[c].dtype == KILN_INT32) tree_ref_int((int *)ref + at, (unsigned)cases[c].h0, bx);
+            }
+            if (memcmp(o1, o2, bytes) != 0)
+                fail_msg("%s, %u threads: fission and fibers differ", cases[c].name, bx);
+            if (memcmp(o1, ref, bytes) != 0)
+                fail_msg("%s, %u threads: not the C tree's bits", cases[c].name, bx);
+        }
+        kiln_array_release(din);
+        kiln_array_release(d1);
+        kiln_array_release(d2);
+        free(in);
+        free(o1);
+        free(o2);
+        free(ref);
+        release_pair(&p);
+    }
 }
 
 /* The guard_types kernel's value for thread t of a block of bx threads,
@@ -1127,6 +1249,7 @@ int main(void) {
         cmocka_unit_test(test_matmul_matches_fibers_and_host),
         cmocka_unit_test(test_stencil_matches_fibers_and_host),
         cmocka_unit_test(test_reduction_matches_fibers_and_host),
+        cmocka_unit_test(test_tree_reductions_keep_every_bit),
         cmocka_unit_test(test_guard_ranges_follow_conversions),
         cmocka_unit_test(test_int_locals_of_unsigned_indices_wrap),
         cmocka_unit_test(test_versioned_selections),

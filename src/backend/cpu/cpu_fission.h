@@ -73,7 +73,8 @@ const kpath_fn *kpath_fn_named(const kpath_unit *u, int i);
 /* cpu_fission.c: transforms kernel fn into `kiln_fis_body_<name>`, appended
  * to gen with its entry point; `#line` directives name `file` (the user's
  * source as compiled), so that compile errors and assert() messages point
- * at the user's lines. 0 on success; else -1 and why says what the
+ * at the user's lines. 0 on success, why then "" or what else the path
+ * does (a tree reduction kept in registers); else -1 and why says what the
  * transformer could not handle (gen is then left as it was). */
 int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, kiln_text *gen, char *why,
                      size_t why_size);

@@ -10,6 +10,7 @@ static int new_node(fis *f, int kind, int parent) {
     node *n = &f->nodes[f->node_count];
     memset(n, 0, sizeof *n);
     n->narrow_s0 = -1;
+    n->tree_arr = -1;
     n->kind = kind;
     n->child = n->next = n->last = n->pre = n->pre_last = n->other = n->decl = -1;
     n->parent = parent;
@@ -162,6 +163,7 @@ static int build_for(fis *f, int seq, int i, int e, int loop) {
     int ba, bb;
     body_range(f, f->nodes[n].b + 1, e, &ba, &bb);
     int body = fis_build_seq(f, ba, bb, n);
+    if (body >= 0) fis_find_tree(f, n, loop);
     f->vars[v].active = 0;
     return body < 0 ? -1 : 0;
 }

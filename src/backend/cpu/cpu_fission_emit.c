@@ -430,12 +430,43 @@ static void put_thread_loop(fis *f, int r, int calls, int ivdep) {
     fis_put(f, "\n}();\n}\n");
 }
 
+/* The tree reduction of N_UFOR x in vectors of 16 (kiln_cpu_fission.cuh):
+ * `if (it fits) { straight-line code } else` before the loop. Each vector
+ * a variable of its own, so that the compiler keeps them in registers. */
+static void put_tree(fis *f, const node *x) {
+    unsigned h0 = x->tree_h0, nv = 2 * h0 / 16;
+    kiln_text_printf(f->out, "\nif (kiln_fis_tree_ok<%uu>(", h0);
+    put_tok(f, x->tree_arr);
+    kiln_text_printf(f->out,
+                     ", kiln_bx, kiln_by, kiln_bz)) [&](auto &kiln_a) KILN_FIS_INLINE {\n"
+                     "typedef decltype(kiln_a) kiln_A;\n"
+                     "if constexpr (kiln_fis_tree_fits<%uu, kiln_A>::value) {\n"
+                     "typedef typename kiln_fis_tree_arr<kiln_A>::elem kiln_T;\n"
+                     "typedef kiln_T kiln_V __attribute__((vector_size(16 * sizeof(kiln_T))));\n",
+                     h0);
+    for (unsigned i = 0; i < nv; i++)
+        kiln_text_printf(f->out, "kiln_V kiln_v%u = kiln_fis_vload<kiln_V>(&kiln_a[%u]);\n", i, 16 * i);
+    for (unsigned h = h0; h >= 16; h >>= 1)
+        for (unsigned i = 0; i < h / 16; i++)
+            kiln_text_printf(f->out, "kiln_v%u += kiln_v%u;\n", i, i + h / 16);
+    for (unsigned h = 8; h > 0; h >>= 1)
+        kiln_text_printf(f->out, "kiln_v0 = kiln_fis_tree_lanes<%u, kiln_T>(kiln_v0);\n", h);
+    for (unsigned i = 0; i < h0 / 16; i++)
+        kiln_text_printf(f->out, "kiln_fis_vstore(&kiln_a[%u], kiln_v%u);\n", 16 * i, i);
+    fis_put(f, "}\n}(");
+    put_tok(f, x->tree_arr);
+    fis_put(f, "); else");
+}
+
 static void emit_node(fis *f, int n) {
     const node *x = &f->nodes[n];
     switch (x->kind) {
     case N_SEQ: emit_seq(f, n); break;
     case N_REGION: emit_region(f, n); break;
     case N_UFOR:
+        /* a tree reduction: in registers where the block fits, else the
+         * loop (cpu_fission_tree.c; a thread that returned keeps it too) */
+        if (x->tree_arr >= 0 && !f->returns) put_tree(f, x);
         fis_put(f, "\nfor (");
         fis_put_toks(f, x->a + 1, x->b);
         fis_put(f, ")");

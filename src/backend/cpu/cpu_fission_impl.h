@@ -43,6 +43,10 @@ typedef struct node {
      * threadIdx.x itself (or a copy), so the range has a closed form. */
     int narrow_t0, narrow_t1, narrow_op, narrow_ident;
     int decl; /* N_STMT: first var it declares, or -1 */
+    /* N_UFOR that is a block's tree reduction (cpu_fission_tree.c): the
+     * token of its __shared__ array's name (-1: not one) and its first h */
+    int tree_arr;
+    unsigned tree_h0;
 } node;
 
 typedef struct var {
@@ -155,6 +159,12 @@ int fis_read_params(fis *f);
 /* The sequence node of statements [a, b), children of parent; -1 on failure
  * (f->why says why). */
 int fis_build_seq(fis *f, int a, int b, int parent);
+
+/* ---- cpu_fission_tree.c */
+/* Marks N_UFOR node n (loop variable token `loop`, its body built, the
+ * kernel's names still in scope) when it is a tree reduction kiln_fis_tree_add
+ * can run: sets tree_arr and tree_h0, else tree_arr = -1. */
+void fis_find_tree(fis *f, int n, int loop);
 
 /* ---- cpu_fission_live.c */
 /* Does [a, b) name the variable declared at token name? */

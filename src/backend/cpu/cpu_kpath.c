@@ -300,7 +300,10 @@ void kiln_cpu_plan_kernels(const char *source, const kiln_compile_request *req, 
         } else {
             char why[200];
             if (kiln_cpu_fission(&u, fn, req->name ? req->name : "kernel.cu", gen, why, sizeof why) == 0)
-                say(p, KILN_CPU_PATH_FISSION, "%.*sbarriers in structured, uniform control flow", "", 0);
+                say(p, KILN_CPU_PATH_FISSION,
+                    why[0] ? "barriers in structured, uniform control flow; %.*s"
+                           : "%.*sbarriers in structured, uniform control flow",
+                    why, (int)strlen(why));
             else
                 say(p, KILN_CPU_PATH_FIBERS, "loop fission: %.*s", why, (int)strlen(why));
         }

@@ -238,3 +238,64 @@ static inline void kiln_cpu_fis(void (*)(A...), kiln_cpu_seq<I...>, const kiln_c
         else                                                                                                 \
             kiln_cpu_probe_##kiln__k(kiln__b, kiln__first, kiln__end);                                       \
     }
+// A block's tree reduction in registers (cpu_fission_tree.c finds the loop
+// `for (h = H; h > 0; h >>= 1) { if (t < h) s[t] += s[t + h]; __syncthreads(); }`
+// with H a literal and t threadIdx.x, and writes the code that runs it where
+// these checks pass): on loop fission each level stores its sums to s and
+// the next level loads them back, a chain of store, forward and load per
+// level that costs more than the additions. The written code loads the 2H
+// values into vectors of 16 once, each a variable of its own (so that they
+// live in registers), adds the same two elements in the same order as the
+// loop at every level (whole vectors down to h = 16, then lanes of the first
+// vector), and stores s[0, H) back as the loop leaves it: the same values,
+// bit for bit. The loop's own code stays beside it for blocks this does not
+// fit (fewer than H threads a row, more than one row) and other element
+// types. GCC only (vector extensions, __builtin_shuffle).
+template <typename T> struct kiln_fis_tree_lane { enum { ok = 0 }; };
+#if defined(__GNUC__) && !defined(__clang__)
+#define KILN_FIS_TREE_LANE(T, M)                                                                             \
+    template <> struct kiln_fis_tree_lane<T> {                                                               \
+        enum { ok = 1 };                                                                                     \
+        typedef M mask;                                                                                      \
+    };
+KILN_FIS_TREE_LANE(float, int)
+KILN_FIS_TREE_LANE(double, long long)
+KILN_FIS_TREE_LANE(int, int)
+KILN_FIS_TREE_LANE(unsigned, int)
+KILN_FIS_TREE_LANE(long long, long long)
+KILN_FIS_TREE_LANE(unsigned long long, long long)
+#endif
+template <typename A> struct kiln_fis_tree_arr {
+    enum { n = 0 };
+    typedef int elem;
+};
+template <typename A> struct kiln_fis_tree_arr<A &> : kiln_fis_tree_arr<A> {};
+template <typename T, int N> struct kiln_fis_tree_arr<T[N]> {
+    enum { n = N };
+    typedef T elem;
+};
+template <unsigned H, typename A> struct kiln_fis_tree_fits {
+    enum {
+        value = kiln_fis_tree_lane<typename kiln_fis_tree_arr<A>::elem>::ok && H >= 8 && H <= 512 &&
+                (H & (H - 1)) == 0 && 2 * H <= (unsigned)kiln_fis_tree_arr<A>::n
+    };
+};
+template <unsigned H, typename A> static inline bool kiln_fis_tree_ok(A &, int bx, int by, int bz) {
+    return kiln_fis_tree_fits<H, A &>::value && (int)H <= bx && by == 1 && bz == 1;
+}
+template <typename V, typename T> static inline KILN_FIS_INLINE V kiln_fis_vload(const T *p) {
+    V v;
+    __builtin_memcpy(&v, p, sizeof v);
+    return v;
+}
+template <typename V, typename T> static inline KILN_FIS_INLINE void kiln_fis_vstore(T *p, V v) {
+    __builtin_memcpy(p, &v, sizeof v);
+}
+// Lanes t < h of v get v[t + h] added (h < 16).
+template <int h, typename T, typename V> static inline KILN_FIS_INLINE V kiln_fis_tree_lanes(V v) {
+    typedef typename kiln_fis_tree_lane<T>::mask M __attribute__((vector_size(sizeof(V))));
+    M lane;
+    for (int i = 0; i < 16; i++) lane[i] = i;
+    V up = __builtin_shuffle(v, (lane + h) & 15);
+    return lane < h ? v + up : v;
+}
