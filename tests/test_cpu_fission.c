@@ -283,6 +283,18 @@ static const char *src =
     "    }\n"
     "    for (int k = threadIdx.x; k < 1024; k += blockDim.x) out[blockIdx.x * 1024 + k] = s[k];\n"
     "}\n"
+    "// Not the pattern: t in a type that wraps in blocks of 256 threads or more.\n"
+    "__global__ void tree_narrow(const float *in, float *out) {\n"
+    "    __shared__ float s[256];\n"
+    "    unsigned char t = threadIdx.x;\n"
+    "    s[t] = in[blockIdx.x * 256 + t];\n"
+    "    __syncthreads();\n"
+    "    for (unsigned h = 128; h > 0; h >>= 1) {\n"
+    "        if (t < h) s[t] += s[t + h];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    if (t == 0) out[blockIdx.x] = s[0];\n"
+    "}\n"
     "// Not the pattern: h starts at a run-time value.\n"
     "__global__ void tree_runtime(const float *in, float *out) {\n"
     "    __shared__ float s[256];\n"
@@ -347,6 +359,7 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "tree_d", "fission", "tree reduction at line");
     expect_path(log, "tree_i", "fission", "tree reduction at line");
     expect_path(log, "tree_runtime", "fission", "uniform control flow)");
+    expect_path(log, "tree_narrow", "fission", "uniform control flow)");
     expect_path(log, "calls_barrier", "fibers", "wait_all");
     expect_path(log, "divergent", "fibers", "not uniform");
     /* barrier kernels beside it do not move it off the loop path */

@@ -1,7 +1,8 @@
-/* cpu_fission_tree.c: finding the block-wide tree reduction that loop
- * fission can hand to kiln_fis_tree_add (kiln_cpu_fission.cuh), which keeps
- * the partial sums in registers instead of storing and reloading them at
- * every level. The loop, as CUDA's reduction examples write it:
+/* cpu_fission_tree.c: finding the block-wide tree reduction whose partial
+ * sums the fission code can keep in registers instead of storing and
+ * reloading them at every level (put_tree in cpu_fission_emit.c writes that
+ * code, kiln_cpu_fission.cuh has its pieces). The loop, as CUDA's reduction
+ * examples write it:
  *
  *     for (unsigned h = 128; h > 0; h >>= 1) {
  *         if (t < h) s[t] += s[t + h];
@@ -11,7 +12,8 @@
  * h declared in the header with a literal power of two, the condition
  * `h > 0`, `h >= 1` or `h != 0`, the step `h >>= 1` or `h /= 2`; the body
  * one guarded statement (the barrier anywhere in it); t threadIdx.x or a
- * never-assigned copy of it; s a __shared__ array of the block; `+=` with
+ * never-assigned copy of it in a type as wide as int (a narrower copy wraps
+ * in blocks wider than it counts); s a __shared__ array of the block; `+=` with
  * `t + h` or `h + t`. Anything else keeps the loop as fission writes it, as
  * do blocks the helper does not fit (it checks at run time). */
 #include <stdlib.h>
@@ -41,16 +43,17 @@ static unsigned long long literal(const fis *f, int i) {
  * for loop variable token `loop`; H into *h0. */
 static int header_halves(const fis *f, int a, int b, int loop, unsigned long long *h0) {
     int i = a;
-    while (i < loop && ident(f, i) && (is(f, i, "unsigned") || is(f, i, "int") || is(f, i, "long") ||
-                                       is(f, i, "short") || is(f, i, "signed") || is(f, i, "size_t")))
+    while (i < loop && ident(f, i) &&
+           (is(f, i, "unsigned") || is(f, i, "int") || is(f, i, "long") || is(f, i, "short") ||
+            is(f, i, "signed") || is(f, i, "size_t")))
         i++;
     if (i == a || i != loop || !is(f, i + 1, "=") || !is(f, i + 3, ";")) return 0;
     *h0 = literal(f, i + 2);
     if (*h0 < FIS_TREE_MIN_H || (*h0 & (*h0 - 1)) != 0 || *h0 > FIS_TREE_MAX_H) return 0;
     i += 4; /* the condition */
-    int cond = same_name(f, i, loop) && ((is(f, i + 1, ">") && is(f, i + 2, "0")) ||
-                                         (is(f, i + 1, ">=") && is(f, i + 2, "1")) ||
-                                         (is(f, i + 1, "!=") && is(f, i + 2, "0")));
+    int cond = same_name(f, i, loop) &&
+               ((is(f, i + 1, ">") && is(f, i + 2, "0")) || (is(f, i + 1, ">=") && is(f, i + 2, "1")) ||
+                (is(f, i + 1, "!=") && is(f, i + 2, "0")));
     if (!cond || !is(f, i + 3, ";")) return 0;
     i += 4; /* the step */
     return i + 3 == b && same_name(f, i, loop) &&
@@ -76,6 +79,13 @@ void fis_find_tree(fis *f, int n, int loop) {
         return;
     int t0 = r->narrow_t0, t1 = r->narrow_op; /* t's tokens */
     int tl = t1 - t0;
+    if (tl == 1) {
+        const var *tv = fis_lookup(f, t0);
+        if (!tv || tv->type_a < 0 || fis_has_word(f, tv->type_a, tv->type_b, "char") ||
+            fis_has_word(f, tv->type_a, tv->type_b, "short") ||
+            fis_has_word(f, tv->type_a, tv->type_b, "bool"))
+            return;
+    }
     /* S: `s [ t ] += s [ t + h ] ;` (or `h + t`) */
     int s = r->narrow_s0, e = r->narrow_s1;
     if (!ident(f, s) || !is(f, s + 1, "[") || e - s != 2 * tl + 10) return;
