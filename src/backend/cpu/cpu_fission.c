@@ -71,7 +71,8 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
             /* on success `why` says what else the path does, or stays "" */
             for (int n = 0; n < f->node_count && !f->returns; n++)
                 if (f->nodes[n].kind == N_UFOR && f->nodes[n].tree_arr >= 0) {
-                    snprintf(why, why_size, "the tree reduction at line %d in registers where the block fits",
+                    snprintf(why, why_size,
+                             "the tree reduction at line %d in registers where the block fits (GCC)",
                              f->lines ? f->lines[f->nodes[n].a] : 0);
                     break;
                 }
