@@ -283,6 +283,29 @@ static const char *src =
     "    }\n"
     "    for (int k = threadIdx.x; k < 1024; k += blockDim.x) out[blockIdx.x * 1024 + k] = s[k];\n"
     "}\n"
+    "// The smallest trees: H = 8 (one vector, lanes only) and H = 16.\n"
+    "__global__ void tree_8(const float *in, float *out) {\n"
+    "    __shared__ float s[20];\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    for (int k = t; k < 20; k += blockDim.x) s[k] = in[blockIdx.x * 20 + k];\n"
+    "    __syncthreads();\n"
+    "    for (unsigned h = 8; h > 0; h >>= 1) {\n"
+    "        if (t < h) s[t] += s[t + h];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    for (int k = t; k < 20; k += blockDim.x) out[blockIdx.x * 20 + k] = s[k];\n"
+    "}\n"
+    "__global__ void tree_16(const double *in, double *out) {\n"
+    "    __shared__ double s[32];\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    for (int k = t; k < 32; k += blockDim.x) s[k] = in[blockIdx.x * 32 + k];\n"
+    "    __syncthreads();\n"
+    "    for (unsigned h = 16; h > 0; h >>= 1) {\n"
+    "        if (t < h) s[t] += s[t + h];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    for (int k = t; k < 32; k += blockDim.x) out[blockIdx.x * 32 + k] = s[k];\n"
+    "}\n"
     "// Not the pattern: t in a type that wraps in blocks of 256 threads or more.\n"
     "__global__ void tree_narrow(const float *in, float *out) {\n"
     "    __shared__ float s[256];\n"
@@ -358,6 +381,8 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "tree_f", "fission", "tree reduction at line");
     expect_path(log, "tree_d", "fission", "tree reduction at line");
     expect_path(log, "tree_i", "fission", "tree reduction at line");
+    expect_path(log, "tree_8", "fission", "tree reduction at line");
+    expect_path(log, "tree_16", "fission", "tree reduction at line");
     expect_path(log, "tree_runtime", "fission", "uniform control flow)");
     expect_path(log, "tree_narrow", "fission", "uniform control flow)");
     expect_path(log, "calls_barrier", "fibers", "wait_all");
@@ -650,7 +675,9 @@ static void test_tree_reductions_keep_every_bit(void **state) {
         int per, h0, threads[3];
     } cases[] = {{"tree_f", KILN_FLOAT32, 256, 128, {256, 128, 64}},
                  {"tree_d", KILN_FLOAT64, 72, 32, {32, 96, 16}},
-                 {"tree_i", KILN_INT32, 1024, 512, {1024, 512, 100}}};
+                 {"tree_i", KILN_INT32, 1024, 512, {1024, 512, 100}},
+                 {"tree_8", KILN_FLOAT32, 20, 8, {8, 32, 5}},
+                 {"tree_16", KILN_FLOAT64, 32, 16, {16, 32, 12}}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         pair p;
         get_pair(ctx, cases[c].name, &p);

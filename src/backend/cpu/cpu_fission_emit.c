@@ -453,6 +453,8 @@ static void put_tree(fis *f, const node *x) {
         kiln_text_printf(f->out, "kiln_v0 = kiln_fis_tree_lanes<%u, kiln_T>(kiln_v0);\n", h);
     for (unsigned i = 0; i < h0 / 16; i++)
         kiln_text_printf(f->out, "kiln_fis_vstore(&kiln_a[%u], kiln_v%u);\n", 16 * i, i);
+    if (h0 < 16) /* H = 8: the first 8 lanes of the one vector */
+        kiln_text_printf(f->out, "__builtin_memcpy(&kiln_a[0], &kiln_v0, %u * sizeof(kiln_T));\n", h0);
     fis_put(f, "}\n}(");
     put_tok(f, x->tree_arr);
     fis_put(f, "); else");
