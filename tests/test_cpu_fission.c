@@ -306,6 +306,18 @@ static const char *src =
     "    }\n"
     "    for (int k = t; k < 32; k += blockDim.x) out[blockIdx.x * 32 + k] = s[k];\n"
     "}\n"
+    "// The first h from the block's width: the code dispatches on it.\n"
+    "__global__ void tree_rt(const float *in, float *out) {\n"
+    "    __shared__ float s[512];\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    for (int k = t; k < 512; k += blockDim.x) s[k] = in[blockIdx.x * 512 + k];\n"
+    "    __syncthreads();\n"
+    "    for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {\n"
+    "        if (t < h) s[t] += s[t + h];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    for (int k = t; k < 512; k += blockDim.x) out[blockIdx.x * 512 + k] = s[k];\n"
+    "}\n"
     "// Not the pattern: t in a type that wraps in blocks of 256 threads or more.\n"
     "__global__ void tree_narrow(const float *in, float *out) {\n"
     "    __shared__ float s[256];\n"
@@ -318,7 +330,7 @@ static const char *src =
     "    }\n"
     "    if (t == 0) out[blockIdx.x] = s[0];\n"
     "}\n"
-    "// Not the pattern: h starts at a run-time value.\n"
+    "// blockDim.x / 2 over an array of 256: dispatched, up to h = 128.\n"
     "__global__ void tree_runtime(const float *in, float *out) {\n"
     "    __shared__ float s[256];\n"
     "    unsigned t = threadIdx.x;\n"
@@ -383,7 +395,8 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "tree_i", "fission", "tree reduction at line");
     expect_path(log, "tree_8", "fission", "tree reduction at line");
     expect_path(log, "tree_16", "fission", "tree reduction at line");
-    expect_path(log, "tree_runtime", "fission", "uniform control flow)");
+    expect_path(log, "tree_runtime", "fission", "tree reduction at line");
+    expect_path(log, "tree_rt", "fission", "tree reduction at line");
     expect_path(log, "tree_narrow", "fission", "uniform control flow)");
     expect_path(log, "calls_barrier", "fibers", "wait_all");
     expect_path(log, "divergent", "fibers", "not uniform");
@@ -677,7 +690,11 @@ static void test_tree_reductions_keep_every_bit(void **state) {
                  {"tree_d", KILN_FLOAT64, 72, 32, {32, 96, 16}},
                  {"tree_i", KILN_INT32, 1024, 512, {1024, 512, 100}},
                  {"tree_8", KILN_FLOAT32, 20, 8, {8, 32, 5}},
-                 {"tree_16", KILN_FLOAT64, 32, 16, {16, 32, 12}}};
+                 {"tree_16", KILN_FLOAT64, 32, 16, {16, 32, 12}},
+                 /* h0 0: blockDim.x / 2; 96 and 320 threads (48 and 160: not powers
+                  * of two) run the loop */
+                 {"tree_rt", KILN_FLOAT32, 512, 0, {512, 64, 96}},
+                 {"tree_rt", KILN_FLOAT32, 512, 0, {16, 320, 32}}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         pair p;
         get_pair(ctx, cases[c].name, &p);
@@ -700,13 +717,12 @@ static void test_tree_reductions_keep_every_bit(void **state) {
             run_pair(&p, KILN_DIM((uint32_t)blocks), KILN_DIM(bx), 0, 1, d1, d2, o1, o2, bytes,
                      KILN_ARGS(kiln_arr(din), kiln_arr(d1)));
             memcpy(ref, in, bytes);
+            unsigned h0 = cases[c].h0 ? (unsigned)cases[c].h0 : bx / 2;
             for (int b = 0; b < blocks; b++) {
                 size_t at = (size_t)b * (size_t)per;
-                if (cases[c].dtype == KILN_FLOAT32)
-                    tree_ref_float((float *)ref + at, (unsigned)cases[c].h0, bx);
-                if (cases[c].dtype == KILN_FLOAT64)
-                    tree_ref_double((double *)ref + at, (unsigned)cases[c].h0, bx);
-                if (cases[c].dtype == KILN_INT32) tree_ref_int((int *)ref + at, (unsigned)cases[c].h0, bx);
+                if (cases[c].dtype == KILN_FLOAT32) tree_ref_float((float *)ref + at, h0, bx);
+                if (cases[c].dtype == KILN_FLOAT64) tree_ref_double((double *)ref + at, h0, bx);
+                if (cases[c].dtype == KILN_INT32) tree_ref_int((int *)ref + at, h0, bx);
             }
             if (memcmp(o1, o2, bytes) != 0)
                 fail_msg("%s, %u threads: fission and fibers differ", cases[c].name, bx);

@@ -430,16 +430,13 @@ static void put_thread_loop(fis *f, int r, int calls, int ivdep) {
     fis_put(f, "\n}();\n}\n");
 }
 
-/* The tree reduction of N_UFOR x in vectors of 16 (kiln_cpu_fission.cuh):
- * `if (it fits) { straight-line code } else` before the loop. Each vector
- * a variable of its own, so that the compiler keeps them in registers. */
-static void put_tree(fis *f, const node *x) {
-    unsigned h0 = x->tree_h0, nv = 2 * h0 / 16;
-    kiln_text_printf(f->out, "\nif (kiln_fis_tree_ok<%uu>(", h0);
-    put_tok(f, x->tree_arr);
+/* The straight-line code of a tree of first h `h0`, on `kiln_a`, inside
+ * `if constexpr (it fits)`: vectors of 16, each a variable of its own (so
+ * that the compiler keeps them in registers), stored back as the loop
+ * leaves the array. `then` ends the block (a return in the dispatch). */
+static void put_tree_code(fis *f, unsigned h0, const char *then) {
+    unsigned nv = 2 * h0 / 16;
     kiln_text_printf(f->out,
-                     ", kiln_bx, kiln_by, kiln_bz)) [&](auto &kiln_a) KILN_FIS_INLINE {\n"
-                     "typedef decltype(kiln_a) kiln_A;\n"
                      "if constexpr (kiln_fis_tree_fits<%uu, kiln_A>::value) {\n"
                      "typedef typename kiln_fis_tree_arr<kiln_A>::elem kiln_T;\n"
                      "typedef kiln_T kiln_V __attribute__((vector_size(16 * sizeof(kiln_T))));\n",
@@ -455,8 +452,34 @@ static void put_tree(fis *f, const node *x) {
         kiln_text_printf(f->out, "kiln_fis_vstore(&kiln_a[%u], kiln_v%u);\n", 16 * i, i);
     if (h0 < 16) /* H = 8: the first 8 lanes of the one vector */
         kiln_text_printf(f->out, "__builtin_memcpy(&kiln_a[0], &kiln_v0, %u * sizeof(kiln_T));\n", h0);
-    fis_put(f, "}\n}(");
+    fis_put(f, then);
+    fis_put(f, "}\n");
+}
+
+/* The tree reduction of N_UFOR x (cpu_fission_tree.c, kiln_cpu_fission.cuh):
+ * `if (it fits) { its code } else` before the loop. A first h of
+ * blockDim.x / 2 (tree_h0 0) dispatches on its value, to the code of each
+ * power of two the array can hold. */
+static void put_tree(fis *f, const node *x) {
+    fis_put(f, "\nif (kiln_fis_tree_ok(");
     put_tok(f, x->tree_arr);
+    if (x->tree_h0)
+        kiln_text_printf(f->out, ", %uu", x->tree_h0);
+    else
+        fis_put(f, ", (unsigned)kiln_bx >> 1");
+    fis_put(f, ", kiln_bx, kiln_by, kiln_bz)) [&](auto &kiln_a, unsigned kiln_h) KILN_FIS_INLINE {\n"
+               "typedef decltype(kiln_a) kiln_A;\n(void)kiln_h;\n");
+    if (x->tree_h0)
+        put_tree_code(f, x->tree_h0, "");
+    else
+        for (unsigned h0 = KILN_FIS_TREE_MIN_H; h0 <= KILN_FIS_TREE_MAX_H; h0 *= 2) {
+            kiln_text_printf(f->out, "if (kiln_h == %uu) {\n", h0);
+            put_tree_code(f, h0, "return;\n");
+            fis_put(f, "}\n");
+        }
+    fis_put(f, "}(");
+    put_tok(f, x->tree_arr);
+    fis_put(f, x->tree_h0 ? ", 0u" : ", (unsigned)kiln_bx >> 1");
     fis_put(f, "); else");
 }
 

@@ -18,6 +18,11 @@
 #include "backend/cpu/cpu_fission.h"
 
 #define MAX_NODES 1024
+/* The first h of a tree reduction the fission code keeps in registers
+ * (cpu_fission_tree.c; kiln_fis_tree_fits in kiln_cpu_fission.cuh says the
+ * same): vectors of 16, 2H / 16 of them. */
+#define KILN_FIS_TREE_MIN_H 8
+#define KILN_FIS_TREE_MAX_H 512
 #define MAX_VARS 512
 #define MAX_DEPTH 24
 
@@ -46,7 +51,7 @@ typedef struct node {
     /* N_UFOR that is a block's tree reduction (cpu_fission_tree.c): the
      * token of its __shared__ array's name (-1: not one) and its first h */
     int tree_arr;
-    unsigned tree_h0;
+    unsigned tree_h0; /* 0: blockDim.x / 2 */
 } node;
 
 typedef struct var {

@@ -9,7 +9,8 @@
  *         __syncthreads();
  *     }
  *
- * h declared in the header with a literal power of two, the condition
+ * h declared in the header with a literal power of two (or blockDim.x / 2,
+ * dispatched on at run time), the condition
  * `h > 0`, `h >= 1` or `h != 0`, the step `h >>= 1` or `h /= 2`; the body
  * one guarded statement (the barrier anywhere in it); t threadIdx.x or a
  * never-assigned copy of it in a type as wide as int (a narrower copy wraps
@@ -19,11 +20,6 @@
 #include <stdlib.h>
 
 #include "backend/cpu/cpu_fission_impl.h"
-
-/* What kiln_fis_tree_fits takes (kiln_cpu_fission.cuh): the written code
- * works on vectors of 16 and holds 2H / 16 of them. */
-#define FIS_TREE_MIN_H 8
-#define FIS_TREE_MAX_H 512
 
 /* The literal at token i as an unsigned value; 0 when it is not one. */
 static unsigned long long literal(const fis *f, int i) {
@@ -40,17 +36,25 @@ static unsigned long long literal(const fis *f, int i) {
 }
 
 /* Header [a, b) (inside the parentheses) is `T... h = H; h > 0; h >>= 1`
- * for loop variable token `loop`; H into *h0. */
+ * for loop variable token `loop`; H into *h0, 0 for `blockDim.x / 2`. */
 static int header_halves(const fis *f, int a, int b, int loop, unsigned long long *h0) {
     int i = a;
     while (i < loop && ident(f, i) &&
            (is(f, i, "unsigned") || is(f, i, "int") || is(f, i, "long") || is(f, i, "short") ||
             is(f, i, "signed") || is(f, i, "size_t")))
         i++;
-    if (i == a || i != loop || !is(f, i + 1, "=") || !is(f, i + 3, ";")) return 0;
-    *h0 = literal(f, i + 2);
-    if (*h0 < FIS_TREE_MIN_H || (*h0 & (*h0 - 1)) != 0 || *h0 > FIS_TREE_MAX_H) return 0;
-    i += 4; /* the condition */
+    if (i == a || i != loop || !is(f, i + 1, "=")) return 0;
+    if (is(f, i + 2, "blockDim") && is(f, i + 3, ".") && is(f, i + 4, "x") &&
+        ((is(f, i + 5, "/") && is(f, i + 6, "2")) || (is(f, i + 5, ">>") && is(f, i + 6, "1")))) {
+        *h0 = 0; /* blockDim.x / 2: the code dispatches on its value */
+        i += 7;
+    } else {
+        *h0 = literal(f, i + 2);
+        if (*h0 < KILN_FIS_TREE_MIN_H || (*h0 & (*h0 - 1)) != 0 || *h0 > KILN_FIS_TREE_MAX_H) return 0;
+        i += 3;
+    }
+    if (!is(f, i, ";")) return 0;
+    i += 1; /* the condition */
     int cond = same_name(f, i, loop) &&
                ((is(f, i + 1, ">") && is(f, i + 2, "0")) || (is(f, i + 1, ">=") && is(f, i + 2, "1")) ||
                 (is(f, i + 1, "!=") && is(f, i + 2, "0")));

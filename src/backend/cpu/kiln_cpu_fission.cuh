@@ -280,8 +280,12 @@ template <unsigned H, typename A> struct kiln_fis_tree_fits {
                 (H & (H - 1)) == 0 && 2 * H <= (unsigned)kiln_fis_tree_arr<A>::n
     };
 };
-template <unsigned H, typename A> static inline bool kiln_fis_tree_ok(A &, int bx, int by, int bz) {
-    return kiln_fis_tree_fits<H, A &>::value && (int)H <= bx && by == 1 && bz == 1;
+// At run time: h (the first h) is a power of two the array holds twice and
+// the block has that many threads in one row.
+template <typename A> static inline bool kiln_fis_tree_ok(A &, unsigned h, int bx, int by, int bz) {
+    typedef kiln_fis_tree_arr<A &> arr;
+    return kiln_fis_tree_lane<typename arr::elem>::ok && h >= 8 && h <= 512 && (h & (h - 1)) == 0 &&
+           2 * h <= (unsigned)arr::n && (int)h <= bx && by == 1 && bz == 1;
 }
 template <typename V, typename T> static inline KILN_FIS_INLINE V kiln_fis_vload(const T *p) {
     V v;
