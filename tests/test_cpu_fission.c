@@ -676,7 +676,7 @@ TREE_REF(float)
 TREE_REF(double)
 TREE_REF(int)
 
-/* Tree reductions in registers (kiln_fis_tree_add) where the block fits,
+/* Tree reductions in registers (cpu_fission_tree.c) where the block fits,
  * the loop where it does not (fewer threads than the first h): bit for bit
  * the fibers' result and the C one, every element of the shared array. */
 static void test_tree_reductions_keep_every_bit(void **state) {

@@ -107,7 +107,7 @@ static void load_once(void) {
         if (try_dir(d, len) == 0) return;
         d += len + (d[len] == ':');
     }
-    if (try_module(KILN_MPI_PLUGIN_NAME) == 0) return;
+    try_module(KILN_MPI_PLUGIN_NAME); /* the loader's path, last */
 }
 
 static const kiln_mpi_ops *ops_or_null(void) {

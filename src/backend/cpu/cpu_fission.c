@@ -69,8 +69,8 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
             kiln_text_add(gen, t.data, t.length);
             kiln_text_free(&t);
             /* on success `why` says what else the path does, or stays "" */
-            for (int n = 0; n < f->node_count && !f->returns; n++)
-                if (f->nodes[n].kind == N_UFOR && f->nodes[n].tree_arr >= 0) {
+            for (int n = 0; n < f->node_count; n++)
+                if (fis_tree_runs(f, &f->nodes[n])) {
                     snprintf(why, why_size,
                              "the tree reduction at line %d in registers where the block fits (GCC)",
                              f->lines ? f->lines[f->nodes[n].a] : 0);

@@ -437,7 +437,7 @@ static void put_thread_loop(fis *f, int r, int calls, int ivdep) {
 static void put_tree_code(fis *f, unsigned h0, const char *then) {
     unsigned nv = 2 * h0 / 16;
     kiln_text_printf(f->out,
-                     "if constexpr (kiln_fis_tree_fits<%uu, kiln_A>::value) {\n"
+                     "if constexpr (kiln_fis_tree_fits<kiln_A>(%uu)) {\n"
                      "typedef typename kiln_fis_tree_arr<kiln_A>::elem kiln_T;\n"
                      "typedef kiln_T kiln_V __attribute__((vector_size(16 * sizeof(kiln_T))));\n",
                      h0);
@@ -491,7 +491,7 @@ static void emit_node(fis *f, int n) {
     case N_UFOR:
         /* a tree reduction: in registers where the block fits, else the
          * loop (cpu_fission_tree.c; a thread that returned keeps it too) */
-        if (x->tree_arr >= 0 && !f->returns) put_tree(f, x);
+        if (fis_tree_runs(f, x)) put_tree(f, x);
         fis_put(f, "\nfor (");
         fis_put_toks(f, x->a + 1, x->b);
         fis_put(f, ")");

@@ -167,9 +167,15 @@ int fis_build_seq(fis *f, int a, int b, int parent);
 
 /* ---- cpu_fission_tree.c */
 /* Marks N_UFOR node n (loop variable token `loop`, its body built, the
- * kernel's names still in scope) when it is a tree reduction kiln_fis_tree_add
- * can run: sets tree_arr and tree_h0, else tree_arr = -1. */
+ * kernel's names still in scope) when it is a tree reduction whose sums the
+ * written code can keep in registers: sets tree_arr and tree_h0, else
+ * tree_arr = -1. */
 void fis_find_tree(fis *f, int n, int loop);
+/* Node x is such a tree and gets that code: no thread returns before it
+ * (f->returns is known once the whole kernel is built). */
+static inline int fis_tree_runs(const fis *f, const node *x) {
+    return x->kind == N_UFOR && x->tree_arr >= 0 && !f->returns;
+}
 
 /* ---- cpu_fission_live.c */
 /* Does [a, b) name the variable declared at token name? */

@@ -274,18 +274,18 @@ template <typename T, int N> struct kiln_fis_tree_arr<T[N]> {
     enum { n = N };
     typedef T elem;
 };
-template <unsigned H, typename A> struct kiln_fis_tree_fits {
-    enum {
-        value = kiln_fis_tree_lane<typename kiln_fis_tree_arr<A>::elem>::ok && H >= 8 && H <= 512 &&
-                (H & (H - 1)) == 0 && 2 * H <= (unsigned)kiln_fis_tree_arr<A>::n
-    };
-};
-// At run time: h (the first h) is a power of two the array holds twice and
-// the block has that many threads in one row.
-template <typename A> static inline bool kiln_fis_tree_ok(A &, unsigned h, int bx, int by, int bz) {
-    typedef kiln_fis_tree_arr<A &> arr;
+// The written code for a first h of `h` works on array type A: its elements
+// have vector lanes, h is a power of two from 8 to 512 (vectors of 16, 2h/16
+// of them) and A holds 2h elements. Both the code's `if constexpr` and the
+// run-time check below ask this.
+template <typename A> static constexpr bool kiln_fis_tree_fits(unsigned h) {
+    typedef kiln_fis_tree_arr<A> arr;
     return kiln_fis_tree_lane<typename arr::elem>::ok && h >= 8 && h <= 512 && (h & (h - 1)) == 0 &&
-           2 * h <= (unsigned)arr::n && (int)h <= bx && by == 1 && bz == 1;
+           2 * h <= (unsigned)arr::n;
+}
+// At run time: the code fits h, and the block has h threads in one row.
+template <typename A> static inline bool kiln_fis_tree_ok(A &, unsigned h, int bx, int by, int bz) {
+    return kiln_fis_tree_fits<A &>(h) && (int)h <= bx && by == 1 && bz == 1;
 }
 template <typename V, typename T> static inline KILN_FIS_INLINE V kiln_fis_vload(const T *p) {
     V v;
