@@ -259,8 +259,8 @@ static void test_light_prelude_choice(void **state) {
 }
 
 /* NVRTC's warm-up thread (what the first cuda_open starts): a compile made
- * while it runs waits for it and then succeeds; starting it again is a
- * no-op. */
+ * while it runs goes on beside it and succeeds; starting it again is a
+ * no-op; waiting for it returns. */
 static void test_nvrtc_warmup_then_compile(void **state) {
     (void)state;
     kiln_cuda_warmup_start("sm_90");

@@ -198,17 +198,15 @@ kiln_status kiln_cuda_compile(kiln_backend_state *st, const kiln_compile_request
                               char **log) {
     kiln_compile_request r = *req;
     if (!r.arch) r.arch = st->arch;
-    kiln_cuda_warmup_wait();
     return compile_request(&r, 0, out, log, NULL, 0);
 }
 
-kiln_status kiln_cuda_compile_unwarmed(const kiln_compile_request *req, kiln_blob *out, char **log) {
+kiln_status kiln_cuda_compile_plain(const kiln_compile_request *req, kiln_blob *out, char **log) {
     return compile_request(req, 0, out, log, NULL, 0);
 }
 
 kiln_status kiln_backend_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log,
                                            char *id, size_t id_size) {
-    kiln_cuda_warmup_wait();
     return compile_request(req, 1, out, log, id, id_size);
 }
 

@@ -70,12 +70,12 @@ struct kiln_backend_function {
 };
 
 /* NVRTC's start-up in a thread while the first context opens
- * (cuda_warmup.c): start it once per process; wait before compiling and
- * before a context closes. */
+ * (cuda_warmup.c): start it once per process; wait before a context closes
+ * (compiles run beside it). */
 void kiln_cuda_warmup_start(const char *arch);
 void kiln_cuda_warmup_wait(void);
-/* A compile with no wait for the warm-up (the warm-up's own). */
-kiln_status kiln_cuda_compile_unwarmed(const kiln_compile_request *req, kiln_blob *out, char **log);
+/* A compile for req->arch with no context (the warm-up's). */
+kiln_status kiln_cuda_compile_plain(const kiln_compile_request *req, kiln_blob *out, char **log);
 
 /* The initial bytes of global `name` in a cubin: 1 with *data pointing
  * into elf, 0 when not found in an initialised section (cuda_elf.c). */

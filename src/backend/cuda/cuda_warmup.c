@@ -6,10 +6,15 @@
  * ptxas on first use); opening a CUDA context costs 100+ ms of driver work
  * that needs no CPU of ours. So the first cuda_open of a process starts one
  * thread that compiles a tiny kernel with kiln's prelude and options while
- * the driver creates the context, and a real compile waits for that thread
- * first (never two first compiles at once). The thread only runs once per
- * process; closing a context and the process's exit wait for it, so it
- * never runs while NVRTC is unloaded. KILN_NVRTC_WARMUP=0 turns it off (a
+ * the driver creates the context. A real compile does not wait for that
+ * thread: NVRTC is thread-safe and its start-up is shared, so a compile that
+ * comes while the warm-up still runs (the first process after a machine
+ * starts, whose NVRTC pages come from disk: warm-ups of 100-210 ms on the
+ * H100 host) pays only what start-up has left, not the warm-up's own
+ * compile too (waiting made first compiles of 105-204 ms there, running
+ * beside it 67-151 ms; PERF_NOTES, "Eighth pass"). The thread only runs
+ * once per process; closing a context and the process's exit wait for it,
+ * so it never runs while NVRTC is unloaded. KILN_NVRTC_WARMUP=0 turns it off (a
  * program that opens a context and never compiles then spends no CPU on
  * NVRTC). */
 #include <pthread.h>
@@ -39,7 +44,7 @@ static void *warm_main(void *arg) {
     kiln_blob blob = {0};
     char *log = NULL;
     /* Any failure here (no NVRTC, ...) is the real compile's to report. */
-    (void)kiln_cuda_compile_unwarmed(&req, &blob, &log);
+    (void)kiln_cuda_compile_plain(&req, &blob, &log);
     free(blob.data);
     free(log);
     pthread_mutex_lock(&warm_lock);
