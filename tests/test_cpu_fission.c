@@ -318,6 +318,30 @@ static const char *src =
     "    }\n"
     "    for (int k = t; k < 512; k += blockDim.x) out[blockIdx.x * 512 + k] = s[k];\n"
     "}\n"
+    "// Over dynamic shared memory (the launch gives per elements): the code for\n"
+    "// every h, the launch's size checked at run time.\n"
+    "__global__ void tree_dyn(const double *in, double *out, int per) {\n"
+    "    extern __shared__ double s[];\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    for (int k = t; k < per; k += blockDim.x) s[k] = in[blockIdx.x * per + k];\n"
+    "    __syncthreads();\n"
+    "    for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {\n"
+    "        if (t < h) s[t] += s[t + h];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    for (int k = t; k < per; k += blockDim.x) out[blockIdx.x * per + k] = s[k];\n"
+    "}\n"
+    "__global__ void tree_dyn64(const int *in, int *out, int per) {\n"
+    "    extern __shared__ int si[];\n"
+    "    int t = threadIdx.x;\n"
+    "    for (int k = t; k < per; k += blockDim.x) si[k] = in[blockIdx.x * per + k];\n"
+    "    __syncthreads();\n"
+    "    for (int h = 64; h > 0; h >>= 1) {\n"
+    "        if (t < h) si[t] += si[t + h];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    for (int k = t; k < per; k += blockDim.x) out[blockIdx.x * per + k] = si[k];\n"
+    "}\n"
     "// Not the pattern: t in a type that wraps in blocks of 256 threads or more.\n"
     "__global__ void tree_narrow(const float *in, float *out) {\n"
     "    __shared__ float s[256];\n"
@@ -397,6 +421,8 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "tree_16", "fission", "tree reduction at line");
     expect_path(log, "tree_runtime", "fission", "tree reduction at line");
     expect_path(log, "tree_rt", "fission", "tree reduction at line");
+    expect_path(log, "tree_dyn", "fission", "tree reduction at line");
+    expect_path(log, "tree_dyn64", "fission", "tree reduction at line");
     expect_path(log, "tree_narrow", "fission", "uniform control flow)");
     expect_path(log, "calls_barrier", "fibers", "wait_all");
     expect_path(log, "divergent", "fibers", "not uniform");
@@ -685,16 +711,21 @@ static void test_tree_reductions_keep_every_bit(void **state) {
     static const struct {
         const char *name;
         kiln_dtype dtype;
-        int per, h0, threads[3];
-    } cases[] = {{"tree_f", KILN_FLOAT32, 256, 128, {256, 128, 64}},
-                 {"tree_d", KILN_FLOAT64, 72, 32, {32, 96, 16}},
-                 {"tree_i", KILN_INT32, 1024, 512, {1024, 512, 100}},
-                 {"tree_8", KILN_FLOAT32, 20, 8, {8, 32, 5}},
-                 {"tree_16", KILN_FLOAT64, 32, 16, {16, 32, 12}},
+        int per, h0, threads[3], dynamic; /* dynamic: per elements of extern shared memory */
+    } cases[] = {{"tree_f", KILN_FLOAT32, 256, 128, {256, 128, 64}, 0},
+                 {"tree_d", KILN_FLOAT64, 72, 32, {32, 96, 16}, 0},
+                 {"tree_i", KILN_INT32, 1024, 512, {1024, 512, 100}, 0},
+                 {"tree_8", KILN_FLOAT32, 20, 8, {8, 32, 5}, 0},
+                 {"tree_16", KILN_FLOAT64, 32, 16, {16, 32, 12}, 0},
                  /* h0 0: blockDim.x / 2; 96 and 320 threads (48 and 160: not powers
                   * of two) run the loop */
-                 {"tree_rt", KILN_FLOAT32, 512, 0, {512, 64, 96}},
-                 {"tree_rt", KILN_FLOAT32, 512, 0, {16, 320, 32}}};
+                 {"tree_rt", KILN_FLOAT32, 512, 0, {512, 64, 96}, 0},
+                 {"tree_rt", KILN_FLOAT32, 512, 0, {16, 320, 32}, 0},
+                 /* the launch gives exactly 2h elements (256 and 1024 threads)
+                  * or more; 200 and 96 threads (h 100, 48) run the loop */
+                 {"tree_dyn", KILN_FLOAT64, 256, 0, {256, 200, 32}, 1},
+                 {"tree_dyn", KILN_FLOAT64, 1024, 0, {1024, 16, 96}, 1},
+                 {"tree_dyn64", KILN_INT32, 128, 64, {128, 64, 40}, 1}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         pair p;
         get_pair(ctx, cases[c].name, &p);
@@ -714,8 +745,13 @@ static void test_tree_reductions_keep_every_bit(void **state) {
         TEST_OK(kiln_array_zeros(ctx, cases[c].dtype, 1, &nn, &d2));
         for (int k = 0; k < 3; k++) {
             unsigned bx = (unsigned)cases[c].threads[k];
-            run_pair(&p, KILN_DIM((uint32_t)blocks), KILN_DIM(bx), 0, 1, d1, d2, o1, o2, bytes,
-                     KILN_ARGS(kiln_arr(din), kiln_arr(d1)));
+            if (cases[c].dynamic)
+                run_pair(&p, KILN_DIM((uint32_t)blocks), KILN_DIM(bx),
+                         (size_t)per * kiln_dtype_size(cases[c].dtype), 1, d1, d2, o1, o2, bytes,
+                         KILN_ARGS(kiln_arr(din), kiln_arr(d1), kiln_i32(per)));
+            else
+                run_pair(&p, KILN_DIM((uint32_t)blocks), KILN_DIM(bx), 0, 1, d1, d2, o1, o2, bytes,
+                         KILN_ARGS(kiln_arr(din), kiln_arr(d1)));
             memcpy(ref, in, bytes);
             unsigned h0 = cases[c].h0 ? (unsigned)cases[c].h0 : bx / 2;
             for (int b = 0; b < blocks; b++) {

@@ -16,15 +16,16 @@
 
 #include <stdint.h>
 
-#define KILN_CPU_ABI_VERSION 1
+#define KILN_CPU_ABI_VERSION 2
 
 /* One per worker and launch: launch geometry plus the worker's resources. */
 typedef struct kiln_cpu_block_abi {
     uint32_t grid[3];
     uint32_t block[3];
-    void *const *args;            /* args[i] points to parameter i's value */
-    void *dyn_shared;             /* the block's dynamic shared memory */
-    unsigned long long *exchange; /* one slot per thread, for warp shuffles */
+    void *const *args;                   /* args[i] points to parameter i's value */
+    void *dyn_shared;                    /* the block's dynamic shared memory */
+    unsigned long long dyn_shared_bytes; /* as much as the launch asked for */
+    unsigned long long *exchange;        /* one slot per thread, for warp shuffles */
     /* Called by each thread at a barrier; returns how many threads passed a
      * non-zero predicate and stores how many arrived. */
     int (*barrier)(void *sched, int predicate, int *arrivals);

@@ -15,7 +15,8 @@
  * one guarded statement (the barrier anywhere in it); t threadIdx.x or a
  * never-assigned copy of it in a type as wide as int (a narrower copy wraps
  * in blocks wider than it counts); s a __shared__ array of the block; `+=` with
- * `t + h` or `h + t`. Anything else keeps the loop as fission writes it, as
+ * `t + h` or `h + t`; s may be `extern` (its size then checked at run time
+ * against the launch's). Anything else keeps the loop as fission writes it, as
  * do blocks the helper does not fit (it checks at run time). */
 #include <stdlib.h>
 
@@ -109,11 +110,15 @@ void fis_find_tree(fis *f, int n, int loop) {
             if (!same_name(f, i + 2 + k, t0 + k)) return;
     }
     if (!is(f, e - 2, "]") || !is(f, e - 1, ";")) return;
-    /* s: a __shared__ array of the block, the one its name means here */
+    /* s: a __shared__ array of the block, the one its name means here, or
+     * the dynamic one (`extern __shared__ T s[]`, which the backend has
+     * rewritten to `kiln_dyn_shared<T> s;`, cpu_source.c) */
     const var *v = fis_lookup(f, s);
-    if (!v || v->kind != V_UNIFORM || v->memory || v->stmt < 0 || /* memory: a scalar */
-        !fis_has_word(f, f->nodes[v->stmt].a, f->nodes[v->stmt].b, "__shared__") ||
-        fis_has_word(f, f->nodes[v->stmt].a, f->nodes[v->stmt].b, "extern"))
+    if (!v || v->kind != V_UNIFORM || v->memory || v->stmt < 0) /* memory: a scalar */
+        return;
+    int sa = f->nodes[v->stmt].a, sb = f->nodes[v->stmt].b;
+    if (!is(f, sa, "kiln_dyn_shared") &&
+        (!fis_has_word(f, sa, sb, "__shared__") || fis_has_word(f, sa, sb, "extern")))
         return;
     x->tree_arr = s;
     x->tree_h0 = (unsigned)h0;

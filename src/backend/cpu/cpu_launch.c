@@ -344,6 +344,7 @@ static void run_participant(void *arg, int participant) {
     memcpy(w->abi.block, cfg->block, sizeof w->abi.block);
     w->abi.args = job->args;
     w->abi.dyn_shared = w->dyn_shared;
+    w->abi.dyn_shared_bytes = cfg->shared_bytes;
     w->abi.exchange = w->exchange;
     w->abi.barrier = job->fn->thread ? fiber_barrier : fast_path_barrier;
     w->abi.trap = trap;

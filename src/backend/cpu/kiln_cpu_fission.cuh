@@ -274,6 +274,13 @@ template <typename T, int N> struct kiln_fis_tree_arr<T[N]> {
     enum { n = N };
     typedef T elem;
 };
+// `extern __shared__ T s[]` (kiln_dyn_shared, kiln_cpu_prelude.cuh): as long
+// as the launch makes it, so the code is written for every h up to the
+// largest and the run-time check below asks the launch's size.
+template <typename T> struct kiln_fis_tree_arr<kiln_dyn_shared<T>> {
+    enum { n = 2 * 512 };
+    typedef T elem;
+};
 // The written code for a first h of `h` works on array type A: its elements
 // have vector lanes, h is a power of two from 8 to 512 (vectors of 16, 2h/16
 // of them) and A holds 2h elements. Both the code's `if constexpr` and the
@@ -286,6 +293,13 @@ template <typename A> static constexpr bool kiln_fis_tree_fits(unsigned h) {
 // At run time: the code fits h, and the block has h threads in one row.
 template <typename A> static inline bool kiln_fis_tree_ok(A &, unsigned h, int bx, int by, int bz) {
     return kiln_fis_tree_fits<A &>(h) && (int)h <= bx && by == 1 && bz == 1;
+}
+// ... and the launch gave the dynamic array the 2h elements (the loop reads
+// as many: a launch that gave fewer reads past it either way).
+template <typename T>
+static inline bool kiln_fis_tree_ok(kiln_dyn_shared<T> &, unsigned h, int bx, int by, int bz) {
+    return kiln_fis_tree_fits<kiln_dyn_shared<T>>(h) && 2ull * h * sizeof(T) <= kiln_cpu_block->dyn_shared_bytes &&
+           (int)h <= bx && by == 1 && bz == 1;
 }
 template <typename V, typename T> static inline KILN_FIS_INLINE V kiln_fis_vload(const T *p) {
     V v;

@@ -144,12 +144,13 @@ static inline float nexttoward(float x, long double y) { return nexttowardf(x, y
 
 // ---------------------------------------------------------------- ABI with libkiln
 // Mirrors kiln_cpu_block_abi in cpu_abi.h; KILN_CPU_ABI_VERSION must match.
-#define KILN_CPU_ABI_VERSION 1
+#define KILN_CPU_ABI_VERSION 2
 struct kiln_cpu_block_abi {
     uint32_t grid[3];
     uint32_t block[3];
     void *const *args;
     void *dyn_shared;
+    unsigned long long dyn_shared_bytes;
     unsigned long long *exchange; // one slot per thread, for warp shuffles
     int (*barrier)(void *sched, int predicate, int *arrivals);
     void (*trap)(void *sched, const char *message);
