@@ -162,6 +162,7 @@ static int build_for(fis *f, int seq, int i, int e, int loop) {
     if (v < 0) return -1;
     int ba, bb;
     body_range(f, f->nodes[n].b + 1, e, &ba, &bb);
+    f->nodes[n].tree_end = bb < e ? bb + 1 : e; /* past the body's } */
     int body = fis_build_seq(f, ba, bb, n);
     if (body >= 0) fis_find_tree(f, n, loop);
     f->vars[v].active = 0;

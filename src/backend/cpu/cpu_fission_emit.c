@@ -434,7 +434,7 @@ static void put_thread_loop(fis *f, int r, int calls, int ivdep) {
  * `if constexpr (it fits)`: vectors of 16, each a variable of its own (so
  * that the compiler keeps them in registers), stored back as the loop
  * leaves the array. `then` ends the block (a return in the dispatch). */
-static void put_tree_code(fis *f, unsigned h0, const char *then) {
+static void put_tree_code(fis *f, unsigned h0, int first_only, const char *then) {
     unsigned nv = 2 * h0 / 16;
     kiln_text_printf(f->out,
                      "if constexpr (kiln_fis_tree_fits<kiln_A>(%uu)) {\n"
@@ -448,10 +448,13 @@ static void put_tree_code(fis *f, unsigned h0, const char *then) {
             kiln_text_printf(f->out, "kiln_v%u += kiln_v%u;\n", i, i + h / 16);
     for (unsigned h = 8; h > 0; h >>= 1)
         kiln_text_printf(f->out, "kiln_v0 = kiln_fis_tree_lanes<%u, kiln_T>(kiln_v0);\n", h);
-    for (unsigned i = 0; i < h0 / 16; i++)
-        kiln_text_printf(f->out, "kiln_fis_vstore(&kiln_a[%u], kiln_v%u);\n", 16 * i, i);
-    if (h0 < 16) /* H = 8: the first 8 lanes of the one vector */
+    if (first_only) /* the kernel reads s[0] alone afterwards (cpu_fission_tree.c) */
+        fis_put(f, "kiln_a[0] = kiln_v0[0];\n");
+    else if (h0 < 16) /* H = 8: the first 8 lanes of the one vector */
         kiln_text_printf(f->out, "__builtin_memcpy(&kiln_a[0], &kiln_v0, %u * sizeof(kiln_T));\n", h0);
+    else
+        for (unsigned i = 0; i < h0 / 16; i++)
+            kiln_text_printf(f->out, "kiln_fis_vstore(&kiln_a[%u], kiln_v%u);\n", 16 * i, i);
     fis_put(f, then);
     fis_put(f, "}\n");
 }
@@ -470,11 +473,11 @@ static void put_tree(fis *f, const node *x) {
     fis_put(f, ", kiln_bx, kiln_by, kiln_bz)) [&](auto &kiln_a, unsigned kiln_h) KILN_FIS_INLINE {\n"
                "typedef decltype(kiln_a) kiln_A;\n(void)kiln_h;\n");
     if (x->tree_h0)
-        put_tree_code(f, x->tree_h0, "");
+        put_tree_code(f, x->tree_h0, x->tree_first, "");
     else
         for (unsigned h0 = KILN_FIS_TREE_MIN_H; h0 <= KILN_FIS_TREE_MAX_H; h0 *= 2) {
             kiln_text_printf(f->out, "if (kiln_h == %uu) {\n", h0);
-            put_tree_code(f, h0, "return;\n");
+            put_tree_code(f, h0, x->tree_first, "return;\n");
             fis_put(f, "}\n");
         }
     fis_put(f, "}(");

@@ -52,6 +52,8 @@ typedef struct node {
      * token of its __shared__ array's name (-1: not one) and its first h */
     int tree_arr;
     unsigned tree_h0; /* 0: blockDim.x / 2 */
+    int tree_end;     /* N_UFOR: the token after the loop */
+    int tree_first;   /* the kernel reads s[0] alone after the loop: only it is stored */
 } node;
 
 typedef struct var {

@@ -65,6 +65,26 @@ static int header_halves(const fis *f, int a, int b, int loop, unsigned long lon
            ((is(f, i + 1, ">>=") && is(f, i + 2, "1")) || (is(f, i + 1, "/=") && is(f, i + 2, "2")));
 }
 
+/* After tree loop n over array s, does the kernel touch s only as `s[0]`?
+ * Then the written code stores that one element instead of s[0, H): the
+ * others are dead, as the block's shared memory ends with it (CUDA leaves a
+ * new block's shared memory undefined). Not when the loop sits in another
+ * loop (the next trip could read them), nor when a macro is named after it
+ * (its body may name s). The caller excludes extern arrays, which every
+ * extern __shared__ declaration in any function aliases. */
+static int first_read_alone(const fis *f, int n, int s) {
+    for (int p = f->nodes[n].parent; p >= 0; p = f->nodes[p].parent)
+        if (f->nodes[p].kind == N_UFOR) return 0;
+    int end = match(f, f->fn->lbrace);
+    for (int i = f->nodes[n].tree_end; i < end; i++) {
+        if (ident(f, i) && kpath_macro_of(f->u, i)) return 0;
+        if (same_name(f, i, s) &&
+            (is(f, i - 1, "&") || !is(f, i + 1, "[") || !is(f, i + 2, "0") || !is(f, i + 3, "]")))
+            return 0;
+    }
+    return 1;
+}
+
 /* [a, b) is the one identifier token a, naming the same as token `name`. */
 static int just(const fis *f, int a, int b, int name) { return b - a == 1 && same_name(f, a, name); }
 
@@ -122,4 +142,5 @@ void fis_find_tree(fis *f, int n, int loop) {
         return;
     x->tree_arr = s;
     x->tree_h0 = (unsigned)h0;
+    x->tree_first = !is(f, sa, "kiln_dyn_shared") && first_read_alone(f, n, s);
 }
