@@ -68,6 +68,7 @@ typedef struct var {
     int next_in_stmt;
     int xshape; /* V_REMAT, V_UNIFORM: see xshape() */
     int memory; /* a __shared__ or static scalar: its value is a memory read */
+    int tree;   /* the array of a tree reduction (cpu_fission_tree.c) */
 } var;
 
 typedef struct fis {

@@ -133,7 +133,7 @@ void fis_find_tree(fis *f, int n, int loop) {
     /* s: a __shared__ array of the block, the one its name means here, or
      * the dynamic one (`extern __shared__ T s[]`, which the backend has
      * rewritten to `kiln_dyn_shared<T> s;`, cpu_source.c) */
-    const var *v = fis_lookup(f, s);
+    var *v = fis_lookup(f, s);
     if (!v || v->kind != V_UNIFORM || v->memory || v->stmt < 0) /* memory: a scalar */
         return;
     int sa = f->nodes[v->stmt].a, sb = f->nodes[v->stmt].b;
@@ -142,5 +142,6 @@ void fis_find_tree(fis *f, int n, int loop) {
         return;
     x->tree_arr = s;
     x->tree_h0 = (unsigned)h0;
+    v->tree = 1;
     x->tree_first = !is(f, sa, "kiln_dyn_shared") && first_read_alone(f, n, s);
 }
