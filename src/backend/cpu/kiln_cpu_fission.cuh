@@ -286,6 +286,9 @@ template <typename T> struct kiln_fis_tree_arr<kiln_dyn_shared<T>> {
 // of them) and A holds 2h elements. Both the code's `if constexpr` and the
 // run-time check below ask this.
 template <typename A> static constexpr bool kiln_fis_tree_fits(unsigned h) {
+#ifdef KILN_CPU_FIRST_TIER /* the loop: the same bits, without the compile of every size's code */
+    return false;
+#endif
     typedef kiln_fis_tree_arr<A> arr;
     return kiln_fis_tree_lane<typename arr::elem>::ok && h >= 8 && h <= 512 && (h & (h - 1)) == 0 &&
            2 * h <= (unsigned)arr::n;
