@@ -382,6 +382,20 @@ static const char *src =
     "        __syncthreads();\n"
     "    }\n"
     "}\n"
+    "// s[1] read after the loop through a pointer taken before it.\n"
+    "__global__ void tree_sum3(const float *in, float *out) {\n"
+    "    __shared__ float s[128];\n"
+    "    unsigned t = threadIdx.x;\n"
+    "    s[t] = in[blockIdx.x * 128 + t];\n"
+    "    const float *second = &s[1];\n"
+    "    __syncthreads();\n"
+    "    for (unsigned h = 64; h > 0; h >>= 1) {\n"
+    "        if (t < h) s[t] += s[t + h];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    if (t == 0) out[blockIdx.x * 3] = s[0];\n"
+    "    if (t == 1) out[blockIdx.x * 3 + 1] = *second;\n"
+    "}\n"
     "// Not the pattern: t in a type that wraps in blocks of 256 threads or more.\n"
     "__global__ void tree_narrow(const float *in, float *out) {\n"
     "    __shared__ float s[256];\n"
@@ -463,6 +477,7 @@ static void test_paths_per_kernel(void **state) {
     expect_path(log, "tree_rt", "fission", "tree reduction at line");
     expect_path(log, "tree_sum0", "fission", "tree reduction at line");
     expect_path(log, "tree_sum2", "fission", "tree reduction at line");
+    expect_path(log, "tree_sum3", "fission", "tree reduction at line");
     expect_path(log, "tree_dyn", "fission", "tree reduction at line");
     expect_path(log, "tree_dyn64", "fission", "tree reduction at line");
     expect_path(log, "tree_narrow", "fission", "uniform control flow)");
@@ -819,21 +834,22 @@ static void test_tree_reductions_keep_every_bit(void **state) {
 }
 
 /* A tree whose sums the kernel reads afterwards as s[0] only stores s[0]
- * (cpu_fission_tree.c); one that also reads s[1], or sits in a loop whose
- * next trip reads the array, stores every sum: each kernel's outputs equal
- * the fibers' and the C tree's, bit for bit. tree_sum2's second pass sums
- * the first pass's partial sums, so a missing store changes its result. */
+ * (cpu_fission_tree.c); one that also reads s[1] (tree_sum1, and tree_sum3
+ * through a pointer taken before the loop), or sits in a loop whose next
+ * trip reads the array, stores every sum: each kernel's outputs equal the
+ * fibers' and the C tree's, bit for bit. tree_sum2's second pass sums the
+ * first pass's partial sums, so a missing store changes its result. */
 static void test_tree_sums_store_what_is_read(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
-    static const char *const names[] = {"tree_sum0", "tree_sum1", "tree_sum2"};
+    static const char *const names[] = {"tree_sum0", "tree_sum1", "tree_sum2", "tree_sum3"};
     enum { blocks = 29, per = 128 };
     float in[blocks * per], s[per], o1[blocks * 3], o2[blocks * 3], ref[blocks * 3];
     test_fill_f32(&r, in, blocks * per, -100, 100);
     int64_t ni = blocks * per, no = blocks * 3;
     kiln_array *din, *d1, *d2;
     TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &ni, in, sizeof in, &din));
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &no, &d1));
         TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &no, &d2));
         pair p;
@@ -845,7 +861,7 @@ static void test_tree_sums_store_what_is_read(void **state) {
                 tree_ref_float(s, 64, per);
                 ref[b * 3 + (k == 2 ? pass + 1 : 0)] = s[0];
             }
-            if (k == 1) ref[b * 3 + 1] = s[1];
+            if (k == 1 || k == 3) ref[b * 3 + 1] = s[1];
         }
         run_pair(&p, KILN_DIM(blocks), KILN_DIM(per), 0, 1, d1, d2, o1, o2, sizeof o1,
                  KILN_ARGS(kiln_arr(din), kiln_arr(d1)));

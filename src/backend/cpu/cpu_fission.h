@@ -19,7 +19,7 @@
 
 /* Part of the CPU compiler id: bump when the transformer writes different
  * code for the same source, so that cached modules are rebuilt. */
-#define KILN_CPU_FISSION_VERSION 21ull
+#define KILN_CPU_FISSION_VERSION 22ull
 
 typedef enum kiln_cpu_path { KILN_CPU_PATH_LOOP, KILN_CPU_PATH_FISSION, KILN_CPU_PATH_FIBERS } kiln_cpu_path;
 

@@ -231,8 +231,9 @@ int fis_parse_decl(const fis *f, int a, int b, int *type_end, declarator *d) {
     }
     int k = i - 1;
     int first_stars = 0;
-    if (!ident(f, k) || words < 2) {
-        /* T *p or T &r: stars after the type */
+    if (!ident(f, k) || words < 2 || is(f, i, "*") || is(f, i, "&")) {
+        /* T *p or T &r: stars after the type (of one word or more:
+         * `const float *p`, `unsigned int *q`) */
         if (words < 1) return 0;
         k = i;
         while (is(f, k, "*") || is(f, k, "&")) k++;

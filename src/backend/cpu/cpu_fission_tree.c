@@ -65,22 +65,34 @@ static int header_halves(const fis *f, int a, int b, int loop, unsigned long lon
            ((is(f, i + 1, ">>=") && is(f, i + 2, "1")) || (is(f, i + 1, "/=") && is(f, i + 2, "2")));
 }
 
-/* After tree loop n over array s, does the kernel touch s only as `s[0]`?
- * Then the written code stores that one element instead of s[0, H): the
- * others are dead, as the block's shared memory ends with it (CUDA leaves a
- * new block's shared memory undefined). Not when the loop sits in another
- * loop (the next trip could read them), nor when a macro is named after it
- * (its body may name s). The caller excludes extern arrays, which every
- * extern __shared__ declaration in any function aliases. */
-static int first_read_alone(const fis *f, int n, int s) {
+/* Does the kernel read nothing of array s after tree loop n but s[0]? Then
+ * the written code stores that sum alone instead of s[0, H): the others
+ * are dead, as a block's shared memory ends with it (CUDA leaves a new
+ * block's shared memory undefined). Every use of s in the kernel must be an
+ * element `s[...]` in a statement without `&` (so no pointer or reference
+ * to an element outlives its statement), and those after the loop `s[0]`;
+ * not when the loop sits in another loop (the next trip could read the
+ * others), nor when the kernel names a macro outside s's declaration (its
+ * body could name s). The caller excludes extern arrays, which every extern
+ * __shared__ declaration in any function aliases. */
+static int stmt_has_amp(const fis *f, int i, int begin, int end) {
+    for (int j = i - 1; j >= begin && !is(f, j, ";") && !is(f, j, "{") && !is(f, j, "}"); j--)
+        if (is(f, j, "&")) return 1;
+    for (int j = i + 1; j < end && !is(f, j, ";") && !is(f, j, "{") && !is(f, j, "}"); j++)
+        if (is(f, j, "&")) return 1;
+    return 0;
+}
+
+static int first_read_alone(const fis *f, int n, int s, int decl_a, int decl_b) {
     for (int p = f->nodes[n].parent; p >= 0; p = f->nodes[p].parent)
         if (f->nodes[p].kind == N_UFOR) return 0;
-    int end = match(f, f->fn->lbrace);
-    for (int i = f->nodes[n].tree_end; i < end; i++) {
+    int begin = f->fn->lbrace + 1, end = match(f, f->fn->lbrace);
+    for (int i = begin; i < end; i++) {
+        if (i >= decl_a && i < decl_b) continue;
         if (ident(f, i) && kpath_macro_of(f->u, i)) return 0;
-        if (same_name(f, i, s) &&
-            (is(f, i - 1, "&") || !is(f, i + 1, "[") || !is(f, i + 2, "0") || !is(f, i + 3, "]")))
-            return 0;
+        if (!same_name(f, i, s)) continue;
+        if (!is(f, i + 1, "[") || stmt_has_amp(f, i, begin, end)) return 0;
+        if (i >= f->nodes[n].tree_end && (!is(f, i + 2, "0") || !is(f, i + 3, "]"))) return 0;
     }
     return 1;
 }
@@ -143,5 +155,5 @@ void fis_find_tree(fis *f, int n, int loop) {
     x->tree_arr = s;
     x->tree_h0 = (unsigned)h0;
     v->tree = 1;
-    x->tree_first = !is(f, sa, "kiln_dyn_shared") && first_read_alone(f, n, s);
+    x->tree_first = !is(f, sa, "kiln_dyn_shared") && first_read_alone(f, n, s, sa, sb);
 }
