@@ -303,7 +303,7 @@ static int put_holder(fis *f, int s) {
     /* A tree reduction's array on a cache line of its own: its 16-element
      * vectors then never straddle two lines, in the stores that fill it and
      * the tree's loads from them (the bench's 4M reduction, two workers:
-     * 0.341-0.413 -> 0.279-0.341 ms). */
+     * 0.275-0.411 -> 0.241-0.272 ms; PERF_NOTES, eighth pass). */
     for (int v = f->nodes[s].decl; v >= 0; v = f->vars[v].next_in_stmt)
         if (f->vars[v].tree) {
             fis_put(f, "\nalignas(64)");

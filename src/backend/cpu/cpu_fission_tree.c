@@ -65,6 +65,15 @@ static int header_halves(const fis *f, int a, int b, int loop, unsigned long lon
            ((is(f, i + 1, ">>=") && is(f, i + 2, "1")) || (is(f, i + 1, "/=") && is(f, i + 2, "2")));
 }
 
+/* Does the statement around token i, within [begin, end), hold an `&`? */
+static int stmt_has_amp(const fis *f, int i, int begin, int end) {
+    for (int j = i - 1; j >= begin && !is(f, j, ";") && !is(f, j, "{") && !is(f, j, "}"); j--)
+        if (is(f, j, "&")) return 1;
+    for (int j = i + 1; j < end && !is(f, j, ";") && !is(f, j, "{") && !is(f, j, "}"); j++)
+        if (is(f, j, "&")) return 1;
+    return 0;
+}
+
 /* Does the kernel read nothing of array s after tree loop n but s[0]? Then
  * the written code stores that sum alone instead of s[0, H): the others
  * are dead, as a block's shared memory ends with it (CUDA leaves a new
@@ -75,14 +84,6 @@ static int header_halves(const fis *f, int a, int b, int loop, unsigned long lon
  * others), nor when the kernel names a macro outside s's declaration (its
  * body could name s). The caller excludes extern arrays, which every extern
  * __shared__ declaration in any function aliases. */
-static int stmt_has_amp(const fis *f, int i, int begin, int end) {
-    for (int j = i - 1; j >= begin && !is(f, j, ";") && !is(f, j, "{") && !is(f, j, "}"); j--)
-        if (is(f, j, "&")) return 1;
-    for (int j = i + 1; j < end && !is(f, j, ";") && !is(f, j, "{") && !is(f, j, "}"); j++)
-        if (is(f, j, "&")) return 1;
-    return 0;
-}
-
 static int first_read_alone(const fis *f, int n, int s, int decl_a, int decl_b) {
     for (int p = f->nodes[n].parent; p >= 0; p = f->nodes[p].parent)
         if (f->nodes[p].kind == N_UFOR) return 0;

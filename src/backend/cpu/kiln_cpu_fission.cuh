@@ -240,15 +240,15 @@ static inline void kiln_cpu_fis(void (*)(A...), kiln_cpu_seq<I...>, const kiln_c
     }
 // A block's tree reduction in registers (cpu_fission_tree.c finds the loop
 // `for (h = H; h > 0; h >>= 1) { if (t < h) s[t] += s[t + h]; __syncthreads(); }`
-// with H a literal and t threadIdx.x, and writes the code that runs it where
-// these checks pass): on loop fission each level stores its sums to s and
+// with H a literal or blockDim.x / 2 and t threadIdx.x or a copy, and writes
+// the code that runs it where these checks pass): on loop fission each level stores its sums to s and
 // the next level loads them back, a chain of store, forward and load per
 // level that costs more than the additions. The written code loads the 2H
 // values into vectors of 16 once, each a variable of its own (so that they
 // live in registers), adds the same two elements in the same order as the
 // loop at every level (whole vectors down to h = 16, then lanes of the first
-// vector), and stores s[0, H) back as the loop leaves it: the same values,
-// bit for bit. The loop's own code stays beside it for blocks this does not
+// vector), and stores s[0, H) back as the loop leaves it (s[0] alone where
+// the kernel reads no other sum afterwards): the same values, bit for bit. The loop's own code stays beside it for blocks this does not
 // fit (fewer than H threads a row, more than one row) and other element
 // types. GCC only (vector extensions, __builtin_shuffle).
 template <typename T> struct kiln_fis_tree_lane { enum { ok = 0 }; };
@@ -300,9 +300,9 @@ template <typename A> static inline bool kiln_fis_tree_ok(A &, unsigned h, int b
 // ... and the launch gave the dynamic array the 2h elements (the loop reads
 // as many: a launch that gave fewer reads past it either way).
 template <typename T>
-static inline bool kiln_fis_tree_ok(kiln_dyn_shared<T> &, unsigned h, int bx, int by, int bz) {
-    return kiln_fis_tree_fits<kiln_dyn_shared<T>>(h) && 2ull * h * sizeof(T) <= kiln_cpu_block->dyn_shared_bytes &&
-           (int)h <= bx && by == 1 && bz == 1;
+static inline bool kiln_fis_tree_ok(kiln_dyn_shared<T> &a, unsigned h, int bx, int by, int bz) {
+    return kiln_fis_tree_ok<kiln_dyn_shared<T>>(a, h, bx, by, bz) &&
+           2ull * h * sizeof(T) <= kiln_cpu_block->dyn_shared_bytes;
 }
 template <typename V, typename T> static inline KILN_FIS_INLINE V kiln_fis_vload(const T *p) {
     V v;

@@ -198,7 +198,7 @@ kiln_status kiln_cuda_compile(kiln_backend_state *st, const kiln_compile_request
                               char **log) {
     kiln_compile_request r = *req;
     if (!r.arch) r.arch = st->arch;
-    return compile_request(&r, 0, out, log, NULL, 0);
+    return kiln_cuda_compile_plain(&r, out, log);
 }
 
 kiln_status kiln_cuda_compile_plain(const kiln_compile_request *req, kiln_blob *out, char **log) {
