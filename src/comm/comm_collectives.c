@@ -15,19 +15,74 @@
 static _Thread_local int group_depth;
 int kiln_comm_group_depth(void) { return group_depth; }
 
+/* NCCL calls made inside a group wait here until the outermost group ends.
+ * For the ranks of one process (kiln_comm_init_all) the cross-rank check of
+ * a call can fail only when a later rank makes its call; had the earlier
+ * rank's call already gone to NCCL, the group's end would launch it alone
+ * and wait forever for a peer that never comes (NCCL connects peers lazily,
+ * inside ncclGroupEnd). Held back, the calls of a clique found mismatched
+ * are dropped, and the rest go to NCCL in one ncclGroupStart/End. */
+typedef struct queued_call {
+    kiln_comm *c;
+    comm_call call;
+} queued_call;
+static _Thread_local queued_call *queued;
+static _Thread_local size_t queued_n, queued_cap;
+
+static kiln_status queue_call(kiln_comm *c, const comm_call *call) {
+    if (queued_n == queued_cap) {
+        size_t cap = queued_cap ? 2 * queued_cap : 16;
+        queued_call *grown = realloc(queued, cap * sizeof *grown);
+        if (!grown)
+            return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_comm_%s: out of host memory for the group",
+                                  kiln_comm_op_name(call->op));
+        queued = grown;
+        queued_cap = cap;
+    }
+    queued[queued_n].c = c;
+    queued[queued_n].call = *call;
+    queued_n++;
+    return KILN_OK;
+}
+
+static int comm_failed(const kiln_comm *c) { return c->broken || kiln_comm_clique_broken(c->clique); }
+
+/* Issues the held calls of healthy communicators as one NCCL group. The
+ * first failure is the one reported; every call is still attempted so no
+ * peer is left waiting for a call this thread skipped. */
+static kiln_status issue_queued(void) {
+    kiln_status first = KILN_OK;
+    size_t live = 0;
+    for (size_t i = 0; i < queued_n; i++) live += !comm_failed(queued[i].c);
+    if (live > 0) {
+        kiln_status started = first = kiln_comm_nccl_group(1);
+        for (size_t i = 0; i < queued_n && started == KILN_OK; i++) {
+            if (comm_failed(queued[i].c)) continue;
+            kiln_status s =
+                kiln_context_note(queued[i].c->ctx, kiln_comm_nccl_run(queued[i].c, &queued[i].call));
+            if (s != KILN_OK && first == KILN_OK) first = s;
+        }
+        kiln_status e = started == KILN_OK ? kiln_comm_nccl_group(0) : KILN_OK;
+        if (first == KILN_OK) first = e;
+    }
+    free(queued);
+    queued = NULL;
+    queued_n = queued_cap = 0;
+    return first;
+}
+
 kiln_status kiln_comm_group_start(void) {
-    kiln_status s = kiln_comm_nccl_group(1);
-    if (s == KILN_OK) group_depth++;
-    return s;
+    group_depth++;
+    return KILN_OK;
 }
 
 kiln_status kiln_comm_group_end(void) {
     if (group_depth == 0)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_comm_group_end without kiln_comm_group_start");
-    group_depth--;
-    kiln_status s = kiln_comm_nccl_group(0);
-    kiln_status m = group_depth == 0 ? kiln_comm_mpi_group_end() : KILN_OK;
-    if (group_depth == 0) kiln_comm_prof_group_end();
+    if (--group_depth > 0) return KILN_OK;
+    kiln_status s = issue_queued();
+    kiln_status m = kiln_comm_mpi_group_end();
+    kiln_comm_prof_group_end();
     return s != KILN_OK ? s : m;
 }
 
@@ -151,7 +206,7 @@ static kiln_status run(kiln_comm *c, const comm_call *call, kiln_array *a, kiln_
     switch (c->transport) {
     case COMM_SELF: s = run_self(c, call); break;
     case COMM_MPI: s = kiln_comm_mpi_run(c, call); break;
-    case COMM_NCCL: s = kiln_comm_nccl_run(c, call); break;
+    case COMM_NCCL: s = group_depth > 0 ? queue_call(c, call) : kiln_comm_nccl_run(c, call); break;
     }
     kiln_comm_prof_end(c, op);
     return kiln_context_note(c->ctx, s);
