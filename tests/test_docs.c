@@ -2,7 +2,8 @@
  *
  * 1. Every fenced C block of README.md and of the pages in docs/ carries a marker in its
  *    info string: "```c example" is a whole program, compiled against the
- *    built library and run on the CPU backend (exit status 0; when the next
+ *    built library and run on the suites' backend (KILN_TEST_TARGET, the CPU
+ *    by default; exit status 0; when the next
  *    fenced block is "```text output", each of its lines must appear in what
  *    the program printed); "```c compile" is a whole program that is only
  *    compiled (it needs a GPU or MPI to run); "```c fragment" is a piece of a
@@ -170,7 +171,10 @@ static void check_page(const char *page, const char *dir, doc_counts *c) {
         if (!run) continue;
         char env_cache[2400];
         snprintf(env_cache, sizeof env_cache, "KILN_CACHE_DIR=%s/cache", dir);
-        char *env[] = {"KILN_TARGET=cpu", "KILN_QUIET=1", env_cache, NULL};
+        /* the CPU backend, or the one the suites run on (make test-gpu) */
+        char env_target[64];
+        snprintf(env_target, sizeof env_target, "KILN_TARGET=%s", test_target());
+        char *env[] = {env_target, "KILN_QUIET=1", env_cache, NULL};
         snprintf(cmd, sizeof cmd, "cd '%s' && ./%s", dir, stem);
         rc = sh(cmd, env, &out);
         int bad = rc != 0;
