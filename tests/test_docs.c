@@ -1,13 +1,14 @@
 /* test_docs.c: the documentation cannot drift from the code.
  *
- * 1. Every fenced C block of README.md and of the pages in docs/ carries a marker in its
- *    info string: "```c example" is a whole program, compiled against the
- *    built library and run on the suites' backend (KILN_TEST_TARGET, the CPU
- *    by default; exit status 0; when the next
- *    fenced block is "```text output", each of its lines must appear in what
- *    the program printed); "```c compile" is a whole program that is only
- *    compiled (it needs a GPU or MPI to run); "```c fragment" is a piece of a
- *    program, left out on purpose. A C block without a marker fails.
+ * 1. Every fenced C block of README.md and of the pages in docs/ is a whole
+ *    program unless marked otherwise: "```c" (or "```c example") is compiled
+ *    against the built library and run on the suites' backend
+ *    (KILN_TEST_TARGET, the CPU by default); it must exit with status 0, and
+ *    when the next fenced block is "```text output", each of that block's
+ *    lines must appear in what the program printed. "```c compile" is a
+ *    whole program that is only compiled (it needs a GPU or MPI to run);
+ *    "```c fragment" is a piece of a program, left out on purpose. Any other
+ *    marker fails, so a typo cannot leave a block unchecked.
  * 2. docs/cli.md names every command, option, workload and environment
  *    variable that `kiln --help` and each `kiln COMMAND --help` print, in that
  *    command's section, and every option row of a section's table is one the
@@ -135,10 +136,11 @@ static void check_page(const char *page, const char *dir, doc_counts *c) {
             c->fragments++;
             continue;
         }
-        int run = strcmp(marker, "example") == 0;
+        int run = *marker == '\0' || strcmp(marker, "example") == 0;
         if (!run && strcmp(marker, "compile") != 0) {
-            fprintf(stderr, "%s: a C block needs a marker: ```c example, ```c compile or ```c fragment\n",
-                    where);
+            fprintf(stderr,
+                    "%s: unknown marker \"%s\": ```c (or ```c example), ```c compile or ```c fragment\n",
+                    where, marker);
             c->failures++;
             continue;
         }
