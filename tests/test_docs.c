@@ -176,7 +176,13 @@ static void check_page(const char *page, const char *dir, doc_counts *c) {
         /* the CPU backend, or the one the suites run on (make test-gpu) */
         char env_target[64];
         snprintf(env_target, sizeof env_target, "KILN_TARGET=%s", test_target());
-        char *env[] = {env_target, "KILN_QUIET=1", env_cache, NULL};
+        /* Open MPI's own allocations outlive MPI_Finalize by design (the
+         * suites' MPI processes run without leak checking too): a program
+         * that makes a communicator may start MPI. */
+        char *asan = strstr(b->text, "kiln_comm_")
+                         ? "ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:intercept_tls_get_addr=0"
+                         : NULL;
+        char *env[] = {env_target, "KILN_QUIET=1", env_cache, asan, NULL};
         snprintf(cmd, sizeof cmd, "cd '%s' && ./%s", dir, stem);
         rc = sh(cmd, env, &out);
         int bad = rc != 0;
