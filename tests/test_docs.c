@@ -144,6 +144,13 @@ static void check_page(const char *page, const char *dir, doc_counts *c) {
             c->failures++;
             continue;
         }
+        if (!strstr(b->text, "main(")) {
+            fprintf(stderr,
+                    "%s: a C block without main(): make it a whole program or mark it ```c fragment\n",
+                    where);
+            c->failures++;
+            continue;
+        }
         /* prog_<page>_<line>.c, the page's slashes and dots made underscores */
         char stem[256];
         snprintf(stem, sizeof stem, "prog_%s_%d", page, b->line);
