@@ -4,8 +4,8 @@
  *    program unless marked otherwise: "```c" (or "```c example") is compiled
  *    against the built library and run on the suites' backend
  *    (KILN_TEST_TARGET, the CPU by default); it must exit with status 0, and
- *    when the next fenced block is "```text output", each of that block's
- *    lines must appear in what the program printed. "```c compile" is a
+ *    when a "```text output" block follows it (before the next C block),
+ *    each of that block's lines must appear in what the program printed. "```c compile" is a
  *    whole program that is only compiled (it needs a GPU or MPI to run);
  *    "```c fragment" is a piece of a program, left out on purpose. Any other
  *    marker fails, so a typo cannot leave a block unchecked.
@@ -194,8 +194,12 @@ static void check_page(const char *page, const char *dir, doc_counts *c) {
         rc = sh(cmd, env, &out);
         int bad = rc != 0;
         if (bad) fprintf(stderr, "%s: exited with %d:\n%s\n", where, rc, out);
-        if (!bad && i + 1 < n && strcmp(block_marker(&blocks[i + 1]), "output") == 0)
-            bad = output_matches(blocks[i + 1].text, out, where);
+        /* its output block: the first "output" block before the next C block */
+        for (int j = i + 1; !bad && j < n && !block_is_c(&blocks[j]); j++)
+            if (strcmp(block_marker(&blocks[j]), "output") == 0) {
+                bad = output_matches(blocks[j].text, out, where);
+                break;
+            }
         if (bad) fprintf(stderr, "%s printed:\n%s\n", where, out);
         c->failures += bad;
         c->examples += !bad;
