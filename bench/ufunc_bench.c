@@ -64,8 +64,8 @@ static void run_cpu_loop(const bench_case *c) {
 
 /* median of `repeat` event-timed runs after 3 warm-ups; native if which.
  * kiln on CUDA: a ufunc's calls run its mixed kernel until it has served
- * 2^26 elements, then its exact kernel is built in the background (README,
- * Vectorize); the warm-ups go on until that build and one round more (at
+ * 2^26 elements, then its exact kernel is built in the background (docs/ufuncs.md);
+ * the warm-ups go on until that build and one round more (at
  * most 3 s: a row whose exact kernel was built before waits no longer), so
  * the figure is the steady state of a long loop. */
 static int time_one(kiln_context *ctx, const bench_case *c, int which, int repeat, double *median) {

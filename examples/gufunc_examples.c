@@ -40,7 +40,7 @@ static int gu_step(void *arg) {
 static int gu_time(kiln_context *ctx, const gu_timed *c, int repeat, kiln_example_result *res) {
     /* A new gufunc's first calls run the any-layout kernel kiln_guvectorize
      * built, until it has served 2^26 elements and a call builds the
-     * layout's own kernel (README, Guvectorize), in the background: calls
+     * layout's own kernel (docs/ufuncs.md), in the background: calls
      * until that build (at most 30 s), so the figures are what a long loop
      * runs. Then three warm-ups: caches, clocks, and the kernel recorded. */
     int64_t made = kiln_example_modules_built(ctx);

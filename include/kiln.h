@@ -742,7 +742,7 @@ KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, cons
 /* The generated CUDA C source of the module kiln_guvectorize compiles for
  * target "cuda" or "cpu" (NULL: the context's): per type signature, the
  * any-layout kernel "kiln_gu_<name>_<strategy>_any<sig>" that runs the
- * gufunc's first calls (README, Guvectorize). *source: free with kiln_free.
+ * gufunc's first calls (docs/ufuncs.md). *source: free with kiln_free.
  * KILN_ERR_UNSUPPORTED when no signature has one (each would take more than
  * 128 kernel parameters). */
 KILN_API kiln_status kiln_gufunc_any_source(kiln_gufunc *f, const char *target, char **source);
@@ -762,7 +762,7 @@ KILN_API kiln_status kiln_gufunc_any_source(kiln_gufunc *f, const char *target, 
  * writes for that state and advances it as cuRAND does (the offset by the
  * number of values, by half of it for XORWOW and MRG32k3a normals; on Philox
  * a fill of doubles or normals is defined as a fresh generator at the offset:
- * README "Random numbers"). On the CPU backend the numbers come from
+ * docs/random.md). On the CPU backend the numbers come from
  * kiln's own code (all cores, no libcurand needed); on CUDA from cuRAND,
  * loaded at run time.
  * Guarantee (tests/test_random.c checks it against libcurand's host
@@ -773,7 +773,7 @@ KILN_API kiln_status kiln_gufunc_any_source(kiln_gufunc *f, const char *target, 
  *    Box-Muller, so CPU and CUDA agree to |a-b| <= 2e-5 (1+|b|) (float32)
  *    and 1e-12 (1+|b|) (float64), which the tests enforce;
  *  - Poisson: kiln's own algorithm on the CPU, cuRAND's on CUDA: the same
- *    distribution, not the same samples (see README).
+ *    distribution, not the same samples (see docs/random.md).
  * Outputs may be any dtype-matching array: views and host-wrapped arrays
  * are filled through a contiguous temporary; size 0 is a no-op; odd lengths
  * work for every distribution (cuRAND itself wants even lengths for

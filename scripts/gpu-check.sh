@@ -4,7 +4,7 @@
 # Used through the device tool:  bash scripts/gpu-check.sh [tests|prof|bench|libs|comm|all]
 # (comm is not part of all: it wants every GPU of a multi-GPU machine)
 # The GPU machine cannot install packages, so headers and libraries it lacks
-# travel as Debian packages in .devdeps/ (see README) and are unpacked here.
+# travel as Debian packages in .devdeps/ (see docs/development.md) and are unpacked here.
 set -uo pipefail
 what=${1:-all}
 OUT=${OUT:-/tmp/kiln-out}
@@ -33,7 +33,7 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   $build/kiln demo --target cuda > "$OUT/demo.txt" 2>&1; cat "$OUT/demo.txt"
 fi
 if [ "$what" = prof ] || [ "$what" = all ]; then
-  # seed 000's three versions, each profiled on its own (README), and a trace
+  # seed 000's three versions, each profiled on its own (docs/profiler.md), and a trace
   for v in t38 t39 t40; do
     $build/kiln prof -- $build/example_seed000_haversine $v > "$OUT/prof-$v.txt" 2>&1
     cat "$OUT/prof-$v.txt"

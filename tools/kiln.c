@@ -16,8 +16,8 @@ static const command commands[] = {
     {"info", kiln_cmd_info, "version, backends, devices, compilers and the cache"},
     {"compile", kiln_cmd_compile, "compile a .cu file for cpu or cuda and print diagnostics"},
     {"cache", kiln_cmd_cache, "list, clear or locate the compile cache"},
-    {"demo", kiln_cmd_demo, "run the seed workloads, verified against host references"},
-    {"bench", kiln_cmd_bench, "time the seed workloads beside hand-written kernels"},
+    {"demo", kiln_cmd_demo, "run the example workloads, verified against host references"},
+    {"bench", kiln_cmd_bench, "time the example workloads beside hand-written kernels"},
     {"prof", kiln_cmd_prof, "run a program with the kiln profiler on"},
 };
 

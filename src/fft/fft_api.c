@@ -145,7 +145,7 @@ static kiln_status run_provider(kiln_fft_plan *p, void *in, void *out, kiln_stre
 /* Layouts the library cannot take: through packed scratch (batch axes
  * outermost, kiln_fft_scratch_array). The copies
  * run on the default stream, so the caller's stream is drained first and the
- * default stream after: correct, not overlapped (README says so). */
+ * default stream after: correct, not overlapped (docs/fft.md says so). */
 static kiln_status run_with_copies(kiln_fft_plan *p, kiln_array *in, kiln_array *out, kiln_stream *stream) {
     kiln_context *ctx = p->ctx;
     const kiln_fft_key *k = &p->key;
