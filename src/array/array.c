@@ -180,8 +180,10 @@ void kiln_array_release(kiln_array *a) {
          * when it returns, so free() needs no wait. */
         if (a->host_allocation)
             free(a->allocation);
+        else if (a->kind == KILN_MEMORY_MAPPED || a->kind == KILN_MEMORY_MANAGED)
+            kiln_array_free_kind(a); /* array/memory_kinds.c */
         else
-            a->ctx->ops->mem_free(a->ctx->state, a->allocation, kiln_stream_impl(last));
+            a->ctx->ops->mem_free(a->ctx->state, a->allocation, kiln_stream_free_order(a->ctx, last));
         kiln_stream_release(last);
     }
     kiln_context *ctx = a->ctx;
@@ -198,7 +200,9 @@ int64_t kiln_array_size(const kiln_array *a) { return a ? kiln_shape_size(a->ndi
 size_t kiln_array_nbytes(const kiln_array *a) {
     return a ? (size_t)kiln_array_size(a) * kiln_dtype_size(a->dtype) : 0;
 }
-kiln_memory kiln_array_memory(const kiln_array *a) { return a ? a->memory : KILN_MEMORY_DEVICE; }
+kiln_memory kiln_array_memory(const kiln_array *a) {
+    return a ? (a->kind ? a->kind : a->memory) : KILN_MEMORY_DEVICE;
+}
 void *kiln_array_data(const kiln_array *a) { return a ? a->data : NULL; }
 
 int kiln_array_is_contiguous(const kiln_array *a) {

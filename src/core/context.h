@@ -19,11 +19,18 @@ struct kiln_stream {
     atomic_int refs;
     kiln_context *ctx;
     kiln_backend_stream *impl; /* NULL: the backend's default stream */
+    /* Graph capture (core/graph.c): set from begin to end capture. The
+     * fence, recorded just before the capture began, lets an array released
+     * during the capture free its memory after the stream's earlier work
+     * without queuing the free into the graph. */
+    atomic_int capturing;
+    kiln_backend_event *capture_fence;
 };
 
 struct kiln_event {
     kiln_context *ctx;
     kiln_backend_event *impl;
+    unsigned flags; /* KILN_EVENT_* */
 };
 
 /* Lifetime: every object made on a context (array, module, kernel, ufunc,
@@ -57,6 +64,9 @@ struct kiln_context {
      * and the signal that one has ended. */
     struct kiln_module_tier *tiers;
     pthread_cond_t tiers_changed;
+    /* Streams of ctx capturing a graph now (core/graph.c): while nonzero,
+     * compiles and allocations outside the pool are refused. */
+    atomic_int capturing;
 };
 
 kiln_context *kiln_context_retain(kiln_context *ctx);
@@ -82,6 +92,19 @@ kiln_status kiln_context_host(kiln_context *ctx, kiln_context **out);
 struct kiln_copy_pool *kiln_context_copy_pool(kiln_context *ctx);
 static inline kiln_backend_stream *kiln_stream_impl(kiln_stream *s) { return s ? s->impl : NULL; }
 kiln_stream *kiln_stream_retain(kiln_stream *s);
+/* Graph capture (core/graph.c): KILN_ERR_CAPTURE naming `what` (a compile,
+ * an allocation outside the pool), for calls made while ctx captures a
+ * graph on any stream. */
+kiln_status kiln_capture_refuse(kiln_context *ctx, const char *what);
+static inline int kiln_context_capturing(kiln_context *ctx) {
+    return atomic_load_explicit(&ctx->capturing, memory_order_relaxed) != 0;
+}
+static inline int kiln_stream_capturing(const kiln_stream *s) {
+    return s && atomic_load_explicit(&s->capturing, memory_order_relaxed) != 0;
+}
+/* The stream an owner's memory is freed on: last, or (NULL, after waiting
+ * for the capture's fence) when last is capturing a graph. */
+kiln_backend_stream *kiln_stream_free_order(kiln_context *ctx, kiln_stream *last);
 /* Frees what src/blas keeps for ctx (library handles, kernels); in kiln_close. */
 void kiln_blas_context_release(kiln_context *ctx);
 
