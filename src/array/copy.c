@@ -204,6 +204,14 @@ static kiln_status host_transfer(kiln_array *a, void *host, size_t bytes, int to
     if (bytes != kiln_array_nbytes(a)) return size_mismatch(a, bytes, what);
     kiln_status s = kiln_context_check(a->ctx);
     if (s != KILN_OK || bytes == 0) return s;
+    /* The capture's work on a runs only at the graph's launch: reading or
+     * writing a from the host now would miss it (graphs, kernel/graph.c). */
+    if (kiln_stream_capturing(atomic_load(&(a->base ? a->base : a)->last_stream)))
+        return kiln_set_error(
+            KILN_ERR_CAPTURE,
+            "%s: the array is used by a graph being captured; a host %s cannot be part of the "
+            "graph (use the _async form with kiln_host_alloc memory on the capturing stream)",
+            what, to_host ? "read" : "write");
     if (kiln_array_is_contiguous(a)) {
         kiln_copy_kind kind = a->memory == KILN_MEMORY_HOST
                                   ? KILN_COPY_HOST_TO_HOST
@@ -239,6 +247,14 @@ static kiln_status async_transfer(kiln_array *a, void *host, size_t bytes, kiln_
                               what);
     kiln_status s = kiln_context_check(a->ctx);
     if (s != KILN_OK) return s;
+    /* A graph copies only to and from page-locked memory: the driver cannot
+     * capture a pageable copy, which it stages through the host. */
+    if (kiln_stream_capturing(stream) && a->ctx->ops->host_is_pinned &&
+        !a->ctx->ops->host_is_pinned(a->ctx->state, host))
+        return kiln_set_error(KILN_ERR_CAPTURE,
+                              "%s on a stream capturing a graph: the host buffer is pageable; a graph copies "
+                              "only to and from kiln_host_alloc memory",
+                              what);
     if (stream) kiln_array_note_stream(a, stream);
     kiln_copy_kind kind = a->memory == KILN_MEMORY_HOST ? KILN_COPY_HOST_TO_HOST
                           : to_host                     ? KILN_COPY_DEVICE_TO_HOST

@@ -96,6 +96,11 @@ kiln_stream *kiln_stream_retain(kiln_stream *s);
  * an allocation outside the pool), for calls made while ctx captures a
  * graph on any stream. */
 kiln_status kiln_capture_refuse(kiln_context *ctx, const char *what);
+/* Marks the calling thread as kiln's own background builder: its compiles
+ * are never refused for a capture (they queue nothing on a user stream). */
+void kiln_capture_exempt_thread(void);
+/* 1 when ctx captures a graph and the calling thread is not exempt. */
+int kiln_capture_refuses_compile(kiln_context *ctx);
 static inline int kiln_context_capturing(kiln_context *ctx) {
     return atomic_load_explicit(&ctx->capturing, memory_order_relaxed) != 0;
 }

@@ -136,6 +136,12 @@ kiln_status kiln_capture_refuse(kiln_context *ctx, const char *what) {
                           what);
 }
 
+static _Thread_local int capture_exempt;
+
+void kiln_capture_exempt_thread(void) { capture_exempt = 1; }
+
+int kiln_capture_refuses_compile(kiln_context *ctx) { return !capture_exempt && kiln_context_capturing(ctx); }
+
 kiln_backend_stream *kiln_stream_free_order(kiln_context *ctx, kiln_stream *last) {
     if (!kiln_stream_capturing(last)) return kiln_stream_impl(last);
     /* A free queued on the capturing stream would enter the graph, which

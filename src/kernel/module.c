@@ -150,7 +150,7 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     /* A compile inside a graph capture would stall the capture for a
      * compile's time and tie a first-call path into the graph: refused,
      * unless the disk cache has the module already. */
-    if (!hit && kiln_context_capturing(ctx) && !(hit = load_cached(ctx, req.name, &dir, key, &bin))) {
+    if (!hit && kiln_capture_refuses_compile(ctx) && !(hit = load_cached(ctx, req.name, &dir, key, &bin))) {
         char what[300];
         snprintf(what, sizeof what, "compiling %s (a first call)", req.name);
         s = kiln_capture_refuse(ctx, what);
