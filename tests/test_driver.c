@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "driver_examples.h"
 #include "test_support.h"
 
 static int setup(void **state) {
@@ -518,6 +519,22 @@ static void test_release_during_capture(void **state) {
     kiln_kernel_release(add);
 }
 
+/* Seed 001's streams workload ordered by events alone, and the graphs
+ * demo's loop: the graph's final state equals the direct one bitwise. */
+static void test_seed_streams_and_graph_steps(void **state) {
+    kiln_context *ctx = *state;
+    double err = -1;
+    TEST_OK(kiln_example_streams_events(ctx, 300001, 8, &err));
+    assert_true(err == 0);
+    kiln_graph_demo_result r;
+    TEST_OK(kiln_example_graph_steps(ctx, 5000, 3, 20, &r));
+    assert_true(r.equal);
+    assert_true(r.nodes >= 21); /* 20 kernels + the ufunc call's kernel(s) */
+    assert_true(r.graph_us_node > 0 && r.direct_us_node > 0);
+    printf("graph steps (%s): host per node direct %.2f us, graph %.2f us\n", test_target(), r.direct_us_node,
+           r.graph_us_node);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_and_queries),
@@ -529,6 +546,7 @@ int main(void) {
         cmocka_unit_test(test_graph_of_kernels_replays),
         cmocka_unit_test(test_graph_of_ufunc_and_copies),
         cmocka_unit_test(test_release_during_capture),
+        cmocka_unit_test(test_seed_streams_and_graph_steps),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
