@@ -30,8 +30,11 @@ typedef struct kiln_graph_demo_result {
     double capture_ms;     /* capturing one step */
     int nodes;             /* nodes of one step's graph */
 } kiln_graph_demo_result;
-int kiln_example_graph_steps(kiln_context *ctx, int64_t n, int steps, int kernels,
+/* final_state (may be NULL): n floats, receives the graph run's result. */
+int kiln_example_graph_steps(kiln_context *ctx, int64_t n, int steps, int kernels, float *final_state,
                              kiln_graph_demo_result *res);
+/* The loop's starting state, element i of n (the native baseline uses it). */
+float kiln_example_graph_init(int64_t i);
 
 /* The registry's runners (`kiln demo streams`, `kiln demo graphs`). */
 #include "examples.h"

@@ -58,7 +58,9 @@ static kiln_status reset(steps_state *st, const float *init) {
         if ((s = (call)) != KILN_OK) goto done;                                                              \
     } while (0)
 
-int kiln_example_graph_steps(kiln_context *ctx, int64_t n, int steps, int kernels,
+float kiln_example_graph_init(int64_t i) { return (i % 97) < 48 ? 1.0f : 0.0f; }
+
+int kiln_example_graph_steps(kiln_context *ctx, int64_t n, int steps, int kernels, float *final_state,
                              kiln_graph_demo_result *res) {
     if (!ctx || n < 2 || n > (1 << 30) || steps < 1 || kernels < 2 || kernels % 2 || !res)
         return KILN_ERR_INVALID_ARGUMENT;
@@ -77,7 +79,7 @@ int kiln_example_graph_steps(kiln_context *ctx, int64_t n, int steps, int kernel
         s = KILN_ERR_OUT_OF_MEMORY;
         goto done;
     }
-    for (int64_t i = 0; i < n; i++) init[i] = (i % 97) < 48 ? 1.0f : 0.0f;
+    for (int64_t i = 0; i < n; i++) init[i] = kiln_example_graph_init(i);
     TRY(kiln_kernel_from_source(ctx, relax_src, "relax", NULL, &st.relax));
     TRY(kiln_vectorize(ctx, "damp", "f4(f4,f4)", "x, d", "return x * d;", NULL, &st.damp));
     TRY(kiln_array_empty(ctx, KILN_FLOAT32, 1, &n, &st.a));
@@ -124,6 +126,7 @@ int kiln_example_graph_steps(kiln_context *ctx, int64_t n, int steps, int kernel
     res->graph_us_node = (queued - t0) * 1e3 / ((double)steps * (res->nodes > 0 ? res->nodes : 1));
     TRY(kiln_array_to_host(st.a, graphed, (size_t)n * sizeof *graphed));
     res->equal = memcmp(direct, graphed, (size_t)n * sizeof *direct) == 0;
+    if (final_state) memcpy(final_state, graphed, (size_t)n * sizeof *graphed);
 done:
     kiln_graph_destroy(g);
     kiln_stream_release(st.s);
@@ -146,7 +149,7 @@ int kiln_example_graphs(kiln_context *ctx, const kiln_example_opts *opts, kiln_e
                 : kiln_context_backend(ctx) == KILN_BACKEND_CPU ? 5
                                                                 : 20;
     kiln_graph_demo_result r;
-    int s = kiln_example_graph_steps(ctx, n, steps, 1000, &r);
+    int s = kiln_example_graph_steps(ctx, n, steps, 1000, NULL, &r);
     if (s != KILN_OK) return s;
     res->size = n;
     res->runs = steps;

@@ -527,7 +527,7 @@ static void test_seed_streams_and_graph_steps(void **state) {
     TEST_OK(kiln_example_streams_events(ctx, 300001, 8, &err));
     assert_true(err == 0);
     kiln_graph_demo_result r;
-    TEST_OK(kiln_example_graph_steps(ctx, 5000, 3, 20, &r));
+    TEST_OK(kiln_example_graph_steps(ctx, 5000, 3, 20, NULL, &r));
     assert_true(r.equal);
     assert_true(r.nodes >= 21); /* 20 kernels + the ufunc call's kernel(s) */
     assert_true(r.graph_us_node > 0 && r.direct_us_node > 0);
