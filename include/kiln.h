@@ -1428,12 +1428,14 @@ KILN_API kiln_status kiln_device_can_access_peer(kiln_context *ctx, kiln_context
  * graphs; on the CPU the recorded list, replayed without kiln's per-call
  * checks). Captured: kernel launches, ufunc and gufunc calls whose code is
  * already built, copies between device arrays and to or from host memory
- * of kiln_host_alloc, fills, events, callbacks and library calls that the
- * vendor lets capture. Refused with KILN_ERR_CAPTURE while the context
- * captures: a compile (call the ufunc once before), a synchronous host read
- * or stream synchronisation, an allocation outside the stream-ordered pool
- * (mapped, managed). Arguments are frozen at capture: arrays by address,
- * scalars by value. Capture needs a stream of kiln_stream_create. */
+ * of kiln_host_alloc, callbacks and, on CUDA, library calls that the vendor
+ * lets capture. Refused with KILN_ERR_CAPTURE: a compile while the context
+ * captures (call the ufunc once before), a synchronous host read or write
+ * of an array the capture uses, a pageable copy, synchronising the
+ * capturing stream, an allocation outside the stream-ordered pool (mapped,
+ * managed), and on the CPU the libraries that run host code at once.
+ * Arguments are frozen at capture: arrays by address, scalars by value.
+ * Capture needs a stream of kiln_stream_create (docs/driver.md). */
 typedef struct kiln_graph kiln_graph;
 KILN_API kiln_status kiln_graph_begin_capture(kiln_stream *stream);
 /* Ends the capture and gives the graph, ready to launch (the caller owns
@@ -1444,8 +1446,9 @@ KILN_API kiln_status kiln_graph_end_capture(kiln_stream *stream, kiln_graph **ou
 KILN_API kiln_status kiln_graph_launch(kiln_graph *graph, kiln_stream *stream);
 /* Gives `graph` the arguments of `from`, a later capture of the same work
  * with other arguments: in place where the topology is the same
- * (cuGraphExecUpdate), else by instantiating `from` anew. `from` stays the
- * caller's. Neither graph may be running. */
+ * (cuGraphExecUpdate), else by instantiating `from` anew. Afterwards `from`
+ * holds what `graph` held and is still the caller's to destroy. Neither
+ * graph may be running. */
 KILN_API kiln_status kiln_graph_update(kiln_graph *graph, kiln_graph *from);
 /* Operations the graph holds. */
 KILN_API int kiln_graph_node_count(const kiln_graph *graph);

@@ -455,6 +455,13 @@ static void test_graph_of_ufunc_and_copies(void **state) {
                     "kiln_array_empty_mapped while a stream of the context captures a graph");
     TEST_FAILS_WITH(kiln_array_empty_async(ctx, KILN_FLOAT32, 1, &n, s, &m), KILN_ERR_CAPTURE,
                     "on the capturing stream");
+    /* Host-code libraries on the CPU run at once: refused; on CUDA cuRAND
+     * queues its kernels on the stream, which the graph captures. */
+    kiln_rng *rng = NULL;
+    TEST_OK(kiln_rng_create(ctx, KILN_RNG_PHILOX4_32_10, 7, &rng));
+    TEST_OK(kiln_rng_set_stream(rng, s));
+    if (!is_cuda()) TEST_FAILS_WITH(kiln_rng_uniform(rng, x), KILN_ERR_CAPTURE, "cannot be captured");
+    kiln_rng_release(rng);
     float *plain = malloc((size_t)n * 4);
     TEST_FAILS_WITH(kiln_array_to_host(out, plain, (size_t)n * 4), KILN_ERR_CAPTURE,
                     "used by a graph being captured; a host read");

@@ -226,8 +226,8 @@ typedef struct kiln_backend_ops {
                                      kiln_backend_graph **out, int *node_count);
     kiln_status (*graph_launch)(kiln_backend_state *st, kiln_backend_graph *graph,
                                 kiln_backend_stream *stream);
-    /* Gives graph from's parameters (in place, or instantiated anew); from
-     * is left as it was. */
+    /* Gives graph from's parameters (in place, or instantiated anew); the
+     * two swap what they describe, so from keeps graph's former contents. */
     kiln_status (*graph_update)(kiln_backend_state *st, kiln_backend_graph *graph, kiln_backend_graph *from);
     void (*graph_destroy)(kiln_backend_state *st, kiln_backend_graph *graph);
 } kiln_backend_ops;
