@@ -83,13 +83,16 @@ KILN_CU_OPTIONAL(cuMemFree, 12000, (CUdeviceptr dptr))
 KILN_CU_OPTIONAL(cuMemHostGetDevicePointer, 12000, (CUdeviceptr * dptr, void *p, unsigned int flags))
 /* 12.2 ABIs: a location (device or host) in place of a device ordinal. */
 KILN_CU_OPTIONAL(cuMemPrefetchAsync, 12020,
-                 (CUdeviceptr dptr, size_t bytes, CUmemLocation location, unsigned int flags, CUstream stream))
+                 (CUdeviceptr dptr, size_t bytes, CUmemLocation location, unsigned int flags,
+                  CUstream stream))
 KILN_CU_OPTIONAL(cuMemAdvise, 12020, (CUdeviceptr dptr, size_t bytes, int advice, CUmemLocation location))
 KILN_CU_OPTIONAL(cuStreamBeginCapture, 12000, (CUstream stream, int mode))
 KILN_CU_OPTIONAL(cuStreamEndCapture, 12000, (CUstream stream, CUgraph *graph))
-KILN_CU_OPTIONAL(cuGraphInstantiateWithFlags, 12000, (CUgraphExec * exec, CUgraph graph, unsigned long long flags))
+KILN_CU_OPTIONAL(cuGraphInstantiateWithFlags, 12000,
+                 (CUgraphExec * exec, CUgraph graph, unsigned long long flags))
 KILN_CU_OPTIONAL(cuGraphLaunch, 12000, (CUgraphExec exec, CUstream stream))
-KILN_CU_OPTIONAL(cuGraphExecUpdate, 12000, (CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInfo *info))
+KILN_CU_OPTIONAL(cuGraphExecUpdate, 12000,
+                 (CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInfo *info))
 KILN_CU_OPTIONAL(cuGraphGetNodes, 12000, (CUgraph graph, CUgraphNode *nodes, size_t *count))
 KILN_CU_OPTIONAL(cuGraphExecDestroy, 12000, (CUgraphExec exec))
 KILN_CU_OPTIONAL(cuGraphDestroy, 12000, (CUgraph graph))
