@@ -489,26 +489,31 @@ static void test_graph_of_ufunc_and_copies(void **state) {
     kiln_stream_release(s);
 }
 
-/* An array released mid-capture is freed outside the graph, and a stream
- * released mid-capture drops its capture. */
+/* An array released mid-capture that the graph uses lives as long as the
+ * graph (a scratch array made for one step), and a stream released
+ * mid-capture drops its capture. */
 static void test_release_during_capture(void **state) {
     kiln_context *ctx = *state;
     kiln_stream *s = NULL;
     TEST_OK(kiln_stream_create(ctx, &s));
     kiln_kernel *add = get_kernel(ctx, "add_into");
     int64_t n = 512;
-    kiln_array *x = filled(ctx, n, 0), *t = filled(ctx, n, 0);
-    TEST_OK(kiln_launch(add, KILN_DIM(2), KILN_DIM(256), 0, s,
-                        KILN_ARGS(kiln_arr(t), kiln_arr(x), kiln_i32((int)n), kiln_f32(1))));
+    kiln_array *x = filled(ctx, n, 0), *scratch = filled(ctx, n, 0);
     TEST_OK(kiln_graph_begin_capture(s));
     TEST_OK(kiln_launch(add, KILN_DIM(2), KILN_DIM(256), 0, s,
-                        KILN_ARGS(kiln_arr(x), kiln_arr(x), kiln_i32((int)n), kiln_f32(1))));
-    kiln_array_release(t);
+                        KILN_ARGS(kiln_arr(scratch), kiln_arr(x), kiln_i32((int)n), kiln_f32(1))));
+    TEST_OK(kiln_launch(add, KILN_DIM(2), KILN_DIM(256), 0, s,
+                        KILN_ARGS(kiln_arr(x), kiln_arr(scratch), kiln_i32((int)n), kiln_f32(1))));
+    kiln_array_release(scratch); /* the graph keeps its memory */
     kiln_graph *g = NULL;
     TEST_OK(kiln_graph_end_capture(s, &g));
-    TEST_OK(kiln_graph_launch(g, s));
+    /* New arrays must not get the scratch's memory while the graph lives. */
+    kiln_array *other = filled(ctx, n, 1000);
+    for (int r = 0; r < 3; r++) TEST_OK(kiln_graph_launch(g, s));
     TEST_OK(kiln_stream_synchronize(s));
-    expect_values(x, 0, 1, 1);
+    expect_values(x, 0, 1, 6);
+    expect_values(other, 1000, 1, 0);
+    kiln_array_release(other);
     kiln_graph_destroy(g);
     /* x holds s (its last stream), so s lives on; a stream nothing holds
      * drops its capture with its last reference. */

@@ -171,6 +171,14 @@ void kiln_array_note_stream(kiln_array *a, kiln_stream *stream) {
 
 void kiln_array_release(kiln_array *a) {
     if (!a || atomic_fetch_sub(&a->refs, 1) != 1) return;
+    kiln_stream *last = a->base ? NULL : atomic_load(&a->last_stream);
+    /* Memory a capture used may be used at every launch of its graph:
+     * freed with the graph, not now (kernel/graph.c). */
+    if (a->allocation && kiln_stream_capturing(last) && kiln_stream_defer_release(last, a)) return;
+    kiln_array_free_now(a);
+}
+
+void kiln_array_free_now(kiln_array *a) {
     if (a->base)
         kiln_array_release(a->base);
     else if (a->allocation) {
@@ -183,7 +191,7 @@ void kiln_array_release(kiln_array *a) {
         else if (a->kind == KILN_MEMORY_MAPPED || a->kind == KILN_MEMORY_MANAGED)
             kiln_array_free_kind(a); /* array/memory_kinds.c */
         else
-            a->ctx->ops->mem_free(a->ctx->state, a->allocation, kiln_stream_free_order(a->ctx, last));
+            a->ctx->ops->mem_free(a->ctx->state, a->allocation, kiln_stream_impl(last));
         kiln_stream_release(last);
     }
     kiln_context *ctx = a->ctx;

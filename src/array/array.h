@@ -35,6 +35,9 @@ struct kiln_array {
  * edits them): it holds a's context and a's owner, as every view must. */
 kiln_status kiln_array_view_header(kiln_array *a, kiln_array **out);
 
+/* What kiln_array_release does once the last reference is gone (a graph
+ * calls it for arrays released during its capture). */
+void kiln_array_free_now(kiln_array *a);
 /* Frees an owner's memory of a driver-layer kind (array/memory_kinds.c). */
 void kiln_array_free_kind(kiln_array *a);
 

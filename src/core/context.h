@@ -19,12 +19,15 @@ struct kiln_stream {
     atomic_int refs;
     kiln_context *ctx;
     kiln_backend_stream *impl; /* NULL: the backend's default stream */
-    /* Graph capture (core/graph.c): set from begin to end capture. The
-     * fence, recorded just before the capture began, lets an array released
-     * during the capture free its memory after the stream's earlier work
-     * without queuing the free into the graph. */
+    /* Graph capture (kernel/graph.c): set from begin to end capture.
+     * Arrays whose last reference goes during the capture while their
+     * memory was last used on this stream are kept here, unfreed: the graph
+     * may use that memory at every launch, so it takes them at end capture
+     * and frees them when it is destroyed. */
     atomic_int capturing;
-    kiln_backend_event *capture_fence;
+    pthread_mutex_t deferred_lock;
+    kiln_array **deferred;
+    int deferred_count, deferred_cap;
 };
 
 struct kiln_event {
@@ -107,9 +110,11 @@ static inline int kiln_context_capturing(kiln_context *ctx) {
 static inline int kiln_stream_capturing(const kiln_stream *s) {
     return s && atomic_load_explicit(&s->capturing, memory_order_relaxed) != 0;
 }
-/* The stream an owner's memory is freed on: last, or (NULL, after waiting
- * for the capture's fence) when last is capturing a graph. */
-kiln_backend_stream *kiln_stream_free_order(kiln_context *ctx, kiln_stream *last);
+/* Keeps `a` (an owner whose last reference went) on `stream`'s deferred
+ * list; 0 when the list cannot grow (the caller frees it then). */
+int kiln_stream_defer_release(kiln_stream *stream, kiln_array *a);
+/* Takes the stream's deferred list (*count entries; free() the array). */
+kiln_array **kiln_stream_take_deferred(kiln_stream *stream, int *count);
 /* Frees what src/blas keeps for ctx (library handles, kernels); in kiln_close. */
 void kiln_blas_context_release(kiln_context *ctx);
 

@@ -12,8 +12,10 @@ kiln_status kiln_stream_create(kiln_context *ctx, kiln_stream **out) {
     if (!st) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_stream_create: out of host memory");
     atomic_init(&st->refs, 1);
     st->ctx = kiln_context_retain(ctx);
+    pthread_mutex_init(&st->deferred_lock, NULL);
     s = ctx->ops->stream_create(ctx->state, &st->impl);
     if (s != KILN_OK) {
+        pthread_mutex_destroy(&st->deferred_lock);
         kiln_context_release(ctx);
         free(st);
         return s;
@@ -54,7 +56,9 @@ void kiln_stream_release(kiln_stream *stream) {
         atomic_fetch_sub(&ctx->capturing, 1);
     }
     if (!atomic_load(&ctx->dead)) (void)ctx->ops->stream_synchronize(ctx->state, stream->impl);
-    if (stream->capture_fence) ctx->ops->event_destroy(ctx->state, stream->capture_fence);
+    /* Deferred arrays hold the stream, so none can be left by now. */
+    free(stream->deferred);
+    pthread_mutex_destroy(&stream->deferred_lock);
     ctx->ops->stream_destroy(ctx->state, stream->impl);
     free(stream);
     kiln_context_release(ctx);
@@ -142,14 +146,32 @@ void kiln_capture_exempt_thread(void) { capture_exempt = 1; }
 
 int kiln_capture_refuses_compile(kiln_context *ctx) { return !capture_exempt && kiln_context_capturing(ctx); }
 
-kiln_backend_stream *kiln_stream_free_order(kiln_context *ctx, kiln_stream *last) {
-    if (!kiln_stream_capturing(last)) return kiln_stream_impl(last);
-    /* A free queued on the capturing stream would enter the graph, which
-     * may free only what it allocated: free on the default stream after the
-     * work the stream had before the capture. */
-    if (last->capture_fence && ctx->ops->stream_wait_event)
-        (void)ctx->ops->stream_wait_event(ctx->state, NULL, last->capture_fence);
-    return NULL;
+int kiln_stream_defer_release(kiln_stream *stream, kiln_array *a) {
+    pthread_mutex_lock(&stream->deferred_lock);
+    int ok = 1;
+    if (stream->deferred_count == stream->deferred_cap) {
+        int cap = stream->deferred_cap ? 2 * stream->deferred_cap : 8;
+        kiln_array **d = realloc(stream->deferred, (size_t)cap * sizeof *d);
+        if (d) {
+            stream->deferred = d;
+            stream->deferred_cap = cap;
+        } else {
+            ok = 0;
+        }
+    }
+    if (ok) stream->deferred[stream->deferred_count++] = a;
+    pthread_mutex_unlock(&stream->deferred_lock);
+    return ok;
+}
+
+kiln_array **kiln_stream_take_deferred(kiln_stream *stream, int *count) {
+    pthread_mutex_lock(&stream->deferred_lock);
+    kiln_array **d = stream->deferred;
+    *count = stream->deferred_count;
+    stream->deferred = NULL;
+    stream->deferred_count = stream->deferred_cap = 0;
+    pthread_mutex_unlock(&stream->deferred_lock);
+    return d;
 }
 
 /* ------------------------------------------------------------------ ordering without the host */

@@ -1,11 +1,12 @@
 /* graph.c: kiln_graph: stream capture, replay and update, over the
  * backend's graph ops (CUDA graphs; on the CPU a recorded list). The core's
  * part is the bookkeeping that lets kiln itself refuse what cannot be
- * captured (core/context.h: kiln_context_capturing) and frees memory
- * released mid-capture outside the graph. */
+ * captured (core/context.h: kiln_context_capturing) and keeps the memory of
+ * arrays released mid-capture for as long as the graph lives. */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "array/array.h"
 #include "core/context.h"
 #include "core/error.h"
 #include "prof/prof.h"
@@ -15,7 +16,18 @@ struct kiln_graph {
     kiln_backend_graph *impl;
     int node_count;
     char label[48]; /* the profiler's row: "graph (N nodes)" */
+    /* Arrays released during the capture, whose memory the graph may use
+     * (kiln's own temporaries too): freed with the graph. */
+    kiln_array **deferred;
+    int deferred_count;
 };
+
+/* Frees arrays kept for a graph, once no launch of it can still run. */
+static void free_deferred(kiln_context *ctx, kiln_array **d, int n) {
+    if (n > 0 && !atomic_load(&ctx->dead)) (void)ctx->ops->synchronize(ctx->state);
+    for (int i = 0; i < n; i++) kiln_array_free_now(d[i]);
+    free(d);
+}
 
 static kiln_status need_graph_ops(kiln_context *ctx) {
     if (!ctx->ops->graph_begin_capture || !ctx->ops->graph_end_capture || !ctx->ops->graph_launch)
@@ -36,15 +48,7 @@ kiln_status kiln_graph_begin_capture(kiln_stream *stream) {
     if (s != KILN_OK) return s;
     if (kiln_stream_capturing(stream))
         return kiln_set_error(KILN_ERR_CAPTURE, "kiln_graph_begin_capture: the stream is already capturing");
-    /* The fence marks the stream's work from before the capture: memory of
-     * an array released during the capture is freed after it, on the
-     * default stream (kiln_stream_free_order), never inside the graph. */
-    if (!stream->capture_fence && ctx->ops->event_create_flags)
-        s = ctx->ops->event_create_flags(ctx->state, KILN_EVENT_DISABLE_TIMING, &stream->capture_fence);
-    else if (!stream->capture_fence)
-        s = ctx->ops->event_create(ctx->state, &stream->capture_fence);
-    if (s == KILN_OK) s = ctx->ops->event_record(ctx->state, stream->capture_fence, stream->impl);
-    if (s == KILN_OK) s = ctx->ops->graph_begin_capture(ctx->state, stream->impl);
+    s = ctx->ops->graph_begin_capture(ctx->state, stream->impl);
     if (s != KILN_OK) return kiln_context_note(ctx, s);
     atomic_store(&stream->capturing, 1);
     atomic_fetch_add(&ctx->capturing, 1);
@@ -67,16 +71,21 @@ kiln_status kiln_graph_end_capture(kiln_stream *stream, kiln_graph **out) {
     kiln_status s = ctx->ops->graph_end_capture(ctx->state, stream->impl, &impl, &nodes);
     atomic_store(&stream->capturing, 0);
     atomic_fetch_sub(&ctx->capturing, 1);
+    int deferred_count = 0;
+    kiln_array **deferred = kiln_stream_take_deferred(stream, &deferred_count);
     if (s == KILN_OK && !g) {
         ctx->ops->graph_destroy(ctx->state, impl);
         s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_graph_end_capture: out of host memory");
     }
     if (s != KILN_OK) {
         free(g);
+        free_deferred(ctx, deferred, deferred_count);
         return kiln_context_note(ctx, kiln_prefix_error(s, "kiln_graph_end_capture: "));
     }
     g->ctx = kiln_context_retain(ctx);
     g->impl = impl;
+    g->deferred = deferred;
+    g->deferred_count = deferred_count;
     g->node_count = nodes;
     snprintf(g->label, sizeof g->label, "graph (%d node%s)", nodes, nodes == 1 ? "" : "s");
     *out = g;
@@ -115,10 +124,17 @@ kiln_status kiln_graph_update(kiln_graph *graph, kiln_graph *from) {
                               ctx->ops->name);
     s = ctx->ops->graph_update(ctx->state, graph->impl, from->impl);
     if (s != KILN_OK) return kiln_context_note(ctx, kiln_prefix_error(s, "kiln_graph_update: "));
-    /* The backends swap contents: from now holds what graph held. */
+    /* The backends swap contents: from now holds what graph held, and the
+     * memory each uses goes with it. */
     int n = graph->node_count;
     graph->node_count = from->node_count;
     from->node_count = n;
+    kiln_array **d = graph->deferred;
+    graph->deferred = from->deferred;
+    from->deferred = d;
+    n = graph->deferred_count;
+    graph->deferred_count = from->deferred_count;
+    from->deferred_count = n;
     snprintf(graph->label, sizeof graph->label, "graph (%d node%s)", graph->node_count,
              graph->node_count == 1 ? "" : "s");
     snprintf(from->label, sizeof from->label, "graph (%d node%s)", from->node_count,
@@ -132,6 +148,7 @@ void kiln_graph_destroy(kiln_graph *graph) {
     if (!graph) return;
     kiln_context *ctx = graph->ctx;
     ctx->ops->graph_destroy(ctx->state, graph->impl);
+    free_deferred(ctx, graph->deferred, graph->deferred_count);
     free(graph);
     kiln_context_release(ctx);
 }
