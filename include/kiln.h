@@ -1419,7 +1419,7 @@ KILN_API kiln_status kiln_pool_set_release_threshold(kiln_context *ctx, uint64_t
 
 /* 1 in *can when ctx's device reads and writes peer's memory directly
  * (CUDA peer access over NVLink or PCIe); 0 otherwise, where a copy between
- * them (kiln_array_copy_peer, kiln_array_assign) is staged through the host.
+ * them (kiln_array_copy_peer) is staged through the host by the driver.
  * The same device, or two CPU contexts: 1. */
 KILN_API kiln_status kiln_device_can_access_peer(kiln_context *ctx, kiln_context *peer, int *can);
 

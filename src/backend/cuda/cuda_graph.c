@@ -89,8 +89,9 @@ kiln_status kiln_cuda_graph_update(kiln_backend_state *st, kiln_backend_graph *g
     if (r != CUDA_SUCCESS) {
         if (r != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) return kiln_cuda_fail(st->cu, r, "cuGraphExecUpdate");
         CUgraphExec exec = NULL;
-        /* The old instantiation goes first: one holding graph-allocated
-         * memory must be gone before another of the same memory is made. */
+        /* The new instantiation first, so that a failure leaves the graph
+         * as it was (from's CUgraph has no other instantiation, which a
+         * graph with memory nodes may not have). */
         r = st->cu->cuGraphInstantiateWithFlags(&exec, from->graph,
                                                 CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
         if (r != CUDA_SUCCESS) return kiln_cuda_fail(st->cu, r, "cuGraphInstantiateWithFlags");
