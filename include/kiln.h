@@ -1434,8 +1434,10 @@ KILN_API kiln_status kiln_device_can_access_peer(kiln_context *ctx, kiln_context
  * of an array the capture uses, a pageable copy, synchronising the
  * capturing stream, an allocation outside the stream-ordered pool (mapped,
  * managed), and on the CPU the libraries that run host code at once.
- * Arguments are frozen at capture: arrays by address, scalars by value.
- * Capture needs a stream of kiln_stream_create (docs/driver.md). */
+ * Arguments are frozen at capture: arrays by address, scalars by value;
+ * arrays released during the capture live as long as the graph; kernels and
+ * ufuncs it launches must. Capture needs a stream of kiln_stream_create
+ * (docs/driver.md). */
 typedef struct kiln_graph kiln_graph;
 KILN_API kiln_status kiln_graph_begin_capture(kiln_stream *stream);
 /* Ends the capture and gives the graph, ready to launch (the caller owns
