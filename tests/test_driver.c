@@ -533,6 +533,58 @@ static void test_release_during_capture(void **state) {
     kiln_kernel_release(add);
 }
 
+/* A gufunc call whose kernel is built is captured like a ufunc call. */
+static void test_graph_of_gufunc(void **state) {
+    kiln_context *ctx = *state;
+    kiln_stream *s = NULL;
+    TEST_OK(kiln_stream_create(ctx, &s));
+    kiln_gufunc *cum = NULL;
+    TEST_OK(kiln_guvectorize(ctx, "cum_rows", "void(f4[:], f4[:])", "(n)->(n)", "x, out",
+                             "float acc = 0; for (int i = 0; i < x.len; i++) { acc += x[i]; out[i] = acc; }",
+                             NULL, &cum));
+    int64_t shape[2] = {64, 8};
+    float h[64 * 8];
+    for (int i = 0; i < 64 * 8; i++) h[i] = (float)(i % 8);
+    kiln_array *x = NULL, *out = NULL;
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, h, sizeof h, &x));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 2, shape, &out));
+    kiln_array *outs[1] = {out};
+    TEST_OK(kiln_gufunc_call_ex(cum, s, NULL, KILN_ARGS(kiln_arr(x)), outs)); /* builds what it needs */
+    TEST_OK(kiln_stream_synchronize(s));
+    TEST_OK(kiln_jit_wait(ctx));
+    TEST_OK(kiln_gufunc_call_ex(cum, s, NULL, KILN_ARGS(kiln_arr(x)), outs));
+    TEST_OK(kiln_stream_synchronize(s));
+    kiln_graph *g = NULL;
+    TEST_OK(kiln_graph_begin_capture(s));
+    /* x = cumulative sums of x, in place through out: out <- cum(x); x <- out */
+    TEST_OK(kiln_gufunc_call_ex(cum, s, NULL, KILN_ARGS(kiln_arr(x)), outs));
+    kiln_status st = kiln_gufunc_call_ex(cum, s, NULL, KILN_ARGS(kiln_arr(out)), (kiln_array *[]){x});
+    kiln_graph *dummy = NULL;
+    if (st != KILN_OK) {
+        (void)kiln_graph_end_capture(s, &dummy);
+        fail_msg("second gufunc call in the capture: %s: %s", kiln_status_string(st), kiln_last_error());
+    }
+    TEST_OK(kiln_graph_end_capture(s, &g));
+    TEST_OK(kiln_graph_launch(g, s));
+    TEST_OK(kiln_stream_synchronize(s));
+    /* Row r of x: 0..7, then prefix sums twice. */
+    float *got = test_read_array(x);
+    for (int r = 0; r < 64; r++) {
+        float once = 0, twice = 0;
+        for (int i = 0; i < 8; i++) {
+            once += (float)i;
+            twice += once;
+            if (got[r * 8 + i] != twice) fail_msg("x[%d][%d] = %g, expected %g", r, i, got[r * 8 + i], twice);
+        }
+    }
+    free(got);
+    kiln_graph_destroy(g);
+    kiln_array_release(x);
+    kiln_array_release(out);
+    kiln_gufunc_release(cum);
+    kiln_stream_release(s);
+}
+
 /* The profiler shows a graph launch as one row; the capture records nothing. */
 static void test_profiler_shows_graph_launches(void **state) {
     (void)state;
@@ -590,6 +642,7 @@ int main(void) {
         cmocka_unit_test(test_graph_of_kernels_replays),
         cmocka_unit_test(test_graph_of_ufunc_and_copies),
         cmocka_unit_test(test_release_during_capture),
+        cmocka_unit_test(test_graph_of_gufunc),
         cmocka_unit_test(test_profiler_shows_graph_launches),
         cmocka_unit_test(test_seed_streams_and_graph_steps),
     };
