@@ -295,7 +295,11 @@ KILN_API kiln_status kiln_array_from_host_copy(kiln_array *a, const void *src, s
 KILN_API kiln_status kiln_array_to_host_async(kiln_array *a, void *dst, size_t bytes, kiln_stream *stream);
 KILN_API kiln_status kiln_array_from_host_async(kiln_array *a, const void *src, size_t bytes,
                                                 kiln_stream *stream);
-/* dst = src elementwise (same shape and dtype, any strides, any memory). */
+/* dst = src elementwise (same shape and dtype, any strides, any memory).
+ * Arrays of two contexts (two GPUs, a GPU and the CPU) too: src's context
+ * is waited for, then the copy goes directly between the devices where
+ * both arrays are contiguous device memory of one backend (over the peer
+ * link when kiln_device_can_access_peer says so), else through the host. */
 KILN_API kiln_status kiln_array_assign(kiln_array *dst, kiln_array *src);
 
 /* ------------------------------------------------------------------ values */

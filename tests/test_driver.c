@@ -316,6 +316,27 @@ static void test_peer_copies(void **state) {
     TEST_OK(kiln_device_can_access_peer(ctx, ctx, &can));
     assert_int_equal(can, 1);
     TEST_FAILS_WITH(kiln_device_can_access_peer(ctx, NULL, &can), KILN_ERR_INVALID_ARGUMENT, "NULL argument");
+    /* Between two contexts of this backend, contiguous and strided. */
+    kiln_context *other = test_open();
+    int64_t m = 1000;
+    kiln_array *from = filled(ctx, m, 3), *to = NULL, *half = NULL, *to_half = NULL;
+    TEST_OK(kiln_array_empty(other, KILN_FLOAT32, 1, &m, &to));
+    TEST_OK(kiln_array_assign(to, from));
+    expect_values(to, 3, 1, 0);
+    int64_t h = m / 2;
+    TEST_OK(kiln_array_slice(from, 0, 0, m, 2, &half));
+    TEST_OK(kiln_array_empty(other, KILN_FLOAT32, 1, &h, &to_half));
+    TEST_OK(kiln_array_assign(to_half, half));
+    float *got = test_read_array(to_half);
+    for (int64_t i = 0; i < h; i++)
+        if (got[i] != 3 + (float)(2 * i)) fail_msg("to_half[%lld] = %g", (long long)i, got[i]);
+    free(got);
+    TEST_FAILS_WITH(kiln_array_assign(to_half, from), KILN_ERR_SHAPE, "shapes differ");
+    kiln_array_release(from);
+    kiln_array_release(to);
+    kiln_array_release(half);
+    kiln_array_release(to_half);
+    kiln_close(other);
     int devices = 0;
     const char *why = NULL;
     if (!is_cuda() || kiln_cuda_device_count(&devices, &why) != KILN_OK || devices < 2) {
@@ -339,6 +360,22 @@ static void test_peer_copies(void **state) {
     TEST_OK(kiln_array_copy_peer(b, a, s1));
     TEST_OK(kiln_stream_synchronize(s1));
     expect_values(b, 7, 1, 0);
+    /* kiln_array_assign across the devices: direct, then strided (staged). */
+    kiln_array *c = NULL, *every_other = NULL, *c_half = NULL;
+    TEST_OK(kiln_array_empty(g1, KILN_FLOAT32, 1, &n, &c));
+    TEST_OK(kiln_array_assign(c, a));
+    expect_values(c, 7, 1, 0);
+    int64_t half_n = n / 2;
+    TEST_OK(kiln_array_slice(a, 0, 1, n, 2, &every_other));
+    TEST_OK(kiln_array_empty(g1, KILN_FLOAT32, 1, &half_n, &c_half));
+    TEST_OK(kiln_array_assign(c_half, every_other));
+    float *odd = test_read_array(c_half);
+    for (int64_t i = 0; i < half_n; i++)
+        if (odd[i] != 7 + (float)(2 * i + 1)) fail_msg("c_half[%lld] = %g", (long long)i, odd[i]);
+    free(odd);
+    kiln_array_release(c);
+    kiln_array_release(every_other);
+    kiln_array_release(c_half);
     kiln_stream_release(s1);
     kiln_array_release(a);
     kiln_array_release(b);
