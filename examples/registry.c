@@ -1,6 +1,7 @@
 /* registry.c: the table of seed workloads behind kiln_examples(). */
 #include <string.h>
 
+#include "driver_examples.h"
 #include "example_list.h"
 
 /* `run` has no way to know its table row, so each row gets a one-line
@@ -85,6 +86,16 @@ static const kiln_example example_table[] = {
      .seed = "-",
      .summary = "2-d heat stencil in row bands, halo send/recv (size = n x n grid)",
      .run = kiln_example_comm_heat},
+    {.name = "streams",
+     .seed = "001",
+     .summary = "to_device, kernel, copy_to_host in 8 chunks over 3 streams ordered by events, one host "
+                "wait (size = n f32)",
+     .run = kiln_example_streams},
+    {.name = "graphs",
+     .seed = "-",
+     .summary = "time steps of 1000 small kernels + 1 ufunc call, direct vs one captured graph a step "
+                "(size = n; --repeat = steps)",
+     .run = kiln_example_graphs},
     {.name = "reduce",
      .seed = "001",
      .summary = "sum, argmax, cumsum of 2^28 f32 (cpu 2^24) and row/column sums of a "

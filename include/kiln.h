@@ -51,6 +51,9 @@ KILN_API const char *kiln_version_string(void);
  * 4xx device, 9xx internal. */
 typedef enum kiln_status {
     KILN_OK = 0,
+    /* Not a failure: the work asked about has not finished yet
+     * (kiln_event_query, kiln_stream_query). */
+    KILN_ERR_NOT_READY = 1,
 
     KILN_ERR_INVALID_ARGUMENT = 100, /* NULL where an object was needed, bad value */
     KILN_ERR_SHAPE = 101,            /* shapes do not match or broadcast */
@@ -61,6 +64,7 @@ typedef enum kiln_status {
     KILN_ERR_NOT_FOUND = 106,        /* unknown kernel, file or name */
     KILN_ERR_UNSUPPORTED = 107,      /* not available on this backend */
     KILN_ERR_SIGNATURE = 108,        /* malformed type or layout signature */
+    KILN_ERR_CAPTURE = 109,          /* the call cannot be part of a graph capture (kiln_graph_*) */
 
     KILN_ERR_OUT_OF_MEMORY = 200,   /* device or host allocation failed */
     KILN_ERR_IO = 201,              /* file could not be read or written */
@@ -209,7 +213,11 @@ typedef struct kiln_array kiln_array;
 
 typedef enum kiln_memory {
     KILN_MEMORY_DEVICE = 0, /* owned by the context's backend (host RAM on the CPU) */
-    KILN_MEMORY_HOST = 1    /* plain host memory, wrapped with kiln_array_wrap_host */
+    KILN_MEMORY_HOST = 1,   /* plain host memory, wrapped with kiln_array_wrap_host */
+    /* Kinds of the driver layer (kiln_array_empty_mapped / _managed); host
+     * memory on the CPU backend. */
+    KILN_MEMORY_MAPPED = 2, /* pinned host memory kernels read in place (zero copy) */
+    KILN_MEMORY_MANAGED = 3 /* unified memory the driver migrates on demand */
 } kiln_memory;
 
 /* New contiguous (C-order) array with uninitialised contents. The caller owns
@@ -287,7 +295,11 @@ KILN_API kiln_status kiln_array_from_host_copy(kiln_array *a, const void *src, s
 KILN_API kiln_status kiln_array_to_host_async(kiln_array *a, void *dst, size_t bytes, kiln_stream *stream);
 KILN_API kiln_status kiln_array_from_host_async(kiln_array *a, const void *src, size_t bytes,
                                                 kiln_stream *stream);
-/* dst = src elementwise (same shape and dtype, any strides, any memory). */
+/* dst = src elementwise (same shape and dtype, any strides, any memory).
+ * Arrays of two contexts (two GPUs, a GPU and the CPU) too: src's context
+ * is waited for, then the copy goes directly between the devices where
+ * both arrays are contiguous device memory of one backend (over the peer
+ * link when kiln_device_can_access_peer says so), else through the host. */
 KILN_API kiln_status kiln_array_assign(kiln_array *dst, kiln_array *src);
 
 /* ------------------------------------------------------------------ values */
@@ -1312,6 +1324,142 @@ KILN_API kiln_status kiln_array_copy_peer(kiln_array *dst, kiln_array *src, kiln
 /* The MPI library kiln was built with ("Open MPI v4.1.4, ..."), or NULL when
  * built without MPI; static storage. */
 KILN_API const char *kiln_comm_mpi_library(void);
+
+/* ------------------------------------------------------------------ driver layer */
+/* What a CUDA programmer expects beside launches and copies: events that
+ * order streams, host callbacks, occupancy, memory kinds, peers and graphs.
+ * Each works on both backends; docs/driver.md says what each costs. On the
+ * CPU backend every operation has finished when its call returns, so events
+ * and streams are always ready and a wait never waits. */
+
+/* Event flags: KILN_EVENT_DISABLE_TIMING makes an event that only orders
+ * work: cheaper to record and to wait on, refused by kiln_event_elapsed_ms. */
+#define KILN_EVENT_DEFAULT 0u
+#define KILN_EVENT_DISABLE_TIMING 1u
+/* kiln_event_create with flags (any other bit: KILN_ERR_INVALID_ARGUMENT). */
+KILN_API kiln_status kiln_event_create_ex(kiln_context *ctx, unsigned flags, kiln_event **out);
+/* KILN_OK when the work before the event's last record has finished (or it
+ * was never recorded), KILN_ERR_NOT_READY while it runs. Never blocks. */
+KILN_API kiln_status kiln_event_query(kiln_event *event);
+/* Work queued on `stream` (NULL: default) after this call starts only once
+ * the work before `event`'s last record has finished; the host does not
+ * wait. The event may be recorded again at once. Same context only. */
+KILN_API kiln_status kiln_stream_wait_event(kiln_stream *stream, kiln_event *event);
+/* KILN_OK when everything queued on `stream` (NULL: default) has finished,
+ * KILN_ERR_NOT_READY while some runs. Never blocks. */
+KILN_API kiln_status kiln_stream_query(kiln_stream *stream);
+
+/* A host function run in stream order: after the work queued before it,
+ * before the work queued after it (cuLaunchHostFunc). It runs on a driver
+ * thread (CUDA) or on the calling thread at once (CPU) and must not call
+ * kiln on that context: on CUDA that deadlocks or fails. A failure of the
+ * work before it (a device fault) means it never runs. */
+typedef void (*kiln_host_fn)(void *user);
+KILN_API kiln_status kiln_stream_add_callback(kiln_stream *stream, kiln_host_fn fn, void *user);
+
+/* What a compiled kernel uses and allows. On the CPU: registers and local
+ * bytes 0 (no such resource), static shared 0 (not recorded per kernel),
+ * the block limits of kiln's emulation (1024 threads, 227 KiB shared). */
+typedef struct kiln_kernel_resources {
+    int registers;                   /* per thread */
+    size_t static_shared_bytes;      /* __shared__ variables */
+    size_t max_dynamic_shared_bytes; /* a launch may ask this much (kiln opts in past 48 KiB) */
+    int max_threads_per_block;       /* for this kernel (registers limit it) */
+    size_t local_bytes;              /* per thread: spills and stack */
+} kiln_kernel_resources;
+KILN_API kiln_status kiln_kernel_info(kiln_kernel *kernel, kiln_kernel_resources *out);
+/* Blocks of `block_threads` threads with `dynamic_shared_bytes` each that
+ * one multiprocessor holds at once (cuOccupancyMaxActiveBlocksPerMultiprocessor);
+ * on the CPU 1 (a worker runs one block at a time), 0 when it does not fit. */
+KILN_API kiln_status kiln_occupancy(kiln_kernel *kernel, int block_threads, size_t dynamic_shared_bytes,
+                                    int *blocks_per_sm);
+/* The block size that maximises occupancy (cuOccupancyMaxPotentialBlockSize),
+ * at most block_limit threads (0: no limit), and the smallest grid that fills
+ * the device at that size. On the CPU: 256 threads (fibers amortise a block
+ * switch over this many) and one block per worker. */
+KILN_API kiln_status kiln_occupancy_block_size(kiln_kernel *kernel, size_t dynamic_shared_bytes,
+                                               int block_limit, int *min_grid, int *block_threads);
+/* Sets the kernel's dynamic shared memory limit (up to the device's opt-in
+ * limit less its static shared memory; past 48 KiB this is the opt-in) and,
+ * when carveout_percent is 0 to 100, the share of L1 it prefers as shared
+ * memory (-1: leave it). The kernel's other kiln_kernel handles see it too.
+ * On the CPU the values are checked and the launch limits are unchanged. */
+KILN_API kiln_status kiln_kernel_set_shared(kiln_kernel *kernel, size_t max_dynamic_shared_bytes,
+                                            int carveout_percent);
+
+/* Arrays of the other memory kinds. Mapped: pinned host memory that
+ * kernels read and write over the bus (zero copy: no transfer, each access
+ * pays the bus); managed: one address valid on host and device, pages
+ * migrate on touch or on kiln_array_prefetch. Both have a host address
+ * (kiln_array_host_data) the host may use once the device work touching
+ * them has finished. Stream-ordered: device memory taken from the device's
+ * pool on `stream` (cuMemAllocAsync), usable by work on that stream at once
+ * without a device-wide synchronisation, and returned to the pool in stream
+ * order at release. On the CPU all three are host memory. */
+KILN_API kiln_status kiln_array_empty_mapped(kiln_context *ctx, kiln_dtype dtype, int ndim,
+                                             const int64_t *shape, kiln_array **out);
+KILN_API kiln_status kiln_array_empty_managed(kiln_context *ctx, kiln_dtype dtype, int ndim,
+                                              const int64_t *shape, kiln_array **out);
+KILN_API kiln_status kiln_array_empty_async(kiln_context *ctx, kiln_dtype dtype, int ndim,
+                                            const int64_t *shape, kiln_stream *stream, kiln_array **out);
+/* The host address of element 0 for host, mapped and managed arrays (and
+ * every array on the CPU backend); NULL for device memory. */
+KILN_API void *kiln_array_host_data(const kiln_array *a);
+/* Managed arrays: migrates the pages to the device (to_device 1) or the host
+ * (0) in order on `stream`; other kinds: KILN_ERR_INVALID_ARGUMENT. */
+KILN_API kiln_status kiln_array_prefetch(kiln_array *a, int to_device, kiln_stream *stream);
+typedef enum kiln_memory_advice {
+    KILN_ADVISE_READ_MOSTLY = 1,       /* read-only copies on each processor that reads */
+    KILN_ADVISE_PREFER_DEVICE = 2,     /* keep the pages on the device */
+    KILN_ADVISE_PREFER_HOST = 3,       /* keep the pages in host memory */
+    KILN_ADVISE_ACCESSED_BY_DEVICE = 4 /* map them into the device, avoiding faults */
+} kiln_memory_advice;
+/* A hint for a managed array (cuMemAdvise); a no-op on the CPU. */
+KILN_API kiln_status kiln_array_advise(kiln_array *a, kiln_memory_advice advice);
+/* Memory the device pool keeps after a synchronisation instead of handing
+ * back to the system (kiln's default: all of it, UINT64_MAX; 0 returns it
+ * all at each synchronisation). The CPU backend keeps no pool: checked only. */
+KILN_API kiln_status kiln_pool_set_release_threshold(kiln_context *ctx, uint64_t bytes);
+
+/* 1 in *can when ctx's device reads and writes peer's memory directly
+ * (CUDA peer access over NVLink or PCIe); 0 otherwise, where a copy between
+ * them (kiln_array_copy_peer) is staged through the host by the driver.
+ * The same device, or two CPU contexts: 1. */
+KILN_API kiln_status kiln_device_can_access_peer(kiln_context *ctx, kiln_context *peer, int *can);
+
+/* Graphs: work queued on a stream between begin and end capture is recorded
+ * instead of run, and replayed by kiln_graph_launch with one call (CUDA
+ * graphs; on the CPU the recorded list, replayed without kiln's per-call
+ * checks). Captured: kernel launches, ufunc and gufunc calls whose code is
+ * already built, copies between device arrays and to or from host memory
+ * of kiln_host_alloc, callbacks and, on CUDA, library calls that the vendor
+ * lets capture. Refused with KILN_ERR_CAPTURE: a compile while the context
+ * captures (call the ufunc once before), a synchronous host read or write
+ * of an array the capture uses, a pageable copy, synchronising the
+ * capturing stream, an allocation outside the stream-ordered pool (mapped,
+ * managed), and on the CPU the libraries that run host code at once.
+ * Arguments are frozen at capture: arrays by address, scalars by value;
+ * arrays released during the capture live as long as the graph; kernels and
+ * ufuncs it launches must. Capture needs a stream of kiln_stream_create
+ * (docs/driver.md). */
+typedef struct kiln_graph kiln_graph;
+KILN_API kiln_status kiln_graph_begin_capture(kiln_stream *stream);
+/* Ends the capture and gives the graph, ready to launch (the caller owns
+ * it: kiln_graph_destroy). When the capture failed, ends it all the same
+ * and returns the first failure. */
+KILN_API kiln_status kiln_graph_end_capture(kiln_stream *stream, kiln_graph **out);
+/* Replays the graph on `stream` (NULL: default), in order with its work. */
+KILN_API kiln_status kiln_graph_launch(kiln_graph *graph, kiln_stream *stream);
+/* Gives `graph` the arguments of `from`, a later capture of the same work
+ * with other arguments: in place where the topology is the same
+ * (cuGraphExecUpdate), else by instantiating `from` anew. Afterwards `from`
+ * holds what `graph` held and is still the caller's to destroy. Neither
+ * graph may be running. */
+KILN_API kiln_status kiln_graph_update(kiln_graph *graph, kiln_graph *from);
+/* Operations the graph holds. */
+KILN_API int kiln_graph_node_count(const kiln_graph *graph);
+/* Frees the graph; a launch already queued still runs. NULL is a no-op. */
+KILN_API void kiln_graph_destroy(kiln_graph *graph);
 
 #ifdef __cplusplus
 }

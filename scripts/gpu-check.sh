@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for sm_90, run the test suites on the
 # CUDA backend, run the demo and the benchmark, keep the logs in $OUT.
-# Used through the device tool:  bash scripts/gpu-check.sh [tests|prof|bench|libs|comm|all]
-# (comm is not part of all: it wants every GPU of a multi-GPU machine)
+# Used through the device tool:  bash scripts/gpu-check.sh [tests|prof|bench|libs|comm|driver|all]
+# (comm is not part of all: it wants every GPU of a multi-GPU machine;
+# driver runs the driver layer alone, its peer copies on a 2-GPU machine)
 # The GPU machine cannot install packages, so headers and libraries it lacks
 # travel as Debian packages in .devdeps/ (see docs/development.md) and are unpacked here.
 set -uo pipefail
@@ -67,4 +68,15 @@ if [ "$what" = comm ]; then
   fi
   $build/bench/kiln_comm_bench heat-gpu --gpus "$gpus" > "$OUT/comm-heat.txt" 2>&1; cat "$OUT/comm-heat.txt"
   $build/example_heat 1024 2048 100 --gpus "$gpus" > "$OUT/comm-heat-check.txt" 2>&1; cat "$OUT/comm-heat-check.txt"
+fi
+if [ "$what" = driver ]; then
+  # the driver layer (docs/driver.md): its suite on the CUDA backend (peer
+  # copies when the machine has two GPUs), seed 001's streams with events,
+  # the graphs demo, and kiln's graph beside a native CUDA graph
+  (cd $build/tests && KILN_TARGET=cuda KILN_TEST_TARGET=cuda ./test_driver) > "$OUT/driver-test.log" 2>&1
+  tail -30 "$OUT/driver-test.log"
+  $build/kiln demo --target cuda streams graphs > "$OUT/driver-demo.txt" 2>&1; cat "$OUT/driver-demo.txt"
+  KILN_TARGET=cuda $build/example_seed001_streams > "$OUT/driver-streams.txt" 2>&1; cat "$OUT/driver-streams.txt"
+  $build/bench/kiln_graph_bench --target cuda --steps 50 > "$OUT/driver-graph-bench.txt" 2>&1
+  cat "$OUT/driver-graph-bench.txt"
 fi

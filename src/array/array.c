@@ -171,6 +171,14 @@ void kiln_array_note_stream(kiln_array *a, kiln_stream *stream) {
 
 void kiln_array_release(kiln_array *a) {
     if (!a || atomic_fetch_sub(&a->refs, 1) != 1) return;
+    kiln_stream *last = a->base ? NULL : atomic_load(&a->last_stream);
+    /* Memory a capture used may be used at every launch of its graph:
+     * freed with the graph, not now (kernel/graph.c). */
+    if (a->allocation && kiln_stream_capturing(last) && kiln_stream_defer_release(last, a)) return;
+    kiln_array_free_now(a);
+}
+
+void kiln_array_free_now(kiln_array *a) {
     if (a->base)
         kiln_array_release(a->base);
     else if (a->allocation) {
@@ -180,6 +188,8 @@ void kiln_array_release(kiln_array *a) {
          * when it returns, so free() needs no wait. */
         if (a->host_allocation)
             free(a->allocation);
+        else if (a->kind == KILN_MEMORY_MAPPED || a->kind == KILN_MEMORY_MANAGED)
+            kiln_array_free_kind(a); /* array/memory_kinds.c */
         else
             a->ctx->ops->mem_free(a->ctx->state, a->allocation, kiln_stream_impl(last));
         kiln_stream_release(last);
@@ -198,7 +208,9 @@ int64_t kiln_array_size(const kiln_array *a) { return a ? kiln_shape_size(a->ndi
 size_t kiln_array_nbytes(const kiln_array *a) {
     return a ? (size_t)kiln_array_size(a) * kiln_dtype_size(a->dtype) : 0;
 }
-kiln_memory kiln_array_memory(const kiln_array *a) { return a ? a->memory : KILN_MEMORY_DEVICE; }
+kiln_memory kiln_array_memory(const kiln_array *a) {
+    return a ? (a->kind ? a->kind : a->memory) : KILN_MEMORY_DEVICE;
+}
 void *kiln_array_data(const kiln_array *a) { return a ? a->data : NULL; }
 
 int kiln_array_is_contiguous(const kiln_array *a) {

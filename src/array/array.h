@@ -22,11 +22,24 @@ struct kiln_array {
     /* Owners: the user stream that last queued work on the memory (retained;
      * NULL = the default stream). The free is queued on it. */
     _Atomic(kiln_stream *) last_stream;
+    /* Memory of the driver layer's kinds (array/memory_kinds.c):
+     * KILN_MEMORY_MAPPED or _MANAGED, else 0 (memory says what it is).
+     * Such memory is device memory to the rest of kiln (memory ==
+     * KILN_MEMORY_DEVICE); views copy these fields, so host_base +
+     * (data - device_base) is any view's host address. */
+    kiln_memory kind;
+    char *device_base, *host_base;
 };
 
 /* A new array struct sharing a's memory, shape and strides (the caller then
  * edits them): it holds a's context and a's owner, as every view must. */
 kiln_status kiln_array_view_header(kiln_array *a, kiln_array **out);
+
+/* What kiln_array_release does once the last reference is gone (a graph
+ * calls it for arrays released during its capture). */
+void kiln_array_free_now(kiln_array *a);
+/* Frees an owner's memory of a driver-layer kind (array/memory_kinds.c). */
+void kiln_array_free_kind(kiln_array *a);
 
 /* Records that work on `stream` uses a's memory (see last_stream). */
 void kiln_array_note_stream(kiln_array *a, kiln_stream *stream);

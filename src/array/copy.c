@@ -105,13 +105,40 @@ static int overlaps_differently(const kiln_array *dst, const kiln_array *src) {
     return dlo < shi && slo < dhi;
 }
 
+/* dst = src for arrays of two contexts (two GPUs, or a GPU and the CPU):
+ * directly between the devices (the backend's copy_peer: over the peer link
+ * when the devices allow it, else staged by the driver) when both are
+ * contiguous device arrays of one backend, else through a host buffer. The
+ * source context's queued work is waited for first (it may still be
+ * writing src); the copy is queued on dst's default stream. */
+static kiln_status assign_across(kiln_array *dst, kiln_array *src) {
+    kiln_context *ctx = dst->ctx;
+    kiln_status s = kiln_context_check(src->ctx);
+    if (s == KILN_OK) s = kiln_context_note(src->ctx, src->ctx->ops->synchronize(src->ctx->state));
+    if (s != KILN_OK) return s;
+    size_t bytes = kiln_array_nbytes(dst);
+    if (bytes == 0) return KILN_OK;
+    if (ctx->ops == src->ctx->ops && ctx->ops->copy_peer && dst->memory == KILN_MEMORY_DEVICE &&
+        src->memory == KILN_MEMORY_DEVICE && kiln_array_is_contiguous(dst) && kiln_array_is_contiguous(src)) {
+        kiln_array_note_stream(dst, NULL);
+        return kiln_context_note(
+            ctx, ctx->ops->copy_peer(ctx->state, dst->data, src->ctx->state, src->data, bytes, NULL));
+    }
+    void *staging = malloc(bytes);
+    if (!staging)
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_array_assign: no host memory to stage %zu bytes",
+                              bytes);
+    s = kiln_array_to_host(src, staging, bytes);
+    if (s == KILN_OK) s = kiln_array_from_host_copy(dst, staging, bytes);
+    free(staging);
+    return s;
+}
+
 kiln_status kiln_array_assign(kiln_array *dst, kiln_array *src) {
     if (!dst || !src) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_assign: NULL array");
     kiln_context *ctx = dst->ctx;
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
-    if (src->ctx != ctx)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_assign: arrays of different contexts");
     char a[256], b[256];
     if (dst->dtype != src->dtype)
         return kiln_set_error(KILN_ERR_DTYPE, "kiln_array_assign: dtypes differ (%s <- %s)",
@@ -120,6 +147,7 @@ kiln_status kiln_array_assign(kiln_array *dst, kiln_array *src) {
         return kiln_set_error(KILN_ERR_SHAPE, "kiln_array_assign: shapes differ: %s <- %s",
                               kiln_shape_format(dst->ndim, dst->shape, a, sizeof a),
                               kiln_shape_format(src->ndim, src->shape, b, sizeof b));
+    if (src->ctx != ctx) return assign_across(dst, src);
     if (overlaps_differently(dst, src)) {
         /* NumPy reads every source element before writing any (a[:] = a[::-1]):
          * copy the source aside first, then assign from the copy. */
@@ -204,6 +232,14 @@ static kiln_status host_transfer(kiln_array *a, void *host, size_t bytes, int to
     if (bytes != kiln_array_nbytes(a)) return size_mismatch(a, bytes, what);
     kiln_status s = kiln_context_check(a->ctx);
     if (s != KILN_OK || bytes == 0) return s;
+    /* The capture's work on a runs only at the graph's launch: reading or
+     * writing a from the host now would miss it (graphs, kernel/graph.c). */
+    if (kiln_stream_capturing(atomic_load(&(a->base ? a->base : a)->last_stream)))
+        return kiln_set_error(
+            KILN_ERR_CAPTURE,
+            "%s: the array is used by a graph being captured; a host %s cannot be part of the "
+            "graph (use the _async form with kiln_host_alloc memory on the capturing stream)",
+            what, to_host ? "read" : "write");
     if (kiln_array_is_contiguous(a)) {
         kiln_copy_kind kind = a->memory == KILN_MEMORY_HOST
                                   ? KILN_COPY_HOST_TO_HOST
@@ -239,6 +275,14 @@ static kiln_status async_transfer(kiln_array *a, void *host, size_t bytes, kiln_
                               what);
     kiln_status s = kiln_context_check(a->ctx);
     if (s != KILN_OK) return s;
+    /* A graph copies only to and from page-locked memory: the driver cannot
+     * capture a pageable copy, which it stages through the host. */
+    if (kiln_stream_capturing(stream) && a->ctx->ops->host_is_pinned &&
+        !a->ctx->ops->host_is_pinned(a->ctx->state, host))
+        return kiln_set_error(KILN_ERR_CAPTURE,
+                              "%s on a stream capturing a graph: the host buffer is pageable; a graph copies "
+                              "only to and from kiln_host_alloc memory",
+                              what);
     if (stream) kiln_array_note_stream(a, stream);
     kiln_copy_kind kind = a->memory == KILN_MEMORY_HOST ? KILN_COPY_HOST_TO_HOST
                           : to_host                     ? KILN_COPY_DEVICE_TO_HOST

@@ -25,6 +25,7 @@ typedef struct kiln_backend_stream kiln_backend_stream;
 typedef struct kiln_backend_event kiln_backend_event;
 typedef struct kiln_backend_module kiln_backend_module;
 typedef struct kiln_backend_function kiln_backend_function;
+typedef struct kiln_backend_graph kiln_backend_graph;
 
 typedef enum kiln_copy_kind {
     KILN_COPY_HOST_TO_DEVICE = 0,
@@ -180,6 +181,55 @@ typedef struct kiln_backend_ops {
      * unchanged. */
     int (*module_upgradable)(kiln_backend_state *st, kiln_backend_module *mod);
     kiln_status (*module_upgrade)(kiln_backend_state *st, kiln_backend_module *mod, const kiln_blob *better);
+
+    /* ---- the driver layer (include/kiln.h "driver layer"). All optional:
+     * NULL makes the public call KILN_ERR_UNSUPPORTED naming the backend. */
+    /* An event with KILN_EVENT_* flags. */
+    kiln_status (*event_create_flags)(kiln_backend_state *st, unsigned flags, kiln_backend_event **out);
+    /* *done = 1 when the work before the event's last record has finished. */
+    kiln_status (*event_query)(kiln_backend_state *st, kiln_backend_event *ev, int *done);
+    /* Later work on `stream` waits for ev's last record; the host does not. */
+    kiln_status (*stream_wait_event)(kiln_backend_state *st, kiln_backend_stream *stream,
+                                     kiln_backend_event *ev);
+    /* fn(user) in stream order. */
+    kiln_status (*stream_add_callback)(kiln_backend_state *st, kiln_backend_stream *stream,
+                                       void (*fn)(void *), void *user);
+    kiln_status (*function_occupancy)(kiln_backend_state *st, kiln_backend_function *fn, int block_threads,
+                                      size_t dynamic_shared_bytes, int *blocks_per_sm);
+    kiln_status (*function_block_size)(kiln_backend_state *st, kiln_backend_function *fn,
+                                       size_t dynamic_shared_bytes, int block_limit, int *min_grid,
+                                       int *block_threads);
+    /* The dynamic shared memory limit a launch may use, and the L1/shared
+     * carve-out in percent (-1: unchanged). */
+    kiln_status (*function_set_shared)(kiln_backend_state *st, kiln_backend_function *fn,
+                                       size_t max_dynamic_shared_bytes, int carveout_percent);
+    /* The largest dynamic shared memory a launch of fn may ask for now. */
+    size_t (*function_dynamic_shared_limit)(kiln_backend_state *st, kiln_backend_function *fn);
+    /* KILN_MEMORY_MAPPED or _MANAGED memory: *device is what kernels get,
+     * *host what the host uses (equal under unified addressing). Freed with
+     * mem_free_kind(kind, device). */
+    kiln_status (*mem_alloc_kind)(kiln_backend_state *st, kiln_memory kind, size_t bytes, void **device,
+                                  void **host);
+    void (*mem_free_kind)(kiln_backend_state *st, kiln_memory kind, void *device);
+    /* Managed memory: migrate to the device (to_device 1) or host, on stream. */
+    kiln_status (*mem_prefetch)(kiln_backend_state *st, void *ptr, size_t bytes, int to_device,
+                                kiln_backend_stream *stream);
+    kiln_status (*mem_advise)(kiln_backend_state *st, void *ptr, size_t bytes, kiln_memory_advice advice);
+    kiln_status (*pool_set_release_threshold)(kiln_backend_state *st, uint64_t bytes);
+    /* *can = 1 when st's device accesses peer's memory directly. */
+    kiln_status (*device_can_access_peer)(kiln_backend_state *st, kiln_backend_state *peer, int *can);
+    /* Stream capture: work queued on `stream` from begin to end is recorded
+     * into a graph instead of run. end_capture always ends the capture; on a
+     * capture that failed it returns the failure and no graph. */
+    kiln_status (*graph_begin_capture)(kiln_backend_state *st, kiln_backend_stream *stream);
+    kiln_status (*graph_end_capture)(kiln_backend_state *st, kiln_backend_stream *stream,
+                                     kiln_backend_graph **out, int *node_count);
+    kiln_status (*graph_launch)(kiln_backend_state *st, kiln_backend_graph *graph,
+                                kiln_backend_stream *stream);
+    /* Gives graph from's parameters (in place, or instantiated anew); the
+     * two swap what they describe, so from keeps graph's former contents. */
+    kiln_status (*graph_update)(kiln_backend_state *st, kiln_backend_graph *graph, kiln_backend_graph *from);
+    void (*graph_destroy)(kiln_backend_state *st, kiln_backend_graph *graph);
 } kiln_backend_ops;
 
 /* The backends kiln is built with. Each returns a static table. */

@@ -38,9 +38,13 @@ static int small_max_dim(kiln_backend_kind kind) {
 }
 
 kiln_status kiln_blas_state_get(kiln_context *ctx, kiln_blas_state **out) {
+    *out = NULL;
     kiln_status s = kiln_context_check(ctx);
     if (s == KILN_OK) s = kiln_context_check_open(ctx, "BLAS");
     if (s != KILN_OK) return s;
+    /* OpenBLAS runs at once, not at a graph's launch (kernel/graph.c). */
+    if (ctx->ops->kind == KILN_BACKEND_CPU && kiln_context_capturing(ctx))
+        return kiln_capture_refuse(ctx, "BLAS on the CPU backend");
     const blas_provider *prov =
         ctx->ops->kind == KILN_BACKEND_CUDA ? kiln_blas_cublas_provider() : kiln_blas_openblas_provider();
     s = prov->load();

@@ -19,11 +19,21 @@ struct kiln_stream {
     atomic_int refs;
     kiln_context *ctx;
     kiln_backend_stream *impl; /* NULL: the backend's default stream */
+    /* Graph capture (kernel/graph.c): set from begin to end capture.
+     * Arrays whose last reference goes during the capture while their
+     * memory was last used on this stream are kept here, unfreed: the graph
+     * may use that memory at every launch, so it takes them at end capture
+     * and frees them when it is destroyed. */
+    atomic_int capturing;
+    pthread_mutex_t deferred_lock;
+    kiln_array **deferred;
+    int deferred_count, deferred_cap;
 };
 
 struct kiln_event {
     kiln_context *ctx;
     kiln_backend_event *impl;
+    unsigned flags; /* KILN_EVENT_* */
 };
 
 /* Lifetime: every object made on a context (array, module, kernel, ufunc,
@@ -57,6 +67,9 @@ struct kiln_context {
      * and the signal that one has ended. */
     struct kiln_module_tier *tiers;
     pthread_cond_t tiers_changed;
+    /* Streams of ctx capturing a graph now (core/graph.c): while nonzero,
+     * compiles and allocations outside the pool are refused. */
+    atomic_int capturing;
 };
 
 kiln_context *kiln_context_retain(kiln_context *ctx);
@@ -82,6 +95,26 @@ kiln_status kiln_context_host(kiln_context *ctx, kiln_context **out);
 struct kiln_copy_pool *kiln_context_copy_pool(kiln_context *ctx);
 static inline kiln_backend_stream *kiln_stream_impl(kiln_stream *s) { return s ? s->impl : NULL; }
 kiln_stream *kiln_stream_retain(kiln_stream *s);
+/* Graph capture (core/graph.c): KILN_ERR_CAPTURE naming `what` (a compile,
+ * an allocation outside the pool), for calls made while ctx captures a
+ * graph on any stream. */
+kiln_status kiln_capture_refuse(kiln_context *ctx, const char *what);
+/* Marks the calling thread as kiln's own background builder: its compiles
+ * are never refused for a capture (they queue nothing on a user stream). */
+void kiln_capture_exempt_thread(void);
+/* 1 when ctx captures a graph and the calling thread is not exempt. */
+int kiln_capture_refuses_compile(kiln_context *ctx);
+static inline int kiln_context_capturing(kiln_context *ctx) {
+    return atomic_load_explicit(&ctx->capturing, memory_order_relaxed) != 0;
+}
+static inline int kiln_stream_capturing(const kiln_stream *s) {
+    return s && atomic_load_explicit(&s->capturing, memory_order_relaxed) != 0;
+}
+/* Keeps `a` (an owner whose last reference went) on `stream`'s deferred
+ * list; 0 when the list cannot grow (the caller frees it then). */
+int kiln_stream_defer_release(kiln_stream *stream, kiln_array *a);
+/* Takes the stream's deferred list (*count entries; free() the array). */
+kiln_array **kiln_stream_take_deferred(kiln_stream *stream, int *count);
 /* Frees what src/blas keeps for ctx (library handles, kernels); in kiln_close. */
 void kiln_blas_context_release(kiln_context *ctx);
 

@@ -129,6 +129,10 @@ static kiln_status scale_output(kiln_fft_plan *p, kiln_array *out, kiln_stream *
  * time on the CPU). */
 static kiln_status run_provider(kiln_fft_plan *p, void *in, void *out, kiln_stream *stream) {
     kiln_context *ctx = p->ctx;
+    /* The CPU provider runs at once, not at a graph's launch (kernel/graph.c). */
+    if (ctx->ops->kind == KILN_BACKEND_CPU && kiln_stream_capturing(stream))
+        return kiln_set_error(KILN_ERR_CAPTURE, "%s on the CPU backend cannot be captured in a graph",
+                              p->label);
     kiln_prof_op *op = NULL;
     if (KILN_PROF_ON(ctx))
         op = kiln_prof_kernel_begin(ctx, p->label, NULL, kiln_stream_impl(stream), p->label);

@@ -147,7 +147,16 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
             kiln_cache_key(&req, ctx->compiler_id, key);
         }
     }
-    s = hit ? KILN_OK : kiln_module_obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
+    /* A compile inside a graph capture would stall the capture for a
+     * compile's time and tie a first-call path into the graph: refused,
+     * unless the disk cache has the module already. */
+    if (!hit && kiln_capture_refuses_compile(ctx) && !(hit = load_cached(ctx, req.name, &dir, key, &bin))) {
+        char what[300];
+        snprintf(what, sizeof what, "compiling %s (a first call)", req.name);
+        s = kiln_capture_refuse(ctx, what);
+    } else if (!hit) {
+        s = kiln_module_obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
+    }
     if (s == KILN_OK) {
         double t0 = kiln_now_ms();
         s = kiln_context_note(ctx, load_module(ctx, m, &bin, hit));

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/context.h"
+
 void kiln_tierup_init(kiln_tierup *t) {
     memset(t, 0, sizeof *t);
     atomic_init(&t->done, 0);
@@ -13,6 +15,8 @@ void kiln_tierup_init(kiln_tierup *t) {
 
 static void *tierup_main(void *arg) {
     kiln_tierup *t = arg;
+    /* A build beside the program is no part of any graph it captures. */
+    kiln_capture_exempt_thread();
     kiln_status s = t->build(t->job);
     free(t->job);
     t->job = NULL;

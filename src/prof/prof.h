@@ -17,9 +17,12 @@ struct kiln_prof_head {
     atomic_int enabled;
     atomic_int wants_args; /* records are kept for a trace, which shows args_desc */
 };
+/* Work queued while a graph is captured runs only at the graph's launch,
+ * which is what the profiler records (kernel/graph.c). */
 #define KILN_PROF_ON(ctx)                                                                                    \
     ((ctx)->prof != NULL &&                                                                                  \
-     atomic_load_explicit(&((struct kiln_prof_head *)(void *)(ctx)->prof)->enabled, memory_order_relaxed))
+     atomic_load_explicit(&((struct kiln_prof_head *)(void *)(ctx)->prof)->enabled, memory_order_relaxed) && \
+     !kiln_context_capturing(ctx))
 /* Only meaningful where KILN_PROF_ON(ctx) holds: 0 when args_desc would be
  * dropped (summary only), so a launch need not build it. */
 #define KILN_PROF_WANTS_ARGS(ctx)                                                                            \

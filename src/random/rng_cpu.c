@@ -17,6 +17,10 @@ void kiln_rng_fill_params(const kiln_rng *rng, const kiln_rng_request *req, kiln
 }
 
 kiln_status kiln_rng_cpu_generate(kiln_rng *rng, const kiln_rng_request *req, void *data, size_t n) {
+    /* The host code runs now, not at a graph's launch (kernel/graph.c). */
+    if (kiln_stream_capturing(rng->stream))
+        return kiln_set_error(KILN_ERR_CAPTURE, "%s: the CPU generator cannot be captured in a graph",
+                              req->name);
     int workers = rng->ctx->info.multiprocessors > 0 ? rng->ctx->info.multiprocessors : 1;
     if (req->poisson) {
         kiln_rng_poisson_host(rng->seed, rng->offset, req->lambda, data, n, workers);

@@ -125,6 +125,27 @@ static const kiln_backend_ops cpu_ops = {
     .host_is_pinned = NULL,
     .module_upgradable = kiln_cpu_module_upgradable,
     .module_upgrade = kiln_cpu_module_upgrade,
+    /* the driver layer */
+    .stream_query = kiln_cpu_stream_query,
+    .event_create_flags = kiln_cpu_event_create_flags,
+    .event_query = kiln_cpu_event_query,
+    .stream_wait_event = kiln_cpu_stream_wait_event,
+    .stream_add_callback = kiln_cpu_stream_add_callback,
+    .function_occupancy = kiln_cpu_function_occupancy,
+    .function_block_size = kiln_cpu_function_block_size,
+    .function_set_shared = kiln_cpu_function_set_shared,
+    .function_dynamic_shared_limit = kiln_cpu_function_dynamic_shared_limit,
+    .mem_alloc_kind = kiln_cpu_mem_alloc_kind,
+    .mem_free_kind = kiln_cpu_mem_free_kind,
+    .mem_prefetch = kiln_cpu_mem_prefetch,
+    .mem_advise = kiln_cpu_mem_advise,
+    .pool_set_release_threshold = kiln_cpu_pool_set_release_threshold,
+    .device_can_access_peer = kiln_cpu_device_can_access_peer,
+    .graph_begin_capture = kiln_cpu_graph_begin_capture,
+    .graph_end_capture = kiln_cpu_graph_end_capture,
+    .graph_launch = kiln_cpu_graph_launch,
+    .graph_update = kiln_cpu_graph_update,
+    .graph_destroy = kiln_cpu_graph_destroy,
 };
 
 const kiln_backend_ops *kiln_backend_cpu(void) { return &cpu_ops; }

@@ -81,6 +81,20 @@ struct kiln_backend_function {
     kiln_cpu_thread_fn thread; /* NULL on the fast path */
     int param_count;
     unsigned short pointee_size[128]; /* per parameter: bytes of a pointer's element, else 0 */
+    unsigned short param_size[128];   /* per parameter: its bytes (a graph copies the values) */
+};
+
+/* Work runs synchronously in call order, so a stream is a handle and an
+ * event a timestamp; a stream capturing a graph records instead of running
+ * (cpu_graph.c). */
+struct kiln_cpu_graph;
+struct kiln_backend_stream {
+    struct kiln_cpu_graph *capture; /* NULL unless capturing */
+};
+
+struct kiln_backend_event {
+    double ms; /* CLOCK_MONOTONIC when recorded */
+    int recorded;
 };
 
 /* cpu_compiler.c */
@@ -210,6 +224,59 @@ kiln_status kiln_cpu_event_synchronize(kiln_backend_state *st, kiln_backend_even
 kiln_status kiln_cpu_event_elapsed_ms(kiln_backend_state *st, kiln_backend_event *start,
                                       kiln_backend_event *end, float *ms);
 void kiln_cpu_event_destroy(kiln_backend_state *st, kiln_backend_event *ev);
+
+/* cpu_graph.c: stream capture. Each returns 1 when `stream` is capturing and
+ * the operation was recorded (or *status says why it could not be), 0 when
+ * the caller should run it now. */
+int kiln_cpu_capture_launch(kiln_backend_stream *stream, kiln_backend_function *fn,
+                            const kiln_launch_config *cfg, void **args, kiln_status *status);
+int kiln_cpu_capture_copy(kiln_backend_stream *stream, void *dst, const void *src, size_t bytes, int async,
+                          kiln_status *status);
+int kiln_cpu_capture_memset(kiln_backend_stream *stream, void *dst, int value, size_t bytes,
+                            kiln_status *status);
+int kiln_cpu_capture_callback(kiln_backend_stream *stream, void (*fn)(void *), void *user,
+                              kiln_status *status);
+int kiln_cpu_capture_event(kiln_backend_stream *stream, kiln_backend_event *ev, kiln_status *status);
+/* Memory allocated on a capturing stream belongs to the graph (freed with
+ * it, as CUDA's graph memory nodes): alloc records it, free of it is a no-op. */
+int kiln_cpu_capture_alloc(kiln_backend_stream *stream, void *ptr);
+int kiln_cpu_capture_owns(kiln_backend_stream *stream, const void *ptr);
+kiln_status kiln_cpu_graph_begin_capture(kiln_backend_state *st, kiln_backend_stream *stream);
+kiln_status kiln_cpu_graph_end_capture(kiln_backend_state *st, kiln_backend_stream *stream,
+                                       kiln_backend_graph **out, int *node_count);
+kiln_status kiln_cpu_graph_launch(kiln_backend_state *st, kiln_backend_graph *graph,
+                                  kiln_backend_stream *stream);
+kiln_status kiln_cpu_graph_update(kiln_backend_state *st, kiln_backend_graph *graph,
+                                  kiln_backend_graph *from);
+void kiln_cpu_graph_destroy(kiln_backend_state *st, kiln_backend_graph *graph);
+/* A stream destroyed mid-capture drops what it recorded. */
+void kiln_cpu_capture_discard(kiln_backend_state *st, kiln_backend_stream *stream);
+
+/* cpu_driver.c: events without timing, waits, callbacks, occupancy, memory
+ * kinds and peers, as the synchronous CPU backend has them. */
+kiln_status kiln_cpu_event_create_flags(kiln_backend_state *st, unsigned flags, kiln_backend_event **out);
+kiln_status kiln_cpu_event_query(kiln_backend_state *st, kiln_backend_event *ev, int *done);
+kiln_status kiln_cpu_stream_wait_event(kiln_backend_state *st, kiln_backend_stream *stream,
+                                       kiln_backend_event *ev);
+kiln_status kiln_cpu_stream_add_callback(kiln_backend_state *st, kiln_backend_stream *stream,
+                                         void (*fn)(void *), void *user);
+kiln_status kiln_cpu_stream_query(kiln_backend_state *st, kiln_backend_stream *stream, int *done);
+kiln_status kiln_cpu_function_occupancy(kiln_backend_state *st, kiln_backend_function *fn, int block_threads,
+                                        size_t dynamic_shared_bytes, int *blocks_per_sm);
+kiln_status kiln_cpu_function_block_size(kiln_backend_state *st, kiln_backend_function *fn,
+                                         size_t dynamic_shared_bytes, int block_limit, int *min_grid,
+                                         int *block_threads);
+kiln_status kiln_cpu_function_set_shared(kiln_backend_state *st, kiln_backend_function *fn,
+                                         size_t max_dynamic_shared_bytes, int carveout_percent);
+size_t kiln_cpu_function_dynamic_shared_limit(kiln_backend_state *st, kiln_backend_function *fn);
+kiln_status kiln_cpu_mem_alloc_kind(kiln_backend_state *st, kiln_memory kind, size_t bytes, void **device,
+                                    void **host);
+void kiln_cpu_mem_free_kind(kiln_backend_state *st, kiln_memory kind, void *device);
+kiln_status kiln_cpu_mem_prefetch(kiln_backend_state *st, void *ptr, size_t bytes, int to_device,
+                                  kiln_backend_stream *stream);
+kiln_status kiln_cpu_mem_advise(kiln_backend_state *st, void *ptr, size_t bytes, kiln_memory_advice advice);
+kiln_status kiln_cpu_pool_set_release_threshold(kiln_backend_state *st, uint64_t bytes);
+kiln_status kiln_cpu_device_can_access_peer(kiln_backend_state *st, kiln_backend_state *peer, int *can);
 
 /* cpu_device.c */
 kiln_status kiln_cpu_device_info(kiln_backend_state *st, kiln_device_info *out);

@@ -431,11 +431,13 @@ static kiln_status prepare_workers(kiln_backend_state *st, const kiln_launch_con
 
 kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, const kiln_launch_config *cfg,
                             kiln_backend_stream *stream, void **args) {
-    (void)stream; /* synchronous: every stream is in order by construction */
+    /* Synchronous: every stream is in order by construction. */
     unsigned long long threads = (unsigned long long)cfg->block[0] * cfg->block[1] * cfg->block[2];
     if (threads == 0 || threads > KILN_CPU_MAX_THREADS_PER_BLOCK)
         return kiln_set_error(KILN_ERR_LAUNCH_CONFIG, "block of %llu threads: expected 1 to %d", threads,
                               KILN_CPU_MAX_THREADS_PER_BLOCK);
+    kiln_status recorded;
+    if (kiln_cpu_capture_launch(stream, fn, cfg, args, &recorded)) return recorded;
     launch_job job;
     memset(&job, 0, sizeof job);
     job.st = st;

@@ -14,15 +14,6 @@
 
 #define BIG_ALLOCATION (1u << 20)
 
-struct kiln_backend_stream {
-    int unused; /* a distinct address per stream */
-};
-
-struct kiln_backend_event {
-    double ms; /* CLOCK_MONOTONIC when recorded */
-    int recorded;
-};
-
 /* Buffers of BIG_ALLOCATION or more are mapped directly and unmapped when
  * freed: through malloc, glibc raises its mmap threshold after the first
  * such free and serves later ones from the heap, whose fragments are not
@@ -166,12 +157,17 @@ static kiln_status aligned(kiln_backend_state *st, size_t bytes, void **out) {
 
 kiln_status kiln_cpu_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream,
                                void **out) {
-    (void)stream;
-    return aligned(st, bytes, out);
+    kiln_status s = aligned(st, bytes, out);
+    if (s == KILN_OK && !kiln_cpu_capture_alloc(stream, *out)) {
+        kiln_cpu_mem_free(st, *out, NULL);
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY,
+                              "out of host memory recording an allocation in a graph");
+    }
+    return s;
 }
 
 void kiln_cpu_mem_free(kiln_backend_state *st, void *ptr, kiln_backend_stream *stream) {
-    (void)stream;
+    if (kiln_cpu_capture_owns(stream, ptr)) return; /* the graph frees it */
     if (ptr && !unmap_big(st, ptr)) free(ptr);
 }
 
@@ -187,11 +183,11 @@ kiln_status kiln_cpu_copy(kiln_backend_state *st, void *dst, const void *src, si
                           kiln_copy_kind kind, kiln_backend_stream *stream, int async) {
     (void)st;
     (void)kind;
-    (void)stream;
-    (void)async;
     if (bytes && (!dst || !src))
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "copy of %zu bytes with a NULL %s", bytes,
                               dst ? "source" : "destination");
+    kiln_status s;
+    if (kiln_cpu_capture_copy(stream, dst, src, bytes, async, &s)) return s;
     if (bytes) memmove(dst, src, bytes);
     return KILN_OK;
 }
@@ -199,8 +195,9 @@ kiln_status kiln_cpu_copy(kiln_backend_state *st, void *dst, const void *src, si
 kiln_status kiln_cpu_memset(kiln_backend_state *st, void *dst, int value, size_t bytes,
                             kiln_backend_stream *stream) {
     (void)st;
-    (void)stream;
     if (bytes && !dst) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "memset of %zu bytes at NULL", bytes);
+    kiln_status s;
+    if (kiln_cpu_capture_memset(stream, dst, value, bytes, &s)) return s;
     if (bytes) memset(dst, value, bytes);
     return KILN_OK;
 }
@@ -220,7 +217,7 @@ kiln_status kiln_cpu_stream_synchronize(kiln_backend_state *st, kiln_backend_str
 }
 
 void kiln_cpu_stream_destroy(kiln_backend_state *st, kiln_backend_stream *stream) {
-    (void)st;
+    kiln_cpu_capture_discard(st, stream);
     free(stream);
 }
 
@@ -240,7 +237,8 @@ kiln_status kiln_cpu_event_create(kiln_backend_state *st, kiln_backend_event **o
 kiln_status kiln_cpu_event_record(kiln_backend_state *st, kiln_backend_event *ev,
                                   kiln_backend_stream *stream) {
     (void)st;
-    (void)stream;
+    kiln_status s;
+    if (kiln_cpu_capture_event(stream, ev, &s)) return s;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     ev->ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;

@@ -243,6 +243,8 @@ kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *m
             for (int i = 0; i < *param_count && i < max_params && i < 128; i++)
                 f->pointee_size[i] =
                     (unsigned short)(params[i].cls == KILN_PARAM_POINTER ? params[i].pointee_size : 0);
+            for (int i = 0; i < *param_count && i < max_params && i < 128; i++)
+                f->param_size[i] = (unsigned short)params[i].size;
             f->next = m->functions;
             m->functions = f;
         }

@@ -209,6 +209,26 @@ static const kiln_backend_ops cuda_ops = {
     .native_handles = cuda_native_handles,
     .stream_query = kiln_cuda_stream_query,
     .copy_peer = kiln_cuda_copy_peer,
+    /* the driver layer */
+    .event_create_flags = kiln_cuda_event_create_flags,
+    .event_query = kiln_cuda_event_query,
+    .stream_wait_event = kiln_cuda_stream_wait_event,
+    .stream_add_callback = kiln_cuda_stream_add_callback,
+    .function_occupancy = kiln_cuda_function_occupancy,
+    .function_block_size = kiln_cuda_function_block_size,
+    .function_set_shared = kiln_cuda_function_set_shared,
+    .function_dynamic_shared_limit = kiln_cuda_function_dynamic_shared_limit,
+    .mem_alloc_kind = kiln_cuda_mem_alloc_kind,
+    .mem_free_kind = kiln_cuda_mem_free_kind,
+    .mem_prefetch = kiln_cuda_mem_prefetch,
+    .mem_advise = kiln_cuda_mem_advise,
+    .pool_set_release_threshold = kiln_cuda_pool_set_release_threshold,
+    .device_can_access_peer = kiln_cuda_device_can_access_peer,
+    .graph_begin_capture = kiln_cuda_graph_begin_capture,
+    .graph_end_capture = kiln_cuda_graph_end_capture,
+    .graph_launch = kiln_cuda_graph_launch,
+    .graph_update = kiln_cuda_graph_update,
+    .graph_destroy = kiln_cuda_graph_destroy,
 };
 
 const kiln_backend_ops *kiln_backend_cuda(void) { return &cuda_ops; }

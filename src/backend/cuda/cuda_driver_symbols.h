@@ -68,3 +68,31 @@ KILN_CU_OPTIONAL(cuMemcpyPeerAsync, 12000,
                   CUstream stream))
 KILN_CU_OPTIONAL(cuDeviceCanAccessPeer, 12000, (int *can, CUdevice dev, CUdevice peer))
 KILN_CU_OPTIONAL(cuCtxEnablePeerAccess, 12000, (CUcontext peer, unsigned int flags))
+/* The driver layer (cuda_driver.c, cuda_graph.c): missing ones make their
+ * kiln call KILN_ERR_UNSUPPORTED naming the symbol. */
+KILN_CU_OPTIONAL(cuEventQuery, 12000, (CUevent event))
+KILN_CU_OPTIONAL(cuStreamWaitEvent, 12000, (CUstream stream, CUevent event, unsigned int flags))
+KILN_CU_OPTIONAL(cuLaunchHostFunc, 12000, (CUstream stream, CUhostFn fn, void *user))
+KILN_CU_OPTIONAL(cuOccupancyMaxActiveBlocksPerMultiprocessor, 12000,
+                 (int *blocks, CUfunction fn, int block_size, size_t dynamic_shared_bytes))
+KILN_CU_OPTIONAL(cuOccupancyMaxPotentialBlockSize, 12000,
+                 (int *min_grid, int *block_size, CUfunction fn, CUoccupancyB2DSize to_shared,
+                  size_t dynamic_shared_bytes, int block_limit))
+KILN_CU_OPTIONAL(cuMemAllocManaged, 12000, (CUdeviceptr * dptr, size_t bytes, unsigned int flags))
+KILN_CU_OPTIONAL(cuMemFree, 12000, (CUdeviceptr dptr))
+KILN_CU_OPTIONAL(cuMemHostGetDevicePointer, 12000, (CUdeviceptr * dptr, void *p, unsigned int flags))
+/* 12.2 ABIs: a location (device or host) in place of a device ordinal. */
+KILN_CU_OPTIONAL(cuMemPrefetchAsync, 12020,
+                 (CUdeviceptr dptr, size_t bytes, CUmemLocation location, unsigned int flags,
+                  CUstream stream))
+KILN_CU_OPTIONAL(cuMemAdvise, 12020, (CUdeviceptr dptr, size_t bytes, int advice, CUmemLocation location))
+KILN_CU_OPTIONAL(cuStreamBeginCapture, 12000, (CUstream stream, int mode))
+KILN_CU_OPTIONAL(cuStreamEndCapture, 12000, (CUstream stream, CUgraph *graph))
+KILN_CU_OPTIONAL(cuGraphInstantiateWithFlags, 12000,
+                 (CUgraphExec * exec, CUgraph graph, unsigned long long flags))
+KILN_CU_OPTIONAL(cuGraphLaunch, 12000, (CUgraphExec exec, CUstream stream))
+KILN_CU_OPTIONAL(cuGraphExecUpdate, 12000,
+                 (CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInfo *info))
+KILN_CU_OPTIONAL(cuGraphGetNodes, 12000, (CUgraph graph, CUgraphNode *nodes, size_t *count))
+KILN_CU_OPTIONAL(cuGraphExecDestroy, 12000, (CUgraphExec exec))
+KILN_CU_OPTIONAL(cuGraphDestroy, 12000, (CUgraph graph))

@@ -133,4 +133,35 @@ kiln_status kiln_cuda_stream_query(kiln_backend_state *st, kiln_backend_stream *
 kiln_status kiln_cuda_copy_peer(kiln_backend_state *st, void *dst, kiln_backend_state *src_st,
                                 const void *src, size_t bytes, kiln_backend_stream *stream);
 
+/* cuda_driver.c and cuda_graph.c: the driver layer's ops. */
+kiln_status kiln_cuda_event_create_flags(kiln_backend_state *st, unsigned flags, kiln_backend_event **out);
+kiln_status kiln_cuda_event_query(kiln_backend_state *st, kiln_backend_event *ev, int *done);
+kiln_status kiln_cuda_stream_wait_event(kiln_backend_state *st, kiln_backend_stream *stream,
+                                        kiln_backend_event *ev);
+kiln_status kiln_cuda_stream_add_callback(kiln_backend_state *st, kiln_backend_stream *stream,
+                                          void (*fn)(void *), void *user);
+kiln_status kiln_cuda_function_occupancy(kiln_backend_state *st, kiln_backend_function *fn, int block_threads,
+                                         size_t dynamic_shared_bytes, int *blocks_per_sm);
+kiln_status kiln_cuda_function_block_size(kiln_backend_state *st, kiln_backend_function *fn,
+                                          size_t dynamic_shared_bytes, int block_limit, int *min_grid,
+                                          int *block_threads);
+kiln_status kiln_cuda_function_set_shared(kiln_backend_state *st, kiln_backend_function *fn,
+                                          size_t max_dynamic_shared_bytes, int carveout_percent);
+size_t kiln_cuda_function_dynamic_shared_limit(kiln_backend_state *st, kiln_backend_function *fn);
+kiln_status kiln_cuda_mem_alloc_kind(kiln_backend_state *st, kiln_memory kind, size_t bytes, void **device,
+                                     void **host);
+void kiln_cuda_mem_free_kind(kiln_backend_state *st, kiln_memory kind, void *device);
+kiln_status kiln_cuda_mem_prefetch(kiln_backend_state *st, void *ptr, size_t bytes, int to_device,
+                                   kiln_backend_stream *stream);
+kiln_status kiln_cuda_mem_advise(kiln_backend_state *st, void *ptr, size_t bytes, kiln_memory_advice advice);
+kiln_status kiln_cuda_pool_set_release_threshold(kiln_backend_state *st, uint64_t bytes);
+kiln_status kiln_cuda_device_can_access_peer(kiln_backend_state *st, kiln_backend_state *peer, int *can);
+kiln_status kiln_cuda_graph_begin_capture(kiln_backend_state *st, kiln_backend_stream *stream);
+kiln_status kiln_cuda_graph_end_capture(kiln_backend_state *st, kiln_backend_stream *stream,
+                                        kiln_backend_graph **out, int *node_count);
+kiln_status kiln_cuda_graph_launch(kiln_backend_state *st, kiln_backend_graph *g,
+                                   kiln_backend_stream *stream);
+kiln_status kiln_cuda_graph_update(kiln_backend_state *st, kiln_backend_graph *g, kiln_backend_graph *from);
+void kiln_cuda_graph_destroy(kiln_backend_state *st, kiln_backend_graph *g);
+
 #endif

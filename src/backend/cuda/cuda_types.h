@@ -81,6 +81,42 @@ enum { CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2 };
 enum { CU_MEMORYTYPE_HOST = 1 };
 enum { CU_GET_PROC_ADDRESS_DEFAULT = 0 };
 
+/* The driver layer (cuda_driver.c, cuda_graph.c). */
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef void (*CUhostFn)(void *user);
+typedef size_t (*CUoccupancyB2DSize)(int block_size);
+typedef struct CUmemLocation {
+    int type; /* CU_MEM_LOCATION_TYPE_* */
+    int id;
+} CUmemLocation;
+typedef struct CUgraphExecUpdateResultInfo {
+    int result;
+    CUgraphNode error_node;
+    CUgraphNode error_from_node;
+} CUgraphExecUpdateResultInfo;
+enum {
+    CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+    CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910
+};
+enum { CU_EVENT_DISABLE_TIMING = 2 };
+enum { CU_MEMHOSTALLOC_DEVICEMAP = 2 };
+enum { CU_MEM_ATTACH_GLOBAL = 1 };
+enum { CU_MEM_LOCATION_TYPE_DEVICE = 1, CU_MEM_LOCATION_TYPE_HOST = 2 };
+enum {
+    CU_MEM_ADVISE_SET_READ_MOSTLY = 1,
+    CU_MEM_ADVISE_SET_PREFERRED_LOCATION = 3,
+    CU_MEM_ADVISE_SET_ACCESSED_BY = 5
+};
+enum { CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9 };
+enum { CU_STREAM_CAPTURE_MODE_RELAXED = 2 };
+enum { CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1 };
+enum { CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 19, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83 };
+
 /* NVRTC */
 typedef int nvrtcResult;
 typedef struct _nvrtcProgram *nvrtcProgram;
