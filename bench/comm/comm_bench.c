@@ -175,8 +175,8 @@ static int heat_scaling(int gpus, int64_t rows, int64_t ny, int steps) {
            "kiln's "
            "profiler (rank 0)\n",
            (long long)ny, steps);
-    printf("%8s %6s %10s %10s %12s %12s %12s %11s\n", "scaling", "gpus", "rows", "ms/step", "compute ms",
-           "halo ms", "total ms", "efficiency");
+    printf("%8s %6s %10s %10s %12s %12s %12s %12s %11s\n", "scaling", "gpus", "rows", "ms/step", "compute ms",
+           "halo wait ms", "halo xfer ms", "total ms", "efficiency");
     for (int weak = 1; weak >= 0; weak--) {
         double t1 = 0;
         for (int n = 1; n <= gpus; n *= 2) {
@@ -196,9 +196,9 @@ static int heat_scaling(int gpus, int64_t rows, int64_t ny, int steps) {
             if (n == 1) t1 = r[0].total_ms;
             /* weak: the same work per GPU, so T1/TN; strong: T1/(N TN) */
             double eff = weak ? t1 / r[0].total_ms : t1 / (n * r[0].total_ms);
-            printf("%8s %6d %10lld %10.4f %12.3f %12.3f %12.3f %10.1f%%\n", weak ? "weak" : "strong", n,
-                   (long long)nx, r[0].total_ms / steps, r[0].compute_ms, r[0].halo_ms, r[0].total_ms,
-                   100 * eff);
+            printf("%8s %6d %10lld %10.4f %12.3f %12.3f %12.3f %12.3f %10.1f%%\n", weak ? "weak" : "strong",
+                   n, (long long)nx, r[0].total_ms / steps, r[0].compute_ms, r[0].halo_wait_ms, r[0].halo_ms,
+                   r[0].total_ms, 100 * eff);
             fflush(stdout);
             for (int g = 0; g < n; g++) kiln_comm_release(comm[g]);
             for (int g = 0; g < n; g++) kiln_close(ctx[g]);
