@@ -1,4 +1,4 @@
-/* comm_examples.h: the scale-out examples (issue 14): programs that run on
+/* comm_examples.h: the scale-out examples : programs that run on
  * any number of ranks, one kiln context each, under `mpirun -np N` (or
  * alone, as one rank). Each checks itself against the one-rank run and a
  * closed form. Used by examples/bin/mc_pi.c and heat.c, `kiln demo`
@@ -35,14 +35,16 @@ int kiln_example_mc_pi(kiln_comm *comm, int64_t samples_per_rank, uint64_t seed,
 /* 2-d heat equation, explicit 5-point stencil, zero (Dirichlet) edges, on
  * an nx x ny grid of float64 split in row bands (any number of ranks; bands
  * differ by at most a row). Halo rows go to the neighbours by send/recv in
- * one group per step. Starts from the grid's lowest sine mode, whose exact
- * discrete solution is lambda^steps times the start. */
+ * one group per step, on a stream of their own while the interior rows are
+ * updated; the two border rows follow once the halos are in. Starts from the grid's lowest sine mode, whose
+ * exact discrete solution is lambda^steps times the start. */
 typedef struct kiln_heat_result {
     int64_t nx, ny, steps;
     int64_t row0, rows;      /* this rank's band */
     double total_ms;         /* the steps, this rank, wall */
     double compute_ms;       /* heat_step kernels, from kiln's profiler */
-    double halo_ms;          /* the halo exchanges, from kiln's profiler */
+    double halo_ms;          /* the halo transfers (beside the interior's compute), from kiln's profiler */
+    double halo_wait_ms;     /* how long the compute stood idle waiting for halo rows (events) */
     double max_err_closed;   /* max |u - lambda^steps u0| over all ranks */
     int64_t differ_one_rank; /* elements not bit-identical to the one-rank run (-1: not checked) */
     int passed;

@@ -13,14 +13,18 @@
 #include "example_util.h"
 
 /* u, v: (rows + 2) x ny, row 0 and row rows+1 the halos. Row g of the
- * global grid is band row g - g0 + 1. Edges stay fixed. */
+ * global grid is band row g - g0 + 1. Edges stay fixed. One launch updates
+ * `count` band rows, `first`, `first + step`, ...: all of them (1, 1, rows),
+ * the interior, which needs no halo (2, 1, rows - 2), or the two border rows
+ * next to the halos (1, rows - 1, 2). */
 const char kiln_heat_source[] =
     "extern \"C\" __global__ void heat_step(const double *u, double *v, long long rows, long long ny,\n"
-    "                                       long long g0, long long nx, double a) {\n"
-    "    long long n = rows * ny;\n"
+    "                                       long long g0, long long nx, double a, long long first,\n"
+    "                                       long long step, long long count) {\n"
+    "    long long n = count * ny;\n"
     "    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n;\n"
     "         k += (long long)gridDim.x * blockDim.x) {\n"
-    "        long long i = k / ny + 1, j = k % ny, g = g0 + i - 1, at = i * ny + j;\n"
+    "        long long i = first + (k / ny) * step, j = k % ny, g = g0 + i - 1, at = i * ny + j;\n"
     "        double c = u[at];\n"
     "        if (g == 0 || g == nx - 1 || j == 0 || j == ny - 1)\n"
     "            v[at] = c;\n"
@@ -93,24 +97,24 @@ static int band_make(kiln_context *ctx, int64_t nx, int64_t ny, int64_t row0, in
     return s;
 }
 
-/* The halos of buffer k of every local rank from its neighbours, in one
- * group so that the sends and receives progress together (and, on one
- * process driving several GPUs, so that NCCL sees every rank's part). */
-static int exchange(kiln_comm **comms, heat_band *b, int local, int k) {
+/* The halos of buffer k of every local rank from its neighbours, each on
+ * its rank's halo stream, in one group so that the sends and receives
+ * progress together (and, on one process driving several GPUs, so that
+ * NCCL sees every rank's part). */
+static int exchange(kiln_comm **comms, heat_band *b, kiln_stream **halo, int local, int k) {
     int size = kiln_comm_size(comms[0]);
-    if (size == 1) return KILN_OK;
     EXAMPLE_TRY(kiln_comm_group_start());
     int s = KILN_OK;
     for (int l = 0; l < local && s == KILN_OK; l++) {
         kiln_comm *comm = comms[l];
         int rank = kiln_comm_rank(comm);
         if (rank > 0) {
-            if (s == KILN_OK) s = kiln_comm_send(comm, b[l].send_up[k], rank - 1, NULL);
-            if (s == KILN_OK) s = kiln_comm_recv(comm, b[l].halo_up[k], rank - 1, NULL);
+            if (s == KILN_OK) s = kiln_comm_send(comm, b[l].send_up[k], rank - 1, halo[l]);
+            if (s == KILN_OK) s = kiln_comm_recv(comm, b[l].halo_up[k], rank - 1, halo[l]);
         }
         if (rank < size - 1) {
-            if (s == KILN_OK) s = kiln_comm_send(comm, b[l].send_down[k], rank + 1, NULL);
-            if (s == KILN_OK) s = kiln_comm_recv(comm, b[l].halo_down[k], rank + 1, NULL);
+            if (s == KILN_OK) s = kiln_comm_send(comm, b[l].send_down[k], rank + 1, halo[l]);
+            if (s == KILN_OK) s = kiln_comm_recv(comm, b[l].halo_down[k], rank + 1, halo[l]);
         }
     }
     int e = kiln_comm_group_end();
@@ -131,6 +135,18 @@ static int64_t heat_blocks(kiln_context *ctx, int64_t n) {
     return blocks > most ? most : blocks < 1 ? 1 : blocks;
 }
 
+/* Band rows first, first + step, ... (count of them) of u[cur] into u[1 - cur]. */
+static int heat_rows(kiln_context *ctx, kiln_kernel *k, heat_band *b, int cur, int64_t rows, int64_t ny,
+                     int64_t row0, int64_t nx, int64_t first, int64_t step, int64_t count,
+                     kiln_stream *stream) {
+    if (count <= 0) return KILN_OK;
+    int64_t blocks = heat_blocks(ctx, count * ny);
+    return kiln_launch(k, KILN_DIM((uint32_t)blocks), KILN_DIM(256), 0, stream,
+                       KILN_ARGS(kiln_arr(b->u[cur]), kiln_arr(b->u[1 - cur]), kiln_i64(rows), kiln_i64(ny),
+                                 kiln_i64(row0), kiln_i64(nx), kiln_f64(heat_alpha), kiln_i64(first),
+                                 kiln_i64(step), kiln_i64(count)));
+}
+
 /* The local ranks' bands; the caller releases the first *made of them. */
 static int heat_bands(kiln_comm **comms, int local, int64_t nx, int64_t ny, heat_band *b, int *made) {
     int size = kiln_comm_size(comms[0]), s = KILN_OK;
@@ -144,26 +160,106 @@ static int heat_bands(kiln_comm **comms, int local, int64_t nx, int64_t ny, heat
     return s;
 }
 
+/* Each rank's streams and events for the overlapped steps. */
+typedef struct heat_flow {
+    kiln_stream *compute, *halo;
+    kiln_event *border_done, *halo_done; /* ordering: no timing */
+    kiln_event **waited;                 /* per step: before and after the wait for the halo (timed) */
+    int steps;
+} heat_flow;
+
+static void flow_release(heat_flow *f) {
+    for (int i = 0; f->waited && i < 2 * f->steps; i++) kiln_event_release(f->waited[i]);
+    free(f->waited);
+    kiln_event_release(f->border_done);
+    kiln_event_release(f->halo_done);
+    kiln_stream_release(f->compute);
+    kiln_stream_release(f->halo);
+    memset(f, 0, sizeof *f);
+}
+
+static int flow_make(kiln_context *ctx, int steps, heat_flow *f) {
+    memset(f, 0, sizeof *f);
+    int s = kiln_stream_create(ctx, &f->compute);
+    if (s == KILN_OK) s = kiln_stream_create(ctx, &f->halo);
+    if (s == KILN_OK) s = kiln_event_create(ctx, &f->border_done);
+    if (s == KILN_OK) s = kiln_event_create(ctx, &f->halo_done);
+    if (s == KILN_OK && steps > 0) {
+        f->waited = calloc((size_t)steps * 2, sizeof *f->waited);
+        if (!f->waited) s = KILN_ERR_OUT_OF_MEMORY;
+        f->steps = steps;
+        for (int i = 0; i < 2 * steps && s == KILN_OK; i++) s = kiln_event_create(ctx, &f->waited[i]);
+    }
+    if (s != KILN_OK) flow_release(f);
+    return s;
+}
+
 /* `steps` steps of the local ranks' bands; *result = the buffer holding
- * the last step. */
+ * the last step; wait_ms[l] = how long rank l's compute stream stood idle
+ * for its halo rows.
+ *
+ * With more than one rank, a step overlaps the halo exchange with the
+ * interior: the halo stream waits for the previous step's border rows, then
+ * sends them and receives the neighbours' into the halos, while the compute
+ * stream updates the interior rows, which read no halo; the compute stream
+ * then waits for the halos and updates the two border rows. Every point
+ * gets the same arithmetic as in the one-launch step, so the result is
+ * bit-identical to one rank's. */
 static int heat_run(kiln_comm **comms, kiln_kernel **k, int local, int64_t nx, int64_t ny, int steps,
-                    heat_band *b, int *result) {
+                    heat_band *b, int *result, double *wait_ms) {
     int size = kiln_comm_size(comms[0]), s = KILN_OK;
-    int64_t row0[HEAT_MAX_LOCAL], rows[HEAT_MAX_LOCAL], blocks[HEAT_MAX_LOCAL];
+    int64_t row0[HEAT_MAX_LOCAL], rows[HEAT_MAX_LOCAL];
+    heat_flow f[HEAT_MAX_LOCAL];
+    kiln_stream *halo[HEAT_MAX_LOCAL];
+    int flows = 0;
     for (int l = 0; l < local; l++) {
         band_of(nx, kiln_comm_rank(comms[l]), size, &row0[l], &rows[l]);
-        blocks[l] = heat_blocks(kiln_comm_context(comms[l]), rows[l] * ny);
+        wait_ms[l] = 0;
+    }
+    for (int l = 0; l < local && s == KILN_OK && size > 1; l++) {
+        s = flow_make(kiln_comm_context(comms[l]), steps, &f[l]);
+        if (s == KILN_OK) halo[l] = f[l].halo, flows++;
+        /* The first step's border rows come from band_make, already done. */
+        if (s == KILN_OK) s = kiln_event_record(f[l].border_done, f[l].compute);
     }
     int cur = 0;
     for (int t = 0; t < steps && s == KILN_OK; t++) {
-        s = exchange(comms, b, local, cur);
-        for (int l = 0; l < local && s == KILN_OK; l++)
-            s = kiln_launch(k[l], KILN_DIM((uint32_t)blocks[l]), KILN_DIM(256), 0, NULL,
-                            KILN_ARGS(kiln_arr(b[l].u[cur]), kiln_arr(b[l].u[1 - cur]), kiln_i64(rows[l]),
-                                      kiln_i64(ny), kiln_i64(row0[l]), kiln_i64(nx), kiln_f64(heat_alpha)));
+        if (size == 1) {
+            kiln_context *ctx = kiln_comm_context(comms[0]);
+            s = heat_rows(ctx, k[0], &b[0], cur, rows[0], ny, row0[0], nx, 1, 1, rows[0], NULL);
+            cur = 1 - cur;
+            continue;
+        }
+        for (int l = 0; l < local && s == KILN_OK; l++) {
+            kiln_context *ctx = kiln_comm_context(comms[l]);
+            s = kiln_stream_wait_event(f[l].halo, f[l].border_done);
+            if (s == KILN_OK)
+                s = heat_rows(ctx, k[l], &b[l], cur, rows[l], ny, row0[l], nx, 2, 1, rows[l] - 2,
+                              f[l].compute);
+            if (s == KILN_OK) s = kiln_event_record(f[l].waited[2 * t], f[l].compute);
+        }
+        if (s == KILN_OK) s = exchange(comms, b, halo, local, cur);
+        for (int l = 0; l < local && s == KILN_OK; l++) {
+            kiln_context *ctx = kiln_comm_context(comms[l]);
+            s = kiln_event_record(f[l].halo_done, f[l].halo);
+            if (s == KILN_OK) s = kiln_stream_wait_event(f[l].compute, f[l].halo_done);
+            if (s == KILN_OK) s = kiln_event_record(f[l].waited[2 * t + 1], f[l].compute);
+            if (s == KILN_OK)
+                s = heat_rows(ctx, k[l], &b[l], cur, rows[l], ny, row0[l], nx, 1,
+                              rows[l] > 1 ? rows[l] - 1 : 1, rows[l] > 1 ? 2 : 1, f[l].compute);
+            if (s == KILN_OK) s = kiln_event_record(f[l].border_done, f[l].compute);
+        }
         cur = 1 - cur;
     }
-    for (int l = 0; l < local && s == KILN_OK; l++) s = kiln_comm_wait(comms[l], NULL);
+    for (int l = 0; l < local && s == KILN_OK; l++) s = kiln_comm_wait(comms[l], flows ? f[l].halo : NULL);
+    for (int l = 0; l < flows && s == KILN_OK; l++) s = kiln_stream_synchronize(f[l].compute);
+    for (int l = 0; l < flows && s == KILN_OK; l++)
+        for (int t = 0; t < steps && s == KILN_OK; t++) {
+            float ms = 0;
+            s = kiln_event_elapsed_ms(f[l].waited[2 * t], f[l].waited[2 * t + 1], &ms);
+            wait_ms[l] += ms;
+        }
+    for (int l = 0; l < flows; l++) flow_release(&f[l]);
     *result = cur;
     return s;
 }
@@ -178,7 +274,8 @@ static int compare(kiln_comm *comm, kiln_kernel *k, const kiln_heat_result *r, c
     int cur = 0, made = 0;
     EXAMPLE_TRY(kiln_comm_init_all(&ctx, 1, &self));
     int s = heat_bands(&self, 1, r->nx, r->ny, &whole, &made);
-    if (s == KILN_OK) s = heat_run(&self, &k, 1, r->nx, r->ny, (int)r->steps, &whole, &cur);
+    double wait_ms = 0;
+    if (s == KILN_OK) s = heat_run(&self, &k, 1, r->nx, r->ny, (int)r->steps, &whole, &cur, &wait_ms);
     size_t count = (size_t)(r->nx + 2) * (size_t)r->ny;
     double *ref = s == KILN_OK ? example_alloc(count * sizeof *ref, "heat one-rank grid") : NULL;
     if (s == KILN_OK && !ref) s = KILN_ERR_OUT_OF_MEMORY;
@@ -288,8 +385,9 @@ int kiln_example_heat_local(kiln_comm **comms, int local, int64_t nx, int64_t ny
     for (int l = 0; l < local && s == KILN_OK; l++) s = kiln_synchronize(kiln_comm_context(comms[l]));
     for (int l = 0; l < local && s == KILN_OK; l++) s = kiln_profiler_reset(kiln_comm_context(comms[l]));
     struct timespec t0, t1;
+    double wait_ms[HEAT_MAX_LOCAL] = {0};
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (s == KILN_OK) s = heat_run(comms, k, local, nx, ny, steps, b, &cur);
+    if (s == KILN_OK) s = heat_run(comms, k, local, nx, ny, steps, b, &cur, wait_ms);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     for (int l = 0; l < local && s == KILN_OK; l++) {
         kiln_context *ctx = kiln_comm_context(comms[l]);
@@ -300,6 +398,7 @@ int kiln_example_heat_local(kiln_comm **comms, int local, int64_t nx, int64_t ny
         out[l].compute_ms = kiln_example_profile_ms(summary, "heat_step");
         snprintf(row, sizeof row, "[%s sendrecv]", kiln_comm_transport(comms[l]));
         out[l].halo_ms = kiln_example_profile_ms(summary, row);
+        out[l].halo_wait_ms = wait_ms[l];
         kiln_free(summary);
     }
     for (int l = 0; l < local; l++)

@@ -57,17 +57,38 @@ if [ "$what" = libs ] || [ "$what" = all ]; then
   $build/bench/reduce_bench cuda 20 > "$OUT/bench-reduce.txt" 2>&1; cat "$OUT/bench-reduce.txt"
 fi
 if [ "$what" = comm ]; then
-  # src/comm: the collectives on every GPU of this machine (one process,
-  # NCCL), kiln beside NCCL direct, the heat stencil's scaling
-  (cd $build/tests && KILN_TARGET=cuda KILN_TEST_TARGET=cuda ./test_comm) > "$OUT/comm-test.log" 2>&1
-  tail -15 "$OUT/comm-test.log"
+  # src/comm on every GPU of this machine: the collectives in one process
+  # (NCCL over kiln_comm_init_all) and one process per GPU under mpirun
+  # (NCCL bootstrapped over MPI), kiln beside NCCL direct, the heat
+  # stencil's scaling; ends with one pass/fail line.
+  failed=0
   gpus=$(nvidia-smi -L | wc -l)
-  $build/bench/kiln_comm_bench gpu --gpus "$gpus" > "$OUT/comm-bench.txt" 2>&1; cat "$OUT/comm-bench.txt"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+  (cd $build/tests && KILN_TARGET=cuda KILN_TEST_TARGET=cuda timeout 600 ./test_comm) > "$OUT/comm-test.log" 2>&1 || failed=$((failed + 1))
+  tail -15 "$OUT/comm-test.log"
+  if [ "$gpus" -ge 4 ]; then
+    (cd $build/tests && CUDA_VISIBLE_DEVICES=0,1 KILN_TARGET=cuda KILN_TEST_TARGET=cuda timeout 600 ./test_comm) > "$OUT/comm-test-2.log" 2>&1 || failed=$((failed + 1))
+    tail -3 "$OUT/comm-test-2.log"
+  fi
+  (cd $build && KILN_TARGET=cuda KILN_TEST_TARGET=cuda ctest --output-on-failure --timeout 300 -R 'comm_mpi') > "$OUT/comm-mpi.log" 2>&1 || failed=$((failed + 1))
+  tail -15 "$OUT/comm-mpi.log"
+  for np in 2 4; do
+    [ "$np" -le "$gpus" ] || continue
+    mpirun -np $np -x KILN_TARGET=cuda -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH $build/example_heat 1024 2048 100 > "$OUT/comm-heat-mpi-$np.txt" 2>&1 || failed=$((failed + 1))
+    cat "$OUT/comm-heat-mpi-$np.txt"
+  done
+  $build/bench/kiln_comm_bench gpu --gpus "$gpus" > "$OUT/comm-bench.txt" 2>&1 || failed=$((failed + 1))
+  cat "$OUT/comm-bench.txt"
   if [ "$gpus" -ge 4 ]; then
     $build/bench/kiln_comm_bench gpu --gpus 2 > "$OUT/comm-bench-2.txt" 2>&1; cat "$OUT/comm-bench-2.txt"
   fi
-  $build/bench/kiln_comm_bench heat-gpu --gpus "$gpus" > "$OUT/comm-heat.txt" 2>&1; cat "$OUT/comm-heat.txt"
-  $build/example_heat 1024 2048 100 --gpus "$gpus" > "$OUT/comm-heat-check.txt" 2>&1; cat "$OUT/comm-heat-check.txt"
+  $build/bench/kiln_comm_bench heat-gpu --gpus "$gpus" > "$OUT/comm-heat.txt" 2>&1 || failed=$((failed + 1))
+  cat "$OUT/comm-heat.txt"
+  $build/bench/kiln_comm_bench heat-gpu --gpus "$gpus" --rows 16384 > "$OUT/comm-heat-16384.txt" 2>&1 || failed=$((failed + 1))
+  cat "$OUT/comm-heat-16384.txt"
+  $build/example_heat 1024 2048 100 --gpus "$gpus" > "$OUT/comm-heat-check.txt" 2>&1 || failed=$((failed + 1))
+  cat "$OUT/comm-heat-check.txt"
+  [ "$failed" -eq 0 ] && echo "comm on $gpus GPUs: PASS" || echo "comm on $gpus GPUs: FAIL ($failed steps failed)"
 fi
 if [ "$what" = driver ]; then
   # the driver layer (docs/driver.md): its suite on the CUDA backend (peer
