@@ -182,8 +182,8 @@ static int flow_make(kiln_context *ctx, int steps, heat_flow *f) {
     memset(f, 0, sizeof *f);
     int s = kiln_stream_create(ctx, &f->compute);
     if (s == KILN_OK) s = kiln_stream_create(ctx, &f->halo);
-    if (s == KILN_OK) s = kiln_event_create(ctx, &f->border_done);
-    if (s == KILN_OK) s = kiln_event_create(ctx, &f->halo_done);
+    if (s == KILN_OK) s = kiln_event_create_ex(ctx, KILN_EVENT_DISABLE_TIMING, &f->border_done);
+    if (s == KILN_OK) s = kiln_event_create_ex(ctx, KILN_EVENT_DISABLE_TIMING, &f->halo_done);
     if (s == KILN_OK && steps > 0) {
         f->waited = calloc((size_t)steps * 2, sizeof *f->waited);
         if (!f->waited) s = KILN_ERR_OUT_OF_MEMORY;
