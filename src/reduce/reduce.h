@@ -138,6 +138,9 @@ void rd_store_expr(char *out, size_t cap, kiln_dtype have, kiln_dtype want, cons
 kiln_status rd_device_input(kiln_context *ctx, kiln_array *a, kiln_array **out);
 /* Result dtype checks and allocation shared by reductions and scans. */
 kiln_status rd_check_out(const char *what, kiln_array *out, kiln_dtype want, int ndim, const int64_t *shape);
+/* The dtype a sum, product or mean accumulates in: result, or out's dtype
+ * where out is given and takes result safely (NumPy reduces in out's dtype). */
+kiln_dtype rd_accumulation_dtype(kiln_dtype result, const kiln_array *out);
 /* The array a reduction or scan kernel writes (*dst): out itself, a new result
  * (*made, dtype `dtype`) when out is NULL, or a contiguous device temporary
  * (*tmp) when the kernel cannot write out directly. */

@@ -42,6 +42,15 @@ kiln_status rd_check_out(const char *what, kiln_array *out, kiln_dtype want, int
     return KILN_OK;
 }
 
+kiln_dtype rd_accumulation_dtype(kiln_dtype result, const kiln_array *out) {
+    if (!out || out->dtype == result || !kiln_dtype_can_cast(result, out->dtype)) return result;
+    /* a real result into a complex out: the imaginary part stays 0, so the
+     * real type of out's precision gives the same numbers */
+    if (kiln_dtype_kind(result) != 'c' && kiln_dtype_kind(out->dtype) == 'c')
+        return out->dtype == KILN_COMPLEX64 ? KILN_FLOAT32 : KILN_FLOAT64;
+    return out->dtype;
+}
+
 kiln_status rd_destination(kiln_context *ctx, kiln_array *out, kiln_dtype dtype, int ndim,
                            const int64_t *shape, kiln_array **made, kiln_array **tmp, kiln_array **dst) {
     kiln_status s = KILN_OK;

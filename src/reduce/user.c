@@ -203,6 +203,8 @@ kiln_status kiln_scan(kiln_scan_op op, kiln_array *a, int axis, int exclusive, k
         o.identity = NULL; /* replaced below */
         break;
     }
+    /* as reductions do: a wider out is the dtype the running sum or product is kept in */
+    if (op == KILN_SCAN_SUM || op == KILN_SCAN_PROD) o.out_dtype = rd_accumulation_dtype(o.out_dtype, out);
     if (op == KILN_SCAN_MIN || op == KILN_SCAN_MAX) {
         /* the extreme of the value type, written out per dtype */
         static const char *const hi[KILN_DTYPE_COUNT] = {"true",
