@@ -229,6 +229,10 @@ int kiln_cpu_slab_free(kiln_backend_state *st, void *p) {
     return 1;
 }
 
+/* The guard before slot i (i == SLOTS: the slab's last guard) lies between
+ * slot i - 1's buffer, which it follows, and slot i's, which it precedes: an
+ * access there is charged to the nearer one (an overrun of the first or an
+ * underrun of the second), as AddressSanitizer names the nearest buffer. */
 int kiln_cpu_slab_guard_hit(kiln_backend_state *st, const void *addr, kiln_cpu_mapping *out) {
     int hit = 0;
     pthread_mutex_lock(&st->big_lock);
@@ -236,20 +240,24 @@ int kiln_cpu_slab_guard_hit(kiln_backend_state *st, const void *addr, kiln_cpu_m
     if (k >= 0) {
         const kiln_cpu_slab *s = st->slabs[k];
         size_t guard = s->stride - s->slot_bytes;
-        uintptr_t off = (uintptr_t)addr - (uintptr_t)s->base;
-        /* the guard after slot i is overrun by slot i's buffer; the slab's
-         * leading guard by slot 0's (an access before its start) */
-        long i = off < guard ? 0 : (long)((off - guard) / s->stride);
-        int in_guard = off < guard || (off - guard) % s->stride >= s->slot_bytes;
-        if (in_guard && i < SLOTS && !((s->free_mask >> i) & 1)) {
-            unsigned char *slot = s->base + guard + (size_t)i * s->stride;
-            kiln_cpu_mapping m = {s->ptr[i], s->bytes[i], slot, s->slot_bytes + guard};
-            if (off < guard) {
-                m.base = s->base;
-                m.total = guard + s->slot_bytes;
+        uintptr_t a = (uintptr_t)addr, off = a - (uintptr_t)s->base;
+        /* the guards start at base + i * stride */
+        long i = (long)(off / s->stride);
+        if (off % s->stride < guard) {
+            int below = i > 0 && !((s->free_mask >> (i - 1)) & 1),
+                above = i < SLOTS && !((s->free_mask >> i) & 1);
+            uintptr_t over = below ? a - ((uintptr_t)s->ptr[i - 1] + s->bytes[i - 1]) : UINTPTR_MAX;
+            uintptr_t under = above ? (uintptr_t)s->ptr[i] - a : UINTPTR_MAX;
+            if (below && over <= under) {
+                kiln_cpu_mapping m = {s->ptr[i - 1], s->bytes[i - 1],
+                                      s->base + guard + (size_t)(i - 1) * s->stride, s->stride};
+                *out = m;
+                hit = 1;
+            } else if (above) {
+                kiln_cpu_mapping m = {s->ptr[i], s->bytes[i], s->base + (size_t)i * s->stride, s->stride};
+                *out = m;
+                hit = 1;
             }
-            *out = m;
-            hit = 1;
         }
     }
     pthread_mutex_unlock(&st->big_lock);
