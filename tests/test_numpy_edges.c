@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gufunc/gufunc.h"
+#include "reduce/reduce.h"
 #include "test_support.h"
 
 static int setup(void **state) {
@@ -102,6 +103,20 @@ static void test_ddof_past_n(void **state) {
     kiln_array_release(rows32);
 }
 
+/* The CUDA code of var and std with this ddof compiles through NVRTC. */
+static void nvrtc_moments(kiln_array *a, const int *axes, int naxes, int ddof) {
+    for (int std = 0; std < 2; std++) {
+        rd_op o;
+        TEST_OK(rd_builtin_op(std ? KILN_REDUCE_STD : KILN_REDUCE_VAR, kiln_array_dtype(a), ddof, &o));
+        char *src = NULL, *log = NULL;
+        TEST_OK(rd_source_for(&o, KILN_BACKEND_CUDA, a, axes, naxes, &src));
+        kiln_status s = kiln_compile_only("cuda", "sm_90", src, "moments.cu", NULL, &log);
+        if (s != KILN_ERR_COMPILER_MISSING && s != KILN_OK) fail_msg("NVRTC: %s", kiln_last_error());
+        free(src);
+        kiln_free(log);
+    }
+}
+
 static void test_negative_ddof(void **state) {
     kiln_context *ctx = *state;
     int64_t four = 4;
@@ -121,6 +136,8 @@ static void test_negative_ddof(void **state) {
     double r[2];
     moments(0, rows, &axis1, 1, -1, r, 2);
     expect("var(rows)", -1, r, (const double[]){0.5, 32.0 / 3 / 4}, 2);
+    nvrtc_moments(rows, &axis1, 1, -1);
+    nvrtc_moments(x, NULL, 0, 7);
     kiln_array_release(x);
     kiln_array_release(rows);
 }

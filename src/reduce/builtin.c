@@ -45,7 +45,6 @@ static kiln_dtype float_dtype(kiln_dtype t) {
 }
 
 kiln_status rd_builtin_op(kiln_reduce_op op, kiln_dtype t, int ddof, rd_op *o) {
-    (void)ddof; /* every ddof is valid (NumPy's rule); kiln_reduce compiles it in */
     memset(o, 0, sizeof *o);
     if ((int)op < 0 || op >= KILN_REDUCE_OP_COUNT)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_reduce: unknown operation %d", (int)op);
@@ -125,9 +124,12 @@ kiln_status rd_builtin_op(kiln_reduce_op op, kiln_dtype t, int ddof, rd_op *o) {
         o->reduce = "kiln_rd_moments_merge(a, b)";
         /* NumPy divides by max(n - ddof, 0): ddof >= n gives inf (or NaN for
          * 0/0), never a negative variance; a negative ddof is accepted and
-         * divides by n + |ddof|. ddof is compiled in: one variant per ddof used. */
+         * divides by n + |ddof|. ddof is compiled in (codegen.c defines
+         * KILN_RD_DDOF): one variant per ddof used. */
         o->post = op == KILN_REDUCE_VAR ? "kiln_rd_ddof_div(a.m2, a.n - (double)KILN_RD_DDOF)"
                                         : "sqrt(kiln_rd_ddof_div(a.m2, a.n - (double)KILN_RD_DDOF))";
+        o->uses_ddof = 1;
+        o->ddof = ddof;
         break;
     default: break;
     }
@@ -156,11 +158,6 @@ kiln_status kiln_reduce(kiln_reduce_op op, kiln_array *a, const kiln_reduce_opts
     if (s != KILN_OK) return s;
     if (op == KILN_REDUCE_SUM || op == KILN_REDUCE_PROD || op == KILN_REDUCE_MEAN)
         widen_to_out(&o, opts->out);
-    char pre[64];
-    if (o.post && strstr(o.post, "KILN_RD_DDOF")) {
-        snprintf(pre, sizeof pre, "#define KILN_RD_DDOF %d\n", opts->ddof);
-        o.preamble = pre;
-    }
     return rd_execute(&o, a->ctx, KILN_ARGS(kiln_arr(a)), opts->axes, opts->naxes, opts->keepdims, opts->out,
                       opts->stream, result);
 }

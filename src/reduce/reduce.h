@@ -50,6 +50,8 @@ typedef struct rd_op {
     int has_identity; /* 0: an empty reduction with outputs is an error */
     int uses_index;   /* map reads _i */
     int gpu_acc_f64;  /* CUDA: acc_type is replaced by double (f16/f32 sums) */
+    int uses_ddof;    /* var/std: post reads KILN_RD_DDOF, defined as ddof */
+    int ddof;
 } rd_op;
 
 typedef struct rd_plan {

@@ -264,7 +264,7 @@ static void plan_key(const rd_op *op, const rd_plan *p, uint64_t key[2]) {
     int ints[] = {
         op->nin,         (int)op->out_dtype, op->user, op->has_identity, op->uses_index, op->gpu_acc_f64,
         (int)p->backend, (int)p->out_store,  p->ndo,   p->ndr,           (int)p->layout, p->vec,
-        p->group};
+        p->group,        op->uses_ddof,      op->ddof};
     rd_key_add(key, ints, sizeof ints);
     for (int i = 0; i < op->nin; i++) {
         int in[] = {(int)op->in_dtype[i], p->scalar[i], (int)p->store[i]};

@@ -119,13 +119,20 @@ static kiln_status new_slab(kiln_backend_state *st, int cls, kiln_cpu_slab **out
     s->base = base;
     for (int i = 0; i < SLOTS; i++)
         if (mprotect(s->base + guard + (size_t)i * s->stride, s->slot_bytes, PROT_READ | PROT_WRITE) != 0) {
-            int e = errno;
-            munmap(base, s->total);
-            free(s);
-            return kiln_set_error(KILN_ERR_OUT_OF_MEMORY,
-                                  "cannot map guarded slots for small buffers: %s (each slab of 64 buffers "
-                                  "takes about 130 memory mappings; vm.max_map_count limits them)",
-                                  strerror(e));
+            /* Out of mappings (each guard splits one: vm.max_map_count, 65530
+             * by default, allows some 500 guarded slabs): the slots are opened
+             * as one range between the slab's outer guards, so an overrun can
+             * still reach only other kiln buffers, never the heap. */
+            if (mprotect(s->base + guard, SLOTS * s->stride - guard, PROT_READ | PROT_WRITE) != 0) {
+                int e = errno;
+                munmap(base, s->total);
+                free(s);
+                return kiln_set_error(KILN_ERR_OUT_OF_MEMORY,
+                                      "cannot map slots for small buffers: %s (vm.max_map_count limits the "
+                                      "memory mappings of a process)",
+                                      strerror(e));
+            }
+            break;
         }
     if (st->slab_count == st->slab_cap) {
         size_t cap = st->slab_cap ? 2 * st->slab_cap : 16;
