@@ -3,7 +3,8 @@
  *  - var/std divide by max(n - ddof, 0) (ddof >= n: inf, or NaN for 0/0) and
  *    take a negative ddof (n - ddof = n + |ddof|), whole arrays and rows;
  *  - a reduction or scan with an out wider than its result accumulates in
- *    the out's dtype (mean(float32, out=float64) is float64-accurate);
+ *    the out's dtype (mean(float32, out=float64) is float64-accurate), and a
+ *    ufunc's reduce and accumulate take the loop of out's dtype;
  *  - gufunc layouts: a dim optional ('?') in one place must be optional
  *    everywhere (NumPy's _parse_signature), "->()" has no inputs and runs;
  *  - a kernel source file with a NUL byte is refused, naming the offset.
@@ -157,6 +158,23 @@ static void reduce_into_f64(kiln_reduce_op op, kiln_array *a, const int *axes, i
     kiln_array_release(out);
 }
 
+/* The CUDA code of op over a, widened to out's dtype, compiles through NVRTC. */
+static void nvrtc_widened(kiln_reduce_op op, kiln_array *a, kiln_array *out) {
+    rd_op o;
+    TEST_OK(rd_builtin_op(op, kiln_array_dtype(a), 0, &o));
+    rd_widen_to_out(&o, out);
+    assert_int_equal(o.in_dtype[0],
+                     kiln_array_dtype(out) == KILN_COMPLEX128 && kiln_array_dtype(a) != KILN_COMPLEX64
+                         ? KILN_FLOAT64
+                         : kiln_array_dtype(out));
+    char *src = NULL, *log = NULL;
+    TEST_OK(rd_source_for(&o, KILN_BACKEND_CUDA, a, NULL, 0, &src));
+    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "widened.cu", NULL, &log);
+    if (s != KILN_ERR_COMPILER_MISSING && s != KILN_OK) fail_msg("NVRTC: %s", kiln_last_error());
+    free(src);
+    kiln_free(log);
+}
+
 static void test_wider_out_accumulates_in_its_dtype(void **state) {
     kiln_context *ctx = *state;
     const float tiny = 0x1p-24f, step = 0x1p-23f;
@@ -209,12 +227,50 @@ static void test_wider_out_accumulates_in_its_dtype(void **state) {
     TEST_OK(kiln_cumsum(x, 0, sout, NULL));
     TEST_OK(kiln_array_to_host(sout, got, sizeof got));
     if (got[1] != 1 + 0x1p-24) fail_msg("cumsum into float64: %.17g", got[1]);
+    int64_t one = 1;
+    kiln_array *o64 = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 0, &one, &o64));
+    nvrtc_widened(KILN_REDUCE_MEAN, x, o64);
+    nvrtc_widened(KILN_REDUCE_PROD, p, o64);
+    nvrtc_widened(KILN_REDUCE_SUM, c, cout);
+    nvrtc_widened(KILN_REDUCE_SUM, x, cout);
+    kiln_array_release(o64);
     kiln_array_release(sout);
     kiln_array_release(c);
     kiln_array_release(cout);
     kiln_array_release(rows);
     kiln_array_release(p);
     kiln_array_release(x);
+}
+
+/* np.add.reduce(float32 [1, 2**-24], out=float64) takes add's float64 loop:
+ * 1.0000000596046448; accumulate the same. A ufunc without a float64
+ * signature keeps its float32 one and stores its result. */
+static void test_ufunc_reduce_into_wider_out(void **state) {
+    kiln_context *ctx = *state;
+    kiln_ufunc *add = NULL, *add32 = NULL;
+    TEST_OK(kiln_vectorize(ctx, "add", "f4(f4,f4); f8(f8,f8)", "a, b", "return a + b;", NULL, &add));
+    TEST_OK(kiln_vectorize(ctx, "add32", "f4(f4,f4)", "a, b", "return a + b;", NULL, &add32));
+    int64_t two = 2;
+    kiln_array *x = f32_array(ctx, 1, &two, (const float[]){1, 0x1p-24f}, 2), *out = NULL, *acc = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 0, &two, &out));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, &two, &acc));
+    kiln_reduce_opts o = {NULL, 0, 0, out, 0, NULL};
+    double got[2];
+    TEST_OK(kiln_ufunc_reduce(add, x, "0", &o, NULL));
+    TEST_OK(kiln_array_to_host(out, got, sizeof got[0]));
+    if (got[0] != 1 + 0x1p-24) fail_msg("add.reduce into float64: %.17g, NumPy 1.0000000596046448", got[0]);
+    TEST_OK(kiln_ufunc_accumulate(add, x, 0, acc, NULL));
+    TEST_OK(kiln_array_to_host(acc, got, sizeof got));
+    if (got[1] != 1 + 0x1p-24) fail_msg("add.accumulate into float64: %.17g", got[1]);
+    TEST_OK(kiln_ufunc_reduce(add32, x, "0", &o, NULL));
+    TEST_OK(kiln_array_to_host(out, got, sizeof got[0]));
+    if (got[0] != 1) fail_msg("float32-only add.reduce into float64: %.17g, expected 1", got[0]);
+    kiln_array_release(x);
+    kiln_array_release(out);
+    kiln_array_release(acc);
+    kiln_ufunc_release(add);
+    kiln_ufunc_release(add32);
 }
 
 /* ---------------------------------------------------------------- gufunc layouts */
@@ -321,6 +377,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_ddof_past_n, setup, teardown),
         cmocka_unit_test_setup_teardown(test_negative_ddof, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wider_out_accumulates_in_its_dtype, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ufunc_reduce_into_wider_out, setup, teardown),
         cmocka_unit_test(test_optional_dims_agree),
         cmocka_unit_test_setup_teardown(test_no_inputs_scalar_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nul_byte_in_source_file, setup, teardown),

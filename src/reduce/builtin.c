@@ -140,7 +140,7 @@ kiln_status rd_builtin_op(kiln_reduce_op op, kiln_dtype t, int ddof, rd_op *o) {
  * mean(float32 data, out=float64) sums in float64. Where out is wider than
  * the result (it takes the result safely), the sum, product or mean loads,
  * accumulates and divides in out's dtype. */
-static void widen_to_out(rd_op *o, const kiln_array *out) {
+void rd_widen_to_out(rd_op *o, const kiln_array *out) {
     kiln_dtype wide = rd_accumulation_dtype(o->out_dtype, out);
     if (wide == o->out_dtype) return;
     o->out_dtype = wide;
@@ -157,7 +157,7 @@ kiln_status kiln_reduce(kiln_reduce_op op, kiln_array *a, const kiln_reduce_opts
     kiln_status s = rd_builtin_op(op, a->dtype, opts->ddof, &o);
     if (s != KILN_OK) return s;
     if (op == KILN_REDUCE_SUM || op == KILN_REDUCE_PROD || op == KILN_REDUCE_MEAN)
-        widen_to_out(&o, opts->out);
+        rd_widen_to_out(&o, opts->out);
     return rd_execute(&o, a->ctx, KILN_ARGS(kiln_arr(a)), opts->axes, opts->naxes, opts->keepdims, opts->out,
                       opts->stream, result);
 }

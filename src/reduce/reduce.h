@@ -127,6 +127,9 @@ void kiln_reduce_cache_release(kiln_context *ctx);
 /* ---- builtin.c */
 /* The rd_op of a built-in reduction over dtype t (ddof for var/std). */
 kiln_status rd_builtin_op(kiln_reduce_op op, kiln_dtype t, int ddof, rd_op *out);
+/* A sum, product or mean made to load, accumulate and divide in out's dtype
+ * where out is wider than its result (NumPy reduces in out's dtype). */
+void rd_widen_to_out(rd_op *o, const kiln_array *out);
 
 /* ---- shared helpers (codegen.c) */
 const char *rd_storage_type(kiln_dtype t); /* float16: uint16_t */
