@@ -144,11 +144,21 @@ static kiln_status parse_arg(const char *text, const char **pp, gu_layout *l, in
         }
         if (l->core_nd[op] == GU_MAX_CORE)
             return syntax_error(what, text, start, "more than %d core dims in one argument", GU_MAX_CORE);
+        int known = l->ndims;
         int d = find_or_add_dim(l, name, fixed);
         if (d < 0) return syntax_error(what, text, start, "more than %d distinct dims", GU_MAX_DIMS);
         l->core_dim[op][l->core_nd[op]++] = d;
         p = skip_ws(p);
-        if (*p == '?') { /* NumPy's optional dim: may be missing from the operands */
+        int optional = *p == '?'; /* NumPy's optional dim: may be missing from the operands */
+        /* NumPy's _parse_signature: a dim is optional everywhere it appears
+         * or nowhere, since one operand cannot lack a dim another must have */
+        if (d < known && optional && !l->dim_optional[d])
+            return syntax_error(what, text, p, "'?' cannot be used: dim %s was already seen without '?'",
+                                fixed < 0 ? name : "of this size");
+        if (d < known && !optional && l->dim_optional[d])
+            return syntax_error(what, text, start, "'?' must be used: dim %s was already seen with '?'",
+                                fixed < 0 ? name : "of this size");
+        if (optional) {
             l->dim_optional[d] = 1;
             p = skip_ws(p + 1);
         }

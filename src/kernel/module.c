@@ -244,6 +244,16 @@ static kiln_status read_text_file(const char *path, char **out) {
         free(buf);
         return s;
     }
+    /* the compiler would stop at a NUL and quietly drop what follows it
+     * (every kernel after the byte), so such a file is not a source */
+    const char *nul = memchr(buf, '\0', done);
+    if (nul) {
+        s = kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                           "%s has a NUL byte at offset %zu (of %zu bytes); kernel sources are text", path,
+                           (size_t)(nul - buf), done);
+        free(buf);
+        return s;
+    }
     buf[done] = '\0';
     *out = buf;
     return KILN_OK;

@@ -122,24 +122,31 @@ kiln_status rd_builtin_op(kiln_reduce_op op, kiln_dtype t, int ddof, rd_op *o) {
         o->identity = "kiln_rd_moments_make<double>(0.0, 0.0, 0.0)";
         o->map = "kiln_rd_moments_make<double>(1.0, (double)x, 0.0)";
         o->reduce = "kiln_rd_moments_merge(a, b)";
-        /* ddof is compiled in: one variant per ddof used */
-        o->post = op == KILN_REDUCE_VAR ? (ddof == 0   ? "a.m2 / a.n"
-                                           : ddof == 1 ? "a.m2 / (a.n - 1.0)"
-                                                       : NULL)
-                                        : (ddof == 0   ? "sqrt(a.m2 / a.n)"
-                                           : ddof == 1 ? "sqrt(a.m2 / (a.n - 1.0))"
-                                                       : NULL);
-        if (!o->post) {
-            if (ddof < 0)
-                return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: ddof is %d, must be >= 0", op_names[op],
-                                      ddof);
-            o->post = op == KILN_REDUCE_VAR ? "a.m2 / (a.n - (double)KILN_RD_DDOF)"
-                                            : "sqrt(a.m2 / (a.n - (double)KILN_RD_DDOF))";
-        }
+        /* NumPy divides by max(n - ddof, 0): ddof >= n gives inf (or NaN for
+         * 0/0), never a negative variance; a negative ddof is accepted and
+         * divides by n + |ddof|. ddof is compiled in (codegen.c defines
+         * KILN_RD_DDOF): one variant per ddof used. */
+        o->post = op == KILN_REDUCE_VAR ? "kiln_rd_ddof_div(a.m2, a.n - (double)KILN_RD_DDOF)"
+                                        : "sqrt(kiln_rd_ddof_div(a.m2, a.n - (double)KILN_RD_DDOF))";
+        o->uses_ddof = 1;
+        o->ddof = ddof;
         break;
     default: break;
     }
     return KILN_OK;
+}
+
+/* NumPy accumulates a reduction in its out's dtype when one is given:
+ * mean(float32 data, out=float64) sums in float64. Where out is wider than
+ * the result (it takes the result safely), the sum, product or mean loads,
+ * accumulates and divides in out's dtype. */
+void rd_widen_to_out(rd_op *o, const kiln_array *out) {
+    kiln_dtype wide = rd_accumulation_dtype(o->out_dtype, out);
+    if (wide == o->out_dtype) return;
+    o->out_dtype = wide;
+    o->in_dtype[0] = wide;
+    snprintf(o->acc_type, sizeof o->acc_type, "%s", rd_compute_type(wide));
+    if (o->post) o->post = wide == KILN_COMPLEX64 ? "a / (float)_n" : "a / (double)_n";
 }
 
 kiln_status kiln_reduce(kiln_reduce_op op, kiln_array *a, const kiln_reduce_opts *opts, kiln_array **result) {
@@ -149,11 +156,8 @@ kiln_status kiln_reduce(kiln_reduce_op op, kiln_array *a, const kiln_reduce_opts
     rd_op o;
     kiln_status s = rd_builtin_op(op, a->dtype, opts->ddof, &o);
     if (s != KILN_OK) return s;
-    char pre[64];
-    if (o.post && strstr(o.post, "KILN_RD_DDOF")) {
-        snprintf(pre, sizeof pre, "#define KILN_RD_DDOF %d\n", opts->ddof);
-        o.preamble = pre;
-    }
+    if (op == KILN_REDUCE_SUM || op == KILN_REDUCE_PROD || op == KILN_REDUCE_MEAN)
+        rd_widen_to_out(&o, opts->out);
     return rd_execute(&o, a->ctx, KILN_ARGS(kiln_arr(a)), opts->axes, opts->naxes, opts->keepdims, opts->out,
                       opts->stream, result);
 }

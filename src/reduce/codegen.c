@@ -156,6 +156,7 @@ void rd_emit_param_list(kiln_text *t, const rd_param *pp, int n) {
 /* ---------------------------------------------------------------- operator */
 
 static void emit_operator(kiln_text *t, const rd_op *op, const rd_plan *p) {
+    if (op->uses_ddof) kiln_text_printf(t, "#define KILN_RD_DDOF %d\n", op->ddof);
     if (op->preamble && *op->preamble) snippet(t, op, "preamble", op->preamble);
     kiln_text_printf(t, "typedef %s kiln_rd_acc;\n", acc_type(op, p->backend));
     kiln_text_printf(t, "KILN_RD_FN kiln_rd_acc kiln_rd_identity() {\n    return ");

@@ -50,6 +50,8 @@ typedef struct rd_op {
     int has_identity; /* 0: an empty reduction with outputs is an error */
     int uses_index;   /* map reads _i */
     int gpu_acc_f64;  /* CUDA: acc_type is replaced by double (f16/f32 sums) */
+    int uses_ddof;    /* var/std: post reads KILN_RD_DDOF, defined as ddof */
+    int ddof;
 } rd_op;
 
 typedef struct rd_plan {
@@ -125,6 +127,9 @@ void kiln_reduce_cache_release(kiln_context *ctx);
 /* ---- builtin.c */
 /* The rd_op of a built-in reduction over dtype t (ddof for var/std). */
 kiln_status rd_builtin_op(kiln_reduce_op op, kiln_dtype t, int ddof, rd_op *out);
+/* A sum, product or mean made to load, accumulate and divide in out's dtype
+ * where out is wider than its result (NumPy reduces in out's dtype). */
+void rd_widen_to_out(rd_op *o, const kiln_array *out);
 
 /* ---- shared helpers (codegen.c) */
 const char *rd_storage_type(kiln_dtype t); /* float16: uint16_t */
@@ -138,6 +143,9 @@ void rd_store_expr(char *out, size_t cap, kiln_dtype have, kiln_dtype want, cons
 kiln_status rd_device_input(kiln_context *ctx, kiln_array *a, kiln_array **out);
 /* Result dtype checks and allocation shared by reductions and scans. */
 kiln_status rd_check_out(const char *what, kiln_array *out, kiln_dtype want, int ndim, const int64_t *shape);
+/* The dtype a sum, product or mean accumulates in: result, or out's dtype
+ * where out is given and takes result safely (NumPy reduces in out's dtype). */
+kiln_dtype rd_accumulation_dtype(kiln_dtype result, const kiln_array *out);
 /* The array a reduction or scan kernel writes (*dst): out itself, a new result
  * (*made, dtype `dtype`) when out is NULL, or a contiguous device temporary
  * (*tmp) when the kernel cannot write out directly. */

@@ -29,6 +29,10 @@ template <class T> KILN_RD_FN T kiln_rd_max(T a, T b) {
     return kiln_rd_isnan(a) ? a : kiln_rd_isnan(b) ? b : (b > a ? b : a);
 }
 
+// var/std's divisor as NumPy takes it, max(n - ddof, 0): a ddof at or past n
+// gives inf (or NaN when every value is equal), never a negative variance.
+KILN_RD_FN double kiln_rd_ddof_div(double m2, double d) { return m2 / (d > 0.0 ? d : 0.0); }
+
 template <class T> struct kiln_rd_arg {
     T v;
     long long i; // -1: no element yet

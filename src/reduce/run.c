@@ -42,6 +42,15 @@ kiln_status rd_check_out(const char *what, kiln_array *out, kiln_dtype want, int
     return KILN_OK;
 }
 
+kiln_dtype rd_accumulation_dtype(kiln_dtype result, const kiln_array *out) {
+    if (!out || out->dtype == result || !kiln_dtype_can_cast(result, out->dtype)) return result;
+    /* a real result into a complex out: the imaginary part stays 0, so the
+     * real type of out's precision gives the same numbers */
+    if (kiln_dtype_kind(result) != 'c' && kiln_dtype_kind(out->dtype) == 'c')
+        return out->dtype == KILN_COMPLEX64 ? KILN_FLOAT32 : KILN_FLOAT64;
+    return out->dtype;
+}
+
 kiln_status rd_destination(kiln_context *ctx, kiln_array *out, kiln_dtype dtype, int ndim,
                            const int64_t *shape, kiln_array **made, kiln_array **tmp, kiln_array **dst) {
     kiln_status s = KILN_OK;
@@ -255,7 +264,7 @@ static void plan_key(const rd_op *op, const rd_plan *p, uint64_t key[2]) {
     int ints[] = {
         op->nin,         (int)op->out_dtype, op->user, op->has_identity, op->uses_index, op->gpu_acc_f64,
         (int)p->backend, (int)p->out_store,  p->ndo,   p->ndr,           (int)p->layout, p->vec,
-        p->group};
+        p->group,        op->uses_ddof,      op->ddof};
     rd_key_add(key, ints, sizeof ints);
     for (int i = 0; i < op->nin; i++) {
         int in[] = {(int)op->in_dtype[i], p->scalar[i], (int)p->store[i]};

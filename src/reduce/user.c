@@ -203,6 +203,8 @@ kiln_status kiln_scan(kiln_scan_op op, kiln_array *a, int axis, int exclusive, k
         o.identity = NULL; /* replaced below */
         break;
     }
+    /* as reductions do: a wider out is the dtype the running sum or product is kept in */
+    if (op == KILN_SCAN_SUM || op == KILN_SCAN_PROD) o.out_dtype = rd_accumulation_dtype(o.out_dtype, out);
     if (op == KILN_SCAN_MIN || op == KILN_SCAN_MAX) {
         /* the extreme of the value type, written out per dtype */
         static const char *const hi[KILN_DTYPE_COUNT] = {"true",
@@ -390,6 +392,20 @@ kiln_status rd_ufunc_reduce_op(kiln_ufunc *f, kiln_dtype have, const char *ident
     return KILN_OK;
 }
 
+/* The dtype whose signature reduces or accumulates a: NumPy takes the loop
+ * of out's dtype when out is given (add.reduce(float32, out=float64) adds in
+ * float64), so out's where the ufunc has T(T,T) for it and a casts to it,
+ * else a's own. */
+static kiln_dtype loop_dtype(const kiln_ufunc *f, kiln_dtype have, const kiln_array *out) {
+    if (!out || out->dtype == have || !kiln_dtype_can_cast(have, out->dtype) || f->nin != 2 || f->nout != 1)
+        return have;
+    for (int i = 0; i < f->nsig; i++) {
+        const uf_signature *g = &f->sigs[i];
+        if (g->in[0] == out->dtype && g->in[1] == out->dtype && g->out[0] == out->dtype) return out->dtype;
+    }
+    return have;
+}
+
 kiln_status kiln_ufunc_reduce(kiln_ufunc *f, kiln_array *a, const char *identity,
                               const kiln_reduce_opts *opts, kiln_array **result) {
     static const kiln_reduce_opts none = {0};
@@ -397,7 +413,7 @@ kiln_status kiln_ufunc_reduce(kiln_ufunc *f, kiln_array *a, const char *identity
     if (!opts) opts = &none;
     rd_ufunc_op *u = malloc(sizeof *u);
     if (!u) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    kiln_status s = rd_ufunc_reduce_op(f, a->dtype, identity, u);
+    kiln_status s = rd_ufunc_reduce_op(f, loop_dtype(f, a->dtype, opts->out), identity, u);
     if (s == KILN_OK)
         s = rd_execute(&u->op, a->ctx, KILN_ARGS(kiln_arr(a)), opts->axes, opts->naxes, opts->keepdims,
                        opts->out, opts->stream, result);
@@ -413,7 +429,7 @@ kiln_status kiln_ufunc_accumulate(kiln_ufunc *f, kiln_array *a, int axis, kiln_a
                                   kiln_array **result) {
     if (!f || !a) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_ufunc_accumulate: NULL argument");
     kiln_dtype t;
-    kiln_status s = ufunc_binary_sig(f, a->dtype, "kiln_ufunc_accumulate", &t);
+    kiln_status s = ufunc_binary_sig(f, loop_dtype(f, a->dtype, out), "kiln_ufunc_accumulate", &t);
     if (s != KILN_OK) return s;
     sc_op op;
     memset(&op, 0, sizeof op);

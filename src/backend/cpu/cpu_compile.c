@@ -277,6 +277,19 @@ static kiln_status link_object(kiln_cpu_link *link, const kiln_cancel *cancel, c
     return s;
 }
 
+/* The log of a compiler that failed: its own words, and where it said
+ * nothing or a signal ended it, what happened (the exit status or the
+ * signal), so a compiler that dies silently never leaves an empty message. */
+static void note_exit(char **output, const char *program, int code, const char *during) {
+    int silent = !*output || !(*output)[strspn(*output, " \t\r\n")];
+    if (!silent && code >= 0) return;
+    char who[300], what[512], line[600];
+    snprintf(who, sizeof who, "%s%s", program, during ? during : "");
+    kiln_cpu_describe_exit(who, code, what, sizeof what);
+    snprintf(line, sizeof line, "kiln: %s%s\n", what, code >= 0 ? " without printing anything" : "");
+    append_text(output, line);
+}
+
 static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_request *req, int fission,
                                 kiln_cpu_kernel_plan *plans, kiln_blob *out, char **log) {
     *log = NULL;
@@ -343,6 +356,7 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     }
     if (s == KILN_OK && code != 0) {
         s = kiln_set_error(KILN_ERR_COMPILE, "%s exited with status %d", c->argv[0], code);
+        note_exit(&output, c->argv[0], code, NULL);
         *log = output;
         output = NULL;
     }
@@ -378,6 +392,7 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
         if (s == KILN_OK && code != 0) {
             s = kiln_set_error(KILN_ERR_COMPILE, "%s exited with status %d linking the module", c->argv[0],
                                code);
+            note_exit(&output, c->argv[0], code, " (linking the module)");
             *log = output;
             output = NULL;
         }

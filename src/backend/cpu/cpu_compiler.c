@@ -184,9 +184,33 @@ kiln_status kiln_cpu_spawn_until(char *const *argv, const kiln_cancel *cancel, c
             "%s did not finish within %d s and was stopped (KILN_COMPILE_TIMEOUT_S sets the limit)", argv[0],
             timeout_s);
     }
-    *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -1;
     *output = buf;
     return KILN_OK;
+}
+
+void kiln_cpu_describe_exit(const char *program, int exit_code, char *out, size_t cap) {
+    if (exit_code >= 0) {
+        snprintf(out, cap, "%s exited with status %d", program, exit_code);
+        return;
+    }
+    int sig = -exit_code;
+    const char *name = sig == SIGKILL   ? "SIGKILL"
+                       : sig == SIGSEGV ? "SIGSEGV"
+                       : sig == SIGTERM ? "SIGTERM"
+                       : sig == SIGABRT ? "SIGABRT"
+                       : sig == SIGBUS  ? "SIGBUS"
+                       : sig == SIGINT  ? "SIGINT"
+                                        : NULL;
+    char named[32];
+    if (name)
+        snprintf(named, sizeof named, "%d (%s)", sig, name);
+    else
+        snprintf(named, sizeof named, "%d", sig);
+    /* SIGKILL that kiln did not send is most often the kernel's out-of-memory
+     * killer, which leaves no message of its own */
+    snprintf(out, cap, "%s was killed by signal %s%s", program, named,
+             sig == SIGKILL ? "; memory may have run out (the out-of-memory killer sends SIGKILL)" : "");
 }
 
 /* The CPU's feature flags decide what -march=native generates, so they are

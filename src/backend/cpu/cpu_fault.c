@@ -151,7 +151,14 @@ void kiln_cpu_fault_describe(const kiln_cpu_fault *f, char *out, size_t cap) {
     switch (f->signo) {
     case 0: snprintf(out, cap, "%s", f->message); break;
     case SIGSEGV:
-        if (a < 4096)
+        if (f->code == SI_KERNEL)
+            /* x86 raises a general protection fault, which carries no address,
+             * for a pointer outside the canonical address range (far past any
+             * array, e.g. an index scaled twice) */
+            snprintf(out, cap,
+                     "SIGSEGV: invalid memory access at an address outside the address space (a general "
+                     "protection fault, which gives no address)");
+        else if (a < 4096)
             snprintf(out, cap, "SIGSEGV: NULL pointer access (address 0x%lx)", (unsigned long)a);
         else
             snprintf(out, cap, "SIGSEGV: invalid memory access at address 0x%lx (%s)", (unsigned long)a,

@@ -35,6 +35,12 @@ typedef struct kiln_cpu_mapping {
     size_t total;
 } kiln_cpu_mapping;
 
+/* Small buffers' slabs (cpu_slab.c). */
+typedef struct kiln_cpu_slab kiln_cpu_slab;
+#define KILN_CPU_SLAB_CLASSES 8                     /* slots of 1, 2, 4 ... 128 pages */
+#define KILN_CPU_SLOT_GUARD ((size_t)128 << 10)     /* PROT_NONE after every slot */
+#define KILN_CPU_SLAB_KEEP_BYTES ((size_t)64 << 20) /* empty slabs kept mapped in */
+
 struct kiln_backend_state {
     kiln_cpu_compiler cxx;
     pthread_mutex_t lock;        /* guards compiler_id */
@@ -53,6 +59,12 @@ struct kiln_backend_state {
      * KILN_CPU_SPARE_BYTES; dropped before an allocation is refused. */
     kiln_cpu_mapping spare[16];
     size_t spare_count, spare_bytes;
+    /* Small buffers in guarded slots of slabs (cpu_slab.c), under big_lock:
+     * every slab sorted by address, and per class the slabs with a free slot. */
+    kiln_cpu_slab **slabs;
+    size_t slab_count, slab_cap;
+    kiln_cpu_slab *slab_free[KILN_CPU_SLAB_CLASSES];
+    size_t slab_empty_bytes; /* data bytes of the empty slabs kept */
 };
 
 struct kiln_backend_module {
@@ -104,7 +116,8 @@ kiln_status kiln_cpu_compiler_from_env(kiln_cpu_compiler *c);
  * flags:<hash of the command's fixed and link flags>". */
 kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, size_t out_size);
 /* Runs argv (PATH lookup) with stdin from /dev/null; *output gets stdout and
- * stderr together (malloc'd), *exit_code the exit status (-1: killed).
+ * stderr together (malloc'd), *exit_code the exit status (-N: killed by
+ * signal N).
  * KILN_ERR_COMPILER_MISSING when argv[0] cannot be executed; KILN_ERR_COMPILE
  * when it runs longer than KILN_COMPILE_TIMEOUT_S (default below) and is
  * killed with its process group. */
@@ -113,6 +126,10 @@ kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code);
 /* The same, stopped (process group killed, KILN_ERR_COMPILE) as soon as
  * cancel signals; cancel may be NULL. */
 kiln_status kiln_cpu_spawn_until(char *const *argv, const kiln_cancel *cancel, char **output, int *exit_code);
+
+/* "<program> exited with status N", or "<program> was killed by signal N
+ * (NAME)", which for SIGKILL adds that memory may have run out. */
+void kiln_cpu_describe_exit(const char *program, int exit_code, char *out, size_t cap);
 
 /* cpu_link.c: a module's link run by the linker itself (see there). */
 #define KILN_CPU_LINK_MAX_WORDS 256
@@ -202,6 +219,13 @@ void kiln_cpu_memory_release(kiln_backend_state *st);
 /* Checked mode: if addr lies in a guard next to a buffer, copies that
  * buffer's mapping into *out and returns 1. */
 int kiln_cpu_memory_guard_hit(kiln_backend_state *st, const void *addr, kiln_cpu_mapping *out);
+/* cpu_slab.c: buffers of up to kiln_cpu_slab_max_bytes() in guarded slots
+ * (see there). kiln_cpu_slab_free returns 0 when p is not one of them. */
+size_t kiln_cpu_slab_max_bytes(void);
+kiln_status kiln_cpu_slab_alloc(kiln_backend_state *st, size_t bytes, void **out);
+int kiln_cpu_slab_free(kiln_backend_state *st, void *p);
+int kiln_cpu_slab_guard_hit(kiln_backend_state *st, const void *addr, kiln_cpu_mapping *out);
+void kiln_cpu_slab_release(kiln_backend_state *st);
 #define KILN_CPU_SPARE_BYTES ((size_t)256 << 20)
 #define KILN_CPU_GUARD_BEFORE ((size_t)64 << 10)
 #define KILN_CPU_GUARD_AFTER ((size_t)1 << 20)

@@ -122,12 +122,13 @@ static int stack_overflow(const kiln_cpu_worker *w, uintptr_t addr, size_t page,
     return 0;
 }
 
-/* Checked mode: a fault in the guard of one of the context's buffers is an
- * out-of-bounds access to it: which kernel argument points into it, and at
- * which element. 0 if addr is in no guard. */
+/* A fault in the guard of one of the context's buffers (every buffer has
+ * one; checked mode puts it right at the end) is an out-of-bounds access to
+ * it: which kernel argument points into it, and at which element. 0 if addr
+ * is in no guard. */
 static int describe_out_of_bounds(const launch_job *job, const kiln_cpu_worker *w, char *out, size_t cap) {
     kiln_cpu_mapping map;
-    if (!job->st->checked || !kiln_cpu_memory_guard_hit(job->st, w->fault.address, &map)) return 0;
+    if (!kiln_cpu_memory_guard_hit(job->st, w->fault.address, &map)) return 0;
     const kiln_backend_function *fn = job->fn;
     int arg = -1;
     size_t elem = 1;
@@ -148,16 +149,16 @@ static int describe_out_of_bounds(const launch_job *job, const kiln_cpu_worker *
         snprintf(whose, sizeof whose, "argument %d", arg);
     else
         snprintf(whose, sizeof whose, "a buffer");
-    snprintf(
-        out, cap,
-        "checked mode (KILN_CPU_CHECKED): out-of-bounds %s of %s (%zu bytes: %zu elements of %zu bytes) at "
-        "element index %lld, %lld bytes %s",
-        w->fault.write == 1   ? "write"
-        : w->fault.write == 0 ? "read"
-                              : "access",
-        whose, map.bytes, map.bytes / elem, elem, index,
-        offset >= 0 ? offset - (long long)map.bytes : -offset,
-        offset >= 0 ? "past its end" : "before its start");
+    snprintf(out, cap,
+             "%sout-of-bounds %s of %s (%zu bytes: %zu elements of %zu bytes) at element index %lld, %lld "
+             "bytes %s",
+             job->st->checked ? "checked mode (KILN_CPU_CHECKED): " : "",
+             w->fault.write == 1   ? "write"
+             : w->fault.write == 0 ? "read"
+                                   : "access",
+             whose, map.bytes, map.bytes / elem, elem, index,
+             offset >= 0 ? offset - (long long)map.bytes : -offset,
+             offset >= 0 ? "past its end" : "before its start");
     return 1;
 }
 

@@ -12,27 +12,35 @@
 #include "backend/cpu/cpu_internal.h"
 #include "core/error.h"
 
-#define BIG_ALLOCATION (1u << 20)
-
-/* Buffers of BIG_ALLOCATION or more are mapped directly and unmapped when
- * freed: through malloc, glibc raises its mmap threshold after the first
- * such free and serves later ones from the heap, whose fragments are not
- * given back, so after an out-of-memory error the memory freed was not all
- * usable again. The state remembers each mapping's size for munmap. */
+/* Every buffer lives in a mapping of the backend's own, never in the malloc
+ * heap, so that a kernel writing past its array can reach only other kiln
+ * buffers (as on a GPU), never the heap's bookkeeping or the program's data.
+ * Buffers up to kiln_cpu_slab_max_bytes() take a guarded slot of a slab
+ * (cpu_slab.c); larger ones get a mapping each, between PROT_NONE guards of
+ * KILN_CPU_GUARD_BEFORE and KILN_CPU_GUARD_AFTER bytes (address space only),
+ * and end within 63 bytes of the upper guard (their start 64-byte aligned),
+ * so an overrun faults and the launch reports it (cpu_launch.c). Freed
+ * mappings are kept as spares for the next buffer of the same size: a fresh
+ * mapping costs a page fault per page on first touch. Unmapping the rest
+ * (rather than freeing into the heap, whose fragments are not given back)
+ * keeps memory freed after an out-of-memory error usable again. */
 /* Checked mode (KILN_CPU_CHECKED=1), like compute-sanitizer's memcheck for
- * kiln's buffers: each one gets its own mapping with PROT_NONE guards,
- * KILN_CPU_GUARD_BEFORE below and KILN_CPU_GUARD_AFTER above, and ends
+ * kiln's buffers: every buffer, small ones too, gets its own mapping and ends
  * exactly where the upper guard begins, so the first byte past its end
  * faults (the start stays aligned to the largest power of two dividing the
  * size, hence to the element size). A fault in a guard is reported with the
  * buffer it belongs to (cpu_launch.c). */
+/* What a spare mapping holds in memory: its data pages (its guards take
+ * address space only). */
+static size_t spare_weight(size_t total) { return total - KILN_CPU_GUARD_BEFORE - KILN_CPU_GUARD_AFTER; }
+
 /* A spare mapping of exactly `total` bytes, or NULL. Caller holds big_lock. */
 static void *take_spare(kiln_backend_state *st, size_t total) {
-    for (size_t i = 0; i < st->spare_count; i++)
+    for (size_t i = st->spare_count; i-- > 0;)
         if (st->spare[i].total == total) {
             void *p = st->spare[i].base;
-            st->spare_bytes -= total;
-            st->spare[i] = st->spare[--st->spare_count];
+            st->spare_bytes -= spare_weight(total);
+            memmove(&st->spare[i], &st->spare[i + 1], (--st->spare_count - i) * sizeof st->spare[0]);
             return p;
         }
     return NULL;
@@ -49,9 +57,9 @@ static void drop_spares(kiln_backend_state *st) {
 
 static kiln_status map_big(kiln_backend_state *st, size_t bytes, void **out) {
     size_t rounded = (bytes + 4095) & ~(size_t)4095;
-    if (rounded < bytes || (st->checked && rounded > SIZE_MAX - KILN_CPU_GUARD_BEFORE - KILN_CPU_GUARD_AFTER))
+    if (rounded < bytes || rounded > SIZE_MAX - KILN_CPU_GUARD_BEFORE - KILN_CPU_GUARD_AFTER)
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes", bytes);
-    size_t total = st->checked ? KILN_CPU_GUARD_BEFORE + rounded + KILN_CPU_GUARD_AFTER : rounded;
+    size_t total = KILN_CPU_GUARD_BEFORE + rounded + KILN_CPU_GUARD_AFTER;
     void *base = NULL;
     if (!st->checked) {
         pthread_mutex_lock(&st->big_lock);
@@ -59,21 +67,22 @@ static kiln_status map_big(kiln_backend_state *st, size_t bytes, void **out) {
         pthread_mutex_unlock(&st->big_lock);
     }
     if (!base) {
-        base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        /* reserved whole, then the data opened: the guards are never opened */
+        base = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (base == MAP_FAILED && st->spare_count) { /* the spares go first */
             drop_spares(st);
-            base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            base = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        }
+        if (base != MAP_FAILED &&
+            mprotect((unsigned char *)base + KILN_CPU_GUARD_BEFORE, rounded, PROT_READ | PROT_WRITE) != 0) {
+            munmap(base, total);
+            base = MAP_FAILED;
         }
     }
     if (base == MAP_FAILED)
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory allocating %zu bytes", bytes);
-    void *p = base;
-    if (st->checked) {
-        unsigned char *b = base;
-        mprotect(b, KILN_CPU_GUARD_BEFORE, PROT_NONE);
-        mprotect(b + KILN_CPU_GUARD_BEFORE + rounded, KILN_CPU_GUARD_AFTER, PROT_NONE);
-        p = b + KILN_CPU_GUARD_BEFORE + rounded - bytes;
-    }
+    unsigned char *end = (unsigned char *)base + KILN_CPU_GUARD_BEFORE + rounded;
+    void *p = st->checked ? end - bytes : end - ((bytes + 63) & ~(size_t)63);
     pthread_mutex_lock(&st->big_lock);
     if (st->big_count == st->big_cap) {
         size_t cap = st->big_cap ? 2 * st->big_cap : 64;
@@ -95,19 +104,26 @@ static kiln_status map_big(kiln_backend_state *st, size_t bytes, void **out) {
 
 /* 1 if p was mapped by map_big (and is now unmapped). */
 static int unmap_big(kiln_backend_state *st, void *p) {
-    if (!st->checked && ((uintptr_t)p & 4095) != 0) return 0; /* mappings are page-aligned */
     pthread_mutex_lock(&st->big_lock);
     for (size_t i = st->big_count; i-- > 0;)
         if (st->big[i].ptr == p) {
             kiln_cpu_mapping map = st->big[i];
             st->big[i] = st->big[--st->big_count];
             /* Kept for the next allocation of this size: a fresh mapping
-             * costs a page fault per page on first touch. */
-            int keep = !st->checked && st->spare_count < sizeof st->spare / sizeof st->spare[0] &&
-                       st->spare_bytes + map.total <= KILN_CPU_SPARE_BYTES;
+             * costs a page fault per page on first touch. The oldest spares
+             * make room, so that a program whose sizes change keeps the
+             * recent ones rather than the first ones it freed. */
+            size_t cap = sizeof st->spare / sizeof st->spare[0], weight = spare_weight(map.total);
+            int keep = !st->checked && weight <= KILN_CPU_SPARE_BYTES;
+            while (keep && st->spare_count &&
+                   (st->spare_count == cap || st->spare_bytes + weight > KILN_CPU_SPARE_BYTES)) {
+                munmap(st->spare[0].base, st->spare[0].total);
+                st->spare_bytes -= spare_weight(st->spare[0].total);
+                memmove(&st->spare[0], &st->spare[1], --st->spare_count * sizeof st->spare[0]);
+            }
             if (keep) {
                 st->spare[st->spare_count++] = map;
-                st->spare_bytes += map.total;
+                st->spare_bytes += weight;
             }
             pthread_mutex_unlock(&st->big_lock);
             if (!keep) munmap(map.base, map.total);
@@ -118,6 +134,7 @@ static int unmap_big(kiln_backend_state *st, void *p) {
 }
 
 int kiln_cpu_memory_guard_hit(kiln_backend_state *st, const void *addr, kiln_cpu_mapping *out) {
+    if (kiln_cpu_slab_guard_hit(st, addr, out)) return 1;
     uintptr_t a = (uintptr_t)addr;
     int hit = 0;
     pthread_mutex_lock(&st->big_lock);
@@ -134,6 +151,7 @@ int kiln_cpu_memory_guard_hit(kiln_backend_state *st, const void *addr, kiln_cpu
 }
 
 void kiln_cpu_memory_release(kiln_backend_state *st) {
+    kiln_cpu_slab_release(st);
     drop_spares(st);
     for (size_t i = 0; i < st->big_count; i++) munmap(st->big[i].base, st->big[i].total);
     free(st->big);
@@ -141,25 +159,23 @@ void kiln_cpu_memory_release(kiln_backend_state *st) {
     st->big_count = st->big_cap = 0;
 }
 
-static kiln_status aligned(kiln_backend_state *st, size_t bytes, void **out) {
-    if (bytes >= BIG_ALLOCATION || st->checked) return map_big(st, bytes ? bytes : 1, out);
+static kiln_status allocate(kiln_backend_state *st, size_t bytes, void **out) {
     if (bytes == 0) bytes = 1;
-    /* 64 bytes: a cache line and a full AVX-512 vector. */
-    size_t align = 64;
-    if (bytes > SIZE_MAX - align)
-        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes", bytes);
-    size_t rounded = (bytes + align - 1) & ~(align - 1);
-    void *p = aligned_alloc(align, rounded);
-    if (!p) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory allocating %zu bytes", bytes);
-    *out = p;
-    return KILN_OK;
+    if (!st->checked && bytes <= kiln_cpu_slab_max_bytes()) return kiln_cpu_slab_alloc(st, bytes, out);
+    return map_big(st, bytes, out);
+}
+
+/* Every pointer given out is in a slab or a mapping: one found in neither
+ * was not kiln's (or was freed already) and is left alone. */
+static void release(kiln_backend_state *st, void *ptr) {
+    if (ptr && !kiln_cpu_slab_free(st, ptr)) unmap_big(st, ptr);
 }
 
 kiln_status kiln_cpu_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backend_stream *stream,
                                void **out) {
-    kiln_status s = aligned(st, bytes, out);
+    kiln_status s = allocate(st, bytes, out);
     if (s == KILN_OK && !kiln_cpu_capture_alloc(stream, *out)) {
-        kiln_cpu_mem_free(st, *out, NULL);
+        release(st, *out);
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY,
                               "out of host memory recording an allocation in a graph");
     }
@@ -168,16 +184,14 @@ kiln_status kiln_cpu_mem_alloc(kiln_backend_state *st, size_t bytes, kiln_backen
 
 void kiln_cpu_mem_free(kiln_backend_state *st, void *ptr, kiln_backend_stream *stream) {
     if (kiln_cpu_capture_owns(stream, ptr)) return; /* the graph frees it */
-    if (ptr && !unmap_big(st, ptr)) free(ptr);
+    release(st, ptr);
 }
 
 kiln_status kiln_cpu_host_alloc(kiln_backend_state *st, size_t bytes, void **out) {
-    return aligned(st, bytes, out);
+    return allocate(st, bytes, out);
 }
 
-void kiln_cpu_host_free(kiln_backend_state *st, void *ptr) {
-    if (ptr && !unmap_big(st, ptr)) free(ptr);
-}
+void kiln_cpu_host_free(kiln_backend_state *st, void *ptr) { release(st, ptr); }
 
 kiln_status kiln_cpu_copy(kiln_backend_state *st, void *dst, const void *src, size_t bytes,
                           kiln_copy_kind kind, kiln_backend_stream *stream, int async) {
