@@ -6,15 +6,20 @@
 #   make test-gpu  the same suites on the CUDA backend (needs a GPU)
 #   make test-tsan the concurrency suites under ThreadSanitizer
 #   make bench     kiln beside hand-written code, as ratios
+#   make install   install at PREFIX (default /usr/local): docs/install.md
+#   make deb       a Debian package, for `apt install ./build/kiln_*.deb`
 JOBS  ?= $(shell nproc)
 BUILD ?= build
 SAN   ?= build-asan
 FUZZ  ?= build-fuzz
 FUZZ_SECONDS ?= 10
 CMAKE_FLAGS ?=
+# cmake --build runs make again below this one: without this, every build
+# prints a pair of "Entering/Leaving directory" lines per folder.
+MAKEFLAGS += --no-print-directory
 
 .PHONY: demo-mpi
-.PHONY: all deps deps-test build demo test test-plain test-asan test-tsan test-fuzz test-gpu bench install clean format format-check
+.PHONY: all deps deps-test build demo test test-plain test-asan test-tsan test-fuzz test-gpu bench install deb clean format format-check
 
 all: build
 
@@ -86,6 +91,12 @@ bench: build
 install: build
 	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX),)
 
+# The package installs at /usr; dpkg runs ldconfig (a trigger) on install.
+deb: build
+	rm -f $(BUILD)/kiln_*.deb
+	cd $(BUILD) && cpack -G DEB
+	@echo "install it with: apt install ./$$(ls $(BUILD)/kiln_*.deb)"
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
@@ -93,4 +104,4 @@ format-check:
 	clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(SAN)
+	rm -rf $(BUILD) $(SAN) $(FUZZ) $(TSAN)
