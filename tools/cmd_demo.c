@@ -101,9 +101,47 @@ static long long read_number(const char *path) {
     return v;
 }
 
+/* Room left under the cgroup limit of folder `dir` (limit less usage), or
+ * -1 when the folder has no limit or is not there. */
+static long long cgroup_room(const char *dir, const char *limit_file, const char *usage_file) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, limit_file);
+    long long limit = read_number(path);
+    snprintf(path, sizeof path, "%s/%s", dir, usage_file);
+    long long usage = read_number(path);
+    if (limit <= 0 || limit >= (1LL << 62) || usage < 0) return -1; /* "max", or v1's "no limit" */
+    return limit > usage ? limit - usage : 0;
+}
+
+/* The least room under the memory limits of this process's cgroup (the
+ * folder /proc/self/cgroup names, v2 then v1) and of the mount's root (a
+ * container's own cgroup), or -1 when none has a limit. */
+static long long cgroup_memory_room(void) {
+    char own_v2[512] = "", own_v1[512] = "", line[512];
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (f) {
+        while (fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = '\0';
+            if (strncmp(line, "0::", 3) == 0) snprintf(own_v2, sizeof own_v2, "/sys/fs/cgroup%s", line + 3);
+            char *m = strstr(line, ":memory:");
+            if (m) snprintf(own_v1, sizeof own_v1, "/sys/fs/cgroup/memory%s", m + 8);
+        }
+        fclose(f);
+    }
+    long long rooms[4] = {
+        cgroup_room(own_v2, "memory.max", "memory.current"),
+        cgroup_room("/sys/fs/cgroup", "memory.max", "memory.current"),
+        cgroup_room(own_v1, "memory.limit_in_bytes", "memory.usage_in_bytes"),
+        cgroup_room("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes")};
+    long long least = -1;
+    for (int i = 0; i < 4; i++)
+        if (rooms[i] >= 0 && (least < 0 || rooms[i] < least)) least = rooms[i];
+    return least;
+}
+
 /* What this process can have without swapping out others, in bytes:
  * MemAvailable of /proc/meminfo, less where a cgroup limit (a container, a
- * systemd slice; v2, else v1) leaves less; 0 when none says. */
+ * systemd slice) leaves less; 0 when nothing says. */
 static int64_t memory_available_bytes(void) {
     long long kib = 0, bytes = 0;
     FILE *f = fopen("/proc/meminfo", "r");
@@ -114,13 +152,8 @@ static int64_t memory_available_bytes(void) {
         fclose(f);
         bytes = kib * 1024;
     }
-    long long max = read_number("/sys/fs/cgroup/memory.max"),
-              used = read_number("/sys/fs/cgroup/memory.current");
-    if (max < 0) {
-        max = read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes");
-        used = read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes");
-    }
-    if (max > 0 && used >= 0 && (bytes == 0 || max - used < bytes)) bytes = max > used ? max - used : 0;
+    long long room = cgroup_memory_room();
+    if (room >= 0 && (bytes == 0 || room < bytes)) bytes = room;
     return (int64_t)bytes;
 }
 
