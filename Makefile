@@ -32,7 +32,10 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
-demo: build
+# Only the kiln command and what it links: the demo needs no tests or benchmarks.
+demo: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS) --target kiln_cli
 	$(BUILD)/kiln demo $(ARGS)
 
 # The scale-out examples on 2 ranks (mpirun; GPUs when there is one per

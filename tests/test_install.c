@@ -222,6 +222,22 @@ static void test_cxx_args_evaluated_once(void **state) {
     free(out);
 }
 
+/* docs/install.md shows first.c as it is (from its first #include on). */
+static void test_docs_show_the_program(void **state) {
+    install_state *s = *state;
+    const char *src = getenv("KILN_SOURCE_DIR");
+    char path[1200];
+    snprintf(path, sizeof path, "%s/docs/install.md", src);
+    char *doc = test_read_file(path), *code = test_read_file(s->source);
+    assert_non_null(doc);
+    assert_non_null(code);
+    const char *body = strstr(code, "#include");
+    assert_non_null(body);
+    if (!strstr(doc, body)) fail_msg("docs/install.md does not show examples/bin/first.c as it is");
+    free(doc);
+    free(code);
+}
+
 /* Last: moves the installed tree. pkg-config (kiln.pc is relative to its
  * own folder) and the run paths follow it. */
 static void test_moved_tree(void **state) {
@@ -247,11 +263,9 @@ static void test_moved_tree(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_installed_command_starts),
-        cmocka_unit_test(test_pkg_config_c_and_cxx),
-        cmocka_unit_test(test_cmake_c_and_cxx),
-        cmocka_unit_test(test_cxx_args_evaluated_once),
-        cmocka_unit_test(test_moved_tree),
+        cmocka_unit_test(test_installed_command_starts), cmocka_unit_test(test_pkg_config_c_and_cxx),
+        cmocka_unit_test(test_cmake_c_and_cxx),          cmocka_unit_test(test_cxx_args_evaluated_once),
+        cmocka_unit_test(test_docs_show_the_program),    cmocka_unit_test(test_moved_tree),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
