@@ -29,8 +29,13 @@ have_lib() {
   case "$ld_cache" in
   *"$1 "*) return 0 ;;
   esac
-  # a library installed a moment ago may not be in the cache yet
-  compgen -G "/usr/lib/*-linux-gnu*/$1" >/dev/null || compgen -G "/usr/lib/$1" >/dev/null
+  # a library installed a moment ago may not be in the cache yet (-e: a
+  # dangling alternatives link is no library)
+  local f
+  for f in /usr/lib/*-linux-gnu*/"$1" /usr/lib/"$1"; do
+    [ -e "$f" ] && return 0
+  done
+  return 1
 }
 have_lib libfftw3f.so.3 || optional+=(libfftw3-single3)
 have_lib libfftw3.so.3 || optional+=(libfftw3-double3)
