@@ -19,7 +19,7 @@ CMAKE_FLAGS ?=
 MAKEFLAGS += --no-print-directory
 
 .PHONY: demo-mpi
-.PHONY: all deps deps-test build demo test test-plain test-asan test-tsan test-fuzz test-gpu bench install deb clean format format-check
+.PHONY: all deps deps-test build demo test test-plain test-asan test-tsan test-fuzz test-gpu bench install-build install deb clean format format-check
 
 all: build
 
@@ -91,11 +91,18 @@ test-gpu: deps-test
 bench: build
 	$(BUILD)/bench/kiln_bench $(ARGS)
 
-install: build
+# What is installed (the libraries, the command, the MPI module), not the
+# tests and benchmarks.
+INSTALLED_TARGETS = kiln kiln_static kiln_cli
+install-build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS) --target $(INSTALLED_TARGETS)
+
+install: install-build
 	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX),)
 
 # The package installs at /usr; dpkg runs ldconfig (a trigger) on install.
-deb: build
+deb: install-build
 	rm -f $(BUILD)/kiln_*.deb
 	cd $(BUILD) && cpack -G DEB
 	@echo "install it with: apt install ./$$(ls $(BUILD)/kiln_*.deb)"
