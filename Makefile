@@ -105,7 +105,7 @@ install: install-build
 deb: install-build
 	rm -f $(BUILD)/kiln_*.deb
 	cd $(BUILD) && cpack -G DEB
-	@echo "install it with: apt install ./$$(ls $(BUILD)/kiln_*.deb)"
+	@echo "install it with: sudo apt install $$(ls $(abspath $(BUILD))/kiln_*.deb)"
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
