@@ -6,15 +6,20 @@
 #   make test-gpu  the same suites on the CUDA backend (needs a GPU)
 #   make test-tsan the concurrency suites under ThreadSanitizer
 #   make bench     kiln beside hand-written code, as ratios
+#   make install   install at PREFIX (default /usr/local): docs/install.md
+#   make deb       a Debian package, for `apt install ./build/kiln_*.deb`
 JOBS  ?= $(shell nproc)
 BUILD ?= build
 SAN   ?= build-asan
 FUZZ  ?= build-fuzz
 FUZZ_SECONDS ?= 10
 CMAKE_FLAGS ?=
+# cmake --build runs make again below this one: without this, every build
+# prints a pair of "Entering/Leaving directory" lines per folder.
+MAKEFLAGS += --no-print-directory
 
 .PHONY: demo-mpi
-.PHONY: all deps deps-test build demo test test-plain test-asan test-tsan test-fuzz test-gpu bench install clean format format-check
+.PHONY: all deps deps-test build demo test test-plain test-asan test-tsan test-fuzz test-gpu bench install-build install deb clean format format-check
 
 all: build
 
@@ -27,7 +32,10 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
-demo: build
+# Only the kiln command and what it links: the demo needs no tests or benchmarks.
+demo: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS) --target kiln_cli
 	$(BUILD)/kiln demo $(ARGS)
 
 # The scale-out examples on 2 ranks (mpirun; GPUs when there is one per
@@ -83,8 +91,21 @@ test-gpu: deps-test
 bench: build
 	$(BUILD)/bench/kiln_bench $(ARGS)
 
-install: build
+# What is installed (the libraries, the command, the MPI module), not the
+# tests and benchmarks.
+INSTALLED_TARGETS = kiln kiln_static kiln_cli
+install-build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS) --target $(INSTALLED_TARGETS)
+
+install: install-build
 	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX),)
+
+# The package installs at /usr; dpkg runs ldconfig (a trigger) on install.
+deb: install-build
+	rm -f $(BUILD)/kiln_*.deb
+	cd $(BUILD) && cpack -G DEB
+	@echo "install it with: sudo apt install $$(ls $(abspath $(BUILD))/kiln_*.deb)"
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
@@ -93,4 +114,4 @@ format-check:
 	clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(SAN)
+	rm -rf $(BUILD) $(SAN) $(FUZZ) $(TSAN)

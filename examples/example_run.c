@@ -155,7 +155,7 @@ void kiln_example_release(kiln_example_launch *l) {
 
 int kiln_example_run(const kiln_example *ex, kiln_context *ctx, const kiln_example_opts *opts,
                      kiln_example_result *res) {
-    static const kiln_example_opts defaults = {0, 0, 0, NULL};
+    static const kiln_example_opts defaults = {0, 0, 0, NULL, 0};
     if (!ex || !ctx || !res) return KILN_ERR_INVALID_ARGUMENT;
     if (!opts) opts = &defaults;
     if (!ex->prepare) return ex->run ? ex->run(ctx, opts, res) : KILN_ERR_UNSUPPORTED;
@@ -182,7 +182,7 @@ int kiln_example_run(const kiln_example *ex, kiln_context *ctx, const kiln_examp
 int kiln_example_main(const char *name, int argc, char **argv) {
     const kiln_example *ex = kiln_example_find(name);
     if (!ex) return 2;
-    kiln_example_opts opts = {0, 0, 1, NULL};
+    kiln_example_opts opts = {0, 0, 1, NULL, 0};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--source") == 0 && ex->source) {
             fputs(ex->source, stdout);

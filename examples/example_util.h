@@ -47,6 +47,17 @@ static inline void *example_alloc(size_t bytes, const char *what) {
     return p;
 }
 
+/* The default item count `n` of a workload that takes `bytes_per_item` of
+ * host memory per item, scaled down to fit opts->memory_bytes (a multiple
+ * of 2^20 items, at least 2^20); `n` when it fits or there is no limit. */
+static inline int64_t example_fit_items(const kiln_example_opts *opts, int64_t n, double bytes_per_item) {
+    if (!opts || opts->memory_bytes <= 0 || (double)n * bytes_per_item <= (double)opts->memory_bytes)
+        return n;
+    int64_t unit = (int64_t)1 << 20,
+            fit = (int64_t)((double)opts->memory_bytes / bytes_per_item) / unit * unit;
+    return fit > unit ? fit : unit;
+}
+
 /* Keeps `a` in the launch (released with it) and returns it as an argument. */
 static inline kiln_value example_keep(kiln_example_launch *l, kiln_array *a) {
     for (int i = 0; i < KILN_EXAMPLE_MAX_BUFFERS; i++)

@@ -20,6 +20,10 @@ typedef struct kiln_example_opts {
     int repeat;          /* timed runs; 0 = 20, fewer (at least 3) once they pass 5 s */
     int verbose;         /* print what is being done to stdout */
     const char *out_dir; /* where files such as mandelbrot.png go; NULL = cwd */
+    /* Host memory a workload may take, in bytes; 0 = no limit. A workload
+     * whose default size needs more runs a smaller one (the size it ran is
+     * in its result); a size given in `size` is run as given. */
+    int64_t memory_bytes;
 } kiln_example_opts;
 
 typedef struct kiln_example_result {

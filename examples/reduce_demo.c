@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "example_util.h"
 #include "examples.h"
 
 typedef kiln_status (*reduce_step)(kiln_array *in, kiln_array **out);
@@ -59,7 +60,10 @@ static int time_step(kiln_context *ctx, reduce_step f, kiln_array *in, int repea
 
 int kiln_example_reduce(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res) {
     int cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
-    int64_t n = opts->size > 0 ? opts->size : (cuda ? (int64_t)1 << 28 : (int64_t)1 << 24);
+    /* h and the array a: 8 bytes of host memory per item (the CPU backend's
+     * arrays are host memory too), plus some for the scans' outputs. */
+    int64_t n =
+        opts->size > 0 ? opts->size : example_fit_items(opts, cuda ? (int64_t)1 << 28 : (int64_t)1 << 24, 16);
     int64_t side = cuda ? 16384 : 2048;
     int repeat = opts->repeat > 0 ? opts->repeat : (cuda ? 20 : 5);
     float *h = malloc(sizeof *h * (size_t)(n > side * side ? n : side * side));

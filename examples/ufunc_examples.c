@@ -309,8 +309,11 @@ int kiln_example_ufunc_black_scholes(kiln_context *ctx, const kiln_example_opts 
 
 int kiln_example_ufunc_vector_add(kiln_context *ctx, const kiln_example_opts *opts,
                                   kiln_example_result *res) {
-    int64_t n = opts && opts->size > 0 ? opts->size : 320000000;
+    /* A, B, C and a0 below: 16 bytes of host memory per item (the seed's
+     * 320M take 5.1 GB). */
+    int64_t n = opts && opts->size > 0 ? opts->size : example_fit_items(opts, 320000000, 16);
     memset(res, 0, sizeof *res);
+    res->size = n;
     size_t bytes = sizeof(float) * (size_t)n;
     float *A = NULL, *B = NULL, *C = NULL;
     /* Page-locked host arrays: the copies run at full bus speed (plain

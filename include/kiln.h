@@ -93,13 +93,19 @@ KILN_API const char *kiln_last_error(void);
 
 /* Convenience for examples: on failure print status and message to stderr
  * and return the status from the enclosing function (which must return int
- * or kiln_status). */
+ * or kiln_status). C++ converts no int to an enum, so it returns the
+ * kiln_status itself, which converts to int. */
+#ifdef __cplusplus
+#define KILN_CHECK_RESULT_(status) (status)
+#else
+#define KILN_CHECK_RESULT_(status) ((int)(status))
+#endif
 #define KILN_CHECK(call)                                                                                     \
     do {                                                                                                     \
         kiln_status kiln_check_status_ = (call);                                                             \
         if (kiln_check_status_ != KILN_OK) {                                                                 \
             kiln_report_failure(kiln_check_status_, #call, __FILE__, __LINE__);                              \
-            return (int)kiln_check_status_;                                                                  \
+            return KILN_CHECK_RESULT_(kiln_check_status_);                                                   \
         }                                                                                                    \
     } while (0)
 /* Prints "file:line: call failed: STATUS: message" to stderr. */
@@ -383,9 +389,30 @@ static inline kiln_value kiln_ptr(void *p, kiln_dtype pointee) {
     return r;
 }
 
+/* KILN_ARGS(v, ...) expands to the two parameters `const kiln_value *args,
+ * int nargs` of kiln_launch / kiln_call; the array lives until the end of
+ * the call it is passed to. The arguments are evaluated once. */
+#ifndef __cplusplus
 #define KILN_ARGS(...)                                                                                       \
     ((const kiln_value[]){__VA_ARGS__}),                                                                     \
         ((int)(sizeof((const kiln_value[]){__VA_ARGS__}) / sizeof(kiln_value)))
+#else
+/* C++ has no compound literals (g++: "taking address of temporary array"):
+ * the same list goes into a temporary of a struct holding the array, which
+ * lives to the end of the full expression, the call. The count comes from
+ * an unevaluated sizeof of a declared-only function, so nothing is
+ * evaluated twice. Templates cannot have C linkage, hence extern "C++". */
+extern "C++" {
+template <int N> struct kiln_args_list_ {
+    kiln_value values[N];
+    const kiln_value *data() const { return values; }
+};
+template <class... T> char (&kiln_args_count_(const T &...))[sizeof...(T)];
+}
+#define KILN_ARGS(...)                                                                                       \
+    (kiln_args_list_<(int)sizeof(kiln_args_count_(__VA_ARGS__))>{{__VA_ARGS__}}.data()),                     \
+        ((int)sizeof(kiln_args_count_(__VA_ARGS__)))
+#endif
 
 /* ------------------------------------------------------------------ kernels */
 typedef struct kiln_dim3 {

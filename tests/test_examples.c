@@ -18,7 +18,7 @@ static void run_example(const char *name, int64_t size) {
     assert_non_null(ex);
     char *dir = test_temp_dir("examples");
     assert_non_null(dir);
-    kiln_example_opts opts = {size, 3, 0, dir};
+    kiln_example_opts opts = {size, 3, 0, dir, 0};
     kiln_example_result r;
     TEST_OK((kiln_status)ex->run(ctx, &opts, &r));
     print_message("%s (size %lld) on %s: %s\n", name, (long long)size, test_target(), r.check);
@@ -68,7 +68,7 @@ static void test_registry(void **state) {
 static void test_bad_size_is_refused(void **state) {
     (void)state;
     kiln_context *ctx = test_open();
-    kiln_example_opts opts = {1, 1, 0, NULL};
+    kiln_example_opts opts = {1, 1, 0, NULL, 0};
     kiln_example_result r;
     assert_int_equal(kiln_example_find("mandelbrot")->run(ctx, &opts, &r), KILN_ERR_INVALID_ARGUMENT);
     kiln_close(ctx);

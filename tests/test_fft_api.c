@@ -315,7 +315,7 @@ static void test_convolve_demo(void **state) {
     (void)state;
     kiln_context *ctx = test_open();
     char *dir = test_temp_dir("fft_convolve");
-    kiln_example_opts opts = {61, 3, 0, dir};
+    kiln_example_opts opts = {61, 3, 0, dir, 0};
     kiln_example_result r;
     TEST_OK(kiln_example_find("fft_convolve")->run(ctx, &opts, &r));
     print_message("fft_convolve on %s: %s\n", test_target(), r.check);

@@ -1102,7 +1102,7 @@ static void test_demo_xorwow(void **state) {
     kiln_context *ctx = *state;
     const kiln_example *ex = kiln_example_find("xorwow");
     assert_non_null(ex);
-    kiln_example_opts opts = {200000, 3, 0, NULL};
+    kiln_example_opts opts = {200000, 3, 0, NULL, 0};
     kiln_example_result res;
     TEST_OK((kiln_status)ex->run(ctx, &opts, &res));
     print_message("xorwow demo on %s: %s\n", kiln_context_backend_name(ctx), res.check);
@@ -1116,7 +1116,7 @@ static void test_demo_mc_pi(void **state) {
     kiln_context *ctx = *state;
     const kiln_example *ex = kiln_example_find("rng_pi");
     assert_non_null(ex);
-    kiln_example_opts opts = {200000, 1, 0, NULL};
+    kiln_example_opts opts = {200000, 1, 0, NULL, 0};
     kiln_example_result res;
     TEST_OK((kiln_status)ex->run(ctx, &opts, &res));
     print_message("rng_pi demo on %s: %s\n", kiln_context_backend_name(ctx), res.check);

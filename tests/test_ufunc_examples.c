@@ -13,7 +13,7 @@ int kiln_example_ufunc_vector_add(kiln_context *ctx, const kiln_example_opts *op
 
 static void run(kiln_example_fn fn, const char *name, int64_t size) {
     kiln_context *ctx = test_open();
-    kiln_example_opts opts = {size, 3, 0, NULL};
+    kiln_example_opts opts = {size, 3, 0, NULL, 0};
     kiln_example_result res;
     TEST_OK((kiln_status)fn(ctx, &opts, &res));
     printf("%s: %s (median %.3f ms)\n", name, res.check, res.ms_median);

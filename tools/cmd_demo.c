@@ -90,6 +90,73 @@ static int parse(int argc, char **argv, demo_args *a) {
     return 0;
 }
 
+/* The first number in a file, or -1 ("max" and missing files too). */
+static long long read_number(const char *path) {
+    FILE *f = fopen(path, "r");
+    long long v = -1;
+    if (f) {
+        if (fscanf(f, "%lld", &v) != 1) v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+/* Room left under the cgroup limit of folder `dir` (limit less usage), or
+ * -1 when the folder has no limit or is not there. */
+static long long cgroup_room(const char *dir, const char *limit_file, const char *usage_file) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, limit_file);
+    long long limit = read_number(path);
+    snprintf(path, sizeof path, "%s/%s", dir, usage_file);
+    long long usage = read_number(path);
+    if (limit <= 0 || limit >= (1LL << 62) || usage < 0) return -1; /* "max", or v1's "no limit" */
+    return limit > usage ? limit - usage : 0;
+}
+
+/* The least room under the memory limits of this process's cgroup (the
+ * folder /proc/self/cgroup names, v2 then v1) and of the mount's root (a
+ * container's own cgroup), or -1 when none has a limit. */
+static long long cgroup_memory_room(void) {
+    char own_v2[512] = "", own_v1[512] = "", line[512];
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (f) {
+        while (fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = '\0';
+            if (strncmp(line, "0::", 3) == 0) snprintf(own_v2, sizeof own_v2, "/sys/fs/cgroup%s", line + 3);
+            char *m = strstr(line, ":memory:");
+            if (m) snprintf(own_v1, sizeof own_v1, "/sys/fs/cgroup/memory%s", m + 8);
+        }
+        fclose(f);
+    }
+    long long rooms[4] = {
+        cgroup_room(own_v2, "memory.max", "memory.current"),
+        cgroup_room("/sys/fs/cgroup", "memory.max", "memory.current"),
+        cgroup_room(own_v1, "memory.limit_in_bytes", "memory.usage_in_bytes"),
+        cgroup_room("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes")};
+    long long least = -1;
+    for (int i = 0; i < 4; i++)
+        if (rooms[i] >= 0 && (least < 0 || rooms[i] < least)) least = rooms[i];
+    return least;
+}
+
+/* What this process can have without swapping out others, in bytes:
+ * MemAvailable of /proc/meminfo, less where a cgroup limit (a container, a
+ * systemd slice) leaves less; 0 when nothing says. */
+static int64_t memory_available_bytes(void) {
+    long long kib = 0, bytes = 0;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1) break;
+        fclose(f);
+        bytes = kib * 1024;
+    }
+    long long room = cgroup_memory_room();
+    if (room >= 0 && (bytes == 0 || room < bytes)) bytes = room;
+    return (int64_t)bytes;
+}
+
 /* Rates only where the count means something for the workload. */
 static void format_rate(double amount, double ms, double unit, char *buf, size_t size) {
     if (amount > 0 && ms > 0)
@@ -116,6 +183,18 @@ int kiln_cmd_demo(int argc, char **argv) {
     kiln_device_info dev;
     if (kiln_device_info_get(ctx, &dev) == KILN_OK) printf("device: %s (%s)\n\n", dev.name, backend);
 
+    /* Workloads run one at a time, each freeing its memory before the next:
+     * half of what is available leaves room for the compiler kiln runs and
+     * for the rest of the machine. --size runs what it says. */
+    int64_t available = memory_available_bytes();
+    if (available > 0 && a.opts.size == 0) {
+        a.opts.memory_bytes = available / 2;
+        printf("memory: %.1f GB available; workloads sized to use at most %.1f GB (--size N overrides)\n",
+               (double)available / 1e9, (double)a.opts.memory_bytes / 1e9);
+    }
+    printf("%d workload%s; the first run compiles their kernels (then cached on disk)\n\n", a.count,
+           a.count == 1 ? "" : "s");
+
     int failures = 0;
     printf("%-15s | %-4s | %-7s | %-9s | %-6s | %10s | %4s | %8s | %8s | %s\n", "workload", "seed", "backend",
            "size", "passed", "median ms", "runs", "GB/s", "GFLOP/s", "check");
@@ -125,12 +204,15 @@ int kiln_cmd_demo(int argc, char **argv) {
         const kiln_example *ex = a.chosen[i];
         kiln_example_result r;
         memset(&r, 0, sizeof r); /* vectorize workloads may leave size/runs unset */
+        /* The row's start shows which workload is running (some take
+         * seconds); -v prints the workloads' own steps instead. */
+        if (!a.opts.verbose) printf("%-15s | %-4s | %-7s | ", ex->name, ex->seed, backend);
         fflush(stdout);
         s = (kiln_status)ex->run(ctx, &a.opts, &r);
+        if (a.opts.verbose) printf("%-15s | %-4s | %-7s | ", ex->name, ex->seed, backend);
         if (s != KILN_OK) {
-            printf("%-15s | %-4s | %-7s | %-9s | %-6s | %10s | %4s | %8s | %8s | %s: %s\n", ex->name,
-                   ex->seed, backend, "-", "ERROR", "-", "-", "-", "-", kiln_status_string(s),
-                   kiln_last_error());
+            printf("%-9s | %-6s | %10s | %4s | %8s | %8s | %s: %s\n", "-", "ERROR", "-", "-", "-", "-",
+                   kiln_status_string(s), kiln_last_error());
             failures++;
             if (s == KILN_ERR_DEVICE_FAULT || s == KILN_ERR_CONTEXT_DEAD) break;
             continue;
@@ -143,8 +225,8 @@ int kiln_cmd_demo(int argc, char **argv) {
         else if (a.opts.size > 0)
             snprintf(size, sizeof size, "%lld", (long long)a.opts.size);
         if (r.runs > 0) snprintf(runs, sizeof runs, "%d", r.runs);
-        printf("%-15s | %-4s | %-7s | %-9s | %-6s | %10.4f | %4s | %8s | %8s | %s\n", ex->name, ex->seed,
-               backend, size, r.passed ? "yes" : "NO", r.ms_median, runs, gbs, gflops, r.check);
+        printf("%-9s | %-6s | %10.4f | %4s | %8s | %8s | %s\n", size, r.passed ? "yes" : "NO", r.ms_median,
+               runs, gbs, gflops, r.check);
         failures += !r.passed;
     }
     fflush(stdout); /* the profile, if on, goes to stderr at kiln_close: keep the table above it */

@@ -160,6 +160,35 @@ int test_spawn_child(const char *arg, char *const envp_extra[], char **output) {
     return test_spawn(argv, envp_extra, output);
 }
 
+/* The folders test_temp_dir made in this process: removed when it exits
+ * with status 0, kept (and named) when a test failed, for a look inside. */
+#define TEMP_DIRS_MAX 128
+static char *temp_dirs[TEMP_DIRS_MAX];
+static int temp_dir_count;
+static pid_t temp_dirs_owner;
+
+static void remove_temp_dirs(int status, void *arg) {
+    (void)arg;
+    if (getpid() != temp_dirs_owner) return;
+    for (int i = 0; i < temp_dir_count; i++) {
+        if (status == 0)
+            test_remove_tree(temp_dirs[i]);
+        else if (access(temp_dirs[i], F_OK) == 0)
+            fprintf(stderr, "test folder kept: %s\n", temp_dirs[i]);
+        free(temp_dirs[i]);
+    }
+    temp_dir_count = 0;
+}
+
+static void remember_temp_dir(const char *path) {
+    if (temp_dirs_owner != getpid()) {
+        temp_dirs_owner = getpid();
+        temp_dir_count = 0;
+        on_exit(remove_temp_dirs, NULL);
+    }
+    if (temp_dir_count < TEMP_DIRS_MAX) temp_dirs[temp_dir_count++] = strdup(path);
+}
+
 char *test_temp_dir(const char *tag) {
     const char *base = getenv("KILN_BINARY_DIR");
     char *path = malloc(1024);
@@ -168,6 +197,7 @@ char *test_temp_dir(const char *tag) {
         free(path);
         return NULL;
     }
+    remember_temp_dir(path);
     return path;
 }
 

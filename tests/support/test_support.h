@@ -76,7 +76,9 @@ int64_t test_modules_built(kiln_context *ctx);
 void *test_read_array(kiln_array *a);
 /* The whole file at path, NUL-terminated (malloc'd); NULL when it cannot be opened. */
 char *test_read_file(const char *path);
-/* A fresh private directory under the build tree; caller frees the string. */
+/* A fresh private directory under the build tree; caller frees the string.
+ * Removed with its contents when the process exits with status 0 (all its
+ * tests passed); kept and named on stderr otherwise. */
 char *test_temp_dir(const char *tag);
 /* test_temp_dir, made KILN_CACHE_DIR (fails the test if it cannot be made);
  * caller frees the string. */
