@@ -431,7 +431,6 @@ static const struct {
     const char *name, *why;
 } not_variables[] = {
     {"KILN_ERR_UNKNOWN", "the name kiln_status_string gives an unknown status"},
-    {"KILN_RD_DDOF", "a placeholder in the code generated for var and std"},
     {"KILN_CPU_EXPORT_FAST", "a macro in the C++ generated for CPU modules"},
     {"KILN_CPU_EXPORT_THREAD", "a macro in the C++ generated for CPU modules"},
     {"KILN_CPU_FIBERS", "a -D option of a module (docs/cpu-backend.md), looked for in its options"},
