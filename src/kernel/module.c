@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "jit/cache.h"
+#include "kernel/expand.h"
 #include "kernel/module_tier.h"
 #include "kernel/options.h"
 #include "prof/prof.h"
@@ -90,7 +91,9 @@ static kiln_status load_module(kiln_context *ctx, kiln_module *m, const kiln_blo
         kiln_backend_function *fn = NULL;
         kiln_param_info params[KILN_MAX_PARAMS];
         int count = 0;
-        s = ctx->ops->function_get(ctx->state, m->impl, m->kernels.names[i], &fn, params, KILN_MAX_PARAMS,
+        /* by its symbol, as kiln_module_get_kernel asks: a template
+         * instantiation's name ("scale<float>") is no symbol */
+        s = ctx->ops->function_get(ctx->state, m->impl, m->kernels.symbols[i], &fn, params, KILN_MAX_PARAMS,
                                    &count);
     }
     if (s != KILN_OK && m->impl) {
@@ -103,7 +106,8 @@ static kiln_status load_module(kiln_context *ctx, kiln_module *m, const kiln_blo
 /* tiers: the program's own module, which may be built in two tiers
  * (module_tier.h) */
 static kiln_status module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
-                                const char *include_dir, int tiers, kiln_module **out) {
+                                const char *include_dir, int tiers, const char *const *requested,
+                                int requested_count, kiln_module **out) {
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
     if (!source || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "module source or out is NULL");
@@ -117,14 +121,24 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     m->holds_ctx = 1;
     m->name = strdup(name);
     kiln_options opts;
-    s = kiln_scan_kernels(source, &m->kernels);
-    if (s == KILN_OK && m->kernels.count == 0)
-        s = kiln_set_error(KILN_ERR_NOT_FOUND, "%s defines no __global__ function", name);
-    if (s == KILN_OK) s = kiln_options_parse(options, include_dir, &opts);
+    /* The user's own #include files are inlined: their kernels are the
+     * module's too (expand.h). */
+    char *expanded = NULL;
+    s = kiln_options_parse(options, include_dir, &opts);
+    if (s == KILN_OK) {
+        s = kiln_discover_kernels(source, name, include_dir, &opts, &expanded, &m->kernels);
+        if (s == KILN_OK && requested_count > 0 && !requested)
+            s = kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%d kernel names requested, but names is NULL",
+                               requested_count);
+        for (int i = 0; s == KILN_OK && i < requested_count; i++)
+            s = kiln_kernel_list_request(&m->kernels, requested[i]);
+        if (s != KILN_OK) kiln_options_free(&opts);
+    }
     if (s != KILN_OK) {
         kiln_module_release(m);
         return s;
     }
+    if (expanded) source = expanded;
 
     kiln_compile_request req;
     kiln_module_request(m, source, name, &opts, &req);
@@ -176,6 +190,7 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     kiln_options_free(&opts);
     free(bin.data);
     if (s != KILN_OK) {
+        free(expanded);
         kiln_module_release(m);
         return s;
     }
@@ -189,18 +204,27 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     pthread_mutex_unlock(&ctx->lock);
     if (KILN_PROF_ON(ctx)) kiln_prof_compile(ctx, name, hit, compile_ms, load_ms);
     if (first_tier) kiln_module_tier_arm(m, source, options, include_dir);
+    free(expanded);
     *out = m;
     return KILN_OK;
 }
 
 kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
                               const char *include_dir, kiln_module **out) {
-    return module_build(ctx, source, name, options, include_dir, 0, out);
+    return module_build(ctx, source, name, options, include_dir, 0, NULL, 0, out);
 }
 
 kiln_status kiln_module_from_source(kiln_context *ctx, const char *source, const char *name,
                                     const char *options, kiln_module **out) {
-    return module_build(ctx, source, name, options, NULL, 1, out);
+    return module_build(ctx, source, name, options, NULL, 1, NULL, 0, out);
+}
+
+kiln_status kiln_module_from_source_names(kiln_context *ctx, const char *source, const char *name,
+                                          const char *options, const char *const *kernel_names, int count,
+                                          kiln_module **out) {
+    if (count < 0)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kernel name count %d is negative", count);
+    return module_build(ctx, source, name, options, NULL, 1, kernel_names, count, out);
 }
 
 /* A kernel source file: a regular file of at most KILN_MAX_SOURCE_BYTES
@@ -240,17 +264,25 @@ static kiln_status read_text_file(const char *path, char **out) {
     return KILN_OK;
 }
 
-kiln_status kiln_module_from_file(kiln_context *ctx, const char *path, const char *options,
-                                  kiln_module **out) {
+kiln_status kiln_module_from_file_names(kiln_context *ctx, const char *path, const char *options,
+                                        const char *const *kernel_names, int count, kiln_module **out) {
     if (!path) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_module_from_file: path is NULL");
+    if (count < 0)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kernel name count %d is negative", count);
     char *source = NULL;
     kiln_status s = read_text_file(path, &source);
     if (s != KILN_OK) return s;
     char *dir_copy = strdup(path);
-    s = module_build(ctx, source, path, options, dir_copy ? dirname(dir_copy) : NULL, 1, out);
+    s = module_build(ctx, source, path, options, dir_copy ? dirname(dir_copy) : NULL, 1, kernel_names, count,
+                     out);
     free(dir_copy);
     free(source);
     return s;
+}
+
+kiln_status kiln_module_from_file(kiln_context *ctx, const char *path, const char *options,
+                                  kiln_module **out) {
+    return kiln_module_from_file_names(ctx, path, options, NULL, 0, out);
 }
 
 kiln_module *kiln_module_retain(kiln_module *m) {
@@ -334,7 +366,12 @@ kiln_status kiln_module_get_kernel(kiln_module *m, const char *kernel_name, kiln
 kiln_status kiln_kernel_from_source(kiln_context *ctx, const char *source, const char *kernel_name,
                                     const char *options, kiln_kernel **out) {
     kiln_module *m = NULL;
-    kiln_status s = module_build(ctx, source, NULL, options, NULL, 1, &m);
+    /* A template instantiation's name is requested: the source need not
+     * instantiate it (the name of a kernel it has is found either way). */
+    const char *requested[1] = {kernel_name};
+    int template_name = kernel_name && strchr(kernel_name, '<');
+    kiln_status s = module_build(ctx, source, NULL, options, NULL, 1, template_name ? requested : NULL,
+                                 template_name, &m);
     if (s != KILN_OK) return s;
     s = kiln_module_get_kernel(m, kernel_name, out);
     kiln_module_release(m); /* the kernel holds its own reference */
