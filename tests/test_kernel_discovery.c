@@ -172,6 +172,47 @@ static void test_no_kernel_anywhere(void **state) {
     free(dir);
 }
 
+/* Kernels the source's own macros write, in and out of a namespace. */
+static const char *macro_src =
+    "#define KERNEL(name, op) \\\n"
+    "    __global__ void name(float *x) { x[threadIdx.x] = x[threadIdx.x] op 2.0f; }\n"
+    "#define GLOBAL __global__\n"
+    "#define MAKE(T) __global__ void fill_##T(T *x) { x[threadIdx.x] = (T)7; }\n"
+    "KERNEL(add2, +)\n"
+    "KERNEL(mul2, *)\n"
+    "namespace ops { KERNEL(sub2, -) }\n"
+    "GLOBAL void neg(float *x) { x[threadIdx.x] = -x[threadIdx.x]; }\n"
+    "MAKE(float)\n";
+
+static void run_float_kernel(kiln_context *ctx, kiln_module *m, const char *name, float in, float want) {
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_module_get_kernel(m, name, &k));
+    float host[32];
+    for (int i = 0; i < 32; i++) host[i] = in;
+    int64_t n = 32;
+    kiln_array *a = NULL;
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, host, sizeof host, &a));
+    TEST_OK(kiln_launch(k, KILN_DIM(1), KILN_DIM(32), 0, NULL, KILN_ARGS(kiln_arr(a))));
+    TEST_OK(kiln_array_to_host(a, host, sizeof host));
+    for (int i = 0; i < 32; i++)
+        if (host[i] != want) fail_msg("%s: x[%d] = %g, want %g", name, i, host[i], want);
+    kiln_array_release(a);
+    kiln_kernel_release(k);
+}
+
+static void test_kernels_from_macros(void **state) {
+    kiln_context *ctx = *state;
+    kiln_module *m = NULL;
+    TEST_OK(kiln_module_from_source(ctx, macro_src, "macros.cu", NULL, &m));
+    assert_int_equal(kiln_module_kernel_count(m), 5);
+    run_float_kernel(ctx, m, "add2", 3, 5);
+    run_float_kernel(ctx, m, "mul2", 3, 6);
+    run_float_kernel(ctx, m, "ops::sub2", 3, 1);
+    run_float_kernel(ctx, m, "neg", 3, -3);
+    run_float_kernel(ctx, m, "fill_float", 3, 7);
+    kiln_module_release(m);
+}
+
 static const char *template_src =
     "template <typename T, int N = 4> __global__ void fillk(T *out, T v) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -329,6 +370,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_kernel_in_include_folder),
         cmocka_unit_test(test_error_names_included_file),
         cmocka_unit_test(test_no_kernel_anywhere),
+        cmocka_unit_test(test_kernels_from_macros),
         cmocka_unit_test(test_template_spellings),
         cmocka_unit_test(test_template_instantiated_by_name),
         cmocka_unit_test(test_second_process_hits_cache),

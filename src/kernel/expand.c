@@ -240,6 +240,7 @@ kiln_status kiln_discover_kernels(const char *source, const char *name, const ch
     kiln_status s =
         kiln_expand_includes(source, name, top_dir, opts->include_dirs, opts->include_count, text);
     if (s == KILN_OK) s = kiln_scan_kernels(*text ? *text : source, kernels);
+    if (s == KILN_OK) s = kiln_scan_macro_kernels(*text ? *text : source, kernels);
     if (s == KILN_OK && kernels->count == 0)
         s = kiln_set_error(KILN_ERR_NOT_FOUND, "%s defines no __global__ function%s",
                            name ? name : "kernel.cu", *text ? " (nor do the files it includes)" : "");

@@ -296,3 +296,7 @@ void kiln_kernel_list_free(kiln_kernel_list *list) {
     list->count = 0;
     list->template_count = 0;
 }
+
+kiln_status kiln_kernel_list_add_template(kiln_kernel_list *list, const char *name, const char *params) {
+    return add_template(list, name, params, params + strlen(params));
+}

@@ -34,6 +34,12 @@ typedef struct kiln_kernel_list {
  * kiln_kernel_list_free. */
 kiln_status kiln_scan_kernels(const char *source, kiln_kernel_list *out);
 void kiln_kernel_list_free(kiln_kernel_list *list);
+/* Adds to list the kernels that the source's own macros write (macros.c):
+ * `#define KERNEL(n) __global__ void n(float *x)` and `KERNEL(scale)`
+ * list "scale". */
+kiln_status kiln_scan_macro_kernels(const char *source, kiln_kernel_list *list);
+/* Records a kernel template (scan.h's template_names / _params). */
+kiln_status kiln_kernel_list_add_template(kiln_kernel_list *list, const char *name, const char *params);
 /* Appends a kernel by its name (its symbol made as scan.h says); on error
  * the list is freed. */
 kiln_status kiln_kernel_list_add(kiln_kernel_list *list, const char *name);
