@@ -66,6 +66,33 @@ static void test_kernel_in_included_file(void **state) {
     free(dir);
 }
 
+/* A chain: main.cu includes lib/all.cuh (no kernel of its own), which
+ * includes kern/inc.cuh beside itself; a helper header stays an #include. */
+static void test_kernel_through_include_chain(void **state) {
+    kiln_context *ctx = *state;
+    char *dir = test_temp_dir("chain");
+    assert_non_null(dir);
+    char lib[2048], kern[2100], path[2048];
+    snprintf(lib, sizeof lib, "%s/lib", dir);
+    snprintf(kern, sizeof kern, "%s/lib/kern", dir);
+    assert_int_equal(mkdir(lib, 0700), 0);
+    assert_int_equal(mkdir(kern, 0700), 0);
+    write_text(kern, "inc.cuh", inc_kernel);
+    write_text(lib, "all.cuh", "#ifndef ALL_CUH\n#define ALL_CUH\n#include \"kern/inc.cuh\"\n#endif\n");
+    write_text(lib, "helpers.cuh", "__device__ int twice(int v) { return 2 * v; }\n");
+    write_text(dir, "main.cu",
+               "#include \"lib/helpers.cuh\"\n#include \"lib/all.cuh\"\n#include \"lib/all.cuh\"\n"
+               "__global__ void dbl(int *a) { a[threadIdx.x] = twice(a[threadIdx.x]); }\n");
+    snprintf(path, sizeof path, "%s/main.cu", dir);
+    kiln_module *m = NULL;
+    TEST_OK(kiln_module_from_file(ctx, path, NULL, &m));
+    assert_int_equal(kiln_module_kernel_count(m), 2);
+    run_inc(ctx, m);
+    kiln_module_release(m);
+    test_remove_tree(dir);
+    free(dir);
+}
+
 /* A barrier kernel in a header of an -I folder, included twice (the second
  * time stopped by #pragma once): found once, takes loop fission on the
  * CPU, and both `kiln compile` targets list it. */
@@ -367,6 +394,7 @@ int main(int argc, char **argv) {
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kernel_in_included_file),
+        cmocka_unit_test(test_kernel_through_include_chain),
         cmocka_unit_test(test_kernel_in_include_folder),
         cmocka_unit_test(test_error_names_included_file),
         cmocka_unit_test(test_no_kernel_anywhere),

@@ -144,6 +144,35 @@ static int on_stack(const expander *e, const char *real) {
 
 static kiln_status expand_text(expander *e, const char *text, const char *label, const char *dir);
 
+/* Does text, or a user file it includes, mention __global__ (a kernel, or a
+ * macro that writes one)? Only such files are inlined: a header of helpers
+ * or types compiles as it always did, found by the compiler. */
+static int holds_kernels(const expander *e, const char *text, const char *dir, int level) {
+    if (strstr(text, "__global__")) return 1;
+    if (level >= 8) return 0;
+    for (const char *p = text; *p;) {
+        const char *end = strchr(p, '\n');
+        if (!end) end = p + strlen(p);
+        const char *after = directive(p, end, "include");
+        const char *q = after ? skip_blanks(after, end) : NULL;
+        const char *close = q && q < end && *q == '"' ? memchr(q + 1, '"', (size_t)(end - q - 1)) : NULL;
+        char name[PATH_MAX], path[PATH_MAX + 256];
+        if (close && (size_t)(close - q - 1) < sizeof name) {
+            memcpy(name, q + 1, (size_t)(close - q - 1));
+            name[close - q - 1] = '\0';
+            char *sub = resolve(e, name, dir, path, sizeof path) ? read_regular(path) : NULL;
+            char *sub_dir = sub ? strdup(path) : NULL, *slash = sub_dir ? strrchr(sub_dir, '/') : NULL;
+            if (slash) *slash = '\0';
+            int found = sub && sub_dir && holds_kernels(e, sub, slash ? sub_dir : ".", level + 1);
+            free(sub);
+            free(sub_dir);
+            if (found) return 1;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
 /* `#include "name"` from the file `label` in dir, at line `line`: inlined
  * when it is a user file; returns 0 when the line must stay as it is. */
 static int inline_file(expander *e, kiln_status *s, const char *name, const char *label, const char *dir,
@@ -152,15 +181,20 @@ static int inline_file(expander *e, kiln_status *s, const char *name, const char
     if (e->depth >= MAX_DEPTH || !resolve(e, name, dir, path, sizeof path) || !realpath(path, real) ||
         on_stack(e, real))
         return 0;
-    e->inlined = 1;
     if (seen_once(e, real)) {
+        e->inlined = 1;
         kiln_text_puts(&e->out, "\n"); /* the line itself, empty */
         return 1;
     }
     char *text = read_regular(path);
-    if (!text) return 0;
-    char *sub_dir = strdup(path), *slash = sub_dir ? strrchr(sub_dir, '/') : NULL;
+    char *sub_dir = text ? strdup(path) : NULL, *slash = sub_dir ? strrchr(sub_dir, '/') : NULL;
     if (slash) *slash = '\0';
+    if (!text || !sub_dir || !holds_kernels(e, text, slash ? sub_dir : ".", 0)) {
+        free(text);
+        free(sub_dir);
+        return 0;
+    }
+    e->inlined = 1;
     e->stack[e->depth] = strdup(real);
     if (!sub_dir || !e->stack[e->depth]) {
         *s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory reading %s", path);
@@ -243,7 +277,8 @@ kiln_status kiln_discover_kernels(const char *source, const char *name, const ch
     if (s == KILN_OK) s = kiln_scan_macro_kernels(*text ? *text : source, kernels);
     if (s == KILN_OK && kernels->count == 0)
         s = kiln_set_error(KILN_ERR_NOT_FOUND, "%s defines no __global__ function%s",
-                           name ? name : "kernel.cu", *text ? " (nor do the files it includes)" : "");
+                           name ? name : "kernel.cu",
+                           strstr(source, "include") ? " (nor do the files it includes)" : "");
     if (s != KILN_OK) {
         kiln_kernel_list_free(kernels);
         free(*text);

@@ -14,7 +14,9 @@
  * file is framed by #line directives, so diagnostics name the file and line
  * they come from (`name` labels source itself). `#include <...>` lines, and
  * quoted names found nowhere, stay for the compiler: system, toolkit and kiln
- * headers hold no user kernels and must not be copied. A file with
+ * headers hold no user kernels and must not be copied; so are user files
+ * that neither mention __global__ nor include one that does (helpers and
+ * types compile as they always did). A file with
  * `#pragma once` goes in once; a file that includes itself is left to the
  * compiler past the first level. *out is NULL when nothing was inlined (the
  * source is used as it is), else a malloc'd text. */
