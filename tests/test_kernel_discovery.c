@@ -240,6 +240,25 @@ static void test_kernels_from_macros(void **state) {
     kiln_module_release(m);
 }
 
+/* A kernel whose __global__ comes in through a macro's argument is not
+ * one kiln names; the CUDA compile's cubin shows it, and `kiln compile`
+ * says so. */
+static void test_unnamed_entry_is_reported(void **state) {
+    (void)state;
+    const char *src = "#define K(x) x void hidden(int *a) { a[0] = 1; }\n"
+                      "K(__global__)\n"
+                      "__global__ void seen(int *a) { a[0] = 2; }\n";
+    char *log = NULL;
+    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "hid.cu", NULL, &log);
+    if (s != KILN_ERR_COMPILER_MISSING) {
+        TEST_OK(s);
+        if (!test_contains(log, "kernel _Z6hiddenPi that kiln found no name for") ||
+            !test_contains(log, "kiln: kernel seen") || test_contains(log, "_Z4seenPi that kiln"))
+            fail_msg("compile log: %s", log);
+    }
+    kiln_free(log);
+}
+
 static const char *template_src =
     "template <typename T, int N = 4> __global__ void fillk(T *out, T v) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -399,6 +418,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_error_names_included_file),
         cmocka_unit_test(test_no_kernel_anywhere),
         cmocka_unit_test(test_kernels_from_macros),
+        cmocka_unit_test(test_unnamed_entry_is_reported),
         cmocka_unit_test(test_template_spellings),
         cmocka_unit_test(test_template_instantiated_by_name),
         cmocka_unit_test(test_second_process_hits_cache),
