@@ -1,6 +1,7 @@
 /* macros.c: kernels that the user's own macros write
  * (`#define KERNEL(name) __global__ void name(float *x)`, `#define GLOBAL
- * __global__`), for kiln_scan_kernels' list.
+ * __global__`, `#define K(q) q void k(int *a)` with `K(__global__)`), for
+ * kiln_scan_kernels' list.
  *
  * kiln must name a module's kernels before compiling it (expand.c says
  * why), so it expands the macros the source itself defines, in a copy used
@@ -216,9 +217,10 @@ static char *expand_round(const char *text, const macro *ms, int n, int *changed
     return kiln_text_take(&t);
 }
 
-/* The macros text defines; 1 when one of them writes __global__. */
+/* The macros text defines; 1 when one of them writes __global__, or
+ * __global__ stands in parentheses (a macro's argument: `K(__global__)`). */
 static int collect(const char *text, macro *ms, int *n) {
-    int writes_global = 0, line_start = 1;
+    int writes_global = 0, line_start = 1, depth = 0;
     *n = 0;
     for (const char *p = text; *p;) {
         const char *q = skip_literal(p);
@@ -243,6 +245,11 @@ static int collect(const char *text, macro *ms, int *n) {
             continue;
         }
         if (!isspace((unsigned char)*p)) line_start = 0;
+        if (*p == '(') depth++;
+        if (*p == ')' && depth > 0) depth--;
+        if (depth > 0 && strncmp(p, "__global__", 10) == 0 && (p == text || !ident_char(p[-1])) &&
+            !ident_char(p[10]))
+            writes_global = 1;
         p++;
     }
     return writes_global;
