@@ -1,8 +1,10 @@
 /* fuzz_scan.c: the kernel scanner (finds the __global__ functions of a
  * source, past comments, strings and templates), the expansion of the
  * source's own macros (macros.c), and kernel names matched and requested
- * under any spelling (names.c): the input is both the source and a name. */
+ * under any spelling (names.c), kernels a compile log says are absent
+ * (absent.c): the input is the source, a name and a log. */
 #include "fuzz_input.h"
+#include "kernel/absent.h"
 #include "kernel/scan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -15,6 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (void)kiln_kernel_name_canonical(&list, text, canon, sizeof canon);
         (void)kiln_kernel_list_find(&list, text);
         (void)kiln_kernel_list_request(&list, text);
+        unsigned char absent[KILN_MAX_KERNELS_PER_MODULE];
+        if (kiln_kernels_absent(text, &list, absent) > 0) kiln_kernel_list_drop(&list, absent); /* as a log */
         kiln_kernel_list_free(&list);
     }
     free(text);

@@ -282,6 +282,52 @@ static void test_unnamed_entry_is_reported(void **state) {
     free(dir);
 }
 
+/* Kernels in #if sections that are off are not the module's: the compiler
+ * says so, and kiln builds the others (and remembers it in the cache). */
+static const char *sectioned_src = "#ifdef WITH_DOUBLE\n"
+                                   "__global__ void twice_d(double *x) { x[threadIdx.x] *= 2; }\n"
+                                   "#endif\n"
+                                   "#if 0\n"
+                                   "__global__ void retired(float *x) { x[0] = 0; }\n"
+                                   "#endif\n"
+                                   "__global__ void twice(float *x) { x[threadIdx.x] *= 2; }\n";
+
+static void test_kernels_in_sections_that_are_off(void **state) {
+    kiln_context *ctx = *state;
+    kiln_module *m = NULL;
+    TEST_OK(kiln_module_from_source(ctx, sectioned_src, "sections.cu", NULL, &m));
+    assert_int_equal(kiln_module_kernel_count(m), 1);
+    run_float_kernel(ctx, m, "twice", 3, 6);
+    kiln_kernel *k = NULL;
+    TEST_FAILS_WITH(kiln_module_get_kernel(m, "twice_d", &k), KILN_ERR_NOT_FOUND, "twice");
+    kiln_module_release(m);
+    TEST_OK(kiln_module_from_source(ctx, sectioned_src, "sections.cu", "-DWITH_DOUBLE", &m));
+    assert_int_equal(kiln_module_kernel_count(m), 2);
+    TEST_OK(kiln_module_get_kernel(m, "twice_d", &k));
+    kiln_kernel_release(k);
+    kiln_module_release(m);
+    /* an error in the user's code is still the user's to see */
+    const char *bad = "#ifdef NEVER\n__global__ void gone(int *a) {}\n#endif\n"
+                      "__global__ void broken(int *a) { a[0] = undefined_name; }\n";
+    TEST_FAILS_WITH(kiln_module_from_source(ctx, bad, "bad.cu", NULL, &m), KILN_ERR_COMPILE,
+                    "undefined_name");
+    /* `kiln compile` too, on both targets */
+    for (int cuda = 0; cuda < 2; cuda++) {
+        char *log = NULL;
+        kiln_status s =
+            kiln_compile_only(cuda ? "cuda" : "cpu", NULL, sectioned_src, "sections.cu", NULL, &log);
+        if (s == KILN_ERR_COMPILER_MISSING) continue;
+        TEST_OK(s);
+        if (!test_contains(log, cuda ? "kiln: kernel twice\n" : "CPU path of twice:") ||
+            test_contains(log, "twice_d") || test_contains(log, "retired"))
+            fail_msg("compile log: %s", log);
+        kiln_free(log);
+    }
+    const char *none = "#if 0\n__global__ void gone(int *a) {}\n#endif\n";
+    TEST_FAILS_WITH(kiln_module_from_source(ctx, none, "none.cu", NULL, &m), KILN_ERR_NOT_FOUND,
+                    "#if sections that are off");
+}
+
 static const char *template_src =
     "template <typename T, int N = 4> __global__ void fillk(T *out, T v) {\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -389,6 +435,10 @@ static int build_cached_modules(const char *dir, int check) {
     snprintf(path, sizeof path, "%s/main.cu", dir);
     TEST_CHILD_CHECK(kiln_module_from_file(ctx, path, NULL, &m) == KILN_OK, "%s", kiln_last_error());
     kiln_module_release(m);
+    TEST_CHILD_CHECK(kiln_module_from_source(ctx, sectioned_src, "sections.cu", NULL, &m) == KILN_OK, "%s",
+                     kiln_last_error());
+    TEST_CHILD_CHECK(kiln_module_kernel_count(m) == 1, "%d kernels", kiln_module_kernel_count(m));
+    kiln_module_release(m);
     kiln_jit_wait(ctx);
     kiln_jit_stats st;
     TEST_CHILD_CHECK(kiln_jit_stats_get(ctx, &st) == KILN_OK, "%s", kiln_last_error());
@@ -419,11 +469,11 @@ static void test_second_process_hits_cache(void **state) {
     char *env[] = {env_cache, env_dir, NULL};
     char *out = NULL;
     assert_int_equal(test_spawn_child("cached", env, &out), 0);
-    if (!test_contains(out, "compiles=4 hits=0 rejects=0")) fail_msg("first process: %s", out);
+    if (!test_contains(out, "compiles=5 hits=0 rejects=0")) fail_msg("first process: %s", out);
     free(out);
     out = NULL;
     assert_int_equal(test_spawn_child("cached", env, &out), 0);
-    if (!test_contains(out, "compiles=0 hits=4 rejects=0")) fail_msg("second process: %s", out);
+    if (!test_contains(out, "compiles=0 hits=5 rejects=0")) fail_msg("second process: %s", out);
     free(out);
     test_remove_tree(dir);
     free(dir);
@@ -443,6 +493,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_kernels_from_macros),
         cmocka_unit_test(test_kernel_from_macro_argument),
         cmocka_unit_test(test_unnamed_entry_is_reported),
+        cmocka_unit_test(test_kernels_in_sections_that_are_off),
         cmocka_unit_test(test_template_spellings),
         cmocka_unit_test(test_template_instantiated_by_name),
         cmocka_unit_test(test_second_process_hits_cache),

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "kernel/absent.h"
 #include "kernel/expand.h"
 
 kiln_status kiln_compile_only(const char *target, const char *arch, const char *source, const char *name,
@@ -40,6 +41,24 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     char *compiler_log = NULL;
     s = cuda ? kiln_backend_cuda_compile_only(&req, &bin, &compiler_log, id, sizeof id)
              : kiln_backend_cpu_compile_only(&req, &bin, &compiler_log, id, sizeof id);
+    unsigned char absent[KILN_MAX_KERNELS_PER_MODULE];
+    if (s == KILN_ERR_COMPILE && kiln_kernels_absent(compiler_log, &kernels, absent) > 0) {
+        /* kernels in #if sections that are off (absent.h): the others */
+        kiln_kernel_list_drop(&kernels, absent);
+        req.kernel_count = kernels.count;
+        free(compiler_log);
+        compiler_log = NULL;
+        free(bin.data);
+        bin.data = NULL;
+        bin.size = 0;
+        s = kernels.count == 0
+                ? kiln_set_error(KILN_ERR_NOT_FOUND,
+                                 "%s defines no __global__ function that the compiler sees (all are in #if "
+                                 "sections that are off)",
+                                 req.name)
+            : cuda ? kiln_backend_cuda_compile_only(&req, &bin, &compiler_log, id, sizeof id)
+                   : kiln_backend_cpu_compile_only(&req, &bin, &compiler_log, id, sizeof id);
+    }
     if (s == KILN_ERR_COMPILE)
         kiln_set_error(s, "%s did not compile for %s%s%s:\n%s", req.name, target, cuda ? " " : "",
                        cuda ? req.arch : "", compiler_log ? compiler_log : "");

@@ -12,7 +12,10 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "jit/cache.h"
+#include "jit/sha256.h"
+#include "kernel/absent.h"
 #include "kernel/expand.h"
 #include "kernel/module_tier.h"
 #include "kernel/options.h"
@@ -103,6 +106,60 @@ static kiln_status load_module(kiln_context *ctx, kiln_module *m, const kiln_blo
     return s;
 }
 
+/* Where the disk cache remembers the kernels that req's compile found
+ * absent (absent.h): req's key at full optimisation (the kernels a build
+ * has do not depend on it), under a tag of its own. */
+static void absent_key(const kiln_compile_request *req, const char *compiler_id,
+                       unsigned char out[KILN_CACHE_KEY_BYTES]) {
+    kiln_compile_request r = *req;
+    r.fast_compile = 0;
+    unsigned char key[KILN_CACHE_KEY_BYTES];
+    kiln_cache_key(&r, compiler_id, key);
+    kiln_sha256_ctx c;
+    kiln_sha256_init(&c);
+    kiln_sha256_update(&c, "kiln absent kernels", 19);
+    kiln_sha256_update(&c, key, sizeof key);
+    kiln_sha256_final(&c, out);
+}
+
+/* Drops the kernels an earlier compile of this module found absent (their
+ * names, one a line, under absent_at). */
+static void drop_remembered_absent(const kiln_cache_dir *dir, const unsigned char *absent_at,
+                                   kiln_module *m) {
+    kiln_blob names = {0};
+    int rejected = 0;
+    if (!dir->usable || !kiln_cache_load(dir, absent_at, &names, &rejected)) return;
+    unsigned char absent[KILN_MAX_KERNELS_PER_MODULE] = {0};
+    int any = 0;
+    for (int k = 0; k < m->kernels.count; k++) {
+        size_t n = strlen(m->kernels.names[k]);
+        for (const char *p = (const char *)names.data, *e = p + names.size; p < e;) {
+            const char *nl = memchr(p, '\n', (size_t)(e - p));
+            size_t len = nl ? (size_t)(nl - p) : (size_t)(e - p);
+            if (len == n && memcmp(p, m->kernels.names[k], n) == 0) absent[k] = 1;
+            p += len + 1;
+        }
+        any |= absent[k];
+    }
+    /* (a memory that would leave nothing is not trusted: compile and see) */
+    int kept = 0;
+    for (int k = 0; k < m->kernels.count; k++) kept += !absent[k];
+    if (any && kept) kiln_kernel_list_drop(&m->kernels, absent);
+    free(names.data);
+}
+
+/* After a failed compile: drops the kernels the compiler says the source
+ * does not define (absent.h), their names into *names (one a line, for
+ * the cache once the module without them has compiled); 1 when some were. */
+static int drop_absent(kiln_module *m, kiln_text *names) {
+    unsigned char absent[KILN_MAX_KERNELS_PER_MODULE];
+    if (kiln_kernels_absent(kiln_last_error(), &m->kernels, absent) == 0) return 0;
+    for (int k = 0; k < m->kernels.count; k++)
+        if (absent[k]) kiln_text_printf(names, "%s\n", m->kernels.names[k]);
+    kiln_kernel_list_drop(&m->kernels, absent);
+    return 1;
+}
+
 /* tiers: the program's own module, which may be built in two tiers
  * (module_tier.h) */
 static kiln_status module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
@@ -146,6 +203,10 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     kiln_cache_dir dir;
     kiln_cache_dir_resolve(&dir);
     if (!dir.usable) note_unusable_cache(ctx, &dir);
+    unsigned char absent_at[KILN_CACHE_KEY_BYTES];
+    absent_key(&req, ctx->compiler_id, absent_at);
+    drop_remembered_absent(&dir, absent_at, m);
+    kiln_module_request(m, source, name, &opts, &req);
     unsigned char key[KILN_CACHE_KEY_BYTES];
     kiln_cache_key(&req, ctx->compiler_id, key);
     kiln_blob bin = {0};
@@ -162,6 +223,27 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
         }
     }
     s = hit ? KILN_OK : kiln_module_obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
+    kiln_text absent_names = {0};
+    if (s == KILN_ERR_COMPILE && drop_absent(m, &absent_names)) {
+        /* kernels in #if sections that are off: the module is the others,
+         * and the cache remembers which once that module has compiled */
+        double first_ms = compile_ms;
+        kiln_module_request(m, source, name, &opts, &req);
+        req.fast_compile = req.fast_compile || first_tier;
+        kiln_cache_key(&req, ctx->compiler_id, key);
+        s = m->kernels.count
+                ? kiln_module_obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms)
+                : kiln_set_error(KILN_ERR_NOT_FOUND,
+                                 "%s defines no __global__ function that the compiler sees (all are "
+                                 "in #if sections that are off)",
+                                 name);
+        compile_ms += first_ms;
+        if (s == KILN_OK && dir.usable && !absent_names.failed) {
+            kiln_blob b = {(unsigned char *)absent_names.data, absent_names.length};
+            kiln_cache_store(&dir, absent_at, &b);
+        }
+    }
+    kiln_text_free(&absent_names);
     if (s == KILN_OK) {
         double t0 = kiln_now_ms();
         s = kiln_context_note(ctx, load_module(ctx, m, &bin, hit));
