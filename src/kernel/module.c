@@ -160,6 +160,46 @@ static int drop_absent(kiln_module *m, kiln_text *names) {
     return 1;
 }
 
+/* Where compile_without_absent finds and leaves things. */
+typedef struct absent_retry {
+    const kiln_cache_dir *dir;
+    const unsigned char *absent_at;
+    unsigned char *key;
+    kiln_blob *bin;
+    int *hit;
+    double *compile_ms;
+} absent_retry;
+
+/* After req's compile failed (kiln_last_error holds the log): when the
+ * errors were kiln's references to kernels in #if sections that are off,
+ * compiles the module without them (req and r->key follow) and, once that
+ * compiled, has the cache remember them; else returns the error as it is. */
+static kiln_status compile_without_absent(kiln_context *ctx, kiln_module *m, const char *source,
+                                          const kiln_options *opts, kiln_compile_request *req, int first_tier,
+                                          absent_retry *r) {
+    kiln_text names = {0};
+    if (!drop_absent(m, &names)) return KILN_ERR_COMPILE;
+    double first_ms = *r->compile_ms;
+    const char *name = req->name;
+    kiln_module_request(m, source, name, opts, req);
+    req->fast_compile = req->fast_compile || first_tier;
+    kiln_cache_key(req, ctx->compiler_id, r->key);
+    kiln_status s =
+        m->kernels.count
+            ? kiln_module_obtain_binary(ctx, req, r->dir, r->key, 1, r->bin, r->hit, r->compile_ms)
+            : kiln_set_error(KILN_ERR_NOT_FOUND,
+                             "%s defines no __global__ function that the compiler sees "
+                             "(all are in #if sections that are off)",
+                             name);
+    *r->compile_ms += first_ms;
+    if (s == KILN_OK && r->dir->usable && !names.failed) {
+        kiln_blob b = {(unsigned char *)names.data, names.length};
+        kiln_cache_store(r->dir, r->absent_at, &b);
+    }
+    kiln_text_free(&names);
+    return s;
+}
+
 /* tiers: the program's own module, which may be built in two tiers
  * (module_tier.h) */
 static kiln_status module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
@@ -223,27 +263,10 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
         }
     }
     s = hit ? KILN_OK : kiln_module_obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
-    kiln_text absent_names = {0};
-    if (s == KILN_ERR_COMPILE && drop_absent(m, &absent_names)) {
-        /* kernels in #if sections that are off: the module is the others,
-         * and the cache remembers which once that module has compiled */
-        double first_ms = compile_ms;
-        kiln_module_request(m, source, name, &opts, &req);
-        req.fast_compile = req.fast_compile || first_tier;
-        kiln_cache_key(&req, ctx->compiler_id, key);
-        s = m->kernels.count
-                ? kiln_module_obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms)
-                : kiln_set_error(KILN_ERR_NOT_FOUND,
-                                 "%s defines no __global__ function that the compiler sees (all are "
-                                 "in #if sections that are off)",
-                                 name);
-        compile_ms += first_ms;
-        if (s == KILN_OK && dir.usable && !absent_names.failed) {
-            kiln_blob b = {(unsigned char *)absent_names.data, absent_names.length};
-            kiln_cache_store(&dir, absent_at, &b);
-        }
+    if (s == KILN_ERR_COMPILE) {
+        absent_retry r = {&dir, absent_at, key, &bin, &hit, &compile_ms};
+        s = compile_without_absent(ctx, m, source, &opts, &req, first_tier, &r);
     }
-    kiln_text_free(&absent_names);
     if (s == KILN_OK) {
         double t0 = kiln_now_ms();
         s = kiln_context_note(ctx, load_module(ctx, m, &bin, hit));
