@@ -43,6 +43,23 @@ static const char *src = "#define B 64\n"
                          "    }\n"
                          "    out[blockIdx.x * B + t] = acc;\n"
                          "}\n"
+                         "// uniform work, then break, under one if\n"
+                         "__global__ void break_block(const float *in, float *out, int n, int stop) {\n"
+                         "    __shared__ float s[B];\n"
+                         "    int t = threadIdx.x;\n"
+                         "    float acc = 0, last = 0;\n"
+                         "    for (int i = 0; i < n; i++) {\n"
+                         "        s[t] = in[i * B + t];\n"
+                         "        __syncthreads();\n"
+                         "        acc += s[(t + 5) % B];\n"
+                         "        __syncthreads();\n"
+                         "        if (i >= stop) {\n"
+                         "            last = s[t];\n"
+                         "            break;\n"
+                         "        }\n"
+                         "    }\n"
+                         "    out[blockIdx.x * B + t] = acc + last;\n"
+                         "}\n"
                          "// continue on a uniform test, in braces\n"
                          "__global__ void skip_odd(const float *in, float *out, int n) {\n"
                          "    __shared__ float s[B];\n"
@@ -145,6 +162,7 @@ static void test_paths(void **state) {
     expect_path(log, "old_counter", "fission", NULL);
     expect_path(log, "early_break", "fission", NULL);
     expect_path(log, "skip_odd", "fission", NULL);
+    expect_path(log, "break_block", "fission", NULL);
     expect_path(log, "log_bound", "fission", NULL);
     kiln_free(log);
     log = NULL;
@@ -242,6 +260,20 @@ static void test_early_break(void **state) {
     free(in);
 }
 
+static void test_break_block(void **state) {
+    const int n = 9, stop = 4;
+    float *in = inputs((size_t)n * B), want[2 * B];
+    for (int b = 0; b < 2; b++)
+        for (int t = 0; t < B; t++) {
+            float acc = 0;
+            for (int i = 0; i <= stop; i++) acc += in[i * B + (t + 5) % B];
+            want[b * B + t] = acc + in[stop * B + t];
+        }
+    kiln_value extra[] = {kiln_i32(n), kiln_i32(stop)};
+    check(*state, "break_block", in, (size_t)n * B, 2, extra, 2, want);
+    free(in);
+}
+
 static void test_skip_odd(void **state) {
     const int n = 7;
     float *in = inputs((size_t)n * B), want[B];
@@ -275,8 +307,8 @@ static void test_log_bound(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paths),       cmocka_unit_test(test_old_counter),
-        cmocka_unit_test(test_early_break), cmocka_unit_test(test_skip_odd),
-        cmocka_unit_test(test_log_bound),
+        cmocka_unit_test(test_early_break), cmocka_unit_test(test_break_block),
+        cmocka_unit_test(test_skip_odd),    cmocka_unit_test(test_log_bound),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

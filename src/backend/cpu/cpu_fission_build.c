@@ -318,6 +318,28 @@ static int guarded(fis *f, int i, int e, int *eq, int *ranged_out, int term[3]) 
     return 1;
 }
 
+/* `if (C) A else B` at [i, e) with C uniform: an N_UIF whose branches are
+ * sequences of their own (barriers, breaks and continues in them are the
+ * whole block's). */
+static int build_uif(fis *f, int seq, int i, int e) {
+    int rp = match(f, i + 1);
+    int n = new_node(f, N_UIF, seq);
+    if (n < 0) return -1;
+    f->nodes[n].a = i + 1;
+    f->nodes[n].b = rp;
+    add_child(f, seq, n);
+    int te = fis_stmt_end(f, rp + 1, e), ba, bb;
+    body_range(f, rp + 1, te, &ba, &bb);
+    if (fis_build_seq(f, ba, bb, n) < 0) return -1;
+    if (te < e && is(f, te, "else")) {
+        body_range(f, te + 1, e, &ba, &bb);
+        int other = fis_build_seq(f, ba, bb, n);
+        if (other < 0) return -1;
+        f->nodes[n].other = other;
+    }
+    return 0;
+}
+
 /* Is sequence seq inside a uniform loop (no loop ends between it and the
  * loop: sequences are only built for uniform fors and ifs)? */
 static int in_loop(const fis *f, int seq) {
@@ -368,21 +390,7 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
             int rp = match(f, i + 1);
             if (fis_expr_class(f, i + 2, rp, -1) != X_UNIFORM)
                 return fail(f, "a barrier under an if whose condition is not uniform", i);
-            int n = new_node(f, N_UIF, seq);
-            if (n < 0) return -1;
-            f->nodes[n].a = i + 1;
-            f->nodes[n].b = rp;
-            add_child(f, seq, n);
-            int te = fis_stmt_end(f, rp + 1, e), ba, bb;
-            body_range(f, rp + 1, te, &ba, &bb);
-            if (fis_build_seq(f, ba, bb, n) < 0) return -1;
-            if (te < e && is(f, te, "else")) {
-                body_range(f, te + 1, e, &ba, &bb);
-                int other = fis_build_seq(f, ba, bb, n);
-                if (other < 0) return -1;
-                f->nodes[n].other = other;
-            }
-            return 0;
+            return build_uif(f, seq, i, e);
         }
         if (fis_barrier_at(f, i) && is(f, i, "__syncthreads"))
             return fail(f, "__syncthreads() inside an expression", i);
@@ -403,10 +411,18 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
         /* one thread's break or continue would leave the others at the
          * loop's next barrier */
         if (fis_loop_escape(f, i, e, 0)) {
-            const int rp = is(f, i, "if") ? match(f, i + 1) : -1;
+            const int rp = is(f, i, "if") && is(f, i + 1, "(") ? match(f, i + 1) : -1;
             if (rp >= 0 && fis_expr_class(f, i + 2, rp, -1) != X_UNIFORM)
                 return fail(f, "break or continue under a condition that is not uniform",
                             f->impure_tok >= 0 ? f->impure_tok : i);
+            if (rp >= 0) { /* `if (C) { ...; break; }`: the block's branch */
+                *region = -1;
+                return build_uif(f, seq, i, e);
+            }
+            if (is(f, i, "{")) {
+                *region = -1;
+                return fis_build_seq(f, i + 1, match(f, i), seq) < 0 ? -1 : 0;
+            }
             return fail(f, "break or continue that kiln cannot prove the whole block takes", i);
         }
     }
