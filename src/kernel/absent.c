@@ -44,6 +44,21 @@ static void base_name(const char *name, const char **b, size_t *n) {
     *n = (size_t)(end - start);
 }
 
+/* The message says a name is not declared (GCC, clang, NVRTC's words); an
+ * error about a kernel that does exist (a parameter type kiln cannot
+ * pass) is the user's to see, not a reason to drop it. */
+static int says_undeclared(const char *line, size_t len) {
+    static const char *const words[] = {"not declared",   "not been declared", "undeclared",
+                                        "is undefined",   "has no member",     "is not a member",
+                                        "no member named"};
+    for (size_t w = 0; w < sizeof words / sizeof *words; w++) {
+        size_t n = strlen(words[w]);
+        for (size_t i = 0; i + n <= len; i++)
+            if (strncmp(line + i, words[w], n) == 0) return 1;
+    }
+    return 0;
+}
+
 static int names_word(const char *line, size_t len, const char *w, size_t n) {
     for (size_t i = 0; n && i + n <= len; i++)
         if (strncmp(line + i, w, n) == 0 &&
@@ -69,7 +84,7 @@ int kiln_kernels_absent(const char *log, const kiln_kernel_list *list, unsigned 
                     len = i;
                     break;
                 }
-            for (int k = 0; k < list->count; k++) {
+            for (int k = 0; k < list->count && says_undeclared(p, len); k++) {
                 const char *b;
                 size_t n;
                 base_name(list->names[k], &b, &n);
