@@ -267,11 +267,12 @@ int kiln_kernel_name_canonical(const kiln_kernel_list *list, const char *name, c
 }
 
 int kiln_kernel_list_find(const kiln_kernel_list *list, const char *name) {
+    for (int i = 0; i < list->count; i++) /* the common case, spelled as the source does */
+        if (strcmp(list->names[i], name) == 0) return i;
     char want[NAME_CAP], have[NAME_CAP];
     if (!kiln_kernel_name_canonical(list, name, want, sizeof want)) return -1;
     for (int i = 0; i < list->count; i++)
-        if (strcmp(list->names[i], name) == 0 ||
-            (kiln_kernel_name_canonical(list, list->names[i], have, sizeof have) && strcmp(have, want) == 0))
+        if (kiln_kernel_name_canonical(list, list->names[i], have, sizeof have) && strcmp(have, want) == 0)
             return i;
     int found = -1;
     for (int i = 0; i < list->count; i++)
