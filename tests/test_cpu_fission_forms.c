@@ -90,8 +90,8 @@ static const char *src = "#define B 64\n"
                          "    out[blockIdx.x * B + t] = s[t];\n"
                          "}\n";
 
-/* The issue's own bound, a fast-math intrinsic: its path (running it
- * needs the CPU prelude's __log2f, which the Math API work provides). */
+/* The usual spelling of such a bound, a fast-math intrinsic: its path
+ * only (running it needs the CPU prelude to define __log2f). */
 static const char *fast_math_bound = "__global__ void log2_bound(float *x, int n) {\n"
                                      "    __shared__ float s[64];\n"
                                      "    int i;\n"

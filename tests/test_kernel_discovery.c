@@ -29,7 +29,7 @@ static void write_text(const char *dir, const char *name, const char *text) {
     fclose(f);
 }
 
-/* The reproduction: main.cu is `#include "k.cu"`, k.cu the kernel. */
+/* The common layout: main.cu is `#include "k.cu"`, k.cu the kernel. */
 static const char *inc_kernel = "__global__ void inc(int *a) { a[threadIdx.x]++; }\n";
 
 static void run_inc(kiln_context *ctx, kiln_module *m) {
