@@ -472,9 +472,26 @@ KILN_API kiln_status kiln_module_from_source(kiln_context *ctx, const char *sour
  * compile`): 64 MiB. Larger files, and paths that are not regular files
  * (/dev/zero, a FIFO), are refused with KILN_ERR_IO. */
 #define KILN_MAX_SOURCE_BYTES ((size_t)64 << 20)
-/* The same for a file on disk; includes are resolved relative to its folder. */
+/* The same for a file on disk; includes are resolved relative to its folder.
+ * The kernels of a module are those of the file and of every file it
+ * includes with `#include "..."` (beside the including file, then in the -I
+ * folders), found however deep. */
 KILN_API kiln_status kiln_module_from_file(kiln_context *ctx, const char *path, const char *options,
                                            kiln_module **out);
+/* Template kernels by name: as kiln_module_from_source / _from_file, and
+ * each of kernel_names[0, count) that names an instantiation of a
+ * __global__ template of the source ("reduce4<float, 256>", default
+ * arguments may be left out) becomes one of the module's kernels, whether
+ * or not the source instantiates it (NVRTC name expressions on CUDA, the
+ * same instantiation on the CPU). KILN_ERR_NOT_FOUND when the source has no
+ * such template. The names are part of the module's disk-cache key. */
+KILN_API kiln_status kiln_module_from_source_names(kiln_context *ctx, const char *source, const char *name,
+                                                   const char *options, const char *const *kernel_names,
+                                                   int count, kiln_module **out);
+KILN_API kiln_status kiln_module_from_file_names(kiln_context *ctx, const char *path, const char *options,
+                                                 const char *const *kernel_names, int count,
+                                                 kiln_module **out);
+
 KILN_API void kiln_module_release(kiln_module *module);
 /* Number of __global__ functions found and the name of the i-th. */
 KILN_API int kiln_module_kernel_count(const kiln_module *module);
@@ -482,11 +499,13 @@ KILN_API const char *kiln_module_kernel_name(const kiln_module *module, int inde
 
 /* Looks up a __global__ function by its name in the source: as C++ names it
  * for a kernel in a namespace ("physics::fill") or an explicit template
- * instantiation ("scale<float>"); the bare name works when only one kernel
- * has it. The kernel keeps the module alive. KILN_ERR_NOT_FOUND names the
- * kernels that do exist. */
+ * instantiation ("scale<float>", under any spelling of the same arguments:
+ * "scale<unsigned>" for "scale<unsigned int>", spaces, default arguments
+ * written out or not); the bare name works when only one kernel has it. The kernel keeps the module alive.
+ * KILN_ERR_NOT_FOUND names the kernels that do exist. */
 KILN_API kiln_status kiln_module_get_kernel(kiln_module *module, const char *kernel_name, kiln_kernel **out);
-/* Shorthand: compile `source` and look up `kernel_name`. */
+/* Shorthand: compile `source` and look up `kernel_name` (a template
+ * instantiation's name is requested as kiln_module_from_source_names does). */
 KILN_API kiln_status kiln_kernel_from_source(kiln_context *ctx, const char *source, const char *kernel_name,
                                              const char *options, kiln_kernel **out);
 KILN_API void kiln_kernel_release(kiln_kernel *kernel);

@@ -5,8 +5,9 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "kernel/options.h"
-#include "kernel/scan.h"
+#include "core/text.h"
+#include "kernel/absent.h"
+#include "kernel/expand.h"
 
 kiln_status kiln_compile_only(const char *target, const char *arch, const char *source, const char *name,
                               const char *options, char **log) {
@@ -18,16 +19,17 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
                               "kiln_compile_only: target must be \"cpu\" or \"cuda\", got \"%s\"", target);
     kiln_kernel_list kernels;
-    kiln_status s = kiln_scan_kernels(source, &kernels);
-    if (s != KILN_OK) return s;
     kiln_options opts;
-    s = kiln_options_parse(options, NULL, &opts);
+    kiln_status s = kiln_options_parse(options, NULL, &opts);
+    if (s != KILN_OK) return s;
+    char *expanded = NULL;
+    s = kiln_discover_kernels(source, name, NULL, &opts, &expanded, &kernels);
     if (s != KILN_OK) {
-        kiln_kernel_list_free(&kernels);
+        kiln_options_free(&opts);
         return s;
     }
     kiln_compile_request req = {0};
-    req.source = source;
+    req.source = expanded ? expanded : source;
     req.name = name ? name : "kernel.cu";
     req.kernel_names = (const char *const *)kernels.symbols;
     req.kernel_exprs = (const char *const *)kernels.names;
@@ -39,9 +41,39 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     char *compiler_log = NULL;
     s = cuda ? kiln_backend_cuda_compile_only(&req, &bin, &compiler_log, id, sizeof id)
              : kiln_backend_cpu_compile_only(&req, &bin, &compiler_log, id, sizeof id);
+    unsigned char absent[KILN_MAX_KERNELS_PER_MODULE];
+    if (s == KILN_ERR_COMPILE && kiln_kernels_absent(compiler_log, &kernels, absent) > 0) {
+        /* kernels in #if sections that are off (absent.h): the others */
+        kiln_kernel_list_drop(&kernels, absent);
+        req.kernel_count = kernels.count;
+        free(compiler_log);
+        compiler_log = NULL;
+        free(bin.data);
+        bin.data = NULL;
+        bin.size = 0;
+        s = kernels.count == 0
+                ? kiln_set_error(KILN_ERR_NOT_FOUND,
+                                 "%s defines no __global__ function that the compiler sees (all are in #if "
+                                 "sections that are off)",
+                                 req.name)
+            : cuda ? kiln_backend_cuda_compile_only(&req, &bin, &compiler_log, id, sizeof id)
+                   : kiln_backend_cpu_compile_only(&req, &bin, &compiler_log, id, sizeof id);
+    }
     if (s == KILN_ERR_COMPILE)
         kiln_set_error(s, "%s did not compile for %s%s%s:\n%s", req.name, target, cuda ? " " : "",
                        cuda ? req.arch : "", compiler_log ? compiler_log : "");
+    if (s == KILN_OK && cuda) {
+        /* Every kernel the module holds, by the name kiln_module_get_kernel
+         * takes (the CPU backend's log lists each with its path). */
+        kiln_text t = {0};
+        if (compiler_log) kiln_text_puts(&t, compiler_log);
+        for (int i = 0; i < kernels.count; i++) kiln_text_printf(&t, "kiln: kernel %s\n", kernels.names[i]);
+        char *listed = kiln_text_take(&t);
+        if (listed) {
+            free(compiler_log);
+            compiler_log = listed;
+        }
+    }
     if (log)
         *log = compiler_log;
     else
@@ -49,5 +81,6 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     free(bin.data);
     kiln_options_free(&opts);
     kiln_kernel_list_free(&kernels);
+    free(expanded);
     return s;
 }

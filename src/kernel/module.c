@@ -12,7 +12,11 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "jit/cache.h"
+#include "jit/sha256.h"
+#include "kernel/absent.h"
+#include "kernel/expand.h"
 #include "kernel/module_tier.h"
 #include "kernel/options.h"
 #include "prof/prof.h"
@@ -90,7 +94,9 @@ static kiln_status load_module(kiln_context *ctx, kiln_module *m, const kiln_blo
         kiln_backend_function *fn = NULL;
         kiln_param_info params[KILN_MAX_PARAMS];
         int count = 0;
-        s = ctx->ops->function_get(ctx->state, m->impl, m->kernels.names[i], &fn, params, KILN_MAX_PARAMS,
+        /* by its symbol, as kiln_module_get_kernel asks: a template
+         * instantiation's name ("scale<float>") is no symbol */
+        s = ctx->ops->function_get(ctx->state, m->impl, m->kernels.symbols[i], &fn, params, KILN_MAX_PARAMS,
                                    &count);
     }
     if (s != KILN_OK && m->impl) {
@@ -100,10 +106,105 @@ static kiln_status load_module(kiln_context *ctx, kiln_module *m, const kiln_blo
     return s;
 }
 
+/* Where the disk cache remembers the kernels that req's compile found
+ * absent (absent.h): req's key at full optimisation (the kernels a build
+ * has do not depend on it), under a tag of its own. */
+static void absent_key(const kiln_compile_request *req, const char *compiler_id,
+                       unsigned char out[KILN_CACHE_KEY_BYTES]) {
+    kiln_compile_request r = *req;
+    r.fast_compile = 0;
+    unsigned char key[KILN_CACHE_KEY_BYTES];
+    kiln_cache_key(&r, compiler_id, key);
+    kiln_sha256_ctx c;
+    kiln_sha256_init(&c);
+    kiln_sha256_update(&c, "kiln absent kernels", 19);
+    kiln_sha256_update(&c, key, sizeof key);
+    kiln_sha256_final(&c, out);
+}
+
+/* Drops the kernels an earlier compile of this module found absent (their
+ * names, one a line, under absent_at). */
+static void drop_remembered_absent(const kiln_cache_dir *dir, const unsigned char *absent_at,
+                                   kiln_module *m) {
+    kiln_blob names = {0};
+    int rejected = 0;
+    if (!dir->usable || !kiln_cache_load(dir, absent_at, &names, &rejected)) return;
+    unsigned char absent[KILN_MAX_KERNELS_PER_MODULE] = {0};
+    int any = 0;
+    for (int k = 0; k < m->kernels.count; k++) {
+        size_t n = strlen(m->kernels.names[k]);
+        for (const char *p = (const char *)names.data, *e = p + names.size; p < e;) {
+            const char *nl = memchr(p, '\n', (size_t)(e - p));
+            size_t len = nl ? (size_t)(nl - p) : (size_t)(e - p);
+            if (len == n && memcmp(p, m->kernels.names[k], n) == 0) absent[k] = 1;
+            p += len + 1;
+        }
+        any |= absent[k];
+    }
+    /* (a memory that would leave nothing is not trusted: compile and see) */
+    int kept = 0;
+    for (int k = 0; k < m->kernels.count; k++) kept += !absent[k];
+    if (any && kept) kiln_kernel_list_drop(&m->kernels, absent);
+    free(names.data);
+}
+
+/* After a failed compile: drops the kernels the compiler says the source
+ * does not define (absent.h), their names into *names (one a line, for
+ * the cache once the module without them has compiled); 1 when some were. */
+static int drop_absent(kiln_module *m, kiln_text *names) {
+    unsigned char absent[KILN_MAX_KERNELS_PER_MODULE];
+    if (kiln_kernels_absent(kiln_last_error(), &m->kernels, absent) == 0) return 0;
+    for (int k = 0; k < m->kernels.count; k++)
+        if (absent[k]) kiln_text_printf(names, "%s\n", m->kernels.names[k]);
+    kiln_kernel_list_drop(&m->kernels, absent);
+    return 1;
+}
+
+/* Where compile_without_absent finds and leaves things. */
+typedef struct absent_retry {
+    const kiln_cache_dir *dir;
+    const unsigned char *absent_at;
+    unsigned char *key;
+    kiln_blob *bin;
+    int *hit;
+    double *compile_ms;
+} absent_retry;
+
+/* After req's compile failed (kiln_last_error holds the log): when the
+ * errors were kiln's references to kernels in #if sections that are off,
+ * compiles the module without them (req and r->key follow) and, once that
+ * compiled, has the cache remember them; else returns the error as it is. */
+static kiln_status compile_without_absent(kiln_context *ctx, kiln_module *m, const char *source,
+                                          const kiln_options *opts, kiln_compile_request *req, int first_tier,
+                                          absent_retry *r) {
+    kiln_text names = {0};
+    if (!drop_absent(m, &names)) return KILN_ERR_COMPILE;
+    double first_ms = *r->compile_ms;
+    const char *name = req->name;
+    kiln_module_request(m, source, name, opts, req);
+    req->fast_compile = req->fast_compile || first_tier;
+    kiln_cache_key(req, ctx->compiler_id, r->key);
+    kiln_status s =
+        m->kernels.count
+            ? kiln_module_obtain_binary(ctx, req, r->dir, r->key, 1, r->bin, r->hit, r->compile_ms)
+            : kiln_set_error(KILN_ERR_NOT_FOUND,
+                             "%s defines no __global__ function that the compiler sees "
+                             "(all are in #if sections that are off)",
+                             name);
+    *r->compile_ms += first_ms;
+    if (s == KILN_OK && r->dir->usable && !names.failed) {
+        kiln_blob b = {(unsigned char *)names.data, names.length};
+        kiln_cache_store(r->dir, r->absent_at, &b);
+    }
+    kiln_text_free(&names);
+    return s;
+}
+
 /* tiers: the program's own module, which may be built in two tiers
  * (module_tier.h) */
 static kiln_status module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
-                                const char *include_dir, int tiers, kiln_module **out) {
+                                const char *include_dir, int tiers, const char *const *requested,
+                                int requested_count, kiln_module **out) {
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
     if (!source || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "module source or out is NULL");
@@ -117,14 +218,24 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     m->holds_ctx = 1;
     m->name = strdup(name);
     kiln_options opts;
-    s = kiln_scan_kernels(source, &m->kernels);
-    if (s == KILN_OK && m->kernels.count == 0)
-        s = kiln_set_error(KILN_ERR_NOT_FOUND, "%s defines no __global__ function", name);
-    if (s == KILN_OK) s = kiln_options_parse(options, include_dir, &opts);
+    /* The user's own #include files are inlined: their kernels are the
+     * module's too (expand.h). */
+    char *expanded = NULL;
+    s = kiln_options_parse(options, include_dir, &opts);
+    if (s == KILN_OK) {
+        s = kiln_discover_kernels(source, name, include_dir, &opts, &expanded, &m->kernels);
+        if (s == KILN_OK && requested_count > 0 && !requested)
+            s = kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%d kernel names requested, but names is NULL",
+                               requested_count);
+        for (int i = 0; s == KILN_OK && i < requested_count; i++)
+            s = kiln_kernel_list_request(&m->kernels, requested[i]);
+        if (s != KILN_OK) kiln_options_free(&opts);
+    }
     if (s != KILN_OK) {
         kiln_module_release(m);
         return s;
     }
+    if (expanded) source = expanded;
 
     kiln_compile_request req;
     kiln_module_request(m, source, name, &opts, &req);
@@ -132,6 +243,10 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     kiln_cache_dir dir;
     kiln_cache_dir_resolve(&dir);
     if (!dir.usable) note_unusable_cache(ctx, &dir);
+    unsigned char absent_at[KILN_CACHE_KEY_BYTES];
+    absent_key(&req, ctx->compiler_id, absent_at);
+    drop_remembered_absent(&dir, absent_at, m);
+    kiln_module_request(m, source, name, &opts, &req);
     unsigned char key[KILN_CACHE_KEY_BYTES];
     kiln_cache_key(&req, ctx->compiler_id, key);
     kiln_blob bin = {0};
@@ -154,8 +269,12 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
         char what[300];
         snprintf(what, sizeof what, "compiling %s (a first call)", req.name);
         s = kiln_capture_refuse(ctx, what);
-    } else if (!hit) {
-        s = kiln_module_obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
+    } else {
+        s = hit ? KILN_OK : kiln_module_obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
+        if (s == KILN_ERR_COMPILE) {
+            absent_retry r = {&dir, absent_at, key, &bin, &hit, &compile_ms};
+            s = compile_without_absent(ctx, m, source, &opts, &req, first_tier, &r);
+        }
     }
     if (s == KILN_OK) {
         double t0 = kiln_now_ms();
@@ -185,6 +304,7 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     kiln_options_free(&opts);
     free(bin.data);
     if (s != KILN_OK) {
+        free(expanded);
         kiln_module_release(m);
         return s;
     }
@@ -198,18 +318,27 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     pthread_mutex_unlock(&ctx->lock);
     if (KILN_PROF_ON(ctx)) kiln_prof_compile(ctx, name, hit, compile_ms, load_ms);
     if (first_tier) kiln_module_tier_arm(m, source, options, include_dir);
+    free(expanded);
     *out = m;
     return KILN_OK;
 }
 
 kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
                               const char *include_dir, kiln_module **out) {
-    return module_build(ctx, source, name, options, include_dir, 0, out);
+    return module_build(ctx, source, name, options, include_dir, 0, NULL, 0, out);
 }
 
 kiln_status kiln_module_from_source(kiln_context *ctx, const char *source, const char *name,
                                     const char *options, kiln_module **out) {
-    return module_build(ctx, source, name, options, NULL, 1, out);
+    return module_build(ctx, source, name, options, NULL, 1, NULL, 0, out);
+}
+
+kiln_status kiln_module_from_source_names(kiln_context *ctx, const char *source, const char *name,
+                                          const char *options, const char *const *kernel_names, int count,
+                                          kiln_module **out) {
+    if (count < 0)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kernel name count %d is negative", count);
+    return module_build(ctx, source, name, options, NULL, 1, kernel_names, count, out);
 }
 
 /* A kernel source file: a regular file of at most KILN_MAX_SOURCE_BYTES
@@ -259,17 +388,25 @@ static kiln_status read_text_file(const char *path, char **out) {
     return KILN_OK;
 }
 
-kiln_status kiln_module_from_file(kiln_context *ctx, const char *path, const char *options,
-                                  kiln_module **out) {
+kiln_status kiln_module_from_file_names(kiln_context *ctx, const char *path, const char *options,
+                                        const char *const *kernel_names, int count, kiln_module **out) {
     if (!path) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_module_from_file: path is NULL");
+    if (count < 0)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kernel name count %d is negative", count);
     char *source = NULL;
     kiln_status s = read_text_file(path, &source);
     if (s != KILN_OK) return s;
     char *dir_copy = strdup(path);
-    s = module_build(ctx, source, path, options, dir_copy ? dirname(dir_copy) : NULL, 1, out);
+    s = module_build(ctx, source, path, options, dir_copy ? dirname(dir_copy) : NULL, 1, kernel_names, count,
+                     out);
     free(dir_copy);
     free(source);
     return s;
+}
+
+kiln_status kiln_module_from_file(kiln_context *ctx, const char *path, const char *options,
+                                  kiln_module **out) {
+    return kiln_module_from_file_names(ctx, path, options, NULL, 0, out);
 }
 
 kiln_module *kiln_module_retain(kiln_module *m) {
@@ -353,7 +490,12 @@ kiln_status kiln_module_get_kernel(kiln_module *m, const char *kernel_name, kiln
 kiln_status kiln_kernel_from_source(kiln_context *ctx, const char *source, const char *kernel_name,
                                     const char *options, kiln_kernel **out) {
     kiln_module *m = NULL;
-    kiln_status s = module_build(ctx, source, NULL, options, NULL, 1, &m);
+    /* A template instantiation's name is requested: the source need not
+     * instantiate it (the name of a kernel it has is found either way). */
+    const char *requested[1] = {kernel_name};
+    int template_name = kernel_name && strchr(kernel_name, '<');
+    kiln_status s = module_build(ctx, source, NULL, options, NULL, 1, template_name ? requested : NULL,
+                                 template_name, &m);
     if (s != KILN_OK) return s;
     s = kiln_module_get_kernel(m, kernel_name, out);
     kiln_module_release(m); /* the kernel holds its own reference */

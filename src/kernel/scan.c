@@ -189,7 +189,7 @@ static char *symbol_for(const char *name, int index) {
     return sym;
 }
 
-static kiln_status list_add(kiln_kernel_list *out, const char *name) {
+kiln_status kiln_kernel_list_add(kiln_kernel_list *out, const char *name) {
     if (out->count == KILN_MAX_KERNELS_PER_MODULE) {
         kiln_kernel_list_free(out);
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "more than %d kernels in one source",
@@ -199,6 +199,27 @@ static kiln_status list_add(kiln_kernel_list *out, const char *name) {
     out->symbols[out->count] = symbol_for(name, out->count);
     out->count++;
     if (!out->names[out->count - 1] || !out->symbols[out->count - 1]) {
+        kiln_kernel_list_free(out);
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    return KILN_OK;
+}
+
+/* A kernel template's name and parameter list (its first definition or
+ * declaration wins; a specialisation `name<...>` is not a template). */
+static kiln_status add_template(kiln_kernel_list *out, const char *name, const char *params,
+                                const char *params_end) {
+    if (strchr(name, '<') || !params || params_end < params) return KILN_OK;
+    for (int i = 0; i < out->template_count; i++)
+        if (strcmp(out->template_names[i], name) == 0) return KILN_OK;
+    if (out->template_count == KILN_MAX_KERNELS_PER_MODULE) return KILN_OK; /* found by spelling alone */
+    char text[1024] = "";
+    append_compact(text, sizeof text, params, (size_t)(params_end - params));
+    int i = out->template_count;
+    out->template_names[i] = strdup(name);
+    out->template_params[i] = strdup(text);
+    out->template_count++;
+    if (!out->template_names[i] || !out->template_params[i]) {
         kiln_kernel_list_free(out);
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     }
@@ -216,12 +237,15 @@ kiln_status kiln_scan_kernels(const char *source, kiln_kernel_list *out) {
      * until instantiated); after a bare `template`: an explicit
      * instantiation, which is one. Cleared at ';', '{' and '}'. */
     int in_template = 0, instantiation = 0, after_template = 0;
+    const char *params_start = NULL, *params_end = NULL; /* the last template's parameter list */
     while (next_token(&lx, tok, sizeof tok)) {
         if (after_template) {
             after_template = 0;
             if (tok[0] == '<') {
                 in_template = 1;
+                params_start = lx.p;
                 skip_angles(&lx, tok, sizeof tok);
+                params_end = lx.tok_start; /* its '>' */
                 continue;
             }
             instantiation = 1;
@@ -244,40 +268,20 @@ kiln_status kiln_scan_kernels(const char *source, kiln_kernel_list *out) {
         int skip = in_template && !instantiation;
         read_kernel_name(&lx, name, sizeof name, tok, sizeof tok);
         in_template = instantiation = 0;
-        if (!name[0] || skip) continue;
+        if (!name[0]) continue;
         snprintf(full, sizeof full, "%s%s%s", ns_path(&ns),
                  ns_path(&ns)[0] && strncmp(name, "::", 2) ? "::" : "", name);
         const char *listed = strncmp(full, "::", 2) == 0 ? full + 2 : full;
+        if (skip) {
+            kiln_status s = add_template(out, listed, params_start, params_end);
+            if (s != KILN_OK) return s;
+            continue;
+        }
         if (list_has(out, listed)) continue;
-        kiln_status s = list_add(out, listed);
+        kiln_status s = kiln_kernel_list_add(out, listed);
         if (s != KILN_OK) return s;
     }
     return KILN_OK;
-}
-
-/* The name without its namespaces: the part after the last "::" outside
- * template arguments. */
-static const char *unqualified(const char *name) {
-    const char *last = name;
-    int angles = 0;
-    for (const char *c = name; *c; c++) {
-        if (*c == '<') angles++;
-        if (*c == '>') angles--;
-        if (angles == 0 && c[0] == ':' && c[1] == ':') last = c + 2;
-    }
-    return last;
-}
-
-int kiln_kernel_list_find(const kiln_kernel_list *list, const char *name) {
-    for (int i = 0; i < list->count; i++)
-        if (strcmp(list->names[i], name) == 0) return i;
-    int found = -1;
-    for (int i = 0; i < list->count; i++)
-        if (strcmp(unqualified(list->names[i]), name) == 0) {
-            if (found >= 0) return -1; /* ambiguous: the qualified name is needed */
-            found = i;
-        }
-    return found;
 }
 
 void kiln_kernel_list_free(kiln_kernel_list *list) {
@@ -285,5 +289,14 @@ void kiln_kernel_list_free(kiln_kernel_list *list) {
         free(list->names[i]);
         free(list->symbols[i]);
     }
+    for (int i = 0; i < list->template_count; i++) {
+        free(list->template_names[i]);
+        free(list->template_params[i]);
+    }
     list->count = 0;
+    list->template_count = 0;
+}
+
+kiln_status kiln_kernel_list_add_template(kiln_kernel_list *list, const char *name, const char *params) {
+    return add_template(list, name, params, params + strlen(params));
 }

@@ -72,7 +72,8 @@ static void append_paths(char **log, const kiln_compile_request *req, const kiln
     if (*log) kiln_text_puts(&t, *log);
     if (note) kiln_text_puts(&t, note);
     for (int i = 0; i < req->kernel_count; i++)
-        kiln_text_printf(&t, "kiln: CPU path of %s: %s (%s)\n", req->kernel_names[i],
+        kiln_text_printf(&t, "kiln: CPU path of %s: %s (%s)\n",
+                         req->kernel_exprs ? req->kernel_exprs[i] : req->kernel_names[i],
                          path_names[plans[i].path], plans[i].why);
     char *s = kiln_text_take(&t);
     if (s) {

@@ -26,18 +26,54 @@
  * across a barrier, assignments to parameters...) returns -1 with the
  * reason, and the kernel keeps the fiber path. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend/cpu/cpu_fission_impl.h"
 
-/* The source line of each token, for #line directives. */
-static int *token_lines(const kiln_ctoks *c) {
+/* `#line N "name"` at text + at (a line's start)? Sets *line to N and
+ * *name_at to the offset of the name's opening quote. */
+static int line_directive_at(const char *text, int at, int *line, int *name_at) {
+    const char *p = text + at;
+    while (*p == ' ' || *p == '\t') p++;
+    if (strncmp(p, "#line", 5) != 0 || (p[5] != ' ' && p[5] != '\t')) return 0;
+    char *end = NULL;
+    long n = strtol(p + 5, &end, 10);
+    if (end == p + 5 || n < 1) return 0;
+    while (*end == ' ' || *end == '\t') end++;
+    *line = (int)n;
+    *name_at = *end == '"' ? (int)(end - text) : -1;
+    return 1;
+}
+
+/* The source line of each token (and the file it is in, where kiln
+ * inlined the user's #include files under #line directives), for the
+ * transformed kernel's own #line directives. */
+static int *token_lines(const kiln_ctoks *c, int **files_out) {
     int *lines = malloc(((size_t)c->n + 1) * sizeof *lines);
-    if (!lines) return NULL;
-    int line = 1, at = 0;
-    for (int i = 0; i < c->n; i++) {
-        for (; at < c->t[i].start; at++) line += c->text[at] == '\n';
-        lines[i] = line;
+    int *files = malloc(((size_t)c->n + 1) * sizeof *files);
+    *files_out = NULL;
+    if (!lines || !files) {
+        free(lines);
+        free(files);
+        return NULL;
     }
+    int line = 1, at = 0, file = -1, pending = 0, pending_file = -1, next_line = 0;
+    if (line_directive_at(c->text, 0, &next_line, &pending_file)) pending = 1;
+    for (int i = 0; i < c->n; i++) {
+        for (; at < c->t[i].start; at++) {
+            if (c->text[at] != '\n') continue;
+            line++;
+            if (pending) {
+                line = next_line;
+                if (pending_file >= 0) file = pending_file;
+                pending = 0;
+            }
+            if (line_directive_at(c->text, at + 1, &next_line, &pending_file)) pending = 1;
+        }
+        lines[i] = line;
+        files[i] = file;
+    }
+    *files_out = files;
     return lines;
 }
 
@@ -54,7 +90,7 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
     f->why = why;
     f->why_size = why_size;
     f->file = file;
-    f->lines = token_lines(f->c); /* NULL: no #line directives */
+    f->lines = token_lines(f->c, &f->line_files); /* NULL: no #line directives */
     why[0] = '\0';
     int root = -1;
     if (fis_read_params(f) == 0) root = fis_build_seq(f, fn->lbrace + 1, match(f, fn->lbrace), -1);
@@ -77,12 +113,14 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
                     break;
                 }
             free(f->lines);
+            free(f->line_files);
             free(f);
             return 0;
         }
     }
     if (!why[0]) snprintf(why, why_size, "unsupported kernel shape");
     free(f->lines);
+    free(f->line_files);
     free(f);
     return -1;
 }

@@ -61,14 +61,50 @@ static int uniform_for(fis *f, int i, int e, int *loop) {
             break;
         }
     if (semi < 0) return 0; /* range-for */
-    int te;
+    int te, init_a = -1, init_b = -1;
     declarator d[MAX_DECLARATORS];
     int n = fis_parse_decl(f, lp + 1, semi + 1, &te, d);
-    if (n == 1 && d[0].init_a >= 0 && d[0].dim_a < 0 && d[0].stars == 0) *loop = d[0].name;
+    if (n == 1 && d[0].init_a >= 0 && d[0].dim_a < 0 && d[0].stars == 0) {
+        *loop = d[0].name;
+        init_a = d[0].init_a;
+        init_b = d[0].init_b;
+    } else if (n == 0 && ident(f, lp + 1) && is(f, lp + 2, "=") && semi > lp + 3) {
+        /* `int i; ... for (i = 0; ...)`: a counter declared before (declare) */
+        const var *v = fis_lookup(f, lp + 1);
+        if (v && v->counter) {
+            *loop = lp + 1;
+            init_a = lp + 3;
+            init_b = semi;
+        }
+    }
     if (*loop < 0) return 0;
-    if (fis_expr_class(f, d[0].init_a, d[0].init_b, -1) != X_UNIFORM) return 0;
+    if (fis_expr_class(f, init_a, init_b, -1) != X_UNIFORM) return 0;
     if (fis_expr_class(f, semi + 1, rp, *loop) != X_UNIFORM) return 0;
     return !fis_modified(f, *loop, rp + 1, e);
+}
+
+/* Why the for at i is not uniform, for the path note: the token that
+ * varies or that kiln cannot prove uniform. */
+static int nonuniform_for(fis *f, int i, int e) {
+    int lp = i + 1, rp = match(f, lp), loop;
+    f->impure_tok = -1;
+    (void)uniform_for(f, i, e, &loop);
+    int at = f->impure_tok;
+    if (at >= 0 && is(f, at + 1, "(") && !is(f, at, "__syncthreads"))
+        return fail(f,
+                    "a barrier inside a loop whose header is not uniform: it calls a function kiln cannot "
+                    "prove uniform",
+                    at);
+    if (at >= 0) return fail(f, "a barrier inside a loop whose header is not uniform", at);
+    for (int j = lp + 1; j < rp; j++)
+        if (is(f, j, "threadIdx"))
+            return fail(f, "a barrier inside a loop whose header is not uniform: it depends on threadIdx", j);
+    if (ident(f, lp + 1) && is(f, lp + 2, "=") && fis_lookup(f, lp + 1) && !fis_lookup(f, lp + 1)->counter)
+        return fail(f,
+                    "a barrier inside a loop whose header is not uniform: its counter is declared before it "
+                    "and also used outside its loops",
+                    lp + 1);
+    return fail(f, "a barrier inside a loop whose header is not uniform", i);
 }
 
 /* Records the variables a statement [a, b) declares; returns its kind of
@@ -102,12 +138,19 @@ static int declare(fis *f, int stmt, int seq, int region, int a, int b) {
         return 2;
     }
     const int body_a = f->fn->lbrace, body_b = match(f, f->fn->lbrace);
-    int worst = X_UNIFORM;
+    int worst = X_UNIFORM, counters = 0;
     for (int k = 0; k < n; k++) {
         int cls = X_IMPURE;
         if (d[k].init_a >= 0 && d[k].dim_a < 0 && d[k].paren < 0 &&
             !fis_modified(f, d[k].name, body_a, body_b))
             cls = fis_expr_class(f, d[k].init_a, d[k].init_b, -1);
+        /* `int i;` that only fors set and read: one per block, which the
+         * block's uniform loops count with (uniform_for) */
+        if (d[k].init_a < 0 && d[k].dim_a < 0 && d[k].paren < 0 && d[k].stars == 0 && !is(f, a, "auto") &&
+            fis_counter_only(f, d[k].name, b, body_b)) {
+            cls = X_UNIFORM;
+            counters++;
+        }
         if (cls > worst) worst = cls;
     }
     int kind = worst == X_UNIFORM ? V_UNIFORM : worst == X_VARYING ? V_REMAT : V_LOCAL;
@@ -131,6 +174,7 @@ static int declare(fis *f, int stmt, int seq, int region, int a, int b) {
         if (prev >= 0) f->vars[prev].next_in_stmt = v;
         if (first < 0) first = v;
         prev = v;
+        x->counter = kind == V_UNIFORM && counters > 0 && d[k].init_a < 0;
         if (vk == V_REMAT || vk == V_UNIFORM) {
             x->active = 0; /* its own name is not yet in scope */
             x->xshape = xshape(f, x->init_a, x->init_b);
@@ -163,8 +207,11 @@ static int build_for(fis *f, int seq, int i, int e, int loop) {
     int ba, bb;
     body_range(f, f->nodes[n].b + 1, e, &ba, &bb);
     f->nodes[n].tree_end = bb < e ? bb + 1 : e; /* past the body's } */
+    int first_node = f->node_count;
     int body = fis_build_seq(f, ba, bb, n);
-    if (body >= 0) fis_find_tree(f, n, loop);
+    int jumps = 0; /* a loop that may end early is no tree reduction */
+    for (int k = first_node; k < f->node_count; k++) jumps |= f->nodes[k].kind == N_JUMP;
+    if (body >= 0 && !jumps) fis_find_tree(f, n, loop);
     f->vars[v].active = 0;
     return body < 0 ? -1 : 0;
 }
@@ -271,6 +318,55 @@ static int guarded(fis *f, int i, int e, int *eq, int *ranged_out, int term[3]) 
     return 1;
 }
 
+/* `if (C) A else B` at [i, e) with C uniform: an N_UIF whose branches are
+ * sequences of their own (barriers, breaks and continues in them are the
+ * whole block's). */
+static int build_uif(fis *f, int seq, int i, int e) {
+    int rp = match(f, i + 1);
+    int n = new_node(f, N_UIF, seq);
+    if (n < 0) return -1;
+    f->nodes[n].a = i + 1;
+    f->nodes[n].b = rp;
+    add_child(f, seq, n);
+    int te = fis_stmt_end(f, rp + 1, e), ba, bb;
+    body_range(f, rp + 1, te, &ba, &bb);
+    if (fis_build_seq(f, ba, bb, n) < 0) return -1;
+    if (te < e && is(f, te, "else")) {
+        body_range(f, te + 1, e, &ba, &bb);
+        int other = fis_build_seq(f, ba, bb, n);
+        if (other < 0) return -1;
+        f->nodes[n].other = other;
+    }
+    return 0;
+}
+
+/* Is sequence seq inside a uniform loop (no loop ends between it and the
+ * loop: sequences are only built for uniform fors and ifs)? */
+static int in_loop(const fis *f, int seq) {
+    for (int p = seq; p >= 0; p = f->nodes[p].parent)
+        if (f->nodes[p].kind == N_UFOR) return 1;
+    return 0;
+}
+
+/* `break;`, `continue;`, or `if (C) break;` / `if (C) { continue; }` with
+ * no else and C uniform: [i, e) leaves the loop for every thread at once. */
+static int uniform_jump(fis *f, int i, int e) {
+    int k = i;
+    if (is(f, i, "if")) {
+        if (!is(f, i + 1, "(")) return 0;
+        int rp = match(f, i + 1);
+        if (fis_expr_class(f, i + 2, rp, -1) != X_UNIFORM) return 0;
+        k = rp + 1;
+        if (is(f, k, "{")) {
+            if (match(f, k) != e - 1) return 0;
+            k++;
+        }
+    }
+    if (!is(f, k, "break") && !is(f, k, "continue")) return 0;
+    if (!is(f, k + 1, ";")) return 0;
+    return k + 2 == e || (k + 3 == e && is(f, k + 2, "}"));
+}
+
 static int build_stmt(fis *f, int seq, int *region, int i, int e) {
     if (fis_is_sync(f, i, e)) {
         *region = -1;
@@ -285,38 +381,50 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
         if (is(f, i, "{")) return fis_build_seq(f, i + 1, match(f, i), seq) < 0 ? -1 : 0;
         if (is(f, i, "for")) {
             int loop;
-            if (!uniform_for(f, i, e, &loop))
-                return fail(f, "a barrier inside a loop whose header is not uniform", i);
-            int ba, bb;
-            body_range(f, match(f, i + 1) + 1, e, &ba, &bb);
-            if (fis_loop_escape(f, ba, bb, 0)) return fail(f, "break or continue in a loop with barriers", i);
+            if (!uniform_for(f, i, e, &loop)) return nonuniform_for(f, i, e);
+            /* break and continue are checked where they stand (build_stmt):
+             * uniform ones leave the loop with the whole block */
             return build_for(f, seq, i, e, loop);
         }
         if (is(f, i, "if") && !is(f, i + 1, "constexpr")) {
             int rp = match(f, i + 1);
             if (fis_expr_class(f, i + 2, rp, -1) != X_UNIFORM)
                 return fail(f, "a barrier under an if whose condition is not uniform", i);
-            int n = new_node(f, N_UIF, seq);
-            if (n < 0) return -1;
-            f->nodes[n].a = i + 1;
-            f->nodes[n].b = rp;
-            add_child(f, seq, n);
-            int te = fis_stmt_end(f, rp + 1, e), ba, bb;
-            body_range(f, rp + 1, te, &ba, &bb);
-            if (fis_build_seq(f, ba, bb, n) < 0) return -1;
-            if (te < e && is(f, te, "else")) {
-                body_range(f, te + 1, e, &ba, &bb);
-                int other = fis_build_seq(f, ba, bb, n);
-                if (other < 0) return -1;
-                f->nodes[n].other = other;
-            }
-            return 0;
+            return build_uif(f, seq, i, e);
         }
         if (fis_barrier_at(f, i) && is(f, i, "__syncthreads"))
             return fail(f, "__syncthreads() inside an expression", i);
         if (fis_has_word(f, i, e, "__syncthreads"))
             return fail(f, "a barrier inside while, do, switch or an expression", i);
         return fail(f, "a warp primitive, __syncwarp or a __syncthreads_* reduction", i);
+    }
+    if (in_loop(f, seq)) {
+        if (uniform_jump(f, i, e)) {
+            int n = new_node(f, N_JUMP, seq);
+            if (n < 0) return -1;
+            f->nodes[n].a = i;
+            f->nodes[n].b = e;
+            add_child(f, seq, n);
+            *region = -1;
+            return 0;
+        }
+        /* one thread's break or continue would leave the others at the
+         * loop's next barrier */
+        if (fis_loop_escape(f, i, e, 0)) {
+            const int rp = is(f, i, "if") && is(f, i + 1, "(") ? match(f, i + 1) : -1;
+            if (rp >= 0 && fis_expr_class(f, i + 2, rp, -1) != X_UNIFORM)
+                return fail(f, "break or continue under a condition that is not uniform",
+                            f->impure_tok >= 0 ? f->impure_tok : i);
+            if (rp >= 0) { /* `if (C) { ...; break; }`: the block's branch */
+                *region = -1;
+                return build_uif(f, seq, i, e);
+            }
+            if (is(f, i, "{")) {
+                *region = -1;
+                return fis_build_seq(f, i + 1, match(f, i), seq) < 0 ? -1 : 0;
+            }
+            return fail(f, "break or continue that kiln cannot prove the whole block takes", i);
+        }
     }
     if (f->c->t[i].kind == CTOK_PP) {
         const char *p = f->c->text + f->c->t[i].start + 1;

@@ -14,6 +14,15 @@ static void put_tok(fis *f, int i) {
 /* A #line directive for token i: what follows is the user's line. */
 static void put_line(fis *f, int i) {
     if (!f->lines || !f->file) return;
+    if (f->line_files && f->line_files[i] >= 0) {
+        /* the name as the #line directive kiln inlined it under wrote it */
+        const char *q = f->c->text + f->line_files[i], *e = q + 1;
+        while (*e && *e != '"' && *e != '\n') e += (*e == '\\' && e[1]) ? 2 : 1;
+        kiln_text_printf(f->out, "\n#line %d ", f->lines[i]);
+        kiln_text_add(f->out, q, (size_t)(e - q) + (*e == '"'));
+        fis_put(f, "\n");
+        return;
+    }
     kiln_text_printf(f->out, "\n#line %d \"", f->lines[i]);
     for (const char *c = f->file; *c; c++) {
         if (*c == '"' || *c == '\\') kiln_text_add(f->out, "\\", 1);
@@ -508,6 +517,11 @@ static void emit_node(fis *f, int n) {
         fis_put_toks(f, x->a + 1, x->b);
         fis_put(f, ")");
         emit_seq(f, x->child);
+        break;
+    case N_JUMP:
+        /* the whole block leaves the loop together (cpu_fission_impl.h) */
+        fis_put_toks(f, x->a, x->b); /* under its #line */
+        fis_put(f, "\n");
         break;
     case N_UIF:
         fis_put(f, "\nif (");

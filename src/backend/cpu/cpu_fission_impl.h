@@ -26,7 +26,10 @@
 #define MAX_VARS 512
 #define MAX_DEPTH 24
 
-enum { N_SEQ, N_REGION, N_STMT, N_BLOCK, N_UFOR, N_UIF };
+/* N_JUMP: `break;`, `continue;` or `if (C) break;` / `continue;` with C
+ * uniform, at a sequence of a uniform loop: the whole block leaves the
+ * loop (or its iteration) together, so it is written between the regions */
+enum { N_SEQ, N_REGION, N_STMT, N_BLOCK, N_UFOR, N_UIF, N_JUMP };
 enum { V_UNIFORM, V_LOOP, V_REMAT, V_LOCAL, V_OPAQUE };
 enum { X_UNIFORM = 0, X_VARYING = 1, X_IMPURE = 2 };
 
@@ -69,6 +72,10 @@ typedef struct var {
     int xshape; /* V_REMAT, V_UNIFORM: see xshape() */
     int memory; /* a __shared__ or static scalar: its value is a memory read */
     int tree;   /* the array of a tree reduction (cpu_fission_tree.c) */
+    /* a loop counter declared before its loops (`int i; for (i = 0; ...)`)
+     * and named only inside fors that set it first (fis_counter_only): one
+     * per block, set by the uniform loops that count with it */
+    int counter;
 } var;
 
 typedef struct fis {
@@ -88,7 +95,12 @@ typedef struct fis {
     kiln_text *out;
     const char *file; /* the user's source as compiled, for #line */
     int *lines;       /* the source line of each token, or NULL */
-    kiln_text *hold;  /* the holders of __shared__ and static variables (emit) */
+    /* per token: the offset in the text of the quoted name of the #line
+     * directive it follows (a file the user's source includes, inlined by
+     * kiln), or -1 for `file` */
+    int *line_files;
+    int impure_tok;  /* the token that made fis_expr_class's last X_IMPURE, or -1 */
+    kiln_text *hold; /* the holders of __shared__ and static variables (emit) */
     int holders;
     /* per token (emit): KILN_FIS_W_OPEN / _CLOSE around a built-in index
      * read in an int initialiser (see fis_mark_wraps), or 0 */
@@ -115,7 +127,10 @@ enum { KILN_FIS_W_OPEN = 1, KILN_FIS_W_CLOSE = 2 };
 
 static inline int fail(fis *f, const char *what, int tok) {
     if (f->why[0]) return -1; /* keep the first reason */
-    if (tok >= 0 && tok < f->c->n)
+    if (tok >= 0 && tok < f->c->n && f->lines)
+        snprintf(f->why, f->why_size, "%s (at '%.*s', line %d)", what, f->c->t[tok].len,
+                 f->c->text + f->c->t[tok].start, f->lines[tok]);
+    else if (tok >= 0 && tok < f->c->n)
         snprintf(f->why, f->why_size, "%s (at '%.*s')", what, f->c->t[tok].len,
                  f->c->text + f->c->t[tok].start);
     else
@@ -154,8 +169,12 @@ int fis_is_param(const fis *f, int tok);
 var *fis_lookup(fis *f, int tok);
 /* Is the name at token `decl` modified, or its address taken, in [a, b)? */
 int fis_modified(const fis *f, int decl, int a, int b);
-/* X_UNIFORM, X_VARYING or X_IMPURE: how [a, b) varies over a block's threads. */
+/* X_UNIFORM, X_VARYING or X_IMPURE: how [a, b) varies over a block's threads
+ * (for X_IMPURE, f->impure_tok says where). */
 int fis_expr_class(fis *f, int a, int b, int loop);
+/* Is the name declared at token `name` (with no value) used in [a, b) only
+ * inside fors whose header sets it first (`for (name = E; ...)`)? */
+int fis_counter_only(const fis *f, int name, int a, int b);
 /* Parses the declaration at [a, b): see cpu_fission_scan.c. */
 int fis_parse_decl(const fis *f, int a, int b, int *type_end, declarator *d);
 int fis_new_var(fis *f, int kind, int name, int stmt, int seq, int region);

@@ -147,18 +147,48 @@ int fis_modified(const fis *f, int decl, int a, int b) {
 
 /* How an expression [a, b) varies over the threads of a block. `loop` is a
  * loop variable token allowed to be assigned (a for header's), or -1. */
-int fis_expr_class(fis *f, int a, int b, int loop) {
+static int impure(fis *f, int i) {
+    f->impure_tok = i;
+    return X_IMPURE;
+}
+
+/* CUDA intrinsics that compute a value from their arguments alone (the
+ * fast-math and rounding forms, bit and integer arithmetic): uniform where
+ * their arguments are. The other __ names (barriers, warp votes and
+ * shuffles, __ldg, fences, clocks) are not. */
+static int pure_intrinsic(const fis *f, int i) {
+    static const char *const prefixes[] = {
+        "__expf",        "__exp10f", "__logf",     "__log2f",    "__log10f",    "__powf",
+        "__sinf",        "__cosf",   "__tanf",     "__fdividef", "__saturatef", "__fadd_",
+        "__fsub_",       "__fmul_",  "__fdiv_",    "__frcp_",    "__fsqrt_",    "__frsqrt_",
+        "__fmaf_",       "__dadd_",  "__dsub_",    "__dmul_",    "__ddiv_",     "__drcp_",
+        "__dsqrt_",      "__fma_",   "__float2",   "__double2",  "__int2",      "__uint2",
+        "__ll2",         "__ull2",   "__float_as", "__int_as",   "__uint_as",   "__double_as",
+        "__longlong_as", "__popc",   "__clz",      "__ffs",      "__brev",      "__mul24",
+        "__umul24",      "__mulhi",  "__umulhi",   "__mul64hi",  "__umul64hi",  "__sad",
+        "__usad",        "__hadd",   "__rhadd",    "__uhadd",    "__urhadd",    "__byte_perm",
+        "__funnelshift"};
+    const char *name = f->c->text + f->c->t[i].start;
+    size_t len = (size_t)f->c->t[i].len;
+    for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++) {
+        size_t n = strlen(prefixes[k]);
+        if (len >= n && strncmp(name, prefixes[k], n) == 0) return 1;
+    }
+    return 0;
+}
+
+static int expr_class(fis *f, int a, int b, int loop) {
     int cls = X_UNIFORM;
     for (int i = a; i < b; i++) {
         const kiln_ctok *t = &f->c->t[i];
         if (t->kind == CTOK_PUNCT) {
-            if (is(f, i, "[") || is(f, i, "->")) return X_IMPURE;
-            if (is(f, i, "*") && !operand_end(f, i - 1)) return X_IMPURE;
+            if (is(f, i, "[") || is(f, i, "->")) return impure(f, i);
+            if (is(f, i, "*") && !operand_end(f, i - 1)) return impure(f, i);
             if (is_assign_op(f, i)) {
                 int target = is(f, i, "++") || is(f, i, "--") ? (ident(f, i - 1) ? i - 1 : i + 1) : i - 1;
-                if (loop < 0 || !ident(f, target) || !same_name(f, target, loop)) return X_IMPURE;
+                if (loop < 0 || !ident(f, target) || !same_name(f, target, loop)) return impure(f, i);
             }
-            if (is(f, i, "{")) return X_IMPURE;
+            if (is(f, i, "{")) return impure(f, i);
             continue;
         }
         if (t->kind != CTOK_IDENT || is_member(f, i)) continue;
@@ -169,32 +199,53 @@ int fis_expr_class(fis *f, int a, int b, int loop) {
         if (loop >= 0 && same_name(f, i, loop)) continue;
         var *v = fis_lookup(f, i);
         if (v) {
-            if (v->memory) return X_IMPURE;
+            if (v->memory) return impure(f, i);
             if (v->kind == V_REMAT)
                 cls = X_VARYING;
             else if (v->kind != V_UNIFORM && v->kind != V_LOOP)
-                return X_IMPURE;
+                return impure(f, i);
             continue;
         }
         if (fis_is_param(f, i)) continue;
         const kpath_macro *m = kpath_macro_of(f->u, i);
         if (m) {
-            if (m->flags & (KPATH_MACRO_CONTROL | KPATH_MACRO_BARRIER)) return X_IMPURE;
+            if (m->flags & (KPATH_MACRO_CONTROL | KPATH_MACRO_BARRIER)) return impure(f, i);
             if (m->flags & KPATH_MACRO_VARYING) cls = X_VARYING;
             continue;
         }
         if (is(f, i + 1, "(")) { /* a call, or a functional cast */
-            if (kpath_fn_named(f->u, i)) return X_IMPURE;
+            if (kpath_fn_named(f->u, i)) return impure(f, i);
             if (strncmp(f->c->text + t->start, "atomic", 6) == 0 ||
-                strncmp(f->c->text + t->start, "__", 2) == 0 || is(f, i, "printf") || is(f, i, "rand"))
-                return X_IMPURE;
+                (strncmp(f->c->text + t->start, "__", 2) == 0 && !pure_intrinsic(f, i)) ||
+                is(f, i, "printf") || is(f, i, "rand"))
+                return impure(f, i);
         }
         /* other names: types, constants, enumerators, library math, and
          * __device__ variables, which count as memory where the kernel
          * writes them (or takes their address, for atomics) */
-        if (!is(f, i + 1, "(") && fis_modified(f, i, f->fn->lbrace, match(f, f->fn->lbrace))) return X_IMPURE;
+        if (!is(f, i + 1, "(") && fis_modified(f, i, f->fn->lbrace, match(f, f->fn->lbrace)))
+            return impure(f, i);
     }
     return cls;
+}
+
+int fis_expr_class(fis *f, int a, int b, int loop) {
+    f->impure_tok = -1;
+    return expr_class(f, a, b, loop);
+}
+
+int fis_counter_only(const fis *f, int name, int a, int b) {
+    for (int j = a; j < b; j++) {
+        if (is(f, j, "for") && is(f, j + 1, "(") && ident(f, j + 2) && same_name(f, j + 2, name) &&
+            is(f, j + 3, "=")) {
+            int e = fis_stmt_end(f, j, b);
+            if (e < 0) return 0;
+            j = e - 1; /* the loop, header and body: it sets the name before any use */
+            continue;
+        }
+        if (ident(f, j) && !is_member(f, j) && same_name(f, j, name)) return 0;
+    }
+    return 1;
 }
 
 /* ---------------------------------------------------------------- declarations */

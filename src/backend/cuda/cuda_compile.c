@@ -126,8 +126,27 @@ static kiln_status add_name_expressions(const kiln_nvrtc *nv, nvrtcProgram prog,
     return KILN_OK;
 }
 
+/* An entry of the cubin that no kernel of the request lowered to. */
+typedef struct unnamed_entries {
+    const char **lowered;
+    int count;
+    kiln_text notes;
+} unnamed_entries;
+
+static void note_unnamed(const char *entry, void *ud) {
+    unnamed_entries *u = ud;
+    for (int i = 0; i < u->count; i++)
+        if (u->lowered[i] && strcmp(u->lowered[i], entry) == 0) return;
+    kiln_text_printf(
+        &u->notes,
+        "kiln: note: the compiled code has a kernel %s that kiln found no name for in the source "
+        "(a macro of a header kiln does not read, or a form kiln does not parse): "
+        "kiln_module_get_kernel cannot reach it\n",
+        entry);
+}
+
 static kiln_status pack_blob(const kiln_nvrtc *nv, nvrtcProgram prog, const kiln_compile_request *req,
-                             char **exprs, kiln_blob *out) {
+                             char **exprs, kiln_blob *out, char **log) {
     size_t cubin_size = 0;
     nvrtcResult r = nv->nvrtcGetCUBINSize(prog, &cubin_size);
     if (r != NVRTC_SUCCESS) return nvrtc_fail(nv, r, "nvrtcGetCUBINSize");
@@ -146,6 +165,23 @@ static kiln_status pack_blob(const kiln_nvrtc *nv, nvrtcProgram prog, const kiln
     for (int i = 0; s == KILN_OK && i < req->kernel_count; i++)
         if ((r = nv->nvrtcGetLoweredName(prog, exprs[i], &lowered[i])) != NVRTC_SUCCESS)
             s = nvrtc_fail(nv, r, "nvrtcGetLoweredName");
+    if (s == KILN_OK && log) {
+        /* kiln names kernels from the source's text (kernel/expand.h); the
+         * cubin's entries say whether that found every one */
+        unnamed_entries u = {lowered, req->kernel_count, {0}};
+        if (kiln_cuda_elf_entries((const unsigned char *)cubin, cubin_size, note_unnamed, &u) > 0 &&
+            u.notes.length) {
+            kiln_text all = {0};
+            if (*log) kiln_text_puts(&all, *log);
+            kiln_text_add(&all, u.notes.data, u.notes.length);
+            char *joined = kiln_text_take(&all);
+            if (joined) {
+                free(*log);
+                *log = joined;
+            }
+        }
+        kiln_text_free(&u.notes);
+    }
     if (s == KILN_OK)
         s = kiln_cuda_blob_write(out, req->arch ? req->arch : "sm_90", req->kernel_count, req->kernel_names,
                                  lowered, cubin, cubin_size);
@@ -173,7 +209,7 @@ static kiln_status compile_with(const kiln_nvrtc *nv, const kiln_compile_request
         *log = program_log(nv, prog);
         if (r != NVRTC_SUCCESS) s = nvrtc_fail(nv, r, "NVRTC");
     }
-    if (s == KILN_OK) s = pack_blob(nv, prog, req, exprs, out);
+    if (s == KILN_OK) s = pack_blob(nv, prog, req, exprs, out, resource_report ? log : NULL);
     if (prog) nv->nvrtcDestroyProgram(&prog);
     for (int i = 0; exprs && i < req->kernel_count; i++) free(exprs[i]);
     free(exprs);

@@ -71,3 +71,30 @@ int kiln_cuda_elf_global(const unsigned char *elf, size_t size, const char *name
     }
     return 0;
 }
+
+#define STT_FUNC 2
+#define STO_CUDA_ENTRY 0x10
+
+int kiln_cuda_elf_entries(const unsigned char *elf, size_t size, void (*each)(const char *name, void *ud),
+                          void *ud) {
+    static const unsigned char ident[6] = {0x7f, 'E', 'L', 'F', 2 /* 64-bit */, 1 /* little endian */};
+    if (size < 64 || memcmp(elf, ident, sizeof ident) != 0 || get(elf + 0x3a, 2) != SHDR_BYTES) return -1;
+    uint64_t shoff = get(elf + 0x28, 8), shnum = get(elf + 0x3c, 2);
+    for (uint64_t i = 0; i < shnum; i++) {
+        elf_section symtab, strtab;
+        if (!section(elf, size, shoff, shnum, i, &symtab) || symtab.type != SHT_SYMTAB) continue;
+        if (symtab.entsize != SYM_BYTES || !section(elf, size, shoff, shnum, symtab.link, &strtab)) return -1;
+        int count = 0;
+        for (uint64_t at = 0; at + SYM_BYTES <= symtab.size; at += SYM_BYTES) {
+            const unsigned char *sym = elf + symtab.offset + at;
+            uint64_t sname = get(sym, 4);
+            if ((sym[4] & 0xf) != STT_FUNC || !(sym[5] & STO_CUDA_ENTRY) || sname >= strtab.size) continue;
+            const char *name = (const char *)elf + strtab.offset + sname;
+            if (!memchr(name, '\0', strtab.size - sname)) continue;
+            each(name, ud);
+            count++;
+        }
+        return count;
+    }
+    return -1;
+}

@@ -81,6 +81,12 @@ kiln_status kiln_cuda_compile_plain(const kiln_compile_request *req, kiln_blob *
  * into elf, 0 when not found in an initialised section (cuda_elf.c). */
 int kiln_cuda_elf_global(const unsigned char *elf, size_t size, const char *name, const unsigned char **data,
                          size_t *bytes);
+/* Calls each(name, ud) for every kernel entry of a cubin (a function symbol
+ * marked as an entry, st_other 0x10); returns how many, or -1 when the
+ * image is not one kiln can read. For `kiln compile`'s check that kiln named
+ * every kernel the compiler made. */
+int kiln_cuda_elf_entries(const unsigned char *elf, size_t size, void (*each)(const char *name, void *ud),
+                          void *ud);
 
 /* Makes st's context current on the calling thread (a no-op when it is). */
 kiln_status kiln_cuda_make_current(kiln_backend_state *st);
