@@ -133,8 +133,14 @@ static int trace_path_usable(const char *path) {
     return 0;
 }
 
+/* The slot's create: hands over the profiler attach made. */
+static kiln_status prof_install(kiln_context *ctx, void *arg, void **state) {
+    (void)ctx;
+    *state = arg;
+    return KILN_OK;
+}
+
 kiln_status kiln_prof_attach(kiln_context *ctx) {
-    ctx->prof = NULL;
     int profile = env_on("KILN_PROFILE");
     const char *trace = getenv("KILN_TRACE");
     if (trace && (!*trace || !trace_path_usable(trace))) trace = NULL;
@@ -153,7 +159,13 @@ kiln_status kiln_prof_attach(kiln_context *ctx) {
         kiln_prof_free(p);
         return KILN_OK;
     }
-    ctx->prof = p;
+    void *installed = NULL;
+    if (kiln_slot_get(ctx, &kiln_prof_slot, prof_install, p, &installed) != KILN_OK || installed != p) {
+        fprintf(stderr, "kiln: warning: %s; profiling is off\n",
+                installed ? "a profiler was already attached" : kiln_last_error());
+        kiln_clear_error();
+        kiln_prof_free(p);
+    }
     return KILN_OK;
 }
 
@@ -191,8 +203,8 @@ static void write_summary_at_exit(kiln_prof *p) {
     free(text);
 }
 
-void kiln_prof_detach(kiln_context *ctx) {
-    kiln_prof *p = ctx->prof;
+/* Prints the summary and writes the trace if asked, then frees p. */
+static void prof_finish(kiln_prof *p) {
     if (!p) return;
     pthread_mutex_lock(&p->lock);
     kiln_prof_resolve(p, 1);
@@ -202,9 +214,29 @@ void kiln_prof_detach(kiln_context *ctx) {
         kiln_clear_error();
     }
     pthread_mutex_unlock(&p->lock);
-    ctx->prof = NULL;
     kiln_prof_free(p);
 }
+
+void kiln_prof_detach(kiln_context *ctx) { prof_finish(kiln_slot_take(ctx, &kiln_prof_slot)); }
+
+static void prof_on_close(kiln_context *ctx, void *state) {
+    (void)state;
+    kiln_prof_detach(ctx);
+}
+
+static void prof_destroy(kiln_context *ctx, void *state) {
+    (void)ctx;
+    prof_finish(state);
+}
+
+/* Reports after the device is synchronized, before the libraries release
+ * their objects (core/context.h). */
+const kiln_slot_class kiln_prof_slot = {
+    .name = "profiler",
+    .close_stage = KILN_SLOT_CLOSE_REPORT,
+    .on_close = prof_on_close,
+    .destroy = prof_destroy,
+};
 
 /* ------------------------------------------------------------------ hooks */
 
@@ -222,7 +254,7 @@ static prof_record *start_op(kiln_context *ctx, prof_record *r, kiln_backend_str
  * of the type in *r (NULL when none can be had); NULL, not locked, when profiling
  * is off. The caller fills the record, then calls unlock_start_op. */
 static kiln_prof *lock_new_record(kiln_context *ctx, prof_type type, prof_record **r) {
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
     pthread_mutex_lock(&p->lock);
     *r = kiln_prof_new_record(p);
@@ -329,7 +361,7 @@ kiln_prof_op *kiln_prof_comm_begin(kiln_context *ctx, int coll, const char *name
 void kiln_prof_comm_end(kiln_context *ctx, kiln_prof_op *op, int coll, const char *name, size_t bytes,
                         double bus_factor) {
     if (!op) return;
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     pthread_mutex_lock(&p->lock);
     op->copy_kind = (uint8_t)coll;
     op->name_id = kiln_prof_intern(p, name);
@@ -350,7 +382,7 @@ static char *rank_path(const char *path, int rank) {
 }
 
 void kiln_prof_set_rank(kiln_context *ctx, int rank, int nranks, const char *transport) {
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     if (!p) return;
     pthread_mutex_lock(&p->lock);
     /* A one-rank communicator beside a real one (a check run on the same
@@ -374,7 +406,7 @@ void kiln_prof_set_rank(kiln_context *ctx, int rank, int nranks, const char *tra
 
 /* Allocations and compiles are timed by the caller on the host. */
 static prof_record *host_record(kiln_context *ctx, prof_type type, double ms) {
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
     double now = kiln_now_ms();
     prof_record *r = kiln_prof_new_record(p);
@@ -388,7 +420,7 @@ static prof_record *host_record(kiln_context *ctx, prof_type type, double ms) {
 }
 
 void kiln_prof_alloc(kiln_context *ctx, size_t bytes, double host_ms) {
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     if (!p) return;
     pthread_mutex_lock(&p->lock);
     prof_record *r = host_record(ctx, PROF_ALLOC, host_ms);
@@ -401,7 +433,7 @@ void kiln_prof_alloc(kiln_context *ctx, size_t bytes, double host_ms) {
 
 void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, double compile_ms,
                        double load_ms) {
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     if (!p) return;
     pthread_mutex_lock(&p->lock);
     prof_record *r = host_record(ctx, PROF_COMPILE, compile_ms + load_ms);
@@ -416,7 +448,7 @@ void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, doubl
 }
 
 void kiln_prof_cache_reject(kiln_context *ctx, const char *name, const char *why) {
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     if (!p) return;
     pthread_mutex_lock(&p->lock);
     p->cache_rejects++;

@@ -183,6 +183,9 @@ typedef struct kiln_prof {
     char last_reject[256];
 } kiln_prof;
 
+/* ctx's profiler, NULL when off (its slot, prof.h). */
+static inline kiln_prof *kiln_prof_of(const kiln_context *ctx) { return (kiln_prof *)kiln_prof_head_of(ctx); }
+
 /* prof.c */
 /* A profiler for ctx with its timer chosen (KILN_PROFILE_TIMER), recording;
  * NULL when out of memory. kiln_prof_free gives back what it holds. */
