@@ -253,7 +253,12 @@ kiln_status kiln_device_info_get(kiln_context *ctx, kiln_device_info *out) {
 kiln_status kiln_cuda_device_count(int *count, const char **why) {
     if (!count) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_cuda_device_count: count is NULL");
     const char *reason = NULL;
-    kiln_status s = kiln_backend_cuda_device_count(count, &reason);
+    const kiln_backend_ops *cuda = kiln_backend_cuda();
+    kiln_status s = cuda->device_count ? cuda->device_count(count, &reason)
+                                       : kiln_set_error(KILN_ERR_UNSUPPORTED,
+                                                        "kiln_cuda_device_count: %s backend "
+                                                        "cannot count its devices",
+                                                        cuda->name);
     if (why) *why = reason;
     return s;
 }

@@ -37,8 +37,11 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     kiln_blob bin = {0};
     char id[512];
     char *compiler_log = NULL;
-    s = cuda ? kiln_backend_cuda_compile_only(&req, &bin, &compiler_log, id, sizeof id)
-             : kiln_backend_cpu_compile_only(&req, &bin, &compiler_log, id, sizeof id);
+    const kiln_backend_ops *ops = cuda ? kiln_backend_cuda() : kiln_backend_cpu();
+    s = ops->compile_only
+            ? ops->compile_only(&req, &bin, &compiler_log, id, sizeof id)
+            : kiln_set_error(KILN_ERR_UNSUPPORTED,
+                             "kiln_compile_only: the %s backend cannot compile without a device", ops->name);
     if (s == KILN_ERR_COMPILE)
         kiln_set_error(s, "%s did not compile for %s%s%s:\n%s", req.name, target, cuda ? " " : "",
                        cuda ? req.arch : "", compiler_log ? compiler_log : "");

@@ -18,7 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/cuda/cuda_prof.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "prof/prof_cupti.h"
@@ -98,6 +97,8 @@ kiln_prof *kiln_prof_create(kiln_context *ctx) {
     kiln_prof *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->ctx = ctx;
+    if (ctx->ops && ctx->ops->get_proc_address)
+        p->backend = ctx->ops->get_proc_address(KILN_BACKEND_PROC_PROF);
     pthread_mutex_init(&p->lock, NULL);
     atomic_init(&p->head.enabled, 1);
     atomic_init(&p->head.wants_args, 0);
@@ -241,11 +242,11 @@ const kiln_slot_class kiln_prof_slot = {
 /* ------------------------------------------------------------------ hooks */
 
 /* The common tail of the _begin hooks, outside the lock. */
-static prof_record *start_op(kiln_context *ctx, prof_record *r, kiln_backend_stream *stream) {
+static prof_record *start_op(kiln_context *ctx, kiln_prof *p, prof_record *r, kiln_backend_stream *stream) {
     if (!r) return NULL;
     r->stream_ptr = stream;
     if (r->ev[0] && ctx->ops->event_record(ctx->state, r->ev[0], stream) != KILN_OK) r->ev_failed = 1;
-    r->fail_mark = kiln_cuda_failed_calls;
+    r->fail_mark = kiln_prof_failed_calls(p);
     r->host_begin_ms = kiln_now_ms();
     return r;
 }
@@ -265,7 +266,7 @@ static kiln_prof *lock_new_record(kiln_context *ctx, prof_type type, prof_record
 static kiln_prof_op *unlock_start_op(kiln_context *ctx, kiln_prof *p, prof_record *r,
                                      kiln_backend_stream *stream) {
     pthread_mutex_unlock(&p->lock);
-    return start_op(ctx, r, stream);
+    return start_op(ctx, p, r, stream);
 }
 
 /* The id of a kernel's name; the last one is remembered, launches repeat. */
@@ -335,7 +336,8 @@ kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_
 void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op) {
     if (!op) return;
     op->host_end_ms = kiln_now_ms();
-    op->no_device = kiln_cuda_failed_calls != op->fail_mark; /* CUPTI: no record will come */
+    kiln_prof *p = kiln_prof_of(ctx);
+    op->no_device = p && kiln_prof_failed_calls(p) != op->fail_mark; /* CUPTI: no record will come */
     if (op->ev[1] && ctx->ops->event_record(ctx->state, op->ev[1], op->stream_ptr) != KILN_OK)
         op->ev_failed = 1; /* a pooled event may hold an old time: use host times */
     atomic_store_explicit(&op->done, 1, memory_order_release);

@@ -83,8 +83,8 @@ static kiln_status cpu_compile(kiln_backend_state *st, const kiln_compile_reques
     return kiln_cpu_compile(&st->cxx, req, out, log);
 }
 
-kiln_status kiln_backend_cpu_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log,
-                                          char *id, size_t id_size) {
+static kiln_status cpu_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log, char *id,
+                                    size_t id_size) {
     kiln_cpu_compiler cxx;
     *log = NULL;
     kiln_status s = kiln_cpu_compiler_from_env(&cxx);
@@ -125,6 +125,8 @@ static const kiln_backend_ops cpu_ops = {
     .host_is_pinned = NULL,
     .module_upgradable = kiln_cpu_module_upgradable,
     .module_upgrade = kiln_cpu_module_upgrade,
+
+    .compile_only = cpu_compile_only,
 };
 
 const kiln_backend_ops *kiln_backend_cpu(void) { return &cpu_ops; }

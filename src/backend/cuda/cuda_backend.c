@@ -14,7 +14,7 @@ kiln_status kiln_cuda_make_current(kiln_backend_state *st) {
     return r == CUDA_SUCCESS ? KILN_OK : kiln_cuda_fail(st->cu, r, "cuCtxSetCurrent");
 }
 
-kiln_status kiln_backend_cuda_device_count(int *count, const char **why) {
+static kiln_status cuda_device_count(int *count, const char **why) {
     *count = 0;
     kiln_status s;
     const char *reason = "";
@@ -209,6 +209,10 @@ static const kiln_backend_ops cuda_ops = {
     .native_handles = cuda_native_handles,
     .stream_query = kiln_cuda_stream_query,
     .copy_peer = kiln_cuda_copy_peer,
+
+    .compile_only = kiln_cuda_compile_only,
+    .device_count = cuda_device_count,
+    .get_proc_address = kiln_cuda_get_proc_address,
 };
 
 const kiln_backend_ops *kiln_backend_cuda(void) { return &cuda_ops; }

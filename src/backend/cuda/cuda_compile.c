@@ -205,8 +205,8 @@ kiln_status kiln_cuda_compile_plain(const kiln_compile_request *req, kiln_blob *
     return compile_request(req, 0, out, log, NULL, 0);
 }
 
-kiln_status kiln_backend_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log,
-                                           char *id, size_t id_size) {
+kiln_status kiln_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log, char *id,
+                                   size_t id_size) {
     return compile_request(req, 1, out, log, id, id_size);
 }
 
