@@ -7,6 +7,7 @@
 #include "array/array.h"
 #include "blas/blas_internal.h"
 #include "core/dtype.h"
+#include "core/settings.h"
 
 static void blas_destroy(kiln_context *ctx, void *state);
 static void blas_on_close(kiln_context *ctx, void *state);
@@ -44,13 +45,7 @@ static void blas_on_close(kiln_context *ctx, void *state) {
  * 8x8 against a loop of OpenBLAS calls, so <= 8. KILN_BLAS_SMALL_MAX_DIM
  * (0..64, 0 = never) moves it without a rebuild, to measure a new device. */
 static int small_max_dim(kiln_backend_kind kind) {
-    const char *e = getenv("KILN_BLAS_SMALL_MAX_DIM");
-    if (e && *e) {
-        char *end = NULL;
-        long v = strtol(e, &end, 10);
-        if (end && *end == '\0' && v >= 0 && v <= 64) return (int)v;
-    }
-    return kind == KILN_BACKEND_CUDA ? 4 : 8;
+    return (int)kiln_setting_int("KILN_BLAS_SMALL_MAX_DIM", 0, 64, kind == KILN_BACKEND_CUDA ? 4 : 8);
 }
 
 /* The slot's create; `arg` is the provider. */

@@ -9,6 +9,7 @@
 
 #include "core/copy_pool.h"
 #include "core/error.h"
+#include "core/settings.h"
 
 unsigned kiln_version(void) { return KILN_VERSION_NUMBER; }
 const char *kiln_version_string(void) { return "0.1.0"; }
@@ -70,7 +71,7 @@ static kiln_status context_create(const char *target, kiln_context **out) {
         s = context_open_backend(ctx, kiln_backend_cuda(), 0);
         if (s != KILN_OK) {
             /* The one-line notice DESIGN.md promises: say why the GPU was not used. */
-            if (!getenv("KILN_QUIET"))
+            if (!kiln_setting_string("KILN_QUIET"))
                 fprintf(stderr, "kiln: no usable GPU (%s); using the CPU backend\n", kiln_last_error());
             s = context_open_backend(ctx, kiln_backend_cpu(), 0);
         }
@@ -90,7 +91,7 @@ static kiln_status context_create(const char *target, kiln_context **out) {
 
 kiln_status kiln_context_open(kiln_context **out, const char *target) {
     if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_open: out is NULL");
-    const char *env = getenv("KILN_TARGET");
+    const char *env = kiln_setting_string("KILN_TARGET");
     if (!target || strcmp(target, "auto") == 0) target = (env && *env) ? env : "auto";
     return context_create(target, out);
 }
@@ -183,14 +184,8 @@ kiln_status kiln_context_host(kiln_context *ctx, kiln_context **out) {
  * threads 190-239 ms, 8 threads 148-160 ms, 16 threads 108-111 ms: one
  * thread's memcpy is far from the memory system's bandwidth. */
 static int copy_threads(void) {
-    const char *e = getenv("KILN_COPY_THREADS");
-    if (e && *e) {
-        char *end = NULL;
-        long n = strtol(e, &end, 10);
-        if (*end == '\0' && n >= 1 && n <= 64) return (int)n;
-    }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    return cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
+    return (int)kiln_setting_int("KILN_COPY_THREADS", 1, 64, cores < 1 ? 1 : cores > 16 ? 16 : cores);
 }
 
 struct kiln_copy_pool *kiln_context_copy_pool(kiln_context *ctx) {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/settings.h"
 #include "jit/cache_deps.h"
 #include "jit/sha256.h" /* first: before any other OpenSSL header */
 
@@ -53,7 +54,8 @@ static int make_dirs(const char *path) {
 
 void kiln_cache_dir_resolve(kiln_cache_dir *out) {
     memset(out, 0, sizeof *out);
-    const char *env = getenv("KILN_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const char *env = kiln_setting_string("KILN_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
+               *home = getenv("HOME");
     const char *from = env && *env ? "KILN_CACHE_DIR" : xdg && *xdg ? "XDG_CACHE_HOME" : "HOME";
     size_t n;
     if (env && *env)

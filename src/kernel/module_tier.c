@@ -23,6 +23,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "jit/cache.h"
 #include "prof/prof.h"
 
@@ -92,8 +93,7 @@ static void start_queued_locked(kiln_context *ctx);
 int kiln_module_tiers_wanted(kiln_context *ctx, const kiln_options *opts) {
     if (!ctx->ops->module_upgrade || !ctx->ops->module_upgradable) return 0;
     if (opts->debug || opts->fast_math || opts->fast_compile) return 0;
-    const char *e = getenv("KILN_CPU_TIERS");
-    return !(e && strcmp(e, "0") == 0);
+    return kiln_setting_flag("KILN_CPU_TIERS", 1);
 }
 
 /* Compiles the module's source at full optimisation (or finds that build in
@@ -151,7 +151,7 @@ static void *tier_main(void *arg) {
         snprintf(name, sizeof name, "%s (-O3, background)", m->name);
         kiln_prof_compile(ctx, name, compile_ms == 0, compile_ms, swap_ms);
     }
-    if (s != KILN_OK && !cancelled && !getenv("KILN_QUIET"))
+    if (s != KILN_OK && !cancelled && !kiln_setting_string("KILN_QUIET"))
         fprintf(stderr, "kiln: note: the -O3 build of %s failed (%s: %s); it keeps running its -O1 build\n",
                 m->name, kiln_status_string(s), kiln_last_error());
     kiln_clear_error();

@@ -20,13 +20,14 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "prof/prof_cupti.h"
 #include "prof/prof_internal.h"
 
 /* ------------------------------------------------------------------ life */
 
 static int env_on(const char *name) {
-    const char *v = getenv(name);
+    const char *v = kiln_setting_string(name);
     return v && *v && strcmp(v, "0") != 0 && strcmp(v, "off") != 0 && strcmp(v, "no") != 0;
 }
 
@@ -53,7 +54,7 @@ void kiln_prof_free(kiln_prof *p) {
  * backend when libcupti loads (cheapest per launch), else events; the CPU
  * backend always times on the host. */
 static void choose_timer(kiln_prof *p) {
-    const char *want = getenv("KILN_PROFILE_TIMER");
+    const char *want = kiln_setting_string("KILN_PROFILE_TIMER");
     int want_events = want && strcmp(want, "events") == 0, want_cupti = want && strcmp(want, "cupti") == 0;
     if (want && *want && !want_events && !want_cupti && strcmp(want, "auto") != 0)
         fprintf(stderr,
@@ -143,11 +144,11 @@ static kiln_status prof_install(kiln_context *ctx, void *arg, void **state) {
 
 kiln_status kiln_prof_attach(kiln_context *ctx) {
     int profile = env_on("KILN_PROFILE");
-    const char *trace = getenv("KILN_TRACE");
+    const char *trace = kiln_setting_string("KILN_TRACE");
     if (trace && (!*trace || !trace_path_usable(trace))) trace = NULL;
     if (!profile && !trace) return KILN_OK;
     kiln_prof *p = kiln_prof_create(ctx);
-    const char *out = getenv("KILN_PROFILE_OUT");
+    const char *out = kiln_setting_string("KILN_PROFILE_OUT");
     if (p) {
         p->print_at_exit = profile;
         kiln_prof_set_retain(p, trace != NULL);

@@ -9,6 +9,7 @@
 #include "backend/cuda/cuda_blob.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "core/text.h"
 
 extern const char kiln_embedded_kiln_cuda_prelude[];
@@ -19,8 +20,7 @@ extern const char kiln_embedded_kiln_signature[];
  * complex (backend/common/prelude_needs.c); KILN_CUDA_LIGHT_PRELUDE=0
  * always includes it. */
 static int needs_complex(const kiln_compile_request *req) {
-    const char *env = getenv("KILN_CUDA_LIGHT_PRELUDE");
-    return (env && strcmp(env, "0") == 0) || kiln_prelude_needs_complex(req);
+    return !kiln_setting_flag("KILN_CUDA_LIGHT_PRELUDE", 1) || kiln_prelude_needs_complex(req);
 }
 
 /* Prelude (the complex types only when the source names them), user
