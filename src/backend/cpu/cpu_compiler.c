@@ -17,6 +17,7 @@
 #include "backend/cpu/cpu_fission.h"
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_pch.h"
+#include "core/cache_dir.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -230,11 +231,9 @@ static int run_version(const kiln_cpu_compiler *c, char *version, size_t size) {
  * another KILN_CXX asks again. A wrapper script whose target changes
  * behind it keeps its old answer: `kiln cache clear` forgets it. */
 static int compiler_version(const kiln_cpu_compiler *c, char *version, size_t size) {
-    kiln_cache_info info;
-    if (kiln_cache_info_get(&info) != KILN_OK || !info.usable) {
-        kiln_clear_error();
-        return run_version(c, version, size);
-    }
+    kiln_cache_dir info;
+    kiln_cache_dir_resolve(&info);
+    if (!info.usable) return run_version(c, version, size);
     unsigned long long h = kiln_fnv1a_str(c->text);
     for (int i = 0; i < c->argc; i++) {
         unsigned long long id = kiln_cpu_binary_identity(c->argv[i]);

@@ -22,6 +22,7 @@
 
 #include "backend/common/prelude_needs.h"
 #include "backend/cpu/cpu_internal.h"
+#include "core/cache_dir.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/settings.h"
@@ -108,21 +109,18 @@ kiln_cpu_prelude_kind kiln_cpu_prelude_for(const kiln_compile_request *req) {
 }
 
 int kiln_cpu_cache_aid_allowed(const char *env_name, const char *off, char *const *argv, int argc,
-                               kiln_cache_info *info) {
+                               kiln_cache_dir *info) {
     const char *env = kiln_setting_string(env_name);
     if (env && strcmp(env, off) == 0) return 0;
     for (int i = 0; i < argc; i++)
         if (strstr(argv[i], "clang")) return 0;
-    if (kiln_cache_info_get(info) != KILN_OK || !info->usable) {
-        kiln_clear_error();
-        return 0;
-    }
-    return 1;
+    kiln_cache_dir_resolve(info);
+    return info->usable;
 }
 
 int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, kiln_cpu_prelude_kind kind, char *dir,
                          size_t dir_size) {
-    kiln_cache_info info;
+    kiln_cache_dir info;
     if (!kiln_cpu_cache_aid_allowed("KILN_CPU_PCH", "0", base_argv, base_argc, &info)) return 0;
     kiln_text t = {0};
     kiln_cpu_prelude_text(&t, kind);
