@@ -583,6 +583,25 @@ typedef struct kiln_cache_info {
  * $XDG_CACHE_HOME/kiln, else ~/.cache/kiln) and whether it is usable: it must
  * be owned by the user and writable by nobody else. */
 KILN_API kiln_status kiln_cache_info_get(kiln_cache_info *out);
+
+/* ------------------------------------------------------------------ settings */
+/* One environment variable kiln reads (KILN_*). The strings are static,
+ * except `value`, which is the environment's (NULL when unset). */
+typedef struct kiln_setting_info {
+    const char *name;          /* "KILN_NUM_THREADS" */
+    const char *type;          /* "flag", "integer", "number", "choice", "text" or "path" */
+    const char *default_value; /* what holds when it is unset */
+    const char *doc;           /* one line */
+    const char *value;
+} kiln_setting_info;
+
+/* How many variables kiln reads; kiln_setting_get describes each, 0 to
+ * count - 1 (KILN_ERR_INVALID_ARGUMENT past the end). */
+KILN_API int kiln_setting_count(void);
+KILN_API kiln_status kiln_setting_get(int index, kiln_setting_info *out);
+/* The value of variable `name` as the environment has it (NULL when unset),
+ * for a name kiln reads; NULL and KILN_ERR_NOT_FOUND for any other name. */
+KILN_API const char *kiln_setting_value(const char *name);
 /* Deletes every cached module; *removed (may be NULL) gets the count. */
 KILN_API kiln_status kiln_cache_clear(int64_t *removed);
 

@@ -74,7 +74,7 @@ static int nvrtc_available(kiln_status s) { return s != KILN_ERR_COMPILER_MISSIN
 static int gpu_count(void) {
     int n = 0;
     const char *why = NULL;
-    return kiln_backend_cuda_device_count(&n, &why) == KILN_OK ? n : 0;
+    return kiln_backend_cuda()->device_count(&n, &why) == KILN_OK ? n : 0;
 }
 
 /* Runs this binary again with `mode` as its argument; returns the exit status
@@ -122,7 +122,7 @@ static void test_compile_two_kernels(void **state) {
     kiln_compile_request req = request(saxpy_source, "saxpy.cu", saxpy_kernels, 2);
     kiln_blob blob = {0};
     char *log = NULL, id[128];
-    kiln_status s = kiln_backend_cuda_compile_only(&req, &blob, &log, id, sizeof id);
+    kiln_status s = kiln_backend_cuda()->compile_only(&req, &blob, &log, id, sizeof id);
     if (!nvrtc_available(s)) skip();
     CHECK_OK(s);
     assert_true(strncmp(id, "nvrtc ", 6) == 0 && strstr(id, " sm_90"));
@@ -175,7 +175,7 @@ static void test_compile_error_has_user_line(void **state) {
     kiln_compile_request req = request(bad, "user/bad.cu", names, 1);
     kiln_blob blob = {0};
     char *log = NULL, id[128];
-    kiln_status s = kiln_backend_cuda_compile_only(&req, &blob, &log, id, sizeof id);
+    kiln_status s = kiln_backend_cuda()->compile_only(&req, &blob, &log, id, sizeof id);
     if (!nvrtc_available(s)) skip();
     assert_int_equal(s, KILN_ERR_COMPILE);
     assert_null(blob.data);
@@ -207,7 +207,7 @@ static void test_complex_and_shared_memory_compile(void **state) {
     req.lineinfo = 1;
     kiln_blob blob = {0};
     char *log = NULL, id[128];
-    kiln_status s = kiln_backend_cuda_compile_only(&req, &blob, &log, id, sizeof id);
+    kiln_status s = kiln_backend_cuda()->compile_only(&req, &blob, &log, id, sizeof id);
     if (!nvrtc_available(s)) skip();
     if (s != KILN_OK) fail_msg("%s: %s", kiln_last_error(), log ? log : "");
     if (!log || !strstr(log, "smem")) fail_msg("resource report lacks shared memory: %s", log);
@@ -250,7 +250,7 @@ static void test_light_prelude_choice(void **state) {
         if (c == 5) continue; /* <cuComplex.h> is the toolkit's: not on NVRTC's path here */
         kiln_blob blob = {0};
         char *log = NULL, id[128];
-        kiln_status s = kiln_backend_cuda_compile_only(&req, &blob, &log, id, sizeof id);
+        kiln_status s = kiln_backend_cuda()->compile_only(&req, &blob, &log, id, sizeof id);
         if (!nvrtc_available(s)) skip();
         if (s != KILN_OK) fail_msg("case %zu: %s: %s", c, kiln_last_error(), log ? log : "");
         free(blob.data);
@@ -268,7 +268,7 @@ static void test_nvrtc_warmup_then_compile(void **state) {
     kiln_compile_request req = request(saxpy_source, "saxpy.cu", saxpy_kernels, 2);
     kiln_blob blob = {0};
     char *log = NULL, id[128];
-    kiln_status s = kiln_backend_cuda_compile_only(&req, &blob, &log, id, sizeof id);
+    kiln_status s = kiln_backend_cuda()->compile_only(&req, &blob, &log, id, sizeof id);
     if (!nvrtc_available(s)) skip();
     if (s != KILN_OK) fail_msg("%s: %s", kiln_last_error(), log ? log : "");
     kiln_cuda_warmup_wait();
@@ -301,7 +301,7 @@ static void test_device_count_without_driver(void **state) {
     (void)state;
     int n = -1;
     const char *why = NULL;
-    CHECK_OK(kiln_backend_cuda_device_count(&n, &why));
+    CHECK_OK(kiln_backend_cuda()->device_count(&n, &why));
     if (n > 0) skip(); /* a GPU machine: checked by the GPU tests instead */
     assert_int_equal(n, 0);
     assert_non_null(why);
@@ -340,7 +340,7 @@ static void test_stub_driver_reason(void **state) {
 static int child_device_count(void) {
     int n = -1;
     const char *why = NULL;
-    kiln_status s = kiln_backend_cuda_device_count(&n, &why);
+    kiln_status s = kiln_backend_cuda()->device_count(&n, &why);
     kiln_backend_state *st = NULL;
     kiln_status o = kiln_backend_cuda()->open(0, &st);
     printf("status=%d count=%d why=%s open=%d: %s\n", (int)s, n, why, (int)o, kiln_last_error());

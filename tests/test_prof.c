@@ -450,7 +450,7 @@ static void test_off_by_default(void **state) {
     (void)state;
     clear_profiler_env();
     kiln_context *ctx = test_open();
-    assert_null(ctx->prof); /* the hooks are one branch, never called */
+    assert_null(kiln_prof_head_of(ctx)); /* the hooks are one look, never called */
     assert_false(kiln_profiler_enabled(ctx));
     char *text = NULL;
     TEST_FAILS_WITH(kiln_profiler_summary(ctx, &text), KILN_ERR_INVALID_ARGUMENT, "KILN_PROFILE");
@@ -460,7 +460,7 @@ static void test_off_by_default(void **state) {
     setenv("KILN_PROFILE", "0", 1);
     ctx = test_open();
     clear_profiler_env();
-    assert_null(ctx->prof);
+    assert_null(kiln_prof_head_of(ctx));
     kiln_close(ctx);
 }
 

@@ -7,11 +7,12 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "kiln.h"
 
 /* $KILN_BENCH, else kiln_bench next to this executable (install) or in its
  * bench/ folder (build tree), else kiln_bench on PATH. */
 static void find_bench(char *path, size_t size) {
-    const char *env = getenv("KILN_BENCH");
+    const char *env = kiln_setting_value("KILN_BENCH");
     if (env && *env) {
         snprintf(path, size, "%s", env);
         return;

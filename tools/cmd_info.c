@@ -9,8 +9,9 @@
 static void usage(FILE *f) {
     fprintf(f, "usage: kiln info [--target auto|cpu|cuda[:N]]\n"
                "  Prints the version, the backends this machine has (and why CUDA is\n"
-               "  missing when it is), the device a context opens on, the compilers\n"
-               "  and the compile cache.\n");
+               "  missing when it is), the device a context opens on, the compilers,\n"
+               "  the compile cache, and every environment variable kiln reads\n"
+               "  (its value here, else its default; see docs/environment.md).\n");
 }
 
 static void print_device(const char *target) {
@@ -49,7 +50,7 @@ static void print_device(const char *target) {
 
 /* First line of `$KILN_CXX --version` (the compiler the CPU backend runs). */
 static void print_host_compiler(void) {
-    const char *env = getenv("KILN_CXX");
+    const char *env = kiln_setting_value("KILN_CXX");
     char words[1024];
     snprintf(words, sizeof words, "%s", env && *env ? env : "c++");
     char *argv[18];
@@ -104,6 +105,21 @@ static void print_cache(void) {
     printf("  entries %lld (%s)\n", (long long)c.entries, cli_bytes((double)c.bytes, size, 32));
 }
 
+/* Every KILN_* variable kiln reads: the value it has here, else its
+ * default, and what it does. */
+static void print_settings(void) {
+    int count = kiln_setting_count();
+    for (int i = 0; i < count; i++) {
+        kiln_setting_info v;
+        if (kiln_setting_get(i, &v) != KILN_OK) continue;
+        if (v.value)
+            printf("  %-24s = %s\n", v.name, v.value);
+        else
+            printf("  %-24s   (default: %s)\n", v.name, v.default_value);
+        printf("  %-24s   %s: %s\n", "", v.type, v.doc);
+    }
+}
+
 int kiln_cmd_info(int argc, char **argv) {
     const char *target = "auto";
     for (int i = 1; i < argc; i++) {
@@ -133,7 +149,7 @@ int kiln_cmd_info(int argc, char **argv) {
         printf("  cuda: none (%s)\n", why ? why : "no reason given");
 
     printf("\ndevice:\n");
-    const char *env_target = getenv("KILN_TARGET");
+    const char *env_target = kiln_setting_value("KILN_TARGET");
     if (strcmp(target, "auto") == 0 && env_target && *env_target)
         printf("  (KILN_TARGET=%s overrides \"auto\")\n", env_target);
     print_device(target);
@@ -144,5 +160,8 @@ int kiln_cmd_info(int argc, char **argv) {
 
     printf("\ncache:\n");
     print_cache();
+
+    printf("\nsettings (environment):\n");
+    print_settings();
     return 0;
 }

@@ -13,7 +13,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"info", kiln_cmd_info, "version, backends, devices, compilers and the cache"},
+    {"info", kiln_cmd_info, "version, backends, devices, compilers, the cache and the settings"},
     {"compile", kiln_cmd_compile, "compile a .cu file for cpu or cuda and print diagnostics"},
     {"cache", kiln_cmd_cache, "list, clear or locate the compile cache"},
     {"demo", kiln_cmd_demo, "run the example workloads, verified against host references"},

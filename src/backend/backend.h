@@ -230,19 +230,41 @@ typedef struct kiln_backend_ops {
      * two swap what they describe, so from keeps graph's former contents. */
     kiln_status (*graph_update)(kiln_backend_state *st, kiln_backend_graph *graph, kiln_backend_graph *from);
     void (*graph_destroy)(kiln_backend_state *st, kiln_backend_graph *graph);
+    /* ---- What callers above reach through the table, never by name. */
+    /* Optional (may be NULL): compiles without a device or context
+     * (kiln_compile_only: CUDA through NVRTC alone, the CPU through the host
+     * compiler alone). `id` receives the compiler_id. */
+    kiln_status (*compile_only)(const kiln_compile_request *req, kiln_blob *out, char **log, char *id,
+                                size_t id_size);
+    /* Optional (may be NULL): the devices of this backend on the machine; 0
+     * and a static reason in *why when none can be used. */
+    kiln_status (*device_count)(int *count, const char **why);
+    /* Optional (may be NULL), ggml's get_proc_address: an extra that only
+     * some backends have, by name (KILN_BACKEND_PROC_*), or NULL. */
+    const void *(*get_proc_address)(const char *name);
 } kiln_backend_ops;
+
+/* get_proc_address("prof"): a const kiln_backend_prof *, what the
+ * profiler's device timers need to match a tool's activity records (CUPTI)
+ * to kiln's operations without a driver callback per launch. */
+#define KILN_BACKEND_PROC_PROF "prof"
+typedef struct kiln_backend_prof {
+    /* Driver calls that failed on the calling thread so far: an operation
+     * during which it moved may have queued nothing on the device. */
+    unsigned (*failed_calls)(void);
+    /* Streams destroyed in this process so far: a stream handle looked up
+     * before a destroy may now be another stream's. */
+    unsigned (*streams_destroyed)(void);
+    /* The driver context and stream behind `s` (NULL: the context's default
+     * stream), as the tool names them (CUcontext, CUstream). */
+    void (*handles)(kiln_backend_state *st, kiln_backend_stream *s, void **context, void **stream);
+    /* The stream's process-unique id (cuStreamGetId): 0, or -1 when the
+     * driver cannot say. */
+    int (*stream_unique_id)(kiln_backend_state *st, kiln_backend_stream *s, unsigned long long *id);
+} kiln_backend_prof;
 
 /* The backends kiln is built with. Each returns a static table. */
 const kiln_backend_ops *kiln_backend_cpu(void);
 const kiln_backend_ops *kiln_backend_cuda(void);
-
-/* Compile without a device (kiln_compile_only): CUDA through NVRTC alone,
- * CPU through the host compiler alone. `id` receives the compiler_id. */
-kiln_status kiln_backend_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log,
-                                           char *id, size_t id_size);
-kiln_status kiln_backend_cpu_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log,
-                                          char *id, size_t id_size);
-/* Number of CUDA devices (0 and a static reason when no driver). */
-kiln_status kiln_backend_cuda_device_count(int *count, const char **why);
 
 #endif /* KILN_BACKEND_H */

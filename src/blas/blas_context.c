@@ -7,10 +7,22 @@
 #include "array/array.h"
 #include "blas/blas_internal.h"
 #include "core/dtype.h"
+#include "core/settings.h"
 
-void kiln_blas_context_release(kiln_context *ctx) {
-    kiln_blas_state *st = ctx->blas;
-    if (!st) return;
+static void blas_destroy(kiln_context *ctx, void *state);
+static void blas_on_close(kiln_context *ctx, void *state);
+
+/* The provider's handles and kiln's own ufuncs hold the context: released
+ * at kiln_close (cuBLAS handles before the device goes). */
+static const kiln_slot_class blas_slot = {
+    .name = "BLAS",
+    .close_stage = KILN_SLOT_CLOSE_RELEASE,
+    .on_close = blas_on_close,
+    .destroy = blas_destroy,
+};
+
+static void blas_destroy(kiln_context *ctx, void *state) {
+    kiln_blas_state *st = state;
     if (st->provider && st->provider->context_release) st->provider->context_release(ctx, st->provider_state);
     kiln_gufunc_release(st->small_gemm[0]);
     kiln_gufunc_release(st->small_gemm[1]);
@@ -19,7 +31,12 @@ void kiln_blas_context_release(kiln_context *ctx) {
     kiln_ufunc_release(st->conjugate);
     pthread_mutex_destroy(&st->lock);
     free(st);
-    ctx->blas = NULL;
+}
+
+static void blas_on_close(kiln_context *ctx, void *state) {
+    (void)state;
+    void *st = kiln_slot_take(ctx, &blas_slot);
+    if (st) blas_destroy(ctx, st);
 }
 
 /* The shape class of kiln's small-matrix kernel, measured per backend (see
@@ -28,13 +45,18 @@ void kiln_blas_context_release(kiln_context *ctx) {
  * 8x8 against a loop of OpenBLAS calls, so <= 8. KILN_BLAS_SMALL_MAX_DIM
  * (0..64, 0 = never) moves it without a rebuild, to measure a new device. */
 static int small_max_dim(kiln_backend_kind kind) {
-    const char *e = getenv("KILN_BLAS_SMALL_MAX_DIM");
-    if (e && *e) {
-        char *end = NULL;
-        long v = strtol(e, &end, 10);
-        if (end && *end == '\0' && v >= 0 && v <= 64) return (int)v;
-    }
-    return kind == KILN_BACKEND_CUDA ? 4 : 8;
+    return (int)kiln_setting_int("KILN_BLAS_SMALL_MAX_DIM", 0, 64, kind == KILN_BACKEND_CUDA ? 4 : 8);
+}
+
+/* The slot's create; `arg` is the provider. */
+static kiln_status blas_create(kiln_context *ctx, void *arg, void **state) {
+    kiln_blas_state *st = calloc(1, sizeof *st);
+    if (!st) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory for the BLAS state");
+    pthread_mutex_init(&st->lock, NULL);
+    st->provider = arg;
+    st->small_max_dim = small_max_dim(ctx->ops->kind);
+    *state = st;
+    return KILN_OK;
 }
 
 kiln_status kiln_blas_state_get(kiln_context *ctx, kiln_blas_state **out) {
@@ -49,20 +71,10 @@ kiln_status kiln_blas_state_get(kiln_context *ctx, kiln_blas_state **out) {
         ctx->ops->kind == KILN_BACKEND_CUDA ? kiln_blas_cublas_provider() : kiln_blas_openblas_provider();
     s = prov->load();
     if (s != KILN_OK) return s;
-    pthread_mutex_lock(&ctx->lock);
-    if (!ctx->blas) {
-        kiln_blas_state *st = calloc(1, sizeof *st);
-        if (st) {
-            pthread_mutex_init(&st->lock, NULL);
-            st->provider = prov;
-            st->small_max_dim = small_max_dim(ctx->ops->kind);
-            ctx->blas = st;
-        }
-    }
-    kiln_blas_state *st = ctx->blas;
-    pthread_mutex_unlock(&ctx->lock);
-    if (!st) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory for the BLAS state");
-    *out = st;
+    void *state = NULL;
+    s = kiln_slot_get(ctx, &blas_slot, blas_create, (void *)prov, &state);
+    if (s != KILN_OK) return s;
+    *out = state;
     return KILN_OK;
 }
 

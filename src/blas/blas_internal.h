@@ -83,7 +83,7 @@ typedef struct blas_provider {
 const blas_provider *kiln_blas_openblas_provider(void);
 const blas_provider *kiln_blas_cublas_provider(void);
 
-/* What src/blas keeps per context (ctx->blas), made on first use. */
+/* What src/blas keeps per context (a context slot), made on first use. */
 typedef struct kiln_blas_state {
     pthread_mutex_t lock;
     const blas_provider *provider;

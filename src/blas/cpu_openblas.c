@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "blas/blas_internal.h"
+#include "core/settings.h"
 #include "lib/dynlib.h"
 
 enum { CBLAS_COL_MAJOR = 102, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112, CBLAS_CONJ_TRANS = 113 };
@@ -36,14 +37,8 @@ static const kiln_dynlib_spec ob_spec = {
 
 /* KILN_NUM_THREADS, as the CPU backend reads it, else the online cores. */
 static int ob_threads(void) {
-    const char *e = getenv("KILN_NUM_THREADS");
-    if (e && *e) {
-        char *end = NULL;
-        long n = strtol(e, &end, 10);
-        if (end && *end == '\0' && n >= 1 && n <= 4096) return (int)n;
-    }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    return cores < 1 ? 1 : (int)cores;
+    return (int)kiln_setting_int("KILN_NUM_THREADS", 1, 4096, cores < 1 ? 1 : cores);
 }
 
 static void ob_load_once(void) {

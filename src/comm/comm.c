@@ -14,6 +14,7 @@
 #include "comm/comm_internal.h"
 #include "comm/comm_prof.h"
 #include "core/error.h"
+#include "core/settings.h"
 
 #define COMM_DEFAULT_TIMEOUT_S 300.0
 
@@ -42,7 +43,7 @@ kiln_status kiln_comm_break(kiln_comm *c, const char *fmt, ...) {
 }
 
 static double env_timeout_ms(void) {
-    const char *e = getenv("KILN_COMM_TIMEOUT");
+    const char *e = kiln_setting_string("KILN_COMM_TIMEOUT");
     if (e && *e) {
         char *end = NULL;
         double s = strtod(e, &end);
@@ -117,7 +118,7 @@ static void launcher_env(int *rank, int *size, int *local_rank) {
 static kiln_status open_rank_context(const char *target, int local_rank, kiln_context **ctx) {
     static const char *const local_sizes[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
                                               "PMIX_LOCAL_SIZE", NULL};
-    const char *env = getenv("KILN_TARGET");
+    const char *env = kiln_setting_string("KILN_TARGET");
     if (!target || strcmp(target, "auto") == 0) target = (env && *env) ? env : "auto";
     int devices = 0, auto_target = strcmp(target, "auto") == 0;
     const char *why = NULL;
@@ -126,7 +127,7 @@ static kiln_status open_rank_context(const char *target, int local_rank, kiln_co
         devices > 0) {
         int local_size = first_env_int(local_sizes, 1);
         if (auto_target && local_size > devices) {
-            if (local_rank == 0 && !getenv("KILN_QUIET"))
+            if (local_rank == 0 && !kiln_setting_string("KILN_QUIET"))
                 fprintf(stderr,
                         "kiln: %d ranks on this node but %d GPU%s (NCCL needs one each); using the CPU\n",
                         local_size, devices, devices == 1 ? "" : "s");

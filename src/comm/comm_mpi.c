@@ -23,14 +23,12 @@
 #include "comm/comm_check.h"
 #include "comm/comm_mpi_plugin.h"
 #include "core/dtype.h"
+#include "core/settings.h"
 
 /* KILN_NO_MPI=1 makes a kiln built with MPI behave as one built without
  * (the tests check that path this way; it also forces the one-rank "self"
  * communicator of kiln_comm_open_env). */
-static int mpi_refused(void) {
-    const char *e = getenv("KILN_NO_MPI");
-    return e && *e && strcmp(e, "0") != 0;
-}
+static int mpi_refused(void) { return kiln_setting_flag("KILN_NO_MPI", 0); }
 
 /* Process-wide, as the module itself: filled once under pthread_once. */
 static const kiln_mpi_ops *mpi_ops;
@@ -92,7 +90,7 @@ static int try_dir(const char *dir, size_t len) {
 }
 
 static void load_once(void) {
-    const char *forced = getenv("KILN_MPI_PLUGIN");
+    const char *forced = kiln_setting_string("KILN_MPI_PLUGIN");
     if (forced && *forced) {
         try_module(forced);
         return;

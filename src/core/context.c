@@ -9,11 +9,7 @@
 
 #include "core/copy_pool.h"
 #include "core/error.h"
-#include "fft/fft.h"
-#include "jit/builtins.h"
-#include "kernel/module_tier.h"
-#include "prof/prof.h"
-#include "reduce/reduce.h"
+#include "core/settings.h"
 
 unsigned kiln_version(void) { return KILN_VERSION_NUMBER; }
 const char *kiln_version_string(void) { return "0.1.0"; }
@@ -59,23 +55,23 @@ static kiln_status context_open_backend(kiln_context *ctx, const kiln_backend_op
     return s;
 }
 
-/* kiln_open without the argument checks; `profile`: attach the profiler the
- * environment asks for. */
-static kiln_status context_create(const char *target, int profile, kiln_context **out) {
+/* Opens a context without the argument checks or a profiler (kiln_open,
+ * above core, attaches the one the environment asks for). */
+static kiln_status context_create(const char *target, kiln_context **out) {
     kiln_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_open: out of host memory");
     atomic_init(&ctx->refs, 1);
     atomic_init(&ctx->closed, 0);
     atomic_init(&ctx->dead, 0);
     pthread_mutex_init(&ctx->lock, NULL);
-    pthread_cond_init(&ctx->tiers_changed, NULL);
+    atomic_init(&ctx->nslots, 0);
 
     kiln_status s;
     if (strcmp(target, "auto") == 0) {
         s = context_open_backend(ctx, kiln_backend_cuda(), 0);
         if (s != KILN_OK) {
             /* The one-line notice DESIGN.md promises: say why the GPU was not used. */
-            if (!getenv("KILN_QUIET"))
+            if (!kiln_setting_string("KILN_QUIET"))
                 fprintf(stderr, "kiln: no usable GPU (%s); using the CPU backend\n", kiln_last_error());
             s = context_open_backend(ctx, kiln_backend_cpu(), 0);
         }
@@ -85,7 +81,6 @@ static kiln_status context_create(const char *target, int profile, kiln_context 
         s = parse_target(target, &ops, &ordinal);
         if (s == KILN_OK) s = context_open_backend(ctx, ops, ordinal);
     }
-    if (s == KILN_OK && profile) s = kiln_prof_attach(ctx);
     if (s != KILN_OK) {
         kiln_close(ctx);
         return s;
@@ -94,34 +89,49 @@ static kiln_status context_create(const char *target, int profile, kiln_context 
     return KILN_OK;
 }
 
-kiln_status kiln_open(kiln_context **out, const char *target) {
+kiln_status kiln_context_open(kiln_context **out, const char *target) {
     if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_open: out is NULL");
-    const char *env = getenv("KILN_TARGET");
+    const char *env = kiln_setting_string("KILN_TARGET");
     if (!target || strcmp(target, "auto") == 0) target = (env && *env) ? env : "auto";
-    kiln_status s = context_create(target, 1, out);
-    if (s == KILN_OK) kiln_clear_error();
-    return s;
+    return context_create(target, out);
+}
+
+/* on_close of every state of `stage`, newest first (context.h). */
+static void slots_close(kiln_context *ctx, kiln_slot_stage stage) {
+    for (int i = atomic_load(&ctx->nslots) - 1; i >= 0; i--) {
+        const kiln_slot_class *cls = ctx->slots[i].cls;
+        void *state = atomic_load(&ctx->slots[i].state);
+        if (state && cls->close_stage == stage && cls->on_close) cls->on_close(ctx, state);
+    }
+}
+
+/* destroy of every state left, newest first. */
+static void slots_destroy(kiln_context *ctx) {
+    for (int i = atomic_load(&ctx->nslots) - 1; i >= 0; i--) {
+        const kiln_slot_class *cls = ctx->slots[i].cls;
+        void *state = atomic_exchange(&ctx->slots[i].state, NULL);
+        if (state && cls->destroy) cls->destroy(ctx, state);
+    }
 }
 
 /* The user's part of closing: wait, and print or write the profile the
  * environment asked for, now rather than whenever the last object goes.
  * What objects still need (memory, modules, the backend) stays until
- * kiln_context_release drops the last reference. */
+ * kiln_context_release drops the last reference. The slots' stages
+ * (context.h) order the parts' work. */
 void kiln_close(kiln_context *ctx) {
     if (!ctx || atomic_exchange(&ctx->closed, 1)) return;
     /* Modules still held keep the build they run now. */
-    kiln_module_tiers_stop_all(ctx);
+    slots_close(ctx, KILN_SLOT_CLOSE_STOP);
     if (ctx->ops) {
         if (!atomic_load(&ctx->dead)) (void)ctx->ops->synchronize(ctx->state);
-        kiln_prof_detach(ctx);
+        slots_close(ctx, KILN_SLOT_CLOSE_REPORT);
         /* The libraries' own objects (BLAS's conversion ufunc and small-matrix
          * gufuncs, FFT's scaling ufunc and plans, the reductions' modules)
          * hold the context like any object: released here, or the context
          * would keep itself alive (kiln_context_check_open refuses to make
          * them again). */
-        kiln_blas_context_release(ctx);
-        kiln_fft_cache_release(ctx);
-        kiln_reduce_cache_release(ctx);
+        slots_close(ctx, KILN_SLOT_CLOSE_RELEASE);
     }
     kiln_context_release(ctx);
 }
@@ -143,16 +153,11 @@ void kiln_context_release(kiln_context *ctx) {
     if (!ctx || atomic_fetch_sub(&ctx->refs, 1) != 1) return;
     if (ctx->ops) {
         if (!atomic_load(&ctx->dead)) (void)ctx->ops->synchronize(ctx->state);
-        kiln_blas_context_release(ctx);
+        slots_destroy(ctx); /* cuFFT plans, cuBLAS handles go before the device does */
         kiln_close(ctx->host);
-        kiln_fft_cache_release(ctx); /* cuFFT plans go before the device does */
         kiln_copy_pool_destroy(ctx->copy_pool);
-        kiln_prof_detach(ctx);
-        kiln_builtins_release(ctx);
-        kiln_reduce_cache_release(ctx);
         ctx->ops->close(ctx->state);
     }
-    pthread_cond_destroy(&ctx->tiers_changed);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }
@@ -166,7 +171,7 @@ kiln_status kiln_context_host(kiln_context *ctx, kiln_context **out) {
     kiln_status s = KILN_OK;
     /* Its own profiler would print a second summary (or overwrite the
      * trace) at close; its work is host work of ctx's caller anyway. */
-    if (!ctx->host) s = context_create("cpu", 0, &ctx->host);
+    if (!ctx->host) s = context_create("cpu", &ctx->host);
     kiln_context *host = ctx->host;
     pthread_mutex_unlock(&ctx->lock);
     if (s != KILN_OK) return kiln_prefix_error(s, "opening the CPU context for host-side work: ");
@@ -179,14 +184,8 @@ kiln_status kiln_context_host(kiln_context *ctx, kiln_context **out) {
  * threads 190-239 ms, 8 threads 148-160 ms, 16 threads 108-111 ms: one
  * thread's memcpy is far from the memory system's bandwidth. */
 static int copy_threads(void) {
-    const char *e = getenv("KILN_COPY_THREADS");
-    if (e && *e) {
-        char *end = NULL;
-        long n = strtol(e, &end, 10);
-        if (*end == '\0' && n >= 1 && n <= 64) return (int)n;
-    }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    return cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
+    return (int)kiln_setting_int("KILN_COPY_THREADS", 1, 64, cores < 1 ? 1 : cores > 16 ? 16 : cores);
 }
 
 struct kiln_copy_pool *kiln_context_copy_pool(kiln_context *ctx) {
@@ -249,7 +248,12 @@ kiln_status kiln_device_info_get(kiln_context *ctx, kiln_device_info *out) {
 kiln_status kiln_cuda_device_count(int *count, const char **why) {
     if (!count) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_cuda_device_count: count is NULL");
     const char *reason = NULL;
-    kiln_status s = kiln_backend_cuda_device_count(count, &reason);
+    const kiln_backend_ops *cuda = kiln_backend_cuda();
+    kiln_status s = cuda->device_count ? cuda->device_count(count, &reason)
+                                       : kiln_set_error(KILN_ERR_UNSUPPORTED,
+                                                        "kiln_cuda_device_count: %s backend "
+                                                        "cannot count its devices",
+                                                        cuda->name);
     if (why) *why = reason;
     return s;
 }

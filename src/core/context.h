@@ -8,9 +8,55 @@
 #include "backend/backend.h"
 #include "kiln.h"
 
-struct kiln_prof;
 struct kiln_copy_pool;
-struct kiln_fft_cache;
+
+/* ------------------------------------------------------------------ slots
+ * What a part above core keeps per context (a library's handles and caches,
+ * the profiler, background builds) hangs on the context in a slot, as an
+ * SQLite extension hangs its data on a connection (sqlite3_set_clientdata):
+ * core stores the pointer and calls the class's functions at close without
+ * knowing what the state is. A class is a static const object of its owner;
+ * its address is the slot's key.
+ *
+ * Ordering rule. kiln_close(ctx) calls each state's on_close, stage by stage:
+ *   KILN_SLOT_CLOSE_STOP    before the device is synchronized: threads of the
+ *                           context's own (background builds) stop;
+ *   KILN_SLOT_CLOSE_REPORT  after it, while everything is still there:
+ *                           observers report what happened (the profiler
+ *                           prints its summary and writes its trace);
+ *   KILN_SLOT_CLOSE_RELEASE then a library releases the objects it made
+ *                           (ufuncs, plans, modules), which hold the context
+ *                           like any object and would keep it alive.
+ * Within a stage, and at the last release (kiln_context_release), where
+ * each state's destroy is called, slots go in reverse creation order, all
+ * before the backend closes (cuFFT plans, cuBLAS handles belong to its
+ * device) and before the CPU context of host-side work is closed, so a
+ * state made while using another's goes first. A state an on_close emptied
+ * (kiln_slot_take) gets no destroy. */
+typedef enum kiln_slot_stage {
+    KILN_SLOT_CLOSE_STOP,
+    KILN_SLOT_CLOSE_REPORT,
+    KILN_SLOT_CLOSE_RELEASE
+} kiln_slot_stage;
+
+typedef struct kiln_slot_class {
+    const char *name; /* for messages: "blas" */
+    kiln_slot_stage close_stage;
+    void (*on_close)(kiln_context *ctx, void *state); /* may be NULL */
+    void (*destroy)(kiln_context *ctx, void *state);  /* may be NULL */
+} kiln_slot_class;
+
+/* Makes a class's state from `arg` (what kiln_slot_get was handed), called
+ * under ctx->lock: it must not take the lock, nor get another slot. */
+typedef kiln_status (*kiln_slot_create_fn)(kiln_context *ctx, void *arg, void **state);
+
+/* A context has room for this many classes. */
+#define KILN_CONTEXT_SLOTS 16
+
+struct kiln_context_slot {
+    const kiln_slot_class *cls;
+    _Atomic(void *) state;
+};
 
 /* Streams are reference counted: an array keeps the stream that last used
  * its memory alive, so that freeing it can be ordered after that work (the
@@ -52,26 +98,44 @@ struct kiln_context {
     atomic_int dead;       /* set by a sticky device fault */
     pthread_mutex_t lock;  /* guards the fields below */
     kiln_jit_stats jit;
-    int cache_warned;                    /* the unusable-cache notice is printed once */
-    struct kiln_builtin_cache *builtins; /* modules kiln compiles for itself */
-    struct kiln_prof *prof;              /* NULL when profiling is off */
-    /* Reduction and scan modules by their source text (src/reduce/cache.c). */
-    struct kiln_reduce_cache *reduce_cache;
+    int cache_warned; /* the unusable-cache notice is printed once */
     /* Opened on first need, closed with the context (see the functions below). */
     kiln_context *host; /* CUDA contexts: the CPU context for host-side work */
     struct kiln_copy_pool *copy_pool;
-    int copy_pool_tried;          /* creation is attempted once */
-    struct kiln_blas_state *blas; /* src/blas: provider handles, made on first use */
-    struct kiln_fft_cache *fft;   /* FFT plans (src/fft/), made on first use */
-    /* Modules' -O3 builds running in the background (src/kernel/module_tier.c),
-     * and the signal that one has ended. */
-    struct kiln_module_tier *tiers;
-    pthread_cond_t tiers_changed;
+    int copy_pool_tried; /* creation is attempted once */
+    /* The parts' state (see slots above): slots[0, nslots) are in use, in
+     * creation order; a slot, once taken, keeps its class. */
+    struct kiln_context_slot slots[KILN_CONTEXT_SLOTS];
+    atomic_int nslots;
     /* Streams of ctx capturing a graph now (core/graph.c): while nonzero,
      * compiles and allocations outside the pool are refused. */
     atomic_int capturing;
 };
 
+/* The state of `cls` on ctx, or NULL: without the lock (one load per slot
+ * in use), for hooks on the launch path such as the profiler's. */
+static inline void *kiln_slot_peek(const kiln_context *ctx, const kiln_slot_class *cls) {
+    int n = atomic_load_explicit(&((kiln_context *)ctx)->nslots, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (ctx->slots[i].cls == cls)
+            return atomic_load_explicit(&((kiln_context *)ctx)->slots[i].state, memory_order_acquire);
+    return NULL;
+}
+/* The state of `cls` on ctx, made by create(ctx, arg, ...) under ctx->lock
+ * on first use. The _locked form is for callers that hold ctx->lock. */
+kiln_status kiln_slot_get(kiln_context *ctx, const kiln_slot_class *cls, kiln_slot_create_fn create,
+                          void *arg, void **out);
+kiln_status kiln_slot_get_locked(kiln_context *ctx, const kiln_slot_class *cls, kiln_slot_create_fn create,
+                                 void *arg, void **out);
+/* Empties the slot of `cls` and returns what it held (NULL if nothing): the
+ * owner then frees it. A later kiln_slot_get makes a new state in the same
+ * slot (the profiler, stopped at kiln_close or restarted). */
+void *kiln_slot_take(kiln_context *ctx, const kiln_slot_class *cls);
+
+/* kiln_open without the profiler: the target ("auto", "cpu", "cuda:N"; NULL
+ * or "auto" read KILN_TARGET) opened on its backend. kiln_open
+ * (src/prof/prof_api.c) attaches the profiler the environment asks for. */
+kiln_status kiln_context_open(kiln_context **out, const char *target);
 kiln_context *kiln_context_retain(kiln_context *ctx);
 /* Drops a reference; the last one closes the backend and frees ctx. */
 void kiln_context_release(kiln_context *ctx);
@@ -104,7 +168,7 @@ kiln_status kiln_capture_refuse(kiln_context *ctx, const char *what);
 void kiln_capture_exempt_thread(void);
 /* 1 when ctx captures a graph and the calling thread is not exempt. */
 int kiln_capture_refuses_compile(kiln_context *ctx);
-static inline int kiln_context_capturing(kiln_context *ctx) {
+static inline int kiln_context_capturing(const kiln_context *ctx) {
     return atomic_load_explicit(&ctx->capturing, memory_order_relaxed) != 0;
 }
 static inline int kiln_stream_capturing(const kiln_stream *s) {
@@ -115,7 +179,5 @@ static inline int kiln_stream_capturing(const kiln_stream *s) {
 int kiln_stream_defer_release(kiln_stream *stream, kiln_array *a);
 /* Takes the stream's deferred list (*count entries; free() the array). */
 kiln_array **kiln_stream_take_deferred(kiln_stream *stream, int *count);
-/* Frees what src/blas keeps for ctx (library handles, kernels); in kiln_close. */
-void kiln_blas_context_release(kiln_context *ctx);
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/settings.h"
 #include "fft/fft.h"
 #include "lib/dynlib.h"
 
@@ -59,7 +60,7 @@ static pthread_once_t once_double = PTHREAD_ONCE_INIT, once_float = PTHREAD_ONCE
 static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int thread_count(void) {
-    const char *e = getenv("KILN_FFTW_THREADS");
+    const char *e = kiln_setting_string("KILN_FFTW_THREADS");
     if (e && *e) {
         long n = strtol(e, NULL, 10);
         if (n >= 1 && n <= 1024) return (int)n;
@@ -74,8 +75,7 @@ static int thread_count(void) {
  * it off. A damaged file is ignored by FFTW's import. */
 static void load_wisdom(fftw_api *api, int dbl) {
     api->wisdom_path[0] = '\0';
-    const char *e = getenv("KILN_FFTW_WISDOM");
-    if ((e && strcmp(e, "0") == 0) || !api->import_wisdom || !api->export_wisdom) return;
+    if (!kiln_setting_flag("KILN_FFTW_WISDOM", 1) || !api->import_wisdom || !api->export_wisdom) return;
     kiln_cache_info info;
     if (kiln_cache_info_get(&info) != KILN_OK || !info.usable) return;
     int n = snprintf(api->wisdom_path, sizeof api->wisdom_path, "%s/fftw-wisdom-%s", info.path,
@@ -171,7 +171,7 @@ static kiln_status get_api(int dbl, fftw_api **out) {
 }
 
 static unsigned planner_flags(void) {
-    const char *e = getenv("KILN_FFTW_PLANNER");
+    const char *e = kiln_setting_string("KILN_FFTW_PLANNER");
     if (!e || !*e || strcmp(e, "measure") == 0) return FFTW_MEASURE_FLAG;
     if (strcmp(e, "estimate") == 0) return FFTW_ESTIMATE_FLAG;
     if (strcmp(e, "patient") == 0) return FFTW_PATIENT_FLAG;

@@ -110,13 +110,12 @@ struct kiln_fft_plan {
     char label[96];        /* the profiler's name, "fft c2c f32 (512, 512)" */
 };
 
-/* Per context: the plans made so far, and the scaling ufunc. */
+/* Per context (a context slot, released at kiln_close before the backend
+ * goes): the plans made so far, and the scaling ufunc. */
 typedef struct kiln_fft_cache kiln_fft_cache;
 
 /* Finds or makes the plan for a key (with a reference for the caller). */
 kiln_status kiln_fft_cache_get(kiln_context *ctx, const kiln_fft_key *key, kiln_fft_plan **out);
-/* Releases every cached plan; called by kiln_close before the backend goes. */
-void kiln_fft_cache_release(kiln_context *ctx);
 /* The context's scaling ufunc (out = in * s for c8, c16, f4, f8). */
 kiln_status kiln_fft_scale_ufunc(kiln_context *ctx, kiln_ufunc **out);
 

@@ -22,22 +22,36 @@ struct kiln_fft_cache {
     kiln_ufunc *scale;
 };
 
+static void cache_on_close(kiln_context *ctx, void *state);
+static void cache_destroy(kiln_context *ctx, void *state);
+
+/* Plans and the scaling ufunc hold the context: released at kiln_close,
+ * and cuFFT plans must go before the device does in any case. */
+static const kiln_slot_class fft_slot = {
+    .name = "FFT plans",
+    .close_stage = KILN_SLOT_CLOSE_RELEASE,
+    .on_close = cache_on_close,
+    .destroy = cache_destroy,
+};
+
+static kiln_status cache_create(kiln_context *ctx, void *arg, void **state) {
+    (void)ctx;
+    (void)arg;
+    kiln_fft_cache *c = calloc(1, sizeof *c);
+    if (!c) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->scale_lock, NULL);
+    *state = c;
+    return KILN_OK;
+}
+
 static kiln_status cache_of(kiln_context *ctx, kiln_fft_cache **out) {
     kiln_status open = kiln_context_check_open(ctx, "FFT");
     if (open != KILN_OK) return open;
-    pthread_mutex_lock(&ctx->lock);
-    if (!ctx->fft) {
-        kiln_fft_cache *c = calloc(1, sizeof *c);
-        if (c) {
-            pthread_mutex_init(&c->lock, NULL);
-            pthread_mutex_init(&c->scale_lock, NULL);
-        }
-        ctx->fft = c;
-    }
-    kiln_fft_cache *c = ctx->fft;
-    pthread_mutex_unlock(&ctx->lock);
-    if (!c) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    *out = c;
+    void *state = NULL;
+    kiln_status s = kiln_slot_get(ctx, &fft_slot, cache_create, NULL, &state);
+    if (s != KILN_OK) return s;
+    *out = state;
     return KILN_OK;
 }
 
@@ -97,9 +111,9 @@ kiln_status kiln_fft_cache_get(kiln_context *ctx, const kiln_fft_key *key, kiln_
     return KILN_OK;
 }
 
-void kiln_fft_cache_release(kiln_context *ctx) {
-    kiln_fft_cache *c = ctx->fft;
-    if (!c) return;
+static void cache_destroy(kiln_context *ctx, void *state) {
+    (void)ctx;
+    kiln_fft_cache *c = state;
     for (int i = 0; i < c->count; i++) {
         /* A plan the user still holds must not reach the closed context
          * later (cuFFT plans belong to its device). */
@@ -110,7 +124,12 @@ void kiln_fft_cache_release(kiln_context *ctx) {
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->scale_lock);
     free(c);
-    ctx->fft = NULL;
+}
+
+static void cache_on_close(kiln_context *ctx, void *state) {
+    (void)state;
+    void *c = kiln_slot_take(ctx, &fft_slot);
+    if (c) cache_destroy(ctx, c);
 }
 
 /* One elementwise kernel per dtype, compiled once per context (disk-cached):

@@ -8,6 +8,7 @@
 
 #include "array/array.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "fft/fft.h"
 
 static int is_axis(const kiln_fft_key *k, int d) {
@@ -117,7 +118,7 @@ static kiln_status select_provider(kiln_context *ctx, const kiln_fft_provider **
  * cuFFT takes beyond 3 dims) lowers the provider's limit. */
 static int max_rank(const kiln_fft_provider *prov) {
     int r = prov->max_rank;
-    const char *e = getenv("KILN_FFT_MAX_RANK");
+    const char *e = kiln_setting_string("KILN_FFT_MAX_RANK");
     if (e && *e) {
         long v = strtol(e, NULL, 10);
         if (v >= 1 && (r == 0 || v < r)) r = (int)v;

@@ -23,6 +23,7 @@
 #include "core/context.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "gufunc/gufunc.h"
 #include "kernel/module.h"
 #include "kernel/options.h"
@@ -53,7 +54,7 @@ void gu_any_skeleton(const kiln_gufunc *f, kiln_backend_kind backend, int sig, g
  * compiles the kernel of its layout at its first use, as before they
  * existed. Read once per gufunc, when it is made. */
 static int64_t read_limit(void) {
-    const char *e = getenv("KILN_GUFUNC_ANY_LIMIT");
+    const char *e = kiln_setting_string("KILN_GUFUNC_ANY_LIMIT");
     long long m = e && *e ? atoll(e) : GU_ANY_ELEMENTS;
     return m < 0 ? 0 : (int64_t)m;
 }

@@ -19,10 +19,29 @@ struct kiln_builtin_cache {
     builtin_entry *head;
 };
 
+static void builtins_destroy(kiln_context *ctx, void *state);
+
+/* The kernels are owned by the context (they hold no reference to it), so
+ * they stay until its last release, after every library's objects. */
+static const kiln_slot_class builtins_slot = {
+    .name = "builtin kernels",
+    .close_stage = KILN_SLOT_CLOSE_RELEASE,
+    .destroy = builtins_destroy,
+};
+
+static kiln_status builtins_create(kiln_context *ctx, void *arg, void **state) {
+    (void)ctx;
+    (void)arg;
+    *state = calloc(1, sizeof(struct kiln_builtin_cache));
+    return *state ? KILN_OK : kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+}
+
+/* Under ctx->lock. */
 static kiln_kernel *builtin_find(kiln_context *ctx, const char *source, const char *options,
                                  const char *kernel_name) {
-    if (!ctx->builtins) return NULL;
-    for (builtin_entry *e = ctx->builtins->head; e; e = e->next)
+    struct kiln_builtin_cache *cache = kiln_slot_peek(ctx, &builtins_slot);
+    if (!cache) return NULL;
+    for (builtin_entry *e = cache->head; e; e = e->next)
         if (e->source == source && strcmp(e->options, options) == 0 &&
             strcmp(e->kernel_name, kernel_name) == 0)
             return e->kernel;
@@ -58,14 +77,13 @@ kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *source, const cha
     e->kernel = k;
     pthread_mutex_lock(&ctx->lock);
     kiln_kernel *existing = builtin_find(ctx, source, options, kernel_name);
-    if (!existing) {
-        if (!ctx->builtins) ctx->builtins = calloc(1, sizeof *ctx->builtins);
-        if (ctx->builtins) {
-            e->next = ctx->builtins->head;
-            ctx->builtins->head = e;
-            existing = k;
-            e = NULL;
-        }
+    void *state = NULL;
+    if (!existing && kiln_slot_get_locked(ctx, &builtins_slot, builtins_create, NULL, &state) == KILN_OK) {
+        struct kiln_builtin_cache *cache = state;
+        e->next = cache->head;
+        cache->head = e;
+        existing = k;
+        e = NULL;
     }
     pthread_mutex_unlock(&ctx->lock);
     if (e) { /* lost the race (or out of memory): drop ours */
@@ -79,9 +97,10 @@ kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *source, const cha
     return KILN_OK;
 }
 
-void kiln_builtins_release(kiln_context *ctx) {
-    if (!ctx->builtins) return;
-    builtin_entry *e = ctx->builtins->head;
+static void builtins_destroy(kiln_context *ctx, void *state) {
+    (void)ctx;
+    struct kiln_builtin_cache *cache = state;
+    builtin_entry *e = cache->head;
     while (e) {
         builtin_entry *next = e->next;
         kiln_kernel_release(e->kernel);
@@ -90,6 +109,5 @@ void kiln_builtins_release(kiln_context *ctx) {
         free(e);
         e = next;
     }
-    free(ctx->builtins);
-    ctx->builtins = NULL;
+    free(cache);
 }

@@ -1,6 +1,7 @@
 /* builtins.h: kernels kiln compiles for itself (fill, arange, strided copy,
  * meshgrid, ...), written in CUDA C like user kernels and compiled through the
- * same path and disk cache. Each context keeps the kernels it has built. */
+ * same path and disk cache. Each context keeps the kernels it has built in
+ * a slot, freed at its last release. */
 #ifndef KILN_JIT_BUILTINS_H
 #define KILN_JIT_BUILTINS_H
 
@@ -11,6 +12,5 @@
  * loads from the disk cache, later calls are a lookup. */
 kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *source, const char *name, const char *options,
                                 const char *kernel_name, kiln_kernel **out);
-void kiln_builtins_release(kiln_context *ctx);
 
 #endif

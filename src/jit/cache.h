@@ -10,18 +10,10 @@
 #define KILN_JIT_CACHE_H
 
 #include "backend/backend.h"
+#include "core/cache_dir.h"
 
 #define KILN_CACHE_KEY_BYTES 32
 
-typedef struct kiln_cache_dir {
-    char path[1024];
-    int usable;
-    char reason[256];
-} kiln_cache_dir;
-
-/* Finds (creating it 0700 if needed) and vets the cache directory. Never
- * fails: an unusable directory comes back with usable = 0 and a reason. */
-void kiln_cache_dir_resolve(kiln_cache_dir *out);
 void kiln_cache_key(const kiln_compile_request *req, const char *compiler_id,
                     unsigned char key[KILN_CACHE_KEY_BYTES]);
 #define KILN_CACHE_REJECT_CORRUPT 1 /* bad magic, size or checksum */

@@ -39,10 +39,14 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     kiln_blob bin = {0};
     char id[512];
     char *compiler_log = NULL;
-    s = cuda ? kiln_backend_cuda_compile_only(&req, &bin, &compiler_log, id, sizeof id)
-             : kiln_backend_cpu_compile_only(&req, &bin, &compiler_log, id, sizeof id);
+    const kiln_backend_ops *ops = cuda ? kiln_backend_cuda() : kiln_backend_cpu();
+    s = ops->compile_only
+            ? ops->compile_only(&req, &bin, &compiler_log, id, sizeof id)
+            : kiln_set_error(KILN_ERR_UNSUPPORTED,
+                             "kiln_compile_only: the %s backend cannot compile without a device", ops->name);
     unsigned char absent[KILN_MAX_KERNELS_PER_MODULE];
-    if (s == KILN_ERR_COMPILE && kiln_kernels_absent(compiler_log, &kernels, absent) > 0) {
+    if (s == KILN_ERR_COMPILE && ops->compile_only &&
+        kiln_kernels_absent(compiler_log, &kernels, absent) > 0) {
         /* kernels in #if sections that are off (absent.h): the others */
         kiln_kernel_list_drop(&kernels, absent);
         req.kernel_count = kernels.count;
@@ -56,8 +60,7 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
                                  "%s defines no __global__ function that the compiler sees (all are in #if "
                                  "sections that are off)",
                                  req.name)
-            : cuda ? kiln_backend_cuda_compile_only(&req, &bin, &compiler_log, id, sizeof id)
-                   : kiln_backend_cpu_compile_only(&req, &bin, &compiler_log, id, sizeof id);
+                : ops->compile_only(&req, &bin, &compiler_log, id, sizeof id);
     }
     if (s == KILN_ERR_COMPILE)
         kiln_set_error(s, "%s did not compile for %s%s%s:\n%s", req.name, target, cuda ? " " : "",

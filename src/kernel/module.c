@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/text.h"
+#include "core/settings.h"
 #include "jit/cache.h"
 #include "jit/sha256.h"
 #include "kernel/absent.h"
@@ -26,7 +27,8 @@ static void note_unusable_cache(kiln_context *ctx, const kiln_cache_dir *dir) {
     int first = !ctx->cache_warned;
     ctx->cache_warned = 1;
     pthread_mutex_unlock(&ctx->lock);
-    if (first && !getenv("KILN_QUIET")) fprintf(stderr, "kiln: not using the disk cache: %s\n", dir->reason);
+    if (first && !kiln_setting_string("KILN_QUIET"))
+        fprintf(stderr, "kiln: not using the disk cache: %s\n", dir->reason);
 }
 
 static void count_reject(kiln_context *ctx, const char *name, const char *why) {
@@ -285,7 +287,7 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     if (s != KILN_OK && hit && s != KILN_ERR_LAUNCH_CONFIG && !atomic_load(&ctx->dead)) {
         /* A cached entry that cannot be used is evicted and rebuilt, once;
          * a fresh build that fails to load is a real error. */
-        if (!getenv("KILN_QUIET"))
+        if (!kiln_setting_string("KILN_QUIET"))
             fprintf(stderr, "kiln: note: the cached module for %s could not be loaded (%s); rebuilding it\n",
                     name, kiln_last_error());
         count_reject(ctx, name, "could not be loaded");

@@ -2,12 +2,12 @@
  * (module_tier.h).
  *
  * Each build, armed (waiting for the module's first launch), queued (for a
- * slot) or running, is on its context's list (ctx->tiers, under
+ * slot) or running, is on its context's list (a context slot, under
  * ctx->lock). A running build
  * takes itself off the list, under the lock, as the last thing it does
  * with the module or the context; whoever must outlive it (the module's
  * release, kiln_close, kiln_jit_wait) signals it to stop if it wants it
- * stopped and waits on ctx->tiers_changed until it is gone. The thread is
+ * stopped and waits on the list's `changed` until it is gone. The thread is
  * detached: nothing joins it, so the wait is all the synchronisation
  * there is. An armed or queued build is simply taken off the list and
  * freed. */
@@ -23,6 +23,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "jit/cache.h"
 #include "prof/prof.h"
 
@@ -37,6 +38,44 @@ struct kiln_module_tier {
     kiln_cancel cancel;
     char *source, *options, *include_dir;
 };
+
+/* The context's builds, and the signal that one has ended. */
+struct tier_list {
+    struct kiln_module_tier *head;
+    pthread_cond_t changed;
+};
+
+static void tiers_on_close(kiln_context *ctx, void *state);
+static void tiers_destroy(kiln_context *ctx, void *state);
+
+/* Builds stop before kiln_close synchronizes the device: a module still
+ * held keeps the build it runs now. */
+static const kiln_slot_class tiers_slot = {
+    .name = "background builds",
+    .close_stage = KILN_SLOT_CLOSE_STOP,
+    .on_close = tiers_on_close,
+    .destroy = tiers_destroy,
+};
+
+static kiln_status tiers_create(kiln_context *ctx, void *arg, void **state) {
+    (void)ctx;
+    (void)arg;
+    struct tier_list *l = calloc(1, sizeof *l);
+    if (!l) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    pthread_cond_init(&l->changed, NULL);
+    *state = l;
+    return KILN_OK;
+}
+
+static void tiers_destroy(kiln_context *ctx, void *state) {
+    (void)ctx;
+    struct tier_list *l = state;
+    pthread_cond_destroy(&l->changed);
+    free(l);
+}
+
+/* Under ctx->lock: ctx's list, NULL when no build was ever armed. */
+static struct tier_list *tiers_of(kiln_context *ctx) { return kiln_slot_peek(ctx, &tiers_slot); }
 
 /* The build's niceness: the program's own threads come first. */
 #define TIER_NICE 10
@@ -54,8 +93,7 @@ static void start_queued_locked(kiln_context *ctx);
 int kiln_module_tiers_wanted(kiln_context *ctx, const kiln_options *opts) {
     if (!ctx->ops->module_upgrade || !ctx->ops->module_upgradable) return 0;
     if (opts->debug || opts->fast_math || opts->fast_compile) return 0;
-    const char *e = getenv("KILN_CPU_TIERS");
-    return !(e && strcmp(e, "0") == 0);
+    return kiln_setting_flag("KILN_CPU_TIERS", 1);
 }
 
 /* Compiles the module's source at full optimisation (or finds that build in
@@ -113,7 +151,7 @@ static void *tier_main(void *arg) {
         snprintf(name, sizeof name, "%s (-O3, background)", m->name);
         kiln_prof_compile(ctx, name, compile_ms == 0, compile_ms, swap_ms);
     }
-    if (s != KILN_OK && !cancelled && !getenv("KILN_QUIET"))
+    if (s != KILN_OK && !cancelled && !kiln_setting_string("KILN_QUIET"))
         fprintf(stderr, "kiln: note: the -O3 build of %s failed (%s: %s); it keeps running its -O1 build\n",
                 m->name, kiln_status_string(s), kiln_last_error());
     kiln_clear_error();
@@ -121,12 +159,13 @@ static void *tier_main(void *arg) {
     pthread_mutex_lock(&ctx->lock);
     ctx->jit.compile_ms += compile_ms;
     if (swapped) ctx->jit.tier_ups++;
-    struct kiln_module_tier **p = &ctx->tiers;
+    struct tier_list *l = tiers_of(ctx); /* made before t was armed */
+    struct kiln_module_tier **p = &l->head;
     while (*p && *p != t) p = &(*p)->next;
     if (*p) *p = t->next;
     start_queued_locked(ctx); /* the slot this build held */
     /* Past this unlock the module and the context may be gone. */
-    pthread_cond_broadcast(&ctx->tiers_changed);
+    pthread_cond_broadcast(&l->changed);
     pthread_mutex_unlock(&ctx->lock);
     tier_free(t);
     return NULL;
@@ -155,15 +194,25 @@ void kiln_module_tier_arm(kiln_module *m, const char *source, const char *option
         return;
     }
     pthread_mutex_lock(&ctx->lock);
-    struct kiln_module_tier **end = &ctx->tiers; /* at the end: queued builds start in order */
-    while (*end) end = &(*end)->next;
-    *end = t;
+    void *state = NULL;
+    kiln_status s = kiln_slot_get_locked(ctx, &tiers_slot, tiers_create, NULL, &state);
+    if (s == KILN_OK) {
+        struct kiln_module_tier **end =
+            &((struct tier_list *)state)->head; /* at the end: queued builds start in order */
+        while (*end) end = &(*end)->next;
+        *end = t;
+    }
     pthread_mutex_unlock(&ctx->lock);
+    if (s != KILN_OK) { /* not an error: m keeps its first tier */
+        kiln_clear_error();
+        tier_free(t);
+        return;
+    }
     atomic_store(&m->tier_armed, 1);
 }
 
 static void unlink_locked(kiln_context *ctx, struct kiln_module_tier *t) {
-    struct kiln_module_tier **p = &ctx->tiers;
+    struct kiln_module_tier **p = &tiers_of(ctx)->head;
     while (*p && *p != t) p = &(*p)->next;
     if (*p) *p = t->next;
 }
@@ -171,9 +220,11 @@ static void unlink_locked(kiln_context *ctx, struct kiln_module_tier *t) {
 /* Under ctx->lock: starts queued builds while slots are free. One that
  * gets no thread is dropped (its module keeps its first tier). */
 static void start_queued_locked(kiln_context *ctx) {
+    struct tier_list *l = tiers_of(ctx);
+    if (!l) return;
     int running = 0, most = slots();
-    for (struct kiln_module_tier *t = ctx->tiers; t; t = t->next) running += t->state == TIER_RUNNING;
-    for (struct kiln_module_tier *t = ctx->tiers, *next; t && running < most; t = next) {
+    for (struct kiln_module_tier *t = l->head; t; t = t->next) running += t->state == TIER_RUNNING;
+    for (struct kiln_module_tier *t = l->head, *next; t && running < most; t = next) {
         next = t->next;
         if (t->state != TIER_QUEUED) continue;
         pthread_attr_t attr;
@@ -205,7 +256,8 @@ void kiln_module_tier_launched(kiln_module *m) {
     if (!atomic_exchange(&m->tier_armed, 0)) return;
     kiln_context *ctx = m->ctx;
     pthread_mutex_lock(&ctx->lock);
-    for (struct kiln_module_tier *t = ctx->tiers; t; t = t->next)
+    struct tier_list *l = tiers_of(ctx);
+    for (struct kiln_module_tier *t = l ? l->head : NULL; t; t = t->next)
         if (t->module == m && t->state == TIER_ARMED) {
             queue_locked(ctx, t);
             break;
@@ -218,7 +270,9 @@ void kiln_module_tier_launched(kiln_module *m) {
  * others dropped; else armed ones are queued. */
 static int running(kiln_context *ctx, const kiln_module *m, int stop) {
     int found = 0;
-    struct kiln_module_tier **p = &ctx->tiers;
+    struct tier_list *l = tiers_of(ctx);
+    if (!l) return 0;
+    struct kiln_module_tier **p = &l->head;
     while (*p) {
         struct kiln_module_tier *t = *p;
         if (m && t->module != m) {
@@ -245,13 +299,17 @@ static int running(kiln_context *ctx, const kiln_module *m, int stop) {
 
 static void wait_for(kiln_context *ctx, const kiln_module *m, int stop) {
     pthread_mutex_lock(&ctx->lock);
-    while (running(ctx, m, stop)) pthread_cond_wait(&ctx->tiers_changed, &ctx->lock);
+    while (running(ctx, m, stop)) pthread_cond_wait(&tiers_of(ctx)->changed, &ctx->lock);
     pthread_mutex_unlock(&ctx->lock);
 }
 
 void kiln_module_tier_stop(kiln_module *m) { wait_for(m->ctx, m, 1); }
 
-void kiln_module_tiers_stop_all(kiln_context *ctx) { wait_for(ctx, NULL, 1); }
+/* kiln_close: stops every running build of ctx and waits for them. */
+static void tiers_on_close(kiln_context *ctx, void *state) {
+    (void)state;
+    wait_for(ctx, NULL, 1);
+}
 
 kiln_status kiln_jit_wait(kiln_context *ctx) {
     if (!ctx) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_jit_wait: ctx is NULL");

@@ -42,7 +42,5 @@ static inline void kiln_module_tier_note_launch(kiln_module *m) {
 }
 /* In the module's release: stops its running build, if any, and waits. */
 void kiln_module_tier_stop(kiln_module *m);
-/* kiln_close: stops every running build of ctx and waits for them. */
-void kiln_module_tiers_stop_all(kiln_context *ctx);
 
 #endif

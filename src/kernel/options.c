@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/settings.h"
 
 static kiln_status add_word(const char **list, int *count, const char *word, const char *what) {
     if (*count == KILN_MAX_OPTIONS)
@@ -56,8 +57,7 @@ kiln_status kiln_options_parse(const char *text, const char *extra_include, kiln
 }
 
 const char *kiln_first_tier_options(void) {
-    const char *e = getenv("KILN_FAST_COMPILE");
-    return e && strcmp(e, "0") == 0 ? NULL : "--fast-compile";
+    return kiln_setting_flag("KILN_FAST_COMPILE", 1) ? "--fast-compile" : NULL;
 }
 
 void kiln_options_free(kiln_options *o) {

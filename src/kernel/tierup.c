@@ -5,12 +5,12 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "core/settings.h"
 
 void kiln_tierup_init(kiln_tierup *t) {
     memset(t, 0, sizeof *t);
     atomic_init(&t->done, 0);
-    const char *e = getenv("KILN_TIER_UP");
-    t->enabled = !(e && strcmp(e, "0") == 0);
+    t->enabled = kiln_setting_flag("KILN_TIER_UP", 1);
 }
 
 static void *tierup_main(void *arg) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/settings.h"
 
 static void *try_open(kiln_dynlib *lib, const char *path) {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -32,7 +33,7 @@ static void *open_in_cuda_dirs(kiln_dynlib *lib, const kiln_dynlib_spec *spec) {
 }
 
 void *kiln_dynlib_open(kiln_dynlib *lib, const kiln_dynlib_spec *spec) {
-    const char *forced = spec->env_override ? getenv(spec->env_override) : NULL;
+    const char *forced = spec->env_override ? kiln_setting_string(spec->env_override) : NULL;
     if (forced && forced[0]) return try_open(lib, forced);
     for (const char *const *n = spec->sonames; *n; n++) {
         void *h = try_open(lib, *n);
@@ -47,7 +48,7 @@ void kiln_dynlib_load(kiln_dynlib *lib, const kiln_dynlib_spec *spec, const kiln
     lib->status = KILN_ERR_LIBRARY_MISSING;
     void *h = kiln_dynlib_open(lib, spec);
     if (!h) {
-        const char *forced = spec->env_override ? getenv(spec->env_override) : NULL;
+        const char *forced = spec->env_override ? kiln_setting_string(spec->env_override) : NULL;
         if (forced && forced[0])
             snprintf(lib->why, sizeof lib->why, "%s: %s=%s could not be loaded (%s)", spec->label,
                      spec->env_override, forced, dlerror());

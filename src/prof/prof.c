@@ -9,27 +9,21 @@
  * had, or KILN_PROFILE_TIMER=events asks for it, two pooled backend events
  * are recorded around each operation on its stream. Device times are read
  * only when chunks are old (their work is long done) or a report is asked for.
- * The public kiln_profiler_* calls are in prof_api.c; the record log, its
- * strings and streams and the folding of finished records into statistics
- * are in prof_records.c. */
-#include <errno.h>
+ * The public kiln_profiler_* calls are in prof_api.c; attaching the
+ * profiler to a context, and its report at kiln_close, in prof_attach.c;
+ * the record log, its strings and streams and the folding of finished
+ * records into statistics in prof_records.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "backend/cuda/cuda_prof.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "prof/prof_cupti.h"
 #include "prof/prof_internal.h"
 
 /* ------------------------------------------------------------------ life */
-
-static int env_on(const char *name) {
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0 && strcmp(v, "off") != 0 && strcmp(v, "no") != 0;
-}
 
 void kiln_prof_free(kiln_prof *p) {
     if (!p) return;
@@ -54,7 +48,7 @@ void kiln_prof_free(kiln_prof *p) {
  * backend when libcupti loads (cheapest per launch), else events; the CPU
  * backend always times on the host. */
 static void choose_timer(kiln_prof *p) {
-    const char *want = getenv("KILN_PROFILE_TIMER");
+    const char *want = kiln_setting_string("KILN_PROFILE_TIMER");
     int want_events = want && strcmp(want, "events") == 0, want_cupti = want && strcmp(want, "cupti") == 0;
     if (want && *want && !want_events && !want_cupti && strcmp(want, "auto") != 0)
         fprintf(stderr,
@@ -98,6 +92,8 @@ kiln_prof *kiln_prof_create(kiln_context *ctx) {
     kiln_prof *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->ctx = ctx;
+    if (ctx->ops && ctx->ops->get_proc_address)
+        p->backend = ctx->ops->get_proc_address(KILN_BACKEND_PROC_PROF);
     pthread_mutex_init(&p->lock, NULL);
     atomic_init(&p->head.enabled, 1);
     atomic_init(&p->head.wants_args, 0);
@@ -111,109 +107,14 @@ kiln_prof *kiln_prof_create(kiln_context *ctx) {
     return p;
 }
 
-/* 0 (and a warning) when a trace cannot be written to `path`: checked up
- * front so the user learns it at the start of a long run, not at its end. */
-static int trace_path_usable(const char *path) {
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    const char *why = NULL;
-    if (access(dir, W_OK | X_OK) != 0)
-        why = strerror(errno);
-    else if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
-        why = strerror(errno);
-    if (!why) return 1;
-    fprintf(stderr, "kiln: warning: KILN_TRACE=%s cannot be written (%s); no trace will be written\n", path,
-            why);
-    return 0;
-}
-
-kiln_status kiln_prof_attach(kiln_context *ctx) {
-    ctx->prof = NULL;
-    int profile = env_on("KILN_PROFILE");
-    const char *trace = getenv("KILN_TRACE");
-    if (trace && (!*trace || !trace_path_usable(trace))) trace = NULL;
-    if (!profile && !trace) return KILN_OK;
-    kiln_prof *p = kiln_prof_create(ctx);
-    const char *out = getenv("KILN_PROFILE_OUT");
-    if (p) {
-        p->print_at_exit = profile;
-        kiln_prof_set_retain(p, trace != NULL);
-        if (trace && !(p->trace_path = kiln_prof_strdup(trace))) kiln_prof_set_retain(p, 0);
-        if (out && *out) p->summary_path = kiln_prof_strdup(out);
-    }
-    if (!p || (trace && !p->trace_path)) {
-        /* Profiling is a diagnostic: never fail kiln_open over it. */
-        fprintf(stderr, "kiln: warning: out of memory starting the profiler; profiling is off\n");
-        kiln_prof_free(p);
-        return KILN_OK;
-    }
-    ctx->prof = p;
-    return KILN_OK;
-}
-
-static void write_summary_at_exit(kiln_prof *p) {
-    char *text = kiln_prof_summary_text(p);
-    if (!text) {
-        fprintf(stderr, "kiln: warning: out of memory formatting the profile\n");
-        return;
-    }
-    FILE *f = stderr;
-    if (p->summary_path) {
-        f = fopen(p->summary_path, "a");
-        if (!f) {
-            fprintf(stderr,
-                    "kiln: warning: cannot write the profile to KILN_PROFILE_OUT=%s (%s); printing it here\n",
-                    p->summary_path, strerror(errno));
-            f = stderr;
-        }
-    }
-    /* A full disk (ENOSPC) or a failing device must not lose the profile
-     * silently: say so, and print it here instead. */
-    int ok = fputs(text, f) >= 0;
-    ok = fflush(f) == 0 && ok && !ferror(f);
-    int err = errno;
-    if (f != stderr && fclose(f) != 0 && ok) {
-        ok = 0;
-        err = errno;
-    }
-    if (!ok && f != stderr) {
-        fprintf(stderr,
-                "kiln: warning: writing the profile to KILN_PROFILE_OUT=%s failed (%s); printing it here\n",
-                p->summary_path, strerror(err));
-        fputs(text, stderr);
-    }
-    free(text);
-}
-
-void kiln_prof_detach(kiln_context *ctx) {
-    kiln_prof *p = ctx->prof;
-    if (!p) return;
-    pthread_mutex_lock(&p->lock);
-    kiln_prof_resolve(p, 1);
-    if (p->print_at_exit) write_summary_at_exit(p);
-    if (p->trace_path && kiln_prof_trace_write(p, p->trace_path) != KILN_OK) {
-        fprintf(stderr, "kiln: warning: %s; the program's results are not affected\n", kiln_last_error());
-        kiln_clear_error();
-    }
-    pthread_mutex_unlock(&p->lock);
-    ctx->prof = NULL;
-    kiln_prof_free(p);
-}
-
 /* ------------------------------------------------------------------ hooks */
 
 /* The common tail of the _begin hooks, outside the lock. */
-static prof_record *start_op(kiln_context *ctx, prof_record *r, kiln_backend_stream *stream) {
+static prof_record *start_op(kiln_context *ctx, kiln_prof *p, prof_record *r, kiln_backend_stream *stream) {
     if (!r) return NULL;
     r->stream_ptr = stream;
     if (r->ev[0] && ctx->ops->event_record(ctx->state, r->ev[0], stream) != KILN_OK) r->ev_failed = 1;
-    r->fail_mark = kiln_cuda_failed_calls;
+    r->fail_mark = kiln_prof_failed_calls(p);
     r->host_begin_ms = kiln_now_ms();
     return r;
 }
@@ -222,7 +123,7 @@ static prof_record *start_op(kiln_context *ctx, prof_record *r, kiln_backend_str
  * of the type in *r (NULL when none can be had); NULL, not locked, when profiling
  * is off. The caller fills the record, then calls unlock_start_op. */
 static kiln_prof *lock_new_record(kiln_context *ctx, prof_type type, prof_record **r) {
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
     pthread_mutex_lock(&p->lock);
     *r = kiln_prof_new_record(p);
@@ -233,7 +134,7 @@ static kiln_prof *lock_new_record(kiln_context *ctx, prof_type type, prof_record
 static kiln_prof_op *unlock_start_op(kiln_context *ctx, kiln_prof *p, prof_record *r,
                                      kiln_backend_stream *stream) {
     pthread_mutex_unlock(&p->lock);
-    return start_op(ctx, r, stream);
+    return start_op(ctx, p, r, stream);
 }
 
 /* The id of a kernel's name; the last one is remembered, launches repeat. */
@@ -303,7 +204,8 @@ kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_
 void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op) {
     if (!op) return;
     op->host_end_ms = kiln_now_ms();
-    op->no_device = kiln_cuda_failed_calls != op->fail_mark; /* CUPTI: no record will come */
+    kiln_prof *p = kiln_prof_of(ctx);
+    op->no_device = p && kiln_prof_failed_calls(p) != op->fail_mark; /* CUPTI: no record will come */
     if (op->ev[1] && ctx->ops->event_record(ctx->state, op->ev[1], op->stream_ptr) != KILN_OK)
         op->ev_failed = 1; /* a pooled event may hold an old time: use host times */
     atomic_store_explicit(&op->done, 1, memory_order_release);
@@ -329,7 +231,7 @@ kiln_prof_op *kiln_prof_comm_begin(kiln_context *ctx, int coll, const char *name
 void kiln_prof_comm_end(kiln_context *ctx, kiln_prof_op *op, int coll, const char *name, size_t bytes,
                         double bus_factor) {
     if (!op) return;
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     pthread_mutex_lock(&p->lock);
     op->copy_kind = (uint8_t)coll;
     op->name_id = kiln_prof_intern(p, name);
@@ -350,7 +252,7 @@ static char *rank_path(const char *path, int rank) {
 }
 
 void kiln_prof_set_rank(kiln_context *ctx, int rank, int nranks, const char *transport) {
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     if (!p) return;
     pthread_mutex_lock(&p->lock);
     /* A one-rank communicator beside a real one (a check run on the same
@@ -374,7 +276,7 @@ void kiln_prof_set_rank(kiln_context *ctx, int rank, int nranks, const char *tra
 
 /* Allocations and compiles are timed by the caller on the host. */
 static prof_record *host_record(kiln_context *ctx, prof_type type, double ms) {
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     if (!p || !atomic_load_explicit(&p->head.enabled, memory_order_relaxed)) return NULL;
     double now = kiln_now_ms();
     prof_record *r = kiln_prof_new_record(p);
@@ -388,7 +290,7 @@ static prof_record *host_record(kiln_context *ctx, prof_type type, double ms) {
 }
 
 void kiln_prof_alloc(kiln_context *ctx, size_t bytes, double host_ms) {
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     if (!p) return;
     pthread_mutex_lock(&p->lock);
     prof_record *r = host_record(ctx, PROF_ALLOC, host_ms);
@@ -401,7 +303,7 @@ void kiln_prof_alloc(kiln_context *ctx, size_t bytes, double host_ms) {
 
 void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, double compile_ms,
                        double load_ms) {
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     if (!p) return;
     pthread_mutex_lock(&p->lock);
     prof_record *r = host_record(ctx, PROF_COMPILE, compile_ms + load_ms);
@@ -416,7 +318,7 @@ void kiln_prof_compile(kiln_context *ctx, const char *name, int cache_hit, doubl
 }
 
 void kiln_prof_cache_reject(kiln_context *ctx, const char *name, const char *why) {
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     if (!p) return;
     pthread_mutex_lock(&p->lock);
     p->cache_rejects++;

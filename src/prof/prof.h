@@ -1,6 +1,7 @@
 /* prof.h: the profiler's hooks, called by the core around every kernel launch,
- * copy, allocation and compile. With profiling off ctx->prof is NULL and each
- * hook is one predictable branch at the call site (KILN_PROF_ON). */
+ * copy, allocation and compile. The profiler is the state of a context slot
+ * (core/context.h); with profiling off the slot is empty and each hook is
+ * one look at the context's few slots at the call site (KILN_PROF_ON). */
 #ifndef KILN_PROF_H
 #define KILN_PROF_H
 
@@ -17,20 +18,29 @@ struct kiln_prof_head {
     atomic_int enabled;
     atomic_int wants_args; /* records are kept for a trace, which shows args_desc */
 };
-/* Work queued while a graph is captured runs only at the graph's launch,
- * which is what the profiler records (kernel/graph.c). */
-#define KILN_PROF_ON(ctx)                                                                                    \
-    ((ctx)->prof != NULL &&                                                                                  \
-     atomic_load_explicit(&((struct kiln_prof_head *)(void *)(ctx)->prof)->enabled, memory_order_relaxed) && \
-     !kiln_context_capturing(ctx))
+/* The profiler's slot: emptied by kiln_close after the device is
+ * synchronized, before the libraries release their objects. */
+extern const kiln_slot_class kiln_prof_slot;
+/* ctx's profiler (struct kiln_prof, prof_internal.h), NULL when off. */
+static inline struct kiln_prof_head *kiln_prof_head_of(const kiln_context *ctx) {
+    return (struct kiln_prof_head *)kiln_slot_peek(ctx, &kiln_prof_slot);
+}
+static inline int kiln_prof_on(const kiln_context *ctx) {
+    struct kiln_prof_head *h = kiln_prof_head_of(ctx);
+    /* Work queued while a graph is captured runs only at the graph's
+     * launch, which is what the profiler records (kernel/graph.c). */
+    return h && atomic_load_explicit(&h->enabled, memory_order_relaxed) && !kiln_context_capturing(ctx);
+}
+#define KILN_PROF_ON(ctx) kiln_prof_on(ctx)
 /* Only meaningful where KILN_PROF_ON(ctx) holds: 0 when args_desc would be
  * dropped (summary only), so a launch need not build it. */
 #define KILN_PROF_WANTS_ARGS(ctx)                                                                            \
-    atomic_load_explicit(&((struct kiln_prof_head *)(void *)(ctx)->prof)->wants_args, memory_order_relaxed)
+    atomic_load_explicit(&kiln_prof_head_of(ctx)->wants_args, memory_order_relaxed)
 
 typedef struct kiln_prof_op kiln_prof_op;
 
-/* Reads KILN_PROFILE and KILN_TRACE; sets ctx->prof when either asks for it. */
+/* Reads KILN_PROFILE and KILN_TRACE; fills the profiler's slot when either
+ * asks for it. */
 kiln_status kiln_prof_attach(kiln_context *ctx);
 /* Prints the summary / writes the trace if asked, then frees the profiler. */
 void kiln_prof_detach(kiln_context *ctx);

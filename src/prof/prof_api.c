@@ -9,6 +9,23 @@
 #include "core/error.h"
 #include "prof/prof_internal.h"
 
+/* kiln_open is the core's context plus the profiler the environment asks
+ * for (KILN_PROFILE, KILN_TRACE): it lives here so that core knows nothing
+ * of the profiler. */
+kiln_status kiln_open(kiln_context **out, const char *target) {
+    if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_open: out is NULL");
+    kiln_context *ctx = NULL;
+    kiln_status s = kiln_context_open(&ctx, target);
+    if (s == KILN_OK) s = kiln_prof_attach(ctx);
+    if (s != KILN_OK) {
+        kiln_close(ctx);
+        return s;
+    }
+    *out = ctx;
+    kiln_clear_error();
+    return KILN_OK;
+}
+
 static kiln_status need_context(kiln_context *ctx, const char *what) {
     if (!ctx) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: context is NULL", what);
     return KILN_OK;
@@ -16,44 +33,55 @@ static kiln_status need_context(kiln_context *ctx, const char *what) {
 
 static kiln_status need_profiler(kiln_context *ctx, const char *what) {
     kiln_status s = need_context(ctx, what);
-    if (s == KILN_OK && !ctx->prof)
+    if (s == KILN_OK && !kiln_prof_of(ctx))
         s = kiln_set_error(
             KILN_ERR_INVALID_ARGUMENT,
             "%s: profiling is off for this context (set KILN_PROFILE=1 or call kiln_profiler_start)", what);
     return s;
 }
 
+/* The slot's create for kiln_profiler_start: a profiler that keeps records. */
+static kiln_status prof_start(kiln_context *ctx, void *arg, void **state) {
+    int *made = arg;
+    kiln_prof *p = kiln_prof_create(ctx);
+    if (!p) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_profiler_start: out of host memory");
+    kiln_prof_set_retain(p, 1);
+    *made = 1;
+    *state = p;
+    return KILN_OK;
+}
+
 kiln_status kiln_profiler_start(kiln_context *ctx) {
     kiln_status s = need_context(ctx, "kiln_profiler_start");
     if (s != KILN_OK) return s;
-    if (!ctx->prof) {
-        kiln_prof *p = kiln_prof_create(ctx);
-        if (!p) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_profiler_start: out of host memory");
-        kiln_prof_set_retain(p, 1);
-        ctx->prof = p;
-        return KILN_OK;
-    }
-    pthread_mutex_lock(&ctx->prof->lock);
-    kiln_prof_set_retain(ctx->prof, 1);
-    pthread_mutex_unlock(&ctx->prof->lock);
-    atomic_store(&ctx->prof->head.enabled, 1);
+    int made = 0;
+    void *state = NULL;
+    if ((s = kiln_slot_get(ctx, &kiln_prof_slot, prof_start, &made, &state)) != KILN_OK) return s;
+    if (made) return KILN_OK;
+    kiln_prof *p = state;
+    pthread_mutex_lock(&p->lock);
+    kiln_prof_set_retain(p, 1);
+    pthread_mutex_unlock(&p->lock);
+    atomic_store(&p->head.enabled, 1);
     return KILN_OK;
 }
 
 kiln_status kiln_profiler_stop(kiln_context *ctx) {
     kiln_status s = need_context(ctx, "kiln_profiler_stop");
-    if (s == KILN_OK && ctx->prof) atomic_store(&ctx->prof->head.enabled, 0);
+    kiln_prof *p = s == KILN_OK ? kiln_prof_of(ctx) : NULL;
+    if (p) atomic_store(&p->head.enabled, 0);
     return s;
 }
 
 int kiln_profiler_enabled(const kiln_context *ctx) {
-    return ctx && ctx->prof && atomic_load(&ctx->prof->head.enabled);
+    kiln_prof *p = ctx ? kiln_prof_of(ctx) : NULL;
+    return p && atomic_load(&p->head.enabled);
 }
 
 kiln_status kiln_profiler_reset(kiln_context *ctx) {
     kiln_status s = need_profiler(ctx, "kiln_profiler_reset");
     if (s != KILN_OK) return s;
-    kiln_prof *p = ctx->prof;
+    kiln_prof *p = kiln_prof_of(ctx);
     pthread_mutex_lock(&p->lock);
     kiln_prof_forget(p);
     pthread_mutex_unlock(&p->lock);
@@ -64,10 +92,11 @@ kiln_status kiln_profiler_summary(kiln_context *ctx, char **text) {
     kiln_status s = need_profiler(ctx, "kiln_profiler_summary");
     if (s != KILN_OK) return s;
     if (!text) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_profiler_summary: text is NULL");
-    pthread_mutex_lock(&ctx->prof->lock);
-    kiln_prof_resolve(ctx->prof, 1);
-    char *t = kiln_prof_summary_text(ctx->prof);
-    pthread_mutex_unlock(&ctx->prof->lock);
+    kiln_prof *p = kiln_prof_of(ctx);
+    pthread_mutex_lock(&p->lock);
+    kiln_prof_resolve(p, 1);
+    char *t = kiln_prof_summary_text(p);
+    pthread_mutex_unlock(&p->lock);
     if (!t) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_profiler_summary: out of host memory");
     *text = t;
     return KILN_OK;
@@ -90,9 +119,10 @@ kiln_status kiln_profiler_write_trace(kiln_context *ctx, const char *path) {
     if (s != KILN_OK) return s;
     if (!path || !*path)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_profiler_write_trace: path is empty");
-    pthread_mutex_lock(&ctx->prof->lock);
-    kiln_prof_resolve(ctx->prof, 1);
-    s = kiln_prof_trace_write(ctx->prof, path);
-    pthread_mutex_unlock(&ctx->prof->lock);
+    kiln_prof *p = kiln_prof_of(ctx);
+    pthread_mutex_lock(&p->lock);
+    kiln_prof_resolve(p, 1);
+    s = kiln_prof_trace_write(p, path);
+    pthread_mutex_unlock(&p->lock);
     return s;
 }

@@ -18,10 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cuda/cuda_prof.h"
 #include "core/clock.h"
 #include "core/hash.h"
 
+/* CUPTI names the driver's context and stream by the driver's handles. */
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
 typedef void *cupti_subscriber;
 typedef struct cupti_record cupti_record; /* read by offset */
 typedef void (*cupti_callback_fn)(void *userdata, int domain, uint32_t cbid, const void *cbdata);
@@ -433,25 +435,34 @@ void kiln_prof_cupti_flush(void) {
 
 /* ------------------------------------------------------------------ ids */
 
+/* The backend's extra for device timers (backend.h), NULL when it has none. */
+static const kiln_backend_prof *backend_prof(kiln_context *ctx) {
+    const kiln_backend_ops *ops = ctx->ops;
+    return ops->get_proc_address ? ops->get_proc_address(KILN_BACKEND_PROC_PROF) : NULL;
+}
+
 uint32_t kiln_prof_cupti_context_id(kiln_context *ctx) {
-    CUcontext context = NULL;
-    CUstream stream = NULL;
+    void *context = NULL, *stream = NULL;
     uint32_t id = 0;
-    if (!cupti_ok || !cupti.cuptiGetContextId) return PROF_NO_ID;
-    kiln_cuda_prof_handles(ctx->state, NULL, &context, &stream);
-    return cupti.cuptiGetContextId(context, &id) == 0 ? id : PROF_NO_ID;
+    const kiln_backend_prof *b = backend_prof(ctx);
+    if (!cupti_ok || !cupti.cuptiGetContextId || !b || !b->handles) return PROF_NO_ID;
+    b->handles(ctx->state, NULL, &context, &stream);
+    return cupti.cuptiGetContextId((CUcontext)context, &id) == 0 ? id : PROF_NO_ID;
 }
 
 uint32_t kiln_prof_cupti_stream_id(kiln_context *ctx, kiln_backend_stream *s) {
-    CUcontext context = NULL;
-    CUstream stream = NULL;
+    void *context = NULL, *stream = NULL;
     uint32_t id = 0;
-    if (!cupti_ok) return PROF_NO_ID;
-    kiln_cuda_prof_handles(ctx->state, s, &context, &stream);
-    if (cupti.cuptiGetStreamIdEx && cupti.cuptiGetStreamIdEx(context, stream, 0, &id) == 0) return id;
-    if (cupti.cuptiGetStreamId && cupti.cuptiGetStreamId(context, stream, &id) == 0) return id;
+    const kiln_backend_prof *b = backend_prof(ctx);
+    if (!cupti_ok || !b || !b->handles) return PROF_NO_ID;
+    b->handles(ctx->state, s, &context, &stream);
+    if (cupti.cuptiGetStreamIdEx &&
+        cupti.cuptiGetStreamIdEx((CUcontext)context, (CUstream)stream, 0, &id) == 0)
+        return id;
+    if (cupti.cuptiGetStreamId && cupti.cuptiGetStreamId((CUcontext)context, (CUstream)stream, &id) == 0)
+        return id;
     unsigned long long unique = 0;
-    if (kiln_cuda_stream_unique_id(ctx->state, s, &unique) == 0) return (uint32_t)unique;
+    if (b->stream_unique_id && b->stream_unique_id(ctx->state, s, &unique) == 0) return (uint32_t)unique;
     return PROF_NO_ID;
 }
 

@@ -54,7 +54,7 @@ struct kiln_prof_op {
     uint8_t library;     /* a vendor library call: timed by its events, never matched to CUPTI */
     atomic_int done;     /* set by kiln_prof_end (kernels, copies) */
     uint32_t dev_stream; /* CUPTI: the stream's CUPTI id, PROF_NO_ID if unknown */
-    unsigned fail_mark;  /* kiln_cuda_failed_calls at the start of the op */
+    unsigned fail_mark;  /* kiln_prof_failed_calls at the start of the op */
     uint32_t name_id;    /* interned kernel or module name */
     uint32_t desc_id;    /* interned argument description, PROF_NO_ID if none */
     uint32_t host_tid;   /* OS thread id of the caller */
@@ -102,7 +102,7 @@ typedef struct prof_string {
  * and copy records starts in the ring (prof_cupti.h). */
 typedef struct prof_dev_stream {
     uint32_t id;         /* CUPTI's id of the stream, PROF_NO_ID if unknown */
-    unsigned generation; /* kiln_cuda_streams_destroyed when id was looked up */
+    unsigned generation; /* the backend's streams_destroyed when id was looked up */
     int known;           /* id was looked up */
     int searched;        /* cursor[] is set, for records of stream cursor_id */
     uint32_t cursor_id;
@@ -118,20 +118,21 @@ typedef enum prof_timer {
 typedef struct kiln_prof {
     struct kiln_prof_head head; /* first: KILN_PROF_ON reads head.enabled */
     kiln_context *ctx;
-    pthread_mutex_t lock;      /* everything below */
-    prof_timer timer;          /* fixed when the profiler starts */
-    int use_events;            /* timer == PROF_TIMER_EVENTS */
-    char timer_note[320];      /* why this timer (summary header), may be empty */
-    const char *cupti_library; /* "libcupti.so.13" */
-    uint64_t cupti_lost;       /* records whose CUPTI times never came: host times */
-    uint32_t cupti_context_id; /* CUPTI's id of ctx's CUDA context, PROF_NO_ID if unknown */
-    uint64_t cupti_start;      /* ring position when the profiler started */
-    int retain;                /* keep resolved records for a trace */
-    int print_at_exit;         /* KILN_PROFILE was set */
-    char *summary_path;        /* KILN_PROFILE_OUT, NULL: stderr */
-    char *trace_path;          /* KILN_TRACE, NULL: none */
-    double t0_ms;              /* kiln_now_ms when the profiler started: trace time 0 */
-    double reset_ms;           /* kiln_profiler_reset: older records leave the trace */
+    const kiln_backend_prof *backend; /* the backend's extra for device timers, or NULL */
+    pthread_mutex_t lock;             /* everything below */
+    prof_timer timer;                 /* fixed when the profiler starts */
+    int use_events;                   /* timer == PROF_TIMER_EVENTS */
+    char timer_note[320];             /* why this timer (summary header), may be empty */
+    const char *cupti_library;        /* "libcupti.so.13" */
+    uint64_t cupti_lost;              /* records whose CUPTI times never came: host times */
+    uint32_t cupti_context_id;        /* CUPTI's id of ctx's CUDA context, PROF_NO_ID if unknown */
+    uint64_t cupti_start;             /* ring position when the profiler started */
+    int retain;                       /* keep resolved records for a trace */
+    int print_at_exit;                /* KILN_PROFILE was set */
+    char *summary_path;               /* KILN_PROFILE_OUT, NULL: stderr */
+    char *trace_path;                 /* KILN_TRACE, NULL: none */
+    double t0_ms;                     /* kiln_now_ms when the profiler started: trace time 0 */
+    double reset_ms;                  /* kiln_profiler_reset: older records leave the trace */
 
     /* Records. `open` holds chunks being filled or waiting to be resolved,
      * oldest first (the tail is being filled); `kept` resolved chunks for the
@@ -182,6 +183,15 @@ typedef struct kiln_prof {
     int64_t cache_rejects;
     char last_reject[256];
 } kiln_prof;
+
+/* Driver calls that failed on this thread so far (0 for a backend that
+ * keeps no count). */
+static inline unsigned kiln_prof_failed_calls(const kiln_prof *p) {
+    return p->backend && p->backend->failed_calls ? p->backend->failed_calls() : 0;
+}
+
+/* ctx's profiler, NULL when off (its slot, prof.h). */
+static inline kiln_prof *kiln_prof_of(const kiln_context *ctx) { return (kiln_prof *)kiln_prof_head_of(ctx); }
 
 /* prof.c */
 /* A profiler for ctx with its timer chosen (KILN_PROFILE_TIMER), recording;

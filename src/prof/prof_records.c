@@ -7,7 +7,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "backend/cuda/cuda_prof.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "prof/prof_cupti.h"
@@ -115,7 +114,7 @@ uint32_t kiln_prof_stream_index(kiln_prof *p, kiln_backend_stream *s) {
  * (and again after any stream was destroyed: the handle may be reused). */
 uint32_t kiln_prof_stream_cupti_id(kiln_prof *p, uint32_t index, kiln_backend_stream *stream) {
     prof_dev_stream *d = &p->dev_streams[index];
-    unsigned generation = atomic_load_explicit(&kiln_cuda_streams_destroyed, memory_order_acquire);
+    unsigned generation = p->backend && p->backend->streams_destroyed ? p->backend->streams_destroyed() : 0;
     if (!d->known || d->generation != generation) {
         d->id = kiln_prof_cupti_stream_id(p->ctx, stream);
         d->generation = generation;

@@ -27,9 +27,32 @@ struct kiln_reduce_cache {
     rd_entry *head;
 };
 
+static void cache_on_close(kiln_context *ctx, void *state);
+static void cache_destroy(kiln_context *ctx, void *state);
+
+/* The modules hold the context: released at kiln_close. */
+static const kiln_slot_class reduce_slot = {
+    .name = "reductions",
+    .close_stage = KILN_SLOT_CLOSE_RELEASE,
+    .on_close = cache_on_close,
+    .destroy = cache_destroy,
+};
+
+static kiln_status cache_create(kiln_context *ctx, void *arg, void **state) {
+    (void)ctx;
+    (void)arg;
+    *state = calloc(1, sizeof(struct kiln_reduce_cache));
+    return *state ? KILN_OK : kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+}
+
+/* Under ctx->lock: the first entry, NULL when there is no cache yet. */
+static rd_entry *first(kiln_context *ctx) {
+    struct kiln_reduce_cache *c = kiln_slot_peek(ctx, &reduce_slot);
+    return c ? c->head : NULL;
+}
+
 static rd_entry *find(kiln_context *ctx, uint64_t h, const char *source) {
-    if (!ctx->reduce_cache) return NULL;
-    for (rd_entry *e = ctx->reduce_cache->head; e; e = e->next)
+    for (rd_entry *e = first(ctx); e; e = e->next)
         if (e->source == source || (e->hash == h && strcmp(e->source, source) == 0)) return e;
     return NULL;
 }
@@ -37,8 +60,7 @@ static rd_entry *find(kiln_context *ctx, uint64_t h, const char *source) {
 /* The entry whose own text is `source` (a pointer rd_cache_source_for_key
  * gave): no hashing of the text. */
 static rd_entry *find_own(kiln_context *ctx, const char *source) {
-    if (!ctx->reduce_cache) return NULL;
-    for (rd_entry *e = ctx->reduce_cache->head; e; e = e->next)
+    for (rd_entry *e = first(ctx); e; e = e->next)
         if (e->source == source) return e;
     return NULL;
 }
@@ -96,10 +118,11 @@ kiln_status rd_cached_kernel(kiln_context *ctx, const char *source, const char *
     n->module = m;
     pthread_mutex_lock(&ctx->lock);
     e = find(ctx, h, source);
-    if (!e && !ctx->reduce_cache) ctx->reduce_cache = calloc(1, sizeof *ctx->reduce_cache);
-    if (!e && ctx->reduce_cache) {
-        n->next = ctx->reduce_cache->head;
-        ctx->reduce_cache->head = n;
+    void *state = NULL;
+    if (!e && kiln_slot_get_locked(ctx, &reduce_slot, cache_create, NULL, &state) == KILN_OK) {
+        struct kiln_reduce_cache *c = state;
+        n->next = c->head;
+        c->head = n;
         e = n;
         n = NULL;
     }
@@ -151,9 +174,8 @@ void rd_key_str(uint64_t key[2], const char *s) {
 const char *rd_cache_source_for_key(kiln_context *ctx, const uint64_t key[2]) {
     const char *src = NULL;
     pthread_mutex_lock(&ctx->lock);
-    if (ctx->reduce_cache)
-        for (rd_entry *e = ctx->reduce_cache->head; e && !src; e = e->next)
-            if (e->key[0] == key[0] && e->key[1] == key[1]) src = e->source;
+    for (rd_entry *e = first(ctx); e && !src; e = e->next)
+        if (e->key[0] == key[0] && e->key[1] == key[1]) src = e->source;
     pthread_mutex_unlock(&ctx->lock);
     return src;
 }
@@ -169,9 +191,10 @@ void rd_cache_set_key(kiln_context *ctx, const char *source, const uint64_t key[
     pthread_mutex_unlock(&ctx->lock);
 }
 
-void kiln_reduce_cache_release(kiln_context *ctx) {
-    if (!ctx->reduce_cache) return;
-    rd_entry *e = ctx->reduce_cache->head;
+static void cache_destroy(kiln_context *ctx, void *state) {
+    (void)ctx;
+    struct kiln_reduce_cache *c = state;
+    rd_entry *e = c->head;
     while (e) {
         rd_entry *next = e->next;
         for (int i = 0; i < RD_CACHE_KERNELS; i++) {
@@ -183,6 +206,11 @@ void kiln_reduce_cache_release(kiln_context *ctx) {
         free(e);
         e = next;
     }
-    free(ctx->reduce_cache);
-    ctx->reduce_cache = NULL;
+    free(c);
+}
+
+static void cache_on_close(kiln_context *ctx, void *state) {
+    (void)state;
+    void *c = kiln_slot_take(ctx, &reduce_slot);
+    if (c) cache_destroy(ctx, c);
 }

@@ -122,7 +122,6 @@ void rd_key_add(uint64_t key[2], const void *data, size_t n);
 void rd_key_str(uint64_t key[2], const char *s);
 const char *rd_cache_source_for_key(kiln_context *ctx, const uint64_t key[2]);
 void rd_cache_set_key(kiln_context *ctx, const char *source, const uint64_t key[2]);
-void kiln_reduce_cache_release(kiln_context *ctx);
 
 /* ---- builtin.c */
 /* The rd_op of a built-in reduction over dtype t (ddof for var/std). */

@@ -7,6 +7,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "kernel/module.h"
 #include "kernel/options.h"
 #include "ufunc/call.h"
@@ -228,15 +229,14 @@ static void contiguous_key(const kiln_ufunc *f, int sig, uf_backend backend, uf_
  * kiln_vectorize compiles the all-array ones). Read once per ufunc, when it
  * is made. */
 static void read_tuning(kiln_ufunc *f) {
-    const char *e = getenv("KILN_UFUNC_VECTOR_MIN");
+    const char *e = kiln_setting_string("KILN_UFUNC_VECTOR_MIN");
     long long v = e ? atoll(e) : (1LL << 23);
     f->vector_min_elements = v < 0 ? 0 : (int64_t)v;
-    e = getenv("KILN_UFUNC_GRID_WAVES");
+    e = kiln_setting_string("KILN_UFUNC_GRID_WAVES");
     int w = e ? atoi(e) : 0;
     f->grid_waves = w < 0 ? 0 : w;
-    e = getenv("KILN_UFUNC_MIXED");
-    f->no_mixed = e && strcmp(e, "0") == 0;
-    e = getenv("KILN_UFUNC_MIXED_LIMIT");
+    f->no_mixed = !kiln_setting_flag("KILN_UFUNC_MIXED", 1);
+    e = kiln_setting_string("KILN_UFUNC_MIXED_LIMIT");
     long long m = e ? atoll(e) : UF_MIXED_CUDA_ELEMENTS;
     f->mixed_limit = m < 0 ? 0 : (int64_t)m;
 }

@@ -10,12 +10,13 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "core/error.h"
+#include "core/settings.h"
 
 #define DEFAULT_STACK_KB 64
 
 /* A positive integer from the environment, or fallback when unset. */
 static kiln_status env_positive(const char *name, long fallback, long max, long *out) {
-    const char *v = getenv(name);
+    const char *v = kiln_setting_string(name);
     if (!v || !*v) {
         *out = fallback;
         return KILN_OK;
@@ -54,8 +55,7 @@ static kiln_status cpu_open(int ordinal, kiln_backend_state **out) {
     pthread_mutex_init(&st->launch_lock, NULL);
     pthread_mutex_init(&st->big_lock, NULL);
     st->stack_bytes = (size_t)stack_kb * 1024;
-    const char *checked = getenv("KILN_CPU_CHECKED");
-    st->checked = checked && *checked && strcmp(checked, "0") != 0;
+    st->checked = kiln_setting_flag("KILN_CPU_CHECKED", 0);
     s = kiln_cpu_compiler_from_env(&st->cxx);
     if (s == KILN_OK) s = kiln_cpu_pool_create((int)threads, &st->pool);
     if (s == KILN_OK) s = kiln_cpu_workers_create(st);
@@ -83,8 +83,8 @@ static kiln_status cpu_compile(kiln_backend_state *st, const kiln_compile_reques
     return kiln_cpu_compile(&st->cxx, req, out, log);
 }
 
-kiln_status kiln_backend_cpu_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log,
-                                          char *id, size_t id_size) {
+static kiln_status cpu_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log, char *id,
+                                    size_t id_size) {
     kiln_cpu_compiler cxx;
     *log = NULL;
     kiln_status s = kiln_cpu_compiler_from_env(&cxx);
@@ -146,6 +146,8 @@ static const kiln_backend_ops cpu_ops = {
     .graph_launch = kiln_cpu_graph_launch,
     .graph_update = kiln_cpu_graph_update,
     .graph_destroy = kiln_cpu_graph_destroy,
+
+    .compile_only = cpu_compile_only,
 };
 
 const kiln_backend_ops *kiln_backend_cpu(void) { return &cpu_ops; }

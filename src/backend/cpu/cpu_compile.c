@@ -17,6 +17,7 @@
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_pch.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "core/text.h"
 
 extern const char kiln_embedded_kiln_cpu_fission[];
@@ -335,7 +336,8 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     int code = 0;
     if (s == KILN_OK) s = kiln_cpu_spawn_until(argv, req->cancel, &output, &code);
     if (s == KILN_ERR_COMPILER_MISSING)
-        kiln_append_error(" (KILN_CXX is %s)", getenv("KILN_CXX") ? getenv("KILN_CXX") : "not set");
+        kiln_append_error(" (KILN_CXX is %s)",
+                          kiln_setting_string("KILN_CXX") ? kiln_setting_string("KILN_CXX") : "not set");
     free(argv);
     if (s == KILN_OK && pch && kiln_cpu_pch_check(pch_dir, output)) {
         /* Not an error of the user's code: the next compile rebuilds it. */

@@ -17,9 +17,11 @@
 #include "backend/cpu/cpu_fission.h"
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_pch.h"
+#include "core/cache_dir.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/settings.h"
 
 extern char **environ;
 extern const char kiln_embedded_kiln_cpu_prelude[];
@@ -50,7 +52,7 @@ static int on_path(const char *name) {
  * 2 KB module; gold ~40M, lld ~60M. KILN_CPU_LINKER=default keeps the
  * compiler's own choice. */
 static const char *fast_linker(void) {
-    const char *env = getenv("KILN_CPU_LINKER");
+    const char *env = kiln_setting_string("KILN_CPU_LINKER");
     if (env && strcmp(env, "default") == 0) return NULL;
     if (on_path("ld.gold")) return "-fuse-ld=gold";
     if (on_path("ld.lld")) return "-fuse-ld=lld";
@@ -58,7 +60,7 @@ static const char *fast_linker(void) {
 }
 
 kiln_status kiln_cpu_compiler_from_env(kiln_cpu_compiler *c) {
-    const char *env = getenv("KILN_CXX");
+    const char *env = kiln_setting_string("KILN_CXX");
     const char *cmd = (env && *env) ? env : KILN_HOST_CXX_DEFAULT;
     if (strlen(cmd) >= sizeof c->text)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "KILN_CXX is %zu characters long; at most %zu fit",
@@ -96,13 +98,7 @@ static void append(char **buf, size_t *len, size_t *cap, const char *data, size_
 /* KILN_COMPILE_TIMEOUT_S, else 300: the longest a host compiler may run. A
  * source can make it run for ever (templates instantiated 2^40 times). */
 static int compile_timeout_s(void) {
-    const char *e = getenv("KILN_COMPILE_TIMEOUT_S");
-    if (e && *e) {
-        char *end = NULL;
-        long v = strtol(e, &end, 10);
-        if (*end == '\0' && v >= 1 && v <= 86400) return (int)v;
-    }
-    return KILN_CPU_COMPILE_TIMEOUT_DEFAULT_S;
+    return (int)kiln_setting_int("KILN_COMPILE_TIMEOUT_S", 1, 86400, KILN_CPU_COMPILE_TIMEOUT_DEFAULT_S);
 }
 
 kiln_status kiln_cpu_spawn(char *const *argv, char **output, int *exit_code) {
@@ -259,11 +255,9 @@ static int run_version(const kiln_cpu_compiler *c, char *version, size_t size) {
  * another KILN_CXX asks again. A wrapper script whose target changes
  * behind it keeps its old answer: `kiln cache clear` forgets it. */
 static int compiler_version(const kiln_cpu_compiler *c, char *version, size_t size) {
-    kiln_cache_info info;
-    if (kiln_cache_info_get(&info) != KILN_OK || !info.usable) {
-        kiln_clear_error();
-        return run_version(c, version, size);
-    }
+    kiln_cache_dir info;
+    kiln_cache_dir_resolve(&info);
+    if (!info.usable) return run_version(c, version, size);
     unsigned long long h = kiln_fnv1a_str(c->text);
     for (int i = 0; i < c->argc; i++) {
         unsigned long long id = kiln_cpu_binary_identity(c->argv[i]);

@@ -13,6 +13,7 @@
 
 #include "backend/cpu/cpu_fission.h"
 #include "backend/cpu/cpu_internal.h"
+#include "core/settings.h"
 
 static int tok_eq(const kiln_ctoks *c, int i, const char *s, int n) {
     return c->t[i].len == n && strncmp(c->text + c->t[i].start, s, (size_t)n) == 0;
@@ -309,7 +310,7 @@ void kiln_cpu_plan_kernels(const char *source, const kiln_compile_request *req, 
         }
     }
     /* A debugging aid: the transformed kernels as compiled. */
-    if (gen->length && getenv("KILN_CPU_FISSION_DUMP")) fprintf(stderr, "%s\n", gen->data);
+    if (gen->length && kiln_setting_string("KILN_CPU_FISSION_DUMP")) fprintf(stderr, "%s\n", gen->data);
     kiln_ctok_free(&u.tk);
     free(u.macros);
     free(u.fns);

@@ -119,7 +119,7 @@ static char *discover(char *const *base, int base_count, int compiler_words, cha
 int kiln_cpu_link_prepare(char *const *base, int base_count, int compiler_words, char *const *link,
                           int link_count, const char *obj, const char *so, kiln_cpu_link *out) {
     memset(out, 0, sizeof *out);
-    kiln_cache_info info;
+    kiln_cache_dir info;
     if (!kiln_cpu_cache_aid_allowed("KILN_CPU_LINK", "driver", base, compiler_words, &info)) return 0;
     unsigned long long h = KILN_FNV1A_INIT;
     for (int i = 0; i < base_count; i++) h = kiln_fnv1a(h, base[i], strlen(base[i]) + 1);

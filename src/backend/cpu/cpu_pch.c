@@ -22,8 +22,10 @@
 
 #include "backend/common/prelude_needs.h"
 #include "backend/cpu/cpu_internal.h"
+#include "core/cache_dir.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/settings.h"
 
 extern const char kiln_embedded_kiln_cpu_prelude[];
 extern const char kiln_embedded_kiln_complex[];
@@ -100,29 +102,25 @@ char *kiln_cpu_read_small(const char *path) {
 }
 
 kiln_cpu_prelude_kind kiln_cpu_prelude_for(const kiln_compile_request *req) {
-    const char *env = getenv("KILN_CPU_LIGHT_PRELUDE");
-    if ((env && strcmp(env, "0") == 0) || !req->source || strstr(req->source, "#include") ||
+    if (!kiln_setting_flag("KILN_CPU_LIGHT_PRELUDE", 1) || !req->source || strstr(req->source, "#include") ||
         strstr(req->source, "std::"))
         return KILN_CPU_PRELUDE_FULL;
     return kiln_prelude_needs_complex(req) ? KILN_CPU_PRELUDE_LIGHT : KILN_CPU_PRELUDE_REAL;
 }
 
 int kiln_cpu_cache_aid_allowed(const char *env_name, const char *off, char *const *argv, int argc,
-                               kiln_cache_info *info) {
-    const char *env = getenv(env_name);
+                               kiln_cache_dir *info) {
+    const char *env = kiln_setting_string(env_name);
     if (env && strcmp(env, off) == 0) return 0;
     for (int i = 0; i < argc; i++)
         if (strstr(argv[i], "clang")) return 0;
-    if (kiln_cache_info_get(info) != KILN_OK || !info->usable) {
-        kiln_clear_error();
-        return 0;
-    }
-    return 1;
+    kiln_cache_dir_resolve(info);
+    return info->usable;
 }
 
 int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, kiln_cpu_prelude_kind kind, char *dir,
                          size_t dir_size) {
-    kiln_cache_info info;
+    kiln_cache_dir info;
     if (!kiln_cpu_cache_aid_allowed("KILN_CPU_PCH", "0", base_argv, base_argc, &info)) return 0;
     kiln_text t = {0};
     kiln_cpu_prelude_text(&t, kind);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "backend/backend.h"
+#include "core/cache_dir.h"
 #include "core/text.h"
 
 #define KILN_CPU_PCH_HEADER "kiln_cpu_prelude_all.h"
@@ -37,7 +38,7 @@ unsigned long long kiln_cpu_binary_identity(const char *name);
  * clang among the compiler's words (argv[0..argc)), a usable cache folder
  * (described in *info). */
 int kiln_cpu_cache_aid_allowed(const char *env_name, const char *off, char *const *argv, int argc,
-                               kiln_cache_info *info);
+                               kiln_cache_dir *info);
 
 /* Writes text to path under a private name and renames it in place, so a
  * reader (another process) sees all of it or nothing; -1 (nothing left

@@ -14,7 +14,7 @@ kiln_status kiln_cuda_make_current(kiln_backend_state *st) {
     return r == CUDA_SUCCESS ? KILN_OK : kiln_cuda_fail(st->cu, r, "cuCtxSetCurrent");
 }
 
-kiln_status kiln_backend_cuda_device_count(int *count, const char **why) {
+static kiln_status cuda_device_count(int *count, const char **why) {
     *count = 0;
     kiln_status s;
     const char *reason = "";
@@ -229,6 +229,10 @@ static const kiln_backend_ops cuda_ops = {
     .graph_launch = kiln_cuda_graph_launch,
     .graph_update = kiln_cuda_graph_update,
     .graph_destroy = kiln_cuda_graph_destroy,
+
+    .compile_only = kiln_cuda_compile_only,
+    .device_count = cuda_device_count,
+    .get_proc_address = kiln_cuda_get_proc_address,
 };
 
 const kiln_backend_ops *kiln_backend_cuda(void) { return &cuda_ops; }

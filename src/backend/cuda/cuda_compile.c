@@ -9,6 +9,7 @@
 #include "backend/cuda/cuda_blob.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "core/text.h"
 
 extern const char kiln_embedded_kiln_cuda_prelude[];
@@ -19,8 +20,7 @@ extern const char kiln_embedded_kiln_signature[];
  * complex (backend/common/prelude_needs.c); KILN_CUDA_LIGHT_PRELUDE=0
  * always includes it. */
 static int needs_complex(const kiln_compile_request *req) {
-    const char *env = getenv("KILN_CUDA_LIGHT_PRELUDE");
-    return (env && strcmp(env, "0") == 0) || kiln_prelude_needs_complex(req);
+    return !kiln_setting_flag("KILN_CUDA_LIGHT_PRELUDE", 1) || kiln_prelude_needs_complex(req);
 }
 
 /* Prelude (the complex types only when the source names them), user
@@ -241,8 +241,8 @@ kiln_status kiln_cuda_compile_plain(const kiln_compile_request *req, kiln_blob *
     return compile_request(req, 0, out, log, NULL, 0);
 }
 
-kiln_status kiln_backend_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log,
-                                           char *id, size_t id_size) {
+kiln_status kiln_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log, char *id,
+                                   size_t id_size) {
     return compile_request(req, 1, out, log, id, id_size);
 }
 

@@ -76,6 +76,11 @@ void kiln_cuda_warmup_start(const char *arch);
 void kiln_cuda_warmup_wait(void);
 /* A compile for req->arch with no context (the warm-up's). */
 kiln_status kiln_cuda_compile_plain(const kiln_compile_request *req, kiln_blob *out, char **log);
+/* get_proc_address of the ops table: KILN_BACKEND_PROC_PROF (cuda_stream.c). */
+const void *kiln_cuda_get_proc_address(const char *name);
+/* compile_only of the ops table: NVRTC alone, no device. */
+kiln_status kiln_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log, char *id,
+                                   size_t id_size);
 
 /* The initial bytes of global `name` in a cubin: 1 with *data pointing
  * into elf, 0 when not found in an initialised section (cuda_elf.c). */

@@ -1,5 +1,7 @@
 /* cuda_stream.c: streams and timing events. The handles are the driver's own
  * (see kiln_cuda_stream in cuda_internal.h). */
+#include <string.h>
+
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_prof.h"
 #include "core/error.h"
@@ -32,15 +34,33 @@ void kiln_cuda_stream_destroy(kiln_backend_state *st, kiln_backend_stream *strea
     atomic_fetch_add_explicit(&kiln_cuda_streams_destroyed, 1, memory_order_release);
 }
 
-void kiln_cuda_prof_handles(kiln_backend_state *st, kiln_backend_stream *s, CUcontext *context,
-                            CUstream *stream) {
-    *context = st->context;
-    *stream = kiln_cuda_stream(st, s);
+/* ---- The profiler's extra (backend.h's kiln_backend_prof). */
+
+static unsigned prof_failed_calls(void) { return kiln_cuda_failed_calls; }
+
+static unsigned prof_streams_destroyed(void) {
+    return atomic_load_explicit(&kiln_cuda_streams_destroyed, memory_order_acquire);
 }
 
-int kiln_cuda_stream_unique_id(kiln_backend_state *st, kiln_backend_stream *s, unsigned long long *id) {
+static void prof_handles(kiln_backend_state *st, kiln_backend_stream *s, void **context, void **stream) {
+    *context = (void *)st->context;
+    *stream = (void *)kiln_cuda_stream(st, s);
+}
+
+static int prof_stream_unique_id(kiln_backend_state *st, kiln_backend_stream *s, unsigned long long *id) {
     if (!st->cu->cuStreamGetId) return -1;
     return st->cu->cuStreamGetId(kiln_cuda_stream(st, s), id) == CUDA_SUCCESS ? 0 : -1;
+}
+
+static const kiln_backend_prof cuda_prof = {
+    .failed_calls = prof_failed_calls,
+    .streams_destroyed = prof_streams_destroyed,
+    .handles = prof_handles,
+    .stream_unique_id = prof_stream_unique_id,
+};
+
+const void *kiln_cuda_get_proc_address(const char *name) {
+    return name && strcmp(name, KILN_BACKEND_PROC_PROF) == 0 ? &cuda_prof : NULL;
 }
 
 kiln_status kiln_cuda_synchronize(kiln_backend_state *st) {

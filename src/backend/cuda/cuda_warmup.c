@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
+#include "core/settings.h"
 
 static pthread_once_t warm_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t warm_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -57,8 +58,7 @@ static void *warm_main(void *arg) {
 static void wait_at_exit(void) { kiln_cuda_warmup_wait(); }
 
 static void warm_start(void) {
-    const char *env = getenv("KILN_NVRTC_WARMUP");
-    if (env && strcmp(env, "0") == 0) return;
+    if (!kiln_setting_flag("KILN_NVRTC_WARMUP", 1)) return;
     if (atexit(wait_at_exit) != 0) return;
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0) return;
