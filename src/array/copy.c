@@ -120,6 +120,7 @@ kiln_status kiln_array_assign(kiln_array *dst, kiln_array *src) {
         return kiln_set_error(KILN_ERR_SHAPE, "kiln_array_assign: shapes differ: %s <- %s",
                               kiln_shape_format(dst->ndim, dst->shape, a, sizeof a),
                               kiln_shape_format(src->ndim, src->shape, b, sizeof b));
+    if ((s = kiln_array_check_write(dst)) != KILN_OK) return s;
     if (overlaps_differently(dst, src)) {
         /* NumPy reads every source element before writing any (a[:] = a[::-1]):
          * copy the source aside first, then assign from the copy. */
@@ -203,6 +204,7 @@ static kiln_status host_transfer(kiln_array *a, void *host, size_t bytes, int to
     if (!a || (!host && bytes)) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: NULL argument", what);
     if (bytes != kiln_array_nbytes(a)) return size_mismatch(a, bytes, what);
     kiln_status s = kiln_context_check(a->ctx);
+    if (s == KILN_OK && !to_host) s = kiln_array_check_write(a);
     if (s != KILN_OK || bytes == 0) return s;
     if (kiln_array_is_contiguous(a)) {
         kiln_copy_kind kind = a->memory == KILN_MEMORY_HOST
@@ -238,6 +240,7 @@ static kiln_status async_transfer(kiln_array *a, void *host, size_t bytes, kiln_
                               "use kiln_array_copy first or the synchronous form",
                               what);
     kiln_status s = kiln_context_check(a->ctx);
+    if (s == KILN_OK && !to_host) s = kiln_array_check_write(a);
     if (s != KILN_OK) return s;
     if (stream) kiln_array_note_stream(a, stream);
     kiln_copy_kind kind = a->memory == KILN_MEMORY_HOST ? KILN_COPY_HOST_TO_HOST

@@ -74,6 +74,12 @@ typedef struct kiln_compile_request {
      * KILN_ERR_COMPILE. Backends that cannot stop a compile midway may
      * ignore it. */
     const struct kiln_cancel *cancel;
+    /* Module globals (kiln_module_get_global): the qualified names of the
+     * __constant__ and __device__ variables the source defines at namespace
+     * scope (src/kernel/globals.h). The backend makes each one's address
+     * and size findable by that name in the loaded module (module_global). */
+    const char *const *global_names;
+    int global_count;
 } kiln_compile_request;
 
 /* A compile's stop signal: `stop` becomes nonzero, then `fd` (an eventfd)
@@ -180,6 +186,16 @@ typedef struct kiln_backend_ops {
      * unchanged. */
     int (*module_upgradable)(kiln_backend_state *st, kiln_backend_module *mod);
     kiln_status (*module_upgrade)(kiln_backend_state *st, kiln_backend_module *mod, const kiln_blob *better);
+    /* Optional (may be NULL): module globals. module_global: the address
+     * (device memory, valid while mod is loaded) and size in bytes of the
+     * variable `name`, one of the request's global_names;
+     * KILN_ERR_NOT_FOUND when mod has none. module_busy: 1 while a kernel of
+     * mod is running, when a write to its variables would race it (the CPU,
+     * where another thread may copy while a launch runs); NULL where copies
+     * and launches are ordered by their streams. */
+    kiln_status (*module_global)(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
+                                 void **ptr, size_t *bytes);
+    int (*module_busy)(kiln_backend_state *st, kiln_backend_module *mod);
 } kiln_backend_ops;
 
 /* The backends kiln is built with. Each returns a static table. */

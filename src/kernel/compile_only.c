@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "kernel/globals.h"
 #include "kernel/options.h"
 #include "kernel/scan.h"
 
@@ -20,10 +21,17 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     kiln_kernel_list kernels;
     kiln_status s = kiln_scan_kernels(source, &kernels);
     if (s != KILN_OK) return s;
+    kiln_global_list *globals = calloc(1, sizeof *globals);
+    if (!globals) {
+        kiln_kernel_list_free(&kernels);
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    s = kiln_scan_globals(source, globals);
     kiln_options opts;
-    s = kiln_options_parse(options, NULL, &opts);
+    if (s == KILN_OK) s = kiln_options_parse(options, NULL, &opts);
     if (s != KILN_OK) {
         kiln_kernel_list_free(&kernels);
+        free(globals);
         return s;
     }
     kiln_compile_request req = {0};
@@ -32,6 +40,8 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     req.kernel_names = (const char *const *)kernels.symbols;
     req.kernel_exprs = (const char *const *)kernels.names;
     req.kernel_count = kernels.count;
+    req.global_names = globals->names;
+    req.global_count = globals->count;
     req.arch = cuda ? (arch ? arch : "sm_90") : NULL;
     kiln_options_apply(&opts, &req);
     kiln_blob bin = {0};
@@ -49,5 +59,7 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     free(bin.data);
     kiln_options_free(&opts);
     kiln_kernel_list_free(&kernels);
+    kiln_global_list_free(globals);
+    free(globals);
     return s;
 }

@@ -50,6 +50,8 @@ void kiln_module_request(const kiln_module *m, const char *source, const char *n
     req->kernel_exprs = (const char *const *)m->kernels.names;
     req->kernel_count = m->kernels.count;
     req->arch = m->ctx->arch[0] ? m->ctx->arch : NULL;
+    req->global_names = m->globals.names;
+    req->global_count = m->globals.count;
     kiln_options_apply(opts, req);
 }
 
@@ -120,6 +122,7 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     s = kiln_scan_kernels(source, &m->kernels);
     if (s == KILN_OK && m->kernels.count == 0)
         s = kiln_set_error(KILN_ERR_NOT_FOUND, "%s defines no __global__ function", name);
+    if (s == KILN_OK) s = kiln_scan_globals(source, &m->globals);
     if (s == KILN_OK) s = kiln_options_parse(options, include_dir, &opts);
     if (s != KILN_OK) {
         kiln_module_release(m);
@@ -263,6 +266,7 @@ void kiln_module_release(kiln_module *m) {
     kiln_module_tier_stop(m);
     if (m->impl) m->ctx->ops->module_unload(m->ctx->state, m->impl);
     kiln_kernel_list_free(&m->kernels);
+    kiln_global_list_free(&m->globals);
     free(m->name);
     if (m->holds_ctx) kiln_context_release(m->ctx);
     free(m);

@@ -125,6 +125,8 @@ static const kiln_backend_ops cpu_ops = {
     .host_is_pinned = NULL,
     .module_upgradable = kiln_cpu_module_upgradable,
     .module_upgrade = kiln_cpu_module_upgrade,
+    .module_global = kiln_cpu_module_global,
+    .module_busy = kiln_cpu_module_busy,
 };
 
 const kiln_backend_ops *kiln_backend_cpu(void) { return &cpu_ops; }

@@ -21,6 +21,23 @@
 
 extern const char kiln_embedded_kiln_cpu_fission[];
 
+/* Module globals: per variable an exported function giving its address and
+ * size (cpu_globals.c finds it by name). A function rather than exporting
+ * the variable itself: the module stays -fvisibility=hidden, and static
+ * variables, anonymous namespaces and C++ mangling need no special case. */
+static void append_global_accessors(kiln_text *t, const kiln_compile_request *req) {
+    if (req->global_count == 0) return;
+    kiln_text_line_directive(t, "kiln-cpu-globals");
+    for (int i = 0; i < req->global_count; i++) {
+        char sym[KILN_CPU_GLOBAL_SYMBOL_BYTES];
+        if (!kiln_cpu_global_symbol(req->global_names[i], sym, sizeof sym)) continue;
+        kiln_text_printf(t,
+                         "extern \"C\" __attribute__((__visibility__(\"default\"))) void *%s(unsigned long "
+                         "long *bytes) { *bytes = sizeof(%s); return (void *)&(%s); }\n",
+                         sym, req->global_names[i], req->global_names[i]);
+    }
+}
+
 /* KILN_CPU_FISSION_BEGIN (issue 15): paths per kernel, see cpu_fission.h */
 static char *assemble_source(const kiln_compile_request *req, int fission, int pch,
                              kiln_cpu_prelude_kind prelude, int *barriers, kiln_cpu_kernel_plan *plans) {
@@ -61,6 +78,7 @@ static char *assemble_source(const kiln_compile_request *req, int fission, int p
                                                                : "KILN_CPU_EXPORT_FAST",
                          sym, expr);
     }
+    append_global_accessors(&t, req);
     return kiln_text_take(&t);
 }
 
@@ -390,6 +408,9 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
         /* The largest frame, in KiB rounded up, rides in the flags' high bits. */
         size_t frame_kb = (frame_bytes(dir) + 1023) / 1024;
         if (frame_kb > KILN_CPU_BLOB_FRAME_KB_MAX) frame_kb = KILN_CPU_BLOB_FRAME_KB_MAX;
+        /* a module whose variables the program may hold arrays over keeps
+         * its first build: an upgrade would move them */
+        if (req->global_count > 0) stateless = 0;
         unsigned flags = (barriers ? KILN_CPU_BLOB_BARRIERS : 0) | (stateless ? KILN_CPU_BLOB_STATELESS : 0) |
                          (unsigned)frame_kb << KILN_CPU_BLOB_FRAME_SHIFT;
         s = kiln_cpu_blob_write(out, flags, so_data, so_size);

@@ -457,9 +457,11 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
     if (s == KILN_OK) s = prepare_workers(st, cfg, fn);
     if (s == KILN_OK) {
         fn->module->begin(cfg->grid, cfg->block);
+        atomic_fetch_add(&fn->module->running, 1);
         /* One block has one taker; waking a sleeping worker for it would
          * cost more than most single-block kernels. */
         kiln_cpu_pool_run(st->pool, run_participant, &job, job.blocks == 1);
+        atomic_fetch_sub(&fn->module->running, 1);
     }
     if (s == KILN_OK && job.caught) find_faulting_thread(&job);
     pthread_mutex_unlock(&st->launch_lock);

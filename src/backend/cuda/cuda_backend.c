@@ -209,6 +209,7 @@ static const kiln_backend_ops cuda_ops = {
     .native_handles = cuda_native_handles,
     .stream_query = kiln_cuda_stream_query,
     .copy_peer = kiln_cuda_copy_peer,
+    .module_global = kiln_cuda_module_global,
 };
 
 const kiln_backend_ops *kiln_backend_cuda(void) { return &cuda_ops; }

@@ -69,7 +69,7 @@ static int options_add(option_list *o, const char *a, const char *b) {
 static int options_build(const kiln_compile_request *req, const kiln_nvrtc *nv, int resource_report,
                          option_list *o) {
     o->count = 0;
-    o->items = calloc((size_t)req->define_count + (size_t)req->include_count + 10, sizeof *o->items);
+    o->items = calloc((size_t)req->define_count + (size_t)req->include_count + 12, sizeof *o->items);
     if (!o->items) return 0;
     int ok = options_add(o, "-arch=", req->arch ? req->arch : "sm_90") &&
              options_add(o, "-std=c++17", NULL) &&
@@ -110,11 +110,15 @@ static kiln_status nvrtc_fail(const kiln_nvrtc *nv, nvrtcResult r, const char *w
                           nv->nvrtcGetErrorString(r));
 }
 
-/* Adds `&name` for each kernel so NVRTC tells us its mangled symbol. */
+/* Adds `&name` for each kernel, then for each module global, so NVRTC
+ * tells us its mangled symbol. The blob's table lists the globals under
+ * their expressions ("&c_Kernel"), which no kernel name can equal. */
 static kiln_status add_name_expressions(const kiln_nvrtc *nv, nvrtcProgram prog,
                                         const kiln_compile_request *req, char **exprs) {
-    for (int i = 0; i < req->kernel_count; i++) {
-        const char *expr = req->kernel_exprs ? req->kernel_exprs[i] : req->kernel_names[i];
+    for (int i = 0; i < req->kernel_count + req->global_count; i++) {
+        const char *expr = i >= req->kernel_count ? req->global_names[i - req->kernel_count]
+                           : req->kernel_exprs    ? req->kernel_exprs[i]
+                                                  : req->kernel_names[i];
         size_t n = strlen(expr) + 2;
         exprs[i] = malloc(n);
         if (!exprs[i])
@@ -137,20 +141,25 @@ static kiln_status pack_blob(const kiln_nvrtc *nv, nvrtcProgram prog, const kiln
                               "GPU architecture such as sm_90",
                               req->arch ? req->arch : "");
     char *cubin = malloc(cubin_size);
-    const char **lowered = calloc((size_t)req->kernel_count + 1, sizeof *lowered);
+    int entries = req->kernel_count + req->global_count;
+    const char **lowered = calloc((size_t)entries + 1, sizeof *lowered);
+    const char **names = calloc((size_t)entries + 1, sizeof *names);
     kiln_status s = KILN_OK;
-    if (!cubin || !lowered)
+    for (int i = 0; names && i < entries; i++)
+        names[i] = i < req->kernel_count ? req->kernel_names[i] : exprs[i];
+    if (!cubin || !lowered || !names)
         s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory compiling %s", req->name);
     if (s == KILN_OK && (r = nv->nvrtcGetCUBIN(prog, cubin)) != NVRTC_SUCCESS)
         s = nvrtc_fail(nv, r, "nvrtcGetCUBIN");
-    for (int i = 0; s == KILN_OK && i < req->kernel_count; i++)
+    for (int i = 0; s == KILN_OK && i < entries; i++)
         if ((r = nv->nvrtcGetLoweredName(prog, exprs[i], &lowered[i])) != NVRTC_SUCCESS)
             s = nvrtc_fail(nv, r, "nvrtcGetLoweredName");
     if (s == KILN_OK)
-        s = kiln_cuda_blob_write(out, req->arch ? req->arch : "sm_90", req->kernel_count, req->kernel_names,
-                                 lowered, cubin, cubin_size);
+        s = kiln_cuda_blob_write(out, req->arch ? req->arch : "sm_90", entries, names, lowered, cubin,
+                                 cubin_size);
     free(cubin);
     free(lowered);
+    free(names);
     return s;
 }
 
@@ -158,7 +167,7 @@ static kiln_status compile_with(const kiln_nvrtc *nv, const kiln_compile_request
                                 kiln_blob *out, char **log) {
     char *source = assemble_source(req);
     option_list opts = {0};
-    char **exprs = calloc((size_t)req->kernel_count + 1, sizeof *exprs);
+    char **exprs = calloc((size_t)req->kernel_count + (size_t)req->global_count + 1, sizeof *exprs);
     nvrtcProgram prog = NULL;
     kiln_status s = KILN_OK;
     if (!source || !exprs || !options_build(req, nv, resource_report, &opts))
@@ -175,7 +184,7 @@ static kiln_status compile_with(const kiln_nvrtc *nv, const kiln_compile_request
     }
     if (s == KILN_OK) s = pack_blob(nv, prog, req, exprs, out);
     if (prog) nv->nvrtcDestroyProgram(&prog);
-    for (int i = 0; exprs && i < req->kernel_count; i++) free(exprs[i]);
+    for (int i = 0; exprs && i < req->kernel_count + req->global_count; i++) free(exprs[i]);
     free(exprs);
     options_free(&opts);
     free(source);
