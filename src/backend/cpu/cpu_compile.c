@@ -193,7 +193,7 @@ static int base_args(const kiln_cpu_compiler *c, const kiln_compile_request *req
  * the compiler, the request, the tables above or the caller). pch_dir: the
  * precompiled prelude's folder, or NULL. */
 static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request *req, const char *src,
-                         const char *so, const char *pch_dir, int object_only) {
+                         const char *so, const char *pch_dir, int object_only, const char *kiln_include) {
     size_t n = (size_t)c->argc + 2 * ((size_t)req->define_count + (size_t)req->include_count) +
                COUNT(fixed_flags) + COUNT(link_flags) + 16;
     char **argv = calloc(n, sizeof *argv);
@@ -212,6 +212,10 @@ static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request 
     for (int i = 0; i < req->include_count; i++) {
         argv[k++] = "-I";
         argv[k++] = (char *)req->include_dirs[i];
+    }
+    if (kiln_include) { /* kiln's toolkit headers (cpu_headers.c), after the user's */
+        argv[k++] = "-I";
+        argv[k++] = (char *)kiln_include;
     }
     if (object_only) argv[k++] = "-c"; /* cpu_link.c links it */
     argv[k++] = "-o";
@@ -324,6 +328,9 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     snprintf(obj, sizeof obj, "%s/kernel.o", dir);
     kiln_status s = write_file(src, source, strlen(source));
     free(source);
+    char kiln_include[4400] = "";
+    if (s == KILN_OK && kiln_cpu_headers_wanted(req))
+        s = kiln_cpu_headers_write(dir, kiln_include, sizeof kiln_include);
     /* The linker run directly when the driver's link line is known
      * (cpu_link.c), else the driver links too. */
     char *link_words[COUNT(link_flags) + 1];
@@ -333,8 +340,9 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     kiln_cpu_link link;
     int direct = kiln_cpu_link_prepare(base, base_count, c->argc, link_words, link_count, obj, so, &link);
     char *output = NULL;
-    char **argv =
-        s == KILN_OK ? build_argv(c, req, src, direct ? obj : so, pch ? pch_dir : NULL, direct) : NULL;
+    char **argv = s == KILN_OK ? build_argv(c, req, src, direct ? obj : so, pch ? pch_dir : NULL, direct,
+                                            kiln_include[0] ? kiln_include : NULL)
+                               : NULL;
     if (s == KILN_OK && !argv) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     int code = 0;
     if (s == KILN_OK) s = kiln_cpu_spawn_until(argv, req->cancel, &output, &code);
@@ -386,7 +394,7 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
          * and its verdict and messages are the ones that count. */
         kiln_clear_error();
         char *link_out = NULL;
-        argv = build_argv(c, req, obj, so, NULL, 0);
+        argv = build_argv(c, req, obj, so, NULL, 0, NULL);
         s = argv ? kiln_cpu_spawn(argv, &link_out, &code)
                  : kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
         free(argv);
@@ -421,6 +429,7 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     }
     free(output);
     free(so_data);
+    if (kiln_include[0]) kiln_cpu_headers_remove(kiln_include);
     remove_dir(dir, src, so, obj);
     return s;
 }

@@ -167,6 +167,12 @@ void kiln_cpu_module_unload(kiln_backend_state *st, kiln_backend_module *mod);
  * no letter or digit written as _XX (hex), so that distinct names never
  * meet; 0 if it does not fit. */
 #define KILN_CPU_GLOBAL_SYMBOL_BYTES 1024
+/* kiln's headers for the toolkit's names (cpu_headers.c):
+ * <cooperative_groups.h>. wanted: the source names one. write: into
+ * dir/include (its path to include_dir); remove: what write made. */
+int kiln_cpu_headers_wanted(const kiln_compile_request *req);
+kiln_status kiln_cpu_headers_write(const char *dir, char *include_dir, size_t cap);
+void kiln_cpu_headers_remove(const char *include_dir);
 int kiln_cpu_global_symbol(const char *name, char *out, size_t cap);
 kiln_status kiln_cpu_module_global(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
                                    void **ptr, size_t *bytes);

@@ -81,6 +81,9 @@ static int options_build(const kiln_compile_request *req, const kiln_nvrtc *nv, 
     if (ok && (nv->major > 12 || (nv->major == 12 && nv->minor >= 4))) ok = options_add(o, "-minimal", NULL);
     for (int i = 0; ok && i < req->define_count; i++) ok = options_add(o, "-D", req->defines[i]);
     for (int i = 0; ok && i < req->include_count; i++) ok = options_add(o, "-I", req->include_dirs[i]);
+    /* The toolkit's headers after the user's folders, as nvcc searches
+     * them: <cooperative_groups.h>, <cuda_fp16.h>, <curand_kernel.h>, <cuda/std/...> */
+    for (int i = 0; ok && i < nv->include_count; i++) ok = options_add(o, "-I", nv->include_dirs[i]);
     if (ok && req->debug) ok = options_add(o, "-G", NULL);
     if (ok && req->lineinfo) ok = options_add(o, "-lineinfo", NULL);
     if (ok && req->fast_math) ok = options_add(o, "--use_fast_math", NULL);

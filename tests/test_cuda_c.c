@@ -1,0 +1,332 @@
+/* test_cuda_c.c: CUDA C written for nvcc runs unchanged on both backends,
+ * with the same options: kernels from NVIDIA's cuda-samples
+ * (tests/corpus/cuda-samples, licence headers kept) that include
+ * <cooperative_groups.h>, and kiln's cooperative-groups kernel file
+ * (tests/corpus/kiln_cg_groups.cu), each against a plain C reference. On
+ * CUDA the toolkit's own headers are used; on the CPU, kiln's. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_support.h"
+
+static int setup(void **state) {
+    *state = test_open();
+    return *state ? 0 : -1;
+}
+static int teardown(void **state) {
+    kiln_close(*state);
+    return 0;
+}
+
+static kiln_module *corpus_module(kiln_context *ctx, const char *file, const char *options) {
+    const char *root = getenv("KILN_SOURCE_DIR");
+    if (!root) fail_msg("KILN_SOURCE_DIR is not set (run through ctest)");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/corpus/%s", root, file);
+    kiln_module *m = NULL;
+    TEST_OK(kiln_module_from_file(ctx, path, options, &m));
+    return m;
+}
+
+static kiln_array *ints(kiln_context *ctx, const int *v, int64_t n) {
+    kiln_array *a = NULL;
+    TEST_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &n, v, sizeof(int) * (size_t)n, &a));
+    return a;
+}
+
+static kiln_array *zeros(kiln_context *ctx, kiln_dtype dtype, int64_t n) {
+    kiln_array *a = NULL;
+    TEST_OK(kiln_array_zeros(ctx, dtype, 1, &n, &a));
+    return a;
+}
+
+/* cuda-samples scalarProd: block reduction with cg::sync(cta). */
+static void sample_scalar_prod(void **state) {
+    kiln_context *ctx = *state;
+    kiln_module *m = corpus_module(ctx, "cuda-samples/scalarProd_kernel.cuh", NULL);
+    enum { VN = 8, EN = 2048 };
+    test_rng rng = test_rng_for("scalarProd");
+    float *a = malloc(sizeof(float) * VN * EN), *b = malloc(sizeof(float) * VN * EN);
+    test_fill_f32(&rng, a, VN * EN, -1, 1);
+    test_fill_f32(&rng, b, VN * EN, -1, 1);
+    int64_t n = VN * EN, vn = VN;
+    kiln_array *A = NULL, *B = NULL, *C = NULL;
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, a, sizeof(float) * VN * EN, &A));
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, b, sizeof(float) * VN * EN, &B));
+    TEST_OK(kiln_array_empty(ctx, KILN_FLOAT32, 1, &vn, &C));
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_module_get_kernel(m, "scalarProdGPU", &k));
+    TEST_OK(kiln_launch(k, KILN_DIM(4), KILN_DIM(256), 0, NULL,
+                        KILN_ARGS(kiln_arr(C), kiln_arr(A), kiln_arr(B), kiln_i32(VN), kiln_i32(EN))));
+    float c[VN];
+    TEST_OK(kiln_array_to_host(C, c, sizeof c));
+    double ref[VN];
+    for (int v = 0; v < VN; v++) {
+        ref[v] = 0;
+        for (int e = 0; e < EN; e++) ref[v] += (double)a[v * EN + e] * b[v * EN + e];
+    }
+    assert_true(test_max_rel_err_f32(c, ref, VN, 1e-4, 1e-4) <= 1);
+    kiln_kernel_release(k);
+    kiln_array_release(A);
+    kiln_array_release(B);
+    kiln_array_release(C);
+    kiln_module_release(m);
+    free(a);
+    free(b);
+}
+
+/* cuda-samples dwtHaar1D: a whole Haar decomposition in one block, extern
+ * __shared__ memory, cg::sync(cta) inside a loop; its constants come as -D
+ * options, the same on both backends. */
+static void sample_dwt_haar(void **state) {
+    kiln_context *ctx = *state;
+    kiln_module *m = corpus_module(ctx, "cuda-samples/dwtHaar1D_kernel.cuh",
+                                   "-DINV_SQRT_2=0.70710678118654752440f -DLOG_NUM_BANKS=4");
+    enum { BDIM = 256, LEN = 2 * BDIM, LEVELS = 9 };
+    float x[LEN];
+    test_rng rng = test_rng_for("dwtHaar1D");
+    test_fill_f32(&rng, x, LEN, -1, 1);
+    int64_t len = LEN, one = 1;
+    kiln_array *in = NULL, *out = NULL, *approx = NULL;
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &len, x, sizeof x, &in));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &len, &out));
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &one, &approx));
+    kiln_kernel *init = NULL, *dwt = NULL;
+    TEST_OK(kiln_module_get_kernel(m, "initValue", &init));
+    TEST_OK(kiln_module_get_kernel(m, "dwtHaar1D", &dwt));
+    TEST_OK(kiln_launch(init, KILN_DIM(2), KILN_DIM(BDIM), 0, NULL, KILN_ARGS(kiln_arr(out), kiln_f32(0))));
+    TEST_OK(kiln_launch(dwt, KILN_DIM(1), KILN_DIM(BDIM), 2 * LEN * sizeof(float), NULL,
+                        KILN_ARGS(kiln_arr(in), kiln_arr(out), kiln_arr(approx), kiln_u32(LEVELS),
+                                  kiln_u32(BDIM), kiln_i32(BDIM))));
+    float got[LEN], got_approx;
+    TEST_OK(kiln_array_to_host(out, got, sizeof got));
+    TEST_OK(kiln_array_to_host(approx, &got_approx, sizeof got_approx));
+    /* Mallat order: od[half + k] holds the details of the level whose
+     * approximation has `half` values. */
+    double a[LEN], ref[LEN] = {0};
+    for (int i = 0; i < LEN; i++) a[i] = x[i];
+    const double r = 0.70710678118654752440;
+    for (int n = LEN; n > 1; n /= 2) {
+        for (int k = 0; k < n / 2; k++) {
+            ref[n / 2 + k] = (a[2 * k] - a[2 * k + 1]) * r;
+            a[k] = (a[2 * k] + a[2 * k + 1]) * r;
+        }
+    }
+    assert_true(test_max_rel_err_f32(got + 1, ref + 1, LEN - 1, 1e-5, 1e-4) <= 1);
+    assert_true(fabs(got_approx - a[0]) <= 1e-4 * (1 + fabs(a[0])));
+    kiln_kernel_release(init);
+    kiln_kernel_release(dwt);
+    kiln_array_release(in);
+    kiln_array_release(out);
+    kiln_array_release(approx);
+    kiln_module_release(m);
+}
+
+/* What each thread of a tile of n threads must see (kiln_cg_groups.cu's
+ * tile_ops), from the block's values v. */
+static void check_tile(const int *v, const int *o, int threads, int n, int block_dim) {
+    for (int g = 0; g < threads; g++) {
+        int rank = g % block_dim, lane = rank % n, base = g - lane;
+        const int *t = v + base, *r = o + 19 * g;
+        int sum = 0, mn = t[0], mx = t[0], and_ = t[0], or_ = 0, xor_ = 0, any = 0, all = 1, incl = 0,
+            excl = 0;
+        unsigned ballot = 0;
+        for (int j = 0; j < n; j++) {
+            sum += t[j];
+            mn = t[j] < mn ? t[j] : mn;
+            mx = t[j] > mx ? t[j] : mx;
+            and_ &= t[j];
+            or_ |= t[j];
+            xor_ ^= t[j];
+            ballot |= (unsigned)(t[j] & 1) << j;
+            any |= t[j] > 90;
+            all &= t[j] >= 0;
+            if (j <= lane) incl += t[j];
+            if (j < lane) excl += t[j];
+        }
+        int expect[19] = {sum,
+                          mn,
+                          mx,
+                          and_,
+                          or_,
+                          xor_,
+                          t[1 % n],
+                          lane + 1 < n ? t[lane + 1] : t[lane],
+                          lane >= 2 ? t[lane - 2] : t[lane],
+                          t[lane ^ (n > 1 ? 1 : 0)],
+                          (int)ballot,
+                          any,
+                          all,
+                          lane,
+                          rank / n,
+                          (block_dim + n - 1) / n,
+                          incl,
+                          excl,
+                          n};
+        for (int e = 0; e < 19; e++) {
+            int got = (e == 11 || e == 12) ? r[e] != 0 : r[e];
+            if (got != expect[e])
+                fail_msg("tile of %d, thread %d, value %d: got %d, expected %d", n, g, e, got, expect[e]);
+        }
+    }
+}
+
+static void cg_tiles(void **state) {
+    kiln_context *ctx = *state;
+    kiln_module *m = corpus_module(ctx, "kiln_cg_groups.cu", NULL);
+    enum { BLOCKS = 2, BD = 64, N = BLOCKS * BD };
+    int v[N];
+    test_rng rng = test_rng_for("cg_tiles");
+    for (int i = 0; i < N; i++) v[i] = (int)test_uniform(&rng, 0, 100);
+    kiln_array *in = ints(ctx, v, N), *o4 = zeros(ctx, KILN_INT32, 19 * N),
+               *o16 = zeros(ctx, KILN_INT32, 19 * N), *o32 = zeros(ctx, KILN_INT32, 19 * N);
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_module_get_kernel(m, "tiles", &k));
+    TEST_OK(kiln_launch(k, KILN_DIM(BLOCKS), KILN_DIM(BD), 0, NULL,
+                        KILN_ARGS(kiln_arr(in), kiln_arr(o4), kiln_arr(o16), kiln_arr(o32))));
+    int *r = malloc(sizeof(int) * 19 * N);
+    TEST_OK(kiln_array_to_host(o4, r, sizeof(int) * 19 * N));
+    check_tile(v, r, N, 4, BD);
+    TEST_OK(kiln_array_to_host(o16, r, sizeof(int) * 19 * N));
+    check_tile(v, r, N, 16, BD);
+    TEST_OK(kiln_array_to_host(o32, r, sizeof(int) * 19 * N));
+    check_tile(v, r, N, 32, BD);
+    free(r);
+    kiln_kernel_release(k);
+    kiln_array_release(in);
+    kiln_array_release(o4);
+    kiln_array_release(o16);
+    kiln_array_release(o32);
+    kiln_module_release(m);
+}
+
+static void cg_block_and_coalesced(void **state) {
+    kiln_context *ctx = *state;
+    kiln_module *m = corpus_module(ctx, "kiln_cg_groups.cu", NULL);
+    enum { BLOCKS = 3, BD = 64, N = BLOCKS * BD };
+    kiln_array *info = zeros(ctx, KILN_INT32, 8 * N);
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_module_get_kernel(m, "block_info", &k));
+    TEST_OK(kiln_launch(k, KILN_DIM(BLOCKS), KILN_DIM(16, 4), 0, NULL, KILN_ARGS(kiln_arr(info))));
+    int *r = malloc(sizeof(int) * 8 * N);
+    TEST_OK(kiln_array_to_host(info, r, sizeof(int) * 8 * N));
+    for (int g = 0; g < N; g++) {
+        int rank = g % BD, b = g / BD;
+        int expect[8] = {rank, BD, b, rank % 16, rank / 16, 1604, rank % 8, g};
+        for (int e = 0; e < 8; e++)
+            if (r[8 * g + e] != expect[e])
+                fail_msg("thread %d, value %d: got %d, expected %d", g, e, r[8 * g + e], expect[e]);
+    }
+    free(r);
+    kiln_kernel_release(k);
+    kiln_array_release(info);
+
+    enum { M = 1000 };
+    int src[M], positives = 0;
+    test_rng rng = test_rng_for("coalesced");
+    for (int i = 0; i < M; i++) {
+        src[i] = (int)test_uniform(&rng, -50, 50);
+        positives += src[i] > 0;
+    }
+    kiln_array *s = ints(ctx, src, M), *dst = zeros(ctx, KILN_INT32, M), *count = zeros(ctx, KILN_INT32, 1);
+    TEST_OK(kiln_module_get_kernel(m, "filter_positive", &k));
+    TEST_OK(kiln_launch(k, KILN_DIM((M + 127) / 128), KILN_DIM(128), 0, NULL,
+                        KILN_ARGS(kiln_arr(dst), kiln_arr(count), kiln_arr(s), kiln_i32(M))));
+    int got_count = 0, got[M];
+    TEST_OK(kiln_array_to_host(count, &got_count, sizeof got_count));
+    TEST_OK(kiln_array_to_host(dst, got, sizeof got));
+    assert_int_equal(got_count, positives);
+    /* the same values, in whatever order the groups took their slots */
+    long long hist_ref[51] = {0}, hist[51] = {0};
+    for (int i = 0; i < M; i++)
+        if (src[i] > 0) hist_ref[src[i]]++;
+    for (int i = 0; i < got_count; i++) {
+        assert_true(got[i] > 0 && got[i] <= 50);
+        hist[got[i]]++;
+    }
+    assert_memory_equal(hist, hist_ref, sizeof hist);
+    kiln_kernel_release(k);
+    kiln_array_release(s);
+    kiln_array_release(dst);
+    kiln_array_release(count);
+    kiln_module_release(m);
+}
+
+/* this_grid().sync(): a grid of one block is its block on the CPU; a grid
+ * of several needs every block resident, which the CPU refuses with a
+ * fault that names the reason (in a context of its own: a fault kills it). */
+static void cg_grid_sync_cpu(void **state) {
+    (void)state;
+    if (strcmp(test_target(), "cpu") != 0) skip(); /* needs a cooperative launch on the GPU */
+    kiln_context *ctx = test_open();
+    kiln_module *m = corpus_module(ctx, "kiln_cg_groups.cu", NULL);
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_module_get_kernel(m, "grid_phases", &k));
+    enum { N = 128 };
+    kiln_array *data = zeros(ctx, KILN_INT32, 4 * N), *out = zeros(ctx, KILN_INT32, 4 * N);
+    TEST_OK(kiln_launch(k, KILN_DIM(1), KILN_DIM(N), 0, NULL, KILN_ARGS(kiln_arr(data), kiln_arr(out))));
+    int got[N];
+    kiln_array *head = NULL;
+    TEST_OK(kiln_array_slice(out, 0, 0, N, 1, &head));
+    TEST_OK(kiln_array_to_host(head, got, sizeof got));
+    for (int i = 0; i < N; i++) assert_int_equal(got[i], N - 1 - i);
+    TEST_FAILS_WITH(
+        kiln_launch(k, KILN_DIM(4), KILN_DIM(N), 0, NULL, KILN_ARGS(kiln_arr(data), kiln_arr(out))),
+        KILN_ERR_DEVICE_FAULT, "grid-wide barrier");
+    kiln_array_release(head);
+    kiln_array_release(data);
+    kiln_array_release(out);
+    kiln_kernel_release(k);
+    kiln_module_release(m);
+    kiln_close(ctx);
+}
+
+/* The toolkit's headers compile through NVRTC with no option naming them
+ * (skipped where NVRTC is absent). */
+static void toolkit_headers_through_nvrtc(void **state) {
+    (void)state;
+    static const char *src =
+        "#include <cooperative_groups.h>\n"
+        "#include <cooperative_groups/reduce.h>\n"
+        "#include <cuda/std/cstdint>\n"
+        "#include <cuda/std/limits>\n"
+        "#include <cuda_fp16.h>\n"
+        "#include <cuda_bf16.h>\n"
+        "#include <curand_kernel.h>\n"
+        "namespace cg = cooperative_groups;\n"
+        "__global__ void k(float *out, unsigned long long seed) {\n"
+        "    auto t = cg::tiled_partition<32>(cg::this_thread_block());\n"
+        "    curandStatePhilox4_32_10_t s;\n"
+        "    curand_init(seed, threadIdx.x, 0, &s);\n"
+        "    __half h = __float2half(curand_uniform(&s));\n"
+        "    __nv_bfloat16 b = __float2bfloat16(1.5f);\n"
+        "    cuda::std::int32_t i = cuda::std::numeric_limits<cuda::std::int32_t>::max();\n"
+        "    out[threadIdx.x] = cg::reduce(t, __half2float(__hmul(h, h)) + __bfloat162float(b) + (i > 0), "
+        "cg::plus<float>());\n"
+        "}\n";
+    char *log = NULL;
+    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "headers.cu", NULL, &log);
+    kiln_free(log);
+    if (s == KILN_ERR_COMPILER_MISSING) skip();
+    TEST_OK(s);
+    /* and the corpus, as the GPU run will compile it */
+    const char *root = getenv("KILN_SOURCE_DIR");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/corpus/kiln_cg_groups.cu", root);
+    char *text = test_read_file(path);
+    assert_non_null(text);
+    TEST_OK(kiln_compile_only("cuda", "sm_90", text, "kiln_cg_groups.cu", NULL, &log));
+    kiln_free(log);
+    free(text);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sample_scalar_prod), cmocka_unit_test(sample_dwt_haar),
+        cmocka_unit_test(cg_tiles),           cmocka_unit_test(cg_block_and_coalesced),
+        cmocka_unit_test(cg_grid_sync_cpu),   cmocka_unit_test(toolkit_headers_through_nvrtc),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
