@@ -144,8 +144,10 @@ static const char *const fixed_flags[] = {
  * loops call glibc's vector math variants (_ZGV..., ufunc_cpu_math.cuh),
  * which live in libmvec: linking it makes the module name it as a
  * dependency (DT_NEEDED), so dlopen resolves them with no help from the
- * process. --as-needed: modules that call none of them do not depend on it. */
-static const char *const link_flags[] = {"-Wl,--as-needed",
+ * process. --as-needed: modules that call none of them do not depend on it.
+ * -z defs: a symbol nothing defines (a function declared but never given a
+ * body) fails the link, so that `kiln compile` refuses what dlopen would. */
+static const char *const link_flags[] = {"-Wl,--as-needed", "-Wl,-z,defs",
 #if defined(__x86_64__) && defined(__GLIBC__)
                                          "-lmvec",
 #endif
