@@ -508,6 +508,15 @@ KILN_API kiln_status kiln_kernel_attributes_get(kiln_kernel *kernel, kiln_kernel
  * Asynchronous: returns once queued. */
 KILN_API kiln_status kiln_launch(kiln_kernel *kernel, kiln_dim3 grid, kiln_dim3 block, size_t shared_bytes,
                                  kiln_stream *stream, const kiln_value *args, int nargs);
+/* kiln_launch with every block resident at once, so that the kernel may
+ * synchronise the whole grid (cooperative groups' this_grid().sync()):
+ * cuLaunchCooperativeKernel on CUDA, where a grid larger than the device
+ * can hold at once is refused by the driver. The CPU runs the blocks of a
+ * launch in turn, so it takes grids of one block only (KILN_ERR_UNSUPPORTED
+ * for more). */
+KILN_API kiln_status kiln_launch_cooperative(kiln_kernel *kernel, kiln_dim3 grid, kiln_dim3 block,
+                                             size_t shared_bytes, kiln_stream *stream, const kiln_value *args,
+                                             int nargs);
 
 /* ------------------------------------------------------------------ compile */
 /* Compiles source for a target without running it and without a device:

@@ -254,27 +254,39 @@ static void cg_block_and_coalesced(void **state) {
     kiln_module_release(m);
 }
 
-/* this_grid().sync(): a grid of one block is its block on the CPU; a grid
- * of several needs every block resident, which the CPU refuses with a
- * fault that names the reason (in a context of its own: a fault kills it). */
-static void cg_grid_sync_cpu(void **state) {
+/* this_grid().sync() under kiln_launch_cooperative: every block resident
+ * on CUDA; on the CPU, one block (a cooperative grid of more is refused,
+ * and a grid sync across blocks of a plain launch faults, naming the
+ * reason: in a context of its own, as a fault kills it). */
+static void cg_grid_sync(void **state) {
     (void)state;
-    if (strcmp(test_target(), "cpu") != 0) skip(); /* needs a cooperative launch on the GPU */
     kiln_context *ctx = test_open();
+    int cpu = strcmp(test_target(), "cpu") == 0;
     kiln_module *m = corpus_module(ctx, "kiln_cg_groups.cu", NULL);
     kiln_kernel *k = NULL;
     TEST_OK(kiln_module_get_kernel(m, "grid_phases", &k));
     enum { N = 128 };
     kiln_array *data = zeros(ctx, KILN_INT32, 4 * N), *out = zeros(ctx, KILN_INT32, 4 * N);
-    TEST_OK(kiln_launch(k, KILN_DIM(1), KILN_DIM(N), 0, NULL, KILN_ARGS(kiln_arr(data), kiln_arr(out))));
-    int got[N];
+    TEST_OK(kiln_launch_cooperative(k, KILN_DIM(1), KILN_DIM(N), 0, NULL,
+                                    KILN_ARGS(kiln_arr(data), kiln_arr(out))));
+    int got[4 * N];
     kiln_array *head = NULL;
     TEST_OK(kiln_array_slice(out, 0, 0, N, 1, &head));
-    TEST_OK(kiln_array_to_host(head, got, sizeof got));
+    TEST_OK(kiln_array_to_host(head, got, sizeof(int) * N));
     for (int i = 0; i < N; i++) assert_int_equal(got[i], N - 1 - i);
-    TEST_FAILS_WITH(
-        kiln_launch(k, KILN_DIM(4), KILN_DIM(N), 0, NULL, KILN_ARGS(kiln_arr(data), kiln_arr(out))),
-        KILN_ERR_DEVICE_FAULT, "grid-wide barrier");
+    kiln_status four = kiln_launch_cooperative(k, KILN_DIM(4), KILN_DIM(N), 0, NULL,
+                                               KILN_ARGS(kiln_arr(data), kiln_arr(out)));
+    if (cpu) {
+        assert_int_equal(four, KILN_ERR_UNSUPPORTED);
+        assert_true(test_contains(kiln_last_error(), "one block only"));
+        TEST_FAILS_WITH(
+            kiln_launch(k, KILN_DIM(4), KILN_DIM(N), 0, NULL, KILN_ARGS(kiln_arr(data), kiln_arr(out))),
+            KILN_ERR_DEVICE_FAULT, "grid-wide barrier");
+    } else {
+        TEST_OK(four);
+        TEST_OK(kiln_array_to_host(out, got, sizeof got));
+        for (int i = 0; i < 4 * N; i++) assert_int_equal(got[i], 4 * N - 1 - i);
+    }
     kiln_array_release(head);
     kiln_array_release(data);
     kiln_array_release(out);
@@ -326,7 +338,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sample_scalar_prod), cmocka_unit_test(sample_dwt_haar),
         cmocka_unit_test(cg_tiles),           cmocka_unit_test(cg_block_and_coalesced),
-        cmocka_unit_test(cg_grid_sync_cpu),   cmocka_unit_test(toolkit_headers_through_nvrtc),
+        cmocka_unit_test(cg_grid_sync),       cmocka_unit_test(toolkit_headers_through_nvrtc),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -95,6 +95,8 @@ typedef struct kiln_launch_config {
     uint32_t grid[3];
     uint32_t block[3];
     size_t shared_bytes;
+    /* kiln_launch_cooperative: every block resident at once (grid sync) */
+    int cooperative;
 } kiln_launch_config;
 
 typedef struct kiln_backend_ops {

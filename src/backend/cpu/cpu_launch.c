@@ -436,6 +436,13 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
     if (threads == 0 || threads > KILN_CPU_MAX_THREADS_PER_BLOCK)
         return kiln_set_error(KILN_ERR_LAUNCH_CONFIG, "block of %llu threads: expected 1 to %d", threads,
                               KILN_CPU_MAX_THREADS_PER_BLOCK);
+    unsigned long long grid_blocks = (unsigned long long)cfg->grid[0] * cfg->grid[1] * cfg->grid[2];
+    if (cfg->cooperative && grid_blocks > 1)
+        return kiln_set_error(
+            KILN_ERR_UNSUPPORTED,
+            "a cooperative launch of %llu blocks: the CPU backend runs the blocks of a launch "
+            "in turn, never all at once, so it takes cooperative grids of one block only",
+            grid_blocks);
     launch_job job;
     memset(&job, 0, sizeof job);
     job.st = st;
