@@ -334,11 +334,41 @@ static void toolkit_headers_through_nvrtc(void **state) {
     free(text);
 }
 
+/* What a backend cannot run is refused at compile time, naming the
+ * construct and its line: textures and surfaces, and kernels launching
+ * kernels, on the CPU. NVRTC takes textures (kiln drops -minimal for them). */
+static void unsupported_constructs(void **state) {
+    (void)state;
+    static const char *tex = "// a texture read\n"
+                             "__global__ void k(cudaTextureObject_t t, float *o) {\n"
+                             "    o[threadIdx.x] = tex1Dfetch<float>(t, threadIdx.x);\n"
+                             "}\n";
+    static const char *launch = "__global__ void child(int *o) { o[0] = 1; }\n"
+                                "/* child<<<1, 1>>> in a comment is fine */\n"
+                                "__global__ void parent(int *o) {\n"
+                                "    child<<<1, 1>>>(o);\n"
+                                "}\n";
+    char *log = NULL;
+    TEST_FAILS_WITH(kiln_compile_only("cpu", NULL, tex, "tex.cu", NULL, &log), KILN_ERR_COMPILE,
+                    "tex.cu:2: error: cudaTextureObject_t: textures and surfaces are not supported");
+    kiln_free(log);
+    TEST_FAILS_WITH(kiln_compile_only("cpu", NULL, launch, "launch.cu", NULL, &log), KILN_ERR_COMPILE,
+                    "launch.cu:4: error: a kernel launch inside device code");
+    kiln_free(log);
+    kiln_status s = kiln_compile_only("cuda", "sm_90", tex, "tex.cu", NULL, &log);
+    kiln_free(log);
+    if (s != KILN_ERR_COMPILER_MISSING) TEST_OK(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(sample_scalar_prod), cmocka_unit_test(sample_dwt_haar),
-        cmocka_unit_test(cg_tiles),           cmocka_unit_test(cg_block_and_coalesced),
-        cmocka_unit_test(cg_grid_sync),       cmocka_unit_test(toolkit_headers_through_nvrtc),
+        cmocka_unit_test(sample_scalar_prod),
+        cmocka_unit_test(sample_dwt_haar),
+        cmocka_unit_test(cg_tiles),
+        cmocka_unit_test(cg_block_and_coalesced),
+        cmocka_unit_test(cg_grid_sync),
+        cmocka_unit_test(toolkit_headers_through_nvrtc),
+        cmocka_unit_test(unsupported_constructs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

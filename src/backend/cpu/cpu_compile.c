@@ -442,6 +442,8 @@ kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_requ
     *log = NULL;
     if (!req || !req->source)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "CPU compile: no source to compile");
+    if (kiln_cpu_refuse(req->source, req->name ? req->name : "kernel.cu", log))
+        return kiln_set_error(KILN_ERR_COMPILE, "the CPU backend cannot run this source");
     kiln_cpu_kernel_plan *plans = calloc((size_t)req->kernel_count + 1, sizeof *plans);
     if (!plans) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     kiln_status s = compile_once(c, req, 1, plans, out, log);

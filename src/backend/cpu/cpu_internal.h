@@ -171,6 +171,10 @@ void kiln_cpu_module_unload(kiln_backend_state *st, kiln_backend_module *mod);
  * <cooperative_groups.h>. wanted: the source names one. write: into
  * dir/include (its path to include_dir); remove: what write made. */
 int kiln_cpu_headers_wanted(const kiln_compile_request *req);
+/* 1, with *log (malloc'd) naming the construct and its line, when source
+ * uses what the CPU backend cannot run: textures, surfaces, kernel launches
+ * from device code (cpu_refuse.c). */
+int kiln_cpu_refuse(const char *source, const char *name, char **log);
 kiln_status kiln_cpu_headers_write(const char *dir, char *include_dir, size_t cap);
 void kiln_cpu_headers_remove(const char *include_dir);
 int kiln_cpu_global_symbol(const char *name, char *out, size_t cap);

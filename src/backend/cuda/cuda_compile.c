@@ -66,6 +66,27 @@ static int options_add(option_list *o, const char *a, const char *b) {
     return 1;
 }
 
+/* -minimal leaves out the texture and surface declarations: a source that
+ * names them (tex2D, cudaTextureObject_t, surf2Dwrite...) compiles without
+ * it, as nvcc would take it. A plain substring test: a false positive only
+ * costs the full headers' compile time. */
+static int uses_textures(const char *source) {
+    static const char *const names[] = {"cudaTextureObject_t",
+                                        "cudaSurfaceObject_t",
+                                        "tex1D",
+                                        "tex2D",
+                                        "tex3D",
+                                        "texCubemap",
+                                        "surf1D",
+                                        "surf2D",
+                                        "surf3D",
+                                        "texture<",
+                                        "surface<"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strstr(source, names[i])) return 1;
+    return 0;
+}
+
 static int options_build(const kiln_compile_request *req, const kiln_nvrtc *nv, int resource_report,
                          option_list *o) {
     o->count = 0;
@@ -78,7 +99,8 @@ static int options_build(const kiln_compile_request *req, const kiln_nvrtc *nv, 
              options_add(o, "-default-device", NULL);
     /* 12.4+: skips texture/surface and device-runtime declarations, a good
      * part of a small kernel's cold compile time. */
-    if (ok && (nv->major > 12 || (nv->major == 12 && nv->minor >= 4))) ok = options_add(o, "-minimal", NULL);
+    if (ok && (nv->major > 12 || (nv->major == 12 && nv->minor >= 4)) && !uses_textures(req->source))
+        ok = options_add(o, "-minimal", NULL);
     for (int i = 0; ok && i < req->define_count; i++) ok = options_add(o, "-D", req->defines[i]);
     for (int i = 0; ok && i < req->include_count; i++) ok = options_add(o, "-I", req->include_dirs[i]);
     /* The toolkit's headers after the user's folders, as nvcc searches
