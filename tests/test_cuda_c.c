@@ -334,6 +334,82 @@ static void toolkit_headers_through_nvrtc(void **state) {
     free(text);
 }
 
+/* float -> binary16 / bfloat16 with round to nearest even, for the references. */
+static float round_half(double v) {
+    if (v != v) return (float)v;
+    double a = fabs(v);
+    if (a >= 65520.0) return v > 0 ? INFINITY : -INFINITY;
+    int e;
+    frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+    double ulp = ldexp(1.0, (e - 11 < -24) ? -24 : e - 11);
+    double q = a / ulp, r = nearbyint(q); /* nearest, ties to even */
+    return (float)copysign(r * ulp, v);
+}
+static float round_bf16(double v) {
+    float f = (float)v; /* bfloat16 keeps float's exponent */
+    if (f != f || isinf(f) || f == 0) return f;
+    int e;
+    frexpf(f, &e);
+    double ulp = ldexp(1.0, e - 8);
+    return (float)(nearbyint((double)f / ulp) * ulp);
+}
+
+/* <cuda_fp16.h> and <cuda_bf16.h>: conversions and arithmetic rounded to
+ * the 16-bit formats, the same bits on both backends. */
+static void half_and_bfloat16(void **state) {
+    kiln_context *ctx = *state;
+    static const char *src = "#include <cuda_fp16.h>\n"
+                             "#include <cuda_bf16.h>\n"
+                             "__global__ void ops(const float *a, const float *b, float *o, int n) {\n"
+                             "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                             "    if (i >= n) return;\n"
+                             "    __half x = __float2half(a[i]), y = __float2half_rn(b[i]);\n"
+                             "    o[0 * n + i] = __half2float(x);\n"
+                             "    o[1 * n + i] = __half2float(__hadd(x, y));\n"
+                             "    o[2 * n + i] = __half2float(__hmul(x, y));\n"
+                             "    o[3 * n + i] = __half2float(__hfma(x, y, __float2half(0.5f)));\n"
+                             "    o[4 * n + i] = __half2float(x / y);\n"
+                             "    __half2 p = __floats2half2_rn(a[i], b[i]);\n"
+                             "    o[5 * n + i] = __high2float(__hmul2(p, p));\n"
+                             "    __nv_bfloat16 u = __float2bfloat16(a[i]), v = __float2bfloat16(b[i]);\n"
+                             "    o[6 * n + i] = __bfloat162float(u);\n"
+                             "    o[7 * n + i] = __bfloat162float(__hadd(u, v));\n"
+                             "    o[8 * n + i] = __bfloat162float(__hmul(u, v));\n"
+                             "    o[9 * n + i] = __hlt(x, y) ? 1.0f : 0.0f;\n"
+                             "}\n";
+    enum { N = 512, OUTS = 10 };
+    float a[N], b[N];
+    test_rng rng = test_rng_for("half");
+    test_fill_f32(&rng, a, N, -300, 300);
+    test_fill_f32(&rng, b, N, 0.01, 50);
+    int64_t n = N;
+    kiln_array *A = NULL, *B = NULL, *O = zeros(ctx, KILN_FLOAT32, OUTS * N);
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, a, sizeof a, &A));
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, b, sizeof b, &B));
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_kernel_from_source(ctx, src, "ops", NULL, &k));
+    TEST_OK(kiln_launch(k, KILN_DIM(N / 128), KILN_DIM(128), 0, NULL,
+                        KILN_ARGS(kiln_arr(A), kiln_arr(B), kiln_arr(O), kiln_i32(N))));
+    float *o = malloc(sizeof(float) * OUTS * N);
+    TEST_OK(kiln_array_to_host(O, o, sizeof(float) * OUTS * N));
+    for (int i = 0; i < N; i++) {
+        double x = round_half(a[i]), y = round_half(b[i]), u = round_bf16(a[i]), v = round_bf16(b[i]);
+        float expect[OUTS] = {
+            (float)x,          round_half(x + y),  round_half(x * y), round_half(x * y + 0.5),
+            round_half(x / y), round_half(y * y),  (float)u,          round_bf16(u + v),
+            round_bf16(u * v), x < y ? 1.0f : 0.0f};
+        for (int e = 0; e < OUTS; e++)
+            if (o[e * N + i] != expect[e])
+                fail_msg("value %d for a=%g b=%g: got %.9g, expected %.9g", e, a[i], b[i], o[e * N + i],
+                         expect[e]);
+    }
+    free(o);
+    kiln_kernel_release(k);
+    kiln_array_release(A);
+    kiln_array_release(B);
+    kiln_array_release(O);
+}
+
 /* What a backend cannot run is refused at compile time, naming the
  * construct and its line: textures and surfaces, and kernels launching
  * kernels, on the CPU. NVRTC takes textures (kiln drops -minimal for them). */
@@ -369,6 +445,7 @@ int main(void) {
         cmocka_unit_test(cg_grid_sync),
         cmocka_unit_test(toolkit_headers_through_nvrtc),
         cmocka_unit_test(unsupported_constructs),
+        cmocka_unit_test(half_and_bfloat16),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,6 +15,7 @@
 #include "core/error.h"
 
 extern const char kiln_embedded_kiln_cpu_cg[];
+extern const char kiln_embedded_kiln_cpu_fp16[];
 
 typedef struct header {
     const char *path; /* under the include folder */
@@ -23,6 +24,8 @@ typedef struct header {
 
 static const header headers[] = {
     {"cooperative_groups.h", NULL}, /* kiln_cpu_cg.cuh */
+    {"cuda_fp16.h", NULL},          /* kiln_cpu_fp16.cuh, both */
+    {"cuda_bf16.h", NULL},
     {"cooperative_groups/reduce.h", "#include <cooperative_groups.h>\n"},
     {"cooperative_groups/scan.h", "#include <cooperative_groups.h>\n"},
 };
@@ -36,7 +39,8 @@ static kiln_status write_text(const char *path, const char *text) {
 }
 
 int kiln_cpu_headers_wanted(const kiln_compile_request *req) {
-    return req->source && strstr(req->source, "cooperative_groups") != NULL;
+    return req->source && (strstr(req->source, "cooperative_groups") || strstr(req->source, "cuda_fp16.h") ||
+                           strstr(req->source, "cuda_bf16.h"));
 }
 
 kiln_status kiln_cpu_headers_write(const char *dir, char *include_dir, size_t cap) {
@@ -47,7 +51,10 @@ kiln_status kiln_cpu_headers_write(const char *dir, char *include_dir, size_t ca
         return kiln_set_error(KILN_ERR_IO, "cannot create %s: %s", path, strerror(errno));
     for (size_t i = 0; i < sizeof headers / sizeof *headers; i++) {
         snprintf(path, sizeof path, "%s/%s", include_dir, headers[i].path);
-        kiln_status s = write_text(path, headers[i].text ? headers[i].text : kiln_embedded_kiln_cpu_cg);
+        const char *text = headers[i].text                             ? headers[i].text
+                           : strncmp(headers[i].path, "cuda_", 5) == 0 ? kiln_embedded_kiln_cpu_fp16
+                                                                       : kiln_embedded_kiln_cpu_cg;
+        kiln_status s = write_text(path, text);
         if (s != KILN_OK) return s;
     }
     return KILN_OK;
