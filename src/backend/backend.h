@@ -95,8 +95,6 @@ typedef struct kiln_launch_config {
     uint32_t grid[3];
     uint32_t block[3];
     size_t shared_bytes;
-    /* kiln_launch_cooperative: every block resident at once (grid sync) */
-    int cooperative;
 } kiln_launch_config;
 
 typedef struct kiln_backend_ops {
@@ -198,6 +196,13 @@ typedef struct kiln_backend_ops {
     kiln_status (*module_global)(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
                                  void **ptr, size_t *bytes);
     int (*module_busy)(kiln_backend_state *st, kiln_backend_module *mod);
+    /* Optional (may be NULL): launch with every block of the grid resident
+     * at once, so that the kernel may synchronise the whole grid
+     * (kiln_launch_cooperative); a backend that cannot hold the grid says
+     * so with a status. */
+    kiln_status (*launch_cooperative)(kiln_backend_state *st, kiln_backend_function *fn,
+                                      const kiln_launch_config *cfg, kiln_backend_stream *stream,
+                                      void **args);
 } kiln_backend_ops;
 
 /* The backends kiln is built with. Each returns a static table. */

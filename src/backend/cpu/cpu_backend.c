@@ -127,6 +127,7 @@ static const kiln_backend_ops cpu_ops = {
     .module_upgrade = kiln_cpu_module_upgrade,
     .module_global = kiln_cpu_module_global,
     .module_busy = kiln_cpu_module_busy,
+    .launch_cooperative = kiln_cpu_launch_cooperative,
 };
 
 const kiln_backend_ops *kiln_backend_cpu(void) { return &cpu_ops; }

@@ -181,6 +181,9 @@ int kiln_cpu_global_symbol(const char *name, char *out, size_t cap);
 kiln_status kiln_cpu_module_global(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
                                    void **ptr, size_t *bytes);
 int kiln_cpu_module_busy(kiln_backend_state *st, kiln_backend_module *mod);
+kiln_status kiln_cpu_launch_cooperative(kiln_backend_state *st, kiln_backend_function *fn,
+                                        const kiln_launch_config *cfg, kiln_backend_stream *stream,
+                                        void **args);
 kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
                                   kiln_backend_function **out, kiln_param_info *params, int max_params,
                                   int *param_count);

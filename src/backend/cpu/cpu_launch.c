@@ -436,13 +436,6 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
     if (threads == 0 || threads > KILN_CPU_MAX_THREADS_PER_BLOCK)
         return kiln_set_error(KILN_ERR_LAUNCH_CONFIG, "block of %llu threads: expected 1 to %d", threads,
                               KILN_CPU_MAX_THREADS_PER_BLOCK);
-    unsigned long long grid_blocks = (unsigned long long)cfg->grid[0] * cfg->grid[1] * cfg->grid[2];
-    if (cfg->cooperative && grid_blocks > 1)
-        return kiln_set_error(
-            KILN_ERR_UNSUPPORTED,
-            "a cooperative launch of %llu blocks: the CPU backend runs the blocks of a launch "
-            "in turn, never all at once, so it takes cooperative grids of one block only",
-            grid_blocks);
     launch_job job;
     memset(&job, 0, sizeof job);
     job.st = st;
@@ -518,4 +511,19 @@ void kiln_cpu_workers_destroy(kiln_backend_state *st) {
     }
     free(st->workers);
     st->workers = NULL;
+}
+
+/* Blocks run in turn on the CPU, never all at once: a cooperative grid can
+ * only be one block, which then is the whole grid. */
+kiln_status kiln_cpu_launch_cooperative(kiln_backend_state *st, kiln_backend_function *fn,
+                                        const kiln_launch_config *cfg, kiln_backend_stream *stream,
+                                        void **args) {
+    unsigned long long blocks = (unsigned long long)cfg->grid[0] * cfg->grid[1] * cfg->grid[2];
+    if (blocks > 1)
+        return kiln_set_error(
+            KILN_ERR_UNSUPPORTED,
+            "a cooperative launch of %llu blocks: the CPU backend runs the blocks of a launch "
+            "in turn, never all at once, so it takes cooperative grids of one block only",
+            blocks);
+    return kiln_cpu_launch(st, fn, cfg, stream, args);
 }

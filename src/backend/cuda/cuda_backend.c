@@ -210,6 +210,7 @@ static const kiln_backend_ops cuda_ops = {
     .stream_query = kiln_cuda_stream_query,
     .copy_peer = kiln_cuda_copy_peer,
     .module_global = kiln_cuda_module_global,
+    .launch_cooperative = kiln_cuda_launch_cooperative,
 };
 
 const kiln_backend_ops *kiln_backend_cuda(void) { return &cuda_ops; }

@@ -53,7 +53,8 @@ KILN_CU_REQUIRED(cuFuncGetAttribute, 12000, (int *pi, CUfunction_attribute attri
 KILN_CU_REQUIRED(cuFuncSetAttribute, 12000, (CUfunction fn, CUfunction_attribute attrib, int value))
 KILN_CU_OPTIONAL(cuLaunchCooperativeKernel, 12000,
                  (CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-                  unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream, void **params))
+                  unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream,
+                  void **params))
 KILN_CU_REQUIRED(cuLaunchKernel, 12000,
                  (CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                   unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream, void **params,
