@@ -115,6 +115,7 @@ static const char *struct_src =
     "__device__ unsigned int counter;\n"
     "__device__ float history[4][8];\n"
     "namespace cfg { __device__ double table[2][3]; __constant__ long long big = 7; }\n"
+    "__device__ const float ratios[3] = {0.5f, 0.25f, 0.125f};\n"
     "namespace { __device__ int hidden = 3; }\n"
     "static __device__ short tiny[5];\n"
     "__device__ void bump(unsigned int *c) { atomicAdd(c, 1u); }\n"
@@ -203,6 +204,15 @@ static void structs_and_addresses(void **state) {
     assert_true(hist[1][3] == 0 && fabsf(hist[2][0] - out[16]) < 1e-6f);
     kiln_array_release(row);
 
+    /* a const variable is read, never written */
+    kiln_array *ratios = NULL;
+    TEST_OK(kiln_module_get_global(m, "ratios", &ratios));
+    float r[3], ones[3] = {1, 1, 1};
+    TEST_OK(kiln_array_to_host(ratios, r, sizeof r));
+    assert_true(r[0] == 0.5f && r[2] == 0.125f);
+    TEST_FAILS_WITH(kiln_array_from_host_copy(ratios, ones, sizeof ones), KILN_ERR_INVALID_ARGUMENT,
+                    "declared const");
+    kiln_array_release(ratios);
     /* unknown names list what exists */
     kiln_array *none = NULL;
     TEST_FAILS_WITH(kiln_module_get_global(m, "c_missing", &none), KILN_ERR_NOT_FOUND, "cfg::table");

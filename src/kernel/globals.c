@@ -171,7 +171,7 @@ static int parse_extent(const char *t, int64_t *out) {
 }
 
 static kiln_status list_add(kiln_global_list *out, const char *ns, const char *name, kiln_dtype dtype,
-                            int ndim, const int64_t *shape, int dims_known) {
+                            int ndim, const int64_t *shape, int dims_known, int is_const) {
     char full[1024];
     snprintf(full, sizeof full, "%s%s%s", ns, ns[0] ? "::" : "", name);
     for (int i = 0; i < out->count; i++)
@@ -188,6 +188,7 @@ static kiln_status list_add(kiln_global_list *out, const char *ns, const char *n
     g->ndim = ndim;
     for (int i = 0; i < ndim; i++) g->shape[i] = shape[i];
     g->dims_known = dims_known;
+    g->is_const = is_const;
     out->names[out->count++] = g->name;
     return KILN_OK;
 }
@@ -240,7 +241,8 @@ static kiln_status analyse(const statement *st, const char *ns, kiln_global_list
         in_type = 0;
         if (name) {
             kiln_dtype dtype = pointer ? KILN_DTYPE_COUNT : type_dtype(type_words, type_count);
-            kiln_status s = list_add(out, ns, name, dtype, ndim, shape, dims_known);
+            kiln_status s = list_add(out, ns, name, dtype, ndim, shape, dims_known,
+                                     !pointer && (has_word(st, "const") || has_word(st, "constexpr")));
             if (s != KILN_OK) return s;
         }
         i++; /* past the ',' */

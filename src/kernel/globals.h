@@ -20,6 +20,7 @@ typedef struct kiln_global_decl {
     int ndim;
     int64_t shape[KILN_MAX_DIMS];
     int dims_known;
+    int is_const; /* declared const (not a pointer to const): never written */
 } kiln_global_decl;
 
 typedef struct kiln_global_list {

@@ -7,18 +7,40 @@
  * through the ordinary array paths, in stream order; on the CPU, where a
  * copy from another thread could land while a kernel of the module reads
  * the variable, the module says it is busy and the write is refused. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array/array.h"
 #include "core/error.h"
 #include "kernel/module.h"
+#include "kernel/module_tier.h"
 
-static void keeper_release(void *keeper) { kiln_module_release(keeper); }
+/* What an array over a variable holds: the module, and what a write must
+ * know about the variable. */
+typedef struct global_keeper {
+    kiln_module *module;
+    int is_const;
+    char name[256];
+} global_keeper;
+
+static void keeper_release(void *keeper) {
+    global_keeper *k = keeper;
+    kiln_module_release(k->module);
+    free(k);
+}
 
 static kiln_status keeper_write_check(void *keeper) {
-    kiln_module *m = keeper;
+    global_keeper *k = keeper;
+    kiln_module *m = k->module;
     kiln_context *ctx = m->ctx;
+    /* On the CPU a const variable lives in read-only pages: a write would
+     * kill the process. Refused on both backends alike. */
+    if (k->is_const)
+        return kiln_set_error(
+            KILN_ERR_INVALID_ARGUMENT,
+            "variable %s of module %s is declared const; kiln reads it but does not write it", k->name,
+            m->name);
     if (ctx->ops->module_busy && ctx->ops->module_busy(ctx->state, m->impl))
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
                               "cannot write a variable of module %s while one of its kernels is running on "
@@ -76,6 +98,9 @@ kiln_status kiln_module_get_global(kiln_module *m, const char *name, kiln_array 
         return kiln_set_error(KILN_ERR_UNSUPPORTED, "the %s backend cannot reach a module's variables",
                               ctx->ops->name);
     const kiln_global_decl *g = &m->globals.items[index];
+    /* The module keeps the build it has now: a tier-up (module_tier.h)
+     * would load another copy of the variable under the array. */
+    kiln_module_tier_stop(m);
     void *ptr = NULL;
     size_t bytes = 0;
     s = ctx->ops->module_global(ctx->state, m->impl, g->name, &ptr, &bytes);
@@ -84,12 +109,20 @@ kiln_status kiln_module_get_global(kiln_module *m, const char *name, kiln_array 
     int ndim;
     int64_t shape[KILN_MAX_DIMS];
     global_layout(g, bytes, &dtype, &ndim, shape);
+    global_keeper *keeper = calloc(1, sizeof *keeper);
+    if (!keeper) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     kiln_array *a = NULL;
     s = kiln_array_alloc_header(ctx, dtype, ndim, shape, &a);
-    if (s != KILN_OK) return s;
+    if (s != KILN_OK) {
+        free(keeper);
+        return s;
+    }
+    keeper->module = kiln_module_retain(m);
+    keeper->is_const = g->is_const;
+    snprintf(keeper->name, sizeof keeper->name, "%s", g->name);
     a->data = ptr;
     a->memory = KILN_MEMORY_DEVICE;
-    a->keeper = kiln_module_retain(m);
+    a->keeper = keeper;
     a->keeper_release = keeper_release;
     a->keeper_write_check = keeper_write_check;
     *out = a;

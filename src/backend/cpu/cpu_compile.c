@@ -418,9 +418,6 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
         /* The largest frame, in KiB rounded up, rides in the flags' high bits. */
         size_t frame_kb = (frame_bytes(dir) + 1023) / 1024;
         if (frame_kb > KILN_CPU_BLOB_FRAME_KB_MAX) frame_kb = KILN_CPU_BLOB_FRAME_KB_MAX;
-        /* a module whose variables the program may hold arrays over keeps
-         * its first build: an upgrade would move them */
-        if (req->global_count > 0) stateless = 0;
         unsigned flags = (barriers ? KILN_CPU_BLOB_BARRIERS : 0) | (stateless ? KILN_CPU_BLOB_STATELESS : 0) |
                          (unsigned)frame_kb << KILN_CPU_BLOB_FRAME_SHIFT;
         s = kiln_cpu_blob_write(out, flags, so_data, so_size);
