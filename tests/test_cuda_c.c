@@ -167,6 +167,7 @@ static void check_tile(const int *v, const int *o, int threads, int n, int block
                           n};
         for (int e = 0; e < 19; e++) {
             int got = (e == 11 || e == 12) ? r[e] != 0 : r[e];
+            if (e == 17 && lane == 0) continue; /* CUDA leaves the first exclusive result unspecified */
             if (got != expect[e])
                 fail_msg("tile of %d, thread %d, value %d: got %d, expected %d", n, g, e, got, expect[e]);
         }
