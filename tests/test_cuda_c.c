@@ -411,6 +411,95 @@ static void half_and_bfloat16(void **state) {
     kiln_array_release(O);
 }
 
+/* <curand_kernel.h> gives the numbers kiln's own cuRAND-exact generators
+ * (kiln_rng_device_source, checked against cuRAND by test_random) give:
+ * the toolkit's header on CUDA, kiln's on the CPU. */
+static void curand_kernel_streams(void **state) {
+    kiln_context *ctx = *state;
+    static const char *with_header =
+        "#include <curand_kernel.h>\n"
+        "__global__ void draw(unsigned *u, float *f, float *g, double *d, unsigned long long seed, int n) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i >= n) return;\n"
+        "    curandState s;\n"
+        "    curand_init(seed, i, 3, &s);\n"
+        "    curandStatePhilox4_32_10_t p;\n"
+        "    curand_init(seed, i, 5, &p);\n"
+        "    curandStateMRG32k3a_t m;\n"
+        "    curand_init(seed, i, 0, &m);\n"
+        "    u[3 * i] = curand(&s); u[3 * i + 1] = curand(&p); u[3 * i + 2] = curand(&m);\n"
+        "    f[3 * i] = curand_uniform(&s); f[3 * i + 1] = curand_uniform(&p); f[3 * i + 2] = "
+        "curand_uniform(&m);\n"
+        "    g[3 * i] = curand_normal(&s); g[3 * i + 1] = curand_normal(&p); g[3 * i + 2] = "
+        "curand_normal(&m);\n"
+        "    d[2 * i] = curand_uniform_double(&s); d[2 * i + 1] = curand_uniform_double(&p);\n"
+        "}\n";
+    static const char *with_kiln =
+        "__global__ void draw(unsigned *u, float *f, float *g, double *d, unsigned long long seed, int n,\n"
+        "                     const unsigned *tables) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i >= n) return;\n"
+        "    kiln_xorwow_state s;\n"
+        "    kiln_curand_init_xorwow(seed, i, 3, &s, tables);\n"
+        "    kiln_philox_state p;\n"
+        "    kiln_curand_init_philox(seed, i, 5, &p);\n"
+        "    kiln_mrg32k3a_state m;\n"
+        "    kiln_curand_init_mrg32k3a(seed, i, 0, &m);\n"
+        "    u[3 * i] = kiln_curand_xorwow(&s); u[3 * i + 1] = kiln_curand_philox(&p);\n"
+        "    u[3 * i + 2] = kiln_curand_mrg32k3a(&m);\n"
+        "    f[3 * i] = kiln_curand_uniform_xorwow(&s); f[3 * i + 1] = kiln_curand_uniform_philox(&p);\n"
+        "    f[3 * i + 2] = kiln_curand_uniform_mrg32k3a(&m);\n"
+        "    g[3 * i] = kiln_curand_normal_xorwow(&s); g[3 * i + 1] = kiln_curand_normal_philox(&p);\n"
+        "    g[3 * i + 2] = kiln_curand_normal_mrg32k3a(&m);\n"
+        "    d[2 * i] = kiln_curand_uniform_double_xorwow(&s); d[2 * i + 1] = "
+        "kiln_curand_uniform_double_philox(&p);\n"
+        "}\n";
+    enum { N = 256 };
+    size_t klen = strlen(kiln_rng_device_source()) + strlen(with_kiln) + 1;
+    char *kiln_src = malloc(klen);
+    snprintf(kiln_src, klen, "%s%s", kiln_rng_device_source(), with_kiln);
+    kiln_kernel *a = NULL, *b = NULL;
+    TEST_OK(kiln_kernel_from_source(ctx, with_header, "draw", NULL, &a));
+    TEST_OK(kiln_kernel_from_source(ctx, kiln_src, "draw", NULL, &b));
+    kiln_array *tables = NULL;
+    TEST_OK(kiln_rng_xorwow_tables(ctx, &tables));
+    kiln_array *out[2][4];
+    for (int v = 0; v < 2; v++) {
+        out[v][0] = zeros(ctx, KILN_UINT32, 3 * N);
+        out[v][1] = zeros(ctx, KILN_FLOAT32, 3 * N);
+        out[v][2] = zeros(ctx, KILN_FLOAT32, 3 * N);
+        out[v][3] = zeros(ctx, KILN_FLOAT64, 2 * N);
+    }
+    unsigned long long seed = 1234567ull;
+    TEST_OK(kiln_launch(a, KILN_DIM(N / 64), KILN_DIM(64), 0, NULL,
+                        KILN_ARGS(kiln_arr(out[0][0]), kiln_arr(out[0][1]), kiln_arr(out[0][2]),
+                                  kiln_arr(out[0][3]), kiln_u64(seed), kiln_i32(N))));
+    TEST_OK(kiln_launch(b, KILN_DIM(N / 64), KILN_DIM(64), 0, NULL,
+                        KILN_ARGS(kiln_arr(out[1][0]), kiln_arr(out[1][1]), kiln_arr(out[1][2]),
+                                  kiln_arr(out[1][3]), kiln_u64(seed), kiln_i32(N), kiln_arr(tables))));
+    static unsigned u[2][3 * N];
+    static float f[2][3 * N], g[2][3 * N];
+    static double d[2][2 * N];
+    for (int v = 0; v < 2; v++) {
+        TEST_OK(kiln_array_to_host(out[v][0], u[v], sizeof u[v]));
+        TEST_OK(kiln_array_to_host(out[v][1], f[v], sizeof f[v]));
+        TEST_OK(kiln_array_to_host(out[v][2], g[v], sizeof g[v]));
+        TEST_OK(kiln_array_to_host(out[v][3], d[v], sizeof d[v]));
+    }
+    assert_memory_equal(u[0], u[1], sizeof u[0]);
+    assert_memory_equal(f[0], f[1], sizeof f[0]);
+    assert_memory_equal(d[0], d[1], sizeof d[0]);
+    for (int i = 0; i < 3 * N; i++)
+        if (fabsf(g[0][i] - g[1][i]) > 2e-5f * (1 + fabsf(g[1][i])))
+            fail_msg("normal %d: %.9g from <curand_kernel.h>, %.9g from kiln", i, g[0][i], g[1][i]);
+    for (int v = 0; v < 2; v++)
+        for (int j = 0; j < 4; j++) kiln_array_release(out[v][j]);
+    kiln_array_release(tables);
+    kiln_kernel_release(a);
+    kiln_kernel_release(b);
+    free(kiln_src);
+}
+
 /* What a backend cannot run is refused at compile time, naming the
  * construct and its line: textures and surfaces, and kernels launching
  * kernels, on the CPU. NVRTC takes textures (kiln drops -minimal for them). */
@@ -447,6 +536,7 @@ int main(void) {
         cmocka_unit_test(toolkit_headers_through_nvrtc),
         cmocka_unit_test(unsupported_constructs),
         cmocka_unit_test(half_and_bfloat16),
+        cmocka_unit_test(curand_kernel_streams),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -16,31 +16,45 @@
 
 extern const char kiln_embedded_kiln_cpu_cg[];
 extern const char kiln_embedded_kiln_cpu_fp16[];
+extern const char kiln_embedded_kiln_cpu_curand[];
+extern const char kiln_embedded_kiln_random[];
 
 typedef struct header {
-    const char *path; /* under the include folder */
-    const char *text;
+    const char *path;    /* under the include folder */
+    const char *text[2]; /* written one after the other; NULL: none */
 } header;
 
+static const char include_cg[] = "#include <cooperative_groups.h>\n";
+
+/* <curand_kernel.h> is kiln's cuRAND-exact generators (kiln_random.cuh)
+ * with cuRAND's names on top (kiln_cpu_curand.cuh). */
 static const header headers[] = {
-    {"cooperative_groups.h", NULL}, /* kiln_cpu_cg.cuh */
-    {"cuda_fp16.h", NULL},          /* kiln_cpu_fp16.cuh, both */
-    {"cuda_bf16.h", NULL},
-    {"cooperative_groups/reduce.h", "#include <cooperative_groups.h>\n"},
-    {"cooperative_groups/scan.h", "#include <cooperative_groups.h>\n"},
+    {"cooperative_groups.h", {kiln_embedded_kiln_cpu_cg, NULL}},
+    {"cooperative_groups/reduce.h", {include_cg, NULL}},
+    {"cooperative_groups/scan.h", {include_cg, NULL}},
+    {"cuda_fp16.h", {kiln_embedded_kiln_cpu_fp16, NULL}},
+    {"cuda_bf16.h", {kiln_embedded_kiln_cpu_fp16, NULL}},
+    {"curand_kernel.h", {kiln_embedded_kiln_random, kiln_embedded_kiln_cpu_curand}},
 };
 
-static kiln_status write_text(const char *path, const char *text) {
+static kiln_status write_text(const char *path, const char *const *text) {
     FILE *f = fopen(path, "wb");
     if (!f) return kiln_set_error(KILN_ERR_IO, "cannot create %s: %s", path, strerror(errno));
-    size_t n = strlen(text), w = fwrite(text, 1, n, f);
-    if (fclose(f) != 0 || w != n) return kiln_set_error(KILN_ERR_IO, "cannot write %s", path);
+    int ok = 1;
+    for (int i = 0; i < 2 && text[i]; i++) {
+        size_t n = strlen(text[i]);
+        ok &= fwrite(text[i], 1, n, f) == n;
+    }
+    if (fclose(f) != 0 || !ok) return kiln_set_error(KILN_ERR_IO, "cannot write %s", path);
     return KILN_OK;
 }
 
 int kiln_cpu_headers_wanted(const kiln_compile_request *req) {
-    return req->source && (strstr(req->source, "cooperative_groups") || strstr(req->source, "cuda_fp16.h") ||
-                           strstr(req->source, "cuda_bf16.h"));
+    static const char *const names[] = {"cooperative_groups", "cuda_fp16.h", "cuda_bf16.h",
+                                        "curand_kernel.h"};
+    for (size_t i = 0; req->source && i < sizeof names / sizeof *names; i++)
+        if (strstr(req->source, names[i])) return 1;
+    return 0;
 }
 
 kiln_status kiln_cpu_headers_write(const char *dir, char *include_dir, size_t cap) {
@@ -51,10 +65,7 @@ kiln_status kiln_cpu_headers_write(const char *dir, char *include_dir, size_t ca
         return kiln_set_error(KILN_ERR_IO, "cannot create %s: %s", path, strerror(errno));
     for (size_t i = 0; i < sizeof headers / sizeof *headers; i++) {
         snprintf(path, sizeof path, "%s/%s", include_dir, headers[i].path);
-        const char *text = headers[i].text                             ? headers[i].text
-                           : strncmp(headers[i].path, "cuda_", 5) == 0 ? kiln_embedded_kiln_cpu_fp16
-                                                                       : kiln_embedded_kiln_cpu_cg;
-        kiln_status s = write_text(path, text);
+        kiln_status s = write_text(path, headers[i].text);
         if (s != KILN_OK) return s;
     }
     return KILN_OK;

@@ -168,8 +168,8 @@ void kiln_cpu_module_unload(kiln_backend_state *st, kiln_backend_module *mod);
  * meet; 0 if it does not fit. */
 #define KILN_CPU_GLOBAL_SYMBOL_BYTES 1024
 /* kiln's headers for the toolkit's names (cpu_headers.c):
- * <cooperative_groups.h>, <cuda_fp16.h>, <cuda_bf16.h>. wanted: the source names one. write: into
- * dir/include (its path to include_dir); remove: what write made. */
+ * <cooperative_groups.h>, <cuda_fp16.h>, <cuda_bf16.h>, <curand_kernel.h>. wanted: the source names one.
+ * write: into dir/include (its path to include_dir); remove: what write made. */
 int kiln_cpu_headers_wanted(const kiln_compile_request *req);
 /* 1, with *log (malloc'd) naming the construct and its line, when source
  * uses what the CPU backend cannot run: textures, surfaces, kernel launches
