@@ -504,6 +504,17 @@ KILN_API const char *kiln_module_kernel_name(const kiln_module *module, int inde
  * written out or not); the bare name works when only one kernel has it. The kernel keeps the module alive.
  * KILN_ERR_NOT_FOUND names the kernels that do exist. */
 KILN_API kiln_status kiln_module_get_kernel(kiln_module *module, const char *kernel_name, kiln_kernel **out);
+
+/* An array over the module's __constant__ or __device__ variable `name`
+ * (defined at namespace scope; "ns::v" or the bare name when unique), for
+ * kiln_array_from_host_copy / kiln_array_assign / kiln_array_to_host and as
+ * a kernel argument; copies are stream-ordered like any array's. Its dtype
+ * and shape are the declaration's when it spells a scalar type and integer
+ * extents (`__constant__ float c[17]` -> float32 (17,)), else uint8 bytes.
+ * The array keeps the module loaded; release it with kiln_array_release.
+ * KILN_ERR_NOT_FOUND names the variables that exist; on the CPU a write
+ * while a kernel of the module runs on another thread is refused. */
+KILN_API kiln_status kiln_module_get_global(kiln_module *module, const char *name, kiln_array **out);
 /* Shorthand: compile `source` and look up `kernel_name` (a template
  * instantiation's name is requested as kiln_module_from_source_names does). */
 KILN_API kiln_status kiln_kernel_from_source(kiln_context *ctx, const char *source, const char *kernel_name,
@@ -555,6 +566,15 @@ KILN_API kiln_status kiln_kernel_attributes_get(kiln_kernel *kernel, kiln_kernel
  * Asynchronous: returns once queued. */
 KILN_API kiln_status kiln_launch(kiln_kernel *kernel, kiln_dim3 grid, kiln_dim3 block, size_t shared_bytes,
                                  kiln_stream *stream, const kiln_value *args, int nargs);
+/* kiln_launch with every block resident at once, so that the kernel may
+ * synchronise the whole grid (cooperative groups' this_grid().sync()):
+ * cuLaunchCooperativeKernel on CUDA, where a grid larger than the device
+ * can hold at once is refused by the driver. The CPU runs the blocks of a
+ * launch in turn, so it takes grids of one block only (KILN_ERR_UNSUPPORTED
+ * for more). */
+KILN_API kiln_status kiln_launch_cooperative(kiln_kernel *kernel, kiln_dim3 grid, kiln_dim3 block,
+                                             size_t shared_bytes, kiln_stream *stream, const kiln_value *args,
+                                             int nargs);
 
 /* ------------------------------------------------------------------ compile */
 /* Compiles source for a target without running it and without a device:

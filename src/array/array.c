@@ -181,7 +181,10 @@ void kiln_array_release(kiln_array *a) {
 void kiln_array_free_now(kiln_array *a) {
     if (a->base)
         kiln_array_release(a->base);
-    else if (a->allocation) {
+    else if (a->keeper_release) {
+        kiln_stream_release(atomic_load(&a->last_stream));
+        a->keeper_release(a->keeper);
+    } else if (a->allocation) {
         kiln_stream *last = atomic_load(&a->last_stream);
         /* No queued device work can still touch host memory: kernels refuse
          * host arrays on CUDA and every copy to or from one has completed
@@ -197,6 +200,11 @@ void kiln_array_free_now(kiln_array *a) {
     kiln_context *ctx = a->ctx;
     free(a);
     kiln_context_release(ctx);
+}
+
+kiln_status kiln_array_check_write(const kiln_array *a) {
+    const kiln_array *owner = a->base ? a->base : a;
+    return owner->keeper_write_check ? owner->keeper_write_check(owner->keeper) : KILN_OK;
 }
 
 kiln_context *kiln_array_context(const kiln_array *a) { return a ? a->ctx : NULL; }

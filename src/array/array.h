@@ -29,7 +29,18 @@ struct kiln_array {
      * (data - device_base) is any view's host address. */
     kiln_memory kind;
     char *device_base, *host_base;
+    /* Arrays over memory something else owns, such as a module's variable
+     * (kiln_module_get_global): `keeper` is held while the array lives and
+     * let go with keeper_release; keeper_write_check, when set, says
+     * whether a write may start now (kiln_array_check_write). Views reach
+     * them through base. */
+    void *keeper;
+    void (*keeper_release)(void *keeper);
+    kiln_status (*keeper_write_check)(void *keeper);
 };
+
+/* KILN_OK when a's memory may be written now; else the keeper's error. */
+kiln_status kiln_array_check_write(const kiln_array *a);
 
 /* A new array struct sharing a's memory, shape and strides (the caller then
  * edits them): it holds a's context and a's owner, as every view must. */

@@ -147,6 +147,7 @@ kiln_status kiln_array_assign(kiln_array *dst, kiln_array *src) {
         return kiln_set_error(KILN_ERR_SHAPE, "kiln_array_assign: shapes differ: %s <- %s",
                               kiln_shape_format(dst->ndim, dst->shape, a, sizeof a),
                               kiln_shape_format(src->ndim, src->shape, b, sizeof b));
+    if ((s = kiln_array_check_write(dst)) != KILN_OK) return s;
     if (src->ctx != ctx) return assign_across(dst, src);
     if (overlaps_differently(dst, src)) {
         /* NumPy reads every source element before writing any (a[:] = a[::-1]):
@@ -231,6 +232,7 @@ static kiln_status host_transfer(kiln_array *a, void *host, size_t bytes, int to
     if (!a || (!host && bytes)) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: NULL argument", what);
     if (bytes != kiln_array_nbytes(a)) return size_mismatch(a, bytes, what);
     kiln_status s = kiln_context_check(a->ctx);
+    if (s == KILN_OK && !to_host) s = kiln_array_check_write(a);
     if (s != KILN_OK || bytes == 0) return s;
     /* The capture's work on a runs only at the graph's launch: reading or
      * writing a from the host now would miss it (graphs, kernel/graph.c). */
@@ -274,6 +276,7 @@ static kiln_status async_transfer(kiln_array *a, void *host, size_t bytes, kiln_
                               "use kiln_array_copy first or the synchronous form",
                               what);
     kiln_status s = kiln_context_check(a->ctx);
+    if (s == KILN_OK && !to_host) s = kiln_array_check_write(a);
     if (s != KILN_OK) return s;
     /* A graph copies only to and from page-locked memory: the driver cannot
      * capture a pageable copy, which it stages through the host. */

@@ -12,9 +12,13 @@ kiln_status kiln_array_view_header(kiln_array *a, kiln_array **out) {
     atomic_init(&v->refs, 1);
     atomic_init(&v->last_stream, NULL);
     v->allocation = NULL;
+    v->keeper = NULL; /* the base holds the keeper */
+    v->keeper_release = NULL;
+    v->keeper_write_check = NULL;
     kiln_context_retain(v->ctx);
     /* Host wraps own nothing, so a view needs no base to keep them alive. */
-    v->base = (a->base || a->allocation) ? kiln_array_retain(a->base ? a->base : a) : NULL;
+    v->base =
+        (a->base || a->allocation || a->keeper_release) ? kiln_array_retain(a->base ? a->base : a) : NULL;
     *out = v;
     return KILN_OK;
 }

@@ -75,6 +75,12 @@ typedef struct kiln_compile_request {
      * KILN_ERR_COMPILE. Backends that cannot stop a compile midway may
      * ignore it. */
     const struct kiln_cancel *cancel;
+    /* Module globals (kiln_module_get_global): the qualified names of the
+     * __constant__ and __device__ variables the source defines at namespace
+     * scope (src/kernel/globals.h). The backend makes each one's address
+     * and size findable by that name in the loaded module (module_global). */
+    const char *const *global_names;
+    int global_count;
 } kiln_compile_request;
 
 /* A compile's stop signal: `stop` becomes nonzero, then `fd` (an eventfd)
@@ -242,6 +248,23 @@ typedef struct kiln_backend_ops {
     /* Optional (may be NULL), ggml's get_proc_address: an extra that only
      * some backends have, by name (KILN_BACKEND_PROC_*), or NULL. */
     const void *(*get_proc_address)(const char *name);
+    /* Optional (may be NULL): module globals. module_global: the address
+     * (device memory, valid while mod is loaded) and size in bytes of the
+     * variable `name`, one of the request's global_names;
+     * KILN_ERR_NOT_FOUND when mod has none. module_busy: 1 while a kernel of
+     * mod is running, when a write to its variables would race it (the CPU,
+     * where another thread may copy while a launch runs); NULL where copies
+     * and launches are ordered by their streams. */
+    kiln_status (*module_global)(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
+                                 void **ptr, size_t *bytes);
+    int (*module_busy)(kiln_backend_state *st, kiln_backend_module *mod);
+    /* Optional (may be NULL): launch with every block of the grid resident
+     * at once, so that the kernel may synchronise the whole grid
+     * (kiln_launch_cooperative); a backend that cannot hold the grid says
+     * so with a status. */
+    kiln_status (*launch_cooperative)(kiln_backend_state *st, kiln_backend_function *fn,
+                                      const kiln_launch_config *cfg, kiln_backend_stream *stream,
+                                      void **args);
 } kiln_backend_ops;
 
 /* get_proc_address("prof"): a const kiln_backend_prof *, what the

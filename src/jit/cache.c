@@ -86,6 +86,9 @@ void kiln_cache_key(const kiln_compile_request *req, const char *compiler_id,
     kiln_sha256_update(md, flags, sizeof flags);
     /* hashed only when set: the keys of every other module stay as they were */
     if (req->fast_compile) digest_update_str(md, "fast-compile", "1");
+    /* hashed only when there are some, likewise: a module with globals
+     * built before they were findable has no entries for them */
+    for (int i = 0; i < req->global_count; i++) digest_update_str(md, "global", req->global_names[i]);
     kiln_sha256_final(md, key);
 }
 

@@ -8,6 +8,7 @@
 #include "core/text.h"
 #include "kernel/absent.h"
 #include "kernel/expand.h"
+#include "kernel/globals.h"
 
 kiln_status kiln_compile_only(const char *target, const char *arch, const char *source, const char *name,
                               const char *options, char **log) {
@@ -28,12 +29,24 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
         kiln_options_free(&opts);
         return s;
     }
+    kiln_global_list *globals = calloc(1, sizeof *globals);
+    s = globals ? kiln_scan_globals(expanded ? expanded : source, globals)
+                : kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (s != KILN_OK) {
+        free(globals);
+        free(expanded);
+        kiln_kernel_list_free(&kernels);
+        kiln_options_free(&opts);
+        return s;
+    }
     kiln_compile_request req = {0};
     req.source = expanded ? expanded : source;
     req.name = name ? name : "kernel.cu";
     req.kernel_names = (const char *const *)kernels.symbols;
     req.kernel_exprs = (const char *const *)kernels.names;
     req.kernel_count = kernels.count;
+    req.global_names = globals->names;
+    req.global_count = globals->count;
     req.arch = cuda ? (arch ? arch : "sm_90") : NULL;
     kiln_options_apply(&opts, &req);
     kiln_blob bin = {0};
@@ -85,5 +98,7 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     kiln_options_free(&opts);
     kiln_kernel_list_free(&kernels);
     free(expanded);
+    kiln_global_list_free(globals);
+    free(globals);
     return s;
 }

@@ -339,8 +339,8 @@ static void describe_args(const kiln_value *args, int nargs, char *buf, size_t c
     buf[n] = '\0';
 }
 
-kiln_status kiln_launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_t shared_bytes,
-                        kiln_stream *stream, const kiln_value *args, int nargs) {
+static kiln_status launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_t shared_bytes,
+                          kiln_stream *stream, const kiln_value *args, int nargs, int cooperative) {
     if (!k) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_launch: kernel is NULL");
     if (!args && nargs > 0)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_launch: args is NULL with nargs %d", nargs);
@@ -355,6 +355,9 @@ kiln_status kiln_launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_t 
     kiln_launch_config cfg = {{grid.x ? grid.x : 1, grid.y ? grid.y : 1, grid.z ? grid.z : 1},
                               {block.x ? block.x : 1, block.y ? block.y : 1, block.z ? block.z : 1},
                               shared_bytes};
+    if (cooperative && !ctx->ops->launch_cooperative)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "the %s backend has no cooperative launch",
+                              ctx->ops->name);
     s = check_config(k, &cfg);
     if (s != KILN_OK) return s;
     param_slot slots[KILN_MAX_PARAMS];
@@ -373,8 +376,19 @@ kiln_status kiln_launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_t 
         if (KILN_PROF_WANTS_ARGS(ctx)) describe_args(args, nargs, desc, sizeof desc);
         op = kiln_prof_kernel_begin(ctx, k->name, &cfg, impl, desc);
     }
-    s = ctx->ops->launch(ctx->state, k->impl, &cfg, impl, ptrs);
+    s = (cooperative ? ctx->ops->launch_cooperative : ctx->ops->launch)(ctx->state, k->impl, &cfg, impl,
+                                                                        ptrs);
     if (op) kiln_prof_end(ctx, op);
     if (s != KILN_OK) kiln_prefix_error(s, "launching %s: ", k->name);
     return kiln_context_note(ctx, s);
+}
+
+kiln_status kiln_launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_t shared_bytes,
+                        kiln_stream *stream, const kiln_value *args, int nargs) {
+    return launch(k, grid, block, shared_bytes, stream, args, nargs, 0);
+}
+
+kiln_status kiln_launch_cooperative(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_t shared_bytes,
+                                    kiln_stream *stream, const kiln_value *args, int nargs) {
+    return launch(k, grid, block, shared_bytes, stream, args, nargs, 1);
 }

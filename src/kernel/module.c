@@ -12,8 +12,8 @@
 
 #include "core/clock.h"
 #include "core/error.h"
-#include "core/text.h"
 #include "core/settings.h"
+#include "core/text.h"
 #include "jit/cache.h"
 #include "jit/sha256.h"
 #include "kernel/absent.h"
@@ -56,6 +56,8 @@ void kiln_module_request(const kiln_module *m, const char *source, const char *n
     req->kernel_exprs = (const char *const *)m->kernels.names;
     req->kernel_count = m->kernels.count;
     req->arch = m->ctx->arch[0] ? m->ctx->arch : NULL;
+    req->global_names = m->globals.names;
+    req->global_count = m->globals.count;
     kiln_options_apply(opts, req);
 }
 
@@ -221,7 +223,7 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     m->name = strdup(name);
     kiln_options opts;
     /* The user's own #include files are inlined: their kernels are the
-     * module's too (expand.h). */
+     * module's too (expand.h), and so are their variables. */
     char *expanded = NULL;
     s = kiln_options_parse(options, include_dir, &opts);
     if (s == KILN_OK) {
@@ -231,9 +233,11 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
                                requested_count);
         for (int i = 0; s == KILN_OK && i < requested_count; i++)
             s = kiln_kernel_list_request(&m->kernels, requested[i]);
+        if (s == KILN_OK) s = kiln_scan_globals(expanded ? expanded : source, &m->globals);
         if (s != KILN_OK) kiln_options_free(&opts);
     }
     if (s != KILN_OK) {
+        free(expanded);
         kiln_module_release(m);
         return s;
     }
@@ -421,6 +425,7 @@ void kiln_module_release(kiln_module *m) {
     kiln_module_tier_stop(m);
     if (m->impl) m->ctx->ops->module_unload(m->ctx->state, m->impl);
     kiln_kernel_list_free(&m->kernels);
+    kiln_global_list_free(&m->globals);
     free(m->name);
     if (m->holds_ctx) kiln_context_release(m->ctx);
     free(m);

@@ -6,6 +6,7 @@
 
 #include "core/context.h"
 #include "jit/cache.h"
+#include "kernel/globals.h"
 #include "kernel/options.h"
 #include "kernel/scan.h"
 
@@ -18,7 +19,8 @@ struct kiln_module {
     kiln_backend_module *impl;
     kiln_kernel_list kernels;
     char *name;
-    atomic_int tier_armed; /* its -O3 build waits for a launch (module_tier.h) */
+    atomic_int tier_armed;    /* its -O3 build waits for a launch (module_tier.h) */
+    kiln_global_list globals; /* its __constant__/__device__ variables (module_global.c) */
 };
 
 struct kiln_kernel {

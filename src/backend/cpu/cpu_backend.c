@@ -148,6 +148,9 @@ static const kiln_backend_ops cpu_ops = {
     .graph_destroy = kiln_cpu_graph_destroy,
 
     .compile_only = cpu_compile_only,
+    .module_global = kiln_cpu_module_global,
+    .module_busy = kiln_cpu_module_busy,
+    .launch_cooperative = kiln_cpu_launch_cooperative,
 };
 
 const kiln_backend_ops *kiln_backend_cpu(void) { return &cpu_ops; }

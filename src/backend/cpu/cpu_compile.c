@@ -22,6 +22,23 @@
 
 extern const char kiln_embedded_kiln_cpu_fission[];
 
+/* Module globals: per variable an exported function giving its address and
+ * size (cpu_globals.c finds it by name). A function rather than exporting
+ * the variable itself: the module stays -fvisibility=hidden, and static
+ * variables, anonymous namespaces and C++ mangling need no special case. */
+static void append_global_accessors(kiln_text *t, const kiln_compile_request *req) {
+    if (req->global_count == 0) return;
+    kiln_text_line_directive(t, "kiln-cpu-globals");
+    for (int i = 0; i < req->global_count; i++) {
+        char sym[KILN_CPU_GLOBAL_SYMBOL_BYTES];
+        if (!kiln_cpu_global_symbol(req->global_names[i], sym, sizeof sym)) continue;
+        kiln_text_printf(t,
+                         "extern \"C\" __attribute__((__visibility__(\"default\"))) void *%s(unsigned long "
+                         "long *bytes) { *bytes = sizeof(%s); return (void *)&(%s); }\n",
+                         sym, req->global_names[i], req->global_names[i]);
+    }
+}
+
 /* KILN_CPU_FISSION_BEGIN (issue 15): paths per kernel, see cpu_fission.h */
 static char *assemble_source(const kiln_compile_request *req, int fission, int pch,
                              kiln_cpu_prelude_kind prelude, int *barriers, kiln_cpu_kernel_plan *plans) {
@@ -62,6 +79,7 @@ static char *assemble_source(const kiln_compile_request *req, int fission, int p
                                                                : "KILN_CPU_EXPORT_FAST",
                          sym, expr);
     }
+    append_global_accessors(&t, req);
     return kiln_text_take(&t);
 }
 
@@ -128,8 +146,10 @@ static const char *const fixed_flags[] = {
  * loops call glibc's vector math variants (_ZGV..., ufunc_cpu_math.cuh),
  * which live in libmvec: linking it makes the module name it as a
  * dependency (DT_NEEDED), so dlopen resolves them with no help from the
- * process. --as-needed: modules that call none of them do not depend on it. */
-static const char *const link_flags[] = {"-Wl,--as-needed",
+ * process. --as-needed: modules that call none of them do not depend on it.
+ * -z defs: a symbol nothing defines (a function declared but never given a
+ * body) fails the link, so that `kiln compile` refuses what dlopen would. */
+static const char *const link_flags[] = {"-Wl,--as-needed", "-Wl,-z,defs",
 #if defined(__x86_64__) && defined(__GLIBC__)
                                          "-lmvec",
 #endif
@@ -177,7 +197,7 @@ static int base_args(const kiln_cpu_compiler *c, const kiln_compile_request *req
  * the compiler, the request, the tables above or the caller). pch_dir: the
  * precompiled prelude's folder, or NULL. */
 static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request *req, const char *src,
-                         const char *so, const char *pch_dir, int object_only) {
+                         const char *so, const char *pch_dir, int object_only, const char *kiln_include) {
     size_t n = (size_t)c->argc + 2 * ((size_t)req->define_count + (size_t)req->include_count) +
                COUNT(fixed_flags) + COUNT(link_flags) + 16;
     char **argv = calloc(n, sizeof *argv);
@@ -196,6 +216,10 @@ static char **build_argv(const kiln_cpu_compiler *c, const kiln_compile_request 
     for (int i = 0; i < req->include_count; i++) {
         argv[k++] = "-I";
         argv[k++] = (char *)req->include_dirs[i];
+    }
+    if (kiln_include) { /* kiln's toolkit headers (cpu_headers.c), after the user's */
+        argv[k++] = "-I";
+        argv[k++] = (char *)kiln_include;
     }
     if (object_only) argv[k++] = "-c"; /* cpu_link.c links it */
     argv[k++] = "-o";
@@ -321,6 +345,9 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     snprintf(obj, sizeof obj, "%s/kernel.o", dir);
     kiln_status s = write_file(src, source, strlen(source));
     free(source);
+    char kiln_include[4400] = "";
+    if (s == KILN_OK && kiln_cpu_headers_wanted(req))
+        s = kiln_cpu_headers_write(dir, kiln_include, sizeof kiln_include);
     /* The linker run directly when the driver's link line is known
      * (cpu_link.c), else the driver links too. */
     char *link_words[COUNT(link_flags) + 1];
@@ -330,8 +357,9 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     kiln_cpu_link link;
     int direct = kiln_cpu_link_prepare(base, base_count, c->argc, link_words, link_count, obj, so, &link);
     char *output = NULL;
-    char **argv =
-        s == KILN_OK ? build_argv(c, req, src, direct ? obj : so, pch ? pch_dir : NULL, direct) : NULL;
+    char **argv = s == KILN_OK ? build_argv(c, req, src, direct ? obj : so, pch ? pch_dir : NULL, direct,
+                                            kiln_include[0] ? kiln_include : NULL)
+                               : NULL;
     if (s == KILN_OK && !argv) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     int code = 0;
     if (s == KILN_OK) s = kiln_cpu_spawn_until(argv, req->cancel, &output, &code);
@@ -385,7 +413,7 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
          * and its verdict and messages are the ones that count. */
         kiln_clear_error();
         char *link_out = NULL;
-        argv = build_argv(c, req, obj, so, NULL, 0);
+        argv = build_argv(c, req, obj, so, NULL, 0, NULL);
         s = argv ? kiln_cpu_spawn(argv, &link_out, &code)
                  : kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
         free(argv);
@@ -418,6 +446,7 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     }
     free(output);
     free(so_data);
+    if (kiln_include[0]) kiln_cpu_headers_remove(kiln_include);
     remove_dir(dir, src, so, obj);
     return s;
 }
@@ -428,6 +457,8 @@ kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_requ
     *log = NULL;
     if (!req || !req->source)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "CPU compile: no source to compile");
+    if (kiln_cpu_refuse(req->source, req->name ? req->name : "kernel.cu", log))
+        return kiln_set_error(KILN_ERR_COMPILE, "the CPU backend cannot run this source");
     kiln_cpu_kernel_plan *plans = calloc((size_t)req->kernel_count + 1, sizeof *plans);
     if (!plans) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     kiln_status s = compile_once(c, req, 1, plans, out, log);

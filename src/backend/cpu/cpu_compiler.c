@@ -28,6 +28,11 @@ extern const char kiln_embedded_kiln_cpu_prelude[];
 extern const char kiln_embedded_kiln_complex[];
 extern const char kiln_embedded_kiln_signature[];
 extern const char kiln_embedded_kiln_cpu_fission[];
+extern const char kiln_embedded_kiln_cpu_math[];
+extern const char kiln_embedded_kiln_cpu_cg[];
+extern const char kiln_embedded_kiln_cpu_fp16[];
+extern const char kiln_embedded_kiln_cpu_curand[];
+extern const char kiln_embedded_kiln_random[];
 extern const char kiln_cpu_transformer_hash[]; /* CMakeLists.txt, cmake/hash_sources.cmake */
 
 #ifndef KILN_HOST_CXX_DEFAULT
@@ -292,7 +297,11 @@ kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, si
         kiln_fnv1a_str(kiln_embedded_kiln_cpu_prelude) ^ kiln_fnv1a_str(kiln_embedded_kiln_complex) * 3 ^
         kiln_fnv1a_str(kiln_embedded_kiln_signature) * 7 ^
         /* the fission transformer's output changes with its code */
-        (kiln_fnv1a_str(kiln_embedded_kiln_cpu_fission) + kiln_fnv1a_str(kiln_cpu_transformer_hash)) * 11;
+        (kiln_fnv1a_str(kiln_embedded_kiln_cpu_fission) + kiln_fnv1a_str(kiln_cpu_transformer_hash)) * 11 ^
+        /* the Math API's second half and kiln's toolkit headers (cpu_headers.c) */
+        kiln_fnv1a_str(kiln_embedded_kiln_cpu_math) * 13 ^ kiln_fnv1a_str(kiln_embedded_kiln_cpu_cg) * 17 ^
+        kiln_fnv1a_str(kiln_embedded_kiln_cpu_fp16) * 19 ^
+        kiln_fnv1a_str(kiln_embedded_kiln_cpu_curand) * 23 ^ kiln_fnv1a_str(kiln_embedded_kiln_random) * 29;
     /* The command line's own flags (libraries linked included) shape the
      * module as much as the compiler does: modules cached before a change of
      * them must not be loaded after it. */

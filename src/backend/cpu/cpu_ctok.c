@@ -133,8 +133,12 @@ int kiln_ctok_ident(const kiln_ctoks *c, int i) { return i >= 0 && i < c->n && c
 
 int kiln_ctok_barrier_name(const char *s, size_t n) {
     static const char *const prefixes[] = {"__syncthreads", "__syncwarp", "__shfl"};
-    static const char *const names[] = {"__ballot_sync",    "__any_sync",       "__all_sync",
-                                        "__match_any_sync", "__match_all_sync", "__reduce_add_sync"};
+    static const char *const names[] = {"__ballot_sync", "__any_sync", "__all_sync", "__match_any_sync",
+                                        "__match_all_sync", "__reduce_add_sync",
+                                        /* cooperative groups: a kernel that makes a block, tile or
+                                         * grid group (or takes one) may synchronise through it */
+                                        "this_thread_block", "tiled_partition", "this_grid", "thread_block",
+                                        "thread_block_tile", "grid_group", "thread_group"};
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
         if (n >= strlen(prefixes[i]) && strncmp(s, prefixes[i], strlen(prefixes[i])) == 0) return 1;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)

@@ -78,6 +78,7 @@ struct kiln_backend_module {
      * indices as the module last stored them (NULL in modules without). */
     void (*where)(unsigned *block_and_thread);
     pthread_mutex_t lock;                    /* guards functions and handle */
+    atomic_int running;                      /* launches of its kernels in progress (module_busy) */
     struct kiln_backend_function *functions; /* owned; freed at unload */
 };
 
@@ -192,6 +193,28 @@ int kiln_cpu_object_stateless(const unsigned char *d, size_t n);
 /* cpu_module.c */
 kiln_status kiln_cpu_module_load(kiln_backend_state *st, const kiln_blob *binary, kiln_backend_module **out);
 void kiln_cpu_module_unload(kiln_backend_state *st, kiln_backend_module *mod);
+/* Module globals (cpu_globals.c): the accessor each variable gets, named
+ * kiln_cpu_global_ + the name with '_' and every other character that is
+ * no letter or digit written as _XX (hex), so that distinct names never
+ * meet; 0 if it does not fit. */
+#define KILN_CPU_GLOBAL_SYMBOL_BYTES 1024
+/* kiln's headers for the toolkit's names (cpu_headers.c):
+ * <cooperative_groups.h>, <cuda_fp16.h>, <cuda_bf16.h>, <curand_kernel.h>. wanted: the source names one.
+ * write: into dir/include (its path to include_dir); remove: what write made. */
+int kiln_cpu_headers_wanted(const kiln_compile_request *req);
+/* 1, with *log (malloc'd) naming the construct and its line, when source
+ * uses what the CPU backend cannot run: textures, surfaces, kernel launches
+ * from device code (cpu_refuse.c). */
+int kiln_cpu_refuse(const char *source, const char *name, char **log);
+kiln_status kiln_cpu_headers_write(const char *dir, char *include_dir, size_t cap);
+void kiln_cpu_headers_remove(const char *include_dir);
+int kiln_cpu_global_symbol(const char *name, char *out, size_t cap);
+kiln_status kiln_cpu_module_global(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
+                                   void **ptr, size_t *bytes);
+int kiln_cpu_module_busy(kiln_backend_state *st, kiln_backend_module *mod);
+kiln_status kiln_cpu_launch_cooperative(kiln_backend_state *st, kiln_backend_function *fn,
+                                        const kiln_launch_config *cfg, kiln_backend_stream *stream,
+                                        void **args);
 kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
                                   kiln_backend_function **out, kiln_param_info *params, int max_params,
                                   int *param_count);

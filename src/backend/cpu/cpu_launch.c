@@ -460,9 +460,11 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
     if (s == KILN_OK) s = prepare_workers(st, cfg, fn);
     if (s == KILN_OK) {
         fn->module->begin(cfg->grid, cfg->block);
+        atomic_fetch_add(&fn->module->running, 1);
         /* One block has one taker; waking a sleeping worker for it would
          * cost more than most single-block kernels. */
         kiln_cpu_pool_run(st->pool, run_participant, &job, job.blocks == 1);
+        atomic_fetch_sub(&fn->module->running, 1);
     }
     if (s == KILN_OK && job.caught) find_faulting_thread(&job);
     pthread_mutex_unlock(&st->launch_lock);
@@ -512,4 +514,19 @@ void kiln_cpu_workers_destroy(kiln_backend_state *st) {
     }
     free(st->workers);
     st->workers = NULL;
+}
+
+/* Blocks run in turn on the CPU, never all at once: a cooperative grid can
+ * only be one block, which then is the whole grid. */
+kiln_status kiln_cpu_launch_cooperative(kiln_backend_state *st, kiln_backend_function *fn,
+                                        const kiln_launch_config *cfg, kiln_backend_stream *stream,
+                                        void **args) {
+    unsigned long long blocks = (unsigned long long)cfg->grid[0] * cfg->grid[1] * cfg->grid[2];
+    if (blocks > 1)
+        return kiln_set_error(
+            KILN_ERR_UNSUPPORTED,
+            "a cooperative launch of %llu blocks: the CPU backend runs the blocks of a launch "
+            "in turn, never all at once, so it takes cooperative grids of one block only",
+            blocks);
+    return kiln_cpu_launch(st, fn, cfg, stream, args);
 }

@@ -27,6 +27,7 @@
 #include "core/hash.h"
 #include "core/settings.h"
 
+extern const char kiln_embedded_kiln_cpu_math[];
 extern const char kiln_embedded_kiln_cpu_prelude[];
 extern const char kiln_embedded_kiln_complex[];
 extern const char kiln_embedded_kiln_signature[];
@@ -35,6 +36,8 @@ void kiln_cpu_prelude_text(kiln_text *t, kiln_cpu_prelude_kind kind) {
     if (kind != KILN_CPU_PRELUDE_FULL) kiln_text_puts(t, "#define KILN_CPU_LIGHT_MATH 1\n");
     kiln_text_line_directive(t, "kiln_cpu_prelude.cuh");
     kiln_text_puts(t, kiln_embedded_kiln_cpu_prelude);
+    kiln_text_line_directive(t, "kiln_cpu_math.cuh");
+    kiln_text_puts(t, kiln_embedded_kiln_cpu_math);
     if (kind != KILN_CPU_PRELUDE_REAL) {
         kiln_text_line_directive(t, "kiln_complex.cuh");
         kiln_text_puts(t, kiln_embedded_kiln_complex);

@@ -422,24 +422,44 @@ static inline unsigned long long ullmax(unsigned long long a, unsigned long long
 
 // ---------------------------------------------------------------- math CUDA has and libm lacks
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
-static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
-static inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
-static inline double rcbrt(double x) { return 1.0 / cbrt(x); }
-static inline float sinpif(float x) { return sinf((float)M_PI * x); }
-static inline double sinpi(double x) { return sin(M_PI * x); }
-static inline float cospif(float x) { return cosf((float)M_PI * x); }
-static inline double cospi(double x) { return cos(M_PI * x); }
-static inline void sincospif(float x, float *s, float *c) { sincosf((float)M_PI * x, s, c); }
-static inline void sincospi(double x, double *s, double *c) { sincos(M_PI * x, s, c); }
-static inline float normcdff(float x) { return 0.5f * erfcf(-x * (float)M_SQRT1_2); }
-static inline double normcdf(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
-static inline float erfcxf(float x) { return (float)(exp((double)x * x) * erfc((double)x)); }
-static inline double erfcx(double x) {
-    // exp(x^2) erfc(x) overflows for large x; the asymptotic series does not.
-    if (x < 25.0) return exp(x * x) * erfc(x);
-    double r = 1.0 / (x * x);
-    return (1.0 - 0.5 * r + 0.75 * r * r) / (x * 1.7724538509055160273);
+// One rounding, not two: the reciprocal in a wider type.
+static inline double rsqrt(double x) { return (double)(1.0L / sqrtl(x)); }
+static inline float rcbrtf(float x) { return (float)(1.0 / cbrt((double)x)); }
+static inline double rcbrt(double x) { return (double)(1.0L / cbrtl(x)); }
+// x*pi loses x's low bits for large x: reduce to [-1, 1] first (exactly:
+// x - 2 round(x/2) is representable), then multiply in long double.
+#define KILN_PI_L 3.14159265358979323846264338327950288L
+static inline long double kiln_pi_reduce(long double x) { return x - 2 * nearbyintl(x / 2); }
+static inline float sinpif(float x) { return (float)sinl(KILN_PI_L * kiln_pi_reduce(x)); }
+static inline double sinpi(double x) { return (double)sinl(KILN_PI_L * kiln_pi_reduce(x)); }
+static inline float cospif(float x) { return (float)cosl(KILN_PI_L * kiln_pi_reduce(x)); }
+static inline double cospi(double x) { return (double)cosl(KILN_PI_L * kiln_pi_reduce(x)); }
+static inline void sincospif(float x, float *s, float *c) {
+    *s = sinpif(x);
+    *c = cospif(x);
 }
+static inline void sincospi(double x, double *s, double *c) {
+    *s = sinpi(x);
+    *c = cospi(x);
+}
+// In long double: erfc's steep tail would turn the rounding of x/sqrt(2)
+// into tens of ulp.
+static inline double normcdf(double x) {
+    return (double)(0.5L * erfcl(-(long double)x * 0.70710678118654752440L));
+}
+static inline float normcdff(float x) { return (float)normcdf(x); }
+static inline double erfcx(double x) {
+    // exp(x^2) erfc(x) overflows for large x; the asymptotic series does not
+    // (its terms fall by (2n-1)/(2x^2): ten reach double precision at 25).
+    if (x < 25.0) {
+        double hi = x * x, lo = fma(x, x, -hi); // x^2 exactly: exp's argument keeps every bit
+        return exp(hi) * (1.0 + lo) * erfc(x);
+    }
+    double q = 1.0 / (2.0 * x * x), term = 1.0, sum = 1.0;
+    for (int n = 1; n <= 10; n++) sum += (term *= -(2.0 * n - 1.0) * q);
+    return sum / (x * 1.7724538509055160273);
+}
+static inline float erfcxf(float x) { return (float)erfcx(x); }
 static inline float fdividef(float a, float b) { return a / b; }
 static inline float __fdividef(float a, float b) { return a / b; }
 // glibc (with _GNU_SOURCE, which g++ always defines) already exports these

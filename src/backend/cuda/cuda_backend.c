@@ -233,6 +233,8 @@ static const kiln_backend_ops cuda_ops = {
     .compile_only = kiln_cuda_compile_only,
     .device_count = cuda_device_count,
     .get_proc_address = kiln_cuda_get_proc_address,
+    .module_global = kiln_cuda_module_global,
+    .launch_cooperative = kiln_cuda_launch_cooperative,
 };
 
 const kiln_backend_ops *kiln_backend_cuda(void) { return &cuda_ops; }

@@ -66,10 +66,31 @@ static int options_add(option_list *o, const char *a, const char *b) {
     return 1;
 }
 
+/* -minimal leaves out the texture and surface declarations: a source that
+ * names them (tex2D, cudaTextureObject_t, surf2Dwrite...) compiles without
+ * it, as nvcc would take it. A plain substring test: a false positive only
+ * costs the full headers' compile time. */
+static int uses_textures(const char *source) {
+    static const char *const names[] = {"cudaTextureObject_t",
+                                        "cudaSurfaceObject_t",
+                                        "tex1D",
+                                        "tex2D",
+                                        "tex3D",
+                                        "texCubemap",
+                                        "surf1D",
+                                        "surf2D",
+                                        "surf3D",
+                                        "texture<",
+                                        "surface<"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strstr(source, names[i])) return 1;
+    return 0;
+}
+
 static int options_build(const kiln_compile_request *req, const kiln_nvrtc *nv, int resource_report,
                          option_list *o) {
     o->count = 0;
-    o->items = calloc((size_t)req->define_count + (size_t)req->include_count + 10, sizeof *o->items);
+    o->items = calloc((size_t)req->define_count + (size_t)req->include_count + 12, sizeof *o->items);
     if (!o->items) return 0;
     int ok = options_add(o, "-arch=", req->arch ? req->arch : "sm_90") &&
              options_add(o, "-std=c++17", NULL) &&
@@ -78,9 +99,13 @@ static int options_build(const kiln_compile_request *req, const kiln_nvrtc *nv, 
              options_add(o, "-default-device", NULL);
     /* 12.4+: skips texture/surface and device-runtime declarations, a good
      * part of a small kernel's cold compile time. */
-    if (ok && (nv->major > 12 || (nv->major == 12 && nv->minor >= 4))) ok = options_add(o, "-minimal", NULL);
+    if (ok && (nv->major > 12 || (nv->major == 12 && nv->minor >= 4)) && !uses_textures(req->source))
+        ok = options_add(o, "-minimal", NULL);
     for (int i = 0; ok && i < req->define_count; i++) ok = options_add(o, "-D", req->defines[i]);
     for (int i = 0; ok && i < req->include_count; i++) ok = options_add(o, "-I", req->include_dirs[i]);
+    /* The toolkit's headers after the user's folders, as nvcc searches
+     * them: <cooperative_groups.h>, <cuda_fp16.h>, <curand_kernel.h>, <cuda/std/...> */
+    for (int i = 0; ok && i < nv->include_count; i++) ok = options_add(o, "-I", nv->include_dirs[i]);
     if (ok && req->debug) ok = options_add(o, "-G", NULL);
     if (ok && req->lineinfo) ok = options_add(o, "-lineinfo", NULL);
     if (ok && req->fast_math) ok = options_add(o, "--use_fast_math", NULL);
@@ -110,11 +135,15 @@ static kiln_status nvrtc_fail(const kiln_nvrtc *nv, nvrtcResult r, const char *w
                           nv->nvrtcGetErrorString(r));
 }
 
-/* Adds `&name` for each kernel so NVRTC tells us its mangled symbol. */
+/* Adds `&name` for each kernel, then for each module global, so NVRTC
+ * tells us its mangled symbol. The blob's table lists the globals under
+ * their expressions ("&c_Kernel"), which no kernel name can equal. */
 static kiln_status add_name_expressions(const kiln_nvrtc *nv, nvrtcProgram prog,
                                         const kiln_compile_request *req, char **exprs) {
-    for (int i = 0; i < req->kernel_count; i++) {
-        const char *expr = req->kernel_exprs ? req->kernel_exprs[i] : req->kernel_names[i];
+    for (int i = 0; i < req->kernel_count + req->global_count; i++) {
+        const char *expr = i >= req->kernel_count ? req->global_names[i - req->kernel_count]
+                           : req->kernel_exprs    ? req->kernel_exprs[i]
+                                                  : req->kernel_names[i];
         size_t n = strlen(expr) + 2;
         exprs[i] = malloc(n);
         if (!exprs[i])
@@ -156,13 +185,17 @@ static kiln_status pack_blob(const kiln_nvrtc *nv, nvrtcProgram prog, const kiln
                               "GPU architecture such as sm_90",
                               req->arch ? req->arch : "");
     char *cubin = malloc(cubin_size);
-    const char **lowered = calloc((size_t)req->kernel_count + 1, sizeof *lowered);
+    int entries = req->kernel_count + req->global_count;
+    const char **lowered = calloc((size_t)entries + 1, sizeof *lowered);
+    const char **names = calloc((size_t)entries + 1, sizeof *names);
     kiln_status s = KILN_OK;
-    if (!cubin || !lowered)
+    for (int i = 0; names && i < entries; i++)
+        names[i] = i < req->kernel_count ? req->kernel_names[i] : exprs[i];
+    if (!cubin || !lowered || !names)
         s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory compiling %s", req->name);
     if (s == KILN_OK && (r = nv->nvrtcGetCUBIN(prog, cubin)) != NVRTC_SUCCESS)
         s = nvrtc_fail(nv, r, "nvrtcGetCUBIN");
-    for (int i = 0; s == KILN_OK && i < req->kernel_count; i++)
+    for (int i = 0; s == KILN_OK && i < entries; i++)
         if ((r = nv->nvrtcGetLoweredName(prog, exprs[i], &lowered[i])) != NVRTC_SUCCESS)
             s = nvrtc_fail(nv, r, "nvrtcGetLoweredName");
     if (s == KILN_OK && log) {
@@ -183,10 +216,11 @@ static kiln_status pack_blob(const kiln_nvrtc *nv, nvrtcProgram prog, const kiln
         kiln_text_free(&u.notes);
     }
     if (s == KILN_OK)
-        s = kiln_cuda_blob_write(out, req->arch ? req->arch : "sm_90", req->kernel_count, req->kernel_names,
-                                 lowered, cubin, cubin_size);
+        s = kiln_cuda_blob_write(out, req->arch ? req->arch : "sm_90", entries, names, lowered, cubin,
+                                 cubin_size);
     free(cubin);
     free(lowered);
+    free(names);
     return s;
 }
 
@@ -194,7 +228,7 @@ static kiln_status compile_with(const kiln_nvrtc *nv, const kiln_compile_request
                                 kiln_blob *out, char **log) {
     char *source = assemble_source(req);
     option_list opts = {0};
-    char **exprs = calloc((size_t)req->kernel_count + 1, sizeof *exprs);
+    char **exprs = calloc((size_t)req->kernel_count + (size_t)req->global_count + 1, sizeof *exprs);
     nvrtcProgram prog = NULL;
     kiln_status s = KILN_OK;
     if (!source || !exprs || !options_build(req, nv, resource_report, &opts))
@@ -211,7 +245,7 @@ static kiln_status compile_with(const kiln_nvrtc *nv, const kiln_compile_request
     }
     if (s == KILN_OK) s = pack_blob(nv, prog, req, exprs, out, resource_report ? log : NULL);
     if (prog) nv->nvrtcDestroyProgram(&prog);
-    for (int i = 0; exprs && i < req->kernel_count; i++) free(exprs[i]);
+    for (int i = 0; exprs && i < req->kernel_count + req->global_count; i++) free(exprs[i]);
     free(exprs);
     options_free(&opts);
     free(source);

@@ -51,6 +51,10 @@ KILN_CU_REQUIRED(cuModuleGetGlobal, 12000,
                  (CUdeviceptr * dptr, size_t *bytes, CUmodule module, const char *name))
 KILN_CU_REQUIRED(cuFuncGetAttribute, 12000, (int *pi, CUfunction_attribute attrib, CUfunction fn))
 KILN_CU_REQUIRED(cuFuncSetAttribute, 12000, (CUfunction fn, CUfunction_attribute attrib, int value))
+KILN_CU_OPTIONAL(cuLaunchCooperativeKernel, 12000,
+                 (CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                  unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream,
+                  void **params))
 KILN_CU_REQUIRED(cuLaunchKernel, 12000,
                  (CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                   unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream, void **params,

@@ -133,6 +133,11 @@ kiln_status kiln_cuda_compile(kiln_backend_state *st, const kiln_compile_request
 
 kiln_status kiln_cuda_module_load(kiln_backend_state *st, const kiln_blob *binary, kiln_backend_module **out);
 void kiln_cuda_module_unload(kiln_backend_state *st, kiln_backend_module *mod);
+kiln_status kiln_cuda_launch_cooperative(kiln_backend_state *st, kiln_backend_function *fn,
+                                         const kiln_launch_config *cfg, kiln_backend_stream *stream,
+                                         void **args);
+kiln_status kiln_cuda_module_global(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
+                                    void **ptr, size_t *bytes);
 kiln_status kiln_cuda_function_get(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
                                    kiln_backend_function **out, kiln_param_info *params, int max_params,
                                    int *param_count);

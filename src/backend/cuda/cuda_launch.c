@@ -60,3 +60,19 @@ kiln_status kiln_cuda_launch(kiln_backend_state *st, kiln_backend_function *fn, 
                                         kiln_cuda_stream(st, stream), args, NULL);
     return r == CUDA_SUCCESS ? KILN_OK : kiln_cuda_fail_launch(st->cu, r, "cuLaunchKernel");
 }
+
+kiln_status kiln_cuda_launch_cooperative(kiln_backend_state *st, kiln_backend_function *fn,
+                                         const kiln_launch_config *cfg, kiln_backend_stream *stream,
+                                         void **args) {
+    if (!st->cu->cuLaunchCooperativeKernel)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "the driver has no cuLaunchCooperativeKernel");
+    kiln_status s = kiln_cuda_make_current(st);
+    if (s != KILN_OK) return s;
+    if (cfg->shared_bytes > fn->dynamic_default_bytes &&
+        (s = shared_opt_in(st, fn, cfg->shared_bytes)) != KILN_OK)
+        return s;
+    CUresult r = st->cu->cuLaunchCooperativeKernel(
+        fn->function, cfg->grid[0], cfg->grid[1], cfg->grid[2], cfg->block[0], cfg->block[1], cfg->block[2],
+        (unsigned int)cfg->shared_bytes, kiln_cuda_stream(st, stream), args);
+    return r == CUDA_SUCCESS ? KILN_OK : kiln_cuda_fail_launch(st->cu, r, "cuLaunchCooperativeKernel");
+}

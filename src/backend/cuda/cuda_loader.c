@@ -9,10 +9,12 @@
 #include "backend/cuda/cuda_loader.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/dynlib.h"
 
@@ -136,6 +138,38 @@ static void *nvrtc_open(void) {
     return kiln_dynlib_open(&where, &spec);
 }
 
+/* 1 when dir holds the toolkit's device headers (not the system's
+ * /usr/include, which a Debian toolkit shares with glibc: NVRTC must not
+ * see glibc's headers, and there the headers are on its path anyway). */
+static int is_toolkit_include(const char *dir) {
+    char probe[1100];
+    snprintf(probe, sizeof probe, "%s/cuda_fp16.h", dir);
+    return strcmp(dir, "/usr/include") != 0 && access(probe, R_OK) == 0;
+}
+
+/* The headers of the toolkit NVRTC came from: the library's real folder
+ * is <toolkit>/lib64, <toolkit>/lib or <toolkit>/targets/<arch>/lib, each
+ * with include/ beside it; CCCL (cuda/std, cub, thrust) lives in
+ * include/cccl from CUDA 13 on and in include/ itself before. */
+static void find_toolkit_headers(kiln_nvrtc *nv) {
+    Dl_info info;
+    void *sym;
+    memcpy(&sym, &nv->nvrtcVersion, sizeof sym);
+    nv->include_count = 0;
+    char lib[PATH_MAX], dir[PATH_MAX + 32];
+    if (!dladdr(sym, &info) || !info.dli_fname || !realpath(info.dli_fname, lib)) return;
+    char *slash = strrchr(lib, '/');
+    if (!slash) return;
+    *slash = '\0';
+    snprintf(dir, sizeof dir, "%s/../include", lib);
+    char resolved[PATH_MAX];
+    if (!realpath(dir, resolved) || !is_toolkit_include(resolved)) return;
+    snprintf(nv->include_dirs[nv->include_count++], sizeof nv->include_dirs[0], "%s", resolved);
+    snprintf(dir, sizeof dir, "%s/cccl", resolved);
+    if (access(dir, R_OK | X_OK) == 0)
+        snprintf(nv->include_dirs[nv->include_count++], sizeof nv->include_dirs[0], "%s", dir);
+}
+
 static void nvrtc_load_once(void) {
     void *lib = nvrtc_open();
     if (!lib) {
@@ -159,6 +193,7 @@ static void nvrtc_load_once(void) {
         dlclose(lib);
         return;
     }
+    find_toolkit_headers(&nvrtc);
     nvrtc_ok = &nvrtc;
 }
 

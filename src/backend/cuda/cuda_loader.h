@@ -23,6 +23,11 @@ typedef struct kiln_nvrtc {
 #include "backend/cuda/nvrtc_symbols.h"
 #undef KILN_NVRTC_SYMBOL
     int major, minor;
+    /* The toolkit's header folders beside the library that loaded
+     * (<toolkit>/include and its cccl/), given to every compile as nvcc
+     * would see them; include_count 0 where none was found. */
+    char include_dirs[2][1024];
+    int include_count;
 } kiln_nvrtc;
 
 /* The initialised driver, or NULL with *status (KILN_ERR_NO_DEVICE or

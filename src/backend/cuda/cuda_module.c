@@ -68,9 +68,11 @@ void kiln_cuda_module_unload(kiln_backend_state *st, kiln_backend_module *mod) {
 
 static kiln_status not_found(const kiln_backend_module *mod, const char *name) {
     kiln_set_error(KILN_ERR_NOT_FOUND, "no kernel named \"%s\" in the module; it has ", name);
-    if (mod->kernel_count == 0) kiln_append_error("none");
+    int listed = 0;
     for (int i = 0; i < mod->kernel_count; i++)
-        kiln_append_error("%s\"%s\"", i ? ", " : "", mod->kernels[i].source_name);
+        if (mod->kernels[i].source_name[0] != '&') /* module globals (cuda_compile.c) */
+            kiln_append_error("%s\"%s\"", listed++ ? ", " : "", mod->kernels[i].source_name);
+    if (!listed) kiln_append_error("none");
     return KILN_ERR_NOT_FOUND;
 }
 
@@ -210,4 +212,26 @@ kiln_status kiln_cuda_function_get(kiln_backend_state *st, kiln_backend_module *
     }
     pthread_mutex_unlock(&mod->lock);
     return s;
+}
+
+/* Module globals: the blob's table lists each under "&name" with the
+ * symbol NVRTC gave it (cuda_compile.c). */
+kiln_status kiln_cuda_module_global(kiln_backend_state *st, kiln_backend_module *mod, const char *name,
+                                    void **ptr, size_t *bytes) {
+    const kiln_cuda_kernel_entry *entry = NULL;
+    for (int i = 0; i < mod->kernel_count && !entry; i++)
+        if (mod->kernels[i].source_name[0] == '&' && strcmp(mod->kernels[i].source_name + 1, name) == 0)
+            entry = &mod->kernels[i];
+    if (!entry) return kiln_set_error(KILN_ERR_NOT_FOUND, "the CUDA module has no variable %s", name);
+    kiln_status s = kiln_cuda_make_current(st);
+    if (s != KILN_OK) return s;
+    CUdeviceptr dptr = 0;
+    size_t size = 0;
+    CUresult r = st->cu->cuModuleGetGlobal(&dptr, &size, mod->module, entry->lowered_name);
+    if (r != CUDA_SUCCESS)
+        return kiln_prefix_error(kiln_cuda_fail(st->cu, r, "cuModuleGetGlobal"),
+                                 "variable %s (symbol %s): ", name, entry->lowered_name);
+    *ptr = (void *)(uintptr_t)dptr;
+    *bytes = size;
+    return KILN_OK;
 }
