@@ -78,7 +78,8 @@ static long double lref_cospi(long double x) {
     X(expf, "expf(a)", expl(a), -80, 80, 0, 0, 2, 0, 0)                                                      \
     X(exp2f, "exp2f(a)", exp2l(a), -120, 120, 0, 0, 2, 0, 0)                                                 \
     X(exp10f, "exp10f(a)", powl(10, a), -30, 30, 0, 0, 2, 0, 0)                                              \
-    X(expm1f, "expm1f(a)", expm1l(a), -10, 10, 0, 0, 1, 0, 0)                                                \
+    /* CUDA documents 1 ulp; CUDA 13's expm1f measured 1.02 on an H100 */                                    \
+    X(expm1f, "expm1f(a)", expm1l(a), -10, 10, 0, 0, 1.1, 0, 0)                                              \
     X(logf, "logf(a)", logl(a), 1e-3, 1e6, 0, 0, 1, 0, 0)                                                    \
     X(log2f, "log2f(a)", log2l(a), 1e-3, 1e6, 0, 0, 1, 0, 0)                                                 \
     X(log10f, "log10f(a)", log10l(a), 1e-3, 1e6, 0, 0, 2, 0, 0)                                              \
@@ -164,7 +165,8 @@ static long double lref_cospi(long double x) {
     /* glibc's exp10 and cbrt (the CPU's) are looser than CUDA's 1 ulp */                                    \
     X(exp10, "exp10(a)", powl(10, a), -300, 300, 0, 0, 2, 0, 0)                                              \
     X(log, "log(a)", logl(a), 1e-3, 1e6, 0, 0, 1, 0, 0)                                                      \
-    X(log1p, "log1p(a)", log1pl(a), -0.9, 100, 0, 0, 1, 0, 0)                                                \
+    /* CUDA documents 1 ulp; CUDA 13's log1p measured 1.01 on an H100 */                                     \
+    X(log1p, "log1p(a)", log1pl(a), -0.9, 100, 0, 0, 1.1, 0, 0)                                              \
     X(atan2, "atan2(a, b)", atan2l(a, b), -10, 10, -10, 10, 2, 0, 0)                                         \
     X(pow, "pow(a, b)", powl(a, b), 0.1, 10, -8, 8, 2, 0, 0)                                                 \
     X(cbrt, "cbrt(a)", cbrtl(a), -1e6, 1e6, 0, 0, 2.5, 0, 0)                                                 \
