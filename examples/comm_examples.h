@@ -57,6 +57,10 @@ extern const char kiln_heat_source[];
  * kiln_comm_init_all), driven from this thread; out[l] for comms[l]. */
 int kiln_example_heat_local(kiln_comm **comms, int local, int64_t nx, int64_t ny, int steps,
                             int check_one_rank, kiln_heat_result *out);
+/* The same steps with nothing measuring them (no profiler, no timed events):
+ * out->total_ms and the checks only, for scaling figures. */
+int kiln_example_heat_unmeasured(kiln_comm **comms, int local, int64_t nx, int64_t ny, int steps,
+                                 kiln_heat_result *out);
 int kiln_example_heat(kiln_comm *comm, int64_t nx, int64_t ny, int steps, int check_one_rank,
                       kiln_heat_result *out);
 

@@ -206,7 +206,7 @@ static int flow_make(kiln_context *ctx, int steps, heat_flow *f) {
  * gets the same arithmetic as in the one-launch step, so the result is
  * bit-identical to one rank's. */
 static int heat_run(kiln_comm **comms, kiln_kernel **k, int local, int64_t nx, int64_t ny, int steps,
-                    heat_band *b, int *result, double *wait_ms) {
+                    int measure, heat_band *b, int *result, double *wait_ms) {
     int size = kiln_comm_size(comms[0]), s = KILN_OK;
     int64_t row0[HEAT_MAX_LOCAL], rows[HEAT_MAX_LOCAL];
     heat_flow f[HEAT_MAX_LOCAL];
@@ -217,7 +217,7 @@ static int heat_run(kiln_comm **comms, kiln_kernel **k, int local, int64_t nx, i
         wait_ms[l] = 0;
     }
     for (int l = 0; l < local && s == KILN_OK && size > 1; l++) {
-        s = flow_make(kiln_comm_context(comms[l]), steps, &f[l]);
+        s = flow_make(kiln_comm_context(comms[l]), measure ? steps : 0, &f[l]);
         if (s == KILN_OK) halo[l] = f[l].halo, flows++;
         /* The first step's border rows come from band_make, already done. */
         if (s == KILN_OK) s = kiln_event_record(f[l].border_done, f[l].compute);
@@ -236,14 +236,14 @@ static int heat_run(kiln_comm **comms, kiln_kernel **k, int local, int64_t nx, i
             if (s == KILN_OK)
                 s = heat_rows(ctx, k[l], &b[l], cur, rows[l], ny, row0[l], nx, 2, 1, rows[l] - 2,
                               f[l].compute);
-            if (s == KILN_OK) s = kiln_event_record(f[l].waited[2 * t], f[l].compute);
+            if (s == KILN_OK && f[l].waited) s = kiln_event_record(f[l].waited[2 * t], f[l].compute);
         }
         if (s == KILN_OK) s = exchange(comms, b, halo, local, cur);
         for (int l = 0; l < local && s == KILN_OK; l++) {
             kiln_context *ctx = kiln_comm_context(comms[l]);
             s = kiln_event_record(f[l].halo_done, f[l].halo);
             if (s == KILN_OK) s = kiln_stream_wait_event(f[l].compute, f[l].halo_done);
-            if (s == KILN_OK) s = kiln_event_record(f[l].waited[2 * t + 1], f[l].compute);
+            if (s == KILN_OK && f[l].waited) s = kiln_event_record(f[l].waited[2 * t + 1], f[l].compute);
             if (s == KILN_OK)
                 s = heat_rows(ctx, k[l], &b[l], cur, rows[l], ny, row0[l], nx, 1,
                               rows[l] > 1 ? rows[l] - 1 : 1, rows[l] > 1 ? 2 : 1, f[l].compute);
@@ -254,7 +254,7 @@ static int heat_run(kiln_comm **comms, kiln_kernel **k, int local, int64_t nx, i
     for (int l = 0; l < local && s == KILN_OK; l++) s = kiln_comm_wait(comms[l], flows ? f[l].halo : NULL);
     for (int l = 0; l < flows && s == KILN_OK; l++) s = kiln_stream_synchronize(f[l].compute);
     for (int l = 0; l < flows && s == KILN_OK; l++)
-        for (int t = 0; t < steps && s == KILN_OK; t++) {
+        for (int t = 0; f[l].waited && t < steps && s == KILN_OK; t++) {
             float ms = 0;
             s = kiln_event_elapsed_ms(f[l].waited[2 * t], f[l].waited[2 * t + 1], &ms);
             wait_ms[l] += ms;
@@ -275,7 +275,7 @@ static int compare(kiln_comm *comm, kiln_kernel *k, const kiln_heat_result *r, c
     EXAMPLE_TRY(kiln_comm_init_all(&ctx, 1, &self));
     int s = heat_bands(&self, 1, r->nx, r->ny, &whole, &made);
     double wait_ms = 0;
-    if (s == KILN_OK) s = heat_run(&self, &k, 1, r->nx, r->ny, (int)r->steps, &whole, &cur, &wait_ms);
+    if (s == KILN_OK) s = heat_run(&self, &k, 1, r->nx, r->ny, (int)r->steps, 0, &whole, &cur, &wait_ms);
     size_t count = (size_t)(r->nx + 2) * (size_t)r->ny;
     double *ref = s == KILN_OK ? example_alloc(count * sizeof *ref, "heat one-rank grid") : NULL;
     if (s == KILN_OK && !ref) s = KILN_ERR_OUT_OF_MEMORY;
@@ -353,8 +353,10 @@ static int heat_verdict(kiln_comm **comms, int local, kiln_heat_result *out, int
     return s;
 }
 
-int kiln_example_heat_local(kiln_comm **comms, int local, int64_t nx, int64_t ny, int steps,
-                            int check_one_rank, kiln_heat_result *out) {
+/* measure: the time split (profiler and timed events); else the wall time
+ * alone, with nothing added to the steps. */
+static int heat_local(kiln_comm **comms, int local, int64_t nx, int64_t ny, int steps, int check_one_rank,
+                      int measure, kiln_heat_result *out) {
     int size = kiln_comm_size(comms[0]);
     if (local < 1 || local > HEAT_MAX_LOCAL || nx < 3 || ny < 3 || nx < size || steps < 0) {
         fprintf(
@@ -377,21 +379,23 @@ int kiln_example_heat_local(kiln_comm **comms, int local, int64_t nx, int64_t ny
         /* The split of the time comes from kiln's profiler: the kernels'
          * row and the halo groups' "sendrecv" row of each rank's summary. */
         profiling[l] = kiln_profiler_enabled(ctx);
-        if (s == KILN_OK && !profiling[l]) s = kiln_profiler_start(ctx);
+        if (s == KILN_OK && !profiling[l] && measure) s = kiln_profiler_start(ctx);
     }
     heat_band b[HEAT_MAX_LOCAL];
     int cur = 0, made = 0;
     if (s == KILN_OK) s = heat_bands(comms, local, nx, ny, b, &made);
     for (int l = 0; l < local && s == KILN_OK; l++) s = kiln_synchronize(kiln_comm_context(comms[l]));
-    for (int l = 0; l < local && s == KILN_OK; l++) s = kiln_profiler_reset(kiln_comm_context(comms[l]));
+    for (int l = 0; l < local && s == KILN_OK && measure; l++)
+        s = kiln_profiler_reset(kiln_comm_context(comms[l]));
     struct timespec t0, t1;
     double wait_ms[HEAT_MAX_LOCAL] = {0};
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (s == KILN_OK) s = heat_run(comms, k, local, nx, ny, steps, b, &cur, wait_ms);
+    if (s == KILN_OK) s = heat_run(comms, k, local, nx, ny, steps, measure, b, &cur, wait_ms);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     for (int l = 0; l < local && s == KILN_OK; l++) {
         kiln_context *ctx = kiln_comm_context(comms[l]);
         out[l].total_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+        if (!measure) continue;
         char *summary = NULL, row[64];
         s = kiln_profiler_summary(ctx, &summary);
         if (s != KILN_OK) break;
@@ -402,13 +406,23 @@ int kiln_example_heat_local(kiln_comm **comms, int local, int64_t nx, int64_t ny
         kiln_free(summary);
     }
     for (int l = 0; l < local; l++)
-        if (k[l] && !profiling[l]) (void)kiln_profiler_stop(kiln_comm_context(comms[l]));
+        if (k[l] && !profiling[l] && measure) (void)kiln_profiler_stop(kiln_comm_context(comms[l]));
     for (int l = 0; l < local && s == KILN_OK; l++)
         s = heat_check(comms[l], k[l], &b[l], cur, check_one_rank, &out[l]);
     for (int l = 0; l < made; l++) band_release(&b[l]);
     for (int l = 0; l < local; l++) kiln_kernel_release(k[l]);
     if (s != KILN_OK) return s;
     return heat_verdict(comms, local, out, check_one_rank);
+}
+
+int kiln_example_heat_local(kiln_comm **comms, int local, int64_t nx, int64_t ny, int steps,
+                            int check_one_rank, kiln_heat_result *out) {
+    return heat_local(comms, local, nx, ny, steps, check_one_rank, 1, out);
+}
+
+int kiln_example_heat_unmeasured(kiln_comm **comms, int local, int64_t nx, int64_t ny, int steps,
+                                 kiln_heat_result *out) {
+    return heat_local(comms, local, nx, ny, steps, 0, 0, out);
 }
 
 int kiln_example_heat(kiln_comm *comm, int64_t nx, int64_t ny, int steps, int check_one_rank,

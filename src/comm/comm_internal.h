@@ -53,6 +53,12 @@ struct kiln_comm {
     void *mpi;                  /* MPI_Comm * (kiln's duplicate), NULL when none */
     void *nccl;                 /* ncclComm_t, NULL when none */
     struct comm_clique *clique; /* kiln_comm_init_all ranks of one process */
+    /* The CUstream of the kiln stream the last NCCL call used (held, so the
+     * pointer cannot be reused by another stream): a call on the same
+     * stream skips the backend's lookup and its context switch. */
+    kiln_stream *nccl_stream;
+    void *nccl_native_stream;
+    int nccl_stream_known;
 };
 
 /* ---- comm.c */

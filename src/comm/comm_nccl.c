@@ -121,6 +121,9 @@ kiln_status kiln_comm_nccl_init_all(kiln_comm **comms, int n) {
 }
 
 void kiln_comm_nccl_destroy(kiln_comm *c) {
+    kiln_stream_release(c->nccl_stream);
+    c->nccl_stream = NULL;
+    c->nccl_stream_known = 0;
     if (c->nccl) {
         if (make_current(c, NULL, NULL) != KILN_OK) kiln_clear_error();
         /* Destroy waits for the communicator's work; after a failure that
@@ -171,9 +174,28 @@ comm_nccl_args kiln_comm_nccl_args(const comm_call *call, int size) {
     return a;
 }
 
+/* The CUstream of `s`. NCCL makes the communicator's device current itself
+ * (kiln's contexts are the devices' primary ones), so a call on the stream
+ * the previous call used needs neither the lookup nor a context switch,
+ * which in a group over several GPUs would otherwise come with every call. */
+static kiln_status native_stream_of(kiln_comm *c, kiln_stream *s, void **stream) {
+    if (c->nccl_stream_known && c->nccl_stream == s) {
+        *stream = c->nccl_native_stream;
+        return KILN_OK;
+    }
+    kiln_status st = make_current(c, stream, s);
+    if (st != KILN_OK) return st;
+    kiln_stream_retain(s);
+    kiln_stream_release(c->nccl_stream);
+    c->nccl_stream = s;
+    c->nccl_native_stream = *stream;
+    c->nccl_stream_known = 1;
+    return KILN_OK;
+}
+
 kiln_status kiln_comm_nccl_run(kiln_comm *c, const comm_call *call) {
     void *stream = NULL;
-    kiln_status s = make_current(c, &stream, call->stream);
+    kiln_status s = native_stream_of(c, call->stream, &stream);
     if (s != KILN_OK) return s;
     ncclComm_t comm = c->nccl;
     kiln_nccl_stream st = stream;
