@@ -25,6 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file.h"
+
 #define MAX_DEPTH 40
 #define MAX_FILES 2000
 #define MAX_FILE_BYTES ((size_t)64 << 20)
@@ -42,45 +44,19 @@ static void digest_field(kiln_sha256_ctx *md, const char *tag, const void *data,
     if (n) kiln_sha256_update(md, data, n);
 }
 
-/* The whole file, NUL-terminated; NULL if it cannot be read or is not a
- * regular file (a FIFO or device in an include folder must not block). */
-static char *read_regular(const char *path, size_t *size) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return NULL;
-    struct stat st;
-    char *buf = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size <= MAX_FILE_BYTES &&
-        (buf = malloc((size_t)st.st_size + 1)) != NULL) {
-        size_t done = 0;
-        while (done < (size_t)st.st_size) {
-            ssize_t r = read(fd, buf + done, (size_t)st.st_size - done);
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) break;
-            done += (size_t)r;
-        }
-        buf[done] = '\0';
-        *size = done;
-    }
-    close(fd);
-    return buf;
-}
-
-static int is_regular(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 /* Where the compiler would find `name`; 0 when nowhere. */
 static int resolve(const dep_walk *w, const char *name, int quoted, const char *from_dir, char *out,
                    size_t cap) {
     if (name[0] == '/') {
         if ((size_t)snprintf(out, cap, "%s", name) >= cap) return 0;
-        return is_regular(out);
+        return kiln_is_regular_file(out);
     }
-    if (quoted && from_dir && (size_t)snprintf(out, cap, "%s/%s", from_dir, name) < cap && is_regular(out))
+    if (quoted && from_dir && (size_t)snprintf(out, cap, "%s/%s", from_dir, name) < cap &&
+        kiln_is_regular_file(out))
         return 1;
     for (int i = 0; i < w->req->include_count; i++)
-        if ((size_t)snprintf(out, cap, "%s/%s", w->req->include_dirs[i], name) < cap && is_regular(out))
+        if ((size_t)snprintf(out, cap, "%s/%s", w->req->include_dirs[i], name) < cap &&
+            kiln_is_regular_file(out))
             return 1;
     return 0;
 }
@@ -107,7 +83,7 @@ static void walk_file(dep_walk *w, const char *path, int depth) {
     w->seen = grown;
     w->seen[w->nseen++] = real;
     size_t size = 0;
-    char *text = read_regular(real, &size);
+    char *text = kiln_read_regular_file(real, MAX_FILE_BYTES, &size);
     digest_field(w->md, "dep", real, strlen(real));
     if (!text) {
         digest_field(w->md, "unreadable", NULL, 0);

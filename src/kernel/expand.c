@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/text.h"
 
 #define MAX_DEPTH 40
@@ -39,41 +40,16 @@ typedef struct expander {
     int inlined;
 } expander;
 
-/* The whole file, NUL-terminated; NULL when it is not a regular file that
- * can be read (a FIFO in an include folder must not block). */
-static char *read_regular(const char *path) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) return NULL;
-    struct stat st;
-    char *buf = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= KILN_MAX_SOURCE_BYTES &&
-        (buf = malloc((size_t)st.st_size + 1)) != NULL) {
-        size_t done = 0;
-        while (done < (size_t)st.st_size) {
-            ssize_t r = read(fd, buf + done, (size_t)st.st_size - done);
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) break;
-            done += (size_t)r;
-        }
-        buf[done] = '\0';
-    }
-    close(fd);
-    return buf;
-}
-
-static int is_regular(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 /* Where the compiler finds a quoted `name` included from a file in
  * from_dir: an absolute path as it is, else beside the includer, else in
  * each -I folder in order. */
 static int resolve(const expander *e, const char *name, const char *from_dir, char *out, size_t cap) {
-    if (name[0] == '/') return (size_t)snprintf(out, cap, "%s", name) < cap && is_regular(out);
-    if (from_dir && (size_t)snprintf(out, cap, "%s/%s", from_dir, name) < cap && is_regular(out)) return 1;
+    if (name[0] == '/') return (size_t)snprintf(out, cap, "%s", name) < cap && kiln_is_regular_file(out);
+    if (from_dir && (size_t)snprintf(out, cap, "%s/%s", from_dir, name) < cap && kiln_is_regular_file(out))
+        return 1;
     for (int i = 0; i < e->ndirs; i++)
-        if ((size_t)snprintf(out, cap, "%s/%s", e->dirs[i], name) < cap && is_regular(out)) return 1;
+        if ((size_t)snprintf(out, cap, "%s/%s", e->dirs[i], name) < cap && kiln_is_regular_file(out))
+            return 1;
     return 0;
 }
 
@@ -160,7 +136,9 @@ static int holds_kernels(const expander *e, const char *text, const char *dir, i
         if (close && (size_t)(close - q - 1) < sizeof name) {
             memcpy(name, q + 1, (size_t)(close - q - 1));
             name[close - q - 1] = '\0';
-            char *sub = resolve(e, name, dir, path, sizeof path) ? read_regular(path) : NULL;
+            char *sub = resolve(e, name, dir, path, sizeof path)
+                            ? kiln_read_regular_file(path, KILN_MAX_SOURCE_BYTES, NULL)
+                            : NULL;
             char *sub_dir = sub ? strdup(path) : NULL, *slash = sub_dir ? strrchr(sub_dir, '/') : NULL;
             if (slash) *slash = '\0';
             int found = sub && sub_dir && holds_kernels(e, sub, slash ? sub_dir : ".", level + 1);
@@ -186,7 +164,7 @@ static int inline_file(expander *e, kiln_status *s, const char *name, const char
         kiln_text_puts(&e->out, "\n"); /* the line itself, empty */
         return 1;
     }
-    char *text = read_regular(path);
+    char *text = kiln_read_regular_file(path, KILN_MAX_SOURCE_BYTES, NULL);
     char *sub_dir = text ? strdup(path) : NULL, *slash = sub_dir ? strrchr(sub_dir, '/') : NULL;
     if (slash) *slash = '\0';
     if (!text || !sub_dir || !holds_kernels(e, text, slash ? sub_dir : ".", 0)) {
