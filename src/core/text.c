@@ -83,3 +83,20 @@ void kiln_text_free(kiln_text *t) {
     free(t->data);
     *t = (kiln_text){0};
 }
+
+const char *kiln_skip_non_code(const char *p) {
+    if (p[0] == '/' && p[1] == '/') {
+        while (*p && *p != '\n') p++;
+        return p;
+    }
+    if (p[0] == '/' && p[1] == '*') {
+        const char *e = strstr(p + 2, "*/");
+        return e ? e + 2 : p + strlen(p);
+    }
+    if (*p == '"' || *p == '\'') {
+        char q = *p++;
+        while (*p && *p != q && *p != '\n') p += (*p == '\\' && p[1]) ? 2 : 1;
+        return *p == q ? p + 1 : p;
+    }
+    return p;
+}

@@ -33,4 +33,8 @@ char *kiln_text_take(kiln_text *t);
 /* Frees the buffer and leaves t empty. */
 void kiln_text_free(kiln_text *t);
 
+/* The position just past a comment, string or character literal starting
+ * at p, or p itself when none starts there (C and CUDA C source). */
+const char *kiln_skip_non_code(const char *p);
+
 #endif

@@ -35,24 +35,6 @@ typedef struct macro {
 static int ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
 static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
-/* Past a comment or a string / character literal at p, or p. */
-static const char *skip_literal(const char *p) {
-    if (p[0] == '/' && p[1] == '/') {
-        while (*p && *p != '\n') p++;
-        return p;
-    }
-    if (p[0] == '/' && p[1] == '*') {
-        const char *e = strstr(p + 2, "*/");
-        return e ? e + 2 : p + strlen(p);
-    }
-    if (*p == '"' || *p == '\'') {
-        char q = *p++;
-        while (*p && *p != q && *p != '\n') p += (*p == '\\' && p[1]) ? 2 : 1;
-        return *p == q ? p + 1 : p;
-    }
-    return p;
-}
-
 /* The end of the directive line at p (continuations included). */
 static const char *directive_end(const char *p) {
     while (*p && !(*p == '\n' && p[-1] != '\\')) p++;
@@ -102,7 +84,7 @@ static const char *read_args(const char *p, const char **starts, size_t *lens, i
     *count = 0;
     const char *from = p + 1;
     for (; *p; p++) {
-        const char *q = skip_literal(p);
+        const char *q = kiln_skip_non_code(p);
         if (q != p) {
             p = q - 1;
             continue;
@@ -173,7 +155,7 @@ static char *expand_round(const char *text, const macro *ms, int n, int *changed
     int line_start = 1;
     const char *copied = text;
     for (const char *p = text; *p;) {
-        const char *q = skip_literal(p);
+        const char *q = kiln_skip_non_code(p);
         if (q != p) {
             p = q;
             continue;
@@ -223,7 +205,7 @@ static int collect(const char *text, macro *ms, int *n) {
     int writes_global = 0, line_start = 1, depth = 0;
     *n = 0;
     for (const char *p = text; *p;) {
-        const char *q = skip_literal(p);
+        const char *q = kiln_skip_non_code(p);
         if (q != p) {
             p = q;
             continue;

@@ -21,32 +21,10 @@
 static int is_ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
 static int is_ident(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
-/* Returns the position just past a comment, string or character literal
- * starting at p, or p itself when none starts there. */
-static const char *skip_non_code(const char *p) {
-    if (p[0] == '/' && p[1] == '/') {
-        while (*p && *p != '\n') p++;
-        return p;
-    }
-    if (p[0] == '/' && p[1] == '*') {
-        const char *e = strstr(p + 2, "*/");
-        return e ? e + 2 : p + strlen(p);
-    }
-    if (*p == '"' || *p == '\'') {
-        char q = *p++;
-        while (*p && *p != q && *p != '\n') {
-            if (*p == '\\' && p[1]) p++;
-            p++;
-        }
-        return *p == q ? p + 1 : p;
-    }
-    return p;
-}
-
 static const char *skip_space_and_comments(const char *p) {
     for (;;) {
         while (isspace((unsigned char)*p)) p++;
-        const char *q = (*p == '/') ? skip_non_code(p) : p;
+        const char *q = (*p == '/') ? kiln_skip_non_code(p) : p;
         if (q == p) return p;
         p = q;
     }
@@ -87,7 +65,7 @@ static int scan_include(const char *p, const kiln_compile_request *req, int dept
 static int scan_barriers(const char *text, const kiln_compile_request *req, int depth) {
     int line_start = 1;
     for (const char *p = text; *p;) {
-        const char *q = skip_non_code(p);
+        const char *q = kiln_skip_non_code(p);
         if (q != p) {
             p = q;
             continue;
@@ -171,7 +149,7 @@ char *kiln_cpu_source_prepare(const kiln_compile_request *req, int *barriers) {
     kiln_text t = {0};
     const char *src = req->source, *copied = src;
     for (const char *p = src; *p;) {
-        const char *q = skip_non_code(p);
+        const char *q = kiln_skip_non_code(p);
         if (q != p) {
             p = q;
             continue;
