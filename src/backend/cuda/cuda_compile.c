@@ -224,6 +224,12 @@ static kiln_status pack_blob(const kiln_nvrtc *nv, nvrtcProgram prog, const kiln
     return s;
 }
 
+/* NVRTC has no C library headers, but device code written for nvcc
+ * includes <stdio.h> for printf, which NVRTC declares itself: the header is
+ * given, empty, so such files compile unchanged. */
+static const char *const nvrtc_c_headers[] = {"/* kiln: printf is NVRTC's built-in */\n"};
+static const char *const nvrtc_c_header_names[] = {"stdio.h"};
+
 static kiln_status compile_with(const kiln_nvrtc *nv, const kiln_compile_request *req, int resource_report,
                                 kiln_blob *out, char **log) {
     char *source = assemble_source(req);
@@ -234,8 +240,9 @@ static kiln_status compile_with(const kiln_nvrtc *nv, const kiln_compile_request
     if (!source || !exprs || !options_build(req, nv, resource_report, &opts))
         s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory compiling %s", req->name);
     nvrtcResult r;
-    if (s == KILN_OK &&
-        (r = nv->nvrtcCreateProgram(&prog, source, req->name, 0, NULL, NULL)) != NVRTC_SUCCESS)
+    if (s == KILN_OK && (r = nv->nvrtcCreateProgram(&prog, source, req->name,
+                                                    (int)(sizeof nvrtc_c_headers / sizeof *nvrtc_c_headers),
+                                                    nvrtc_c_headers, nvrtc_c_header_names)) != NVRTC_SUCCESS)
         s = nvrtc_fail(nv, r, "nvrtcCreateProgram");
     if (s == KILN_OK) s = add_name_expressions(nv, prog, req, exprs);
     if (s == KILN_OK) {
