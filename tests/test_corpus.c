@@ -20,8 +20,8 @@ typedef enum elem { F32, F64, I8, I32, U32, I64, U64, BOOL8 } elem;
 /* IN: random, passed, checked unchanged; OUT: random or zero (lo == hi ==
  * 0), compared with what the reference leaves there; SKIP: zero, passed,
  * never compared (clock readings); SCALAR: lo is the value; GLOBAL: a
- * module variable of that name, written with random values before the
- * launch, not passed. */
+ * module variable of that name (a __constant__ table), not passed: written
+ * before the launch like an OUT array, read back and compared after it. */
 typedef enum role { IN = 1, OUT, SKIP, SCALAR, GLOBAL } role;
 
 typedef struct corpus_arg {
@@ -68,6 +68,7 @@ typedef struct corpus_kernel {
     double atol, rtol; /* floating-point outputs; integers compare exactly */
 } corpus_kernel;
 
+/* argument i of a reference, as its type */
 #define F(i) ((float *)a[i])
 #define S32(i) ((int32_t *)a[i])
 #define U(i) ((uint32_t *)a[i])
