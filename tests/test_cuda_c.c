@@ -500,6 +500,81 @@ static void curand_kernel_streams(void **state) {
     free(kiln_src);
 }
 
+/* Headers nvcc's sources include for host-side names (<stdio.h> for
+ * printf, <cstddef>, <cstdint>) and clock(): the same file on every
+ * backend and through NVRTC, which has no C library of its own. */
+static void c_headers_and_clock(void **state) {
+    kiln_context *ctx = *state;
+    static const char *src = "#include <stdio.h>\n"
+                             "#include <stddef.h>\n"
+                             "#include <stdint.h>\n"
+                             "#include <cstddef>\n"
+                             "#include <cstdint>\n"
+                             "__global__ void k(long long *o) {\n"
+                             "    clock_t start = clock();\n"
+                             "    std::size_t n = sizeof(std::int16_t) + sizeof(std::uint64_t);\n"
+                             "    o[0] = (long long)n + INT32_MAX;\n"
+                             "    o[1] = (unsigned)(clock() - start);\n"
+                             "    if (o[0] < 0) printf(\"unreachable %lld\\n\", o[0]);\n"
+                             "}\n";
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_kernel_from_source(ctx, src, "k", NULL, &k));
+    kiln_array *o = zeros(ctx, KILN_INT64, 2);
+    TEST_OK(kiln_launch(k, KILN_DIM(1), KILN_DIM(1), 0, NULL, KILN_ARGS(kiln_arr(o))));
+    long long got[2];
+    TEST_OK(kiln_array_to_host(o, got, sizeof got));
+    assert_int_equal(got[0], 10 + 2147483647LL);
+    /* clock() does not run backwards (as a 32-bit difference: the GPU's wraps) */
+    assert_true(got[1] < 0x80000000LL);
+    kiln_array_release(o);
+    kiln_kernel_release(k);
+    char *log = NULL;
+    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "c_headers.cu", NULL, &log);
+    kiln_free(log);
+    if (s != KILN_ERR_COMPILER_MISSING) TEST_OK(s);
+}
+
+/* A tile shuffle of a type wider than 8 bytes (cooperative groups takes
+ * any trivially copyable type): uint4 and double2 across lanes. */
+static void wide_tile_shuffles(void **state) {
+    kiln_context *ctx = *state;
+    static const char *src =
+        "#include <cooperative_groups.h>\n"
+        "namespace cg = cooperative_groups;\n"
+        "__global__ void k(unsigned *u, double *d) {\n"
+        "    auto tile = cg::tiled_partition<32>(cg::this_thread_block());\n"
+        "    unsigned t = threadIdx.x;\n"
+        "    uint4 v = make_uint4(t, t * 10u, t * 100u, t * 1000u);\n"
+        "    uint4 x = tile.shfl_xor(v, 5), y = tile.shfl_up(v, 3);\n"
+        "    double2 p = make_double2(t + 0.5, -(double)t);\n"
+        "    double2 q = tile.shfl_down(p, 2);\n"
+        "    u[8 * t] = x.x; u[8 * t + 1] = x.y; u[8 * t + 2] = x.z; u[8 * t + 3] = x.w;\n"
+        "    u[8 * t + 4] = y.x; u[8 * t + 5] = y.y; u[8 * t + 6] = y.z; u[8 * t + 7] = y.w;\n"
+        "    d[2 * t] = q.x; d[2 * t + 1] = q.y;\n"
+        "}\n";
+    enum { N = 64 };
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_kernel_from_source(ctx, src, "k", NULL, &k));
+    kiln_array *u = zeros(ctx, KILN_UINT32, 8 * N), *d = zeros(ctx, KILN_FLOAT64, 2 * N);
+    TEST_OK(kiln_launch(k, KILN_DIM(1), KILN_DIM(N), 0, NULL, KILN_ARGS(kiln_arr(u), kiln_arr(d))));
+    unsigned gu[8 * N];
+    double gd[2 * N];
+    TEST_OK(kiln_array_to_host(u, gu, sizeof gu));
+    TEST_OK(kiln_array_to_host(d, gd, sizeof gd));
+    for (unsigned t = 0; t < N; t++) {
+        unsigned lane = t % 32, base = t - lane, x = base + (lane ^ 5), y = lane >= 3 ? t - 3 : t,
+                 q = lane + 2 < 32 ? t + 2 : t;
+        unsigned expect[8] = {x, x * 10, x * 100, x * 1000, y, y * 10, y * 100, y * 1000};
+        for (int e = 0; e < 8; e++)
+            if (gu[8 * t + e] != expect[e])
+                fail_msg("thread %u, uint4 value %d: got %u, expected %u", t, e, gu[8 * t + e], expect[e]);
+        assert_true(gd[2 * t] == q + 0.5 && gd[2 * t + 1] == -(double)q);
+    }
+    kiln_array_release(u);
+    kiln_array_release(d);
+    kiln_kernel_release(k);
+}
+
 /* What a backend cannot run is refused at compile time, naming the
  * construct and its line: textures and surfaces, and kernels launching
  * kernels, on the CPU. NVRTC takes textures (kiln drops -minimal for them). */
@@ -537,6 +612,8 @@ int main(void) {
         cmocka_unit_test(unsupported_constructs),
         cmocka_unit_test(half_and_bfloat16),
         cmocka_unit_test(curand_kernel_streams),
+        cmocka_unit_test(c_headers_and_clock),
+        cmocka_unit_test(wide_tile_shuffles),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

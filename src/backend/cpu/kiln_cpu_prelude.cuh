@@ -44,6 +44,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+// CUDA's device clock() (clock_t, as nvcc's and NVRTC's built-ins give it);
+// the host's is the process's CPU time, which counts up as a cycle counter does.
+#include <time.h>
 
 #ifdef KILN_CPU_LIGHT_MATH
 // ---------------------------------------------------------------- overloads <cmath> would give
@@ -236,22 +239,30 @@ static inline unsigned kiln_cpu_thread_rank() {
     return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
 // Warp shuffles through the block's exchange slots: write, barrier, read,
-// barrier. Like __syncwarp they synchronise the whole block.
+// barrier. Like __syncwarp they synchronise the whole block. A value wider
+// than a slot (cooperative groups' tile.shfl takes any trivially copyable
+// type, a uint4 say, as CUDA's moves it in pieces) goes 8 bytes at a time.
 template <typename T> static inline T kiln_cpu_shfl(T v, int src_lane_in_warp) {
-    static_assert(sizeof(T) <= 8, "shuffles move at most 8 bytes");
     unsigned rank = kiln_cpu_thread_rank(), base = rank & ~31u;
-    unsigned long long bits = 0;
-    memcpy(&bits, &v, sizeof(T));
-    kiln_cpu_block->exchange[rank] = bits;
-    __syncthreads();
     unsigned src = base + (unsigned)src_lane_in_warp;
     unsigned n = blockDim.x * blockDim.y * blockDim.z;
-    T r = v;
-    if (src < n) {
-        bits = kiln_cpu_block->exchange[src];
-        memcpy(&r, &bits, sizeof(T));
+    unsigned char in[sizeof(T)], out[sizeof(T)];
+    memcpy(in, &v, sizeof(T));
+    memcpy(out, in, sizeof(T));
+    for (size_t off = 0; off < sizeof(T); off += 8) {
+        size_t len = sizeof(T) - off < 8 ? sizeof(T) - off : 8;
+        unsigned long long bits = 0;
+        memcpy(&bits, in + off, len);
+        kiln_cpu_block->exchange[rank] = bits;
+        __syncthreads();
+        if (src < n) {
+            bits = kiln_cpu_block->exchange[src];
+            memcpy(out + off, &bits, len);
+        }
+        __syncthreads();
     }
-    __syncthreads();
+    T r = v;
+    memcpy(&r, out, sizeof(T));
     return r;
 }
 static inline int kiln_cpu_lane() { return (int)(kiln_cpu_thread_rank() & 31u); }

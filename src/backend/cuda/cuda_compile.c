@@ -224,6 +224,20 @@ static kiln_status pack_blob(const kiln_nvrtc *nv, nvrtcProgram prog, const kiln
     return s;
 }
 
+/* NVRTC has no C or C++ library headers, but device code written for nvcc
+ * includes them: <stdio.h> for printf, which NVRTC declares itself, and
+ * the headers of the types kiln's prelude (kiln_cuda_prelude.cuh) and
+ * NVRTC already give (size_t, int32_t, INT32_MAX). These stand in for them
+ * so that such files compile unchanged; the C++ forms add the std:: names. */
+static const char *const nvrtc_c_headers[] = {
+    "/* printf is NVRTC's built-in */\n", "/* size_t, ptrdiff_t and NULL are NVRTC's built-ins */\n",
+    "/* the fixed-width types and their limits come with kiln's prelude */\n",
+    "namespace std {\nusing ::size_t;\nusing ::ptrdiff_t;\ntypedef decltype(nullptr) nullptr_t;\n}\n",
+    "namespace std {\nusing ::int8_t;\nusing ::int16_t;\nusing ::int32_t;\nusing ::int64_t;\nusing "
+    "::uint8_t;\n"
+    "using ::uint16_t;\nusing ::uint32_t;\nusing ::uint64_t;\nusing ::intptr_t;\nusing ::uintptr_t;\n}\n"};
+static const char *const nvrtc_c_header_names[] = {"stdio.h", "stddef.h", "stdint.h", "cstddef", "cstdint"};
+
 static kiln_status compile_with(const kiln_nvrtc *nv, const kiln_compile_request *req, int resource_report,
                                 kiln_blob *out, char **log) {
     char *source = assemble_source(req);
@@ -234,8 +248,9 @@ static kiln_status compile_with(const kiln_nvrtc *nv, const kiln_compile_request
     if (!source || !exprs || !options_build(req, nv, resource_report, &opts))
         s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory compiling %s", req->name);
     nvrtcResult r;
-    if (s == KILN_OK &&
-        (r = nv->nvrtcCreateProgram(&prog, source, req->name, 0, NULL, NULL)) != NVRTC_SUCCESS)
+    if (s == KILN_OK && (r = nv->nvrtcCreateProgram(&prog, source, req->name,
+                                                    (int)(sizeof nvrtc_c_headers / sizeof *nvrtc_c_headers),
+                                                    nvrtc_c_headers, nvrtc_c_header_names)) != NVRTC_SUCCESS)
         s = nvrtc_fail(nv, r, "nvrtcCreateProgram");
     if (s == KILN_OK) s = add_name_expressions(nv, prog, req, exprs);
     if (s == KILN_OK) {
