@@ -15,6 +15,17 @@
  *    out-pointer gives KILN_ERR_INVALID_ARGUMENT; functions that return a
  *    value instead of a status give NULL, 0 or -1 for a NULL object.
  *  - A NULL kiln_stream means the context's default stream.
+ *  - Threads. A context and the objects made on it may be used from several
+ *    threads at once: compiling modules and kernels, building ufunc and
+ *    gufunc variants on first use, launching, making, copying and releasing
+ *    arrays, and the profiler take the locks they need (the test suite runs
+ *    this under ThreadSanitizer). What stays the caller's to order: two
+ *    calls that write the same array, or one that writes what another reads
+ *    (as on a GPU: use one stream, or events between streams); releasing an
+ *    object's last reference, or kiln_close, while another thread still
+ *    uses it. kiln_last_error() and the kiln_comm_group_start/end nesting
+ *    are per thread; a graph capture (kiln_graph_begin_capture) affects
+ *    every thread's compiles on that context until it ends.
  */
 #ifndef KILN_H
 #define KILN_H
