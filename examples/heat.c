@@ -128,19 +128,21 @@ static void band_of(int64_t nx, int rank, int size, int64_t *row0, int64_t *rows
     *row0 = rank * base + (rank < extra ? rank : extra);
 }
 
-static int64_t heat_blocks(kiln_context *ctx, int64_t n) {
+/* The most blocks a launch on ctx needs (32 per multiprocessor, the loop
+ * strides over the rest). Asked once per run: the query costs a context
+ * switch and a dozen driver calls, more than a launch. */
+static int64_t heat_most_blocks(kiln_context *ctx) {
     kiln_device_info info;
-    int64_t most = kiln_device_info_get(ctx, &info) == KILN_OK ? (int64_t)info.multiprocessors * 32 : 1024;
-    int64_t blocks = (n + 255) / 256;
-    return blocks > most ? most : blocks < 1 ? 1 : blocks;
+    return kiln_device_info_get(ctx, &info) == KILN_OK ? (int64_t)info.multiprocessors * 32 : 1024;
 }
 
 /* Band rows first, first + step, ... (count of them) of u[cur] into u[1 - cur]. */
-static int heat_rows(kiln_context *ctx, kiln_kernel *k, heat_band *b, int cur, int64_t rows, int64_t ny,
+static int heat_rows(int64_t most, kiln_kernel *k, heat_band *b, int cur, int64_t rows, int64_t ny,
                      int64_t row0, int64_t nx, int64_t first, int64_t step, int64_t count,
                      kiln_stream *stream) {
     if (count <= 0) return KILN_OK;
-    int64_t blocks = heat_blocks(ctx, count * ny);
+    int64_t blocks = (count * ny + 255) / 256;
+    if (blocks > most) blocks = most;
     return kiln_launch(k, KILN_DIM((uint32_t)blocks), KILN_DIM(256), 0, stream,
                        KILN_ARGS(kiln_arr(b->u[cur]), kiln_arr(b->u[1 - cur]), kiln_i64(rows), kiln_i64(ny),
                                  kiln_i64(row0), kiln_i64(nx), kiln_f64(heat_alpha), kiln_i64(first),
@@ -208,12 +210,13 @@ static int flow_make(kiln_context *ctx, int steps, heat_flow *f) {
 static int heat_run(kiln_comm **comms, kiln_kernel **k, int local, int64_t nx, int64_t ny, int steps,
                     int measure, heat_band *b, int *result, double *wait_ms) {
     int size = kiln_comm_size(comms[0]), s = KILN_OK;
-    int64_t row0[HEAT_MAX_LOCAL], rows[HEAT_MAX_LOCAL];
+    int64_t row0[HEAT_MAX_LOCAL], rows[HEAT_MAX_LOCAL], most[HEAT_MAX_LOCAL];
     heat_flow f[HEAT_MAX_LOCAL];
     kiln_stream *halo[HEAT_MAX_LOCAL];
     int flows = 0;
     for (int l = 0; l < local; l++) {
         band_of(nx, kiln_comm_rank(comms[l]), size, &row0[l], &rows[l]);
+        most[l] = heat_most_blocks(kiln_comm_context(comms[l]));
         wait_ms[l] = 0;
     }
     for (int l = 0; l < local && s == KILN_OK && size > 1; l++) {
@@ -225,27 +228,24 @@ static int heat_run(kiln_comm **comms, kiln_kernel **k, int local, int64_t nx, i
     int cur = 0;
     for (int t = 0; t < steps && s == KILN_OK; t++) {
         if (size == 1) {
-            kiln_context *ctx = kiln_comm_context(comms[0]);
-            s = heat_rows(ctx, k[0], &b[0], cur, rows[0], ny, row0[0], nx, 1, 1, rows[0], NULL);
+            s = heat_rows(most[0], k[0], &b[0], cur, rows[0], ny, row0[0], nx, 1, 1, rows[0], NULL);
             cur = 1 - cur;
             continue;
         }
         for (int l = 0; l < local && s == KILN_OK; l++) {
-            kiln_context *ctx = kiln_comm_context(comms[l]);
             s = kiln_stream_wait_event(f[l].halo, f[l].border_done);
             if (s == KILN_OK)
-                s = heat_rows(ctx, k[l], &b[l], cur, rows[l], ny, row0[l], nx, 2, 1, rows[l] - 2,
+                s = heat_rows(most[l], k[l], &b[l], cur, rows[l], ny, row0[l], nx, 2, 1, rows[l] - 2,
                               f[l].compute);
             if (s == KILN_OK && f[l].waited) s = kiln_event_record(f[l].waited[2 * t], f[l].compute);
         }
         if (s == KILN_OK) s = exchange(comms, b, halo, local, cur);
         for (int l = 0; l < local && s == KILN_OK; l++) {
-            kiln_context *ctx = kiln_comm_context(comms[l]);
             s = kiln_event_record(f[l].halo_done, f[l].halo);
             if (s == KILN_OK) s = kiln_stream_wait_event(f[l].compute, f[l].halo_done);
             if (s == KILN_OK && f[l].waited) s = kiln_event_record(f[l].waited[2 * t + 1], f[l].compute);
             if (s == KILN_OK)
-                s = heat_rows(ctx, k[l], &b[l], cur, rows[l], ny, row0[l], nx, 1,
+                s = heat_rows(most[l], k[l], &b[l], cur, rows[l], ny, row0[l], nx, 1,
                               rows[l] > 1 ? rows[l] - 1 : 1, rows[l] > 1 ? 2 : 1, f[l].compute);
             if (s == KILN_OK) s = kiln_event_record(f[l].border_done, f[l].compute);
         }
