@@ -580,9 +580,10 @@ KILN_API kiln_status kiln_launch(kiln_kernel *kernel, kiln_dim3 grid, kiln_dim3 
 /* kiln_launch with every block resident at once, so that the kernel may
  * synchronise the whole grid (cooperative groups' this_grid().sync()):
  * cuLaunchCooperativeKernel on CUDA, where a grid larger than the device
- * can hold at once is refused by the driver. The CPU runs the blocks of a
- * launch in turn, so it takes grids of one block only (KILN_ERR_UNSUPPORTED
- * for more). */
+ * can hold at once is refused by the driver. The CPU gives each block an OS
+ * thread: up to 1024 blocks and 16384 threads in all (KILN_ERR_LAUNCH_CONFIG
+ * beyond), not recorded into a graph when more than one block
+ * (KILN_ERR_UNSUPPORTED). */
 KILN_API kiln_status kiln_launch_cooperative(kiln_kernel *kernel, kiln_dim3 grid, kiln_dim3 block,
                                              size_t shared_bytes, kiln_stream *stream, const kiln_value *args,
                                              int nargs);

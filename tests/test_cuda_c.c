@@ -255,10 +255,10 @@ static void cg_block_and_coalesced(void **state) {
     kiln_module_release(m);
 }
 
-/* this_grid().sync() under kiln_launch_cooperative: every block resident
- * on CUDA; on the CPU, one block (a cooperative grid of more is refused,
- * and a grid sync across blocks of a plain launch faults, naming the
- * reason: in a context of its own, as a fault kills it). */
+/* this_grid().sync() under kiln_launch_cooperative: every block resident,
+ * on CUDA and on the CPU; on the CPU a grid sync across blocks of a plain
+ * launch faults, naming the reason (in a context of its own, as a fault
+ * kills it). */
 static void cg_grid_sync(void **state) {
     (void)state;
     kiln_context *ctx = test_open();
@@ -277,23 +277,158 @@ static void cg_grid_sync(void **state) {
     for (int i = 0; i < N; i++) assert_int_equal(got[i], N - 1 - i);
     kiln_status four = kiln_launch_cooperative(k, KILN_DIM(4), KILN_DIM(N), 0, NULL,
                                                KILN_ARGS(kiln_arr(data), kiln_arr(out)));
-    if (cpu) {
-        assert_int_equal(four, KILN_ERR_UNSUPPORTED);
-        assert_true(test_contains(kiln_last_error(), "one block only"));
+    TEST_OK(four);
+    TEST_OK(kiln_array_to_host(out, got, sizeof got));
+    for (int i = 0; i < 4 * N; i++) assert_int_equal(got[i], 4 * N - 1 - i);
+    if (cpu)
         TEST_FAILS_WITH(
             kiln_launch(k, KILN_DIM(4), KILN_DIM(N), 0, NULL, KILN_ARGS(kiln_arr(data), kiln_arr(out))),
-            KILN_ERR_DEVICE_FAULT, "grid-wide barrier");
-    } else {
-        TEST_OK(four);
-        TEST_OK(kiln_array_to_host(out, got, sizeof got));
-        for (int i = 0; i < 4 * N; i++) assert_int_equal(got[i], 4 * N - 1 - i);
-    }
+            KILN_ERR_DEVICE_FAULT, "grid-wide barrier needs every block resident at once");
     kiln_array_release(head);
     kiln_array_release(data);
     kiln_array_release(out);
     kiln_kernel_release(k);
     kiln_module_release(m);
     kiln_close(ctx);
+}
+
+/* Rounds of block sums through grid syncs: each block reduces its slice
+ * (scaled per round) in static shared memory into partial[block], then
+ * every thread of every block reads all partials, and a second grid sync
+ * keeps the next round from overwriting a partial before everyone read it.
+ * Shared memory must be per block and the grid sync a fence for this to
+ * come out right. */
+static const char grid_rounds_src[] =
+    "#include <cooperative_groups.h>\n"
+    "namespace cg = cooperative_groups;\n"
+    "__global__ void grid_rounds(const int *x, int *partial, long long *out, int rounds) {\n"
+    "    __shared__ int slice[256];\n"
+    "    cg::grid_group grid = cg::this_grid();\n"
+    "    unsigned t = threadIdx.x, b = blockIdx.x, nb = gridDim.x, bd = blockDim.x;\n"
+    "    for (int r = 0; r < rounds; r++) {\n"
+    "        slice[t] = x[b * bd + t] * (r + 1) + r;\n"
+    "        __syncthreads();\n"
+    "        if (t == 0) {\n"
+    "            int sum = 0;\n"
+    "            for (unsigned i = 0; i < bd; i++) sum += slice[i];\n"
+    "            partial[b] = sum;\n"
+    "        }\n"
+    "        grid.sync();\n"
+    "        long long total = 0;\n"
+    "        for (unsigned i = 0; i < nb; i++) total += partial[(i + b + t) % nb];\n"
+    "        out[((unsigned long long)r * nb + b) * bd + t] = total;\n"
+    "        grid.sync();\n"
+    "    }\n"
+    "}\n"
+    "// Block 0's threads all return; the others wait at a grid sync.\n"
+    "__global__ void grid_leave(int *out) {\n"
+    "    if (blockIdx.x == 0) return;\n"
+    "    cg::this_grid().sync();\n"
+    "    out[blockIdx.x] = 1;\n"
+    "}\n"
+    "// Block 1 traps while the others wait at a grid sync.\n"
+    "__global__ void grid_trap(int *out) {\n"
+    "    if (blockIdx.x == 1 && threadIdx.x == 3) __trap();\n"
+    "    cg::this_grid().sync();\n"
+    "    out[blockIdx.x] = 1;\n"
+    "}\n";
+
+static void cg_grid_sync_blocks(void **state) {
+    kiln_context *ctx = *state;
+    kiln_module *m = NULL;
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_module_from_source(ctx, grid_rounds_src, "grid_rounds.cu", NULL, &m));
+    TEST_OK(kiln_module_get_kernel(m, "grid_rounds", &k));
+    static const unsigned block_counts[] = {1, 2, 7, 64}, block_sizes[] = {32, 96, 256};
+    enum { ROUNDS = 3, MAX_THREADS = 64 * 256 };
+    static int x[MAX_THREADS];
+    static long long got[ROUNDS * MAX_THREADS];
+    test_rng rng = test_rng_for("grid_rounds");
+    for (int i = 0; i < MAX_THREADS; i++) x[i] = (int)test_uniform(&rng, -100, 100);
+    kiln_array *xs = ints(ctx, x, MAX_THREADS), *partial = zeros(ctx, KILN_INT32, 64);
+    for (size_t c = 0; c < sizeof block_counts / sizeof *block_counts; c++)
+        for (size_t z = 0; z < sizeof block_sizes / sizeof *block_sizes; z++) {
+            unsigned nb = block_counts[c], bd = block_sizes[z], n = nb * bd;
+            kiln_array *out = zeros(ctx, KILN_INT64, (int64_t)ROUNDS * n);
+            TEST_OK(kiln_launch_cooperative(
+                k, KILN_DIM(nb), KILN_DIM(bd), 0, NULL,
+                KILN_ARGS(kiln_arr(xs), kiln_arr(partial), kiln_arr(out), kiln_i32(ROUNDS))));
+            TEST_OK(kiln_array_to_host(out, got, sizeof(long long) * ROUNDS * n));
+            for (int r = 0; r < ROUNDS; r++) {
+                long long total = 0;
+                for (unsigned i = 0; i < n; i++) total += (long long)x[i] * (r + 1) + r;
+                for (unsigned i = 0; i < n; i++)
+                    if (got[(size_t)r * n + i] != total)
+                        fail_msg("%u blocks of %u threads, round %d, thread %u: %lld, expected %lld", nb, bd,
+                                 r, i, got[(size_t)r * n + i], total);
+            }
+            kiln_array_release(out);
+        }
+    kiln_array_release(xs);
+    kiln_array_release(partial);
+    kiln_kernel_release(k);
+    kiln_module_release(m);
+}
+
+/* A cooperative grid too large to keep resident is refused, saying what
+ * the limit is; on the CPU, so is a block that leaves while the others
+ * wait at a grid sync (a GPU hangs there), and a fault in one block while
+ * others wait reports that fault, not the wait. Faults kill a context:
+ * each in a context of its own. */
+static void cg_grid_sync_limits(void **state) {
+    (void)state;
+    int cpu = strcmp(test_target(), "cpu") == 0;
+    kiln_context *ctx = test_open();
+    kiln_module *m = NULL;
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_module_from_source(ctx, grid_rounds_src, "grid_rounds.cu", NULL, &m));
+    TEST_OK(kiln_module_get_kernel(m, "grid_rounds", &k));
+    kiln_array *x = zeros(ctx, KILN_INT32, 1), *partial = zeros(ctx, KILN_INT32, 1),
+               *out = zeros(ctx, KILN_INT64, 1);
+    /* far more than any GPU holds at once, too */
+    kiln_status s =
+        kiln_launch_cooperative(k, KILN_DIM(1u << 20), KILN_DIM(1024), 0, NULL,
+                                KILN_ARGS(kiln_arr(x), kiln_arr(partial), kiln_arr(out), kiln_i32(1)));
+    assert_int_equal(s, KILN_ERR_LAUNCH_CONFIG);
+    if (cpu) {
+        assert_true(test_contains(kiln_last_error(), "at most 1024 blocks and 16384 threads in all"));
+        TEST_FAILS_WITH(
+            kiln_launch_cooperative(k, KILN_DIM(1025), KILN_DIM(1), 0, NULL,
+                                    KILN_ARGS(kiln_arr(x), kiln_arr(partial), kiln_arr(out), kiln_i32(1))),
+            KILN_ERR_LAUNCH_CONFIG, "cooperative launch of 1025 blocks of 1 threads");
+        TEST_FAILS_WITH(
+            kiln_launch_cooperative(k, KILN_DIM(64), KILN_DIM(512), 0, NULL,
+                                    KILN_ARGS(kiln_arr(x), kiln_arr(partial), kiln_arr(out), kiln_i32(1))),
+            KILN_ERR_LAUNCH_CONFIG, "(32768 threads)");
+    }
+    kiln_array_release(x);
+    kiln_array_release(partial);
+    kiln_array_release(out);
+    kiln_kernel_release(k);
+    if (!cpu) {
+        kiln_module_release(m);
+        kiln_close(ctx);
+        return;
+    }
+    static const char *const kernels[] = {"grid_leave", "grid_trap"};
+    static const char *const needles[] = {
+        "block (0,0,0) all returned while other blocks wait at a grid sync",
+        "in block (1,0,0), thread (3,0,0): grid_rounds.cu:30: __trap() called"};
+    kiln_module_release(m);
+    kiln_close(ctx);
+    for (int i = 0; i < 2; i++) {
+        ctx = test_open();
+        TEST_OK(kiln_module_from_source(ctx, grid_rounds_src, "grid_rounds.cu", NULL, &m));
+        TEST_OK(kiln_module_get_kernel(m, kernels[i], &k));
+        out = zeros(ctx, KILN_INT32, 8);
+        TEST_FAILS_WITH(
+            kiln_launch_cooperative(k, KILN_DIM(8), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(out))),
+            KILN_ERR_DEVICE_FAULT, needles[i]);
+        kiln_array_release(out);
+        kiln_kernel_release(k);
+        kiln_module_release(m);
+        kiln_close(ctx);
+    }
 }
 
 /* The toolkit's headers compile through NVRTC with no option naming them
@@ -608,6 +743,8 @@ int main(void) {
         cmocka_unit_test(cg_tiles),
         cmocka_unit_test(cg_block_and_coalesced),
         cmocka_unit_test(cg_grid_sync),
+        cmocka_unit_test(cg_grid_sync_blocks),
+        cmocka_unit_test(cg_grid_sync_limits),
         cmocka_unit_test(toolkit_headers_through_nvrtc),
         cmocka_unit_test(unsupported_constructs),
         cmocka_unit_test(half_and_bfloat16),

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#define KILN_CPU_ABI_VERSION 2
+#define KILN_CPU_ABI_VERSION 3
 
 /* One per worker and launch: launch geometry plus the worker's resources. */
 typedef struct kiln_cpu_block_abi {
@@ -32,6 +32,9 @@ typedef struct kiln_cpu_block_abi {
     /* Records a device-side failure (assert, __trap). */
     void (*trap)(void *sched, const char *message);
     void *sched;
+    /* Called by each thread at this_grid().sync() in a grid of more than one
+     * block: returns once every thread of every block has arrived. */
+    void (*grid_sync)(void *sched);
 } kiln_cpu_block_abi;
 
 typedef void (*kiln_cpu_fast_fn)(const kiln_cpu_block_abi *b, unsigned long long first,

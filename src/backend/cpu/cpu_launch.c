@@ -10,7 +10,9 @@
  * on the worker; a barrier switches to the next live fiber in rank order, so
  * when the last one arrives the first resumes, having seen every thread
  * arrive. A thread that returns leaves the ring; the block ends when the ring
- * is empty. */
+ * is empty.
+ *
+ * Cooperative launches of more than one block: cpu_coop.c. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -19,56 +21,18 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define KILN_CPU_UNPOISON(p, n) __asan_unpoison_memory_region((p), (n))
+#else
+#define KILN_CPU_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 #include "backend/cpu/cpu_fault.h"
 #include "backend/cpu/cpu_fiber.h"
 #include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_launch_impl.h"
 #include "core/error.h"
-
-typedef struct launch_job launch_job;
-
-/* A participant's resources, kept across launches. */
-typedef struct kiln_cpu_worker {
-    kiln_cpu_block_abi abi;
-    launch_job *job;
-    /* Fibers: stacks are mmap'ed once (a guard page below each) and reused. */
-    unsigned char *stacks;
-    size_t stacks_bytes;
-    unsigned stack_count;
-    size_t stack_stride;
-    size_t guard_bytes; /* PROT_NONE at the bottom of each stride */
-    kiln_fiber home;    /* the worker's own context */
-    kiln_fiber *fibers;
-    unsigned *next, *prev, *phase;
-    unsigned current, live;
-    unsigned long long block;
-    int counts[3], arrivals[3];
-    unsigned long long *exchange;
-    void *dyn_shared;
-    size_t dyn_shared_bytes;
-    /* Fault containment (cpu_fault.h): where the worker jumps back to. */
-    kiln_cpu_fault fault;
-    unsigned long long chunk_first, chunk_end; /* fast path: the chunk being run */
-} kiln_cpu_worker;
-
-struct launch_job {
-    kiln_backend_state *st;
-    kiln_backend_function *fn;
-    const kiln_launch_config *cfg;
-    void **args;
-    kiln_cpu_worker *workers;
-    unsigned long long blocks, chunk;
-    atomic_ullong next_block;
-    pthread_mutex_t fault_lock;
-    kiln_status fault; /* first device-side failure */
-    char fault_message[1024];
-    /* The first fault caught on a worker: what, and where when known. */
-    int caught;
-    char what[600];
-    unsigned where[6];                         /* block x,y,z, thread x,y,z */
-    int where_known;                           /* 0 none, 1 block only, 2 block and thread */
-    int probing;                               /* re-run through fn->probe (find_faulting_thread) */
-    unsigned long long chunk_first, chunk_end; /* fast path: the faulting worker's chunk */
-};
 
 static void record_fault(launch_job *job, kiln_status status, const char *message) {
     pthread_mutex_lock(&job->fault_lock);
@@ -89,8 +53,8 @@ static void trap(void *sched, const char *message) {
 }
 
 /* Block and thread indices of a rank within the launch's block shape. */
-static void block_thread(const kiln_launch_config *cfg, unsigned long long block, unsigned rank,
-                         unsigned *where) {
+void kiln_cpu_block_thread(const kiln_launch_config *cfg, unsigned long long block, unsigned rank,
+                           unsigned *where) {
     where[0] = (unsigned)(block % cfg->grid[0]);
     where[1] = (unsigned)(block / cfg->grid[0] % cfg->grid[1]);
     where[2] = (unsigned)(block / cfg->grid[0] / cfg->grid[1]);
@@ -163,7 +127,7 @@ static int describe_out_of_bounds(const launch_job *job, const kiln_cpu_worker *
 }
 
 /* After the jump out of a fault: what and where, for the launch's error. */
-static void note_caught(launch_job *job, kiln_cpu_worker *w) {
+void kiln_cpu_note_caught(launch_job *job, kiln_cpu_worker *w) {
     char what[600];
     const char *which = NULL;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -182,10 +146,10 @@ static void note_caught(launch_job *job, kiln_cpu_worker *w) {
     unsigned where[6] = {0};
     int known = 0;
     if (job->fn->thread) { /* fibers: the scheduler knows who was running */
-        block_thread(job->cfg, w->block, w->current, where);
+        kiln_cpu_block_thread(job->cfg, w->block, w->current, where);
         known = 2;
     } else if (job->probing && job->fn->one) { /* probe_chunk noted who was running */
-        block_thread(job->cfg, w->block, w->current, where);
+        kiln_cpu_block_thread(job->cfg, w->block, w->current, where);
         known = 2;
     } else if (job->fn->module->where && job->probing) {
         /* Only the probe twin keeps the indices in memory (find_faulting_thread). */
@@ -227,7 +191,7 @@ static int fast_path_barrier(void *sched, int predicate, int *arrivals) {
 
 static void fiber_main(void *arg);
 
-static int fiber_barrier(void *sched, int predicate, int *arrivals) {
+int kiln_cpu_fiber_barrier(void *sched, int predicate, int *arrivals) {
     kiln_cpu_worker *w = sched;
     unsigned me = w->current, k = w->phase[me]++;
     /* Three slots: the one after k is free, since every thread has read the
@@ -259,7 +223,12 @@ static void fiber_main(void *arg) {
     kiln_fiber_switch(&w->fibers[me], &w->fibers[to]);
 }
 
-static void release_stacks(kiln_cpu_worker *w) {
+void kiln_cpu_release_stacks(kiln_cpu_worker *w) {
+    /* Under AddressSanitizer: a fiber that a fault or a given-up grid sync
+     * jumped out of leaves its frames' redzones poisoned, and munmap does
+     * not clear them, so a later mapping at the same address would report
+     * its first ordinary write as an underflow. */
+    if (w->stacks) KILN_CPU_UNPOISON(w->stacks, w->stacks_bytes);
     if (w->stacks) munmap(w->stacks, w->stacks_bytes);
     w->stacks = NULL;
     w->stack_count = 0;
@@ -269,14 +238,14 @@ static void release_stacks(kiln_cpu_worker *w) {
  * as large as the module's largest frame (guard_bytes), so that no single
  * frame can step over it into the neighbouring stack: overflow faults, it
  * does not corrupt. */
-static kiln_status ensure_fibers(kiln_cpu_worker *w, unsigned threads, size_t stack_bytes,
-                                 size_t guard_bytes) {
+kiln_status kiln_cpu_ensure_fibers(kiln_cpu_worker *w, unsigned threads, size_t stack_bytes,
+                                   size_t guard_bytes) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     guard_bytes = (guard_bytes + page - 1) / page * page;
     size_t stride = ((stack_bytes + page - 1) / page) * page + guard_bytes;
     if (w->stack_count >= threads && w->stack_stride >= stride && w->guard_bytes >= guard_bytes)
         return KILN_OK;
-    release_stacks(w);
+    kiln_cpu_release_stacks(w);
     size_t total = stride * threads;
     void *mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mem == MAP_FAILED)
@@ -301,7 +270,7 @@ static kiln_status ensure_fibers(kiln_cpu_worker *w, unsigned threads, size_t st
     return KILN_OK;
 }
 
-static void run_block_with_fibers(kiln_cpu_worker *w, unsigned long long block, unsigned threads) {
+void kiln_cpu_run_block_with_fibers(kiln_cpu_worker *w, unsigned long long block, unsigned threads) {
     w->block = block;
     for (unsigned i = 0; i < threads; i++) {
         /* Stack tops staggered by a few cache lines: at equal offsets in
@@ -325,7 +294,7 @@ static void run_block_with_fibers(kiln_cpu_worker *w, unsigned long long block, 
 
 /* The fault probe of a loop-path kernel: its blocks [first, end) thread by
  * thread through the module's one-thread entry, noting each in the worker
- * before it runs, as the fiber scheduler does, so note_caught can name it. */
+ * before it runs, as the fiber scheduler does, so kiln_cpu_note_caught can name it. */
 static void probe_chunk(kiln_cpu_worker *w, kiln_cpu_thread_fn one, unsigned threads,
                         unsigned long long first, unsigned long long end) {
     for (unsigned long long b = first; b < end; b++)
@@ -336,9 +305,16 @@ static void probe_chunk(kiln_cpu_worker *w, kiln_cpu_thread_fn one, unsigned thr
         }
 }
 
-static void run_participant(void *arg, int participant) {
-    launch_job *job = arg;
-    kiln_cpu_worker *w = &job->workers[participant];
+/* A grid sync in a launch whose blocks run in turn: the other blocks may not
+ * have started or may be done, so waiting would hang; the launch says why. */
+static void plain_grid_sync(void *sched) {
+    trap(sched, "this_grid().sync() across blocks of a plain launch: a grid-wide barrier needs every "
+                "block resident at once, which kiln_launch_cooperative arranges; kiln_launch runs the "
+                "blocks in turn");
+}
+
+/* The worker's view of the launch, before it runs any of its blocks. */
+void kiln_cpu_bind_worker(launch_job *job, kiln_cpu_worker *w) {
     const kiln_launch_config *cfg = job->cfg;
     w->job = job;
     memcpy(w->abi.grid, cfg->grid, sizeof w->abi.grid);
@@ -347,13 +323,21 @@ static void run_participant(void *arg, int participant) {
     w->abi.dyn_shared = w->dyn_shared;
     w->abi.dyn_shared_bytes = cfg->shared_bytes;
     w->abi.exchange = w->exchange;
-    w->abi.barrier = job->fn->thread ? fiber_barrier : fast_path_barrier;
+    w->abi.barrier = job->fn->thread ? kiln_cpu_fiber_barrier : fast_path_barrier;
     w->abi.trap = trap;
     w->abi.sched = w;
+    w->abi.grid_sync = plain_grid_sync;
+}
+
+static void run_participant(void *arg, int participant) {
+    launch_job *job = arg;
+    kiln_cpu_worker *w = &job->workers[participant];
+    const kiln_launch_config *cfg = job->cfg;
+    kiln_cpu_bind_worker(job, w);
     unsigned threads = cfg->block[0] * cfg->block[1] * cfg->block[2];
     if (sigsetjmp(w->fault.jump, 0) != 0) { /* a fault in the kernel jumped here */
         kiln_cpu_fault_disarm();
-        note_caught(job, w);
+        kiln_cpu_note_caught(job, w);
         return;
     }
     kiln_cpu_fault_arm(&w->fault);
@@ -369,7 +353,7 @@ static void run_participant(void *arg, int participant) {
             else
                 (job->probing ? job->fn->probe : job->fn->fast)(&w->abi, first, end);
         } else
-            for (unsigned long long b = first; b < end; b++) run_block_with_fibers(w, b, threads);
+            for (unsigned long long b = first; b < end; b++) kiln_cpu_run_block_with_fibers(w, b, threads);
     }
     kiln_cpu_fault_disarm();
 }
@@ -399,17 +383,24 @@ static void find_faulting_thread(launch_job *job) {
     }
 }
 
+/* Fiber stacks from the kernel's own frames (the compiler's report):
+ * room for twice the largest frame plus the runners', at least
+ * KILN_CPU_STACK_KB; `float local[40000]` then just works. */
+void kiln_cpu_fiber_stack_sizes(const kiln_backend_state *st, const kiln_backend_function *fn,
+                                size_t *stack_bytes, size_t *guard_bytes) {
+    size_t frame = fn->module->frame_bytes;
+    *stack_bytes = st->stack_bytes;
+    if (frame && 2 * frame + (16u << 10) > *stack_bytes) *stack_bytes = 2 * frame + (16u << 10);
+    *guard_bytes = frame > 4096 ? frame : 4096;
+}
+
 /* Gives every participant what this launch needs before any starts. */
 static kiln_status prepare_workers(kiln_backend_state *st, const kiln_launch_config *cfg,
                                    const kiln_backend_function *fn) {
     unsigned threads = cfg->block[0] * cfg->block[1] * cfg->block[2];
     int fibers = fn->thread != NULL;
-    /* Fiber stacks from the kernel's own frames (the compiler's report):
-     * room for twice the largest frame plus the runners', at least
-     * KILN_CPU_STACK_KB; `float local[40000]` then just works. */
-    size_t frame = fn->module->frame_bytes, stack_bytes = st->stack_bytes;
-    if (frame && 2 * frame + (16u << 10) > stack_bytes) stack_bytes = 2 * frame + (16u << 10);
-    size_t guard_bytes = frame > 4096 ? frame : 4096;
+    size_t stack_bytes, guard_bytes;
+    kiln_cpu_fiber_stack_sizes(st, fn, &stack_bytes, &guard_bytes);
     for (int i = 0; i < st->worker_count; i++) {
         kiln_cpu_worker *w = &st->workers[i];
         if (cfg->shared_bytes > w->dyn_shared_bytes) {
@@ -423,7 +414,7 @@ static kiln_status prepare_workers(kiln_backend_state *st, const kiln_launch_con
             w->dyn_shared_bytes = bytes;
         }
         if (fibers) {
-            kiln_status s = ensure_fibers(w, threads, stack_bytes, guard_bytes);
+            kiln_status s = kiln_cpu_ensure_fibers(w, threads, stack_bytes, guard_bytes);
             if (s != KILN_OK) return s;
         }
     }
@@ -470,23 +461,40 @@ kiln_status kiln_cpu_launch(kiln_backend_state *st, kiln_backend_function *fn, c
     pthread_mutex_unlock(&st->launch_lock);
     pthread_mutex_destroy(&job.fault_lock);
     if (s != KILN_OK) return s;
-    if (job.caught) {
-        const unsigned *b = job.where;
+    return kiln_cpu_launch_outcome(&job);
+}
+
+/* What a launch that ran reports: its first fault, else its first recorded
+ * failure, else success. */
+kiln_status kiln_cpu_launch_outcome(const launch_job *j) {
+    const kiln_backend_function *fn = j->fn;
+    if (j->caught) {
+        const unsigned *b = j->where;
         char where[160];
-        if (job.where_known == 2)
+        if (j->where_known == 2)
             snprintf(where, sizeof where, "block (%u,%u,%u), thread (%u,%u,%u)", b[0], b[1], b[2], b[3], b[4],
                      b[5]);
         else
             snprintf(where, sizeof where,
                      "blocks %llu to %llu (x fastest; the fault did not recur when they ran again)",
-                     job.chunk_first, job.chunk_end ? job.chunk_end - 1 : 0);
+                     j->chunk_first, j->chunk_end ? j->chunk_end - 1 : 0);
         return kiln_set_error(KILN_ERR_DEVICE_FAULT,
                               "kernel %s faulted on the CPU in %s: %s; the context is now dead, as after a "
                               "device fault on a GPU (release its objects and open a new context)",
-                              fn->name, where, job.what);
+                              fn->name, where, j->what);
     }
-    if (job.fault != KILN_OK) return kiln_set_error(job.fault, "%s", job.fault_message);
+    if (j->fault != KILN_OK) return kiln_set_error(j->fault, "%s", j->fault_message);
     return KILN_OK;
+}
+
+void kiln_cpu_worker_free(kiln_cpu_worker *w) {
+    kiln_cpu_release_stacks(w);
+    free(w->fibers);
+    free(w->next);
+    free(w->prev);
+    free(w->phase);
+    free(w->exchange);
+    free(w->dyn_shared);
 }
 
 kiln_status kiln_cpu_workers_create(kiln_backend_state *st) {
@@ -503,30 +511,8 @@ kiln_status kiln_cpu_workers_create(kiln_backend_state *st) {
 
 void kiln_cpu_workers_destroy(kiln_backend_state *st) {
     for (int i = 0; st->workers && i < st->worker_count; i++) {
-        kiln_cpu_worker *w = &st->workers[i];
-        release_stacks(w);
-        free(w->fibers);
-        free(w->next);
-        free(w->prev);
-        free(w->phase);
-        free(w->exchange);
-        free(w->dyn_shared);
+        kiln_cpu_worker_free(&st->workers[i]);
     }
     free(st->workers);
     st->workers = NULL;
-}
-
-/* Blocks run in turn on the CPU, never all at once: a cooperative grid can
- * only be one block, which then is the whole grid. */
-kiln_status kiln_cpu_launch_cooperative(kiln_backend_state *st, kiln_backend_function *fn,
-                                        const kiln_launch_config *cfg, kiln_backend_stream *stream,
-                                        void **args) {
-    unsigned long long blocks = (unsigned long long)cfg->grid[0] * cfg->grid[1] * cfg->grid[2];
-    if (blocks > 1)
-        return kiln_set_error(
-            KILN_ERR_UNSUPPORTED,
-            "a cooperative launch of %llu blocks: the CPU backend runs the blocks of a launch "
-            "in turn, never all at once, so it takes cooperative grids of one block only",
-            blocks);
-    return kiln_cpu_launch(st, fn, cfg, stream, args);
 }

@@ -79,17 +79,22 @@ class grid_group {
     static dim3 dim_blocks() { return gridDim; }
     static dim3 block_index() { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); }
     bool is_valid() const { return true; }
-    // One block: the grid is the block. More need every block resident at
-    // once, which the CPU backend does not arrange (its workers take blocks
-    // in turn): the launch ends with a fault naming the reason rather than
-    // hanging.
+    // One block: the grid is the block. More: libkiln waits for every thread
+    // of every block, which a cooperative launch makes possible by keeping
+    // all blocks resident at once (a plain launch runs them in turn, so there
+    // the call ends the launch with a fault naming the reason rather than
+    // hanging). As at a barrier, nothing shared may stay in registers
+    // across the wait, and threadIdx is this fiber's own.
     static void sync() {
-        if (num_blocks() == 1)
+        if (num_blocks() == 1) {
             __syncthreads();
-        else
-            kiln_cpu_trap(__FILE__, __LINE__,
-                          "this_grid().sync() across blocks: the CPU backend runs blocks in turn, not all "
-                          "at once, so a grid-wide barrier cannot be kept (use one launch per phase)");
+            return;
+        }
+        uint3 saved = threadIdx;
+        __asm__ __volatile__("" ::: "memory");
+        kiln_cpu_block->grid_sync(kiln_cpu_block->sched);
+        __asm__ __volatile__("" ::: "memory");
+        threadIdx = saved;
     }
 };
 

@@ -54,9 +54,7 @@
 // double, long double when one operand is: libstdc++'s rules.
 template <typename T> struct kiln_lm_int {};
 #define KILN_LM_INT_(T)                                                                                      \
-    template <> struct kiln_lm_int<T> {                                                                      \
-        typedef double type;                                                                                 \
-    };
+    template <> struct kiln_lm_int<T> { typedef double type; };
 KILN_LM_INT_(bool)
 KILN_LM_INT_(char)
 KILN_LM_INT_(signed char)
@@ -82,15 +80,19 @@ template <typename A, typename B> using kiln_lm_2 = decltype((A)0 + (B)0 + 0.0);
     template <typename A, typename B> static inline kiln_lm_2<A, B> N(A a, B b) {                            \
         return N((kiln_lm_2<A, B>)a, (kiln_lm_2<A, B>)b);                                                    \
     }
-KILN_LM1F_(acos) KILN_LM1F_(asin) KILN_LM1F_(atan) KILN_LM1F_(cos) KILN_LM1F_(sin) KILN_LM1F_(tan)
-KILN_LM1F_(acosh) KILN_LM1F_(asinh) KILN_LM1F_(atanh) KILN_LM1F_(cosh) KILN_LM1F_(sinh) KILN_LM1F_(tanh)
-KILN_LM1F_(exp) KILN_LM1F_(exp2) KILN_LM1F_(expm1) KILN_LM1F_(log) KILN_LM1F_(log10) KILN_LM1F_(log1p)
-KILN_LM1F_(log2) KILN_LM1F_(logb) KILN_LM1F_(cbrt) KILN_LM1F_(sqrt) KILN_LM1F_(erf) KILN_LM1F_(erfc)
-KILN_LM1F_(lgamma) KILN_LM1F_(tgamma) KILN_LM1F_(ceil) KILN_LM1F_(floor) KILN_LM1F_(nearbyint)
-KILN_LM1F_(rint) KILN_LM1F_(round) KILN_LM1F_(trunc) KILN_LM1F_(fabs)
+KILN_LM1F_(acos)
+KILN_LM1F_(asin) KILN_LM1F_(atan) KILN_LM1F_(cos) KILN_LM1F_(sin) KILN_LM1F_(tan) KILN_LM1F_(acosh)
+    KILN_LM1F_(asinh) KILN_LM1F_(atanh) KILN_LM1F_(cosh) KILN_LM1F_(sinh) KILN_LM1F_(tanh) KILN_LM1F_(exp)
+        KILN_LM1F_(exp2) KILN_LM1F_(expm1) KILN_LM1F_(log) KILN_LM1F_(log10) KILN_LM1F_(log1p)
+            KILN_LM1F_(log2) KILN_LM1F_(logb) KILN_LM1F_(cbrt) KILN_LM1F_(sqrt) KILN_LM1F_(erf)
+                KILN_LM1F_(erfc) KILN_LM1F_(lgamma) KILN_LM1F_(tgamma) KILN_LM1F_(ceil) KILN_LM1F_(floor)
+                    KILN_LM1F_(nearbyint) KILN_LM1F_(rint) KILN_LM1F_(round) KILN_LM1F_(trunc)
+                        KILN_LM1F_(fabs)
 #undef KILN_LM1F_
-// The long double overloads of these return their own types.
-static inline int ilogb(float x) { return ilogbf(x); }
+    // The long double overloads of these return their own types.
+    static inline int ilogb(float x) {
+    return ilogbf(x);
+}
 static inline long lrint(float x) { return lrintf(x); }
 static inline long lround(float x) { return lroundf(x); }
 static inline long long llrint(float x) { return llrintf(x); }
@@ -110,10 +112,13 @@ template <typename T, typename kiln_lm_int<T>::type * = nullptr> static inline l
 template <typename T, typename kiln_lm_int<T>::type * = nullptr> static inline long long llround(T x) {
     return llround((double)x);
 }
-KILN_LM2_(atan2) KILN_LM2_(pow) KILN_LM2_(fmod) KILN_LM2_(remainder) KILN_LM2_(copysign)
-KILN_LM2_(nextafter) KILN_LM2_(fdim) KILN_LM2_(fmax) KILN_LM2_(fmin) KILN_LM2_(hypot)
+KILN_LM2_(atan2)
+KILN_LM2_(pow) KILN_LM2_(fmod) KILN_LM2_(remainder) KILN_LM2_(copysign) KILN_LM2_(nextafter) KILN_LM2_(fdim)
+    KILN_LM2_(fmax) KILN_LM2_(fmin) KILN_LM2_(hypot)
 #undef KILN_LM2_
-static inline float fma(float a, float b, float c) { return fmaf(a, b, c); }
+        static inline float fma(float a, float b, float c) {
+    return fmaf(a, b, c);
+}
 static inline long double fma(long double a, long double b, long double c) { return fmal(a, b, c); }
 static inline float frexp(float x, int *e) { return frexpf(x, e); }
 static inline float ldexp(float x, int e) { return ldexpf(x, e); }
@@ -147,7 +152,7 @@ static inline float nexttoward(float x, long double y) { return nexttowardf(x, y
 
 // ---------------------------------------------------------------- ABI with libkiln
 // Mirrors kiln_cpu_block_abi in cpu_abi.h; KILN_CPU_ABI_VERSION must match.
-#define KILN_CPU_ABI_VERSION 2
+#define KILN_CPU_ABI_VERSION 3
 struct kiln_cpu_block_abi {
     uint32_t grid[3];
     uint32_t block[3];
@@ -158,6 +163,7 @@ struct kiln_cpu_block_abi {
     int (*barrier)(void *sched, int predicate, int *arrivals);
     void (*trap)(void *sched, const char *message);
     void *sched;
+    void (*grid_sync)(void *sched);
 };
 KILN_CPU_EXPORT const int kiln_cpu_abi_version = KILN_CPU_ABI_VERSION;
 
