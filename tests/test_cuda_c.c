@@ -710,6 +710,56 @@ static void wide_tile_shuffles(void **state) {
     kiln_kernel_release(k);
 }
 
+/* A shuffle that one warp reaches while the rest of the block goes on to
+ * __syncthreads: right on a GPU; on the CPU, where a warp function waits for
+ * the whole block, the launch says so instead of pairing the shuffle with
+ * the other warps' __syncthreads. A warp that shuffles while the others
+ * have returned is fine on both. */
+static void partial_block_shuffles(void **state) {
+    (void)state;
+    int cpu = strcmp(test_target(), "cpu") == 0;
+    kiln_context *ctx = test_open();
+    static const char *src = "__global__ void first_warp(const int *x, int *out) {\n"
+                             "    int v = x[threadIdx.x];\n"
+                             "    if (threadIdx.x < 32) v = __shfl_down_sync(0xffffffffu, v, 1);\n"
+                             "    __syncthreads();\n"
+                             "    out[threadIdx.x] = v;\n"
+                             "}\n"
+                             "__global__ void others_return(const int *x, int *out) {\n"
+                             "    if (threadIdx.x >= 32) return;\n"
+                             "    out[threadIdx.x] = __shfl_down_sync(0xffffffffu, x[threadIdx.x], 1);\n"
+                             "}\n";
+    enum { N = 64 };
+    int hx[N], got[N];
+    test_rng rng = test_rng_for("partial_block_shuffles");
+    for (int i = 0; i < N; i++) hx[i] = (int)test_uniform(&rng, -1000, 1000);
+    kiln_module *m = NULL;
+    kiln_kernel *first = NULL, *others = NULL;
+    TEST_OK(kiln_module_from_source(ctx, src, "partial.cu", NULL, &m));
+    TEST_OK(kiln_module_get_kernel(m, "first_warp", &first));
+    TEST_OK(kiln_module_get_kernel(m, "others_return", &others));
+    kiln_array *x = ints(ctx, hx, N), *out = zeros(ctx, KILN_INT32, N);
+    kiln_status s =
+        kiln_launch(first, KILN_DIM(1), KILN_DIM(N), 0, NULL, KILN_ARGS(kiln_arr(x), kiln_arr(out)));
+    if (cpu) {
+        assert_int_equal(s, KILN_ERR_UNSUPPORTED);
+        assert_true(test_contains(kiln_last_error(), "reached by only part of the block"));
+    } else {
+        TEST_OK(s);
+        TEST_OK(kiln_array_to_host(out, got, sizeof got));
+        for (int i = 0; i < N; i++) assert_int_equal(got[i], i < 31 ? hx[i + 1] : hx[i]);
+    }
+    TEST_OK(kiln_launch(others, KILN_DIM(1), KILN_DIM(N), 0, NULL, KILN_ARGS(kiln_arr(x), kiln_arr(out))));
+    TEST_OK(kiln_array_to_host(out, got, sizeof got));
+    for (int i = 0; i < 32; i++) assert_int_equal(got[i], i < 31 ? hx[i + 1] : hx[i]);
+    kiln_array_release(x);
+    kiln_array_release(out);
+    kiln_kernel_release(first);
+    kiln_kernel_release(others);
+    kiln_module_release(m);
+    kiln_close(ctx);
+}
+
 /* What a backend cannot run is refused at compile time, naming the
  * construct and its line: textures and surfaces, and kernels launching
  * kernels, on the CPU. NVRTC takes textures (kiln drops -minimal for them). */
@@ -751,6 +801,7 @@ int main(void) {
         cmocka_unit_test(curand_kernel_streams),
         cmocka_unit_test(c_headers_and_clock),
         cmocka_unit_test(wide_tile_shuffles),
+        cmocka_unit_test(partial_block_shuffles),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -16,7 +16,9 @@
 
 #include <stdint.h>
 
-#define KILN_CPU_ABI_VERSION 3
+#define KILN_CPU_ABI_VERSION 4
+
+#define KILN_CPU_BARRIER_WARP (1 << 30)
 
 /* One per worker and launch: launch geometry plus the worker's resources. */
 typedef struct kiln_cpu_block_abi {
@@ -27,7 +29,10 @@ typedef struct kiln_cpu_block_abi {
     unsigned long long dyn_shared_bytes; /* as much as the launch asked for */
     unsigned long long *exchange;        /* one slot per thread, for warp shuffles */
     /* Called by each thread at a barrier; returns how many threads passed a
-     * non-zero predicate and stores how many arrived. */
+     * non-zero predicate and stores how many arrived. The barriers inside a
+     * warp function (shuffles, votes, a tile's reduce or scan) add
+     * KILN_CPU_BARRIER_WARP to the predicate, so that libkiln can tell them
+     * from __syncthreads when threads of one block meet at different ones. */
     int (*barrier)(void *sched, int predicate, int *arrivals);
     /* Records a device-side failure (assert, __trap). */
     void (*trap)(void *sched, const char *message);

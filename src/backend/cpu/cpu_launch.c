@@ -184,7 +184,7 @@ static int fast_path_barrier(void *sched, int predicate, int *arrivals) {
                      "kiln's source scan did not see, so it ran without fibers and its results are wrong; "
                      "compile it with -DKILN_CPU_FIBERS");
     *arrivals = 1;
-    return predicate;
+    return predicate & ~KILN_CPU_BARRIER_WARP;
 }
 
 /* ---------------------------------------------------------------- barrier path */
@@ -194,10 +194,23 @@ static void fiber_main(void *arg);
 int kiln_cpu_fiber_barrier(void *sched, int predicate, int *arrivals) {
     kiln_cpu_worker *w = sched;
     unsigned me = w->current, k = w->phase[me]++;
+    unsigned char warp = (predicate & KILN_CPU_BARRIER_WARP) != 0;
+    predicate &= ~KILN_CPU_BARRIER_WARP;
     /* Three slots: the one after k is free, since every thread has read the
      * result of phase k-2 before anyone can arrive at phase k. */
     w->counts[(k + 1) % 3] = 0;
     w->arrivals[(k + 1) % 3] = 0;
+    if (w->arrivals[k % 3] == 0)
+        w->warp_kind[k % 3] = warp;
+    else if (w->warp_kind[k % 3] != warp)
+        /* On a GPU a warp function waits for its warp only; here it waits
+         * for the block, so threads that went on to __syncthreads instead
+         * would be paired with it and read the wrong values. */
+        record_fault(w->job, KILN_ERR_UNSUPPORTED,
+                     "a warp function (a shuffle, vote, or a tile's reduce or scan) was reached by only "
+                     "part of the block while other threads waited at __syncthreads: on the CPU backend "
+                     "warp functions wait for the whole block, so every thread of the block that is "
+                     "still running must reach each of them (a warp that returns is fine)");
     w->counts[k % 3] += predicate != 0;
     w->arrivals[k % 3]++;
     unsigned to = w->next[me];
@@ -285,6 +298,7 @@ void kiln_cpu_run_block_with_fibers(kiln_cpu_worker *w, unsigned long long block
     }
     memset(w->counts, 0, sizeof w->counts);
     memset(w->arrivals, 0, sizeof w->arrivals);
+    memset(w->warp_kind, 0, sizeof w->warp_kind);
     w->live = threads;
     w->current = 0;
     kiln_fiber_switch(&w->home, &w->fibers[0]);

@@ -29,6 +29,9 @@ typedef struct kiln_cpu_worker {
     unsigned current, live;
     unsigned long long block;
     int counts[3], arrivals[3];
+    /* Per phase slot: whether its first arrival came through a warp
+     * function's barrier (KILN_CPU_BARRIER_WARP) or a block's. */
+    unsigned char warp_kind[3];
     unsigned long long *exchange;
     void *dyn_shared;
     size_t dyn_shared_bytes;

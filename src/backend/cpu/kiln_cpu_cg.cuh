@@ -203,10 +203,10 @@ template <unsigned N, typename P, typename T, typename Op>
 static inline T reduce(const thread_block_tile<N, P> &, T v, Op op) {
     unsigned rank = kiln_cpu_thread_rank(), base = rank & ~(N - 1), n = kiln_detail::block_threads();
     kiln_detail::put(rank, v);
-    __syncthreads();
+    kiln_cpu_warp_barrier();
     T r = kiln_detail::get<T>(base);
     for (unsigned i = base + 1; i < base + N && i < n; i++) r = op(r, kiln_detail::get<T>(i));
-    __syncthreads();
+    kiln_cpu_warp_barrier();
     return r;
 }
 template <typename T, typename Op> static inline T reduce(const coalesced_group &, T v, Op) { return v; }
@@ -215,10 +215,10 @@ template <unsigned N, typename P, typename T, typename Op>
 static inline T inclusive_scan(const thread_block_tile<N, P> &, T v, Op op) {
     unsigned rank = kiln_cpu_thread_rank(), base = rank & ~(N - 1);
     kiln_detail::put(rank, v);
-    __syncthreads();
+    kiln_cpu_warp_barrier();
     T r = kiln_detail::get<T>(base);
     for (unsigned i = base + 1; i <= rank; i++) r = op(r, kiln_detail::get<T>(i));
-    __syncthreads();
+    kiln_cpu_warp_barrier();
     return r;
 }
 template <unsigned N, typename P, typename T>
@@ -230,11 +230,11 @@ template <unsigned N, typename P, typename T, typename Op>
 static inline T exclusive_scan(const thread_block_tile<N, P> &, T v, Op op) {
     unsigned rank = kiln_cpu_thread_rank(), base = rank & ~(N - 1);
     kiln_detail::put(rank, v);
-    __syncthreads();
+    kiln_cpu_warp_barrier();
     T r = T();
     for (unsigned i = base; i < rank; i++)
         r = i == base ? kiln_detail::get<T>(i) : op(r, kiln_detail::get<T>(i));
-    __syncthreads();
+    kiln_cpu_warp_barrier();
     return r;
 }
 template <unsigned N, typename P, typename T>

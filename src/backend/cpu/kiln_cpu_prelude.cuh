@@ -152,7 +152,8 @@ static inline float nexttoward(float x, long double y) { return nexttowardf(x, y
 
 // ---------------------------------------------------------------- ABI with libkiln
 // Mirrors kiln_cpu_block_abi in cpu_abi.h; KILN_CPU_ABI_VERSION must match.
-#define KILN_CPU_ABI_VERSION 3
+#define KILN_CPU_ABI_VERSION 4
+#define KILN_CPU_BARRIER_WARP (1 << 30)
 struct kiln_cpu_block_abi {
     uint32_t grid[3];
     uint32_t block[3];
@@ -236,6 +237,13 @@ static inline void __syncwarp(unsigned mask = 0xffffffffu) {
     (void)mask;
     __syncthreads();
 }
+// The barriers of warp functions: the whole block's, like __syncthreads,
+// but marked, so that a shuffle that only part of the block reaches while
+// the rest waits at __syncthreads is reported instead of mismatched.
+static inline void kiln_cpu_warp_barrier() {
+    int n;
+    (void)kiln_cpu_barrier(KILN_CPU_BARRIER_WARP, &n);
+}
 static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
@@ -260,12 +268,12 @@ template <typename T> static inline T kiln_cpu_shfl(T v, int src_lane_in_warp) {
         unsigned long long bits = 0;
         memcpy(&bits, in + off, len);
         kiln_cpu_block->exchange[rank] = bits;
-        __syncthreads();
+        kiln_cpu_warp_barrier();
         if (src < n) {
             bits = kiln_cpu_block->exchange[src];
             memcpy(out + off, &bits, len);
         }
-        __syncthreads();
+        kiln_cpu_warp_barrier();
     }
     T r = v;
     memcpy(&r, out, sizeof(T));
@@ -297,10 +305,10 @@ static inline unsigned __ballot_sync(unsigned mask, int p) {
     unsigned rank = kiln_cpu_thread_rank(), base = rank & ~31u;
     unsigned n = blockDim.x * blockDim.y * blockDim.z;
     kiln_cpu_block->exchange[rank] = bit;
-    __syncthreads();
+    kiln_cpu_warp_barrier();
     unsigned r = 0;
     for (unsigned i = base; i < base + 32 && i < n; i++) r |= (unsigned)kiln_cpu_block->exchange[i];
-    __syncthreads();
+    kiln_cpu_warp_barrier();
     return r & mask;
 }
 static inline int __any_sync(unsigned mask, int p) { return __ballot_sync(mask, p) != 0; }
