@@ -7,15 +7,6 @@
 #include "array/array_ops.h" /* kiln_array_empty_host (internal) */
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static void test_roundtrip_every_dtype(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
@@ -328,5 +319,5 @@ int main(void) {
         cmocka_unit_test(test_async_copies_on_streams),
         cmocka_unit_test(test_empty_host_owns_its_memory),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -13,15 +13,6 @@
 #include "reduce/reduce.h"
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static float bf(uint16_t b) { return kiln_bfloat16_to_float(b); }
 
 /* The bfloat16 nearest to f by search (ties to the even pattern); NaN -> any NaN. */
@@ -391,5 +382,5 @@ int main(void) {
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_matmul_route),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -13,15 +13,6 @@
 #include "blas/blas_internal.h"
 #include "blas_ref.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static int on_cuda(kiln_context *ctx) { return kiln_context_backend(ctx) == KILN_BACKEND_CUDA; }
 
 static const hval ONE = {1, 0}, ZERO = {0, 0};
@@ -715,5 +706,5 @@ int main(void) {
         cmocka_unit_test(test_bad_input),           cmocka_unit_test(test_cublas_symbols),
         cmocka_unit_test(test_cpu_vs_cuda),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

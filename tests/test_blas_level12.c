@@ -8,15 +8,6 @@
 
 #include "blas_ref.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static const hval ONE = {1, 0}, ZERO = {0, 0};
 
 /* A 1-d view of n elements: plain, every third, or reversed. */
@@ -205,5 +196,5 @@ int main(void) {
         cmocka_unit_test(test_gemv),
         cmocka_unit_test(test_host_arrays),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

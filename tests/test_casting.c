@@ -7,15 +7,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 /* np.can_cast(row, column, casting="safe"), written out from NumPy's rules
  * (numpy/_core/src/multiarray/convert_datatype.c, checked by hand against
  * NumPy 1.26 and 2.x which agree on these types):
@@ -176,5 +167,5 @@ int main(void) {
         cmocka_unit_test(test_ufunc_dispatch_int64_to_float64),
         cmocka_unit_test(test_kernel_scalar_params_follow_the_table),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -11,15 +11,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 #define NF 16 /* results per input pair */
 
 /* The same kernel text for both precisions: T is the complex type, R its
@@ -251,5 +242,5 @@ int main(void) {
         cmocka_unit_test(test_annex_g_cases_from_the_issue),
         cmocka_unit_test(test_edges_match_complex_h),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

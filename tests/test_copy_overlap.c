@@ -8,15 +8,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 /* Base-array element index of element (i, j) of a 2-d view (or (i) of 1-d). */
 static int64_t elem_of(const kiln_array *base, const kiln_array *v, int64_t i, int64_t j) {
     const int64_t *st = kiln_array_strides(v);
@@ -202,5 +193,5 @@ int main(void) {
         cmocka_unit_test(test_named_overlaps_host),
         cmocka_unit_test(test_random_overlapping_views),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

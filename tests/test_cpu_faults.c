@@ -90,7 +90,7 @@ static const scenario scenarios[] = {
      "}\n",
      "prelude_assert", 2, 32, 0, 40, 1, "assertion failed: x[i] == 0", "block (1,0,0), thread (8,0,0)", 0, 0,
      0},
-    /* Loop fission (issue 15): the thread loops keep no thread index in
+    /* Loop fission: the thread loops keep no thread index in
      * memory, so the faulting blocks run again through the kernel's probe
      * twin, which names the thread as the fiber path does. */
     {"fission_far_write",

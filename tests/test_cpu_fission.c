@@ -1,4 +1,4 @@
-/* test_cpu_fission.c: per-kernel CPU paths and loop fission (issue 15).
+/* test_cpu_fission.c: per-kernel CPU paths and loop fission.
  *
  * Every barrier kernel here runs twice, once as compiled (fission on the
  * CPU) and once with -DKILN_CPU_FIBERS (fibers on the CPU; on CUDA both runs
@@ -427,67 +427,46 @@ static const char *src =
 
 static int is_cpu(void) { return strcmp(test_target(), "cpu") == 0; }
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
-/* The path line of kernel k in a CPU compile log. */
-static void expect_path(const char *log, const char *k, const char *path, const char *why) {
-    char needle[256];
-    snprintf(needle, sizeof needle, "CPU path of %s: %s", k, path);
-    const char *line = strstr(log, needle);
-    if (!line) fail_msg("no \"%s\" in the log:\n%s", needle, log);
-    const char *end = strchr(line, '\n');
-    if (why && (!end || !strstr(line, why) || strstr(line, why) > end))
-        fail_msg("the line \"%.*s\" does not say \"%s\"", (int)(end ? end - line : 80), line, why);
-}
-
 static void test_paths_per_kernel(void **state) {
     (void)state;
     char *log = NULL;
     TEST_OK(kiln_compile_only("cpu", NULL, src, "fission.cu", NULL, &log));
     assert_non_null(log);
-    expect_path(log, "matmul", "fission", NULL);
-    expect_path(log, "stencil", "fission", NULL);
-    expect_path(log, "block_sum", "fission", NULL);
-    expect_path(log, "pair_sum", "fission", NULL);
-    expect_path(log, "mixed", "fission", NULL);
-    expect_path(log, "ends_wrap", "fission", NULL);
-    expect_path(log, "shared_scalar", "fission", NULL);
-    expect_path(log, "calls_helper", "fission", NULL);
-    expect_path(log, "guard_types", "fission", NULL);
-    expect_path(log, "pair_swap", "fission", NULL);
-    expect_path(log, "wrap_ints", "fission", NULL);
-    expect_path(log, "selects", "fission", NULL);
-    expect_path(log, "clamp_rows", "fission", NULL);
-    expect_path(log, "scan_rows", "fission", NULL);
-    expect_path(log, "guarded_div", "fission", NULL);
-    expect_path(log, "tree_f", "fission", "tree reduction at line");
-    expect_path(log, "tree_d", "fission", "tree reduction at line");
-    expect_path(log, "tree_i", "fission", "tree reduction at line");
-    expect_path(log, "tree_8", "fission", "tree reduction at line");
-    expect_path(log, "tree_16", "fission", "tree reduction at line");
-    expect_path(log, "tree_runtime", "fission", "tree reduction at line");
-    expect_path(log, "tree_rt", "fission", "tree reduction at line");
-    expect_path(log, "tree_sum0", "fission", "tree reduction at line");
-    expect_path(log, "tree_sum2", "fission", "tree reduction at line");
-    expect_path(log, "tree_sum3", "fission", "tree reduction at line");
-    expect_path(log, "tree_dyn", "fission", "tree reduction at line");
-    expect_path(log, "tree_dyn64", "fission", "tree reduction at line");
-    expect_path(log, "tree_narrow", "fission", "uniform control flow)");
-    expect_path(log, "calls_barrier", "fibers", "wait_all");
-    expect_path(log, "divergent", "fibers", "not uniform");
+    test_expect_cpu_path(log, "matmul", "fission", NULL);
+    test_expect_cpu_path(log, "stencil", "fission", NULL);
+    test_expect_cpu_path(log, "block_sum", "fission", NULL);
+    test_expect_cpu_path(log, "pair_sum", "fission", NULL);
+    test_expect_cpu_path(log, "mixed", "fission", NULL);
+    test_expect_cpu_path(log, "ends_wrap", "fission", NULL);
+    test_expect_cpu_path(log, "shared_scalar", "fission", NULL);
+    test_expect_cpu_path(log, "calls_helper", "fission", NULL);
+    test_expect_cpu_path(log, "guard_types", "fission", NULL);
+    test_expect_cpu_path(log, "pair_swap", "fission", NULL);
+    test_expect_cpu_path(log, "wrap_ints", "fission", NULL);
+    test_expect_cpu_path(log, "selects", "fission", NULL);
+    test_expect_cpu_path(log, "clamp_rows", "fission", NULL);
+    test_expect_cpu_path(log, "scan_rows", "fission", NULL);
+    test_expect_cpu_path(log, "guarded_div", "fission", NULL);
+    test_expect_cpu_path(log, "tree_f", "fission", "tree reduction at line");
+    test_expect_cpu_path(log, "tree_d", "fission", "tree reduction at line");
+    test_expect_cpu_path(log, "tree_i", "fission", "tree reduction at line");
+    test_expect_cpu_path(log, "tree_8", "fission", "tree reduction at line");
+    test_expect_cpu_path(log, "tree_16", "fission", "tree reduction at line");
+    test_expect_cpu_path(log, "tree_runtime", "fission", "tree reduction at line");
+    test_expect_cpu_path(log, "tree_rt", "fission", "tree reduction at line");
+    test_expect_cpu_path(log, "tree_sum0", "fission", "tree reduction at line");
+    test_expect_cpu_path(log, "tree_sum2", "fission", "tree reduction at line");
+    test_expect_cpu_path(log, "tree_sum3", "fission", "tree reduction at line");
+    test_expect_cpu_path(log, "tree_dyn", "fission", "tree reduction at line");
+    test_expect_cpu_path(log, "tree_dyn64", "fission", "tree reduction at line");
+    test_expect_cpu_path(log, "tree_narrow", "fission", "uniform control flow)");
+    test_expect_cpu_path(log, "calls_barrier", "fibers", "wait_all");
+    test_expect_cpu_path(log, "divergent", "fibers", "not uniform");
     /* barrier kernels beside it do not move it off the loop path */
-    expect_path(log, "plain", "loop", "no barriers");
+    test_expect_cpu_path(log, "plain", "loop", "no barriers");
     kiln_free(log);
     TEST_OK(kiln_compile_only("cpu", NULL, src, "fission.cu", "-DKILN_CPU_FIBERS", &log));
-    expect_path(log, "matmul", "fibers", "KILN_CPU_FIBERS");
+    test_expect_cpu_path(log, "matmul", "fibers", "KILN_CPU_FIBERS");
     kiln_free(log);
     /* and the kernels are CUDA C that NVRTC takes for sm_90 */
     kiln_status s = kiln_compile_only("cuda", "sm_90", src, "fission.cu", NULL, &log);
@@ -537,7 +516,7 @@ static void test_shapes_outside_the_transform_say_why(void **state) {
         char *log = NULL;
         TEST_OK(kiln_compile_only("cpu", NULL, cases[i].src, "shape.cu", NULL, &log));
         /* why NULL: a shape that must stay on the fission path */
-        expect_path(log, "k", cases[i].why ? "fibers" : "fission", cases[i].why);
+        test_expect_cpu_path(log, "k", cases[i].why ? "fibers" : "fission", cases[i].why);
         kiln_free(log);
     }
 }
@@ -1199,7 +1178,7 @@ static void test_example_matmul_takes_fission(void **state) {
     test_rng r = test_rng_for(__func__);
     char *log = NULL;
     TEST_OK(kiln_compile_only("cpu", NULL, kiln_matmul_source, "matmul.cu", NULL, &log));
-    expect_path(log, "square_matrix_mul", "fission", NULL);
+    test_expect_cpu_path(log, "square_matrix_mul", "fission", NULL);
     kiln_free(log);
     kiln_kernel *k1, *k2;
     TEST_OK(kiln_kernel_from_source(ctx, kiln_matmul_source, "square_matrix_mul", NULL, &k1));
@@ -1454,5 +1433,6 @@ int main(void) {
         cmocka_unit_test(test_fiber_kernels_still_run),
     };
     int failed = is_cpu() ? cmocka_run_group_tests_name("cpu paths", cpu_only, NULL, NULL) : 0;
-    return failed + cmocka_run_group_tests_name("barrier kernels", tests, setup, teardown);
+    return failed +
+           cmocka_run_group_tests_name("barrier kernels", tests, test_setup_context, test_teardown_context);
 }

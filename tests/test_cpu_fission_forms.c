@@ -135,48 +135,30 @@ static const char *unproven = "__device__ int steps(int n) { return n / 2; }\n"
                               "    }\n"
                               "}\n";
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
-static void expect_path(const char *log, const char *k, const char *path, const char *why) {
-    char needle[256];
-    snprintf(needle, sizeof needle, "CPU path of %s: %s", k, path);
-    const char *line = strstr(log, needle);
-    if (!line) fail_msg("no \"%s\" in the log:\n%s", needle, log);
-    const char *end = strchr(line, '\n');
-    if (why && (!end || !strstr(line, why) || strstr(line, why) > end))
-        fail_msg("the line \"%.*s\" does not say \"%s\"", (int)(end ? end - line : 80), line, why);
-}
-
 static void test_paths(void **state) {
     (void)state;
     char *log = NULL;
     TEST_OK(kiln_compile_only("cpu", NULL, src, "forms.cu", NULL, &log));
-    expect_path(log, "old_counter", "fission", NULL);
-    expect_path(log, "early_break", "fission", NULL);
-    expect_path(log, "skip_odd", "fission", NULL);
-    expect_path(log, "break_block", "fission", NULL);
-    expect_path(log, "log_bound", "fission", NULL);
+    test_expect_cpu_path(log, "old_counter", "fission", NULL);
+    test_expect_cpu_path(log, "early_break", "fission", NULL);
+    test_expect_cpu_path(log, "skip_odd", "fission", NULL);
+    test_expect_cpu_path(log, "break_block", "fission", NULL);
+    test_expect_cpu_path(log, "log_bound", "fission", NULL);
     kiln_free(log);
     log = NULL;
     TEST_OK(kiln_compile_only("cpu", NULL, fast_math_bound, "log2.cu", NULL, &log));
-    expect_path(log, "log2_bound", "fission", NULL);
+    test_expect_cpu_path(log, "log2_bound", "fission", NULL);
     kiln_free(log);
     log = NULL;
     TEST_OK(kiln_compile_only("cpu", NULL, unproven, "unproven.cu", NULL, &log));
-    expect_path(log, "varying_break", "fibers", "break or continue under a condition that is not uniform");
-    expect_path(log, "varying_break", "fibers", "line 8");
-    expect_path(log, "counter_read_after", "fibers", "declared before it and also used outside its loops");
-    expect_path(log, "counter_read_after", "fibers", "line 15");
-    expect_path(log, "called_bound", "fibers",
-                "calls a function kiln cannot prove uniform (at 'steps', line 24)");
+    test_expect_cpu_path(log, "varying_break", "fibers",
+                         "break or continue under a condition that is not uniform");
+    test_expect_cpu_path(log, "varying_break", "fibers", "line 8");
+    test_expect_cpu_path(log, "counter_read_after", "fibers",
+                         "declared before it and also used outside its loops");
+    test_expect_cpu_path(log, "counter_read_after", "fibers", "line 15");
+    test_expect_cpu_path(log, "called_bound", "fibers",
+                         "calls a function kiln cannot prove uniform (at 'steps', line 24)");
     kiln_free(log);
     /* NVRTC takes the same source */
     log = NULL;
@@ -310,5 +292,5 @@ int main(void) {
         cmocka_unit_test(test_early_break), cmocka_unit_test(test_break_block),
         cmocka_unit_test(test_skip_odd),    cmocka_unit_test(test_log_bound),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

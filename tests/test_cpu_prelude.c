@@ -1,4 +1,4 @@
-/* test_cpu_prelude.c: the CPU backend's light prelude (issue 15).
+/* test_cpu_prelude.c: the CPU backend's light prelude.
  *
  * A source with no #include and no std:: is compiled against glibc's C
  * <math.h> plus kiln's own C++ overloads instead of libstdc++'s <cmath>.

@@ -11,15 +11,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static kiln_module *corpus_module(kiln_context *ctx, const char *file, const char *options) {
     const char *root = getenv("KILN_SOURCE_DIR");
     if (!root) fail_msg("KILN_SOURCE_DIR is not set (run through ctest)");
@@ -803,5 +794,5 @@ int main(void) {
         cmocka_unit_test(wide_tile_shuffles),
         cmocka_unit_test(partial_block_shuffles),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -13,15 +13,6 @@
 #include "driver_examples.h"
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static int is_cuda(void) { return strcmp(test_target(), "cuda") == 0; }
 
 /* spin: busy for `cycles` clocks (long enough on a GPU that a query sees
@@ -683,5 +674,5 @@ int main(void) {
         cmocka_unit_test(test_profiler_shows_graph_launches),
         cmocka_unit_test(test_seed_streams_and_graph_steps),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -7,15 +7,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static void test_extremes_go_in_exactly(void **state) {
     kiln_context *ctx = *state;
     int64_t n = 4;
@@ -50,5 +41,5 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_extremes_go_in_exactly),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

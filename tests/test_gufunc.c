@@ -12,15 +12,6 @@
 #include "examples.h"
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static const char *herm_body =
     "for (int i = 2; i < out.len; i++) out[i] = out[1] * out[i - 1] - (i - 1) * out[i - 2];\n"
     "float c = 1;\n"
@@ -675,5 +666,5 @@ int main(void) {
         cmocka_unit_test(test_cpu_gpu_agree),
         cmocka_unit_test(test_examples),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -10,15 +10,6 @@
 #include "gufunc/gufunc.h"
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static void nvrtc_ok(kiln_gufunc *g, const char *dims, const kiln_value *args, int nargs,
                      kiln_array *const *outs) {
     char *src = NULL, *log = NULL;
@@ -236,5 +227,5 @@ int main(void) {
         cmocka_unit_test(test_many_core_dims),
         cmocka_unit_test(test_optional_dims),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

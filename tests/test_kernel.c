@@ -6,15 +6,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static const char *module_src =
     "__global__ void saxpy(float a, const float *x, float *y, size_t n) {\n"
     "    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n"
@@ -300,5 +291,5 @@ int main(void) {
         cmocka_unit_test(test_compile_error_has_user_line_numbers),
         cmocka_unit_test(test_defines_and_include_dirs),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -11,15 +11,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static void write_text(const char *dir, const char *name, const char *text) {
     char path[2048];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -498,5 +489,5 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_template_instantiated_by_name),
         cmocka_unit_test(test_second_process_hits_cache),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

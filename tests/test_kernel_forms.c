@@ -8,15 +8,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static void nvrtc_ok(const char *src) {
     char *log = NULL;
     kiln_status s = kiln_compile_only("cuda", "sm_90", src, "forms.cu", NULL, &log);
@@ -151,5 +142,5 @@ int main(void) {
         cmocka_unit_test(test_same_name_in_two_namespaces),
         cmocka_unit_test(test_user_instantiated_templates),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -14,15 +14,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 enum { ROUND_ANY = 0, ROUND_Z, ROUND_U, ROUND_D };
 
 typedef struct math_row {
@@ -489,5 +480,5 @@ int main(void) {
         cmocka_unit_test(compile_fails_where_load_would),
         cmocka_unit_test(tables_compile_through_nvrtc),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

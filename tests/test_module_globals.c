@@ -12,15 +12,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static const char *filter_src = "#define KERNEL_RADIUS 8\n"
                                 "#define KERNEL_LENGTH (2 * KERNEL_RADIUS + 1)\n"
                                 "__constant__ float c_Kernel[KERNEL_LENGTH];\n"
@@ -359,5 +350,5 @@ int main(void) {
         cmocka_unit_test(write_while_running),
         cmocka_unit_test(nvrtc_names_the_globals),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -18,15 +18,6 @@
 #include "reduce/reduce.h"
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static kiln_array *f64_array(kiln_context *ctx, int ndim, const int64_t *shape, const double *v, size_t n) {
     kiln_array *a = NULL;
     TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT64, ndim, shape, v, n * sizeof *v, &a));
@@ -374,13 +365,17 @@ static void test_nul_byte_in_source_file(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_ddof_past_n, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_negative_ddof, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_wider_out_accumulates_in_its_dtype, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ufunc_reduce_into_wider_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ddof_past_n, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(test_negative_ddof, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(test_wider_out_accumulates_in_its_dtype, test_setup_context,
+                                        test_teardown_context),
+        cmocka_unit_test_setup_teardown(test_ufunc_reduce_into_wider_out, test_setup_context,
+                                        test_teardown_context),
         cmocka_unit_test(test_optional_dims_agree),
-        cmocka_unit_test_setup_teardown(test_no_inputs_scalar_output, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_nul_byte_in_source_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_inputs_scalar_output, test_setup_context,
+                                        test_teardown_context),
+        cmocka_unit_test_setup_teardown(test_nul_byte_in_source_file, test_setup_context,
+                                        test_teardown_context),
     };
     return cmocka_run_group_tests_name("test_numpy_edges", tests, NULL, NULL);
 }

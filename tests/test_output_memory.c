@@ -7,15 +7,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static void check_sum(kiln_array *out, const double *x, const double *y, int64_t n) {
     double *got = malloc(sizeof(double) * (size_t)n);
     TEST_OK(kiln_array_to_host(out, got, sizeof(double) * (size_t)n));
@@ -82,5 +73,5 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_new_output_memory_follows_the_inputs),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -20,15 +20,6 @@
 #include "random/rng_internal.h"
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static int on_cuda(kiln_context *ctx) { return kiln_context_backend(ctx) == KILN_BACKEND_CUDA; }
 
 enum { D_BITS, D_UNIFORM, D_UNIFORM_F64, D_NORMAL, D_NORMAL_F64, D_LOGNORMAL, D_LOGNORMAL_F64, D_COUNT };
@@ -71,7 +62,7 @@ static const char *curand_identity(const kiln_curand_api *api) {
  * machine's compiler) miscompiles the unswitching of such a loop over a
  * switch with grouped cases (GCC bug 109934): fill_dist(d = bits) called
  * kiln_rng_lognormal, and the old loop here called another curandGenerate*
- * than asked for, which wrote past its buffer (issue 8). */
+ * than asked for, which wrote past its buffer. */
 typedef int (*curand_fill_fn)(const kiln_curand_api *api, void *g, void *buf, size_t n, double a, double b);
 static int cu_bits(const kiln_curand_api *api, void *g, void *buf, size_t n, double a, double b) {
     (void)a, (void)b;
@@ -1144,5 +1135,5 @@ int main(void) {
     /* KILN_TEST_FILTER=test_consecutive_calls runs one test (cmocka's glob) */
     const char *filter = getenv("KILN_TEST_FILTER");
     if (filter && *filter) cmocka_set_test_filter(filter);
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

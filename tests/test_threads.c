@@ -1,7 +1,7 @@
 /* test_threads.c: threads sharing one context: compiling (the same module
  * and different ones), building ufunc and gufunc variants on first use,
  * launching, copying and profiling at once. Run under ThreadSanitizer by
- * `make test-tsan` (issue 13); kernels here have no barriers (fibers switch
+ * `make test-tsan`; kernels here have no barriers (fibers switch
  * stacks behind TSan's back). */
 #include <pthread.h>
 #include <stdio.h>

@@ -18,15 +18,6 @@ extern const char kiln_embedded_kiln_signature[];
 extern const char kiln_embedded_kiln_cpu_prelude[];
 extern const char kiln_embedded_kiln_cuda_prelude[];
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 typedef struct name_set {
     char names[512][64];
     int count;
@@ -349,5 +340,5 @@ int main(void) {
         cmocka_unit_test(test_ufunc_with_user_macros),
         cmocka_unit_test(test_gufunc_with_user_macros),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -10,15 +10,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static void expect_refused(kiln_context *ctx, kiln_dtype t, double v, const char *needle) {
     int64_t n = 3;
     kiln_array *a = NULL;
@@ -167,5 +158,5 @@ int main(void) {
         cmocka_unit_test(test_full_keeps_every_value_in_range),
         cmocka_unit_test(test_slice_steps),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

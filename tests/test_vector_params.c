@@ -8,15 +8,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
-static int teardown(void **state) {
-    kiln_close(*state);
-    return 0;
-}
-
 static const char *src =
     "struct my_vec { float x, y, z, w; };\n"
     "struct mixed { float x; int y; };\n"
@@ -137,5 +128,5 @@ int main(void) {
         cmocka_unit_test(test_vector_pointees_are_described),
         cmocka_unit_test(test_vector_pointees_are_checked),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

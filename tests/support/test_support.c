@@ -28,6 +28,26 @@ kiln_context *test_open(void) {
     return ctx;
 }
 
+int test_setup_context(void **state) {
+    *state = test_open();
+    return *state ? 0 : -1;
+}
+
+int test_teardown_context(void **state) {
+    kiln_close(*state);
+    return 0;
+}
+
+void test_expect_cpu_path(const char *log, const char *k, const char *path, const char *why) {
+    char needle[256];
+    snprintf(needle, sizeof needle, "CPU path of %s: %s", k, path);
+    const char *line = strstr(log, needle);
+    if (!line) fail_msg("no \"%s\" in the log:\n%s", needle, log);
+    const char *end = strchr(line, '\n');
+    if (why && (!end || !strstr(line, why) || strstr(line, why) > end))
+        fail_msg("the line \"%.*s\" does not say \"%s\"", (int)(end ? end - line : 80), line, why);
+}
+
 int test_contains(const char *haystack, const char *needle) {
     return haystack && strstr(haystack, needle) != NULL;
 }

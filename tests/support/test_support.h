@@ -16,6 +16,13 @@
 const char *test_target(void);
 /* Opens a context on test_target(); fails the test with kiln_last_error(). */
 kiln_context *test_open(void);
+/* cmocka group fixtures: a context from test_open in *state, closed after
+ * the group (or the test). */
+int test_setup_context(void **state);
+int test_teardown_context(void **state);
+/* Fails unless `log` (kiln_compile_only for the CPU) has the line "CPU path
+ * of k: path", saying `why` too when why is not NULL. */
+void test_expect_cpu_path(const char *log, const char *k, const char *path, const char *why);
 
 /* Asserts a kiln call succeeded, printing the status and message if not. */
 #define TEST_OK(call)                                                                                        \
