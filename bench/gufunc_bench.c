@@ -1,4 +1,4 @@
-/* gufunc_bench.c: seed 002's guvectorize workload (issue 4) through
+/* gufunc_bench.c: seed 002's guvectorize workload through
  * kiln_guvectorize beside hand-written code on the same array: the Hermite
  * recurrence "(n)->(n)" in place on rows x 4 float32, in the user's
  * row-major layout (shape [rows, 4]), at 128M x 4 and 1.28M x 4 (the seed's

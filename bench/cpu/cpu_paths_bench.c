@@ -1,5 +1,5 @@
 /* cpu_paths_bench.c: kiln's CPU backend on barrier kernels, beside
- * hand-written OpenMP C loops doing the same work, in one run (issue 15).
+ * hand-written OpenMP C loops doing the same work, in one run.
  *
  *   kiln_cpu_bench [--repeat N] [--quick] [--no-fibers] [--only matmul|stencil|reduce|saxpy]
  *

@@ -1,5 +1,5 @@
 /* fft_bench.c: kiln_fft_bench, kiln's FFT beside the vendor library called
- * directly, in one process, printed as ratios (issue 9).
+ * directly, in one process, printed as ratios.
  *
  *   GPU (CUDA context): cuFFT from libkiln_fft_native.so (nvcc-built,
  *     dlopened from beside this program): C2C f32 2^24, 2-d 4096^2, batched

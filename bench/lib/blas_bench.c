@@ -25,6 +25,7 @@
 #include "blas_native.h"
 #include "examples.h"
 #include "kiln.h"
+#include "native_path.h"
 
 static void rate(double flops, double ms) {
     double g = flops / (ms * 1e6);
@@ -101,17 +102,7 @@ typedef struct native_lib {
 
 static int load_native(native_lib *n) {
     char path[PATH_MAX + 64];
-    const char *env = getenv("KILN_BLAS_NATIVE_LIB");
-    if (env && *env) {
-        snprintf(path, sizeof path, "%s", env);
-    } else {
-        char exe[PATH_MAX];
-        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[len > 0 ? len : 0] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-        snprintf(path, sizeof path, "%s/libkiln_blas_native.so", len > 0 ? exe : ".");
-    }
+    kiln_bench_native_path("KILN_BLAS_NATIVE_LIB", "libkiln_blas_native.so", path, sizeof path);
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         fprintf(stderr, "kiln_blas_bench: %s\n", dlerror());

@@ -20,6 +20,7 @@
 
 #include "driver_examples.h"
 #include "graph_native.h"
+#include "native_path.h"
 
 typedef struct native_lib {
     graph_native_run_fn run;
@@ -28,17 +29,7 @@ typedef struct native_lib {
 
 static int load_native(native_lib *n, char *why, size_t why_size) {
     char path[PATH_MAX + 64];
-    const char *env = getenv("KILN_GRAPH_NATIVE_LIB");
-    if (env && *env) {
-        snprintf(path, sizeof path, "%s", env);
-    } else {
-        char exe[PATH_MAX];
-        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[len > 0 ? len : 0] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-        snprintf(path, sizeof path, "%s/libkiln_graph_native.so", len > 0 ? exe : ".");
-    }
+    kiln_bench_native_path("KILN_GRAPH_NATIVE_LIB", "libkiln_graph_native.so", path, sizeof path);
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         snprintf(why, why_size, "%s", dlerror());

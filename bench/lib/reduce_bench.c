@@ -12,7 +12,6 @@
  * whose name contains this word, e.g. "scan") */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 #endif
 
 #include "kiln.h"
+#include "native_path.h"
 
 static double now_ms(void) {
     struct timespec t;
@@ -296,10 +296,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (cuda) {
-        char exe[PATH_MAX], lib[PATH_MAX + 64];
-        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[len > 0 ? len : 0] = '\0';
-        snprintf(lib, sizeof lib, "%s/libkiln_reduce_cub.so", dirname(exe));
+        char lib[PATH_MAX + 64];
+        kiln_bench_native_path(NULL, "libkiln_reduce_cub.so", lib, sizeof lib);
         void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
         int (*cub)(long long, int, int, double *) = NULL;
         if (dl)

@@ -1,5 +1,5 @@
 /* native_cpu_ufunc.c: the hand-written C loops kiln_vectorize is measured
- * against on the CPU (issue 3): vectorAdd as a plain OpenMP loop, and
+ * against on the CPU: vectorAdd as a plain OpenMP loop, and
  * Black-Scholes and haversine as OpenMP loops with vector math.
  *
  * "With vector math" the way a careful C programmer gets it without
