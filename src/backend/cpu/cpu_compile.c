@@ -39,7 +39,7 @@ static void append_global_accessors(kiln_text *t, const kiln_compile_request *re
     }
 }
 
-/* KILN_CPU_FISSION_BEGIN (issue 15): paths per kernel, see cpu_fission.h */
+/* KILN_CPU_FISSION_BEGIN: paths per kernel, see cpu_fission.h */
 static char *assemble_source(const kiln_compile_request *req, int fission, int pch,
                              kiln_cpu_prelude_kind prelude, int *barriers, kiln_cpu_kernel_plan *plans) {
     int module_barriers = 0;
@@ -53,7 +53,7 @@ static char *assemble_source(const kiln_compile_request *req, int fission, int p
     else
         kiln_cpu_prelude_text(&t, prelude);
     /* The fission templates go before the user's code: a user's #define
-     * (B, end, ...) must not reach anything kiln writes (issue 12). */
+     * (B, end, ...) must not reach anything kiln writes. */
     if (gen.length) {
         kiln_text_line_directive(&t, "kiln_cpu_fission.cuh");
         kiln_text_puts(&t, kiln_embedded_kiln_cpu_fission);
@@ -451,7 +451,7 @@ static kiln_status compile_once(const kiln_cpu_compiler *c, const kiln_compile_r
     return s;
 }
 
-/* KILN_CPU_FISSION_BEGIN (issue 15) */
+/* KILN_CPU_FISSION_BEGIN */
 kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_request *req, kiln_blob *out,
                              char **log) {
     *log = NULL;

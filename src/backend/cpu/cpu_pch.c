@@ -1,4 +1,4 @@
-/* cpu_pch.c: the CPU prelude as a precompiled header (issue 15).
+/* cpu_pch.c: the CPU prelude as a precompiled header.
  *
  * Every CPU module starts with the same ~600 lines of prelude, whose
  * standard headers cost about half of a small module's compile. With GCC

@@ -17,7 +17,7 @@
 #define KILN_CPU 1
 // GCC 13 (13.3 is Ubuntu 24.04's c++) miscompiles -O3 loop unswitching on a
 // switch (GCC bug 109934): it sent a loop's switch to the wrong case in
-// kiln's own tests (issue 8), and user kernels are full of such loops once
+// kiln's own tests, and user kernels are full of such loops once
 // the CPU backend wraps them in thread loops. Off for GCC 13 only: other
 // compilers keep unswitching, which lifts uniform branches out of the loops.
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 13
