@@ -51,7 +51,7 @@ typedef struct kiln_slot_class {
 typedef kiln_status (*kiln_slot_create_fn)(kiln_context *ctx, void *arg, void **state);
 
 /* A context has room for this many classes. */
-#define KILN_CONTEXT_SLOTS 16
+#define KILN_CONTEXT_SLOTS 32
 
 struct kiln_context_slot {
     const kiln_slot_class *cls;
