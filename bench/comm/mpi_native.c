@@ -12,7 +12,7 @@ int mpi_native_open(size_t max_bytes) {
     return sendbuf && recvbuf ? 0 : 1;
 }
 
-int mpi_native_time(int op, size_t bytes, int iters, double *us) {
+int mpi_native_time(int op, size_t bytes, int iters, double us[2]) {
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int count = (int)(bytes / sizeof(float)), part = count / size;
@@ -28,7 +28,7 @@ int mpi_native_time(int op, size_t bytes, int iters, double *us) {
     }
     double t = (MPI_Wtime() - t0) * 1e6 / iters, worst = t;
     MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    *us = worst;
+    us[0] = us[1] = worst; /* blocking calls: issue is the whole */
     return 0;
 }
 

@@ -42,7 +42,7 @@ int nccl_native_open(int n, size_t max_bytes, char *why, size_t why_size) {
     return 0;
 }
 
-int nccl_native_time(int op, size_t bytes, int iters, double *us) {
+int nccl_native_time(int op, size_t bytes, int iters, double us[2]) {
     size_t count = bytes / sizeof(float), part = count / (size_t)gpus;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -60,12 +60,16 @@ int nccl_native_time(int op, size_t bytes, int iters, double *us) {
         }
         if (ncclGroupEnd() != ncclSuccess) return 1;
     }
+    struct timespec issued;
+    clock_gettime(CLOCK_MONOTONIC, &issued);
     for (int i = 0; i < gpus; i++) {
         cudaSetDevice(i);
         if (cudaStreamSynchronize(streams[i]) != cudaSuccess) return 1;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    *us = ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-3) / iters;
+    us[0] = ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-3) / iters;
+    us[1] =
+        ((double)(issued.tv_sec - t0.tv_sec) * 1e6 + (double)(issued.tv_nsec - t0.tv_nsec) * 1e-3) / iters;
     return 0;
 }
 

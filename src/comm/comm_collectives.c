@@ -26,21 +26,31 @@ typedef struct queued_call {
     kiln_comm *c;
     comm_call call;
 } queued_call;
-static _Thread_local queued_call *queued;
-static _Thread_local size_t queued_n, queued_cap;
+/* A group of up to QUEUE_INLINE calls (one per GPU of a machine, a halo's
+ * sends and receives) is held without touching the heap: a small-message
+ * group costs microseconds, and a malloc and free per group are part of
+ * what kiln adds to NCCL's own cost. */
+#define QUEUE_INLINE 32
+static _Thread_local queued_call queued_inline[QUEUE_INLINE];
+static _Thread_local queued_call *queued_heap; /* NULL: the calls are in queued_inline */
+static _Thread_local size_t queued_n, queued_heap_cap;
+
+static queued_call *queued_calls(void) { return queued_heap ? queued_heap : queued_inline; }
 
 static kiln_status queue_call(kiln_comm *c, const comm_call *call) {
-    if (queued_n == queued_cap) {
-        size_t cap = queued_cap ? 2 * queued_cap : 16;
-        queued_call *grown = realloc(queued, cap * sizeof *grown);
+    size_t cap = queued_heap ? queued_heap_cap : QUEUE_INLINE;
+    if (queued_n == cap) {
+        queued_call *grown = malloc(2 * cap * sizeof *grown);
         if (!grown)
             return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_comm_%s: out of host memory for the group",
                                   kiln_comm_op_name(call->op));
-        queued = grown;
-        queued_cap = cap;
+        memcpy(grown, queued_calls(), queued_n * sizeof *grown);
+        free(queued_heap);
+        queued_heap = grown;
+        queued_heap_cap = 2 * cap;
     }
-    queued[queued_n].c = c;
-    queued[queued_n].call = *call;
+    queued_calls()[queued_n].c = c;
+    queued_calls()[queued_n].call = *call;
     queued_n++;
     return KILN_OK;
 }
@@ -52,6 +62,7 @@ static int comm_failed(const kiln_comm *c) { return c->broken || kiln_comm_cliqu
  * peer is left waiting for a call this thread skipped. */
 static kiln_status issue_queued(void) {
     kiln_status first = KILN_OK;
+    queued_call *queued = queued_calls();
     size_t live = 0;
     for (size_t i = 0; i < queued_n; i++) live += !comm_failed(queued[i].c);
     if (live > 0) {
@@ -65,9 +76,9 @@ static kiln_status issue_queued(void) {
         kiln_status e = started == KILN_OK ? kiln_comm_nccl_group(0) : KILN_OK;
         if (first == KILN_OK) first = e;
     }
-    free(queued);
-    queued = NULL;
-    queued_n = queued_cap = 0;
+    free(queued_heap);
+    queued_heap = NULL;
+    queued_n = 0;
     return first;
 }
 
