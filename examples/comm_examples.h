@@ -41,6 +41,7 @@ int kiln_example_mc_pi(kiln_comm *comm, int64_t samples_per_rank, uint64_t seed,
 typedef struct kiln_heat_result {
     int64_t nx, ny, steps;
     int64_t row0, rows;      /* this rank's band */
+    double connect_ms;       /* the untimed first exchange: NCCL connects the peers there (wall) */
     double total_ms;         /* the steps, this rank, wall */
     double compute_ms;       /* heat_step kernels, from kiln's profiler */
     double halo_ms;          /* the halo transfers (beside the interior's compute), from kiln's profiler */

@@ -11,8 +11,10 @@
  * from kiln's profiler), waiting for halos (the compute stream idle until
  * the halo rows are in, from events) and the halo transfer itself (from
  * kiln's profiler), which runs beside the interior's compute; the wall
- * time is about compute + waiting. On the CPU backend streams run in
- * order, so the transfer does not overlap there. */
+ * time is about compute + waiting. The first exchange, where NCCL
+ * connects the neighbours, runs before the clock starts and is printed on
+ * its own ("connect"). On the CPU backend streams run in order, so the
+ * transfer does not overlap there. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +23,10 @@
 
 static void print_rank(const kiln_heat_result *r, kiln_comm *comm) {
     printf("heat rank %d/%d (%s, %s): rows %lld..%lld, %.3f ms: compute %.3f ms, waiting for halos %.3f ms, "
-           "halo transfer %.3f ms (beside the compute)\n",
+           "halo transfer %.3f ms (beside the compute); connect %.1f ms before the steps\n",
            kiln_comm_rank(comm), kiln_comm_size(comm), kiln_context_backend_name(kiln_comm_context(comm)),
            kiln_comm_transport(comm), (long long)r->row0, (long long)(r->row0 + r->rows - 1), r->total_ms,
-           r->compute_ms, r->halo_wait_ms, r->halo_ms);
+           r->compute_ms, r->halo_wait_ms, r->halo_ms, r->connect_ms);
     fflush(stdout);
 }
 
