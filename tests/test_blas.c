@@ -433,7 +433,8 @@ static void test_small_path_and_profile(void **state) {
     bt_check_product("copied layout", big, bt, c3, NULL, ONE, ZERO);
     char *text = NULL;
     TEST_OK(kiln_profiler_summary(ctx, &text));
-    if (!test_contains(text, "blas matmul float32 [kiln gufunc]") ||
+    if (!test_contains(text, on_cuda(ctx) ? "blas matmul float32 [kiln small-matrix kernel]"
+                                          : "blas matmul float32 [kiln gufunc]") ||
         !test_contains(text, on_cuda(ctx) ? "blas gemm float32 [cuBLAS strided-batched]"
                                           : "blas gemm float32 [OpenBLAS batch loop]") ||
         !test_contains(text, "blas layout copy float64 [kiln]") || !test_contains(text, "GFLOP/s)"))

@@ -65,9 +65,11 @@ static int random_array(kiln_context *ctx, kiln_dtype t, int ndim, const int64_t
     /* other dtypes: kiln_matmul by an identity would be circular; convert with a ufunc */
     kiln_ufunc *conv = NULL;
     st = kiln_vectorize(ctx, "bench_convert",
-                        t == KILN_FLOAT16    ? "f2(f4)"
-                        : t == KILN_BFLOAT16 ? "bf16(f4)"
-                                             : "f8(f4)",
+                        t == KILN_FLOAT16      ? "f2(f4)"
+                        : t == KILN_BFLOAT16   ? "bf16(f4)"
+                        : t == KILN_COMPLEX64  ? "c8(f4)"
+                        : t == KILN_COMPLEX128 ? "c16(f4)"
+                                               : "f8(f4)",
                         "x", "return x;", NULL, &conv);
     if (st == KILN_OK) st = kiln_array_empty(ctx, t, ndim, shape, out);
     const kiln_value arg = kiln_arr(f);
@@ -130,6 +132,9 @@ static int load_native(native_lib *n) {
 /* Alternating rounds of kiln and the vendor per GPU row. */
 #define BENCH_ROUNDS 3
 
+/* The vendor time over kiln's of the last GPU row (0: it failed). */
+static double last_ratio;
+
 static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *what, kiln_dtype t,
                          int native_t, int64_t batch, int64_t m, int64_t n, int64_t k, int flags, int repeat,
                          const char *target) {
@@ -164,6 +169,7 @@ static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *wh
         ms = kiln_example_median(vd, repeat);
         vms = round == 0 || ms < vms ? ms : vms;
     }
+    last_ratio = s == KILN_OK ? vms / kms : 0;
     if (s == KILN_OK)
         row(what, kms, vms, "cuBLAS", 2.0 * (double)batch * m * n * k, target);
     else
@@ -174,6 +180,40 @@ static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *wh
     kiln_array_release(b);
     kiln_array_release(c);
     return s;
+}
+
+/* kiln's small-matrix kernel against cuBLAS's strided-batched call, per
+ * dtype and size, and the limit that follows for blas_small.c's table:
+ * the largest dim up to which kiln's kernel is never slower. */
+static int small_sweep(kiln_context *ctx, const native_lib *nl, int64_t batch, int rep) {
+    static const struct {
+        kiln_dtype t;
+        int native;
+        const char *name;
+    } types[] = {{KILN_FLOAT32, BLAS_NATIVE_F32, "f32"},   {KILN_FLOAT64, BLAS_NATIVE_F64, "f64"},
+                 {KILN_FLOAT16, BLAS_NATIVE_F16, "f16"},   {KILN_BFLOAT16, BLAS_NATIVE_BF16, "bf16"},
+                 {KILN_COMPLEX64, BLAS_NATIVE_C64, "c64"}, {KILN_COMPLEX128, BLAS_NATIVE_C128, "c128"}};
+    static const int64_t dims[] = {2, 4, 8, 12, 16, 20, 24, 28, 32};
+    int bad = 0, limit[6];
+    char label[64];
+    for (int ti = 0; ti < 6; ti++) {
+        limit[ti] = 0;
+        int still = 1;
+        for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+            int64_t d = dims[di];
+            snprintf(label, sizeof label, "%lld x %lldx%lld %s, kiln kernel", (long long)batch, (long long)d,
+                     (long long)d, types[ti].name);
+            bad |= cuda_gemm_row(ctx, nl, label, types[ti].t, types[ti].native, batch, d, d, d,
+                                 KILN_BLAS_FORCE_KILN, rep, "(small sweep)");
+            if (still && last_ratio >= 1.0)
+                limit[ti] = (int)d;
+            else
+                still = 0;
+        }
+    }
+    printf("small-matrix table (cuda_max): f32 %d, f64 %d, f16 %d, bf16 %d, c64 %d, c128 %d\n", limit[0],
+           limit[1], limit[2], limit[3], limit[4], limit[5]);
+    return bad;
 }
 
 static int run_cuda(kiln_context *ctx, int quick) {
@@ -204,14 +244,8 @@ static int run_cuda(kiln_context *ctx, int quick) {
     snprintf(label, sizeof label, "%lld x 4x4 f32 (kiln kernel)", (long long)nsmall);
     bad |= cuda_gemm_row(ctx, &nl, label, KILN_FLOAT32, BLAS_NATIVE_F32, nsmall, 4, 4, 4, 0, rep,
                          "(target >= 5: kiln <= 0.2 x cuBLAS time)");
-    /* the shape classes around the switch, kiln's kernel forced and the library forced */
-    static const int64_t cls[] = {8, 16};
-    for (int i = 0; i < 2; i++) {
-        snprintf(label, sizeof label, "%lld x %lldx%lld f32, kiln kernel", (long long)(nsmall / 10),
-                 (long long)cls[i], (long long)cls[i]);
-        bad |= cuda_gemm_row(ctx, &nl, label, KILN_FLOAT32, BLAS_NATIVE_F32, nsmall / 10, cls[i], cls[i],
-                             cls[i], KILN_BLAS_FORCE_KILN, rep, "(crossover: >1 kiln kernel wins)");
-    }
+    /* every size and dtype of kiln's small-matrix kernel beside cuBLAS */
+    bad |= small_sweep(ctx, &nl, nsmall / 10, rep);
     /* host cost of one small call */
     int64_t s4[2] = {4, 4};
     kiln_array *a = NULL, *b = NULL, *c = NULL;

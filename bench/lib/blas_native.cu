@@ -48,6 +48,16 @@ cublasStatus_t one_gemm(int dtype, int m, int n, int k, int batch, const void *a
                           : cublasDgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &d1,
                                                       (const double *)b, n, sb, (const double *)a, k, sa, &d0,
                                                       (double *)c, n, sc, batch);
+    if (dtype == BLAS_NATIVE_C64 || dtype == BLAS_NATIVE_C128) {
+        const cuComplex c1 = {1, 0}, c0 = {0, 0};
+        const cuDoubleComplex z1 = {1, 0}, z0 = {0, 0};
+        if (dtype == BLAS_NATIVE_C64)
+            return cublasCgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &c1, (const cuComplex *)b, n,
+                                             sb, (const cuComplex *)a, k, sa, &c0, (cuComplex *)c, n, sc, batch);
+        return cublasZgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &z1, (const cuDoubleComplex *)b,
+                                         n, sb, (const cuDoubleComplex *)a, k, sa, &z0, (cuDoubleComplex *)c, n, sc,
+                                         batch);
+    }
     // 16-bit storage (A, B and C), float32 accumulation: what kiln asks cuBLAS for
     cudaDataType_t t = dtype == BLAS_NATIVE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
     return batch == 1 ? cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &f1, b, t, n, a, t, k, &f0, c, t, n,

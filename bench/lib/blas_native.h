@@ -14,9 +14,16 @@
 extern "C" {
 #endif
 
-#define BLAS_NATIVE_ABI 2
+#define BLAS_NATIVE_ABI 3
 
-enum { BLAS_NATIVE_F32 = 0, BLAS_NATIVE_F64 = 1, BLAS_NATIVE_F16 = 2, BLAS_NATIVE_BF16 = 3 };
+enum {
+    BLAS_NATIVE_F32 = 0,
+    BLAS_NATIVE_F64 = 1,
+    BLAS_NATIVE_F16 = 2,
+    BLAS_NATIVE_BF16 = 3,
+    BLAS_NATIVE_C64 = 4,
+    BLAS_NATIVE_C128 = 5
+};
 
 typedef int (*blas_native_abi_fn)(void);
 typedef const char *(*blas_native_error_fn)(int code);

@@ -7,7 +7,6 @@
 #include "array/array.h"
 #include "blas/blas_internal.h"
 #include "core/dtype.h"
-#include "core/settings.h"
 
 static void blas_destroy(kiln_context *ctx, void *state);
 static void blas_on_close(kiln_context *ctx, void *state);
@@ -39,22 +38,13 @@ static void blas_on_close(kiln_context *ctx, void *state) {
     if (st) blas_destroy(ctx, st);
 }
 
-/* The shape class of kiln's small-matrix kernel, measured per backend (see
- * blas_gemm_core.c): on the H100 the gufunc is 7.4x faster than cuBLAS at 4x4
- * but 0.57x at 8x8, so every dim <= 4 there; on the CPU it still wins 2.7x at
- * 8x8 against a loop of OpenBLAS calls, so <= 8. KILN_BLAS_SMALL_MAX_DIM
- * (0..64, 0 = never) moves it without a rebuild, to measure a new device. */
-static int small_max_dim(kiln_backend_kind kind) {
-    return (int)kiln_setting_int("KILN_BLAS_SMALL_MAX_DIM", 0, 64, kind == KILN_BACKEND_CUDA ? 4 : 8);
-}
-
 /* The slot's create; `arg` is the provider. */
 static kiln_status blas_create(kiln_context *ctx, void *arg, void **state) {
+    (void)ctx;
     kiln_blas_state *st = calloc(1, sizeof *st);
     if (!st) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory for the BLAS state");
     pthread_mutex_init(&st->lock, NULL);
     st->provider = arg;
-    st->small_max_dim = small_max_dim(ctx->ops->kind);
     *state = st;
     return KILN_OK;
 }

@@ -10,35 +10,23 @@
 #include "blas/blas_internal.h"
 #include "prof/prof.h"
 
-/* Shape classes for kiln's own kernel, from the H100 figures in
- * docs/BASELINES (10^6 products of 4x4: cuBLAS strided-batched 1.87 ms, the
- * gufunc 0.26 ms) and the CPU's (kiln_blas_bench: the gufunc wins 3-28x at
- * 4x4, 2.5-4x at 8x8, loses 3x at 16x16 against a loop of OpenBLAS calls):
- * a thread per product wins while a product is a few hundred FLOPs and the
- * batch is large enough that one call's fixed cost does not dominate; the
- * library's tiles win beyond. The dim bound is the state's small_max_dim
- * (4 on CUDA, 8 on the CPU; KILN_BLAS_SMALL_MAX_DIM moves it). */
+/* kiln's small-matrix kernel runs batches of at least this many products
+ * whose dims are all within its limit for the dtype and backend
+ * (blas_small.c): below that, one library call's fixed cost is as small. */
 enum { SMALL_MIN_BATCH = 64 };
 
 static int is_zero(kiln_blas_scalar s) { return s.re == 0 && s.im == 0; }
 static int is_one(kiln_blas_scalar s) { return s.re == 1 && s.im == 0; }
 
-static int use_small(const kiln_blas_state *st, const blas_mat *A, const blas_mat *B, const blas_mat *C,
-                     int64_t batch, int flags, kiln_blas_scalar alpha, kiln_blas_scalar beta) {
-    kiln_dtype t = C->arr->dtype;
-    if ((t != KILN_FLOAT32 && t != KILN_FLOAT64) || !is_one(alpha) || !is_zero(beta)) return 0;
-    /* the gufunc takes device arrays on CUDA; the library path stages host ones */
-    if (C->arr->ctx->ops->kind == KILN_BACKEND_CUDA &&
-        (A->arr->memory == KILN_MEMORY_HOST || B->arr->memory == KILN_MEMORY_HOST ||
-         C->arr->memory == KILN_MEMORY_HOST))
-        return 0;
-    if (flags & KILN_BLAS_FORCE_LIBRARY) return 0;
-    if (flags & KILN_BLAS_FORCE_KILN) return 1;
-    int64_t m = C->shape[C->ndim - 2], n = C->shape[C->ndim - 1], k = A->shape[A->ndim - 1];
-    (void)B;
-    int64_t dim = st->small_max_dim;
-    return m <= dim && n <= dim && k <= dim && batch >= SMALL_MIN_BATCH;
-}
+/* Which of kiln's own kernels takes a batch of small products, if any:
+ * SMALL_KERNEL (blas_small.c, every dtype, dims up to 32, one stride a
+ * batch; CUDA), SMALL_GUFUNC (a gufunc, float32/float64, alpha 1, beta 0,
+ * any shape and batch layout: the CPU's, where a thread per product beats
+ * the tiled kernel, and the fallback when kiln's kernel is forced on what
+ * the tiled one cannot take), or SMALL_NONE: the library. */
+enum { SMALL_NONE, SMALL_KERNEL, SMALL_GUFUNC };
+static int small_choice(const blas_mat *A, const blas_mat *B, const blas_mat *C, int64_t batch, int flags,
+                        kiln_blas_scalar alpha, kiln_blas_scalar beta, int64_t strides[3]);
 
 static kiln_status run_small(kiln_context *ctx, kiln_stream *stream, const blas_mat *A, const blas_mat *B,
                              const blas_mat *C, int64_t batch) {
@@ -114,6 +102,43 @@ static int plan_batch(const blas_mat *const ops[3], int nb, const int64_t *bshap
         p->ndim++;
     }
     return 1;
+}
+
+/* 1 when kiln's tiled kernel can take the batch: strides in whole
+ * elements, batch dims that step each operand uniformly (*strides). */
+static int small_kernel_takes(const blas_mat *A, const blas_mat *B, const blas_mat *C, kiln_blas_scalar alpha,
+                              kiln_blas_scalar beta, int64_t strides[3]) {
+    kiln_dtype t = C->arr->dtype;
+    int64_t m = C->shape[C->ndim - 2], n = C->shape[C->ndim - 1], k = A->shape[A->ndim - 1];
+    if (alpha.im != 0 || beta.im != 0 || A->conj || B->conj || !kiln_blas_small_fits(t, m, n, k)) return 0;
+    const blas_mat *ops[3] = {A, B, C};
+    int64_t size = (int64_t)kiln_dtype_size(t);
+    for (int o = 0; o < 3; o++)
+        if (ops[o]->strides[ops[o]->ndim - 1] % size || ops[o]->strides[ops[o]->ndim - 2] % size) return 0;
+    batch_plan bp;
+    if (!plan_batch(ops, C->ndim - 2, C->shape, size, &bp) || bp.ndim > 1) return 0;
+    for (int o = 0; o < 3; o++) strides[o] = bp.ndim ? bp.stride[o][0] : 0;
+    return 1;
+}
+
+static int small_choice(const blas_mat *A, const blas_mat *B, const blas_mat *C, int64_t batch, int flags,
+                        kiln_blas_scalar alpha, kiln_blas_scalar beta, int64_t strides[3]) {
+    kiln_context *ctx = C->arr->ctx;
+    kiln_dtype t = C->arr->dtype;
+    int64_t m = C->shape[C->ndim - 2], n = C->shape[C->ndim - 1], k = A->shape[A->ndim - 1];
+    if (flags & KILN_BLAS_FORCE_LIBRARY) return SMALL_NONE;
+    int on_cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
+    /* kiln's kernels take device arrays on CUDA; the library path stages host ones */
+    if (on_cuda && (A->arr->memory == KILN_MEMORY_HOST || B->arr->memory == KILN_MEMORY_HOST ||
+                    C->arr->memory == KILN_MEMORY_HOST))
+        return SMALL_NONE;
+    int gufunc = (t == KILN_FLOAT32 || t == KILN_FLOAT64) && is_one(alpha) && is_zero(beta);
+    int64_t dim = kiln_blas_small_max_dim(ctx, t);
+    int wanted =
+        (flags & KILN_BLAS_FORCE_KILN) || (m <= dim && n <= dim && k <= dim && batch >= SMALL_MIN_BATCH);
+    if (!wanted) return SMALL_NONE;
+    if ((on_cuda || !gufunc) && small_kernel_takes(A, B, C, alpha, beta, strides)) return SMALL_KERNEL;
+    return gufunc ? SMALL_GUFUNC : SMALL_NONE;
 }
 
 /* How one operand of the column-major problem is stored: the row-major
@@ -409,8 +434,12 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
     int64_t batch = kiln_shape_size(nb, C.shape);
     int64_t m = C.shape[nb], n = C.shape[nb + 1];
     if (batch == 0 || m == 0 || n == 0) return KILN_OK;
-    if (use_small(st, &A, &B, &C, batch, flags, alpha, beta))
-        return run_small(ctx, stream, &A, &B, &C, batch);
+    int64_t small_strides[3];
+    switch (small_choice(&A, &B, &C, batch, flags, alpha, beta, small_strides)) {
+    case SMALL_KERNEL: return kiln_blas_small_run(ctx, stream, &A, &B, &C, batch, small_strides, alpha, beta);
+    case SMALL_GUFUNC: return run_small(ctx, stream, &A, &B, &C, batch);
+    default: break;
+    }
 
     kiln_array *keep[4] = {NULL, NULL, NULL, NULL}; /* staged copies of A, B, C; C's original */
     int64_t size = (int64_t)kiln_dtype_size(dtype);

@@ -88,11 +88,10 @@ typedef struct kiln_blas_state {
     pthread_mutex_t lock;
     const blas_provider *provider;
     void *provider_state;                  /* cuBLAS: the handles per stream */
-    kiln_gufunc *small_gemm[2];            /* kiln's own batched small matmul: float32, float64 */
+    kiln_gufunc *small_gemm[2];            /* kiln_blas_small_gemm: float32, float64 */
     kiln_ufunc *convert[KILN_DTYPE_COUNT]; /* the cast of an input to the result dtype, per dtype */
     kiln_ufunc *round_bf16;                /* float32 -> bfloat16 (the CPU's bfloat16 gemm) */
     kiln_ufunc *conjugate;                 /* complex conjugate (conjugated views BLAS cannot take) */
-    int small_max_dim;                     /* kiln's kernel for batches of matrices up to this (0: never) */
 } kiln_blas_state;
 
 /* The context's state with its provider loaded. */
@@ -126,6 +125,18 @@ typedef struct blas_mat {
  * shapes already checked. Picks kiln's kernel or the provider. */
 kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flags, kiln_blas_scalar alpha,
                                 blas_mat A, blas_mat B, kiln_blas_scalar beta, blas_mat C);
+/* kiln's kernel for batches of small products (blas_small.c): whether it
+ * can take a dtype and shape at all (every dim <= 32, the shared memory of
+ * one product within a block's), the largest dim at which it is chosen
+ * over the library on ctx's backend, and a call: C = alpha A B + beta C
+ * (real alpha and beta), batch products at batch_strides (elements of A,
+ * B, C) apart. */
+int kiln_blas_small_fits(kiln_dtype dtype, int64_t m, int64_t n, int64_t k);
+int kiln_blas_small_max_dim(const kiln_context *ctx, kiln_dtype dtype);
+kiln_status kiln_blas_small_run(kiln_context *ctx, kiln_stream *stream, const blas_mat *A, const blas_mat *B,
+                                const blas_mat *C, int64_t batch, const int64_t batch_strides[3],
+                                kiln_blas_scalar alpha, kiln_blas_scalar beta);
+
 /* All of `a` as an operand: its own shape and strides, not conjugated. */
 blas_mat kiln_blas_mat_whole(kiln_array *a);
 

@@ -64,8 +64,8 @@ static const kiln_setting table[] = {
     {"KILN_GUFUNC_ANY_LIMIT", KILN_SETTING_INT, "67108864",
      "elements a gufunc's any-layout kernel serves (0: none are compiled)"},
     /* libraries */
-    {"KILN_BLAS_SMALL_MAX_DIM", KILN_SETTING_INT, "4 on CUDA, 8 on the CPU",
-     "largest dimension served by kiln's small-matrix kernel instead of the vendor's (0 to 64)"},
+    {"KILN_BLAS_SMALL_MAX_DIM", KILN_SETTING_INT, "per dtype and backend (measured)",
+     "largest dimension served by kiln's small-matrix kernel instead of the vendor's (0 to 32)"},
     {"KILN_OPENBLAS_LIB", KILN_SETTING_PATH, "searched", "OpenBLAS library to load"},
     {"KILN_CUBLAS_LIB", KILN_SETTING_PATH, "searched", "cuBLAS library to load"},
     {"KILN_FFTW_LIBRARY", KILN_SETTING_PATH, "searched", "FFTW (double precision) library to load"},
