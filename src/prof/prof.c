@@ -203,8 +203,14 @@ kiln_prof_op *kiln_prof_copy_begin(kiln_context *ctx, kiln_copy_kind kind, size_
 
 void kiln_prof_end(kiln_context *ctx, kiln_prof_op *op) {
     if (!op) return;
-    op->host_end_ms = kiln_now_ms();
     kiln_prof *p = kiln_prof_of(ctx);
+    /* Under CUPTI a kernel's time is CUPTI's, and without a trace nothing
+     * shows the host call's span: a launch spares the clock read (a
+     * clock_gettime is a tenth of a launch's host cost on some VMs). A
+     * launch CUPTI then gives no time for counts with none. */
+    int host_span =
+        !(p && p->timer == PROF_TIMER_CUPTI && !p->retain && op->type == PROF_KERNEL && !op->library);
+    op->host_end_ms = host_span ? kiln_now_ms() : op->host_begin_ms;
     op->no_device = p && kiln_prof_failed_calls(p) != op->fail_mark; /* CUPTI: no record will come */
     if (op->ev[1] && ctx->ops->event_record(ctx->state, op->ev[1], op->stream_ptr) != KILN_OK)
         op->ev_failed = 1; /* a pooled event may hold an old time: use host times */

@@ -256,7 +256,8 @@ char *kiln_prof_summary_text(kiln_prof *p) {
         if (p->cupti_lost || dropped)
             fprintf(
                 f,
-                "==kiln== Note: CUPTI gave no times for %llu operation%s (host times used); it dropped %llu "
+                "==kiln== Note: CUPTI gave no times for %llu operation%s (host times used, none for kernels "
+                "without a trace); it dropped %llu "
                 "records in this process\n",
                 (unsigned long long)p->cupti_lost, p->cupti_lost == 1 ? "" : "s", dropped);
         if (p->cupti_lost) print_cupti_streams(f, p);
