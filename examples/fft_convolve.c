@@ -22,8 +22,8 @@
 #include <png.h>
 #endif
 
-const float kiln_fft_convolve_filter[25] = {-4, -1, 0,  -1, -4, -1, 2,  3,  2,  -1, 0,  3, 4,
-                                            3,  0,  -1, 2,  3,  2,  -1, -4, -1, 0,  -1, -4};
+const float kiln_example_fftconv_filter[25] = {-4, -1, 0,  -1, -4, -1, 2,  3,  2,  -1, 0,  3, 4,
+                                               3,  0,  -1, 2,  3,  2,  -1, -4, -1, 0,  -1, -4};
 
 #define KSIZE 5
 #define KHALF 2
@@ -38,7 +38,7 @@ static int smooth_size(int n) {
     }
 }
 
-void kiln_fft_convolve_test_image(float *image, int n) {
+void kiln_example_fftconv_test_image(float *image, int n) {
     /* Shapes with edges of every direction (the Laplacian lights them up),
      * smooth shading (which it flattens) and fine rings. */
     for (int y = 0; y < n; y++)
@@ -54,7 +54,7 @@ void kiln_fft_convolve_test_image(float *image, int n) {
         }
 }
 
-void kiln_fft_convolve_direct(const float *image, int n, double *out) {
+void kiln_example_fftconv_direct(const float *image, int n, double *out) {
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
             double acc = 0;
@@ -62,7 +62,7 @@ void kiln_fft_convolve_direct(const float *image, int n, double *out) {
                 for (int v = 0; v < KSIZE; v++) {
                     int y = i + KHALF - u, x = j + KHALF - v;
                     if (y >= 0 && y < n && x >= 0 && x < n)
-                        acc += (double)image[(size_t)y * n + x] * kiln_fft_convolve_filter[u * KSIZE + v];
+                        acc += (double)image[(size_t)y * n + x] * kiln_example_fftconv_filter[u * KSIZE + v];
                 }
             out[(size_t)i * n + j] = acc;
         }
@@ -79,14 +79,14 @@ static int upload_padded(kiln_context *ctx, const float *src, int rows, int cols
     return s;
 }
 
-int kiln_fft_convolve_prepare(kiln_context *ctx, const float *image, int n, kiln_fft_convolve *c) {
+int kiln_example_fftconv_prepare(kiln_context *ctx, const float *image, int n, kiln_example_fftconv *c) {
     memset(c, 0, sizeof *c);
     c->ctx = ctx;
     c->n = n;
     c->p = smooth_size(n + KSIZE - 1);
     const int64_t shape[2] = {c->p, c->p};
     int s = upload_padded(ctx, image, n, n, c->p, &c->image0);
-    if (s == KILN_OK) s = upload_padded(ctx, kiln_fft_convolve_filter, KSIZE, KSIZE, c->p, &c->filter0);
+    if (s == KILN_OK) s = upload_padded(ctx, kiln_example_fftconv_filter, KSIZE, KSIZE, c->p, &c->filter0);
     if (s == KILN_OK) s = kiln_array_empty(ctx, KILN_COMPLEX64, 2, shape, &c->image);
     if (s == KILN_OK) s = kiln_array_empty(ctx, KILN_COMPLEX64, 2, shape, &c->filter);
     /* The seed's @vectorize(['complex64(complex64, complex64)']) vmult, with
@@ -102,11 +102,11 @@ int kiln_fft_convolve_prepare(kiln_context *ctx, const float *image, int n, kiln
     if (s == KILN_OK)
         s = kiln_fft_plan_create(KILN_FFT_C2C, KILN_FFT_INVERSE, c->image, c->image, NULL, 0,
                                  KILN_FFT_NORM_FORWARD, &c->inverse);
-    if (s != KILN_OK) kiln_fft_convolve_release(c);
+    if (s != KILN_OK) kiln_example_fftconv_release(c);
     return s;
 }
 
-int kiln_fft_convolve_run(kiln_fft_convolve *c, kiln_stream *stream) {
+int kiln_example_fftconv_run(kiln_example_fftconv *c, kiln_stream *stream) {
     int s = kiln_fft_execute(c->forward, c->image0, c->image, stream);
     if (s == KILN_OK) s = kiln_fft_execute(c->forward, c->filter0, c->filter, stream);
     kiln_array *outs[1] = {c->image};
@@ -118,7 +118,7 @@ int kiln_fft_convolve_run(kiln_fft_convolve *c, kiln_stream *stream) {
     return s;
 }
 
-int kiln_fft_convolve_result(kiln_fft_convolve *c, float *out) {
+int kiln_example_fftconv_result(kiln_example_fftconv *c, float *out) {
     size_t count = (size_t)c->p * c->p;
     float *buf = malloc(sizeof(float) * 2 * count);
     if (!buf) return KILN_ERR_OUT_OF_MEMORY;
@@ -130,7 +130,7 @@ int kiln_fft_convolve_result(kiln_fft_convolve *c, float *out) {
     return s;
 }
 
-void kiln_fft_convolve_release(kiln_fft_convolve *c) {
+void kiln_example_fftconv_release(kiln_example_fftconv *c) {
     kiln_fft_plan_release(c->forward);
     kiln_fft_plan_release(c->inverse);
     kiln_ufunc_release(c->vmult);
@@ -214,9 +214,9 @@ static void write_side_by_side(const float *image, const float *result, int n, c
         snprintf(note, cap, "; could not write %s", path);
 }
 
-static int convolve_step(void *c) { return kiln_fft_convolve_run(c, NULL); }
+static int convolve_step(void *c) { return kiln_example_fftconv_run(c, NULL); }
 
-static int time_runs(kiln_fft_convolve *c, int repeat, double *median, double *min) {
+static int time_runs(kiln_example_fftconv *c, int repeat, double *median, double *min) {
     return kiln_example_time_calls(c->ctx, convolve_step, c, 2, repeat, median, min); /* two warm-ups */
 }
 
@@ -232,19 +232,19 @@ int kiln_example_fft_convolve(kiln_context *ctx, const kiln_example_opts *opts, 
     } else {
         image = malloc(sizeof(float) * (size_t)n * n);
         if (!image) return KILN_ERR_OUT_OF_MEMORY;
-        kiln_fft_convolve_test_image(image, n);
+        kiln_example_fftconv_test_image(image, n);
     }
     float *result = malloc(sizeof(float) * (size_t)n * n);
     double *ref = malloc(sizeof(double) * (size_t)n * n);
-    kiln_fft_convolve c;
+    kiln_example_fftconv c;
     memset(&c, 0, sizeof c);
     if (!result || !ref) s = KILN_ERR_OUT_OF_MEMORY;
-    if (s == KILN_OK) s = kiln_fft_convolve_prepare(ctx, image, n, &c);
+    if (s == KILN_OK) s = kiln_example_fftconv_prepare(ctx, image, n, &c);
     int repeat = opts && opts->repeat > 0 ? opts->repeat : 20;
     if (s == KILN_OK) s = time_runs(&c, repeat, &res->ms_median, &res->ms_min);
-    if (s == KILN_OK) s = kiln_fft_convolve_result(&c, result);
+    if (s == KILN_OK) s = kiln_example_fftconv_result(&c, result);
     if (s == KILN_OK) {
-        kiln_fft_convolve_direct(image, n, ref);
+        kiln_example_fftconv_direct(image, n, ref);
         double err = 0, big = 0;
         for (size_t i = 0; i < (size_t)n * n; i++) {
             double e = fabs(result[i] - ref[i]);
@@ -265,7 +265,7 @@ int kiln_example_fft_convolve(kiln_context *ctx, const kiln_example_opts *opts, 
         res->bytes =
             3 * 2 * 8 * pts + 3 * 8 * pts; /* each FFT reads and writes once, the multiply 2 in 1 out */
     }
-    kiln_fft_convolve_release(&c);
+    kiln_example_fftconv_release(&c);
     free(image);
     free(result);
     free(ref);

@@ -1021,6 +1021,24 @@ KILN_API kiln_status kiln_rfftn(kiln_array *in, const int *axes, int naxes, kiln
 KILN_API kiln_status kiln_irfftn(kiln_array *in, const int *axes, int naxes, int64_t last_n,
                                  kiln_fft_norm norm, kiln_array **out);
 
+/* Convolution through the FFT, as SciPy's signal.fftconvolve: a and b of
+ * the same ndim, convolved along `axes` (NULL: all), the other axes equal
+ * or 1 (broadcast). float32/float64/complex64/complex128 in any mix; the
+ * result is complex if either input is, double if either is. Modes as
+ * SciPy's: FULL (a + b - 1 along each convolved axis), SAME (a's length,
+ * centred), VALID (|a - b| + 1; one operand must be at least as large as
+ * the other along every convolved axis). *out NULL: a new array the caller
+ * releases; else written, with exactly the result's shape and dtype. Both
+ * operands are zero-padded to lengths made of 2, 3, 5 and 7; on the
+ * default stream. */
+typedef enum kiln_convolve_mode {
+    KILN_CONVOLVE_FULL = 0,
+    KILN_CONVOLVE_SAME = 1,
+    KILN_CONVOLVE_VALID = 2
+} kiln_convolve_mode;
+KILN_API kiln_status kiln_fft_convolve(kiln_array *a, kiln_array *b, kiln_convolve_mode mode, const int *axes,
+                                       int naxes, kiln_array **out);
+
 /* ------------------------------------------------------------------ linear algebra (src/blas/) */
 /* Dense linear algebra on kiln arrays through the vendor BLAS, loaded at
  * run time: cuBLAS (CUDA toolkit, libcublas.so.13/.12) on a CUDA context, on

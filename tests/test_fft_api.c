@@ -324,8 +324,8 @@ static void test_convolve_demo(void **state) {
         fail_msg("no picture: %s", r.check);
     float img[64];
     for (int i = 0; i < 64; i++) img[i] = (float)(i % 7);
-    kiln_fft_convolve c;
-    TEST_OK(kiln_fft_convolve_prepare(ctx, img, 8, &c));
+    kiln_example_fftconv c;
+    TEST_OK(kiln_example_fftconv_prepare(ctx, img, 8, &c));
     assert_int_equal(c.p, 12); /* 8 + 4 is 2^2 * 3 already */
     char *src = NULL, *log = NULL;
     kiln_array *outs[1] = {c.image};
@@ -335,7 +335,7 @@ static void test_convolve_demo(void **state) {
     if (s != KILN_OK && s != KILN_ERR_COMPILER_MISSING) fail_msg("%s\n%s", kiln_last_error(), src);
     kiln_free(src);
     kiln_free(log);
-    kiln_fft_convolve_release(&c);
+    kiln_example_fftconv_release(&c);
     free(dir);
     kiln_close(ctx);
 }

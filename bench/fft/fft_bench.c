@@ -61,7 +61,7 @@ static int make_arrays(kiln_context *ctx, const workload *w, long long shrink, k
     return s;
 }
 
-static int convolve_step(void *c) { return kiln_fft_convolve_run(c, NULL); }
+static int convolve_step(void *c) { return kiln_example_fftconv_run(c, NULL); }
 
 /* The workload's arrays and its forward plan, as both the GPU and the CPU
  * tables run it; *plan_ms: the host time kiln_fft_plan_create took. */
@@ -193,10 +193,10 @@ static int bench_gpu(kiln_context *ctx, int repeat, const char *argv0) {
     }
     /* seed 001's convolution on device arrays */
     float *img = malloc(sizeof(float) * 512 * 512);
-    kiln_fft_convolve c;
+    kiln_example_fftconv c;
     memset(&c, 0, sizeof c);
-    kiln_fft_convolve_test_image(img, 512);
-    if (s == KILN_OK) s = kiln_fft_convolve_prepare(ctx, img, 512, &c);
+    kiln_example_fftconv_test_image(img, 512);
+    if (s == KILN_OK) s = kiln_example_fftconv_prepare(ctx, img, 512, &c);
     double kiln_ms = 0;
     if (s == KILN_OK) s = kiln_example_time_calls(ctx, convolve_step, &c, 3, repeat, &kiln_ms, NULL);
     double nconv_ms = -1;
@@ -208,7 +208,7 @@ static int bench_gpu(kiln_context *ctx, int repeat, const char *argv0) {
         row(name, kiln_ms, nconv_ms, 1.0);
         printf("  (CuPy's hand-written cuFFT version took 0.275 ms on the H100; BASELINES.md)\n");
     }
-    kiln_fft_convolve_release(&c);
+    kiln_example_fftconv_release(&c);
     free(img);
     if (native) dlclose(native);
     return s;
@@ -375,19 +375,19 @@ static int bench_cpu(kiln_context *ctx, int repeat, int full) {
     }
     if (s == KILN_OK) {
         float *img = malloc(sizeof(float) * 512 * 512);
-        kiln_fft_convolve c;
-        kiln_fft_convolve_test_image(img, 512);
-        s = kiln_fft_convolve_prepare(ctx, img, 512, &c);
+        kiln_example_fftconv c;
+        kiln_example_fftconv_test_image(img, 512);
+        s = kiln_example_fftconv_prepare(ctx, img, 512, &c);
         double *t = calloc((size_t)repeat, sizeof *t);
         for (int r = -3; r < repeat && s == KILN_OK; r++) {
             double w0 = kiln_example_now_ms();
-            s = kiln_fft_convolve_run(&c, NULL);
+            s = kiln_example_fftconv_run(&c, NULL);
             if (r >= 0) t[r] = kiln_example_now_ms() - w0;
         }
         if (s == KILN_OK)
             printf("seed 001 convolution (512^2 via %d^2 c64): kiln %.3f ms\n", c.p,
                    kiln_example_median(t, repeat));
-        if (s == KILN_OK) kiln_fft_convolve_release(&c);
+        if (s == KILN_OK) kiln_example_fftconv_release(&c);
         free(t);
         free(img);
     }

@@ -118,6 +118,8 @@ typedef struct kiln_fft_cache kiln_fft_cache;
 kiln_status kiln_fft_cache_get(kiln_context *ctx, const kiln_fft_key *key, kiln_fft_plan **out);
 /* The context's scaling ufunc (out = in * s for c8, c16, f4, f8). */
 kiln_status kiln_fft_scale_ufunc(kiln_context *ctx, kiln_ufunc **out);
+/* The context's spectra product (out = a * b * s for c8, c16). */
+kiln_status kiln_fft_multiply_ufunc(kiln_context *ctx, kiln_ufunc **out);
 
 /* The layout of a key for the given byte strides of each side; 0 when a
  * side cannot be given to a library (negative or fractional strides). */

@@ -20,6 +20,7 @@ struct kiln_fft_cache {
     int count;
     pthread_mutex_t scale_lock; /* compiling the ufunc must not stall plan lookups */
     kiln_ufunc *scale;
+    kiln_ufunc *multiply; /* kiln_fft_convolve's spectra product */
 };
 
 static void cache_on_close(kiln_context *ctx, void *state);
@@ -121,6 +122,7 @@ static void cache_destroy(kiln_context *ctx, void *state) {
         plan_unref(c->plans[i]);
     }
     kiln_ufunc_release(c->scale);
+    kiln_ufunc_release(c->multiply);
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->scale_lock);
     free(c);
@@ -150,3 +152,20 @@ kiln_status kiln_fft_scale_ufunc(kiln_context *ctx, kiln_ufunc **out) {
 }
 
 void kiln_fft_plan_release(kiln_fft_plan *plan) { plan_unref(plan); }
+
+/* out = a * b * s (complex a, b; s in the real type): the product of two
+ * spectra with the inverse transform's 1/n folded in. */
+kiln_status kiln_fft_multiply_ufunc(kiln_context *ctx, kiln_ufunc **out) {
+    kiln_fft_cache *c = NULL;
+    kiln_status s = cache_of(ctx, &c);
+    if (s != KILN_OK) return s;
+    pthread_mutex_lock(&c->scale_lock);
+    if (!c->multiply)
+        s = kiln_vectorize(ctx, "kiln_fft_multiply", "c8(c8,c8,f4); c16(c16,c16,f8)", "a, b, s",
+                           "return a * b * s;", NULL, &c->multiply);
+    kiln_ufunc *f = c->multiply;
+    pthread_mutex_unlock(&c->scale_lock);
+    if (s != KILN_OK) return kiln_prefix_error(s, "compiling the convolution's product kernel: ");
+    *out = f;
+    return KILN_OK;
+}

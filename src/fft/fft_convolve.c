@@ -1,0 +1,228 @@
+/* fft_convolve.c: kiln_fft_convolve, SciPy's signal.fftconvolve on kiln
+ * arrays: both operands zero-padded to a size the libraries transform fast
+ * (a product of 2, 3, 5 and 7 at least a + b - 1 along each convolved
+ * axis), transformed (real-to-complex for real inputs), multiplied with the
+ * inverse's 1/n folded into the product, transformed back unscaled, and the
+ * mode's part of the full result copied out. The batch axes broadcast
+ * through the product. */
+#include <stdio.h>
+#include <string.h>
+
+#include "array/array.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "fft/fft.h"
+
+#define TRY(x)                                                                                               \
+    do {                                                                                                     \
+        kiln_status try_ = (x);                                                                              \
+        if (try_ != KILN_OK) return try_;                                                                    \
+    } while (0)
+
+static const char *const fn = "kiln_fft_convolve";
+
+static int64_t fast_length(int64_t n) {
+    for (int64_t m = n;; m++) {
+        int64_t r = m;
+        static const int f[4] = {2, 3, 5, 7};
+        for (int i = 0; i < 4; i++)
+            while (r % f[i] == 0) r /= f[i];
+        if (r == 1) return m;
+    }
+}
+
+static int is_complex(kiln_dtype t) { return t == KILN_COMPLEX64 || t == KILN_COMPLEX128; }
+static int is_double(kiln_dtype t) { return t == KILN_FLOAT64 || t == KILN_COMPLEX128; }
+
+/* The dtype the work and the result have: complex if either is, double if
+ * either is. */
+static kiln_status work_dtype(kiln_dtype a, kiln_dtype b, kiln_dtype *out) {
+    static const kiln_dtype ok[4] = {KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128};
+    kiln_dtype both[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        int found = 0;
+        for (int j = 0; j < 4; j++) found |= both[i] == ok[j];
+        if (!found)
+            return kiln_set_error(KILN_ERR_DTYPE,
+                                  "%s: %s is %s; convolution takes float32, float64, complex64 or complex128 "
+                                  "(convert integers first)",
+                                  fn, i ? "b" : "a", kiln_dtype_name(both[i]));
+    }
+    int cx = is_complex(a) || is_complex(b), dbl = is_double(a) || is_double(b);
+    *out = cx ? (dbl ? KILN_COMPLEX128 : KILN_COMPLEX64) : (dbl ? KILN_FLOAT64 : KILN_FLOAT32);
+    return KILN_OK;
+}
+
+typedef struct conv_shape {
+    int ndim, naxes;
+    int axes[KILN_MAX_DIMS];    /* sorted */
+    int on_axis[KILN_MAX_DIMS]; /* 1 for a convolved axis */
+    int64_t full[KILN_MAX_DIMS], fast[KILN_MAX_DIMS];
+    int64_t start[KILN_MAX_DIMS], len[KILN_MAX_DIMS]; /* the mode's part of the full result */
+} conv_shape;
+
+static kiln_status plan_shape(const kiln_array *a, const kiln_array *b, kiln_convolve_mode mode,
+                              const int *axes, int naxes, conv_shape *c) {
+    memset(c, 0, sizeof *c);
+    int nd = c->ndim = a->ndim;
+    if (b->ndim != nd)
+        return kiln_set_error(KILN_ERR_SHAPE, "%s: a has %d dims and b %d; they must have the same number",
+                              fn, nd, b->ndim);
+    if (nd == 0) return kiln_set_error(KILN_ERR_SHAPE, "%s: 0-d arrays have no axis to convolve along", fn);
+    if ((unsigned)mode > KILN_CONVOLVE_VALID)
+        return kiln_set_error(
+            KILN_ERR_INVALID_ARGUMENT,
+            "%s: mode %d; expected KILN_CONVOLVE_FULL, KILN_CONVOLVE_SAME or KILN_CONVOLVE_VALID", fn,
+            (int)mode);
+    if (!axes) naxes = nd;
+    if (naxes < 1 || naxes > nd)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: %d axes for %d-d arrays", fn, naxes, nd);
+    for (int i = 0; i < naxes; i++) {
+        int ax = axes ? axes[i] : i;
+        if (ax < 0) ax += nd;
+        if (ax < 0 || ax >= nd)
+            return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: axis %d is out of range for %d-d arrays",
+                                  fn, axes[i], nd);
+        if (c->on_axis[ax])
+            return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: axis %d is given twice", fn, ax);
+        c->on_axis[ax] = 1;
+    }
+    for (int d = 0; d < nd; d++)
+        if (c->on_axis[d]) c->axes[c->naxes++] = d;
+    int a_larger = 1, b_larger = 1;
+    for (int d = 0; d < nd; d++) {
+        int64_t na = a->shape[d], nb = b->shape[d];
+        if (!c->on_axis[d]) {
+            if (na != nb && na != 1 && nb != 1)
+                return kiln_set_error(KILN_ERR_SHAPE,
+                                      "%s: axis %d is not convolved, so its lengths must match or be 1 "
+                                      "(broadcast): %lld vs %lld",
+                                      fn, d, (long long)na, (long long)nb);
+            c->full[d] = c->len[d] = na > nb ? na : nb;
+            continue;
+        }
+        if (na == 0 || nb == 0)
+            return kiln_set_error(KILN_ERR_SHAPE, "%s: %s is empty along axis %d", fn, na == 0 ? "a" : "b",
+                                  d);
+        a_larger &= na >= nb;
+        b_larger &= nb >= na;
+        c->full[d] = na + nb - 1;
+        c->fast[d] = fast_length(c->full[d]);
+        int64_t keep = mode == KILN_CONVOLVE_FULL ? c->full[d] : mode == KILN_CONVOLVE_SAME ? na : 0;
+        if (mode == KILN_CONVOLVE_VALID) keep = (na > nb ? na - nb : nb - na) + 1;
+        c->len[d] = keep;
+        c->start[d] = (c->full[d] - keep) / 2; /* SciPy's _centered */
+    }
+    if (mode == KILN_CONVOLVE_VALID && !a_larger && !b_larger)
+        return kiln_set_error(KILN_ERR_SHAPE,
+                              "%s: mode valid needs one operand at least as large as the other along every "
+                              "convolved axis (as SciPy)",
+                              fn);
+    return KILN_OK;
+}
+
+/* x zero-padded to the fast lengths along the convolved axes, in dtype t. */
+static kiln_status padded(kiln_context *ctx, kiln_array *x, kiln_dtype t, const conv_shape *c,
+                          kiln_array **out) {
+    int64_t shape[KILN_MAX_DIMS];
+    for (int d = 0; d < c->ndim; d++) shape[d] = c->on_axis[d] ? c->fast[d] : x->shape[d];
+    TRY(kiln_array_zeros(ctx, t, c->ndim, shape, out));
+    kiln_array *view = kiln_array_retain(*out), *next = NULL;
+    kiln_status s = KILN_OK;
+    for (int d = 0; d < c->ndim && s == KILN_OK; d++) {
+        if (!c->on_axis[d]) continue;
+        s = kiln_array_slice(view, d, 0, x->shape[d], 1, &next);
+        kiln_array_release(view);
+        view = next;
+    }
+    /* x * 1 into the view: the scaling kernel converts the dtype on the way */
+    kiln_ufunc *scale = NULL;
+    if (s == KILN_OK) s = kiln_fft_scale_ufunc(ctx, &scale);
+    if (s == KILN_OK) {
+        const kiln_value args[2] = {kiln_arr(x), is_double(t) ? kiln_f64(1.0) : kiln_f32(1.0f)};
+        s = kiln_call(scale, args, 2, &view);
+    }
+    kiln_array_release(view);
+    if (s != KILN_OK) {
+        kiln_array_release(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+static kiln_status transform_forward(kiln_array *x, const conv_shape *c, kiln_array **spectrum) {
+    *spectrum = NULL;
+    if (is_complex(x->dtype))
+        return kiln_fftn(x, c->axes, c->naxes, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, spectrum);
+    return kiln_rfftn(x, c->axes, c->naxes, KILN_FFT_NORM_BACKWARD, spectrum);
+}
+
+/* The full (fast-length) result from the two padded operands. */
+static kiln_status convolve_padded(kiln_context *ctx, kiln_array *pa, kiln_array *pb, kiln_dtype t,
+                                   const conv_shape *c, kiln_array **result) {
+    kiln_array *fa = NULL, *fb = NULL, *prod = NULL;
+    kiln_ufunc *mul = NULL;
+    kiln_status s = transform_forward(pa, c, &fa);
+    if (s == KILN_OK) s = transform_forward(pb, c, &fb);
+    if (s == KILN_OK) s = kiln_fft_multiply_ufunc(ctx, &mul);
+    double n = 1;
+    for (int i = 0; i < c->naxes; i++) n *= (double)c->fast[c->axes[i]];
+    if (s == KILN_OK) {
+        const kiln_value args[3] = {kiln_arr(fa), kiln_arr(fb),
+                                    is_double(t) ? kiln_f64(1.0 / n) : kiln_f32((float)(1.0 / n))};
+        s = kiln_call(mul, args, 3, &prod);
+    }
+    *result = NULL;
+    if (s == KILN_OK && is_complex(t))
+        s = kiln_fftn(prod, c->axes, c->naxes, KILN_FFT_NORM_FORWARD, KILN_FFT_INVERSE, &prod),
+        *result = prod, prod = NULL;
+    else if (s == KILN_OK)
+        s = kiln_irfftn(prod, c->axes, c->naxes, c->fast[c->axes[c->naxes - 1]], KILN_FFT_NORM_FORWARD,
+                        result);
+    kiln_array_release(fa);
+    kiln_array_release(fb);
+    kiln_array_release(prod);
+    return s;
+}
+
+kiln_status kiln_fft_convolve(kiln_array *a, kiln_array *b, kiln_convolve_mode mode, const int *axes,
+                              int naxes, kiln_array **out) {
+    if (!a || !b || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, !a ? "a" : !b ? "b" : "out");
+    if (a->ctx != b->ctx)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: a and b belong to different contexts", fn);
+    kiln_context *ctx = a->ctx;
+    TRY(kiln_context_check(ctx));
+    kiln_dtype t = KILN_FLOAT32;
+    TRY(work_dtype(a->dtype, b->dtype, &t));
+    conv_shape c;
+    TRY(plan_shape(a, b, mode, axes, naxes, &c));
+    if (*out) {
+        int fits = (*out)->dtype == t && (*out)->ndim == c.ndim;
+        for (int d = 0; fits && d < c.ndim; d++) fits = (*out)->shape[d] == c.len[d];
+        if (!fits) {
+            char want[96], got[96];
+            return kiln_set_error(KILN_ERR_SHAPE, "%s: out is %s %s; the result is %s %s", fn,
+                                  kiln_dtype_name((*out)->dtype),
+                                  kiln_shape_format((*out)->ndim, (*out)->shape, got, sizeof got),
+                                  kiln_dtype_name(t), kiln_shape_format(c.ndim, c.len, want, sizeof want));
+        }
+    }
+    kiln_array *pa = NULL, *pb = NULL, *full = NULL, *view = NULL, *next = NULL;
+    kiln_status s = padded(ctx, a, t, &c, &pa);
+    if (s == KILN_OK) s = padded(ctx, b, t, &c, &pb);
+    if (s == KILN_OK) s = convolve_padded(ctx, pa, pb, t, &c, &full);
+    view = full ? kiln_array_retain(full) : NULL;
+    for (int d = 0; d < c.ndim && s == KILN_OK; d++) {
+        if (!c.on_axis[d]) continue;
+        s = kiln_array_slice(view, d, c.start[d], c.start[d] + c.len[d], 1, &next);
+        kiln_array_release(view);
+        view = next;
+    }
+    if (s == KILN_OK) s = *out ? kiln_array_assign(*out, view) : kiln_array_copy(view, out);
+    kiln_array_release(view);
+    kiln_array_release(full);
+    kiln_array_release(pa);
+    kiln_array_release(pb);
+    return s;
+}
