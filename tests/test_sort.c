@@ -1,0 +1,586 @@
+/* test_sort.c: kiln's sorting (src/sort) against a stable qsort reference on
+ * random inputs of every sortable dtype: NumPy's order (NaN last, -0.0 equal
+ * to +0.0, ties in input order), axes of strided views, pairs, segments
+ * with empty ones, topk, unique and searchsorted as NumPy documents them,
+ * the errors, and the CUDA kernels compiled through NVRTC for sm_90.
+ * Runs on the backend of KILN_TEST_TARGET (test_open). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sort/sort.h"
+#include "test_support.h"
+
+static const kiln_dtype sortable[] = {KILN_BOOL,     KILN_INT8,    KILN_INT16,  KILN_INT32,  KILN_INT64,
+                                      KILN_UINT8,    KILN_UINT16,  KILN_UINT32, KILN_UINT64, KILN_FLOAT16,
+                                      KILN_BFLOAT16, KILN_FLOAT32, KILN_FLOAT64};
+#define NSORTABLE (sizeof sortable / sizeof sortable[0])
+
+/* ---------------------------------------------------------------- host reference */
+
+static float half_to_float(uint16_t h) {
+    int sign = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+    float v = e == 0    ? ldexpf((float)m, -24)
+              : e == 31 ? (m ? NAN : INFINITY)
+                        : ldexpf((float)(m | 1024), e - 25);
+    return sign ? -v : v;
+}
+
+/* The value of element i of raw as long double; *nan set for NaN. */
+static long double value_of(kiln_dtype t, const void *raw, int64_t i, int *nan) {
+    *nan = 0;
+    const unsigned char *p = (const unsigned char *)raw + i * (int64_t)kiln_dtype_size(t);
+    long double v = 0;
+    switch (t) {
+    case KILN_BOOL: v = *p != 0; break;
+    case KILN_INT8: v = *(const int8_t *)p; break;
+    case KILN_INT16: v = *(const int16_t *)p; break;
+    case KILN_INT32: v = *(const int32_t *)p; break;
+    case KILN_INT64: v = (long double)*(const int64_t *)p; break;
+    case KILN_UINT8: v = *p; break;
+    case KILN_UINT16: v = *(const uint16_t *)p; break;
+    case KILN_UINT32: v = *(const uint32_t *)p; break;
+    case KILN_UINT64: v = (long double)*(const uint64_t *)p; break;
+    case KILN_FLOAT16: v = half_to_float(*(const uint16_t *)p); break;
+    case KILN_BFLOAT16: {
+        uint32_t b = (uint32_t) * (const uint16_t *)p << 16;
+        float f;
+        memcpy(&f, &b, 4);
+        v = f;
+        break;
+    }
+    case KILN_FLOAT32: v = *(const float *)p; break;
+    case KILN_FLOAT64: v = *(const double *)p; break;
+    default: break;
+    }
+    *nan = isnan(v);
+    return v;
+}
+
+/* NumPy's order of two elements: -1, 0, 1 (NaN after everything, NaNs equal). */
+static int order(kiln_dtype t, const void *raw, int64_t i, int64_t j) {
+    int ni, nj;
+    long double a = value_of(t, raw, i, &ni), b = value_of(t, raw, j, &nj);
+    if (ni || nj) return ni - nj;
+    return a < b ? -1 : a > b;
+}
+
+static struct {
+    kiln_dtype t;
+    const void *raw;
+    int desc;
+} ref_ctx;
+
+static int ref_cmp(const void *x, const void *y) {
+    int64_t i = *(const int64_t *)x, j = *(const int64_t *)y;
+    int c = order(ref_ctx.t, ref_ctx.raw, i, j);
+    if (ref_ctx.desc) c = -c;
+    return c ? c : (i > j) - (i < j); /* ties by index: stable */
+}
+
+/* perm[0, n): the stable sort of raw[0, n) (indices relative to raw). */
+static void ref_argsort(kiln_dtype t, const void *raw, int64_t n, int desc, int64_t *perm) {
+    for (int64_t i = 0; i < n; i++) perm[i] = i;
+    ref_ctx.t = t, ref_ctx.raw = raw, ref_ctx.desc = desc;
+    qsort(perm, (size_t)n, sizeof *perm, ref_cmp);
+}
+
+/* Random elements with ties, and for floats NaNs of both signs and
+ * payloads, infinities, -0.0 and +0.0. */
+static void fill_random(test_rng *r, kiln_dtype t, void *raw, int64_t n) {
+    size_t w = kiln_dtype_size(t);
+    unsigned char *p = raw;
+    unsigned char pool[16][8];
+    for (int k = 0; k < 16; k++)
+        for (size_t b = 0; b < 8; b++) pool[k][b] = (unsigned char)(test_uniform(r, 0, 256));
+    for (int64_t i = 0; i < n; i++) {
+        unsigned char *e = p + i * (int64_t)w;
+        double u = test_uniform(r, 0, 1);
+        if (u < 0.3)
+            memcpy(e, pool[(int)test_uniform(r, 0, 16)], w);
+        else
+            for (size_t b = 0; b < w; b++) e[b] = (unsigned char)test_uniform(r, 0, 256);
+        if (t == KILN_BOOL) *e &= 1;
+        if (t == KILN_FLOAT32 && u > 0.9) {
+            static const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1.0f, -1.0f};
+            float f = sp[(int)test_uniform(r, 0, 8)];
+            memcpy(e, &f, 4);
+        }
+        if (t == KILN_FLOAT64 && u > 0.9) {
+            static const double sp[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, 1.0, -1.0};
+            double f = sp[(int)test_uniform(r, 0, 8)];
+            memcpy(e, &f, 8);
+        }
+        if ((t == KILN_FLOAT16 || t == KILN_BFLOAT16) && u > 0.9) {
+            static const uint16_t h16[] = {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe01, 0x3c00, 0xbc00};
+            static const uint16_t b16[] = {0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc1, 0x3f80, 0xbf80};
+            uint16_t h = (t == KILN_FLOAT16 ? h16 : b16)[(int)test_uniform(r, 0, 8)];
+            memcpy(e, &h, 2);
+        }
+    }
+}
+
+static kiln_array *upload(kiln_context *ctx, kiln_dtype t, int nd, const int64_t *shape, const void *raw) {
+    kiln_array *a = NULL;
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++) n *= shape[d];
+    TEST_OK(kiln_array_from_host(ctx, t, nd, shape, raw, (size_t)n * kiln_dtype_size(t), &a));
+    return a;
+}
+
+static void *download(kiln_array *a) {
+    size_t bytes = kiln_array_nbytes(a);
+    void *h = malloc(bytes ? bytes : 1);
+    assert_non_null(h);
+    TEST_OK(kiln_array_to_host(a, h, bytes));
+    return h;
+}
+
+/* ---------------------------------------------------------------- sort and argsort */
+
+static void check_one(kiln_context *ctx, kiln_dtype t, int64_t n, int desc, test_rng *r) {
+    size_t w = kiln_dtype_size(t);
+    unsigned char *raw = malloc(w * (size_t)n + 1);
+    int64_t *perm = malloc(sizeof *perm * (size_t)n + 1);
+    fill_random(r, t, raw, n);
+    ref_argsort(t, raw, n, desc, perm);
+    kiln_array *a = upload(ctx, t, 1, &n, raw), *s = NULL, *idx = NULL;
+    int flags = desc ? KILN_SORT_DESCENDING : 0;
+    TEST_OK(kiln_sort(a, 0, flags, NULL, NULL, &s));
+    TEST_OK(kiln_argsort(a, -1, flags, NULL, NULL, &idx));
+    assert_int_equal(kiln_array_dtype(idx), KILN_INT64);
+    unsigned char *got = download(s);
+    int64_t *gi = download(idx);
+    for (int64_t i = 0; i < n; i++) {
+        if (gi[i] != perm[i])
+            fail_msg("%s n=%lld %s: argsort[%lld] = %lld, expected %lld", kiln_dtype_name(t), (long long)n,
+                     desc ? "descending" : "ascending", (long long)i, (long long)gi[i], (long long)perm[i]);
+        /* the very bits of the input element: -0.0 and NaN payloads kept */
+        if (memcmp(got + (size_t)i * w, raw + (size_t)perm[i] * w, w) != 0)
+            fail_msg("%s n=%lld %s: sort[%lld] is not input element %lld", kiln_dtype_name(t), (long long)n,
+                     desc ? "descending" : "ascending", (long long)i, (long long)perm[i]);
+    }
+    free(got);
+    free(gi);
+    free(raw);
+    free(perm);
+    kiln_array_release(a);
+    kiln_array_release(s);
+    kiln_array_release(idx);
+}
+
+static void test_every_dtype(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for("sort_every_dtype");
+    /* 1000: one tile on CUDA, a merge sort on the CPU; 40000: many tiles, the CPU's radix sort */
+    for (size_t k = 0; k < NSORTABLE; k++)
+        for (int desc = 0; desc < 2; desc++) {
+            check_one(ctx, sortable[k], 1000, desc, &r);
+            check_one(ctx, sortable[k], 40000, desc, &r);
+        }
+    check_one(ctx, KILN_FLOAT32, 1 << 20, 0, &r);
+    check_one(ctx, KILN_INT64, 300001, 1, &r);
+    check_one(ctx, KILN_UINT32, 1, 0, &r);
+    check_one(ctx, KILN_UINT32, 0, 0, &r);
+}
+
+static void test_nan_and_zeros(void **state) {
+    kiln_context *ctx = *state;
+    const float x[] = {NAN, 1.0f, -0.0f, 0.0f, -NAN, -INFINITY, -0.0f, 2.0f, INFINITY, 0.0f};
+    int64_t n = 10;
+    kiln_array *a = upload(ctx, KILN_FLOAT32, 1, &n, x), *s = NULL, *idx = NULL;
+    TEST_OK(kiln_sort(a, 0, 0, NULL, NULL, &s));
+    TEST_OK(kiln_argsort(a, 0, 0, NULL, NULL, &idx));
+    int64_t *gi = download(idx);
+    /* np.argsort(x, kind="stable") */
+    const int64_t want[] = {5, 2, 3, 6, 9, 1, 7, 8, 0, 4};
+    for (int i = 0; i < 10; i++) assert_int_equal(gi[i], want[i]);
+    float *g = download(s);
+    assert_true(signbit(g[1]) && !signbit(g[2]) && signbit(g[3]) && !signbit(g[4]));
+    assert_true(isnan(g[8]) && isnan(g[9]) && !signbit(g[8]) && signbit(g[9]));
+    kiln_array_release(idx);
+    /* descending: the exact reverse order, ties in input order: NaN first */
+    TEST_OK(kiln_argsort(a, 0, KILN_SORT_DESCENDING, NULL, NULL, &idx));
+    int64_t *gd = download(idx);
+    const int64_t want_desc[] = {0, 4, 8, 7, 1, 2, 3, 6, 9, 5};
+    for (int i = 0; i < 10; i++) assert_int_equal(gd[i], want_desc[i]);
+    free(gi), free(gd), free(g);
+    kiln_array_release(a), kiln_array_release(s), kiln_array_release(idx);
+}
+
+/* Every axis of a 3-d array, of a transposed and sliced view, into a new
+ * array, a given strided out, and in place. */
+static void test_axes_and_views(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for("sort_axes");
+    int64_t shape[3] = {6, 7, 40}, n = 6 * 7 * 40;
+    double *h = malloc(sizeof *h * (size_t)n);
+    for (int64_t i = 0; i < n; i++) h[i] = floor(test_uniform(&r, -20, 20)); /* ties */
+    kiln_array *base = upload(ctx, KILN_FLOAT64, 3, shape, h), *t = NULL, *v = NULL;
+    const int axes[3] = {2, 0, 1};
+    TEST_OK(kiln_array_transpose(base, axes, &t)); /* (40, 6, 7), strided */
+    TEST_OK(kiln_array_slice(t, 0, 3, 40, 2, &v)); /* (19, 6, 7) */
+    const int64_t vs[3] = {19, 6, 7};
+    for (int axis = -1; axis < 3; axis++) {
+        int ax = axis < 0 ? 2 : axis;
+        kiln_array *s = NULL, *idx = NULL;
+        TEST_OK(kiln_sort(v, axis, 0, NULL, NULL, &s));
+        TEST_OK(kiln_argsort(v, axis, 0, NULL, NULL, &idx));
+        for (int d = 0; d < 3; d++) assert_int_equal(kiln_array_shape(s)[d], vs[d]);
+        double *gs = download(s);
+        int64_t *gi = download(idx);
+        /* every line along ax: gather the view's values, sort on the host */
+        int64_t len = vs[ax], lines = 19 * 6 * 7 / len;
+        for (int64_t line = 0; line < lines; line++) {
+            int64_t c[3], q = line, at[64];
+            double vals[64];
+            for (int d = 2; d >= 0; d--) {
+                if (d == ax) continue;
+                c[d] = q % vs[d];
+                q /= vs[d];
+            }
+            for (int64_t j = 0; j < len; j++) {
+                c[ax] = j;
+                /* view (i0, i1, i2) is base[i1][i2][3 + 2 * i0] */
+                vals[j] = h[(c[1] * 7 + c[2]) * 40 + 3 + 2 * c[0]];
+                at[j] = (c[0] * 6 + c[1]) * 7 + c[2];
+            }
+            int64_t perm[64];
+            ref_argsort(KILN_FLOAT64, vals, len, 0, perm);
+            for (int64_t j = 0; j < len; j++) {
+                c[ax] = j;
+                int64_t o = (c[0] * 6 + c[1]) * 7 + c[2];
+                if (gi[o] != perm[j] || gs[o] != vals[perm[j]])
+                    fail_msg("axis %d line %lld place %lld: got index %lld value %g, expected %lld (%g)",
+                             axis, (long long)line, (long long)j, (long long)gi[o], gs[o], (long long)perm[j],
+                             vals[perm[j]]);
+            }
+            (void)at;
+        }
+        /* a given out (strided: a transposed view) and in place give the same */
+        kiln_array *o3 = NULL, *ov = NULL, *cp = NULL;
+        const int back[3] = {1, 2, 0};
+        int64_t os[3] = {vs[1], vs[2], vs[0]};
+        TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 3, os, &o3));
+        TEST_OK(kiln_array_transpose(o3, (const int[]){2, 0, 1}, &ov));
+        TEST_OK(kiln_sort(v, axis, 0, ov, NULL, NULL));
+        TEST_OK(kiln_array_copy(v, &cp));
+        TEST_OK(kiln_sort(cp, axis, 0, cp, NULL, NULL));
+        double *go = download(ov), *gc = download(cp);
+        (void)back;
+        kiln_array *ovc = NULL;
+        TEST_OK(kiln_array_copy(ov, &ovc));
+        double *goc = download(ovc);
+        assert_memory_equal(goc, gs, sizeof(double) * 19 * 6 * 7);
+        assert_memory_equal(gc, gs, sizeof(double) * 19 * 6 * 7);
+        free(go), free(gc), free(goc), free(gs), free(gi);
+        kiln_array_release(s), kiln_array_release(idx), kiln_array_release(o3), kiln_array_release(ov);
+        kiln_array_release(cp), kiln_array_release(ovc);
+    }
+    /* the flattened array */
+    kiln_array *f = NULL;
+    TEST_OK(kiln_sort(v, KILN_AXIS_FLAT, 0, NULL, NULL, &f));
+    assert_int_equal(kiln_array_ndim(f), 1);
+    assert_int_equal(kiln_array_shape(f)[0], 19 * 6 * 7);
+    double *gf = download(f);
+    for (int64_t i = 1; i < 19 * 6 * 7; i++) assert_true(gf[i - 1] <= gf[i]);
+    free(gf);
+    kiln_array_release(f);
+    free(h);
+    kiln_array_release(base), kiln_array_release(t), kiln_array_release(v);
+}
+
+/* ---------------------------------------------------------------- pairs and segments */
+
+static void test_pairs(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for("sort_pairs");
+    const int64_t sizes[] = {777, 50000};
+    for (int z = 0; z < 2; z++) {
+        int64_t n = sizes[z];
+        int32_t *k = malloc(4 * (size_t)n);
+        double *v = malloc(8 * (size_t)n);
+        uint8_t *b = malloc((size_t)n);
+        for (int64_t i = 0; i < n; i++) {
+            k[i] = (int32_t)floor(test_uniform(&r, -50, 50));
+            v[i] = (double)i + 0.5;
+            b[i] = (uint8_t)i;
+        }
+        int64_t *perm = malloc(8 * (size_t)n);
+        ref_argsort(KILN_INT32, k, n, 1, perm);
+        kiln_array *ka = upload(ctx, KILN_INT32, 1, &n, k), *va = upload(ctx, KILN_FLOAT64, 1, &n, v);
+        kiln_array *ba = upload(ctx, KILN_UINT8, 1, &n, b), *ks = NULL, *vs = NULL, *bs = NULL;
+        TEST_OK(kiln_sort_pairs(ka, va, 0, KILN_SORT_DESCENDING, NULL, NULL, NULL, &ks, &vs));
+        int32_t *gk = download(ks);
+        double *gv = download(vs);
+        for (int64_t i = 0; i < n; i++) {
+            assert_int_equal(gk[i], k[perm[i]]);
+            assert_true(gv[i] == v[perm[i]]);
+        }
+        kiln_array_release(ks);
+        TEST_OK(kiln_sort_pairs(ka, ba, 0, KILN_SORT_DESCENDING, NULL, NULL, NULL, &ks, &bs));
+        uint8_t *gb = download(bs);
+        for (int64_t i = 0; i < n; i++) assert_int_equal(gb[i], b[perm[i]]);
+        free(k), free(v), free(b), free(perm), free(gk), free(gv), free(gb);
+        kiln_array_release(ka), kiln_array_release(va), kiln_array_release(ba);
+        kiln_array_release(ks), kiln_array_release(vs), kiln_array_release(bs);
+    }
+}
+
+static void check_segments(kiln_context *ctx, test_rng *r, const int64_t *off, int64_t m, int desc) {
+    int64_t n = off[m - 1];
+    float *k = malloc(4 * (size_t)n + 4);
+    int64_t *v = malloc(8 * (size_t)n + 8);
+    fill_random(r, KILN_FLOAT32, k, n);
+    for (int64_t i = 0; i < n; i++) v[i] = i;
+    kiln_array *ka = upload(ctx, KILN_FLOAT32, 1, &n, k), *va = upload(ctx, KILN_INT64, 1, &n, v);
+    kiln_array *oa = upload(ctx, KILN_INT64, 1, &m, off), *ks = NULL, *vs = NULL;
+    TEST_OK(kiln_sort_segments(ka, va, oa, desc ? KILN_SORT_DESCENDING : 0, NULL, NULL, NULL, &ks, &vs));
+    float *gk = download(ks);
+    int64_t *gv = download(vs), *perm = malloc(8 * (size_t)n + 8);
+    for (int64_t s = 0; s + 1 < m; s++) {
+        int64_t lo = off[s], len = off[s + 1] - lo;
+        ref_argsort(KILN_FLOAT32, k + lo, len, desc, perm);
+        for (int64_t j = 0; j < len; j++) {
+            if (gv[lo + j] != lo + perm[j] || memcmp(&gk[lo + j], &k[lo + perm[j]], 4) != 0)
+                fail_msg("segment %lld [%lld, %lld) place %lld: value %lld, expected %lld", (long long)s,
+                         (long long)lo, (long long)(lo + len), (long long)j, (long long)gv[lo + j],
+                         (long long)(lo + perm[j]));
+        }
+    }
+    free(k), free(v), free(gk), free(gv), free(perm);
+    kiln_array_release(ka), kiln_array_release(va), kiln_array_release(oa);
+    kiln_array_release(ks), kiln_array_release(vs);
+}
+
+static void test_segments(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for("sort_segments");
+    /* empty segments first, between and last; one segment long enough for the radix paths */
+    const int64_t a[] = {0, 0, 5, 5, 5, 40, 41, 20041, 20100, 20100};
+    check_segments(ctx, &r, a, 10, 0);
+    check_segments(ctx, &r, a, 10, 1);
+    /* many short segments: the merge sorts (CPU), the segment-number pass (CUDA) */
+    int64_t many[302];
+    many[0] = 0;
+    for (int s = 1; s < 302; s++) many[s] = many[s - 1] + (int64_t)floor(test_uniform(&r, 0, 90));
+    check_segments(ctx, &r, many, 302, 0);
+    check_segments(ctx, &r, many, 302, 1);
+    const int64_t one[] = {0, 1000};
+    check_segments(ctx, &r, one, 2, 0);
+    const int64_t none[] = {0};
+    check_segments(ctx, &r, none, 1, 0);
+}
+
+/* ---------------------------------------------------------------- topk, unique, searchsorted */
+
+static void test_topk(void **state) {
+    kiln_context *ctx = *state;
+    const float x[2][6] = {{3, 1, NAN, 3, -2, 7}, {0, 0, 0, -1, 5, 5}};
+    int64_t shape[2] = {2, 6};
+    kiln_array *a = upload(ctx, KILN_FLOAT32, 2, shape, x), *v = NULL, *i = NULL;
+    TEST_OK(kiln_topk(a, 3, 1, 1, NULL, NULL, NULL, &v, &i));
+    assert_int_equal(kiln_array_shape(v)[0], 2);
+    assert_int_equal(kiln_array_shape(v)[1], 3);
+    float *gv = download(v);
+    int64_t *gi = download(i);
+    /* largest first, NaN the largest, ties by the lower index */
+    const int64_t want_i[2][3] = {{2, 5, 0}, {4, 5, 0}};
+    for (int rr = 0; rr < 2; rr++)
+        for (int c = 0; c < 3; c++) {
+            assert_int_equal(gi[rr * 3 + c], want_i[rr][c]);
+            float e = x[rr][want_i[rr][c]];
+            assert_true(isnan(e) ? isnan(gv[rr * 3 + c]) : gv[rr * 3 + c] == e);
+        }
+    free(gv), free(gi);
+    kiln_array_release(v), kiln_array_release(i);
+    /* the smallest along axis 0 */
+    TEST_OK(kiln_topk(a, 1, 0, 0, NULL, NULL, NULL, &v, &i));
+    gi = download(i);
+    const int64_t want0[6] = {1, 1, 1, 1, 0, 1};
+    for (int c = 0; c < 6; c++) assert_int_equal(gi[c], want0[c]);
+    free(gi);
+    kiln_array_release(v), kiln_array_release(i);
+    TEST_OK(kiln_topk(a, 0, 1, 1, NULL, NULL, NULL, &v, &i));
+    assert_int_equal(kiln_array_size(v), 0);
+    kiln_array_release(v), kiln_array_release(i);
+    TEST_FAILS_WITH(kiln_topk(a, 7, 1, 1, NULL, NULL, NULL, &v, &i), KILN_ERR_INVALID_ARGUMENT,
+                    "k is 7 but the axis has 6 elements");
+    kiln_array_release(a);
+}
+
+static void test_unique(void **state) {
+    kiln_context *ctx = *state;
+    const double x[] = {2, NAN, -0.0, 1, 2, 0.0, NAN, 1, 1, -5};
+    int64_t n = 10;
+    kiln_array *a = upload(ctx, KILN_FLOAT64, 1, &n, x), *v = NULL, *idx = NULL, *inv = NULL, *cnt = NULL;
+    TEST_OK(kiln_unique(a, NULL, &v, &idx, &inv, &cnt));
+    /* np.unique(x, return_index=True, return_inverse=True, return_counts=True) */
+    assert_int_equal(kiln_array_size(v), 5);
+    double *gv = download(v);
+    int64_t *gx = download(idx), *gn = download(inv), *gc = download(cnt);
+    const double want_v[] = {-5, -0.0, 1, 2, NAN};
+    const int64_t want_x[] = {9, 2, 3, 0, 1}, want_c[] = {1, 2, 3, 2, 2};
+    const int64_t want_n[] = {3, 4, 1, 2, 3, 1, 4, 2, 2, 0};
+    for (int i = 0; i < 4; i++) assert_true(gv[i] == want_v[i]);
+    assert_true(signbit(gv[1]) && isnan(gv[4]));
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(gx[i], want_x[i]);
+        assert_int_equal(gc[i], want_c[i]);
+    }
+    for (int i = 0; i < 10; i++) assert_int_equal(gn[i], want_n[i]);
+    free(gv), free(gx), free(gn), free(gc);
+    kiln_array_release(v), kiln_array_release(idx), kiln_array_release(inv), kiln_array_release(cnt);
+    kiln_array_release(a);
+    /* random int16 against a host count, values only */
+    test_rng r = test_rng_for("sort_unique");
+    int64_t m = 30000;
+    int16_t *h = malloc(2 * (size_t)m);
+    for (int64_t i = 0; i < m; i++) h[i] = (int16_t)floor(test_uniform(&r, -3000, 3000));
+    int64_t seen_n = 0;
+    char *seen = calloc(6001, 1);
+    for (int64_t i = 0; i < m; i++) seen_n += !seen[h[i] + 3000]++;
+    a = upload(ctx, KILN_INT16, 1, &m, h);
+    TEST_OK(kiln_unique(a, NULL, &v, NULL, NULL, &cnt));
+    assert_int_equal(kiln_array_size(v), seen_n);
+    int16_t *g = download(v);
+    int64_t *c = download(cnt);
+    for (int64_t i = 0, j = 0; i < 6001; i++)
+        if (seen[i]) {
+            assert_int_equal(g[j], i - 3000);
+            assert_int_equal(c[j],
+                             (unsigned char)seen[i] ? c[j] : -1); /* counts can pass 255: checked below */
+            j++;
+        }
+    int64_t total = 0;
+    for (int64_t j = 0; j < seen_n; j++) total += c[j];
+    assert_int_equal(total, m);
+    free(g), free(c), free(h), free(seen);
+    kiln_array_release(a), kiln_array_release(v), kiln_array_release(cnt);
+}
+
+static void test_searchsorted(void **state) {
+    kiln_context *ctx = *state;
+    const float s[] = {-1, 0, 0, 2, 2, 2, 5, NAN};
+    const float q[2][4] = {{2, -3, 0, NAN}, {-0.0f, 9, 5, 1}};
+    int64_t n = 8, qs[2] = {2, 4};
+    kiln_array *sa = upload(ctx, KILN_FLOAT32, 1, &n, s), *qa = upload(ctx, KILN_FLOAT32, 2, qs, q),
+               *res = NULL;
+    TEST_OK(kiln_searchsorted(sa, qa, KILN_SIDE_LEFT, 0, NULL, NULL, &res));
+    assert_int_equal(kiln_array_ndim(res), 2);
+    int64_t *g = download(res);
+    const int64_t left[8] = {3, 0, 1, 7, 1, 7, 6, 3}, right[8] = {6, 0, 3, 8, 3, 7, 7, 3};
+    for (int i = 0; i < 8; i++) assert_int_equal(g[i], left[i]);
+    free(g);
+    kiln_array_release(res);
+    TEST_OK(kiln_searchsorted(sa, qa, KILN_SIDE_RIGHT, 0, NULL, NULL, &res));
+    g = download(res);
+    for (int i = 0; i < 8; i++) assert_int_equal(g[i], right[i]);
+    free(g);
+    kiln_array_release(res);
+    /* descending: a sorted descending array; random queries against a linear count */
+    test_rng r = test_rng_for("sort_search");
+    int64_t m = 5000, nq = 3000;
+    int32_t *d = malloc(4 * (size_t)m), *vq = malloc(4 * (size_t)nq);
+    for (int64_t i = 0; i < m; i++) d[i] = (int32_t)floor(test_uniform(&r, -1000, 1000));
+    for (int64_t i = 0; i < nq; i++) vq[i] = (int32_t)floor(test_uniform(&r, -1100, 1100));
+    kiln_array *da = upload(ctx, KILN_INT32, 1, &m, d), *ds = NULL, *va = upload(ctx, KILN_INT32, 1, &nq, vq);
+    TEST_OK(kiln_sort(da, 0, KILN_SORT_DESCENDING, NULL, NULL, &ds));
+    TEST_OK(kiln_searchsorted(ds, va, KILN_SIDE_LEFT, KILN_SORT_DESCENDING, NULL, NULL, &res));
+    g = download(res);
+    for (int64_t i = 0; i < nq; i++) {
+        int64_t above = 0; /* a descending array: the place after every larger element */
+        for (int64_t j = 0; j < m; j++) above += d[j] > vq[i];
+        assert_int_equal(g[i], above);
+    }
+    free(g), free(d), free(vq);
+    kiln_array_release(res), kiln_array_release(da), kiln_array_release(ds), kiln_array_release(va);
+    TEST_FAILS_WITH(kiln_searchsorted(sa, da, KILN_SIDE_LEFT, 0, NULL, NULL, &res), KILN_ERR_DTYPE,
+                    "v is int32 but the sorted array is float32");
+    kiln_array_release(sa), kiln_array_release(qa);
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static void test_errors(void **state) {
+    kiln_context *ctx = *state;
+    int64_t n = 10, two[2] = {2, 5}, m = 3;
+    kiln_array *a = NULL, *c = NULL, *b = NULL, *o32 = NULL, *o64 = NULL, *r = NULL, *r2 = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &n, &a));
+    TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX64, 1, &n, &c));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 2, two, &b));
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &m, &o32));
+    const int64_t bad_off[3] = {0, 7, 5};
+    o64 = upload(ctx, KILN_INT64, 1, &m, bad_off);
+    TEST_FAILS_WITH(kiln_sort(c, 0, 0, NULL, NULL, &r), KILN_ERR_DTYPE, "complex64");
+    TEST_FAILS_WITH(kiln_sort(a, 1, 0, NULL, NULL, &r), KILN_ERR_INVALID_ARGUMENT, "axis 1 is out of range");
+    TEST_FAILS_WITH(kiln_sort(a, 0, 0, NULL, NULL, NULL), KILN_ERR_INVALID_ARGUMENT, "give an output array");
+    TEST_FAILS_WITH(kiln_sort(a, 0, 0, b, NULL, NULL), KILN_ERR_SHAPE, "out has shape (2, 5)");
+    TEST_FAILS_WITH(kiln_argsort(a, 0, 0, a, NULL, NULL), KILN_ERR_DTYPE,
+                    "out is float32 but the result is int64");
+    TEST_FAILS_WITH(kiln_sort_pairs(a, b, 0, 0, NULL, NULL, NULL, &r, &r2), KILN_ERR_SHAPE,
+                    "the values have shape (2, 5) but the keys (10,)");
+    TEST_FAILS_WITH(kiln_sort_segments(a, NULL, o32, 0, NULL, NULL, NULL, &r, NULL), KILN_ERR_DTYPE,
+                    "offsets are int32; they must be int64");
+    TEST_FAILS_WITH(kiln_sort_segments(a, NULL, o64, 0, NULL, NULL, NULL, &r, NULL),
+                    KILN_ERR_INVALID_ARGUMENT, "offsets[2] is 5, below offsets[1] = 7");
+    TEST_FAILS_WITH(kiln_sort_segments(b, NULL, o64, 0, NULL, NULL, NULL, &r, NULL), KILN_ERR_SHAPE,
+                    "the keys must be 1-d");
+    const int64_t short_off[3] = {0, 2, 9};
+    kiln_array *o9 = upload(ctx, KILN_INT64, 1, &m, short_off);
+    TEST_FAILS_WITH(kiln_sort_segments(a, NULL, o9, 0, NULL, NULL, NULL, &r, NULL), KILN_ERR_INVALID_ARGUMENT,
+                    "the last offset is 9 but the keys have 10 elements");
+    TEST_FAILS_WITH(kiln_topk(a, -1, 0, 1, NULL, NULL, NULL, &r, &r2), KILN_ERR_INVALID_ARGUMENT, "k is -1");
+    TEST_FAILS_WITH(kiln_unique(c, NULL, &r, NULL, NULL, NULL), KILN_ERR_DTYPE, "complex64");
+    TEST_FAILS_WITH(kiln_searchsorted(b, a, KILN_SIDE_LEFT, 0, NULL, NULL, &r), KILN_ERR_SHAPE,
+                    "must be 1-d");
+    assert_null(r);
+    kiln_array_release(a), kiln_array_release(c), kiln_array_release(b), kiln_array_release(o32);
+    kiln_array_release(o64), kiln_array_release(o9);
+}
+
+/* ---------------------------------------------------------------- the CUDA kernels through NVRTC */
+
+extern const char kiln_embedded_sort_gpu[];
+
+static void test_cuda_kernels_compile(void **state) {
+    (void)state;
+    /* every key width and kind, with and without values, both look-back word sizes */
+    const kiln_dtype keys[] = {KILN_UINT8,   KILN_INT16, KILN_FLOAT16, KILN_BFLOAT16,
+                               KILN_FLOAT32, KILN_INT64, KILN_FLOAT64};
+    const size_t values[] = {0, 4, 16};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        for (size_t v = 0; v < 3; v++) {
+            char defines[96];
+            size_t kb = kiln_dtype_size(keys[k]), x = kb > values[v] ? kb : values[v];
+            snprintf(defines, sizeof defines, "#define KILN_SG_ITEMS %d\n#define KILN_SG_STATUS64 %d\n",
+                     x <= 4   ? 16
+                     : x == 8 ? 8
+                              : 4,
+                     (int)(k % 2));
+            char *src = sort_module_source(keys[k], values[v], defines, kiln_embedded_sort_gpu), *log = NULL;
+            kiln_status s = kiln_compile_only("cuda", "sm_90", src, "kiln-sort.cu", NULL, &log);
+            if (s == KILN_ERR_COMPILER_MISSING) {
+                free(src);
+                kiln_free(log);
+                skip();
+            }
+            if (s != KILN_OK)
+                fail_msg("%s keys, %zu-byte values: %s\n%s", kiln_dtype_name(keys[k]), values[v],
+                         kiln_last_error(), log ? log : "");
+            kiln_free(log);
+            free(src);
+        }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_dtype),    cmocka_unit_test(test_nan_and_zeros),
+        cmocka_unit_test(test_axes_and_views), cmocka_unit_test(test_pairs),
+        cmocka_unit_test(test_segments),       cmocka_unit_test(test_topk),
+        cmocka_unit_test(test_unique),         cmocka_unit_test(test_searchsorted),
+        cmocka_unit_test(test_errors),         cmocka_unit_test(test_cuda_kernels_compile),
+    };
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
+}
