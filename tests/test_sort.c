@@ -574,13 +574,90 @@ static void test_cuda_kernels_compile(void **state) {
         }
 }
 
+/* The CUDA provider's kernels (onesweep passes, look-back, the many-sequence
+ * path) run on the CPU backend, so that their logic is checked where there
+ * is no GPU: a copy of the provider serving the CPU, with __match_any_sync
+ * made of shuffles. Blocks there run on worker threads at once, so a tile's
+ * look-back finds the tiles before it running or done, as on a GPU. */
+static const char match_any_by_shuffles[] =
+    "__device__ inline unsigned kiln_test_match_any(unsigned mask, unsigned v) {\n"
+    "    unsigned r = 0;\n"
+    "    for (int l = 0; l < 32; l++) r |= (__shfl_sync(mask, v, l) == v ? 1u : 0u) << l;\n"
+    "    return r;\n"
+    "}\n"
+    "#define __match_any_sync kiln_test_match_any\n";
+
+static void test_cuda_kernels_on_cpu(void **state) {
+    kiln_context *ctx = *state;
+    if (kiln_context_backend(ctx) != KILN_BACKEND_CPU) skip(); /* on a GPU the suite runs them for real */
+    sort_provider p = kiln_sort_cuda_provider;
+    p.base.backends = KILN_PROVIDER_ON(KILN_BACKEND_CPU);
+    p.kernel_prelude = match_any_by_shuffles;
+    test_rng r = test_rng_for("sort_cuda_on_cpu");
+    /* (dtype, value bytes, n, rows): tiles of 4096, 2048 and 1024 keys; one
+     * sequence, a few, many (the sequence-number pass) */
+    const struct {
+        kiln_dtype t;
+        size_t vb;
+        int64_t n, rows;
+    } cases[] = {{KILN_FLOAT32, 4, 50001, 1}, {KILN_INT64, 8, 30000, 1},   {KILN_FLOAT16, 16, 9000, 1},
+                 {KILN_INT8, 0, 5000, 1},     {KILN_FLOAT64, 4, 24000, 3}, {KILN_UINT16, 4, 30000, 300}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int64_t n = cases[c].n, rows = cases[c].rows, len = n / rows;
+        size_t w = kiln_dtype_size(cases[c].t), vb = cases[c].vb;
+        int64_t vs = vb ? (int64_t)vb : 1; /* each value: its index's bytes, repeated */
+        unsigned char *raw = malloc(w * (size_t)n), *val = malloc((size_t)(vs * n));
+        fill_random(&r, cases[c].t, raw, n);
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t b = 0; b < vs; b++) val[i * vs + b] = (unsigned char)(i >> (8 * (b % 4)));
+        kiln_array *k = upload(ctx, cases[c].t, 1, &n, raw), *ko = NULL, *v = NULL, *vo = NULL;
+        int64_t vbytes = n * vs;
+        v = upload(ctx, KILN_UINT8, 1, &vbytes, val);
+        TEST_OK(kiln_array_empty(ctx, cases[c].t, 1, &n, &ko));
+        TEST_OK(kiln_array_empty(ctx, KILN_UINT8, 1, &vbytes, &vo));
+        int desc = (int)(c % 2);
+        sort_job j = {.dtype = cases[c].t,
+                      .descending = desc,
+                      .n = n,
+                      .rows = rows,
+                      .len = len,
+                      .keys_in = kiln_array_data(k),
+                      .keys_out = kiln_array_data(ko),
+                      .values_in = kiln_array_data(v),
+                      .values_out = kiln_array_data(vo),
+                      .value_bytes = vb};
+        TEST_OK(p.sort(ctx, &p, &j));
+        unsigned char *gk = download(ko), *gv = download(vo);
+        int64_t *perm = malloc(8 * (size_t)len);
+        for (int64_t row = 0; row < rows; row++) {
+            ref_argsort(cases[c].t, raw + row * len * (int64_t)w, len, desc, perm);
+            for (int64_t i = 0; i < len; i++) {
+                int64_t at = row * len + i, from = row * len + perm[i];
+                if (memcmp(gk + at * (int64_t)w, raw + from * (int64_t)w, w) != 0 ||
+                    (vb && memcmp(gv + at * vs, val + from * vs, vb) != 0))
+                    fail_msg("%s, %zu-byte values, n %lld, %lld rows: place %lld is not element %lld",
+                             kiln_dtype_name(cases[c].t), vb, (long long)n, (long long)rows, (long long)at,
+                             (long long)from);
+            }
+        }
+        free(raw), free(val), free(gk), free(gv), free(perm);
+        kiln_array_release(k), kiln_array_release(ko), kiln_array_release(v), kiln_array_release(vo);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_dtype),    cmocka_unit_test(test_nan_and_zeros),
-        cmocka_unit_test(test_axes_and_views), cmocka_unit_test(test_pairs),
-        cmocka_unit_test(test_segments),       cmocka_unit_test(test_topk),
-        cmocka_unit_test(test_unique),         cmocka_unit_test(test_searchsorted),
-        cmocka_unit_test(test_errors),         cmocka_unit_test(test_cuda_kernels_compile),
+        cmocka_unit_test(test_every_dtype),
+        cmocka_unit_test(test_nan_and_zeros),
+        cmocka_unit_test(test_axes_and_views),
+        cmocka_unit_test(test_pairs),
+        cmocka_unit_test(test_segments),
+        cmocka_unit_test(test_topk),
+        cmocka_unit_test(test_unique),
+        cmocka_unit_test(test_searchsorted),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_cuda_kernels_compile),
+        cmocka_unit_test(test_cuda_kernels_on_cpu),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -46,6 +46,10 @@ typedef struct sort_provider {
     /* The geometry of the element-wise kernels (sort_util.cuh): threads per
      * block, and most blocks per multiprocessor (SM or core). */
     int util_block, util_blocks_per_unit;
+    /* Text put before the provider's own kernels (NULL: none). Tests run the
+     * CUDA provider's kernels on the CPU backend with a copy of the provider
+     * whose prelude defines what the CPU lacks (__match_any_sync). */
+    const char *kernel_prelude;
 } sort_provider;
 
 extern const sort_provider kiln_sort_cuda_provider;

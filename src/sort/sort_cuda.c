@@ -42,9 +42,9 @@ static int sg_items(size_t kbytes, size_t vbytes) {
 static kiln_status sg_sort(kiln_context *ctx, const sort_provider *p, const sg_run *r, kiln_stream *stream) {
     size_t kbytes = kiln_dtype_size(r->dtype);
     int items = sg_items(kbytes, r->vbytes), status64 = r->n >= ((int64_t)1 << 30);
-    char defines[96];
-    snprintf(defines, sizeof defines, "#define KILN_SG_ITEMS %d\n#define KILN_SG_STATUS64 %d\n", items,
-             status64);
+    char defines[2048];
+    snprintf(defines, sizeof defines, "#define KILN_SG_ITEMS %d\n#define KILN_SG_STATUS64 %d\n%s", items,
+             status64, p->kernel_prelude ? p->kernel_prelude : "");
     char *src = sort_module_source(r->dtype, r->vbytes, defines, kiln_embedded_sort_gpu);
     if (!src) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     kiln_kernel *clear = NULL, *hist = NULL, *pass = NULL;
