@@ -524,6 +524,35 @@ static void test_cuda_kernels_on_cpu(void **state) {
         free(raw), free(val), free(gk), free(gv), free(perm);
         kiln_array_release(k), kiln_array_release(ko), kiln_array_release(v), kiln_array_release(vo);
     }
+    /* segments by offsets, empty ones among them: the sequence numbers by binary search */
+    int64_t off[41], m = 41;
+    off[0] = 0;
+    for (int q = 1; q < 41; q++)
+        off[q] = off[q - 1] + (q % 5 == 0 ? 0 : (int64_t)floor(test_uniform(&r, 0, 300)));
+    int64_t n = off[40];
+    float *k = malloc(4 * (size_t)n + 4);
+    int64_t *perm = malloc(8 * (size_t)n + 8);
+    fill_random(&r, KILN_FLOAT32, k, n);
+    kiln_array *ka = upload(ctx, KILN_FLOAT32, 1, &n, k), *oa = upload(ctx, KILN_INT64, 1, &m, off),
+               *ko = NULL;
+    TEST_OK(kiln_array_empty(ctx, KILN_FLOAT32, 1, &n, &ko));
+    sort_job j = {.dtype = KILN_FLOAT32,
+                  .n = n,
+                  .offsets = oa,
+                  .offsets_host = off,
+                  .nseg = 40,
+                  .keys_in = kiln_array_data(ka),
+                  .keys_out = kiln_array_data(ko)};
+    TEST_OK(p.sort(ctx, &p, &j));
+    float *g = download(ko);
+    for (int q = 0; q < 40; q++) {
+        ref_argsort(KILN_FLOAT32, k + off[q], off[q + 1] - off[q], 0, perm);
+        for (int64_t e = 0; e < off[q + 1] - off[q]; e++)
+            if (memcmp(&g[off[q] + e], &k[off[q] + perm[e]], 4) != 0)
+                fail_msg("segment %d place %lld is not element %lld", q, (long long)e, (long long)perm[e]);
+    }
+    free(k), free(perm), free(g);
+    kiln_array_release(ka), kiln_array_release(oa), kiln_array_release(ko);
 }
 
 int main(void) {
