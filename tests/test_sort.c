@@ -435,11 +435,10 @@ static void test_cuda_kernels_compile(void **state) {
         for (size_t v = 0; v < 3; v++) {
             char defines[96];
             size_t kb = kiln_dtype_size(keys[k]), x = kb > values[v] ? kb : values[v];
+            int base = k % 2 ? 32 : 16, items = x <= 4 ? base : x == 8 ? base / 2 : base / 4;
+            /* the default tile, and KILN_SORT_TILE_ITEMS's largest */
             snprintf(defines, sizeof defines, "#define KILN_SG_ITEMS %d\n#define KILN_SG_STATUS64 %d\n",
-                     x <= 4   ? 16
-                     : x == 8 ? 8
-                              : 4,
-                     (int)(k % 2));
+                     items, (int)(k % 2));
             char *src = sort_module_source(keys[k], values[v], defines, kiln_embedded_sort_gpu), *log = NULL;
             kiln_status s = kiln_compile_only("cuda", "sm_90", src, "kiln-sort.cu", NULL, &log);
             if (s == KILN_ERR_COMPILER_MISSING) {

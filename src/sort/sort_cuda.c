@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/settings.h"
 #include "sort/sort.h"
 
 extern const char kiln_embedded_sort_gpu[];
@@ -34,9 +35,14 @@ typedef struct sg_run {
     size_t vbytes;
 } sg_run;
 
+/* Keys per thread of a tile: KILN_SORT_TILE_ITEMS (16: a 4096-key tile, 16
+ * KiB of shared exchange for 4-byte keys) for keys and values up to 4 bytes,
+ * halved per doubling of the widest, so the exchange stays the same size. */
 static int sg_items(size_t kbytes, size_t vbytes) {
     size_t x = kbytes > vbytes ? kbytes : vbytes;
-    return x <= 4 ? 16 : x == 8 ? 8 : 4; /* 16 KiB of shared exchange per tile */
+    int items = (int)kiln_setting_int("KILN_SORT_TILE_ITEMS", 4, 32, 16);
+    items = x <= 4 ? items : x == 8 ? items / 2 : items / 4;
+    return items < 2 ? 2 : items;
 }
 
 static kiln_status sg_sort(kiln_context *ctx, const sort_provider *p, const sg_run *r, kiln_stream *stream) {

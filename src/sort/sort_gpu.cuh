@@ -23,6 +23,15 @@
 #else
 #define KILN_SG_XBYTES KILN_SK_BYTES
 #endif
+/* Blocks a pass should fit on an SM: 4 (32 warps, 64 registers, a few
+ * bytes spilled outside the loops) for the default tile of 16 keys of up to
+ * 4 bytes a thread, where 3 would leave a quarter of the warps idle; 2 for
+ * larger tiles. */
+#if KILN_SG_ITEMS * KILN_SG_XBYTES <= 64
+#define KILN_SG_MIN_BLOCKS 4
+#else
+#define KILN_SG_MIN_BLOCKS 2
+#endif
 
 /* A look-back word: a flag in the top two bits (0 not yet, 1 the tile's own
  * count, 2 the count of this tile and every tile before it), the count below. */
@@ -88,7 +97,7 @@ __device__ inline unsigned kiln_sg_scan(unsigned v, unsigned *s_warp, unsigned *
 /* One pass: keys (and values) of kin/vin to kout/vout by the digit at
  * `shift`; hist: this pass's 256 digit counts over all keys; status:
  * tiles * 256 zeroed look-back words, then the tile counter. */
-__global__ void __launch_bounds__(KILN_SG_BLOCK)
+__global__ void __launch_bounds__(KILN_SG_BLOCK, KILN_SG_MIN_BLOCKS)
     kiln_sort_onesweep(const kiln_sk_t *kin, kiln_sk_t *kout, const kiln_sv_t *vin, kiln_sv_t *vout, long long n,
                        unsigned long long desc, int shift, const unsigned *hist, kiln_sg_word *status,
                        unsigned *tile_counter) {
@@ -106,7 +115,9 @@ __global__ void __launch_bounds__(KILN_SG_BLOCK)
     const long long tile = s_tile, base = tile * KILN_SG_TILE;
     const long long wbase = base + (long long)warp * (32 * KILN_SG_ITEMS) + lane;
     kiln_sk_t key[KILN_SG_ITEMS];
-    unsigned place[KILN_SG_ITEMS], digit[KILN_SG_ITEMS];
+    /* per item: its place (rank in the warp, then in the tile) << 9 | its
+     * digit (256: no key), one register for both */
+    unsigned item[KILN_SG_ITEMS];
 #pragma unroll
     for (int i = 0; i < KILN_SG_ITEMS; i++) {
         const long long idx = wbase + i * 32;
@@ -119,14 +130,13 @@ __global__ void __launch_bounds__(KILN_SG_BLOCK)
     for (int i = 0; i < KILN_SG_ITEMS; i++) {
         const int valid = wbase + i * 32 < n;
         const unsigned dg = valid ? kiln_sk_digit(key[i], d_mask, shift) : 256u;
-        digit[i] = dg;
         const unsigned live = __ballot_sync(0xffffffffu, valid);
         const unsigned peers = __match_any_sync(0xffffffffu, dg) & live;
         const unsigned before = valid ? s_hist[warp][dg] : 0u;
         __syncwarp();
         if (valid && lane == 31 - __clz(peers)) s_hist[warp][dg] = before + __popc(peers);
         __syncwarp();
-        place[i] = before + __popc(peers & below);
+        item[i] = (before + __popc(peers & below)) << 9 | dg;
     }
     __syncthreads();
     /* thread t owns digit t from here */
@@ -160,23 +170,32 @@ __global__ void __launch_bounds__(KILN_SG_BLOCK)
     __syncthreads();
     kiln_sk_t *sk = (kiln_sk_t *)s_exchange;
 #pragma unroll
-    for (int i = 0; i < KILN_SG_ITEMS; i++)
-        if (digit[i] < 256u) {
-            place[i] += s_local[digit[i]] + s_hist[warp][digit[i]];
-            sk[place[i]] = key[i];
+    for (int i = 0; i < KILN_SG_ITEMS; i++) {
+        const unsigned dg = item[i] & 511u;
+        if (dg < 256u) {
+            const unsigned place = (item[i] >> 9) + s_local[dg] + s_hist[warp][dg];
+            item[i] = place << 9 | dg;
+            sk[place] = key[i];
         }
+    }
     __syncthreads();
     /* out in tile order: neighbouring threads write neighbouring places of
      * one digit, runs of consecutive addresses */
     const long long left = n - base;
     const int in_tile = left < KILN_SG_TILE ? (int)left : KILN_SG_TILE;
+#if KILN_SV_BYTES
+    unsigned out_digit[KILN_SG_ITEMS];
+#endif
 #pragma unroll
     for (int j = 0; j < KILN_SG_ITEMS; j++) {
         const int p = j * KILN_SG_BLOCK + tid;
         if (p < in_tile) {
             const kiln_sk_t k = sk[p];
-            digit[j] = kiln_sk_digit(k, d_mask, shift);
-            kout[s_out[digit[j]] + p] = k;
+            const unsigned dg = kiln_sk_digit(k, d_mask, shift);
+            kout[s_out[dg] + p] = k;
+#if KILN_SV_BYTES
+            out_digit[j] = dg;
+#endif
         }
     }
 #if KILN_SV_BYTES
@@ -185,13 +204,13 @@ __global__ void __launch_bounds__(KILN_SG_BLOCK)
 #pragma unroll
     for (int i = 0; i < KILN_SG_ITEMS; i++) {
         const long long idx = wbase + i * 32;
-        if (idx < n) sv[place[i]] = vin[idx];
+        if (idx < n) sv[item[i] >> 9] = vin[idx];
     }
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < KILN_SG_ITEMS; j++) {
         const int p = j * KILN_SG_BLOCK + tid;
-        if (p < in_tile) vout[s_out[digit[j]] + p] = sv[p];
+        if (p < in_tile) vout[s_out[out_digit[j]] + p] = sv[p];
     }
 #else
     (void)vin;
