@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "examples.h"
 #include "sort/sort.h"
 #include "sort_reference.h"
 #include "test_support.h"
@@ -554,6 +555,16 @@ static void test_cuda_kernels_on_cpu(void **state) {
     kiln_array_release(ka), kiln_array_release(oa), kiln_array_release(ko);
 }
 
+/* `kiln demo sort` at a small size: checked against qsort. */
+static void test_demo(void **state) {
+    kiln_example_opts opts = {.size = 20011, .repeat = 3};
+    kiln_example_result r;
+    memset(&r, 0, sizeof r);
+    TEST_OK((kiln_status)kiln_example_find("sort")->run(*state, &opts, &r));
+    if (!r.passed) fail_msg("kiln demo sort: %s", r.check);
+    assert_int_equal(r.size, 20011);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_dtype),
@@ -567,6 +578,7 @@ int main(void) {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_cuda_kernels_compile),
         cmocka_unit_test(test_cuda_kernels_on_cpu),
+        cmocka_unit_test(test_demo),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }
