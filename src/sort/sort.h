@@ -76,8 +76,8 @@ kiln_status sort_launch_util(kiln_context *ctx, const sort_provider *p, kiln_ker
                              kiln_stream *stream, const kiln_value *args, int nargs);
 
 /* ---- sort_dtype.c */
-/* 1 for dtypes kiln sorts (every integer and float, bool); else an error
- * naming the dtype, prefixed with `what`. */
+/* KILN_OK for the dtypes kiln sorts (every integer and float, bool); else
+ * KILN_ERR_DTYPE naming the dtype, after `what`. */
 kiln_status sort_check_dtype(const char *what, const char *role, kiln_dtype dtype);
 /* The value-carrying width of dtype (0 where it is none of 1..16). */
 size_t sort_value_bytes(kiln_dtype dtype);
