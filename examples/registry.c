@@ -40,6 +40,7 @@ int kiln_example_fft_convolve(kiln_context *ctx, const kiln_example_opts *opts, 
 int kiln_example_reduce(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 int kiln_example_random_xorwow(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 int kiln_example_random_pi(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+int kiln_example_sort(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 #define UFUNC_ROW_(n, seed_id, text)                                                                         \
     { .name = #n, .seed = seed_id, .summary = text, .run = kiln_example_ufunc_##n }
 #define GUFUNC_ROW_(n, seed_id, text)                                                                        \
@@ -101,6 +102,10 @@ static const kiln_example example_table[] = {
      .summary = "sum, argmax, cumsum of 2^28 f32 (cpu 2^24) and row/column sums of a "
                 "16384^2 matrix (cpu 2048^2) vs long double (size = n)",
      .run = kiln_example_reduce},
+    {.name = "sort",
+     .seed = "-",
+     .summary = "2^24 float32 keys, alone and with int32 values, vs qsort of (key, index) (size = n)",
+     .run = kiln_example_sort},
 };
 
 #define EXAMPLE_RUNNER_(name)                                                                                \

@@ -1576,6 +1576,66 @@ KILN_API int kiln_graph_node_count(const kiln_graph *graph);
 /* Frees the graph; a launch already queued still runs. NULL is a no-op. */
 KILN_API void kiln_graph_destroy(kiln_graph *graph);
 
+/* ------------------------------------------------------------------ sorting (src/sort/) */
+/* Sorting, NumPy's order: stable (equal keys keep their input order), NaN
+ * after every number (NaNs equal among themselves), -0.0 equal to +0.0;
+ * the values themselves come out unchanged (-0.0 stays -0.0, NaN payloads
+ * stay). Keys: every integer and floating dtype (float16 and bfloat16
+ * included) and bool; complex keys are KILN_ERR_DTYPE. A descending sort
+ * (KILN_SORT_DESCENDING) is the exact reverse order of the keys with equal
+ * keys still in input order, so NaN comes first. CUDA: kiln's onesweep
+ * radix sort through NVRTC; CPU: kiln's parallel radix sort, merge sorts
+ * for many short sequences (docs/sort.md). One call sorts at most
+ * 2^32 - 1 elements.
+ * Every call queues its work on `stream` (NULL: the default stream); host
+ * arrays on a CUDA context are copied to the device first. `out` arrays
+ * (may be NULL) must have the result's shape and dtype and may be the
+ * input (in place); *result pointers (may be NULL when out is given) get a
+ * new reference (out itself when given). */
+#define KILN_SORT_DESCENDING 1
+
+/* Sorts `a` along `axis` (negative counts from the end; KILN_AXIS_FLAT:
+ * the C-order flattened array, a 1-d result) into out/result. */
+KILN_API kiln_status kiln_sort(kiln_array *a, int axis, int flags, kiln_array *out, kiln_stream *stream,
+                               kiln_array **result);
+/* The int64 indices along `axis` that sort `a` (np.argsort(kind="stable")). */
+KILN_API kiln_status kiln_argsort(kiln_array *a, int axis, int flags, kiln_array *out, kiln_stream *stream,
+                                  kiln_array **result);
+/* Sorts `keys` along axis and moves `values` (the same shape, any dtype)
+ * with them: the value at each key's place is the one that came with it. */
+KILN_API kiln_status kiln_sort_pairs(kiln_array *keys, kiln_array *values, int axis, int flags,
+                                     kiln_array *keys_out, kiln_array *values_out, kiln_stream *stream,
+                                     kiln_array **keys_result, kiln_array **values_result);
+/* Sorts each segment of the 1-d `keys` on its own: segment s is
+ * [offsets[s], offsets[s+1]); offsets: a 1-d int64 array starting at 0,
+ * never decreasing, ending at the length of keys (empty segments are fine).
+ * values (may be NULL) move with their keys as in kiln_sort_pairs. */
+KILN_API kiln_status kiln_sort_segments(kiln_array *keys, kiln_array *values, kiln_array *offsets, int flags,
+                                        kiln_array *keys_out, kiln_array *values_out, kiln_stream *stream,
+                                        kiln_array **keys_result, kiln_array **values_result);
+/* The k largest (largest 1) or smallest (0) elements along `axis`, in
+ * sorted order (largest first when largest), with their int64 indices along
+ * the axis; the result has a's shape with k along the axis. Ties: the lower
+ * index first. NaN counts as the largest value. k <= the axis's length. */
+KILN_API kiln_status kiln_topk(kiln_array *a, int64_t k, int axis, int largest, kiln_array *values_out,
+                               kiln_array *indices_out, kiln_stream *stream, kiln_array **values_result,
+                               kiln_array **indices_result);
+/* np.unique of the flattened `a`: the sorted distinct values (NaNs one
+ * value, -0.0 one value with +0.0: the first met stands for them); when
+ * asked (non-NULL), the int64 index of each value's first occurrence, the
+ * int64 inverse (for each element of flattened a, its value's place: 1-d)
+ * and the int64 counts. Each is a new array the caller releases. */
+KILN_API kiln_status kiln_unique(kiln_array *a, kiln_stream *stream, kiln_array **values, kiln_array **index,
+                                 kiln_array **inverse, kiln_array **counts);
+/* np.searchsorted: for each element of v, the int64 index in the 1-d
+ * `sorted` (sorted ascending, or descending with KILN_SORT_DESCENDING in
+ * flags) where it would go to keep the order: the first such place
+ * (KILN_SIDE_LEFT) or the last (KILN_SIDE_RIGHT). v: any shape, the
+ * dtype of sorted; the result has v's shape. */
+typedef enum kiln_side { KILN_SIDE_LEFT = 0, KILN_SIDE_RIGHT = 1 } kiln_side;
+KILN_API kiln_status kiln_searchsorted(kiln_array *sorted, kiln_array *v, kiln_side side, int flags,
+                                       kiln_array *out, kiln_stream *stream, kiln_array **result);
+
 #ifdef __cplusplus
 }
 #endif
