@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -48,6 +49,25 @@ static void cpu_context_release(kiln_context *ctx, void *state) {
     free(st);
 }
 
+/* The kernels' source with the two instantiations for (vt, ix) written out,
+ * which is how kiln finds template kernels in a module. */
+static kiln_status source_for(const char *vt, const char *ix, char **out) {
+    size_t size = strlen(kiln_embedded_sparse_csr) + 1024;
+    char *src = malloc(size);
+    if (!src)
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory for the sparse kernels' source");
+    snprintf(
+        src, size,
+        "%s\ntemplate __global__ void kiln_csr_spmv<%s, %s>(const %s *, const %s *, const %s *, long long, "
+        "long long, const %s *, long long, %s *, long long, double, double, double, double);\n"
+        "template __global__ void kiln_csr_spmm<%s, %s>(const %s *, const %s *, const %s *, long long, long "
+        "long, long long, const %s *, long long, long long, %s *, long long, long long, double, double, "
+        "double, double);\n",
+        kiln_embedded_sparse_csr, vt, ix, ix, ix, vt, vt, vt, vt, ix, ix, ix, vt, vt, vt);
+    *out = src;
+    return KILN_OK;
+}
+
 /* The kernels of one (value, index) pair, compiled on first use. */
 static kiln_status kernels_for(kiln_context *ctx, cpu_state *st, kiln_dtype t, kiln_dtype it,
                                cpu_kernels **out) {
@@ -56,11 +76,14 @@ static kiln_status kernels_for(kiln_context *ctx, cpu_state *st, kiln_dtype t, k
     kiln_status s = KILN_OK;
     if (!k->spmv) {
         char spmv[96], spmm[96];
-        snprintf(spmv, sizeof spmv, "kiln_csr_spmv<%s, %s>", kiln_dtype_c_type(t), kiln_dtype_c_type(it));
-        snprintf(spmm, sizeof spmm, "kiln_csr_spmm<%s, %s>", kiln_dtype_c_type(t), kiln_dtype_c_type(it));
-        const char *names[2] = {spmv, spmm};
+        const char *vt = kiln_dtype_c_type(t), *ix = kiln_dtype_c_type(it);
+        snprintf(spmv, sizeof spmv, "kiln_csr_spmv<%s, %s>", vt, ix);
+        snprintf(spmm, sizeof spmm, "kiln_csr_spmm<%s, %s>", vt, ix);
         kiln_module *m = NULL;
-        s = kiln_module_from_source_names(ctx, kiln_embedded_sparse_csr, "sparse_csr.cu", NULL, names, 2, &m);
+        char *src = NULL;
+        s = source_for(vt, ix, &src);
+        if (s == KILN_OK) s = kiln_module_from_source(ctx, src, "sparse_csr.cu", NULL, &m);
+        free(src);
         if (s == KILN_OK) s = kiln_module_get_kernel(m, spmv, &k->spmv);
         if (s == KILN_OK) s = kiln_module_get_kernel(m, spmm, &k->spmm);
         if (s != KILN_OK) {
