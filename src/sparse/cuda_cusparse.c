@@ -54,7 +54,7 @@ static const kiln_dynlib_spec cs_spec = {
         "install the CUDA toolkit's cuSPARSE (libcusparse, e.g. apt-get install libcusparse-13-0) "
         "or set CUDA_HOME",
     .search_cuda_dirs = 1,
-    .env_override = "KILN_CUSPARSE_LIB",
+    .env_override = "KILN_CUSPARSE_LIBRARY",
 };
 
 static void cs_load_once(void) {
