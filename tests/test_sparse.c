@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "examples.h"
 #include "test_support.h"
 
 static const kiln_dtype value_dtypes[4] = {KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128};
@@ -509,6 +510,20 @@ static void test_kernels_compile_for_sm90(void **state) {
     free(src);
 }
 
+/* `kiln demo sparse` at a small grid: SpMV checked, CG converged. */
+static void test_demo_small_grid(void **state) {
+    kiln_context *ctx = *state;
+    const kiln_example *ex = kiln_example_find("sparse");
+    assert_non_null(ex);
+    kiln_example_opts opts = {24, 3, 0, NULL, 0};
+    kiln_example_result r;
+    memset(&r, 0, sizeof r);
+    TEST_OK((kiln_status)ex->run(ctx, &opts, &r));
+    if (!r.passed) fail_msg("demo sparse failed its check: %s", r.check);
+    assert_int_equal(r.size, 24);
+    assert_non_null(strstr(r.check, "CG"));
+}
+
 static void test_provider_named(void **state) {
     kiln_context *ctx = *state;
     const char *name = NULL;
@@ -526,6 +541,7 @@ int main(void) {
         cmocka_unit_test(test_empty_matrix),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_kernels_compile_for_sm90),
+        cmocka_unit_test(test_demo_small_grid),
         cmocka_unit_test(test_provider_named),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
