@@ -88,6 +88,12 @@ static kiln_array *value_array(kiln_context *ctx, const double *v, int ndim, con
     return a;
 }
 
+static kiln_array *value_array_real(kiln_context *ctx, const double *v, int64_t n) {
+    kiln_array *a = NULL;
+    TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT64, 1, &n, v, (size_t)n * sizeof *v, &a));
+    return a;
+}
+
 /* A random rows x cols COO matrix with about density * rows * cols
  * entries, some repeated, and every fifth row empty; its dense sum in
  * long double (re, im) pairs. */
@@ -449,6 +455,31 @@ static void test_empty_matrix(void **state) {
     kiln_sparse_release(a);
 }
 
+/* Components given as strided views and as wrapped host memory are
+ * copied into contiguous device arrays; the matrix is the same. */
+static void test_strided_and_host_components(void **state) {
+    kiln_context *ctx = *state;
+    int64_t ptr[3] = {0, 1, 3}, idx[3] = {2, 0, 1}, n6 = 6, n3 = 3;
+    double spread[6] = {5, -1, 6, -1, 7, -1}; /* data at even places */
+    kiln_array *p = index_array(ctx, ptr, 3, KILN_INT64), *wide = value_array_real(ctx, spread, n6),
+               *d = NULL;
+    TEST_OK(kiln_array_slice(wide, 0, 0, 6, 2, &d));
+    kiln_array *i = NULL;
+    TEST_OK(kiln_array_wrap_host(ctx, KILN_INT64, 1, &n3, NULL, idx, &i));
+    kiln_sparse *a = NULL;
+    kiln_array *dense = NULL;
+    TEST_OK(kiln_sparse_csr(2, 3, p, i, d, &a));
+    TEST_OK(kiln_sparse_to_dense(a, &dense));
+    double got[6];
+    TEST_OK(kiln_array_to_host(dense, got, sizeof got));
+    const double want[6] = {0, 0, 5, 6, 7, 0};
+    for (int k = 0; k < 6; k++) assert_true(got[k] == want[k]);
+    assert_true(kiln_sparse_has_sorted_indices(a));
+    kiln_array_release(p), kiln_array_release(wide), kiln_array_release(d), kiln_array_release(i);
+    kiln_array_release(dense);
+    kiln_sparse_release(a);
+}
+
 static void test_bad_input(void **state) {
     kiln_context *ctx = *state;
     kiln_sparse *a = NULL;
@@ -539,6 +570,7 @@ int main(void) {
         cmocka_unit_test(test_add_and_scale),
         cmocka_unit_test(test_matmul_rules),
         cmocka_unit_test(test_empty_matrix),
+        cmocka_unit_test(test_strided_and_host_components),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_kernels_compile_for_sm90),
         cmocka_unit_test(test_demo_small_grid),
