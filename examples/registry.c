@@ -41,6 +41,8 @@ int kiln_example_reduce(kiln_context *ctx, const kiln_example_opts *opts, kiln_e
 int kiln_example_random_xorwow(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 int kiln_example_random_pi(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 int kiln_example_sort(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+/* Sparse matrices (examples/sparse_demo.c). */
+int kiln_example_sparse(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 #define UFUNC_ROW_(n, seed_id, text)                                                                         \
     { .name = #n, .seed = seed_id, .summary = text, .run = kiln_example_ufunc_##n }
 #define GUFUNC_ROW_(n, seed_id, text)                                                                        \
@@ -106,6 +108,11 @@ static const kiln_example example_table[] = {
      .seed = "-",
      .summary = "2^24 float32 keys, alone and with int32 values, vs qsort of (key, index) (size = n)",
      .run = kiln_example_sort},
+    {.name = "sparse",
+     .seed = "-",
+     .summary = "2-d Poisson 5-point Laplacian (1024^2 unknowns, cpu 256^2) as CSR: SpMV, and conjugate "
+                "gradients to 1e-8 with kiln_sparse_spmv + BLAS dot/axpy (size = grid side)",
+     .run = kiln_example_sparse},
 };
 
 #define EXAMPLE_RUNNER_(name)                                                                                \

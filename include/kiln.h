@@ -1635,6 +1635,92 @@ KILN_API kiln_status kiln_unique(kiln_array *a, kiln_stream *stream, kiln_array 
 typedef enum kiln_side { KILN_SIDE_LEFT = 0, KILN_SIDE_RIGHT = 1 } kiln_side;
 KILN_API kiln_status kiln_searchsorted(kiln_array *sorted, kiln_array *v, kiln_side side, int flags,
                                        kiln_array *out, kiln_stream *stream, kiln_array **result);
+/* ------------------------------------------------------------------ sparse matrices (src/sparse/) */
+/* SciPy's sparse matrices on both backends: CSR, CSC (the transpose of a
+ * CSR matrix, sharing its arrays) and COO, with int32 or int64 indices and
+ * float32, float64, complex64 or complex128 values, over kiln arrays of the
+ * matrix's context. Products (SpMV, SpMM) run on the device: cuSPARSE on
+ * CUDA (libcusparse, loaded at first use), kiln's own CSR kernels on the
+ * CPU. Checks and structural work (COO -> CSR, sums, dense <-> sparse) run
+ * on the host over copies of the components. See docs/sparse.md. */
+typedef struct kiln_sparse kiln_sparse;
+typedef enum kiln_sparse_format { KILN_SPARSE_CSR = 0, KILN_SPARSE_CSC = 1, KILN_SPARSE_COO = 2 } kiln_sparse_format;
+
+/* A rows x cols CSR matrix over indptr (rows + 1), indices and data (nnz
+ * each, 1-d), checked as SciPy's check_format(full_check=True): dtypes,
+ * lengths, indptr[0] = 0, indptr non-decreasing up to nnz, indices in
+ * [0, cols). The matrix holds a reference to each array (a copy where one
+ * is not contiguous); release it with kiln_sparse_release. */
+KILN_API kiln_status kiln_sparse_csr(int64_t rows, int64_t cols, kiln_array *indptr, kiln_array *indices,
+                                     kiln_array *data, kiln_sparse **out);
+/* The same for CSC: indptr has cols + 1 entries, indices are row indices in
+ * [0, rows). */
+KILN_API kiln_status kiln_sparse_csc(int64_t rows, int64_t cols, kiln_array *indptr, kiln_array *indices,
+                                     kiln_array *data, kiln_sparse **out);
+/* A COO matrix: entry k is data[k] at (row[k], col[k]); entries may repeat
+ * (they add up, as in SciPy). Same ownership as kiln_sparse_csr. */
+KILN_API kiln_status kiln_sparse_coo(int64_t rows, int64_t cols, kiln_array *row, kiln_array *col,
+                                     kiln_array *data, kiln_sparse **out);
+/* The nonzeros of a 2-d dense array (exact zeros left out) in `format`
+ * with index_dtype KILN_INT32 or KILN_INT64; values keep the array's dtype
+ * (one of the four). A new matrix on the array's context. */
+KILN_API kiln_status kiln_sparse_from_dense(kiln_array *dense, kiln_sparse_format format, kiln_dtype index_dtype,
+                                            kiln_sparse **out);
+/* A new (rows, cols) C-order device array holding the matrix, duplicates
+ * summed; the caller releases it. */
+KILN_API kiln_status kiln_sparse_to_dense(kiln_sparse *a, kiln_array **out);
+/* The matrix's arrays: CSR/CSC indptr, indices, data; COO row, col, data.
+ * Each non-NULL out gets a new reference (caller releases). */
+KILN_API kiln_status kiln_sparse_arrays(kiln_sparse *a, kiln_array **indptr_or_row, kiln_array **indices_or_col,
+                                        kiln_array **data);
+/* Conversions, each a new matrix (a new reference to a when already in the
+ * format). tocsr of a COO matrix sums duplicates and sorts the indices
+ * (SciPy's tocsr); tocoo keeps the entries as stored. */
+KILN_API kiln_status kiln_sparse_tocsr(kiln_sparse *a, kiln_sparse **out);
+KILN_API kiln_status kiln_sparse_tocsc(kiln_sparse *a, kiln_sparse **out);
+KILN_API kiln_status kiln_sparse_tocoo(kiln_sparse *a, kiln_sparse **out);
+/* The transpose as a view over the same arrays: CSR <-> CSC, COO with rows
+ * and columns swapped. A new matrix (caller releases). */
+KILN_API kiln_status kiln_sparse_transpose(kiln_sparse *a, kiln_sparse **out);
+KILN_API kiln_sparse *kiln_sparse_retain(kiln_sparse *a);
+/* Drops one reference; the arrays go with the last one. NULL is a no-op. */
+KILN_API void kiln_sparse_release(kiln_sparse *a);
+
+KILN_API kiln_context *kiln_sparse_context(const kiln_sparse *a);
+KILN_API kiln_sparse_format kiln_sparse_format_of(const kiln_sparse *a);
+KILN_API int64_t kiln_sparse_rows(const kiln_sparse *a);
+KILN_API int64_t kiln_sparse_cols(const kiln_sparse *a);
+/* Stored entries (a COO matrix's duplicates each count). */
+KILN_API int64_t kiln_sparse_nnz(const kiln_sparse *a);
+KILN_API kiln_dtype kiln_sparse_dtype(const kiln_sparse *a);
+KILN_API kiln_dtype kiln_sparse_index_dtype(const kiln_sparse *a);
+/* SciPy's flags: indices sorted within each row (CSR) / column (CSC), or
+ * COO entries in row-major order; canonical: sorted and no duplicates. */
+KILN_API int kiln_sparse_has_sorted_indices(const kiln_sparse *a);
+KILN_API int kiln_sparse_has_canonical_format(const kiln_sparse *a);
+
+/* y = alpha a x + beta y on `stream` (NULL: default): x and y 1-d of a's
+ * dtype, any stride; beta 0 ignores y's old contents. Asynchronous. */
+KILN_API kiln_status kiln_sparse_spmv(kiln_stream *stream, kiln_blas_scalar alpha, kiln_sparse *a, kiln_array *x,
+                                      kiln_blas_scalar beta, kiln_array *y);
+/* c = alpha a b + beta c: b (cols, n) and c (rows, n) 2-d of a's dtype. */
+KILN_API kiln_status kiln_sparse_spmm(kiln_stream *stream, kiln_blas_scalar alpha, kiln_sparse *a, kiln_array *b,
+                                      kiln_blas_scalar beta, kiln_array *c);
+/* SciPy's a @ b for a dense b: (cols,) -> (rows,), (cols, n) -> (rows, n),
+ * in NumPy's result dtype of the two (b of any numeric dtype; converted
+ * once where it differs). *out: a new device array (caller releases). */
+KILN_API kiln_status kiln_sparse_matmul(kiln_sparse *a, kiln_array *b, kiln_array **out);
+/* a + b of one shape: a canonical CSR matrix (CSC when both are CSC) in
+ * their result dtype, int64 indices when either has them. */
+KILN_API kiln_status kiln_sparse_add(kiln_sparse *a, kiln_sparse *b, kiln_sparse **out);
+/* a * s for a scalar value (kiln_f64, kiln_c128, kiln_i32, ...): a's
+ * format and dtype, made complex by a complex scalar (NumPy's rule for a
+ * Python scalar). A new matrix. */
+KILN_API kiln_status kiln_sparse_scale(kiln_sparse *a, kiln_value s, kiln_sparse **out);
+/* Who computes a context's products: "cuSPARSE (libcusparse.so.12)" or
+ * "kiln CSR kernels"; static storage. KILN_ERR_LIBRARY_MISSING when
+ * cuSPARSE cannot be loaded on a CUDA context. */
+KILN_API kiln_status kiln_sparse_provider(kiln_context *ctx, const char **name);
 
 #ifdef __cplusplus
 }

@@ -80,6 +80,7 @@ static const kiln_setting table[] = {
      "lowers the dims one FFT pass transforms (a testing knob)"},
     {"KILN_CUFFT_LIBRARY", KILN_SETTING_PATH, "searched", "cuFFT library to load"},
     {"KILN_CURAND_LIBRARY", KILN_SETTING_PATH, "searched", "cuRAND library to load"},
+    {"KILN_CUSPARSE_LIBRARY", KILN_SETTING_PATH, "searched", "cuSPARSE library to load"},
     /* collectives */
     {"KILN_COMM_TIMEOUT", KILN_SETTING_NUMBER, "300",
      "seconds a collective may wait for its peers before the communicator is broken"},
