@@ -1,0 +1,73 @@
+/* linalg_kernels.c: launching linalg_kernels.cuh, built per dtype (and
+ * pivot type) through kiln's builtin-kernel cache, on the default stream
+ * where the providers' work runs too. */
+#include <stdio.h>
+
+#include "array/array.h"
+#include "array/array_ops.h"
+#include "jit/builtins.h"
+#include "linalg/linalg.h"
+
+extern const char kiln_embedded_linalg_kernels[];
+
+static kiln_status kernel_for(linalg_call *call, kiln_dtype dtype, const char *name, kiln_kernel **out) {
+    int cplx = dtype == KILN_COMPLEX64 || dtype == KILN_COMPLEX128;
+    int dbl = dtype == KILN_FLOAT64 || dtype == KILN_COMPLEX128;
+    char options[96];
+    snprintf(options, sizeof options, "-DLINALG_R=%s -DLINALG_C=%d -DLINALG_P=%s", dbl ? "double" : "float",
+             cplx ? 2 : 1, call->p->pivot_bytes == 8 ? "long long" : "int");
+    return kiln_builtin_kernel(call->ctx, kiln_embedded_linalg_kernels, "kiln/linalg_kernels.cu", options, name,
+                               out);
+}
+
+static kiln_dim3 grid_for(linalg_call *call, int64_t n) { return kiln_array_grid(call->ctx, n > 0 ? n : 1); }
+
+static kiln_value ptr(kiln_array *a) { return kiln_ptr(a ? a->data : NULL, KILN_DTYPE_COUNT); }
+
+kiln_status kiln_linalg_triangle(linalg_call *call, kiln_array *a, int64_t batch, int64_t rows, int64_t cols,
+                                 int keep_upper) {
+    kiln_kernel *k;
+    kiln_status s = kernel_for(call, a->dtype, "linalg_triangle", &k);
+    if (s != KILN_OK || batch * rows * cols == 0) return s;
+    return kiln_launch(k, grid_for(call, batch * rows * cols), KILN_DIM(256), 0, NULL,
+                       KILN_ARGS(ptr(a), kiln_i64(batch), kiln_i64(rows), kiln_i64(cols), kiln_i32(keep_upper)));
+}
+
+kiln_status kiln_linalg_eye(linalg_call *call, kiln_array *a, int64_t batch, int64_t n) {
+    kiln_kernel *k;
+    kiln_status s = kernel_for(call, a->dtype, "linalg_eye", &k);
+    if (s != KILN_OK || batch * n == 0) return s;
+    return kiln_launch(k, grid_for(call, batch * n * n), KILN_DIM(256), 0, NULL,
+                       KILN_ARGS(ptr(a), kiln_i64(batch), kiln_i64(n)));
+}
+
+kiln_status kiln_linalg_lu_det(linalg_call *call, kiln_array *lu, kiln_array *ipiv, int64_t batch, int64_t n,
+                               kiln_array *det, kiln_array *sign, kiln_array *logabs) {
+    kiln_kernel *k;
+    kiln_status s = kernel_for(call, lu->dtype, "linalg_lu_det", &k);
+    if (s != KILN_OK || batch == 0) return s;
+    /* few threads per block: one matrix each, and batches may be small */
+    int64_t blocks = (batch + 63) / 64;
+    return kiln_launch(k, KILN_DIM((uint32_t)(blocks < 65535 ? blocks : 65535)), KILN_DIM(64), 0, NULL,
+                       KILN_ARGS(ptr(lu), ptr(ipiv), kiln_i64(batch), kiln_i64(n), kiln_i32(det != NULL),
+                                 ptr(det), ptr(sign), ptr(logabs)));
+}
+
+kiln_status kiln_linalg_scale_columns(linalg_call *call, kiln_array *a, int64_t rows, int64_t cols,
+                                      kiln_array *s_arr) {
+    kiln_kernel *k;
+    kiln_status s = kernel_for(call, a->dtype, "linalg_scale_columns", &k);
+    if (s != KILN_OK || rows * cols == 0) return s;
+    return kiln_launch(k, grid_for(call, rows * cols), KILN_DIM(256), 0, NULL,
+                       KILN_ARGS(ptr(a), kiln_i64(rows), kiln_i64(cols), ptr(s_arr)));
+}
+
+kiln_status kiln_linalg_column_norms2(linalg_call *call, kiln_array *r, int64_t rows, int64_t cols,
+                                      kiln_array *out) {
+    kiln_kernel *k;
+    kiln_status s = kernel_for(call, r->dtype, "linalg_column_norms2", &k);
+    if (s != KILN_OK || cols == 0) return s;
+    int64_t blocks = (cols + 63) / 64;
+    return kiln_launch(k, KILN_DIM((uint32_t)(blocks < 65535 ? blocks : 65535)), KILN_DIM(64), 0, NULL,
+                       KILN_ARGS(ptr(r), kiln_i64(rows), kiln_i64(cols), ptr(out)));
+}
