@@ -79,6 +79,13 @@ kiln_status kiln_linalg_begin(const char *op, kiln_array *a, int square, linalg_
  * `transpose` (then rows = a's cols). */
 kiln_status kiln_linalg_copy(kiln_array *a, int ndim_batch, const int64_t *batch, int transpose,
                              kiln_array **out);
+/* A new contiguous array for a library to work in: its memory runs on
+ * for KILN_LINALG_PAD_BYTES past the last element, which OpenBLAS's
+ * vector kernels may read (cgemv_n on AVX-512, inside cgesdd, reads past
+ * the end of its matrix: a fault when the end is a page's). */
+#define KILN_LINALG_PAD_BYTES 1024
+kiln_status kiln_linalg_empty(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
+                              kiln_array **out);
 /* A new contiguous array of w's elements with its last two dims swapped. */
 kiln_status kiln_linalg_transposed(kiln_array *w, kiln_array **out);
 /* A view of `a` (same memory from element 0) with this shape, C order. */
@@ -93,9 +100,10 @@ kiln_status kiln_linalg_check_info(const linalg_call *call, const int32_t *info,
 /* The real dtype of a (complex) dtype. */
 kiln_dtype kiln_linalg_real_dtype(kiln_dtype t);
 
-/* Profiling: "linalg <op> <dtype> [<provider>]". NULL when off. */
-struct kiln_prof_op *kiln_linalg_prof_begin(const linalg_call *call, kiln_dtype dtype, double flops,
-                                            const char *shape_desc);
+/* Profiling: "linalg <op> <routine> <dtype> [<provider>]" ("linalg solve
+ * getrf float64 [cuSOLVER]"). NULL when off. */
+struct kiln_prof_op *kiln_linalg_prof_begin(const linalg_call *call, const char *routine, kiln_dtype dtype,
+                                            double flops, const char *shape_desc);
 void kiln_linalg_prof_end(const linalg_call *call, struct kiln_prof_op *op);
 
 /* ------------------------------------------------------------ kiln's kernels (linalg_kernels.c) */

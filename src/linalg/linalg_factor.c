@@ -39,7 +39,7 @@ kiln_status kiln_cholesky(kiln_array *a, kiln_array **l) {
     if (s == KILN_OK) {
         char desc[128];
         snprintf(desc, sizeof desc, "potrf: %lld matrices %lld x %lld", (long long)batch, (long long)n, (long long)n);
-        struct kiln_prof_op *op = kiln_linalg_prof_begin(&call, a->dtype, (double)batch * n * n * (double)n / 3.0, desc);
+        struct kiln_prof_op *op = kiln_linalg_prof_begin(&call, "potrf", a->dtype, (double)batch * n * n * (double)n / 3.0, desc);
         linalg_job j = {a->dtype, batch, n, n, w->data, info};
         s = call.p->potrf(call.ctx, call.state, &j, 'U');
         kiln_linalg_prof_end(&call, op);
@@ -60,14 +60,14 @@ kiln_status kiln_cholesky(kiln_array *a, kiln_array **l) {
 /* geqrf on `w` (batch + (n, m): A column-major), tau batch * k. */
 static kiln_status qr_factor(linalg_call *call, kiln_array *w, int64_t batch, int64_t m, int64_t n, kiln_array **tau) {
     int64_t k = m < n ? m : n, count = batch * k;
-    kiln_status s = kiln_array_empty(call->ctx, w->dtype, 1, &count, tau);
+    kiln_status s = kiln_linalg_empty(call->ctx, w->dtype, 1, &count, tau);
     int32_t *info = s == KILN_OK ? calloc((size_t)(batch ? batch : 1), sizeof *info) : NULL;
     if (s == KILN_OK && !info) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     if (s == KILN_OK) {
         char desc[128];
         snprintf(desc, sizeof desc, "geqrf: %lld matrices %lld x %lld", (long long)batch, (long long)m, (long long)n);
         double flops = (double)batch * (2.0 * m * n * (double)k - 2.0 / 3.0 * k * k * (double)k);
-        struct kiln_prof_op *op = kiln_linalg_prof_begin(call, w->dtype, flops, desc);
+        struct kiln_prof_op *op = kiln_linalg_prof_begin(call, "geqrf", w->dtype, flops, desc);
         linalg_job j = {w->dtype, batch, m, n, w->data, info};
         s = call->p->geqrf(call->ctx, call->state, &j, (*tau)->data);
         kiln_linalg_prof_end(call, op);
@@ -102,7 +102,10 @@ static kiln_status qr_q(linalg_call *call, kiln_array *w, kiln_array *tau, int n
         qshape[nb] = ncols;
         qshape[nb + 1] = m;
         kiln_array *dst = NULL, *src = NULL;
-        s = kiln_array_zeros(call->ctx, w->dtype, nb + 2, qshape, &qw);
+        s = kiln_linalg_empty(call->ctx, w->dtype, nb + 2, qshape, &qw);
+        if (s == KILN_OK) /* the columns past the reflectors start as zeros */
+            s = kiln_context_note(call->ctx, call->ctx->ops->memset(call->ctx->state, qw->data, 0,
+                                                                     kiln_array_nbytes(qw), NULL));
         if (s == KILN_OK) s = kiln_array_slice(qw, nb, 0, k, 1, &dst);
         if (s == KILN_OK) s = kiln_array_slice(w, nb, 0, k, 1, &src);
         if (s == KILN_OK) s = kiln_array_assign(dst, src);
@@ -117,7 +120,7 @@ static kiln_status qr_q(linalg_call *call, kiln_array *w, kiln_array *tau, int n
                  (long long)m, (long long)ncols, (long long)k);
         double flops = (double)batch * (4.0 * m * ncols * (double)k - 2.0 * (m + ncols) * k * (double)k +
                                         4.0 / 3.0 * k * k * (double)k);
-        struct kiln_prof_op *op = kiln_linalg_prof_begin(call, w->dtype, flops, desc);
+        struct kiln_prof_op *op = kiln_linalg_prof_begin(call, "orgqr", w->dtype, flops, desc);
         linalg_job j = {w->dtype, batch, m, ncols, qw->data, info};
         s = call->p->orgqr(call->ctx, call->state, &j, k, tau->data);
         kiln_linalg_prof_end(call, op);

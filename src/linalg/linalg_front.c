@@ -74,8 +74,27 @@ kiln_status kiln_linalg_copy(kiln_array *a, int ndim_batch, const int64_t *batch
     v->shape[ndim_batch + 1] = a->shape[transpose ? r : c];
     v->strides[ndim_batch] = a->strides[transpose ? c : r];
     v->strides[ndim_batch + 1] = a->strides[transpose ? r : c];
-    s = kiln_array_copy(v, out);
+    s = kiln_linalg_empty(a->ctx, a->dtype, v->ndim, v->shape, out);
+    if (s == KILN_OK) s = kiln_array_assign(*out, v);
     kiln_array_release(v);
+    if (s != KILN_OK) {
+        kiln_array_release(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+kiln_status kiln_linalg_empty(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
+                              kiln_array **out) {
+    *out = NULL;
+    size_t size = kiln_dtype_size(dtype);
+    int64_t count = kiln_shape_size(ndim, shape);
+    if (count < 0) return kiln_set_error(KILN_ERR_SHAPE, "linalg: the array's size overflows");
+    int64_t padded = count + (int64_t)((KILN_LINALG_PAD_BYTES + size - 1) / size);
+    kiln_array *buffer = NULL;
+    kiln_status s = kiln_array_empty(ctx, dtype, 1, &padded, &buffer);
+    if (s == KILN_OK) s = kiln_linalg_view(buffer, ndim, shape, out);
+    kiln_array_release(buffer); /* the view keeps it */
     return s;
 }
 
@@ -128,11 +147,12 @@ kiln_status kiln_linalg_check_info(const linalg_call *call, const int32_t *info,
     return KILN_OK;
 }
 
-struct kiln_prof_op *kiln_linalg_prof_begin(const linalg_call *call, kiln_dtype dtype, double flops,
-                                            const char *shape_desc) {
+struct kiln_prof_op *kiln_linalg_prof_begin(const linalg_call *call, const char *routine, kiln_dtype dtype,
+                                            double flops, const char *shape_desc) {
     if (!KILN_PROF_ON(call->ctx)) return NULL;
     char name[160];
-    snprintf(name, sizeof name, "linalg %s %s [%s]", call->op, kiln_dtype_name(dtype), call->p->base.name);
+    snprintf(name, sizeof name, "linalg %s %s %s [%s]", call->op, routine, kiln_dtype_name(dtype),
+             call->p->base.name);
     return kiln_prof_library_begin(call->ctx, name, NULL, KILN_PROF_WANTS_ARGS(call->ctx) ? shape_desc : "",
                                    flops);
 }

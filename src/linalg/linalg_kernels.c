@@ -14,8 +14,8 @@ static kiln_status kernel_for(linalg_call *call, kiln_dtype dtype, const char *n
     int cplx = dtype == KILN_COMPLEX64 || dtype == KILN_COMPLEX128;
     int dbl = dtype == KILN_FLOAT64 || dtype == KILN_COMPLEX128;
     char options[96];
-    snprintf(options, sizeof options, "-DLINALG_R=%s -DLINALG_C=%d -DLINALG_P=%s", dbl ? "double" : "float",
-             cplx ? 2 : 1, call->p->pivot_bytes == 8 ? "long long" : "int");
+    snprintf(options, sizeof options, "-DLINALG_R=%s -DLINALG_C=%d -DLINALG_P64=%d", dbl ? "double" : "float",
+             cplx ? 2 : 1, call->p->pivot_bytes == 8);
     return kiln_builtin_kernel(call->ctx, kiln_embedded_linalg_kernels, "kiln/linalg_kernels.cu", options, name,
                                out);
 }

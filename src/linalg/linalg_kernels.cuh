@@ -2,8 +2,8 @@
 // triangles LAPACK leaves untouched, identities, determinants from LU
 // factors, and lstsq's column scaling and residual sums. Compiled per dtype
 // with -DLINALG_R=<float|double> -DLINALG_C=<1|2> (real or complex: an
-// element is C consecutive reals) -DLINALG_P=<int|long long> (the pivot
-// type of the context's provider), on whichever backend the context uses.
+// element is C consecutive reals) -DLINALG_P64=<0|1> (the pivots are int
+// or long long, as the context's provider writes them), on whichever backend the context uses.
 // The elementwise ones are memory-bound grid-stride loops; the determinant
 // walks one matrix's diagonal per thread (n steps, against the n^3 of the
 // factorisation before it).
@@ -14,11 +14,12 @@
 #ifndef LINALG_C
 #define LINALG_C 1
 #endif
-#ifndef LINALG_P
-#define LINALG_P int
-#endif
 typedef LINALG_R linalg_r;
-typedef LINALG_P linalg_p;
+#if defined(LINALG_P64) && LINALG_P64
+typedef long long linalg_p;
+#else
+typedef int linalg_p;
+#endif
 
 #define LINALG_LOOP(i, n)                                                                                     \
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n);                             \

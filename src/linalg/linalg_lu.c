@@ -44,7 +44,7 @@ static kiln_status lu_factor(linalg_call *call, kiln_array *a, int nb, const int
     kiln_status s = kiln_linalg_copy(a, nb, batch_shape, 0, &f->lu);
     int64_t npiv = f->batch * f->n;
     if (s == KILN_OK)
-        s = kiln_array_empty(call->ctx, call->p->pivot_bytes == 8 ? KILN_INT64 : KILN_INT32, 1, &npiv, &f->ipiv);
+        s = kiln_linalg_empty(call->ctx, call->p->pivot_bytes == 8 ? KILN_INT64 : KILN_INT32, 1, &npiv, &f->ipiv);
     int32_t *info = s == KILN_OK ? calloc((size_t)(f->batch ? f->batch : 1), sizeof *info) : NULL;
     if (s == KILN_OK && !info) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     if (s == KILN_OK) {
@@ -52,7 +52,7 @@ static kiln_status lu_factor(linalg_call *call, kiln_array *a, int nb, const int
         snprintf(desc, sizeof desc, "getrf: %lld matrices %lld x %lld", (long long)f->batch, (long long)f->n,
                  (long long)f->n);
         double flops = (double)f->batch * 2.0 / 3.0 * (double)f->n * (double)f->n * (double)f->n;
-        struct kiln_prof_op *op = kiln_linalg_prof_begin(call, a->dtype, flops, desc);
+        struct kiln_prof_op *op = kiln_linalg_prof_begin(call, "getrf", a->dtype, flops, desc);
         linalg_job j = {a->dtype, f->batch, f->n, f->n, f->lu->data, info};
         s = call->p->getrf(call->ctx, call->state, &j, f->ipiv->data);
         kiln_linalg_prof_end(call, op);
@@ -71,7 +71,7 @@ static kiln_status lu_solve(linalg_call *call, lu_parts *f, char trans, int64_t 
     snprintf(desc, sizeof desc, "getrs: %lld systems %lld x %lld, %lld right-hand sides", (long long)f->batch,
              (long long)f->n, (long long)f->n, (long long)nrhs);
     double flops = (double)f->batch * 2.0 * (double)f->n * (double)f->n * (double)nrhs;
-    struct kiln_prof_op *op = kiln_linalg_prof_begin(call, x->dtype, flops, desc);
+    struct kiln_prof_op *op = kiln_linalg_prof_begin(call, "getrs", x->dtype, flops, desc);
     linalg_job j = {x->dtype, f->batch, f->n, f->n, f->lu->data, info};
     kiln_status s = call->p->getrs(call->ctx, call->state, &j, f->ipiv->data, trans, nrhs, x->data);
     kiln_linalg_prof_end(call, op);
@@ -178,7 +178,7 @@ kiln_status kiln_inv(kiln_array *a, kiln_array **out) {
     s = lu_factor(&call, a, nb, batch_shape, 0, &f);
     if (s != KILN_OK) return s;
     kiln_array *x = NULL;
-    s = kiln_array_empty(call.ctx, a->dtype, a->ndim, a->shape, &x);
+    s = kiln_linalg_empty(call.ctx, a->dtype, a->ndim, a->shape, &x);
     if (s == KILN_OK) s = kiln_linalg_eye(&call, x, f.batch, f.n);
     if (s == KILN_OK) s = lu_solve(&call, &f, 'N', f.n, x);
     lu_release(&f);

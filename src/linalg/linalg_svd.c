@@ -32,7 +32,7 @@ static kiln_status with_tail(kiln_context *ctx, kiln_dtype t, int nb, const int6
     memcpy(full, shape, sizeof *shape * (size_t)nb);
     full[nb] = d0;
     full[nb + 1] = d1;
-    return kiln_array_empty(ctx, t, nb + tail, full, out);
+    return kiln_linalg_empty(ctx, t, nb + tail, full, out);
 }
 
 kiln_status kiln_svd(kiln_array *a, int full_matrices, int compute_uv, kiln_array **u, kiln_array **s_out,
@@ -66,7 +66,7 @@ kiln_status kiln_svd(kiln_array *a, int full_matrices, int compute_uv, kiln_arra
         snprintf(desc, sizeof desc, "gesvd job %c: %lld matrices %lld x %lld", job, (long long)batch, (long long)xm,
                  (long long)xn);
         double flops = (double)batch * (compute_uv ? 22.0 : 4.0) * (double)xm * xn * (double)k;
-        struct kiln_prof_op *op = kiln_linalg_prof_begin(&call, a->dtype, flops, desc);
+        struct kiln_prof_op *op = kiln_linalg_prof_begin(&call, "gesvd", a->dtype, flops, desc);
         linalg_job j = {a->dtype, batch, xm, xn, w->data, info};
         s = call.p->gesvd(call.ctx, call.state, &j, job, sv->data, uw ? uw->data : NULL, vw ? vw->data : NULL);
         kiln_linalg_prof_end(&call, op);
@@ -121,7 +121,7 @@ kiln_status kiln_eigh(kiln_array *a, char uplo, kiln_array **w_out, kiln_array *
         snprintf(desc, sizeof desc, "syevd: %lld matrices %lld x %lld, %s", (long long)batch, (long long)n,
                  (long long)n, v ? "vectors" : "values");
         double flops = (double)batch * (v ? 9.0 : 4.0 / 3.0) * (double)n * n * (double)n;
-        struct kiln_prof_op *op = kiln_linalg_prof_begin(&call, a->dtype, flops, desc);
+        struct kiln_prof_op *op = kiln_linalg_prof_begin(&call, "syevd", a->dtype, flops, desc);
         linalg_job j = {a->dtype, batch, n, n, work->data, info};
         s = call.p->syevd(call.ctx, call.state, &j, v != NULL, uplo, w->data);
         kiln_linalg_prof_end(&call, op);
