@@ -90,6 +90,9 @@ static const kiln_setting table[] = {
     {"KILN_PROFILE_OUT", KILN_SETTING_PATH, "stderr", "file the profile is appended to"},
     {"KILN_PROFILE_TIMER", KILN_SETTING_CHOICE, "auto", "device timer: auto, events or cupti"},
     {"KILN_TRACE", KILN_SETTING_PATH, "unset", "write a Chrome trace (Perfetto) to this file at kiln_close"},
+    /* dense solvers (src/linalg) */
+    {"KILN_LAPACKE_LIB", KILN_SETTING_PATH, "searched", "LAPACKE library to load (the CPU's dense solvers)"},
+    {"KILN_CUSOLVER_LIB", KILN_SETTING_PATH, "searched", "cuSOLVER library to load (CUDA's dense solvers)"},
 };
 
 const kiln_setting *kiln_settings(int *count) {

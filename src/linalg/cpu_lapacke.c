@@ -234,6 +234,29 @@ static kiln_status lp_syevd(kiln_context *ctx, void *state, const linalg_job *j,
     return s;
 }
 
+/* Host loops: a CPU context's memory is the host's, and a kernel launch
+ * costs more than writing a triangle of zeros. */
+static void lp_triangle(const linalg_job *j, int keep_upper) {
+    size_t size = kiln_dtype_size(j->dtype);
+    for (int64_t r = 0; r < j->batch * j->m; r++) {
+        int64_t i = r % j->m, lo = keep_upper ? 0 : i + 1, hi = keep_upper ? (i < j->n ? i : j->n) : j->n;
+        if (hi > lo) memset((char *)j->a + (size_t)(r * j->n + lo) * size, 0, (size_t)(hi - lo) * size);
+    }
+}
+
+static void lp_eye(const linalg_job *j) {
+    size_t size = kiln_dtype_size(j->dtype);
+    memset(j->a, 0, (size_t)(j->batch * j->n * j->n) * size);
+    int dbl = j->dtype == KILN_FLOAT64 || j->dtype == KILN_COMPLEX128;
+    for (int64_t r = 0; r < j->batch * j->n; r++) {
+        char *one = (char *)j->a + (size_t)(r * j->n + r % j->n) * size;
+        if (dbl)
+            *(double *)(void *)one = 1;
+        else
+            *(float *)(void *)one = 1;
+    }
+}
+
 static const linalg_provider lapacke_provider = {
     .base =
         {
@@ -253,6 +276,8 @@ static const linalg_provider lapacke_provider = {
     .orgqr = lp_orgqr,
     .gesvd = lp_gesvd,
     .syevd = lp_syevd,
+    .triangle = lp_triangle,
+    .eye = lp_eye,
 };
 
 const linalg_provider *kiln_linalg_lapacke_provider(void) { return &lapacke_provider; }

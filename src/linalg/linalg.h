@@ -55,6 +55,13 @@ typedef struct linalg_provider {
      * the eigenvectors over A (columns), of the Hermitian matrix whose
      * `uplo` triangle A holds. */
     kiln_status (*syevd)(kiln_context *ctx, void *state, const linalg_job *j, int vectors, char uplo, void *w);
+    /* Optional (NULL: kiln's kernels do it on the device): in the row-major
+     * view of j's memory (batch matrices of m rows and n columns), zero
+     * the strictly lower (keep_upper) or strictly upper triangle; or make
+     * identities (eye, m == n). For memory the host writes as cheaply as a
+     * kernel launch would (the CPU's). */
+    void (*triangle)(const linalg_job *j, int keep_upper);
+    void (*eye)(const linalg_job *j);
 } linalg_provider;
 
 const linalg_provider *kiln_linalg_lapacke_provider(void);

@@ -22,22 +22,46 @@ static kiln_status kernel_for(linalg_call *call, kiln_dtype dtype, const char *n
 
 static kiln_dim3 grid_for(linalg_call *call, int64_t n) { return kiln_array_grid(call->ctx, n > 0 ? n : 1); }
 
+/* Rows x cols over batch matrices: blocks along a row (x) and over rows (y),
+ * as many in all as kiln's elementwise kernels take for the same size. */
+static kiln_dim3 grid_rows(linalg_call *call, int64_t rows, int64_t cols) {
+    int64_t budget = grid_for(call, rows * cols).x;
+    int64_t gx = (cols + 255) / 256;
+    if (gx > budget) gx = budget;
+    if (gx < 1) gx = 1;
+    int64_t gy = budget / gx;
+    if (gy > rows) gy = rows;
+    if (gy > 65535) gy = 65535;
+    if (gy < 1) gy = 1;
+    return KILN_DIM((uint32_t)gx, (uint32_t)gy);
+}
+
 static kiln_value ptr(kiln_array *a) { return kiln_ptr(a ? a->data : NULL, KILN_DTYPE_COUNT); }
 
 kiln_status kiln_linalg_triangle(linalg_call *call, kiln_array *a, int64_t batch, int64_t rows, int64_t cols,
                                  int keep_upper) {
+    if (call->p->triangle) {
+        linalg_job j = {a->dtype, batch, rows, cols, a->data, NULL};
+        call->p->triangle(&j, keep_upper);
+        return KILN_OK;
+    }
     kiln_kernel *k;
     kiln_status s = kernel_for(call, a->dtype, "linalg_triangle", &k);
     if (s != KILN_OK || batch * rows * cols == 0) return s;
-    return kiln_launch(k, grid_for(call, batch * rows * cols), KILN_DIM(256), 0, NULL,
+    return kiln_launch(k, grid_rows(call, batch * rows, cols), KILN_DIM(256), 0, NULL,
                        KILN_ARGS(ptr(a), kiln_i64(batch), kiln_i64(rows), kiln_i64(cols), kiln_i32(keep_upper)));
 }
 
 kiln_status kiln_linalg_eye(linalg_call *call, kiln_array *a, int64_t batch, int64_t n) {
+    if (call->p->eye) {
+        linalg_job j = {a->dtype, batch, n, n, a->data, NULL};
+        call->p->eye(&j);
+        return KILN_OK;
+    }
     kiln_kernel *k;
     kiln_status s = kernel_for(call, a->dtype, "linalg_eye", &k);
     if (s != KILN_OK || batch * n == 0) return s;
-    return kiln_launch(k, grid_for(call, batch * n * n), KILN_DIM(256), 0, NULL,
+    return kiln_launch(k, grid_rows(call, batch * n, n), KILN_DIM(256), 0, NULL,
                        KILN_ARGS(ptr(a), kiln_i64(batch), kiln_i64(n)));
 }
 

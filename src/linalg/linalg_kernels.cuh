@@ -25,22 +25,33 @@ typedef int linalg_p;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n);                             \
          i += (long long)gridDim.x * blockDim.x)
 
-// Row-major rows x cols matrices, batch of them: zero j < i (keep_upper) or j > i.
+// Rows across blockIdx.y, columns across the x threads: no division per
+// element, coalesced on a GPU, and a row's run of columns is one loop on
+// the CPU. Row-major rows x cols matrices, batch of them (r = batch row).
+#define LINALG_ROWS(r, count) for (long long r = blockIdx.y; r < (count); r += gridDim.y)
+#define LINALG_COLS(j, lo, hi)                                                                                 \
+    for (long long j = (lo) + (long long)blockIdx.x * blockDim.x + threadIdx.x; j < (hi);                      \
+         j += (long long)gridDim.x * blockDim.x)
+
+// Zero j < i (keep_upper) or j > i: the triangle LAPACK left as it was.
 __global__ void linalg_triangle(linalg_r *a, long long batch, long long rows, long long cols, int keep_upper) {
-    long long per = rows * cols;
-    LINALG_LOOP(e, batch * per) {
-        long long k = e % per, i = k / cols, j = k % cols;
-        if (keep_upper ? j < i : j > i)
-            for (int c = 0; c < LINALG_C; c++) a[e * LINALG_C + c] = (linalg_r)0;
+    LINALG_ROWS(r, batch * rows) {
+        long long i = r % rows, lo = keep_upper ? 0 : i + 1, hi = keep_upper ? (i < cols ? i : cols) : cols;
+        linalg_r *row = a + r * cols * LINALG_C;
+        LINALG_COLS(j, lo, hi) {
+            for (int c = 0; c < LINALG_C; c++) row[j * LINALG_C + c] = (linalg_r)0;
+        }
     }
 }
 
 __global__ void linalg_eye(linalg_r *a, long long batch, long long n) {
-    long long per = n * n;
-    LINALG_LOOP(e, batch * per) {
-        long long k = e % per;
-        a[e * LINALG_C] = (k / n == k % n) ? (linalg_r)1 : (linalg_r)0;
-        if (LINALG_C == 2) a[e * LINALG_C + 1] = (linalg_r)0;
+    LINALG_ROWS(r, batch * n) {
+        long long i = r % n;
+        linalg_r *row = a + r * n * LINALG_C;
+        LINALG_COLS(j, 0, n) {
+            row[j * LINALG_C] = j == i ? (linalg_r)1 : (linalg_r)0;
+            if (LINALG_C == 2) row[j * LINALG_C + 1] = (linalg_r)0;
+        }
     }
 }
 
