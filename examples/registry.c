@@ -40,6 +40,8 @@ int kiln_example_fft_convolve(kiln_context *ctx, const kiln_example_opts *opts, 
 int kiln_example_reduce(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 int kiln_example_random_xorwow(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 int kiln_example_random_pi(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+/* Dense solvers (examples/linalg_demo.c). */
+int kiln_example_linalg_solve(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 #define UFUNC_ROW_(n, seed_id, text)                                                                         \
     { .name = #n, .seed = seed_id, .summary = text, .run = kiln_example_ufunc_##n }
 #define GUFUNC_ROW_(n, seed_id, text)                                                                        \
@@ -101,6 +103,11 @@ static const kiln_example example_table[] = {
      .summary = "sum, argmax, cumsum of 2^28 f32 (cpu 2^24) and row/column sums of a "
                 "16384^2 matrix (cpu 2048^2) vs long double (size = n)",
      .run = kiln_example_reduce},
+    {.name = "solve",
+     .seed = "-",
+     .summary = "numpy.linalg.solve: 1000 64x64 f64 systems in one call and one 8192^2 (cpu 2048^2), "
+                "residuals vs long double (size = n)",
+     .run = kiln_example_linalg_solve},
 };
 
 #define EXAMPLE_RUNNER_(name)                                                                                \
