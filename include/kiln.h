@@ -1136,8 +1136,8 @@ KILN_API kiln_status kiln_blas_provider(kiln_context *ctx, const char **name);
  * definite, no convergence) is KILN_ERR_LINALG naming its batch index; the
  * calls wait for their work (they read each matrix's status back), so none
  * may be part of a graph capture. KILN_PROFILE shows one row per library
- * call, "linalg <op> <dtype> [<provider>]", and kiln's own kernels and
- * copies beside it. docs/linalg.md tells which copies each call makes. */
+ * routine, "linalg <op> <routine> <dtype> [<provider>]" ("linalg solve getrf
+ * float64 [cuSOLVER]"), and kiln's own kernels and copies beside it. docs/linalg.md tells which copies each call makes. */
 
 /* NumPy's solve: x with a x = b; a (..., n, n), b (n,) (one vector for
  * every matrix) or (..., n, k) with batch dims broadcast against a's; x has

@@ -93,6 +93,8 @@ static const kiln_setting table[] = {
     /* dense solvers (src/linalg) */
     {"KILN_LAPACKE_LIB", KILN_SETTING_PATH, "searched", "LAPACKE library to load (the CPU's dense solvers)"},
     {"KILN_CUSOLVER_LIB", KILN_SETTING_PATH, "searched", "cuSOLVER library to load (CUDA's dense solvers)"},
+    {"KILN_LINALG_HOST_LOOPS", KILN_SETTING_FLAG, "1",
+     "0: the CPU's dense solvers lay out their matrices with kiln's kernels, as on CUDA (for testing)"},
 };
 
 const kiln_setting *kiln_settings(int *count) {

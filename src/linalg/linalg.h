@@ -34,6 +34,8 @@ typedef struct linalg_provider {
     kiln_provider base; /* first: the one provider shape */
     int pivot_bytes;    /* getrf's pivots: 4 (LAPACK's int) or 8 (cuSOLVER's int64) */
     int svd_needs_tall; /* gesvd only takes m >= n (cuSOLVER): the front transposes wide ones */
+    int host_memory;    /* the context's memory is the host's (CPU): layout copies by kiln's host
+                           copy, else kiln's tiled transpose kernel */
     /* P A = L U in place (m == n); ipiv: batch * n pivots (1-based). */
     kiln_status (*getrf)(kiln_context *ctx, void *state, const linalg_job *j, void *ipiv);
     /* Solves op(A) X = B with getrf's factors of j (n x n); b: batch
@@ -75,6 +77,8 @@ typedef struct linalg_call {
     const char *op; /* "solve", for messages and the profile */
     const linalg_provider *p;
     void *state;
+    int host_loops; /* layout work by host loops and copies (p->host_memory, unless
+                       KILN_LINALG_HOST_LOOPS=0 asks for the device path's kernels) */
 } linalg_call;
 
 /* Checks `a` is a stack of matrices (ndim >= 2; square when `square`) of a
@@ -84,8 +88,8 @@ kiln_status kiln_linalg_begin(const char *op, kiln_array *a, int square, linalg_
 /* A new contiguous array of shape batch + (rows, cols) holding `a`'s last
  * two dims broadcast over batch (ndim_batch dims); transposed when
  * `transpose` (then rows = a's cols). */
-kiln_status kiln_linalg_copy(kiln_array *a, int ndim_batch, const int64_t *batch, int transpose,
-                             kiln_array **out);
+kiln_status kiln_linalg_copy(const linalg_call *call, kiln_array *a, int ndim_batch, const int64_t *batch,
+                             int transpose, kiln_array **out);
 /* A new contiguous array for a library to work in: its memory runs on
  * for KILN_LINALG_PAD_BYTES past the last element, which OpenBLAS's
  * vector kernels may read (cgemv_n on AVX-512, inside cgesdd, reads past
@@ -94,7 +98,12 @@ kiln_status kiln_linalg_copy(kiln_array *a, int ndim_batch, const int64_t *batch
 kiln_status kiln_linalg_empty(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
                               kiln_array **out);
 /* A new contiguous array of w's elements with its last two dims swapped. */
-kiln_status kiln_linalg_transposed(kiln_array *w, kiln_array **out);
+kiln_status kiln_linalg_transposed(const linalg_call *call, kiln_array *w, kiln_array **out);
+/* dst (contiguous) = src (same shape, any strides) with kiln's tiled
+ * transpose kernel when src's last dim is the slower one in memory (a
+ * transposed view) and its batch dims fold into one stride; else
+ * KILN_ERR_UNSUPPORTED with no message (the caller copies otherwise). */
+kiln_status kiln_linalg_transpose_copy(const linalg_call *call, kiln_array *dst, kiln_array *src);
 /* A view of `a` (same memory from element 0) with this shape, C order. */
 kiln_status kiln_linalg_view(kiln_array *a, int ndim, const int64_t *shape, kiln_array **out);
 

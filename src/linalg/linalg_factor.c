@@ -33,7 +33,7 @@ kiln_status kiln_cholesky(kiln_array *a, kiln_array **l) {
     int64_t shape[KILN_MAX_DIMS], batch, n = a->shape[a->ndim - 1];
     int nb = batch_of(a, shape, &batch);
     kiln_array *w = NULL;
-    s = kiln_linalg_copy(a, nb, shape, 0, &w);
+    s = kiln_linalg_copy(&call, a, nb, shape, 0, &w);
     int32_t *info = s == KILN_OK ? calloc((size_t)(batch ? batch : 1), sizeof *info) : NULL;
     if (s == KILN_OK && !info) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     if (s == KILN_OK) {
@@ -82,7 +82,7 @@ static kiln_status qr_factor(linalg_call *call, kiln_array *w, int64_t batch, in
 static kiln_status qr_r(linalg_call *call, kiln_array *w, int64_t batch, int64_t rows, int64_t n, kiln_array **r) {
     kiln_array *cols = NULL;
     kiln_status s = kiln_array_slice(w, w->ndim - 1, 0, rows, 1, &cols);
-    if (s == KILN_OK) s = kiln_linalg_transposed(cols, r);
+    if (s == KILN_OK) s = kiln_linalg_transposed(call, cols, r);
     kiln_array_release(cols);
     if (s == KILN_OK) s = kiln_linalg_triangle(call, *r, batch, rows, n, 1);
     return s;
@@ -127,7 +127,7 @@ static kiln_status qr_q(linalg_call *call, kiln_array *w, kiln_array *tau, int n
     }
     if (s == KILN_OK) s = kiln_linalg_check_info(call, info, batch, 0, NULL, "failed in orgqr");
     free(info);
-    if (s == KILN_OK) s = kiln_linalg_transposed(qw, q);
+    if (s == KILN_OK) s = kiln_linalg_transposed(call, qw, q);
     kiln_array_release(qw);
     return s;
 }
@@ -148,7 +148,7 @@ kiln_status kiln_qr(kiln_array *a, kiln_qr_mode mode, kiln_array **q, kiln_array
     int64_t k = m < n ? m : n;
     int nb = batch_of(a, shape, &batch);
     kiln_array *w = NULL, *tau = NULL, *rr = NULL, *qq = NULL;
-    s = kiln_linalg_copy(a, nb, shape, 1, &w);
+    s = kiln_linalg_copy(&call, a, nb, shape, 1, &w);
     if (s == KILN_OK) s = qr_factor(&call, w, batch, m, n, &tau);
     /* NumPy: complete gives R (m, n), reduced and r give R (k, n) */
     if (s == KILN_OK) s = qr_r(&call, w, batch, mode == KILN_QR_COMPLETE ? m : k, n, &rr);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "array/array.h"
+#include "core/settings.h"
 #include "linalg/linalg.h"
 #include "prof/prof.h"
 
@@ -53,11 +54,21 @@ kiln_status kiln_linalg_begin(const char *op, kiln_array *a, int square, linalg_
     if (s != KILN_OK) return kiln_prefix_error(s, "kiln_%s: ", op);
     call->ctx = ctx;
     call->p = (const linalg_provider *)p;
+    call->host_loops = call->p->host_memory && kiln_setting_flag("KILN_LINALG_HOST_LOOPS", 1);
     return KILN_OK;
 }
 
-kiln_status kiln_linalg_copy(kiln_array *a, int ndim_batch, const int64_t *batch, int transpose,
-                             kiln_array **out) {
+/* dst = v: the tiled kernel where it applies, else kiln's copy. */
+static kiln_status layout_copy(const linalg_call *call, kiln_array *dst, kiln_array *v) {
+    if (!call->host_loops) {
+        kiln_status s = kiln_linalg_transpose_copy(call, dst, v);
+        if (s != KILN_ERR_UNSUPPORTED) return s;
+    }
+    return kiln_array_assign(dst, v);
+}
+
+kiln_status kiln_linalg_copy(const linalg_call *call, kiln_array *a, int ndim_batch, const int64_t *batch,
+                             int transpose, kiln_array **out) {
     *out = NULL;
     kiln_array *v;
     kiln_status s = kiln_array_view_header(a, &v);
@@ -75,7 +86,7 @@ kiln_status kiln_linalg_copy(kiln_array *a, int ndim_batch, const int64_t *batch
     v->strides[ndim_batch] = a->strides[transpose ? c : r];
     v->strides[ndim_batch + 1] = a->strides[transpose ? r : c];
     s = kiln_linalg_empty(a->ctx, a->dtype, v->ndim, v->shape, out);
-    if (s == KILN_OK) s = kiln_array_assign(*out, v);
+    if (s == KILN_OK) s = layout_copy(call, *out, v);
     kiln_array_release(v);
     if (s != KILN_OK) {
         kiln_array_release(*out);
@@ -98,15 +109,21 @@ kiln_status kiln_linalg_empty(kiln_context *ctx, kiln_dtype dtype, int ndim, con
     return s;
 }
 
-kiln_status kiln_linalg_transposed(kiln_array *w, kiln_array **out) {
+kiln_status kiln_linalg_transposed(const linalg_call *call, kiln_array *w, kiln_array **out) {
+    *out = NULL;
     int axes[KILN_MAX_DIMS];
     for (int d = 0; d < w->ndim; d++) axes[d] = d;
     axes[w->ndim - 2] = w->ndim - 1;
     axes[w->ndim - 1] = w->ndim - 2;
     kiln_array *v = NULL;
     kiln_status s = kiln_array_transpose(w, axes, &v);
-    if (s == KILN_OK) s = kiln_array_copy(v, out);
+    if (s == KILN_OK) s = kiln_array_empty(w->ctx, w->dtype, v->ndim, v->shape, out);
+    if (s == KILN_OK) s = layout_copy(call, *out, v);
     kiln_array_release(v);
+    if (s != KILN_OK) {
+        kiln_array_release(*out);
+        *out = NULL;
+    }
     return s;
 }
 

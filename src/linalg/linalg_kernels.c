@@ -40,7 +40,7 @@ static kiln_value ptr(kiln_array *a) { return kiln_ptr(a ? a->data : NULL, KILN_
 
 kiln_status kiln_linalg_triangle(linalg_call *call, kiln_array *a, int64_t batch, int64_t rows, int64_t cols,
                                  int keep_upper) {
-    if (call->p->triangle) {
+    if (call->p->triangle && call->host_loops) {
         linalg_job j = {a->dtype, batch, rows, cols, a->data, NULL};
         call->p->triangle(&j, keep_upper);
         return KILN_OK;
@@ -53,7 +53,7 @@ kiln_status kiln_linalg_triangle(linalg_call *call, kiln_array *a, int64_t batch
 }
 
 kiln_status kiln_linalg_eye(linalg_call *call, kiln_array *a, int64_t batch, int64_t n) {
-    if (call->p->eye) {
+    if (call->p->eye && call->host_loops) {
         linalg_job j = {a->dtype, batch, n, n, a->data, NULL};
         call->p->eye(&j);
         return KILN_OK;
@@ -94,4 +94,36 @@ kiln_status kiln_linalg_column_norms2(linalg_call *call, kiln_array *r, int64_t 
     int64_t blocks = (cols + 63) / 64;
     return kiln_launch(k, KILN_DIM((uint32_t)(blocks < 65535 ? blocks : 65535)), KILN_DIM(64), 0, NULL,
                        KILN_ARGS(ptr(r), kiln_i64(rows), kiln_i64(cols), ptr(out)));
+}
+
+kiln_status kiln_linalg_transpose_copy(const linalg_call *call, kiln_array *dst, kiln_array *src) {
+    int nd = src->ndim;
+    int64_t size = (int64_t)kiln_dtype_size(src->dtype), rows = src->shape[nd - 2], cols = src->shape[nd - 1];
+    int64_t si = src->strides[nd - 2], sj = src->strides[nd - 1];
+    /* a transposed view: unit steps down a column, whole elements */
+    if (nd < 2 || (rows > 1 && si != size) || sj % size || sj <= 0) return KILN_ERR_UNSUPPORTED;
+    /* the batch dims as one stride (0 when broadcast) */
+    int64_t batch = 1, sb = -1, next = 0;
+    for (int d = nd - 3; d >= 0; d--) {
+        if (src->shape[d] == 1) continue;
+        if (sb < 0) {
+            sb = src->strides[d];
+            next = sb * src->shape[d];
+        } else if (src->strides[d] == next || (sb == 0 && src->strides[d] == 0)) {
+            next = src->strides[d] * src->shape[d];
+        } else {
+            return KILN_ERR_UNSUPPORTED;
+        }
+        batch *= src->shape[d];
+    }
+    if (sb < 0) sb = 0;
+    if (sb % size || batch * rows * cols == 0) return batch * rows * cols == 0 ? KILN_OK : KILN_ERR_UNSUPPORTED;
+    kiln_kernel *k;
+    kiln_status s = kernel_for((linalg_call *)call, src->dtype, "linalg_transpose_copy", &k);
+    if (s != KILN_OK) return s;
+    int64_t gz = batch < 65535 ? batch : 65535;
+    return kiln_launch(k, KILN_DIM((uint32_t)((cols + 31) / 32), (uint32_t)((rows + 31) / 32), (uint32_t)gz),
+                       KILN_DIM(32, 8), 0, NULL,
+                       KILN_ARGS(ptr(dst), ptr(src), kiln_i64(batch), kiln_i64(rows), kiln_i64(cols),
+                                 kiln_i64(sb / size), kiln_i64(1), kiln_i64(sj / size)));
 }

@@ -120,3 +120,31 @@ __global__ void linalg_column_norms2(const linalg_r *r, long long rows, long lon
         out[j] = (linalg_r)sum;
     }
 }
+
+// dst (batch x rows x cols, contiguous) from a strided src: element (b, i, j)
+// of dst is src[b * sb + i * si + j * sj] (strides in elements; sb may be 0
+// to broadcast). For the working copies of a transposed matrix (si == 1):
+// 32x32 tiles through shared memory, so that both the read (threads along i)
+// and the write (threads along j) are coalesced. Blocks of 32x8 threads.
+struct linalg_elem {
+    linalg_r v[LINALG_C];
+};
+__global__ void linalg_transpose_copy(linalg_elem *dst, const linalg_elem *src, long long batch, long long rows,
+                                      long long cols, long long sb, long long si, long long sj) {
+    __shared__ linalg_elem tile[32][33];
+    long long i0 = (long long)blockIdx.y * 32, j0 = (long long)blockIdx.x * 32;
+    for (long long b = blockIdx.z; b < batch; b += gridDim.z) {
+        const linalg_elem *s = src + b * sb;
+        linalg_elem *d = dst + b * rows * cols;
+        for (int k = 0; k < 32; k += 8) {
+            long long i = i0 + threadIdx.x, j = j0 + threadIdx.y + k;
+            if (i < rows && j < cols) tile[threadIdx.y + k][threadIdx.x] = s[i * si + j * sj];
+        }
+        __syncthreads();
+        for (int k = 0; k < 32; k += 8) {
+            long long i = i0 + threadIdx.y + k, j = j0 + threadIdx.x;
+            if (i < rows && j < cols) d[i * cols + j] = tile[threadIdx.x][threadIdx.y + k];
+        }
+        __syncthreads();
+    }
+}

@@ -41,7 +41,7 @@ static kiln_status lu_factor(linalg_call *call, kiln_array *a, int nb, const int
         f->batch *= batch_shape[d];
     }
     f->n = a->shape[a->ndim - 1];
-    kiln_status s = kiln_linalg_copy(a, nb, batch_shape, 0, &f->lu);
+    kiln_status s = kiln_linalg_copy(call, a, nb, batch_shape, 0, &f->lu);
     int64_t npiv = f->batch * f->n;
     if (s == KILN_OK)
         s = kiln_linalg_empty(call->ctx, call->p->pivot_bytes == 8 ? KILN_INT64 : KILN_INT32, 1, &npiv, &f->ipiv);
@@ -151,7 +151,7 @@ kiln_status kiln_solve(kiln_array *a, kiln_array *b, kiln_array **x) {
     s = lu_factor(&call, a, nb, batch_shape, 0, &f);
     kiln_array *xw = NULL; /* batch + (k, n): X column-major */
     if (s == KILN_OK) {
-        s = kiln_linalg_copy(bm, nb, batch_shape, 1, &xw);
+        s = kiln_linalg_copy(&call, bm, nb, batch_shape, 1, &xw);
         if (s == KILN_OK) s = lu_solve(&call, &f, 'T', k, xw);
         lu_release(&f);
     }
@@ -160,7 +160,7 @@ kiln_status kiln_solve(kiln_array *a, kiln_array *b, kiln_array **x) {
         batch_shape[nb] = n;
         s = kiln_linalg_view(xw, nb + 1, batch_shape, x);
     } else if (s == KILN_OK) {
-        s = kiln_linalg_transposed(xw, x);
+        s = kiln_linalg_transposed(&call, xw, x);
     }
     kiln_array_release(xw);
     return s;
