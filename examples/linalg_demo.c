@@ -19,7 +19,8 @@ static int cmp_double(const void *a, const void *b) {
 
 /* Median ms of `repeat` event-timed solves after one warm-up; the last x
  * stays in *x. */
-static int time_solve(kiln_context *ctx, kiln_array *a, kiln_array *b, int repeat, kiln_array **x, double *ms) {
+static int time_solve(kiln_context *ctx, kiln_array *a, kiln_array *b, int repeat, kiln_array **x,
+                      double *ms) {
     kiln_event *e0, *e1;
     double t[64];
     KILN_CHECK(kiln_event_create(ctx, &e0));
@@ -127,7 +128,7 @@ int kiln_example_linalg_solve(kiln_context *ctx, const kiln_example_opts *opts, 
     res->flops = flops;
     res->bytes = 8.0 * (double)n * n;
     snprintf(res->check, sizeof res->check,
-             "|Ax-b|/(|A||x|+|b|): 1000x64^2 %.1e (%.2f ms), %lld^2 %.1e (%.1f GFLOP/s), f64", small_res, small_ms,
-             (long long)n, big_res, flops / big_ms / 1e6);
+             "|Ax-b|/(|A||x|+|b|): 1000x64^2 %.1e (%.2f ms), %lld^2 %.1e (%.1f GFLOP/s), f64", small_res,
+             small_ms, (long long)n, big_res, flops / big_ms / 1e6);
     return 0;
 }

@@ -1137,7 +1137,8 @@ KILN_API kiln_status kiln_blas_provider(kiln_context *ctx, const char **name);
  * calls wait for their work (they read each matrix's status back), so none
  * may be part of a graph capture. KILN_PROFILE shows one row per library
  * routine, "linalg <op> <routine> <dtype> [<provider>]" ("linalg solve getrf
- * float64 [cuSOLVER]"), and kiln's own kernels and copies beside it. docs/linalg.md tells which copies each call makes. */
+ * float64 [cuSOLVER]"), and kiln's own kernels and copies beside it. docs/linalg.md tells which copies each
+ * call makes. */
 
 /* NumPy's solve: x with a x = b; a (..., n, n), b (n,) (one vector for
  * every matrix) or (..., n, k) with batch dims broadcast against a's; x has
@@ -1157,8 +1158,8 @@ KILN_API kiln_status kiln_qr(kiln_array *a, kiln_qr_mode mode, kiln_array **q, k
 /* a = u diag(s) vh for a (..., m, n): s (..., k) real, descending; with
  * compute_uv, u (..., m, m) and vh (..., n, n) when full_matrices, else
  * (..., m, k) and (..., k, n); without it u and vh may be NULL. */
-KILN_API kiln_status kiln_svd(kiln_array *a, int full_matrices, int compute_uv, kiln_array **u, kiln_array **s,
-                              kiln_array **vh);
+KILN_API kiln_status kiln_svd(kiln_array *a, int full_matrices, int compute_uv, kiln_array **u,
+                              kiln_array **s, kiln_array **vh);
 /* Eigenvalues w (..., n), real and ascending, and, when v is not NULL,
  * eigenvectors as v's columns (..., n, n) of Hermitian a, of which only
  * the triangle uplo ('L', NumPy's default, or 'U') is read. */

@@ -77,7 +77,8 @@ static void test_solve_broadcast(void **state) {
     kiln_dtype t = KILN_FLOAT64;
     int64_t sa[2] = {9, 9}, sb[4] = {2, 3, 9, 2};
     void *ha, *hb;
-    kiln_array *a = lr_random(ctx, &rng, t, 2, sa, 0, &ha), *b = lr_random(ctx, &rng, t, 4, sb, 0, &hb), *x = NULL;
+    kiln_array *a = lr_random(ctx, &rng, t, 2, sa, 0, &ha), *b = lr_random(ctx, &rng, t, 4, sb, 0, &hb),
+               *x = NULL;
     TEST_OK(kiln_solve(a, b, &x));
     assert_memory_equal(kiln_array_shape(x), sb, sizeof sb);
     void *hx = test_read_array(x);
@@ -93,8 +94,10 @@ static void test_solve_broadcast(void **state) {
     hx = test_read_array(x);
     for (int64_t p = 0; p < 2; p++)
         for (int64_t q = 0; q < 3; q++) {
-            long double err = lr_product_error(t, ha2, p * 81, 0, hx, (p * 3 + q) * 18, 0, hb2, q * 18, 9, 9, 2);
-            lr_expect_small("broadcast solve", t, err, lr_fro(t, ha2, p * 81, 9, 9) * lr_fro(t, hx, (p * 3 + q) * 18, 9, 2), 72);
+            long double err =
+                lr_product_error(t, ha2, p * 81, 0, hx, (p * 3 + q) * 18, 0, hb2, q * 18, 9, 9, 2);
+            lr_expect_small("broadcast solve", t, err,
+                            lr_fro(t, ha2, p * 81, 9, 9) * lr_fro(t, hx, (p * 3 + q) * 18, 9, 2), 72);
         }
     free(hx);
     kiln_array_release(x);
@@ -116,7 +119,7 @@ static void test_inv(void **state) {
         for (int64_t q = 0; q < 4; q++) {
             long double err = lr_product_error(t, ha, q * 529, 0, hi, q * 529, 0, NULL, 0, 23, 23, 23);
             lr_expect_small("inv |A inv(A) - I| / (|A||inv(A)|)", t, err,
-                         lr_fro(t, ha, q * 529, 23, 23) * lr_fro(t, hi, q * 529, 23, 23), 8 * 23);
+                            lr_fro(t, ha, q * 529, 23, 23) * lr_fro(t, hi, q * 529, 23, 23), 8 * 23);
         }
         free(hi);
         free(ha);
@@ -172,16 +175,19 @@ static void test_det_slogdet(void **state) {
         TEST_OK(kiln_slogdet(a, &sg, &la));
         assert_int_equal(kiln_array_ndim(d), 1);
         assert_int_equal(kiln_array_shape(d)[0], 5);
-        assert_int_equal(kiln_array_dtype(la), lr_complex(t) ? (t == KILN_COMPLEX64 ? KILN_FLOAT32 : KILN_FLOAT64) : t);
+        assert_int_equal(kiln_array_dtype(la),
+                         lr_complex(t) ? (t == KILN_COMPLEX64 ? KILN_FLOAT32 : KILN_FLOAT64) : t);
         void *hd = test_read_array(d), *hs = test_read_array(sg), *hl = test_read_array(la);
         for (int64_t q = 0; q < 5; q++) {
-            hval ref = host_det(t, ha, q * n * n, n), got = lr_get(t, hd, (size_t)q), sign = lr_get(t, hs, (size_t)q);
+            hval ref = host_det(t, ha, q * n * n, n), got = lr_get(t, hd, (size_t)q),
+                 sign = lr_get(t, hs, (size_t)q);
             long double e = lr_abs((hval){got.re - ref.re, got.im - ref.im});
             lr_expect_small("det relative error", t, e, 10 * n * lr_abs(ref), 10);
             long double logabs = lr_get(kiln_array_dtype(la), hl, (size_t)q).re;
             lr_expect_small("slogdet log|det|", t, fabsl(logabs - logl(lr_abs(ref))), 4 * n, 10);
             hval unit = {ref.re / lr_abs(ref), ref.im / lr_abs(ref)};
-            lr_expect_small("slogdet sign", t, lr_abs((hval){sign.re - unit.re, sign.im - unit.im}), 4 * n, 10);
+            lr_expect_small("slogdet sign", t, lr_abs((hval){sign.re - unit.re, sign.im - unit.im}), 4 * n,
+                            10);
         }
         free(hd), free(hs), free(hl), free(ha);
         kiln_array_release(d), kiln_array_release(sg), kiln_array_release(la), kiln_array_release(a);
@@ -219,7 +225,8 @@ static void test_cholesky(void **state) {
         memcpy(poisoned, ha, kiln_array_nbytes(a));
         for (int64_t q = 0; q < batch; q++)
             for (int64_t i = 0; i < n; i++)
-                for (int64_t j = i + 1; j < n; j++) lr_put(t, poisoned, (size_t)((q * n + i) * n + j), (hval){1e3, -7});
+                for (int64_t j = i + 1; j < n; j++)
+                    lr_put(t, poisoned, (size_t)((q * n + i) * n + j), (hval){1e3, -7});
         kiln_array *ap = NULL;
         TEST_OK(kiln_array_from_host(ctx, t, 3, kiln_array_shape(a), poisoned, kiln_array_nbytes(a), &ap));
         TEST_OK(kiln_cholesky(ap, &l));
@@ -261,8 +268,10 @@ static void qr_case(kiln_context *ctx, test_rng *rng, kiln_dtype t, int64_t batc
             if (!q) continue;
             assert_int_equal(kiln_array_shape(q)[1], m);
             assert_int_equal(kiln_array_shape(q)[2], qc);
-            long double err = lr_product_error(t, hq, b * m * qc, 0, hr, b * rr * n, 0, ha, b * m * n, m, qc, n);
-            lr_expect_small("qr |QR - A| / |A|", t, err, lr_fro(t, ha, b * m * n, m, n), 8.0 * (m > n ? m : n));
+            long double err =
+                lr_product_error(t, hq, b * m * qc, 0, hr, b * rr * n, 0, ha, b * m * n, m, qc, n);
+            lr_expect_small("qr |QR - A| / |A|", t, err, lr_fro(t, ha, b * m * n, m, n),
+                            8.0 * (m > n ? m : n));
             lr_expect_small("qr |Q^H Q - I|", t, lr_orthonormal_error(t, hq, b * m * qc, m, qc), 1, 8.0 * m);
         }
         free(hr);
@@ -317,15 +326,18 @@ static void svd_case(kiln_context *ctx, test_rng *rng, kiln_dtype t, int64_t bat
             free(us);
             long double scale = lr_fro(t, ha, b * m * n, m, n);
             lr_expect_small("svd |U S Vh - A| / |A|", t, err, scale, 16.0 * (m > n ? m : n));
-            lr_expect_small("svd |U^H U - I|", t, lr_orthonormal_error(t, hu, b * m * uc, m, uc), 1, 16.0 * m);
+            lr_expect_small("svd |U^H U - I|", t, lr_orthonormal_error(t, hu, b * m * uc, m, uc), 1,
+                            16.0 * m);
             /* Vh's rows orthonormal: (Vh^H)^H Vh^H = Vh Vh^H = I */
-            lr_expect_small("svd |Vh Vh^H - I|", t, lr_product_error(t, hv, b * vr * n, 0, hv, b * vr * n, 1, NULL, 0, vr, n, vr),
-                         1, 16.0 * n);
+            lr_expect_small("svd |Vh Vh^H - I|", t,
+                            lr_product_error(t, hv, b * vr * n, 0, hv, b * vr * n, 1, NULL, 0, vr, n, vr), 1,
+                            16.0 * n);
             for (int64_t j = 0; j < k; j++) {
                 long double sj = lr_get(rt, hs, (size_t)(b * k + j)).re;
                 assert_true(sj >= 0);
                 if (j) assert_true(sj <= lr_get(rt, hs, (size_t)(b * k + j - 1)).re);
-                lr_expect_small("svd s without u, v", t, fabsl(sj - lr_get(rt, hs0, (size_t)(b * k + j)).re), scale, 16.0 * n);
+                lr_expect_small("svd s without u, v", t, fabsl(sj - lr_get(rt, hs0, (size_t)(b * k + j)).re),
+                                scale, 16.0 * n);
             }
         }
         free(hu), free(hs), free(hv);
@@ -364,9 +376,11 @@ static void test_eigh(void **state) {
             for (int64_t q = 0; q < batch; q++)
                 for (int64_t i = 0; i < n; i++)
                     for (int64_t j = 0; j < n; j++)
-                        if (side ? j < i : j > i) lr_put(t, poisoned, (size_t)((q * n + i) * n + j), (hval){-55, 3});
+                        if (side ? j < i : j > i)
+                            lr_put(t, poisoned, (size_t)((q * n + i) * n + j), (hval){-55, 3});
             kiln_array *ap = NULL, *w = NULL, *v = NULL, *w_only = NULL;
-            TEST_OK(kiln_array_from_host(ctx, t, 3, kiln_array_shape(a), poisoned, kiln_array_nbytes(a), &ap));
+            TEST_OK(
+                kiln_array_from_host(ctx, t, 3, kiln_array_shape(a), poisoned, kiln_array_nbytes(a), &ap));
             TEST_OK(kiln_eigh(ap, uplo, &w, &v));
             TEST_OK(kiln_eigh(ap, uplo, &w_only, NULL));
             assert_int_equal(kiln_array_dtype(w), rt);
@@ -383,12 +397,13 @@ static void test_eigh(void **state) {
                 long double err = lr_product_error(t, ha, q * n * n, 0, hv, q * n * n, 0, vw, 0, n, n, n);
                 free(vw);
                 lr_expect_small("eigh |A V - V diag(w)| / |A|", t, err, scale, 16.0 * n);
-                lr_expect_small("eigh |V^H V - I|", t, lr_orthonormal_error(t, hv, q * n * n, n, n), 1, 16.0 * n);
+                lr_expect_small("eigh |V^H V - I|", t, lr_orthonormal_error(t, hv, q * n * n, n, n), 1,
+                                16.0 * n);
                 for (int64_t i = 0; i < n; i++) {
                     long double wi = lr_get(rt, hw, (size_t)(q * n + i)).re;
                     if (i) assert_true(wi >= lr_get(rt, hw, (size_t)(q * n + i - 1)).re);
-                    lr_expect_small("eigh values without vectors", t, fabsl(wi - lr_get(rt, hw0, (size_t)(q * n + i)).re),
-                                 scale, 16.0 * n);
+                    lr_expect_small("eigh values without vectors", t,
+                                    fabsl(wi - lr_get(rt, hw0, (size_t)(q * n + i)).re), scale, 16.0 * n);
                 }
             }
             free(hw), free(hv), free(hw0), free(poisoned);
@@ -401,8 +416,9 @@ static void test_eigh(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_solve),    cmocka_unit_test(test_solve_broadcast), cmocka_unit_test(test_inv),
-        cmocka_unit_test(test_det_slogdet), cmocka_unit_test(test_cholesky),     cmocka_unit_test(test_qr),
+        cmocka_unit_test(test_solve),    cmocka_unit_test(test_solve_broadcast),
+        cmocka_unit_test(test_inv),      cmocka_unit_test(test_det_slogdet),
+        cmocka_unit_test(test_cholesky), cmocka_unit_test(test_qr),
         cmocka_unit_test(test_svd),      cmocka_unit_test(test_eigh),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);

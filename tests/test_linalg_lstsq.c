@@ -22,7 +22,8 @@ static int on_cuda(kiln_context *ctx) { return kiln_context_backend(ctx) == KILN
 static void lstsq_full_rank(kiln_context *ctx, test_rng *rng, kiln_dtype t, int vector) {
     int64_t m = 20, n = 6, k = vector ? 1 : 3, sa[2] = {m, n}, sb[2] = {m, k};
     void *ha, *hb;
-    kiln_array *a = lr_random(ctx, rng, t, 2, sa, 0, &ha), *b = lr_random(ctx, rng, t, vector ? 1 : 2, sb, 0, &hb);
+    kiln_array *a = lr_random(ctx, rng, t, 2, sa, 0, &ha),
+               *b = lr_random(ctx, rng, t, vector ? 1 : 2, sb, 0, &hb);
     kiln_array *x = NULL, *res = NULL, *s = NULL;
     int64_t rank = -1;
     TEST_OK(kiln_lstsq(a, b, -1, &x, &res, &rank, &s));
@@ -51,13 +52,15 @@ static void lstsq_full_rank(kiln_context *ctx, test_rng *rng, kiln_dtype t, int 
         for (int64_t j = 0; j < k; j++) {
             hval acc = {0, 0};
             for (int64_t i = 0; i < m; i++) {
-                hval p = lr_mul(lr_conj(lr_get(t, ha, (size_t)(i * n + l))), lr_get(t, r, (size_t)(i * k + j)));
+                hval p =
+                    lr_mul(lr_conj(lr_get(t, ha, (size_t)(i * n + l))), lr_get(t, r, (size_t)(i * k + j)));
                 acc.re += p.re, acc.im += p.im;
             }
             if (lr_abs(acc) > worst) worst = lr_abs(acc);
         }
     long double na = lr_fro(t, ha, 0, m, n);
-    lr_expect_small("lstsq |A^H (Ax - b)|", t, worst, na * (na * lr_fro(t, hx, 0, n, k) + lr_fro(t, hb, 0, m, k)), 64 * m);
+    lr_expect_small("lstsq |A^H (Ax - b)|", t, worst,
+                    na * (na * lr_fro(t, hx, 0, n, k) + lr_fro(t, hb, 0, m, k)), 64 * m);
     /* residuals: |b - A x|^2 per column */
     kiln_dtype rt = lr_real(t);
     for (int64_t j = 0; j < k; j++) {
@@ -85,8 +88,10 @@ static void test_lstsq(void **state) {
         int64_t sa[2] = {10, 4}, sb = 10;
         void *ha;
         kiln_array *a0 = lr_random(ctx, &rng, t, 2, sa, 0, &ha);
-        for (int64_t i = 0; i < 10; i++) lr_put(t, ha, (size_t)(i * 4 + 3), lr_get(t, ha, (size_t)(i * 4 + 1)));
-        kiln_array *a = NULL, *b = lr_random(ctx, &rng, t, 1, &sb, 0, NULL), *x = NULL, *res = NULL, *s = NULL;
+        for (int64_t i = 0; i < 10; i++)
+            lr_put(t, ha, (size_t)(i * 4 + 3), lr_get(t, ha, (size_t)(i * 4 + 1)));
+        kiln_array *a = NULL, *b = lr_random(ctx, &rng, t, 1, &sb, 0, NULL), *x = NULL, *res = NULL,
+                   *s = NULL;
         TEST_OK(kiln_array_from_host(ctx, t, 2, sa, ha, kiln_array_nbytes(a0), &a));
         int64_t rank = -1;
         TEST_OK(kiln_lstsq(a, b, -1, &x, &res, &rank, &s));
@@ -94,7 +99,8 @@ static void test_lstsq(void **state) {
         assert_int_equal(kiln_array_shape(res)[0], 0);
         void *hx = test_read_array(x);
         hval x1 = lr_get(t, hx, 1), x3 = lr_get(t, hx, 3);
-        lr_expect_small("lstsq minimum norm", t, lr_abs((hval){x1.re - x3.re, x1.im - x3.im}), 1 + lr_abs(x1), 1000);
+        lr_expect_small("lstsq minimum norm", t, lr_abs((hval){x1.re - x3.re, x1.im - x3.im}), 1 + lr_abs(x1),
+                        1000);
         free(hx);
         kiln_array_release(x), kiln_array_release(res), kiln_array_release(s);
         /* a large rcond keeps only the largest singular value */
@@ -106,13 +112,15 @@ static void test_lstsq(void **state) {
         /* underdetermined: A x = b exactly, no residuals */
         int64_t su[2] = {4, 9}, sbu = 4;
         void *hu, *hbu;
-        kiln_array *au = lr_random(ctx, &rng, t, 2, su, 0, &hu), *bu = lr_random(ctx, &rng, t, 1, &sbu, 0, &hbu);
+        kiln_array *au = lr_random(ctx, &rng, t, 2, su, 0, &hu),
+                   *bu = lr_random(ctx, &rng, t, 1, &sbu, 0, &hbu);
         TEST_OK(kiln_lstsq(au, bu, -1, &x, &res, &rank, &s));
         assert_int_equal(rank, 4);
         assert_int_equal(kiln_array_shape(res)[0], 0);
         hx = test_read_array(x);
         long double err = lr_product_error(t, hu, 0, 0, hx, 0, 0, hbu, 0, 4, 9, 1);
-        lr_expect_small("lstsq underdetermined |Ax - b|", t, err, lr_fro(t, hu, 0, 4, 9) * lr_fro(t, hx, 0, 9, 1), 200);
+        lr_expect_small("lstsq underdetermined |Ax - b|", t, err,
+                        lr_fro(t, hu, 0, 4, 9) * lr_fro(t, hx, 0, 9, 1), 200);
         free(hx), free(hu), free(hbu);
         kiln_array_release(x), kiln_array_release(res), kiln_array_release(s), kiln_array_release(au),
             kiln_array_release(bu);
@@ -203,7 +211,8 @@ static void test_singular_and_not_definite(void **state) {
         kiln_array *s0 = lr_spd(ctx, &rng, t, 4, 6, &hs), *s1 = NULL, *l = NULL;
         lr_put(t, hs, (size_t)(2 * 36 + 4 * 6 + 4), (hval){-1, 0});
         TEST_OK(kiln_array_from_host(ctx, t, 3, kiln_array_shape(s0), hs, kiln_array_nbytes(s0), &s1));
-        TEST_FAILS_WITH(kiln_cholesky(s1, &l), KILN_ERR_LINALG, "matrix (2,) of the batch is not positive definite");
+        TEST_FAILS_WITH(kiln_cholesky(s1, &l), KILN_ERR_LINALG,
+                        "matrix (2,) of the batch is not positive definite");
         assert_null(l);
         free(ha), free(hs);
         kiln_array_release(a0), kiln_array_release(a), kiln_array_release(b), kiln_array_release(s0),
@@ -214,7 +223,8 @@ static void test_singular_and_not_definite(void **state) {
 static void test_bad_input(void **state) {
     kiln_context *ctx = *state;
     test_rng rng = test_rng_for(__func__);
-    int64_t s34[2] = {3, 4}, s33[2] = {3, 3}, s4 = 4, s233[3] = {2, 3, 3}, s431[3] = {4, 3, 1}, s2333[4] = {2, 3, 3, 3};
+    int64_t s34[2] = {3, 4}, s33[2] = {3, 3}, s4 = 4, s233[3] = {2, 3, 3}, s431[3] = {4, 3, 1},
+            s2333[4] = {2, 3, 3, 3};
     kiln_array *a34 = lr_random(ctx, &rng, KILN_FLOAT64, 2, s34, 0, NULL);
     kiln_array *a33 = lr_random(ctx, &rng, KILN_FLOAT64, 2, s33, 3, NULL);
     kiln_array *f33 = lr_random(ctx, &rng, KILN_FLOAT32, 2, s33, 3, NULL);
@@ -229,7 +239,8 @@ static void test_bad_input(void **state) {
     TEST_FAILS_WITH(kiln_solve(a33, v4, &x), KILN_ERR_SHAPE, "needs b of shape (3,) or (..., 3, k)");
     TEST_FAILS_WITH(kiln_solve(b233, b431, &x), KILN_ERR_SHAPE, "do not broadcast");
     TEST_FAILS_WITH(kiln_solve(a33, NULL, &x), KILN_ERR_INVALID_ARGUMENT, "b is NULL");
-    TEST_FAILS_WITH(kiln_solve(f33, a33, &x), KILN_ERR_DTYPE, "expected b of a's dtype float32, found float64");
+    TEST_FAILS_WITH(kiln_solve(f33, a33, &x), KILN_ERR_DTYPE,
+                    "expected b of a's dtype float32, found float64");
     TEST_FAILS_WITH(kiln_inv(v4, &x), KILN_ERR_SHAPE, "ndim >= 2");
     TEST_FAILS_WITH(kiln_inv(i33, &x), KILN_ERR_DTYPE, "found int32");
     TEST_FAILS_WITH(kiln_inv(NULL, &x), KILN_ERR_INVALID_ARGUMENT, "NULL");
@@ -273,14 +284,15 @@ static void test_kernels_nvrtc(void **state) {
     (void)state;
     for (int v = 0; v < 8; v++) {
         char options[96];
-        snprintf(options, sizeof options, "-DLINALG_R=%s -DLINALG_C=%d -DLINALG_P64=%d", v & 1 ? "double" : "float",
-                 v & 2 ? 2 : 1, (v & 4) != 0);
+        snprintf(options, sizeof options, "-DLINALG_R=%s -DLINALG_C=%d -DLINALG_P64=%d",
+                 v & 1 ? "double" : "float", v & 2 ? 2 : 1, (v & 4) != 0);
         char *log = NULL;
         kiln_status s = kiln_compile_only("cuda", "sm_90", kiln_embedded_linalg_kernels, "linalg_kernels.cu",
                                           options, &log);
         kiln_free(log);
         if (s == KILN_ERR_COMPILER_MISSING) return; /* no CUDA toolkit here */
-        if (s != KILN_OK) fail_msg("linalg kernels (%s) did not compile through NVRTC: %s", options, kiln_last_error());
+        if (s != KILN_OK)
+            fail_msg("linalg kernels (%s) did not compile through NVRTC: %s", options, kiln_last_error());
     }
 }
 
@@ -293,7 +305,8 @@ static void test_cpu_vs_cuda(void **state) {
     test_rng rng = test_rng_for(__func__);
     int64_t sa[3] = {3, 32, 32}, sb[3] = {3, 32, 2};
     void *ha, *hb;
-    kiln_array *a = lr_random(ctx, &rng, KILN_FLOAT64, 3, sa, 32, &ha), *b = lr_random(ctx, &rng, KILN_FLOAT64, 3, sb, 0, &hb);
+    kiln_array *a = lr_random(ctx, &rng, KILN_FLOAT64, 3, sa, 32, &ha),
+               *b = lr_random(ctx, &rng, KILN_FLOAT64, 3, sb, 0, &hb);
     kiln_array *ac = NULL, *bc = NULL, *x = NULL, *xc = NULL, *s = NULL, *sc = NULL;
     TEST_OK(kiln_array_from_host(cpu, KILN_FLOAT64, 3, sa, ha, kiln_array_nbytes(a), &ac));
     TEST_OK(kiln_array_from_host(cpu, KILN_FLOAT64, 3, sb, hb, kiln_array_nbytes(b), &bc));
@@ -301,9 +314,12 @@ static void test_cpu_vs_cuda(void **state) {
     TEST_OK(kiln_solve(ac, bc, &xc));
     TEST_OK(kiln_svd(a, 0, 0, NULL, &s, NULL));
     TEST_OK(kiln_svd(ac, 0, 0, NULL, &sc, NULL));
-    double *g = test_read_array(x), *h = test_read_array(xc), *gs = test_read_array(s), *hs = test_read_array(sc);
-    for (int64_t i = 0; i < 3 * 32 * 2; i++) lr_expect_small("solve cpu vs cuda", KILN_FLOAT64, fabs(g[i] - h[i]), 1 + fabs(h[i]), 1e3);
-    for (int64_t i = 0; i < 3 * 32; i++) lr_expect_small("svd cpu vs cuda", KILN_FLOAT64, fabs(gs[i] - hs[i]), hs[0], 1e3);
+    double *g = test_read_array(x), *h = test_read_array(xc), *gs = test_read_array(s),
+           *hs = test_read_array(sc);
+    for (int64_t i = 0; i < 3 * 32 * 2; i++)
+        lr_expect_small("solve cpu vs cuda", KILN_FLOAT64, fabs(g[i] - h[i]), 1 + fabs(h[i]), 1e3);
+    for (int64_t i = 0; i < 3 * 32; i++)
+        lr_expect_small("svd cpu vs cuda", KILN_FLOAT64, fabs(gs[i] - hs[i]), hs[0], 1e3);
     free(g), free(h), free(gs), free(hs), free(ha), free(hb);
     kiln_array *arrs[] = {a, b, ac, bc, x, xc, s, sc};
     for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) kiln_array_release(arrs[i]);
@@ -312,9 +328,12 @@ static void test_cpu_vs_cuda(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lstsq),         cmocka_unit_test(test_views),
-        cmocka_unit_test(test_singular_and_not_definite), cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_provider_and_profile),      cmocka_unit_test(test_kernels_nvrtc),
+        cmocka_unit_test(test_lstsq),
+        cmocka_unit_test(test_views),
+        cmocka_unit_test(test_singular_and_not_definite),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_provider_and_profile),
+        cmocka_unit_test(test_kernels_nvrtc),
         cmocka_unit_test(test_cpu_vs_cuda),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);

@@ -110,8 +110,8 @@ static int load_lapacke(lapacke *l) {
 
 /* One LAPACKE round on host data: copy, factor (and solve), as a C
  * programmer calls it (column-major; A is symmetric, so the same matrix). */
-static int lapacke_round(const lapacke *l, int op, int d, int n, const void *a, const void *b, void *w, void *x,
-                         int *ipiv, void *tau, void *s, void *u, void *vt) {
+static int lapacke_round(const lapacke *l, int op, int d, int n, const void *a, const void *b, void *w,
+                         void *x, int *ipiv, void *tau, void *s, void *u, void *vt) {
     size_t elem = d ? 8 : 4;
     memcpy(w, a, (size_t)n * n * elem);
     enum { COL = 102 };
@@ -131,7 +131,8 @@ static int time_lapacke(const lapacke *l, int op, int d, int n, const void *a, c
                         double *ms) {
     size_t elem = d ? 8 : 4, mat = (size_t)n * n * elem;
     void *w = malloc(mat), *x = malloc(n * elem), *tau = malloc(n * elem), *s = malloc(n * elem);
-    void *u = op == LINALG_NATIVE_SVD_UV ? malloc(mat) : NULL, *vt = op == LINALG_NATIVE_SVD_UV ? malloc(mat) : NULL;
+    void *u = op == LINALG_NATIVE_SVD_UV ? malloc(mat) : NULL,
+         *vt = op == LINALG_NATIVE_SVD_UV ? malloc(mat) : NULL;
     int *ipiv = malloc(sizeof *ipiv * (size_t)n), bad = 0;
     double t[64];
     bad |= lapacke_round(l, op, d, n, a, b, w, x, ipiv, tau, s, u, vt);
@@ -168,8 +169,8 @@ static linalg_native_run_fn native_run(const char **why) {
     return run;
 }
 
-static int time_native(linalg_native_run_fn run, int op, int d, int n, kiln_array *a, kiln_array *b, int repeat,
-                       double *ms) {
+static int time_native(linalg_native_run_fn run, int op, int d, int n, kiln_array *a, kiln_array *b,
+                       int repeat, double *ms) {
     float t[64];
     double td[64];
     int r = run(0, op, d, n, kiln_array_data(a), kiln_array_data(b), 1, repeat, t);
@@ -261,7 +262,8 @@ int main(int argc, char **argv) {
                     int r = cuda ? time_native(run, op, d, n, a, b, repeat, &m)
                                  : time_lapacke(&lp, op, d, n, ha, hb, repeat, &m);
                     if (r) {
-                        fprintf(stderr, "%s %s: the vendor call failed (%d)\n", op_names[op], kiln_dtype_name(t), r);
+                        fprintf(stderr, "%s %s: the vendor call failed (%d)\n", op_names[op],
+                                kiln_dtype_name(t), r);
                         vendor_ok = 0;
                     } else if (m < vms) {
                         vms = m;
@@ -269,11 +271,11 @@ int main(int argc, char **argv) {
                 }
             }
             if (vendor_ok)
-                printf("| %s | %s | %d | %.2f | %.2f | %.3f | >= 0.95 |\n", op_names[op], kiln_dtype_name(t), n, kms,
-                       vms, vms / kms);
+                printf("| %s | %s | %d | %.2f | %.2f | %.3f | >= 0.95 |\n", op_names[op], kiln_dtype_name(t),
+                       n, kms, vms, vms / kms);
             else
-                printf("| %s | %s | %d | %.2f | n/a | n/a (%s) | >= 0.95 |\n", op_names[op], kiln_dtype_name(t), n,
-                       kms, why ? why : "the vendor call failed");
+                printf("| %s | %s | %d | %.2f | n/a | n/a (%s) | >= 0.95 |\n", op_names[op],
+                       kiln_dtype_name(t), n, kms, why ? why : "the vendor call failed");
             fflush(stdout);
         }
         kiln_array_release(a);

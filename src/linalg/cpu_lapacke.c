@@ -51,7 +51,8 @@ static void lp_load_once(void) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         int threads = (int)kiln_setting_int("KILN_NUM_THREADS", 1, 4096, cores < 1 ? 1 : cores);
         lp.openblas_set_num_threads(threads);
-        snprintf(lp_describe, sizeof lp_describe, "LAPACKE (%s) over OpenBLAS, %d threads", lp_lib.path, threads);
+        snprintf(lp_describe, sizeof lp_describe, "LAPACKE (%s) over OpenBLAS, %d threads", lp_lib.path,
+                 threads);
     } else {
         snprintf(lp_describe, sizeof lp_describe, "LAPACKE (%s) over the reference LAPACK", lp_lib.path);
     }
@@ -59,7 +60,8 @@ static void lp_load_once(void) {
 
 static kiln_status lp_load(void) {
     pthread_once(&lp_once, lp_load_once);
-    if (lp_lib.status == KILN_OK || strstr(lp_lib.why, lp_spec.install_hint)) return kiln_dynlib_check(&lp_lib);
+    if (lp_lib.status == KILN_OK || strstr(lp_lib.why, lp_spec.install_hint))
+        return kiln_dynlib_check(&lp_lib);
     return kiln_set_error(lp_lib.status, "%s; %s", lp_lib.why, lp_spec.install_hint);
 }
 
@@ -69,8 +71,9 @@ static const char *lp_describe_fn(void) { return lp_describe; }
 static kiln_status lp_fits(const linalg_job *j, int64_t extra) {
     int64_t worst = j->m * j->n > extra ? j->m * j->n : extra;
     if (worst <= INT32_MAX) return KILN_OK;
-    return kiln_set_error(KILN_ERR_UNSUPPORTED, "LAPACKE takes 32-bit sizes: a %lld x %lld matrix is too large",
-                          (long long)j->m, (long long)j->n);
+    return kiln_set_error(KILN_ERR_UNSUPPORTED,
+                          "LAPACKE takes 32-bit sizes: a %lld x %lld matrix is too large", (long long)j->m,
+                          (long long)j->n);
 }
 
 static char *at(const linalg_job *j, void *base, int64_t q, int64_t per) {
@@ -81,7 +84,8 @@ static char *at(const linalg_job *j, void *base, int64_t q, int64_t per) {
  * is out of memory. */
 static kiln_status lp_result(const linalg_job *j, int64_t q, int info, const char *what) {
     if (info == LAPACK_WORK_MEMORY_ERROR)
-        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "LAPACKE %s: out of host memory for its workspace", what);
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "LAPACKE %s: out of host memory for its workspace",
+                              what);
     j->info[q] = info;
     return KILN_OK;
 }
@@ -186,8 +190,8 @@ static kiln_status lp_orgqr(kiln_context *ctx, void *state, const linalg_job *j,
     return s;
 }
 
-static kiln_status lp_gesvd(kiln_context *ctx, void *state, const linalg_job *j, char job, void *s_out, void *u,
-                            void *vt) {
+static kiln_status lp_gesvd(kiln_context *ctx, void *state, const linalg_job *j, char job, void *s_out,
+                            void *u, void *vt) {
     (void)ctx;
     (void)state;
     kiln_status s = lp_fits(j, j->m * j->m > j->n * j->n ? j->m * j->m : j->n * j->n);
@@ -202,9 +206,15 @@ static kiln_status lp_gesvd(kiln_context *ctx, void *state, const linalg_job *j,
         void *vq = job == 'N' ? NULL : at(j, vt, q, (int64_t)vrows * n);
         int info;
         switch (j->dtype) {
-        case KILN_FLOAT32: info = lp.LAPACKE_sgesdd(LAPACK_COL_MAJOR, job, m, n, a, lda, sv, uq, ldu, vq, ldvt); break;
-        case KILN_FLOAT64: info = lp.LAPACKE_dgesdd(LAPACK_COL_MAJOR, job, m, n, a, lda, sv, uq, ldu, vq, ldvt); break;
-        case KILN_COMPLEX64: info = lp.LAPACKE_cgesdd(LAPACK_COL_MAJOR, job, m, n, a, lda, sv, uq, ldu, vq, ldvt); break;
+        case KILN_FLOAT32:
+            info = lp.LAPACKE_sgesdd(LAPACK_COL_MAJOR, job, m, n, a, lda, sv, uq, ldu, vq, ldvt);
+            break;
+        case KILN_FLOAT64:
+            info = lp.LAPACKE_dgesdd(LAPACK_COL_MAJOR, job, m, n, a, lda, sv, uq, ldu, vq, ldvt);
+            break;
+        case KILN_COMPLEX64:
+            info = lp.LAPACKE_cgesdd(LAPACK_COL_MAJOR, job, m, n, a, lda, sv, uq, ldu, vq, ldvt);
+            break;
         default: info = lp.LAPACKE_zgesdd(LAPACK_COL_MAJOR, job, m, n, a, lda, sv, uq, ldu, vq, ldvt); break;
         }
         s = lp_result(j, q, info, "gesdd");
@@ -212,7 +222,8 @@ static kiln_status lp_gesvd(kiln_context *ctx, void *state, const linalg_job *j,
     return s;
 }
 
-static kiln_status lp_syevd(kiln_context *ctx, void *state, const linalg_job *j, int vectors, char uplo, void *w) {
+static kiln_status lp_syevd(kiln_context *ctx, void *state, const linalg_job *j, int vectors, char uplo,
+                            void *w) {
     (void)ctx;
     (void)state;
     kiln_status s = lp_fits(j, 0);

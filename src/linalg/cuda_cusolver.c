@@ -48,8 +48,9 @@ static const char *const cs_sonames[] = {"libcusolver.so.12", "libcusolver.so.11
 static const kiln_dynlib_spec cs_spec = {
     .label = "cuSOLVER",
     .sonames = cs_sonames,
-    .install_hint = "install the CUDA toolkit's cuSOLVER (libcusolver, e.g. apt-get install libcusolver-13-0) "
-                    "or set CUDA_HOME",
+    .install_hint =
+        "install the CUDA toolkit's cuSOLVER (libcusolver, e.g. apt-get install libcusolver-13-0) "
+        "or set CUDA_HOME",
     .search_cuda_dirs = 1,
     .env_override = "KILN_CUSOLVER_LIB",
 };
@@ -66,7 +67,8 @@ static void cs_load_once(void) {
 
 static kiln_status cs_load(void) {
     pthread_once(&cs_once, cs_load_once);
-    if (cs_lib.status == KILN_OK || strstr(cs_lib.why, cs_spec.install_hint)) return kiln_dynlib_check(&cs_lib);
+    if (cs_lib.status == KILN_OK || strstr(cs_lib.why, cs_spec.install_hint))
+        return kiln_dynlib_check(&cs_lib);
     return kiln_set_error(cs_lib.status, "%s; %s", cs_lib.why, cs_spec.install_hint);
 }
 
@@ -156,7 +158,8 @@ static kiln_status cs_prepare(kiln_context *ctx, cs_state *st, size_t dev_bytes,
     if (s == KILN_OK) s = cs_reserve(ctx, &st->info, KILN_INT32, batch);
     if (s == KILN_OK && host_bytes > st->host_bytes) {
         void *grown = realloc(st->host_work, host_bytes);
-        if (!grown) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory for cuSOLVER's workspace");
+        if (!grown)
+            return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory for cuSOLVER's workspace");
         st->host_work = grown;
         st->host_bytes = host_bytes;
     }
@@ -175,7 +178,10 @@ static kiln_status cs_infos(const linalg_job *j, cs_state *st) {
 }
 
 static int cuda_type(kiln_dtype t) {
-    return t == KILN_FLOAT32 ? CUDA_R_32F : t == KILN_FLOAT64 ? CUDA_R_64F : t == KILN_COMPLEX64 ? CUDA_C_32F : CUDA_C_64F;
+    return t == KILN_FLOAT32     ? CUDA_R_32F
+           : t == KILN_FLOAT64   ? CUDA_R_64F
+           : t == KILN_COMPLEX64 ? CUDA_C_32F
+                                 : CUDA_C_64F;
 }
 static int real_type(kiln_dtype t) { return cuda_type(kiln_linalg_real_dtype(t)); }
 
@@ -240,8 +246,10 @@ static kiln_status cs_potrf_batched(kiln_context *ctx, cs_state *st, const linal
     if (s != KILN_OK) return s;
     int fill = uplo == 'U' ? FILL_UPPER : FILL_LOWER, n = (int)j->n, b = (int)j->batch;
     void **arr = (void **)(void *)st->ptrs->data;
-    int rc = j->dtype == KILN_FLOAT32   ? cs.cusolverDnSpotrfBatched(st->handle, fill, n, arr, n, dev_info(st, 0), b)
-             : j->dtype == KILN_FLOAT64 ? cs.cusolverDnDpotrfBatched(st->handle, fill, n, arr, n, dev_info(st, 0), b)
+    int rc = j->dtype == KILN_FLOAT32
+                 ? cs.cusolverDnSpotrfBatched(st->handle, fill, n, arr, n, dev_info(st, 0), b)
+             : j->dtype == KILN_FLOAT64
+                 ? cs.cusolverDnDpotrfBatched(st->handle, fill, n, arr, n, dev_info(st, 0), b)
              : j->dtype == KILN_COMPLEX64
                  ? cs.cusolverDnCpotrfBatched(st->handle, fill, n, arr, n, dev_info(st, 0), b)
                  : cs.cusolverDnZpotrfBatched(st->handle, fill, n, arr, n, dev_info(st, 0), b);
@@ -280,12 +288,14 @@ static kiln_status cs_geqrf(kiln_context *ctx, void *state, const linalg_job *j,
     int t = cuda_type(j->dtype);
     int64_t m = j->m, n = j->n, k = m < n ? m : n, ld = m > 1 ? m : 1;
     size_t dev = 0, host = 0;
-    int rc = cs.cusolverDnXgeqrf_bufferSize(st->handle, st->params, m, n, t, j->a, ld, t, tau, t, &dev, &host);
+    int rc =
+        cs.cusolverDnXgeqrf_bufferSize(st->handle, st->params, m, n, t, j->a, ld, t, tau, t, &dev, &host);
     if (rc != 0) s = cs_fail(rc, "cusolverDnXgeqrf_bufferSize");
     if (s == KILN_OK) s = cs_prepare(ctx, st, dev, host, j->batch);
     for (int64_t q = 0; q < j->batch && s == KILN_OK; q++) {
-        rc = cs.cusolverDnXgeqrf(st->handle, st->params, m, n, t, at(j, j->a, q, m * n), ld, t, at(j, tau, q, k),
-                                 t, st->work->data, dev, st->host_work, host, dev_info(st, q));
+        rc = cs.cusolverDnXgeqrf(st->handle, st->params, m, n, t, at(j, j->a, q, m * n), ld, t,
+                                 at(j, tau, q, k), t, st->work->data, dev, st->host_work, host,
+                                 dev_info(st, q));
         if (rc != 0) s = cs_fail(rc, "cusolverDnXgeqrf");
     }
     if (s == KILN_OK) s = cs_infos(j, st);
@@ -295,16 +305,23 @@ static kiln_status cs_geqrf(kiln_context *ctx, void *state, const linalg_job *j,
 
 static kiln_status cs_orgqr(kiln_context *ctx, void *state, const linalg_job *j, int64_t k, const void *tau) {
     if (j->m > INT32_MAX || j->n > INT32_MAX || j->m * j->n > INT32_MAX)
-        return kiln_set_error(KILN_ERR_UNSUPPORTED, "cuSOLVER's orgqr takes 32-bit sizes: %lld x %lld is too large",
+        return kiln_set_error(KILN_ERR_UNSUPPORTED,
+                              "cuSOLVER's orgqr takes 32-bit sizes: %lld x %lld is too large",
                               (long long)j->m, (long long)j->n);
     cs_state *st = state;
     kiln_status s = cs_lock(ctx, st);
     if (s != KILN_OK) return s;
     int m = (int)j->m, n = (int)j->n, kk = (int)k, ld = m > 1 ? m : 1, lwork = 0, rc;
     switch (j->dtype) {
-    case KILN_FLOAT32: rc = cs.cusolverDnSorgqr_bufferSize(st->handle, m, n, kk, j->a, ld, tau, &lwork); break;
-    case KILN_FLOAT64: rc = cs.cusolverDnDorgqr_bufferSize(st->handle, m, n, kk, j->a, ld, tau, &lwork); break;
-    case KILN_COMPLEX64: rc = cs.cusolverDnCungqr_bufferSize(st->handle, m, n, kk, j->a, ld, tau, &lwork); break;
+    case KILN_FLOAT32:
+        rc = cs.cusolverDnSorgqr_bufferSize(st->handle, m, n, kk, j->a, ld, tau, &lwork);
+        break;
+    case KILN_FLOAT64:
+        rc = cs.cusolverDnDorgqr_bufferSize(st->handle, m, n, kk, j->a, ld, tau, &lwork);
+        break;
+    case KILN_COMPLEX64:
+        rc = cs.cusolverDnCungqr_bufferSize(st->handle, m, n, kk, j->a, ld, tau, &lwork);
+        break;
     default: rc = cs.cusolverDnZungqr_bufferSize(st->handle, m, n, kk, j->a, ld, tau, &lwork); break;
     }
     if (rc != 0) s = cs_fail(rc, "cusolverDn<t>orgqr_bufferSize");
@@ -326,8 +343,8 @@ static kiln_status cs_orgqr(kiln_context *ctx, void *state, const linalg_job *j,
     return s;
 }
 
-static kiln_status cs_gesvd(kiln_context *ctx, void *state, const linalg_job *j, char job, void *s_out, void *u,
-                            void *vt) {
+static kiln_status cs_gesvd(kiln_context *ctx, void *state, const linalg_job *j, char job, void *s_out,
+                            void *u, void *vt) {
     cs_state *st = state;
     kiln_status s = cs_lock(ctx, st);
     if (s != KILN_OK) return s;
@@ -336,15 +353,16 @@ static kiln_status cs_gesvd(kiln_context *ctx, void *state, const linalg_job *j,
     int64_t ucols = job == 'A' ? m : k, vrows = job == 'A' ? n : k, ldvt = vrows > 1 ? vrows : 1;
     size_t real = kiln_dtype_size(kiln_linalg_real_dtype(j->dtype)), dev = 0, host = 0;
     signed char jb = (signed char)job;
-    int rc = cs.cusolverDnXgesvd_bufferSize(st->handle, st->params, jb, jb, m, n, t, j->a, ld, rt, s_out, t, u, ld,
-                                            t, vt, ldvt, t, &dev, &host);
+    int rc = cs.cusolverDnXgesvd_bufferSize(st->handle, st->params, jb, jb, m, n, t, j->a, ld, rt, s_out, t,
+                                            u, ld, t, vt, ldvt, t, &dev, &host);
     if (rc != 0) s = cs_fail(rc, "cusolverDnXgesvd_bufferSize");
     if (s == KILN_OK) s = cs_prepare(ctx, st, dev, host, j->batch);
     for (int64_t q = 0; q < j->batch && s == KILN_OK; q++) {
-        void *uq = job == 'N' ? NULL : at(j, u, q, m * ucols), *vq = job == 'N' ? NULL : at(j, vt, q, vrows * n);
+        void *uq = job == 'N' ? NULL : at(j, u, q, m * ucols),
+             *vq = job == 'N' ? NULL : at(j, vt, q, vrows * n);
         rc = cs.cusolverDnXgesvd(st->handle, st->params, jb, jb, m, n, t, at(j, j->a, q, m * n), ld, rt,
-                                 (char *)s_out + (size_t)(q * k) * real, t, uq, ld, t, vq, ldvt, t, st->work->data,
-                                 dev, st->host_work, host, dev_info(st, q));
+                                 (char *)s_out + (size_t)(q * k) * real, t, uq, ld, t, vq, ldvt, t,
+                                 st->work->data, dev, st->host_work, host, dev_info(st, q));
         if (rc != 0) s = cs_fail(rc, "cusolverDnXgesvd");
     }
     if (s == KILN_OK) s = cs_infos(j, st);
@@ -352,7 +370,8 @@ static kiln_status cs_gesvd(kiln_context *ctx, void *state, const linalg_job *j,
     return s;
 }
 
-static kiln_status cs_syevd(kiln_context *ctx, void *state, const linalg_job *j, int vectors, char uplo, void *w) {
+static kiln_status cs_syevd(kiln_context *ctx, void *state, const linalg_job *j, int vectors, char uplo,
+                            void *w) {
     cs_state *st = state;
     kiln_status s = cs_lock(ctx, st);
     if (s != KILN_OK) return s;
@@ -360,14 +379,14 @@ static kiln_status cs_syevd(kiln_context *ctx, void *state, const linalg_job *j,
     int mode = vectors ? EIG_VECTOR : EIG_NOVECTOR, fill = uplo == 'U' ? FILL_UPPER : FILL_LOWER;
     int64_t n = j->n, ld = n > 1 ? n : 1;
     size_t real = kiln_dtype_size(kiln_linalg_real_dtype(j->dtype)), dev = 0, host = 0;
-    int rc = cs.cusolverDnXsyevd_bufferSize(st->handle, st->params, mode, fill, n, t, j->a, ld, rt, w, t, &dev,
-                                            &host);
+    int rc = cs.cusolverDnXsyevd_bufferSize(st->handle, st->params, mode, fill, n, t, j->a, ld, rt, w, t,
+                                            &dev, &host);
     if (rc != 0) s = cs_fail(rc, "cusolverDnXsyevd_bufferSize");
     if (s == KILN_OK) s = cs_prepare(ctx, st, dev, host, j->batch);
     for (int64_t q = 0; q < j->batch && s == KILN_OK; q++) {
         rc = cs.cusolverDnXsyevd(st->handle, st->params, mode, fill, n, t, at(j, j->a, q, n * n), ld, rt,
-                                 (char *)w + (size_t)(q * n) * real, t, st->work->data, dev, st->host_work, host,
-                                 dev_info(st, q));
+                                 (char *)w + (size_t)(q * n) * real, t, st->work->data, dev, st->host_work,
+                                 host, dev_info(st, q));
         if (rc != 0) s = cs_fail(rc, "cusolverDnXsyevd");
     }
     if (s == KILN_OK) s = cs_infos(j, st);

@@ -22,19 +22,18 @@ CUSOLVER_FN(cusolverDnXpotrf,
             (void *, void *, int, int64_t, int, void *, int64_t, int, void *, size_t, void *, size_t, int *))
 CUSOLVER_FN(cusolverDnXgeqrf_bufferSize, (void *, void *, int64_t, int64_t, int, const void *, int64_t, int,
                                           const void *, int, size_t *, size_t *))
-CUSOLVER_FN(cusolverDnXgeqrf, (void *, void *, int64_t, int64_t, int, void *, int64_t, int, void *, int, void *,
-                               size_t, void *, size_t, int *))
+CUSOLVER_FN(cusolverDnXgeqrf, (void *, void *, int64_t, int64_t, int, void *, int64_t, int, void *, int,
+                               void *, size_t, void *, size_t, int *))
 CUSOLVER_FN(cusolverDnXgesvd_bufferSize,
             (void *, void *, signed char, signed char, int64_t, int64_t, int, const void *, int64_t, int,
              const void *, int, const void *, int64_t, int, const void *, int64_t, int, size_t *, size_t *))
 CUSOLVER_FN(cusolverDnXgesvd,
-            (void *, void *, signed char, signed char, int64_t, int64_t, int, void *, int64_t, int, void *, int,
-             void *, int64_t, int, void *, int64_t, int, void *, size_t, void *, size_t, int *))
-CUSOLVER_FN(cusolverDnXsyevd_bufferSize,
-            (void *, void *, int, int, int64_t, int, const void *, int64_t, int, const void *, int, size_t *,
-             size_t *))
-CUSOLVER_FN(cusolverDnXsyevd, (void *, void *, int, int, int64_t, int, void *, int64_t, int, void *, int, void *,
-                               size_t, void *, size_t, int *))
+            (void *, void *, signed char, signed char, int64_t, int64_t, int, void *, int64_t, int, void *,
+             int, void *, int64_t, int, void *, int64_t, int, void *, size_t, void *, size_t, int *))
+CUSOLVER_FN(cusolverDnXsyevd_bufferSize, (void *, void *, int, int, int64_t, int, const void *, int64_t, int,
+                                          const void *, int, size_t *, size_t *))
+CUSOLVER_FN(cusolverDnXsyevd, (void *, void *, int, int, int64_t, int, void *, int64_t, int, void *, int,
+                               void *, size_t, void *, size_t, int *))
 CUSOLVER_FN(cusolverDnSorgqr_bufferSize, (void *, int, int, int, const void *, int, const void *, int *))
 CUSOLVER_FN(cusolverDnDorgqr_bufferSize, (void *, int, int, int, const void *, int, const void *, int *))
 CUSOLVER_FN(cusolverDnCungqr_bufferSize, (void *, int, int, int, const void *, int, const void *, int *))

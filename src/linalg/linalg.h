@@ -56,7 +56,8 @@ typedef struct linalg_provider {
     /* Eigenvalues (ascending, real, batch * n into w) and, with vectors,
      * the eigenvectors over A (columns), of the Hermitian matrix whose
      * `uplo` triangle A holds. */
-    kiln_status (*syevd)(kiln_context *ctx, void *state, const linalg_job *j, int vectors, char uplo, void *w);
+    kiln_status (*syevd)(kiln_context *ctx, void *state, const linalg_job *j, int vectors, char uplo,
+                         void *w);
     /* Optional (NULL: kiln's kernels do it on the device): in the row-major
      * view of j's memory (batch matrices of m rows and n columns), zero
      * the strictly lower (keep_upper) or strictly upper triangle; or make
@@ -110,8 +111,8 @@ kiln_status kiln_linalg_view(kiln_array *a, int ndim, const int64_t *shape, kiln
 /* The error for a nonzero info: "<op>: <what> (matrix (1, 2) of the batch
  * ..., LAPACK info i)" with KILN_ERR_LINALG; KILN_OK when all are 0. A
  * negative info (an argument the library refused) is KILN_ERR_INTERNAL. */
-kiln_status kiln_linalg_check_info(const linalg_call *call, const int32_t *info, int64_t batch, int ndim_batch,
-                                   const int64_t *batch_shape, const char *what);
+kiln_status kiln_linalg_check_info(const linalg_call *call, const int32_t *info, int64_t batch,
+                                   int ndim_batch, const int64_t *batch_shape, const char *what);
 
 /* The real dtype of a (complex) dtype. */
 kiln_dtype kiln_linalg_real_dtype(kiln_dtype t);

@@ -38,15 +38,18 @@ kiln_status kiln_cholesky(kiln_array *a, kiln_array **l) {
     if (s == KILN_OK && !info) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     if (s == KILN_OK) {
         char desc[128];
-        snprintf(desc, sizeof desc, "potrf: %lld matrices %lld x %lld", (long long)batch, (long long)n, (long long)n);
-        struct kiln_prof_op *op = kiln_linalg_prof_begin(&call, "potrf", a->dtype, (double)batch * n * n * (double)n / 3.0, desc);
+        snprintf(desc, sizeof desc, "potrf: %lld matrices %lld x %lld", (long long)batch, (long long)n,
+                 (long long)n);
+        struct kiln_prof_op *op =
+            kiln_linalg_prof_begin(&call, "potrf", a->dtype, (double)batch * n * n * (double)n / 3.0, desc);
         linalg_job j = {a->dtype, batch, n, n, w->data, info};
         s = call.p->potrf(call.ctx, call.state, &j, 'U');
         kiln_linalg_prof_end(&call, op);
     }
     if (s == KILN_OK)
-        s = kiln_linalg_check_info(&call, info, batch, nb, shape,
-                                   "is not positive definite: its leading minor of the order given by info is not");
+        s = kiln_linalg_check_info(
+            &call, info, batch, nb, shape,
+            "is not positive definite: its leading minor of the order given by info is not");
     if (s == KILN_OK) s = kiln_linalg_triangle(&call, w, batch, n, n, 0);
     free(info);
     if (s != KILN_OK) {
@@ -58,14 +61,16 @@ kiln_status kiln_cholesky(kiln_array *a, kiln_array **l) {
 }
 
 /* geqrf on `w` (batch + (n, m): A column-major), tau batch * k. */
-static kiln_status qr_factor(linalg_call *call, kiln_array *w, int64_t batch, int64_t m, int64_t n, kiln_array **tau) {
+static kiln_status qr_factor(linalg_call *call, kiln_array *w, int64_t batch, int64_t m, int64_t n,
+                             kiln_array **tau) {
     int64_t k = m < n ? m : n, count = batch * k;
     kiln_status s = kiln_linalg_empty(call->ctx, w->dtype, 1, &count, tau);
     int32_t *info = s == KILN_OK ? calloc((size_t)(batch ? batch : 1), sizeof *info) : NULL;
     if (s == KILN_OK && !info) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     if (s == KILN_OK) {
         char desc[128];
-        snprintf(desc, sizeof desc, "geqrf: %lld matrices %lld x %lld", (long long)batch, (long long)m, (long long)n);
+        snprintf(desc, sizeof desc, "geqrf: %lld matrices %lld x %lld", (long long)batch, (long long)m,
+                 (long long)n);
         double flops = (double)batch * (2.0 * m * n * (double)k - 2.0 / 3.0 * k * k * (double)k);
         struct kiln_prof_op *op = kiln_linalg_prof_begin(call, "geqrf", w->dtype, flops, desc);
         linalg_job j = {w->dtype, batch, m, n, w->data, info};
@@ -79,7 +84,8 @@ static kiln_status qr_factor(linalg_call *call, kiln_array *w, int64_t batch, in
 
 /* R (batch + (k or m, n), row-major) from geqrf's w: its first rows of
  * w^T's storage, upper triangle. */
-static kiln_status qr_r(linalg_call *call, kiln_array *w, int64_t batch, int64_t rows, int64_t n, kiln_array **r) {
+static kiln_status qr_r(linalg_call *call, kiln_array *w, int64_t batch, int64_t rows, int64_t n,
+                        kiln_array **r) {
     kiln_array *cols = NULL;
     kiln_status s = kiln_array_slice(w, w->ndim - 1, 0, rows, 1, &cols);
     if (s == KILN_OK) s = kiln_linalg_transposed(call, cols, r);
@@ -105,7 +111,7 @@ static kiln_status qr_q(linalg_call *call, kiln_array *w, kiln_array *tau, int n
         s = kiln_linalg_empty(call->ctx, w->dtype, nb + 2, qshape, &qw);
         if (s == KILN_OK) /* the columns past the reflectors start as zeros */
             s = kiln_context_note(call->ctx, call->ctx->ops->memset(call->ctx->state, qw->data, 0,
-                                                                     kiln_array_nbytes(qw), NULL));
+                                                                    kiln_array_nbytes(qw), NULL));
         if (s == KILN_OK) s = kiln_array_slice(qw, nb, 0, k, 1, &dst);
         if (s == KILN_OK) s = kiln_array_slice(w, nb, 0, k, 1, &src);
         if (s == KILN_OK) s = kiln_array_assign(dst, src);
@@ -134,11 +140,12 @@ static kiln_status qr_q(linalg_call *call, kiln_array *w, kiln_array *tau, int n
 
 kiln_status kiln_qr(kiln_array *a, kiln_qr_mode mode, kiln_array **q, kiln_array **r) {
     if (!r || (mode != KILN_QR_R && !q))
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_qr: r is NULL, or q is NULL for a mode that gives Q");
-    if (mode != KILN_QR_REDUCED && mode != KILN_QR_COMPLETE && mode != KILN_QR_R)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "kiln_qr: expected mode KILN_QR_REDUCED, KILN_QR_COMPLETE or KILN_QR_R, found %d",
-                              (int)mode);
+                              "kiln_qr: r is NULL, or q is NULL for a mode that gives Q");
+    if (mode != KILN_QR_REDUCED && mode != KILN_QR_COMPLETE && mode != KILN_QR_R)
+        return kiln_set_error(
+            KILN_ERR_INVALID_ARGUMENT,
+            "kiln_qr: expected mode KILN_QR_REDUCED, KILN_QR_COMPLETE or KILN_QR_R, found %d", (int)mode);
     *r = NULL;
     if (q) *q = NULL;
     linalg_call call;

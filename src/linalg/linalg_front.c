@@ -32,7 +32,8 @@ kiln_status kiln_linalg_begin(const char *op, kiln_array *a, int square, linalg_
     if (s != KILN_OK) return s;
     /* The call reads each matrix's status back to the host before it
      * returns (NumPy raises at once), which a graph cannot hold. */
-    if (kiln_context_capturing(ctx)) return kiln_capture_refuse(ctx, "linear algebra (kiln_solve, kiln_qr, ...)");
+    if (kiln_context_capturing(ctx))
+        return kiln_capture_refuse(ctx, "linear algebra (kiln_solve, kiln_qr, ...)");
     kiln_dtype t = a->dtype;
     if (t != KILN_FLOAT32 && t != KILN_FLOAT64 && t != KILN_COMPLEX64 && t != KILN_COMPLEX128)
         return kiln_set_error(KILN_ERR_DTYPE,
@@ -41,11 +42,12 @@ kiln_status kiln_linalg_begin(const char *op, kiln_array *a, int square, linalg_
                               op, kiln_dtype_name(t));
     char shape[160];
     if (a->ndim < 2)
-        return kiln_set_error(KILN_ERR_SHAPE, "kiln_%s: expected a stack of matrices (ndim >= 2), found shape %s",
-                              op, kiln_shape_format(a->ndim, a->shape, shape, sizeof shape));
-    if (square && a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
-        return kiln_set_error(KILN_ERR_SHAPE, "kiln_%s: expected square matrices (..., n, n), found shape %s", op,
+        return kiln_set_error(KILN_ERR_SHAPE,
+                              "kiln_%s: expected a stack of matrices (ndim >= 2), found shape %s", op,
                               kiln_shape_format(a->ndim, a->shape, shape, sizeof shape));
+    if (square && a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
+        return kiln_set_error(KILN_ERR_SHAPE, "kiln_%s: expected square matrices (..., n, n), found shape %s",
+                              op, kiln_shape_format(a->ndim, a->shape, shape, sizeof shape));
     size_t n;
     const kiln_provider *const *list = candidates(&n);
     const kiln_provider *p;
@@ -138,13 +140,13 @@ kiln_status kiln_linalg_view(kiln_array *a, int ndim, const int64_t *shape, kiln
     return KILN_OK;
 }
 
-kiln_status kiln_linalg_check_info(const linalg_call *call, const int32_t *info, int64_t batch, int ndim_batch,
-                                   const int64_t *batch_shape, const char *what) {
+kiln_status kiln_linalg_check_info(const linalg_call *call, const int32_t *info, int64_t batch,
+                                   int ndim_batch, const int64_t *batch_shape, const char *what) {
     for (int64_t b = 0; b < batch; b++) {
         if (info[b] == 0) continue;
         if (info[b] < 0)
-            return kiln_set_error(KILN_ERR_INTERNAL, "kiln_%s: %s refused argument %d of matrix %lld", call->op,
-                                  call->p->base.name, -info[b], (long long)b);
+            return kiln_set_error(KILN_ERR_INTERNAL, "kiln_%s: %s refused argument %d of matrix %lld",
+                                  call->op, call->p->base.name, -info[b], (long long)b);
         /* the batch index as NumPy prints it: (1, 2) */
         char index[192] = "()";
         if (ndim_batch > 0) {
@@ -155,11 +157,13 @@ kiln_status kiln_linalg_check_info(const linalg_call *call, const int32_t *info,
             }
             size_t len = 0;
             for (int d = 0; d < ndim_batch && len < sizeof index; d++)
-                len += (size_t)snprintf(index + len, sizeof index - len, "%s%lld", d ? ", " : "(", (long long)idx[d]);
-            if (len < sizeof index) snprintf(index + len, sizeof index - len, "%s)", ndim_batch == 1 ? "," : "");
+                len += (size_t)snprintf(index + len, sizeof index - len, "%s%lld", d ? ", " : "(",
+                                        (long long)idx[d]);
+            if (len < sizeof index)
+                snprintf(index + len, sizeof index - len, "%s)", ndim_batch == 1 ? "," : "");
         }
-        return kiln_set_error(KILN_ERR_LINALG, "kiln_%s: matrix %s of the batch %s (%s info %d)", call->op, index,
-                              what, call->p->base.name, info[b]);
+        return kiln_set_error(KILN_ERR_LINALG, "kiln_%s: matrix %s of the batch %s (%s info %d)", call->op,
+                              index, what, call->p->base.name, info[b]);
     }
     return KILN_OK;
 }
@@ -179,7 +183,8 @@ void kiln_linalg_prof_end(const linalg_call *call, struct kiln_prof_op *op) {
 }
 
 kiln_status kiln_linalg_provider(kiln_context *ctx, const char **name) {
-    if (!ctx || !name) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_linalg_provider: ctx or name is NULL");
+    if (!ctx || !name)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_linalg_provider: ctx or name is NULL");
     *name = NULL;
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;

@@ -16,8 +16,8 @@ static kiln_status kernel_for(linalg_call *call, kiln_dtype dtype, const char *n
     char options[96];
     snprintf(options, sizeof options, "-DLINALG_R=%s -DLINALG_C=%d -DLINALG_P64=%d", dbl ? "double" : "float",
              cplx ? 2 : 1, call->p->pivot_bytes == 8);
-    return kiln_builtin_kernel(call->ctx, kiln_embedded_linalg_kernels, "kiln/linalg_kernels.cu", options, name,
-                               out);
+    return kiln_builtin_kernel(call->ctx, kiln_embedded_linalg_kernels, "kiln/linalg_kernels.cu", options,
+                               name, out);
 }
 
 static kiln_dim3 grid_for(linalg_call *call, int64_t n) { return kiln_array_grid(call->ctx, n > 0 ? n : 1); }
@@ -48,8 +48,9 @@ kiln_status kiln_linalg_triangle(linalg_call *call, kiln_array *a, int64_t batch
     kiln_kernel *k;
     kiln_status s = kernel_for(call, a->dtype, "linalg_triangle", &k);
     if (s != KILN_OK || batch * rows * cols == 0) return s;
-    return kiln_launch(k, grid_rows(call, batch * rows, cols), KILN_DIM(256), 0, NULL,
-                       KILN_ARGS(ptr(a), kiln_i64(batch), kiln_i64(rows), kiln_i64(cols), kiln_i32(keep_upper)));
+    return kiln_launch(
+        k, grid_rows(call, batch * rows, cols), KILN_DIM(256), 0, NULL,
+        KILN_ARGS(ptr(a), kiln_i64(batch), kiln_i64(rows), kiln_i64(cols), kiln_i32(keep_upper)));
 }
 
 kiln_status kiln_linalg_eye(linalg_call *call, kiln_array *a, int64_t batch, int64_t n) {
@@ -117,7 +118,8 @@ kiln_status kiln_linalg_transpose_copy(const linalg_call *call, kiln_array *dst,
         batch *= src->shape[d];
     }
     if (sb < 0) sb = 0;
-    if (sb % size || batch * rows * cols == 0) return batch * rows * cols == 0 ? KILN_OK : KILN_ERR_UNSUPPORTED;
+    if (sb % size || batch * rows * cols == 0)
+        return batch * rows * cols == 0 ? KILN_OK : KILN_ERR_UNSUPPORTED;
     kiln_kernel *k;
     kiln_status s = kernel_for((linalg_call *)call, src->dtype, "linalg_transpose_copy", &k);
     if (s != KILN_OK) return s;

@@ -68,20 +68,24 @@ kiln_status kiln_lstsq(kiln_array *a, kiln_array *b, double rcond, kiln_array **
     if (s != KILN_OK) return s;
     char sa[160], sb[160];
     if (a->ndim != 2)
-        return kiln_set_error(KILN_ERR_SHAPE, "kiln_lstsq: expected a 2-d a (m, n), as NumPy's lstsq, found %s",
+        return kiln_set_error(KILN_ERR_SHAPE,
+                              "kiln_lstsq: expected a 2-d a (m, n), as NumPy's lstsq, found %s",
                               kiln_shape_format(a->ndim, a->shape, sa, sizeof sa));
     if (!b) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_lstsq: b is NULL");
-    if (b->ctx != a->ctx) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_lstsq: a and b belong to different contexts");
+    if (b->ctx != a->ctx)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_lstsq: a and b belong to different contexts");
     if (b->dtype != a->dtype)
         return kiln_set_error(KILN_ERR_DTYPE, "kiln_lstsq: expected b of a's dtype %s, found %s",
                               kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype));
     int64_t m = a->shape[0], n = a->shape[1], k = m < n ? m : n;
     if ((b->ndim != 1 && b->ndim != 2) || b->shape[0] != m)
-        return kiln_set_error(KILN_ERR_SHAPE, "kiln_lstsq: a %s needs b of shape (%lld,) or (%lld, k), found %s",
+        return kiln_set_error(KILN_ERR_SHAPE,
+                              "kiln_lstsq: a %s needs b of shape (%lld,) or (%lld, k), found %s",
                               kiln_shape_format(a->ndim, a->shape, sa, sizeof sa), (long long)m, (long long)m,
                               kiln_shape_format(b->ndim, b->shape, sb, sizeof sb));
-    if (rcond < 0) rcond = (a->dtype == KILN_FLOAT32 || a->dtype == KILN_COMPLEX64 ? FLT_EPSILON : DBL_EPSILON) *
-                           (double)(m > n ? m : n);
+    if (rcond < 0)
+        rcond = (a->dtype == KILN_FLOAT32 || a->dtype == KILN_COMPLEX64 ? FLT_EPSILON : DBL_EPSILON) *
+                (double)(m > n ? m : n);
     int vector = b->ndim == 1;
     int64_t nrhs = vector ? 1 : b->shape[1];
     lstsq_parts p;

@@ -44,7 +44,8 @@ static kiln_status lu_factor(linalg_call *call, kiln_array *a, int nb, const int
     kiln_status s = kiln_linalg_copy(call, a, nb, batch_shape, 0, &f->lu);
     int64_t npiv = f->batch * f->n;
     if (s == KILN_OK)
-        s = kiln_linalg_empty(call->ctx, call->p->pivot_bytes == 8 ? KILN_INT64 : KILN_INT32, 1, &npiv, &f->ipiv);
+        s = kiln_linalg_empty(call->ctx, call->p->pivot_bytes == 8 ? KILN_INT64 : KILN_INT32, 1, &npiv,
+                              &f->ipiv);
     int32_t *info = s == KILN_OK ? calloc((size_t)(f->batch ? f->batch : 1), sizeof *info) : NULL;
     if (s == KILN_OK && !info) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     if (s == KILN_OK) {
@@ -58,7 +59,8 @@ static kiln_status lu_factor(linalg_call *call, kiln_array *a, int nb, const int
         kiln_linalg_prof_end(call, op);
     }
     if (s == KILN_OK && !singular_ok)
-        s = kiln_linalg_check_info(call, info, f->batch, nb, f->batch_shape, "is singular: its LU factor U has an exact zero on the diagonal");
+        s = kiln_linalg_check_info(call, info, f->batch, nb, f->batch_shape,
+                                   "is singular: its LU factor U has an exact zero on the diagonal");
     free(info);
     if (s != KILN_OK) lu_release(f);
     return s;
@@ -75,7 +77,8 @@ static kiln_status lu_solve(linalg_call *call, lu_parts *f, char trans, int64_t 
     linalg_job j = {x->dtype, f->batch, f->n, f->n, f->lu->data, info};
     kiln_status s = call->p->getrs(call->ctx, call->state, &j, f->ipiv->data, trans, nrhs, x->data);
     kiln_linalg_prof_end(call, op);
-    if (s == KILN_OK) s = kiln_linalg_check_info(call, info, f->batch, f->nb, f->batch_shape, "could not be solved");
+    if (s == KILN_OK)
+        s = kiln_linalg_check_info(call, info, f->batch, f->nb, f->batch_shape, "could not be solved");
     free(info);
     return s;
 }
@@ -94,10 +97,11 @@ static kiln_status broadcast_batches(const char *op, kiln_array *a, kiln_array *
         int64_t ea = da >= 0 ? a->shape[da] : 1, eb = db >= 0 ? b->shape[db] : 1;
         if (ea != eb && ea != 1 && eb != 1) {
             char sa[160], sb[160];
-            return kiln_set_error(KILN_ERR_SHAPE,
-                                  "kiln_%s: the batch dims of a %s and b %s do not broadcast: dim %d is %lld vs %lld",
-                                  op, kiln_shape_format(a->ndim, a->shape, sa, sizeof sa),
-                                  kiln_shape_format(b->ndim, b->shape, sb, sizeof sb), d, (long long)ea, (long long)eb);
+            return kiln_set_error(
+                KILN_ERR_SHAPE,
+                "kiln_%s: the batch dims of a %s and b %s do not broadcast: dim %d is %lld vs %lld", op,
+                kiln_shape_format(a->ndim, a->shape, sa, sizeof sa),
+                kiln_shape_format(b->ndim, b->shape, sb, sizeof sb), d, (long long)ea, (long long)eb);
         }
         shape[d] = ea == 1 ? eb : ea;
     }
@@ -206,7 +210,8 @@ static kiln_status determinant(const char *op, kiln_array *a, kiln_array **det, 
         s = kiln_array_empty(call.ctx, a->dtype, nb, batch_shape, &d);
     } else {
         s = kiln_array_empty(call.ctx, a->dtype, nb, batch_shape, &sg);
-        if (s == KILN_OK) s = kiln_array_empty(call.ctx, kiln_linalg_real_dtype(a->dtype), nb, batch_shape, &la);
+        if (s == KILN_OK)
+            s = kiln_array_empty(call.ctx, kiln_linalg_real_dtype(a->dtype), nb, batch_shape, &la);
     }
     if (s == KILN_OK) s = kiln_linalg_lu_det(&call, f.lu, f.ipiv, f.batch, f.n, d, sg, la);
     lu_release(&f);

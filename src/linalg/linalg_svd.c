@@ -26,8 +26,8 @@ static int batch_of(kiln_array *a, int64_t *shape, int64_t *count) {
     return a->ndim - 2;
 }
 
-static kiln_status with_tail(kiln_context *ctx, kiln_dtype t, int nb, const int64_t *shape, int tail, int64_t d0,
-                             int64_t d1, kiln_array **out) {
+static kiln_status with_tail(kiln_context *ctx, kiln_dtype t, int nb, const int64_t *shape, int tail,
+                             int64_t d0, int64_t d1, kiln_array **out) {
     int64_t full[KILN_MAX_DIMS];
     memcpy(full, shape, sizeof *shape * (size_t)nb);
     full[nb] = d0;
@@ -38,7 +38,8 @@ static kiln_status with_tail(kiln_context *ctx, kiln_dtype t, int nb, const int6
 kiln_status kiln_svd(kiln_array *a, int full_matrices, int compute_uv, kiln_array **u, kiln_array **s_out,
                      kiln_array **vh) {
     if (!s_out || (compute_uv && (!u || !vh)))
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_svd: s is NULL, or u or vh is NULL with compute_uv");
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "kiln_svd: s is NULL, or u or vh is NULL with compute_uv");
     *s_out = NULL;
     if (u) *u = NULL;
     if (vh) *vh = NULL;
@@ -63,15 +64,17 @@ kiln_status kiln_svd(kiln_array *a, int full_matrices, int compute_uv, kiln_arra
     if (s == KILN_OK && !info) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     if (s == KILN_OK) {
         char desc[128];
-        snprintf(desc, sizeof desc, "gesvd job %c: %lld matrices %lld x %lld", job, (long long)batch, (long long)xm,
-                 (long long)xn);
+        snprintf(desc, sizeof desc, "gesvd job %c: %lld matrices %lld x %lld", job, (long long)batch,
+                 (long long)xm, (long long)xn);
         double flops = (double)batch * (compute_uv ? 22.0 : 4.0) * (double)xm * xn * (double)k;
         struct kiln_prof_op *op = kiln_linalg_prof_begin(&call, "gesvd", a->dtype, flops, desc);
         linalg_job j = {a->dtype, batch, xm, xn, w->data, info};
-        s = call.p->gesvd(call.ctx, call.state, &j, job, sv->data, uw ? uw->data : NULL, vw ? vw->data : NULL);
+        s = call.p->gesvd(call.ctx, call.state, &j, job, sv->data, uw ? uw->data : NULL,
+                          vw ? vw->data : NULL);
         kiln_linalg_prof_end(&call, op);
     }
-    if (s == KILN_OK) s = kiln_linalg_check_info(&call, info, batch, nb, shape, "did not converge in the SVD");
+    if (s == KILN_OK)
+        s = kiln_linalg_check_info(&call, info, batch, nb, shape, "did not converge in the SVD");
     free(info);
     kiln_array_release(w);
     kiln_array *uo = NULL, *vo = NULL;

@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 const kiln_dtype LINALG_DTYPES[4] = {KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128};
 
 int lr_complex(kiln_dtype t) { return t == KILN_COMPLEX64 || t == KILN_COMPLEX128; }
-long double lr_eps(kiln_dtype t) { return t == KILN_FLOAT32 || t == KILN_COMPLEX64 ? FLT_EPSILON : DBL_EPSILON; }
+long double lr_eps(kiln_dtype t) {
+    return t == KILN_FLOAT32 || t == KILN_COMPLEX64 ? FLT_EPSILON : DBL_EPSILON;
+}
 
 hval lr_get(kiln_dtype t, const void *p, size_t i) {
     switch (t) {
@@ -42,7 +43,7 @@ static int64_t count_of(int ndim, const int64_t *shape) {
  * diagonal of each trailing square matrix (a well-conditioned
  * construction when diag is about n). Host copy in *host (caller frees). */
 kiln_array *lr_random(kiln_context *ctx, test_rng *rng, kiln_dtype t, int ndim, const int64_t *shape,
-                                double diag, void **host) {
+                      double diag, void **host) {
     int64_t n = count_of(ndim, shape);
     size_t size = kiln_dtype_size(t);
     void *h = malloc(size * (size_t)(n ? n : 1));
@@ -75,7 +76,8 @@ kiln_array *lr_spd(kiln_context *ctx, test_rng *rng, kiln_dtype t, int64_t batch
             for (int64_t j = 0; j < n; j++) {
                 hval s = {i == j ? (long double)n : 0, 0};
                 for (int64_t k = 0; k < n; k++) {
-                    hval x = lr_mul(lr_get(t, b, (size_t)((q * n + i) * n + k)), lr_conj(lr_get(t, b, (size_t)((q * n + j) * n + k))));
+                    hval x = lr_mul(lr_get(t, b, (size_t)((q * n + i) * n + k)),
+                                    lr_conj(lr_get(t, b, (size_t)((q * n + j) * n + k))));
                     s.re += x.re, s.im += x.im;
                 }
                 if (i == j) s.im = 0;
@@ -101,14 +103,16 @@ long double lr_fro(kiln_dtype t, const void *p, int64_t off, int64_t rows, int64
 /* |A B - C| (Frobenius) for row-major A (m x k), B (k x n), C (m x n) at
  * the given element offsets; conj_a/conj_b use A^H / B^H (then A is k x m). */
 long double lr_product_error(kiln_dtype t, const void *a, int64_t oa, int conj_a, const void *b, int64_t ob,
-                                 int conj_b, const void *c, int64_t oc, int64_t m, int64_t k, int64_t n) {
+                             int conj_b, const void *c, int64_t oc, int64_t m, int64_t k, int64_t n) {
     long double s = 0;
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             hval acc = {0, 0};
             for (int64_t l = 0; l < k; l++) {
-                hval x = conj_a ? lr_conj(lr_get(t, a, (size_t)(oa + l * m + i))) : lr_get(t, a, (size_t)(oa + i * k + l));
-                hval y = conj_b ? lr_conj(lr_get(t, b, (size_t)(ob + j * k + l))) : lr_get(t, b, (size_t)(ob + l * n + j));
+                hval x = conj_a ? lr_conj(lr_get(t, a, (size_t)(oa + l * m + i)))
+                                : lr_get(t, a, (size_t)(oa + i * k + l));
+                hval y = conj_b ? lr_conj(lr_get(t, b, (size_t)(ob + j * k + l)))
+                                : lr_get(t, b, (size_t)(ob + l * n + j));
                 hval p = lr_mul(x, y);
                 acc.re += p.re, acc.im += p.im;
             }
@@ -127,7 +131,8 @@ long double lr_orthonormal_error(kiln_dtype t, const void *q, int64_t off, int64
 void lr_expect_small(const char *what, kiln_dtype t, long double err, long double scale, double factor) {
     long double bound = factor * lr_eps(t) * (scale > 0 ? scale : 1);
     if (!(err <= bound))
-        fail_msg("%s %s: error %Lg above %Lg (%.0f eps x %Lg)", what, kiln_dtype_name(t), err, bound, factor, scale);
+        fail_msg("%s %s: error %Lg above %Lg (%.0f eps x %Lg)", what, kiln_dtype_name(t), err, bound, factor,
+                 scale);
 }
 
 kiln_dtype lr_real(kiln_dtype t) {

@@ -24,8 +24,8 @@ long double lr_abs(hval a);
 /* Random entries in [-1, 1] (both parts for complex), plus `diag` on the
  * diagonal of each trailing matrix (well conditioned when diag ~ n); the
  * host copy in *host when not NULL (caller frees). */
-kiln_array *lr_random(kiln_context *ctx, test_rng *rng, kiln_dtype t, int ndim, const int64_t *shape, double diag,
-                      void **host);
+kiln_array *lr_random(kiln_context *ctx, test_rng *rng, kiln_dtype t, int ndim, const int64_t *shape,
+                      double diag, void **host);
 /* batch Hermitian positive-definite n x n matrices B B^H + n I. */
 kiln_array *lr_spd(kiln_context *ctx, test_rng *rng, kiln_dtype t, int64_t batch, int64_t n, void **host);
 /* Frobenius norm of a row-major rows x cols matrix from element off. */
