@@ -57,14 +57,57 @@ kiln_status kiln_linalg_begin(const char *op, kiln_array *a, int square, linalg_
     call->ctx = ctx;
     call->p = (const linalg_provider *)p;
     call->host_loops = call->p->host_memory && kiln_setting_flag("KILN_LINALG_HOST_LOOPS", 1);
+    /* the host reads and writes the memory itself: work queued before
+     * this call must have finished */
+    if (call->p->host_memory) s = kiln_context_note(ctx, ctx->ops->stream_synchronize(ctx->state, NULL));
+    if (s != KILN_OK) return kiln_prefix_error(s, "kiln_%s: ", op);
     return KILN_OK;
 }
 
-/* dst = v: the tiled kernel where it applies, else kiln's copy. */
+/* One element of `size` bytes (4, 8 or 16: the four dtypes). */
+static void copy_element(char *d, const char *s, size_t size) {
+    if (size == 4)
+        memcpy(d, s, 4);
+    else if (size == 8)
+        memcpy(d, s, 8);
+    else
+        memcpy(d, s, 16);
+}
+
+/* dst (contiguous host memory) = src (host memory, any strides) in 32x32
+ * tiles: a transposed view read row by row would miss the cache on every
+ * element (kiln's general strided copy walks it so). */
+static void host_tiled_copy(kiln_array *dst, const kiln_array *src) {
+    int nd = src->ndim;
+    size_t size = kiln_dtype_size(src->dtype);
+    int64_t rows = src->shape[nd - 2], cols = src->shape[nd - 1], batch = 1;
+    int64_t si = src->strides[nd - 2], sj = src->strides[nd - 1];
+    for (int d = 0; d < nd - 2; d++) batch *= src->shape[d];
+    for (int64_t b = 0; b < batch; b++) {
+        const char *s = src->data;
+        for (int64_t d = nd - 3, rest = b; d >= 0; d--) {
+            s += (rest % src->shape[d]) * src->strides[d];
+            rest /= src->shape[d];
+        }
+        char *out = dst->data + (size_t)(b * rows * cols) * size;
+        for (int64_t i0 = 0; i0 < rows; i0 += 32)
+            for (int64_t j0 = 0; j0 < cols; j0 += 32)
+                for (int64_t i = i0; i < rows && i < i0 + 32; i++)
+                    for (int64_t j = j0; j < cols && j < j0 + 32; j++)
+                        copy_element(out + (size_t)(i * cols + j) * size, s + i * si + j * sj, size);
+    }
+}
+
+/* dst = v: the tiled kernel, or the tiled host loop for a transposed view
+ * of host memory; else kiln's copy (a contiguous one is a memcpy). */
 static kiln_status layout_copy(const linalg_call *call, kiln_array *dst, kiln_array *v) {
     if (!call->host_loops) {
         kiln_status s = kiln_linalg_transpose_copy(call, dst, v);
         if (s != KILN_ERR_UNSUPPORTED) return s;
+    } else if (v->ndim >= 2 && v->strides[v->ndim - 1] != (int64_t)kiln_dtype_size(v->dtype) &&
+               kiln_array_memory(v) == KILN_MEMORY_DEVICE) {
+        host_tiled_copy(dst, v);
+        return KILN_OK;
     }
     return kiln_array_assign(dst, v);
 }
