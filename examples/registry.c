@@ -43,6 +43,8 @@ int kiln_example_random_pi(kiln_context *ctx, const kiln_example_opts *opts, kil
 int kiln_example_sort(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 /* Sparse matrices (examples/sparse_demo.c). */
 int kiln_example_sparse(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
+/* Dense solvers (examples/linalg_demo.c). */
+int kiln_example_linalg_solve(kiln_context *ctx, const kiln_example_opts *opts, kiln_example_result *res);
 #define UFUNC_ROW_(n, seed_id, text)                                                                         \
     { .name = #n, .seed = seed_id, .summary = text, .run = kiln_example_ufunc_##n }
 #define GUFUNC_ROW_(n, seed_id, text)                                                                        \
@@ -113,6 +115,11 @@ static const kiln_example example_table[] = {
      .summary = "2-d Poisson 5-point Laplacian (1024^2 unknowns, cpu 256^2) as CSR: SpMV, and conjugate "
                 "gradients to 1e-8 with kiln_sparse_spmv + BLAS dot/axpy (size = grid side)",
      .run = kiln_example_sparse},
+    {.name = "solve",
+     .seed = "-",
+     .summary = "numpy.linalg.solve: 1000 64x64 f64 systems in one call and one 8192^2 (cpu 2048^2), "
+                "residuals vs long double (size = n)",
+     .run = kiln_example_linalg_solve},
 };
 
 #define EXAMPLE_RUNNER_(name)                                                                                \

@@ -76,6 +76,11 @@ typedef enum kiln_status {
     KILN_ERR_UNSUPPORTED = 107,      /* not available on this backend */
     KILN_ERR_SIGNATURE = 108,        /* malformed type or layout signature */
     KILN_ERR_CAPTURE = 109,          /* the call cannot be part of a graph capture (kiln_graph_*) */
+    KILN_ERR_LINALG = 110,           /* a matrix the routine cannot take: singular (kiln_solve, kiln_inv),
+                                        not positive definite (kiln_cholesky), no convergence (kiln_svd,
+                                        kiln_eigh); NumPy's LinAlgError. The message names the matrix's
+                                        index in the batch. None of the other codes says this: the
+                                        arguments are well formed, only their values defeat the algorithm */
 
     KILN_ERR_OUT_OF_MEMORY = 200,   /* device or host allocation failed */
     KILN_ERR_IO = 201,              /* file could not be read or written */
@@ -1135,6 +1140,66 @@ KILN_API kiln_status kiln_nrm2(kiln_stream *stream, kiln_array *x, double *resul
  * static storage.
  * KILN_ERR_LIBRARY_MISSING when it cannot be loaded. */
 KILN_API kiln_status kiln_blas_provider(kiln_context *ctx, const char **name);
+
+/* ------------------------------------------------------------------ dense solvers (src/linalg/) */
+/* numpy.linalg on kiln arrays, through the vendor LAPACK loaded at run time:
+ * cuSOLVER's dense API (CUDA toolkit, libcusolver.so.12/.11) on a CUDA
+ * context, LAPACKE (Debian liblapacke, over OpenBLAS's LAPACK) on the CPU;
+ * a missing library is KILN_ERR_LIBRARY_MISSING naming what to install.
+ * Inputs are stacks of matrices (..., m, n) with any strides, float32,
+ * float64, complex64 or complex128 (convert other dtypes first); every call
+ * runs on each matrix of the leading (batch) dims, as NumPy does, and never
+ * writes its inputs. Outputs are new contiguous device arrays the caller
+ * releases. A matrix the routine cannot take (singular, not positive
+ * definite, no convergence) is KILN_ERR_LINALG naming its batch index; the
+ * calls wait for their work (they read each matrix's status back), so none
+ * may be part of a graph capture. KILN_PROFILE shows one row per library
+ * routine, "linalg <op> <routine> <dtype> [<provider>]" ("linalg solve getrf
+ * float64 [cuSOLVER]"), and kiln's own kernels and copies beside it. docs/linalg.md tells which copies each
+ * call makes. */
+
+/* NumPy's solve: x with a x = b; a (..., n, n), b (n,) (one vector for
+ * every matrix) or (..., n, k) with batch dims broadcast against a's; x has
+ * b's shape with the broadcast batch. LU with partial pivoting. */
+KILN_API kiln_status kiln_solve(kiln_array *a, kiln_array *b, kiln_array **x);
+/* The inverse of each matrix of a (..., n, n), by LU. */
+KILN_API kiln_status kiln_inv(kiln_array *a, kiln_array **out);
+/* Lower-triangular L with a = L L^H for Hermitian positive-definite a
+ * (..., n, n); only a's lower triangle is read, L's upper one is zero. */
+KILN_API kiln_status kiln_cholesky(kiln_array *a, kiln_array **l);
+/* numpy.linalg.qr modes, for a (..., m, n) and k = min(m, n): reduced gives
+ * q (..., m, k) and r (..., k, n); complete q (..., m, m) and r (..., m, n);
+ * r only r (..., k, n) (q may be NULL and is left untouched). */
+typedef enum kiln_qr_mode { KILN_QR_REDUCED = 0, KILN_QR_COMPLETE = 1, KILN_QR_R = 2 } kiln_qr_mode;
+/* a = q r with q's columns orthonormal and r upper triangular (Householder). */
+KILN_API kiln_status kiln_qr(kiln_array *a, kiln_qr_mode mode, kiln_array **q, kiln_array **r);
+/* a = u diag(s) vh for a (..., m, n): s (..., k) real, descending; with
+ * compute_uv, u (..., m, m) and vh (..., n, n) when full_matrices, else
+ * (..., m, k) and (..., k, n); without it u and vh may be NULL. */
+KILN_API kiln_status kiln_svd(kiln_array *a, int full_matrices, int compute_uv, kiln_array **u,
+                              kiln_array **s, kiln_array **vh);
+/* Eigenvalues w (..., n), real and ascending, and, when v is not NULL,
+ * eigenvectors as v's columns (..., n, n) of Hermitian a, of which only
+ * the triangle uplo ('L', NumPy's default, or 'U') is read. */
+KILN_API kiln_status kiln_eigh(kiln_array *a, char uplo, kiln_array **w, kiln_array **v);
+/* NumPy's lstsq for a 2-d a (m, n) and b (m,) or (m, k): the minimum-norm x
+ * minimising |b - a x|, through the SVD; singular values at or below
+ * rcond * max(s) count as zero (rcond < 0: max(m, n) * the dtype's epsilon,
+ * NumPy's default). residuals: the squared norms of b - a x per column
+ * ((1,) for a 1-d b) when rank == n < m, else shape (0,); s: a's singular
+ * values. x, residuals and s are new arrays. */
+KILN_API kiln_status kiln_lstsq(kiln_array *a, kiln_array *b, double rcond, kiln_array **x,
+                                kiln_array **residuals, int64_t *rank, kiln_array **s);
+/* The determinant of each matrix of a (..., n, n): an array of a's batch
+ * shape (0-d for one matrix), from the LU factors; 0 for singular ones. */
+KILN_API kiln_status kiln_det(kiln_array *a, kiln_array **out);
+/* det = sign * exp(logabsdet) without overflow: sign (a's dtype; |sign| = 1,
+ * or 0 for a singular matrix, whose logabsdet is -inf) and logabsdet (real). */
+KILN_API kiln_status kiln_slogdet(kiln_array *a, kiln_array **sign, kiln_array **logabsdet);
+/* The library a context's linalg calls go to: "cuSOLVER (libcusolver.so.12)",
+ * "LAPACKE (liblapacke.so.3) over OpenBLAS, 2 threads"; static storage.
+ * KILN_ERR_LIBRARY_MISSING when it cannot be loaded. */
+KILN_API kiln_status kiln_linalg_provider(kiln_context *ctx, const char **name);
 
 /* ------------------------------------------------------------------ reductions and scans (src/reduce/) */
 /* NumPy-style reductions and scans over any set of axes of any strided view,

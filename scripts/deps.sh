@@ -40,6 +40,7 @@ have_lib() {
 have_lib libfftw3f.so.3 || optional+=(libfftw3-single3)
 have_lib libfftw3.so.3 || optional+=(libfftw3-double3)
 have_lib libopenblas.so.0 || optional+=(libopenblas0)
+have_lib liblapacke.so.3 || optional+=(liblapacke) # LAPACK for kiln_solve & co. on the CPU (dlopened)
 if [ "$what" = test ]; then
   have_header cmocka.h || need+=(libcmocka-dev)
   have_header jansson.h || need+=(libjansson-dev)
@@ -47,6 +48,7 @@ if [ "$what" = test ]; then
   command -v mpicc >/dev/null || need+=(libopenmpi-dev)
   command -v mpirun >/dev/null || need+=(openmpi-bin)
   have_header fftw3.h || need+=(libfftw3-dev) # the FFT tests' CPU provider (dlopened, not linked)
+  have_header lapacke.h || need+=(liblapacke-dev) # the linalg tests' and bench's CPU provider
   command -v clang >/dev/null || need+=(clang) # make test-fuzz: libFuzzer
   # the tests need what the demo only prefers
   need+=(${optional[@]+"${optional[@]}"})

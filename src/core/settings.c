@@ -93,6 +93,11 @@ static const kiln_setting table[] = {
     {"KILN_PROFILE_OUT", KILN_SETTING_PATH, "stderr", "file the profile is appended to"},
     {"KILN_PROFILE_TIMER", KILN_SETTING_CHOICE, "auto", "device timer: auto, events or cupti"},
     {"KILN_TRACE", KILN_SETTING_PATH, "unset", "write a Chrome trace (Perfetto) to this file at kiln_close"},
+    /* dense solvers (src/linalg) */
+    {"KILN_LAPACKE_LIB", KILN_SETTING_PATH, "searched", "LAPACKE library to load (the CPU's dense solvers)"},
+    {"KILN_CUSOLVER_LIB", KILN_SETTING_PATH, "searched", "cuSOLVER library to load (CUDA's dense solvers)"},
+    {"KILN_LINALG_HOST_LOOPS", KILN_SETTING_FLAG, "1",
+     "0: the CPU's dense solvers lay out their matrices with kiln's kernels, as on CUDA (for testing)"},
 };
 
 const kiln_setting *kiln_settings(int *count) {

@@ -1,0 +1,33 @@
+/* cpu_lapacke_symbols.h: the LAPACKE functions kiln takes, one line each:
+ * LAPACKE_FN(name, parameters), all returning lapack_int (int: Debian's
+ * LP64 liblapacke). Declared here (no lapacke.h at build time): the layout
+ * is an int, job letters char, complex arrays void * (two reals each), the
+ * real parts of complex problems (s, w) float * or double *. */
+LAPACKE_FN(LAPACKE_sgetrf, (int, int, int, float *, int, int *))
+LAPACKE_FN(LAPACKE_dgetrf, (int, int, int, double *, int, int *))
+LAPACKE_FN(LAPACKE_cgetrf, (int, int, int, void *, int, int *))
+LAPACKE_FN(LAPACKE_zgetrf, (int, int, int, void *, int, int *))
+LAPACKE_FN(LAPACKE_sgetrs, (int, char, int, int, const float *, int, const int *, float *, int))
+LAPACKE_FN(LAPACKE_dgetrs, (int, char, int, int, const double *, int, const int *, double *, int))
+LAPACKE_FN(LAPACKE_cgetrs, (int, char, int, int, const void *, int, const int *, void *, int))
+LAPACKE_FN(LAPACKE_zgetrs, (int, char, int, int, const void *, int, const int *, void *, int))
+LAPACKE_FN(LAPACKE_spotrf, (int, char, int, float *, int))
+LAPACKE_FN(LAPACKE_dpotrf, (int, char, int, double *, int))
+LAPACKE_FN(LAPACKE_cpotrf, (int, char, int, void *, int))
+LAPACKE_FN(LAPACKE_zpotrf, (int, char, int, void *, int))
+LAPACKE_FN(LAPACKE_sgeqrf, (int, int, int, float *, int, float *))
+LAPACKE_FN(LAPACKE_dgeqrf, (int, int, int, double *, int, double *))
+LAPACKE_FN(LAPACKE_cgeqrf, (int, int, int, void *, int, void *))
+LAPACKE_FN(LAPACKE_zgeqrf, (int, int, int, void *, int, void *))
+LAPACKE_FN(LAPACKE_sorgqr, (int, int, int, int, float *, int, const float *))
+LAPACKE_FN(LAPACKE_dorgqr, (int, int, int, int, double *, int, const double *))
+LAPACKE_FN(LAPACKE_cungqr, (int, int, int, int, void *, int, const void *))
+LAPACKE_FN(LAPACKE_zungqr, (int, int, int, int, void *, int, const void *))
+LAPACKE_FN(LAPACKE_sgesdd, (int, char, int, int, float *, int, float *, float *, int, float *, int))
+LAPACKE_FN(LAPACKE_dgesdd, (int, char, int, int, double *, int, double *, double *, int, double *, int))
+LAPACKE_FN(LAPACKE_cgesdd, (int, char, int, int, void *, int, float *, void *, int, void *, int))
+LAPACKE_FN(LAPACKE_zgesdd, (int, char, int, int, void *, int, double *, void *, int, void *, int))
+LAPACKE_FN(LAPACKE_ssyevd, (int, char, char, int, float *, int, float *))
+LAPACKE_FN(LAPACKE_dsyevd, (int, char, char, int, double *, int, double *))
+LAPACKE_FN(LAPACKE_cheevd, (int, char, char, int, void *, int, float *))
+LAPACKE_FN(LAPACKE_zheevd, (int, char, char, int, void *, int, double *))
