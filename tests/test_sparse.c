@@ -224,6 +224,11 @@ static void test_spmv_every_dtype_and_format(void **state) {
             check_spmv(ctx, &rng, &m, csc, 0, t, "CSC spmv");
             check_spmv(ctx, &rng, &m, coo, 0, t, "COO spmv");
             check_spmv(ctx, &rng, &m, tr, 1, t, "transposed CSR spmv");
+            kiln_sparse *sorted_coo = NULL; /* row-major COO: cuSPARSE takes it as it is */
+            TEST_OK(kiln_sparse_tocoo(csr, &sorted_coo));
+            assert_true(kiln_sparse_has_canonical_format(sorted_coo));
+            check_spmv(ctx, &rng, &m, sorted_coo, 0, t, "sorted COO spmv");
+            kiln_sparse_release(sorted_coo);
             kiln_sparse_release(coo), kiln_sparse_release(csr), kiln_sparse_release(csc),
                 kiln_sparse_release(tr);
             free_coo(&m);

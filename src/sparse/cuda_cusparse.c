@@ -1,10 +1,12 @@
 /* cuda_cusparse.c: the CUDA provider, cuSPARSE's generic API through
  * dlopen. One handle per context (made on first use with the context
  * current, used by one thread at a time), bound to the call's stream each
- * call. Descriptors are made per call over kiln's arrays (host-side work
- * of a microsecond; the product itself is queued and not waited for), and
- * a workspace, when cuSPARSE asks for one, comes from the stream-ordered
- * pool and goes back to it after the call in the stream's order. */
+ * call. CSR matrices (a CSC one as the transpose of its CSR storage) and,
+ * for SpMV, COO matrices in row-major order go to cuSPARSE as they are.
+ * Descriptors are made per call over kiln's arrays (host-side work of a
+ * microsecond; the product itself is queued and not waited for), and a
+ * workspace, when cuSPARSE asks for one, comes from the stream-ordered pool
+ * and goes back to it after the call in the stream's order. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,8 +160,13 @@ static cs_scalar scalar_of(kiln_dtype t, kiln_blas_scalar v) {
     return s;
 }
 
+/* CSR, or COO in row-major order (cuSPARSE's COO SpMV adds duplicates). */
 static int csr_descriptor(const sparse_csr *a, void **out) {
     int it = a->index_dtype == KILN_INT64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
+    if (a->coo)
+        return cs.cusparseCreateCoo(out, a->rows, a->cols, a->nnz, kiln_array_data(a->indptr),
+                                    kiln_array_data(a->indices), kiln_array_data(a->data), it,
+                                    CUSPARSE_INDEX_BASE_ZERO, cuda_type(a->dtype));
     return cs.cusparseCreateCsr(out, a->rows, a->cols, a->nnz, kiln_array_data(a->indptr),
                                 kiln_array_data(a->indices), kiln_array_data(a->data), it, it,
                                 CUSPARSE_INDEX_BASE_ZERO, cuda_type(a->dtype));
@@ -178,8 +185,9 @@ static struct kiln_prof_op *prof_begin(kiln_context *ctx, kiln_stream *stream, c
     char name[128], desc[160] = "";
     snprintf(name, sizeof name, "sparse %s %s [cuSPARSE]", op, kiln_dtype_name(a->dtype));
     if (KILN_PROF_WANTS_ARGS(ctx))
-        snprintf(desc, sizeof desc, "(%lld, %lld) nnz %lld%s, n %lld", (long long)a->rows, (long long)a->cols,
-                 (long long)a->nnz, a->transposed ? " transposed" : "", (long long)n);
+        snprintf(desc, sizeof desc, "%s (%lld, %lld) nnz %lld%s, n %lld", a->coo ? "COO" : "CSR",
+                 (long long)a->rows, (long long)a->cols, (long long)a->nnz,
+                 a->transposed ? " transposed" : "", (long long)n);
     return kiln_prof_library_begin(ctx, name, kiln_stream_impl(stream), desc,
                                    2.0 * (double)a->nnz * (double)n);
 }
@@ -195,7 +203,7 @@ static kiln_status cs_spmv(kiln_context *ctx, void *state, kiln_stream *stream, 
     cs_scalar al = scalar_of(a->dtype, alpha), be = scalar_of(a->dtype, beta);
     void *mat = NULL, *vx = NULL, *vy = NULL, *buf = NULL;
     size_t bytes = 0;
-    const char *what = "cusparseCreateCsr";
+    const char *what = a->coo ? "cusparseCreateCoo" : "cusparseCreateCsr";
     int rc = csr_descriptor(a, &mat);
     if (rc == CUSPARSE_STATUS_SUCCESS) {
         what = "cusparseCreateDnVec";
@@ -283,6 +291,7 @@ const sparse_provider kiln_sparse_cusparse_provider = {
     .takes_transposed = 1,
     .takes_strided_vectors = 0,
     .takes_strided_matrices = 0,
+    .takes_sorted_coo = 1,
     .spmv = cs_spmv,
     .spmm = cs_spmm,
 };

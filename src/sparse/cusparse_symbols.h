@@ -8,6 +8,7 @@ CUSPARSE_FN(cusparseGetVersion, (void *, int *))
 CUSPARSE_FN(cusparseSetStream, (void *, void *))
 CUSPARSE_FN(cusparseCreateCsr,
             (void **, int64_t, int64_t, int64_t, void *, void *, void *, int, int, int, int))
+CUSPARSE_FN(cusparseCreateCoo, (void **, int64_t, int64_t, int64_t, void *, void *, void *, int, int, int))
 CUSPARSE_FN(cusparseDestroySpMat, (void *))
 CUSPARSE_FN(cusparseCreateDnVec, (void **, int64_t, void *, int))
 CUSPARSE_FN(cusparseDestroyDnVec, (void *))

@@ -94,12 +94,15 @@ kiln_status sparse_array_astype(kiln_array *a, kiln_dtype to, kiln_array **out);
 /* ------------------------------------------------------------ providers */
 
 /* A CSR operand as providers take it: op(A) with A (rows x cols) stored as
- * CSR, transposed 1 when the operand is A^T (a CSC matrix). */
+ * CSR, transposed 1 when the operand is A^T (a CSC matrix). coo 1: A is a
+ * COO matrix in row-major order instead, `indptr` its row indices (one per
+ * entry), for providers that take one. */
 typedef struct sparse_csr {
     int64_t rows, cols, nnz;
     kiln_dtype dtype, index_dtype;
     kiln_array *indptr, *indices, *data;
     int transposed;
+    int coo;
 } sparse_csr;
 
 typedef struct sparse_provider {
@@ -108,6 +111,7 @@ typedef struct sparse_provider {
     int takes_transposed;       /* spmv with op(A) = A^T (spmm always gets A) */
     int takes_strided_vectors;  /* x and y of spmv with any element stride */
     int takes_strided_matrices; /* b and c of spmm with any strides (else C-contiguous) */
+    int takes_sorted_coo;       /* spmv of a COO matrix in row-major order, duplicates summed */
     /* y = alpha op(A) x + beta y; one dtype for all; beta 0 ignores y. */
     kiln_status (*spmv)(kiln_context *ctx, void *state, kiln_stream *stream, const sparse_csr *a,
                         kiln_blas_scalar alpha, kiln_array *x, kiln_blas_scalar beta, kiln_array *y);

@@ -1,7 +1,8 @@
 /* sparse_ops.c: the products (SpMV, SpMM, a @ b): argument checks in
  * SciPy's terms, then what the provider cannot take as it is is made so
- * here: a COO matrix becomes CSR, a CSC matrix CSR when the provider takes
- * no transposed operand, strided vectors and matrices contiguous copies. */
+ * here: a COO matrix becomes CSR (unless the provider takes it, sorted, for
+ * SpMV), a CSC matrix CSR when the provider takes no transposed operand,
+ * strided vectors and matrices contiguous copies. */
 #include <stdio.h>
 
 #include "core/error.h"
@@ -29,9 +30,11 @@ kiln_status kiln_sparse_provider(kiln_context *ctx, const char **name) {
 
 /* The CSR operand for a's product (a CSR matrix or the transpose of one);
  * *hold keeps a converted matrix alive until the caller releases it. */
-static kiln_status csr_operand(kiln_sparse *a, int transposed_ok, sparse_csr *op, kiln_sparse **hold) {
+static kiln_status csr_operand(kiln_sparse *a, int transposed_ok, int sorted_coo_ok, sparse_csr *op,
+                               kiln_sparse **hold) {
     *hold = NULL;
-    if (a->format == KILN_SPARSE_COO || (a->format == KILN_SPARSE_CSC && !transposed_ok)) {
+    int coo = a->format == KILN_SPARSE_COO && a->sorted && sorted_coo_ok;
+    if ((a->format == KILN_SPARSE_COO && !coo) || (a->format == KILN_SPARSE_CSC && !transposed_ok)) {
         kiln_status s = kiln_sparse_tocsr(a, hold);
         if (s != KILN_OK) return s;
         a = *hold;
@@ -46,6 +49,7 @@ static kiln_status csr_operand(kiln_sparse *a, int transposed_ok, sparse_csr *op
     op->indices = a->minor;
     op->data = a->data;
     op->transposed = t;
+    op->coo = coo;
     return KILN_OK;
 }
 
@@ -93,7 +97,7 @@ static kiln_status run_product(kiln_stream *stream, kiln_blas_scalar alpha, kiln
     kiln_sparse *hold = NULL;
     kiln_array *xs = NULL, *ys = NULL;
     /* SpMM always gets CSR: cuSPARSE's row-major SpMM takes no transposed A */
-    s = csr_operand(a, !matrix && p->takes_transposed, &op, &hold);
+    s = csr_operand(a, !matrix && p->takes_transposed, !matrix && p->takes_sorted_coo, &op, &hold);
     if (s == KILN_OK) s = staged_input(x, strided, &xs);
     if (s == KILN_OK) s = staged_input(y, strided, &ys);
     if (s == KILN_OK) s = fn(ctx, state, stream, &op, alpha, xs, beta, ys);
