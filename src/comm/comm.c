@@ -64,7 +64,7 @@ static kiln_comm *comm_new(kiln_context *ctx) {
 
 static void comm_free(kiln_comm *c) {
     if (!c) return;
-    kiln_comm_nccl_destroy(c);
+    if (c->transport && c->transport->destroy) c->transport->destroy(c);
     kiln_comm_mpi_detach(c);
     free(c);
 }
@@ -82,8 +82,13 @@ kiln_status kiln_comm_from_mpi(kiln_context *ctx, const void *mpi_comm, kiln_com
     if (!c) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_comm_from_mpi: out of host memory");
     s = kiln_comm_mpi_attach(c, mpi_comm);
     if (s == KILN_OK) {
-        c->transport = ctx->ops->kind == KILN_BACKEND_CUDA ? COMM_NCCL : COMM_MPI;
-        if (c->transport == COMM_NCCL) s = kiln_comm_nccl_init_rank(c);
+        /* MPI carries the bytes of CPU contexts; NCCL those of CUDA ones,
+         * MPI only starting it. */
+        static const kiln_provider *const transports[] = {&kiln_comm_nccl.base, &kiln_comm_mpi.base};
+        const kiln_provider *chosen;
+        s = kiln_provider_select(ctx, transports, sizeof transports / sizeof transports[0], &chosen);
+        if (s == KILN_OK) c->transport = (const comm_transport *)chosen;
+        if (s == KILN_OK && c->transport->init_rank) s = c->transport->init_rank(c);
     }
     if (s != KILN_OK) {
         comm_free(c);
@@ -182,7 +187,7 @@ kiln_status kiln_comm_init_all(kiln_context *const *ctxs, int n, kiln_comm **com
     for (int i = 0; i < n; i++) {
         kiln_status s = kiln_context_check(ctxs[i]);
         if (s != KILN_OK) return kiln_prefix_error(s, "kiln_comm_init_all: context %d: ", i);
-        if (n > 1 && ctxs[i]->ops->kind != KILN_BACKEND_CUDA)
+        if (n > 1 && !kiln_provider_serves(&kiln_comm_nccl.base, ctxs[i]))
             return kiln_set_error(KILN_ERR_UNSUPPORTED,
                                   "kiln_comm_init_all: context %d is on the %s backend; several ranks in one "
                                   "process need CUDA contexts (NCCL). CPU ranks are processes: use mpirun "
@@ -196,6 +201,8 @@ kiln_status kiln_comm_init_all(kiln_context *const *ctxs, int n, kiln_comm **com
                     "NCCL needs one device per rank",
                     j, i, ctxs[i]->info.ordinal);
     }
+    /* One rank is its own copy; several of one process go through NCCL. */
+    const comm_transport *transport = n == 1 ? &kiln_comm_self : &kiln_comm_nccl;
     kiln_comm **made = calloc((size_t)n, sizeof *made);
     if (!made) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_comm_init_all: out of host memory");
     kiln_status s = KILN_OK;
@@ -206,10 +213,10 @@ kiln_status kiln_comm_init_all(kiln_context *const *ctxs, int n, kiln_comm **com
         else {
             made[i]->rank = i;
             made[i]->size = n;
-            made[i]->transport = n == 1 ? COMM_SELF : COMM_NCCL;
+            made[i]->transport = transport;
         }
     }
-    if (s == KILN_OK && n > 1) s = kiln_comm_nccl_init_all(made, n);
+    if (s == KILN_OK && transport->init_all) s = transport->init_all(made, n);
     if (s != KILN_OK) {
         for (int i = 0; i < n; i++) comm_free(made[i]);
         free(made);
@@ -237,7 +244,7 @@ kiln_context *kiln_comm_context(const kiln_comm *c) { return c ? c->ctx : NULL; 
 
 const char *kiln_comm_transport(const kiln_comm *c) {
     if (!c) return "none";
-    return c->transport == COMM_NCCL ? "nccl" : c->transport == COMM_MPI ? "mpi" : "self";
+    return c->transport ? c->transport->id : "none";
 }
 
 kiln_status kiln_comm_set_checks(kiln_comm *c, int enabled) {
@@ -274,8 +281,8 @@ kiln_status kiln_comm_wait(kiln_comm *c, kiln_stream *stream) {
     if (stream && stream->ctx != c->ctx)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
                               "kiln_comm_wait: the stream belongs to another context");
-    if (c->transport == COMM_NCCL) return kiln_comm_nccl_wait(c, stream);
-    /* MPI and self: the collectives completed inside their calls. */
+    if (c->transport->wait) return c->transport->wait(c, stream);
+    /* The collectives completed inside their calls (MPI, self). */
     return kiln_context_note(c->ctx,
                              c->ctx->ops->stream_synchronize(c->ctx->state, kiln_stream_impl(stream)));
 }
