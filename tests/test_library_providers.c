@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "blas/blas_internal.h"
-#include "comm/comm_internal.h"
+#include "comm/comm_base.h"
 #include "core/context.h"
 #include "fft/fft.h"
 #include "random/rng_internal.h"

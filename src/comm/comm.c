@@ -1,46 +1,22 @@
-/* comm.c: communicators and the public collectives. Checks the arguments,
- * runs the cross-rank argument check, records the profiler's entry and hands
- * the call to its transport: NCCL (CUDA contexts), MPI (CPU contexts) or
- * "self" (one rank: a copy). */
+/* comm.c: communicators: made from an MPI communicator, from the
+ * launcher's environment or as the ranks of one process, each with its
+ * transport (NCCL on CUDA contexts, MPI on CPU ones, "self" for one rank:
+ * a copy), chosen by kiln_provider_select; their settings, waits and
+ * release. The collectives are in comm_collectives.c. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array/array.h"
 #include "array/array_ops.h"
+#include "comm/comm_base.h"
 #include "comm/comm_check.h"
-#include "comm/comm_internal.h"
 #include "comm/comm_prof.h"
 #include "core/error.h"
 #include "core/settings.h"
 
 #define COMM_DEFAULT_TIMEOUT_S 300.0
-
-static const char *const op_names[COMM_OP_COUNT] = {"allreduce",      "broadcast", "reduce", "allgather",
-                                                    "reduce_scatter", "send",      "recv"};
-const char *kiln_comm_op_name(comm_op op) { return op < COMM_OP_COUNT ? op_names[op] : "?"; }
-
-const char *kiln_reduce_op_name(kiln_comm_op op) {
-    switch (op) {
-    case KILN_COMM_SUM: return "sum";
-    case KILN_COMM_PROD: return "prod";
-    case KILN_COMM_MIN: return "min";
-    case KILN_COMM_MAX: return "max";
-    case KILN_COMM_AVG: return "avg";
-    }
-    return "?";
-}
-
-kiln_status kiln_comm_break(kiln_comm *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->broken_why, sizeof c->broken_why, fmt, ap);
-    va_end(ap);
-    c->broken = 1;
-    return kiln_set_error(KILN_ERR_COMM, "rank %d of %d: %s", c->rank, c->size, c->broken_why);
-}
 
 static double env_timeout_ms(void) {
     const char *e = kiln_setting_string("KILN_COMM_TIMEOUT");
@@ -241,11 +217,6 @@ void kiln_comm_release(kiln_comm *c) {
 int kiln_comm_rank(const kiln_comm *c) { return c ? c->rank : -1; }
 int kiln_comm_size(const kiln_comm *c) { return c ? c->size : 0; }
 kiln_context *kiln_comm_context(const kiln_comm *c) { return c ? c->ctx : NULL; }
-
-const char *kiln_comm_transport(const kiln_comm *c) {
-    if (!c) return "none";
-    return c->transport ? c->transport->id : "none";
-}
 
 kiln_status kiln_comm_set_checks(kiln_comm *c, int enabled) {
     if (!c) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_comm_set_checks: comm is NULL");

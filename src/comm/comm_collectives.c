@@ -7,8 +7,8 @@
 
 #include "array/array.h"
 #include "array/array_ops.h"
+#include "comm/comm_base.h"
 #include "comm/comm_check.h"
-#include "comm/comm_internal.h"
 #include "comm/comm_prof.h"
 #include "core/error.h"
 

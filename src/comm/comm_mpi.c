@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/comm_internal.h"
+#include "comm/comm_base.h"
 #include "core/error.h"
 
 #ifdef KILN_HAVE_MPI

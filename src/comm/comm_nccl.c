@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "comm/comm_base.h"
 #include "comm/comm_check.h"
-#include "comm/comm_internal.h"
 #include "comm/nccl_types.h"
 #include "core/clock.h"
 #include "core/error.h"

@@ -2,6 +2,7 @@
  * pairwise (codegen_cpu.c), a few tasks per core, the reduced elements cut
  * into whole 128-element pairwise blocks only when the outputs are too few
  * to keep every core busy. */
+#include "reduce/codegen.h"
 #include "reduce/rd_provider.h"
 
 static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }

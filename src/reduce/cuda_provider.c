@@ -1,6 +1,7 @@
 /* cuda_provider.c: reductions on CUDA: blocks of RD_GPU_BLOCK threads, a
  * warp or a block per output (a column per thread for RD_COLUMN), enough
  * blocks to fill every SM, 16-byte loads where the rows allow. */
+#include "reduce/codegen.h"
 #include "reduce/rd_provider.h"
 
 extern const char kiln_embedded_reduce_gpu[];

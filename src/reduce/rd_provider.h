@@ -9,7 +9,10 @@
 #define KILN_REDUCE_RD_PROVIDER_H
 
 #include "core/provider.h"
-#include "reduce/codegen.h"
+#include "core/text.h"
+#include "reduce/reduce.h"
+
+struct rd_param; /* codegen.h */
 
 typedef struct rd_provider {
     kiln_provider base;        /* first */
@@ -21,7 +24,7 @@ typedef struct rd_provider {
      * per_task, for `units` multiprocessors or cores. */
     void (*cut)(rd_plan *p, int units);
     /* The module's main and finish kernels, after the operator. */
-    void (*emit)(kiln_text *t, const rd_op *op, const rd_plan *p, const rd_param *pp, int np);
+    void (*emit)(kiln_text *t, const rd_op *op, const rd_plan *p, const struct rd_param *pp, int np);
     /* The main kernel's grid and block. */
     void (*main_shape)(const rd_plan *p, kiln_dim3 *grid, kiln_dim3 *block);
     /* Outputs per task of the finish pass (its last argument). */
@@ -34,11 +37,5 @@ extern const rd_provider rd_cuda_provider, rd_cpu_provider;
 
 /* The provider writing kernels for `target`, or NULL when none does. */
 const rd_provider *rd_provider_for(kiln_backend_kind target);
-
-/* codegen.c: CUDA's loops (one group of threads per output, or a column
- * per thread) and the fixed second pass. */
-void rd_emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, const rd_param *pp, int np);
-void rd_emit_gpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, const rd_param *pp, int np);
-void rd_emit_gpu_finish(kiln_text *t, const rd_plan *p);
 
 #endif

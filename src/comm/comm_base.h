@@ -1,12 +1,14 @@
-/* comm_internal.h: what the communicator's files share. Private to src/comm/.
+/* comm_base.h: what the communicator's files share. Private to src/comm/.
  *
- * comm.c is the front: argument checks, the cross-rank argument check, the
- * profiler record and the dispatch to a transport, one table each, chosen
- * by kiln_provider_select: MPI on host memory (comm_mpi.c), NCCL on device
- * memory (comm_nccl.c), or "self" for a communicator of one rank (a copy,
- * comm_collectives.c). */
-#ifndef KILN_COMM_INTERNAL_H
-#define KILN_COMM_INTERNAL_H
+ * The communicator and a call as every part sees them (comm_base.c names
+ * them). comm.c makes communicators and gives each a transport, one table
+ * each, chosen by kiln_provider_select: MPI on host memory (comm_mpi.c),
+ * NCCL on device memory (comm_nccl.c), or "self" for a communicator of one
+ * rank (a copy, comm_collectives.c). comm_collectives.c is the front of the
+ * calls: argument checks, the cross-rank check, the profiler's record and
+ * the transport's run. */
+#ifndef KILN_COMM_BASE_H
+#define KILN_COMM_BASE_H
 
 #include <stdint.h>
 
@@ -86,7 +88,7 @@ struct kiln_comm {
     int nccl_stream_known;
 };
 
-/* ---- comm.c */
+/* ---- comm_base.c */
 /* KILN_ERR_COMM with the reason, marking the communicator unusable. */
 kiln_status kiln_comm_break(kiln_comm *c, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -95,6 +97,8 @@ kiln_status kiln_comm_break(kiln_comm *c, const char *fmt, ...)
     ;
 const char *kiln_comm_op_name(comm_op op);
 const char *kiln_reduce_op_name(kiln_comm_op op);
+
+/* ---- comm.c, comm_collectives.c */
 /* Thread's group nesting depth (kiln_comm_group_start). */
 int kiln_comm_group_depth(void);
 /* KILN_OK when c may run a call named `what`: not NULL, not broken (here or by
