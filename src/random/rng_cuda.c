@@ -109,6 +109,7 @@ static kiln_status record_of(kiln_rng *rng, const char *name, curand_record **ou
 /* kiln_rng_release: rng's record goes (none when the context is closed). */
 static void curand_forget(kiln_rng *rng) {
     curand_state *cs;
+    if (atomic_load(&rng->ctx->closed)) return; /* the records went with the state at kiln_close */
     if (kiln_provider_state(rng->ctx, &kiln_rng_curand.base, (void **)&cs) != KILN_OK) return;
     curand_record *rec = NULL;
     pthread_mutex_lock(&cs->lock);
