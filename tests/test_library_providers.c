@@ -52,6 +52,7 @@ static void test_one_provider_per_backend(void **state) {
     assert_string_equal(rd_provider_for(KILN_BACKEND_CPU)->target, "cpu");
     assert_true(kiln_blas_cublas.capturable && kiln_blas_cublas.half_gemm);
     assert_false(kiln_blas_openblas.capturable || kiln_blas_openblas.half_gemm);
+    assert_true(kiln_blas_cublas.small_tiled && !kiln_blas_openblas.small_tiled);
     assert_true(kiln_fft_cufft.capturable && !kiln_fft_fftw.capturable);
     assert_int_equal(kiln_fft_cufft.max_rank, 3);
     assert_true(kiln_comm_nccl.device_arrays && kiln_comm_nccl.group && !kiln_comm_mpi.group);
