@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/comm_base.h"
 #include "comm/comm_cases.h"
-#include "comm/comm_internal.h"
 #include "comm_examples.h"
 
 #define MAX_LOCAL 8

@@ -517,8 +517,11 @@ static const kiln_backend_ops fake_gpu_ops = {
     .event_elapsed_ms = fake_event_elapsed,
     .event_destroy = fake_event_destroy,
 };
-static const kiln_backend_ops fake_cpu_ops = {
-    .version = KILN_BACKEND_OPS_VERSION, .name = "fakecpu", .kind = KILN_BACKEND_CPU};
+static const kiln_backend_ops fake_cpu_ops = {.version = KILN_BACKEND_OPS_VERSION,
+                                              .name = "fakecpu",
+                                              .kind = KILN_BACKEND_CPU,
+                                              .caps = KILN_BACKEND_CAP_HOST_MEMORY |
+                                                      KILN_BACKEND_CAP_HOST_EXECUTION};
 
 static kiln_context *fake_context(const kiln_backend_ops *ops) {
     kiln_context *ctx = calloc(1, sizeof *ctx);

@@ -14,7 +14,7 @@
 #include "prof/prof.h"
 
 int kiln_array_host_accessible(const kiln_array *a) {
-    return a->memory == KILN_MEMORY_HOST || a->ctx->ops->kind == KILN_BACKEND_CPU;
+    return a->memory == KILN_MEMORY_HOST || kiln_backend_has(a->ctx->ops, KILN_BACKEND_CAP_HOST_MEMORY);
 }
 
 kiln_status kiln_backend_copy(kiln_context *ctx, void *dst, const void *src, size_t bytes,
@@ -160,7 +160,8 @@ kiln_status kiln_array_assign(kiln_array *dst, kiln_array *src) {
     }
     int dst_host = kiln_array_host_accessible(dst), src_host = kiln_array_host_accessible(src);
     if (dst_host && src_host) {
-        if (ctx->ops->kind == KILN_BACKEND_CPU) (void)ctx->ops->synchronize(ctx->state);
+        /* device memory that is host memory: kernels still writing it finish first */
+        if (kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_MEMORY)) (void)ctx->ops->synchronize(ctx->state);
         kiln_host_strided_copy(dst, src);
         return KILN_OK;
     }

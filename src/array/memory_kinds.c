@@ -98,7 +98,8 @@ void *kiln_array_host_data(const kiln_array *a) {
     if (!a) return NULL;
     if (a->kind == KILN_MEMORY_MAPPED || a->kind == KILN_MEMORY_MANAGED)
         return a->host_base + (a->data - a->device_base);
-    if (a->memory == KILN_MEMORY_HOST || a->ctx->ops->kind == KILN_BACKEND_CPU) return a->data;
+    if (a->memory == KILN_MEMORY_HOST || kiln_backend_has(a->ctx->ops, KILN_BACKEND_CAP_HOST_MEMORY))
+        return a->data;
     return NULL;
 }
 

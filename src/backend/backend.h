@@ -265,7 +265,25 @@ typedef struct kiln_backend_ops {
     kiln_status (*launch_cooperative)(kiln_backend_state *st, kiln_backend_function *fn,
                                       const kiln_launch_config *cfg, kiln_backend_stream *stream,
                                       void **args);
+    /* What the backend's memory and work are (KILN_BACKEND_CAP_* bits):
+     * callers above ask these instead of testing the kind. */
+    unsigned caps;
 } kiln_backend_ops;
+
+/* Device memory is the host's memory: the host reads and writes device
+ * arrays as they are, and kernels and libraries take host arrays without a
+ * copy (the CPU backend). Without it a KILN_MEMORY_HOST array is staged
+ * through device memory before a kernel or a library reads it. */
+#define KILN_BACKEND_CAP_HOST_MEMORY 0x1u
+/* Work is done by the host threads that queue it (the CPU backend): a
+ * stream's timeline is wall time, and work kiln does on the host during a
+ * call (a CPU library) cannot be told apart from the stream's. */
+#define KILN_BACKEND_CAP_HOST_EXECUTION 0x2u
+
+/* 1 when ops has every bit of `cap`. */
+static inline int kiln_backend_has(const kiln_backend_ops *ops, unsigned cap) {
+    return ops && (ops->caps & cap) == cap;
+}
 
 /* get_proc_address("prof"): a const kiln_backend_prof *, what the
  * profiler's device timers need to match a tool's activity records (CUPTI)

@@ -1,6 +1,6 @@
-/* blas_context.c: what src/blas keeps per context: the provider (picked by
- * the context's backend), its per-context state, and kiln's own kernels
- * (small batched matmul, dtype conversion), each made on first use. */
+/* blas_context.c: what src/blas keeps per context: the provider (chosen by
+ * kiln_provider_select, which keeps its per-context state) and kiln's own
+ * kernels (small batched matmul, dtype conversion), each made on first use. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,8 +11,7 @@
 static void blas_destroy(kiln_context *ctx, void *state);
 static void blas_on_close(kiln_context *ctx, void *state);
 
-/* The provider's handles and kiln's own ufuncs hold the context: released
- * at kiln_close (cuBLAS handles before the device goes). */
+/* kiln's own ufuncs hold the context: released at kiln_close. */
 static const kiln_slot_class blas_slot = {
     .name = "BLAS",
     .close_stage = KILN_SLOT_CLOSE_RELEASE,
@@ -21,8 +20,8 @@ static const kiln_slot_class blas_slot = {
 };
 
 static void blas_destroy(kiln_context *ctx, void *state) {
+    (void)ctx;
     kiln_blas_state *st = state;
-    if (st->provider && st->provider->context_release) st->provider->context_release(ctx, st->provider_state);
     kiln_gufunc_release(st->small_gemm[0]);
     kiln_gufunc_release(st->small_gemm[1]);
     for (int t = 0; t < KILN_DTYPE_COUNT; t++) kiln_ufunc_release(st->convert[t]);
@@ -49,23 +48,33 @@ static kiln_status blas_create(kiln_context *ctx, void *arg, void **state) {
     return KILN_OK;
 }
 
+static const kiln_provider *const blas_providers[] = {&kiln_blas_cublas.base, &kiln_blas_openblas.base};
+
 kiln_status kiln_blas_state_get(kiln_context *ctx, kiln_blas_state **out) {
     *out = NULL;
     kiln_status s = kiln_context_check(ctx);
     if (s == KILN_OK) s = kiln_context_check_open(ctx, "BLAS");
     if (s != KILN_OK) return s;
-    /* OpenBLAS runs at once, not at a graph's launch (kernel/graph.c). */
-    if (ctx->ops->kind == KILN_BACKEND_CPU && kiln_context_capturing(ctx))
-        return kiln_capture_refuse(ctx, "BLAS on the CPU backend");
-    const blas_provider *prov =
-        ctx->ops->kind == KILN_BACKEND_CUDA ? kiln_blas_cublas_provider() : kiln_blas_openblas_provider();
-    s = prov->load();
+    const kiln_provider *chosen;
+    s = kiln_provider_select(ctx, blas_providers, sizeof blas_providers / sizeof blas_providers[0], &chosen);
     if (s != KILN_OK) return s;
+    const blas_provider *prov = (const blas_provider *)chosen;
+    /* A library that runs inside the call would run now, not at the
+     * graph's launch (kernel/graph.c). */
+    if (!prov->capturable && kiln_context_capturing(ctx)) {
+        char what[64];
+        snprintf(what, sizeof what, "BLAS through %s", prov->base.name);
+        return kiln_capture_refuse(ctx, what);
+    }
     void *state = NULL;
     s = kiln_slot_get(ctx, &blas_slot, blas_create, (void *)prov, &state);
     if (s != KILN_OK) return s;
     *out = state;
     return KILN_OK;
+}
+
+int kiln_blas_host_only(const kiln_array *a) {
+    return a->memory == KILN_MEMORY_HOST && !kiln_backend_has(a->ctx->ops, KILN_BACKEND_CAP_HOST_MEMORY);
 }
 
 /* One body per dtype (the accumulator's type), over any strides: the

@@ -25,8 +25,9 @@ static int is_one(kiln_blas_scalar s) { return s.re == 1 && s.im == 0; }
  * the tiled kernel, and the fallback when kiln's kernel is forced on what
  * the tiled one cannot take), or SMALL_NONE: the library. */
 enum { SMALL_NONE, SMALL_KERNEL, SMALL_GUFUNC };
-static int small_choice(const blas_mat *A, const blas_mat *B, const blas_mat *C, int64_t batch, int flags,
-                        kiln_blas_scalar alpha, kiln_blas_scalar beta, int64_t strides[3]);
+static int small_choice(const blas_provider *prov, const blas_mat *A, const blas_mat *B, const blas_mat *C,
+                        int64_t batch, int flags, kiln_blas_scalar alpha, kiln_blas_scalar beta,
+                        int64_t strides[3]);
 
 static kiln_status run_small(kiln_context *ctx, kiln_stream *stream, const blas_mat *A, const blas_mat *B,
                              const blas_mat *C, int64_t batch) {
@@ -121,23 +122,22 @@ static int small_kernel_takes(const blas_mat *A, const blas_mat *B, const blas_m
     return 1;
 }
 
-static int small_choice(const blas_mat *A, const blas_mat *B, const blas_mat *C, int64_t batch, int flags,
-                        kiln_blas_scalar alpha, kiln_blas_scalar beta, int64_t strides[3]) {
-    kiln_context *ctx = C->arr->ctx;
+static int small_choice(const blas_provider *prov, const blas_mat *A, const blas_mat *B, const blas_mat *C,
+                        int64_t batch, int flags, kiln_blas_scalar alpha, kiln_blas_scalar beta,
+                        int64_t strides[3]) {
     kiln_dtype t = C->arr->dtype;
     int64_t m = C->shape[C->ndim - 2], n = C->shape[C->ndim - 1], k = A->shape[A->ndim - 1];
     if (flags & KILN_BLAS_FORCE_LIBRARY) return SMALL_NONE;
-    int on_cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
-    /* kiln's kernels take device arrays on CUDA; the library path stages host ones */
-    if (on_cuda && (A->arr->memory == KILN_MEMORY_HOST || B->arr->memory == KILN_MEMORY_HOST ||
-                    C->arr->memory == KILN_MEMORY_HOST))
+    /* kiln's kernels take device arrays; the library path stages host ones */
+    if (kiln_blas_host_only(A->arr) || kiln_blas_host_only(B->arr) || kiln_blas_host_only(C->arr))
         return SMALL_NONE;
     int gufunc = (t == KILN_FLOAT32 || t == KILN_FLOAT64) && is_one(alpha) && is_zero(beta);
-    int64_t dim = kiln_blas_small_max_dim(ctx, t);
+    int64_t dim = kiln_blas_small_max_dim(prov, t);
     int wanted =
         (flags & KILN_BLAS_FORCE_KILN) || (m <= dim && n <= dim && k <= dim && batch >= SMALL_MIN_BATCH);
     if (!wanted) return SMALL_NONE;
-    if ((on_cuda || !gufunc) && small_kernel_takes(A, B, C, alpha, beta, strides)) return SMALL_KERNEL;
+    if ((prov->small_tiled || !gufunc) && small_kernel_takes(A, B, C, alpha, beta, strides))
+        return SMALL_KERNEL;
     return gufunc ? SMALL_GUFUNC : SMALL_NONE;
 }
 
@@ -217,7 +217,7 @@ static kiln_status stage_operand(blas_mat *M, kiln_stream *stream, const char *w
     kiln_status s = kiln_blas_view(M->arr, M->ndim, M->shape, M->strides, 0, &view);
     if (s == KILN_OK && M->conj) {
         kiln_array *src = view; /* the conjugating kernel reads device memory */
-        if (M->arr->ctx->ops->kind == KILN_BACKEND_CUDA && view->memory == KILN_MEMORY_HOST) {
+        if (kiln_blas_host_only(view)) {
             s = kiln_blas_stage(view, stream, why, &dev);
             src = dev;
         }
@@ -293,13 +293,13 @@ static kiln_status run_library(kiln_context *ctx, kiln_stream *stream, const bla
     char label[64] = ""; /* "cuBLAS strided-batched", "OpenBLAS gemm", ... */
     if (KILN_PROF_ON(ctx)) {
         if (use_pointers)
-            snprintf(label, sizeof label, "%s batched, pointer arrays", prov->name);
+            snprintf(label, sizeof label, "%s batched, pointer arrays", prov->base.name);
         else if (outer > 1 && p.batch > 1)
-            snprintf(label, sizeof label, "%s %s, looped", prov->name, prov->batch_label);
+            snprintf(label, sizeof label, "%s %s, looped", prov->base.name, prov->batch_label);
         else if (outer > 1)
-            snprintf(label, sizeof label, "%s looped", prov->name);
+            snprintf(label, sizeof label, "%s looped", prov->base.name);
         else
-            snprintf(label, sizeof label, "%s %s", prov->name, p.batch > 1 ? prov->batch_label : "gemm");
+            snprintf(label, sizeof label, "%s %s", prov->base.name, p.batch > 1 ? prov->batch_label : "gemm");
     }
     int64_t total = outer * p.batch;
     double flops = (dtype == KILN_COMPLEX64 || dtype == KILN_COMPLEX128 ? 8.0 : 2.0) * (double)total *
@@ -421,11 +421,12 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
     kiln_status s = kiln_blas_state_get(ctx, &st);
     if (s != KILN_OK) return s;
     kiln_dtype dtype = C.arr->dtype;
-    if (dtype == KILN_FLOAT16 && ctx->ops->kind != KILN_BACKEND_CUDA)
+    if (dtype == KILN_FLOAT16 && !st->provider->half_gemm)
         return kiln_set_error(KILN_ERR_UNSUPPORTED,
-                              "float16 matmul runs on CUDA only (cuBLAS tensor cores); the CPU backend's "
-                              "OpenBLAS has no float16 gemm: convert to float32");
-    if (dtype == KILN_BFLOAT16 && ctx->ops->kind != KILN_BACKEND_CUDA) {
+                              "float16 matmul runs on CUDA only (cuBLAS tensor cores); %s has no float16 "
+                              "gemm: convert to float32",
+                              st->provider->base.name);
+    if (dtype == KILN_BFLOAT16 && !st->provider->half_gemm) {
         int nbc = C.ndim - 2;
         if (kiln_shape_size(nbc, C.shape) == 0 || C.shape[nbc] == 0 || C.shape[nbc + 1] == 0) return KILN_OK;
         return gemm_bf16_via_f32(ctx, stream, flags, alpha, A, B, beta, C);
@@ -435,7 +436,7 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
     int64_t m = C.shape[nb], n = C.shape[nb + 1];
     if (batch == 0 || m == 0 || n == 0) return KILN_OK;
     int64_t small_strides[3];
-    switch (small_choice(&A, &B, &C, batch, flags, alpha, beta, small_strides)) {
+    switch (small_choice(st->provider, &A, &B, &C, batch, flags, alpha, beta, small_strides)) {
     case SMALL_KERNEL: return kiln_blas_small_run(ctx, stream, &A, &B, &C, batch, small_strides, alpha, beta);
     case SMALL_GUFUNC: return run_small(ctx, stream, &A, &B, &C, batch);
     default: break;
@@ -443,11 +444,9 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
 
     kiln_array *keep[4] = {NULL, NULL, NULL, NULL}; /* staged copies of A, B, C; C's original */
     int64_t size = (int64_t)kiln_dtype_size(dtype);
-    /* Host memory on a CUDA context is not the library's to read. */
-    int on_device = ctx->ops->kind == KILN_BACKEND_CUDA;
-    if (on_device && A.arr->memory == KILN_MEMORY_HOST)
-        s = stage_operand(&A, stream, "a is in host memory", &keep[0]);
-    if (s == KILN_OK && on_device && B.arr->memory == KILN_MEMORY_HOST)
+    /* Host memory the device cannot read is not the library's to read. */
+    if (kiln_blas_host_only(A.arr)) s = stage_operand(&A, stream, "a is in host memory", &keep[0]);
+    if (s == KILN_OK && kiln_blas_host_only(B.arr))
         s = stage_operand(&B, stream, "b is in host memory", &keep[1]);
     blas_gemm_problem p;
     memset(&p, 0, sizeof p);
@@ -456,7 +455,7 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
     memset(&bp, 0, sizeof bp);
     for (int attempt = 0; attempt < 4 && s == KILN_OK; attempt++) {
         const blas_mat *ops[3] = {&A, &B, &C};
-        int c_host = on_device && C.arr->memory == KILN_MEMORY_HOST;
+        int c_host = kiln_blas_host_only(C.arr);
         int conj_fail = 0;
         int mapped = !c_host && map_problem(&A, &B, &C, &p, &which, &swapped, &conj_fail);
         if (c_host) which = 2;

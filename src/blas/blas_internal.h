@@ -1,6 +1,8 @@
 /* blas_internal.h: the front of src/blas (kiln_matmul, kiln_gemm, level 1-2)
  * and its two providers behind one table: cuBLAS on CUDA contexts
- * (cuda_cublas.c), OpenBLAS's CBLAS on CPU contexts (cpu_openblas.c).
+ * (cuda_cublas.c), OpenBLAS's CBLAS on CPU contexts (cpu_openblas.c),
+ * chosen by kiln_provider_select; what differs between them is asked of the
+ * table (capturable, half_gemm), never of the backend.
  *
  * Every problem reaches a provider in the libraries' column-major terms:
  * the front has already turned kiln's row-major views into transpose flags,
@@ -14,6 +16,7 @@
 
 #include "core/context.h"
 #include "core/error.h"
+#include "core/provider.h"
 #include "kiln.h"
 
 /* One operand of a column-major gemm as stored: op(X) with X ld x ... */
@@ -56,11 +59,18 @@ typedef struct blas_vector {
 } blas_vector;
 
 typedef struct blas_provider {
-    const char *name;        /* "cuBLAS", "OpenBLAS": the profiler's label */
+    kiln_provider base;      /* first (core/provider.h); base.name is the profiler's label */
     const char *batch_label; /* what a batch becomes: "strided-batched", "batch loop" */
-    /* Loads the library (once per process); KILN_ERR_LIBRARY_MISSING with the message set. */
-    kiln_status (*load)(void);
-    const char *(*describe)(void);
+    /* kiln's kernel for batches of small products beside this library:
+     * 1 the tiled kernel (blas_small.c, a block of products), 0 the gufunc
+     * (a thread per product); each has its measured limits per dtype. */
+    int small_tiled;
+    /* 1: the library queues its work on the stream, so a graph may capture
+     * it; 0: it runs inside the call (a CPU library). */
+    int capturable;
+    /* 1: float16 and bfloat16 gemm in the library; 0: bfloat16 goes
+     * through float32 and float16 is refused. */
+    int half_gemm;
     kiln_status (*gemm)(kiln_context *ctx, kiln_stream *stream, const blas_gemm_problem *p);
     /* Optional (NULL: the front loops over gemm): p->batch products whose
      * matrices lie anywhere, ptrs = the A, then B, then C addresses (host
@@ -76,18 +86,17 @@ typedef struct blas_provider {
                         kiln_blas_scalar alpha, blas_vector x);
     kiln_status (*nrm2)(kiln_context *ctx, kiln_stream *stream, kiln_dtype dtype, int64_t n, blas_vector x,
                         double *out);
-    /* Frees what the provider keeps per context (cuBLAS handles). */
-    void (*context_release)(kiln_context *ctx, void *provider_state);
 } blas_provider;
 
-const blas_provider *kiln_blas_openblas_provider(void);
-const blas_provider *kiln_blas_cublas_provider(void);
+/* The providers, in the order the front tries them (kiln_provider_select:
+ * the first that serves the context's backend and loads). */
+extern const blas_provider kiln_blas_cublas;
+extern const blas_provider kiln_blas_openblas;
 
 /* What src/blas keeps per context (a context slot), made on first use. */
 typedef struct kiln_blas_state {
     pthread_mutex_t lock;
     const blas_provider *provider;
-    void *provider_state;                  /* cuBLAS: the handles per stream */
     kiln_gufunc *small_gemm[2];            /* kiln_blas_small_gemm: float32, float64 */
     kiln_ufunc *convert[KILN_DTYPE_COUNT]; /* the cast of an input to the result dtype, per dtype */
     kiln_ufunc *round_bf16;                /* float32 -> bfloat16 (the CPU's bfloat16 gemm) */
@@ -132,7 +141,7 @@ kiln_status kiln_blas_gemm_core(kiln_context *ctx, kiln_stream *stream, int flag
  * (real alpha and beta), batch products at batch_strides (elements of A,
  * B, C) apart. */
 int kiln_blas_small_fits(kiln_dtype dtype, int64_t m, int64_t n, int64_t k);
-int kiln_blas_small_max_dim(const kiln_context *ctx, kiln_dtype dtype);
+int kiln_blas_small_max_dim(const blas_provider *prov, kiln_dtype dtype);
 kiln_status kiln_blas_small_run(kiln_context *ctx, kiln_stream *stream, const blas_mat *A, const blas_mat *B,
                                 const blas_mat *C, int64_t batch, const int64_t batch_strides[3],
                                 kiln_blas_scalar alpha, kiln_blas_scalar beta);
@@ -157,6 +166,11 @@ int kiln_blas_matrix_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc, 
  * number of elements (copy it). `reversed` is 1 for a negative stride:
  * the BLAS vector runs backwards through the kiln array. */
 int kiln_blas_vector_layout(const kiln_array *x, blas_vector *out, int *reversed);
+
+/* 1 when a lies in host memory that the context's device cannot read
+ * (a backend without KILN_BACKEND_CAP_HOST_MEMORY): the libraries and
+ * kiln's kernels take a device copy of it. */
+int kiln_blas_host_only(const kiln_array *a);
 
 /* Stages an operand the library cannot take as it is: a contiguous device
  * copy (*copy, caller releases), ordered after `stream`'s work. */

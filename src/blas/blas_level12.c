@@ -45,12 +45,10 @@ static kiln_status check_vectors(const char *what, kiln_stream *stream, kiln_arr
 static kiln_status vector_of(kiln_array *x, kiln_stream *stream, blas_vector *v, int *reversed,
                              kiln_array **keep) {
     *keep = NULL;
-    int device = x->ctx->ops->kind == KILN_BACKEND_CUDA;
-    if ((!device || x->memory != KILN_MEMORY_HOST) && kiln_blas_vector_layout(x, v, reversed)) return KILN_OK;
+    int host_only = kiln_blas_host_only(x);
+    if (!host_only && kiln_blas_vector_layout(x, v, reversed)) return KILN_OK;
     kiln_status s = kiln_blas_stage(
-        x, stream,
-        device && x->memory == KILN_MEMORY_HOST ? "x is in host memory" : "stride 0 or not a whole element",
-        keep);
+        x, stream, host_only ? "x is in host memory" : "stride 0 or not a whole element", keep);
     if (s != KILN_OK) return s;
     kiln_blas_vector_layout(*keep, v, reversed);
     return KILN_OK;
@@ -60,7 +58,7 @@ static kiln_status vector_of(kiln_array *x, kiln_stream *stream, blas_vector *v,
  * copy that finish_output writes back. */
 static kiln_status output_of(kiln_array *y, kiln_stream *stream, int force_copy, blas_vector *v,
                              int *reversed, kiln_array **keep) {
-    int host_on_device = y->ctx->ops->kind == KILN_BACKEND_CUDA && y->memory == KILN_MEMORY_HOST;
+    int host_on_device = kiln_blas_host_only(y);
     *keep = NULL;
     if (y->shape[0] > 1 && y->strides[0] == 0)
         return kiln_set_error(
@@ -115,9 +113,10 @@ static kiln_status dot_common(const char *what, kiln_stream *stream, kiln_array 
     }
     if (s == KILN_OK) {
         int64_t n = x->shape[0];
-        struct kiln_prof_op *op = kiln_blas_prof_begin(
-            x->ctx, stream, what, x->dtype, st->provider->name, (is_cx(x->dtype) ? 8.0 : 2.0) * (double)n,
-            "n %lld, inc %lld %lld", (long long)n, (long long)vx.inc, (long long)vy.inc);
+        struct kiln_prof_op *op =
+            kiln_blas_prof_begin(x->ctx, stream, what, x->dtype, st->provider->base.name,
+                                 (is_cx(x->dtype) ? 8.0 : 2.0) * (double)n, "n %lld, inc %lld %lld",
+                                 (long long)n, (long long)vx.inc, (long long)vy.inc);
         s = st->provider->dot(x->ctx, stream, x->dtype, n, vx, vy, conj, result);
         kiln_blas_prof_end(x->ctx, op);
         if (s != KILN_OK) s = kiln_context_note(x->ctx, s);
@@ -157,7 +156,7 @@ kiln_status kiln_axpy(kiln_stream *stream, kiln_blas_scalar alpha, kiln_array *x
     if (s == KILN_OK && x->shape[0] > 0) {
         int64_t n = x->shape[0];
         struct kiln_prof_op *op =
-            kiln_blas_prof_begin(x->ctx, stream, "axpy", x->dtype, st->provider->name,
+            kiln_blas_prof_begin(x->ctx, stream, "axpy", x->dtype, st->provider->base.name,
                                  (is_cx(x->dtype) ? 8.0 : 2.0) * (double)n, "n %lld", (long long)n);
         s = st->provider->axpy(x->ctx, stream, x->dtype, n, alpha, vx, vy);
         kiln_blas_prof_end(x->ctx, op);
@@ -180,7 +179,7 @@ kiln_status kiln_scal(kiln_stream *stream, kiln_blas_scalar alpha, kiln_array *x
     if (s == KILN_OK && x->shape[0] > 0) {
         int64_t n = x->shape[0];
         struct kiln_prof_op *op =
-            kiln_blas_prof_begin(x->ctx, stream, "scal", x->dtype, st->provider->name,
+            kiln_blas_prof_begin(x->ctx, stream, "scal", x->dtype, st->provider->base.name,
                                  (is_cx(x->dtype) ? 6.0 : 1.0) * (double)n, "n %lld", (long long)n);
         s = st->provider->scal(x->ctx, stream, x->dtype, n, alpha, vx);
         kiln_blas_prof_end(x->ctx, op);
@@ -203,7 +202,7 @@ kiln_status kiln_nrm2(kiln_stream *stream, kiln_array *x, double *result) {
     if (s == KILN_OK) {
         int64_t n = x->shape[0];
         struct kiln_prof_op *op =
-            kiln_blas_prof_begin(x->ctx, stream, "nrm2", x->dtype, st->provider->name,
+            kiln_blas_prof_begin(x->ctx, stream, "nrm2", x->dtype, st->provider->base.name,
                                  (is_cx(x->dtype) ? 4.0 : 2.0) * (double)n, "n %lld", (long long)n);
         s = n > 0 ? st->provider->nrm2(x->ctx, stream, x->dtype, n, vx, result) : KILN_OK;
         if (n == 0) *result = 0;
@@ -218,7 +217,7 @@ kiln_status kiln_nrm2(kiln_stream *stream, kiln_array *x, double *result) {
 static kiln_status gemv_matrix(kiln_array *a, kiln_stream *stream, int *stored_t, int64_t *lda,
                                const char **data, kiln_array **keep) {
     int64_t size = (int64_t)kiln_dtype_size(a->dtype);
-    int host_on_device = a->ctx->ops->kind == KILN_BACKEND_CUDA && a->memory == KILN_MEMORY_HOST;
+    int host_on_device = kiln_blas_host_only(a);
     *keep = NULL;
     if (!host_on_device && a->strides[0] % size == 0 && a->strides[1] % size == 0 &&
         kiln_blas_matrix_layout(a->shape[0], a->shape[1], a->strides[0] / size, a->strides[1] / size,
@@ -242,7 +241,7 @@ static int conj_as_stored(const kiln_array *a) {
     int64_t size = (int64_t)kiln_dtype_size(a->dtype);
     int stored_t = 1;
     int64_t ld;
-    if (a->ctx->ops->kind == KILN_BACKEND_CUDA && a->memory == KILN_MEMORY_HOST) return 0;
+    if (kiln_blas_host_only(a)) return 0;
     return a->strides[0] % size == 0 && a->strides[1] % size == 0 &&
            kiln_blas_matrix_layout(a->shape[0], a->shape[1], a->strides[0] / size, a->strides[1] / size,
                                    &stored_t, &ld) &&
@@ -354,7 +353,7 @@ kiln_status kiln_gemv(kiln_stream *stream, kiln_blas_op op, kiln_blas_scalar alp
                                .alpha = alpha,
                                .beta = beta};
         struct kiln_prof_op *pop =
-            kiln_blas_prof_begin(a->ctx, stream, "gemv", a->dtype, st->provider->name,
+            kiln_blas_prof_begin(a->ctx, stream, "gemv", a->dtype, st->provider->base.name,
                                  (complex ? 8.0 : 2.0) * (double)rows * (double)cols, "%lld x %lld, op %c",
                                  (long long)rows, (long long)cols,
                                  op == KILN_BLAS_C   ? 'C'

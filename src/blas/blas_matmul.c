@@ -262,6 +262,6 @@ kiln_status kiln_blas_provider(kiln_context *ctx, const char **name) {
     kiln_blas_state *st;
     kiln_status s = kiln_blas_state_get(ctx, &st);
     if (s != KILN_OK) return s;
-    *name = st->provider->describe();
+    *name = kiln_provider_describe(&st->provider->base);
     return KILN_OK;
 }

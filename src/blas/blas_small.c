@@ -39,11 +39,10 @@ static const small_limit *limit_of(kiln_dtype t) {
     return NULL;
 }
 
-int kiln_blas_small_max_dim(const kiln_context *ctx, kiln_dtype dtype) {
+int kiln_blas_small_max_dim(const blas_provider *prov, kiln_dtype dtype) {
     const small_limit *l = limit_of(dtype);
     if (!l) return 0;
-    int on_cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
-    int fallback = on_cuda ? l->cuda_max : l->cpu_max;
+    int fallback = prov->small_tiled ? l->cuda_max : l->cpu_max;
     return (int)kiln_setting_int("KILN_BLAS_SMALL_MAX_DIM", 0, 32, fallback);
 }
 

@@ -1,46 +1,22 @@
-/* comm.c: communicators and the public collectives. Checks the arguments,
- * runs the cross-rank argument check, records the profiler's entry and hands
- * the call to its transport: NCCL (CUDA contexts), MPI (CPU contexts) or
- * "self" (one rank: a copy). */
+/* comm.c: communicators: made from an MPI communicator, from the
+ * launcher's environment or as the ranks of one process, each with its
+ * transport (NCCL on CUDA contexts, MPI on CPU ones, "self" for one rank:
+ * a copy), chosen by kiln_provider_select; their settings, waits and
+ * release. The collectives are in comm_collectives.c. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array/array.h"
 #include "array/array_ops.h"
+#include "comm/comm_base.h"
 #include "comm/comm_check.h"
-#include "comm/comm_internal.h"
 #include "comm/comm_prof.h"
 #include "core/error.h"
 #include "core/settings.h"
 
 #define COMM_DEFAULT_TIMEOUT_S 300.0
-
-static const char *const op_names[COMM_OP_COUNT] = {"allreduce",      "broadcast", "reduce", "allgather",
-                                                    "reduce_scatter", "send",      "recv"};
-const char *kiln_comm_op_name(comm_op op) { return op < COMM_OP_COUNT ? op_names[op] : "?"; }
-
-const char *kiln_reduce_op_name(kiln_comm_op op) {
-    switch (op) {
-    case KILN_COMM_SUM: return "sum";
-    case KILN_COMM_PROD: return "prod";
-    case KILN_COMM_MIN: return "min";
-    case KILN_COMM_MAX: return "max";
-    case KILN_COMM_AVG: return "avg";
-    }
-    return "?";
-}
-
-kiln_status kiln_comm_break(kiln_comm *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->broken_why, sizeof c->broken_why, fmt, ap);
-    va_end(ap);
-    c->broken = 1;
-    return kiln_set_error(KILN_ERR_COMM, "rank %d of %d: %s", c->rank, c->size, c->broken_why);
-}
 
 static double env_timeout_ms(void) {
     const char *e = kiln_setting_string("KILN_COMM_TIMEOUT");
@@ -64,7 +40,7 @@ static kiln_comm *comm_new(kiln_context *ctx) {
 
 static void comm_free(kiln_comm *c) {
     if (!c) return;
-    kiln_comm_nccl_destroy(c);
+    if (c->transport && c->transport->destroy) c->transport->destroy(c);
     kiln_comm_mpi_detach(c);
     free(c);
 }
@@ -82,8 +58,13 @@ kiln_status kiln_comm_from_mpi(kiln_context *ctx, const void *mpi_comm, kiln_com
     if (!c) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_comm_from_mpi: out of host memory");
     s = kiln_comm_mpi_attach(c, mpi_comm);
     if (s == KILN_OK) {
-        c->transport = ctx->ops->kind == KILN_BACKEND_CUDA ? COMM_NCCL : COMM_MPI;
-        if (c->transport == COMM_NCCL) s = kiln_comm_nccl_init_rank(c);
+        /* MPI carries the bytes of CPU contexts; NCCL those of CUDA ones,
+         * MPI only starting it. */
+        static const kiln_provider *const transports[] = {&kiln_comm_nccl.base, &kiln_comm_mpi.base};
+        const kiln_provider *chosen;
+        s = kiln_provider_select(ctx, transports, sizeof transports / sizeof transports[0], &chosen);
+        if (s == KILN_OK) c->transport = (const comm_transport *)chosen;
+        if (s == KILN_OK && c->transport->init_rank) s = c->transport->init_rank(c);
     }
     if (s != KILN_OK) {
         comm_free(c);
@@ -182,7 +163,7 @@ kiln_status kiln_comm_init_all(kiln_context *const *ctxs, int n, kiln_comm **com
     for (int i = 0; i < n; i++) {
         kiln_status s = kiln_context_check(ctxs[i]);
         if (s != KILN_OK) return kiln_prefix_error(s, "kiln_comm_init_all: context %d: ", i);
-        if (n > 1 && ctxs[i]->ops->kind != KILN_BACKEND_CUDA)
+        if (n > 1 && !kiln_provider_serves(&kiln_comm_nccl.base, ctxs[i]))
             return kiln_set_error(KILN_ERR_UNSUPPORTED,
                                   "kiln_comm_init_all: context %d is on the %s backend; several ranks in one "
                                   "process need CUDA contexts (NCCL). CPU ranks are processes: use mpirun "
@@ -196,6 +177,8 @@ kiln_status kiln_comm_init_all(kiln_context *const *ctxs, int n, kiln_comm **com
                     "NCCL needs one device per rank",
                     j, i, ctxs[i]->info.ordinal);
     }
+    /* One rank is its own copy; several of one process go through NCCL. */
+    const comm_transport *transport = n == 1 ? &kiln_comm_self : &kiln_comm_nccl;
     kiln_comm **made = calloc((size_t)n, sizeof *made);
     if (!made) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_comm_init_all: out of host memory");
     kiln_status s = KILN_OK;
@@ -206,10 +189,10 @@ kiln_status kiln_comm_init_all(kiln_context *const *ctxs, int n, kiln_comm **com
         else {
             made[i]->rank = i;
             made[i]->size = n;
-            made[i]->transport = n == 1 ? COMM_SELF : COMM_NCCL;
+            made[i]->transport = transport;
         }
     }
-    if (s == KILN_OK && n > 1) s = kiln_comm_nccl_init_all(made, n);
+    if (s == KILN_OK && transport->init_all) s = transport->init_all(made, n);
     if (s != KILN_OK) {
         for (int i = 0; i < n; i++) comm_free(made[i]);
         free(made);
@@ -234,11 +217,6 @@ void kiln_comm_release(kiln_comm *c) {
 int kiln_comm_rank(const kiln_comm *c) { return c ? c->rank : -1; }
 int kiln_comm_size(const kiln_comm *c) { return c ? c->size : 0; }
 kiln_context *kiln_comm_context(const kiln_comm *c) { return c ? c->ctx : NULL; }
-
-const char *kiln_comm_transport(const kiln_comm *c) {
-    if (!c) return "none";
-    return c->transport == COMM_NCCL ? "nccl" : c->transport == COMM_MPI ? "mpi" : "self";
-}
 
 kiln_status kiln_comm_set_checks(kiln_comm *c, int enabled) {
     if (!c) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_comm_set_checks: comm is NULL");
@@ -274,8 +252,8 @@ kiln_status kiln_comm_wait(kiln_comm *c, kiln_stream *stream) {
     if (stream && stream->ctx != c->ctx)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
                               "kiln_comm_wait: the stream belongs to another context");
-    if (c->transport == COMM_NCCL) return kiln_comm_nccl_wait(c, stream);
-    /* MPI and self: the collectives completed inside their calls. */
+    if (c->transport->wait) return c->transport->wait(c, stream);
+    /* The collectives completed inside their calls (MPI, self). */
     return kiln_context_note(c->ctx,
                              c->ctx->ops->stream_synchronize(c->ctx->state, kiln_stream_impl(stream)));
 }

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "comm/comm_internal.h"
+#include "comm/comm_base.h"
 
 #define COMM_SIG_LEN 5
 void kiln_comm_signature(const comm_call *call, int64_t sig[COMM_SIG_LEN]);

@@ -7,8 +7,8 @@
 
 #include "array/array.h"
 #include "array/array_ops.h"
+#include "comm/comm_base.h"
 #include "comm/comm_check.h"
-#include "comm/comm_internal.h"
 #include "comm/comm_prof.h"
 #include "core/error.h"
 
@@ -65,15 +65,17 @@ static kiln_status issue_queued(void) {
     queued_call *queued = queued_calls();
     size_t live = 0;
     for (size_t i = 0; i < queued_n; i++) live += !comm_failed(queued[i].c);
+    /* Only a transport with a group op holds calls (queue_call). */
+    const comm_transport *t = queued_n ? queued[0].c->transport : NULL;
     if (live > 0) {
-        kiln_status started = first = kiln_comm_nccl_group(1);
+        kiln_status started = first = t->group(1);
         for (size_t i = 0; i < queued_n && started == KILN_OK; i++) {
             if (comm_failed(queued[i].c)) continue;
-            kiln_status s =
-                kiln_context_note(queued[i].c->ctx, kiln_comm_nccl_run(queued[i].c, &queued[i].call));
+            kiln_comm *c = queued[i].c;
+            kiln_status s = kiln_context_note(c->ctx, c->transport->run(c, &queued[i].call));
             if (s != KILN_OK && first == KILN_OK) first = s;
         }
-        kiln_status e = started == KILN_OK ? kiln_comm_nccl_group(0) : KILN_OK;
+        kiln_status e = started == KILN_OK ? t->group(0) : KILN_OK;
         if (first == KILN_OK) first = e;
     }
     free(queued_heap);
@@ -112,9 +114,10 @@ static kiln_status check_array(kiln_comm *c, kiln_array *a, const char *what, co
                               "%s: the %s array is a strided view; collectives need contiguous arrays "
                               "(kiln_array_copy makes one)",
                               what, role);
-    if (c->transport == COMM_NCCL && a->memory != KILN_MEMORY_DEVICE)
+    if (c->transport->device_arrays && a->memory != KILN_MEMORY_DEVICE)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                              "%s: the %s array is host memory; NCCL needs device arrays", what, role);
+                              "%s: the %s array is host memory; %s needs device arrays", what, role,
+                              c->transport->base.name);
     return KILN_OK;
 }
 
@@ -199,6 +202,16 @@ static kiln_status run_self(kiln_comm *c, const comm_call *call) {
                              kiln_stream_impl(call->stream), 1);
 }
 
+/* One rank: what it sends is what it receives, on either backend. */
+const comm_transport kiln_comm_self = {
+    .base = {.abi = KILN_PROVIDER_ABI,
+             .library = "comm",
+             .name = "self",
+             .backends = KILN_PROVIDER_ON(KILN_BACKEND_CPU) | KILN_PROVIDER_ON(KILN_BACKEND_CUDA)},
+    .id = "self",
+    .run = run_self,
+};
+
 static kiln_status run(kiln_comm *c, const comm_call *call, kiln_array *a, kiln_array *b) {
     kiln_status s = KILN_OK;
     if (c->checks && c->size > 1 && call->op != COMM_SEND && call->op != COMM_RECV) {
@@ -214,11 +227,10 @@ static kiln_status run(kiln_comm *c, const comm_call *call, kiln_array *a, kiln_
         kiln_comm_prof_group_add(c, call);
     else
         op = kiln_comm_prof_begin(c, call);
-    switch (c->transport) {
-    case COMM_SELF: s = run_self(c, call); break;
-    case COMM_MPI: s = kiln_comm_mpi_run(c, call); break;
-    case COMM_NCCL: s = group_depth > 0 ? queue_call(c, call) : kiln_comm_nccl_run(c, call); break;
-    }
+    if (group_depth > 0 && c->transport->group)
+        s = queue_call(c, call);
+    else
+        s = c->transport->run(c, call);
     kiln_comm_prof_end(c, op);
     return kiln_context_note(c->ctx, s);
 }
@@ -332,7 +344,7 @@ static kiln_status point_to_point(kiln_comm *c, comm_op op, kiln_array *a, int p
     TRY(check_stream(c, stream, what));
     TRY(check_root(c, peer, what, "peer"));
     TRY(check_array(c, a, what, op == COMM_SEND ? "send" : "recv"));
-    if (peer == c->rank && group_depth == 0 && c->transport != COMM_SELF)
+    if (peer == c->rank && group_depth == 0 && c->transport != &kiln_comm_self)
         return kiln_set_error(
             KILN_ERR_INVALID_ARGUMENT,
             "%s: peer %d is this rank; a message to itself needs its send and receive in one "

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/comm_internal.h"
+#include "comm/comm_base.h"
 #include "core/error.h"
 
 #ifdef KILN_HAVE_MPI
@@ -156,7 +156,7 @@ kiln_status kiln_comm_mpi_bcast_bytes(kiln_comm *c, void *data, size_t bytes, in
 kiln_status kiln_comm_mpi_check(kiln_comm *c, const comm_call *call) {
     return c->mpi ? mpi_ops->check(c, call) : KILN_OK;
 }
-kiln_status kiln_comm_mpi_run(kiln_comm *c, const comm_call *call) { return mpi_ops->run(c, call); }
+static kiln_status mpi_run(kiln_comm *c, const comm_call *call) { return mpi_ops->run(c, call); }
 kiln_status kiln_comm_mpi_group_end(void) { return mpi_ops ? mpi_ops->group_end() : KILN_OK; }
 
 #else /* built without MPI */
@@ -191,10 +191,26 @@ kiln_status kiln_comm_mpi_check(kiln_comm *c, const comm_call *call) {
     (void)c, (void)call;
     return KILN_OK;
 }
-kiln_status kiln_comm_mpi_run(kiln_comm *c, const comm_call *call) {
+static kiln_status mpi_run(kiln_comm *c, const comm_call *call) {
     (void)c, (void)call;
     return kiln_comm_mpi_unavailable("collectives of CPU contexts");
 }
 kiln_status kiln_comm_mpi_group_end(void) { return KILN_OK; }
 
 #endif
+
+static kiln_status mpi_load(void) {
+    return kiln_comm_mpi_built() ? KILN_OK : kiln_comm_mpi_unavailable("MPI");
+}
+
+/* Host memory, each call complete when it returns; MPI's own group (sends
+ * and receives of kiln_comm_group_start/end) ends in the front. */
+const comm_transport kiln_comm_mpi = {
+    .base = {.abi = KILN_PROVIDER_ABI,
+             .library = "comm",
+             .name = "MPI",
+             .backends = KILN_PROVIDER_ON(KILN_BACKEND_CPU),
+             .load = mpi_load},
+    .id = "mpi",
+    .run = mpi_run,
+};

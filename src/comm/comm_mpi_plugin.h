@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "comm/comm_internal.h"
+#include "comm/comm_base.h"
 #include "core/error.h"
 
 #define KILN_MPI_PLUGIN_ABI 1
@@ -44,7 +44,7 @@ typedef struct kiln_mpi_host {
     float (*half_to_float)(uint16_t h);
 } kiln_mpi_host;
 
-/* The transport's side: the operations comm_internal.h lists as
+/* The transport's side: the operations comm_base.h lists as
  * kiln_comm_mpi_*, with the same contracts. */
 typedef struct kiln_mpi_ops {
     const char *(*library)(void);

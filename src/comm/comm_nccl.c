@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "comm/comm_base.h"
 #include "comm/comm_check.h"
-#include "comm/comm_internal.h"
 #include "comm/nccl_types.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -47,7 +47,7 @@ static void nccl_load_once(void) {
     atomic_store(&nccl_ready, nccl_dl.status == KILN_OK);
 }
 
-kiln_status kiln_comm_nccl_load(void) {
+static kiln_status nccl_load(void) {
     pthread_once(&nccl_once, nccl_load_once);
     return kiln_dynlib_check(&nccl_dl);
 }
@@ -73,13 +73,13 @@ static kiln_status make_current(kiln_comm *c, void **stream, kiln_stream *s) {
     return st;
 }
 
-kiln_status kiln_comm_nccl_init_rank(kiln_comm *c) {
+static kiln_status nccl_init_rank(kiln_comm *c) {
     struct {
         int ok;
         ncclUniqueId id;
     } boot;
     memset(&boot, 0, sizeof boot);
-    kiln_status s = kiln_comm_nccl_load();
+    kiln_status s = nccl_load();
     /* Rank 0 broadcasts whether it could make the id, so a failure there
      * fails every rank instead of leaving them waiting in NCCL's init. */
     if (c->rank == 0) boot.ok = s == KILN_OK && nccl.ncclGetUniqueId(&boot.id) == ncclSuccess;
@@ -96,8 +96,8 @@ kiln_status kiln_comm_nccl_init_rank(kiln_comm *c) {
     return KILN_OK;
 }
 
-kiln_status kiln_comm_nccl_init_all(kiln_comm **comms, int n) {
-    kiln_status s = kiln_comm_nccl_load();
+static kiln_status nccl_init_all(kiln_comm **comms, int n) {
+    kiln_status s = nccl_load();
     if (s != KILN_OK) return s;
     int *devices = calloc((size_t)n, sizeof *devices);
     ncclComm_t *made = calloc((size_t)n, sizeof *made);
@@ -120,7 +120,7 @@ kiln_status kiln_comm_nccl_init_all(kiln_comm **comms, int n) {
     return s;
 }
 
-void kiln_comm_nccl_destroy(kiln_comm *c) {
+static void nccl_destroy(kiln_comm *c) {
     kiln_stream_release(c->nccl_stream);
     c->nccl_stream = NULL;
     c->nccl_stream_known = 0;
@@ -138,7 +138,7 @@ void kiln_comm_nccl_destroy(kiln_comm *c) {
     c->clique = NULL;
 }
 
-kiln_status kiln_comm_nccl_group(int start) {
+static kiln_status nccl_group(int start) {
     if (!atomic_load(&nccl_ready)) return KILN_OK; /* no NCCL communicator exists */
     ncclResult_t r = start ? nccl.ncclGroupStart() : nccl.ncclGroupEnd();
     if (r != ncclSuccess && r != ncclInProgress)
@@ -193,7 +193,7 @@ static kiln_status native_stream_of(kiln_comm *c, kiln_stream *s, void **stream)
     return KILN_OK;
 }
 
-kiln_status kiln_comm_nccl_run(kiln_comm *c, const comm_call *call) {
+static kiln_status nccl_run(kiln_comm *c, const comm_call *call) {
     void *stream = NULL;
     kiln_status s = native_stream_of(c, call->stream, &stream);
     if (s != KILN_OK) return s;
@@ -236,7 +236,7 @@ static kiln_status abort_comm(kiln_comm *c, kiln_status s) {
     return s;
 }
 
-kiln_status kiln_comm_nccl_wait(kiln_comm *c, kiln_stream *stream) {
+static kiln_status nccl_wait(kiln_comm *c, kiln_stream *stream) {
     const kiln_backend_ops *ops = c->ctx->ops;
     if (!ops->stream_query)
         return kiln_context_note(c->ctx, ops->stream_synchronize(c->ctx->state, kiln_stream_impl(stream)));
@@ -271,3 +271,19 @@ kiln_status kiln_comm_nccl_wait(kiln_comm *c, kiln_stream *stream) {
         }
     }
 }
+
+const comm_transport kiln_comm_nccl = {
+    .base = {.abi = KILN_PROVIDER_ABI,
+             .library = "comm",
+             .name = "NCCL",
+             .backends = KILN_PROVIDER_ON(KILN_BACKEND_CUDA),
+             .load = nccl_load},
+    .id = "nccl",
+    .device_arrays = 1,
+    .init_rank = nccl_init_rank,
+    .init_all = nccl_init_all,
+    .run = nccl_run,
+    .group = nccl_group,
+    .wait = nccl_wait,
+    .destroy = nccl_destroy,
+};

@@ -3,7 +3,7 @@
 #ifndef KILN_COMM_PROF_H
 #define KILN_COMM_PROF_H
 
-#include "comm/comm_internal.h"
+#include "comm/comm_base.h"
 #include "prof/prof.h"
 
 /* Tells the context's profiler it is rank c->rank of c->size. */

@@ -163,7 +163,7 @@ void kiln_context_release(kiln_context *ctx) {
 }
 
 kiln_status kiln_context_host(kiln_context *ctx, kiln_context **out) {
-    if (ctx->ops->kind == KILN_BACKEND_CPU) {
+    if (kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION)) { /* its work runs on the host already */
         *out = ctx;
         return KILN_OK;
     }

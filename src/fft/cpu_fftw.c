@@ -280,10 +280,18 @@ static int fftw_alignment(int dbl, const void *p) {
     return api->alignment_of((void *)(uintptr_t)p);
 }
 
-static const kiln_fft_provider fftw_provider = {"FFTW",       fftw_plan,      fftw_execute,
-                                                fftw_destroy, fftw_alignment, 0};
-
-kiln_status kiln_fft_provider_fftw(const kiln_fft_provider **out) {
-    *out = &fftw_provider;
-    return KILN_OK;
-}
+/* No load here: each precision is a library of its own (libfftw3,
+ * libfftw3f), loaded when a plan of that precision is first made, so a
+ * missing single-precision library does not stop double transforms. */
+const kiln_fft_provider kiln_fft_fftw = {
+    .base = {.abi = KILN_PROVIDER_ABI,
+             .library = "FFT",
+             .name = "FFTW",
+             .backends = KILN_PROVIDER_ON(KILN_BACKEND_CPU)},
+    .plan = fftw_plan,
+    .execute = fftw_execute,
+    .destroy = fftw_destroy,
+    .alignment_of = fftw_alignment,
+    .max_rank = 0,
+    .capturable = 0,
+};

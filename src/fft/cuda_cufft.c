@@ -4,6 +4,7 @@
  * cuFFT's parameters is cufft_layout.c's job; what does not map is
  * KILN_ERR_UNSUPPORTED, and the front copies. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,10 +181,24 @@ static void cufft_destroy(kiln_context *ctx, void *plan) {
     free(p);
 }
 
-static const kiln_fft_provider cufft_provider = {"cuFFT", cufft_plan_make, cufft_execute, cufft_destroy, NULL,
-                                                 3};
-
-kiln_status kiln_fft_provider_cufft(const kiln_fft_provider **out) {
-    *out = &cufft_provider;
-    return KILN_OK;
+static kiln_status cufft_load(void) {
+    pthread_once(&once, load);
+    return kiln_dynlib_check(&api.lib);
 }
+
+/* cuFFT's R2C/C2R executions need both pointers aligned to the complex type. */
+static int cufft_alignment(int dbl, const void *p) { return (int)((uintptr_t)p % (dbl ? 16u : 8u)); }
+
+const kiln_fft_provider kiln_fft_cufft = {
+    .base = {.abi = KILN_PROVIDER_ABI,
+             .library = "FFT",
+             .name = "cuFFT",
+             .backends = KILN_PROVIDER_ON(KILN_BACKEND_CUDA),
+             .load = cufft_load},
+    .plan = cufft_plan_make,
+    .execute = cufft_execute,
+    .destroy = cufft_destroy,
+    .alignment_of = cufft_alignment,
+    .max_rank = 3,
+    .capturable = 1,
+};

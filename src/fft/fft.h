@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 
 #include "core/context.h"
+#include "core/provider.h"
 #include "kiln.h"
 
 /* A transform as FFTW's guru interface sees it: `rank` transform dims and
@@ -32,23 +33,27 @@ typedef struct kiln_fft_layout {
     int64_t out_extent;
 } kiln_fft_layout;
 
-/* A provider: one vendor library behind the front. plan() returns
- * KILN_ERR_UNSUPPORTED (without a message that matters) when the library
- * cannot express the layout; the front then plans a contiguous layout and
- * copies around it. */
+/* A provider: one vendor library behind the front, chosen by
+ * kiln_provider_select (fft_plan.c). plan() returns KILN_ERR_UNSUPPORTED
+ * (without a message that matters) when the library cannot express the
+ * layout; the front then plans a contiguous layout and copies around it. */
 typedef struct kiln_fft_provider {
-    const char *name; /* "FFTW", "cuFFT" */
+    kiln_provider base; /* first (core/provider.h); base.name: "FFTW", "cuFFT" */
     kiln_status (*plan)(kiln_context *ctx, const kiln_fft_layout *l, void **out);
     /* in/out are element 0 of the arrays; stream NULL: the default stream. */
     kiln_status (*execute)(kiln_context *ctx, void *plan, const kiln_fft_layout *l, void *in, void *out,
                            kiln_stream *stream);
     void (*destroy)(kiln_context *ctx, void *plan);
-    /* FFTW's alignment offset of a host pointer for a precision; NULL where
-     * alignment does not matter. */
+    /* The offset of pointer p that a plan for a precision is made for: a
+     * plan made for one offset runs only on arrays at the same offset
+     * (FFTW's SIMD alignment, cuFFT's complex-type alignment). */
     int (*alignment_of)(int double_precision, const void *p);
     /* The most transform dims one library plan takes (0: any); more are
      * split into passes by the front. */
     int max_rank;
+    /* 1: queues its work on the stream, so a graph may capture it; 0: runs
+     * inside the call (a CPU library). */
+    int capturable;
 } kiln_fft_provider;
 
 /* One library plan of a kiln plan: transforms of more dims than the library
@@ -61,11 +66,12 @@ typedef struct kiln_fft_step {
     int write_in; /* writes the input array (in place there) */
 } kiln_fft_step;
 
-/* The FFTW provider (cpu_fftw.c) and the cuFFT provider (cuda_cufft.c).
- * Each loads its library on first call; KILN_ERR_LIBRARY_MISSING names the
- * package when it is absent. */
-kiln_status kiln_fft_provider_fftw(const kiln_fft_provider **out);
-kiln_status kiln_fft_provider_cufft(const kiln_fft_provider **out);
+/* The cuFFT provider (cuda_cufft.c) and the FFTW provider (cpu_fftw.c).
+ * A missing library is KILN_ERR_LIBRARY_MISSING naming the package. */
+extern const kiln_fft_provider kiln_fft_cufft;
+extern const kiln_fft_provider kiln_fft_fftw;
+/* The provider for ctx's backend, its library loaded. */
+kiln_status kiln_fft_provider_for(kiln_context *ctx, const kiln_fft_provider **out);
 
 /* A layout as cuFFT's advanced (or, when packed, basic) layout takes it
  * (cufft_layout.c). Transform dim k is the layout's dim perm[k]; batch dims

@@ -28,18 +28,14 @@ kiln_status kiln_fft_norm_parse(const char *name, kiln_fft_norm *out) {
 /* FFTW's new-array execution needs the alignment the plan was made for;
  * cuFFT's needs both pointers aligned to its complex type (a real array
  * that starts at an odd element is not), so a plan is made for the offsets. */
-static void set_alignment(const kiln_array *in, const kiln_array *out, kiln_fft_key *key) {
+static kiln_status set_alignment(const kiln_array *in, const kiln_array *out, kiln_fft_key *key) {
     int dbl = key->dtype_in == KILN_FLOAT64 || key->dtype_in == KILN_COMPLEX128;
-    if (in->ctx->ops->kind != KILN_BACKEND_CPU) {
-        uintptr_t c = dbl ? 16 : 8;
-        key->in_align = (int)((uintptr_t)in->data % c);
-        key->out_align = (int)((uintptr_t)out->data % c);
-        return;
-    }
-    const kiln_fft_provider *prov = NULL;
-    if (kiln_fft_provider_fftw(&prov) != KILN_OK || !prov->alignment_of) return;
+    const kiln_fft_provider *prov;
+    kiln_status s = kiln_fft_provider_for(in->ctx, &prov);
+    if (s != KILN_OK) return s;
     key->in_align = prov->alignment_of(dbl, in->data);
     key->out_align = prov->alignment_of(dbl, out->data);
+    return KILN_OK;
 }
 
 static kiln_status plan_for(const char *fn, kiln_fft_kind kind, kiln_fft_direction dir, const kiln_array *in,
@@ -48,7 +44,8 @@ static kiln_status plan_for(const char *fn, kiln_fft_kind kind, kiln_fft_directi
     kiln_fft_key key;
     kiln_status s = kiln_fft_key_from(fn, kind, dir, in, out, axes, naxes, norm, &key);
     if (s != KILN_OK) return s;
-    set_alignment(in, out, &key);
+    s = set_alignment(in, out, &key);
+    if (s != KILN_OK) return s;
     return kiln_fft_cache_get(in->ctx, &key, plan);
 }
 
@@ -110,7 +107,7 @@ static kiln_status check_against(const kiln_fft_plan *p, const kiln_array *in, c
                               "%s: plan made for arrays at alignment offsets %d/%d, these are at %d/%d (%s "
                               "needs the same; make a plan for these arrays)",
                               fn, k->in_align, k->out_align, probe.in_align, probe.out_align,
-                              p->provider->name);
+                              p->provider->base.name);
     return KILN_OK;
 }
 
@@ -129,10 +126,10 @@ static kiln_status scale_output(kiln_fft_plan *p, kiln_array *out, kiln_stream *
  * time on the CPU). */
 static kiln_status run_provider(kiln_fft_plan *p, void *in, void *out, kiln_stream *stream) {
     kiln_context *ctx = p->ctx;
-    /* The CPU provider runs at once, not at a graph's launch (kernel/graph.c). */
-    if (ctx->ops->kind == KILN_BACKEND_CPU && kiln_stream_capturing(stream))
-        return kiln_set_error(KILN_ERR_CAPTURE, "%s on the CPU backend cannot be captured in a graph",
-                              p->label);
+    /* A CPU library runs at once, not at a graph's launch (kernel/graph.c). */
+    if (!p->provider->capturable && kiln_stream_capturing(stream))
+        return kiln_set_error(KILN_ERR_CAPTURE, "%s through %s cannot be captured in a graph", p->label,
+                              p->provider->base.name);
     kiln_prof_op *op = NULL;
     if (KILN_PROF_ON(ctx))
         op = kiln_prof_kernel_begin(ctx, p->label, NULL, kiln_stream_impl(stream), p->label);

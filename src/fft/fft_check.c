@@ -132,7 +132,9 @@ static kiln_status check_overlap(const char *fn, kiln_fft_kind kind, const kiln_
 }
 
 static kiln_status check_memory(const char *fn, const kiln_array *a) {
-    if (a->ctx->ops->kind == KILN_BACKEND_CUDA && a->memory != KILN_MEMORY_DEVICE)
+    /* The device libraries (cuFFT) take device arrays, not host memory
+     * they would read over the bus. */
+    if (!kiln_backend_has(a->ctx->ops, KILN_BACKEND_CAP_HOST_MEMORY) && a->memory != KILN_MEMORY_DEVICE)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
                               "%s: a host-memory array on a CUDA context; cuFFT works on device arrays "
                               "(kiln_array_copy makes one)",

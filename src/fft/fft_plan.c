@@ -109,9 +109,14 @@ static void make_label(kiln_fft_plan *p) {
              k->kind == KILN_FFT_C2C ? (k->sign < 0 ? " fwd" : " inv") : "", prec, shape);
 }
 
-static kiln_status select_provider(kiln_context *ctx, const kiln_fft_provider **out) {
-    if (ctx->ops->kind == KILN_BACKEND_CUDA) return kiln_fft_provider_cufft(out);
-    return kiln_fft_provider_fftw(out);
+static const kiln_provider *const fft_providers[] = {&kiln_fft_cufft.base, &kiln_fft_fftw.base};
+
+kiln_status kiln_fft_provider_for(kiln_context *ctx, const kiln_fft_provider **out) {
+    const kiln_provider *p = NULL;
+    kiln_status s =
+        kiln_provider_select(ctx, fft_providers, sizeof fft_providers / sizeof fft_providers[0], &p);
+    *out = (const kiln_fft_provider *)p;
+    return s;
 }
 
 /* KILN_FFT_MAX_RANK (a testing knob: makes FFTW take the multi-pass path
@@ -270,7 +275,7 @@ kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_
     p->ctx = ctx;
     p->key = *key;
     p->scale = norm_scale(key);
-    kiln_status s = select_provider(ctx, &p->provider);
+    kiln_status s = kiln_fft_provider_for(ctx, &p->provider);
     if (s != KILN_OK) {
         free(p);
         return s;
@@ -299,7 +304,7 @@ kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_
         }
         if (s != KILN_OK) {
             if (s == KILN_ERR_UNSUPPORTED && kiln_last_error()[0] == '\0')
-                kiln_set_error(s, "%s cannot plan %s", p->provider->name, p->label);
+                kiln_set_error(s, "%s cannot plan %s", p->provider->base.name, p->label);
             free(p);
             return s;
         }

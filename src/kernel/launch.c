@@ -215,7 +215,7 @@ static kiln_status convert_arg(const kiln_kernel *k, int i, const kiln_value *v,
             if (a->ctx != ctx)
                 return kiln_set_error(KILN_ERR_ARG_TYPE,
                                       "argument %d of %s: array belongs to another context", i, k->name);
-            if (a->memory == KILN_MEMORY_HOST && ctx->ops->kind != KILN_BACKEND_CPU)
+            if (a->memory == KILN_MEMORY_HOST && !kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_MEMORY))
                 return kiln_set_error(KILN_ERR_ARG_TYPE,
                                       "argument %d of %s: array is in host memory; a %s kernel needs "
                                       "device memory (kiln_array_copy it first)",

@@ -56,14 +56,15 @@ static void choose_timer(kiln_prof *p) {
                 "automatically\n",
                 want);
     p->timer = PROF_TIMER_HOST;
-    if (p->ctx->ops->kind == KILN_BACKEND_CPU) {
+    /* Work done by the calling threads has no device time: wall time is its time. */
+    if (kiln_backend_has(p->ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION)) {
         if (want_cupti)
             fprintf(stderr, "kiln: warning: KILN_PROFILE_TIMER=cupti: the CPU backend times on the host\n");
         return;
     }
     if (want_events) {
         snprintf(p->timer_note, sizeof p->timer_note, "KILN_PROFILE_TIMER=events");
-    } else if (p->ctx->ops != kiln_backend_cuda()) {
+    } else if (!p->backend) { /* the backend gives no handles to match CUPTI's records with */
         snprintf(p->timer_note, sizeof p->timer_note, "CUPTI times only kiln's CUDA backend");
     } else {
         const char *why = "", *library = "";
@@ -180,7 +181,7 @@ kiln_prof_op *kiln_prof_library_begin(kiln_context *ctx, const char *name, kiln_
         r->name_id = kernel_name_id(p, name);
         if (p->retain) r->desc_id = kiln_prof_intern(p, args_desc);
         r->stream = kiln_prof_stream_index(p, stream);
-        if (ctx->ops->kind == KILN_BACKEND_CUDA) kiln_prof_events_take(p, r);
+        if (!kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION)) kiln_prof_events_take(p, r);
     }
     return unlock_start_op(ctx, p, r, stream);
 }

@@ -208,8 +208,9 @@ static void print_timer(FILE *f, const kiln_prof *p) {
         break;
     case PROF_TIMER_HOST:
         fprintf(f, "==kiln== Timer: host (wall time of each call; %s)\n",
-                p->ctx->ops->kind == KILN_BACKEND_CPU ? "the CPU backend runs the work inside the call"
-                                                      : "neither CUPTI nor device events could be used");
+                kiln_backend_has(p->ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION)
+                    ? "the CPU backend runs the work inside the call"
+                    : "neither CUPTI nor device events could be used");
         break;
     }
 }

@@ -8,7 +8,6 @@
 
 #include "array/array.h"
 #include "core/error.h"
-#include "prof/prof.h"
 #include "random/rng_engine.h"
 #include "random/rng_internal.h"
 
@@ -57,8 +56,13 @@ kiln_status kiln_rng_create(kiln_context *ctx, kiln_rng_type type, uint64_t seed
                               "kiln_rng_create: unknown generator type %d (expected KILN_RNG_XORWOW, "
                               "KILN_RNG_PHILOX4_32_10 or KILN_RNG_MRG32K3A)",
                               (int)type);
+    static const kiln_provider *const providers[] = {&kiln_rng_curand.base, &kiln_rng_host.base};
+    const kiln_provider *provider;
+    st = kiln_provider_select(ctx, providers, sizeof providers / sizeof providers[0], &provider);
+    if (st != KILN_OK) return kiln_prefix_error(st, "kiln_rng_create: ");
     kiln_rng *rng = calloc(1, sizeof *rng);
     if (!rng) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_rng_create: out of host memory");
+    rng->provider = (const kiln_rng_provider *)provider;
     rng->ctx = kiln_context_retain(ctx); /* kept alive until released, as every kiln object */
     rng->type = type;
     rng->seed = seed;
@@ -69,7 +73,7 @@ kiln_status kiln_rng_create(kiln_context *ctx, kiln_rng_type type, uint64_t seed
 
 void kiln_rng_release(kiln_rng *rng) {
     if (!rng) return;
-    kiln_rng_cuda_release(rng);
+    if (rng->provider->forget) rng->provider->forget(rng);
     free(rng->positions);
     kiln_context_release(rng->ctx);
     free(rng);
@@ -85,7 +89,7 @@ kiln_status kiln_rng_set_seed(kiln_rng *rng, uint64_t seed) {
     rng->seed = seed;
     rng->offset = 0;
     rng->positions_valid = 0;
-    rng->curand_offset_known = 0; /* fresh states at the offset, on CUDA too */
+    rng->restarts++; /* fresh states at the offset, in every provider */
     return KILN_OK;
 }
 
@@ -93,7 +97,7 @@ kiln_status kiln_rng_set_offset(kiln_rng *rng, uint64_t offset) {
     CHECK_RNG(rng, "kiln_rng_set_offset");
     rng->offset = offset;
     rng->positions_valid = 0;
-    rng->curand_offset_known = 0; /* fresh states at the offset, on CUDA too */
+    rng->restarts++; /* fresh states at the offset, in every provider */
     return KILN_OK;
 }
 
@@ -112,7 +116,10 @@ kiln_status kiln_rng_set_ordering(kiln_rng *rng, kiln_rng_ordering ordering) {
             "kiln_rng_set_ordering: unknown ordering %d (expected KILN_RNG_ORDERING_DEFAULT "
             "or KILN_RNG_ORDERING_LEGACY)",
             (int)ordering);
-    if (ordering != rng->ordering) rng->positions_valid = rng->curand_offset_known = 0;
+    if (ordering != rng->ordering) {
+        rng->positions_valid = 0;
+        rng->restarts++;
+    }
     rng->ordering = ordering;
     return KILN_OK;
 }
@@ -155,12 +162,7 @@ static kiln_status generate(kiln_rng *rng, kiln_array *out, const kiln_rng_reque
                               "%s: the output's elements overlap (stride 0 on axis %d of length %lld): "
                               "random values need one memory location each",
                               req->name, axis, (long long)out->shape[axis]);
-    int cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
-    /* cuRAND's kernels store two or four values at a time (float2, float4,
-     * double2), so on CUDA a view starting off a 16-byte boundary goes
-     * through the temporary as well. */
-    int direct = kiln_array_is_contiguous(out) &&
-                 (!cuda || (out->memory == KILN_MEMORY_DEVICE && (uintptr_t)out->data % 16 == 0));
+    int direct = kiln_array_is_contiguous(out) && rng->provider->fills_in_place(out);
     kiln_array *temp = NULL;
     kiln_status st = KILN_OK;
     if (!direct) {
@@ -169,14 +171,7 @@ static kiln_status generate(kiln_rng *rng, kiln_array *out, const kiln_rng_reque
             return kiln_prefix_error(st, "%s: temporary for a non-contiguous output", req->name);
     }
     kiln_array *dst = direct ? out : temp;
-    if (cuda) {
-        st = kiln_rng_cuda_generate(rng, req, dst->data, (size_t)n);
-    } else {
-        kiln_prof_op *op =
-            KILN_PROF_ON(ctx) ? kiln_prof_kernel_begin(ctx, req->name, NULL, NULL, NULL) : NULL;
-        st = kiln_rng_cpu_generate(rng, req, dst->data, (size_t)n);
-        if (op) kiln_prof_end(ctx, op);
-    }
+    st = rng->provider->generate(rng, req, dst->data, (size_t)n);
     if (st == KILN_OK && temp) {
         /* The copy runs on the default stream: wait for the generator's. */
         if (rng->stream) st = kiln_stream_synchronize(rng->stream);

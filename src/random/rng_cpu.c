@@ -1,7 +1,9 @@
-/* rng_cpu.c: the CPU provider: kiln's own generator code (rng_fill.c). */
+/* rng_cpu.c: the CPU provider: kiln's own generator code (rng_fill.c),
+ * run by the calling thread and the context's workers. */
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "prof/prof.h"
 #include "random/rng_internal.h"
 
 void kiln_rng_fill_params(const kiln_rng *rng, const kiln_rng_request *req, kiln_rng_fill *f) {
@@ -16,11 +18,7 @@ void kiln_rng_fill_params(const kiln_rng *rng, const kiln_rng_request *req, kiln
     f->positions = NULL;
 }
 
-kiln_status kiln_rng_cpu_generate(kiln_rng *rng, const kiln_rng_request *req, void *data, size_t n) {
-    /* The host code runs now, not at a graph's launch (kernel/graph.c). */
-    if (kiln_stream_capturing(rng->stream))
-        return kiln_set_error(KILN_ERR_CAPTURE, "%s: the CPU generator cannot be captured in a graph",
-                              req->name);
+static kiln_status host_fill(kiln_rng *rng, const kiln_rng_request *req, void *data, size_t n) {
     int workers = rng->ctx->info.multiprocessors > 0 ? rng->ctx->info.multiprocessors : 1;
     if (req->poisson) {
         kiln_rng_poisson_host(rng->seed, rng->offset, req->lambda, data, n, workers);
@@ -48,3 +46,30 @@ kiln_status kiln_rng_cpu_generate(kiln_rng *rng, const kiln_rng_request *req, vo
     }
     return KILN_OK;
 }
+
+static kiln_status host_generate(kiln_rng *rng, const kiln_rng_request *req, void *data, size_t n) {
+    /* The host code runs now, not at a graph's launch (kernel/graph.c). */
+    if (kiln_stream_capturing(rng->stream))
+        return kiln_set_error(KILN_ERR_CAPTURE, "%s: the CPU generator cannot be captured in a graph",
+                              req->name);
+    kiln_context *ctx = rng->ctx;
+    kiln_prof_op *op = KILN_PROF_ON(ctx) ? kiln_prof_kernel_begin(ctx, req->name, NULL, NULL, NULL) : NULL;
+    kiln_status st = host_fill(rng, req, data, n);
+    if (op) kiln_prof_end(ctx, op);
+    return st;
+}
+
+/* Host memory, any alignment: every contiguous array of a CPU context. */
+static int host_fills_in_place(const kiln_array *out) {
+    (void)out;
+    return 1;
+}
+
+const kiln_rng_provider kiln_rng_host = {
+    .base = {.abi = KILN_PROVIDER_ABI,
+             .library = "random",
+             .name = "kiln",
+             .backends = KILN_PROVIDER_ON(KILN_BACKEND_CPU)},
+    .fills_in_place = host_fills_in_place,
+    .generate = host_generate,
+};

@@ -1,12 +1,14 @@
-/* rng_internal.h: the generator object and its two providers (private to
- * src/random). The front (rng.c) checks arguments and arranges a contiguous
- * destination of the right memory; a provider fills n values there. */
+/* rng_internal.h: the generator object and its providers' table (private
+ * to src/random). The front (rng.c) checks arguments and arranges a
+ * contiguous destination of the right memory; a provider fills n values
+ * there. */
 #ifndef KILN_RANDOM_RNG_INTERNAL_H
 #define KILN_RANDOM_RNG_INTERNAL_H
 
 #include <stdint.h>
 
 #include "core/context.h"
+#include "core/provider.h"
 #include "kiln.h"
 #include "random/rng_fill.h"
 
@@ -23,15 +25,12 @@ struct kiln_rng {
     uint64_t *positions;
     size_t positions_count;
     int positions_valid;
-    /* CUDA provider: cuRAND's generator, made on first use, and what it was
-     * last told, so that settings are only pushed when they change. */
-    void *curand_gen;
-    int curand_known;        /* the fields below mirror the generator */
-    int curand_offset_known; /* curand_offset is where cuRAND's next fill starts */
-    uint64_t curand_seed, curand_offset;
-    int curand_ordering;
-    void *curand_stream;
-    kiln_kernel *philox_f64; /* kiln's own Philox uniform-double kernel, made on first use */
+    /* Bumped by kiln_rng_set_seed/_offset/_ordering: the sequence restarts
+     * with fresh states at the offset; a provider that mirrors the
+     * generator elsewhere (cuRAND's, in its per-context state) compares it
+     * with the count it last saw. */
+    uint64_t restarts;
+    const struct kiln_rng_provider *provider; /* chosen at create for the context's backend */
 };
 
 /* A fill: a distribution and its parameters. Poisson is not a dist of
@@ -46,12 +45,25 @@ typedef struct kiln_rng_request {
 /* The engine and logical thread count for rng's type and ordering. */
 void kiln_rng_fill_params(const kiln_rng *rng, const kiln_rng_request *req, kiln_rng_fill *f);
 
-/* CPU provider: n values into host memory `data` (contiguous). */
-kiln_status kiln_rng_cpu_generate(kiln_rng *rng, const kiln_rng_request *req, void *data, size_t n);
-/* CUDA provider: n values into device memory `data` (contiguous), queued on
- * rng's stream. */
-kiln_status kiln_rng_cuda_generate(kiln_rng *rng, const kiln_rng_request *req, void *data, size_t n);
-void kiln_rng_cuda_release(kiln_rng *rng);
+/* A provider: who fills a contiguous destination with n values for a
+ * generator, chosen by kiln_provider_select at kiln_rng_create. */
+typedef struct kiln_rng_provider {
+    kiln_provider base; /* first (core/provider.h) */
+    /* 1 when generate may write into `out` (contiguous) itself; 0: the
+     * front fills a contiguous temporary and copies it into out. */
+    int (*fills_in_place)(const kiln_array *out);
+    /* n values into `data` (contiguous, memory of the context's backend),
+     * queued on rng's stream, recorded by the profiler. */
+    kiln_status (*generate)(kiln_rng *rng, const kiln_rng_request *req, void *data, size_t n);
+    /* Optional: drops what the provider keeps for rng (kiln_rng_release). */
+    void (*forget)(kiln_rng *rng);
+} kiln_rng_provider;
+
+/* The CUDA provider: cuRAND's device generator (rng_cuda.c). */
+extern const kiln_rng_provider kiln_rng_curand;
+/* The CPU provider: kiln's own generator code (rng_cpu.c). */
+extern const kiln_rng_provider kiln_rng_host;
+
 /* The source of the CUDA provider's Philox uniform-double kernel
  * (kiln_philox_uniform_f64): the device API (kiln_random.cuh, whose Philox
  * rounds and double it uses) followed by kiln_philox_f64.cuh. malloc'd, the

@@ -28,10 +28,10 @@
 
 #include "core/dtype.h"
 #include "core/text.h"
+#include "reduce/rd_provider.h"
 
 extern const char kiln_embedded_ufunc_common[];
 extern const char kiln_embedded_reduce_common[];
-extern const char kiln_embedded_reduce_gpu[];
 
 const char *rd_storage_type(kiln_dtype t) {
     return kiln_dtype_is_half(t) ? "uint16_t" : kiln_dtype_c_type(t);
@@ -83,8 +83,8 @@ static void snippet(kiln_text *t, const rd_op *op, const char *part, const char 
         kiln_text_printf(t, "\n");
 }
 
-static const char *acc_type(const rd_op *op, kiln_backend_kind b) {
-    return b == KILN_BACKEND_CUDA && op->gpu_acc_f64 ? "double" : op->acc_type;
+static const char *acc_type(const rd_op *op, const rd_plan *p) {
+    return p->prov->wide_acc && op->gpu_acc_f64 ? "double" : op->acc_type;
 }
 
 /* ---------------------------------------------------------------- parameters */
@@ -144,8 +144,7 @@ int rd_finish_args(const rd_plan *p, void *out, void *part, kiln_value *args, in
     args[2] = kiln_i64(p->O);
     args[3] = kiln_i64(p->splits);
     args[4] = kiln_i64(p->R);
-    int64_t per = p->backend == KILN_BACKEND_CPU ? (p->O + 63) / 64 : 1;
-    args[5] = kiln_i64(per > 0 ? per : 1);
+    args[5] = kiln_i64(p->prov->finish_per(p));
     return 6;
 }
 
@@ -158,7 +157,7 @@ void rd_emit_param_list(kiln_text *t, const rd_param *pp, int n) {
 static void emit_operator(kiln_text *t, const rd_op *op, const rd_plan *p) {
     if (op->uses_ddof) kiln_text_printf(t, "#define KILN_RD_DDOF %d\n", op->ddof);
     if (op->preamble && *op->preamble) snippet(t, op, "preamble", op->preamble);
-    kiln_text_printf(t, "typedef %s kiln_rd_acc;\n", acc_type(op, p->backend));
+    kiln_text_printf(t, "typedef %s kiln_rd_acc;\n", acc_type(op, p));
     kiln_text_printf(t, "KILN_RD_FN kiln_rd_acc kiln_rd_identity() {\n    return ");
     snippet(t, op, "identity", op->identity ? op->identity : "kiln_rd_acc()");
     kiln_text_printf(t, "    ;\n}\nKILN_RD_FN kiln_rd_acc kiln_rd_map(");
@@ -301,7 +300,7 @@ static void emit_block_reduce(kiln_text *t, int group) {
         RD_GPU_BLOCK, RD_GPU_BLOCK, RD_GPU_BLOCK);
 }
 
-static void emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, const rd_param *pp, int np) {
+void rd_emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, const rd_param *pp, int np) {
     int G = p->group;
     char e[1024];
     kiln_text_printf(t, "__global__ void __launch_bounds__(%d) kiln_rd_main(", RD_GPU_BLOCK);
@@ -373,7 +372,7 @@ static void emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, cons
                         "        else kiln_part[kiln_s * kiln_O + kiln_o] = kiln_acc;\n    }\n}\n");
 }
 
-static void emit_gpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, const rd_param *pp, int np) {
+void rd_emit_gpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, const rd_param *pp, int np) {
     char e[1024], colx[64];
     int last = p->ndo - 1;
     kiln_text_printf(t, "__global__ void __launch_bounds__(%d) kiln_rd_main(", RD_GPU_BLOCK);
@@ -410,7 +409,7 @@ static void emit_gpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, con
                         "    else kiln_part[kiln_s * kiln_O + kiln_o] = kiln_acc;\n}\n");
 }
 
-static void emit_gpu_finish(kiln_text *t, const rd_plan *p) {
+void rd_emit_gpu_finish(kiln_text *t, const rd_plan *p) {
     const char *ot = rd_storage_type(p->out_store);
     kiln_text_printf(t,
                      "// partials [s][o] -> outputs, in a fixed order: a block per output when few\n"
@@ -444,11 +443,10 @@ char *rd_generate(const rd_op *op, const rd_plan *p) {
     kiln_text_printf(&t, "#line 1 \"kiln-reduce-%s.cu\"\n", op->name);
     kiln_text_printf(
         &t, "// kiln reduction %s, %s kernels, layout %s (%d kept, %d reduced dims), vec %d, group %d\n",
-        op->name, p->backend == KILN_BACKEND_CUDA ? "cuda" : "cpu", layouts[p->layout], p->ndo, p->ndr,
-        p->vec, p->group);
+        op->name, p->prov->target, layouts[p->layout], p->ndo, p->ndr, p->vec, p->group);
     kiln_text_puts(&t, kiln_embedded_ufunc_common);
     kiln_text_puts(&t, kiln_embedded_reduce_common);
-    if (p->backend == KILN_BACKEND_CUDA) kiln_text_puts(&t, kiln_embedded_reduce_gpu);
+    if (p->prov->device_source) kiln_text_puts(&t, p->prov->device_source);
     resync(&t, op);
     emit_operator(&t, op, p);
     rd_param pp[RD_MAX_PARAMS];
@@ -457,18 +455,6 @@ char *rd_generate(const rd_op *op, const rd_plan *p) {
         kiln_text_free(&t);
         return NULL;
     }
-    if (p->backend == KILN_BACKEND_CUDA) {
-        if (p->layout == RD_COLUMN)
-            emit_gpu_column(&t, op, p, pp, np);
-        else
-            emit_gpu_group(&t, op, p, pp, np);
-        emit_gpu_finish(&t, p);
-    } else {
-        if (p->layout == RD_COLUMN)
-            rd_emit_cpu_column(&t, op, p, pp, np);
-        else
-            rd_emit_cpu_rows(&t, op, p, pp, np);
-        rd_emit_cpu_finish(&t, p);
-    }
+    p->prov->emit(&t, op, p, pp, np);
     return kiln_text_take(&t);
 }

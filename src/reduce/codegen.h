@@ -25,6 +25,12 @@ void rd_elem_call(char *buf, size_t cap, const rd_op *op, const rd_plan *p, cons
 /* Offsets kiln_ro<i> and index kiln_ri of reduced element `r` (ndr > 1). */
 void rd_emit_unravel_r(kiln_text *t, const rd_op *op, const rd_plan *p, const char *r, const char *ind);
 
+/* codegen.c: CUDA's loops (one group of threads per output, or a column
+ * per thread) and the fixed second pass. */
+void rd_emit_gpu_group(kiln_text *t, const rd_op *op, const rd_plan *p, const rd_param *pp, int np);
+void rd_emit_gpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, const rd_param *pp, int np);
+void rd_emit_gpu_finish(kiln_text *t, const rd_plan *p);
+
 /* codegen_cpu.c: the CPU loops (plain loops, vectorised, pairwise). */
 void rd_emit_cpu_rows(kiln_text *t, const rd_op *op, const rd_plan *p, const rd_param *pp, int np);
 void rd_emit_cpu_column(kiln_text *t, const rd_op *op, const rd_plan *p, const rd_param *pp, int np);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "reduce/rd_provider.h"
 #include "reduce/reduce.h"
 
 kiln_status rd_parse_axes(int ndim, const int *axes, int naxes, const char *what, int *red) {
@@ -65,64 +66,30 @@ static int merge_dims(const int *dims, int n, const int64_t *shape, int64_t st[]
     return L;
 }
 
-static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+static const rd_provider *const rd_providers[] = {&rd_cuda_provider, &rd_cpu_provider};
+
+const rd_provider *rd_provider_for(kiln_backend_kind target) {
+    for (size_t i = 0; i < sizeof rd_providers / sizeof rd_providers[0]; i++)
+        if (rd_providers[i]->base.backends & KILN_PROVIDER_ON(target)) return rd_providers[i];
+    return NULL;
+}
 
 static void cut_work(rd_plan *p, kiln_context *ctx) {
     int units = ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 1;
     p->splits = 1;
     p->per_task = 1;
     p->group = RD_GPU_BLOCK;
-    if (p->backend == KILN_BACKEND_CUDA) {
-        int64_t target = (int64_t)units * 8; /* blocks of 256 filling every SM */
-        if (p->layout == RD_COLUMN) {
-            int64_t C = p->oshape[p->ndo - 1];
-            int64_t blocks = ceil_div(C, RD_GPU_BLOCK) * (p->O / (C ? C : 1));
-            if (blocks < target) p->splits = ceil_div(target, blocks ? blocks : 1);
-            int64_t most = ceil_div(p->R, 64); /* at least 64 rows per thread */
-            if (p->splits > most) p->splits = most;
-        } else {
-            if (p->R <= 128 && p->O >= 64) p->group = 32;
-            if (p->group == RD_GPU_BLOCK && p->O < target) {
-                p->splits = ceil_div(target, p->O ? p->O : 1);
-                int64_t most = ceil_div(p->R, (int64_t)RD_GPU_BLOCK * p->vec * 8);
-                if (p->splits > most) p->splits = most;
-            }
-        }
-        if (p->splits > 65535) p->splits = 65535;
-        if (p->splits < 1) p->splits = 1;
-        p->rchunk = ceil_div(p->R, p->splits);
-        return;
-    }
-    int64_t tasks = (int64_t)units * 4;
-    int64_t outer = p->O;
-    if (p->layout == RD_COLUMN) {
-        int64_t C = p->oshape[p->ndo - 1];
-        outer = ceil_div(C, 64) * (p->O / (C ? C : 1)); /* column tiles */
-    }
-    if (outer < tasks && p->R >= 8192) {
-        p->splits = ceil_div(tasks, outer ? outer : 1);
-        int64_t most = ceil_div(p->R, 4096);
-        if (p->splits > most) p->splits = most;
-    }
-    if (p->splits < 1) p->splits = 1;
-    /* pieces are whole 128-element pairwise blocks, so a piece's sum is a
-     * sub-sum of the one-piece pairwise tree */
-    p->rchunk = (ceil_div(p->R, p->splits) + 127) / 128 * 128;
-    if (p->rchunk < 1) p->rchunk = 1;
-    p->splits = p->R > 0 ? ceil_div(p->R, p->rchunk) : 1;
-    if (p->layout != RD_COLUMN && p->splits == 1) {
-        /* several outputs per block when there are many small ones */
-        int64_t per = ceil_div(p->O, tasks);
-        int64_t min_per = p->R > 0 ? ceil_div(16384, p->R) : 16384;
-        p->per_task = per > min_per ? per : min_per;
-        if (p->per_task > p->O) p->per_task = p->O > 0 ? p->O : 1;
-    }
+    p->prov->cut(p, units);
 }
 
 kiln_status rd_build_plan(const rd_op *op, kiln_context *ctx, kiln_backend_kind backend, int ndim,
                           const int64_t *shape, const int *red, kiln_array *const *arr, rd_plan *p) {
     memset(p, 0, sizeof *p);
     p->backend = backend;
+    p->prov = rd_provider_for(backend);
+    if (!p->prov)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "%s: kiln has no reduction kernels for backend %d",
+                              op->name, (int)backend);
     p->nin = op->nin;
     int64_t st[RD_MAX_IN + 1][KILN_MAX_DIMS];
     int use[RD_MAX_IN + 1], nuse = 0;
@@ -195,7 +162,7 @@ kiln_status rd_build_plan(const rd_op *op, kiln_context *ctx, kiln_backend_kind 
     if (op->uses_index && p->rstr[RD_IDX][0] != 1) inner = 0;
     p->layout = inner ? RD_INNER : column ? RD_COLUMN : RD_GENERIC;
     p->vec = 1;
-    if (backend == KILN_BACKEND_CUDA && p->layout == RD_INNER) {
+    if (p->prov->vector_loads && p->layout == RD_INNER) {
         size_t item = 0;
         int aligned = 1;
         for (int k = 0; k < nuse_kept; k++) {

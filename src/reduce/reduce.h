@@ -54,8 +54,11 @@ typedef struct rd_op {
     int ddof;
 } rd_op;
 
+struct rd_provider;
+
 typedef struct rd_plan {
     kiln_backend_kind backend;
+    const struct rd_provider *prov; /* writes and launches the kernels for backend (rd_provider.h) */
     int nin;
     int scalar[RD_MAX_IN];       /* input i is a kernel value, not an array */
     kiln_value value[RD_MAX_IN]; /* scalar inputs, as the operator's dtype */

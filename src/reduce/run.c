@@ -9,10 +9,11 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "kernel/module.h"
+#include "reduce/rd_provider.h"
 #include "reduce/reduce.h"
 
 kiln_status rd_device_input(kiln_context *ctx, kiln_array *a, kiln_array **out) {
-    if (ctx->ops->kind != KILN_BACKEND_CUDA || a->memory != KILN_MEMORY_HOST) {
+    if (a->memory != KILN_MEMORY_HOST || kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_MEMORY)) {
         *out = kiln_array_retain(a);
         return KILN_OK;
     }
@@ -59,7 +60,8 @@ kiln_status rd_destination(kiln_context *ctx, kiln_array *out, kiln_dtype dtype,
         s = kiln_array_empty(ctx, dtype, ndim, shape, made);
         *dst = *made;
     } else if (!kiln_array_is_contiguous(out) ||
-               (ctx->ops->kind == KILN_BACKEND_CUDA && out->memory == KILN_MEMORY_HOST)) {
+               (out->memory == KILN_MEMORY_HOST &&
+                !kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_MEMORY))) {
         s = kiln_array_empty(ctx, out->dtype, ndim, shape, tmp);
         *dst = *tmp;
     }
@@ -203,46 +205,14 @@ static kiln_status launch(const rd_op *op, kiln_context *ctx, const rd_plan *p, 
                               "%s: too many dims and inputs for one kernel (more than %d parameters)",
                               op->name, KILN_MAX_PARAMS);
     }
-    kiln_dim3 grid = KILN_DIM(1), block = KILN_DIM(1);
-    if (p->backend == KILN_BACKEND_CUDA) {
-        block = KILN_DIM(RD_GPU_BLOCK);
-        if (p->layout == RD_COLUMN) {
-            int64_t C = p->oshape[p->ndo - 1];
-            int64_t ncb = (C + RD_GPU_BLOCK - 1) / RD_GPU_BLOCK;
-            grid = KILN_DIM((uint32_t)(ncb * (p->O / C)), (uint32_t)p->splits);
-        } else if (p->group == RD_GPU_BLOCK) {
-            grid = KILN_DIM((uint32_t)(p->O * p->splits));
-        } else {
-            int per = RD_GPU_BLOCK / p->group;
-            grid = KILN_DIM((uint32_t)((p->O + per - 1) / per));
-        }
-    } else {
-        if (p->layout == RD_COLUMN) {
-            int64_t C = p->oshape[p->ndo - 1];
-            grid = KILN_DIM((uint32_t)((p->O / C) * ((C + 31) / 32) * p->splits));
-        } else {
-            grid = KILN_DIM((uint32_t)(((p->O + p->per_task - 1) / p->per_task) * p->splits));
-        }
-    }
+    kiln_dim3 grid, block;
+    p->prov->main_shape(p, &grid, &block);
     s = kiln_launch(main_k, grid, block, 0, stream, args, nargs);
     if (s == KILN_OK && p->splits > 1) {
         nargs = rd_finish_args(p, dst, part->data, args, KILN_MAX_PARAMS);
-        int rows = p->backend == KILN_BACKEND_CUDA && p->O < 64;
-        s = rd_cached_kernel(ctx, src, op->name, rows ? "kiln_rd_finish_rows" : "kiln_rd_finish_cols", what,
-                             &fin);
-        if (s == KILN_OK) {
-            if (rows)
-                s = kiln_launch(fin, KILN_DIM((uint32_t)p->O), KILN_DIM(RD_GPU_BLOCK), 0, stream, args,
-                                nargs);
-            else if (p->backend == KILN_BACKEND_CUDA)
-                s = kiln_launch(fin, KILN_DIM((uint32_t)((p->O + RD_GPU_BLOCK - 1) / RD_GPU_BLOCK)),
-                                KILN_DIM(RD_GPU_BLOCK), 0, stream, args, nargs);
-            else {
-                int64_t per = args[5].as.i;
-                s = kiln_launch(fin, KILN_DIM((uint32_t)((p->O + per - 1) / per)), KILN_DIM(1), 0, stream,
-                                args, nargs);
-            }
-        }
+        const char *finish = p->prov->finish_shape(p, p->prov->finish_per(p), &grid, &block);
+        s = rd_cached_kernel(ctx, src, op->name, finish, what, &fin);
+        if (s == KILN_OK) s = kiln_launch(fin, grid, block, 0, stream, args, nargs);
     }
     kiln_array_release(part);
     return s;

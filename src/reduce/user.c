@@ -9,6 +9,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "kernel/module.h"
+#include "reduce/rd_provider.h"
 #include "reduce/scan.h"
 #include "ufunc/ufunc.h"
 
@@ -131,6 +132,12 @@ kiln_status kiln_reduction_kernel_create(kiln_context *ctx, const char *name, co
     rd_plan p;
     memset(&p, 0, sizeof p);
     p.backend = ctx->ops->kind;
+    p.prov = rd_provider_for(p.backend);
+    if (!p.prov) {
+        kiln_reduction_kernel_release(k);
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "%s: kiln has no reduction kernels for the %s backend",
+                              name, ctx->ops->name);
+    }
     p.nin = op->nin;
     for (int i = 0; i < op->nin; i++) p.store[i] = op->in_dtype[i];
     p.out_store = op->out_dtype;

@@ -151,6 +151,7 @@ static const kiln_backend_ops cpu_ops = {
     .module_global = kiln_cpu_module_global,
     .module_busy = kiln_cpu_module_busy,
     .launch_cooperative = kiln_cpu_launch_cooperative,
+    .caps = KILN_BACKEND_CAP_HOST_MEMORY | KILN_BACKEND_CAP_HOST_EXECUTION,
 };
 
 const kiln_backend_ops *kiln_backend_cpu(void) { return &cpu_ops; }

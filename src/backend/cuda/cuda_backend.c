@@ -235,6 +235,7 @@ static const kiln_backend_ops cuda_ops = {
     .get_proc_address = kiln_cuda_get_proc_address,
     .module_global = kiln_cuda_module_global,
     .launch_cooperative = kiln_cuda_launch_cooperative,
+    .caps = 0,
 };
 
 const kiln_backend_ops *kiln_backend_cuda(void) { return &cuda_ops; }

@@ -1,15 +1,19 @@
-/* comm_internal.h: what the communicator's files share. Private to src/comm/.
+/* comm_base.h: what the communicator's files share. Private to src/comm/.
  *
- * comm.c is the front: argument checks, the cross-rank argument check, the
- * profiler record and the dispatch to a transport: MPI on host memory
- * (comm_mpi.c), NCCL on device memory (comm_nccl.c), or "self" for a
- * communicator of one rank (a copy, comm.c). */
-#ifndef KILN_COMM_INTERNAL_H
-#define KILN_COMM_INTERNAL_H
+ * The communicator and a call as every part sees them (comm_base.c names
+ * them). comm.c makes communicators and gives each a transport, one table
+ * each, chosen by kiln_provider_select: MPI on host memory (comm_mpi.c),
+ * NCCL on device memory (comm_nccl.c), or "self" for a communicator of one
+ * rank (a copy, comm_collectives.c). comm_collectives.c is the front of the
+ * calls: argument checks, the cross-rank check, the profiler's record and
+ * the transport's run. */
+#ifndef KILN_COMM_BASE_H
+#define KILN_COMM_BASE_H
 
 #include <stdint.h>
 
 #include "core/context.h"
+#include "core/provider.h"
 #include "kiln.h"
 
 typedef enum comm_op {
@@ -22,8 +26,6 @@ typedef enum comm_op {
     COMM_RECV,
     COMM_OP_COUNT
 } comm_op;
-
-typedef enum comm_transport { COMM_SELF = 0, COMM_MPI = 1, COMM_NCCL = 2 } comm_transport;
 
 /* One collective, as a transport runs it. `count` is NCCL's: elements per
  * rank's block (all-gather: of send; reduce-scatter: of recv). */
@@ -40,9 +42,34 @@ typedef struct comm_call {
 
 struct comm_clique;
 
+/* A transport: one engine behind the front (core/provider.h's shape). */
+typedef struct comm_transport {
+    kiln_provider base; /* first */
+    const char *id;     /* kiln_comm_transport's answer: "nccl", "mpi", "self" */
+    int device_arrays;  /* 1: arrays must be in device memory */
+    /* Optional: makes c's rank once MPI has given its rank and size (NCCL:
+     * rank 0 makes the unique id, MPI carries it). */
+    kiln_status (*init_rank)(kiln_comm *c);
+    /* Optional: the n ranks of one process, one per context
+     * (kiln_comm_init_all); NULL: this transport's ranks are processes. */
+    kiln_status (*init_all)(kiln_comm **comms, int n);
+    kiln_status (*run)(kiln_comm *c, const comm_call *call);
+    /* Optional: calls inside kiln_comm_group_start/end are held and issued
+     * between group(1) and group(0); NULL: each runs at once. */
+    kiln_status (*group)(int start);
+    /* Optional: the host waits for c's calls queued on stream; NULL: they
+     * completed inside their calls, the stream is synchronized. */
+    kiln_status (*wait)(kiln_comm *c, kiln_stream *stream);
+    /* Optional: frees what the transport made for c. */
+    void (*destroy)(kiln_comm *c);
+} comm_transport;
+
+/* NCCL (comm_nccl.c), MPI (comm_mpi.c), one rank's copies (comm_collectives.c). */
+extern const comm_transport kiln_comm_nccl, kiln_comm_mpi, kiln_comm_self;
+
 struct kiln_comm {
     kiln_context *ctx;
-    comm_transport transport;
+    const comm_transport *transport;
     int rank, size;
     int checks;        /* the cross-rank argument check runs */
     double timeout_ms; /* waits longer than this fail with KILN_ERR_COMM */
@@ -61,7 +88,7 @@ struct kiln_comm {
     int nccl_stream_known;
 };
 
-/* ---- comm.c */
+/* ---- comm_base.c */
 /* KILN_ERR_COMM with the reason, marking the communicator unusable. */
 kiln_status kiln_comm_break(kiln_comm *c, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -70,6 +97,8 @@ kiln_status kiln_comm_break(kiln_comm *c, const char *fmt, ...)
     ;
 const char *kiln_comm_op_name(comm_op op);
 const char *kiln_reduce_op_name(kiln_comm_op op);
+
+/* ---- comm.c, comm_collectives.c */
 /* Thread's group nesting depth (kiln_comm_group_start). */
 int kiln_comm_group_depth(void);
 /* KILN_OK when c may run a call named `what`: not NULL, not broken (here or by
@@ -98,21 +127,10 @@ kiln_status kiln_comm_mpi_bcast_bytes(kiln_comm *c, void *data, size_t bytes, in
 /* The cross-rank argument check: every rank gives its call's signature;
  * KILN_ERR_SHAPE / KILN_ERR_DTYPE naming every rank's arguments if they differ. */
 kiln_status kiln_comm_mpi_check(kiln_comm *c, const comm_call *call);
-/* Runs a collective on host memory. */
-kiln_status kiln_comm_mpi_run(kiln_comm *c, const comm_call *call);
 /* Completes the sends and receives posted inside the thread's group. */
 kiln_status kiln_comm_mpi_group_end(void);
 
 /* ---- comm_nccl.c */
-kiln_status kiln_comm_nccl_load(void);
-/* Rank c->rank of c->size; rank 0 makes the unique id, MPI carries it. */
-kiln_status kiln_comm_nccl_init_rank(kiln_comm *c);
-/* ncclCommInitAll over the contexts' devices. */
-kiln_status kiln_comm_nccl_init_all(kiln_comm **comms, int n);
-void kiln_comm_nccl_destroy(kiln_comm *c);
-kiln_status kiln_comm_nccl_run(kiln_comm *c, const comm_call *call);
-kiln_status kiln_comm_nccl_group(int start);
-kiln_status kiln_comm_nccl_wait(kiln_comm *c, kiln_stream *stream);
 /* What a reduction (all-reduce, reduce, reduce-scatter) of `call` on a
  * communicator of `size` ranks hands NCCL: the datatype and reduction op as
  * nccl.h numbers them, and the element count. Pure, so the CPU tests check it. */
