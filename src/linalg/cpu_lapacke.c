@@ -280,6 +280,7 @@ static const linalg_provider lapacke_provider = {
         },
     .pivot_bytes = 4,
     .svd_needs_tall = 0,
+    .potrf_lower_faster = 0,
     .host_memory = 1,
     .getrf = lp_getrf,
     .getrs = lp_getrs,
