@@ -53,19 +53,26 @@ extern "C" __global__ void kiln_small_gemm(const sg_t *__restrict__ A, const sg_
     const int at_mat = k * at_row, bs_mat = k * bs_row;
     sg_t *At = (sg_t *)sg_shared;
     sg_t *Bs = At + per_block * at_mat;
-    const int mk = m * k, kn = k * n, col_tiles = np / 4, tiles = (mp / 4) * col_tiles;
+    const int col_tiles = np / 4, tiles = (mp / 4) * col_tiles;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const int a_per = 32 / k, a_sub = lane / k, a_col = lane - a_sub * k, a_on = a_sub < a_per;
+    const int b_per = 32 / n, b_sub = lane / n, b_col = lane - b_sub * n, b_on = b_sub < b_per;
     const sg_acc zero = sg_acc(0);
     for (long long b0 = (long long)blockIdx.x * per_block; b0 < batch;
          b0 += (long long)gridDim.x * per_block) {
         const int here = batch - b0 < per_block ? (int)(batch - b0) : per_block;
-        for (int i = threadIdx.x; i < here * mk; i += blockDim.x) {
-            int mat = i / mk, e = i - mat * mk, r = e / k, c = e - r * k;
-            At[mat * at_mat + c * at_row + r] = A[(b0 + mat) * a_b + r * a_r + c * a_c];
-        }
-        for (int i = threadIdx.x; i < here * kn; i += blockDim.x) {
-            int mat = i / kn, e = i - mat * kn, r = e / n, c = e - r * n;
-            Bs[mat * bs_mat + r * bs_row + c] = B[(b0 + mat) * b_b + r * b_r + c * b_c];
-        }
+        // a warp copies a_per rows of A (b_per of B) at a time, a lane an
+        // element: one division per row rather than two per element
+        if (a_on)
+            for (int q = warp * a_per + a_sub; q < here * m; q += warps * a_per) {
+                const int mat = q / m, r = q - mat * m;
+                At[mat * at_mat + a_col * at_row + r] = A[(b0 + mat) * a_b + r * a_r + a_col * a_c];
+            }
+        if (b_on)
+            for (int q = warp * b_per + b_sub; q < here * k; q += warps * b_per) {
+                const int mat = q / k, r = q - mat * k;
+                Bs[mat * bs_mat + r * bs_row + b_col] = B[(b0 + mat) * b_b + r * b_r + b_col * b_c];
+            }
         // the padding rows of A^T's columns and columns of B
         for (int i = threadIdx.x; i < here * k * (mp - m); i += blockDim.x) {
             int mat = i / (k * (mp - m)), e = i - mat * k * (mp - m), c = e / (mp - m);
