@@ -247,6 +247,10 @@ __device__ __forceinline__ void kiln_gen_step(kiln_gen_mrg &s, double mean, doub
 }
 
 /* ---------------------------------------------------------------- the fill */
+/* XORWOW's nibble tables, one set per block (at namespace scope: the
+ * kernels of the module share the declaration). */
+__shared__ unsigned int kiln_gen_tab[5 * 640];
+
 template <class State, int Dist>
 __device__ __forceinline__ void
 kiln_gen_fill(unsigned long long out_address, unsigned long long n, unsigned long long sin_address,
@@ -255,7 +259,6 @@ kiln_gen_fill(unsigned long long out_address, unsigned long long n, unsigned lon
     typedef kiln_gen_dist<Dist> D;
     typedef typename kiln_gen_if<D::f64, double, float>::type real;
     typedef typename kiln_gen_if<Dist == KILN_GEN_BITS, unsigned int, real>::type elem;
-    __shared__ unsigned int tab[5 * 640];
     const int width = D::width, raws = kiln_gen_raws<Dist>((const State *)0);
     const unsigned long long gid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     const unsigned int L = (unsigned int)(gid % T), c = (unsigned int)(gid / T);
@@ -266,7 +269,7 @@ kiln_gen_fill(unsigned long long out_address, unsigned long long n, unsigned lon
     const unsigned long long s1 = s0 + (1ull << log2k) < made ? s0 + (1ull << log2k) : made;
     State s;
     kiln_gen_load(s, (const unsigned int *)sin_address, T, t);
-    if (c) kiln_gen_skip(s, s0 * raws, (const void *)tables_address, tab);
+    if (c) kiln_gen_skip(s, s0 * raws, (const void *)tables_address, kiln_gen_tab);
     elem *out = (elem *)out_address;
     for (unsigned long long st = s0; st < s1; st++) {
         const unsigned long long e = (st * T + L) * width;

@@ -85,7 +85,7 @@ static kiln_status own_prepare(kiln_rng *rng, kiln_rng_own *own, kiln_rng_engine
             return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "%s: no host memory for the kernel source", name);
         st = kiln_module_from_source(ctx, src, "kiln_rng_gen.cu", NULL, &own->module);
         free(src);
-        if (st != KILN_OK) return kiln_prefix_error(st, "%s: kiln's generator kernels", name);
+        if (st != KILN_OK) return kiln_prefix_error(st, "%s: kiln's generator kernels: ", name);
     }
     const char *eng = engine == KILN_ENGINE_XORWOW ? "xorwow" : "mrg32k3a";
     if (!own->tables) {
