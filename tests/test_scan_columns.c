@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "reduce/scan.h"
+#include "reduce/scan_codegen.h"
 #include "test_support.h"
 
 static int on_cuda(kiln_context *ctx) { return kiln_context_backend(ctx) == KILN_BACKEND_CUDA; }
@@ -197,11 +198,78 @@ static void test_column_scan_sources_compile(void **state) {
     }
 }
 
+/* The column scan's kernels themselves, launched on the backend under test
+ * (the CPU backend too: blocks take their ids in start order, so a block
+ * only waits for one that is running or done, even on a small worker pool):
+ * a float32 cumsum of 1000 x 333 (8 chunks of 128 rows, 6 tiles of 64
+ * columns, the last partial), inclusive and exclusive, against the
+ * sequential scan in C. */
+static void test_column_kernel_runs(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    const sc_op op = {.name = "cumsum",
+                      .in_dtype = KILN_FLOAT32,
+                      .out_dtype = KILN_FLOAT32,
+                      .combine = "a + b",
+                      .identity = "kiln_sc_v()",
+                      .acc_f64 = 1};
+    int64_t shape[2] = {1000, 333};
+    size_t n = (size_t)(shape[0] * shape[1]);
+    float *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want);
+    test_fill_f32(&r, x, n, -1.0, 1.0);
+    kiln_array *a = from_host(ctx, KILN_FLOAT32, 2, shape, x, n * sizeof *x), *out = NULL, *ws = NULL;
+    TEST_OK(kiln_array_empty(ctx, KILN_FLOAT32, 2, shape, &out));
+    char *src = NULL;
+    TEST_OK(sc_source_for(&op, KILN_BACKEND_CUDA, a, 0, &src));
+    kiln_module *m = NULL;
+    kiln_kernel *init = NULL, *cols = NULL;
+    TEST_OK(kiln_module_from_source(ctx, src, "columns.cu", NULL, &m));
+    TEST_OK(kiln_module_get_kernel(m, "kiln_sc_colinit", &init));
+    TEST_OK(kiln_module_get_kernel(m, "kiln_sc_columns", &cols));
+    /* the plan sc_columns_fit makes for this layout (float32: 128 rows) */
+    sc_plan p = {.nd = 1, .M = shape[1], .L = shape[0], .sL = 4 * shape[1], .oL = 4 * shape[1]};
+    p.rshape[0] = shape[1];
+    p.rin[0] = p.rout[0] = 4;
+    assert_int_equal(sc_columns_fit(&p, 4, 4), 1);
+    assert_int_equal(p.items, 128);
+    int64_t bytes = sc_columns_workspace_bytes(&p);
+    TEST_OK(kiln_array_empty(ctx, KILN_UINT8, 1, &bytes, &ws));
+    for (int excl = 0; excl < 2; excl++) {
+        kiln_value args[] = {
+            kiln_arr(out),      kiln_arr(a),        kiln_ptr(kiln_array_data(ws), KILN_DTYPE_COUNT),
+            kiln_i32(excl),     kiln_i64(p.M),      kiln_i64(p.L),
+            kiln_i64(p.sL),     kiln_i64(p.oL),     kiln_i64(p.T),
+            kiln_i64(p.tile),   kiln_i64(p.per),    kiln_i64(p.rshape[0]),
+            kiln_i64(p.rin[0]), kiln_i64(p.rout[0])};
+        int na = (int)(sizeof args / sizeof *args);
+        TEST_OK(kiln_launch(init, KILN_DIM(1), KILN_DIM(256), 0, NULL, args, na));
+        TEST_OK(kiln_launch(cols, KILN_DIM((uint32_t)(p.T * p.per)), KILN_DIM((uint32_t)p.block), 0, NULL,
+                            args, na));
+        float *got = test_read_array(out);
+        ref_cumsum_f32(x, want, 1, shape[0], shape[1], excl);
+        for (size_t i = 0; i < n; i++)
+            if (memcmp(&got[i], &want[i], sizeof *got))
+                fail_msg("excl %d: element %zu is %.9g, the sequential scan gives %.9g", excl, i,
+                         (double)got[i], (double)want[i]);
+        free(got);
+    }
+    kiln_kernel_release(init);
+    kiln_kernel_release(cols);
+    kiln_module_release(m);
+    free(src);
+    kiln_array_release(ws);
+    kiln_array_release(out);
+    kiln_array_release(a);
+    free(x);
+    free(want);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_column_cumsum_f32, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(test_column_scans_other_types, test_setup_context,
                                         test_teardown_context),
+        cmocka_unit_test_setup_teardown(test_column_kernel_runs, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(test_column_scan_sources_compile, test_setup_context,
                                         test_teardown_context),
     };
