@@ -76,8 +76,9 @@ static void *run_scan(kiln_context *ctx, kiln_scan_op op, kiln_dtype t, int nd, 
 static void test_column_cumsum_f32(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
-    const int64_t shapes[3][3] = {{1000, 333, 1}, {4, 517, 70}, {300, 64, 1}};
-    for (int s = 0; s < 3; s++) {
+    /* the last: long and many scans, where CUDA's single pass was used before */
+    const int64_t shapes[4][3] = {{1000, 333, 1}, {4, 517, 70}, {300, 64, 1}, {4100, 2048, 1}};
+    for (int s = 0; s < 4; s++) {
         int64_t outer = shapes[s][2] == 1 ? 1 : shapes[s][0];
         int64_t L = shapes[s][2] == 1 ? shapes[s][0] : shapes[s][1];
         int64_t inner = shapes[s][2] == 1 ? shapes[s][1] : shapes[s][2];
@@ -94,6 +95,20 @@ static void test_column_cumsum_f32(void **state) {
                     fail_msg("shape %d excl %d: element %zu is %.9g, the sequential scan gives %.9g", s, excl,
                              i, (double)got[i], (double)want[i]);
             free(got);
+        }
+        if (s == 3) { /* CUDA's plan for it: the column scan */
+            const sc_op op = {.name = "cumsum",
+                              .in_dtype = KILN_FLOAT32,
+                              .out_dtype = KILN_FLOAT32,
+                              .combine = "a + b",
+                              .identity = "kiln_sc_v()",
+                              .acc_f64 = 1};
+            kiln_array *a = from_host(ctx, KILN_FLOAT32, nd, shapes[s], x, n * sizeof *x);
+            char *src = NULL;
+            TEST_OK(sc_source_for(&op, KILN_BACKEND_CUDA, a, 0, &src));
+            assert_non_null(strstr(src, "kiln_sc_columns"));
+            free(src);
+            kiln_array_release(a);
         }
         free(x);
         free(want);
