@@ -271,8 +271,10 @@ kiln_gen_fill(unsigned long long out_address, unsigned long long n, unsigned lon
     kiln_gen_load(s, (const unsigned int *)sin_address, T, t);
     if (c) kiln_gen_skip(s, s0 * raws, (const void *)tables_address, kiln_gen_tab);
     elem *out = (elem *)out_address;
-    for (unsigned long long st = s0; st < s1; st++) {
-        const unsigned long long e = (st * T + L) * width;
+    /* e: the step's first output; the thread's next step is T * width on */
+    const unsigned long long stride = (unsigned long long)T * width;
+    unsigned long long e = (s0 * T + L) * width;
+    for (unsigned long long st = s0; st < s1; st++, e += stride) {
         elem v[2];
         kiln_gen_step<Dist>(s, mean, stddev, v[0], v[1]);
         if (width == 1) {
@@ -293,7 +295,7 @@ kiln_gen_fill(unsigned long long out_address, unsigned long long n, unsigned lon
 }
 
 #define KILN_GEN_KERNEL(engine, State, dist, Dist)                                                           \
-    extern "C" __global__ void __launch_bounds__(256)                                                        \
+    extern "C" __global__ void __launch_bounds__(256, 4)                                                     \
         kiln_rng_##engine##_##dist(unsigned long long out, unsigned long long n, unsigned long long sin,     \
                                    unsigned long long sout, unsigned long long tables, unsigned int T,       \
                                    unsigned int rot, unsigned int log2k, double mean, double stddev) {       \
