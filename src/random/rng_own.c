@@ -135,6 +135,14 @@ kiln_status kiln_rng_own_generate_chunked(kiln_rng *rng, kiln_rng_own **pown, co
     if (!*pown && !(*pown = calloc(1, sizeof **pown)))
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "%s: out of host memory", req->name);
     kiln_rng_own *own = *pown;
+    /* the module, tables and state buffers are made at a generator's first
+     * fill (compiles and host copies cannot go into a graph) */
+    int capturing = kiln_context_capturing(rng->ctx);
+    if (capturing && (!own->module || !own->tables || own->T != f.threads || !own->fill[req->dist]))
+        return kiln_set_error(KILN_ERR_CAPTURE,
+                              "%s: kiln's %s kernels, tables and states are made at the generator's first "
+                              "fill of each distribution; fill once before capturing a graph",
+                              req->name, f.engine == KILN_ENGINE_XORWOW ? "XORWOW" : "MRG32k3a");
     kiln_status st = own_prepare(rng, own, f.engine, f.threads, req->name);
     if (st != KILN_OK) return st;
     const char *eng = f.engine == KILN_ENGINE_XORWOW ? "xorwow" : "mrg32k3a";
@@ -176,6 +184,16 @@ kiln_status kiln_rng_own_generate_chunked(kiln_rng *rng, kiln_rng_own **pown, co
     if (rng->stream) {
         kiln_array_note_stream(in, rng->stream);
         kiln_array_note_stream(out, rng->stream);
+    }
+    if (capturing) {
+        /* a graph replays this fill with these buffers: the states go back
+         * where the fill reads them, so each replay continues the sequence
+         * as cuRAND's persisting states do */
+        kiln_context *ctx = rng->ctx;
+        st = ctx->ops->copy(ctx->state, in->data, out->data, (size_t)T * 6 * sizeof(uint32_t),
+                            KILN_COPY_DEVICE_TO_DEVICE, kiln_stream_impl(rng->stream), 1);
+        if (st != KILN_OK) own->valid = 0;
+        return st;
     }
     own->cur = 1 - own->cur;
     return KILN_OK;
