@@ -152,6 +152,62 @@ static void test_kernels_mixed_calls(void **state) {
     kiln_close(cpu);
 }
 
+/* A fill captured in a graph: each replay continues the sequence (the
+ * states persist as cuRAND's do), so replays 1 and 2 give what the 2nd and
+ * 3rd of three consecutive fills give (n a multiple of the thread count, so
+ * the rotation frozen at capture is every fill's); a generator's first fill
+ * inside a capture is refused. */
+static void test_kernels_in_a_graph(void **state) {
+    kiln_context *ctx = *state, *cpu = NULL;
+    TEST_OK(kiln_open(&cpu, "cpu"));
+    const size_t n = 4096 * 8;
+    int64_t shape[1] = {(int64_t)n};
+    kiln_stream *s = NULL;
+    TEST_OK(kiln_stream_create(ctx, &s));
+    kiln_rng *mine = NULL, *ref = NULL, *fresh = NULL;
+    TEST_OK(kiln_rng_create(ctx, KILN_RNG_XORWOW, 99, &mine));
+    TEST_OK(kiln_rng_create(ctx, KILN_RNG_XORWOW, 99, &fresh));
+    TEST_OK(kiln_rng_create(cpu, KILN_RNG_XORWOW, 99, &ref));
+    TEST_OK(kiln_rng_set_stream(mine, s));
+    TEST_OK(kiln_rng_set_stream(fresh, s));
+    kiln_array *x = NULL, *y = NULL;
+    TEST_OK(kiln_array_empty(ctx, KILN_FLOAT32, 1, shape, &x));
+    TEST_OK(kiln_array_empty(cpu, KILN_FLOAT32, 1, shape, &y));
+    kiln_rng_request req = {KILN_DIST_UNIFORM, 0, 0, 1, 0, "test"};
+    kiln_rng_own *own = NULL, *own_fresh = NULL;
+    TEST_OK(kiln_rng_own_generate_chunked(mine, &own, &req, kiln_array_data(x), n, 2));
+    mine->offset += n;
+    TEST_OK(kiln_stream_synchronize(s));
+    TEST_OK(kiln_graph_begin_capture(s));
+    kiln_status first = kiln_rng_own_generate_chunked(fresh, &own_fresh, &req, kiln_array_data(x), n, 2);
+    TEST_OK(kiln_rng_own_generate_chunked(mine, &own, &req, kiln_array_data(x), n, 2));
+    kiln_graph *g = NULL;
+    TEST_OK(kiln_graph_end_capture(s, &g));
+    assert_int_equal(first, KILN_ERR_CAPTURE);
+    TEST_OK(kiln_rng_uniform(ref, y)); /* the fill before the capture */
+    for (int replay = 1; replay <= 2; replay++) {
+        TEST_OK(kiln_graph_launch(g, s));
+        TEST_OK(kiln_stream_synchronize(s));
+        TEST_OK(kiln_rng_uniform(ref, y));
+        void *got = test_read_array(x), *want = test_read_array(y);
+        char what[64];
+        snprintf(what, sizeof what, "graph replay %d", replay);
+        compare(what, KILN_DIST_UNIFORM, 0, got, want, n);
+        free(got);
+        free(want);
+    }
+    kiln_graph_destroy(g);
+    kiln_rng_own_free(own);
+    kiln_rng_own_free(own_fresh);
+    kiln_rng_release(mine);
+    kiln_rng_release(fresh);
+    kiln_rng_release(ref);
+    kiln_array_release(x);
+    kiln_array_release(y);
+    kiln_stream_release(s);
+    kiln_close(cpu);
+}
+
 /* The kernels' source compiles for sm_90 through NVRTC. */
 static void test_kernels_compile_for_sm90(void **state) {
     (void)state;
@@ -244,6 +300,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_kernels_match_cpu_provider, test_setup_context,
                                         test_teardown_context),
         cmocka_unit_test_setup_teardown(test_kernels_mixed_calls, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(test_kernels_in_a_graph, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(test_cuda_equals_curand_device, test_setup_context,
                                         test_teardown_context),
     };

@@ -355,3 +355,11 @@ extern "C" __global__ void kiln_rng_mrg32k3a_setup(unsigned long long states, un
         }
     kiln_gen_store(s, (unsigned int *)states, T, t);
 }
+
+/* The states copied back to the buffer the fill read (a fill captured in a
+ * graph reads and writes the same buffers on every replay). */
+extern "C" __global__ void kiln_rng_states_copy(unsigned long long dst, unsigned long long src,
+                                                unsigned int words) {
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < words; i += gridDim.x * blockDim.x)
+        ((unsigned int *)dst)[i] = ((const unsigned int *)src)[i];
+}

@@ -21,6 +21,7 @@ struct kiln_rng_own {
     kiln_module *module;
     kiln_kernel *fill[KILN_DIST_COUNT];
     kiln_kernel *setup;
+    kiln_kernel *copy;     /* kiln_rng_states_copy, for fills inside a graph capture */
     kiln_array *tables;    /* XORWOW: M^(2^k), k < 131; MRG32k3a: A1^(2^k), A2^(2^k), k < 128 */
     kiln_array *states[2]; /* 6 words per logical thread, struct of arrays */
     int cur;               /* the buffer holding the states */
@@ -41,6 +42,7 @@ void kiln_rng_own_free(kiln_rng_own *own) {
     if (!own) return;
     for (int d = 0; d < KILN_DIST_COUNT; d++) kiln_kernel_release(own->fill[d]);
     kiln_kernel_release(own->setup);
+    kiln_kernel_release(own->copy);
     kiln_array_release(own->tables);
     kiln_array_release(own->states[0]);
     kiln_array_release(own->states[1]);
@@ -96,6 +98,7 @@ static kiln_status own_prepare(kiln_rng *rng, kiln_rng_own *own, kiln_rng_engine
         char kname[64];
         snprintf(kname, sizeof kname, "kiln_rng_%s_setup", eng);
         st = kiln_module_get_kernel(own->module, kname, &own->setup);
+        if (st == KILN_OK) st = kiln_module_get_kernel(own->module, "kiln_rng_states_copy", &own->copy);
         if (st != KILN_OK) return st;
     }
     if (own->T != T || !own->states[0]) {
@@ -189,9 +192,9 @@ kiln_status kiln_rng_own_generate_chunked(kiln_rng *rng, kiln_rng_own **pown, co
         /* a graph replays this fill with these buffers: the states go back
          * where the fill reads them, so each replay continues the sequence
          * as cuRAND's persisting states do */
-        kiln_context *ctx = rng->ctx;
-        st = ctx->ops->copy(ctx->state, in->data, out->data, (size_t)T * 6 * sizeof(uint32_t),
-                            KILN_COPY_DEVICE_TO_DEVICE, kiln_stream_impl(rng->stream), 1);
+        st = kiln_launch(own->copy, KILN_DIM((T * 6 + 255) / 256), KILN_DIM(256), 0, rng->stream,
+                         KILN_ARGS(kiln_u64((uint64_t)(uintptr_t)in->data),
+                                   kiln_u64((uint64_t)(uintptr_t)out->data), kiln_u32(T * 6)));
         if (st != KILN_OK) own->valid = 0;
         return st;
     }
