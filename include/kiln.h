@@ -877,14 +877,16 @@ KILN_API kiln_status kiln_gufunc_any_source(kiln_gufunc *f, const char *target, 
  * number of values, by half of it for XORWOW and MRG32k3a normals; on Philox
  * a fill of doubles or normals is defined as a fresh generator at the offset:
  * docs/random.md). On the CPU backend the numbers come from
- * kiln's own code (all cores, no libcurand needed); on CUDA from cuRAND,
- * loaded at run time.
+ * kiln's own code (all cores, no libcurand needed); on CUDA XORWOW and
+ * MRG32k3a (and Philox uniform doubles) come from kiln's own kernels, which
+ * write cuRAND's values with many more threads than cuRAND uses, the rest
+ * from cuRAND, loaded at run time.
  * Guarantee (tests/test_random.c checks it against libcurand's host
  * generator for many seeds, offsets and lengths):
  *  - bits, uniform float32 and float64: bit for bit on both backends;
  *  - normal and log-normal: bit for bit with cuRAND's host generator on
- *    the CPU; the GPU's cuRAND uses the fast hardware sine/cosine in
- *    Box-Muller, so CPU and CUDA agree to |a-b| <= 2e-5 (1+|b|) (float32)
+ *    the CPU, with cuRAND's device generator on CUDA; the GPU uses the
+ *    fast hardware sine/cosine in Box-Muller, so CPU and CUDA agree to |a-b| <= 2e-5 (1+|b|) (float32)
  *    and 1e-12 (1+|b|) (float64), which the tests enforce;
  *  - Poisson: kiln's own algorithm on the CPU, cuRAND's on CUDA: the same
  *    distribution, not the same samples (see docs/random.md).

@@ -15,6 +15,7 @@ typedef struct sc_plan {
     kiln_backend_kind backend;
     kiln_dtype in_store, out_store;
     int tiled; /* CUDA: the single-pass kernel; CPU: three passes over pieces */
+    int chain; /* CUDA: the column scan (scan_columns.c); T chunks of tile rows, per tiles of scans */
     int nd;    /* row dims */
     int64_t M, L, sL, oL, T, tile, per;
     int64_t rshape[KILN_MAX_DIMS], rin[KILN_MAX_DIMS], rout[KILN_MAX_DIMS];
@@ -33,5 +34,12 @@ void sc_emit_row_bases(kiln_text *t, const sc_plan *p, const char *row);
 void sc_emit_gpu_onepass(kiln_text *t, const sc_plan *p);
 /* Bytes of the single-pass workspace of plan p. */
 int64_t sc_onepass_workspace_bytes(const sc_plan *p);
+/* scan_columns.c: 1 when neighbouring scans of p lie next to each other in
+ * memory and the column scan suits them; it then sets p's block, items,
+ * tile, T and per for it (and changes nothing otherwise). */
+int sc_columns_fit(sc_plan *p, int64_t in_size, int64_t out_size);
+/* The CUDA kernels kiln_sc_colinit and kiln_sc_columns, and their workspace. */
+void sc_emit_gpu_columns(kiln_text *t, const sc_plan *p);
+int64_t sc_columns_workspace_bytes(const sc_plan *p);
 
 #endif
