@@ -29,8 +29,8 @@ typedef struct small_limit {
 } small_limit;
 
 static const small_limit small_limits[] = {
-    {KILN_FLOAT32, 0, 12, 8},  {KILN_FLOAT64, 1, 12, 8},   {KILN_FLOAT16, 2, 8, 0},
-    {KILN_BFLOAT16, 3, 8, 0},  {KILN_COMPLEX64, 4, 16, 0}, {KILN_COMPLEX128, 5, 4, 0},
+    {KILN_FLOAT32, 0, 12, 8}, {KILN_FLOAT64, 1, 12, 8},   {KILN_FLOAT16, 2, 8, 0},
+    {KILN_BFLOAT16, 3, 8, 0}, {KILN_COMPLEX64, 4, 16, 0}, {KILN_COMPLEX128, 5, 4, 0},
 };
 
 static const small_limit *limit_of(kiln_dtype t) {
