@@ -12,7 +12,8 @@
 #include "core/copy_pool.h"
 #include "core/dtype.h"
 #include "test_support.h"
-#include "ufunc/call.h" /* uf_staged_call: the pipeline, driven directly on the CPU */
+#include "ufunc/plan.h"
+#include "ufunc/staging.h" /* uf_staged_call: the pipeline, driven directly on the CPU */
 
 static kiln_context *ctx;
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backends.h"
 #include "core/error.h"
 #include "core/text.h"
 #include "kernel/absent.h"

@@ -1,5 +1,5 @@
-/* builtins.c: the context's table of its own compiled kernels. */
-#include "jit/builtins.h"
+/* builtin_kernels.c: the context's table of its own compiled kernels. */
+#include "kernel/builtin_kernels.h"
 
 #include <stdlib.h>
 #include <string.h>

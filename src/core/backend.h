@@ -1,6 +1,10 @@
 /*
  * backend.h: the one interface between kiln's core and a backend.
  *
+ * It lives in core because core calls it: the backends (src/backend/cpu,
+ * src/backend/cuda) implement it from above, and core reaches them only
+ * through the table it is handed (src/backend/backends.c picks it).
+ *
  * A backend is a table of function pointers (kiln_backend_ops) plus an opaque
  * per-context state. The core never includes a backend's private headers and
  * backends never include each other. Optional operations may be NULL; the
@@ -9,8 +13,8 @@
  * Every operation that can fail returns kiln_status and, on failure, sets the
  * thread's message with kiln_set_error() (src/core/error.h).
  */
-#ifndef KILN_BACKEND_H
-#define KILN_BACKEND_H
+#ifndef KILN_CORE_BACKEND_H
+#define KILN_CORE_BACKEND_H
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -304,8 +308,4 @@ typedef struct kiln_backend_prof {
     int (*stream_unique_id)(kiln_backend_state *st, kiln_backend_stream *s, unsigned long long *id);
 } kiln_backend_prof;
 
-/* The backends kiln is built with. Each returns a static table. */
-const kiln_backend_ops *kiln_backend_cpu(void);
-const kiln_backend_ops *kiln_backend_cuda(void);
-
-#endif /* KILN_BACKEND_H */
+#endif /* KILN_CORE_BACKEND_H */
