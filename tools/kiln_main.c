@@ -1,4 +1,4 @@
-/* kiln.c: the `kiln` command line: dispatches to one cmd_*.c per command. */
+/* kiln_main.c: the `kiln` command line: dispatches to one cmd_*.c per command. */
 #include <stdio.h>
 #include <string.h>
 

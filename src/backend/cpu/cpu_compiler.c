@@ -23,7 +23,6 @@
 #include "core/settings.h"
 
 extern char **environ;
-extern const char kiln_embedded_kiln_cpu_prelude[];
 extern const char kiln_embedded_kiln_complex[];
 extern const char kiln_embedded_kiln_signature[];
 extern const char kiln_embedded_kiln_cpu_fission[];
@@ -165,7 +164,7 @@ kiln_status kiln_cpu_compiler_identify(const kiln_cpu_compiler *c, char *out, si
     struct utsname u;
     const char *machine = uname(&u) == 0 ? u.machine : "unknown";
     unsigned long long prelude =
-        kiln_fnv1a_str(kiln_embedded_kiln_cpu_prelude) ^ kiln_fnv1a_str(kiln_embedded_kiln_complex) * 3 ^
+        kiln_cpu_prelude_hash() ^ kiln_fnv1a_str(kiln_embedded_kiln_complex) * 3 ^
         kiln_fnv1a_str(kiln_embedded_kiln_signature) * 7 ^
         /* the fission transformer's output changes with its code */
         (kiln_fnv1a_str(kiln_embedded_kiln_cpu_fission) + kiln_fnv1a_str(kiln_cpu_transformer_hash)) * 11 ^

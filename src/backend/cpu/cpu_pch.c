@@ -30,13 +30,41 @@
 
 extern const char kiln_embedded_kiln_cpu_math[];
 extern const char kiln_embedded_kiln_cpu_prelude[];
+extern const char kiln_embedded_kiln_cpu_prelude_sync[];
+extern const char kiln_embedded_kiln_cpu_prelude_atomics[];
+extern const char kiln_embedded_kiln_cpu_prelude_math[];
+extern const char kiln_embedded_kiln_cpu_prelude_vector[];
+extern const char kiln_embedded_kiln_cpu_prelude_runners[];
 extern const char kiln_embedded_kiln_complex[];
 extern const char kiln_embedded_kiln_signature[];
 
+/* The prelude's files in the order a module reads them, each under its own
+ * #line name so that a compiler's message names the file and line. */
+static const struct {
+    const char *name;
+    const char *text;
+} prelude_parts[] = {
+    {"kiln_cpu_prelude.cuh", kiln_embedded_kiln_cpu_prelude},
+    {"kiln_cpu_prelude_sync.cuh", kiln_embedded_kiln_cpu_prelude_sync},
+    {"kiln_cpu_prelude_atomics.cuh", kiln_embedded_kiln_cpu_prelude_atomics},
+    {"kiln_cpu_prelude_math.cuh", kiln_embedded_kiln_cpu_prelude_math},
+    {"kiln_cpu_prelude_vector.cuh", kiln_embedded_kiln_cpu_prelude_vector},
+    {"kiln_cpu_prelude_runners.cuh", kiln_embedded_kiln_cpu_prelude_runners},
+};
+
+unsigned long long kiln_cpu_prelude_hash(void) {
+    unsigned long long h = KILN_FNV1A_INIT;
+    for (size_t i = 0; i < sizeof prelude_parts / sizeof *prelude_parts; i++)
+        h = kiln_fnv1a(h, prelude_parts[i].text, strlen(prelude_parts[i].text));
+    return h;
+}
+
 void kiln_cpu_prelude_text(kiln_text *t, kiln_cpu_prelude_kind kind) {
     if (kind != KILN_CPU_PRELUDE_FULL) kiln_text_puts(t, "#define KILN_CPU_LIGHT_MATH 1\n");
-    kiln_text_line_directive(t, "kiln_cpu_prelude.cuh");
-    kiln_text_puts(t, kiln_embedded_kiln_cpu_prelude);
+    for (size_t i = 0; i < sizeof prelude_parts / sizeof *prelude_parts; i++) {
+        kiln_text_line_directive(t, prelude_parts[i].name);
+        kiln_text_puts(t, prelude_parts[i].text);
+    }
     kiln_text_line_directive(t, "kiln_cpu_math.cuh");
     kiln_text_puts(t, kiln_embedded_kiln_cpu_math);
     if (kind != KILN_CPU_PRELUDE_REAL) {

@@ -16,11 +16,13 @@ typedef enum kiln_cpu_prelude_kind {
     KILN_CPU_PRELUDE_LIGHT = 1, /* glibc's C <math.h> + kiln's overloads, kiln_complex.cuh */
     KILN_CPU_PRELUDE_REAL = 2   /* the light one without kiln_complex.cuh */
 } kiln_cpu_prelude_kind;
-/* Appends the prelude every module starts with (kiln_cpu_prelude.cuh,
- * kiln_complex.cuh unless KILN_CPU_PRELUDE_REAL, kiln_signature.cuh, with
- * #line directives). The light kinds use glibc's C <math.h> and kiln's own
+/* Appends the prelude every module starts with (kiln_cpu_prelude*.cuh,
+ * kiln_cpu_math.cuh, kiln_complex.cuh unless KILN_CPU_PRELUDE_REAL,
+ * kiln_signature.cuh, with #line directives). The light kinds use glibc's C <math.h> and kiln's own
  * overloads instead of libstdc++'s <cmath> (KILN_CPU_LIGHT_MATH). */
 void kiln_cpu_prelude_text(kiln_text *t, kiln_cpu_prelude_kind kind);
+/* A hash of the kiln_cpu_prelude*.cuh files, for the compiler identity. */
+unsigned long long kiln_cpu_prelude_hash(void);
 /* The prelude a request takes. Light when its source includes no header
  * and names nothing in std:: (a header of the user's could include <cmath>,
  * whose declarations would clash with kiln's overloads); then real when it
