@@ -30,7 +30,7 @@ struct kiln_array {
     kiln_memory kind;
     char *device_base, *host_base;
     /* Arrays over memory something else owns, such as a module's variable
-     * (kiln_module_get_global): `keeper` is held while the array lives and
+     * (kiln_module_global): `keeper` is held while the array lives and
      * let go with keeper_release; keeper_write_check, when set, says
      * whether a write may start now (kiln_array_check_write). Views reach
      * them through base. */

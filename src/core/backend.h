@@ -48,7 +48,7 @@ typedef struct kiln_blob {
  * adds its own prelude in front and a `#line 1 "<name>"` directive so that
  * diagnostics count lines from the user's first line. `kernel_names` lists the
  * __global__ functions found in the source by kiln_scan_kernels()
- * (src/kernel/scan.h); the backend must make each reachable by that name and
+ * (src/kernel/kernel_scanner.h); the backend must make each reachable by that name and
  * find it in the source through kernel_exprs,
  * describe its parameters (see kiln_param_info). */
 typedef struct kiln_compile_request {
@@ -79,7 +79,7 @@ typedef struct kiln_compile_request {
      * KILN_ERR_COMPILE. Backends that cannot stop a compile midway may
      * ignore it. */
     const struct kiln_cancel *cancel;
-    /* Module globals (kiln_module_get_global): the qualified names of the
+    /* Module globals (kiln_module_global): the qualified names of the
      * __constant__ and __device__ variables the source defines at namespace
      * scope (src/kernel/globals.h). The backend makes each one's address
      * and size findable by that name in the loaded module (module_global). */

@@ -80,7 +80,7 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
         kiln_set_error(s, "%s did not compile for %s%s%s:\n%s", req.name, target, cuda ? " " : "",
                        cuda ? req.arch : "", compiler_log ? compiler_log : "");
     if (s == KILN_OK && cuda) {
-        /* Every kernel the module holds, by the name kiln_module_get_kernel
+        /* Every kernel the module holds, by the name kiln_module_kernel
          * takes (the CPU backend's log lists each with its path). */
         kiln_text t = {0};
         if (compiler_log) kiln_text_puts(&t, compiler_log);

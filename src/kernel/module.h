@@ -7,8 +7,8 @@
 #include "core/context.h"
 #include "jit/cache.h"
 #include "kernel/globals.h"
+#include "kernel/kernel_scanner.h"
 #include "kernel/options.h"
-#include "kernel/scan.h"
 
 #define KILN_MAX_PARAMS 128
 
