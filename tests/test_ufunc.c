@@ -2,6 +2,7 @@
  * (KILN_TEST_TARGET): broadcasting against a reference, every dtype, views,
  * scalars, in place, several outputs, dispatch, targets agreeing, host
  * arrays, and every error the issue lists. */
+#define KILN_EXPERIMENTAL /* kiln_ufunc_source (include/kiln.h) */
 #include <complex.h>
 #include <math.h>
 #include <pthread.h>

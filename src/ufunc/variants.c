@@ -46,7 +46,7 @@ kiln_status uf_build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key *ke
     for (int i = 0; i < nkeys && s == KILN_OK; i++) {
         if (find_variant(f, ctx, &keys[i])) continue;
         kiln_kernel *k = NULL;
-        s = kiln_module_get_kernel(m, names[i], &k);
+        s = kiln_module_kernel(m, names[i], &k);
         if (s != KILN_OK) break;
         if (f->nvariants == f->cap_variants) {
             int cap = f->cap_variants ? f->cap_variants * 2 : 8;
