@@ -1675,7 +1675,11 @@ KILN_API kiln_status kiln_searchsorted(kiln_array *sorted, kiln_array *v, kiln_s
  * CPU. Checks and structural work (COO -> CSR, sums, dense <-> sparse) run
  * on the host over copies of the components. See docs/sparse.md. */
 typedef struct kiln_sparse kiln_sparse;
-typedef enum kiln_sparse_format { KILN_SPARSE_CSR = 0, KILN_SPARSE_CSC = 1, KILN_SPARSE_COO = 2 } kiln_sparse_format;
+typedef enum kiln_sparse_format {
+    KILN_SPARSE_CSR = 0,
+    KILN_SPARSE_CSC = 1,
+    KILN_SPARSE_COO = 2
+} kiln_sparse_format;
 
 /* A rows x cols CSR matrix over indptr (rows + 1), indices and data (nnz
  * each, 1-d), checked as SciPy's check_format(full_check=True): dtypes,
@@ -1695,15 +1699,15 @@ KILN_API kiln_status kiln_sparse_coo(int64_t rows, int64_t cols, kiln_array *row
 /* The nonzeros of a 2-d dense array (exact zeros left out) in `format`
  * with index_dtype KILN_INT32 or KILN_INT64; values keep the array's dtype
  * (one of the four). A new matrix on the array's context. */
-KILN_API kiln_status kiln_sparse_from_dense(kiln_array *dense, kiln_sparse_format format, kiln_dtype index_dtype,
-                                            kiln_sparse **out);
+KILN_API kiln_status kiln_sparse_from_dense(kiln_array *dense, kiln_sparse_format format,
+                                            kiln_dtype index_dtype, kiln_sparse **out);
 /* A new (rows, cols) C-order device array holding the matrix, duplicates
  * summed; the caller releases it. */
 KILN_API kiln_status kiln_sparse_to_dense(kiln_sparse *a, kiln_array **out);
 /* The matrix's arrays: CSR/CSC indptr, indices, data; COO row, col, data.
  * Each non-NULL out gets a new reference (caller releases). */
-KILN_API kiln_status kiln_sparse_arrays(kiln_sparse *a, kiln_array **indptr_or_row, kiln_array **indices_or_col,
-                                        kiln_array **data);
+KILN_API kiln_status kiln_sparse_arrays(kiln_sparse *a, kiln_array **indptr_or_row,
+                                        kiln_array **indices_or_col, kiln_array **data);
 /* Conversions, each a new matrix (a new reference to a when already in the
  * format). tocsr of a COO matrix sums duplicates and sorts the indices
  * (SciPy's tocsr); tocoo keeps the entries as stored. */
@@ -1732,11 +1736,11 @@ KILN_API int kiln_sparse_has_canonical_format(const kiln_sparse *a);
 
 /* y = alpha a x + beta y on `stream` (NULL: default): x and y 1-d of a's
  * dtype, any stride; beta 0 ignores y's old contents. Asynchronous. */
-KILN_API kiln_status kiln_sparse_spmv(kiln_stream *stream, kiln_blas_scalar alpha, kiln_sparse *a, kiln_array *x,
-                                      kiln_blas_scalar beta, kiln_array *y);
+KILN_API kiln_status kiln_sparse_spmv(kiln_stream *stream, kiln_blas_scalar alpha, kiln_sparse *a,
+                                      kiln_array *x, kiln_blas_scalar beta, kiln_array *y);
 /* c = alpha a b + beta c: b (cols, n) and c (rows, n) 2-d of a's dtype. */
-KILN_API kiln_status kiln_sparse_spmm(kiln_stream *stream, kiln_blas_scalar alpha, kiln_sparse *a, kiln_array *b,
-                                      kiln_blas_scalar beta, kiln_array *c);
+KILN_API kiln_status kiln_sparse_spmm(kiln_stream *stream, kiln_blas_scalar alpha, kiln_sparse *a,
+                                      kiln_array *b, kiln_blas_scalar beta, kiln_array *c);
 /* SciPy's a @ b for a dense b: (cols,) -> (rows,), (cols, n) -> (rows, n),
  * in NumPy's result dtype of the two (b of any numeric dtype; converted
  * once where it differs). *out: a new device array (caller releases). */
