@@ -23,7 +23,7 @@
  *    a context: yes, for everything made and done on it: compiling modules
  *      and kernels, building ufunc and gufunc variants on first use,
  *      launching, making, copying and releasing arrays, the libraries'
- *      plans and handles, and the profiler each take the locks they need
+ *      plan caches and handles, and the profiler take the locks they need
  *      (the test suite runs this under ThreadSanitizer). Only kiln_close,
  *      and the last release of any object, must come after every other
  *      thread's use of it;
