@@ -10,6 +10,12 @@
 #include "core/error.h"
 #include "core/settings.h"
 
+const kiln_backend_ops *kiln_backend_named(const char *name) {
+    if (strcmp(name, "cpu") == 0) return kiln_backend_cpu();
+    if (strcmp(name, "cuda") == 0) return kiln_backend_cuda();
+    return NULL;
+}
+
 /* Parses "cpu", "cuda", "cuda:N" into a backend and an ordinal. */
 static kiln_status parse_target(const char *target, const kiln_backend_ops **ops, int *ordinal) {
     *ordinal = 0;

@@ -10,6 +10,10 @@
 const kiln_backend_ops *kiln_backend_cpu(void);
 const kiln_backend_ops *kiln_backend_cuda(void);
 
+/* The backend named exactly `name` ("cpu", "cuda"), NULL for any other
+ * name: for work that needs no device (kiln_compile_only). */
+const kiln_backend_ops *kiln_backend_named(const char *name);
+
 /* Opens a context for `target` ("auto", "cpu", "cuda", "cuda:N"; NULL or
  * "auto" read KILN_TARGET), without a profiler. "auto" tries CUDA, then
  * says why not on stderr (unless KILN_QUIET) and opens the CPU. */
