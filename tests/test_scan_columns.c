@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "reduce/scan.h"
-#include "reduce/scan_codegen.h"
+#include "reduce/scan_gpu.h"
 #include "test_support.h"
 
 static int on_cuda(kiln_context *ctx) { return kiln_context_backend(ctx) == KILN_BACKEND_CUDA; }
@@ -239,8 +239,8 @@ static void test_column_kernel_runs(void **state) {
     kiln_module *m = NULL;
     kiln_kernel *init = NULL, *cols = NULL;
     TEST_OK(kiln_module_from_source(ctx, src, "columns.cu", NULL, &m));
-    TEST_OK(kiln_module_get_kernel(m, "kiln_sc_colinit", &init));
-    TEST_OK(kiln_module_get_kernel(m, "kiln_sc_columns", &cols));
+    TEST_OK(kiln_module_kernel(m, "kiln_sc_colinit", &init));
+    TEST_OK(kiln_module_kernel(m, "kiln_sc_columns", &cols));
     /* the plan sc_columns_fit makes for this layout (float32: 128 rows) */
     sc_plan p = {.nd = 1, .M = shape[1], .L = shape[0], .sL = 4 * shape[1], .oL = 4 * shape[1]};
     p.rshape[0] = shape[1];

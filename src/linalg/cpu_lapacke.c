@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/dynlib.h"
 #include "core/settings.h"
-#include "lib/dynlib.h"
 #include "linalg/linalg.h"
 
 enum { LAPACK_COL_MAJOR = 102, LAPACK_WORK_MEMORY_ERROR = -1010 };

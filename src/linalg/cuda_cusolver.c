@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "array/array.h"
-#include "lib/dynlib.h"
+#include "core/dynlib.h"
 #include "linalg/linalg.h"
 
 enum {

@@ -97,8 +97,8 @@ static kiln_status own_prepare(kiln_rng *rng, kiln_rng_own *own, kiln_rng_engine
         own->engine = engine;
         char kname[64];
         snprintf(kname, sizeof kname, "kiln_rng_%s_setup", eng);
-        st = kiln_module_get_kernel(own->module, kname, &own->setup);
-        if (st == KILN_OK) st = kiln_module_get_kernel(own->module, "kiln_rng_states_copy", &own->copy);
+        st = kiln_module_kernel(own->module, kname, &own->setup);
+        if (st == KILN_OK) st = kiln_module_kernel(own->module, "kiln_rng_states_copy", &own->copy);
         if (st != KILN_OK) return st;
     }
     if (own->T != T || !own->states[0]) {
@@ -152,7 +152,7 @@ kiln_status kiln_rng_own_generate_chunked(kiln_rng *rng, kiln_rng_own **pown, co
     if (!own->fill[req->dist]) {
         char kname[64];
         snprintf(kname, sizeof kname, "kiln_rng_%s_%s", eng, dist_suffix[req->dist]);
-        st = kiln_module_get_kernel(own->module, kname, &own->fill[req->dist]);
+        st = kiln_module_kernel(own->module, kname, &own->fill[req->dist]);
         if (st != KILN_OK) return st;
     }
     uint32_t T = f.threads;

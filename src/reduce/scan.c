@@ -19,6 +19,7 @@
 #include "core/text.h"
 #include "kernel/module.h"
 #include "reduce/scan_codegen.h"
+#include "reduce/scan_gpu.h"
 
 extern const char kiln_embedded_ufunc_common[];
 extern const char kiln_embedded_reduce_common[];
@@ -37,17 +38,6 @@ static void snippet(kiln_text *t, const sc_op *op, const char *part, const char 
         kiln_text_printf(t, "\n#line %d \"kiln-scan-%s.cu\"\n", count_lines(t) + 1, op->name);
     else
         kiln_text_printf(t, "\n");
-}
-
-void sc_emit_params(kiln_text *t, const sc_plan *p) {
-    kiln_text_printf(
-        t,
-        "%s *kiln_out, const %s *kiln_in, kiln_sc_t *kiln_aggr, int kiln_excl, long long kiln_M, "
-        "long long kiln_L, long long kiln_sL, long long kiln_oL, long long kiln_T, long long kiln_tile, "
-        "long long kiln_per",
-        rd_storage_type(p->out_store), rd_storage_type(p->in_store));
-    for (int d = 0; d < p->nd; d++)
-        kiln_text_printf(t, ", long long kiln_rs%d, long long kiln_ri%d, long long kiln_ro%d", d, d, d);
 }
 
 static int sc_args(const sc_plan *p, void *out, const void *in, void *aggr, int excl, kiln_value *a) {
@@ -69,24 +59,6 @@ static int sc_args(const sc_plan *p, void *out, const void *in, void *aggr, int 
         a[n++] = kiln_i64(p->rout[d]);
     }
     return n;
-}
-
-/* kiln_pi / kiln_po: the row's first element in and out. */
-void sc_emit_row_bases(kiln_text *t, const sc_plan *p, const char *row) {
-    kiln_text_printf(t,
-                     "    const char *kiln_pi = (const char *)kiln_in; char *kiln_po = (char *)kiln_out;\n");
-    if (p->nd == 0) {
-        kiln_text_printf(t, "    (void)%s;\n", row);
-        return;
-    }
-    kiln_text_printf(t, "    { long long kiln_q = %s;\n", row);
-    for (int d = p->nd - 1; d >= 0; d--)
-        kiln_text_printf(
-            t,
-            "      { const long long kiln_c = kiln_q %% kiln_rs%d; kiln_q /= kiln_rs%d; kiln_pi += "
-            "kiln_c * kiln_ri%d; kiln_po += kiln_c * kiln_ro%d; }\n",
-            d, d, d, d);
-    kiln_text_printf(t, "    }\n");
 }
 
 static void emit_operator(kiln_text *t, const sc_op *op, const sc_plan *p) {

@@ -1,6 +1,7 @@
 /* scan_codegen.h: the plan of one scan call and the pieces of its generator
- * shared by scan.c (the plan, the CPU and sequential kernels, the launch)
- * and scan_gpu.c (the CUDA single-pass kernel), private to src/reduce/. */
+ * (scan_codegen.c) shared by scan.c (the plan, the CPU and sequential
+ * kernels, the launch) and scan_gpu.c (the CUDA single-pass kernel),
+ * private to src/reduce/. */
 #ifndef KILN_REDUCE_SCAN_CODEGEN_H
 #define KILN_REDUCE_SCAN_CODEGEN_H
 
@@ -30,16 +31,4 @@ void sc_emit_params(kiln_text *t, const sc_plan *p);
 /* const char *kiln_pi / char *kiln_po: the first element in and out of row
  * `row` (an expression). */
 void sc_emit_row_bases(kiln_text *t, const sc_plan *p, const char *row);
-/* scan_gpu.c: the CUDA kernels kiln_sc_init and kiln_sc_onepass. */
-void sc_emit_gpu_onepass(kiln_text *t, const sc_plan *p);
-/* Bytes of the single-pass workspace of plan p. */
-int64_t sc_onepass_workspace_bytes(const sc_plan *p);
-/* scan_columns.c: 1 when neighbouring scans of p lie next to each other in
- * memory and the column scan suits them; it then sets p's block, items,
- * tile, T and per for it (and changes nothing otherwise). */
-int sc_columns_fit(sc_plan *p, int64_t in_size, int64_t out_size);
-/* The CUDA kernels kiln_sc_colinit and kiln_sc_columns, and their workspace. */
-void sc_emit_gpu_columns(kiln_text *t, const sc_plan *p);
-int64_t sc_columns_workspace_bytes(const sc_plan *p);
-
 #endif

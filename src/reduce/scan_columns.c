@@ -22,7 +22,7 @@
  * Prefixes live in a ring of two chunk rows: chunk k + 2 overwrites chunk
  * k's values only after chunk k + 1 (which read them) has published. */
 #include "core/dtype.h"
-#include "reduce/scan_codegen.h"
+#include "reduce/scan_gpu.h"
 
 /* Scans per block: 64 float32 columns are two 128-byte lines per row. */
 #define SC_COL_BLOCK 64
