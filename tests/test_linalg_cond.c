@@ -6,11 +6,13 @@
  * random and graded, D1 R D2 with row and column scales spanning 10^g, so
  * that cond(A) spans several decades per dtype and the tolerance grows
  * with it; a wrong answer is off by O(1) whatever the condition. Every
- * dtype, batched, on the backend of KILN_TEST_TARGET (test_open). */
+ * dtype, batched, on the backend of KILN_TEST_TARGET (test_open); and
+ * `kiln demo solve` at a small size. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "examples.h"
 #include "linalg_ref.h"
 
 /* ------------------------------------------------------------------ long double references */
@@ -287,12 +289,25 @@ static void test_lstsq_forward(void **state) {
     }
 }
 
+/* `kiln demo solve` at a small size: the 1000 64x64 systems and one 96^2,
+ * each within its scaled-residual check. */
+static void test_demo_solve(void **state) {
+    kiln_context *ctx = *state;
+    const kiln_example *ex = kiln_example_find("solve");
+    assert_non_null(ex);
+    kiln_example_opts opts = {96, 2, 0, NULL, 0};
+    kiln_example_result r;
+    memset(&r, 0, sizeof r);
+    TEST_OK((kiln_status)ex->run(ctx, &opts, &r));
+    if (!r.passed) fail_msg("kiln demo solve failed its check: %s", r.check);
+    assert_int_equal(r.size, 96);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_solve_forward),
-        cmocka_unit_test(test_inv_forward),
-        cmocka_unit_test(test_cholesky_forward),
-        cmocka_unit_test(test_lstsq_forward),
+        cmocka_unit_test(test_solve_forward),    cmocka_unit_test(test_inv_forward),
+        cmocka_unit_test(test_cholesky_forward), cmocka_unit_test(test_lstsq_forward),
+        cmocka_unit_test(test_demo_solve),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }
