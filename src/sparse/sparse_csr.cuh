@@ -5,8 +5,12 @@
 // equal shares of nonzeros + rows, found by binary search in indptr, so a
 // few long rows do not leave one worker with most of the work.
 //
-// SpMV is a gather per nonzero and memory bound: four accumulators keep the
-// additions of one row out of one dependency chain. SpMM walks c's row in
+// SpMV is a gather per nonzero and memory bound: one accumulator per row, the
+// plain loop. Four accumulators (an unrolled loop and its remainder) ran
+// 1.3-1.6x slower on the rows of 5-10 entries of kiln_sparse_bench (GCC 12,
+// -O3 -march=native, AMD EPYC): the out-of-order core already overlaps the
+// gathers, and the unrolled form only adds a remainder loop per row (and,
+// for float, gathers that GCC's SLP vectoriser makes of the four loads). SpMM walks c's row in
 // tiles of 16 columns kept in registers, and each nonzero adds v * b's row
 // to the tile: unit-stride, vectorised, b's rows read once per nonzero.
 
@@ -49,25 +53,11 @@ __global__ void kiln_csr_spmv(const I *indptr, const I *indices, const T *data, 
     for (long long r = r0; r < r1; r++) {
         long long k = indptr[r];
         const long long end = indptr[r + 1];
-        T s0 = zero, s1 = zero, s2 = zero, s3 = zero;
-        if (incx == 1) {
-            for (; k + 4 <= end; k += 4) {
-                s0 += data[k] * x[indices[k]];
-                s1 += data[k + 1] * x[indices[k + 1]];
-                s2 += data[k + 2] * x[indices[k + 2]];
-                s3 += data[k + 3] * x[indices[k + 3]];
-            }
-            for (; k < end; k++) s0 += data[k] * x[indices[k]];
-        } else {
-            for (; k + 4 <= end; k += 4) {
-                s0 += data[k] * x[(long long)indices[k] * incx];
-                s1 += data[k + 1] * x[(long long)indices[k + 1] * incx];
-                s2 += data[k + 2] * x[(long long)indices[k + 2] * incx];
-                s3 += data[k + 3] * x[(long long)indices[k + 3] * incx];
-            }
-            for (; k < end; k++) s0 += data[k] * x[(long long)indices[k] * incx];
-        }
-        const T sum = (s0 + s1) + (s2 + s3);
+        T sum = zero;
+        if (incx == 1)
+            for (; k < end; k++) sum += data[k] * x[indices[k]];
+        else
+            for (; k < end; k++) sum += data[k] * x[(long long)indices[k] * incx];
         T *yr = y + r * incy;
         *yr = keep_y ? alpha * sum + beta * *yr : alpha * sum;
     }
