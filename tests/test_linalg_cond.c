@@ -289,6 +289,39 @@ static void test_lstsq_forward(void **state) {
     }
 }
 
+/* NaN in, NaN out, as NumPy runs LAPACK on it: solve gives NaN where the
+ * NaN reaches (no error; the matrices beside it are solved as usual). The
+ * CPU's LAPACKE must not refuse the input as an illegal argument. */
+static void test_nan_input(void **state) {
+    kiln_context *ctx = *state;
+    test_rng rng = test_rng_for(__func__);
+    for (int ti = 0; ti < 4; ti++) {
+        kiln_dtype t = LINALG_DTYPES[ti];
+        int64_t sa[3] = {2, 6, 6}, sb[3] = {2, 6, 1};
+        void *ha, *hb;
+        kiln_array *a0 = lr_random(ctx, &rng, t, 3, sa, 6, &ha), *b = lr_random(ctx, &rng, t, 3, sb, 0, &hb);
+        kiln_array_release(a0);
+        lr_put(t, ha, 36 + 2 * 6 + 3, (hval){NAN, 0}); /* matrix 1 */
+        kiln_array *a = NULL, *x = NULL;
+        TEST_OK(kiln_array_from_host(ctx, t, 3, sa, ha, kiln_dtype_size(t) * 72, &a));
+        TEST_OK(kiln_solve(a, b, &x));
+        void *hx = test_read_array(x);
+        int nan_in_1 = 0;
+        for (int64_t i = 0; i < 6; i++) {
+            hval v0 = lr_get(t, hx, (size_t)i), v1 = lr_get(t, hx, (size_t)(6 + i));
+            assert_true(isfinite((double)v0.re) && isfinite((double)v0.im));
+            nan_in_1 |= isnan((double)v1.re);
+        }
+        assert_true(nan_in_1);
+        hval *am = load(t, ha, 0, 36), *bm = load(t, hb, 0, 6), *ref = malloc(sizeof *ref * 6);
+        long double cond = cond_inf(am, 6);
+        ref_solve(6, 1, am, bm, ref);
+        expect_forward("solve beside a NaN matrix", t, 0, rel_error(t, hx, 0, ref, 6), cond, 6, 4);
+        free(am), free(bm), free(ref), free(hx), free(ha), free(hb);
+        kiln_array_release(a), kiln_array_release(b), kiln_array_release(x);
+    }
+}
+
 /* `kiln demo solve` at a small size: the 1000 64x64 systems and one 96^2,
  * each within its scaled-residual check. */
 static void test_demo_solve(void **state) {
@@ -307,7 +340,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_solve_forward),    cmocka_unit_test(test_inv_forward),
         cmocka_unit_test(test_cholesky_forward), cmocka_unit_test(test_lstsq_forward),
-        cmocka_unit_test(test_demo_solve),
+        cmocka_unit_test(test_nan_input),        cmocka_unit_test(test_demo_solve),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }
