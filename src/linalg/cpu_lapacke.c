@@ -8,8 +8,8 @@
  * getrf, getrs and potrf, which take no workspace, go through the _work
  * forms: the high-level ones first scan the matrix for NaN (a pass over it,
  * 3-5% of a 1024^2 potrf) and fail with an illegal-argument code where
- * NumPy and cuSOLVER run LAPACK on the NaN (solve gives NaN, cholesky
- * reports the pivot). */
+ * NumPy runs LAPACK on the NaN (solve gives NaN, cholesky reports the
+ * pivot), as cuSOLVER, which has no such scan, does. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
