@@ -7,6 +7,7 @@
  *                        and ifs, and guards that narrow a thread loop
  *   cpu_fission_live.c   which locals cross a barrier and are kept per thread
  *   cpu_fission_emit.c   writing the transformed C++
+ *   cpu_fission_put.c    the user's tokens in it (#line, sites, int indices)
  *   cpu_fission_rowcheck.c  the row checks before versioned thread loops
  *   cpu_fission.c        the entry point, kiln_cpu_fission */
 #ifndef KILN_BACKEND_CPU_FISSION_IMPL_H
@@ -233,14 +234,20 @@ int fis_site_ends(const fis *f, const fis_site *s, fis_ranged *out, int max);
 
 /* ---- cpu_fission_emit.c */
 void fis_emit_kernel(fis *f, int root);
-/* Text s into the output. */
-void fis_put(fis *f, const char *s);
-/* Tokens [a, b) as the user spaced them, under #line directives. */
-void fis_put_toks(fis *f, int a, int b);
 /* The declarations of the recomputable locals visible in region r. */
 void fis_put_remats(fis *f, int r);
 /* Statement node s, its stored locals as per-thread storage. */
 void fis_emit_stmt(fis *f, int s);
+
+/* ---- cpu_fission_put.c */
+/* Text s into the output. */
+void fis_put(fis *f, const char *s);
+/* Token i's text into the output. */
+void fis_put_tok(fis *f, int i);
+/* Tokens [a, b) as the user spaced them, under #line directives. */
+void fis_put_toks(fis *f, int a, int b);
+/* Marks f->mark for the built-in index reads in int initialisers. */
+void fis_mark_wraps(fis *f);
 
 /* ---- cpu_fission_rowcheck.c */
 /* The sites region r's row check evaluates (indices into f->sites). */
