@@ -91,9 +91,25 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
     f->why_size = why_size;
     f->file = file;
     f->lines = token_lines(f->c, &f->line_files); /* NULL: no #line directives */
+    f->line_text = f->c->text;
     why[0] = '\0';
+    /* barrier functions inlined, assigned parameters made locals... (cpu_fission_inline.c) */
+    fis_rewrite rw;
+    memset(&rw, 0, sizeof rw);
+    int rewritten = fis_rewrite_kernel(u, fn, f->lines, f->line_files, &rw, why, why_size);
+    if (rewritten > 0) {
+        free(f->lines);
+        free(f->line_files);
+        f->u = &rw.u;
+        f->c = &rw.u.tk;
+        f->fn = &rw.u.fns[rw.kernel];
+        f->lines = rw.lines;
+        f->line_files = rw.files;
+        rw.lines = rw.files = NULL; /* f's now */
+    }
     int root = -1;
-    if (fis_read_params(f) == 0) root = fis_build_seq(f, fn->lbrace + 1, match(f, fn->lbrace), -1);
+    if (rewritten >= 0 && fis_read_template(f) == 0 && fis_read_params(f) == 0)
+        root = fis_build_seq(f, f->fn->lbrace + 1, match(f, f->fn->lbrace), -1);
     if (root >= 0 && fis_decide_storage(f) == 0 && fis_check_stored_arrays(f) == 0) {
         kiln_text t = {0};
         f->out = &t;
@@ -115,12 +131,22 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
             free(f->lines);
             free(f->line_files);
             free(f);
+            fis_rewrite_free(&rw);
             return 0;
         }
     }
+    fis_rewrite_free(&rw);
     if (!why[0]) snprintf(why, why_size, "unsupported kernel shape");
     free(f->lines);
     free(f->line_files);
     free(f);
     return -1;
+}
+
+void kiln_cpu_fission_entry(kiln_text *gen, const char *sym, const char *name, int name_len,
+                            const char *targs) {
+    if (targs)
+        kiln_text_printf(gen, "KILN_CPU_EXPORT_FISSION_T(%s, %.*s, %s)\n", sym, name_len, name, targs);
+    else
+        kiln_text_printf(gen, "KILN_CPU_EXPORT_FISSION(%.*s)\n", name_len, name);
 }

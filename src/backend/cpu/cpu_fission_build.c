@@ -64,10 +64,23 @@ static int uniform_for(fis *f, int i, int e, int *loop) {
     int te, init_a = -1, init_b = -1;
     declarator d[MAX_DECLARATORS];
     int n = fis_parse_decl(f, lp + 1, semi + 1, &te, d);
-    if (n == 1 && d[0].init_a >= 0 && d[0].dim_a < 0 && d[0].stars == 0) {
+    f->xloop_count = 0;
+    int plain = n >= 1;
+    for (int k = 0; k < n; k++)
+        plain &= d[k].init_a >= 0 && d[k].dim_a < 0 && d[k].stars == 0 && d[k].paren < 0;
+    if (plain) {
         *loop = d[0].name;
         init_a = d[0].init_a;
         init_b = d[0].init_b;
+        /* counters declared beside the first: their initialisers uniform,
+         * the loop's own, never assigned in the body */
+        for (int k = 1; k < n; k++) {
+            if (fis_expr_class(f, d[k].init_a, d[k].init_b, -1) != X_UNIFORM ||
+                fis_modified(f, d[k].name, rp + 1, e))
+                return 0;
+            f->xloops[f->xloop_count++] = d[k].name;
+        }
+        if (n > 1) f->xloops[f->xloop_count++] = d[0].name;
     } else if (n == 0 && ident(f, lp + 1) && is(f, lp + 2, "=") && semi > lp + 3) {
         /* `int i; ... for (i = 0; ...)`: a counter declared before (declare) */
         const var *v = fis_lookup(f, lp + 1);
@@ -204,6 +217,13 @@ static int build_for(fis *f, int seq, int i, int e, int loop) {
     add_child(f, seq, n);
     int v = fis_new_var(f, V_LOOP, loop, -1, n, -1);
     if (v < 0) return -1;
+    int xv[MAX_DECLARATORS], xn = 0; /* the counters declared beside it */
+    for (int k = 0; k < f->xloop_count; k++)
+        if (f->xloops[k] != loop) {
+            xv[xn] = fis_new_var(f, V_LOOP, f->xloops[k], -1, n, -1);
+            if (xv[xn++] < 0) return -1;
+        }
+    f->xloop_count = 0;
     int ba, bb;
     body_range(f, f->nodes[n].b + 1, e, &ba, &bb);
     f->nodes[n].tree_end = bb < e ? bb + 1 : e; /* past the body's } */
@@ -213,6 +233,7 @@ static int build_for(fis *f, int seq, int i, int e, int loop) {
     for (int k = first_node; k < f->node_count; k++) jumps |= f->nodes[k].kind == N_JUMP;
     if (body >= 0 && !jumps) fis_find_tree(f, n, loop);
     f->vars[v].active = 0;
+    for (int k = 0; k < xn; k++) f->vars[xv[k]].active = 0;
     return body < 0 ? -1 : 0;
 }
 

@@ -174,6 +174,11 @@ static int put_holder(fis *f, int s) {
     int h = f->holders++;
     kiln_text *body = f->out;
     f->out = f->hold;
+    if (f->tpl_a >= 0) {
+        fis_put(f, "\ntemplate <");
+        fis_put_template_params(f, 1);
+        fis_put(f, ">");
+    }
     kiln_text_printf(f->out, "\nstatic auto kiln_fis_hold_%.*s_%d() {", name->len, f->c->text + name->start,
                      h);
     /* A tree reduction's array on a cache line of its own: its 16-element
@@ -200,8 +205,10 @@ static int put_holder(fis *f, int s) {
     }
     fis_put(f, "};\n}\n");
     f->out = body;
-    kiln_text_printf(f->out, "\nauto kiln_h%d = kiln_fis_hold_%.*s_%d();", h, name->len,
+    kiln_text_printf(f->out, "\nauto kiln_h%d = kiln_fis_hold_%.*s_%d", h, name->len,
                      f->c->text + name->start, h);
+    fis_put_template_args(f);
+    fis_put(f, "();");
     return h;
 }
 
@@ -432,8 +439,9 @@ void fis_emit_kernel(fis *f, int root) {
     f->out = &body;
     f->hold = &hold;
     const kiln_ctok *name = &f->c->t[fn->name];
-    kiln_text_printf(f->out, "\ntemplate <int kiln_probe, int kiln_small> static void kiln_fis_body_%.*s",
-                     name->len, f->c->text + name->start);
+    fis_put(f, "\ntemplate <int kiln_probe, int kiln_small");
+    fis_put_template_params(f, 0);
+    kiln_text_printf(f->out, "> static void kiln_fis_body_%.*s", name->len, f->c->text + name->start);
     fis_put_toks(f, fn->lparen, match(f, fn->lparen) + 1);
     fis_put(f, " {\nKILN_FIS_PROLOGUE\nKILN_FIS_RANGES\nKILN_FIS_WHERE(0, 0, 0)\n");
     for (int v = 0; v < f->var_count; v++) {
@@ -450,7 +458,7 @@ void fis_emit_kernel(fis *f, int root) {
         fis_put(f, "unsigned char kiln_done[KILN_CPU_FIS_MAX_THREADS];\n"
                    "for (int i = 0; i < kiln_bx * kiln_by * kiln_bz; i++) kiln_done[i] = 0;\n");
     emit_seq(f, root);
-    kiln_text_printf(f->out, "\n}\nKILN_CPU_EXPORT_FISSION(%.*s)\n", name->len, f->c->text + name->start);
+    fis_put(f, "\n}\n"); /* entry points: kiln_cpu_fission_entry */
     final->failed |= hold.failed | body.failed;
     kiln_text_add(final, hold.data ? hold.data : "", hold.length);
     kiln_text_add(final, body.data ? body.data : "", body.length);

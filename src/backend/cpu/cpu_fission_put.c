@@ -16,7 +16,7 @@ static void put_line(fis *f, int i) {
     if (!f->lines || !f->file) return;
     if (f->line_files && f->line_files[i] >= 0) {
         /* the name as the #line directive kiln inlined it under wrote it */
-        const char *q = f->c->text + f->line_files[i], *e = q + 1;
+        const char *q = f->line_text + f->line_files[i], *e = q + 1;
         while (*e && *e != '"' && *e != '\n') e += (*e == '\\' && e[1]) ? 2 : 1;
         kiln_text_printf(f->out, "\n#line %d ", f->lines[i]);
         kiln_text_add(f->out, q, (size_t)(e - q) + (*e == '"'));
