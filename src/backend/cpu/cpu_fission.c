@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_fission_impl.h"
+#include "core/settings.h"
 
 /* `#line N "name"` at text + at (a line's start)? Sets *line to N and
  * *name_at to the offset of the name's opening quote. */
@@ -98,6 +99,12 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
     memset(&rw, 0, sizeof rw);
     int rewritten = fis_rewrite_kernel(u, fn, f->lines, f->line_files, &rw, why, why_size);
     if (rewritten > 0) {
+        if (kiln_setting_string("KILN_CPU_FISSION_DUMP")) { /* what fission then reads */
+            const kiln_ctok *t = rw.u.tk.t;
+            const kpath_fn *k = &rw.u.fns[rw.kernel];
+            fprintf(stderr, "%.*s\n", t[t[k->lbrace].match].start + 1 - t[k->name].start,
+                    rw.text + t[k->name].start);
+        }
         free(f->lines);
         free(f->line_files);
         f->u = &rw.u;

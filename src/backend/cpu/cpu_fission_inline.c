@@ -266,7 +266,24 @@ typedef struct subst {
     int pnames[MAX_LIST], pcount;
     int alias[MAX_LIST]; /* a parameter written as its argument (a cooperative group) */
     int arg[MAX_LIST + 1];
+    int lnames[MAX_LIST], lcount; /* locals the callee declares */
 } subst;
+
+/* Is token i the name a declaration declares (`uint pos = ...`, `float t;`,
+ * `int *p = ...`, `for (uint s = 1; ...)`)? Declarators after a comma are
+ * not seen; such a local keeps its name. */
+static int declares(const pass *p, int i) {
+    static const char *const not_types[] = {"return", "else",   "case",  "goto",
+                                            "new",    "delete", "throw", "sizeof"};
+    if (!p_ident(p, i) || member(p, i)) return 0;
+    if (!(p_is(p, i + 1, "=") || p_is(p, i + 1, ";") || p_is(p, i + 1, "[") || p_is(p, i + 1, ":"))) return 0;
+    int t = i - 1;
+    while (p_is(p, t, "*") || p_is(p, t, "&")) t--;
+    if (!(p_ident(p, t) || p_is(p, t, ">"))) return 0;
+    for (size_t k = 0; k < sizeof not_types / sizeof *not_types; k++)
+        if (p_is(p, t, not_types[k])) return 0;
+    return 1;
+}
 
 /* Token i of the callee, its names substituted. */
 static void put_sub(pass *p, const subst *x, int i, int at_tok) {
@@ -283,6 +300,13 @@ static void put_sub(pass *p, const subst *x, int i, int at_tok) {
                 fis_w_kiln(w, " (", at_tok);
                 fis_w_toks(w, x->targ[k], x->targ[k + 1] - 1);
                 fis_w_kiln(w, ") ", at_tok);
+                return;
+            }
+        for (int k = 0; k < x->lcount; k++)
+            if (same(p, i, x->lnames[k])) {
+                char pre[48];
+                snprintf(pre, sizeof pre, " kiln_v%d_", p->step);
+                fis_w_name(w, pre, i, i);
                 return;
             }
         for (int k = 0; k < x->pcount; k++)
@@ -322,13 +346,22 @@ static int is_specifier(const pass *p, int i) {
     return p->c->t[i].kind == CTOK_STRING; /* extern "C" */
 }
 
+/* A function given a cooperative group (`cg::thread_block cta`) may
+ * synchronise through it (`cg::sync(cta)`), which names no barrier. */
+static int takes_group(const pass *p, const kpath_fn *g) {
+    for (int i = g->lparen; i < p_match(p, g->lparen); i++)
+        if (p_is(p, i, "thread_block") || p_is(p, i, "thread_group")) return 1;
+    return 0;
+}
+
 static int inline_step(pass *p) {
     int lb = p->fn->lbrace, rb = p_match(p, lb), j = -1;
     const kpath_fn *g = NULL;
     for (int i = lb + 1; i < rb && !g; i++) {
         if (!p_ident(p, i) || p_is(p, i - 1, ".") || p_is(p, i - 1, "->")) continue;
         const kpath_fn *h = kpath_fn_named(p->u, i);
-        if (h && h != p->fn && h->barrier && !h->is_global && (p_is(p, i + 1, "(") || p_is(p, i + 1, "<"))) {
+        if (h && h != p->fn && (h->barrier || takes_group(p, h)) && !h->is_global &&
+            (p_is(p, i + 1, "(") || p_is(p, i + 1, "<"))) {
             g = h;
             j = i;
         }
@@ -398,6 +431,18 @@ static int inline_step(pass *p) {
         if (ret >= 0 || semi != ge)
             return refuse(p, "a return before the end of a function with barriers", i);
         ret = i;
+    }
+    /* its locals renamed: fission keeps locals by name, and one of the
+     * caller's of the same name would clash with them */
+    for (int i = gb + 1; i < ge; i++) {
+        if (!declares(p, i)) continue;
+        int seen = 0;
+        for (int q = 0; q < x.lcount; q++) seen |= same(p, i, x.lnames[q]);
+        for (int q = 0; q < x.tcount; q++) seen |= same(p, i, x.tnames[q]);
+        for (int q = 0; q < pn; q++) seen |= same(p, i, x.pnames[q]);
+        if (seen) continue;
+        if (x.lcount == MAX_LIST) return refuse(p, "too many locals in a function with barriers", i);
+        x.lnames[x.lcount++] = i;
     }
     if (is_void && !(s == j && e == aq + 2 && p_is(p, aq + 1, ";")))
         return refuse(p, "a void function with barriers called inside an expression", j);
