@@ -24,30 +24,7 @@
 #include <stdlib.h>
 
 #include "backend/cpu/cpu_fission_impl.h"
-
-#define MAX_LIST 64
-
-typedef struct pass {
-    const kiln_ctoks *c;
-    const kpath_unit *u;
-    const kpath_fn *fn;
-    fis_writer *w;
-    int step;
-    char *why;
-    size_t why_size;
-} pass;
-
-static int p_is(const pass *p, int i, const char *s) { return kiln_ctok_is(p->c, i, s); }
-static int p_ident(const pass *p, int i) { return kiln_ctok_ident(p->c, i); }
-static int p_match(const pass *p, int i) { return p->c->t[i].match; }
-static int same(const pass *p, int i, int j) {
-    return p->c->t[i].len == p->c->t[j].len &&
-           strncmp(p->c->text + p->c->t[i].start, p->c->text + p->c->t[j].start, (size_t)p->c->t[i].len) == 0;
-}
-static int member(const pass *p, int i) {
-    return p_is(p, i - 1, ".") || p_is(p, i - 1, "->") || p_is(p, i - 1, "::");
-}
-static int end_of(const pass *p, int i) { return p->c->t[i].start + p->c->t[i].len; }
+#include "backend/cpu/cpu_fission_pass.h"
 
 static int refuse(pass *p, const char *what, int tok) {
     const kiln_ctok *t = &p->c->t[tok];
@@ -489,82 +466,6 @@ static int inline_step(pass *p) {
     return 1;
 }
 
-/* ------------------------------------------------------- cooperative groups */
-
-/* `[ns::]name` at i: the token of name. */
-static int qualified(const pass *p, int i) {
-    while (p_ident(p, i) && p_is(p, i + 1, "::")) i += 2;
-    return i;
-}
-
-static int at_stmt(const pass *p, int i) {
-    return p_is(p, i - 1, ";") || p_is(p, i - 1, "{") || p_is(p, i - 1, "}") ||
-           p->c->t[i - 1].kind == CTOK_PP;
-}
-
-/* A statement synchronising group X at i: `[ns::]sync(X);` or `X.sync();`;
- * its end, else -1. */
-static int sync_of(const pass *p, int i, int x) {
-    if (!at_stmt(p, i)) return -1;
-    int q = qualified(p, i);
-    if (p_is(p, q, "sync") && p_is(p, q + 1, "(") && same(p, q + 2, x) && p_is(p, q + 3, ")") &&
-        p_is(p, q + 4, ";"))
-        return q + 5;
-    if (p_ident(p, i) && same(p, i, x) && p_is(p, i + 1, ".") && p_is(p, i + 2, "sync") &&
-        p_is(p, i + 3, "(") && p_is(p, i + 4, ")") && p_is(p, i + 5, ";"))
-        return i + 6;
-    return -1;
-}
-
-static int cg_step(pass *p) {
-    int lb = p->fn->lbrace, rb = p_match(p, lb);
-    int edit_a[MAX_LIST], edit_b[MAX_LIST], edit_sync[MAX_LIST], edits = 0;
-    for (int i = lb + 1; i < rb && edits < MAX_LIST - 1; i++) {
-        if (!at_stmt(p, i)) continue;
-        int q = qualified(p, i);
-        if (!p_is(p, q, "thread_block") || !p_ident(p, q + 1) || !p_is(p, q + 2, "=")) continue;
-        int m = qualified(p, q + 3);
-        if (!p_is(p, m, "this_thread_block") || !p_is(p, m + 1, "(") || !p_is(p, m + 2, ")") ||
-            !p_is(p, m + 3, ";"))
-            continue;
-        int x = q + 1, syncs = 0, others = 0, first = edits;
-        for (int k = m + 4; k < rb; k++) {
-            int se = sync_of(p, k, x);
-            if (se > 0 && edits < MAX_LIST - 1) {
-                edit_a[edits] = k;
-                edit_b[edits] = se;
-                edit_sync[edits++] = 1;
-                syncs++;
-                k = se - 1;
-            } else if (p_ident(p, k) && same(p, k, x) && !member(p, k))
-                others++;
-        }
-        if (!others) { /* the group does nothing but synchronise: no need for it */
-            edit_a[edits] = i;
-            edit_b[edits] = m + 4;
-            edit_sync[edits++] = 0;
-        } else
-            edits = first; /* kept whole: fission then says why not */
-        (void)syncs;
-        i = m + 3;
-    }
-    if (!edits) return 0;
-    fis_writer *w = p->w;
-    int from = 0;
-    for (;;) { /* in the order of the text */
-        int k = -1;
-        for (int q = 0; q < edits; q++)
-            if (edit_a[q] >= 0 && (k < 0 || edit_a[q] < edit_a[k])) k = q;
-        if (k < 0) break;
-        fis_w_copy(w, from, p->c->t[edit_a[k]].start);
-        if (edit_sync[k]) fis_w_kiln(w, "__syncthreads();", edit_a[k]);
-        from = end_of(p, edit_b[k] - 1);
-        edit_a[k] = -1;
-    }
-    fis_w_copy(w, from, (int)strlen(p->c->text));
-    return 1;
-}
-
 /* ------------------------------------------------------------ the steps */
 
 int fis_rewrite_kernel(const kpath_unit *u, const kpath_fn *fn, const int *lines, const int *files,
@@ -586,7 +487,7 @@ int fis_rewrite_kernel(const kpath_unit *u, const kpath_fn *fn, const int *lines
         pass p = {&in->tk, in, kf, &w, step, why, why_size};
         int r = step > 48 ? refuse(&p, "too many calls to inline", kf->name) : params_step(&p);
         if (r == 0) r = inline_step(&p);
-        if (r == 0) r = cg_step(&p);
+        if (r == 0) r = fis_cg_step(&p);
         fis_rewrite next;
         if (r > 0 && fis_w_finish(&w, &next) != 0) {
             snprintf(why, why_size, "the kernel rewritten for inlining did not scan");
