@@ -309,7 +309,8 @@ static void run_all(bench *b) {
         3, l_sums_f, &a);
     row(b, M_REDUCE, "reduce2<float>", "template, tree", D3(RN / 256, 1, 1), D3(256, 1, 1), 1024, rf, 3,
         l_sums_f, &a);
-    kiln_value ri[] = {kiln_arr(W), kiln_arr(WO), kiln_u32(RN)};
+    kiln_array *I = upload(b, KILN_INT32, RN, wa), *IO = zeros(b, KILN_INT32, RN);
+    kiln_value ri[] = {kiln_arr(I), kiln_arr(IO), kiln_u32(RN)};
     a = (args){wa, NULL, wo, NULL, RN, 512};
     row(b, M_REDUCE, "reduce3<int>", "template, two loads", D3(RN / 512, 1, 1), D3(256, 1, 1), 1024, ri, 3,
         l_sums_i, &a);
@@ -346,7 +347,7 @@ static void run_all(bench *b) {
     a = (args){fa, NULL, fo, NULL, DN, 0};
     row(b, M_DCT, "CUDAkernel2DCT", "parameters advanced, 3-d block", D3(DN / 32, DN / 16, 1), D3(8, 4, 2), 0,
         dc, 3, l_dct, &a);
-    kiln_array *all[] = {A, B, O, W, W2, WO, WO2};
+    kiln_array *all[] = {A, B, O, W, W2, WO, WO2, I, IO};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) kiln_array_release(all[i]);
     free(fa), free(fb), free(fo), free(wa), free(wb), free(wo), free(wo2);
 }
