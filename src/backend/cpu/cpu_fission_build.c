@@ -11,6 +11,7 @@ static int new_node(fis *f, int kind, int parent) {
     memset(n, 0, sizeof *n);
     n->narrow_s0 = -1;
     n->tree_arr = -1;
+    n->stride_a = -1;
     n->kind = kind;
     n->child = n->next = n->last = n->pre = n->pre_last = n->other = n->decl = -1;
     n->parent = parent;
@@ -339,6 +340,37 @@ static int guarded(fis *f, int i, int e, int *eq, int *ranged_out, int term[3]) 
     return 1;
 }
 
+/* `if (I % M == 0) S` (or `(I % M) == 0`, no else) with I threadIdx.x or a
+ * copy and M uniform: only every M-th thread of a row can pass, so the
+ * region's thread loop steps by M (reduce0's `tid % (2 * s)`: a division
+ * for each of the block's threads at every level otherwise). S keeps its
+ * condition; stride[] gets M's tokens. */
+static int strided(fis *f, int i, int e, int stride[2]) {
+    if (!is(f, i, "if") || !is(f, i + 1, "(")) return 0;
+    int rp = match(f, i + 1), a = i + 2, b = rp;
+    if (fis_stmt_end(f, rp + 1, e) != e) return 0; /* has an else */
+    if (!is(f, b - 1, "0") || !is(f, b - 2, "==")) return 0;
+    b -= 2;
+    if (is(f, a, "(") && match(f, a) == b - 1) a++, b--;
+    int pct = -1;
+    for (int k = a; k < b; k++) {
+        if (is(f, k, "(") || is(f, k, "[")) {
+            k = match(f, k);
+            continue;
+        }
+        if (is(f, k, "%")) {
+            if (pct >= 0) return 0;
+            pct = k;
+        } else if (f->c->t[k].kind == CTOK_PUNCT && !is(f, k, ".") && !is(f, k, ")") && !is(f, k, "]"))
+            return 0;
+    }
+    if (pct < 0 || !x_identity(f, a, pct)) return 0;
+    if (yzdep(f, pct + 1, b, 0) || fis_expr_class(f, pct + 1, b, -1) != X_UNIFORM) return 0;
+    stride[0] = pct + 1;
+    stride[1] = b;
+    return 1;
+}
+
 /* `if (C) A else B` at [i, e) with C uniform: an N_UIF whose branches are
  * sequences of their own (barriers, breaks and continues in them are the
  * whole block's). */
@@ -467,6 +499,8 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
         }
     }
     int eq, ranged = 0, term[3] = {-1, -1, -1}, guard = guarded(f, i, e, &eq, &ranged, term);
+    int stride[2] = {-1, -1};
+    if (!guard && strided(f, i, e, stride)) guard = 2;
     /* Its own region makes the locals it names cross a region boundary:
      * not for those whose type cannot be spelled. */
     for (int v = 0; guard && *region >= 0 && v < f->var_count; v++)
@@ -476,7 +510,10 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
     if (guard) *region = -1; /* a region of its own */
     int r = current_region(f, seq, region);
     if (r < 0) return -1;
-    if (guard) {
+    if (guard == 2) {
+        f->nodes[r].stride_a = stride[0];
+        f->nodes[r].stride_b = stride[1];
+    } else if (guard) {
         node *g = &f->nodes[r];
         g->narrow_c0 = i + 2;
         g->narrow_c1 = match(f, i + 1);

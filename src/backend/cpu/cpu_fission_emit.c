@@ -293,7 +293,12 @@ static void put_thread_loop(fis *f, int r, int calls, int ivdep) {
      * on each row (a `continue` still ends the row's part of the region) */
     if (n->narrow_eq >= 0 && n->narrow_ranged && n->narrow_ident)
         fis_put(f, "if (kiln_x0 < kiln_xe) {\nconst int kiln_x = kiln_x0;\n");
-    else
+    else if (n->stride_a >= 0) { /* only multiples of M can pass `x % M == 0` */
+        fis_put(f, "int kiln_st = 1;\n{ auto kiln_m = (");
+        fis_put_toks(f, n->stride_a, n->stride_b);
+        fis_put(f, ");\nif (kiln_m >= 1) kiln_st = kiln_m < kiln_bx ? (int)kiln_m : kiln_bx; }\n"
+                   "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x += kiln_st) {\n");
+    } else
         fis_put(f, ivdep ? "KILN_FIS_IVDEP\nfor (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n"
                          : "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n");
     fis_put(f, "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n"

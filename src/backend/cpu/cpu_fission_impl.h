@@ -64,6 +64,9 @@ typedef struct node {
     unsigned tree_h0; /* 0: blockDim.x / 2 */
     int tree_end;     /* N_UFOR: the token after the loop */
     int tree_first;   /* the kernel reads s[0] alone after the loop: only it is stored */
+    /* N_REGION of one `if (I % M == 0) S` (cpu_fission_build.c, strided):
+     * M's tokens, the step of its thread loop; -1: none */
+    int stride_a, stride_b;
 } node;
 
 typedef struct var {
