@@ -323,6 +323,26 @@ static int is_specifier(const pass *p, int i) {
     return p->c->t[i].kind == CTOK_STRING; /* extern "C" */
 }
 
+/* Is token i the name of a __shared__ array the kernel declares? A
+ * `volatile T *` parameter given one drops the volatile when inlined: on
+ * loop fission the block's threads run one after the other between
+ * barriers, and no other block sees the memory, so no access needs to be
+ * kept as written (scan's `volatile uint *s_Data`, which also kept the
+ * thread loops from vectorising). */
+static int shared_array(const pass *p, int i, int depth) {
+    int lb = p->fn->lbrace, rb = p_match(p, lb);
+    for (int k = lb + 1; k < rb; k++) {
+        if (p_is(p, k, "__shared__"))
+            for (int j = k + 1; j < rb && !p_is(p, j, ";"); j++)
+                if (p_ident(p, j) && same(p, j, i) && p_is(p, j + 1, "[")) return 1;
+        /* or a pointer an earlier inlining set to one: `T *name = (array);` */
+        if (depth < 8 && p_ident(p, k) && same(p, k, i) && p_is(p, k - 1, "*") && p_is(p, k + 1, "=") &&
+            p_is(p, k + 2, "(") && p_ident(p, k + 3) && p_is(p, k + 4, ")") && p_is(p, k + 5, ";"))
+            return shared_array(p, k + 3, depth + 1);
+    }
+    return 0;
+}
+
 /* A function given a cooperative group (`cg::thread_block cta`) may
  * synchronise through it (`cg::sync(cta)`), which names no barrier. */
 static int takes_group(const pass *p, const kpath_fn *g) {
@@ -440,7 +460,9 @@ static int inline_step(pass *p) {
     for (int q = 0; q < pn; q++) {
         if (x.alias[q]) continue;
         fis_w_kiln(w, "\n", s);
-        for (int i = pat[q]; i < pat[q + 1] - 1 && !p_is(p, i, "="); i++) put_sub(p, &x, i, s);
+        int plain = x.arg[q + 1] - 1 == x.arg[q] + 1 && shared_array(p, x.arg[q], 0);
+        for (int i = pat[q]; i < pat[q + 1] - 1 && !p_is(p, i, "="); i++)
+            if (!(plain && p_is(p, i, "volatile"))) put_sub(p, &x, i, s);
         fis_w_kiln(w, " = (", s);
         fis_w_toks(w, x.arg[q], x.arg[q + 1] - 1);
         fis_w_kiln(w, ");", s);
