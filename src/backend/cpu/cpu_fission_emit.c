@@ -294,10 +294,13 @@ static void put_thread_loop(fis *f, int r, int calls, int ivdep) {
     if (n->narrow_eq >= 0 && n->narrow_ranged && n->narrow_ident)
         fis_put(f, "if (kiln_x0 < kiln_xe) {\nconst int kiln_x = kiln_x0;\n");
     else if (n->stride_a >= 0) { /* only multiples of M can pass `x % M == 0` */
-        fis_put(f, "int kiln_st = 1;\n{ auto kiln_m = (");
+        /* M >= 1: every thread it visits passes, and the test goes; else
+         * (M < 1, undefined for 0) each thread tests it as written */
+        fis_put(f, "int kiln_st = 1, kiln_chk = 1;\n{ auto kiln_m = (");
         fis_put_toks(f, n->stride_a, n->stride_b);
-        fis_put(f, ");\nif (kiln_m >= 1) kiln_st = kiln_m < kiln_bx ? (int)kiln_m : kiln_bx; }\n"
-                   "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x += kiln_st) {\n");
+        fis_put(f,
+                ");\nif (kiln_m >= 1) kiln_st = kiln_m < kiln_bx ? (int)kiln_m : kiln_bx, kiln_chk = 0; }\n"
+                "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x += kiln_st) {\n");
     } else
         fis_put(f, ivdep ? "KILN_FIS_IVDEP\nfor (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n"
                          : "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n");
@@ -322,6 +325,13 @@ static void put_thread_loop(fis *f, int r, int calls, int ivdep) {
     if (narrow) {
         fis_put(f, "\n");
         fis_put_toks(f, n->narrow_s0, n->narrow_s1);
+    } else if (n->stride_a >= 0) { /* its one statement `if (C) S` */
+        const node *st = &f->nodes[n->child];
+        int rp = match(f, st->a + 1);
+        fis_put(f, "\nif (kiln_chk && !(");
+        fis_put_toks(f, st->a + 2, rp);
+        fis_put(f, ")) return;\n");
+        fis_put_toks(f, rp + 1, st->b);
     } else
         for (int s = n->child; s >= 0; s = f->nodes[s].next) fis_emit_stmt(f, s);
     fis_put(f, "\n}();\n}\n");
