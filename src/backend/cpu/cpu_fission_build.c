@@ -449,6 +449,16 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
             return fail(f, "__syncthreads() inside an expression", i);
         if (fis_has_word(f, i, e, "__syncthreads"))
             return fail(f, "a barrier inside while, do, switch or an expression", i);
+        static const char *const groups[] = {"this_thread_block", "thread_block", "tiled_partition",
+                                             "thread_block_tile", "this_grid",    "grid_group",
+                                             "thread_group"};
+        for (size_t g = 0; g < sizeof groups / sizeof *groups; g++)
+            for (int j = i; j < e; j++)
+                if (is(f, j, groups[g]))
+                    return fail(f,
+                                "a cooperative group used for more than its block's sync (a tile, "
+                                "thread_rank(), the grid)",
+                                j);
         return fail(f, "a warp primitive, __syncwarp or a __syncthreads_* reduction", i);
     }
     if (in_loop(f, seq)) {

@@ -364,6 +364,13 @@ static int inline_step(pass *p) {
         }
     }
     if (!g) return 0;
+    /* kiln's scan does not resolve overloads or scopes: a name it cannot
+     * tie to one definition is left to fibers */
+    int defs = 0;
+    for (int f = 0; f < p->u->fn_count; f++) defs += same(p, p->u->fns[f].name, g->name);
+    if (defs > 1) return refuse(p, "a call to an overloaded function with barriers", j);
+    if (g->scoped || p_is(p, j - 1, "::"))
+        return refuse(p, "a call to a function with barriers in a namespace or class", j);
     subst x;
     memset(&x, 0, sizeof x);
     /* the call: name [<targs>] (args) */
