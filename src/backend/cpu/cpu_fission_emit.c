@@ -214,6 +214,19 @@ static int put_holder(fis *f, int s) {
 
 static void put_thread_loop(fis *f, int r, int calls, int ivdep);
 
+/* Does region n only declare per-thread locals with no value (an inlined
+ * call's result, `uint4 kiln_r0;`)? Their slots need no loop. */
+static int declares_only(const fis *f, const node *n) {
+    if (n->narrow_s0 >= 0 || n->stride_a >= 0) return 0;
+    for (int s = n->child; s >= 0; s = f->nodes[s].next) {
+        const node *x = &f->nodes[s];
+        if (x->kind != N_STMT || x->decl < 0) return 0;
+        for (int v = x->decl; v >= 0; v = f->vars[v].next_in_stmt)
+            if (!f->vars[v].stored || f->vars[v].init_a >= 0 || f->vars[v].dim_a >= 0) return 0;
+    }
+    return 1;
+}
+
 static void emit_region(fis *f, int r) {
     const node *n = &f->nodes[r];
     for (int s = n->pre; s >= 0; s = f->nodes[s].next) {
@@ -249,7 +262,7 @@ static void emit_region(fis *f, int r) {
             f->braces++;
         }
     }
-    if (n->child < 0) return;
+    if (n->child < 0 || declares_only(f, n)) return;
     int calls, ivdep;
     region_traits(f, r, &calls, &ivdep);
     /* int counters: signed overflow is undefined, so the vectoriser may take
