@@ -112,7 +112,9 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
         f->fn = &rw.u.fns[rw.kernel];
         f->lines = rw.lines;
         f->line_files = rw.files;
-        rw.lines = rw.files = NULL; /* f's now */
+        f->user_c = &u->tk;
+        f->user_tok = rw.user;
+        rw.lines = rw.files = rw.user = NULL; /* f's now */
     }
     int root = -1;
     if (rewritten >= 0 && fis_read_template(f) == 0 && fis_read_params(f) == 0)
@@ -137,6 +139,7 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
                 }
             free(f->lines);
             free(f->line_files);
+            free(f->user_tok);
             free(f);
             fis_rewrite_free(&rw);
             return 0;
@@ -146,6 +149,7 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
     if (!why[0]) snprintf(why, why_size, "unsupported kernel shape");
     free(f->lines);
     free(f->line_files);
+    free(f->user_tok);
     free(f);
     return -1;
 }

@@ -110,6 +110,10 @@ typedef struct fis {
      * kiln), or -1 for `file` */
     int *line_files;
     const char *line_text; /* the text line_files' offsets are in */
+    /* a rewritten kernel (cpu_fission_inline.c): the user's tokens, and per
+     * token the user's token it stands for (-1: kiln's), for messages */
+    const kiln_ctoks *user_c;
+    int *user_tok;
     /* a template kernel (cpu_fission_template.c): its parameters' tokens
      * (inside the <>; -1: not a template) and their names */
     int tpl_a, tpl_b, tpl_names[16], tpl_count;
@@ -144,6 +148,16 @@ enum { KILN_FIS_W_OPEN = 1, KILN_FIS_W_CLOSE = 2 };
 
 static inline int fail(fis *f, const char *what, int tok) {
     if (f->why[0]) return -1; /* keep the first reason */
+    /* in a rewritten kernel, the name as the user wrote it */
+    if (tok >= 0 && tok < f->c->n && f->user_tok && f->user_tok[tok] >= 0) {
+        const kiln_ctok *t = &f->user_c->t[f->user_tok[tok]];
+        if (f->lines)
+            snprintf(f->why, f->why_size, "%s (at '%.*s', line %d)", what, t->len, f->user_c->text + t->start,
+                     f->lines[tok]);
+        else
+            snprintf(f->why, f->why_size, "%s (at '%.*s')", what, t->len, f->user_c->text + t->start);
+        return -1;
+    }
     if (tok >= 0 && tok < f->c->n && f->lines)
         snprintf(f->why, f->why_size, "%s (at '%.*s', line %d)", what, f->c->t[tok].len,
                  f->c->text + f->c->t[tok].start, f->lines[tok]);
@@ -289,6 +303,7 @@ typedef struct fis_rewrite {
     kpath_unit u;
     int kernel; /* index of the kernel in u.fns */
     int *lines, *files;
+    int *user; /* per token: the user's token it copies or renames, or -1 */
 } fis_rewrite;
 void fis_rewrite_free(fis_rewrite *r);
 /* Rewrites kernel fn of u (lines and files per token of u, or NULL):
@@ -301,10 +316,12 @@ int fis_rewrite_kernel(const kpath_unit *u, const kpath_fn *fn, const int *lines
  * from offset `orig`, or (orig -1) kiln's own text counted as line `line`. */
 typedef struct fis_piece {
     int at, orig, line, file;
+    int user; /* kiln's text that renames the user's token `user`, or -1 */
 } fis_piece;
 typedef struct fis_writer {
     const kpath_unit *in;
     const int *lines, *files; /* per input token, or NULL */
+    const int *user;          /* per input token: the user's token, or NULL (the input is the user's) */
     int kernel_at;            /* offset of the kernel's name (the same in the output) */
     kiln_text t;
     fis_piece *p;

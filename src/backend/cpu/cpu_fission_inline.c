@@ -588,6 +588,7 @@ int fis_rewrite_kernel(const kpath_unit *u, const kpath_fn *fn, const int *lines
         w.in = in;
         w.lines = L;
         w.files = F;
+        w.user = have ? cur.user : NULL;
         w.kernel_at = in->tk.t[kf->name].start;
         pass p = {&in->tk, in, kf, &w, step, why, why_size};
         int r = step > 48 ? refuse(&p, "too many calls to inline", kf->name) : params_step(&p);

@@ -21,18 +21,21 @@ int fis_w_grow(fis_writer *w) {
     return 0;
 }
 
-static void add_piece(fis_writer *w, int orig, int line, int file) {
+static void add_piece(fis_writer *w, int orig, int line, int file, int user) {
     if (fis_w_grow(w) != 0) {
         w->t.failed = 1;
         return;
     }
-    w->p[w->n++] = (fis_piece){(int)w->t.length, orig, line, file};
+    w->p[w->n++] = (fis_piece){(int)w->t.length, orig, line, file, user};
 }
+
+/* The user's token behind input token k. */
+static int user_of(const fis_writer *w, int k) { return k < 0 ? -1 : w->user ? w->user[k] : k; }
 
 /* Text [a_off, b_off) of the input, as it stands. */
 void fis_w_copy(fis_writer *w, int a_off, int b_off) {
     if (b_off <= a_off) return;
-    add_piece(w, a_off, 0, -1);
+    add_piece(w, a_off, 0, -1, -1);
     kiln_text_add(&w->t, w->in->tk.text + a_off, (size_t)(b_off - a_off));
 }
 
@@ -45,13 +48,15 @@ void fis_w_toks(fis_writer *w, int a, int b) {
 
 /* Text of kiln's own, counted as line `at_tok`'s (an input token). */
 void fis_w_kiln(fis_writer *w, const char *s, int at_tok) {
-    add_piece(w, -1, w->lines ? w->lines[at_tok] : 1, w->files ? w->files[at_tok] : -1);
+    add_piece(w, -1, w->lines ? w->lines[at_tok] : 1, w->files ? w->files[at_tok] : -1, -1);
     kiln_text_puts(&w->t, s);
 }
 
 /* Token i's text, written by kiln (a name it renames or substitutes). */
 void fis_w_name(fis_writer *w, const char *prefix, int i, int at_tok) {
-    fis_w_kiln(w, prefix, at_tok);
+    /* one piece, prefix and name, standing for the user's token i */
+    add_piece(w, -1, w->lines ? w->lines[at_tok] : 1, w->files ? w->files[at_tok] : -1, user_of(w, i));
+    kiln_text_puts(&w->t, prefix);
     const kiln_ctok *t = &w->in->tk.t[i];
     kiln_text_add(&w->t, w->in->tk.text + t->start, (size_t)t->len);
 }
@@ -83,7 +88,8 @@ int fis_w_finish(fis_writer *w, fis_rewrite *out) {
     }
     r.lines = malloc(((size_t)r.u.tk.n + 1) * sizeof *r.lines);
     r.files = malloc(((size_t)r.u.tk.n + 1) * sizeof *r.files);
-    if (!r.lines || !r.files) {
+    r.user = malloc(((size_t)r.u.tk.n + 1) * sizeof *r.user);
+    if (!r.lines || !r.files || !r.user) {
         fis_rewrite_free(&r);
         return -1;
     }
@@ -95,10 +101,12 @@ int fis_w_finish(fis_writer *w, fis_rewrite *out) {
         if (w->n == 0 || x->orig < 0) {
             r.lines[i] = w->n ? x->line : 1;
             r.files[i] = w->n ? x->file : -1;
+            r.user[i] = w->n ? x->user : -1;
         } else {
             int k = token_at(&w->in->tk, x->orig + (o - x->at));
             r.lines[i] = w->lines ? w->lines[k] : 1;
             r.files[i] = w->files ? w->files[k] : -1;
+            r.user[i] = user_of(w, k);
         }
     }
     r.kernel = -1;
@@ -117,6 +125,7 @@ void fis_rewrite_free(fis_rewrite *r) {
     free(r->text);
     free(r->lines);
     free(r->files);
+    free(r->user);
     memset(r, 0, sizeof *r);
     r->kernel = -1;
 }
