@@ -513,6 +513,10 @@ static void test_shapes_outside_the_transform_say_why(void **state) {
         {"__device__ int w(int v) { __syncthreads(); return v; }\n__global__ void k(int *o) {"
          " o[threadIdx.x] = o[0] > 0 ? w(1) : 2; }",
          "under ?:"},
+        /* the reason names the helper's local as written, not as kiln renamed it */
+        {"__device__ void w(int *o) { int n = o[0]; for (int i = 0; i < n; i++) __syncthreads(); }\n"
+         "__global__ void k(int *o) { w(o); o[threadIdx.x] = 1; }",
+         "not uniform (at 'n', line 1)"},
         {"__device__ int w(int v) { if (v) return 1; __syncthreads(); return v; }\n__global__ void k(int *o) "
          "{"
          " o[threadIdx.x] = w(o[0]); }",
