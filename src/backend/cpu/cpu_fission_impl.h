@@ -13,6 +13,7 @@
  *                        inlined, assigned parameters as locals, a
  *                        cooperative-groups block's sync as __syncthreads()
  *   cpu_fission_cg.c        (its step for cooperative groups)
+ *   cpu_fission_args.c      (which arguments stand in for their parameters)
  *   cpu_fission_rewrite.c   the rewritten text and its tokens' lines
  *   cpu_fission_template.c  template kernels: the body stays a template
  *   cpu_fission.c        the entry point, kiln_cpu_fission */

@@ -97,14 +97,6 @@ static int stmt_find(pass *p, int a, int b, int j, int *s, int *e, int *wrap) {
     return refuse(p, "a call kiln cannot place in a statement", j);
 }
 
-static int assign_op(const pass *p, int i) {
-    static const char *const ops[] = {
-        "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"};
-    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
-        if (p_is(p, i, ops[k])) return 1;
-    return 0;
-}
-
 /* How many times [a, b) assigns the name at token `name` (or takes its
  * address); *first: the first such token. */
 static int assignments(const pass *p, int name, int a, int b, int *first) {
@@ -115,7 +107,7 @@ static int assignments(const pass *p, int name, int a, int b, int *first) {
         const kiln_ctok *q = &p->c->t[i - 1];
         int addr = p_is(p, i - 1, "&") && !(q[-1].kind == CTOK_IDENT || q[-1].kind == CTOK_NUMBER ||
                                             p_is(p, i - 2, ")") || p_is(p, i - 2, "]"));
-        if (assign_op(p, i + 1) || p_is(p, i - 1, "++") || p_is(p, i - 1, "--") || addr) {
+        if (p_assign_op(p, i + 1) || p_is(p, i - 1, "++") || p_is(p, i - 1, "--") || addr) {
             if (*first < 0) *first = i;
             n++;
         }
@@ -247,61 +239,6 @@ typedef struct subst {
     int ptype[MAX_LIST];          /* where each parameter's declaration starts */
 } subst;
 
-static int shared_array(const pass *p, int i, int depth);
-
-/* Does argument [a, b) name a __shared__ array (`s_Data`, or
- * `((uint *)(s_Data))` as an earlier inlining wrote it)? */
-static int names_shared(const pass *p, int a, int b) {
-    for (int i = a; i < b; i++)
-        if (p_ident(p, i) && !member(p, i) && shared_array(p, i, 0)) return 1;
-    return 0;
-}
-
-static int operand_end(const pass *p, int i) {
-    int k = p->c->t[i].kind;
-    return k == CTOK_IDENT || k == CTOK_NUMBER || p_is(p, i, ")") || p_is(p, i, "]");
-}
-
-/* Does [a, b) assign a member of the name at token `name` (`v.y += 1`)? */
-static int member_assigned(const pass *p, int name, int a, int b) {
-    for (int i = a; i < b; i++) {
-        if (!p_ident(p, i) || !same(p, i, name) || member(p, i)) continue;
-        int k = i + 1;
-        while ((p_is(p, k, ".") || p_is(p, k, "->")) && p_ident(p, k + 1)) k += 2;
-        if (k > i + 1 && assign_op(p, k)) return 1;
-    }
-    return 0;
-}
-
-/* An argument the inlined body may use in place of its parameter, as
- * `((T)(arg))`, where the callee never assigns the parameter: names of
- * locals and parameters (not __shared__ scalars, which other threads change
- * between barriers; arrays are addresses), members, numbers, arithmetic. */
-static int pure_arg(const pass *p, int a, int b) {
-    static const char *const ops[] = {"+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "~", ".", "(", ")"};
-    for (int i = a; i < b; i++) {
-        int kind = p->c->t[i].kind;
-        if (kind == CTOK_NUMBER) continue;
-        if (kind == CTOK_IDENT) {
-            if (p_is(p, i + 1, "(") || p_is(p, i + 1, "<") || p_is(p, i + 1, "::")) return 0;
-            if (member(p, i)) continue;
-            int lb = p->fn->lbrace, rb = p_match(p, lb);
-            for (int k = lb + 1; k < rb; k++) /* a __shared__ scalar of the kernel */
-                if (p_is(p, k, "__shared__"))
-                    for (int j = k + 1; j < rb && !p_is(p, j, ";"); j++)
-                        if (same(p, j, i) &&
-                            (p_is(p, j + 1, ";") || p_is(p, j + 1, ",") || p_is(p, j + 1, "=")))
-                            return 0;
-            continue;
-        }
-        int ok = 0;
-        for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) ok |= p_is(p, i, ops[k]);
-        if (!ok) return 0;
-        if ((p_is(p, i, "*") || p_is(p, i, "&")) && (i == a || !operand_end(p, i - 1))) return 0; /* unary */
-    }
-    return b > a;
-}
-
 /* Is token i the name a declaration declares (`uint pos = ...`, `float t;`,
  * `int *p = ...`, `for (uint s = 1; ...)`)? Declarators after a comma are
  * not seen; such a local keeps its name. */
@@ -351,7 +288,7 @@ static void put_sub(pass *p, const subst *x, int i, int at_tok) {
                 }
                 if (x->alias[k] == 2) { /* the argument's value in the parameter's type */
                     fis_w_kiln(w, " ((", at_tok);
-                    int plain = names_shared(p, x->arg[k], x->arg[k + 1] - 1);
+                    int plain = fis_names_shared(p, x->arg[k], x->arg[k + 1] - 1);
                     for (int t = x->ptype[k]; t < x->pnames[k]; t++)
                         if (!(plain && p_is(p, t, "volatile"))) put_sub(p, x, t, at_tok);
                     fis_w_kiln(w, ")(", at_tok);
@@ -387,26 +324,6 @@ static int is_specifier(const pass *p, int i) {
     for (size_t k = 0; k < sizeof words / sizeof *words; k++)
         if (p_is(p, i, words[k])) return 1;
     return p->c->t[i].kind == CTOK_STRING; /* extern "C" */
-}
-
-/* Is token i the name of a __shared__ array the kernel declares? A
- * `volatile T *` parameter given one drops the volatile when inlined: on
- * loop fission the block's threads run one after the other between
- * barriers, and no other block sees the memory, so no access needs to be
- * kept as written (scan's `volatile uint *s_Data`, which also kept the
- * thread loops from vectorising). */
-static int shared_array(const pass *p, int i, int depth) {
-    int lb = p->fn->lbrace, rb = p_match(p, lb);
-    for (int k = lb + 1; k < rb; k++) {
-        if (p_is(p, k, "__shared__"))
-            for (int j = k + 1; j < rb && !p_is(p, j, ";"); j++)
-                if (p_ident(p, j) && same(p, j, i) && p_is(p, j + 1, "[")) return 1;
-        /* or a pointer an earlier inlining set to one: `T *name = (array);` */
-        if (depth < 8 && p_ident(p, k) && same(p, k, i) && p_is(p, k - 1, "*") && p_is(p, k + 1, "=") &&
-            p_is(p, k + 2, "(") && p_ident(p, k + 3) && p_is(p, k + 4, ")") && p_is(p, k + 5, ";"))
-            return shared_array(p, k + 3, depth + 1);
-    }
-    return 0;
 }
 
 /* A function given a cooperative group (`cg::thread_block cta`) may
@@ -485,7 +402,7 @@ static int inline_step(pass *p) {
     /* `&v` in an argument: the callee may change v through it while another
      * argument that names v is read, so every argument is copied */
     int address_taken = 0;
-    for (int i = ap + 1; i < aq; i++) address_taken |= p_is(p, i, "&") && !operand_end(p, i - 1);
+    for (int i = ap + 1; i < aq; i++) address_taken |= p_is(p, i, "&") && !fis_operand_end(p, i - 1);
     for (int q = 0; q < pn; q++) {
         x.pnames[q] = decl_name(p, pat[q], pat[q + 1] - 1);
         x.ptype[q] = pat[q];
@@ -495,9 +412,9 @@ static int inline_step(pass *p) {
             group |= p_is(p, i, "thread_block") || p_is(p, i, "thread_group");
         x.alias[q] = group && x.arg[q + 1] - 1 == x.arg[q] + 1 && p_ident(p, x.arg[q]);
         int first;
-        if (!x.alias[q] && !address_taken && pure_arg(p, x.arg[q], x.arg[q + 1] - 1) &&
+        if (!x.alias[q] && !address_taken && fis_pure_arg(p, x.arg[q], x.arg[q + 1] - 1) &&
             assignments(p, x.pnames[q], g->lbrace + 1, p_match(p, g->lbrace), &first) == 0 &&
-            !member_assigned(p, x.pnames[q], g->lbrace + 1, p_match(p, g->lbrace)))
+            !fis_member_assigned(p, x.pnames[q], g->lbrace + 1, p_match(p, g->lbrace)))
             x.alias[q] = 2;
     }
     /* its one return ends it */
@@ -543,7 +460,7 @@ static int inline_step(pass *p) {
     for (int q = 0; q < pn; q++) {
         if (x.alias[q]) continue;
         fis_w_kiln(w, "\n", s);
-        int plain = names_shared(p, x.arg[q], x.arg[q + 1] - 1);
+        int plain = fis_names_shared(p, x.arg[q], x.arg[q + 1] - 1);
         for (int i = pat[q]; i < pat[q + 1] - 1 && !p_is(p, i, "="); i++)
             if (!(plain && p_is(p, i, "volatile"))) put_sub(p, &x, i, s);
         fis_w_kiln(w, " = (", s);

@@ -32,6 +32,27 @@ static inline int member(const pass *p, int i) {
 }
 static inline int end_of(const pass *p, int i) { return p->c->t[i].start + p->c->t[i].len; }
 
+static inline int p_assign_op(const pass *p, int i) {
+    static const char *const ops[] = {
+        "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"};
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
+        if (p_is(p, i, ops[k])) return 1;
+    return 0;
+}
+
+/* ---- cpu_fission_args.c */
+/* Is token i the name of a __shared__ array the kernel declares (or of a
+ * pointer an earlier inlining set to one)? */
+int fis_shared_array(const pass *p, int i, int depth);
+/* Does argument [a, b) name a __shared__ array? */
+int fis_names_shared(const pass *p, int a, int b);
+/* Token i ends an operand (a name, a number, `)`, `]`). */
+int fis_operand_end(const pass *p, int i);
+/* Does [a, b) assign a member of the name at token `name`? */
+int fis_member_assigned(const pass *p, int name, int a, int b);
+/* May argument [a, b) stand in for a parameter the callee never assigns? */
+int fis_pure_arg(const pass *p, int a, int b);
+
 /* The cooperative-groups step (cpu_fission_cg.c): 1 when it rewrote. */
 int fis_cg_step(pass *p);
 
