@@ -49,7 +49,7 @@ static int line_directive_at(const char *text, int at, int *line, int *name_at) 
 /* The source line of each token (and the file it is in, where kiln
  * inlined the user's #include files under #line directives), for the
  * transformed kernel's own #line directives. */
-static int *token_lines(const kiln_ctoks *c, int **files_out) {
+int *kiln_cpu_token_lines(const kiln_ctoks *c, int **files_out) {
     int *lines = malloc(((size_t)c->n + 1) * sizeof *lines);
     int *files = malloc(((size_t)c->n + 1) * sizeof *files);
     *files_out = NULL;
@@ -91,7 +91,7 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
     f->why = why;
     f->why_size = why_size;
     f->file = file;
-    f->lines = token_lines(f->c, &f->line_files); /* NULL: no #line directives */
+    f->lines = kiln_cpu_token_lines(f->c, &f->line_files); /* NULL: no #line directives */
     f->line_text = f->c->text;
     why[0] = '\0';
     /* barrier functions inlined, assigned parameters made locals... (cpu_fission_inline.c) */

@@ -83,6 +83,10 @@ const kpath_fn *kpath_fn_named(const kpath_unit *u, int i);
  * transformer could not handle (gen is then left as it was). */
 int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, kiln_text *gen, char *why,
                      size_t why_size);
+/* The source line of each token of c, under the #line directives kiln
+ * wrote (malloc'd, or NULL out of memory); *files_out: per token, the
+ * offset of its #line file name in the text, or -1 (free it too). */
+int *kiln_cpu_token_lines(const kiln_ctoks *c, int **files_out);
 /* The entry points of a kernel kiln_cpu_fission transformed, to gen: the
  * kernel `name` (name_len bytes), exported as sym; targs: the template
  * arguments of the instantiation (`float, 256`), or NULL. */

@@ -313,7 +313,14 @@ void kiln_cpu_plan_kernels(const char *source, const kiln_compile_request *req, 
         } else if (!fn->barrier) {
             say(p, KILN_CPU_PATH_LOOP, "%.*sno barriers", "", 0);
         } else if (fn->scoped) {
-            say(p, KILN_CPU_PATH_FIBERS, "%.*sloop fission handles only kernels at file scope", "", 0);
+            int *files = NULL, *lines = kiln_cpu_token_lines(&u.tk, &files);
+            snprintf(p->why, sizeof p->why,
+                     "loop fission handles only kernels at file scope (%.*s, line %d, is "
+                     "in a namespace or class)",
+                     n, name, lines ? lines[fn->name] : 0);
+            p->path = KILN_CPU_PATH_FIBERS;
+            free(lines);
+            free(files);
         } else if (fn->is_template && (!lt || !gt || gt < lt)) {
             say(p, KILN_CPU_PATH_FIBERS, "%.*sa template kernel named without its template arguments", "", 0);
         } else if (!fission) {
