@@ -176,7 +176,7 @@ static void **launch(kiln_context *ctx, kiln_module *m, const char *k, kiln_dim3
         v[i] = kiln_arr(arr[i]);
     }
     kiln_kernel *kernel = NULL;
-    TEST_OK(kiln_module_get_kernel(m, k, &kernel));
+    TEST_OK(kiln_module_kernel(m, k, &kernel));
     kiln_status s = kiln_launch(kernel, g, b, shm, NULL, v, n);
     if (s != KILN_OK) fail_msg("%s: %s: %s", k, kiln_status_string(s), kiln_last_error());
     for (int i = 0; i < n; i++) {

@@ -151,7 +151,7 @@ static double best_of(double *t, int n) {
 static double time_launch(bench *b, kiln_module *m, const char *k, kiln_dim3 g, kiln_dim3 bl, size_t shm,
                           kiln_value *v, int n, int runs) {
     kiln_kernel *kernel;
-    CHECK(kiln_module_get_kernel(m, k, &kernel));
+    CHECK(kiln_module_kernel(m, k, &kernel));
     CHECK(kiln_launch(kernel, g, bl, shm, NULL, v, n)); /* warm-up */
     CHECK(kiln_synchronize(b->ctx));
     double t[64] = {0};
