@@ -9,7 +9,7 @@
 
 #include "array/array_ops.h"
 #include "core/error.h"
-#include "jit/builtins.h"
+#include "kernel/builtins.h"
 #include "kiln.h"
 #include "prof/prof.h"
 

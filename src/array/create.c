@@ -7,7 +7,7 @@
 #include "array/array_ops.h"
 #include "core/dtype.h"
 #include "core/error.h"
-#include "jit/builtins.h"
+#include "kernel/builtins.h"
 
 kiln_status kiln_array_kernel(kiln_context *ctx, kiln_dtype dtype, int as_bits, const char *kernel_name,
                               kiln_kernel **out) {

@@ -5,7 +5,7 @@
 
 #include "array/array.h"
 #include "array/array_ops.h"
-#include "jit/builtins.h"
+#include "kernel/builtins.h"
 #include "linalg/linalg.h"
 
 extern const char kiln_embedded_linalg_kernels[];
