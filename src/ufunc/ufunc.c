@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/settings.h"
 #include "kernel/module.h"
+#include "kernel/module_cache.h"
 #include "kernel/options.h"
 #include "ufunc/call.h"
 
@@ -22,40 +23,44 @@ static uf_variant *find_variant(kiln_ufunc *f, kiln_context *ctx, const uf_key *
 }
 
 /* Compiles one module holding a kernel per key, on ctx, and records them.
- * CUDA mixed kernels only (what kiln_vectorize builds): --fast-compile, as
- * calls leave them for their exact kernels after f->mixed_limit elements;
- * the CPU's mixed kernels serve every call and are compiled fully. */
+ * The module and its kernels are the context's (its module cache: a body
+ * vectorised again finds them there). CUDA mixed kernels only (what
+ * kiln_vectorize builds): --fast-compile, as calls leave them for their
+ * exact kernels after f->mixed_limit elements; the CPU's mixed kernels
+ * serve every call and are compiled fully. */
 static kiln_status build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key *keys, int nkeys) {
     if (nkeys < 1) return kiln_set_error(KILN_ERR_INTERNAL, "ufunc %s: no kernel to build", f->name);
     char *source = NULL;
     char(*names)[UF_KERNEL_NAME_MAX] = calloc((size_t)nkeys, sizeof *names);
-    if (!names) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    kiln_kernel **kernels = calloc((size_t)nkeys, sizeof *kernels);
+    if (!names || !kernels) {
+        free(names);
+        free(kernels);
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
     int first_tier = 1;
     for (int i = 0; i < nkeys; i++) first_tier &= keys[i].backend == UF_CUDA && keys[i].mixed;
     kiln_status s = uf_generate(f, keys, nkeys, &source, names);
-    kiln_module *m = NULL;
-    if (s == KILN_OK)
-        s = kiln_module_build(ctx, source, f->name, first_tier ? kiln_first_tier_options() : NULL, NULL, &m);
-    free(source);
-    if (s != KILN_OK) {
-        free(names);
-        if (s == KILN_ERR_COMPILE)
-            kiln_prefix_error(
-                s, "ufunc %s: the body did not compile (lines below count from the body's first line):\n",
-                f->name);
-        return s;
+    kiln_cached_module *m = NULL;
+    if (s == KILN_OK) {
+        kiln_module_spec spec = {
+            .source = source, .name = f->name, .options = first_tier ? kiln_first_tier_options() : NULL};
+        s = kiln_module_cache_get(ctx, &spec, &m);
     }
+    free(source);
+    if (s == KILN_ERR_COMPILE)
+        kiln_prefix_error(
+            s, "ufunc %s: the body did not compile (lines below count from the body's first line):\n",
+            f->name);
+    for (int i = 0; i < nkeys && s == KILN_OK; i++)
+        s = kiln_module_cache_kernel(ctx, m, names[i], &kernels[i]);
     pthread_mutex_lock(&f->lock);
     for (int i = 0; i < nkeys && s == KILN_OK; i++) {
         if (find_variant(f, ctx, &keys[i])) continue;
-        kiln_kernel *k = NULL;
-        s = kiln_module_get_kernel(m, names[i], &k);
-        if (s != KILN_OK) break;
         if (f->nvariants == f->cap_variants) {
             int cap = f->cap_variants ? f->cap_variants * 2 : 8;
             uf_variant *v = realloc(f->variants, sizeof *v * (size_t)cap);
             if (!v) {
-                kiln_kernel_release(k);
                 s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
                 break;
             }
@@ -64,12 +69,12 @@ static kiln_status build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key
         }
         f->variants[f->nvariants].key = keys[i];
         f->variants[f->nvariants].ctx = ctx;
-        f->variants[f->nvariants].kernel = k;
+        f->variants[f->nvariants].kernel = kernels[i];
         f->variants[f->nvariants].served = 0;
         f->nvariants++;
     }
     pthread_mutex_unlock(&f->lock);
-    kiln_module_release(m);
+    free(kernels);
     free(names);
     return s;
 }
@@ -317,8 +322,7 @@ void kiln_ufunc_release(kiln_ufunc *f) {
     if (!f) return;
     kiln_tierup_finish(&f->tierup); /* an exact kernel being built in the background */
     uf_staging_release(f);
-    for (int i = 0; i < f->nvariants; i++) kiln_kernel_release(f->variants[i].kernel);
-    free(f->variants);
+    free(f->variants); /* their kernels are their contexts' (module_cache.h) */
     free(f->body);
     free(f->preamble);
     pthread_mutex_destroy(&f->lock);
