@@ -649,25 +649,25 @@ typedef struct kiln_jit_stats {
     int64_t cache_hits;    /* modules loaded from the disk cache */
     int64_t cache_rejects; /* cache entries refused (corrupt, written for another key, not loadable) and
                               rebuilt */
-    double compile_ms;     /* total compiler time (background builds included) */
+    double compile_ms;     /* total compiler time (tier-ups included) */
     double load_ms;        /* total time loading modules */
-    int64_t tier_ups;      /* first-tier CPU modules replaced by their -O3 build (kiln_jit_wait) */
+    int64_t tier_ups;      /* CPU modules whose quick build a -O3 tier-up replaced (kiln_jit_wait) */
 } kiln_jit_stats;
 KILN_API kiln_status kiln_jit_stats_get(kiln_context *ctx, kiln_jit_stats *out);
-/* Waits until no background build of ctx's modules runs (and starts those
- * whose module was not launched yet). On the CPU backend a module built
- * from the program's source whose -O3 build is not in the disk cache is
- * compiled at -O1 first (about half the compile); from its first launch
- * its -O3 build is compiled in the background (nice 10; per context at
- * most a quarter of the CPUs' worth of builds at once, the others queue)
- * and swapped in under its kernels when ready. Launches in between run the
- * -O1 code, with the same results. Call this before timing kernels. A
- * build that fails leaves the -O1 code (a note on stderr); releasing the
- * module or closing the context stops its build. Not tiered: modules with
- * `__device__` or static variables (they would start again from their
- * initial values), -G, --use_fast_math, --fast-compile, kiln's own
- * modules, the CUDA backend, and KILN_CPU_TIERS=0 (everything at -O3 at
- * once). */
+/* Waits until no tier-up of ctx's modules runs (and starts those whose
+ * module was not launched yet). On the CPU backend a module built from the
+ * program's source whose -O3 build is not in the disk cache is compiled at
+ * -O1 first (its quick build, about half the compile); from its first
+ * launch its -O3 tier-up is compiled in the background (nice 10; per
+ * context at most a quarter of the CPUs' worth of tier-ups at once, the
+ * others queue) and swapped in under its kernels when ready. Launches in
+ * between run the -O1 code, with the same results. Call this before timing
+ * kernels. A tier-up that fails leaves the -O1 code (a note on stderr);
+ * releasing the module or closing the context stops its tier-up. No
+ * tier-up for: modules with `__device__` or static variables (they would
+ * start again from their initial values), -G, --use_fast_math,
+ * --fast-compile, kiln's own modules, the CUDA backend, and
+ * KILN_CPU_TIERS=0 (everything at -O3 at once). */
 KILN_API kiln_status kiln_jit_wait(kiln_context *ctx);
 
 /* ------------------------------------------------------------------ profiler */
@@ -1709,7 +1709,11 @@ KILN_API kiln_status kiln_searchsorted(kiln_array *sorted, kiln_array *v, kiln_s
  * CPU. Checks and structural work (COO -> CSR, sums, dense <-> sparse) run
  * on the host over copies of the components. See docs/sparse.md. */
 typedef struct kiln_sparse kiln_sparse;
-typedef enum kiln_sparse_format { KILN_SPARSE_CSR = 0, KILN_SPARSE_CSC = 1, KILN_SPARSE_COO = 2 } kiln_sparse_format;
+typedef enum kiln_sparse_format {
+    KILN_SPARSE_CSR = 0,
+    KILN_SPARSE_CSC = 1,
+    KILN_SPARSE_COO = 2
+} kiln_sparse_format;
 
 /* A rows x cols CSR matrix over indptr (rows + 1), indices and data (nnz
  * each, 1-d), checked as SciPy's check_format(full_check=True): dtypes,
@@ -1729,15 +1733,15 @@ KILN_API kiln_status kiln_sparse_coo(int64_t rows, int64_t cols, kiln_array *row
 /* The nonzeros of a 2-d dense array (exact zeros left out) in `format`
  * with index_dtype KILN_INT32 or KILN_INT64; values keep the array's dtype
  * (one of the four). A new matrix on the array's context. */
-KILN_API kiln_status kiln_sparse_from_dense(kiln_array *dense, kiln_sparse_format format, kiln_dtype index_dtype,
-                                            kiln_sparse **out);
+KILN_API kiln_status kiln_sparse_from_dense(kiln_array *dense, kiln_sparse_format format,
+                                            kiln_dtype index_dtype, kiln_sparse **out);
 /* A new (rows, cols) C-order device array holding the matrix, duplicates
  * summed; the caller releases it. */
 KILN_API kiln_status kiln_sparse_to_dense(kiln_sparse *a, kiln_array **out);
 /* The matrix's arrays: CSR/CSC indptr, indices, data; COO row, col, data.
  * Each non-NULL out gets a new reference (caller releases). */
-KILN_API kiln_status kiln_sparse_arrays(kiln_sparse *a, kiln_array **indptr_or_row, kiln_array **indices_or_col,
-                                        kiln_array **data);
+KILN_API kiln_status kiln_sparse_arrays(kiln_sparse *a, kiln_array **indptr_or_row,
+                                        kiln_array **indices_or_col, kiln_array **data);
 /* Conversions, each a new matrix (a new reference to a when already in the
  * format). tocsr of a COO matrix sums duplicates and sorts the indices
  * (SciPy's tocsr); tocoo keeps the entries as stored. */
@@ -1766,11 +1770,11 @@ KILN_API int kiln_sparse_has_canonical_format(const kiln_sparse *a);
 
 /* y = alpha a x + beta y on `stream` (NULL: default): x and y 1-d of a's
  * dtype, any stride; beta 0 ignores y's old contents. Asynchronous. */
-KILN_API kiln_status kiln_sparse_spmv(kiln_stream *stream, kiln_blas_scalar alpha, kiln_sparse *a, kiln_array *x,
-                                      kiln_blas_scalar beta, kiln_array *y);
+KILN_API kiln_status kiln_sparse_spmv(kiln_stream *stream, kiln_blas_scalar alpha, kiln_sparse *a,
+                                      kiln_array *x, kiln_blas_scalar beta, kiln_array *y);
 /* c = alpha a b + beta c: b (cols, n) and c (rows, n) 2-d of a's dtype. */
-KILN_API kiln_status kiln_sparse_spmm(kiln_stream *stream, kiln_blas_scalar alpha, kiln_sparse *a, kiln_array *b,
-                                      kiln_blas_scalar beta, kiln_array *c);
+KILN_API kiln_status kiln_sparse_spmm(kiln_stream *stream, kiln_blas_scalar alpha, kiln_sparse *a,
+                                      kiln_array *b, kiln_blas_scalar beta, kiln_array *c);
 /* SciPy's a @ b for a dense b: (cols,) -> (rows,), (cols, n) -> (rows, n),
  * in NumPy's result dtype of the two (b of any numeric dtype; converted
  * once where it differs). *out: a new device array (caller releases). */

@@ -102,10 +102,10 @@ kiln_status gu_any_build(kiln_gufunc *f) {
          * 76-116 ms against 154-223 compiled fully). Not on the CPU, where
          * -O1 saved ~50 ms of a 240 ms compile but ran Hermite rows 3x
          * slower: over the 2^26 elements served, more than it saved. */
-        kiln_module_spec spec = {.source = src,
-                                 .name = module_name,
-                                 .options = f->ctx->ops->kind == KILN_BACKEND_CUDA ? kiln_first_tier_options()
-                                                                                   : NULL};
+        kiln_module_spec spec = {
+            .source = src,
+            .name = module_name,
+            .options = f->ctx->ops->kind == KILN_BACKEND_CUDA ? kiln_quick_build_options() : NULL};
         s = kiln_module_cache_get(f->ctx, &spec, &m);
     }
     free(src);

@@ -55,7 +55,7 @@ kiln_status kiln_guvectorize(kiln_context *ctx, const char *name, const char *ty
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     }
     pthread_mutex_init(&f->lock, NULL);
-    kiln_tierup_init(&f->tierup);
+    kiln_tier_up_init(&f->tier_up);
     s = gu_any_build(f);
     if (s != KILN_OK) {
         kiln_gufunc_release(f);
@@ -67,8 +67,8 @@ kiln_status kiln_guvectorize(kiln_context *ctx, const char *name, const char *ty
 
 void kiln_gufunc_release(kiln_gufunc *f) {
     if (!f) return;
-    kiln_tierup_finish(&f->tierup); /* a layout kernel being built in the background */
-    free(f->variants);              /* its kernels are the context's (module_cache.h) */
+    kiln_tier_up_finish(&f->tier_up); /* a layout kernel being built in the background */
+    free(f->variants);                /* its kernels are the context's (module_cache.h) */
     pthread_mutex_destroy(&f->lock);
     free(f->body);
     free(f->preamble);
@@ -190,14 +190,14 @@ static kiln_status find_variant(kiln_gufunc *f, const gu_plan *p, kiln_kernel **
     return KILN_OK;
 }
 
-/* A layout kernel built on the tier-up thread (kernel/tierup.h). */
-typedef struct gu_tierup_job {
+/* A layout kernel built on the tier-up thread (kernel/tier_up.h). */
+typedef struct gu_tier_up_job {
     kiln_gufunc *f;
     gu_plan plan;
-} gu_tierup_job;
+} gu_tier_up_job;
 
-static kiln_status tierup_build(void *arg) {
-    gu_tierup_job *job = arg;
+static kiln_status tier_up_build(void *arg) {
+    gu_tier_up_job *job = arg;
     kiln_kernel *k = NULL;
     return find_variant(job->f, &job->plan, &k);
 }
@@ -206,17 +206,17 @@ static kiln_status tierup_build(void *arg) {
  * plan is not built: 1 when the call may still run the any-layout kernel
  * because that kernel is being built in the background (started here, or
  * another build is running); 0: the call builds it itself (KILN_TIER_UP=0,
- * an earlier background build failed, or no thread). */
+ * an earlier tier-up failed, or no thread). */
 static int tier_up(kiln_gufunc *f, const gu_plan *exact) {
     pthread_mutex_lock(&f->lock);
-    int start = 0, serve = kiln_tierup_serve(&f->tierup, &start);
+    int start = 0, serve = kiln_tier_up_serve(&f->tier_up, &start);
     if (start) {
-        gu_tierup_job *job = malloc(sizeof *job);
+        gu_tier_up_job *job = malloc(sizeof *job);
         if (job) {
             job->f = f;
             job->plan = *exact;
         }
-        serve = job && kiln_tierup_start(&f->tierup, tierup_build, job) == 0;
+        serve = job && kiln_tier_up_start(&f->tier_up, tier_up_build, job) == 0;
     }
     pthread_mutex_unlock(&f->lock);
     return serve;

@@ -38,13 +38,13 @@ static kiln_status build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key
         free(kernels);
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     }
-    int first_tier = 1;
-    for (int i = 0; i < nkeys; i++) first_tier &= keys[i].backend == UF_CUDA && keys[i].mixed;
+    int quick = 1;
+    for (int i = 0; i < nkeys; i++) quick &= keys[i].backend == UF_CUDA && keys[i].mixed;
     kiln_status s = uf_generate(f, keys, nkeys, &source, names);
     kiln_cached_module *m = NULL;
     if (s == KILN_OK) {
         kiln_module_spec spec = {
-            .source = source, .name = f->name, .options = first_tier ? kiln_first_tier_options() : NULL};
+            .source = source, .name = f->name, .options = quick ? kiln_quick_build_options() : NULL};
         s = kiln_module_cache_get(ctx, &spec, &m);
     }
     free(source);
@@ -102,14 +102,14 @@ int uf_mixed_take(kiln_ufunc *f, kiln_context *ctx, const uf_key *mixed_key, int
 
 /* An exact kernel built on the tier-up thread: the context is held until
  * the build is done. */
-typedef struct uf_tierup_job {
+typedef struct uf_tier_up_job {
     kiln_ufunc *f;
     kiln_context *ctx;
     uf_key key;
-} uf_tierup_job;
+} uf_tier_up_job;
 
-static kiln_status tierup_build(void *arg) {
-    uf_tierup_job *job = arg;
+static kiln_status tier_up_build(void *arg) {
+    uf_tier_up_job *job = arg;
     kiln_kernel *k = NULL;
     kiln_status s = uf_get_kernel(job->f, job->ctx, &job->key, &k);
     kiln_context_release(job->ctx);
@@ -118,15 +118,15 @@ static kiln_status tierup_build(void *arg) {
 
 int uf_tier_up(kiln_ufunc *f, kiln_context *ctx, const uf_key *key) {
     pthread_mutex_lock(&f->lock);
-    int start = 0, serve = kiln_tierup_serve(&f->tierup, &start);
+    int start = 0, serve = kiln_tier_up_serve(&f->tier_up, &start);
     if (start) {
-        uf_tierup_job *job = malloc(sizeof *job);
+        uf_tier_up_job *job = malloc(sizeof *job);
         if (job) {
             job->f = f;
             job->ctx = kiln_context_retain(ctx);
             job->key = *key;
         }
-        serve = job && kiln_tierup_start(&f->tierup, tierup_build, job) == 0;
+        serve = job && kiln_tier_up_start(&f->tier_up, tier_up_build, job) == 0;
         if (job && !serve) kiln_context_release(ctx); /* the job was freed */
     }
     pthread_mutex_unlock(&f->lock);
@@ -272,7 +272,7 @@ kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *sign
     pthread_mutex_init(&f->lock, NULL);
     pthread_mutex_init(&f->staging_lock, NULL);
     read_tuning(f);
-    kiln_tierup_init(&f->tierup);
+    kiln_tier_up_init(&f->tier_up);
     f->body = strdup(body);
     f->preamble = preamble ? strdup(preamble) : NULL;
     if (!f->body || (preamble && !f->preamble))
@@ -320,7 +320,7 @@ kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *sign
 
 void kiln_ufunc_release(kiln_ufunc *f) {
     if (!f) return;
-    kiln_tierup_finish(&f->tierup); /* an exact kernel being built in the background */
+    kiln_tier_up_finish(&f->tier_up); /* an exact kernel being built in the background */
     uf_staging_release(f);
     free(f->variants); /* their kernels are their contexts' (module_cache.h) */
     free(f->body);
