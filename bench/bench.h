@@ -83,7 +83,7 @@ typedef struct bench_compile_cost {
     double cold_proc_ms[2], module_proc_ms[2], warm_proc_ms[2];
     double module_first_ms, module_next_ms;
     /* CPU: the same cold module with KILN_CPU_TIERS=0 (-O3 at once, not
-     * the -O1 first tier), in the process and as a whole process */
+     * the -O1 quick build), in the process and as a whole process */
     int module_o3_ok;
     double module_o3_ms, module_o3_proc_ms[2];
     int ufunc_ok; /* kiln_vectorize + first call, cold (new body) and warm */

@@ -232,7 +232,7 @@ static int spawn_child(const char *self, const char *kind, const char *target, c
     env[k++] = "CUDA_CACHE_DISABLE=1";
     /* The cold-module and warm children make one kernel: the whole process
      * is then what a program with one new kernel pays. Nonces 6 and 7 are
-     * that cold module built at -O3 at once, without the CPU's first tier
+     * that cold module built at -O3 at once, without the CPU's quick build and tier-up
      * (6 builds the -O3 precompiled prelude, 7 is timed). */
     int o3 = nonce == 6 || nonce == 7;
     if (nonce == 2 || o3) env[k++] = "KILN_BENCH_ONE=1";

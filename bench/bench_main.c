@@ -108,7 +108,7 @@ static void print_compile(const bench_compile_cost *c, const char *target) {
     printf("  cold module (preludes built, module not cached): compile %.1f ms\n", c->module_first_ms);
     if (c->module_o3_ok)
         printf(
-            "  the same at -O3 at once (KILN_CPU_TIERS=0; by default the -O1 first tier above serves until "
+            "  the same at -O3 at once (KILN_CPU_TIERS=0; by default the -O1 quick build above serves until "
             "its -O3 build lands): compile %.1f ms, process %.1f ms (CPU %.1f)\n",
             c->module_o3_ms, c->module_o3_proc_ms[0], c->module_o3_proc_ms[1]);
     printf("  whole processes, wall (CPU): first ever %.1f ms (%.1f), one cold module %.1f ms (%.1f), its "

@@ -649,25 +649,25 @@ typedef struct kiln_jit_stats {
     int64_t cache_hits;    /* modules loaded from the disk cache */
     int64_t cache_rejects; /* cache entries refused (corrupt, written for another key, not loadable) and
                               rebuilt */
-    double compile_ms;     /* total compiler time (background builds included) */
+    double compile_ms;     /* total compiler time (tier-ups included) */
     double load_ms;        /* total time loading modules */
-    int64_t tier_ups;      /* first-tier CPU modules replaced by their -O3 build (kiln_jit_wait) */
+    int64_t tier_ups;      /* CPU modules whose quick build a -O3 tier-up replaced (kiln_jit_wait) */
 } kiln_jit_stats;
 KILN_API kiln_status kiln_jit_stats_get(kiln_context *ctx, kiln_jit_stats *out);
-/* Waits until no background build of ctx's modules runs (and starts those
- * whose module was not launched yet). On the CPU backend a module built
- * from the program's source whose -O3 build is not in the disk cache is
- * compiled at -O1 first (about half the compile); from its first launch
- * its -O3 build is compiled in the background (nice 10; per context at
- * most a quarter of the CPUs' worth of builds at once, the others queue)
- * and swapped in under its kernels when ready. Launches in between run the
- * -O1 code, with the same results. Call this before timing kernels. A
- * build that fails leaves the -O1 code (a note on stderr); releasing the
- * module or closing the context stops its build. Not tiered: modules with
- * `__device__` or static variables (they would start again from their
- * initial values), -G, --use_fast_math, --fast-compile, kiln's own
- * modules, the CUDA backend, and KILN_CPU_TIERS=0 (everything at -O3 at
- * once). */
+/* Waits until no tier-up of ctx's modules runs (and starts those whose
+ * module was not launched yet). On the CPU backend a module built from the
+ * program's source whose -O3 build is not in the disk cache is compiled at
+ * -O1 first (its quick build, about half the compile); from its first
+ * launch its -O3 tier-up is compiled in the background (nice 10; per
+ * context at most a quarter of the CPUs' worth of tier-ups at once, the
+ * others queue) and swapped in under its kernels when ready. Launches in
+ * between run the -O1 code, with the same results. Call this before timing
+ * kernels. A tier-up that fails leaves the -O1 code (a note on stderr);
+ * releasing the module or closing the context stops its tier-up. No
+ * tier-up for: modules with `__device__` or static variables (they would
+ * start again from their initial values), -G, --use_fast_math,
+ * --fast-compile, kiln's own modules, the CUDA backend, and
+ * KILN_CPU_TIERS=0 (everything at -O3 at once). */
 KILN_API kiln_status kiln_jit_wait(kiln_context *ctx);
 
 /* ------------------------------------------------------------------ profiler */

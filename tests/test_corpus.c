@@ -795,14 +795,9 @@ static void second_process_loads_from_cache(void **state) {
     free(out);
 }
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
 static int teardown(void **state) {
     for (int i = 0; i < CORPUS_SIZE && loaded[i].file; i++) kiln_module_release(loaded[i].module);
-    kiln_close(*state);
-    return 0;
+    return test_teardown_context(state);
 }
 
 int main(int argc, char **argv) {
@@ -813,5 +808,5 @@ int main(int argc, char **argv) {
         cmocka_unit_test(corpus_through_nvrtc),
         cmocka_unit_test(second_process_loads_from_cache),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, teardown);
 }

@@ -1,6 +1,6 @@
 /* test_cpu_tiers.c: a program's CPU module runs its -O1 build until its -O3
  * build, compiled in the background from the first launch, is swapped in
- * (src/kernel/module_tier.c, issue 15's cold calls).
+ * (src/kernel/tier_up.c).
  *
  * - The first build is the -O1 one (one compile, one cache entry); after
  *   kiln_jit_wait the -O3 build is in (tier_ups, a second entry), the
@@ -223,7 +223,7 @@ static void same_bits(const outputs *a, const outputs *b, const char *what) {
 
 /* The first build is -O1; kiln_jit_wait brings the -O3 one, which a new
  * module of the same source then loads from the cache. */
-static void test_first_tier_then_o3(void **state) {
+static void test_quick_build_then_tier_up(void **state) {
     (void)state;
     if (!is_cpu()) skip();
     char *dir = test_fresh_cache("tiers-first");
@@ -233,7 +233,7 @@ static void test_first_tier_then_o3(void **state) {
     kiln_context *ctx = test_open();
     run_kernels(ctx, &in, "first", NULL, &before, &after);
     kiln_jit_stats st = stats(ctx);
-    assert_int_equal(st.compiles, 3); /* background builds are not calls' compiles */
+    assert_int_equal(st.compiles, 3); /* tier-ups are not calls' compiles */
     assert_int_equal(st.cache_hits, 0);
     assert_int_equal(st.tier_ups, 3);
     assert_int_equal(count_files(dir, ".kc", 0), 6); /* -O1 and -O3 of each */
@@ -254,7 +254,7 @@ static void test_first_tier_then_o3(void **state) {
     free(dir);
 }
 
-/* --fast-compile (what the first tier is) and -O3 compute the same bits. */
+/* --fast-compile (what the quick build is) and -O3 compute the same bits. */
 static void test_builds_agree_bitwise(void **state) {
     (void)state;
     char *dir = test_fresh_cache("tiers-bits");
@@ -392,7 +392,7 @@ static void test_release_and_close_stop_builds(void **state) {
 }
 
 /* A -O3 build that fails leaves the -O1 build running, correctly. */
-static void test_failed_build_keeps_first_tier(void **state) {
+static void test_failed_tier_up_keeps_quick_build(void **state) {
     (void)state;
     if (!is_cpu()) skip();
     char *dir = test_fresh_cache("tiers-fail");
@@ -479,7 +479,7 @@ static void test_untiered_builds(void **state) {
     int expect_kc = 0;
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         if (!is_cpu() && c != 3) continue;
-        if (is_cpu() && c == 3) continue; /* tiered on the CPU: test_first_tier_then_o3 */
+        if (is_cpu() && c == 3) continue; /* tiered on the CPU: test_quick_build_then_tier_up */
         if (cases[c].env)
             setenv("KILN_CPU_TIERS", cases[c].env, 1);
         else
@@ -504,11 +504,11 @@ static void test_untiered_builds(void **state) {
 int main(void) {
     unsetenv("KILN_CPU_TIERS");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_first_tier_then_o3),
+        cmocka_unit_test(test_quick_build_then_tier_up),
         cmocka_unit_test(test_builds_agree_bitwise),
         cmocka_unit_test(test_state_keeps_its_build),
         cmocka_unit_test(test_release_and_close_stop_builds),
-        cmocka_unit_test(test_failed_build_keeps_first_tier),
+        cmocka_unit_test(test_failed_tier_up_keeps_quick_build),
         cmocka_unit_test(test_builds_queue_for_slots),
         cmocka_unit_test(test_untiered_builds),
     };

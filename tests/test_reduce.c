@@ -12,14 +12,12 @@
 #include "reduce/scan.h"
 #include "test_support.h"
 
-static int setup(void **state) {
-    *state = test_open();
-    return *state ? 0 : -1;
-}
 static void nvrtc_flush(void);
-/* The NVRTC batch of the test is checked here, after its other checks. */
-static int teardown(void **state) {
-    kiln_close(*state);
+/* The NVRTC batch of the test is checked here, after its other checks.
+ * The cases share one context (the group fixtures of test_support.h), and
+ * so the modules they compile. */
+static int after_case(void **state) {
+    (void)state;
     nvrtc_flush();
     return 0;
 }
@@ -893,18 +891,18 @@ static void test_deterministic(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_every_dtype_and_op, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_views_and_large, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_empty_and_size_one, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_nan, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_adversarial_sums, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_output_array, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_user_reductions, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_user_compile_error_lines, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_scans, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ufunc_reduce_accumulate, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
+        cmocka_unit_test_teardown(test_every_dtype_and_op, after_case),
+        cmocka_unit_test_teardown(test_views_and_large, after_case),
+        cmocka_unit_test_teardown(test_empty_and_size_one, after_case),
+        cmocka_unit_test_teardown(test_nan, after_case),
+        cmocka_unit_test_teardown(test_adversarial_sums, after_case),
+        cmocka_unit_test_teardown(test_output_array, after_case),
+        cmocka_unit_test_teardown(test_user_reductions, after_case),
+        cmocka_unit_test_teardown(test_user_compile_error_lines, after_case),
+        cmocka_unit_test_teardown(test_scans, after_case),
+        cmocka_unit_test_teardown(test_ufunc_reduce_accumulate, after_case),
+        cmocka_unit_test_teardown(test_deterministic, after_case),
     };
     if (getenv("KILN_TEST_FILTER")) cmocka_set_test_filter(getenv("KILN_TEST_FILTER")); /* e.g. "*scan*" */
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -217,7 +217,7 @@ static void kernel_row(kiln_context *ctx, launch *l, const char *src, const char
     CHECK(kiln_kernel_from_source(ctx, src, name, NULL, &l->k));
     f.k = NULL;
     if (fiber_runs > 0) CHECK(kiln_kernel_from_source(ctx, src, name, "-DKILN_CPU_FIBERS", &f.k));
-    CHECK(kiln_jit_wait(ctx)); /* the -O3 builds, not the first tier */
+    CHECK(kiln_jit_wait(ctx)); /* the -O3 tier-ups, not the quick builds */
     double k, fb, lp;
     measure(ctx, l, f.k ? &f : NULL, fiber_runs, loop, loop_arg, repeat, &k, &fb, &lp);
     float *got = malloc(count * 4);

@@ -1,11 +1,11 @@
 /* array_kernels.c: kiln's array kernels (array_kernels.cuh), compiled per
- * element type through the context's table of its own kernels, and the
+ * element type through the context's module cache, and the
  * grid they are launched with. */
 #include <stdio.h>
 
 #include "array_ops/array_ops.h"
 #include "core/dtype.h"
-#include "kernel/builtin_kernels.h"
+#include "kernel/builtins.h"
 
 kiln_status kiln_array_kernel(kiln_context *ctx, kiln_dtype dtype, int as_bits, const char *kernel_name,
                               kiln_kernel **out) {

@@ -9,7 +9,7 @@
 #include "array/array.h"
 #include "blas/blas_internal.h"
 #include "core/settings.h"
-#include "kernel/builtin_kernels.h"
+#include "kernel/builtins.h"
 #include "prof/prof.h"
 
 extern const char kiln_embedded_blas_small_kernels[];

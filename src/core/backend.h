@@ -74,7 +74,7 @@ typedef struct kiln_compile_request {
      * any-layout) */
     int fast_compile;
     const char *arch; /* CUDA: "sm_90"; CPU: NULL */
-    /* NULL, or what stops the compile (a background build whose module is
+    /* NULL, or what stops the compile (a tier-up whose module is
      * released): the backend stops its compiler and returns
      * KILN_ERR_COMPILE. Backends that cannot stop a compile midway may
      * ignore it. */
@@ -181,16 +181,16 @@ typedef struct kiln_backend_ops {
      * when the devices allow it, else staged by the driver. */
     kiln_status (*copy_peer)(kiln_backend_state *st, void *dst, kiln_backend_state *src_st, const void *src,
                              size_t bytes, kiln_backend_stream *stream);
-    /* Optional (may be NULL; the CPU backend has them): tiered modules
-     * (src/kernel/module_tier.c). module_upgradable: 1 when mod may be
+    /* Optional (may be NULL; the CPU backend has them): a module's tier-up
+     * (src/kernel/tier_up.c). module_can_tier_up: 1 when mod may be
      * replaced by another build of the same source, i.e. it keeps no state
      * between launches (no writable module-scope or static variables).
-     * module_upgrade: loads `better`, a build of mod's source with other
+     * module_tier_up: loads `better`, a build of mod's source with other
      * optimisation, and makes every function of mod run its code from the
      * next launch on; function handles stay valid. On failure mod is
      * unchanged. */
-    int (*module_upgradable)(kiln_backend_state *st, kiln_backend_module *mod);
-    kiln_status (*module_upgrade)(kiln_backend_state *st, kiln_backend_module *mod, const kiln_blob *better);
+    int (*module_can_tier_up)(kiln_backend_state *st, kiln_backend_module *mod);
+    kiln_status (*module_tier_up)(kiln_backend_state *st, kiln_backend_module *mod, const kiln_blob *better);
 
     /* ---- the driver layer (include/kiln.h "driver layer"). All optional:
      * NULL makes the public call KILN_ERR_UNSUPPORTED naming the backend. */

@@ -12,7 +12,7 @@ struct kiln_copy_pool;
 
 /* ------------------------------------------------------------------ slots
  * What a part above core keeps per context (a library's handles and caches,
- * the profiler, background builds) hangs on the context in a slot, as an
+ * the profiler, tier-ups) hangs on the context in a slot, as an
  * SQLite extension hangs its data on a connection (sqlite3_set_clientdata):
  * core stores the pointer and calls the class's functions at close without
  * knowing what the state is. A class is a static const object of its owner;
@@ -20,7 +20,7 @@ struct kiln_copy_pool;
  *
  * Ordering rule. kiln_close(ctx) calls each state's on_close, stage by stage:
  *   KILN_SLOT_CLOSE_STOP    before the device is synchronized: threads of the
- *                           context's own (background builds) stop;
+ *                           context's own (tier-ups) stop;
  *   KILN_SLOT_CLOSE_REPORT  after it, while everything is still there:
  *                           observers report what happened (the profiler
  *                           prints its summary and writes its trace);
@@ -166,7 +166,7 @@ kiln_stream *kiln_stream_retain(kiln_stream *s);
  * an allocation outside the pool), for calls made while ctx captures a
  * graph on any stream. */
 kiln_status kiln_capture_refuse(kiln_context *ctx, const char *what);
-/* Marks the calling thread as kiln's own background builder: its compiles
+/* Marks the calling thread as kiln's own tier-up builder: its compiles
  * are never refused for a capture (they queue nothing on a user stream). */
 void kiln_capture_exempt_thread(void);
 /* 1 when ctx captures a graph and the calling thread is not exempt. */

@@ -13,7 +13,7 @@ static const kiln_setting table[] = {
     {"KILN_TARGET", KILN_SETTING_CHOICE, "auto",
      "backend of contexts opened with \"auto\": auto, cpu, cuda or cuda:N"},
     {"KILN_QUIET", KILN_SETTING_FLAG, "unset",
-     "set (to anything): no notices on stderr (GPU fallback, unusable cache, failed background builds)"},
+     "set (to anything): no notices on stderr (GPU fallback, unusable cache, failed tier-ups)"},
     {"KILN_COPY_THREADS", KILN_SETTING_INT, "online CPUs, at most 16",
      "threads that share a large host memory copy (1 to 64)"},
     {"KILN_BENCH", KILN_SETTING_PATH, "kiln_bench beside kiln, else on PATH",
@@ -26,10 +26,9 @@ static const kiln_setting table[] = {
     {"KILN_FAST_COMPILE", KILN_SETTING_FLAG, "1",
      "0: kiln's own first-call kernels are compiled fully optimised at once"},
     {"KILN_TIER_UP", KILN_SETTING_FLAG, "1",
-     "0: a ufunc's or gufunc's hand-over to its call's own kernel compiles in the call, not in the "
-     "background"},
+     "0: no tier-up for ufuncs and gufuncs: the hand-over to a call's own kernel compiles in the call"},
     {"KILN_CPU_TIERS", KILN_SETTING_FLAG, "1",
-     "0: the CPU backend compiles a program's modules at -O3 at once (no -O1 first build)"},
+     "0: no tier-up on the CPU backend: a program's modules compile at -O3 at once (no -O1 quick build)"},
     /* the CPU backend */
     {"KILN_NUM_THREADS", KILN_SETTING_INT, "online CPUs",
      "worker threads of the CPU backend, and OpenBLAS's threads (1 to 4096)"},

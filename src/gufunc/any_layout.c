@@ -25,7 +25,7 @@
 #include "core/error.h"
 #include "core/settings.h"
 #include "gufunc/gufunc.h"
-#include "kernel/module.h"
+#include "kernel/module_cache.h"
 #include "kernel/options.h"
 
 void gu_any_skeleton(const kiln_gufunc *f, kiln_backend_kind backend, int sig, gu_plan *out) {
@@ -93,7 +93,7 @@ kiln_status gu_any_build(kiln_gufunc *f) {
     char *src = NULL;
     int sig_of[GU_MAX_SIGS], n = 0;
     kiln_status s = gu_any_generate(f, f->ctx->ops->kind, &src, names, sig_of, &n);
-    kiln_module *m = NULL;
+    kiln_cached_module *m = NULL;
     if (s == KILN_OK && src) {
         char module_name[128];
         snprintf(module_name, sizeof module_name, "kiln-gufunc-%s.cu", f->name);
@@ -102,19 +102,19 @@ kiln_status gu_any_build(kiln_gufunc *f) {
          * 76-116 ms against 154-223 compiled fully). Not on the CPU, where
          * -O1 saved ~50 ms of a 240 ms compile but ran Hermite rows 3x
          * slower: over the 2^26 elements served, more than it saved. */
-        const char *options = f->ctx->ops->kind == KILN_BACKEND_CUDA ? kiln_first_tier_options() : NULL;
-        s = kiln_module_build(f->ctx, src, module_name, options, NULL, &m);
+        kiln_module_spec spec = {
+            .source = src,
+            .name = module_name,
+            .options = f->ctx->ops->kind == KILN_BACKEND_CUDA ? kiln_quick_build_options() : NULL};
+        s = kiln_module_cache_get(f->ctx, &spec, &m);
     }
     free(src);
+    /* the kernels are the context's (module_cache.h) */
     for (int i = 0; i < n && s == KILN_OK; i++)
-        s = kiln_module_kernel(m, names[i], &f->any_kernel[sig_of[i]]);
-    kiln_module_release(m);
+        s = kiln_module_cache_kernel(f->ctx, m, names[i], &f->any_kernel[sig_of[i]]);
     free(names);
     if (s != KILN_OK) {
-        for (int sig = 0; sig < f->nsig; sig++) {
-            kiln_kernel_release(f->any_kernel[sig]);
-            f->any_kernel[sig] = NULL;
-        }
+        for (int sig = 0; sig < f->nsig; sig++) f->any_kernel[sig] = NULL;
         return kiln_prefix_error(s, "guvectorize %s (%s): ", f->name, f->layout.text);
     }
     return KILN_OK;

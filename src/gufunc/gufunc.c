@@ -10,7 +10,7 @@
 
 #include "core/context.h"
 #include "core/error.h"
-#include "kernel/module.h"
+#include "kernel/module_cache.h"
 
 static int is_identifier(const char *s, size_t max) {
     if (!s || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
@@ -55,7 +55,7 @@ kiln_status kiln_guvectorize(kiln_context *ctx, const char *name, const char *ty
         return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     }
     pthread_mutex_init(&f->lock, NULL);
-    kiln_tierup_init(&f->tierup);
+    kiln_tier_up_init(&f->tier_up);
     s = gu_any_build(f);
     if (s != KILN_OK) {
         kiln_gufunc_release(f);
@@ -67,10 +67,8 @@ kiln_status kiln_guvectorize(kiln_context *ctx, const char *name, const char *ty
 
 void kiln_gufunc_release(kiln_gufunc *f) {
     if (!f) return;
-    kiln_tierup_finish(&f->tierup); /* a layout kernel being built in the background */
-    for (int i = 0; i < f->nvariants; i++) kiln_kernel_release(f->variants[i].kernel);
-    for (int i = 0; i < f->nsig; i++) kiln_kernel_release(f->any_kernel[i]);
-    free(f->variants);
+    kiln_tier_up_finish(&f->tier_up); /* a layout kernel being built in the background */
+    free(f->variants);                /* its kernels are the context's (module_cache.h) */
     pthread_mutex_destroy(&f->lock);
     free(f->body);
     free(f->preamble);
@@ -152,6 +150,8 @@ static kiln_kernel *built_variant(kiln_gufunc *f, const gu_key *key) {
     return k;
 }
 
+/* The kernel of p's layout, found or built (in the context's module cache,
+ * which owns it) and recorded. */
 static kiln_status find_variant(kiln_gufunc *f, const gu_plan *p, kiln_kernel **out) {
     if ((*out = built_variant(f, &p->key)) != NULL) return KILN_OK;
 
@@ -159,18 +159,15 @@ static kiln_status find_variant(kiln_gufunc *f, const gu_plan *p, kiln_kernel **
     char *src = gu_generate(f, p, kname, sizeof kname);
     if (!src) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     snprintf(module_name, sizeof module_name, "kiln-gufunc-%s.cu", f->name);
-    kiln_module *m = NULL;
+    kiln_module_spec spec = {.source = src, .name = module_name};
     kiln_kernel *k = NULL;
-    kiln_status s = kiln_module_build(f->ctx, src, module_name, NULL, NULL, &m);
+    kiln_status s = kiln_module_cache_get_kernel(f->ctx, &spec, kname, &k);
     free(src);
-    if (s == KILN_OK) s = kiln_module_kernel(m, kname, &k);
-    kiln_module_release(m);
     if (s != KILN_OK) return kiln_prefix_error(s, "guvectorize %s (%s): ", f->name, f->layout.text);
 
     pthread_mutex_lock(&f->lock);
-    for (int i = 0; i < f->nvariants; i++) /* another thread built it meanwhile */
+    for (int i = 0; i < f->nvariants; i++) /* another thread recorded it meanwhile */
         if (memcmp(&f->variants[i].key, &p->key, sizeof p->key) == 0) {
-            kiln_kernel_release(k);
             *out = f->variants[i].kernel;
             pthread_mutex_unlock(&f->lock);
             return KILN_OK;
@@ -180,7 +177,6 @@ static kiln_status find_variant(kiln_gufunc *f, const gu_plan *p, kiln_kernel **
         gu_variant *v = realloc(f->variants, sizeof *v * (size_t)cap);
         if (!v) {
             pthread_mutex_unlock(&f->lock);
-            kiln_kernel_release(k);
             return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
         }
         f->variants = v;
@@ -194,14 +190,14 @@ static kiln_status find_variant(kiln_gufunc *f, const gu_plan *p, kiln_kernel **
     return KILN_OK;
 }
 
-/* A layout kernel built on the tier-up thread (kernel/tierup.h). */
-typedef struct gu_tierup_job {
+/* A layout kernel built on the tier-up thread (kernel/tier_up.h). */
+typedef struct gu_tier_up_job {
     kiln_gufunc *f;
     gu_plan plan;
-} gu_tierup_job;
+} gu_tier_up_job;
 
-static kiln_status tierup_build(void *arg) {
-    gu_tierup_job *job = arg;
+static kiln_status tier_up_build(void *arg) {
+    gu_tier_up_job *job = arg;
     kiln_kernel *k = NULL;
     return find_variant(job->f, &job->plan, &k);
 }
@@ -210,17 +206,17 @@ static kiln_status tierup_build(void *arg) {
  * plan is not built: 1 when the call may still run the any-layout kernel
  * because that kernel is being built in the background (started here, or
  * another build is running); 0: the call builds it itself (KILN_TIER_UP=0,
- * an earlier background build failed, or no thread). */
+ * an earlier tier-up failed, or no thread). */
 static int tier_up(kiln_gufunc *f, const gu_plan *exact) {
     pthread_mutex_lock(&f->lock);
-    int start = 0, serve = kiln_tierup_serve(&f->tierup, &start);
+    int start = 0, serve = kiln_tier_up_serve(&f->tier_up, &start);
     if (start) {
-        gu_tierup_job *job = malloc(sizeof *job);
+        gu_tier_up_job *job = malloc(sizeof *job);
         if (job) {
             job->f = f;
             job->plan = *exact;
         }
-        serve = job && kiln_tierup_start(&f->tierup, tierup_build, job) == 0;
+        serve = job && kiln_tier_up_start(&f->tier_up, tier_up_build, job) == 0;
     }
     pthread_mutex_unlock(&f->lock);
     return serve;

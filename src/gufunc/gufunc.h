@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "array/array.h"
-#include "kernel/tierup.h"
+#include "kernel/tier_up.h"
 #include "kiln.h"
 
 #define GU_MAX_OPS 16             /* inputs + outputs */
@@ -146,9 +146,9 @@ struct kiln_gufunc {
     kiln_kernel *any_kernel[GU_MAX_SIGS];
     int64_t any_served[GU_MAX_SIGS];
     int64_t any_limit;
-    /* the layout kernels built in the background at the hand-over
-     * (kernel/tierup.h), under lock */
-    kiln_tierup tierup;
+    /* the tier-up from any-layout to layout kernels at the hand-over
+     * (kernel/tier_up.h), under lock */
+    kiln_tier_up tier_up;
 };
 
 /* ---- call.c */

@@ -10,7 +10,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "kernel/module.h"
-#include "kernel/module_tier.h"
+#include "kernel/tier_up.h"
 #include "prof/prof.h"
 
 typedef union param_slot {
@@ -368,7 +368,8 @@ static kiln_status launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_
         ptrs[i] = &slots[i];
     }
     kiln_backend_stream *impl = kiln_stream_impl(stream);
-    kiln_module_tier_note_launch(k->module); /* a first tier's -O3 build starts now */
+    /* a quick build's tier-up starts now */
+    kiln_tier_up_module_note_launch(k->module->ctx, k->module, &k->module->tier_up_armed);
     kiln_prof_op *op = NULL;
     if (KILN_PROF_ON(ctx)) {
         char desc[512];

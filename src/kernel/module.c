@@ -18,8 +18,9 @@
 #include "jit/sha256.h"
 #include "kernel/absent.h"
 #include "kernel/expand.h"
-#include "kernel/module_tier.h"
+#include "kernel/module_binary.h"
 #include "kernel/options.h"
+#include "kernel/tier_up.h"
 #include "prof/prof.h"
 
 static void note_unusable_cache(kiln_context *ctx, const kiln_cache_dir *dir) {
@@ -29,60 +30,6 @@ static void note_unusable_cache(kiln_context *ctx, const kiln_cache_dir *dir) {
     pthread_mutex_unlock(&ctx->lock);
     if (first && !kiln_setting_string("KILN_QUIET"))
         fprintf(stderr, "kiln: not using the disk cache: %s\n", dir->reason);
-}
-
-static void count_reject(kiln_context *ctx, const char *name, const char *why) {
-    pthread_mutex_lock(&ctx->lock);
-    ctx->jit.cache_rejects++;
-    pthread_mutex_unlock(&ctx->lock);
-    if (KILN_PROF_ON(ctx)) kiln_prof_cache_reject(ctx, name, why);
-}
-
-/* 1 when the cache holds a valid entry for key (into bin); a refused one
- * is counted. */
-static int load_cached(kiln_context *ctx, const char *name, const kiln_cache_dir *dir,
-                       const unsigned char *key, kiln_blob *bin) {
-    int rejected = 0, hit = kiln_cache_load(dir, key, bin, &rejected);
-    if (rejected) count_reject(ctx, name, kiln_cache_reject_reason(rejected));
-    return hit;
-}
-
-void kiln_module_request(const kiln_module *m, const char *source, const char *name, const kiln_options *opts,
-                         kiln_compile_request *req) {
-    memset(req, 0, sizeof *req);
-    req->source = source;
-    req->name = name;
-    req->kernel_names = (const char *const *)m->kernels.symbols;
-    req->kernel_exprs = (const char *const *)m->kernels.names;
-    req->kernel_count = m->kernels.count;
-    req->arch = m->ctx->arch[0] ? m->ctx->arch : NULL;
-    req->global_names = m->globals.names;
-    req->global_count = m->globals.count;
-    kiln_options_apply(opts, req);
-}
-
-kiln_status kiln_module_obtain_binary(kiln_context *ctx, const kiln_compile_request *req,
-                                      const kiln_cache_dir *dir, const unsigned char *key, int use_cache,
-                                      kiln_blob *bin, int *cache_hit, double *compile_ms) {
-    *cache_hit = use_cache && load_cached(ctx, req->name, dir, key, bin);
-    *compile_ms = 0;
-    if (*cache_hit) return KILN_OK;
-
-    char *log = NULL;
-    double t0 = kiln_now_ms();
-    kiln_status s = ctx->ops->compile(ctx->state, req, bin, &log);
-    *compile_ms = kiln_now_ms() - t0;
-    if (s != KILN_OK) {
-        if (s == KILN_ERR_COMPILE && log)
-            kiln_set_error(s, "%s did not compile for the %s backend:\n%s", req->name, ctx->ops->name, log);
-        else
-            kiln_prefix_error(s, "compiling %s for the %s backend: ", req->name, ctx->ops->name);
-        free(log);
-        return s;
-    }
-    free(log);
-    kiln_cache_store(dir, key, bin);
-    return KILN_OK;
 }
 
 /* Loads bin into m and finds every kernel the source defines, so that an
@@ -179,14 +126,14 @@ typedef struct absent_retry {
  * compiles the module without them (req and r->key follow) and, once that
  * compiled, has the cache remember them; else returns the error as it is. */
 static kiln_status compile_without_absent(kiln_context *ctx, kiln_module *m, const char *source,
-                                          const kiln_options *opts, kiln_compile_request *req, int first_tier,
+                                          const kiln_options *opts, kiln_compile_request *req, int quick,
                                           absent_retry *r) {
     kiln_text names = {0};
     if (!drop_absent(m, &names)) return KILN_ERR_COMPILE;
     double first_ms = *r->compile_ms;
     const char *name = req->name;
-    kiln_module_request(m, source, name, opts, req);
-    req->fast_compile = req->fast_compile || first_tier;
+    kiln_module_request(ctx, &m->kernels, &m->globals, source, name, opts, req);
+    req->fast_compile = req->fast_compile || quick;
     kiln_cache_key(req, ctx->compiler_id, r->key);
     kiln_status s =
         m->kernels.count
@@ -204,10 +151,9 @@ static kiln_status compile_without_absent(kiln_context *ctx, kiln_module *m, con
     return s;
 }
 
-/* tiers: the program's own module, which may be built in two tiers
- * (module_tier.h) */
+/* tier_up: the program's own module, which may get a tier-up (tier_up.h) */
 static kiln_status module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
-                                const char *include_dir, int tiers, const char *const *requested,
+                                const char *include_dir, int tier_up, const char *const *requested,
                                 int requested_count, kiln_module **out) {
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
@@ -217,7 +163,7 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     kiln_module *m = calloc(1, sizeof *m);
     if (!m) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     atomic_init(&m->refs, 1);
-    atomic_init(&m->tier_armed, 0);
+    atomic_init(&m->tier_up_armed, 0);
     m->ctx = kiln_context_retain(ctx);
     m->holds_ctx = 1;
     m->name = strdup(name);
@@ -244,7 +190,7 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     if (expanded) source = expanded;
 
     kiln_compile_request req;
-    kiln_module_request(m, source, name, &opts, &req);
+    kiln_module_request(ctx, &m->kernels, &m->globals, source, name, &opts, &req);
 
     kiln_cache_dir dir;
     kiln_cache_dir_resolve(&dir);
@@ -252,18 +198,18 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     unsigned char absent_at[KILN_CACHE_KEY_BYTES];
     absent_key(&req, ctx->compiler_id, absent_at);
     drop_remembered_absent(&dir, absent_at, m);
-    kiln_module_request(m, source, name, &opts, &req);
+    kiln_module_request(ctx, &m->kernels, &m->globals, source, name, &opts, &req);
     unsigned char key[KILN_CACHE_KEY_BYTES];
     kiln_cache_key(&req, ctx->compiler_id, key);
     kiln_blob bin = {0};
-    int hit = 0, first_tier = 0;
+    int hit = 0, quick = 0;
     double compile_ms = 0, load_ms = 0;
-    if (tiers && kiln_module_tiers_wanted(ctx, &opts)) {
+    if (tier_up && kiln_tier_up_module_wanted(ctx, &opts)) {
         /* The -O3 build when the cache has it, else the -O1 one (from the
          * cache or the compiler) and the -O3 build in the background. */
-        hit = load_cached(ctx, req.name, &dir, key, &bin);
+        hit = kiln_module_load_cached(ctx, req.name, &dir, key, &bin);
         if (!hit) {
-            first_tier = 1;
+            quick = 1;
             req.fast_compile = 1;
             kiln_cache_key(&req, ctx->compiler_id, key);
         }
@@ -271,7 +217,8 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     /* A compile inside a graph capture would stall the capture for a
      * compile's time and tie a first-call path into the graph: refused,
      * unless the disk cache has the module already. */
-    if (!hit && kiln_capture_refuses_compile(ctx) && !(hit = load_cached(ctx, req.name, &dir, key, &bin))) {
+    if (!hit && kiln_capture_refuses_compile(ctx) &&
+        !(hit = kiln_module_load_cached(ctx, req.name, &dir, key, &bin))) {
         char what[300];
         snprintf(what, sizeof what, "compiling %s (a first call)", req.name);
         s = kiln_capture_refuse(ctx, what);
@@ -279,7 +226,7 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
         s = hit ? KILN_OK : kiln_module_obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
         if (s == KILN_ERR_COMPILE) {
             absent_retry r = {&dir, absent_at, key, &bin, &hit, &compile_ms};
-            s = compile_without_absent(ctx, m, source, &opts, &req, first_tier, &r);
+            s = compile_without_absent(ctx, m, source, &opts, &req, quick, &r);
         }
     }
     if (s == KILN_OK) {
@@ -294,7 +241,7 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
         if (!kiln_setting_string("KILN_QUIET"))
             fprintf(stderr, "kiln: note: the cached module for %s could not be loaded (%s); rebuilding it\n",
                     name, kiln_last_error());
-        count_reject(ctx, name, "could not be loaded");
+        kiln_module_count_reject(ctx, name, "could not be loaded");
         kiln_cache_evict(&dir, key);
         free(bin.data);
         bin.data = NULL;
@@ -323,7 +270,10 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     ctx->jit.load_ms += load_ms;
     pthread_mutex_unlock(&ctx->lock);
     if (KILN_PROF_ON(ctx)) kiln_prof_compile(ctx, name, hit, compile_ms, load_ms);
-    if (first_tier) kiln_module_tier_arm(m, source, options, include_dir);
+    if (quick) {
+        kiln_tier_up_module t = {m, m->impl, m->name, &m->kernels, &m->globals, &m->tier_up_armed};
+        kiln_tier_up_module_arm(ctx, &t, source, options, include_dir);
+    }
     free(expanded);
     *out = m;
     return KILN_OK;
@@ -422,7 +372,7 @@ kiln_module *kiln_module_retain(kiln_module *m) {
 
 void kiln_module_release(kiln_module *m) {
     if (!m || atomic_fetch_sub(&m->refs, 1) != 1) return;
-    kiln_module_tier_stop(m);
+    kiln_tier_up_module_stop(m->ctx, m);
     if (m->impl) m->ctx->ops->module_unload(m->ctx->state, m->impl);
     kiln_kernel_list_free(&m->kernels);
     kiln_global_list_free(&m->globals);

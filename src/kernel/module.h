@@ -19,7 +19,7 @@ struct kiln_module {
     kiln_backend_module *impl;
     kiln_kernel_list kernels;
     char *name;
-    atomic_int tier_armed;    /* its -O3 build waits for a launch (module_tier.h) */
+    atomic_int tier_up_armed; /* its tier-up waits for a launch (tier_up.h) */
     kiln_global_list globals; /* its __constant__/__device__ variables (module_global.c) */
 };
 
@@ -34,21 +34,11 @@ struct kiln_kernel {
 
 /* Compiles (or loads from the disk cache) `source` for ctx's backend.
  * options may be NULL. The error message names `name`. For kiln's own
- * modules: never built in tiers (module_tier.h), unlike the program's. */
+ * modules: never given a tier-up (tier_up.h), unlike the program's. */
 kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
                               const char *include_dir, kiln_module **out);
 kiln_module *kiln_module_retain(kiln_module *m);
-/* The compile request for m's source under `name` with options opts (it
- * points into m, source and opts). */
-void kiln_module_request(const kiln_module *m, const char *source, const char *name, const kiln_options *opts,
-                         kiln_compile_request *req);
-/* req's binary: from the disk cache when it holds a valid entry for key
- * (and use_cache; a refused entry is counted), else from the compiler, and
- * then stored. On a compile error the message holds the compiler's log. */
-kiln_status kiln_module_obtain_binary(kiln_context *ctx, const kiln_compile_request *req,
-                                      const kiln_cache_dir *dir, const unsigned char *key, int use_cache,
-                                      kiln_blob *bin, int *cache_hit, double *compile_ms);
-/* For modules the context itself keeps (kernel/builtin_kernels.c): drops the module's
+/* For modules the context itself keeps (kernel/module_cache.c): drops the module's
  * reference to its context, which would otherwise keep the context alive
  * forever; the context unloads the module before it closes. */
 void kiln_module_owned_by_context(kiln_module *m);

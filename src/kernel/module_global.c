@@ -14,7 +14,7 @@
 #include "array/array.h"
 #include "core/error.h"
 #include "kernel/module.h"
-#include "kernel/module_tier.h"
+#include "kernel/tier_up.h"
 
 /* What an array over a variable holds: the module, and what a write must
  * know about the variable. */
@@ -98,9 +98,9 @@ kiln_status kiln_module_global(kiln_module *m, const char *name, kiln_array **ou
         return kiln_set_error(KILN_ERR_UNSUPPORTED, "the %s backend cannot reach a module's variables",
                               ctx->ops->name);
     const kiln_global_decl *g = &m->globals.items[index];
-    /* The module keeps the build it has now: a tier-up (module_tier.h)
-     * would load another copy of the variable under the array. */
-    kiln_module_tier_stop(m);
+    /* The module keeps the build it has now: a tier-up (tier_up.h) would
+     * load another copy of the variable under the array. */
+    kiln_tier_up_module_stop(m->ctx, m);
     void *ptr = NULL;
     size_t bytes = 0;
     s = ctx->ops->module_global(ctx->state, m->impl, g->name, &ptr, &bytes);

@@ -56,7 +56,7 @@ kiln_status kiln_options_parse(const char *text, const char *extra_include, kiln
     return s;
 }
 
-const char *kiln_first_tier_options(void) {
+const char *kiln_quick_build_options(void) {
     return kiln_setting_flag("KILN_FAST_COMPILE", 1) ? "--fast-compile" : NULL;
 }
 

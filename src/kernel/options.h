@@ -20,11 +20,11 @@ typedef struct kiln_options {
  * directories (the folder of a source file). Free with kiln_options_free. */
 kiln_status kiln_options_parse(const char *text, const char *extra_include, kiln_options *out);
 void kiln_options_free(kiln_options *o);
-/* The options of kiln's own first-call kernels on CUDA (a ufunc's mixed
+/* The options of kiln's own quick kernels on CUDA (a ufunc's mixed
  * kernels, a gufunc's any-layout kernels), which calls leave for fully
- * optimised ones: "--fast-compile", or NULL with KILN_FAST_COMPILE=0 (for
+ * optimised ones at a tier-up (tier_up.h): "--fast-compile", or NULL with KILN_FAST_COMPILE=0 (for
  * measuring, or should a compiler mishandle it). */
-const char *kiln_first_tier_options(void);
+const char *kiln_quick_build_options(void);
 /* Points the request's option fields at o's. */
 void kiln_options_apply(const kiln_options *o, kiln_compile_request *req);
 

@@ -5,7 +5,7 @@
 
 #include "array/array.h"
 #include "array_ops/array_ops.h"
-#include "kernel/builtin_kernels.h"
+#include "kernel/builtins.h"
 #include "linalg/linalg.h"
 
 extern const char kiln_embedded_linalg_kernels[];

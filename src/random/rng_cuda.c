@@ -11,6 +11,7 @@
 #include "array/array.h"
 #include "core/error.h"
 #include "core/text.h"
+#include "kernel/module_cache.h"
 #include "prof/prof.h"
 #include "random/curand_lib.h"
 #include "random/rng_internal.h"
@@ -42,7 +43,7 @@ typedef struct curand_record {
     uint64_t seed, offset, restarts;
     int ordering;
     void *stream;
-    kiln_kernel *philox_f64; /* kiln's own Philox uniform-double kernel, made on first use */
+    kiln_kernel *philox_f64; /* kiln's own Philox uniform-double kernel (the context's module cache's) */
     kiln_rng_own *own;       /* kiln's own XORWOW / MRG32k3a fills, made on first use */
 } curand_record;
 
@@ -54,7 +55,6 @@ typedef struct curand_state {
 } curand_state;
 
 static void record_free(kiln_context *ctx, curand_record *rec) {
-    kiln_kernel_release(rec->philox_f64);
     kiln_rng_own_free(rec->own);
     const kiln_curand_api *api = rec->gen ? kiln_curand_load(NULL) : NULL;
     if (api) {
@@ -140,8 +140,9 @@ static kiln_status philox_f64_fill(kiln_rng *rng, curand_record *rec, const kiln
         if (!src)
             return kiln_set_error(KILN_ERR_OUT_OF_MEMORY,
                                   "%s: no host memory for kiln's Philox kernel source", req->name);
+        kiln_module_spec spec = {.source = src, .name = "kiln_philox_f64.cu"};
         kiln_status st =
-            kiln_kernel_from_source(rng->ctx, src, "kiln_philox_uniform_f64", NULL, &rec->philox_f64);
+            kiln_module_cache_get_kernel(rng->ctx, &spec, "kiln_philox_uniform_f64", &rec->philox_f64);
         free(src);
         if (st != KILN_OK) return kiln_prefix_error(st, "%s: kiln's Philox kernel", req->name);
     }

@@ -104,7 +104,7 @@ kiln_status rd_acc_size(const rd_op *op, kiln_context *ctx, size_t *out);
  * rd_parse_axes over the broadcast shape) into out/result per opts. */
 kiln_status rd_execute(const rd_op *op, kiln_context *ctx, const kiln_value *args, int nargs, const int *axes,
                        int naxes, int keepdims, kiln_array *out, kiln_stream *stream, kiln_array **result);
-/* A compiled kernel of `source` from ctx's reduction cache (compiling or
+/* A compiled kernel of `source` from ctx's module cache (compiling or
  * loading it from the disk cache on first use). The kernel is owned by the
  * cache. On a compile error the message is prefixed with `what`. */
 kiln_status rd_cached_kernel(kiln_context *ctx, const char *source, const char *name, const char *kernel,

@@ -65,12 +65,8 @@ kiln_status sort_provider_for(kiln_context *ctx, const sort_provider **out);
  * Caller frees. */
 char *sort_module_source(kiln_dtype dtype, size_t value_bytes, const char *defines, const char *kernels);
 /* A kernel of the module of `source` on ctx, compiled on first use and kept
- * in the provider's state until kiln_close. */
-kiln_status sort_kernel(kiln_context *ctx, const sort_provider *p, const char *source, const char *name,
-                        kiln_kernel **out);
-/* Provider state hooks: the context's module table. */
-kiln_status sort_cache_init(kiln_context *ctx, void **state);
-void sort_cache_release(kiln_context *ctx, void *state);
+ * in the context's module cache (owned by it); refused after kiln_close. */
+kiln_status sort_kernel(kiln_context *ctx, const char *source, const char *name, kiln_kernel **out);
 /* Launches an element-wise kernel over n items on the provider's geometry. */
 kiln_status sort_launch_util(kiln_context *ctx, const sort_provider *p, kiln_kernel *k, int64_t n,
                              kiln_stream *stream, const kiln_value *args, int nargs);

@@ -63,7 +63,7 @@ static kiln_status util_launch(kiln_context *ctx, const sort_provider *p, const 
     char *src = sort_module_source(KILN_UINT32, 4, NULL, NULL);
     if (!src) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     kiln_kernel *k = NULL;
-    kiln_status s = sort_kernel(ctx, p, src, name, &k);
+    kiln_status s = sort_kernel(ctx, src, name, &k);
     free(src);
     return s == KILN_OK ? sort_launch_util(ctx, p, k, n, stream, args, nargs) : s;
 }

@@ -31,9 +31,9 @@ static kiln_status sc_radix(sc_ctx *c, int64_t lo, int64_t hi) {
     const sort_job *j = c->j;
     int64_t n = hi - lo, kb = (int64_t)kiln_dtype_size(j->dtype), vb = (int64_t)j->value_bytes;
     kiln_kernel *count = NULL, *offsets = NULL, *scatter = NULL;
-    kiln_status s = sort_kernel(c->ctx, c->p, c->src, "kiln_sort_cpu_count", &count);
-    if (s == KILN_OK) s = sort_kernel(c->ctx, c->p, c->src, "kiln_sort_cpu_offsets", &offsets);
-    if (s == KILN_OK) s = sort_kernel(c->ctx, c->p, c->src, "kiln_sort_cpu_scatter", &scatter);
+    kiln_status s = sort_kernel(c->ctx, c->src, "kiln_sort_cpu_count", &count);
+    if (s == KILN_OK) s = sort_kernel(c->ctx, c->src, "kiln_sort_cpu_offsets", &offsets);
+    if (s == KILN_OK) s = sort_kernel(c->ctx, c->src, "kiln_sort_cpu_scatter", &scatter);
     if (s != KILN_OK) return s;
     /* two chunks per core: a slow core's chunk does not hold up a pass */
     int64_t chunks = c->units * 2, chunk = (n + chunks - 1) / chunks;
@@ -86,7 +86,7 @@ static kiln_status sc_merge(sc_ctx *c) {
     int64_t nseg = j->offsets ? j->nseg : j->rows, kb = (int64_t)kiln_dtype_size(j->dtype);
     int64_t vb = (int64_t)j->value_bytes;
     kiln_kernel *k = NULL;
-    kiln_status s = sort_kernel(c->ctx, c->p, c->src, "kiln_sort_cpu_segments", &k);
+    kiln_status s = sort_kernel(c->ctx, c->src, "kiln_sort_cpu_segments", &k);
     if (s != KILN_OK) return s;
     kiln_array *scratch = NULL;
     s = sort_scratch(c->ctx, j->n * (kb + vb), j->stream, &scratch);
@@ -152,9 +152,7 @@ const sort_provider kiln_sort_cpu_provider = {
     .base = {.abi = KILN_PROVIDER_ABI,
              .library = "sort",
              .name = "kiln radix/merge sort",
-             .backends = KILN_PROVIDER_ON(KILN_BACKEND_CPU),
-             .context_init = sort_cache_init,
-             .context_release = sort_cache_release},
+             .backends = KILN_PROVIDER_ON(KILN_BACKEND_CPU)},
     .sort = cpu_sort,
     .util_block = 256,
     .util_blocks_per_unit = 4,

@@ -54,9 +54,9 @@ static kiln_status sg_sort(kiln_context *ctx, const sort_provider *p, const sg_r
     char *src = sort_module_source(r->dtype, r->vbytes, defines, kiln_embedded_sort_gpu);
     if (!src) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     kiln_kernel *clear = NULL, *hist = NULL, *pass = NULL;
-    kiln_status s = sort_kernel(ctx, p, src, "kiln_sort_clear", &clear);
-    if (s == KILN_OK) s = sort_kernel(ctx, p, src, "kiln_sort_histogram", &hist);
-    if (s == KILN_OK) s = sort_kernel(ctx, p, src, "kiln_sort_onesweep", &pass);
+    kiln_status s = sort_kernel(ctx, src, "kiln_sort_clear", &clear);
+    if (s == KILN_OK) s = sort_kernel(ctx, src, "kiln_sort_histogram", &hist);
+    if (s == KILN_OK) s = sort_kernel(ctx, src, "kiln_sort_onesweep", &pass);
     free(src);
     if (s != KILN_OK) return s;
     int64_t tile = (int64_t)SG_BLOCK * items, tiles = (r->n + tile - 1) / tile;
@@ -135,10 +135,10 @@ static kiln_status sg_many(kiln_context *ctx, const sort_provider *p, const sort
     char *util_keys = sort_module_source(j->dtype, j->value_bytes, NULL, NULL);
     kiln_kernel *iota = NULL, *ids = NULL, *gk = NULL, *gv = NULL;
     if (!util_u32 || !util_keys) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    if (s == KILN_OK) s = sort_kernel(ctx, p, util_u32, "kiln_sort_iota", &iota);
-    if (s == KILN_OK) s = sort_kernel(ctx, p, util_u32, "kiln_sort_segment_ids", &ids);
-    if (s == KILN_OK) s = sort_kernel(ctx, p, util_keys, "kiln_sort_gather_keys", &gk);
-    if (s == KILN_OK && j->value_bytes) s = sort_kernel(ctx, p, util_keys, "kiln_sort_gather_values", &gv);
+    if (s == KILN_OK) s = sort_kernel(ctx, util_u32, "kiln_sort_iota", &iota);
+    if (s == KILN_OK) s = sort_kernel(ctx, util_u32, "kiln_sort_segment_ids", &ids);
+    if (s == KILN_OK) s = sort_kernel(ctx, util_keys, "kiln_sort_gather_keys", &gk);
+    if (s == KILN_OK && j->value_bytes) s = sort_kernel(ctx, util_keys, "kiln_sort_gather_values", &gv);
     free(util_u32);
     free(util_keys);
     kiln_value a[6];
@@ -223,9 +223,7 @@ const sort_provider kiln_sort_cuda_provider = {
     .base = {.abi = KILN_PROVIDER_ABI,
              .library = "sort",
              .name = "kiln onesweep radix sort",
-             .backends = KILN_PROVIDER_ON(KILN_BACKEND_CUDA),
-             .context_init = sort_cache_init,
-             .context_release = sort_cache_release},
+             .backends = KILN_PROVIDER_ON(KILN_BACKEND_CUDA)},
     .sort = cuda_sort,
     .util_block = 256,
     .util_blocks_per_unit = 32,

@@ -69,7 +69,7 @@ static kiln_status keyed_open(kiln_context *ctx, kiln_dtype dtype, keyed_module 
 static kiln_status keyed_run(keyed_module *m, const char *name, int64_t n, kiln_stream *stream,
                              const kiln_value *args, int nargs) {
     kiln_kernel *k = NULL;
-    kiln_status s = sort_kernel(m->ctx, m->p, m->src, name, &k);
+    kiln_status s = sort_kernel(m->ctx, m->src, name, &k);
     return s == KILN_OK ? sort_launch_util(m->ctx, m->p, k, n, stream, args, nargs) : s;
 }
 

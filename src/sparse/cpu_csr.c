@@ -1,6 +1,7 @@
 /* cpu_csr.c: the CPU provider: kiln's own CSR kernels (sparse_csr.cuh),
  * compiled by the CPU backend once per (value dtype, index dtype) and kept
- * per context; launched as one block of one thread per task, so that the
+ * in the context's module cache (the provider's state remembers which
+ * kernels those are); launched as one block of one thread per task, so that the
  * backend's workers share the rows. */
 #include <pthread.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "kernel/module_cache.h"
 #include "sparse/sparse.h"
 
 extern const char kiln_embedded_sparse_csr[];
@@ -39,12 +41,7 @@ static kiln_status cpu_context_init(kiln_context *ctx, void **state) {
 
 static void cpu_context_release(kiln_context *ctx, void *state) {
     (void)ctx;
-    cpu_state *st = state;
-    for (int v = 0; v < VALUE_KINDS; v++)
-        for (int i = 0; i < INDEX_KINDS; i++) {
-            kiln_kernel_release(st->k[v][i].spmv);
-            kiln_kernel_release(st->k[v][i].spmm);
-        }
+    cpu_state *st = state; /* its kernels are the context's (module_cache.h) */
     pthread_mutex_destroy(&st->lock);
     free(st);
 }
@@ -79,18 +76,15 @@ static kiln_status kernels_for(kiln_context *ctx, cpu_state *st, kiln_dtype t, k
         const char *vt = kiln_dtype_c_type(t), *ix = kiln_dtype_c_type(it);
         snprintf(spmv, sizeof spmv, "kiln_csr_spmv<%s, %s>", vt, ix);
         snprintf(spmm, sizeof spmm, "kiln_csr_spmm<%s, %s>", vt, ix);
-        kiln_module *m = NULL;
+        kiln_cached_module *m = NULL;
         char *src = NULL;
         s = source_for(vt, ix, &src);
-        if (s == KILN_OK) s = kiln_module_from_source(ctx, src, "sparse_csr.cu", NULL, &m);
+        kiln_module_spec spec = {.source = src, .name = "sparse_csr.cu"};
+        if (s == KILN_OK) s = kiln_module_cache_get(ctx, &spec, &m);
         free(src);
-        if (s == KILN_OK) s = kiln_module_kernel(m, spmv, &k->spmv);
-        if (s == KILN_OK) s = kiln_module_kernel(m, spmm, &k->spmm);
-        if (s != KILN_OK) {
-            kiln_kernel_release(k->spmv);
-            k->spmv = NULL;
-        }
-        kiln_module_release(m); /* the kernels keep it */
+        if (s == KILN_OK) s = kiln_module_cache_kernel(ctx, m, spmv, &k->spmv);
+        if (s == KILN_OK) s = kiln_module_cache_kernel(ctx, m, spmm, &k->spmm);
+        if (s != KILN_OK) k->spmv = NULL;
     }
     pthread_mutex_unlock(&st->lock);
     *out = k;

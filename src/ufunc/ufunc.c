@@ -101,7 +101,7 @@ kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *sign
     pthread_mutex_init(&f->lock, NULL);
     pthread_mutex_init(&f->staging_lock, NULL);
     read_tuning(f);
-    kiln_tierup_init(&f->tierup);
+    kiln_tier_up_init(&f->tier_up);
     f->body = strdup(body);
     f->preamble = preamble ? strdup(preamble) : NULL;
     if (!f->body || (preamble && !f->preamble))
@@ -149,10 +149,9 @@ kiln_status kiln_vectorize(kiln_context *ctx, const char *name, const char *sign
 
 void kiln_ufunc_release(kiln_ufunc *f) {
     if (!f) return;
-    kiln_tierup_finish(&f->tierup); /* an exact kernel being built in the background */
+    kiln_tier_up_finish(&f->tier_up); /* an exact kernel being built in the background */
     uf_staging_release(f);
-    for (int i = 0; i < f->nvariants; i++) kiln_kernel_release(f->variants[i].kernel);
-    free(f->variants);
+    free(f->variants); /* their kernels are their contexts' (module_cache.h) */
     free(f->body);
     free(f->preamble);
     pthread_mutex_destroy(&f->lock);

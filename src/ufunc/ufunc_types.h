@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "array/array.h"
-#include "kernel/tierup.h"
+#include "kernel/tier_up.h"
 #include "kiln.h"
 
 #define UF_MAX_IN 24
@@ -98,9 +98,9 @@ struct kiln_ufunc {
     int grid_waves;              /* CUDA: grids capped at this many blocks per SM; 0: no cap */
     int no_mixed;                /* KILN_UFUNC_MIXED=0: scalar calls compile their exact variant */
     int64_t mixed_limit;         /* CUDA: elements a mixed kernel serves first (uf_mixed_take) */
-    /* CUDA: exact kernels built in the background at the hand-over
-     * (kernel/tierup.h, uf_tier_up), under lock */
-    kiln_tierup tierup;
+    /* CUDA: the tier-up from mixed to exact kernels at the hand-over
+     * (kernel/tier_up.h, uf_tier_up), under lock */
+    kiln_tier_up tier_up;
 };
 
 #endif

@@ -8,7 +8,8 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
-#include "kernel/module.h"
+#include "kernel/module_cache.h"
+#include "kernel/options.h"
 #include "ufunc/codegen.h"
 
 static uf_variant *find_variant(kiln_ufunc *f, kiln_context *ctx, const uf_key *key) {
@@ -19,40 +20,44 @@ static uf_variant *find_variant(kiln_ufunc *f, kiln_context *ctx, const uf_key *
 }
 
 /* Compiles one module holding a kernel per key, on ctx, and records them.
- * CUDA mixed kernels only (what kiln_vectorize builds): --fast-compile, as
- * calls leave them for their exact kernels after f->mixed_limit elements;
- * the CPU's mixed kernels serve every call and are compiled fully. */
+ * The module and its kernels are the context's (its module cache: a body
+ * vectorised again finds them there). CUDA mixed kernels only (what
+ * kiln_vectorize builds): --fast-compile, as calls leave them for their
+ * exact kernels after f->mixed_limit elements; the CPU's mixed kernels
+ * serve every call and are compiled fully. */
 kiln_status uf_build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key *keys, int nkeys) {
     if (nkeys < 1) return kiln_set_error(KILN_ERR_INTERNAL, "ufunc %s: no kernel to build", f->name);
     char *source = NULL;
     char(*names)[UF_KERNEL_NAME_MAX] = calloc((size_t)nkeys, sizeof *names);
-    if (!names) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    int first_tier = 1;
-    for (int i = 0; i < nkeys; i++) first_tier &= keys[i].backend == UF_CUDA && keys[i].mixed;
-    kiln_status s = uf_generate(f, keys, nkeys, &source, names);
-    kiln_module *m = NULL;
-    if (s == KILN_OK)
-        s = kiln_module_build(ctx, source, f->name, first_tier ? kiln_first_tier_options() : NULL, NULL, &m);
-    free(source);
-    if (s != KILN_OK) {
+    kiln_kernel **kernels = calloc((size_t)nkeys, sizeof *kernels);
+    if (!names || !kernels) {
         free(names);
-        if (s == KILN_ERR_COMPILE)
-            kiln_prefix_error(
-                s, "ufunc %s: the body did not compile (lines below count from the body's first line):\n",
-                f->name);
-        return s;
+        free(kernels);
+        return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     }
+    int quick = 1;
+    for (int i = 0; i < nkeys; i++) quick &= keys[i].backend == UF_CUDA && keys[i].mixed;
+    kiln_status s = uf_generate(f, keys, nkeys, &source, names);
+    kiln_cached_module *m = NULL;
+    if (s == KILN_OK) {
+        kiln_module_spec spec = {
+            .source = source, .name = f->name, .options = quick ? kiln_quick_build_options() : NULL};
+        s = kiln_module_cache_get(ctx, &spec, &m);
+    }
+    free(source);
+    if (s == KILN_ERR_COMPILE)
+        kiln_prefix_error(
+            s, "ufunc %s: the body did not compile (lines below count from the body's first line):\n",
+            f->name);
+    for (int i = 0; i < nkeys && s == KILN_OK; i++)
+        s = kiln_module_cache_kernel(ctx, m, names[i], &kernels[i]);
     pthread_mutex_lock(&f->lock);
     for (int i = 0; i < nkeys && s == KILN_OK; i++) {
         if (find_variant(f, ctx, &keys[i])) continue;
-        kiln_kernel *k = NULL;
-        s = kiln_module_kernel(m, names[i], &k);
-        if (s != KILN_OK) break;
         if (f->nvariants == f->cap_variants) {
             int cap = f->cap_variants ? f->cap_variants * 2 : 8;
             uf_variant *v = realloc(f->variants, sizeof *v * (size_t)cap);
             if (!v) {
-                kiln_kernel_release(k);
                 s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
                 break;
             }
@@ -61,12 +66,12 @@ kiln_status uf_build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key *ke
         }
         f->variants[f->nvariants].key = keys[i];
         f->variants[f->nvariants].ctx = ctx;
-        f->variants[f->nvariants].kernel = k;
+        f->variants[f->nvariants].kernel = kernels[i];
         f->variants[f->nvariants].served = 0;
         f->nvariants++;
     }
     pthread_mutex_unlock(&f->lock);
-    kiln_module_release(m);
+    free(kernels);
     free(names);
     return s;
 }
@@ -94,14 +99,14 @@ int uf_mixed_take(kiln_ufunc *f, kiln_context *ctx, const uf_key *mixed_key, int
 
 /* An exact kernel built on the tier-up thread: the context is held until
  * the build is done. */
-typedef struct uf_tierup_job {
+typedef struct uf_tier_up_job {
     kiln_ufunc *f;
     kiln_context *ctx;
     uf_key key;
-} uf_tierup_job;
+} uf_tier_up_job;
 
-static kiln_status tierup_build(void *arg) {
-    uf_tierup_job *job = arg;
+static kiln_status tier_up_build(void *arg) {
+    uf_tier_up_job *job = arg;
     kiln_kernel *k = NULL;
     kiln_status s = uf_get_kernel(job->f, job->ctx, &job->key, &k);
     kiln_context_release(job->ctx);
@@ -110,15 +115,15 @@ static kiln_status tierup_build(void *arg) {
 
 int uf_tier_up(kiln_ufunc *f, kiln_context *ctx, const uf_key *key) {
     pthread_mutex_lock(&f->lock);
-    int start = 0, serve = kiln_tierup_serve(&f->tierup, &start);
+    int start = 0, serve = kiln_tier_up_serve(&f->tier_up, &start);
     if (start) {
-        uf_tierup_job *job = malloc(sizeof *job);
+        uf_tier_up_job *job = malloc(sizeof *job);
         if (job) {
             job->f = f;
             job->ctx = kiln_context_retain(ctx);
             job->key = *key;
         }
-        serve = job && kiln_tierup_start(&f->tierup, tierup_build, job) == 0;
+        serve = job && kiln_tier_up_start(&f->tier_up, tier_up_build, job) == 0;
         if (job && !serve) kiln_context_release(ctx); /* the job was freed */
     }
     pthread_mutex_unlock(&f->lock);

@@ -4,7 +4,8 @@
 
 #include "ufunc/ufunc_types.h"
 
-/* Builds the kernels of keys on ctx in one module and records them. */
+/* Builds the kernels of keys on ctx in one module (kept in the context's
+ * module cache, which owns the kernels) and records them. */
 kiln_status uf_build_variants(kiln_ufunc *f, kiln_context *ctx, const uf_key *keys, int nkeys);
 kiln_status uf_get_kernel(kiln_ufunc *f, kiln_context *ctx, const uf_key *key, kiln_kernel **out);
 /* The kernel compiled for key on ctx, or NULL (compiles nothing). */
@@ -30,8 +31,8 @@ int uf_mixed_take(kiln_ufunc *f, kiln_context *ctx, const uf_key *mixed_key, int
 /* CUDA, after uf_mixed_take said 0 and key's exact kernel is not built:
  * 1 when the call may still run the mixed kernel because key's kernel is
  * being built in the background (started here, or another build runs);
- * 0: the call builds it itself (KILN_TIER_UP=0, a failed background
- * build, no thread). */
+ * 0: the call builds it itself (KILN_TIER_UP=0, a failed tier-up,
+ * no thread). */
 int uf_tier_up(kiln_ufunc *f, kiln_context *ctx, const uf_key *key);
 
 #endif

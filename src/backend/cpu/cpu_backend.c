@@ -124,8 +124,8 @@ static const kiln_backend_ops cpu_ops = {
     .function_attributes = kiln_cpu_function_attributes,
     .launch = kiln_cpu_launch,
     .host_is_pinned = NULL,
-    .module_upgradable = kiln_cpu_module_upgradable,
-    .module_upgrade = kiln_cpu_module_upgrade,
+    .module_can_tier_up = kiln_cpu_module_can_tier_up,
+    .module_tier_up = kiln_cpu_module_tier_up,
     /* the driver layer */
     .stream_query = kiln_cpu_stream_query,
     .event_create_flags = kiln_cpu_event_create_flags,

@@ -38,8 +38,8 @@ unsigned long long kiln_cpu_binary_identity(const char *name) {
 }
 
 /* path's private temporary name: process and thread, since two threads of
- * one process may build the same file at once (a program's first-tier
- * modules' background -O3 builds all want the -O3 prelude). */
+ * one process may build the same file at once (a program's modules'
+ * -O3 tier-ups all want the -O3 prelude). */
 int kiln_cpu_private_name(char *out, size_t size, const char *path) {
     return (size_t)snprintf(out, size, "%s.%ld.%ld.tmp", path, (long)getpid(), (long)syscall(SYS_gettid)) <
            size;

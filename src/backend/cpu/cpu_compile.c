@@ -156,12 +156,12 @@ static const char *const link_flags[] = {"-Wl,--as-needed", "-Wl,-z,defs",
                                          "-lm"};
 
 /* --fast-compile: -O1, plus the pass that contracts a*b+c into an FMA
- * (GCC runs it from -O2 on): a first-tier module (src/kernel/module_tier.c)
- * must compute what its -O3 build will, bit for bit. KILN_CPU_FIRST_TIER
+ * (GCC runs it from -O2 on): a module's quick build (src/kernel/tier_up.c)
+ * must compute what its -O3 tier-up will, bit for bit. KILN_CPU_QUICK_BUILD
  * leaves out code that only makes the -O3 build faster, such as fission's
  * tree reductions in registers (kiln_cpu_fission.cuh), which doubled the
- * first-tier compile of a reduction over extern __shared__ memory. */
-static const char *const fast_flags[] = {"-O1", "-fexpensive-optimizations", "-DKILN_CPU_FIRST_TIER"};
+ * quick build of a reduction over extern __shared__ memory. */
+static const char *const fast_flags[] = {"-O1", "-fexpensive-optimizations", "-DKILN_CPU_QUICK_BUILD"};
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 

@@ -36,7 +36,7 @@ kiln_status kiln_cpu_module_global(kiln_backend_state *st, kiln_backend_module *
     char sym[KILN_CPU_GLOBAL_SYMBOL_BYTES];
     if (!kiln_cpu_global_symbol(name, sym, sizeof sym))
         return kiln_set_error(KILN_ERR_NOT_FOUND, "the name %s is too long", name);
-    pthread_mutex_lock(&mod->lock); /* mod->handle changes under it (module_upgrade) */
+    pthread_mutex_lock(&mod->lock); /* mod->handle changes under it (module_tier_up) */
     void *found = dlsym(mod->handle, sym);
     pthread_mutex_unlock(&mod->lock);
     if (!found)

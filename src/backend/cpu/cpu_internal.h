@@ -71,7 +71,7 @@ struct kiln_backend_module {
     void *handle;       /* dlopen */
     int fd;             /* the memfd holding the code, or -1 */
     int barriers;       /* kernels run as fibers (KILN_CPU_BLOB_BARRIERS) */
-    int stateless;      /* KILN_CPU_BLOB_STATELESS: may be upgraded (cpu_upgrade.c) */
+    int stateless;      /* KILN_CPU_BLOB_STATELESS: may be tiered up (cpu_tier_up.c) */
     size_t frame_bytes; /* the largest frame the compiler reported; 0: unknown */
     kiln_cpu_begin_fn begin;
     /* Fault reports (cpu_launch.c): the faulting worker's block and thread
@@ -174,8 +174,8 @@ char *kiln_cpu_source_prepare(const kiln_compile_request *req, int *barriers);
  *   0  "KILNCPU1" magic   8  u32 abi version   12 u32 flags   16 u64 so size
  *   24 the shared object's bytes */
 #define KILN_CPU_BLOB_BARRIERS 1u
-/* The module keeps no state between launches (cpu_state.c): a first tier
- * may be replaced by its -O3 build. Absent in older blobs: not replaced. */
+/* The module keeps no state between launches (cpu_state.c): its quick
+ * build may be replaced by its -O3 tier-up. Absent in older blobs: not replaced. */
 #define KILN_CPU_BLOB_STATELESS 2u
 /* flags >> 8: the largest stack frame of the module's functions, in KiB
  * (0: not known). */
@@ -225,9 +225,9 @@ kiln_status kiln_cpu_function_attributes(kiln_backend_state *st, kiln_backend_fu
  * none. */
 int kiln_cpu_entries_find(void *handle, const char *name, kiln_backend_function *f);
 
-/* cpu_upgrade.c: the backend's module_upgradable and module_upgrade. */
-int kiln_cpu_module_upgradable(kiln_backend_state *st, kiln_backend_module *mod);
-kiln_status kiln_cpu_module_upgrade(kiln_backend_state *st, kiln_backend_module *mod,
+/* cpu_tier_up.c: the backend's module_can_tier_up and module_tier_up. */
+int kiln_cpu_module_can_tier_up(kiln_backend_state *st, kiln_backend_module *mod);
+kiln_status kiln_cpu_module_tier_up(kiln_backend_state *st, kiln_backend_module *mod,
                                     const kiln_blob *better);
 
 /* cpu_launch.c */

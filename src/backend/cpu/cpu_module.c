@@ -214,7 +214,7 @@ kiln_status kiln_cpu_function_get(kiln_backend_state *st, kiln_backend_module *m
                                   kiln_backend_function **out, kiln_param_info *params, int max_params,
                                   int *param_count) {
     (void)st;
-    pthread_mutex_lock(&m->lock); /* m->handle changes under it (module_upgrade) */
+    pthread_mutex_lock(&m->lock); /* m->handle changes under it (module_tier_up) */
     const unsigned char *sig = symbol(m->handle, "kiln_sig_", name);
     kiln_backend_function found;
     int entry = kiln_cpu_entries_find(m->handle, name, &found);

@@ -1,7 +1,7 @@
 /* cpu_state.c: does a compiled module keep state between launches?
  *
- * A first-tier module (src/kernel/module_tier.c) is replaced by its -O3
- * build while the program runs. That is only invisible when nothing the
+ * A module's quick build is replaced by its -O3 tier-up
+ * (src/kernel/tier_up.c) while the program runs. That is only invisible when nothing the
  * module's code writes outlives a launch: a `__device__ int counter`, a
  * function's `static` local or a non-const `__constant__` table would
  * start again from its initial value in the new build. Such variables are

@@ -306,7 +306,7 @@ template <typename T> struct kiln_fis_tree_arr<kiln_dyn_shared<T>> {
 // of them) and A holds 2h elements. Both the code's `if constexpr` and the
 // run-time check below ask this.
 template <typename A> static constexpr bool kiln_fis_tree_fits(unsigned h) {
-#ifdef KILN_CPU_FIRST_TIER /* the loop: the same bits, without the compile of every size's code */
+#ifdef KILN_CPU_QUICK_BUILD /* the loop: the same bits, without the compile of every size's code */
     return false;
 #endif
     typedef kiln_fis_tree_arr<A> arr;

@@ -1,9 +1,9 @@
-/* builtin_kernels.h: kernels kiln compiles for itself (fill, arange, strided copy,
+/* builtins.h: kernels kiln compiles for itself (fill, arange, strided copy,
  * meshgrid, ...), written in CUDA C like user kernels and compiled through the
  * same path and disk cache. Each context keeps the kernels it has built in
- * a slot, freed at its last release. */
-#ifndef KILN_KERNEL_BUILTIN_KERNELS_H
-#define KILN_KERNEL_BUILTIN_KERNELS_H
+ * the module cache (module_cache.h), freed at its last release. */
+#ifndef KILN_KERNEL_BUILTINS_H
+#define KILN_KERNEL_BUILTINS_H
 
 #include "core/context.h"
 

@@ -1,6 +1,6 @@
-/* cpu_upgrade.c: replacing a loaded module's code by another build of the
- * same source (src/kernel/module_tier.c: a first tier compiled at -O1
- * serves until its -O3 build is ready).
+/* cpu_tier_up.c: replacing a loaded module's code by another build of the
+ * same source (src/kernel/tier_up.c: a quick build compiled at -O1 serves
+ * until its -O3 tier-up is ready).
  *
  * The module object and its function handles stay; what changes is the
  * shared object behind them. The swap happens under the module's lock
@@ -16,12 +16,12 @@
 #include "backend/cpu/cpu_internal.h"
 #include "core/error.h"
 
-int kiln_cpu_module_upgradable(kiln_backend_state *st, kiln_backend_module *mod) {
+int kiln_cpu_module_can_tier_up(kiln_backend_state *st, kiln_backend_module *mod) {
     (void)st;
     return mod && mod->stateless;
 }
 
-kiln_status kiln_cpu_module_upgrade(kiln_backend_state *st, kiln_backend_module *mod,
+kiln_status kiln_cpu_module_tier_up(kiln_backend_state *st, kiln_backend_module *mod,
                                     const kiln_blob *better) {
     if (!mod->stateless)
         return kiln_set_error(KILN_ERR_UNSUPPORTED, "the CPU module keeps state between launches; it is "
