@@ -1,6 +1,7 @@
 /* module_cache.h: the context's one cache of the modules kiln compiles for
  * itself (array and linalg built-ins, BLAS helpers, reductions and scans,
- * ufunc and gufunc variants, sort, the Philox kernel of random).
+ * ufunc and gufunc variants, sort, random's own generators, sparse's CPU
+ * kernels).
  *
  * One per context, in a context slot. An entry is keyed by (source, options,
  * target): the full text of the module (found by its hash, then compared),

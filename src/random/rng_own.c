@@ -1,7 +1,8 @@
 /* rng_own.c: the CUDA provider's own XORWOW and MRG32k3a fills
  * (kiln_rng_gen.cuh): cuRAND's host-API values, written by many more GPU
- * threads than cuRAND's generator uses. What is kept per generator: the
- * module, the jump tables on the device, and two buffers of the T logical
+ * threads than cuRAND's generator uses. The module and its kernels are the
+ * context's (its module cache, kernel/module_cache.h). What is kept per
+ * generator: the jump tables on the device and two buffers of the T logical
  * threads' states (a fill reads one and leaves the states after it in the
  * other), so that consecutive fills continue as cuRAND's do. */
 #include "random/rng_own.h"
@@ -12,13 +13,14 @@
 #include "array/array.h"
 #include "core/error.h"
 #include "core/text.h"
+#include "kernel/module_cache.h"
 #include "random/rng_engine.h"
 
 extern const char kiln_embedded_kiln_random[];
 extern const char kiln_embedded_kiln_rng_gen[];
 
 struct kiln_rng_own {
-    kiln_module *module;
+    kiln_cached_module *module; /* the context's (module_cache.h), as are the kernels */
     kiln_kernel *fill[KILN_DIST_COUNT];
     kiln_kernel *setup;
     kiln_kernel *copy;     /* kiln_rng_states_copy, for fills inside a graph capture */
@@ -40,13 +42,9 @@ char *kiln_rng_gen_source(void) {
 
 void kiln_rng_own_free(kiln_rng_own *own) {
     if (!own) return;
-    for (int d = 0; d < KILN_DIST_COUNT; d++) kiln_kernel_release(own->fill[d]);
-    kiln_kernel_release(own->setup);
-    kiln_kernel_release(own->copy);
     kiln_array_release(own->tables);
     kiln_array_release(own->states[0]);
     kiln_array_release(own->states[1]);
-    kiln_module_release(own->module);
     free(own);
 }
 
@@ -85,7 +83,8 @@ static kiln_status own_prepare(kiln_rng *rng, kiln_rng_own *own, kiln_rng_engine
         char *src = kiln_rng_gen_source();
         if (!src)
             return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "%s: no host memory for the kernel source", name);
-        st = kiln_module_from_source(ctx, src, "kiln_rng_gen.cu", NULL, &own->module);
+        kiln_module_spec spec = {.source = src, .name = "kiln_rng_gen.cu"};
+        st = kiln_module_cache_get(ctx, &spec, &own->module);
         free(src);
         if (st != KILN_OK) return kiln_prefix_error(st, "%s: kiln's generator kernels: ", name);
     }
@@ -97,8 +96,9 @@ static kiln_status own_prepare(kiln_rng *rng, kiln_rng_own *own, kiln_rng_engine
         own->engine = engine;
         char kname[64];
         snprintf(kname, sizeof kname, "kiln_rng_%s_setup", eng);
-        st = kiln_module_kernel(own->module, kname, &own->setup);
-        if (st == KILN_OK) st = kiln_module_kernel(own->module, "kiln_rng_states_copy", &own->copy);
+        st = kiln_module_cache_kernel(ctx, own->module, kname, &own->setup);
+        if (st == KILN_OK)
+            st = kiln_module_cache_kernel(ctx, own->module, "kiln_rng_states_copy", &own->copy);
         if (st != KILN_OK) return st;
     }
     if (own->T != T || !own->states[0]) {
@@ -152,7 +152,7 @@ kiln_status kiln_rng_own_generate_chunked(kiln_rng *rng, kiln_rng_own **pown, co
     if (!own->fill[req->dist]) {
         char kname[64];
         snprintf(kname, sizeof kname, "kiln_rng_%s_%s", eng, dist_suffix[req->dist]);
-        st = kiln_module_kernel(own->module, kname, &own->fill[req->dist]);
+        st = kiln_module_cache_kernel(rng->ctx, own->module, kname, &own->fill[req->dist]);
         if (st != KILN_OK) return st;
     }
     uint32_t T = f.threads;
