@@ -159,7 +159,7 @@ int kiln_example_time_calls(kiln_context *ctx, kiln_example_step step, void *arg
 /* Monotonic host time in ms, for the host-timed runs of examples and benches. */
 double kiln_example_now_ms(void);
 /* Modules ctx has compiled or loaded from the disk cache so far
- * (kiln_jit_stats), -1 on error: a first-tier kernel's hand-over to the
+ * (kiln_jit_stats), -1 on error: a quick kernel's hand-over to the
  * kernel of a call's layout shows as one more. */
 int64_t kiln_example_modules_built(kiln_context *ctx);
 

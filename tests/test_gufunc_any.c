@@ -323,7 +323,7 @@ static void any_layout_kernel_tiers_up_in_background(void **state) {
         if (built == 2 && !built_at) built_at = call + 1;
     }
     if (!built_at) fail_msg("the layout kernel was not built in the background after %d calls", call);
-    expect_built(before, 2, "the calls after the background build");
+    expect_built(before, 2, "the calls after the tier-up");
     kiln_gufunc_release(f);
     /* released while its build runs: call 5 starts it, release waits */
     kiln_gufunc *g = NULL;

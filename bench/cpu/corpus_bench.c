@@ -383,7 +383,7 @@ int main(int argc, char **argv) {
         if (b.fibers) CHECK(kiln_module_from_source(b.ctx, src, modules[m].cuts[0].file, opt, &b.fib[m]));
         free(src);
     }
-    CHECK(kiln_jit_wait(b.ctx)); /* the -O3 builds, not the first tier */
+    CHECK(kiln_jit_wait(b.ctx)); /* the -O3 tier-ups, not the quick builds */
     printf("cuda-samples kernels on kiln's CPU backend (%ld cores), ms, fastest of %d\n",
            sysconf(_SC_NPROCESSORS_ONLN), b.repeat);
     printf("%-26s | %-30s | %-7s | %9s | %9s | %9s | %9s | %6s\n", "kernel", "idiom", "path", "kiln",
