@@ -114,6 +114,8 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
                 }
             free(f->lines);
             free(f->line_files);
+            free(f->warps);
+            free(f->warp_at);
             free(f);
             return 0;
         }
@@ -121,6 +123,8 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
     if (!why[0]) snprintf(why, why_size, "unsupported kernel shape");
     free(f->lines);
     free(f->line_files);
+    free(f->warps);
+    free(f->warp_at);
     free(f);
     return -1;
 }

@@ -73,6 +73,10 @@ static void put_toks_raw(fis *f, int a, int b) {
             else
                 kiln_text_add(f->out, f->c->text + gap_a, (size_t)(gap_b - gap_a));
         }
+        if (f->warp_at && f->warp_at[i]) {
+            i = fis_warp_put_call(f, f->warp_at[i] - 1);
+            continue;
+        }
         if (f->site_at && f->site_at[i] && f->site_on[f->site_at[i] - 1]) {
             i = put_site(f, f->site_at[i] - 1);
             continue;
@@ -86,6 +90,7 @@ static void put_toks_raw(fis *f, int a, int b) {
             i++;
         } else {
             if (f->mark && f->mark[i] == KILN_FIS_W_OPEN) fis_put(f, "kiln_fis_w(");
+            if (f->block_atomic && f->block_atomic[i]) fis_put(f, "kiln_fis_block_");
             put_tok(f, i);
             if (f->mark && f->mark[i] == KILN_FIS_W_CLOSE) fis_put(f, ")");
         }
@@ -151,6 +156,10 @@ static void put_type(fis *f, const var *x) {
 
 void fis_emit_stmt(fis *f, int s) {
     const node *n = &f->nodes[s];
+    if (n->warp) {
+        fis_warp_emit_put(f, s);
+        return;
+    }
     int any = 0;
     for (int v = n->decl; v >= 0; v = f->vars[v].next_in_stmt) any |= f->vars[v].stored;
     fis_put(f, "\n");
@@ -579,6 +588,8 @@ void fis_emit_kernel(fis *f, int root) {
         if (f->vars[v].dim_a >= 0) fis_put_toks(f, f->vars[v].dim_a, f->vars[v].dim_b);
         fis_put(f, ";\n");
     }
+    if (f->warp_count) fis_put(f, "kiln_fis_wslot kiln_wx[KILN_CPU_FIS_MAX_THREADS];\n");
+    fis_mark_block_atomics(f);
     if (f->returns)
         fis_put(f, "unsigned char kiln_done[KILN_CPU_FIS_MAX_THREADS];\n"
                    "for (int i = 0; i < kiln_bx * kiln_by * kiln_bz; i++) kiln_done[i] = 0;\n");
@@ -591,6 +602,8 @@ void fis_emit_kernel(fis *f, int root) {
     kiln_text_free(&body);
     free(f->mark);
     f->mark = NULL;
+    free(f->block_atomic);
+    f->block_atomic = NULL;
     free(f->site_at);
     free(f->sites);
     free(f->site_on);

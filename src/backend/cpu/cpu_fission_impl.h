@@ -57,6 +57,7 @@ typedef struct node {
     unsigned tree_h0; /* 0: blockDim.x / 2 */
     int tree_end;     /* N_UFOR: the token after the loop */
     int tree_first;   /* the kernel reads s[0] alone after the loop: only it is stored */
+    int warp;         /* N_STMT: 1 + the warp call (cpu_fission_warp.c) whose operand it stores, or 0 */
 } node;
 
 typedef struct var {
@@ -113,6 +114,10 @@ typedef struct fis {
     struct fis_site *sites;
     int site_count;
     unsigned char *site_on;
+    struct fis_warp *warps; /* warp calls split across two regions (cpu_fission_warp.c) */
+    int warp_count;
+    int *warp_at;                /* per token: 1 + the warp call starting there, or 0 */
+    unsigned char *block_atomic; /* per token: an atomic on the block's own shared memory (emit) */
 } fis;
 
 #define MAX_SITES 256
@@ -154,6 +159,42 @@ typedef struct declarator {
 } declarator;
 
 #define MAX_DECLARATORS 16
+
+/* ---- cpu_fission_warp.c: warp functions and shared-memory atomics */
+#define MAX_WARPS 64
+enum { W_SHFL, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL, W_REDUCE };
+/* A warp call `name(args)` at [call, rp]: the value each lane hands over
+ * [v0, v1), the lane argument [l0, l1) (source, delta or xor mask; the
+ * reduce's operator), the width [w0, w1) or, for a tile's method, the tile
+ * variable's token (tile >= 0), the mask [m0, m1) (-1: all lanes). */
+typedef struct fis_warp {
+    int kind, call, rp, v0, v1, l0, l1, w0, w1, m0, m1, tile;
+} fis_warp;
+enum { FIS_WARP_NONE, FIS_WARP_DONE, FIS_WARP_PLAIN };
+/* Statement [i, e) that names a barrier or warp function: FIS_WARP_DONE
+ * when it was built here (a warp sync, a warp call split across regions),
+ * FIS_WARP_PLAIN when it is an ordinary statement after all (a group's
+ * declaration; a warp call's second half), FIS_WARP_NONE when the caller
+ * decides; -1 on failure. */
+int fis_warp_stmt(fis *f, int seq, int *region, int i, int e);
+/* Token i names a cooperative group variable in a use that synchronises
+ * (`cta.sync()`, `tile.shfl_down(...)`, `cg::sync(cta)`, `cg::reduce(tile, ...)`). */
+int fis_group_barrier_at(const fis *f, int i);
+/* How a use of group variable v at token i varies: X_UNIFORM (its size, or
+ * the group passed on), X_IMPURE (its ranks, its collectives); -1: v is no
+ * group. */
+int fis_group_use(const fis *f, const var *v, int i);
+/* Writes warp call w's replacement in the region that reads the lanes;
+ * returns its last token. */
+int fis_warp_put_call(fis *f, int w);
+/* Statement node s stores its warp call's operand (node.warp). */
+void fis_warp_emit_put(fis *f, int s);
+/* Marks atomics on the kernel's __shared__ memory (f->block_atomic). */
+void fis_mark_block_atomics(fis *f);
+/* cpu_fission_build.c's node helpers, for cpu_fission_warp.c */
+int fis_new_node(fis *f, int kind, int parent);
+void fis_add_child(fis *f, int parent, int child);
+int fis_current_region(fis *f, int seq, int *region);
 
 /* ---- cpu_fission_scan.c */
 /* The token after the statement starting at i, or -1. */
