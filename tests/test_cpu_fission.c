@@ -482,7 +482,7 @@ static void test_shapes_outside_the_transform_say_why(void **state) {
     static const struct {
         const char *src, *why;
     } cases[] = {
-        {"__global__ void k(int *o) { int v = threadIdx.x; v += __shfl_down_sync(0xffffffffu, v, 1);"
+        {"__global__ void k(int *o) { int v = threadIdx.x; v += __syncthreads_count(v > 3);"
          " o[threadIdx.x] = v; }",
          "warp primitive"},
         {"__global__ void k(int *o) { __shared__ int s[32]; int i = 0;"

@@ -1,0 +1,285 @@
+/* test_cpu_fission_warp.c: warp functions (shuffles, votes, cooperative
+ * groups' tiles and their reduce) and shared-memory atomics take loop
+ * fission on the CPU. Each kernel runs as compiled and with
+ * -DKILN_CPU_FIBERS (on CUDA both are the GPU); the two must agree to the
+ * bit and match a host reference that moves values between lanes the way a
+ * warp does. Blocks of 2-d shape and of a size that is no multiple of 32
+ * check the lanes' numbering and the last, partial warp. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/test_support.h"
+
+static const char *src =
+    "#include <cooperative_groups.h>\n"
+    "#include <cooperative_groups/reduce.h>\n"
+    "namespace cg = cooperative_groups;\n"
+    "// a warp's sum by shuffles down, then each warp's sum through shared memory\n"
+    "__global__ void warp_sum(const float *in, float *out) {\n"
+    "    __shared__ float s[32];\n"
+    "    int t = threadIdx.y * blockDim.x + threadIdx.x;\n"
+    "    int n = blockDim.x * blockDim.y;\n"
+    "    float v = in[blockIdx.x * n + t];\n"
+    "    for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);\n"
+    "    if ((t & 31) == 0) s[t >> 5] = v;\n"
+    "    __syncthreads();\n"
+    "    float w = __shfl_sync(0xffffffffu, v, 3);\n"
+    "    out[blockIdx.x * n + t] = s[t >> 5] + w;\n"
+    "}\n"
+    "// a butterfly over half warps, and a shuffle up by a parameter\n"
+    "__global__ void butterfly(const double *in, double *out, int up) {\n"
+    "    int t = threadIdx.x;\n"
+    "    double v = in[blockIdx.x * blockDim.x + t];\n"
+    "    for (int m = 1; m < 16; m <<= 1) {\n"
+    "        double o = __shfl_xor_sync(0xffffffffu, v, m, 16);\n"
+    "        v = v * 0.5 + o;\n"
+    "    }\n"
+    "    __syncwarp();\n"
+    "    v -= __shfl_up_sync(0xffffffffu, v, up);\n"
+    "    out[blockIdx.x * blockDim.x + t] = v;\n"
+    "}\n"
+    "// votes: a ballot, any, all (in a condition), and the active mask\n"
+    "__global__ void votes(const int *in, unsigned *out) {\n"
+    "    int t = threadIdx.x;\n"
+    "    int x = in[blockIdx.x * blockDim.x + t];\n"
+    "    unsigned b = __ballot_sync(0xffffffffu, x > 0);\n"
+    "    int any = __any_sync(0x0000ffffu, x > 40);\n"
+    "    unsigned all = 0;\n"
+    "    if (__all_sync(0xffffffffu, x > -45)) all = 1;\n"
+    "    unsigned *o = out + 4 * (blockIdx.x * blockDim.x + t);\n"
+    "    o[0] = b;\n"
+    "    o[1] = any;\n"
+    "    o[2] = all;\n"
+    "    o[3] = __activemask();\n"
+    "}\n"
+    "// cooperative groups: a tile's reduce and an inclusive scan by shfl_up,\n"
+    "// votes of a tile of 8, and a shared histogram by atomicAdd\n"
+    "__global__ void tiles(const int *in, int *out) {\n"
+    "    cg::thread_block cta = cg::this_thread_block();\n"
+    "    cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cta);\n"
+    "    cg::thread_block_tile<8> eight = cg::tiled_partition<8>(cta);\n"
+    "    __shared__ int hist[16];\n"
+    "    if (threadIdx.x < 16) hist[threadIdx.x] = 0;\n"
+    "    cta.sync();\n"
+    "    int v = in[blockIdx.x * blockDim.x + threadIdx.x];\n"
+    "    int *h = hist + (v & 7);\n"
+    "    atomicAdd(&hist[(v >> 3) & 7], 1);\n"
+    "    atomicAdd(h + 8, 2);\n"
+    "    int r = cg::reduce(tile, v, cg::plus<int>());\n"
+    "    for (int i = 1; i < tile.size(); i *= 2) {\n"
+    "        int n = tile.shfl_up(v, i);\n"
+    "        if (tile.thread_rank() >= i) v += n;\n"
+    "    }\n"
+    "    unsigned b8 = eight.ballot(v & 1);\n"
+    "    int a8 = eight.all(v > -1000);\n"
+    "    int d8 = eight.shfl_down(v, 3);\n"
+    "    cg::sync(cta);\n"
+    "    int *o = out + 4 * (blockIdx.x * blockDim.x + threadIdx.x);\n"
+    "    o[0] = v + hist[threadIdx.x & 15];\n"
+    "    o[1] = r;\n"
+    "    o[2] = (int)b8 + 1000 * a8;\n"
+    "    o[3] = d8;\n"
+    "}\n";
+
+/* Forms that keep fibers, for their path notes. */
+static const char *kept = "__global__ void divergent(float *x) {\n"
+                          "    float v = x[threadIdx.x];\n"
+                          "    if (threadIdx.x < 32) v += __shfl_down_sync(0xffffffffu, v, 1);\n"
+                          "    x[threadIdx.x] = v;\n"
+                          "}\n"
+                          "__global__ void two(float *x) {\n"
+                          "    float v = x[threadIdx.x];\n"
+                          "    v = __shfl_down_sync(0xffffffffu, v, 1) + __shfl_up_sync(0xffffffffu, v, 1);\n"
+                          "    x[threadIdx.x] = v;\n"
+                          "}\n";
+
+static void test_paths(void **state) {
+    (void)state;
+    char *log = NULL;
+    TEST_OK(kiln_compile_only("cpu", NULL, src, "warp.cu", NULL, &log));
+    test_expect_cpu_path(log, "warp_sum", "fission", NULL);
+    test_expect_cpu_path(log, "butterfly", "fission", NULL);
+    test_expect_cpu_path(log, "votes", "fission", NULL);
+    test_expect_cpu_path(log, "tiles", "fission", NULL);
+    kiln_free(log);
+    log = NULL;
+    TEST_OK(kiln_compile_only("cpu", NULL, kept, "kept.cu", NULL, &log));
+    test_expect_cpu_path(log, "divergent", "fibers", "a barrier under an if whose condition is not uniform");
+    test_expect_cpu_path(log, "two", "fibers",
+                         "two warp functions in one statement (at '__shfl_down_sync', line 8)");
+    kiln_free(log);
+    log = NULL;
+    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "warp.cu", NULL, &log);
+    if (s != KILN_ERR_COMPILER_MISSING) TEST_OK(s);
+    kiln_free(log);
+}
+
+/* Runs kernel `name` built with `options` (NULL or -DKILN_CPU_FIBERS) on
+ * `blocks` blocks of `block`; in and out of the given element size. */
+static void *run(kiln_context *ctx, const char *options, const char *name, kiln_dtype in_type,
+                 kiln_dtype out_type, size_t esize, const void *in, size_t n_in, size_t n_out, int blocks,
+                 kiln_dim3 block, const kiln_value *extra, int nextra) {
+    kiln_module *m = NULL;
+    TEST_OK(kiln_module_from_source(ctx, src, "warp.cu", options, &m));
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_module_get_kernel(m, name, &k));
+    int64_t ni = (int64_t)n_in, no = (int64_t)n_out;
+    kiln_array *a = NULL, *o = NULL;
+    TEST_OK(kiln_array_from_host(ctx, in_type, 1, &ni, in, n_in * esize, &a));
+    TEST_OK(kiln_array_zeros(ctx, out_type, 1, &no, &o));
+    kiln_value args[3] = {kiln_arr(a), kiln_arr(o)};
+    for (int i = 0; i < nextra; i++) args[2 + i] = extra[i];
+    TEST_OK(kiln_launch(k, KILN_DIM(blocks), block, 0, NULL, args, 2 + nextra));
+    void *out = malloc(n_out * esize);
+    TEST_OK(kiln_array_to_host(o, out, n_out * esize));
+    kiln_array_release(a);
+    kiln_array_release(o);
+    kiln_kernel_release(k);
+    kiln_module_release(m);
+    return out;
+}
+
+/* Both paths' outputs, compared to each other bit for bit and to want. */
+static void check(kiln_context *ctx, const char *name, kiln_dtype in_type, kiln_dtype out_type, size_t esize,
+                  const void *in, size_t n_in, size_t n_out, int blocks, kiln_dim3 block,
+                  const kiln_value *extra, int nextra, const void *want) {
+    char *fis = run(ctx, NULL, name, in_type, out_type, esize, in, n_in, n_out, blocks, block, extra, nextra);
+    char *fib = run(ctx, "-DKILN_CPU_FIBERS", name, in_type, out_type, esize, in, n_in, n_out, blocks, block,
+                    extra, nextra);
+    for (size_t i = 0; i < n_out; i++) {
+        if (memcmp(fis + i * esize, fib + i * esize, esize) != 0)
+            fail_msg("%s: element %zu differs between fission and fibers", name, i);
+        if (memcmp(fis + i * esize, (const char *)want + i * esize, esize) != 0)
+            fail_msg("%s: element %zu differs from the host reference", name, i);
+    }
+    free(fis);
+    free(fib);
+}
+
+/* Lane l of the warp that holds thread t of a block of n threads reads
+ * thread src (own value past the block's end), as CUDA's and kiln's
+ * shuffles do. */
+static int lane_src(int t, int n, int from) {
+    int at = (t & ~31) + from;
+    return at < n ? at : t;
+}
+
+static void test_warp_sum(void **state) {
+    enum { BX = 16, BY = 6, N = BX * BY, BLOCKS = 3 };
+    float in[N * BLOCKS], want[N * BLOCKS];
+    test_rng r = test_rng_for("fission_warp_sum");
+    test_fill_f32(&r, in, N * BLOCKS, -4, 4);
+    for (int b = 0; b < BLOCKS; b++) {
+        float v[N], s[32];
+        memcpy(v, in + b * N, sizeof v);
+        for (int off = 16; off > 0; off /= 2) {
+            float o[N];
+            for (int t = 0; t < N; t++) {
+                int lane = t & 31, sl = lane + off;
+                o[t] = v[lane_src(t, N, (sl & ~31) == (lane & ~31) ? sl : lane)];
+            }
+            for (int t = 0; t < N; t++) v[t] += o[t];
+        }
+        for (int t = 0; t < N; t++)
+            if ((t & 31) == 0) s[t >> 5] = v[t];
+        for (int t = 0; t < N; t++) want[b * N + t] = s[t >> 5] + v[lane_src(t, N, 3)];
+    }
+    check(*state, "warp_sum", KILN_FLOAT32, KILN_FLOAT32, sizeof(float), in, N * BLOCKS, N * BLOCKS, BLOCKS,
+          KILN_DIM(BX, BY), NULL, 0, want);
+}
+
+static void test_butterfly(void **state) {
+    enum { N = 80, BLOCKS = 2, UP = 5 };
+    double in[N * BLOCKS], want[N * BLOCKS];
+    test_rng r = test_rng_for("fission_warp_butterfly");
+    test_fill_f64(&r, in, N * BLOCKS, -1, 1);
+    for (int b = 0; b < BLOCKS; b++) {
+        double v[N], o[N];
+        memcpy(v, in + b * N, sizeof v);
+        for (int m = 1; m < 16; m <<= 1) {
+            for (int t = 0; t < N; t++) {
+                int lane = t & 31, s = lane ^ m;
+                o[t] = v[lane_src(t, N, (s & ~15) == (lane & ~15) ? s : lane)];
+            }
+            for (int t = 0; t < N; t++) v[t] = v[t] * 0.5 + o[t];
+        }
+        for (int t = 0; t < N; t++) {
+            int lane = t & 31, s = lane - UP;
+            o[t] = v[lane_src(t, N, s >= 0 ? s : lane)];
+        }
+        for (int t = 0; t < N; t++) want[b * N + t] = v[t] - o[t];
+    }
+    kiln_value extra[] = {kiln_i32(UP)};
+    check(*state, "butterfly", KILN_FLOAT64, KILN_FLOAT64, sizeof(double), in, N * BLOCKS, N * BLOCKS, BLOCKS,
+          KILN_DIM(N), extra, 1, want);
+}
+
+/* Lanes of t's warp whose x satisfies p, one bit each. */
+static unsigned lanes_where(const int *x, int t, int n, int lo, int below) {
+    unsigned bits = 0;
+    for (int i = t & ~31; i < (t & ~31) + 32 && i < n; i++)
+        if (below ? x[i] <= lo : x[i] > lo) bits |= 1u << (i & 31);
+    return bits;
+}
+
+static void test_votes(void **state) {
+    enum { N = 100, BLOCKS = 3 };
+    int in[N * BLOCKS];
+    unsigned want[4 * N * BLOCKS];
+    test_rng r = test_rng_for("fission_warp_votes");
+    for (int i = 0; i < N * BLOCKS; i++) in[i] = (int)test_uniform(&r, -50, 50);
+    in[N + 40] = -48; /* one warp where not all are above -45 */
+    for (int b = 0; b < BLOCKS; b++)
+        for (int t = 0; t < N; t++) {
+            const int *x = in + b * N;
+            unsigned *o = want + 4 * (b * N + t);
+            o[0] = lanes_where(x, t, N, 0, 0);
+            o[1] = (lanes_where(x, t, N, 40, 0) & 0xffffu) != 0;
+            o[2] = lanes_where(x, t, N, -45, 1) == 0;
+            o[3] = 0xffffffffu;
+        }
+    check(*state, "votes", KILN_INT32, KILN_UINT32, sizeof(unsigned), in, N * BLOCKS, 4 * N * BLOCKS, BLOCKS,
+          KILN_DIM(N), NULL, 0, want);
+}
+
+static void test_tiles(void **state) {
+    enum { N = 96, BLOCKS = 2 };
+    int in[N * BLOCKS], want[4 * N * BLOCKS];
+    test_rng r = test_rng_for("fission_warp_tiles");
+    for (int i = 0; i < N * BLOCKS; i++) in[i] = (int)test_uniform(&r, -100, 100);
+    for (int b = 0; b < BLOCKS; b++) {
+        const int *x = in + b * N;
+        int hist[16] = {0}, v[N], red[N];
+        for (int t = 0; t < N; t++) {
+            hist[(x[t] >> 3) & 7] += 1;
+            hist[(x[t] & 7) + 8] += 2;
+        }
+        for (int t = 0; t < N; t++) {
+            red[t] = 0;
+            for (int i = t & ~31; i < (t & ~31) + 32; i++) red[t] += x[i];
+            v[t] = 0;
+            for (int i = t & ~31; i <= t; i++) v[t] += x[i];
+        }
+        for (int t = 0; t < N; t++) {
+            int *o = want + 4 * (b * N + t);
+            unsigned b8 = 0;
+            for (int i = t & ~7; i < (t & ~7) + 8; i++) b8 |= (unsigned)(v[i] & 1) << (i & 7);
+            int s = (t & 31) + 3, d8 = v[(s & ~7) == ((t & 31) & ~7) ? (t & ~31) + s : t];
+            o[0] = v[t] + hist[t & 15];
+            o[1] = red[t];
+            o[2] = (int)b8 + 1000;
+            o[3] = d8;
+        }
+    }
+    check(*state, "tiles", KILN_INT32, KILN_INT32, sizeof(int), in, N * BLOCKS, 4 * N * BLOCKS, BLOCKS,
+          KILN_DIM(N), NULL, 0, want);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_paths), cmocka_unit_test(test_warp_sum), cmocka_unit_test(test_butterfly),
+        cmocka_unit_test(test_votes), cmocka_unit_test(test_tiles),
+    };
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
+}
