@@ -219,6 +219,10 @@ static void region_traits(fis *f, int r, int *calls, int *ivdep) {
     *ivdep = 1;
     for (int s = f->nodes[r].child; s >= 0; s = f->nodes[s].next)
         for (int i = f->nodes[s].a; i < f->nodes[s].b; i++) {
+            if (f->warp_at && f->warp_at[i]) { /* kiln's own inline code (cpu_fission_warp.c) */
+                i = fis_warp_traits(f, f->warp_at[i] - 1, ivdep);
+                continue;
+            }
             if (!ident(f, i)) continue;
             if (is(f, i, "volatile") || strncmp(f->c->text + f->c->t[i].start, "atomic", 6) == 0) *ivdep = 0;
             if (is(f, i + 1, "(") && !pure_call(f, i) && !fis_lookup(f, i)) *calls = 1;
@@ -588,7 +592,7 @@ void fis_emit_kernel(fis *f, int root) {
         if (f->vars[v].dim_a >= 0) fis_put_toks(f, f->vars[v].dim_a, f->vars[v].dim_b);
         fis_put(f, ";\n");
     }
-    if (f->warp_count) fis_put(f, "kiln_fis_wslot kiln_wx[KILN_CPU_FIS_MAX_THREADS];\n");
+    if (f->warp_count) fis_put(f, "KILN_FIS_WARP_STATE\n"); /* kiln_cpu_fission_warp.cuh */
     fis_mark_block_atomics(f);
     if (f->returns)
         fis_put(f, "unsigned char kiln_done[KILN_CPU_FIS_MAX_THREADS];\n"

@@ -187,6 +187,9 @@ int fis_group_use(const fis *f, const var *v, int i);
 /* Writes warp call w's replacement in the region that reads the lanes;
  * returns its last token. */
 int fis_warp_put_call(fis *f, int w);
+/* What warp call w means for the thread loop that reads its lanes: clears
+ * *ivdep where the lanes share a cached result; returns its last token. */
+int fis_warp_traits(const fis *f, int w, int *ivdep);
 /* Statement node s stores its warp call's operand (node.warp). */
 void fis_warp_emit_put(fis *f, int s);
 /* Marks atomics on the kernel's __shared__ memory (f->block_atomic). */

@@ -282,10 +282,19 @@ int fis_warp_stmt(fis *f, int seq, int *region, int i, int e) {
 void fis_warp_emit_put(fis *f, int s) {
     const fis_warp *w = &f->warps[f->nodes[s].warp - 1];
     /* votes take an int, as __ballot_sync's parameter converts it */
-    fis_put(f, w->kind >= W_BALLOT && w->kind <= W_ALL ? "\nkiln_fis_wput<int>(kiln_wx[kiln_t], "
-                                                       : "\nkiln_fis_wput(kiln_wx[kiln_t], ");
+    fis_put(f, w->kind >= W_BALLOT && w->kind <= W_ALL ? "\nkiln_fis_wput<int>(kiln_wx, kiln_t, "
+                                                       : "\nkiln_fis_wput(kiln_wx, kiln_t, ");
     fis_put_toks(f, w->v0, w->v1);
     fis_put(f, ");");
+    /* a vote's or reduce's result is computed once per warp, when the
+     * reading loop reaches its first lane: forget the last one */
+    if (w->kind >= W_BALLOT) fis_put(f, " kiln_wc = -1;");
+}
+
+int fis_warp_traits(const fis *f, int k, int *ivdep) {
+    const fis_warp *w = &f->warps[k];
+    if (w->kind >= W_BALLOT) *ivdep = 0; /* the cache is carried from lane to lane */
+    return w->rp;
 }
 
 static void put_raw(fis *f, int a, int b) {
@@ -316,13 +325,13 @@ static void put_type_tag(fis *f, const fis_warp *w) {
 
 int fis_warp_put_call(fis *f, int k) {
     const fis_warp *w = &f->warps[k];
-    static const char *const shfl[] = {"kiln_fis_shfl", "kiln_fis_shfl_up", "kiln_fis_shfl_down",
-                                       "kiln_fis_shfl_xor"};
-    const char *lanes = "kiln_wx, kiln_t, kiln_bx * kiln_by * kiln_bz, ";
+    static const char *const names[] = {"kiln_fis_shfl(",     "kiln_fis_shfl_up(", "kiln_fis_shfl_down(",
+                                        "kiln_fis_shfl_xor(", "kiln_fis_ballot(",  "kiln_fis_any(",
+                                        "kiln_fis_all(",      "kiln_fis_reduce("};
+    fis_put(f, names[w->kind]);
+    fis_put(f, "kiln_wx, kiln_t, kiln_bx * kiln_by * kiln_bz, ");
+    if (w->kind >= W_BALLOT) fis_put(f, "kiln_wc, kiln_wcv, ");
     if (w->kind <= W_SHFL_XOR || w->kind == W_REDUCE) {
-        fis_put(f, w->kind == W_REDUCE ? "kiln_fis_reduce(" : shfl[w->kind]);
-        if (w->kind != W_REDUCE) fis_put(f, "(");
-        fis_put(f, lanes);
         put_type_tag(f, w);
         fis_put(f, ", ");
         put_width(f, w);
@@ -331,10 +340,6 @@ int fis_warp_put_call(fis *f, int k) {
         fis_put(f, ")");
         return w->rp;
     }
-    static const char *const votes[] = {"kiln_fis_ballot", "kiln_fis_any", "kiln_fis_all"};
-    fis_put(f, votes[w->kind - W_BALLOT]);
-    fis_put(f, "(");
-    fis_put(f, lanes);
     put_width(f, w);
     fis_put(f, ", ");
     if (w->m0 >= 0) {

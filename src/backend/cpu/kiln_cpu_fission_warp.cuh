@@ -9,19 +9,54 @@
 // path's functions (kiln_cpu_prelude.cuh, kiln_cpu_cg.cuh) step for step, so
 // both paths give the same bits.
 
-// One thread's operand: any trivially copyable value of up to 16 bytes (a
-// uint4 through tile.shfl). A wider one fails to compile, and the module
-// then runs its barrier kernels on fibers.
+// The threads' operands, in an array of their size (4, 8 or 16 bytes), so
+// that the storing loop and the shuffles' loads are contiguous and
+// vectorise. Any trivially copyable value of up to 16 bytes (a uint4
+// through tile.shfl); a wider one fails to compile, and the module then
+// runs its barrier kernels on fibers. 32 slots of padding at each end (see
+// kiln_fis_at).
 struct alignas(16) kiln_fis_wslot {
     unsigned char b[16];
 };
-template <typename T> static inline KILN_FIS_INLINE void kiln_fis_wput(kiln_fis_wslot &s, const T &v) {
-    static_assert(sizeof(T) <= sizeof(kiln_fis_wslot), "a warp function's operand of more than 16 bytes");
-    __builtin_memcpy(s.b, &v, sizeof(T));
+struct kiln_fis_wx {
+    unsigned w4[KILN_CPU_FIS_MAX_THREADS + 64];
+    unsigned long long w8[KILN_CPU_FIS_MAX_THREADS + 64];
+    kiln_fis_wslot w16[KILN_CPU_FIS_MAX_THREADS + 64];
+};
+// The state of a kernel with warp functions: the operands, and the last
+// vote or reduce computed (its warp's first rank, or -1, and its value).
+// The padding is zeroed (what a load there reads is never used).
+static inline void kiln_fis_wx_pads(kiln_fis_wx &x) {
+    const int end = KILN_CPU_FIS_MAX_THREADS + 32;
+    __builtin_memset(x.w4, 0, 32 * sizeof *x.w4);
+    __builtin_memset(x.w4 + end, 0, 32 * sizeof *x.w4);
+    __builtin_memset(x.w8, 0, 32 * sizeof *x.w8);
+    __builtin_memset(x.w8 + end, 0, 32 * sizeof *x.w8);
+    __builtin_memset(x.w16, 0, 32 * sizeof *x.w16);
+    __builtin_memset(x.w16 + end, 0, 32 * sizeof *x.w16);
 }
-template <typename T> static inline KILN_FIS_INLINE T kiln_fis_wget(const kiln_fis_wslot &s) {
+#define KILN_FIS_WARP_STATE                                                                                  \
+    kiln_fis_wx kiln_wx;                                                                                     \
+    kiln_fis_wx_pads(kiln_wx);                                                                               \
+    int kiln_wc = -1;                                                                                        \
+    kiln_fis_wslot kiln_wcv;
+template <typename T> static inline KILN_FIS_INLINE void kiln_fis_wput(kiln_fis_wx &x, int t, const T &v) {
+    static_assert(sizeof(T) <= sizeof(kiln_fis_wslot), "a warp function's operand of more than 16 bytes");
+    if constexpr (sizeof(T) <= 4)
+        __builtin_memcpy(&x.w4[t + 32], &v, sizeof(T));
+    else if constexpr (sizeof(T) <= 8)
+        __builtin_memcpy(&x.w8[t + 32], &v, sizeof(T));
+    else
+        __builtin_memcpy(&x.w16[t + 32], &v, sizeof(T));
+}
+template <typename T> static inline KILN_FIS_INLINE T kiln_fis_wget(const kiln_fis_wx &x, int t) {
     T v;
-    __builtin_memcpy(&v, s.b, sizeof(T));
+    if constexpr (sizeof(T) <= 4)
+        __builtin_memcpy(&v, &x.w4[t + 32], sizeof(T));
+    else if constexpr (sizeof(T) <= 8)
+        __builtin_memcpy(&v, &x.w8[t + 32], sizeof(T));
+    else
+        __builtin_memcpy(&v, &x.w16[t + 32], sizeof(T));
     return v;
 }
 // The operand's type as the fiber path's templates deduce it (by value).
@@ -29,45 +64,64 @@ template <typename T> T kiln_fis_wval(const T &);
 // A tile's size (thread_block_tile<N>::num_threads_value).
 template <typename G> static constexpr int kiln_fis_tile_n(const G &) { return (int)G::num_threads_value; }
 
-// Thread t reads lane src_lane of its warp: its own value where that lane
-// is past the block's last thread.
+// A thread's slot is at t + 32 (kiln_fis_wput): loads of t - 31 ... t + 31
+// stay inside the array for every thread, and the shuffles by a constant
+// distance load lane t + d for all threads (contiguous, so the loop
+// vectorises) and select it where that lane exists.
 template <typename T>
-static inline KILN_FIS_INLINE T kiln_fis_lane(const kiln_fis_wslot *wx, int t, int n, int src_lane) {
-    unsigned src = ((unsigned)t & ~31u) + (unsigned)src_lane;
-    return kiln_fis_wget<T>(wx[src < (unsigned)n ? (int)src : t]);
+static inline KILN_FIS_INLINE T kiln_fis_at(const kiln_fis_wx &x, int t, int n, unsigned at) {
+    return kiln_fis_wget<T>(x, at < (unsigned)n ? (int)at : t);
 }
 template <typename T>
-static inline KILN_FIS_INLINE T kiln_fis_shfl(const kiln_fis_wslot *wx, int t, int n, T *, int width,
-                                              int src) {
+static inline KILN_FIS_INLINE T kiln_fis_shfl(const kiln_fis_wx &x, int t, int n, T *, int width, int src) {
     int lane = t & 31;
-    return kiln_fis_lane<T>(wx, t, n, (lane & ~(width - 1)) + (src & (width - 1)));
+    return kiln_fis_at<T>(x, t, n,
+                          ((unsigned)t & ~31u) + (unsigned)((lane & ~(width - 1)) + (src & (width - 1))));
 }
 template <typename T>
-static inline KILN_FIS_INLINE T kiln_fis_shfl_xor(const kiln_fis_wslot *wx, int t, int n, T *, int width,
-                                                  int m) {
+static inline KILN_FIS_INLINE T kiln_fis_shfl_xor(const kiln_fis_wx &x, int t, int n, T *, int width, int m) {
     int lane = t & 31, s = lane ^ m;
-    return kiln_fis_lane<T>(wx, t, n, (s & ~(width - 1)) == (lane & ~(width - 1)) ? s : lane);
+    bool ok = (s & ~(width - 1)) == (lane & ~(width - 1));
+    return kiln_fis_at<T>(x, t, n, ((unsigned)t & ~31u) + (unsigned)(ok ? s : lane));
 }
 template <typename T>
-static inline KILN_FIS_INLINE T kiln_fis_shfl_down(const kiln_fis_wslot *wx, int t, int n, T *, int width,
+static inline KILN_FIS_INLINE T kiln_fis_shfl_down(const kiln_fis_wx &x, int t, int n, T *, int width,
                                                    unsigned d) {
     int lane = t & 31, s = lane + (int)d;
-    return kiln_fis_lane<T>(wx, t, n, (s & ~(width - 1)) == (lane & ~(width - 1)) ? s : lane);
+    bool ok = (s & ~(width - 1)) == (lane & ~(width - 1));
+    if (d >= 32u) return kiln_fis_at<T>(x, t, n, ((unsigned)t & ~31u) + (unsigned)(ok ? s : lane));
+    T own = kiln_fis_wget<T>(x, t), other = kiln_fis_wget<T>(x, t + (int)d);
+    return ok && t + (int)d < n ? other : own;
 }
 template <typename T>
-static inline KILN_FIS_INLINE T kiln_fis_shfl_up(const kiln_fis_wslot *wx, int t, int n, T *, int width,
+static inline KILN_FIS_INLINE T kiln_fis_shfl_up(const kiln_fis_wx &x, int t, int n, T *, int width,
                                                  unsigned d) {
     int lane = t & 31, s = lane - (int)d;
-    return kiln_fis_lane<T>(wx, t, n, s >= (lane & ~(width - 1)) ? s : lane);
+    bool ok = s >= (lane & ~(width - 1));
+    if (d >= 32u) return kiln_fis_at<T>(x, t, n, ((unsigned)t & ~31u) + (unsigned)(ok ? s : lane));
+    T own = kiln_fis_wget<T>(x, t), other = kiln_fis_wget<T>(x, t - (int)d);
+    return ok ? other : own; // t - d < t < n
 }
-// The warp's lanes whose int operand is non-zero (zero: `zero`), one bit each.
-static inline KILN_FIS_INLINE unsigned kiln_fis_votes(const kiln_fis_wslot *wx, int t, int n, int zero) {
-    unsigned base = (unsigned)t & ~31u, r = 0;
-    for (unsigned i = base; i < base + 32 && i < (unsigned)n; i++)
-        if ((kiln_fis_wget<int>(wx[i]) != 0) != (zero != 0)) r |= 1u << (i - base);
-    return r;
+// The warp's lanes whose int operand is non-zero, one bit each, computed
+// for the warp's first lane the reading loop reaches and kept (kiln_wc) for
+// the others; then __ballot_sync's mask, or a tile's own N bits.
+static inline KILN_FIS_INLINE unsigned kiln_fis_votes(const kiln_fis_wx &x, int t, int n, int &wc,
+                                                      kiln_fis_wslot &wcv, unsigned *valid) {
+    int base = t & ~31;
+    unsigned bits = 0, lanes = n - base >= 32 ? 0xffffffffu : (1u << (n - base)) - 1u;
+    if (wc == base) {
+        __builtin_memcpy(&bits, wcv.b, sizeof bits);
+    } else {
+        if (n - base >= 32)
+            for (int i = 0; i < 32; i++) bits |= (unsigned)(x.w4[base + 32 + i] != 0) << i;
+        else
+            for (int i = 0; i < n - base; i++) bits |= (unsigned)(x.w4[base + 32 + i] != 0) << i;
+        __builtin_memcpy(wcv.b, &bits, sizeof bits);
+        wc = base;
+    }
+    *valid = lanes;
+    return bits;
 }
-// __ballot_sync's mask; a tile (tile != 0, width N) sees its own N bits.
 static inline KILN_FIS_INLINE unsigned kiln_fis_cut(unsigned warp, int t, int width, unsigned mask,
                                                     int tile) {
     if (!tile) return warp & mask;
@@ -75,26 +129,37 @@ static inline KILN_FIS_INLINE unsigned kiln_fis_cut(unsigned warp, int t, int wi
     unsigned shift = (unsigned)(t & 31) & ~((unsigned)width - 1) & 31u;
     return (warp >> shift) & ((1u << width) - 1u);
 }
-static inline KILN_FIS_INLINE unsigned kiln_fis_ballot(const kiln_fis_wslot *wx, int t, int n, int width,
-                                                       unsigned mask, int tile) {
-    return kiln_fis_cut(kiln_fis_votes(wx, t, n, 0), t, width, mask, tile);
+static inline KILN_FIS_INLINE unsigned kiln_fis_ballot(const kiln_fis_wx &x, int t, int n, int &wc,
+                                                       kiln_fis_wslot &wcv, int width, unsigned mask,
+                                                       int tile) {
+    unsigned valid;
+    return kiln_fis_cut(kiln_fis_votes(x, t, n, wc, wcv, &valid), t, width, mask, tile);
 }
-static inline KILN_FIS_INLINE int kiln_fis_any(const kiln_fis_wslot *wx, int t, int n, int width,
-                                               unsigned mask, int tile) {
-    return kiln_fis_cut(kiln_fis_votes(wx, t, n, 0), t, width, mask, tile) != 0;
+static inline KILN_FIS_INLINE int kiln_fis_any(const kiln_fis_wx &x, int t, int n, int &wc,
+                                               kiln_fis_wslot &wcv, int width, unsigned mask, int tile) {
+    return kiln_fis_ballot(x, t, n, wc, wcv, width, mask, tile) != 0;
 }
-static inline KILN_FIS_INLINE int kiln_fis_all(const kiln_fis_wslot *wx, int t, int n, int width,
-                                               unsigned mask, int tile) {
-    return kiln_fis_cut(kiln_fis_votes(wx, t, n, 1), t, width, mask, tile) == 0;
+// all(p): no lane with !p, as the fiber path's ballot of !p asks.
+static inline KILN_FIS_INLINE int kiln_fis_all(const kiln_fis_wx &x, int t, int n, int &wc,
+                                               kiln_fis_wslot &wcv, int width, unsigned mask, int tile) {
+    unsigned valid, bits = kiln_fis_votes(x, t, n, wc, wcv, &valid);
+    return kiln_fis_cut(~bits & valid, t, width, mask, tile) == 0;
 }
-// cg::reduce over a tile: op folded over its lanes in rank order.
+// cg::reduce over a tile: op folded over its lanes in rank order, once per
+// tile (kept in kiln_wcv for its other lanes).
 template <typename T, typename Op>
-static inline KILN_FIS_INLINE T kiln_fis_reduce(const kiln_fis_wslot *wx, int t, int n, T *, int width,
-                                                Op op) {
-    unsigned base = (unsigned)t & ~((unsigned)width - 1);
-    T r = kiln_fis_wget<T>(wx[base]);
-    for (unsigned i = base + 1; i < base + (unsigned)width && i < (unsigned)n; i++)
-        r = op(r, kiln_fis_wget<T>(wx[i]));
+static inline KILN_FIS_INLINE T kiln_fis_reduce(const kiln_fis_wx &x, int t, int n, int &wc,
+                                                kiln_fis_wslot &wcv, T *, int width, Op op) {
+    int base = t & ~(width - 1);
+    T r;
+    if (wc == base) {
+        __builtin_memcpy(&r, wcv.b, sizeof(T));
+        return r;
+    }
+    r = kiln_fis_wget<T>(x, base);
+    for (int i = base + 1; i < base + width && i < n; i++) r = op(r, kiln_fis_wget<T>(x, i));
+    __builtin_memcpy(wcv.b, &r, sizeof(T));
+    wc = base;
     return r;
 }
 
