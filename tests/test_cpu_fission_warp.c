@@ -80,19 +80,67 @@ static const char *src =
     "    o[1] = r;\n"
     "    o[2] = (int)b8 + 1000 * a8;\n"
     "    o[3] = d8;\n"
+    "}\n"
+    "// reduce6's last warp: shuffles under an if the first warp takes\n"
+    "__global__ void tail_warp(const float *in, float *out) {\n"
+    "    cg::thread_block cta = cg::this_thread_block();\n"
+    "    cg::thread_block_tile<32> tile32 = cg::tiled_partition<32>(cta);\n"
+    "    __shared__ float sdata[128];\n"
+    "    unsigned int tid = threadIdx.x;\n"
+    "    float mySum = in[blockIdx.x * 128 + tid];\n"
+    "    sdata[tid] = mySum;\n"
+    "    cg::sync(cta);\n"
+    "    if (tid < 64) sdata[tid] = mySum = mySum + sdata[tid + 64];\n"
+    "    cg::sync(cta);\n"
+    "    if (cta.thread_rank() < 32) {\n"
+    "        mySum += sdata[tid + 32];\n"
+    "        for (int offset = tile32.size() / 2; offset > 0; offset /= 2)\n"
+    "            mySum += tile32.shfl_down(mySum, offset);\n"
+    "    }\n"
+    "    if (cta.thread_rank() == 0) out[blockIdx.x] = mySum;\n"
+    "}\n"
+    "// reduce7's: the warp sums' reduce among the lanes a ballot names\n"
+    "__global__ void masked(const int *in, int *out) {\n"
+    "    __shared__ int s[8];\n"
+    "    unsigned tid = threadIdx.x;\n"
+    "    int v = in[blockIdx.x * 256 + tid];\n"
+    "    for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);\n"
+    "    if ((tid % 32) == 0) s[tid / 32] = v;\n"
+    "    __syncthreads();\n"
+    "    const unsigned mask = __ballot_sync(0xffffffffu, tid < 8);\n"
+    "    if (tid < 8) {\n"
+    "        v = s[tid];\n"
+    "        for (int off = 4; off > 0; off /= 2) v += __shfl_down_sync(mask, v, off);\n"
+    "    }\n"
+    "    if (tid == 0) out[blockIdx.x] = v;\n"
+    "}\n"
+    "// warps taking different branches, each with its own shuffle\n"
+    "__global__ void alternate(const int *in, int *out) {\n"
+    "    int v = in[blockIdx.x * blockDim.x + threadIdx.x];\n"
+    "    if (threadIdx.x & 32)\n"
+    "        v = __shfl_xor_sync(0xffffffffu, v, 1);\n"
+    "    else\n"
+    "        v = __shfl_xor_sync(0xffffffffu, v, 2) * 10;\n"
+    "    out[blockIdx.x * blockDim.x + threadIdx.x] = v;\n"
     "}\n";
 
 /* Forms that keep fibers, for their path notes. */
-static const char *kept = "__global__ void divergent(float *x) {\n"
-                          "    float v = x[threadIdx.x];\n"
-                          "    if (threadIdx.x < 32) v += __shfl_down_sync(0xffffffffu, v, 1);\n"
-                          "    x[threadIdx.x] = v;\n"
-                          "}\n"
-                          "__global__ void two(float *x) {\n"
-                          "    float v = x[threadIdx.x];\n"
-                          "    v = __shfl_down_sync(0xffffffffu, v, 1) + __shfl_up_sync(0xffffffffu, v, 1);\n"
-                          "    x[threadIdx.x] = v;\n"
-                          "}\n";
+static const char *kept =
+    "__global__ void divergent(float *x) {\n"
+    "    float v = x[threadIdx.x];\n"
+    "    if (threadIdx.x < 32) v += __shfl_down_sync(0xffffffffu, v, 1);\n"
+    "    x[threadIdx.x] = v;\n"
+    "}\n"
+    "__global__ void synced(float *x) {\n"
+    "    float v = x[threadIdx.x];\n"
+    "    if (threadIdx.x < 32) { v += __shfl_xor_sync(0xffffffffu, v, 1); __syncthreads(); }\n"
+    "    x[threadIdx.x] = v;\n"
+    "}\n"
+    "__global__ void two(float *x) {\n"
+    "    float v = x[threadIdx.x];\n"
+    "    v = __shfl_down_sync(0xffffffffu, v, 1) + __shfl_up_sync(0xffffffffu, v, 1);\n"
+    "    x[threadIdx.x] = v;\n"
+    "}\n";
 
 static void test_paths(void **state) {
     (void)state;
@@ -102,12 +150,16 @@ static void test_paths(void **state) {
     test_expect_cpu_path(log, "butterfly", "fission", NULL);
     test_expect_cpu_path(log, "votes", "fission", NULL);
     test_expect_cpu_path(log, "tiles", "fission", NULL);
+    test_expect_cpu_path(log, "tail_warp", "fission", NULL);
+    test_expect_cpu_path(log, "masked", "fission", NULL);
+    test_expect_cpu_path(log, "alternate", "fission", NULL);
     kiln_free(log);
     log = NULL;
     TEST_OK(kiln_compile_only("cpu", NULL, kept, "kept.cu", NULL, &log));
-    test_expect_cpu_path(log, "divergent", "fibers", "a barrier under an if whose condition is not uniform");
+    test_expect_cpu_path(log, "divergent", "fission", NULL);
+    test_expect_cpu_path(log, "synced", "fibers", "__syncthreads under an if whose condition is not uniform");
     test_expect_cpu_path(log, "two", "fibers",
-                         "two warp functions in one statement (at '__shfl_down_sync', line 8)");
+                         "two warp functions in one statement (at '__shfl_down_sync', line 13)");
     kiln_free(log);
     log = NULL;
     kiln_status s = kiln_compile_only("cuda", "sm_90", src, "warp.cu", NULL, &log);
@@ -276,10 +328,59 @@ static void test_tiles(void **state) {
           KILN_DIM(N), NULL, 0, want);
 }
 
+/* The shuffle-down tree of a warp's 32 values: lane 0's sum. */
+static float warp_tree(float *v) {
+    for (int off = 16; off > 0; off /= 2) {
+        float o[32];
+        for (int l = 0; l < 32; l++) o[l] = l + off < 32 ? v[l + off] : v[l];
+        for (int l = 0; l < 32; l++) v[l] += o[l];
+    }
+    return v[0];
+}
+
+static void test_tail_warp(void **state) {
+    enum { N = 128, BLOCKS = 5 };
+    float in[N * BLOCKS], want[BLOCKS];
+    test_rng r = test_rng_for("fission_warp_tail");
+    test_fill_f32(&r, in, N * BLOCKS, -2, 2);
+    for (int b = 0; b < BLOCKS; b++) {
+        const float *x = in + b * N;
+        float v[32];
+        for (int t = 0; t < 32; t++) v[t] = (x[t] + x[t + 64]) + (x[t + 32] + x[t + 96]);
+        want[b] = warp_tree(v);
+    }
+    check(*state, "tail_warp", KILN_FLOAT32, KILN_FLOAT32, sizeof(float), in, N * BLOCKS, BLOCKS, BLOCKS,
+          KILN_DIM(N), NULL, 0, want);
+}
+
+static void test_masked(void **state) {
+    enum { N = 256, BLOCKS = 4 };
+    int in[N * BLOCKS], want[BLOCKS];
+    test_rng r = test_rng_for("fission_warp_masked");
+    for (int i = 0; i < N * BLOCKS; i++) in[i] = (int)test_uniform(&r, -1000, 1000);
+    for (int b = 0; b < BLOCKS; b++) {
+        want[b] = 0;
+        for (int t = 0; t < N; t++) want[b] += in[b * N + t];
+    }
+    check(*state, "masked", KILN_INT32, KILN_INT32, sizeof(int), in, N * BLOCKS, BLOCKS, BLOCKS, KILN_DIM(N),
+          NULL, 0, want);
+}
+
+static void test_alternate(void **state) {
+    enum { N = 128, BLOCKS = 2 };
+    int in[N * BLOCKS], want[N * BLOCKS];
+    test_rng r = test_rng_for("fission_warp_alternate");
+    for (int i = 0; i < N * BLOCKS; i++) in[i] = (int)test_uniform(&r, -1000, 1000);
+    for (int i = 0; i < N * BLOCKS; i++) want[i] = (i % N) & 32 ? in[i ^ 1] : in[i ^ 2] * 10;
+    check(*state, "alternate", KILN_INT32, KILN_INT32, sizeof(int), in, N * BLOCKS, N * BLOCKS, BLOCKS,
+          KILN_DIM(N), NULL, 0, want);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_paths), cmocka_unit_test(test_warp_sum), cmocka_unit_test(test_butterfly),
-        cmocka_unit_test(test_votes), cmocka_unit_test(test_tiles),
+        cmocka_unit_test(test_paths),  cmocka_unit_test(test_warp_sum),  cmocka_unit_test(test_butterfly),
+        cmocka_unit_test(test_votes),  cmocka_unit_test(test_tiles),     cmocka_unit_test(test_tail_warp),
+        cmocka_unit_test(test_masked), cmocka_unit_test(test_alternate),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

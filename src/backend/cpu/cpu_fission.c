@@ -116,6 +116,7 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
             free(f->line_files);
             free(f->warps);
             free(f->warp_at);
+            free(f->block_atomic);
             free(f);
             return 0;
         }
@@ -125,6 +126,7 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
     free(f->line_files);
     free(f->warps);
     free(f->warp_at);
+    free(f->block_atomic);
     free(f);
     return -1;
 }

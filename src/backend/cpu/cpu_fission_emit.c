@@ -73,8 +73,8 @@ static void put_toks_raw(fis *f, int a, int b) {
             else
                 kiln_text_add(f->out, f->c->text + gap_a, (size_t)(gap_b - gap_a));
         }
-        if (f->warp_at && f->warp_at[i]) {
-            i = fis_warp_put_call(f, f->warp_at[i] - 1);
+        if ((f->warp_at && f->warp_at[i]) || (f->block_atomic && f->block_atomic[i])) {
+            i = fis_warp_put_tok(f, i); /* cpu_fission_warp.c */
             continue;
         }
         if (f->site_at && f->site_at[i] && f->site_on[f->site_at[i] - 1]) {
@@ -90,7 +90,6 @@ static void put_toks_raw(fis *f, int a, int b) {
             i++;
         } else {
             if (f->mark && f->mark[i] == KILN_FIS_W_OPEN) fis_put(f, "kiln_fis_w(");
-            if (f->block_atomic && f->block_atomic[i]) fis_put(f, "kiln_fis_block_");
             put_tok(f, i);
             if (f->mark && f->mark[i] == KILN_FIS_W_CLOSE) fis_put(f, ")");
         }
@@ -438,6 +437,7 @@ static void put_thread_loop(fis *f, int r, int calls, int ivdep) {
     fis_put(f, "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n"
                "KILN_FIS_THREAD_RANGES\nKILN_FIS_WHERE(kiln_x, kiln_y, kiln_z)\n");
     if (f->returns) fis_put(f, "if (kiln_done[kiln_t]) continue;\n");
+    fis_warp_put_skips(f, r);
     fis_put(
         f,
         "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; (void)threadIdx;\n");
@@ -546,6 +546,10 @@ static void emit_node(fis *f, int n) {
             emit_seq(f, x->other);
         }
         break;
+    case N_PIF: /* each region inside skips the threads not selected */
+        emit_seq(f, x->child);
+        if (x->other >= 0) emit_seq(f, x->other);
+        break;
     default: break;
     }
 }
@@ -592,8 +596,7 @@ void fis_emit_kernel(fis *f, int root) {
         if (f->vars[v].dim_a >= 0) fis_put_toks(f, f->vars[v].dim_a, f->vars[v].dim_b);
         fis_put(f, ";\n");
     }
-    if (f->warp_count) fis_put(f, "KILN_FIS_WARP_STATE\n"); /* kiln_cpu_fission_warp.cuh */
-    fis_mark_block_atomics(f);
+    fis_warp_decls(f);
     if (f->returns)
         fis_put(f, "unsigned char kiln_done[KILN_CPU_FIS_MAX_THREADS];\n"
                    "for (int i = 0; i < kiln_bx * kiln_by * kiln_bz; i++) kiln_done[i] = 0;\n");
@@ -606,8 +609,6 @@ void fis_emit_kernel(fis *f, int root) {
     kiln_text_free(&body);
     free(f->mark);
     f->mark = NULL;
-    free(f->block_atomic);
-    f->block_atomic = NULL;
     free(f->site_at);
     free(f->sites);
     free(f->site_on);

@@ -29,7 +29,10 @@
 /* N_JUMP: `break;`, `continue;` or `if (C) break;` / `continue;` with C
  * uniform, at a sequence of a uniform loop: the whole block leaves the
  * loop (or its iteration) together, so it is written between the regions */
-enum { N_SEQ, N_REGION, N_STMT, N_BLOCK, N_UFOR, N_UIF, N_JUMP };
+/* N_PIF: `if (C) A else B` with C not uniform around warp functions
+ * (cpu_fission_warp.c): each thread's C is stored in a region before it,
+ * and the regions of A and B run the threads it selects */
+enum { N_SEQ, N_REGION, N_STMT, N_BLOCK, N_UFOR, N_UIF, N_JUMP, N_PIF };
 enum { V_UNIFORM, V_LOOP, V_REMAT, V_LOCAL, V_OPAQUE };
 enum { X_UNIFORM = 0, X_VARYING = 1, X_IMPURE = 2 };
 
@@ -57,7 +60,9 @@ typedef struct node {
     unsigned tree_h0; /* 0: blockDim.x / 2 */
     int tree_end;     /* N_UFOR: the token after the loop */
     int tree_first;   /* the kernel reads s[0] alone after the loop: only it is stored */
-    int warp;         /* N_STMT: 1 + the warp call (cpu_fission_warp.c) whose operand it stores, or 0 */
+    /* N_STMT: 1 + the warp call whose operand it stores, -(1 + p) where it
+     * stores predicate p; N_PIF: 1 + its predicate; else 0 (cpu_fission_warp.c) */
+    int warp;
 } node;
 
 typedef struct var {
@@ -116,6 +121,7 @@ typedef struct fis {
     unsigned char *site_on;
     struct fis_warp *warps; /* warp calls split across two regions (cpu_fission_warp.c) */
     int warp_count;
+    int pred_count;              /* N_PIF predicates */
     int *warp_at;                /* per token: 1 + the warp call starting there, or 0 */
     unsigned char *block_atomic; /* per token: an atomic on the block's own shared memory (emit) */
 } fis;
@@ -184,16 +190,21 @@ int fis_group_barrier_at(const fis *f, int i);
  * the group passed on), X_IMPURE (its ranks, its collectives); -1: v is no
  * group. */
 int fis_group_use(const fis *f, const var *v, int i);
-/* Writes warp call w's replacement in the region that reads the lanes;
- * returns its last token. */
-int fis_warp_put_call(fis *f, int w);
+/* Writes token i where it starts a warp call (its replacement, in the
+ * region that reads the lanes) or names an atomic on the block's shared
+ * memory (its plain form); returns the last token written. */
+int fis_warp_put_tok(fis *f, int i);
 /* What warp call w means for the thread loop that reads its lanes: clears
  * *ivdep where the lanes share a cached result; returns its last token. */
 int fis_warp_traits(const fis *f, int w, int *ivdep);
+/* The per-block state of warp functions, at the top of the body; marks
+ * the atomics on the block's shared memory (f->block_atomic). */
+void fis_warp_decls(fis *f);
+/* In the thread loop of region r: skips the threads that the predicated
+ * ifs around it do not select. */
+void fis_warp_put_skips(fis *f, int r);
 /* Statement node s stores its warp call's operand (node.warp). */
 void fis_warp_emit_put(fis *f, int s);
-/* Marks atomics on the kernel's __shared__ memory (f->block_atomic). */
-void fis_mark_block_atomics(fis *f);
 /* cpu_fission_build.c's node helpers, for cpu_fission_warp.c */
 int fis_new_node(fis *f, int kind, int parent);
 void fis_add_child(fis *f, int parent, int child);

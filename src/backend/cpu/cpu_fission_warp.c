@@ -241,10 +241,83 @@ static int split(fis *f, int seq, int *region, const fis_warp *w) {
     return FIS_WARP_PLAIN;
 }
 
+/* [a, b) holds no barrier of the whole block (a predicated branch may
+ * hold warp functions and warp syncs only). */
+static int block_barrier_in(fis *f, int a, int b) {
+    for (int j = a; j < b; j++) {
+        if (ident(f, j) && strncmp(f->c->text + f->c->t[j].start, "__syncthreads", 13) == 0)
+            return fail(f, "__syncthreads under an if whose condition is not uniform", j);
+        const var *g = group_var(f, j);
+        int sync = g && is(f, j + 1, ".") && is(f, j + 2, "sync");
+        if (!sync && g && (is(f, j - 2, "sync") || (is(f, j - 2, "::") && is(f, j - 3, "sync"))) &&
+            is(f, j - 1, "("))
+            sync = 1;
+        if (sync && group_kind(f, g) != G_TILE)
+            return fail(f, "a block's sync under an if whose condition is not uniform", j);
+    }
+    return 0;
+}
+
+/* `if (C) A else B`, C not uniform, warp functions in A or B: a predicated
+ * if (N_PIF). CUDA runs a warp function there among the lanes that take
+ * the branch; here the branch's regions run those threads alone, and a
+ * lane that did not take it is read as what it last stored (CUDA leaves
+ * that value undefined). */
+static int predicated(fis *f, int seq, int *region, int i, int e) {
+    int rp = match(f, i + 1);
+    if (block_barrier_in(f, rp + 1, e) < 0) return -1;
+    if (fis_loop_escape(f, rp + 1, e, 0))
+        return fail(f, "break or continue under a condition that is not uniform", i);
+    int te = fis_stmt_end(f, rp + 1, e);
+    if (te < 0) return fail(f, "a statement kiln's parser does not understand", rp + 1);
+    int p = f->pred_count++;
+    int r = fis_current_region(f, seq, region);
+    if (r < 0) return -1;
+    int s = fis_new_node(f, N_STMT, r);
+    if (s < 0) return -1;
+    f->nodes[s].a = i + 2;
+    f->nodes[s].b = rp;
+    f->nodes[s].warp = -(1 + p);
+    fis_add_child(f, r, s);
+    *region = -1;
+    int n = fis_new_node(f, N_PIF, seq);
+    if (n < 0) return -1;
+    f->nodes[n].a = i + 1;
+    f->nodes[n].b = rp;
+    f->nodes[n].warp = 1 + p;
+    fis_add_child(f, seq, n);
+    int a = rp + 1, b = te;
+    if (is(f, a, "{")) b = match(f, a), a++;
+    if (fis_build_seq(f, a, b, n) < 0) return -1;
+    if (te < e && is(f, te, "else")) {
+        a = te + 1, b = e;
+        if (is(f, a, "{")) b = match(f, a), a++;
+        int other = fis_build_seq(f, a, b, n);
+        if (other < 0) return -1;
+        f->nodes[n].other = other;
+    }
+    return FIS_WARP_DONE;
+}
+
 int fis_warp_stmt(fis *f, int seq, int *region, int i, int e) {
     if (sync_stmt(f, i, e)) {
         *region = -1;
         return FIS_WARP_DONE;
+    }
+    if (is(f, i, "if") && is(f, i + 1, "(") && fis_expr_class(f, i + 2, match(f, i + 1), -1) != X_UNIFORM) {
+        fis_warp w;
+        int rp = match(f, i + 1), in_cond = 0, in_branch = 0;
+        for (int j = i + 2; j < e; j++) {
+            int p = parse_call(f, j, &w);
+            if (p < 0) return -1;
+            if (p || (j > rp && (sync_stmt(f, j, fis_stmt_end(f, j, e)) || fis_barrier_at(f, j) ||
+                                 fis_group_barrier_at(f, j)))) {
+                in_cond |= j < rp;
+                in_branch |= j > rp;
+                if (p) j = w.rp;
+            }
+        }
+        if (in_branch && !in_cond) return predicated(f, seq, region, i, e);
     }
     fis_warp w, found;
     int calls = 0, others = 0;
@@ -279,7 +352,31 @@ int fis_warp_stmt(fis *f, int seq, int *region, int i, int e) {
 
 /* ---------------------------------------------------------------- emission */
 
+static void mark_block_atomics(fis *f);
+
+void fis_warp_decls(fis *f) {
+    mark_block_atomics(f);
+    if (f->warp_count) fis_put(f, "KILN_FIS_WARP_STATE\n"); /* kiln_cpu_fission_warp.cuh */
+    for (int p = 0; p < f->pred_count; p++)
+        kiln_text_printf(f->out, "unsigned char kiln_pc%d[KILN_CPU_FIS_MAX_THREADS];\n", p);
+}
+
+void fis_warp_put_skips(fis *f, int r) {
+    for (int c = r, p = f->nodes[r].parent; p >= 0; c = p, p = f->nodes[p].parent) {
+        const node *x = &f->nodes[p];
+        if (x->kind != N_PIF) continue;
+        kiln_text_printf(f->out, "if (%skiln_pc%d[kiln_t]) continue;\n", c == x->other ? "" : "!",
+                         x->warp - 1);
+    }
+}
+
 void fis_warp_emit_put(fis *f, int s) {
+    if (f->nodes[s].warp < 0) { /* a predicated if's condition */
+        kiln_text_printf(f->out, "\nkiln_pc%d[kiln_t] = static_cast<bool>(", -f->nodes[s].warp - 1);
+        fis_put_toks(f, f->nodes[s].a, f->nodes[s].b);
+        fis_put(f, ");");
+        return;
+    }
     const fis_warp *w = &f->warps[f->nodes[s].warp - 1];
     /* votes take an int, as __ballot_sync's parameter converts it */
     fis_put(f, w->kind >= W_BALLOT && w->kind <= W_ALL ? "\nkiln_fis_wput<int>(kiln_wx, kiln_t, "
@@ -323,7 +420,7 @@ static void put_type_tag(fis *f, const fis_warp *w) {
     fis_put(f, ")) *)0");
 }
 
-int fis_warp_put_call(fis *f, int k) {
+static int put_call(fis *f, int k) {
     const fis_warp *w = &f->warps[k];
     static const char *const names[] = {"kiln_fis_shfl(",     "kiln_fis_shfl_up(", "kiln_fis_shfl_down(",
                                         "kiln_fis_shfl_xor(", "kiln_fis_ballot(",  "kiln_fis_any(",
@@ -397,7 +494,7 @@ static int shared_rooted(const fis *f, int name, int depth) {
     return found;
 }
 
-void fis_mark_block_atomics(fis *f) {
+static void mark_block_atomics(fis *f) {
     static const char *const names[] = {"atomicAdd", "atomicSub", "atomicExch", "atomicMin",
                                         "atomicMax", "atomicInc", "atomicDec",  "atomicCAS",
                                         "atomicAnd", "atomicOr",  "atomicXor"};
@@ -411,4 +508,11 @@ void fis_mark_block_atomics(fis *f) {
         if (!f->block_atomic) f->block_atomic = calloc((size_t)f->c->n + 1, 1);
         if (f->block_atomic) f->block_atomic[i] = 1;
     }
+}
+
+int fis_warp_put_tok(fis *f, int i) {
+    if (f->warp_at && f->warp_at[i]) return put_call(f, f->warp_at[i] - 1);
+    fis_put(f, "kiln_fis_block_"); /* kiln_cpu_fission_warp.cuh */
+    kiln_text_add(f->out, f->c->text + f->c->t[i].start, (size_t)f->c->t[i].len);
+    return i;
 }
