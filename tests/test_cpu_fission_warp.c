@@ -114,6 +114,18 @@ static const char *src =
     "    }\n"
     "    if (tid == 0) out[blockIdx.x] = v;\n"
     "}\n"
+    "// groups declared auto, a scan by shfl_up, the tile's ranks\n"
+    "__global__ void autos(const int *in, int *out) {\n"
+    "    auto cta = cg::this_thread_block();\n"
+    "    const auto tile = cg::tiled_partition<32>(cta);\n"
+    "    int v = in[blockIdx.x * blockDim.x + threadIdx.x];\n"
+    "    unsigned lane = tile.thread_rank();\n"
+    "    for (unsigned i = 1; i < tile.num_threads(); i *= 2) {\n"
+    "        const int n = tile.shfl_up(v, i);\n"
+    "        if (lane >= i) v += n;\n"
+    "    }\n"
+    "    out[blockIdx.x * blockDim.x + threadIdx.x] = v + 1000 * tile.meta_group_rank();\n"
+    "}\n"
     "// warps taking different branches, each with its own shuffle\n"
     "__global__ void alternate(const int *in, int *out) {\n"
     "    int v = in[blockIdx.x * blockDim.x + threadIdx.x];\n"
@@ -153,6 +165,7 @@ static void test_paths(void **state) {
     test_expect_cpu_path(log, "tail_warp", "fission", NULL);
     test_expect_cpu_path(log, "masked", "fission", NULL);
     test_expect_cpu_path(log, "alternate", "fission", NULL);
+    test_expect_cpu_path(log, "autos", "fission", NULL);
     kiln_free(log);
     log = NULL;
     TEST_OK(kiln_compile_only("cpu", NULL, kept, "kept.cu", NULL, &log));
@@ -376,11 +389,25 @@ static void test_alternate(void **state) {
           KILN_DIM(N), NULL, 0, want);
 }
 
+static void test_autos(void **state) {
+    enum { N = 96, BLOCKS = 2 };
+    int in[N * BLOCKS], want[N * BLOCKS];
+    test_rng r = test_rng_for("fission_warp_autos");
+    for (int i = 0; i < N * BLOCKS; i++) in[i] = (int)test_uniform(&r, -1000, 1000);
+    for (int i = 0; i < N * BLOCKS; i++) {
+        int t = i % N, sum = 0;
+        for (int k = i - (t & 31); k <= i; k++) sum += in[k];
+        want[i] = sum + 1000 * (t / 32);
+    }
+    check(*state, "autos", KILN_INT32, KILN_INT32, sizeof(int), in, N * BLOCKS, N * BLOCKS, BLOCKS,
+          KILN_DIM(N), NULL, 0, want);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paths),  cmocka_unit_test(test_warp_sum),  cmocka_unit_test(test_butterfly),
         cmocka_unit_test(test_votes),  cmocka_unit_test(test_tiles),     cmocka_unit_test(test_tail_warp),
-        cmocka_unit_test(test_masked), cmocka_unit_test(test_alternate),
+        cmocka_unit_test(test_masked), cmocka_unit_test(test_alternate), cmocka_unit_test(test_autos),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }
