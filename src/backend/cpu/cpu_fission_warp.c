@@ -162,7 +162,8 @@ static int parse_call(fis *f, int i, fis_warp *w) {
         }
         return 0;
     }
-    if (is(f, i, "reduce") && is(f, i + 1, "(") && !is(f, i - 1, ".")) {
+    /* cg::reduce, unless the source defines a reduce of its own */
+    if (is(f, i, "reduce") && is(f, i + 1, "(") && !is(f, i - 1, ".") && !kpath_fn_named(f->u, i)) {
         const var *g = group_var(f, i + 2);
         if (!g) return 0;
         if (group_kind(f, g) != G_TILE) return fail(f, "a reduce over a group that is no tile", i);
@@ -188,7 +189,8 @@ static int sync_stmt(const fis *f, int i, int e) {
         return 1;
     int k = i;
     while (ident(f, k) && is(f, k + 1, "::")) k += 2;
-    return is(f, k, "sync") && is(f, k + 1, "(") && group_var(f, k + 2) && is(f, k + 3, ")") && k + 5 == e;
+    return is(f, k, "sync") && is(f, k + 1, "(") && group_var(f, k + 2) && is(f, k + 3, ")") && k + 5 == e &&
+           !kpath_fn_named(f->u, k);
 }
 
 /* Is the barrier-named token i a group's type or factory (in a declaration)? */
