@@ -13,7 +13,11 @@
  * plain adds) and with -DKILN_CPU_FIBERS, the path these kernels took
  * before. The histogram's "atomic" row is the same kernel with the add in a
  * __device__ function, which kiln does not see into: a locked add on the
- * fission path. Fastest of --repeat runs (default 10). */
+ * fission path. Then reduce6, reduce7 and cg_reduce from cuda-samples'
+ * reduction_kernel.cu (tests/corpus), 64 blocks of 256 threads as the
+ * sample launches them, against a loop summing each block's elements. Fastest
+ * of --repeat runs (default 10). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,7 +151,7 @@ typedef struct row {
     const char *kernel;
     kiln_dim3 grid;
     kiln_value args[3];
-    size_t out_bytes;
+    size_t shared_bytes;
     kiln_array *out;
 } row;
 
@@ -157,10 +161,10 @@ static double time_kernel(kiln_context *ctx, kiln_module *m, row *r, int repeat)
     kiln_kernel *k;
     CHECK(kiln_module_get_kernel(m, r->kernel, &k));
     double *t = calloc((size_t)repeat, sizeof *t);
-    CHECK(kiln_launch(k, r->grid, KILN_DIM(256), 0, NULL, r->args, 3)); /* warm-up */
+    CHECK(kiln_launch(k, r->grid, KILN_DIM(256), r->shared_bytes, NULL, r->args, 3)); /* warm-up */
     for (int i = 0; i < repeat; i++) {
         double t0 = kiln_example_now_ms();
-        CHECK(kiln_launch(k, r->grid, KILN_DIM(256), 0, NULL, r->args, 3));
+        CHECK(kiln_launch(k, r->grid, KILN_DIM(256), r->shared_bytes, NULL, r->args, 3));
         CHECK(kiln_synchronize(ctx));
         t[i] = kiln_example_now_ms() - t0;
     }
@@ -168,6 +172,107 @@ static double time_kernel(kiln_context *ctx, kiln_module *m, row *r, int repeat)
     free(t);
     kiln_kernel_release(k);
     return ms;
+}
+
+/* ---------------------------------------------------------------- the corpus's reductions */
+
+/* reduce6, reduce7 and cg_reduce of cuda-samples' reduction_kernel.cu (in
+ * tests/corpus), as tests/test_corpus_reduction.c compiles them: the file
+ * up to its host code, with the instantiations that code launches. */
+static char *reduction_source(void) {
+    FILE *fp = fopen(KILN_WARP_BENCH_CORPUS, "rb");
+    if (!fp) return NULL;
+    static const char tail[] =
+        "\ntemplate __global__ void reduce6<float, 256, true>(float *, float *, unsigned int);\n"
+        "template __global__ void reduce7<float, 256, true>(const float *__restrict__, float *__restrict__,\n"
+        "                                                   unsigned int);\n"
+        "template __global__ void cg_reduce<float>(float *, float *, unsigned int);\n#endif\n";
+    char *text = calloc(1, (1 << 20) + sizeof tail);
+    size_t n = text ? fread(text, 1, 1 << 20, fp) : 0;
+    fclose(fp);
+    char *host = n ? strstr(text, "extern \"C\" bool isPow2") : NULL;
+    if (!host) {
+        free(text);
+        return NULL;
+    }
+    memcpy(host, tail, sizeof tail);
+    return text;
+}
+
+/* Each of 64 blocks' sums as the sample assigns elements (chunks of
+ * `chunk` strided by the grid), in plain order; the kernels add in tree
+ * order, so the check allows rounding. */
+static void loop_partials(const float *in, int n, float *partial, int chunk) {
+    for (int b = 0; b < 64; b++) {
+        float s = 0;
+        for (int base = b * chunk; base < n; base += 64 * chunk)
+            for (int i = base; i < base + chunk && i < n; i++) s += in[i];
+        partial[b] = s;
+    }
+}
+
+/* Each block's sum against a double sum of its elements, within rounding. */
+static const char *close_to(kiln_array *out, const float *in, int n, int chunk) {
+    float got[64];
+    CHECK(kiln_array_to_host(out, got, sizeof got));
+    for (int b = 0; b < 64; b++) {
+        double want = 0, scale = 0;
+        for (int base = b * chunk; base < n; base += 64 * chunk)
+            for (int i = base; i < base + chunk && i < n; i++)
+                want += in[i], scale += in[i] < 0 ? -in[i] : in[i];
+        double err = got[b] - want;
+        if (!(err < 1e-5 * scale + 1e-3 && -err < 1e-5 * scale + 1e-3)) return "DIFFERENT";
+    }
+    return "close";
+}
+
+static void corpus_rows(kiln_context *ctx, kiln_array *in, const float *x, int n, int repeat) {
+    char *text = reduction_source();
+    if (!text || (n & (n - 1)) != 0 || n < 64 * 512) {
+        printf("(the corpus's reduce6/reduce7/cg_reduce: %s)\n",
+               text ? "--n must be a power of two of at least 32768" : "reduction_kernel.cu not found");
+        free(text);
+        return;
+    }
+    char *log = NULL; /* each kernel's CPU path, for its row's name */
+    CHECK(kiln_compile_only("cpu", NULL, text, "reduction_kernel.cu", NULL, &log));
+    kiln_module *fis, *fib;
+    CHECK(kiln_module_from_source(ctx, text, "reduction_kernel.cu", NULL, &fis));
+    CHECK(kiln_module_from_source(ctx, text, "reduction_kernel.cu", "-DKILN_CPU_FIBERS", &fib));
+    CHECK(kiln_jit_wait(ctx));
+    int64_t nb = 64;
+    kiln_array *out;
+    CHECK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &nb, &out));
+    static const char *const names[] = {"reduce6<float, 256, true>", "reduce7<float, 256, true>",
+                                        "cg_reduce<float>"};
+    for (int k = 0; k < 3; k++) {
+        row r = {names[k], KILN_DIM(64), {kiln_arr(in), kiln_arr(out), kiln_u32((uint32_t)n)}, 256 * 4, out};
+        double tf = time_kernel(ctx, fib, &r, repeat < 3 ? repeat : 3);
+        double tk = time_kernel(ctx, fis, &r, repeat);
+        float want[64];
+        double tl[64];
+        int loops = repeat < 64 ? repeat : 64;
+        for (int i = 0; i < loops; i++) {
+            double t0 = kiln_example_now_ms();
+            loop_partials(x, n, want, k == 2 ? 256 : 512);
+            tl[i] = kiln_example_now_ms() - t0;
+        }
+        double l = best(tl, loops);
+        static const char *const labels[] = {"reduce6", "reduce7", "cg_reduce"};
+        char label[64], key[64];
+        snprintf(key, sizeof key, "CPU path of %s<", labels[k]);
+        const char *at = log ? strstr(log, key) : NULL;
+        at = at ? strstr(at, ": ") : NULL;
+        snprintf(label, sizeof label, "%s, %.*s", labels[k], at ? (int)strcspn(at + 2, " \n") : 1,
+                 at ? at + 2 : "?");
+        printf("%-18s | %10.3f | %10.3f | %10.3f | %8.2f | %8.2f | %s\n", label, tk, tf, l, tk / l, tf / l,
+               close_to(out, x, n, k == 2 ? 256 : 512));
+    }
+    kiln_array_release(out);
+    kiln_module_release(fis);
+    kiln_module_release(fib);
+    kiln_free(log);
+    free(text);
 }
 
 static const char *same(kiln_array *out, const void *want, size_t bytes) {
@@ -266,6 +371,7 @@ int main(int argc, char **argv) {
         printf("%-18s | %10.3f | %10.3f | %10.3f | %8.2f | %8.2f | %s\n", x->kernel, tk, tf, l, tk / l,
                tf / l, same(x->out, want, bytes_out));
     }
+    corpus_rows(ctx, af, xf, n, repeat);
     kiln_array_release(af);
     kiln_array_release(ai);
     kiln_array_release(ab);
