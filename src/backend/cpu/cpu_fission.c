@@ -112,6 +112,7 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
                              f->lines ? f->lines[f->nodes[n].a] : 0);
                     break;
                 }
+            fis_warp_note(f, why, why_size);
             free(f->lines);
             free(f->line_files);
             free(f->warps);

@@ -197,6 +197,9 @@ int fis_warp_put_tok(fis *f, int i);
 /* What warp call w means for the thread loop that reads its lanes: clears
  * *ivdep where the lanes share a cached result; returns its last token. */
 int fis_warp_traits(const fis *f, int w, int *ivdep);
+/* Appends to the path note `why` what the kernel's warp functions and
+ * shared atomics became. */
+void fis_warp_note(const fis *f, char *why, size_t why_size);
 /* The per-block state of warp functions, at the top of the body; marks
  * the atomics on the block's shared memory (f->block_atomic). */
 void fis_warp_decls(fis *f);

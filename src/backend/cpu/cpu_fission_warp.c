@@ -518,3 +518,15 @@ int fis_warp_put_tok(fis *f, int i) {
     kiln_text_add(f->out, f->c->text + f->c->t[i].start, (size_t)f->c->t[i].len);
     return i;
 }
+
+void fis_warp_note(const fis *f, char *why, size_t why_size) {
+    int atomics = 0;
+    for (int i = 0; f->block_atomic && i < f->c->n; i++) atomics += f->block_atomic[i];
+    size_t used = strlen(why);
+    if (f->warp_count && used < why_size)
+        used += (size_t)snprintf(why + used, why_size - used, "%swarp functions among each warp's lanes",
+                                 used ? "; " : "");
+    if (atomics && used < why_size)
+        snprintf(why + used, why_size - used, "%s%d shared-memory atomic%s without a lock", used ? "; " : "",
+                 atomics, atomics > 1 ? "s" : "");
+}
