@@ -126,6 +126,49 @@ static const char *src =
     "    }\n"
     "    out[blockIdx.x * blockDim.x + threadIdx.x] = v + 1000 * tile.meta_group_rank();\n"
     "}\n"
+    "// atomics on shared scalars, an array and a pointer into it: plain\n"
+    "// read-modify-writes on fission; final values that no order changes\n"
+    "__global__ void counts(const int *in, int *out) {\n"
+    "    __shared__ int total, bits_or, bits_and, bits_xor, lowest;\n"
+    "    __shared__ unsigned highest, up, down, last;\n"
+    "    __shared__ int bins[16];\n"
+    "    int t = threadIdx.x;\n"
+    "    int *half = bins + 8;\n"
+    "    if (t == 0) {\n"
+    "        total = 0; bits_or = 0; bits_and = -1; bits_xor = 0; lowest = 1 << 30;\n"
+    "        highest = 0; up = 0; down = 1000; last = 0;\n"
+    "    }\n"
+    "    if (t < 16) bins[t] = 0;\n"
+    "    __syncthreads();\n"
+    "    int v = in[blockIdx.x * blockDim.x + t];\n"
+    "    atomicAdd(&total, v);\n"
+    "    atomicSub(&total, 1);\n"
+    "    atomicOr(&bits_or, v & 0xff);\n"
+    "    atomicAnd(&bits_and, v | 0x100);\n"
+    "    atomicXor(&bits_xor, v);\n"
+    "    atomicMin(&lowest, v);\n"
+    "    atomicMax(&highest, (unsigned)(v + 1000));\n"
+    "    atomicInc(&up, 100000u);\n"
+    "    atomicDec(&down, 2000u);\n"
+    "    atomicExch(&last, 7u);\n"
+    "    atomicAdd(&bins[v & 7], 1);\n"
+    "    atomicAdd(half + ((v >> 3) & 7), 2);\n"
+    "    __syncthreads();\n"
+    "    int *o = out + 16 * blockIdx.x;\n"
+    "    if (t < 16) o[t] = bins[t];\n"
+    "    if (t == 0) {\n"
+    "        out[16 * gridDim.x + 10 * blockIdx.x + 0] = total;\n"
+    "        out[16 * gridDim.x + 10 * blockIdx.x + 1] = bits_or;\n"
+    "        out[16 * gridDim.x + 10 * blockIdx.x + 2] = bits_and;\n"
+    "        out[16 * gridDim.x + 10 * blockIdx.x + 3] = bits_xor;\n"
+    "        out[16 * gridDim.x + 10 * blockIdx.x + 4] = lowest;\n"
+    "        out[16 * gridDim.x + 10 * blockIdx.x + 5] = (int)highest;\n"
+    "        out[16 * gridDim.x + 10 * blockIdx.x + 6] = (int)up;\n"
+    "        out[16 * gridDim.x + 10 * blockIdx.x + 7] = (int)down;\n"
+    "        out[16 * gridDim.x + 10 * blockIdx.x + 8] = (int)last;\n"
+    "        out[16 * gridDim.x + 10 * blockIdx.x + 9] = 1;\n"
+    "    }\n"
+    "}\n"
     "// warps taking different branches, each with its own shuffle\n"
     "__global__ void alternate(const int *in, int *out) {\n"
     "    int v = in[blockIdx.x * blockDim.x + threadIdx.x];\n"
@@ -137,6 +180,16 @@ static const char *src =
     "}\n";
 
 /* Forms that keep fibers, for their path notes. */
+/* Atomics on global memory stay atomic: the path note counts none. */
+static const char *global_atomics = "__global__ void global_atomics(int *out) {\n"
+                                    "    __shared__ int s[64];\n"
+                                    "    int *p = out + 1;\n"
+                                    "    s[threadIdx.x] = threadIdx.x;\n"
+                                    "    __syncthreads();\n"
+                                    "    atomicAdd(out, s[63 - threadIdx.x]);\n"
+                                    "    atomicAdd(p, 1);\n"
+                                    "}\n";
+
 static const char *kept =
     "__global__ void divergent(float *x) {\n"
     "    float v = x[threadIdx.x];\n"
@@ -166,6 +219,13 @@ static void test_paths(void **state) {
     test_expect_cpu_path(log, "masked", "fission", NULL);
     test_expect_cpu_path(log, "alternate", "fission", NULL);
     test_expect_cpu_path(log, "autos", "fission", NULL);
+    test_expect_cpu_path(log, "counts", "fission", "12 shared-memory atomics without a lock");
+    kiln_free(log);
+    log = NULL;
+    TEST_OK(kiln_compile_only("cpu", NULL, global_atomics, "global.cu", NULL, &log));
+    test_expect_cpu_path(log, "global_atomics", "fission", NULL);
+    if (strstr(log, "atomic without") || strstr(log, "atomics without"))
+        fail_msg("global atomics taken for shared ones:\n%s", log);
     kiln_free(log);
     log = NULL;
     TEST_OK(kiln_compile_only("cpu", NULL, kept, "kept.cu", NULL, &log));
@@ -414,11 +474,40 @@ static void test_autos(void **state) {
           KILN_DIM(N), NULL, 0, want);
 }
 
+static void test_counts(void **state) {
+    enum { N = 64, BLOCKS = 3 };
+    int in[N * BLOCKS], want[26 * BLOCKS];
+    test_rng r = test_rng_for("fission_warp_counts");
+    for (int i = 0; i < N * BLOCKS; i++) in[i] = (int)test_uniform(&r, -500, 500);
+    for (int b = 0; b < BLOCKS; b++) {
+        const int *x = in + b * N;
+        int *bins = want + 16 * b, *o = want + 16 * BLOCKS + 10 * b;
+        int total = 0, bor = 0, band = -1, bxor = 0, lowest = 1 << 30;
+        unsigned highest = 0;
+        memset(bins, 0, 16 * sizeof *bins);
+        for (int t = 0; t < N; t++) {
+            total += x[t] - 1;
+            bor |= x[t] & 0xff;
+            band &= x[t] | 0x100;
+            bxor ^= x[t];
+            if (x[t] < lowest) lowest = x[t];
+            if ((unsigned)(x[t] + 1000) > highest) highest = (unsigned)(x[t] + 1000);
+            bins[x[t] & 7] += 1;
+            bins[8 + ((x[t] >> 3) & 7)] += 2;
+        }
+        int vals[10] = {total, bor, band, bxor, lowest, (int)highest, N, 1000 - N, 7, 1};
+        memcpy(o, vals, sizeof vals);
+    }
+    check(*state, "counts", KILN_INT32, KILN_INT32, sizeof(int), in, N * BLOCKS, 26 * BLOCKS, BLOCKS,
+          KILN_DIM(N), NULL, 0, want);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paths),  cmocka_unit_test(test_warp_sum),  cmocka_unit_test(test_butterfly),
         cmocka_unit_test(test_votes),  cmocka_unit_test(test_tiles),     cmocka_unit_test(test_tail_warp),
         cmocka_unit_test(test_masked), cmocka_unit_test(test_alternate), cmocka_unit_test(test_autos),
+        cmocka_unit_test(test_counts),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }
