@@ -81,13 +81,13 @@ template <typename A, typename B> using kiln_lm_2 = decltype((A)0 + (B)0 + 0.0);
         return N((kiln_lm_2<A, B>)a, (kiln_lm_2<A, B>)b);                                                    \
     }
 KILN_LM1F_(acos)
-KILN_LM1F_(asin)
-KILN_LM1F_(atan) KILN_LM1F_(cos) KILN_LM1F_(sin) KILN_LM1F_(tan) KILN_LM1F_(acosh) KILN_LM1F_(asinh)
-    KILN_LM1F_(atanh) KILN_LM1F_(cosh) KILN_LM1F_(sinh) KILN_LM1F_(tanh) KILN_LM1F_(exp) KILN_LM1F_(exp2)
-        KILN_LM1F_(expm1) KILN_LM1F_(log) KILN_LM1F_(log10) KILN_LM1F_(log1p) KILN_LM1F_(log2)
-            KILN_LM1F_(logb) KILN_LM1F_(cbrt) KILN_LM1F_(sqrt) KILN_LM1F_(erf) KILN_LM1F_(erfc)
-                KILN_LM1F_(lgamma) KILN_LM1F_(tgamma) KILN_LM1F_(ceil) KILN_LM1F_(floor) KILN_LM1F_(nearbyint)
-                    KILN_LM1F_(rint) KILN_LM1F_(round) KILN_LM1F_(trunc) KILN_LM1F_(fabs)
+KILN_LM1F_(asin) KILN_LM1F_(atan) KILN_LM1F_(cos) KILN_LM1F_(sin) KILN_LM1F_(tan) KILN_LM1F_(acosh)
+    KILN_LM1F_(asinh) KILN_LM1F_(atanh) KILN_LM1F_(cosh) KILN_LM1F_(sinh) KILN_LM1F_(tanh) KILN_LM1F_(exp)
+        KILN_LM1F_(exp2) KILN_LM1F_(expm1) KILN_LM1F_(log) KILN_LM1F_(log10) KILN_LM1F_(log1p)
+            KILN_LM1F_(log2) KILN_LM1F_(logb) KILN_LM1F_(cbrt) KILN_LM1F_(sqrt) KILN_LM1F_(erf)
+                KILN_LM1F_(erfc) KILN_LM1F_(lgamma) KILN_LM1F_(tgamma) KILN_LM1F_(ceil) KILN_LM1F_(floor)
+                    KILN_LM1F_(nearbyint) KILN_LM1F_(rint) KILN_LM1F_(round) KILN_LM1F_(trunc)
+                        KILN_LM1F_(fabs)
 #undef KILN_LM1F_
     // The long double overloads of these return their own types.
     static inline int ilogb(float x) {
@@ -113,9 +113,8 @@ template <typename T, typename kiln_lm_int<T>::type * = nullptr> static inline l
     return llround((double)x);
 }
 KILN_LM2_(atan2)
-KILN_LM2_(pow)
-KILN_LM2_(fmod) KILN_LM2_(remainder) KILN_LM2_(copysign) KILN_LM2_(nextafter) KILN_LM2_(fdim) KILN_LM2_(fmax)
-    KILN_LM2_(fmin) KILN_LM2_(hypot)
+KILN_LM2_(pow) KILN_LM2_(fmod) KILN_LM2_(remainder) KILN_LM2_(copysign) KILN_LM2_(nextafter) KILN_LM2_(fdim)
+    KILN_LM2_(fmax) KILN_LM2_(fmin) KILN_LM2_(hypot)
 #undef KILN_LM2_
         static inline float fma(float a, float b, float c) {
     return fmaf(a, b, c);
