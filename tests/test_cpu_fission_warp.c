@@ -14,6 +14,7 @@
 static const char *src =
     "#include <cooperative_groups.h>\n"
     "#include <cooperative_groups/reduce.h>\n"
+    "#include <cooperative_groups/scan.h>\n"
     "namespace cg = cooperative_groups;\n"
     "// a warp's sum by shuffles down, then each warp's sum through shared memory\n"
     "__global__ void warp_sum(const float *in, float *out) {\n"
@@ -169,6 +170,17 @@ static const char *src =
     "        out[16 * gridDim.x + 10 * blockIdx.x + 9] = 1;\n"
     "    }\n"
     "}\n"
+    "// cg's scans over tiles of 16\n"
+    "__global__ void scans(const int *in, int *out) {\n"
+    "    cg::thread_block cta = cg::this_thread_block();\n"
+    "    cg::thread_block_tile<16> t16 = cg::tiled_partition<16>(cta);\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    int v = in[i];\n"
+    "    int a = cg::inclusive_scan(t16, v, cg::bit_xor<int>());\n"
+    "    int b = cg::exclusive_scan(t16, v);\n"
+    "    out[2 * i] = a;\n"
+    "    out[2 * i + 1] = b;\n"
+    "}\n"
     "// warps taking different branches, each with its own shuffle\n"
     "__global__ void alternate(const int *in, int *out) {\n"
     "    int v = in[blockIdx.x * blockDim.x + threadIdx.x];\n"
@@ -219,6 +231,7 @@ static void test_paths(void **state) {
     test_expect_cpu_path(log, "masked", "fission", NULL);
     test_expect_cpu_path(log, "alternate", "fission", NULL);
     test_expect_cpu_path(log, "autos", "fission", NULL);
+    test_expect_cpu_path(log, "scans", "fission", NULL);
     test_expect_cpu_path(log, "counts", "fission", "12 shared-memory atomics without a lock");
     kiln_free(log);
     log = NULL;
@@ -502,12 +515,28 @@ static void test_counts(void **state) {
           KILN_DIM(N), NULL, 0, want);
 }
 
+static void test_scans(void **state) {
+    enum { N = 64, BLOCKS = 2 };
+    int in[N * BLOCKS], want[2 * N * BLOCKS];
+    test_rng r = test_rng_for("fission_warp_scans");
+    for (int i = 0; i < N * BLOCKS; i++) in[i] = (int)test_uniform(&r, -1000, 1000);
+    for (int i = 0; i < N * BLOCKS; i++) {
+        int a = 0, b = 0;
+        for (int k = i & ~15; k <= i; k++) a ^= in[k];
+        for (int k = i & ~15; k < i; k++) b += in[k];
+        want[2 * i] = a;
+        want[2 * i + 1] = b;
+    }
+    check(*state, "scans", KILN_INT32, KILN_INT32, sizeof(int), in, N * BLOCKS, 2 * N * BLOCKS, BLOCKS,
+          KILN_DIM(N), NULL, 0, want);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paths),  cmocka_unit_test(test_warp_sum),  cmocka_unit_test(test_butterfly),
         cmocka_unit_test(test_votes),  cmocka_unit_test(test_tiles),     cmocka_unit_test(test_tail_warp),
         cmocka_unit_test(test_masked), cmocka_unit_test(test_alternate), cmocka_unit_test(test_autos),
-        cmocka_unit_test(test_counts),
+        cmocka_unit_test(test_counts), cmocka_unit_test(test_scans),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

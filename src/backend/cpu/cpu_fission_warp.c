@@ -162,19 +162,21 @@ static int parse_call(fis *f, int i, fis_warp *w) {
         }
         return 0;
     }
-    /* cg::reduce, unless the source defines a reduce of its own */
-    if (is(f, i, "reduce") && is(f, i + 1, "(") && !is(f, i - 1, ".") && !kpath_fn_named(f->u, i)) {
+    /* cg::reduce and the scans, unless the source defines its own */
+    int scan = is(f, i, "inclusive_scan") ? W_ISCAN : is(f, i, "exclusive_scan") ? W_ESCAN : 0;
+    if ((scan || is(f, i, "reduce")) && is(f, i + 1, "(") && !is(f, i - 1, ".") && !kpath_fn_named(f->u, i)) {
         const var *g = group_var(f, i + 2);
         if (!g) return 0;
-        if (group_kind(f, g) != G_TILE) return fail(f, "a reduce over a group that is no tile", i);
+        if (group_kind(f, g) != G_TILE) return fail(f, "a reduce or scan over a group that is no tile", i);
         n = split_args(f, i + 1, st, en, 3);
-        if (n != 3 || en[0] != i + 3) return fail(f, "a reduce with unexpected arguments", i);
-        w->kind = W_REDUCE;
+        if (!(n == 3 || (n == 2 && scan)) || en[0] != i + 3)
+            return fail(f, "a reduce or scan with unexpected arguments", i);
+        w->kind = scan ? scan : W_REDUCE;
         w->call = qualified_start(f, i);
         w->tile = i + 2;
         w->rp = match(f, i + 1);
         w->v0 = st[1], w->v1 = en[1];
-        w->l0 = st[2], w->l1 = en[2];
+        if (n == 3) w->l0 = st[2], w->l1 = en[2];
         return 1;
     }
     return 0;
@@ -387,12 +389,12 @@ void fis_warp_emit_put(fis *f, int s) {
     fis_put(f, ");");
     /* a vote's or reduce's result is computed once per warp, when the
      * reading loop reaches its first lane: forget the last one */
-    if (w->kind >= W_BALLOT) fis_put(f, " kiln_wc = -1;");
+    if (w->kind >= W_BALLOT && w->kind <= W_REDUCE) fis_put(f, " kiln_wc = -1;");
 }
 
 int fis_warp_traits(const fis *f, int k, int *ivdep) {
     const fis_warp *w = &f->warps[k];
-    if (w->kind >= W_BALLOT) *ivdep = 0; /* the cache is carried from lane to lane */
+    if (w->kind >= W_BALLOT && w->kind <= W_REDUCE) *ivdep = 0; /* the cache goes from lane to lane */
     return w->rp;
 }
 
@@ -426,16 +428,23 @@ static int put_call(fis *f, int k) {
     const fis_warp *w = &f->warps[k];
     static const char *const names[] = {"kiln_fis_shfl(",     "kiln_fis_shfl_up(", "kiln_fis_shfl_down(",
                                         "kiln_fis_shfl_xor(", "kiln_fis_ballot(",  "kiln_fis_any(",
-                                        "kiln_fis_all(",      "kiln_fis_reduce("};
+                                        "kiln_fis_all(",      "kiln_fis_reduce(",  "kiln_fis_scan<1>(",
+                                        "kiln_fis_scan<0>("};
     fis_put(f, names[w->kind]);
     fis_put(f, "kiln_wx, kiln_t, kiln_bx * kiln_by * kiln_bz, ");
-    if (w->kind >= W_BALLOT) fis_put(f, "kiln_wc, kiln_wcv, ");
-    if (w->kind <= W_SHFL_XOR || w->kind == W_REDUCE) {
+    if (w->kind >= W_BALLOT && w->kind <= W_REDUCE) fis_put(f, "kiln_wc, kiln_wcv, ");
+    if (w->kind <= W_SHFL_XOR || w->kind >= W_REDUCE) {
         put_type_tag(f, w);
         fis_put(f, ", ");
         put_width(f, w);
         fis_put(f, ", ");
-        put_raw(f, w->l0, w->l1);
+        if (w->l0 >= 0)
+            put_raw(f, w->l0, w->l1);
+        else { /* a scan's default operator, as the fiber path's */
+            fis_put(f, "cooperative_groups::plus<decltype(kiln_fis_wval(");
+            put_raw(f, w->v0, w->v1);
+            fis_put(f, "))>()");
+        }
         fis_put(f, ")");
         return w->rp;
     }

@@ -163,6 +163,23 @@ static inline KILN_FIS_INLINE T kiln_fis_reduce(const kiln_fis_wx &x, int t, int
     return r;
 }
 
+// cg::inclusive_scan (Incl) and exclusive_scan over a tile: op folded over
+// the lanes of the tile up to this one, in rank order; an exclusive scan's
+// first lane gets T() (kiln_cpu_cg.cuh's order and values).
+template <int Incl, typename T, typename Op>
+static inline KILN_FIS_INLINE T kiln_fis_scan(const kiln_fis_wx &x, int t, int n, T *, int width, Op op) {
+    (void)n;
+    int base = t & ~(width - 1);
+    if (Incl) {
+        T r = kiln_fis_wget<T>(x, base);
+        for (int i = base + 1; i <= t; i++) r = op(r, kiln_fis_wget<T>(x, i));
+        return r;
+    }
+    T r = T();
+    for (int i = base; i < t; i++) r = i == base ? kiln_fis_wget<T>(x, i) : op(r, kiln_fis_wget<T>(x, i));
+    return r;
+}
+
 // Atomics on the block's own __shared__ memory (cpu_fission_warp.c finds
 // them): a block runs on one worker from start to end and no other block
 // sees its shared memory, so nothing else can touch the word between the
