@@ -188,9 +188,9 @@ int kiln_bench_ufunc(kiln_context *ctx, int repeat) {
     kiln_module *m = NULL;
     kiln_kernel *kvadd = NULL, *kbs = NULL, *khav = NULL;
     KILN_CHECK(kiln_module_from_source(ctx, native_src, "native.cu", NULL, &m));
-    KILN_CHECK(kiln_module_get_kernel(m, "vadd", &kvadd));
-    KILN_CHECK(kiln_module_get_kernel(m, "bs", &kbs));
-    KILN_CHECK(kiln_module_get_kernel(m, "hav", &khav));
+    KILN_CHECK(kiln_module_kernel(m, "vadd", &kvadd));
+    KILN_CHECK(kiln_module_kernel(m, "bs", &kbs));
+    KILN_CHECK(kiln_module_kernel(m, "hav", &khav));
     KILN_CHECK(kiln_jit_wait(ctx)); /* the hand-written kernels' -O3 build (CPU) */
     kiln_ufunc *vadd = NULL, *bs = NULL, *hav = NULL;
     KILN_CHECK(kiln_vectorize(ctx, "vectorAdd", "f4(f4,f4)", "a, b", "return a + b;", NULL, &vadd));

@@ -3,6 +3,7 @@
  * kiln's generators: checked by mean, variance, the Kolmogorov-Smirnov
  * statistic, and, where libcurand is installed, value for value against
  * cuRAND's own host generator. */
+#define KILN_EXPERIMENTAL /* kiln_rng_curand_host_uniform (include/kiln.h) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* fuzz_params.c: parameter lists ("a, b -> x, y") of ufuncs and gufuncs. */
 #include "fuzz_input.h"
 #include "gufunc/gufunc.h"
-#include "ufunc/ufunc.h"
+#include "ufunc/signature.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *text = kiln_fuzz_string(data, size);

@@ -5,7 +5,7 @@
  * (absent.c): the input is the source, a name and a log. */
 #include "fuzz_input.h"
 #include "kernel/absent.h"
-#include "kernel/scan.h"
+#include "kernel/kernel_scanner.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *text = kiln_fuzz_string(data, size);

@@ -2,7 +2,7 @@
  * gufunc ("void(f4[:], f4[:])"). */
 #include "fuzz_input.h"
 #include "gufunc/gufunc.h"
-#include "ufunc/ufunc.h"
+#include "ufunc/signature.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *text = kiln_fuzz_string(data, size);

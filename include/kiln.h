@@ -15,17 +15,35 @@
  *    out-pointer gives KILN_ERR_INVALID_ARGUMENT; functions that return a
  *    value instead of a status give NULL, 0 or -1 for a NULL object.
  *  - A NULL kiln_stream means the context's default stream.
- *  - Threads. A context and the objects made on it may be used from several
- *    threads at once: compiling modules and kernels, building ufunc and
- *    gufunc variants on first use, launching, making, copying and releasing
- *    arrays, and the profiler take the locks they need (the test suite runs
- *    this under ThreadSanitizer). What stays the caller's to order: two
- *    calls that write the same array, or one that writes what another reads
- *    (as on a GPU: use one stream, or events between streams); releasing an
- *    object's last reference, or kiln_close, while another thread still
- *    uses it. kiln_last_error() and the kiln_comm_group_start/end nesting
- *    are per thread; a graph capture (kiln_graph_begin_capture) affects
- *    every thread's compiles on that context until it ends.
+ *  - Names. A getter is kiln_<object>_<property> (kiln_array_dtype,
+ *    kiln_module_kernel, kiln_rng_offset); one that fills a struct is named
+ *    after the struct, kiln_<struct>_get (kiln_device_info_get); a setter is
+ *    kiln_<object>_set_<property>.
+ *  - Threads. What may be shared between threads:
+ *    a context: yes, for everything made and done on it: compiling modules
+ *      and kernels, building ufunc and gufunc variants on first use,
+ *      launching, making, copying and releasing arrays, the libraries'
+ *      plan caches and handles, and the profiler take the locks they need
+ *      (the test suite runs this under ThreadSanitizer). Only kiln_close,
+ *      and the last release of any object, must come after every other
+ *      thread's use of it;
+ *    arrays: reference counts are atomic, and any number of threads may read
+ *      an array at once; two calls that write the same memory (views
+ *      included), or one that writes what another reads, are the caller's
+ *      to order, as on a GPU: one stream, or events between streams;
+ *    streams: usable from several threads; work queued on one stream runs
+ *      in the order the calls were made, whichever thread made them. A
+ *      graph capture (kiln_graph_begin_capture) affects every thread's
+ *      compiles on that context until it ends;
+ *    events, generators (kiln_rng), plans and communicators: the caller's
+ *      to order, one thread at a time on each (recording an event, drawing
+ *      from a generator and a collective all change the object's state);
+ *    per thread: kiln_last_error() and the kiln_comm_group_start/end
+ *      nesting. What is process-wide (the loaded driver and vendor
+ *      libraries) is set up once, thread-safely, at first use.
+ *  - Experimental. Diagnostics and test hooks (generated source, the
+ *    settings table, reference generators) are declared at the end, only
+ *    when KILN_EXPERIMENTAL is defined before this header is included.
  */
 #ifndef KILN_H
 #define KILN_H
@@ -519,7 +537,7 @@ KILN_API const char *kiln_module_kernel_name(const kiln_module *module, int inde
  * "scale<unsigned>" for "scale<unsigned int>", spaces, default arguments
  * written out or not); the bare name works when only one kernel has it. The kernel keeps the module alive.
  * KILN_ERR_NOT_FOUND names the kernels that do exist. */
-KILN_API kiln_status kiln_module_get_kernel(kiln_module *module, const char *kernel_name, kiln_kernel **out);
+KILN_API kiln_status kiln_module_kernel(kiln_module *module, const char *kernel_name, kiln_kernel **out);
 
 /* An array over the module's __constant__ or __device__ variable `name`
  * (defined at namespace scope; "ns::v" or the bare name when unique), for
@@ -530,7 +548,7 @@ KILN_API kiln_status kiln_module_get_kernel(kiln_module *module, const char *ker
  * The array keeps the module loaded; release it with kiln_array_release.
  * KILN_ERR_NOT_FOUND names the variables that exist; on the CPU a write
  * while a kernel of the module runs on another thread is refused. */
-KILN_API kiln_status kiln_module_get_global(kiln_module *module, const char *name, kiln_array **out);
+KILN_API kiln_status kiln_module_global(kiln_module *module, const char *name, kiln_array **out);
 /* Shorthand: compile `source` and look up `kernel_name` (a template
  * instantiation's name is requested as kiln_module_from_source_names does). */
 KILN_API kiln_status kiln_kernel_from_source(kiln_context *ctx, const char *source, const char *kernel_name,
@@ -621,24 +639,6 @@ typedef struct kiln_cache_info {
  * be owned by the user and writable by nobody else. */
 KILN_API kiln_status kiln_cache_info_get(kiln_cache_info *out);
 
-/* ------------------------------------------------------------------ settings */
-/* One environment variable kiln reads (KILN_*). The strings are static,
- * except `value`, which is the environment's (NULL when unset). */
-typedef struct kiln_setting_info {
-    const char *name;          /* "KILN_NUM_THREADS" */
-    const char *type;          /* "flag", "integer", "number", "choice", "text" or "path" */
-    const char *default_value; /* what holds when it is unset */
-    const char *doc;           /* one line */
-    const char *value;
-} kiln_setting_info;
-
-/* How many variables kiln reads; kiln_setting_get describes each, 0 to
- * count - 1 (KILN_ERR_INVALID_ARGUMENT past the end). */
-KILN_API int kiln_setting_count(void);
-KILN_API kiln_status kiln_setting_get(int index, kiln_setting_info *out);
-/* The value of variable `name` as the environment has it (NULL when unset),
- * for a name kiln reads; NULL and KILN_ERR_NOT_FOUND for any other name. */
-KILN_API const char *kiln_setting_value(const char *name);
 /* Deletes every cached module; *removed (may be NULL) gets the count. */
 KILN_API kiln_status kiln_cache_clear(int64_t *removed);
 
@@ -761,16 +761,6 @@ KILN_API kiln_status kiln_call(kiln_ufunc *f, const kiln_value *args, int nargs,
  * stream for device work (NULL: the default stream). */
 KILN_API kiln_status kiln_call_ex(kiln_ufunc *f, const char *target, kiln_stream *stream,
                                   const kiln_value *args, int nargs, kiln_array **outs);
-/* The generated CUDA C source of the module a first call with these
- * arguments would run, for target "cuda" or "cpu" (whatever the context),
- * without compiling it: for kiln_compile_only and for reading. Contiguous
- * operands of a signature's dtypes show its mixed kernel; on CUDA later
- * calls move to the exact kernel (built on a background thread while the
- * mixed one serves; KILN_TIER_UP=0: in the call), which
- * KILN_UFUNC_MIXED_LIMIT=0 (read at kiln_vectorize) shows. outs as for kiln_call (NULL slots are not
- * allocated). *source: free with kiln_free. */
-KILN_API kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const kiln_value *args, int nargs,
-                                       kiln_array *const *outs, char **source);
 
 /* ------------------------------------------------------------------ generalized ufuncs */
 /* Generalized ufuncs (NumPy gufuncs, Numba "guvectorize"): a body that works
@@ -844,22 +834,6 @@ KILN_API kiln_status kiln_gufunc_call(kiln_gufunc *f, const kiln_value *args, in
 /* kiln_gufunc_call on `stream` (NULL: the default stream). */
 KILN_API kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, const char *dims,
                                          const kiln_value *args, int nargs, kiln_array **outs);
-/* The generated CUDA C source of the kernel made for the layout of a call
- * with these arguments (what it runs once the any-layout kernel has handed
- * over, or without one), for target "cuda" or "cpu" (whatever the context; NULL: the
- * context's), without compiling it or allocating outputs (NULL slots are
- * taken as new C-order arrays). *source: free with kiln_free. *kernel_name
- * (may be NULL; free with kiln_free) is "kiln_gu_<name>_<strategy>". */
-KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, const char *dims,
-                                        const kiln_value *args, int nargs, kiln_array *const *outs,
-                                        char **source, char **kernel_name);
-/* The generated CUDA C source of the module kiln_guvectorize compiles for
- * target "cuda" or "cpu" (NULL: the context's): per type signature, the
- * any-layout kernel "kiln_gu_<name>_<strategy>_any<sig>" that runs the
- * gufunc's first calls (docs/ufuncs.md). *source: free with kiln_free.
- * KILN_ERR_UNSUPPORTED when no signature has one (each would take more than
- * 128 kernel parameters). */
-KILN_API kiln_status kiln_gufunc_any_source(kiln_gufunc *f, const char *target, char **source);
 
 /* ------------------------------------------------------------------ random numbers (src/random/) */
 /* cuRAND's pseudo-random generators on kiln arrays, producing the very
@@ -877,14 +851,16 @@ KILN_API kiln_status kiln_gufunc_any_source(kiln_gufunc *f, const char *target, 
  * number of values, by half of it for XORWOW and MRG32k3a normals; on Philox
  * a fill of doubles or normals is defined as a fresh generator at the offset:
  * docs/random.md). On the CPU backend the numbers come from
- * kiln's own code (all cores, no libcurand needed); on CUDA from cuRAND,
- * loaded at run time.
+ * kiln's own code (all cores, no libcurand needed); on CUDA XORWOW and
+ * MRG32k3a (and Philox uniform doubles) come from kiln's own kernels, which
+ * write cuRAND's values with many more threads than cuRAND uses, the rest
+ * from cuRAND, loaded at run time.
  * Guarantee (tests/test_random.c checks it against libcurand's host
  * generator for many seeds, offsets and lengths):
  *  - bits, uniform float32 and float64: bit for bit on both backends;
  *  - normal and log-normal: bit for bit with cuRAND's host generator on
- *    the CPU; the GPU's cuRAND uses the fast hardware sine/cosine in
- *    Box-Muller, so CPU and CUDA agree to |a-b| <= 2e-5 (1+|b|) (float32)
+ *    the CPU, with cuRAND's device generator on CUDA; the GPU uses the
+ *    fast hardware sine/cosine in Box-Muller, so CPU and CUDA agree to |a-b| <= 2e-5 (1+|b|) (float32)
  *    and 1e-12 (1+|b|) (float64), which the tests enforce;
  *  - Poisson: kiln's own algorithm on the CPU, cuRAND's on CUDA: the same
  *    distribution, not the same samples (see docs/random.md).
@@ -917,7 +893,7 @@ KILN_API kiln_status kiln_rng_set_seed(kiln_rng *rng, uint64_t seed);
 /* Position in the generator's sequence, counted in 32-bit outputs as
  * cuRAND's curandSetGeneratorOffset counts it. */
 KILN_API kiln_status kiln_rng_set_offset(kiln_rng *rng, uint64_t offset);
-KILN_API kiln_status kiln_rng_get_offset(const kiln_rng *rng, uint64_t *offset);
+KILN_API kiln_status kiln_rng_offset(const kiln_rng *rng, uint64_t *offset);
 KILN_API kiln_status kiln_rng_set_ordering(kiln_rng *rng, kiln_rng_ordering ordering);
 /* Stream for the fills (NULL: the context's default). The stream must
  * belong to the generator's context and outlive its use by the generator. */
@@ -948,11 +924,6 @@ KILN_API const char *kiln_rng_device_source(void);
  * memory (device memory on CUDA). Pass kiln_arr(*out) to the kernel as its
  * `const unsigned int *tables`; release the array when done. */
 KILN_API kiln_status kiln_rng_xorwow_tables(kiln_context *ctx, kiln_array **out);
-/* For checking kiln against cuRAND: n uniform floats from cuRAND's own host
- * generator (libcurand loaded at run time, default ordering) at seed and
- * offset, into host memory. KILN_ERR_LIBRARY_MISSING without libcurand. */
-KILN_API kiln_status kiln_rng_curand_host_uniform(kiln_rng_type type, uint64_t seed, uint64_t offset,
-                                                  float *out, size_t n);
 
 /* ------------------------------------------------------------------ FFT (src/fft/) */
 /* Discrete Fourier transforms over kiln arrays: FFTW 3 on the CPU backend,
@@ -1006,9 +977,6 @@ KILN_API kiln_status kiln_fft_execute(kiln_fft_plan *plan, kiln_array *in, kiln_
                                       kiln_stream *stream);
 /* Drops the caller's reference. NULL: no-op. */
 KILN_API void kiln_fft_plan_release(kiln_fft_plan *plan);
-/* 1 when the plan gathers or scatters through contiguous scratch because the
- * library cannot express a layout; 0 when it runs on the arrays directly. */
-KILN_API int kiln_fft_plan_copies(const kiln_fft_plan *plan);
 
 /* One-call forms on the default stream (plans from the cache). *out NULL:
  * a new array (the caller releases it); else it is written and must have the
@@ -1709,7 +1677,11 @@ KILN_API kiln_status kiln_searchsorted(kiln_array *sorted, kiln_array *v, kiln_s
  * CPU. Checks and structural work (COO -> CSR, sums, dense <-> sparse) run
  * on the host over copies of the components. See docs/sparse.md. */
 typedef struct kiln_sparse kiln_sparse;
-typedef enum kiln_sparse_format { KILN_SPARSE_CSR = 0, KILN_SPARSE_CSC = 1, KILN_SPARSE_COO = 2 } kiln_sparse_format;
+typedef enum kiln_sparse_format {
+    KILN_SPARSE_CSR = 0,
+    KILN_SPARSE_CSC = 1,
+    KILN_SPARSE_COO = 2
+} kiln_sparse_format;
 
 /* A rows x cols CSR matrix over indptr (rows + 1), indices and data (nnz
  * each, 1-d), checked as SciPy's check_format(full_check=True): dtypes,
@@ -1729,15 +1701,15 @@ KILN_API kiln_status kiln_sparse_coo(int64_t rows, int64_t cols, kiln_array *row
 /* The nonzeros of a 2-d dense array (exact zeros left out) in `format`
  * with index_dtype KILN_INT32 or KILN_INT64; values keep the array's dtype
  * (one of the four). A new matrix on the array's context. */
-KILN_API kiln_status kiln_sparse_from_dense(kiln_array *dense, kiln_sparse_format format, kiln_dtype index_dtype,
-                                            kiln_sparse **out);
+KILN_API kiln_status kiln_sparse_from_dense(kiln_array *dense, kiln_sparse_format format,
+                                            kiln_dtype index_dtype, kiln_sparse **out);
 /* A new (rows, cols) C-order device array holding the matrix, duplicates
  * summed; the caller releases it. */
 KILN_API kiln_status kiln_sparse_to_dense(kiln_sparse *a, kiln_array **out);
 /* The matrix's arrays: CSR/CSC indptr, indices, data; COO row, col, data.
  * Each non-NULL out gets a new reference (caller releases). */
-KILN_API kiln_status kiln_sparse_arrays(kiln_sparse *a, kiln_array **indptr_or_row, kiln_array **indices_or_col,
-                                        kiln_array **data);
+KILN_API kiln_status kiln_sparse_arrays(kiln_sparse *a, kiln_array **indptr_or_row,
+                                        kiln_array **indices_or_col, kiln_array **data);
 /* Conversions, each a new matrix (a new reference to a when already in the
  * format). tocsr of a COO matrix sums duplicates and sorts the indices
  * (SciPy's tocsr); tocoo keeps the entries as stored. */
@@ -1766,11 +1738,11 @@ KILN_API int kiln_sparse_has_canonical_format(const kiln_sparse *a);
 
 /* y = alpha a x + beta y on `stream` (NULL: default): x and y 1-d of a's
  * dtype, any stride; beta 0 ignores y's old contents. Asynchronous. */
-KILN_API kiln_status kiln_sparse_spmv(kiln_stream *stream, kiln_blas_scalar alpha, kiln_sparse *a, kiln_array *x,
-                                      kiln_blas_scalar beta, kiln_array *y);
+KILN_API kiln_status kiln_sparse_spmv(kiln_stream *stream, kiln_blas_scalar alpha, kiln_sparse *a,
+                                      kiln_array *x, kiln_blas_scalar beta, kiln_array *y);
 /* c = alpha a b + beta c: b (cols, n) and c (rows, n) 2-d of a's dtype. */
-KILN_API kiln_status kiln_sparse_spmm(kiln_stream *stream, kiln_blas_scalar alpha, kiln_sparse *a, kiln_array *b,
-                                      kiln_blas_scalar beta, kiln_array *c);
+KILN_API kiln_status kiln_sparse_spmm(kiln_stream *stream, kiln_blas_scalar alpha, kiln_sparse *a,
+                                      kiln_array *b, kiln_blas_scalar beta, kiln_array *c);
 /* SciPy's a @ b for a dense b: (cols,) -> (rows,), (cols, n) -> (rows, n),
  * in NumPy's result dtype of the two (b of any numeric dtype; converted
  * once where it differs). *out: a new device array (caller releases). */
@@ -1786,6 +1758,75 @@ KILN_API kiln_status kiln_sparse_scale(kiln_sparse *a, kiln_value s, kiln_sparse
  * "kiln CSR kernels"; static storage. KILN_ERR_LIBRARY_MISSING when
  * cuSPARSE cannot be loaded on a CUDA context. */
 KILN_API kiln_status kiln_sparse_provider(kiln_context *ctx, const char **name);
+
+/* ================================================================== experimental
+ * Diagnostics and test hooks, behind KILN_EXPERIMENTAL (as zstd keeps its
+ * unstable API behind ZSTD_STATIC_LINKING_ONLY): what kiln generates, how a
+ * plan runs, the settings table, and a reference generator to check kiln
+ * against. Their names and shapes may change in any release. A program that
+ * wants them defines KILN_EXPERIMENTAL before including kiln.h; the
+ * library is always built with them. */
+#ifdef KILN_EXPERIMENTAL
+
+/* ---- generated source (src/ufunc, src/gufunc) */
+/* The generated CUDA C source of the module a first call with these
+ * arguments would run, for target "cuda" or "cpu" (whatever the context),
+ * without compiling it: for kiln_compile_only and for reading. Contiguous
+ * operands of a signature's dtypes show its mixed kernel; on CUDA later
+ * calls move to the exact kernel (built on a background thread while the
+ * mixed one serves; KILN_TIER_UP=0: in the call), which
+ * KILN_UFUNC_MIXED_LIMIT=0 (read at kiln_vectorize) shows. outs as for kiln_call (NULL slots are not
+ * allocated). *source: free with kiln_free. */
+KILN_API kiln_status kiln_ufunc_source(kiln_ufunc *f, const char *target, const kiln_value *args, int nargs,
+                                       kiln_array *const *outs, char **source);
+
+/* The generated CUDA C source of the kernel made for the layout of a call
+ * with these arguments (what it runs once the any-layout kernel has handed
+ * over, or without one), for target "cuda" or "cpu" (whatever the context; NULL: the
+ * context's), without compiling it or allocating outputs (NULL slots are
+ * taken as new C-order arrays). *source: free with kiln_free. *kernel_name
+ * (may be NULL; free with kiln_free) is "kiln_gu_<name>_<strategy>". */
+KILN_API kiln_status kiln_gufunc_source(kiln_gufunc *f, const char *target, const char *dims,
+                                        const kiln_value *args, int nargs, kiln_array *const *outs,
+                                        char **source, char **kernel_name);
+/* The generated CUDA C source of the module kiln_guvectorize compiles for
+ * target "cuda" or "cpu" (NULL: the context's): per type signature, the
+ * any-layout kernel "kiln_gu_<name>_<strategy>_any<sig>" that runs the
+ * gufunc's first calls (docs/ufuncs.md). *source: free with kiln_free.
+ * KILN_ERR_UNSUPPORTED when no signature has one (each would take more than
+ * 128 kernel parameters). */
+KILN_API kiln_status kiln_gufunc_any_source(kiln_gufunc *f, const char *target, char **source);
+
+/* ---- library plans and references */
+/* 1 when the plan gathers or scatters through contiguous scratch because the
+ * library cannot express a layout; 0 when it runs on the arrays directly. */
+KILN_API int kiln_fft_plan_copies(const kiln_fft_plan *plan);
+/* For checking kiln against cuRAND: n uniform floats from cuRAND's own host
+ * generator (libcurand loaded at run time, default ordering) at seed and
+ * offset, into host memory. KILN_ERR_LIBRARY_MISSING without libcurand. */
+KILN_API kiln_status kiln_rng_curand_host_uniform(kiln_rng_type type, uint64_t seed, uint64_t offset,
+                                                  float *out, size_t n);
+
+/* ---- settings: every KILN_* environment variable kiln reads (`kiln info`) */
+/* One environment variable kiln reads (KILN_*). The strings are static,
+ * except `value`, which is the environment's (NULL when unset). */
+typedef struct kiln_setting_info {
+    const char *name;          /* "KILN_NUM_THREADS" */
+    const char *type;          /* "flag", "integer", "number", "choice", "text" or "path" */
+    const char *default_value; /* what holds when it is unset */
+    const char *doc;           /* one line */
+    const char *value;
+} kiln_setting_info;
+
+/* How many variables kiln reads; kiln_setting_get describes each, 0 to
+ * count - 1 (KILN_ERR_INVALID_ARGUMENT past the end). */
+KILN_API int kiln_setting_count(void);
+KILN_API kiln_status kiln_setting_get(int index, kiln_setting_info *out);
+/* The value of variable `name` as the environment has it (NULL when unset),
+ * for a name kiln reads; NULL and KILN_ERR_NOT_FOUND for any other name. */
+KILN_API const char *kiln_setting_value(const char *name);
+
+#endif /* KILN_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array/array_ops.h" /* kiln_array_empty_host (internal) */
+#include "array/array.h" /* kiln_array_empty_host (internal) */
 #include "test_support.h"
 
 static void test_roundtrip_every_dtype(void **state) {

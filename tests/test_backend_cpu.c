@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "backend/backend.h"
+#include "backend/backends.h"
 #include "core/error.h"
 
 typedef struct fixture {

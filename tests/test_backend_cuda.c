@@ -27,7 +27,7 @@
 #include <cmocka.h>
 // clang-format on
 
-#include "backend/backend.h"
+#include "backend/backends.h"
 #include "backend/common/prelude_needs.h"
 #include "backend/cuda/cuda_blob.h"
 #include "backend/cuda/cuda_internal.h"

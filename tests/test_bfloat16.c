@@ -5,6 +5,7 @@
  * accumulation), the calls that refuse it (FFT, random numbers), and the
  * generated kernels through NVRTC for sm_90. Matmul/gemm with bfloat16 is in
  * test_blas.c. */
+#define KILN_EXPERIMENTAL /* kiln_ufunc_source, kiln_gufunc_source (include/kiln.h) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,6 +6,7 @@
  * compared with the CPU backend's. Levels 1-2 and host arrays are in
  * test_blas_level12.c; the missing-library case is
  * test_blas_missing.c (a library is loaded once per process). */
+#define KILN_EXPERIMENTAL /* kiln_ufunc_source, kiln_gufunc_source (include/kiln.h) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -63,7 +63,7 @@ static kiln_module *module_for(kiln_context *ctx) {
 /* Runs kernel `name` on n pairs (as doubles; single precision converts). */
 static double *run(kiln_context *ctx, kiln_module *m, int single, const double *z, const double *w, int n) {
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, single ? "cx64" : "cx128", &k));
+    TEST_OK(kiln_module_kernel(m, single ? "cx64" : "cx128", &k));
     kiln_dtype t = single ? KILN_COMPLEX64 : KILN_COMPLEX128;
     size_t item = single ? 8 : 16;
     int64_t nn = n, no = (int64_t)n * NF;

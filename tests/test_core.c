@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/kernel_scanner.h"
 #include "kernel/options.h"
-#include "kernel/scan.h"
 #include "test_support.h"
 
 static void test_dtype_sizes_and_names(void **state) {

@@ -685,7 +685,7 @@ static void run_row(kiln_context *ctx, const corpus_kernel *k) {
         if (c->role == SCALAR) {
             values[nargs++] = scalar_value(c->type, host[i]);
         } else if (c->role == GLOBAL) {
-            TEST_OK(kiln_module_get_global(m, c->global, &arrays[i]));
+            TEST_OK(kiln_module_global(m, c->global, &arrays[i]));
             TEST_OK(kiln_array_from_host_copy(arrays[i], host[i], bytes));
         } else {
             TEST_OK(kiln_array_from_host(ctx, elem_dtype(c->type), 1, &c->count, host[i], bytes, &arrays[i]));
@@ -693,7 +693,7 @@ static void run_row(kiln_context *ctx, const corpus_kernel *k) {
         }
     }
     kiln_kernel *kernel = NULL;
-    TEST_OK(kiln_module_get_kernel(m, k->kernel, &kernel));
+    TEST_OK(kiln_module_kernel(m, k->kernel, &kernel));
     kiln_status s = kiln_launch(kernel, k->grid, k->block, k->shared_bytes, NULL, values, nargs);
     if (s != KILN_OK) fail_msg("%s: %s: %s", k->kernel, kiln_status_string(s), kiln_last_error());
     for (int i = 0; i < n; i++) {

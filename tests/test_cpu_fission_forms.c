@@ -174,7 +174,7 @@ static float *run(kiln_context *ctx, const char *options, const char *name, cons
     kiln_module *m = NULL;
     TEST_OK(kiln_module_from_source(ctx, src, "forms.cu", options, &m));
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, name, &k));
+    TEST_OK(kiln_module_kernel(m, name, &k));
     int64_t ni = (int64_t)n_in, no = (int64_t)blocks * B;
     kiln_array *a = NULL, *o = NULL;
     TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &ni, in, n_in * sizeof *in, &a));

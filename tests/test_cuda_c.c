@@ -48,7 +48,7 @@ static void sample_scalar_prod(void **state) {
     TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, b, sizeof(float) * VN * EN, &B));
     TEST_OK(kiln_array_empty(ctx, KILN_FLOAT32, 1, &vn, &C));
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, "scalarProdGPU", &k));
+    TEST_OK(kiln_module_kernel(m, "scalarProdGPU", &k));
     TEST_OK(kiln_launch(k, KILN_DIM(4), KILN_DIM(256), 0, NULL,
                         KILN_ARGS(kiln_arr(C), kiln_arr(A), kiln_arr(B), kiln_i32(VN), kiln_i32(EN))));
     float c[VN];
@@ -85,8 +85,8 @@ static void sample_dwt_haar(void **state) {
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &len, &out));
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &one, &approx));
     kiln_kernel *init = NULL, *dwt = NULL;
-    TEST_OK(kiln_module_get_kernel(m, "initValue", &init));
-    TEST_OK(kiln_module_get_kernel(m, "dwtHaar1D", &dwt));
+    TEST_OK(kiln_module_kernel(m, "initValue", &init));
+    TEST_OK(kiln_module_kernel(m, "dwtHaar1D", &dwt));
     TEST_OK(kiln_launch(init, KILN_DIM(2), KILN_DIM(BDIM), 0, NULL, KILN_ARGS(kiln_arr(out), kiln_f32(0))));
     TEST_OK(kiln_launch(dwt, KILN_DIM(1), KILN_DIM(BDIM), 2 * LEN * sizeof(float), NULL,
                         KILN_ARGS(kiln_arr(in), kiln_arr(out), kiln_arr(approx), kiln_u32(LEVELS),
@@ -175,7 +175,7 @@ static void cg_tiles(void **state) {
     kiln_array *in = ints(ctx, v, N), *o4 = zeros(ctx, KILN_INT32, 19 * N),
                *o16 = zeros(ctx, KILN_INT32, 19 * N), *o32 = zeros(ctx, KILN_INT32, 19 * N);
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, "tiles", &k));
+    TEST_OK(kiln_module_kernel(m, "tiles", &k));
     TEST_OK(kiln_launch(k, KILN_DIM(BLOCKS), KILN_DIM(BD), 0, NULL,
                         KILN_ARGS(kiln_arr(in), kiln_arr(o4), kiln_arr(o16), kiln_arr(o32))));
     int *r = malloc(sizeof(int) * 19 * N);
@@ -200,7 +200,7 @@ static void cg_block_and_coalesced(void **state) {
     enum { BLOCKS = 3, BD = 64, N = BLOCKS * BD };
     kiln_array *info = zeros(ctx, KILN_INT32, 8 * N);
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, "block_info", &k));
+    TEST_OK(kiln_module_kernel(m, "block_info", &k));
     TEST_OK(kiln_launch(k, KILN_DIM(BLOCKS), KILN_DIM(16, 4), 0, NULL, KILN_ARGS(kiln_arr(info))));
     int *r = malloc(sizeof(int) * 8 * N);
     TEST_OK(kiln_array_to_host(info, r, sizeof(int) * 8 * N));
@@ -223,7 +223,7 @@ static void cg_block_and_coalesced(void **state) {
         positives += src[i] > 0;
     }
     kiln_array *s = ints(ctx, src, M), *dst = zeros(ctx, KILN_INT32, M), *count = zeros(ctx, KILN_INT32, 1);
-    TEST_OK(kiln_module_get_kernel(m, "filter_positive", &k));
+    TEST_OK(kiln_module_kernel(m, "filter_positive", &k));
     TEST_OK(kiln_launch(k, KILN_DIM((M + 127) / 128), KILN_DIM(128), 0, NULL,
                         KILN_ARGS(kiln_arr(dst), kiln_arr(count), kiln_arr(s), kiln_i32(M))));
     int got_count = 0, got[M];
@@ -256,7 +256,7 @@ static void cg_grid_sync(void **state) {
     int cpu = strcmp(test_target(), "cpu") == 0;
     kiln_module *m = corpus_module(ctx, "kiln_cg_groups.cu", NULL);
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, "grid_phases", &k));
+    TEST_OK(kiln_module_kernel(m, "grid_phases", &k));
     enum { N = 128 };
     kiln_array *data = zeros(ctx, KILN_INT32, 4 * N), *out = zeros(ctx, KILN_INT32, 4 * N);
     TEST_OK(kiln_launch_cooperative(k, KILN_DIM(1), KILN_DIM(N), 0, NULL,
@@ -329,7 +329,7 @@ static void cg_grid_sync_blocks(void **state) {
     kiln_module *m = NULL;
     kiln_kernel *k = NULL;
     TEST_OK(kiln_module_from_source(ctx, grid_rounds_src, "grid_rounds.cu", NULL, &m));
-    TEST_OK(kiln_module_get_kernel(m, "grid_rounds", &k));
+    TEST_OK(kiln_module_kernel(m, "grid_rounds", &k));
     static const unsigned block_counts[] = {1, 2, 7, 64}, block_sizes[] = {32, 96, 256};
     enum { ROUNDS = 3, MAX_THREADS = 64 * 256 };
     static int x[MAX_THREADS];
@@ -373,7 +373,7 @@ static void cg_grid_sync_limits(void **state) {
     kiln_module *m = NULL;
     kiln_kernel *k = NULL;
     TEST_OK(kiln_module_from_source(ctx, grid_rounds_src, "grid_rounds.cu", NULL, &m));
-    TEST_OK(kiln_module_get_kernel(m, "grid_rounds", &k));
+    TEST_OK(kiln_module_kernel(m, "grid_rounds", &k));
     kiln_array *x = zeros(ctx, KILN_INT32, 1), *partial = zeros(ctx, KILN_INT32, 1),
                *out = zeros(ctx, KILN_INT64, 1);
     /* far more than any GPU holds at once, too */
@@ -410,7 +410,7 @@ static void cg_grid_sync_limits(void **state) {
     for (int i = 0; i < 2; i++) {
         ctx = test_open();
         TEST_OK(kiln_module_from_source(ctx, grid_rounds_src, "grid_rounds.cu", NULL, &m));
-        TEST_OK(kiln_module_get_kernel(m, kernels[i], &k));
+        TEST_OK(kiln_module_kernel(m, kernels[i], &k));
         out = zeros(ctx, KILN_INT32, 8);
         TEST_FAILS_WITH(
             kiln_launch_cooperative(k, KILN_DIM(8), KILN_DIM(64), 0, NULL, KILN_ARGS(kiln_arr(out))),
@@ -728,8 +728,8 @@ static void partial_block_shuffles(void **state) {
     kiln_module *m = NULL;
     kiln_kernel *first = NULL, *others = NULL;
     TEST_OK(kiln_module_from_source(ctx, src, "partial.cu", NULL, &m));
-    TEST_OK(kiln_module_get_kernel(m, "first_warp", &first));
-    TEST_OK(kiln_module_get_kernel(m, "others_return", &others));
+    TEST_OK(kiln_module_kernel(m, "first_warp", &first));
+    TEST_OK(kiln_module_kernel(m, "others_return", &others));
     kiln_array *x = ints(ctx, hx, N), *out = zeros(ctx, KILN_INT32, N);
     TEST_OK(kiln_launch(first, KILN_DIM(1), KILN_DIM(N), 0, NULL, KILN_ARGS(kiln_arr(x), kiln_arr(out))));
     TEST_OK(kiln_array_to_host(out, got, sizeof got));

@@ -44,7 +44,7 @@ static kiln_kernel *get_kernel(kiln_context *ctx, const char *name) {
     kiln_module *m = NULL;
     kiln_kernel *k = NULL;
     TEST_OK(kiln_module_from_source(ctx, src, "driver.cu", NULL, &m));
-    TEST_OK(kiln_module_get_kernel(m, name, &k));
+    TEST_OK(kiln_module_kernel(m, name, &k));
     kiln_module_release(m);
     return k;
 }

@@ -6,6 +6,7 @@
  * and the two backends' results are compared. Bad input, threads, the
  * profiler and the demo: test_fft_api.c; the cuFFT layout mapping:
  * test_fft_mapping.c. */
+#define KILN_EXPERIMENTAL /* kiln_fft_plan_copies (include/kiln.h) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,6 +2,7 @@
  * host arrays, several threads on one context, FFTW's wisdom file, the
  * normalisation kernel through NVRTC for sm_90, the profiler's record of a
  * transform, and `kiln demo fft_convolve` at a small size. */
+#define KILN_EXPERIMENTAL /* kiln_ufunc_source, kiln_fft_plan_copies (include/kiln.h) */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -5,6 +5,7 @@
  * issue names. Every kernel kiln generates for these calls is also compiled
  * through NVRTC for sm_90 (skipped where NVRTC is missing), and on a GPU run
  * the results are compared with a CPU context's on the same random inputs. */
+#define KILN_EXPERIMENTAL /* kiln_gufunc_source (include/kiln.h) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* test_gufunc_any.c: the any-layout kernels kiln_guvectorize compiles up
- * front (src/gufunc/any.c), on the backend under test: every layout's first
+ * front (src/gufunc/any_layout.c), on the backend under test: every layout's first
  * call runs them and builds no module (core sizes below and above the bake
  * limit, transposed cores, a "()" input as a value and as an array, loop
  * dims broadcast into 2 and 3 dims, in place, a second signature), while
@@ -8,6 +8,7 @@
  * KILN_GUFUNC_ANY_LIMIT elements; KILN_GUFUNC_ANY_LIMIT=0; agreement with
  * the layout kernels and a float64 reference on random inputs; and every
  * any-layout module compiled through NVRTC for sm_90. */
+#define KILN_EXPERIMENTAL /* kiln_gufunc_any_source (include/kiln.h) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

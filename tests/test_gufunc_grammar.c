@@ -3,6 +3,7 @@
  * more than 4 core dims in one argument, and a non-ASCII character reported
  * as that character with the caret under it. Calls run on the backend under
  * test and their CUDA code compiles through NVRTC. */
+#define KILN_EXPERIMENTAL /* kiln_gufunc_source (include/kiln.h) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

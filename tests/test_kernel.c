@@ -39,7 +39,7 @@ static void test_module_lists_kernels_and_params(void **state) {
     assert_int_equal(kiln_module_kernel_count(m), 4);
     assert_string_equal(kiln_module_kernel_name(m, 0), "saxpy");
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, "saxpy", &k));
+    TEST_OK(kiln_module_kernel(m, "saxpy", &k));
     assert_int_equal(kiln_kernel_param_count(k), 4);
     kiln_param_info p;
     TEST_OK(kiln_kernel_param(k, 0, &p));
@@ -53,7 +53,7 @@ static void test_module_lists_kernels_and_params(void **state) {
     assert_int_equal(p.cls, KILN_PARAM_UNSIGNED);
     assert_int_equal(p.size, sizeof(size_t));
     kiln_kernel *missing = NULL;
-    TEST_FAILS_WITH(kiln_module_get_kernel(m, "saxpi", &missing), KILN_ERR_NOT_FOUND,
+    TEST_FAILS_WITH(kiln_module_kernel(m, "saxpi", &missing), KILN_ERR_NOT_FOUND,
                     "no kernel 'saxpi' in module.cu; its kernels are: saxpy block_sum histogram cmul");
     kiln_kernel_release(k);
     kiln_module_release(m);
@@ -104,9 +104,9 @@ static void test_barriers_dynamic_shared_atomics_complex(void **state) {
     kiln_module *m = NULL;
     TEST_OK(kiln_module_from_source(ctx, module_src, "module.cu", NULL, &m));
     kiln_kernel *sum = NULL, *hist = NULL, *cmul = NULL;
-    TEST_OK(kiln_module_get_kernel(m, "block_sum", &sum));
-    TEST_OK(kiln_module_get_kernel(m, "histogram", &hist));
-    TEST_OK(kiln_module_get_kernel(m, "cmul", &cmul));
+    TEST_OK(kiln_module_kernel(m, "block_sum", &sum));
+    TEST_OK(kiln_module_kernel(m, "histogram", &hist));
+    TEST_OK(kiln_module_kernel(m, "cmul", &cmul));
     kiln_module_release(m);
 
     int n = 5000, threads = 256, blocks = (n + threads - 1) / threads;
@@ -207,7 +207,7 @@ static void test_launch_limits_are_named(void **state) {
     kiln_module *m = NULL;
     kiln_kernel *sum = NULL;
     TEST_OK(kiln_module_from_source(ctx, module_src, "module.cu", NULL, &m));
-    TEST_OK(kiln_module_get_kernel(m, "block_sum", &sum));
+    TEST_OK(kiln_module_kernel(m, "block_sum", &sum));
     kiln_module_release(m);
     int64_t n = 4;
     kiln_array *a = NULL;
@@ -267,7 +267,7 @@ static void test_defines_and_include_dirs(void **state) {
     kiln_module *m = NULL;
     TEST_OK(kiln_module_from_file(ctx, path, "-DOFFSET=10", &m));
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, "k", &k));
+    TEST_OK(kiln_module_kernel(m, "k", &k));
     int64_t n = 8;
     kiln_array *o = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &n, &o));

@@ -25,7 +25,7 @@ static const char *inc_kernel = "__global__ void inc(int *a) { a[threadIdx.x]++;
 
 static void run_inc(kiln_context *ctx, kiln_module *m) {
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, "inc", &k));
+    TEST_OK(kiln_module_kernel(m, "inc", &k));
     int host[64];
     for (int i = 0; i < 64; i++) host[i] = 10 * i;
     int64_t n = 64;
@@ -118,7 +118,7 @@ static void test_kernel_in_include_folder(void **state) {
     TEST_OK(kiln_module_from_file(ctx, path, opts, &m));
     assert_int_equal(kiln_module_kernel_count(m), 2);
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, "reverse", &k));
+    TEST_OK(kiln_module_kernel(m, "reverse", &k));
     float in[128], out[128];
     for (int i = 0; i < 128; i++) in[i] = (float)i;
     int64_t n = 128;
@@ -204,7 +204,7 @@ static const char *macro_src =
 
 static void run_float_kernel(kiln_context *ctx, kiln_module *m, const char *name, float in, float want) {
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, name, &k));
+    TEST_OK(kiln_module_kernel(m, name, &k));
     float host[32];
     for (int i = 0; i < 32; i++) host[i] = in;
     int64_t n = 32;
@@ -290,11 +290,11 @@ static void test_kernels_in_sections_that_are_off(void **state) {
     assert_int_equal(kiln_module_kernel_count(m), 1);
     run_float_kernel(ctx, m, "twice", 3, 6);
     kiln_kernel *k = NULL;
-    TEST_FAILS_WITH(kiln_module_get_kernel(m, "twice_d", &k), KILN_ERR_NOT_FOUND, "twice");
+    TEST_FAILS_WITH(kiln_module_kernel(m, "twice_d", &k), KILN_ERR_NOT_FOUND, "twice");
     kiln_module_release(m);
     TEST_OK(kiln_module_from_source(ctx, sectioned_src, "sections.cu", "-DWITH_DOUBLE", &m));
     assert_int_equal(kiln_module_kernel_count(m), 2);
-    TEST_OK(kiln_module_get_kernel(m, "twice_d", &k));
+    TEST_OK(kiln_module_kernel(m, "twice_d", &k));
     kiln_kernel_release(k);
     kiln_module_release(m);
     /* an error in the user's code is still the user's to see */
@@ -330,7 +330,7 @@ static const char *template_src =
 static void check_fillk(kiln_context *ctx, kiln_module *m, const char *name, kiln_dtype dtype, double v,
                         double want) {
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, name, &k));
+    TEST_OK(kiln_module_kernel(m, name, &k));
     int64_t n = 64;
     kiln_array *out = NULL;
     TEST_OK(kiln_array_zeros(ctx, dtype, 1, &n, &out));
@@ -371,8 +371,8 @@ static void test_template_spellings(void **state) {
     check_fillk(ctx, m, "fillk<float, 4>", KILN_FLOAT32, 0.5, 2);
     check_fillk(ctx, m, "fillk<float>", KILN_FLOAT32, 0.5, 2);
     kiln_kernel *k = NULL;
-    TEST_FAILS_WITH(kiln_module_get_kernel(m, "fillk<int>", &k), KILN_ERR_NOT_FOUND, "fillk<float>");
-    TEST_FAILS_WITH(kiln_module_get_kernel(m, "fillk<float, 5>", &k), KILN_ERR_NOT_FOUND, "fillk<float>");
+    TEST_FAILS_WITH(kiln_module_kernel(m, "fillk<int>", &k), KILN_ERR_NOT_FOUND, "fillk<float>");
+    TEST_FAILS_WITH(kiln_module_kernel(m, "fillk<float, 5>", &k), KILN_ERR_NOT_FOUND, "fillk<float>");
     kiln_module_release(m);
 }
 
@@ -412,7 +412,7 @@ static int build_cached_modules(const char *dir, int check) {
     TEST_CHILD_CHECK(kiln_module_from_source(ctx, template_src, "tmpl.cu", NULL, &m) == KILN_OK, "%s",
                      kiln_last_error());
     kiln_kernel *k = NULL;
-    TEST_CHILD_CHECK(kiln_module_get_kernel(m, "fillk<unsigned>", &k) == KILN_OK, "%s", kiln_last_error());
+    TEST_CHILD_CHECK(kiln_module_kernel(m, "fillk<unsigned>", &k) == KILN_OK, "%s", kiln_last_error());
     kiln_kernel_release(k);
     kiln_module_release(m);
     TEST_CHILD_CHECK(

@@ -53,7 +53,7 @@ static const char *namespaced =
 
 static void check_fill(kiln_context *ctx, kiln_module *m, const char *name, float want) {
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, name, &k));
+    TEST_OK(kiln_module_kernel(m, name, &k));
     int64_t n = 50;
     kiln_array *out = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT32, 1, &n, &out));
@@ -84,7 +84,7 @@ static void test_namespaces_and_extern_c(void **state) {
     check_fill(ctx, m, "fill7", 10.5f);
     check_fill(ctx, m, "fill8", 12.0f);
     kiln_kernel *k = NULL;
-    TEST_FAILS_WITH(kiln_module_get_kernel(m, "other::fill", &k), KILN_ERR_NOT_FOUND, "physics::fill");
+    TEST_FAILS_WITH(kiln_module_kernel(m, "other::fill", &k), KILN_ERR_NOT_FOUND, "physics::fill");
     kiln_module_release(m);
 }
 
@@ -101,7 +101,7 @@ static void test_same_name_in_two_namespaces(void **state) {
     check_fill(ctx, m, "one::fill", 1.5f);
     check_fill(ctx, m, "two::fill", -1.5f);
     kiln_kernel *k = NULL;
-    TEST_FAILS_WITH(kiln_module_get_kernel(m, "fill", &k), KILN_ERR_NOT_FOUND, "two::fill");
+    TEST_FAILS_WITH(kiln_module_kernel(m, "fill", &k), KILN_ERR_NOT_FOUND, "two::fill");
     kiln_module_release(m);
 }
 
@@ -121,7 +121,7 @@ static void test_user_instantiated_templates(void **state) {
     assert_int_equal(kiln_module_kernel_count(m), 2);
     check_fill(ctx, m, "scale<float>", 3.0f);
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, "scale<double>", &k));
+    TEST_OK(kiln_module_kernel(m, "scale<double>", &k));
     int64_t n = 10;
     kiln_array *out = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_FLOAT64, 1, &n, &out));
@@ -132,7 +132,7 @@ static void test_user_instantiated_templates(void **state) {
     assert_true(v[9] == 0.5);
     kiln_array_release(out);
     kiln_kernel_release(k);
-    TEST_FAILS_WITH(kiln_module_get_kernel(m, "scale", &k), KILN_ERR_NOT_FOUND, "scale<float>");
+    TEST_FAILS_WITH(kiln_module_kernel(m, "scale", &k), KILN_ERR_NOT_FOUND, "scale<float>");
     kiln_module_release(m);
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backends.h"
 #include "blas/blas_internal.h"
 #include "comm/comm_base.h"
 #include "core/context.h"

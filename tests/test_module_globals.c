@@ -1,4 +1,4 @@
-/* test_module_globals.c: kiln_module_get_global, arrays over a module's
+/* test_module_globals.c: kiln_module_global, arrays over a module's
  * __constant__ and __device__ variables, written and read from the host
  * in stream order, on both backends: a filter in constant memory indexed
  * per thread (the separable convolution sample's c_Kernel), a struct, a
@@ -32,8 +32,8 @@ static void constant_filter(void **state) {
     kiln_module *m = NULL;
     TEST_OK(kiln_module_from_source(ctx, filter_src, "filter.cu", NULL, &m));
     kiln_array *filter = NULL, *scale = NULL;
-    TEST_OK(kiln_module_get_global(m, "c_Kernel", &filter));
-    TEST_OK(kiln_module_get_global(m, "c_scale", &scale));
+    TEST_OK(kiln_module_global(m, "c_Kernel", &filter));
+    TEST_OK(kiln_module_global(m, "c_scale", &scale));
     /* the macro extent is read from the compiled size, the type from the declaration */
     assert_int_equal(kiln_array_dtype(filter), KILN_FLOAT32);
     assert_int_equal(kiln_array_ndim(filter), 1);
@@ -54,7 +54,7 @@ static void constant_filter(void **state) {
     TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, shape, in, sizeof in, &x));
     TEST_OK(kiln_array_empty(ctx, KILN_FLOAT32, 1, shape, &y));
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, "convolve", &k));
+    TEST_OK(kiln_module_kernel(m, "convolve", &k));
     TEST_OK(kiln_launch(k, KILN_DIM((N + 127) / 128), KILN_DIM(128), 0, NULL,
                         KILN_ARGS(kiln_arr(y), kiln_arr(x), kiln_i32(N))));
     TEST_OK(kiln_array_to_host(y, out, sizeof out));
@@ -131,13 +131,13 @@ static void structs_and_addresses(void **state) {
     TEST_OK(kiln_module_from_source(ctx, struct_src, "params.cu", NULL, &m));
     kiln_array *p = NULL, *counter = NULL, *history = NULL, *table = NULL, *big = NULL, *hidden = NULL,
                *tiny = NULL;
-    TEST_OK(kiln_module_get_global(m, "c_params", &p));
-    TEST_OK(kiln_module_get_global(m, "counter", &counter));
-    TEST_OK(kiln_module_get_global(m, "history", &history));
-    TEST_OK(kiln_module_get_global(m, "cfg::table", &table));
-    TEST_OK(kiln_module_get_global(m, "big", &big)); /* the bare name, unique */
-    TEST_OK(kiln_module_get_global(m, "hidden", &hidden));
-    TEST_OK(kiln_module_get_global(m, "tiny", &tiny));
+    TEST_OK(kiln_module_global(m, "c_params", &p));
+    TEST_OK(kiln_module_global(m, "counter", &counter));
+    TEST_OK(kiln_module_global(m, "history", &history));
+    TEST_OK(kiln_module_global(m, "cfg::table", &table));
+    TEST_OK(kiln_module_global(m, "big", &big)); /* the bare name, unique */
+    TEST_OK(kiln_module_global(m, "hidden", &hidden));
+    TEST_OK(kiln_module_global(m, "tiny", &tiny));
     /* a struct is its bytes */
     assert_int_equal(kiln_array_dtype(p), KILN_UINT8);
     assert_int_equal(kiln_array_shape(p)[0], sizeof(struct params));
@@ -173,7 +173,7 @@ static void structs_and_addresses(void **state) {
     int64_t shape[1] = {N};
     TEST_OK(kiln_array_empty(ctx, KILN_FLOAT32, 1, shape, &y));
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, "apply", &k));
+    TEST_OK(kiln_module_kernel(m, "apply", &k));
     for (int rep = 0; rep < 2; rep++)
         TEST_OK(kiln_launch(k, KILN_DIM(3), KILN_DIM(128), 0, NULL, KILN_ARGS(kiln_arr(y), kiln_i32(N))));
     float out[N];
@@ -197,7 +197,7 @@ static void structs_and_addresses(void **state) {
 
     /* a const variable is read, never written */
     kiln_array *ratios = NULL;
-    TEST_OK(kiln_module_get_global(m, "ratios", &ratios));
+    TEST_OK(kiln_module_global(m, "ratios", &ratios));
     float r[3], ones[3] = {1, 1, 1};
     TEST_OK(kiln_array_to_host(ratios, r, sizeof r));
     assert_true(r[0] == 0.5f && r[2] == 0.125f);
@@ -206,7 +206,7 @@ static void structs_and_addresses(void **state) {
     kiln_array_release(ratios);
     /* unknown names list what exists */
     kiln_array *none = NULL;
-    TEST_FAILS_WITH(kiln_module_get_global(m, "c_missing", &none), KILN_ERR_NOT_FOUND, "cfg::table");
+    TEST_FAILS_WITH(kiln_module_global(m, "c_missing", &none), KILN_ERR_NOT_FOUND, "cfg::table");
     assert_null(none);
     kiln_kernel_release(k);
     kiln_array_release(y);
@@ -241,8 +241,8 @@ static void only_namespace_scope_variables(void **state) {
     kiln_module *m = NULL;
     TEST_OK(kiln_module_from_source(ctx, src, "none.cu", NULL, &m));
     kiln_array *a = NULL;
-    TEST_FAILS_WITH(kiln_module_get_global(m, "helper", &a), KILN_ERR_NOT_FOUND, "defines none");
-    TEST_FAILS_WITH(kiln_module_get_global(m, "t", &a), KILN_ERR_NOT_FOUND, "no __constant__");
+    TEST_FAILS_WITH(kiln_module_global(m, "helper", &a), KILN_ERR_NOT_FOUND, "defines none");
+    TEST_FAILS_WITH(kiln_module_global(m, "t", &a), KILN_ERR_NOT_FOUND, "no __constant__");
     kiln_module_release(m);
 }
 
@@ -257,11 +257,11 @@ static void globals_from_the_cache(void **state) {
         kiln_module *m = NULL;
         TEST_OK(kiln_module_from_source(ctx, src, "cached.cu", NULL, &m));
         kiln_array *g = NULL;
-        TEST_OK(kiln_module_get_global(m, "c_offset", &g));
+        TEST_OK(kiln_module_global(m, "c_offset", &g));
         int v[3] = {round, 10 + round, 20 + round};
         TEST_OK(kiln_array_from_host_copy(g, v, sizeof v));
         kiln_kernel *k = NULL;
-        TEST_OK(kiln_module_get_kernel(m, "add", &k));
+        TEST_OK(kiln_module_kernel(m, "add", &k));
         kiln_array *out = NULL;
         int64_t shape[1] = {6};
         TEST_OK(kiln_array_empty(ctx, KILN_INT32, 1, shape, &out));
@@ -302,9 +302,9 @@ static void write_while_running(void **state) {
     kiln_module *m = NULL;
     TEST_OK(kiln_module_from_source(ctx, src, "spin.cu", NULL, &m));
     kiln_array *gain = NULL;
-    TEST_OK(kiln_module_get_global(m, "c_gain", &gain));
+    TEST_OK(kiln_module_global(m, "c_gain", &gain));
     spin_job job = {0};
-    TEST_OK(kiln_module_get_kernel(m, "spin", &job.k));
+    TEST_OK(kiln_module_kernel(m, "spin", &job.k));
     int64_t one[1] = {1};
     TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, one, &job.flag));
     TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, one, &job.started));

@@ -9,6 +9,7 @@
  *    everywhere (NumPy's _parse_signature), "->()" has no inputs and runs;
  *  - a kernel source file with a NUL byte is refused, naming the offset.
  * The values expected are NumPy's (numpy 2.x prints them as in comments). */
+#define KILN_EXPERIMENTAL /* kiln_gufunc_source (include/kiln.h) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -158,8 +158,8 @@ static void run_sequence(kiln_context *ctx, sequence_result *res) {
     TEST_OK(kiln_module_from_source(ctx, src, "prof_seq.cu", NULL, &m1));
     TEST_OK(kiln_module_from_source(ctx, src, "prof_seq.cu", NULL, &m2));
     kiln_kernel *scale = NULL, *offset = NULL;
-    TEST_OK(kiln_module_get_kernel(m1, "scale", &scale));
-    TEST_OK(kiln_module_get_kernel(m2, "offset", &offset));
+    TEST_OK(kiln_module_kernel(m1, "scale", &scale));
+    TEST_OK(kiln_module_kernel(m2, "offset", &offset));
 
     float hx[NX], hy[NY];
     for (int i = 0; i < NX; i++) hx[i] = (float)i;

@@ -2,6 +2,7 @@
  * (KILN_TEST_TARGET): broadcasting against a reference, every dtype, views,
  * scalars, in place, several outputs, dispatch, targets agreeing, host
  * arrays, and every error the issue lists. */
+#define KILN_EXPERIMENTAL /* kiln_ufunc_source (include/kiln.h) */
 #include <complex.h>
 #include <math.h>
 #include <pthread.h>
@@ -12,7 +13,8 @@
 #include "core/copy_pool.h"
 #include "core/dtype.h"
 #include "test_support.h"
-#include "ufunc/call.h" /* uf_staged_call: the pipeline, driven directly on the CPU */
+#include "ufunc/plan.h"
+#include "ufunc/staging.h" /* uf_staged_call: the pipeline, driven directly on the CPU */
 
 static kiln_context *ctx;
 

@@ -1,6 +1,7 @@
 /* cmd_bench.c: `kiln bench`: runs kiln_bench, the benchmark program built
  * beside the CLI. It is a separate program because it links OpenMP and
  * loads the nvcc-built native kernels, which the CLI should not carry. */
+#define KILN_EXPERIMENTAL /* kiln_setting_value (include/kiln.h) */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 /* cmd_info.c: `kiln info`: what kiln would use on this machine and why. */
+#define KILN_EXPERIMENTAL /* kiln_setting_count, kiln_setting_get, kiln_setting_value (include/kiln.h) */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -102,6 +102,45 @@ done:
     return result;
 }
 
+/* Whether kiln's fills equal cuRAND's: two fills of n values by a fresh kiln
+ * generator and a fresh cuRAND generator (seed 1234) on kiln's default
+ * stream, compared byte for byte. "same", "DIFFER" or "?" (a call failed). */
+static const char *same_bits(kiln_context *ctx, const kiln_curand_api *api, kiln_rng_type t, int d,
+                             size_t n) {
+    size_t es = d == U64 ? 8 : 4;
+    int64_t shape[1] = {(int64_t)n};
+    kiln_array *x = NULL, *y = NULL;
+    kiln_rng *rng = NULL;
+    void *g = NULL, *cuctx = NULL, *stream = NULL;
+    char *a = malloc(n * es), *b = malloc(n * es);
+    const char *verdict = "?";
+    if (!a || !b || kiln_array_empty(ctx, d == U64 ? KILN_FLOAT64 : KILN_FLOAT32, 1, shape, &x) != KILN_OK ||
+        kiln_array_empty(ctx, d == U64 ? KILN_FLOAT64 : KILN_FLOAT32, 1, shape, &y) != KILN_OK ||
+        kiln_rng_create(ctx, t, 1234, &rng) != KILN_OK)
+        goto done;
+    ctx->ops->native_handles(ctx->state, NULL, &cuctx, &stream);
+    if (api->curandCreateGenerator(&g, kiln_curand_rng_type(t)) ||
+        api->curandSetPseudoRandomGeneratorSeed(g, 1234) || api->curandSetStream(g, stream))
+        goto done;
+    verdict = "same";
+    for (int c = 0; c < 2 && strcmp(verdict, "same") == 0; c++) {
+        if (kiln_fill(rng, x, d) || curand_fill(api, g, kiln_array_data(y), n, d) || kiln_synchronize(ctx) ||
+            kiln_array_to_host(x, a, n * es) || kiln_array_to_host(y, b, n * es)) {
+            verdict = "?";
+            break;
+        }
+        if (memcmp(a, b, n * es)) verdict = "DIFFER";
+    }
+done:
+    if (g) api->curandDestroyGenerator(g);
+    kiln_rng_release(rng);
+    kiln_array_release(x);
+    kiln_array_release(y);
+    free(a);
+    free(b);
+    return verdict;
+}
+
 /* A CUDA context and cuRAND for the GPU benchmarks; 1 (said on stderr,
  * nothing left open) when either is missing. */
 static int open_cuda_curand(kiln_context **ctx, const kiln_curand_api **api) {
@@ -127,8 +166,8 @@ static int bench_cuda(size_t n) {
     const char *w = getenv("KILN_WRITE_GBS");
     double peak = w ? atof(w) : 2900.0;
     printf("GPU, %zu values; ratio = kiln / cuRAND (<= 1.0: kiln as fast); write peak %.0f GB/s\n", n, peak);
-    printf("%-14s %-12s %10s %10s %7s %9s %7s\n", "generator", "dist", "kiln ms", "cuRAND ms", "ratio",
-           "kiln GB/s", "of peak");
+    printf("%-14s %-12s %10s %10s %7s %9s %7s  %s\n", "generator", "dist", "kiln ms", "cuRAND ms", "ratio",
+           "kiln GB/s", "of peak", "bits (2 x 10^6, fresh generators)");
     for (int ti = 0; ti < 3; ti++)
         for (int d = 0; d < 3; d++) {
             double a = INFINITY, b = INFINITY;
@@ -137,8 +176,9 @@ static int bench_cuda(size_t n) {
                 b = fmin(b, time_gpu(ctx, api, types[ti], d, n, 1, 0));
             }
             double gbs = (double)n * (d == U64 ? 8 : 4) / (a * 1e6);
-            printf("%-14s %-12s %10.3f %10.3f %7.3f %9.0f %6.1f%%\n", kiln_rng_type_name(types[ti]),
-                   dist_name[d], a, b, a / b, gbs, 100 * gbs / peak);
+            printf("%-14s %-12s %10.3f %10.3f %7.3f %9.0f %6.1f%%  %s\n", kiln_rng_type_name(types[ti]),
+                   dist_name[d], a, b, a / b, gbs, 100 * gbs / peak,
+                   same_bits(ctx, api, types[ti], d, 1000000));
         }
     printf("seed 001's size: 10^6 uniform f64, end to end (fill + synchronize), kiln / cuRAND ms\n");
     for (int ti = 0; ti < 3; ti++) {

@@ -330,8 +330,12 @@ int main(int argc, char **argv) {
         if (side * side == n) {
             double ksr = strstr("scan rows", only) ? time_kiln(ctx, k_scan_rows, m, repeat) : NAN;
             double ksc = strstr("scan cols", only) ? time_kiln(ctx, k_scan_cols, m, repeat) : NAN;
-            row("cumsum along rows 16384^2 f32", ref[5], ksr, "memcpy", NULL);
-            row("cumsum along columns 16384^2 f32", ref[5], ksc, "memcpy", NULL);
+            /* ratio: the fraction of a device copy's speed (same bytes) */
+            char xr[96], xc[96];
+            snprintf(xr, sizeof xr, "kiln %.0f GB/s read+write", 8.0 * n / ksr / 1e6);
+            snprintf(xc, sizeof xc, "kiln %.0f GB/s read+write", 8.0 * n / ksc / 1e6);
+            row("cumsum along rows 16384^2 f32", ref[5], ksr, "memcpy", xr);
+            row("cumsum along columns 16384^2 f32", ref[5], ksc, "memcpy", xc);
         }
     } else {
         host_job j = {h, malloc(sizeof(float) * (size_t)(n > side ? n : side)), n, side, 0, 0};

@@ -1,10 +1,11 @@
 /* array.c: creating, retaining and releasing arrays, and their accessors. */
+#include "array/array.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "array/array_ops.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "prof/prof.h"
@@ -178,6 +179,18 @@ void kiln_array_release(kiln_array *a) {
     kiln_array_free_now(a);
 }
 
+/* Frees an owner's memory of a driver-layer kind (array/memory_kinds.c
+ * makes it; freeing is the array's own job). */
+static void free_of_kind(kiln_array *a) {
+    /* Mapped and managed frees are not stream-ordered: wait for the work
+     * that last used the memory, as cuMemFreeHost and cuMemFree would for
+     * the whole device anyway. */
+    kiln_stream *last = atomic_load(&a->last_stream);
+    if (!atomic_load(&a->ctx->dead) && !kiln_stream_capturing(last))
+        (void)a->ctx->ops->stream_synchronize(a->ctx->state, kiln_stream_impl(last));
+    a->ctx->ops->mem_free_kind(a->ctx->state, a->kind, a->allocation);
+}
+
 void kiln_array_free_now(kiln_array *a) {
     if (a->base)
         kiln_array_release(a->base);
@@ -192,7 +205,7 @@ void kiln_array_free_now(kiln_array *a) {
         if (a->host_allocation)
             free(a->allocation);
         else if (a->kind == KILN_MEMORY_MAPPED || a->kind == KILN_MEMORY_MANAGED)
-            kiln_array_free_kind(a); /* array/memory_kinds.c */
+            free_of_kind(a);
         else
             a->ctx->ops->mem_free(a->ctx->state, a->allocation, kiln_stream_impl(last));
         kiln_stream_release(last);

@@ -30,7 +30,7 @@ struct kiln_array {
     kiln_memory kind;
     char *device_base, *host_base;
     /* Arrays over memory something else owns, such as a module's variable
-     * (kiln_module_get_global): `keeper` is held while the array lives and
+     * (kiln_module_global): `keeper` is held while the array lives and
      * let go with keeper_release; keeper_write_check, when set, says
      * whether a write may start now (kiln_array_check_write). Views reach
      * them through base. */
@@ -49,8 +49,6 @@ kiln_status kiln_array_view_header(kiln_array *a, kiln_array **out);
 /* What kiln_array_release does once the last reference is gone (a graph
  * calls it for arrays released during its capture). */
 void kiln_array_free_now(kiln_array *a);
-/* Frees an owner's memory of a driver-layer kind (array/memory_kinds.c). */
-void kiln_array_free_kind(kiln_array *a);
 
 /* Records that work on `stream` uses a's memory (see last_stream). */
 void kiln_array_note_stream(kiln_array *a, kiln_stream *stream);
@@ -65,5 +63,20 @@ void kiln_contiguous_strides(int ndim, const int64_t *shape, size_t itemsize, in
 const char *kiln_shape_format(int ndim, const int64_t *shape, char *buf, size_t cap);
 /* Lowest and one-past-highest byte touched by the array (for overlap checks). */
 void kiln_array_byte_extent(const kiln_array *a, char **lo, char **hi);
+
+/* A new contiguous array of ctx in plain host memory (KILN_MEMORY_HOST, on
+ * any backend): what the host reads and writes directly, e.g. ufunc results
+ * for host inputs on a CUDA context. The array owns the memory; it is freed
+ * when the last reference (views count) goes, without the backend, so the
+ * release works even after the context's device has faulted. */
+kiln_status kiln_array_empty_host(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
+                                  kiln_array **out);
+/* Can the host touch this array's memory directly? */
+int kiln_array_host_accessible(const kiln_array *a);
+/* dst = src for host-accessible arrays of equal shape and item size. */
+void kiln_host_strided_copy(const kiln_array *dst, const kiln_array *src);
+/* Contiguous copy through the backend, recorded by the profiler. */
+kiln_status kiln_backend_copy(kiln_context *ctx, void *dst, const void *src, size_t bytes,
+                              kiln_copy_kind kind, kiln_backend_stream *stream, int async);
 
 #endif

@@ -4,7 +4,7 @@
  * release threshold. */
 #include <stdlib.h>
 
-#include "array/array_ops.h"
+#include "array/array.h"
 #include "core/error.h"
 
 static kiln_status need(kiln_context *ctx, int present, const char *what) {
@@ -52,16 +52,6 @@ kiln_status kiln_array_empty_mapped(kiln_context *ctx, kiln_dtype dtype, int ndi
 kiln_status kiln_array_empty_managed(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
                                      kiln_array **out) {
     return empty_kind(ctx, KILN_MEMORY_MANAGED, dtype, ndim, shape, out, "kiln_array_empty_managed");
-}
-
-void kiln_array_free_kind(kiln_array *a) {
-    /* Mapped and managed frees are not stream-ordered: wait for the work
-     * that last used the memory, as cuMemFreeHost and cuMemFree would for
-     * the whole device anyway. */
-    kiln_stream *last = atomic_load(&a->last_stream);
-    if (!atomic_load(&a->ctx->dead) && !kiln_stream_capturing(last))
-        (void)a->ctx->ops->stream_synchronize(a->ctx->state, kiln_stream_impl(last));
-    a->ctx->ops->mem_free_kind(a->ctx->state, a->kind, a->allocation);
 }
 
 kiln_status kiln_array_empty_async(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,

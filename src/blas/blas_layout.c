@@ -3,8 +3,8 @@
 #include <stdlib.h>
 
 #include "array/array.h"
-#include "backend/backend.h"
 #include "blas/blas_internal.h"
+#include "core/backend.h"
 
 kiln_status kiln_blas_view(kiln_array *a, int ndim, const int64_t *shape, const int64_t *strides,
                            int64_t offset_bytes, kiln_array **out) {

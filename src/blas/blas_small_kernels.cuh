@@ -53,19 +53,26 @@ extern "C" __global__ void kiln_small_gemm(const sg_t *__restrict__ A, const sg_
     const int at_mat = k * at_row, bs_mat = k * bs_row;
     sg_t *At = (sg_t *)sg_shared;
     sg_t *Bs = At + per_block * at_mat;
-    const int mk = m * k, kn = k * n, col_tiles = np / 4, tiles = (mp / 4) * col_tiles;
+    const int col_tiles = np / 4, tiles = (mp / 4) * col_tiles;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const int a_per = 32 / k, a_sub = lane / k, a_col = lane - a_sub * k, a_on = a_sub < a_per;
+    const int b_per = 32 / n, b_sub = lane / n, b_col = lane - b_sub * n, b_on = b_sub < b_per;
     const sg_acc zero = sg_acc(0);
     for (long long b0 = (long long)blockIdx.x * per_block; b0 < batch;
          b0 += (long long)gridDim.x * per_block) {
         const int here = batch - b0 < per_block ? (int)(batch - b0) : per_block;
-        for (int i = threadIdx.x; i < here * mk; i += blockDim.x) {
-            int mat = i / mk, e = i - mat * mk, r = e / k, c = e - r * k;
-            At[mat * at_mat + c * at_row + r] = A[(b0 + mat) * a_b + r * a_r + c * a_c];
-        }
-        for (int i = threadIdx.x; i < here * kn; i += blockDim.x) {
-            int mat = i / kn, e = i - mat * kn, r = e / n, c = e - r * n;
-            Bs[mat * bs_mat + r * bs_row + c] = B[(b0 + mat) * b_b + r * b_r + c * b_c];
-        }
+        // a warp copies a_per rows of A (b_per of B) at a time, a lane an
+        // element: one division per row rather than two per element
+        if (a_on)
+            for (int q = warp * a_per + a_sub; q < here * m; q += warps * a_per) {
+                const int mat = q / m, r = q - mat * m;
+                At[mat * at_mat + a_col * at_row + r] = A[(b0 + mat) * a_b + r * a_r + a_col * a_c];
+            }
+        if (b_on)
+            for (int q = warp * b_per + b_sub; q < here * k; q += warps * b_per) {
+                const int mat = q / k, r = q - mat * k;
+                Bs[mat * bs_mat + r * bs_row + b_col] = B[(b0 + mat) * b_b + r * b_r + b_col * b_c];
+            }
         // the padding rows of A^T's columns and columns of B
         for (int i = threadIdx.x; i < here * k * (mp - m); i += blockDim.x) {
             int mat = i / (k * (mp - m)), e = i - mat * k * (mp - m), c = e / (mp - m);
@@ -111,5 +118,86 @@ extern "C" __global__ void kiln_small_gemm(const sg_t *__restrict__ A, const sg_
                 }
         }
         __syncthreads();
+    }
+}
+
+// kiln_small_gemm_warp: the same product for m or n above 8, a warp per
+// product (g = 32 / n products when n <= 16). The tiled kernel above gives
+// each thread a 4 x 4 tile and loads two shared words per multiply-add
+// pair: at 16 x 16 and up it is bound by shared-memory loads, not by the
+// memory. Here lane j of a product owns column j of C (m accumulators in
+// registers), reads B's row kk at column j (adjacent words across lanes)
+// and A's row i at four k's at once, the same words for every lane of the
+// product (a broadcast): a shared load per four multiply-adds for float32.
+// A's rows are padded to kp = k rounded up to 4 with zeros, and B has kp
+// rows, the extra ones zero, so the k loop runs in steps of four without
+// checks. Arguments as kiln_small_gemm's; per_block is warps per block.
+extern "C" __global__ void kiln_small_gemm_warp(const sg_t *__restrict__ A, const sg_t *__restrict__ B,
+                                                sg_t *__restrict__ C, long long batch, int m, int n, int k,
+                                                int per_block, long long a_b, long long a_r, long long a_c,
+                                                long long b_b, long long b_r, long long b_c, long long c_b,
+                                                long long c_r, long long c_c, double alpha, double beta) {
+    extern __shared__ float4 sgw_shared[]; // float4: 16-byte aligned for the vector loads
+    const int kp = (k + 3) & ~3, g = n <= 16 ? 32 / n : 1;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    sg_t *sA = (sg_t *)sgw_shared + (size_t)warp * g * (m * kp + kp * n);
+    sg_t *sB = sA + g * m * kp;
+    // copy-in roles: a lane takes column a_col of rows a_sub, a_sub + a_rows, ...
+    const int a_rows = 32 / kp, a_sub = lane / kp, a_col = lane - a_sub * kp, a_on = a_sub < a_rows;
+    const int b_rows = 32 / n, b_sub = lane / n, b_col = lane - b_sub * n, b_on = b_sub < b_rows;
+    // compute role: product q of the group, column j
+    const int q = lane / n, j = lane - q * n, c_on = q < g;
+    const sg_t zero_t = sg_out(sg_acc(0));
+    const long long groups = (batch + g - 1) / g;
+    for (long long grp = (long long)blockIdx.x * per_block + warp; grp < groups;
+         grp += (long long)gridDim.x * per_block) {
+        const long long b0 = grp * g;
+        for (int p = 0; p < g; p++) {
+            const long long bp = b0 + p;
+            const int here = bp < batch;
+            if (a_on)
+#pragma unroll 4
+                for (int r = a_sub; r < m; r += a_rows)
+                    sA[(p * m + r) * kp + a_col] = here && a_col < k ? A[bp * a_b + r * a_r + a_col * a_c] : zero_t;
+            if (b_on)
+#pragma unroll 4
+                for (int r = b_sub; r < kp; r += b_rows)
+                    sB[(p * kp + r) * n + b_col] = here && r < k ? B[bp * b_b + r * b_r + b_col * b_c] : zero_t;
+        }
+        __syncwarp();
+        if (c_on && b0 + q < batch) {
+            sg_acc acc[32];
+#pragma unroll
+            for (int i = 0; i < 32; i++) acc[i] = sg_acc(0);
+            const sg_t *pa = sA + q * m * kp, *pb = sB + q * kp * n + j;
+            for (int kk = 0; kk < kp; kk += 4) {
+                const sg_acc b0v = sg_in(pb[kk * n]), b1v = sg_in(pb[(kk + 1) * n]);
+                const sg_acc b2v = sg_in(pb[(kk + 2) * n]), b3v = sg_in(pb[(kk + 3) * n]);
+#pragma unroll
+                for (int i = 0; i < 32; i++) {
+                    if (i < m) {
+#if KILN_SG_KIND == 0
+                        const float4 a4 = *(const float4 *)(pa + i * kp + kk);
+                        acc[i] += a4.x * b0v + a4.y * b1v + a4.z * b2v + a4.w * b3v;
+#else
+                        const sg_t *ar = pa + i * kp + kk;
+                        acc[i] += sg_in(ar[0]) * b0v + sg_in(ar[1]) * b1v + sg_in(ar[2]) * b2v + sg_in(ar[3]) * b3v;
+#endif
+                    }
+                }
+            }
+            sg_t *c = C + (b0 + q) * c_b + j * c_c;
+#pragma unroll
+            for (int i = 0; i < 32; i++) {
+                if (i < m) {
+                    sg_t *out = c + i * c_r;
+                    sg_acc v = acc[i];
+                    if (alpha != 1.0) v = v * alpha;
+                    if (beta != 0.0) v = v + sg_in(*out) * beta;
+                    *out = sg_out(v);
+                }
+            }
+        }
+        __syncwarp();
     }
 }

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "blas/blas_internal.h"
+#include "core/dynlib.h"
 #include "core/settings.h"
-#include "lib/dynlib.h"
 
 enum { CBLAS_COL_MAJOR = 102, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112, CBLAS_CONJ_TRANS = 113 };
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "blas/blas_internal.h"
-#include "lib/dynlib.h"
+#include "core/dynlib.h"
 
 enum {
     CUBLAS_STATUS_SUCCESS = 0,

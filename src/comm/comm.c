@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "array/array.h"
-#include "array/array_ops.h"
 #include "comm/comm_base.h"
 #include "comm/comm_check.h"
 #include "comm/comm_prof.h"

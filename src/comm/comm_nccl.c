@@ -13,8 +13,8 @@
 #include "comm/comm_check.h"
 #include "comm/nccl_types.h"
 #include "core/clock.h"
+#include "core/dynlib.h"
 #include "core/error.h"
-#include "lib/dynlib.h"
 
 typedef struct nccl_lib {
 #define KILN_NCCL_FN(ret, name, args) ret(*name) args;

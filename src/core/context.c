@@ -14,29 +14,6 @@
 unsigned kiln_version(void) { return KILN_VERSION_NUMBER; }
 const char *kiln_version_string(void) { return "0.1.0"; }
 
-/* Parses "cpu", "cuda", "cuda:N" into a backend and an ordinal. */
-static kiln_status parse_target(const char *target, const kiln_backend_ops **ops, int *ordinal) {
-    *ordinal = 0;
-    if (strcmp(target, "cpu") == 0) {
-        *ops = kiln_backend_cpu();
-        return KILN_OK;
-    }
-    if (strncmp(target, "cuda", 4) == 0) {
-        *ops = kiln_backend_cuda();
-        if (target[4] == '\0') return KILN_OK;
-        if (target[4] == ':') {
-            char *end = NULL;
-            long n = strtol(target + 5, &end, 10);
-            if (end != target + 5 && *end == '\0' && n >= 0 && n < 1024) {
-                *ordinal = (int)n;
-                return KILN_OK;
-            }
-        }
-    }
-    return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
-                          "unknown target '%s': expected \"auto\", \"cpu\", \"cuda\" or \"cuda:N\"", target);
-}
-
 static kiln_status context_open_backend(kiln_context *ctx, const kiln_backend_ops *ops, int ordinal) {
     kiln_status s = ops->open(ordinal, &ctx->state);
     if (s != KILN_OK) return s;
@@ -55,9 +32,12 @@ static kiln_status context_open_backend(kiln_context *ctx, const kiln_backend_op
     return s;
 }
 
-/* Opens a context without the argument checks or a profiler (kiln_open,
- * above core, attaches the one the environment asks for). */
-static kiln_status context_create(const char *target, kiln_context **out) {
+/* The backend is handed in (src/backend/backends.c picks it by target):
+ * core names no backend. host_ops opens the CPU context of host-side work
+ * (kiln_context_host) on first need. */
+kiln_status kiln_context_open(kiln_context **out, const kiln_backend_ops *ops, int ordinal,
+                              const kiln_backend_ops *host_ops) {
+    if (!out || !ops) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_open: out or backend is NULL");
     kiln_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "kiln_open: out of host memory");
     atomic_init(&ctx->refs, 1);
@@ -65,35 +45,14 @@ static kiln_status context_create(const char *target, kiln_context **out) {
     atomic_init(&ctx->dead, 0);
     pthread_mutex_init(&ctx->lock, NULL);
     atomic_init(&ctx->nslots, 0);
-
-    kiln_status s;
-    if (strcmp(target, "auto") == 0) {
-        s = context_open_backend(ctx, kiln_backend_cuda(), 0);
-        if (s != KILN_OK) {
-            /* The one-line notice DESIGN.md promises: say why the GPU was not used. */
-            if (!kiln_setting_string("KILN_QUIET"))
-                fprintf(stderr, "kiln: no usable GPU (%s); using the CPU backend\n", kiln_last_error());
-            s = context_open_backend(ctx, kiln_backend_cpu(), 0);
-        }
-    } else {
-        const kiln_backend_ops *ops = NULL;
-        int ordinal = 0;
-        s = parse_target(target, &ops, &ordinal);
-        if (s == KILN_OK) s = context_open_backend(ctx, ops, ordinal);
-    }
+    ctx->host_ops = host_ops;
+    kiln_status s = context_open_backend(ctx, ops, ordinal);
     if (s != KILN_OK) {
         kiln_close(ctx);
         return s;
     }
     *out = ctx;
     return KILN_OK;
-}
-
-kiln_status kiln_context_open(kiln_context **out, const char *target) {
-    if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_open: out is NULL");
-    const char *env = kiln_setting_string("KILN_TARGET");
-    if (!target || strcmp(target, "auto") == 0) target = (env && *env) ? env : "auto";
-    return context_create(target, out);
 }
 
 /* on_close of every state of `stage`, newest first (context.h). */
@@ -171,7 +130,9 @@ kiln_status kiln_context_host(kiln_context *ctx, kiln_context **out) {
     kiln_status s = KILN_OK;
     /* Its own profiler would print a second summary (or overwrite the
      * trace) at close; its work is host work of ctx's caller anyway. */
-    if (!ctx->host) s = context_create("cpu", &ctx->host);
+    if (!ctx->host)
+        s = ctx->host_ops ? kiln_context_open(&ctx->host, ctx->host_ops, 0, ctx->host_ops)
+                          : kiln_set_error(KILN_ERR_UNSUPPORTED, "no CPU backend was handed to this context");
     kiln_context *host = ctx->host;
     pthread_mutex_unlock(&ctx->lock);
     if (s != KILN_OK) return kiln_prefix_error(s, "opening the CPU context for host-side work: ");
@@ -242,19 +203,6 @@ kiln_status kiln_device_info_get(kiln_context *ctx, kiln_device_info *out) {
     if (!ctx || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_device_info_get: NULL argument");
     kiln_status s = ctx->ops->device_info(ctx->state, &ctx->info);
     if (s == KILN_OK) *out = ctx->info;
-    return s;
-}
-
-kiln_status kiln_cuda_device_count(int *count, const char **why) {
-    if (!count) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_cuda_device_count: count is NULL");
-    const char *reason = NULL;
-    const kiln_backend_ops *cuda = kiln_backend_cuda();
-    kiln_status s = cuda->device_count ? cuda->device_count(count, &reason)
-                                       : kiln_set_error(KILN_ERR_UNSUPPORTED,
-                                                        "kiln_cuda_device_count: %s backend "
-                                                        "cannot count its devices",
-                                                        cuda->name);
-    if (why) *why = reason;
     return s;
 }
 

@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "backend/backend.h"
+#include "core/backend.h"
 #include "kiln.h"
 
 struct kiln_copy_pool;
@@ -91,6 +91,7 @@ struct kiln_context {
     atomic_int refs;
     atomic_int closed; /* kiln_close was called (the user's reference is gone) */
     const kiln_backend_ops *ops;
+    const kiln_backend_ops *host_ops; /* the CPU backend, for kiln_context_host */
     kiln_backend_state *state;
     kiln_device_info info;
     char arch[32];         /* "sm_90" on CUDA, "" on the CPU */
@@ -132,10 +133,12 @@ kiln_status kiln_slot_get_locked(kiln_context *ctx, const kiln_slot_class *cls, 
  * slot (the profiler, stopped at kiln_close or restarted). */
 void *kiln_slot_take(kiln_context *ctx, const kiln_slot_class *cls);
 
-/* kiln_open without the profiler: the target ("auto", "cpu", "cuda:N"; NULL
- * or "auto" read KILN_TARGET) opened on its backend. kiln_open
+/* kiln_open without the profiler, on the backend `ops` (device `ordinal`);
+ * host_ops (the CPU backend) opens kiln_context_host's context on first
+ * need. src/backend/backends.c chooses both from the target; kiln_open
  * (src/prof/prof_api.c) attaches the profiler the environment asks for. */
-kiln_status kiln_context_open(kiln_context **out, const char *target);
+kiln_status kiln_context_open(kiln_context **out, const kiln_backend_ops *ops, int ordinal,
+                              const kiln_backend_ops *host_ops);
 kiln_context *kiln_context_retain(kiln_context *ctx);
 /* Drops a reference; the last one closes the backend and frees ctx. */
 void kiln_context_release(kiln_context *ctx);

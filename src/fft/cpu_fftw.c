@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/dynlib.h"
 #include "core/error.h"
 #include "core/settings.h"
 #include "fft/fft.h"
-#include "lib/dynlib.h"
 
 /* FFTW's fftw_iodim64 (fftw3.h): the same three ptrdiff_t. */
 typedef struct fftw_dim {

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dynlib.h"
 #include "core/error.h"
 #include "fft/fft.h"
-#include "lib/dynlib.h"
 
 typedef int cufftHandle;
 typedef int cufftResult;

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "array/array.h"
-#include "array/array_ops.h"
 #include "core/error.h"
 #include "fft/fft.h"
 #include "prof/prof.h"

@@ -1,174 +1,15 @@
 /* call.c: what a gufunc call means, before any kernel: operands, core dims
- * bound by NumPy's rules (inputs first, then outputs, then the caller's
- * "n=4"), loop dims broadcast, the type signature dispatched, outputs made,
- * and the loop dims reordered and coalesced into as few as possible (the
- * innermost being the one of smallest stride) to fill a gu_plan. */
+ * bound and the type signature dispatched (bind.c), loop dims broadcast,
+ * outputs made, and the loop dims reordered and coalesced into as few as
+ * possible (the innermost being the one of smallest stride) to fill a
+ * gu_plan. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/dtype.h"
 #include "core/error.h"
-#include "gufunc/gufunc.h"
-
-/* "(m,n)" for operand k, for messages. */
-static const char *core_text(const gu_layout *l, int k, char *buf, size_t cap) {
-    size_t n = (size_t)snprintf(buf, cap, "(");
-    for (int j = 0; j < l->core_nd[k]; j++) {
-        int d = l->core_dim[k][j];
-        if (l->dim_fixed[d] >= 0)
-            n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s%lld", j ? "," : "",
-                                  (long long)l->dim_fixed[d]);
-        else
-            n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s%s", j ? "," : "", l->dim_names[d]);
-    }
-    snprintf(buf + n, n < cap ? cap - n : 0, ")");
-    return buf;
-}
-
-static const char *arg_kind(const gu_layout *l, int k) { return k < l->nin ? "input" : "output"; }
-
-/* Can a scalar argument take the signature's dtype? Safe casts, plus
- * NumPy's weak scalars: an integer into any float or complex, a float into
- * any float, an integer into a narrower integer when its value fits. */
-static int value_fits(const kiln_value *v, kiln_dtype to) {
-    if (v->dtype == to || kiln_dtype_can_cast(v->dtype, to)) return 1;
-    char fk = kiln_dtype_kind(v->dtype), tk = kiln_dtype_kind(to);
-    if (tk == 'c') return fk != '?';
-    if (tk == 'f') return fk == 'i' || fk == 'u' || fk == 'f' || fk == 'b';
-    if ((tk == 'i' || tk == 'u') && (fk == 'i' || fk == 'u' || fk == 'b')) {
-        int bits = (int)kiln_dtype_size(to) * 8;
-        if (fk == 'u' && v->as.u > (uint64_t)INT64_MAX) return tk == 'u' && bits == 64;
-        int64_t x = fk == 'u' ? (int64_t)v->as.u : v->as.i;
-        if (tk == 'u') return x >= 0 && (bits == 64 || x < ((int64_t)1 << bits));
-        return bits == 64 || (x >= -((int64_t)1 << (bits - 1)) && x < ((int64_t)1 << (bits - 1)));
-    }
-    return 0;
-}
-
-static void dtype_list(const kiln_gufunc *f, const kiln_value *const *in, kiln_array *const *outs, char *buf,
-                       size_t cap) {
-    const gu_layout *l = &f->layout;
-    size_t n = (size_t)snprintf(buf, cap, "(");
-    for (int k = 0; k < l->nin + l->nout; k++) {
-        if (k == l->nin)
-            n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, ") -> (");
-        else if (k)
-            n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, ", ");
-        const char *name = "?";
-        if (k < l->nin)
-            name = kiln_dtype_name(in[k]->kind == KILN_VALUE_ARRAY ? in[k]->as.array->dtype : in[k]->dtype);
-        else if (outs[k - l->nin])
-            name = kiln_dtype_name(outs[k - l->nin]->dtype);
-        else
-            name = "new";
-        n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s", name);
-    }
-    snprintf(buf + n, n < cap ? cap - n : 0, ")");
-}
-
-static kiln_status dispatch(const kiln_gufunc *f, const kiln_value *const *in, kiln_array *const *outs,
-                            int *sig) {
-    const gu_layout *l = &f->layout;
-    for (int pass = 0; pass < 2; pass++)
-        for (int s = 0; s < f->nsig; s++) {
-            const gu_typesig *t = &f->sigs[s];
-            int ok = 1;
-            for (int k = 0; k < l->nin && ok; k++) {
-                const kiln_value *v = in[k];
-                kiln_dtype have = v->kind == KILN_VALUE_ARRAY ? v->as.array->dtype : v->dtype;
-                if (pass == 0)
-                    ok = have == t->dtype[k];
-                else if (v->kind == KILN_VALUE_ARRAY)
-                    ok = kiln_dtype_can_cast(have, t->dtype[k]);
-                else
-                    ok = value_fits(v, t->dtype[k]);
-            }
-            for (int k = 0; k < l->nout && ok; k++)
-                if (outs[k]) ok = outs[k]->dtype == t->dtype[l->nin + k];
-            if (ok) {
-                *sig = s;
-                return KILN_OK;
-            }
-        }
-    char have[512], sigs[1024];
-    dtype_list(f, in, outs, have, sizeof have);
-    size_t n = 0;
-    sigs[0] = '\0';
-    for (int s = 0; s < f->nsig; s++)
-        n += (size_t)snprintf(sigs + n, n < sizeof sigs ? sizeof sigs - n : 0, "%s%s", s ? "; " : "",
-                              f->sigs[s].text);
-    return kiln_set_error(KILN_ERR_DTYPE,
-                          "%s: no type signature takes %s (inputs cast safely, outputs must match exactly); "
-                          "the signatures are: %s",
-                          f->name, have, sigs);
-}
-
-/* Binds the core dims of every array operand; fills size[] and from[]. */
-static kiln_status bind_dims(const kiln_gufunc *f, kiln_array *const *arr, const char *dims_text,
-                             int64_t *size, int *from) {
-    const gu_layout *l = &f->layout;
-    char ct[128];
-    for (int d = 0; d < l->ndims; d++) {
-        size[d] = l->dim_fixed[d];
-        from[d] = -1;
-    }
-    for (int k = 0; k < l->nin + l->nout; k++) {
-        const kiln_array *a = arr[k];
-        if (!a) continue;
-        int nd = l->core_nd[k];
-        if (a->ndim < nd)
-            return kiln_set_error(KILN_ERR_SHAPE,
-                                  "%s: %s %d (%s) is %d-d but its core dims %s need at least %d dim%s",
-                                  f->name, arg_kind(l, k), k, f->names[k], a->ndim,
-                                  core_text(l, k, ct, sizeof ct), nd, nd == 1 ? "" : "s");
-        for (int j = 0; j < nd; j++) {
-            int d = l->core_dim[k][j];
-            int64_t v = a->shape[a->ndim - nd + j];
-            if (l->dim_fixed[d] >= 0 && v != l->dim_fixed[d])
-                return kiln_set_error(
-                    KILN_ERR_SHAPE,
-                    "%s: core dim %d of %s %d (%s) is fixed to %lld by the layout %s, got %lld", f->name, j,
-                    arg_kind(l, k), k, f->names[k], (long long)l->dim_fixed[d], l->text, (long long)v);
-            if (l->dim_fixed[d] >= 0) continue;
-            if (from[d] < 0) {
-                size[d] = v;
-                from[d] = k;
-            } else if (size[d] != v) {
-                int o = from[d];
-                return kiln_set_error(
-                    KILN_ERR_SHAPE,
-                    "%s: core dim %s is %lld in %s %d (%s) but %lld in %s %d (%s) (layout %s)", f->name,
-                    l->dim_names[d], (long long)size[d], arg_kind(l, o), o, f->names[o], (long long)v,
-                    arg_kind(l, k), k, f->names[k], l->text);
-            }
-        }
-    }
-    int64_t given[GU_MAX_DIMS];
-    kiln_status s = gu_parse_dims(l, dims_text, given);
-    if (s != KILN_OK) return s;
-    for (int d = 0; d < l->ndims; d++) {
-        if (given[d] < 0) continue;
-        if (from[d] >= 0 && size[d] != given[d])
-            return kiln_set_error(KILN_ERR_SHAPE,
-                                  "%s: core dim %s is %lld in %s %d (%s) but the call gives %s=%lld", f->name,
-                                  l->dim_names[d], (long long)size[d], arg_kind(l, from[d]), from[d],
-                                  f->names[from[d]], l->dim_names[d], (long long)given[d]);
-        size[d] = given[d];
-        from[d] = GU_MAX_OPS; /* the caller */
-    }
-    for (int k = 0; k < l->nin + l->nout; k++)
-        for (int j = 0; j < l->core_nd[k]; j++) {
-            int d = l->core_dim[k][j];
-            if (size[d] >= 0) continue;
-            return kiln_set_error(
-                KILN_ERR_SHAPE,
-                "%s: core dim %s of %s %d (%s) appears in no input: pass an output array or its size, "
-                "e.g. dims \"%s=4\"",
-                f->name, l->dim_names[d], arg_kind(l, k), k, f->names[k], l->dim_names[d]);
-        }
-    return KILN_OK;
-}
+#include "gufunc/bind.h"
 
 /* NumPy broadcasting of the loop dims (the dims before the core dims) of the
  * inputs; outputs must have the broadcast loop shape exactly. */
@@ -240,7 +81,7 @@ static kiln_status element_strides(const kiln_gufunc *f, int k, const kiln_array
             return kiln_set_error(KILN_ERR_UNSUPPORTED,
                                   "%s: %s %d (%s) has a stride of %lld bytes, not a multiple of its "
                                   "item size %lld; copy it first (kiln_array_copy)",
-                                  f->name, arg_kind(l, k), k, f->names[k], (long long)a->strides[i],
+                                  f->name, gu_arg_kind(l, k), k, f->names[k], (long long)a->strides[i],
                                   (long long)item);
     for (int i = 0; i < lnd; i++) {
         int src = i - (lnd - nd);
@@ -341,7 +182,7 @@ static kiln_status check_aliasing(const kiln_gufunc *f, gu_call *c) {
                     KILN_ERR_INVALID_ARGUMENT,
                     "%s: output %d (%s) overlaps %s %d (%s) without being the same view of it; "
                     "pass the very same array to update in place, or separate memory",
-                    f->name, k, f->names[k], arg_kind(l, o), o, f->names[o]);
+                    f->name, k, f->names[k], gu_arg_kind(l, o), o, f->names[o]);
         }
     }
     for (int k = 0; k < l->nin; k++) p->key.alias[k] = (uint8_t)k;
@@ -370,8 +211,8 @@ static kiln_status find_missing_dims(const kiln_gufunc *f, kiln_array *const *ar
         if (arr[k]->ndim < need[k])
             return kiln_set_error(KILN_ERR_SHAPE,
                                   "%s: %s %d (%s) is %d-d but its core dims %s need at least %d dim%s",
-                                  f->name, arg_kind(l, k), k, f->names[k], arr[k]->ndim,
-                                  core_text(l, k, ct, sizeof ct), need[k], need[k] == 1 ? "" : "s");
+                                  f->name, gu_arg_kind(l, k), k, f->names[k], arr[k]->ndim,
+                                  gu_core_text(l, k, ct, sizeof ct), need[k], need[k] == 1 ? "" : "s");
     }
     return KILN_OK;
 }
@@ -454,7 +295,7 @@ kiln_status gu_resolve(kiln_gufunc *f, kiln_backend_kind backend, int dry, const
             if (l->core_nd[k] > 0)
                 return kiln_set_error(KILN_ERR_ARG_TYPE,
                                       "%s: input %d (%s) is a scalar but the layout gives it core dims %s",
-                                      f->name, k, f->names[k], core_text(l, k, ct, sizeof ct));
+                                      f->name, k, f->names[k], gu_core_text(l, k, ct, sizeof ct));
         } else {
             return kiln_set_error(KILN_ERR_ARG_TYPE,
                                   "%s: input %d (%s) is a raw pointer; pass an array or a scalar", f->name, k,
@@ -475,7 +316,7 @@ kiln_status gu_resolve(kiln_gufunc *f, kiln_backend_kind backend, int dry, const
     for (int k = 0; k < nops; k++)
         if (c->arr[k] && c->arr[k]->ctx != f->ctx)
             return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: %s %d (%s) belongs to another context",
-                                  f->name, arg_kind(l, k), k, f->names[k]);
+                                  f->name, gu_arg_kind(l, k), k, f->names[k]);
 
     unsigned char missing[GU_MAX_DIMS];
     kiln_status s = find_missing_dims(f, c->arr, missing);
@@ -496,12 +337,12 @@ kiln_status gu_resolve(kiln_gufunc *f, kiln_backend_kind backend, int dry, const
     int from[GU_MAX_DIMS];
     gu_plan *p = &c->plan;
     p->nops = nops;
-    s = bind_dims(f, c->arr, dims_text, p->dims, from);
+    s = gu_bind_dims(f, c->arr, dims_text, p->dims, from);
     int lnd = 0;
     int64_t lshape[KILN_MAX_DIMS];
     if (s == KILN_OK) s = broadcast_loops(f, c->arr, &lnd, lshape);
     int sig = 0;
-    if (s == KILN_OK) s = dispatch(f, in, out_arr, &sig);
+    if (s == KILN_OK) s = gu_dispatch(f, in, out_arr, &sig);
     if (s != KILN_OK) return s;
     const gu_typesig *t = &f->sigs[sig];
 

@@ -163,7 +163,7 @@ static kiln_status find_variant(kiln_gufunc *f, const gu_plan *p, kiln_kernel **
     kiln_kernel *k = NULL;
     kiln_status s = kiln_module_build(f->ctx, src, module_name, NULL, NULL, &m);
     free(src);
-    if (s == KILN_OK) s = kiln_module_get_kernel(m, kname, &k);
+    if (s == KILN_OK) s = kiln_module_kernel(m, kname, &k);
     kiln_module_release(m);
     if (s != KILN_OK) return kiln_prefix_error(s, "guvectorize %s (%s): ", f->name, f->layout.text);
 

@@ -9,7 +9,7 @@
  * with memcmp.
  *
  * kiln_guvectorize compiles one module up front holding, per type signature,
- * an any-layout kernel (any.c): runtime core sizes and strides, up to
+ * an any-layout kernel (any_layout.c): runtime core sizes and strides, up to
  * GU_ANY_LOOPS loop dims, "()" inputs as a pointer or a value. It runs a
  * gufunc's calls until it has served f->any_limit elements of them; then a
  * call compiles the kernel made for its own layout, as every call did before. */
@@ -88,7 +88,7 @@ typedef enum gu_strategy {
 
 typedef struct gu_key {
     uint8_t backend, strategy, sig, nloop, nops, baked, nin;
-    uint8_t any;               /* the signature's any-layout kernel (any.c) */
+    uint8_t any;               /* the signature's any-layout kernel (any_layout.c) */
     uint8_t dtype[GU_MAX_OPS]; /* storage dtype of each operand */
     uint8_t kind[GU_MAX_OPS];  /* gu_opkind */
     uint8_t alias[GU_MAX_OPS]; /* output: index of the input it is exactly (self if none) */
@@ -140,7 +140,7 @@ struct kiln_gufunc {
     pthread_mutex_t lock; /* guards the variant table and any_served */
     gu_variant *variants;
     int nvariants, cap_variants;
-    /* any.c: per signature, the any-layout kernel (NULL: none, e.g. with
+    /* any_layout.c: per signature, the any-layout kernel (NULL: none, e.g. with
      * KILN_GUFUNC_ANY_LIMIT=0 or too many parameters) and the elements it
      * has served */
     kiln_kernel *any_kernel[GU_MAX_SIGS];
@@ -176,7 +176,7 @@ char *gu_generate(const kiln_gufunc *f, const gu_plan *plan, char *kernel_name, 
  * user's preamble once; names[i] receives kernel i's name. */
 char *gu_generate_group(const kiln_gufunc *f, const gu_plan *plans, int nplans, char (*names)[128]);
 
-/* ---- any.c */
+/* ---- any_layout.c */
 /* Reads KILN_GUFUNC_ANY_LIMIT and, unless it is 0, compiles the any-layout
  * kernels of every signature on f's context (one module). */
 kiln_status gu_any_build(kiln_gufunc *f);

@@ -9,7 +9,7 @@
 #ifndef KILN_JIT_CACHE_H
 #define KILN_JIT_CACHE_H
 
-#include "backend/backend.h"
+#include "core/backend.h"
 #include "core/cache_dir.h"
 
 #define KILN_CACHE_KEY_BYTES 32

@@ -3,7 +3,7 @@
 #ifndef KILN_JIT_CACHE_DEPS_H
 #define KILN_JIT_CACHE_DEPS_H
 
-#include "backend/backend.h"
+#include "core/backend.h"
 #include "jit/sha256.h"
 
 /* Follows req's #include lines (recursively, through req's -I folders) and

@@ -15,10 +15,11 @@
 #include <string.h>
 
 /* Where kiln's own text is compiled: the #line names it writes after the
- * user's source and the headers it includes before. */
+ * user's source and the headers it includes before (by prefix: the CPU
+ * prelude is several files, kiln_cpu_prelude*.cuh). */
 static const char *const kiln_sections[] = {
     "kiln-kernel-signatures", "kiln-cpu-entry-points", "kiln-cpu-fission",     "__nv_name_map",
-    "kiln_signature.cuh",     "kiln_cpu_prelude.cuh",  "kiln_cuda_prelude.cuh"};
+    "kiln_signature.cuh",     "kiln_cpu_prelude",      "kiln_cuda_prelude.cuh"};
 
 static int in_kiln_section(const char *line) {
     for (size_t i = 0; i < sizeof kiln_sections / sizeof *kiln_sections; i++)

@@ -4,7 +4,7 @@
 #ifndef KILN_KERNEL_ABSENT_H
 #define KILN_KERNEL_ABSENT_H
 
-#include "kernel/scan.h"
+#include "kernel/kernel_scanner.h"
 
 /* After a failed compile whose log is `log`: when every error in it is in
  * the text kiln writes after the user's (the kernels' signature records,

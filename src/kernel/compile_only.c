@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backends.h"
 #include "core/error.h"
 #include "core/text.h"
 #include "kernel/absent.h"
@@ -15,10 +16,11 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     if (log) *log = NULL;
     if (!target || !source)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_compile_only: NULL argument");
-    int cuda = strcmp(target, "cuda") == 0;
-    if (!cuda && strcmp(target, "cpu") != 0)
+    const kiln_backend_ops *ops = kiln_backend_named(target);
+    if (!ops)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
                               "kiln_compile_only: target must be \"cpu\" or \"cuda\", got \"%s\"", target);
+    int cuda = ops->kind == KILN_BACKEND_CUDA;
     kiln_kernel_list kernels;
     kiln_options opts;
     kiln_status s = kiln_options_parse(options, NULL, &opts);
@@ -52,7 +54,6 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     kiln_blob bin = {0};
     char id[512];
     char *compiler_log = NULL;
-    const kiln_backend_ops *ops = cuda ? kiln_backend_cuda() : kiln_backend_cpu();
     s = ops->compile_only
             ? ops->compile_only(&req, &bin, &compiler_log, id, sizeof id)
             : kiln_set_error(KILN_ERR_UNSUPPORTED,
@@ -79,7 +80,7 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
         kiln_set_error(s, "%s did not compile for %s%s%s:\n%s", req.name, target, cuda ? " " : "",
                        cuda ? req.arch : "", compiler_log ? compiler_log : "");
     if (s == KILN_OK && cuda) {
-        /* Every kernel the module holds, by the name kiln_module_get_kernel
+        /* Every kernel the module holds, by the name kiln_module_kernel
          * takes (the CPU backend's log lists each with its path). */
         kiln_text t = {0};
         if (compiler_log) kiln_text_puts(&t, compiler_log);

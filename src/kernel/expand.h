@@ -4,8 +4,8 @@
 #ifndef KILN_KERNEL_EXPAND_H
 #define KILN_KERNEL_EXPAND_H
 
+#include "kernel/kernel_scanner.h"
 #include "kernel/options.h"
-#include "kernel/scan.h"
 #include "kiln.h"
 
 /* Inlines every `#include "name"` of source that names a user file: found

@@ -5,7 +5,7 @@
  * The source is read one namespace-scope declaration at a time (up to its
  * ';', with every bracket balanced); a function's body, a struct's members
  * and an initialiser are skipped whole, so only variables of namespace scope
- * are listed. Like scan.c it only has to be right about comments, strings,
+ * are listed. Like kernel_scanner.c it only has to be right about comments, strings,
  * brackets and identifiers: the compiler checks the rest, and the size a
  * backend reports for the compiled variable is what copies trust. */
 #include "kernel/globals.h"

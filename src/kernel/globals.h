@@ -1,5 +1,5 @@
 /* globals.h: the __constant__ and __device__ variables a CUDA C source
- * defines at namespace scope, for kiln_module_get_global. */
+ * defines at namespace scope, for kiln_module_global. */
 #ifndef KILN_KERNEL_GLOBALS_H
 #define KILN_KERNEL_GLOBALS_H
 

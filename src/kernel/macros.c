@@ -18,7 +18,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
-#include "kernel/scan.h"
+#include "kernel/kernel_scanner.h"
 
 #define MAX_MACROS 256
 #define MAX_PARAMS 32

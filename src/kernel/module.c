@@ -88,17 +88,17 @@ kiln_status kiln_module_obtain_binary(kiln_context *ctx, const kiln_compile_requ
 /* Loads bin into m and finds every kernel the source defines, so that an
  * entry that passes its checksum but is not the module it should be (say,
  * written by a kiln whose entry points differed) fails here, where it can
- * still be rebuilt, rather than at kiln_module_get_kernel. */
+ * still be rebuilt, rather than at kiln_module_kernel. */
 static kiln_status load_module(kiln_context *ctx, kiln_module *m, const kiln_blob *bin, int from_cache) {
     kiln_status s = ctx->ops->module_load(ctx->state, bin, &m->impl);
     /* Only entries from the cache can be strangers; a fresh build is
-     * checked at kiln_module_get_kernel as before. (Function handles
+     * checked at kiln_module_kernel as before. (Function handles
      * belong to the backend module and go with it.) */
     for (int i = 0; s == KILN_OK && from_cache && i < m->kernels.count; i++) {
         kiln_backend_function *fn = NULL;
         kiln_param_info params[KILN_MAX_PARAMS];
         int count = 0;
-        /* by its symbol, as kiln_module_get_kernel asks: a template
+        /* by its symbol, as kiln_module_kernel asks: a template
          * instantiation's name ("scale<float>") is no symbol */
         s = ctx->ops->function_get(ctx->state, m->impl, m->kernels.symbols[i], &fn, params, KILN_MAX_PARAMS,
                                    &count);
@@ -456,9 +456,9 @@ static void decode_vector_pointee(kiln_param_info *p) {
     p->pointee_size = lane * lanes;
 }
 
-kiln_status kiln_module_get_kernel(kiln_module *m, const char *kernel_name, kiln_kernel **out) {
+kiln_status kiln_module_kernel(kiln_module *m, const char *kernel_name, kiln_kernel **out) {
     if (!m || !kernel_name || !out)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_module_get_kernel: NULL argument");
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_module_kernel: NULL argument");
     kiln_status s = kiln_context_check(m->ctx);
     if (s != KILN_OK) return s;
     int index = kiln_kernel_list_find(&m->kernels, kernel_name);
@@ -504,7 +504,7 @@ kiln_status kiln_kernel_from_source(kiln_context *ctx, const char *source, const
     kiln_status s = module_build(ctx, source, NULL, options, NULL, 1, template_name ? requested : NULL,
                                  template_name, &m);
     if (s != KILN_OK) return s;
-    s = kiln_module_get_kernel(m, kernel_name, out);
+    s = kiln_module_kernel(m, kernel_name, out);
     kiln_module_release(m); /* the kernel holds its own reference */
     return s;
 }

@@ -7,8 +7,8 @@
 #include "core/context.h"
 #include "jit/cache.h"
 #include "kernel/globals.h"
+#include "kernel/kernel_scanner.h"
 #include "kernel/options.h"
-#include "kernel/scan.h"
 
 #define KILN_MAX_PARAMS 128
 
@@ -48,7 +48,7 @@ void kiln_module_request(const kiln_module *m, const char *source, const char *n
 kiln_status kiln_module_obtain_binary(kiln_context *ctx, const kiln_compile_request *req,
                                       const kiln_cache_dir *dir, const unsigned char *key, int use_cache,
                                       kiln_blob *bin, int *cache_hit, double *compile_ms);
-/* For modules the context itself keeps (jit/builtins.c): drops the module's
+/* For modules the context itself keeps (kernel/builtin_kernels.c): drops the module's
  * reference to its context, which would otherwise keep the context alive
  * forever; the context unloads the module before it closes. */
 void kiln_module_owned_by_context(kiln_module *m);

@@ -1,4 +1,4 @@
-/* module_global.c: kiln_module_get_global, an array over a module's
+/* module_global.c: kiln_module_global, an array over a module's
  * __constant__ or __device__ variable.
  *
  * The array owns no memory: it holds the module (the variable lives as long
@@ -76,9 +76,9 @@ static void global_layout(const kiln_global_decl *g, size_t bytes, kiln_dtype *d
     shape[0] = (int64_t)bytes;
 }
 
-kiln_status kiln_module_get_global(kiln_module *m, const char *name, kiln_array **out) {
+kiln_status kiln_module_global(kiln_module *m, const char *name, kiln_array **out) {
     if (!m || !name || !out)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_module_get_global: NULL argument");
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_module_global: NULL argument");
     kiln_context *ctx = m->ctx;
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "kernel/scan.h"
+#include "kernel/kernel_scanner.h"
 
 #define MAX_ARGS 32
 #define NAME_CAP 1024

@@ -2,7 +2,7 @@
 #ifndef KILN_KERNEL_OPTIONS_H
 #define KILN_KERNEL_OPTIONS_H
 
-#include "backend/backend.h"
+#include "core/backend.h"
 
 #define KILN_MAX_OPTIONS 64
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/dynlib.h"
 #include "core/settings.h"
-#include "lib/dynlib.h"
 #include "linalg/linalg.h"
 
 enum { LAPACK_COL_MAJOR = 102, LAPACK_WORK_MEMORY_ERROR = -1010 };
@@ -280,6 +280,7 @@ static const linalg_provider lapacke_provider = {
         },
     .pivot_bytes = 4,
     .svd_needs_tall = 0,
+    .potrf_lower_faster = 0,
     .host_memory = 1,
     .getrf = lp_getrf,
     .getrs = lp_getrs,

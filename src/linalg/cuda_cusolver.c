@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "array/array.h"
-#include "lib/dynlib.h"
+#include "core/dynlib.h"
 #include "linalg/linalg.h"
 
 enum {
@@ -408,6 +408,7 @@ static const linalg_provider cusolver_provider = {
         },
     .pivot_bytes = 8,
     .svd_needs_tall = 1,
+    .potrf_lower_faster = 1,
     .host_memory = 0,
     .getrf = cs_getrf,
     .getrs = cs_getrs,

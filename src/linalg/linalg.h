@@ -31,11 +31,12 @@ typedef struct linalg_job {
 } linalg_job;
 
 typedef struct linalg_provider {
-    kiln_provider base; /* first: the one provider shape */
-    int pivot_bytes;    /* getrf's pivots: 4 (LAPACK's int) or 8 (cuSOLVER's int64) */
-    int svd_needs_tall; /* gesvd only takes m >= n (cuSOLVER): the front transposes wide ones */
-    int host_memory;    /* the context's memory is the host's (CPU): layout copies by kiln's host
-                           copy, else kiln's tiled transpose kernel */
+    kiln_provider base;     /* first: the one provider shape */
+    int pivot_bytes;        /* getrf's pivots: 4 (LAPACK's int) or 8 (cuSOLVER's int64) */
+    int svd_needs_tall;     /* gesvd only takes m >= n (cuSOLVER): the front transposes wide ones */
+    int potrf_lower_faster; /* potrf 'L' beats 'U' by more than a transposing copy (cuSOLVER) */
+    int host_memory;        /* the context's memory is the host's (CPU): layout copies by kiln's host
+                               copy, else kiln's tiled transpose kernel */
     /* P A = L U in place (m == n); ipiv: batch * n pivots (1-based). */
     kiln_status (*getrf)(kiln_context *ctx, void *state, const linalg_job *j, void *ipiv);
     /* Solves op(A) X = B with getrf's factors of j (n x n); b: batch

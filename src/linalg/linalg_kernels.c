@@ -4,8 +4,8 @@
 #include <stdio.h>
 
 #include "array/array.h"
-#include "array/array_ops.h"
-#include "jit/builtins.h"
+#include "array_ops/array_ops.h"
+#include "kernel/builtin_kernels.h"
 #include "linalg/linalg.h"
 
 extern const char kiln_embedded_linalg_kernels[];

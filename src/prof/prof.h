@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "backend/backend.h"
+#include "core/backend.h"
 #include "core/context.h"
 
 /* The first member of struct kiln_prof (prof_internal.h): lets the call

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backends.h"
 #include "core/error.h"
 #include "prof/prof_internal.h"
 
@@ -15,7 +16,7 @@
 kiln_status kiln_open(kiln_context **out, const char *target) {
     if (!out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_open: out is NULL");
     kiln_context *ctx = NULL;
-    kiln_status s = kiln_context_open(&ctx, target);
+    kiln_status s = kiln_backend_open_context(&ctx, target);
     if (s == KILN_OK) s = kiln_prof_attach(ctx);
     if (s != KILN_OK) {
         kiln_close(ctx);

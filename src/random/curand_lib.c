@@ -3,8 +3,8 @@
 
 #include <pthread.h>
 
+#include "core/dynlib.h"
 #include "core/error.h"
-#include "lib/dynlib.h"
 
 static kiln_curand_api curand_api;
 static kiln_dynlib curand_lib;

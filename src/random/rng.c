@@ -101,9 +101,9 @@ kiln_status kiln_rng_set_offset(kiln_rng *rng, uint64_t offset) {
     return KILN_OK;
 }
 
-kiln_status kiln_rng_get_offset(const kiln_rng *rng, uint64_t *offset) {
-    CHECK_RNG(rng, "kiln_rng_get_offset");
-    if (!offset) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_rng_get_offset: offset is NULL");
+kiln_status kiln_rng_offset(const kiln_rng *rng, uint64_t *offset) {
+    CHECK_RNG(rng, "kiln_rng_offset");
+    if (!offset) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_rng_offset: offset is NULL");
     *offset = rng->offset;
     return KILN_OK;
 }

@@ -1,7 +1,9 @@
-/* rng_cuda.c: the CUDA provider: cuRAND's device generator, loaded at run
- * time, on the generator's kiln stream. cuRAND's device generator writes the
- * same integers and uniforms as its host generator and kiln's CPU provider;
- * its normals use the hardware's fast sine/cosine (see kiln.h). */
+/* rng_cuda.c: the CUDA provider, on the generator's kiln stream: kiln's own
+ * kernels for XORWOW and MRG32k3a (rng_own.c: cuRAND's values, written
+ * faster) and for Philox doubles, cuRAND's device generator (loaded at run
+ * time) for the rest. cuRAND's device generator writes the same integers
+ * and uniforms as its host generator and kiln's CPU provider; its normals
+ * use the hardware's fast sine/cosine (see kiln.h), as kiln's kernels do. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include "prof/prof.h"
 #include "random/curand_lib.h"
 #include "random/rng_internal.h"
+#include "random/rng_own.h"
 
 static kiln_status curand_fail(int rc, const char *what, const char *name) {
     return kiln_set_error(KILN_ERR_DRIVER, "%s: %s failed: %s (%d)", name, what, kiln_curand_status_name(rc),
@@ -40,6 +43,7 @@ typedef struct curand_record {
     int ordering;
     void *stream;
     kiln_kernel *philox_f64; /* kiln's own Philox uniform-double kernel, made on first use */
+    kiln_rng_own *own;       /* kiln's own XORWOW / MRG32k3a fills, made on first use */
 } curand_record;
 
 /* Per context (kiln_provider_state): the records of its generators. */
@@ -51,6 +55,7 @@ typedef struct curand_state {
 
 static void record_free(kiln_context *ctx, curand_record *rec) {
     kiln_kernel_release(rec->philox_f64);
+    kiln_rng_own_free(rec->own);
     const kiln_curand_api *api = rec->gen ? kiln_curand_load(NULL) : NULL;
     if (api) {
         /* cuRAND destroys on the current context: make it current. */
@@ -225,6 +230,12 @@ static kiln_status curand_generate(kiln_rng *rng, const kiln_rng_request *req, v
     if (st != KILN_OK) return st;
     if (rng->type == KILN_RNG_PHILOX4_32_10 && !req->poisson && req->dist == KILN_DIST_UNIFORM_F64)
         return philox_f64_fill(rng, rec, req, data, n);
+    if (rng->type != KILN_RNG_PHILOX4_32_10 && !req->poisson) {
+        /* cuRAND's generator, should a Poisson fill need it next, starts
+         * again at the offset kiln's fills leave */
+        rec->offset_known = 0;
+        return kiln_rng_own_generate(rng, &rec->own, req, data, n);
+    }
     const kiln_curand_api *api = kiln_curand_load(&st);
     if (!api) return kiln_prefix_error(st, "%s on the CUDA backend needs cuRAND", req->name);
     if (!ctx->ops->native_handles)
@@ -276,6 +287,7 @@ static kiln_status curand_generate(kiln_rng *rng, const kiln_rng_request *req, v
     int philox = rng->type == KILN_RNG_PHILOX4_32_10;
     if (req->poisson) {
         rec->known = 0;
+        kiln_rng_own_restart(rec->own); /* cuRAND's sampler and kiln's states part ways */
     } else if (philox && esize == 8) {
         rec->offset_known = 0;
     } else {

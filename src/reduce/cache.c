@@ -74,7 +74,7 @@ static kiln_status entry_kernel(rd_entry *e, const char *kernel, kiln_kernel **o
     for (int i = 0; i < RD_CACHE_KERNELS; i++) {
         if (e->names[i]) continue;
         kiln_kernel *k = NULL;
-        kiln_status s = kiln_module_get_kernel(e->module, kernel, &k);
+        kiln_status s = kiln_module_kernel(e->module, kernel, &k);
         if (s != KILN_OK) return s;
         if (!(e->names[i] = strdup(kernel))) {
             kiln_kernel_release(k);

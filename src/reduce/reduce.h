@@ -126,7 +126,7 @@ void rd_key_str(uint64_t key[2], const char *s);
 const char *rd_cache_source_for_key(kiln_context *ctx, const uint64_t key[2]);
 void rd_cache_set_key(kiln_context *ctx, const char *source, const uint64_t key[2]);
 
-/* ---- builtin.c */
+/* ---- builtin_reductions.c */
 /* The rd_op of a built-in reduction over dtype t (ddof for var/std). */
 kiln_status rd_builtin_op(kiln_reduce_op op, kiln_dtype t, int ddof, rd_op *out);
 /* A sum, product or mean made to load, accumulate and divide in out's dtype

@@ -1,6 +1,7 @@
 /* scan_codegen.h: the plan of one scan call and the pieces of its generator
- * shared by scan.c (the plan, the CPU and sequential kernels, the launch)
- * and scan_gpu.c (the CUDA single-pass kernel), private to src/reduce/. */
+ * (scan_codegen.c) shared by scan.c (the plan, the CPU and sequential
+ * kernels, the launch) and scan_gpu.c (the CUDA single-pass kernel),
+ * private to src/reduce/. */
 #ifndef KILN_REDUCE_SCAN_CODEGEN_H
 #define KILN_REDUCE_SCAN_CODEGEN_H
 
@@ -15,6 +16,7 @@ typedef struct sc_plan {
     kiln_backend_kind backend;
     kiln_dtype in_store, out_store;
     int tiled; /* CUDA: the single-pass kernel; CPU: three passes over pieces */
+    int chain; /* CUDA: the column scan (scan_columns.c); T chunks of tile rows, per tiles of scans */
     int nd;    /* row dims */
     int64_t M, L, sL, oL, T, tile, per;
     int64_t rshape[KILN_MAX_DIMS], rin[KILN_MAX_DIMS], rout[KILN_MAX_DIMS];
@@ -29,9 +31,4 @@ void sc_emit_params(kiln_text *t, const sc_plan *p);
 /* const char *kiln_pi / char *kiln_po: the first element in and out of row
  * `row` (an expression). */
 void sc_emit_row_bases(kiln_text *t, const sc_plan *p, const char *row);
-/* scan_gpu.c: the CUDA kernels kiln_sc_init and kiln_sc_onepass. */
-void sc_emit_gpu_onepass(kiln_text *t, const sc_plan *p);
-/* Bytes of the single-pass workspace of plan p. */
-int64_t sc_onepass_workspace_bytes(const sc_plan *p);
-
 #endif

@@ -24,10 +24,11 @@
  * stay off the critical path. Published values are read from L2 (__ldcg),
  * since L1 is not coherent between SMs. The CPU backend never gets this
  * kernel: blocks spinning on one another would deadlock its worker pool. */
+#include "reduce/scan_gpu.h"
+
 #include <stdio.h>
 
 #include "core/dtype.h"
-#include "reduce/scan_codegen.h"
 
 static const char onepass_helpers[] =
     "// Published values: a value of at most 8 bytes and its flag travel as one\n"

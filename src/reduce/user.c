@@ -11,7 +11,7 @@
 #include "kernel/module.h"
 #include "reduce/rd_provider.h"
 #include "reduce/scan.h"
-#include "ufunc/ufunc.h"
+#include "ufunc/ufunc_types.h"
 
 /* ---------------------------------------------------------------- helpers */
 

@@ -91,7 +91,7 @@ static kiln_status module_kernel(sort_module *m, const char *name, kiln_kernel *
         }
     if (i == SORT_MODULE_KERNELS)
         return kiln_set_error(KILN_ERR_INTERNAL, "sort module has more than %d kernels", SORT_MODULE_KERNELS);
-    kiln_status s = kiln_module_get_kernel(m->module, name, &m->kernels[i]);
+    kiln_status s = kiln_module_kernel(m->module, name, &m->kernels[i]);
     if (s != KILN_OK) return s;
     m->names[i] = name;
     *out = m->kernels[i];

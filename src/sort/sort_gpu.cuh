@@ -18,6 +18,7 @@
 #define KILN_SG_BLOCK 256
 #define KILN_SG_WARPS (KILN_SG_BLOCK / 32)
 #define KILN_SG_TILE (KILN_SG_BLOCK * KILN_SG_ITEMS)
+#define KILN_SG_LOOK 8 /* look-back window, tiles */
 #if KILN_SV_BYTES > KILN_SK_BYTES
 #define KILN_SG_XBYTES KILN_SV_BYTES
 #else
@@ -56,7 +57,8 @@ __global__ void kiln_sort_clear(unsigned *p, long long words) {
 /* The digit counts of every pass, hist[pass * 256 + digit], added into a
  * zeroed hist: per block in shared memory, then once per bin globally. */
 __global__ void __launch_bounds__(KILN_SG_BLOCK)
-    kiln_sort_histogram(const kiln_sk_t *keys, long long n, unsigned long long desc, unsigned *hist, int passes) {
+    kiln_sort_histogram(const kiln_sk_t *keys, long long n, unsigned long long desc, unsigned *hist,
+                        int passes) {
     __shared__ unsigned s[8 * 256];
     for (int i = threadIdx.x; i < passes * 256; i += KILN_SG_BLOCK) s[i] = 0;
     __syncthreads();
@@ -98,9 +100,9 @@ __device__ inline unsigned kiln_sg_scan(unsigned v, unsigned *s_warp, unsigned *
  * `shift`; hist: this pass's 256 digit counts over all keys; status:
  * tiles * 256 zeroed look-back words, then the tile counter. */
 __global__ void __launch_bounds__(KILN_SG_BLOCK, KILN_SG_MIN_BLOCKS)
-    kiln_sort_onesweep(const kiln_sk_t *kin, kiln_sk_t *kout, const kiln_sv_t *vin, kiln_sv_t *vout, long long n,
-                       unsigned long long desc, int shift, const unsigned *hist, kiln_sg_word *status,
-                       unsigned *tile_counter) {
+    kiln_sort_onesweep(const kiln_sk_t *kin, kiln_sk_t *kout, const kiln_sv_t *vin, kiln_sv_t *vout,
+                       long long n, unsigned long long desc, int shift, const unsigned *hist,
+                       kiln_sg_word *status, unsigned *tile_counter) {
     __shared__ unsigned s_tile;
     __shared__ unsigned s_hist[KILN_SG_WARPS][256]; /* per warp, then each warp's start in its digit */
     __shared__ unsigned s_local[256];               /* a digit's first place in the tile */
@@ -157,12 +159,32 @@ __global__ void __launch_bounds__(KILN_SG_BLOCK, KILN_SG_MIN_BLOCKS)
         *(volatile kiln_sg_word *)mine = KILN_SG_PREFIX | (kiln_sg_word)count;
     } else {
         *(volatile kiln_sg_word *)mine = KILN_SG_AGGREGATE | (kiln_sg_word)count;
+        /* KILN_SG_LOOK predecessors read at once (independent loads, one
+         * round trip to L2), then taken in order up to the first that has
+         * not counted yet (read again from there) or holds a prefix (done):
+         * a walk back over many tiles that only have their own counts costs
+         * a round trip per window rather than per tile. Tile 0 always holds
+         * a prefix, so the walk never passes it; words before it read as an
+         * empty prefix. */
         for (long long t = tile - 1;;) {
-            const kiln_sg_word w = *(volatile const kiln_sg_word *)(status + t * 256 + tid);
-            if ((w >> KILN_SG_FLAG_SHIFT) == 0) continue; /* that tile has not counted yet */
-            prefix += KILN_SG_VALUE(w);
-            if ((w >> KILN_SG_FLAG_SHIFT) == 2) break;
-            t--;
+            kiln_sg_word w[KILN_SG_LOOK];
+#pragma unroll
+            for (int u = 0; u < KILN_SG_LOOK; u++)
+                w[u] = t - u >= 0 ? *(volatile const kiln_sg_word *)(status + (t - u) * 256 + tid)
+                                  : KILN_SG_PREFIX;
+            int state = 0, used = 0; /* state: 0 walking, 1 a prefix found, 2 a tile not ready */
+#pragma unroll
+            for (int u = 0; u < KILN_SG_LOOK; u++) {
+                const unsigned flag = (unsigned)(w[u] >> KILN_SG_FLAG_SHIFT);
+                if (state == 0 && flag == 0) state = 2;
+                if (state == 0) {
+                    prefix += KILN_SG_VALUE(w[u]);
+                    used++;
+                    if (flag == 2) state = 1;
+                }
+            }
+            if (state == 1) break;
+            t -= used;
         }
         *(volatile kiln_sg_word *)mine = KILN_SG_PREFIX | (kiln_sg_word)(prefix + count);
     }

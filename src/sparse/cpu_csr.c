@@ -84,8 +84,8 @@ static kiln_status kernels_for(kiln_context *ctx, cpu_state *st, kiln_dtype t, k
         s = source_for(vt, ix, &src);
         if (s == KILN_OK) s = kiln_module_from_source(ctx, src, "sparse_csr.cu", NULL, &m);
         free(src);
-        if (s == KILN_OK) s = kiln_module_get_kernel(m, spmv, &k->spmv);
-        if (s == KILN_OK) s = kiln_module_get_kernel(m, spmm, &k->spmm);
+        if (s == KILN_OK) s = kiln_module_kernel(m, spmv, &k->spmv);
+        if (s == KILN_OK) s = kiln_module_kernel(m, spmm, &k->spmm);
         if (s != KILN_OK) {
             kiln_kernel_release(k->spmv);
             k->spmv = NULL;

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "core/dynlib.h"
 #include "core/error.h"
-#include "lib/dynlib.h"
 #include "prof/prof.h"
 #include "sparse/sparse.h"
 

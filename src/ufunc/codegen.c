@@ -20,6 +20,8 @@
  * compiler vectorises (`ivdep` is sound: the caller rejects outputs that
  * overlap an input other than exactly in place). Strided chunks walk row by
  * row with the last dim innermost. */
+#include "ufunc/codegen.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,6 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/text.h"
-#include "ufunc/ufunc.h"
 
 extern const char kiln_embedded_ufunc_common[];
 extern const char kiln_embedded_ufunc_cpu_math[];

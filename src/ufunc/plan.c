@@ -1,6 +1,8 @@
 /* plan.c: from the operands of a call to a kernel variant and its arguments:
  * NumPy dispatch and broadcasting, overlap checks, dimension coalescing,
  * layout choice, and the launch geometry. Nothing here allocates. */
+#include "ufunc/plan.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +11,6 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "kernel/module.h"
-#include "ufunc/call.h"
 
 /* ---------------------------------------------------------------- messages */
 

@@ -6,13 +6,14 @@
  *   type       := anything kiln_dtype_parse takes: f8, float64, double, i4, c8, ...
  *   params     := name (',' name)* [ '->' name (',' name)* ]
  */
+#include "ufunc/signature.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/dtype.h"
 #include "core/error.h"
-#include "ufunc/ufunc.h"
 
 typedef struct cursor {
     const char *p;

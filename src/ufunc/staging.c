@@ -22,14 +22,16 @@
  * Applies when every array operand is C-contiguous with the full broadcast
  * shape (scalars are kernel arguments and never matter); anything else
  * stages whole arrays (call.c). Buffers are kept in the ufunc and reused. */
+#include "ufunc/staging.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "array/array_ops.h"
+#include "array/array.h"
 #include "core/copy_pool.h"
 #include "core/error.h"
 #include "kernel/module.h"
-#include "ufunc/call.h"
+#include "ufunc/launch.h"
 
 #define UF_SLOTS 3
 #define UF_CHUNK_BYTES ((size_t)32 << 20) /* of the widest operand, per chunk */

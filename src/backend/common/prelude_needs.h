@@ -2,7 +2,7 @@
 #ifndef KILN_BACKEND_COMMON_PRELUDE_NEEDS_H
 #define KILN_BACKEND_COMMON_PRELUDE_NEEDS_H
 
-#include "backend/backend.h"
+#include "core/backend.h"
 
 /* 1 when the request's source or a -D names something complex outside
  * comments and literals (an identifier containing "complex", cuC*,

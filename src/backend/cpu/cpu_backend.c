@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/backends.h"
 #include "backend/cpu/cpu_internal.h"
 #include "core/error.h"
 #include "core/settings.h"

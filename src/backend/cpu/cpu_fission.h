@@ -13,8 +13,8 @@
 #ifndef KILN_BACKEND_CPU_FISSION_H
 #define KILN_BACKEND_CPU_FISSION_H
 
-#include "backend/backend.h"
 #include "backend/cpu/cpu_ctok.h"
+#include "core/backend.h"
 #include "core/text.h"
 
 /* The CPU compiler id holds a hash of the transformer's own sources

@@ -5,9 +5,9 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#include "backend/backend.h"
 #include "backend/cpu/cpu_abi.h"
 #include "backend/cpu/cpu_pool.h"
+#include "core/backend.h"
 
 #define KILN_CPU_MAX_THREADS_PER_BLOCK 1024
 #define KILN_CPU_SHARED_BYTES 49152u        /* per block, without opt-in, as CUDA */

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/cpu/cpu_cache_files.h"
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_pch.h"
 #include "core/error.h"

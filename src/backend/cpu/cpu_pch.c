@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "backend/common/prelude_needs.h"
+#include "backend/cpu/cpu_cache_files.h"
 #include "backend/cpu/cpu_internal.h"
 #include "core/cache_dir.h"
 #include "core/error.h"
@@ -29,13 +30,41 @@
 
 extern const char kiln_embedded_kiln_cpu_math[];
 extern const char kiln_embedded_kiln_cpu_prelude[];
+extern const char kiln_embedded_kiln_cpu_prelude_sync[];
+extern const char kiln_embedded_kiln_cpu_prelude_atomics[];
+extern const char kiln_embedded_kiln_cpu_prelude_math[];
+extern const char kiln_embedded_kiln_cpu_prelude_vector[];
+extern const char kiln_embedded_kiln_cpu_prelude_runners[];
 extern const char kiln_embedded_kiln_complex[];
 extern const char kiln_embedded_kiln_signature[];
 
+/* The prelude's files in the order a module reads them, each under its own
+ * #line name so that a compiler's message names the file and line. */
+static const struct {
+    const char *name;
+    const char *text;
+} prelude_parts[] = {
+    {"kiln_cpu_prelude.cuh", kiln_embedded_kiln_cpu_prelude},
+    {"kiln_cpu_prelude_sync.cuh", kiln_embedded_kiln_cpu_prelude_sync},
+    {"kiln_cpu_prelude_atomics.cuh", kiln_embedded_kiln_cpu_prelude_atomics},
+    {"kiln_cpu_prelude_math.cuh", kiln_embedded_kiln_cpu_prelude_math},
+    {"kiln_cpu_prelude_vector.cuh", kiln_embedded_kiln_cpu_prelude_vector},
+    {"kiln_cpu_prelude_runners.cuh", kiln_embedded_kiln_cpu_prelude_runners},
+};
+
+unsigned long long kiln_cpu_prelude_hash(void) {
+    unsigned long long h = KILN_FNV1A_INIT;
+    for (size_t i = 0; i < sizeof prelude_parts / sizeof *prelude_parts; i++)
+        h = kiln_fnv1a(h, prelude_parts[i].text, strlen(prelude_parts[i].text));
+    return h;
+}
+
 void kiln_cpu_prelude_text(kiln_text *t, kiln_cpu_prelude_kind kind) {
     if (kind != KILN_CPU_PRELUDE_FULL) kiln_text_puts(t, "#define KILN_CPU_LIGHT_MATH 1\n");
-    kiln_text_line_directive(t, "kiln_cpu_prelude.cuh");
-    kiln_text_puts(t, kiln_embedded_kiln_cpu_prelude);
+    for (size_t i = 0; i < sizeof prelude_parts / sizeof *prelude_parts; i++) {
+        kiln_text_line_directive(t, prelude_parts[i].name);
+        kiln_text_puts(t, prelude_parts[i].text);
+    }
     kiln_text_line_directive(t, "kiln_cpu_math.cuh");
     kiln_text_puts(t, kiln_embedded_kiln_cpu_math);
     if (kind != KILN_CPU_PRELUDE_REAL) {
@@ -46,79 +75,11 @@ void kiln_cpu_prelude_text(kiln_text *t, kiln_cpu_prelude_kind kind) {
     kiln_text_puts(t, kiln_embedded_kiln_signature);
 }
 
-/* The compiler binary's identity (an upgrade changes it), found on PATH as
- * posix_spawnp would. */
-unsigned long long kiln_cpu_binary_identity(const char *name) {
-    struct stat sb;
-    char path[4096];
-    if (strchr(name, '/')) {
-        if (stat(name, &sb) != 0) return 0;
-    } else {
-        const char *p = getenv("PATH");
-        int found = 0;
-        for (const char *d = p ? p : "/usr/bin:/bin"; *d && !found;) {
-            size_t n = strcspn(d, ":");
-            snprintf(path, sizeof path, "%.*s/%s", (int)n, d, name);
-            found = stat(path, &sb) == 0;
-            d += n + (d[n] == ':');
-        }
-        if (!found) return 0;
-    }
-    unsigned long long id[4] = {(unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino,
-                                (unsigned long long)sb.st_size, (unsigned long long)sb.st_mtime};
-    return kiln_fnv1a(KILN_FNV1A_INIT, id, sizeof id);
-}
-
-/* path's private temporary name: process and thread, since two threads of
- * one process may build the same file at once (a program's first-tier
- * modules' background -O3 builds all want the -O3 prelude). */
-static int private_name(char *out, size_t size, const char *path) {
-    return (size_t)snprintf(out, size, "%s.%ld.%ld.tmp", path, (long)getpid(), (long)syscall(SYS_gettid)) <
-           size;
-}
-
-int kiln_cpu_publish(const char *path, const char *text) {
-    char tmp[4300];
-    if (!private_name(tmp, sizeof tmp, path)) return -1;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return -1;
-    size_t n = strlen(text), w = fwrite(text, 1, n, f);
-    if (fclose(f) != 0 || w != n || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
-char *kiln_cpu_read_small(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = malloc(65536);
-    size_t n = buf ? fread(buf, 1, 65535, f) : 0;
-    fclose(f);
-    if (!buf || n == 0 || n == 65535) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
 kiln_cpu_prelude_kind kiln_cpu_prelude_for(const kiln_compile_request *req) {
     if (!kiln_setting_flag("KILN_CPU_LIGHT_PRELUDE", 1) || !req->source || strstr(req->source, "#include") ||
         strstr(req->source, "std::"))
         return KILN_CPU_PRELUDE_FULL;
     return kiln_prelude_needs_complex(req) ? KILN_CPU_PRELUDE_LIGHT : KILN_CPU_PRELUDE_REAL;
-}
-
-int kiln_cpu_cache_aid_allowed(const char *env_name, const char *off, char *const *argv, int argc,
-                               kiln_cache_dir *info) {
-    const char *env = kiln_setting_string(env_name);
-    if (env && strcmp(env, off) == 0) return 0;
-    for (int i = 0; i < argc; i++)
-        if (strstr(argv[i], "clang")) return 0;
-    kiln_cache_dir_resolve(info);
-    return info->usable;
 }
 
 int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, kiln_cpu_prelude_kind kind, char *dir,
@@ -149,7 +110,7 @@ int kiln_cpu_pch_prepare(char *const *base_argv, int base_argc, kiln_cpu_prelude
          * processes racing to build it each publish a whole one. */
         if (kiln_cpu_publish(hdr, text) == 0) {
             char **argv = calloc((size_t)base_argc + 8, sizeof *argv);
-            if (argv && private_name(tmp, sizeof tmp, gch)) {
+            if (argv && kiln_cpu_private_name(tmp, sizeof tmp, gch)) {
                 int k = 0;
                 for (int i = 0; i < base_argc; i++) argv[k++] = base_argv[i];
                 argv[k++] = "-x";

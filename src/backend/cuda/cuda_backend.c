@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backends.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
 

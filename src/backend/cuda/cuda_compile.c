@@ -170,7 +170,7 @@ static void note_unnamed(const char *entry, void *ud) {
         &u->notes,
         "kiln: note: the compiled code has a kernel %s that kiln found no name for in the source "
         "(a macro of a header kiln does not read, or a form kiln does not parse): "
-        "kiln_module_get_kernel cannot reach it\n",
+        "kiln_module_kernel cannot reach it\n",
         entry);
 }
 

@@ -6,8 +6,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "backend/backend.h"
 #include "backend/cuda/cuda_loader.h"
+#include "core/backend.h"
 
 /* Kernels with more dynamic shared memory than this need an opt-in
  * (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) first. */

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/dynlib.h"
+#include "core/dynlib.h"
 
 typedef CUresult (*get_proc_address_fn)(const char *symbol, void **pfn, int version, cuuint64_t flags,
                                         CUdriverProcAddressQueryResult *status);

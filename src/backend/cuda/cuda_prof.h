@@ -8,8 +8,8 @@
 
 #include <stdatomic.h>
 
-#include "backend/backend.h"
 #include "backend/cuda/cuda_types.h"
+#include "core/backend.h"
 
 /* Streams destroyed in this process so far: a stream handle looked up before
  * a destroy may now be another stream's. */

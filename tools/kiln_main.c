@@ -1,10 +1,9 @@
-/* kiln.c: the `kiln` command line: dispatches to one cmd_*.c per command. */
-#include "kiln.h"
-
+/* kiln_main.c: the `kiln` command line: dispatches to one cmd_*.c per command. */
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
+#include "kiln.h"
 
 typedef struct command {
     const char *name;

@@ -1,5 +1,5 @@
 /* dynlib.c: dlopen of optional vendor libraries (see dynlib.h). */
-#include "lib/dynlib.h"
+#include "core/dynlib.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -7,8 +7,8 @@
  * library or symbol becomes KILN_ERR_LIBRARY_MISSING and a message that names
  * what to install; it is never a loader error and never breaks the rest of
  * kiln. */
-#ifndef KILN_LIB_DYNLIB_H
-#define KILN_LIB_DYNLIB_H
+#ifndef KILN_CORE_DYNLIB_H
+#define KILN_CORE_DYNLIB_H
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
-/* builtins.c: the context's table of its own compiled kernels. */
-#include "jit/builtins.h"
+/* builtin_kernels.c: the context's table of its own compiled kernels. */
+#include "kernel/builtin_kernels.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +63,7 @@ kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *source, const cha
     kiln_status s = kiln_module_build(ctx, source, name, options, NULL, &m);
     if (s != KILN_OK) return kiln_prefix_error(s, "building kiln's own kernel %s: ", kernel_name);
     kiln_module_owned_by_context(m);
-    s = kiln_module_get_kernel(m, kernel_name, &k);
+    s = kiln_module_kernel(m, kernel_name, &k);
     kiln_module_release(m);
     if (s != KILN_OK) return s;
     builtin_entry *e = calloc(1, sizeof *e);

@@ -2,54 +2,14 @@
  *
  * Contiguous data moves in one backend copy. Strided device data is gathered
  * or scattered on the device by kiln_strided_copy (one pass, no host round
- * trip); strided host data by a host loop. */
+ * trip); strided host data by a host loop (array/raw_copy.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array/array_ops.h"
+#include "array_ops/array_ops.h"
 #include "core/error.h"
-#include "jit/builtins.h"
 #include "kiln.h"
-#include "prof/prof.h"
-
-int kiln_array_host_accessible(const kiln_array *a) {
-    return a->memory == KILN_MEMORY_HOST || kiln_backend_has(a->ctx->ops, KILN_BACKEND_CAP_HOST_MEMORY);
-}
-
-kiln_status kiln_backend_copy(kiln_context *ctx, void *dst, const void *src, size_t bytes,
-                              kiln_copy_kind kind, kiln_backend_stream *stream, int async) {
-    if (bytes == 0) return KILN_OK;
-    kiln_prof_op *op = NULL;
-    if (KILN_PROF_ON(ctx)) {
-        const void *host = kind == KILN_COPY_HOST_TO_DEVICE ? src : dst;
-        int pinned = ctx->ops->host_is_pinned ? ctx->ops->host_is_pinned(ctx->state, host) : 0;
-        op = kiln_prof_copy_begin(ctx, kind, bytes, pinned, stream);
-    }
-    kiln_status s = ctx->ops->copy(ctx->state, dst, src, bytes, kind, stream, async);
-    if (op) kiln_prof_end(ctx, op);
-    return kiln_context_note(ctx, s);
-}
-
-static void host_copy_rec(char *dst, const int64_t *ds, const char *src, const int64_t *ss,
-                          const int64_t *shape, int ndim, size_t item) {
-    if (ndim == 0) {
-        memcpy(dst, src, item);
-        return;
-    }
-    if (ndim == 1 && ds[0] == (int64_t)item && ss[0] == (int64_t)item) {
-        memcpy(dst, src, (size_t)shape[0] * item);
-        return;
-    }
-    for (int64_t i = 0; i < shape[0]; i++)
-        host_copy_rec(dst + i * ds[0], ds + 1, src + i * ss[0], ss + 1, shape + 1, ndim - 1, item);
-}
-
-void kiln_host_strided_copy(const kiln_array *dst, const kiln_array *src) {
-    if (kiln_array_size(dst) == 0) return;
-    host_copy_rec(dst->data, dst->strides, src->data, src->strides, dst->shape, dst->ndim,
-                  kiln_dtype_size(dst->dtype));
-}
 
 /* dst = src with both in device memory: one kernel launch. */
 static kiln_status device_strided_copy(kiln_array *dst, kiln_array *src) {
@@ -80,6 +40,21 @@ static kiln_status device_strided_copy(kiln_array *dst, kiln_array *src) {
                               kiln_arr(meta_dev), kiln_i64(n)));
     kiln_array_release(meta_dev); /* stream-ordered free: safe after the launch */
     return s;
+}
+
+kiln_status kiln_array_from_host(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
+                                 const void *data, size_t bytes, kiln_array **out) {
+    if (!ctx || !out)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_from_host: ctx or out is NULL");
+    kiln_array *a = NULL;
+    kiln_status s = kiln_array_empty(ctx, dtype, ndim, shape, &a);
+    if (s == KILN_OK) s = kiln_array_from_host_copy(a, data, bytes);
+    if (s != KILN_OK) {
+        kiln_array_release(a);
+        return s;
+    }
+    *out = a;
+    return KILN_OK;
 }
 
 static kiln_status size_mismatch(const kiln_array *a, size_t bytes, const char *what) {

@@ -1,9 +1,9 @@
-/* builtins.h: kernels kiln compiles for itself (fill, arange, strided copy,
+/* builtin_kernels.h: kernels kiln compiles for itself (fill, arange, strided copy,
  * meshgrid, ...), written in CUDA C like user kernels and compiled through the
  * same path and disk cache. Each context keeps the kernels it has built in
  * a slot, freed at its last release. */
-#ifndef KILN_JIT_BUILTINS_H
-#define KILN_JIT_BUILTINS_H
+#ifndef KILN_KERNEL_BUILTIN_KERNELS_H
+#define KILN_KERNEL_BUILTIN_KERNELS_H
 
 #include "core/context.h"
 

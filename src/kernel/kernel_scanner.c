@@ -1,8 +1,8 @@
-/* scan.c: a small lexer that finds kernel names in CUDA C source. It only has
+/* kernel_scanner.c: a small lexer that finds kernel names in CUDA C source. It only has
  * to be right about comments, strings, identifiers and parentheses: the
  * compiler checks everything else, and the signature each backend reads back
  * from the compiled code is what argument checking trusts. */
-#include "kernel/scan.h"
+#include "kernel/kernel_scanner.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -174,7 +174,7 @@ static int list_has(const kiln_kernel_list *l, const char *name) {
     return 0;
 }
 
-/* An identifier naming the kernel's exported symbols (see scan.h). */
+/* An identifier naming the kernel's exported symbols (see kernel_scanner.h). */
 static char *symbol_for(const char *name, int index) {
     int plain = is_ident(name);
     for (const char *c = name; *c && plain; c++) plain = isalnum((unsigned char)*c) || *c == '_';

@@ -1,6 +1,6 @@
-/* scan.h: finding the __global__ functions of a CUDA C source. */
-#ifndef KILN_KERNEL_SCAN_H
-#define KILN_KERNEL_SCAN_H
+/* kernel_scanner.h: finding the __global__ functions of a CUDA C source. */
+#ifndef KILN_KERNEL_KERNEL_SCANNER_H
+#define KILN_KERNEL_KERNEL_SCANNER_H
 
 #include "kiln.h"
 
@@ -38,9 +38,9 @@ void kiln_kernel_list_free(kiln_kernel_list *list);
  * `#define KERNEL(n) __global__ void n(float *x)` and `KERNEL(scale)`
  * list "scale". */
 kiln_status kiln_scan_macro_kernels(const char *source, kiln_kernel_list *list);
-/* Records a kernel template (scan.h's template_names / _params). */
+/* Records a kernel template (kernel_scanner.h's template_names / _params). */
 kiln_status kiln_kernel_list_add_template(kiln_kernel_list *list, const char *name, const char *params);
-/* Appends a kernel by its name (its symbol made as scan.h says); on error
+/* Appends a kernel by its name (its symbol made as kernel_scanner.h says); on error
  * the list is freed. */
 kiln_status kiln_kernel_list_add(kiln_kernel_list *list, const char *name);
 /* The index of the kernel `name` names: its qualified name, or its

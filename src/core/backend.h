@@ -1,6 +1,10 @@
 /*
  * backend.h: the one interface between kiln's core and a backend.
  *
+ * It lives in core because core calls it: the backends (src/backend/cpu,
+ * src/backend/cuda) implement it from above, and core reaches them only
+ * through the table it is handed (src/backend/backends.c picks it).
+ *
  * A backend is a table of function pointers (kiln_backend_ops) plus an opaque
  * per-context state. The core never includes a backend's private headers and
  * backends never include each other. Optional operations may be NULL; the
@@ -9,8 +13,8 @@
  * Every operation that can fail returns kiln_status and, on failure, sets the
  * thread's message with kiln_set_error() (src/core/error.h).
  */
-#ifndef KILN_BACKEND_H
-#define KILN_BACKEND_H
+#ifndef KILN_CORE_BACKEND_H
+#define KILN_CORE_BACKEND_H
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -44,7 +48,7 @@ typedef struct kiln_blob {
  * adds its own prelude in front and a `#line 1 "<name>"` directive so that
  * diagnostics count lines from the user's first line. `kernel_names` lists the
  * __global__ functions found in the source by kiln_scan_kernels()
- * (src/kernel/scan.h); the backend must make each reachable by that name and
+ * (src/kernel/kernel_scanner.h); the backend must make each reachable by that name and
  * find it in the source through kernel_exprs,
  * describe its parameters (see kiln_param_info). */
 typedef struct kiln_compile_request {
@@ -75,7 +79,7 @@ typedef struct kiln_compile_request {
      * KILN_ERR_COMPILE. Backends that cannot stop a compile midway may
      * ignore it. */
     const struct kiln_cancel *cancel;
-    /* Module globals (kiln_module_get_global): the qualified names of the
+    /* Module globals (kiln_module_global): the qualified names of the
      * __constant__ and __device__ variables the source defines at namespace
      * scope (src/kernel/globals.h). The backend makes each one's address
      * and size findable by that name in the loaded module (module_global). */
@@ -304,8 +308,4 @@ typedef struct kiln_backend_prof {
     int (*stream_unique_id)(kiln_backend_state *st, kiln_backend_stream *s, unsigned long long *id);
 } kiln_backend_prof;
 
-/* The backends kiln is built with. Each returns a static table. */
-const kiln_backend_ops *kiln_backend_cpu(void);
-const kiln_backend_ops *kiln_backend_cuda(void);
-
-#endif /* KILN_BACKEND_H */
+#endif /* KILN_CORE_BACKEND_H */

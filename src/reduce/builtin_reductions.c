@@ -1,4 +1,4 @@
-/* builtin.c: NumPy's reductions as rd_ops (dtype rules, identities, NaN
+/* builtin_reductions.c: NumPy's reductions as rd_ops (dtype rules, identities, NaN
  * handling) and the public calls that run them. */
 #include <math.h>
 #include <stdio.h>

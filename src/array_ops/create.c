@@ -4,33 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array_ops.h"
+#include "array_ops/array_ops.h"
 #include "core/dtype.h"
 #include "core/error.h"
-#include "jit/builtins.h"
-
-kiln_status kiln_array_kernel(kiln_context *ctx, kiln_dtype dtype, int as_bits, const char *kernel_name,
-                              kiln_kernel **out) {
-    static const char *const bits[17] = {
-        [1] = "uint8_t", [2] = "uint16_t", [4] = "uint32_t", [8] = "uint64_t", [16] = "kiln_complex128"};
-    const char *type =
-        (as_bits || kiln_dtype_is_half(dtype)) ? bits[kiln_dtype_size(dtype)] : kiln_dtype_c_type(dtype);
-    char options[64];
-    snprintf(options, sizeof options, "-DKILN_T=%s", type);
-    return kiln_builtin_kernel(ctx, kiln_embedded_array_kernels, "kiln/array_kernels.cu", options,
-                               kernel_name, out);
-}
-
-kiln_dim3 kiln_array_grid(const kiln_context *ctx, int64_t n) {
-    int64_t blocks = (n + 255) / 256;
-    /* Enough blocks to fill the machine several times over; the grid-stride
-     * loop covers the rest. */
-    int64_t cap = (int64_t)(ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 1) *
-                  (ctx->ops->kind == KILN_BACKEND_CUDA ? 32 : 4);
-    if (blocks > cap) blocks = cap;
-    if (blocks < 1) blocks = 1;
-    return KILN_DIM((uint32_t)blocks);
-}
 
 kiln_status kiln_array_zeros(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
                              kiln_array **out) {
@@ -126,21 +102,6 @@ kiln_status kiln_array_full(kiln_context *ctx, kiln_dtype dtype, int ndim, const
         s = kiln_launch(k, kiln_array_grid(ctx, n), KILN_DIM(256), 0, NULL,
                         KILN_ARGS(kiln_ptr(a->data, KILN_DTYPE_COUNT), kiln_i64(n),
                                   fill_value(dtype, value, value_imag)));
-    if (s != KILN_OK) {
-        kiln_array_release(a);
-        return s;
-    }
-    *out = a;
-    return KILN_OK;
-}
-
-kiln_status kiln_array_from_host(kiln_context *ctx, kiln_dtype dtype, int ndim, const int64_t *shape,
-                                 const void *data, size_t bytes, kiln_array **out) {
-    if (!ctx || !out)
-        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_array_from_host: ctx or out is NULL");
-    kiln_array *a = NULL;
-    kiln_status s = kiln_array_empty(ctx, dtype, ndim, shape, &a);
-    if (s == KILN_OK) s = kiln_array_from_host_copy(a, data, bytes);
     if (s != KILN_OK) {
         kiln_array_release(a);
         return s;

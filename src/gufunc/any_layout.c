@@ -1,4 +1,4 @@
-/* any.c: the any-layout kernels a gufunc compiles when it is made.
+/* any_layout.c: the any-layout kernels a gufunc compiles when it is made.
  *
  * Without them every new call layout compiled a module at its first call:
  * each core size up to GU_BAKE_LIMIT, each pattern of strides, broadcast
@@ -107,7 +107,7 @@ kiln_status gu_any_build(kiln_gufunc *f) {
     }
     free(src);
     for (int i = 0; i < n && s == KILN_OK; i++)
-        s = kiln_module_get_kernel(m, names[i], &f->any_kernel[sig_of[i]]);
+        s = kiln_module_kernel(m, names[i], &f->any_kernel[sig_of[i]]);
     kiln_module_release(m);
     free(names);
     if (s != KILN_OK) {

@@ -1,8 +1,22 @@
-/* call.h: the steps of a ufunc call (plan.c, call.c, staging.c). */
-#ifndef KILN_UFUNC_CALL_H
-#define KILN_UFUNC_CALL_H
+/* plan.h: from a call's operands to a planned kernel variant and its
+ * arguments (plan.c). */
+#ifndef KILN_UFUNC_PLAN_H
+#define KILN_UFUNC_PLAN_H
 
-#include "ufunc/ufunc.h"
+#include "ufunc/ufunc_types.h"
+
+/* The operands of one call, resolved. */
+typedef struct uf_plan {
+    uf_key key;
+    int nd;                       /* dims after coalescing */
+    int64_t shape[KILN_MAX_DIMS]; /* coalesced iteration shape */
+    int64_t n;                    /* elements */
+    int narr;                     /* array operands: outputs first, then array inputs */
+    char *data[UF_MAX_OPS];
+    int64_t strides[UF_MAX_OPS][KILN_MAX_DIMS];
+    kiln_value scalars[UF_MAX_IN]; /* scalar inputs converted to the signature type */
+    int nscalars;
+} uf_plan;
 
 /* "f4 array (3, 4), f8 scalar" */
 void uf_describe_args(const kiln_value *args, int nargs, char *buf, size_t cap);
@@ -26,14 +40,4 @@ int uf_plan_param_count(const uf_plan *p, const kiln_ufunc *f);
  * the plan's own kernel or (mixed) its signature's mixed kernel. */
 int uf_plan_args(const uf_plan *p, const kiln_ufunc *f, int mixed, int64_t n, int64_t chunk,
                  kiln_value *args);
-/* Launches a planned variant on exec (compiling it on first use). */
-kiln_status uf_launch_plan(kiln_ufunc *f, kiln_context *exec, const uf_plan *p, int parallel,
-                           kiln_stream *stream);
-
-/* Host-memory inputs on a CUDA context: the chunked, overlapped pipeline
- * (staging.c). KILN_ERR_UNSUPPORTED when the operands do not suit it (then
- * the caller stages whole arrays). */
-kiln_status uf_staged_call(kiln_ufunc *f, int sig, const kiln_value *args, kiln_array **outs, int nd,
-                           const int64_t *shape, kiln_stream *stream);
-
 #endif

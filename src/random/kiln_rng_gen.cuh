@@ -1,0 +1,365 @@
+/* kiln_rng_gen.cuh: the CUDA provider's own XORWOW and MRG32k3a fills, the
+ * values of cuRAND's host API (curandGenerate, curandGenerateUniform,
+ * ...Double, ...Normal, ...LogNormal) bit for bit, with the same states
+ * persisting across calls. It follows kiln_random.cuh in one source
+ * (kiln_rng_gen_source(): the conversions and Box-Muller of the device API).
+ *
+ * cuRAND's layout (rng_fill.h): T logical threads (XORWOW 4096, MRG32k3a
+ * 81920 or 4096 in the legacy ordering), thread t on subsequence t; step s
+ * of the thread at logical place L = (t - rot) mod T writes the `width`
+ * outputs from (s T + L) width on, drawing `raws` numbers. cuRAND runs one
+ * GPU thread per logical thread, too few to reach the write limit (36.8 %
+ * of it for XORWOW float32 on the H100). Here each logical thread's steps
+ * are cut into chunks of K = 2^log2k steps, a GPU thread per (chunk, L):
+ * chunk c starts from the thread's state skipped c K raws draws ahead.
+ * T is a multiple of 256, so a block shares its chunk and its skip.
+ *
+ * XORWOW's skip applies M^(2^k) for the set bits of the distance (matrix k
+ * of kiln_rng_xorwow_tables: 160 columns of 5 words). The block turns each
+ * needed matrix into nibble tables in shared memory (for each 4 bits of the
+ * state, the XOR of their columns for all 16 values), so a thread applies
+ * one with 40 lookups instead of 160 column tests. MRG32k3a's skip applies
+ * the 3x3 matrices A1^(2^k), A2^(2^k) mod m1, m2 (18 words per k). Its step
+ * reduces mod m = 2^32 - c by folding the high word times c, which is
+ * exact and far cheaper than a 64-bit remainder.
+ *
+ * The states live on the device as 6 words of T (struct of arrays); a fill
+ * reads them from `sin` and the chunk holding a thread's last step writes
+ * its state after the fill to `sout` (another buffer: later chunks still
+ * read the old one). */
+
+/* ---------------------------------------------------------------- helpers */
+/* p mod m for m = 2^32 - c, p < 2^64. */
+__device__ __forceinline__ unsigned int kiln_gen_fold(unsigned long long p, unsigned int c, unsigned int m) {
+    while (p >> 32) p = (p >> 32) * c + (p & 0xffffffffull);
+    return (unsigned int)p >= m ? (unsigned int)p - m : (unsigned int)p;
+}
+
+/* v = A v mod m, A 3x3 row-major in 64-bit words (each < m). */
+__device__ __forceinline__ void kiln_gen_mrg_apply(const unsigned long long *a, unsigned int c,
+                                                   unsigned int m, unsigned int *v) {
+    unsigned int r[3];
+    for (int i = 0; i < 3; i++) {
+        unsigned long long acc = 0;
+        for (int k = 0; k < 3; k++) acc += kiln_gen_fold(a[i * 3 + k] * v[k], c, m);
+        r[i] = kiln_gen_fold(acc, c, m);
+    }
+    v[0] = r[0];
+    v[1] = r[1];
+    v[2] = r[2];
+}
+
+struct kiln_gen_xorwow {
+    unsigned int d, v[5];
+};
+struct kiln_gen_mrg {
+    unsigned int s1[3], s2[3];
+};
+
+__device__ __forceinline__ unsigned int kiln_gen_next(kiln_gen_xorwow &s) {
+    const unsigned int t = s.v[0] ^ (s.v[0] >> 2);
+    s.v[0] = s.v[1];
+    s.v[1] = s.v[2];
+    s.v[2] = s.v[3];
+    s.v[3] = s.v[4];
+    s.v[4] = (s.v[4] ^ (s.v[4] << 4)) ^ (t ^ (t << 1));
+    s.d += 362437u;
+    return s.v[4] + s.d;
+}
+
+/* One MRG32k3a step: the combined value in [1, m1] (kiln_mrg32k3a_step). */
+__device__ __forceinline__ unsigned int kiln_gen_next(kiln_gen_mrg &s) {
+    const unsigned int m1 = 4294967087u, m2 = 4294944443u;
+    const unsigned int p1 =
+        kiln_gen_fold(1403580ull * s.s1[1] + 810728ull * (unsigned long long)(m1 - s.s1[0]), 209u, m1);
+    s.s1[0] = s.s1[1];
+    s.s1[1] = s.s1[2];
+    s.s1[2] = p1;
+    const unsigned int p2 =
+        kiln_gen_fold(527612ull * s.s2[2] + 1370589ull * (unsigned long long)(m2 - s.s2[0]), 22853u, m2);
+    s.s2[0] = s.s2[1];
+    s.s2[1] = s.s2[2];
+    s.s2[2] = p2;
+    return p1 > p2 ? p1 - p2 : p1 + (m1 - p2);
+}
+
+__device__ __forceinline__ void kiln_gen_load(kiln_gen_xorwow &s, const unsigned int *in, unsigned int T,
+                                              unsigned int t) {
+    s.d = in[t];
+    for (int w = 0; w < 5; w++) s.v[w] = in[(w + 1) * T + t];
+}
+__device__ __forceinline__ void kiln_gen_store(const kiln_gen_xorwow &s, unsigned int *out, unsigned int T,
+                                               unsigned int t) {
+    out[t] = s.d;
+    for (int w = 0; w < 5; w++) out[(w + 1) * T + t] = s.v[w];
+}
+__device__ __forceinline__ void kiln_gen_load(kiln_gen_mrg &s, const unsigned int *in, unsigned int T,
+                                              unsigned int t) {
+    for (int w = 0; w < 3; w++) {
+        s.s1[w] = in[w * T + t];
+        s.s2[w] = in[(w + 3) * T + t];
+    }
+}
+__device__ __forceinline__ void kiln_gen_store(const kiln_gen_mrg &s, unsigned int *out, unsigned int T,
+                                               unsigned int t) {
+    for (int w = 0; w < 3; w++) {
+        out[w * T + t] = s.s1[w];
+        out[(w + 3) * T + t] = s.s2[w];
+    }
+}
+
+/* Skips `dist` draws; every thread of the block passes the same dist (it
+ * builds the shared nibble tables with the others). tab: 5 x 640 words. */
+__device__ __forceinline__ void kiln_gen_skip(kiln_gen_xorwow &s, unsigned long long dist, const void *tables,
+                                              unsigned int *tab) {
+    const unsigned int *mats = (const unsigned int *)tables;
+    s.d += 362437u * (unsigned int)dist;
+    for (int k = 0; k < 64; k++) {
+        if (!((dist >> k) & 1ull)) continue;
+        const unsigned int *m = mats + (unsigned long long)k * 800;
+        __syncthreads(); /* the previous matrix's tables are no longer read */
+        for (int e = threadIdx.x; e < 640; e += blockDim.x) {
+            const int pos = e >> 4, val = e & 15;
+            for (int w = 0; w < 5; w++) {
+                unsigned int x = 0;
+                for (int b = 0; b < 4; b++)
+                    if ((val >> b) & 1) x ^= __ldg(m + (pos * 4 + b) * 5 + w);
+                tab[w * 640 + e] = x;
+            }
+        }
+        __syncthreads();
+        unsigned int r[5] = {0, 0, 0, 0, 0};
+#pragma unroll
+        for (int pos = 0; pos < 40; pos++) {
+            const unsigned int val = (s.v[pos >> 3] >> ((pos & 7) * 4)) & 15u;
+            for (int w = 0; w < 5; w++) r[w] ^= tab[w * 640 + pos * 16 + val];
+        }
+        for (int w = 0; w < 5; w++) s.v[w] = r[w];
+    }
+}
+__device__ __forceinline__ void kiln_gen_skip(kiln_gen_mrg &s, unsigned long long dist, const void *tables,
+                                              unsigned int *tab) {
+    (void)tab;
+    const unsigned long long *mats = (const unsigned long long *)tables;
+    for (int k = 0; k < 64; k++)
+        if ((dist >> k) & 1ull) {
+            kiln_gen_mrg_apply(mats + k * 18, 209u, 4294967087u, s.s1);
+            kiln_gen_mrg_apply(mats + k * 18 + 9, 22853u, 4294944443u, s.s2);
+        }
+}
+
+/* ---------------------------------------------------------------- conversions */
+enum {
+    KILN_GEN_BITS,
+    KILN_GEN_UNIFORM,
+    KILN_GEN_UNIFORM_F64,
+    KILN_GEN_NORMAL,
+    KILN_GEN_NORMAL_F64,
+    KILN_GEN_LOGNORMAL,
+    KILN_GEN_LOGNORMAL_F64
+};
+
+template <bool B, class T, class F> struct kiln_gen_if { typedef T type; };
+template <class T, class F> struct kiln_gen_if<false, T, F> { typedef F type; };
+
+template <int Dist> struct kiln_gen_dist {
+    static constexpr int width = Dist >= KILN_GEN_NORMAL ? 2 : 1;
+    static constexpr bool f64 =
+        Dist == KILN_GEN_UNIFORM_F64 || Dist == KILN_GEN_NORMAL_F64 || Dist == KILN_GEN_LOGNORMAL_F64;
+};
+
+/* Draws per step (must be a power of two): XORWOW takes two words per
+ * double and two doubles' words per double normal pair. */
+template <int Dist> __device__ __forceinline__ constexpr int kiln_gen_raws(const kiln_gen_xorwow *) {
+    return Dist >= KILN_GEN_NORMAL ? (kiln_gen_dist<Dist>::f64 ? 4 : 2) : (kiln_gen_dist<Dist>::f64 ? 2 : 1);
+}
+template <int Dist> __device__ __forceinline__ constexpr int kiln_gen_raws(const kiln_gen_mrg *) {
+    return Dist >= KILN_GEN_NORMAL ? 2 : 1;
+}
+
+/* One step's outputs: o0, and o1 for the normals. */
+template <int Dist, class E>
+__device__ __forceinline__ void kiln_gen_step(kiln_gen_xorwow &s, double mean, double stddev, E &o0, E &o1) {
+    if (Dist == KILN_GEN_BITS) {
+        o0 = (E)(kiln_gen_next(s));
+    } else if (Dist == KILN_GEN_UNIFORM) {
+        o0 = (E)(kiln_bits_to_uniform(kiln_gen_next(s)));
+    } else if (Dist == KILN_GEN_UNIFORM_F64) {
+        const unsigned int x = kiln_gen_next(s), y = kiln_gen_next(s);
+        o0 = (E)(kiln_bits_to_uniform_double(x, y));
+    } else if (Dist == KILN_GEN_NORMAL || Dist == KILN_GEN_LOGNORMAL) {
+        const unsigned int x = kiln_gen_next(s), y = kiln_gen_next(s);
+        float a, b;
+        kiln_box_muller(x, y, &a, &b);
+        const float mu = (float)mean, sd = (float)stddev;
+        a = a * sd + mu;
+        b = b * sd + mu;
+        o0 = (E)(Dist == KILN_GEN_LOGNORMAL ? expf(a) : a);
+        o1 = (E)(Dist == KILN_GEN_LOGNORMAL ? expf(b) : b);
+    } else {
+        const unsigned int x0 = kiln_gen_next(s), x1 = kiln_gen_next(s);
+        const unsigned int y0 = kiln_gen_next(s), y1 = kiln_gen_next(s);
+        double a, b;
+        kiln_box_muller_double(x0, x1, y0, y1, &a, &b);
+        a = a * stddev + mean;
+        b = b * stddev + mean;
+        o0 = (E)(Dist == KILN_GEN_LOGNORMAL_F64 ? exp(a) : a);
+        o1 = (E)(Dist == KILN_GEN_LOGNORMAL_F64 ? exp(b) : b);
+    }
+}
+
+template <int Dist, class E>
+__device__ __forceinline__ void kiln_gen_step(kiln_gen_mrg &s, double mean, double stddev, E &o0, E &o1) {
+    const double norm = 2.3283065498378288e-10;
+    if (Dist == KILN_GEN_BITS) {
+        o0 = (E)((unsigned int)((double)kiln_gen_next(s) * 1.000000048662));
+    } else if (Dist == KILN_GEN_UNIFORM) {
+        o0 = (E)((float)((double)kiln_gen_next(s) * norm));
+    } else if (Dist == KILN_GEN_UNIFORM_F64) {
+        o0 = (E)((double)kiln_gen_next(s) * norm);
+    } else if (Dist == KILN_GEN_NORMAL || Dist == KILN_GEN_LOGNORMAL) {
+        const float x = (float)((double)kiln_gen_next(s) * norm);
+        const float y = (float)((double)kiln_gen_next(s) * norm) * 6.2831855f;
+        const float r = sqrtf(-2.0f * logf(x));
+        float a, b;
+        kiln_sincos_normal(y, &a, &b);
+        const float mu = (float)mean, sd = (float)stddev;
+        a = (a * r) * sd + mu;
+        b = (b * r) * sd + mu;
+        o0 = (E)(Dist == KILN_GEN_LOGNORMAL ? expf(a) : a);
+        o1 = (E)(Dist == KILN_GEN_LOGNORMAL ? expf(b) : b);
+    } else {
+        const double x = (double)kiln_gen_next(s) * norm;
+        const double y = (double)kiln_gen_next(s) * norm * 2.0;
+        const double r = sqrt(-2.0 * log(x));
+        double a, b;
+#ifdef __CUDA_ARCH__
+        sincospi(y, &a, &b);
+#else
+        a = sin(y * 3.1415926535897932);
+        b = cos(y * 3.1415926535897932);
+#endif
+        a = (a * r) * stddev + mean;
+        b = (b * r) * stddev + mean;
+        o0 = (E)(Dist == KILN_GEN_LOGNORMAL_F64 ? exp(a) : a);
+        o1 = (E)(Dist == KILN_GEN_LOGNORMAL_F64 ? exp(b) : b);
+    }
+}
+
+/* ---------------------------------------------------------------- the fill */
+/* XORWOW's nibble tables, one set per block (at namespace scope: the
+ * kernels of the module share the declaration). */
+__shared__ unsigned int kiln_gen_tab[5 * 640];
+
+template <class State, int Dist>
+__device__ __forceinline__ void
+kiln_gen_fill(unsigned long long out_address, unsigned long long n, unsigned long long sin_address,
+              unsigned long long sout_address, unsigned long long tables_address, unsigned int T,
+              unsigned int rot, unsigned int log2k, double mean, double stddev) {
+    typedef kiln_gen_dist<Dist> D;
+    typedef typename kiln_gen_if<D::f64, double, float>::type real;
+    typedef typename kiln_gen_if<Dist == KILN_GEN_BITS, unsigned int, real>::type elem;
+    const int width = D::width, raws = kiln_gen_raws<Dist>((const State *)0);
+    const unsigned long long gid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int L = (unsigned int)(gid % T), c = (unsigned int)(gid / T);
+    const unsigned int t = L + rot < T ? L + rot : L + rot - T;
+    const unsigned long long steps = (n + width - 1) / width;
+    const unsigned long long made = L < steps ? (steps - 1 - L) / T + 1 : 0;
+    const unsigned long long s0 = (unsigned long long)c << log2k;
+    const unsigned long long s1 = s0 + (1ull << log2k) < made ? s0 + (1ull << log2k) : made;
+    State s;
+    kiln_gen_load(s, (const unsigned int *)sin_address, T, t);
+    if (c) kiln_gen_skip(s, s0 * raws, (const void *)tables_address, kiln_gen_tab);
+    elem *out = (elem *)out_address;
+    /* e: the step's first output; the thread's next step is T * width on */
+    const unsigned long long stride = (unsigned long long)T * width;
+    unsigned long long e = (s0 * T + L) * width;
+    for (unsigned long long st = s0; st < s1; st++, e += stride) {
+        elem v[2];
+        kiln_gen_step<Dist>(s, mean, stddev, v[0], v[1]);
+        if (width == 1) {
+            out[e] = v[0];
+        } else if (e + 1 < n && ((unsigned long long)(out + e) & (2 * sizeof(elem) - 1)) == 0) {
+            typedef typename kiln_gen_if<D::f64, double2, float2>::type pair;
+            pair p;
+            p.x = v[0];
+            p.y = v[1];
+            *(pair *)(out + e) = p;
+        } else {
+            out[e] = v[0];
+            if (e + 1 < n) out[e + 1] = v[1];
+        }
+    }
+    const unsigned long long owner = made ? (made - 1) >> log2k : 0;
+    if (c == owner) kiln_gen_store(s, (unsigned int *)sout_address, T, t);
+}
+
+#define KILN_GEN_KERNEL(engine, State, dist, Dist)                                                           \
+    extern "C" __global__ void __launch_bounds__(256, 4)                                                     \
+        kiln_rng_##engine##_##dist(unsigned long long out, unsigned long long n, unsigned long long sin,     \
+                                   unsigned long long sout, unsigned long long tables, unsigned int T,       \
+                                   unsigned int rot, unsigned int log2k, double mean, double stddev) {       \
+        kiln_gen_fill<State, Dist>(out, n, sin, sout, tables, T, rot, log2k, mean, stddev);                  \
+    }
+#define KILN_GEN_KERNELS(engine, State)                                                                      \
+    KILN_GEN_KERNEL(engine, State, bits, KILN_GEN_BITS)                                                      \
+    KILN_GEN_KERNEL(engine, State, uniform, KILN_GEN_UNIFORM)                                                \
+    KILN_GEN_KERNEL(engine, State, uniform_f64, KILN_GEN_UNIFORM_F64)                                        \
+    KILN_GEN_KERNEL(engine, State, normal, KILN_GEN_NORMAL)                                                  \
+    KILN_GEN_KERNEL(engine, State, normal_f64, KILN_GEN_NORMAL_F64)                                          \
+    KILN_GEN_KERNEL(engine, State, lognormal, KILN_GEN_LOGNORMAL)                                            \
+    KILN_GEN_KERNEL(engine, State, lognormal_f64, KILN_GEN_LOGNORMAL_F64)
+KILN_GEN_KERNELS(xorwow, kiln_gen_xorwow)
+KILN_GEN_KERNELS(mrg32k3a, kiln_gen_mrg)
+
+/* ---------------------------------------------------------------- fresh states */
+/* curand_init(seed, t, offset / T + (t < offset % T)) for each thread t: a
+ * generator freshly set to `offset` (rng_fill.c). `tables`: XORWOW's 131
+ * matrices; MRG32k3a's A1^(2^k), A2^(2^k) for k < 128. */
+extern "C" __global__ void kiln_rng_xorwow_setup(unsigned long long states, unsigned int T,
+                                                 unsigned long long seed, unsigned long long offset,
+                                                 unsigned long long tables) {
+    const unsigned int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= T) return;
+    kiln_xorwow_state x;
+    kiln_curand_init_xorwow(seed, t, offset / T + (t < offset % T ? 1 : 0), &x, (const unsigned int *)tables);
+    kiln_gen_xorwow s;
+    s.d = x.d;
+    for (int w = 0; w < 5; w++) s.v[w] = x.v[w];
+    kiln_gen_store(s, (unsigned int *)states, T, t);
+}
+
+extern "C" __global__ void kiln_rng_mrg32k3a_setup(unsigned long long states, unsigned int T,
+                                                   unsigned long long seed, unsigned long long offset,
+                                                   unsigned long long tables) {
+    const unsigned int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= T) return;
+    kiln_mrg32k3a_state x;
+    kiln_curand_init_mrg32k3a(seed, 0, 0, &x); /* the seeded state only: the jumps below use the tables */
+    kiln_gen_mrg s;
+    for (int w = 0; w < 3; w++) {
+        s.s1[w] = x.s1[w];
+        s.s2[w] = x.s2[w];
+    }
+    const unsigned long long *mats = (const unsigned long long *)tables;
+    const unsigned long long pos = offset / T + (t < offset % T ? 1 : 0);
+    for (int k = 0; k < 32; k++)
+        if ((t >> k) & 1u) {
+            kiln_gen_mrg_apply(mats + (76 + k) * 18, 209u, 4294967087u, s.s1);
+            kiln_gen_mrg_apply(mats + (76 + k) * 18 + 9, 22853u, 4294944443u, s.s2);
+        }
+    for (int k = 0; k < 64; k++)
+        if ((pos >> k) & 1ull) {
+            kiln_gen_mrg_apply(mats + k * 18, 209u, 4294967087u, s.s1);
+            kiln_gen_mrg_apply(mats + k * 18 + 9, 22853u, 4294944443u, s.s2);
+        }
+    kiln_gen_store(s, (unsigned int *)states, T, t);
+}
+
+/* The states copied back to the buffer the fill read (a fill captured in a
+ * graph reads and writes the same buffers on every replay). */
+extern "C" __global__ void kiln_rng_states_copy(unsigned long long dst, unsigned long long src,
+                                                unsigned int words) {
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < words; i += gridDim.x * blockDim.x)
+        ((unsigned int *)dst)[i] = ((const unsigned int *)src)[i];
+}

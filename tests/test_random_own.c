@@ -1,0 +1,308 @@
+/* test_random_own.c: kiln's own XORWOW and MRG32k3a fill kernels
+ * (kiln_rng_gen.cuh, the CUDA provider's fills of those generators).
+ *
+ * On every backend: the kernels run on the context under test with short
+ * chunks (every GPU thread of a chunk past the first starts by skip-ahead,
+ * at many bit positions) over consecutive and mixed calls, odd lengths and
+ * offsets, both MRG32k3a orderings, against kiln's CPU provider (cuRAND's
+ * host-API values, tests/test_random.c): equal bits, normals within the
+ * bound test_random.c allows (the fast sine/cosine on the GPU, FMAs in the
+ * CPU backend's kernels). The source compiles
+ * for sm_90 through NVRTC. With KILN_TEST_TARGET=cuda, kiln's fills (now
+ * these kernels) are also compared with cuRAND's own device generator
+ * (curandCreateGenerator) in the same process, bit for bit, normals
+ * included, over consecutive calls. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "random/curand_lib.h"
+#include "random/rng_internal.h"
+#include "random/rng_own.h"
+#include "test_support.h"
+
+static int on_cuda(kiln_context *ctx) { return kiln_context_backend(ctx) == KILN_BACKEND_CUDA; }
+
+static size_t dist_size(kiln_rng_dist d) {
+    return d == KILN_DIST_UNIFORM_F64 || d == KILN_DIST_NORMAL_F64 || d == KILN_DIST_LOGNORMAL_F64 ? 8 : 4;
+}
+static kiln_dtype dist_dtype(kiln_rng_dist d) {
+    return d == KILN_DIST_BITS ? KILN_UINT32 : dist_size(d) == 8 ? KILN_FLOAT64 : KILN_FLOAT32;
+}
+static const char *const dist_names[KILN_DIST_COUNT] = {"bits",       "uniform",   "uniform_f64",  "normal",
+                                                        "normal_f64", "lognormal", "lognormal_f64"};
+
+/* The front's fill through the provider of ctx (kiln_rng_* of the dist). */
+static kiln_status front_fill(kiln_rng *rng, kiln_array *x, kiln_rng_dist d, double mean, double sd) {
+    switch (d) {
+    case KILN_DIST_BITS: return kiln_rng_bits(rng, x);
+    case KILN_DIST_UNIFORM:
+    case KILN_DIST_UNIFORM_F64: return kiln_rng_uniform(rng, x);
+    case KILN_DIST_NORMAL:
+    case KILN_DIST_NORMAL_F64: return kiln_rng_normal(rng, x, mean, sd);
+    default: return kiln_rng_lognormal(rng, x, mean, sd);
+    }
+}
+
+/* Equal bits; normals computed on the GPU within the fast sine/cosine's
+ * bound (test_random.c's). */
+static void compare(const char *what, kiln_rng_dist d, int tolerant, const void *got, const void *want,
+                    size_t n) {
+    size_t es = dist_size(d);
+    for (size_t i = 0; i < n; i++) {
+        const char *g = (const char *)got + i * es, *w = (const char *)want + i * es;
+        if (!memcmp(g, w, es)) continue;
+        if (tolerant && d >= KILN_DIST_NORMAL) {
+            double x = es == 8 ? *(const double *)g : *(const float *)g;
+            double y = es == 8 ? *(const double *)w : *(const float *)w;
+            double tol = es == 8 ? 1e-12 : 2e-5;
+            int lg = d == KILN_DIST_LOGNORMAL || d == KILN_DIST_LOGNORMAL_F64;
+            if (lg ? fabs(x - y) <= tol * 10 * fabs(y) : fabs(x - y) <= tol * (1 + fabs(y))) continue;
+        }
+        uint64_t gb = 0, wb = 0;
+        memcpy(&gb, g, es);
+        memcpy(&wb, w, es);
+        fail_msg("%s: element %zu of %zu differs: kiln's kernel %#llx, expected %#llx", what, i, n,
+                 (unsigned long long)gb, (unsigned long long)wb);
+    }
+}
+
+typedef struct call {
+    kiln_rng_dist d;
+    size_t n;
+} call;
+
+/* One run: a generator on ctx driven through kiln_rng_own_generate_chunked
+ * (chunks of 2^log2k steps) against one on a CPU context through the front,
+ * call after call, with the offset bookkeeping the front does. */
+static void run_against_cpu(kiln_context *ctx, kiln_context *cpu, kiln_rng_type type, int legacy,
+                            uint64_t offset, const call *calls, int ncalls, int log2k) {
+    kiln_rng *mine = NULL, *ref = NULL;
+    TEST_OK(kiln_rng_create(ctx, type, 987654321ull + (uint64_t)log2k, &mine));
+    TEST_OK(kiln_rng_create(cpu, type, 987654321ull + (uint64_t)log2k, &ref));
+    if (legacy) {
+        TEST_OK(kiln_rng_set_ordering(mine, KILN_RNG_ORDERING_LEGACY));
+        TEST_OK(kiln_rng_set_ordering(ref, KILN_RNG_ORDERING_LEGACY));
+    }
+    TEST_OK(kiln_rng_set_offset(mine, offset));
+    TEST_OK(kiln_rng_set_offset(ref, offset));
+    kiln_rng_own *own = NULL;
+    for (int c = 0; c < ncalls; c++) {
+        kiln_rng_dist d = calls[c].d;
+        size_t n = calls[c].n;
+        int64_t shape[1] = {(int64_t)n};
+        kiln_array *x = NULL, *y = NULL;
+        TEST_OK(kiln_array_empty(ctx, dist_dtype(d), 1, shape, &x));
+        TEST_OK(kiln_array_empty(cpu, dist_dtype(d), 1, shape, &y));
+        kiln_rng_request req = {d, 0, 0.25, 1.5, 0, "test"};
+        TEST_OK(kiln_rng_own_generate_chunked(mine, &own, &req, kiln_array_data(x), n, log2k));
+        mine->offset += d >= KILN_DIST_NORMAL ? (n + 1) / 2 : n; /* as the front does */
+        TEST_OK(front_fill(ref, y, d, 0.25, 1.5));
+        void *got = test_read_array(x), *want = test_read_array(y);
+        char what[200];
+        snprintf(what, sizeof what, "%s %s offset %llu, call %d (%s, n %zu), chunks of 2^%d steps",
+                 kiln_rng_type_name(type), legacy ? "legacy" : "default", (unsigned long long)offset, c,
+                 dist_names[d], n, log2k);
+        /* normals within the bound: the CPU backend contracts a * b + c into
+         * FMAs in kernels (kiln.h), the CPU provider's host code does not */
+        compare(what, d, 1, got, want, n);
+        free(got);
+        free(want);
+        kiln_array_release(x);
+        kiln_array_release(y);
+    }
+    kiln_rng_own_free(own);
+    kiln_rng_release(mine);
+    kiln_rng_release(ref);
+}
+
+/* Every distribution, three calls in a row, both generators and orderings,
+ * chunks short enough that most GPU threads start by skip-ahead. */
+static void test_kernels_match_cpu_provider(void **state) {
+    kiln_context *ctx = *state, *cpu = NULL;
+    TEST_OK(kiln_open(&cpu, "cpu"));
+    for (int e = 0; e < 3; e++) {
+        kiln_rng_type type = e == 0 ? KILN_RNG_XORWOW : KILN_RNG_MRG32K3A;
+        int legacy = e == 2;
+        uint32_t T = e == 1 ? 81920 : 4096;
+        for (int d = 0; d < KILN_DIST_COUNT; d++) {
+            /* 13 steps of the busiest thread in chunks of 2 and 4 steps: up
+             * to 7 chunks, skips of 2 .. 48 draws */
+            size_t n = (size_t)T * 12 + 1001;
+            if (d >= KILN_DIST_NORMAL) n = 2 * n + 1;
+            const call calls[3] = {{(kiln_rng_dist)d, n}, {(kiln_rng_dist)d, n}, {(kiln_rng_dist)d, 3}};
+            run_against_cpu(ctx, cpu, type, legacy, e == 1 ? 5 : 4097, calls, 3, 1 + (d % 2));
+        }
+    }
+    kiln_close(cpu);
+}
+
+/* Mixed distributions on one generator (an odd normal count among them),
+ * at an offset inside a row, and longer chunks (skips at higher bits). */
+static void test_kernels_mixed_calls(void **state) {
+    kiln_context *ctx = *state, *cpu = NULL;
+    TEST_OK(kiln_open(&cpu, "cpu"));
+    const call calls[6] = {{KILN_DIST_UNIFORM_F64, 50001}, {KILN_DIST_NORMAL, 9777},
+                           {KILN_DIST_BITS, 300000},       {KILN_DIST_NORMAL_F64, 10},
+                           {KILN_DIST_UNIFORM, 90001},     {KILN_DIST_LOGNORMAL, 4097}};
+    run_against_cpu(ctx, cpu, KILN_RNG_XORWOW, 0, 4095, calls, 6, 3);
+    run_against_cpu(ctx, cpu, KILN_RNG_MRG32K3A, 1, 4095, calls, 6, 2);
+    run_against_cpu(ctx, cpu, KILN_RNG_XORWOW, 0, 123456789, calls, 6, 0);
+    kiln_close(cpu);
+}
+
+/* A fill captured in a graph: each replay continues the sequence (the
+ * states persist as cuRAND's do), so replays 1 and 2 give what the 2nd and
+ * 3rd of three consecutive fills give (n a multiple of the thread count, so
+ * the rotation frozen at capture is every fill's); a generator's first fill
+ * inside a capture is refused. */
+static void test_kernels_in_a_graph(void **state) {
+    kiln_context *ctx = *state, *cpu = NULL;
+    TEST_OK(kiln_open(&cpu, "cpu"));
+    const size_t n = 4096 * 8;
+    int64_t shape[1] = {(int64_t)n};
+    kiln_stream *s = NULL;
+    TEST_OK(kiln_stream_create(ctx, &s));
+    kiln_rng *mine = NULL, *ref = NULL, *fresh = NULL;
+    TEST_OK(kiln_rng_create(ctx, KILN_RNG_XORWOW, 99, &mine));
+    TEST_OK(kiln_rng_create(ctx, KILN_RNG_XORWOW, 99, &fresh));
+    TEST_OK(kiln_rng_create(cpu, KILN_RNG_XORWOW, 99, &ref));
+    TEST_OK(kiln_rng_set_stream(mine, s));
+    TEST_OK(kiln_rng_set_stream(fresh, s));
+    kiln_array *x = NULL, *y = NULL;
+    TEST_OK(kiln_array_empty(ctx, KILN_FLOAT32, 1, shape, &x));
+    TEST_OK(kiln_array_empty(cpu, KILN_FLOAT32, 1, shape, &y));
+    kiln_rng_request req = {KILN_DIST_UNIFORM, 0, 0, 1, 0, "test"};
+    kiln_rng_own *own = NULL, *own_fresh = NULL;
+    TEST_OK(kiln_rng_own_generate_chunked(mine, &own, &req, kiln_array_data(x), n, 2));
+    mine->offset += n;
+    TEST_OK(kiln_stream_synchronize(s));
+    TEST_OK(kiln_graph_begin_capture(s));
+    kiln_status first = kiln_rng_own_generate_chunked(fresh, &own_fresh, &req, kiln_array_data(x), n, 2);
+    TEST_OK(kiln_rng_own_generate_chunked(mine, &own, &req, kiln_array_data(x), n, 2));
+    kiln_graph *g = NULL;
+    TEST_OK(kiln_graph_end_capture(s, &g));
+    assert_int_equal(first, KILN_ERR_CAPTURE);
+    TEST_OK(kiln_rng_uniform(ref, y)); /* the fill before the capture */
+    for (int replay = 1; replay <= 2; replay++) {
+        TEST_OK(kiln_graph_launch(g, s));
+        TEST_OK(kiln_stream_synchronize(s));
+        TEST_OK(kiln_rng_uniform(ref, y));
+        void *got = test_read_array(x), *want = test_read_array(y);
+        char what[64];
+        snprintf(what, sizeof what, "graph replay %d", replay);
+        compare(what, KILN_DIST_UNIFORM, 0, got, want, n);
+        free(got);
+        free(want);
+    }
+    kiln_graph_destroy(g);
+    kiln_rng_own_free(own);
+    kiln_rng_own_free(own_fresh);
+    kiln_rng_release(mine);
+    kiln_rng_release(fresh);
+    kiln_rng_release(ref);
+    kiln_array_release(x);
+    kiln_array_release(y);
+    kiln_stream_release(s);
+    kiln_close(cpu);
+}
+
+/* The kernels' source compiles for sm_90 through NVRTC. */
+static void test_kernels_compile_for_sm90(void **state) {
+    (void)state;
+    char *src = kiln_rng_gen_source(), *log = NULL;
+    assert_non_null(src);
+    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "kiln_rng_gen.cu", NULL, &log);
+    if (s == KILN_ERR_COMPILER_MISSING)
+        print_message("NVRTC not found: the sm_90 compile of kiln's generator kernels is not checked\n");
+    else if (s != KILN_OK)
+        fail_msg("kiln's generator kernels do not compile for sm_90: %s\n%s", kiln_last_error(),
+                 log ? log : "");
+    kiln_free(log);
+    free(src);
+}
+
+/* cuRAND's device generator: one curandGenerate* call into device memory. */
+static int curand_device_fill(const kiln_curand_api *api, void *g, kiln_rng_dist d, void *p, size_t n) {
+    switch (d) {
+    case KILN_DIST_BITS: return api->curandGenerate(g, p, n);
+    case KILN_DIST_UNIFORM: return api->curandGenerateUniform(g, p, n);
+    case KILN_DIST_UNIFORM_F64: return api->curandGenerateUniformDouble(g, p, n);
+    case KILN_DIST_NORMAL: return api->curandGenerateNormal(g, p, n, 0.25f, 1.5f);
+    case KILN_DIST_NORMAL_F64: return api->curandGenerateNormalDouble(g, p, n, 0.25, 1.5);
+    case KILN_DIST_LOGNORMAL: return api->curandGenerateLogNormal(g, p, n, 0.25f, 1.5f);
+    default: return api->curandGenerateLogNormalDouble(g, p, n, 0.25, 1.5);
+    }
+}
+
+/* On the GPU: kiln's fills against cuRAND's device generator, same seed,
+ * offset and ordering, three calls each, bit for bit. */
+static void test_cuda_equals_curand_device(void **state) {
+    kiln_context *ctx = *state;
+    if (!on_cuda(ctx)) {
+        print_message("%s: runs with KILN_TEST_TARGET=cuda (this run is on the CPU)\n", __func__);
+        skip();
+    }
+    kiln_status st;
+    const kiln_curand_api *api = kiln_curand_load(&st);
+    if (!api) {
+        print_message("%s: SKIPPED, no libcurand: %s\n", __func__, kiln_last_error());
+        skip();
+    }
+    void *cuctx = NULL, *custream = NULL;
+    TEST_OK(ctx->ops->native_handles(ctx->state, NULL, &cuctx, &custream));
+    for (int e = 0; e < 3; e++) {
+        kiln_rng_type type = e == 0 ? KILN_RNG_XORWOW : KILN_RNG_MRG32K3A;
+        int legacy = e == 2;
+        for (int d = 0; d < KILN_DIST_COUNT; d++) {
+            size_t n = d >= KILN_DIST_NORMAL ? 2000002 : 1000003; /* cuRAND: even normal counts */
+            int64_t shape[1] = {(int64_t)n};
+            kiln_array *a = NULL, *b = NULL;
+            TEST_OK(kiln_array_empty(ctx, dist_dtype((kiln_rng_dist)d), 1, shape, &a));
+            TEST_OK(kiln_array_empty(ctx, dist_dtype((kiln_rng_dist)d), 1, shape, &b));
+            kiln_rng *rng = NULL;
+            TEST_OK(kiln_rng_create(ctx, type, 4242, &rng));
+            if (legacy) TEST_OK(kiln_rng_set_ordering(rng, KILN_RNG_ORDERING_LEGACY));
+            TEST_OK(kiln_rng_set_offset(rng, 77));
+            void *g = NULL;
+            assert_int_equal(api->curandCreateGenerator(&g, kiln_curand_rng_type(type)), 0);
+            assert_int_equal(api->curandSetGeneratorOrdering(g, legacy ? KILN_CURAND_ORDERING_LEGACY
+                                                                       : KILN_CURAND_ORDERING_DEFAULT),
+                             0);
+            assert_int_equal(api->curandSetPseudoRandomGeneratorSeed(g, 4242), 0);
+            assert_int_equal(api->curandSetGeneratorOffset(g, 77), 0);
+            assert_int_equal(api->curandSetStream(g, custream), 0);
+            for (int c = 0; c < 3; c++) {
+                TEST_OK(front_fill(rng, a, (kiln_rng_dist)d, 0.25, 1.5));
+                assert_int_equal(curand_device_fill(api, g, (kiln_rng_dist)d, kiln_array_data(b), n), 0);
+                TEST_OK(kiln_synchronize(ctx));
+                void *got = test_read_array(a), *want = test_read_array(b);
+                char what[160];
+                snprintf(what, sizeof what, "%s %s %s call %d: kiln against cuRAND's device generator",
+                         kiln_rng_type_name(type), legacy ? "legacy" : "default", dist_names[d], c);
+                compare(what, (kiln_rng_dist)d, 0, got, want, n);
+                free(got);
+                free(want);
+            }
+            api->curandDestroyGenerator(g);
+            kiln_rng_release(rng);
+            kiln_array_release(a);
+            kiln_array_release(b);
+        }
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_kernels_compile_for_sm90, test_setup_context,
+                                        test_teardown_context),
+        cmocka_unit_test_setup_teardown(test_kernels_match_cpu_provider, test_setup_context,
+                                        test_teardown_context),
+        cmocka_unit_test_setup_teardown(test_kernels_mixed_calls, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(test_kernels_in_a_graph, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(test_cuda_equals_curand_device, test_setup_context,
+                                        test_teardown_context),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
