@@ -48,7 +48,7 @@ static float *run(kiln_context *ctx, const char *src, const char *options, const
     kiln_module *m = NULL;
     TEST_OK(kiln_module_from_source(ctx, src, "reduction_kernel.cu", options, &m));
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, kernel, &k));
+    TEST_OK(kiln_module_kernel(m, kernel, &k));
     int64_t n = N, nb = BLOCKS;
     kiln_array *a = NULL, *o = NULL;
     TEST_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, in, N * sizeof *in, &a));

@@ -261,7 +261,7 @@ static void *run(kiln_context *ctx, const char *options, const char *name, kiln_
     kiln_module *m = NULL;
     TEST_OK(kiln_module_from_source(ctx, src, "warp.cu", options, &m));
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_module_get_kernel(m, name, &k));
+    TEST_OK(kiln_module_kernel(m, name, &k));
     int64_t ni = (int64_t)n_in, no = (int64_t)n_out;
     kiln_array *a = NULL, *o = NULL;
     TEST_OK(kiln_array_from_host(ctx, in_type, 1, &ni, in, n_in * esize, &a));

@@ -738,7 +738,7 @@ static void partial_block_shuffles(void **state) {
         kiln_module *fm = NULL;
         kiln_kernel *ff = NULL;
         TEST_OK(kiln_module_from_source(ctx, src, "partial.cu", "-DKILN_CPU_FIBERS", &fm));
-        TEST_OK(kiln_module_get_kernel(fm, "first_warp", &ff));
+        TEST_OK(kiln_module_kernel(fm, "first_warp", &ff));
         kiln_status s =
             kiln_launch(ff, KILN_DIM(1), KILN_DIM(N), 0, NULL, KILN_ARGS(kiln_arr(x), kiln_arr(out)));
         assert_int_equal(s, KILN_ERR_UNSUPPORTED);

@@ -159,7 +159,7 @@ typedef struct row {
  * in r->out. */
 static double time_kernel(kiln_context *ctx, kiln_module *m, row *r, int repeat) {
     kiln_kernel *k;
-    CHECK(kiln_module_get_kernel(m, r->kernel, &k));
+    CHECK(kiln_module_kernel(m, r->kernel, &k));
     double *t = calloc((size_t)repeat, sizeof *t);
     CHECK(kiln_launch(k, r->grid, KILN_DIM(256), r->shared_bytes, NULL, r->args, 3)); /* warm-up */
     for (int i = 0; i < repeat; i++) {
