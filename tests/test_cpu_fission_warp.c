@@ -181,6 +181,17 @@ static const char *src =
     "    out[2 * i] = a;\n"
     "    out[2 * i + 1] = b;\n"
     "}\n"
+    "// the block's votes, with threads that returned before them\n"
+    "__global__ void block_votes(const int *in, int *out) {\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    int v = in[i];\n"
+    "    if (v < -90) return;\n"
+    "    int c = __syncthreads_count(v > 0);\n"
+    "    int a = __syncthreads_and(v > -50);\n"
+    "    if (__syncthreads_or(v > 95)) out[3 * i + 2] = 1; else out[3 * i + 2] = 2;\n"
+    "    out[3 * i] = c;\n"
+    "    out[3 * i + 1] = a;\n"
+    "}\n"
     "// warps taking different branches, each with its own shuffle\n"
     "__global__ void alternate(const int *in, int *out) {\n"
     "    int v = in[blockIdx.x * blockDim.x + threadIdx.x];\n"
@@ -232,6 +243,7 @@ static void test_paths(void **state) {
     test_expect_cpu_path(log, "alternate", "fission", NULL);
     test_expect_cpu_path(log, "autos", "fission", NULL);
     test_expect_cpu_path(log, "scans", "fission", NULL);
+    test_expect_cpu_path(log, "block_votes", "fission", NULL);
     test_expect_cpu_path(log, "counts", "fission", "12 shared-memory atomics without a lock");
     kiln_free(log);
     log = NULL;
@@ -531,12 +543,38 @@ static void test_scans(void **state) {
           KILN_DIM(N), NULL, 0, want);
 }
 
+static void test_block_votes(void **state) {
+    enum { N = 64, BLOCKS = 4 };
+    int in[N * BLOCKS], want[3 * N * BLOCKS];
+    test_rng r = test_rng_for("fission_warp_block_votes");
+    for (int i = 0; i < N * BLOCKS; i++) in[i] = (int)test_uniform(&r, -100, 100);
+    for (int t = 0; t < N; t++) in[N + t] = (in[N + t] + 100) % 100 - 40; /* block 1: all in [-40, 60) */
+    for (int b = 0; b < BLOCKS; b++) {
+        int count = 0, all = 1, any = 0;
+        for (int t = 0; t < N; t++) {
+            int v = in[b * N + t];
+            if (v < -90) continue;
+            count += v > 0;
+            all &= v > -50;
+            any |= v > 95;
+        }
+        for (int t = 0; t < N; t++) {
+            int i = b * N + t, alive = in[i] >= -90;
+            want[3 * i] = alive ? count : 0;
+            want[3 * i + 1] = alive ? all : 0;
+            want[3 * i + 2] = alive ? (any ? 1 : 2) : 0;
+        }
+    }
+    check(*state, "block_votes", KILN_INT32, KILN_INT32, sizeof(int), in, N * BLOCKS, 3 * N * BLOCKS, BLOCKS,
+          KILN_DIM(N), NULL, 0, want);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paths),  cmocka_unit_test(test_warp_sum),  cmocka_unit_test(test_butterfly),
         cmocka_unit_test(test_votes),  cmocka_unit_test(test_tiles),     cmocka_unit_test(test_tail_warp),
         cmocka_unit_test(test_masked), cmocka_unit_test(test_alternate), cmocka_unit_test(test_autos),
-        cmocka_unit_test(test_counts), cmocka_unit_test(test_scans),
+        cmocka_unit_test(test_counts), cmocka_unit_test(test_scans),     cmocka_unit_test(test_block_votes),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

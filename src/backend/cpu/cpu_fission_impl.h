@@ -168,8 +168,23 @@ typedef struct declarator {
 
 /* ---- cpu_fission_warp.c: warp functions and shared-memory atomics */
 #define MAX_WARPS 64
-/* W_BALLOT to W_REDUCE: one result per warp (or tile), computed once */
-enum { W_SHFL, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL, W_REDUCE, W_ISCAN, W_ESCAN };
+/* W_BALLOT to W_REDUCE: one result per warp (or tile), computed once;
+ * W_SYNC_COUNT to W_SYNC_OR: __syncthreads_count/_and/_or, one per block */
+enum {
+    W_SHFL,
+    W_SHFL_UP,
+    W_SHFL_DOWN,
+    W_SHFL_XOR,
+    W_BALLOT,
+    W_ANY,
+    W_ALL,
+    W_REDUCE,
+    W_ISCAN,
+    W_ESCAN,
+    W_SYNC_COUNT,
+    W_SYNC_AND,
+    W_SYNC_OR
+};
 /* A warp call `name(args)` at [call, rp]: the value each lane hands over
  * [v0, v1), the lane argument [l0, l1) (source, delta or xor mask; the
  * reduce's operator), the width [w0, w1) or, for a tile's method, the tile

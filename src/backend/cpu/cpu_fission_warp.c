@@ -120,11 +120,27 @@ static int side_effect_free(const fis *f, int a, int b) {
     return 1;
 }
 
+/* Operands handed over as int (the votes' parameter); results kept for
+ * the warp's (or block's) other threads. */
+static int int_operand(int k) { return (k >= W_BALLOT && k <= W_ALL) || k >= W_SYNC_COUNT; }
+static int cached(int k) { return (k >= W_BALLOT && k <= W_REDUCE) || k >= W_SYNC_COUNT; }
+
 /* Parses a warp call whose first token is i into *w; returns 1 if it is
  * one, 0 if not, -1 (with the reason) if it is one kiln cannot split. */
 static int parse_call(fis *f, int i, fis_warp *w) {
     int st[4], en[4], n;
     memset(w, -1, sizeof *w);
+    /* __syncthreads_count/_and/_or: a vote of the whole block, split the same way */
+    static const char *const block_votes[] = {"__syncthreads_count", "__syncthreads_and", "__syncthreads_or"};
+    for (int k = 0; k < 3; k++) {
+        if (!is(f, i, block_votes[k]) || !is(f, i + 1, "(")) continue;
+        if (split_args(f, i + 1, st, en, 1) != 1) return fail(f, "a block vote with unexpected arguments", i);
+        w->kind = W_SYNC_COUNT + k;
+        w->call = i;
+        w->rp = match(f, i + 1);
+        w->v0 = st[0], w->v1 = en[0];
+        return 1;
+    }
     static const char *const names[] = {"__shfl_sync",     "__shfl_up_sync", "__shfl_down_sync",
                                         "__shfl_xor_sync", "__ballot_sync",  "__any_sync",
                                         "__all_sync"};
@@ -383,18 +399,18 @@ void fis_warp_emit_put(fis *f, int s) {
     }
     const fis_warp *w = &f->warps[f->nodes[s].warp - 1];
     /* votes take an int, as __ballot_sync's parameter converts it */
-    fis_put(f, w->kind >= W_BALLOT && w->kind <= W_ALL ? "\nkiln_fis_wput<int>(kiln_wx, kiln_t, "
-                                                       : "\nkiln_fis_wput(kiln_wx, kiln_t, ");
+    fis_put(f, int_operand(w->kind) ? "\nkiln_fis_wput<int>(kiln_wx, kiln_t, "
+                                    : "\nkiln_fis_wput(kiln_wx, kiln_t, ");
     fis_put_toks(f, w->v0, w->v1);
     fis_put(f, ");");
     /* a vote's or reduce's result is computed once per warp, when the
      * reading loop reaches its first lane: forget the last one */
-    if (w->kind >= W_BALLOT && w->kind <= W_REDUCE) fis_put(f, " kiln_wc = -1;");
+    if (cached(w->kind)) fis_put(f, " kiln_wc = -1;");
 }
 
 int fis_warp_traits(const fis *f, int k, int *ivdep) {
     const fis_warp *w = &f->warps[k];
-    if (w->kind >= W_BALLOT && w->kind <= W_REDUCE) *ivdep = 0; /* the cache goes from lane to lane */
+    if (cached(w->kind)) *ivdep = 0; /* the cache goes from lane to lane */
     return w->rp;
 }
 
@@ -430,9 +446,16 @@ static int put_call(fis *f, int k) {
                                         "kiln_fis_shfl_xor(", "kiln_fis_ballot(",  "kiln_fis_any(",
                                         "kiln_fis_all(",      "kiln_fis_reduce(",  "kiln_fis_scan<1>(",
                                         "kiln_fis_scan<0>("};
+    if (w->kind >= W_SYNC_COUNT) { /* threads that returned do not vote */
+        kiln_text_printf(f->out,
+                         "kiln_fis_block_vote<%d>(kiln_wx, kiln_t, kiln_bx * kiln_by * kiln_bz, kiln_wc, "
+                         "kiln_wcv, %s)",
+                         w->kind - W_SYNC_COUNT, f->returns ? "kiln_done" : "(const unsigned char *)0");
+        return w->rp;
+    }
     fis_put(f, names[w->kind]);
     fis_put(f, "kiln_wx, kiln_t, kiln_bx * kiln_by * kiln_bz, ");
-    if (w->kind >= W_BALLOT && w->kind <= W_REDUCE) fis_put(f, "kiln_wc, kiln_wcv, ");
+    if (cached(w->kind)) fis_put(f, "kiln_wc, kiln_wcv, ");
     if (w->kind <= W_SHFL_XOR || w->kind >= W_REDUCE) {
         put_type_tag(f, w);
         fis_put(f, ", ");

@@ -180,6 +180,30 @@ static inline KILN_FIS_INLINE T kiln_fis_scan(const kiln_fis_wx &x, int t, int n
     return r;
 }
 
+// __syncthreads_count (Kind 0), _and (1), _or (2): the block's threads
+// whose predicate holds, among those still running (not in done, when the
+// kernel returns early), as the fiber path's barrier counts arrivals; once
+// per block, kept in kiln_wcv for the other threads.
+template <int Kind>
+static inline KILN_FIS_INLINE int kiln_fis_block_vote(const kiln_fis_wx &x, int t, int n, int &wc,
+                                                      kiln_fis_wslot &wcv, const unsigned char *done) {
+    (void)t;
+    int r[2];
+    if (wc == -2) {
+        __builtin_memcpy(r, wcv.b, sizeof r);
+    } else {
+        r[0] = r[1] = 0;
+        for (int i = 0; i < n; i++) {
+            if (done && done[i]) continue;
+            r[0] += x.w4[i + 32] != 0;
+            r[1]++;
+        }
+        __builtin_memcpy(wcv.b, r, sizeof r);
+        wc = -2;
+    }
+    return Kind == 0 ? r[0] : Kind == 1 ? r[0] == r[1] : r[0] != 0;
+}
+
 // Atomics on the block's own __shared__ memory (cpu_fission_warp.c finds
 // them): a block runs on one worker from start to end and no other block
 // sees its shared memory, so nothing else can touch the word between the
