@@ -460,7 +460,8 @@ static void test_paths_per_kernel(void **state) {
     test_expect_cpu_path(log, "tree_dyn", "fission", "tree reduction at line");
     test_expect_cpu_path(log, "tree_dyn64", "fission", "tree reduction at line");
     test_expect_cpu_path(log, "tree_narrow", "fission", "uniform control flow)");
-    test_expect_cpu_path(log, "calls_barrier", "fibers", "wait_all");
+    /* the barrier function is inlined into the kernel first */
+    test_expect_cpu_path(log, "calls_barrier", "fission", NULL);
     test_expect_cpu_path(log, "divergent", "fibers", "not uniform");
     /* barrier kernels beside it do not move it off the loop path */
     test_expect_cpu_path(log, "plain", "loop", "no barriers");
@@ -502,9 +503,25 @@ static void test_shapes_outside_the_transform_say_why(void **state) {
          "o[0] = v;"
          " s[threadIdx.x] = 1; __syncthreads(); o[threadIdx.x] = s[0]; }",
          NULL},
+        /* a parameter assigned in the body is a local of that name */
         {"__global__ void k(int *o) { __shared__ int s[32]; o += 1; s[threadIdx.x] = 1; __syncthreads();"
          " o[threadIdx.x] = s[0]; }",
-         "parameter"},
+         NULL},
+        /* a barrier function inlined where only some threads call it */
+        {"__device__ void w() { __syncthreads(); }\n__global__ void k(int *o) { __shared__ int s[32];"
+         " s[threadIdx.x] = 1; if (threadIdx.x < 4) w(); o[threadIdx.x] = s[0]; }",
+         "an if whose condition is not uniform"},
+        {"__device__ int w(int v) { __syncthreads(); return v; }\n__global__ void k(int *o) {"
+         " o[threadIdx.x] = o[0] > 0 ? w(1) : 2; }",
+         "under ?:"},
+        /* the reason names the helper's local as written, not as kiln renamed it */
+        {"__device__ void w(int *o) { int n = o[0]; for (int i = 0; i < n; i++) __syncthreads(); }\n"
+         "__global__ void k(int *o) { w(o); o[threadIdx.x] = 1; }",
+         "not uniform (at 'n', line 1)"},
+        {"__device__ int w(int v) { if (v) return 1; __syncthreads(); return v; }\n__global__ void k(int *o) "
+         "{"
+         " o[threadIdx.x] = w(o[0]); }",
+         "a return before the end"},
         /* __shared__ storage is declared outside the transformed body */
         {"__global__ void k(int *o) { const int n = 32; __shared__ int s[n]; s[threadIdx.x] = 1;"
          " __syncthreads(); o[threadIdx.x] = s[0]; }",

@@ -4,7 +4,12 @@
  * own threads inside each (KILN_NUM_THREADS of them, else one per core). A
  * batch is a loop of calls: LAPACK has no batched forms. The high-level
  * LAPACKE calls size and allocate their own workspace. The SVD is gesdd
- * (divide and conquer, as NumPy's), several times faster than gesvd. */
+ * (divide and conquer, as NumPy's), several times faster than gesvd.
+ * getrf, getrs and potrf, which take no workspace, go through the _work
+ * forms: the high-level ones first scan the matrix for NaN (a pass over it,
+ * 3-5% of a 1024^2 potrf) and fail with an illegal-argument code where
+ * NumPy runs LAPACK on the NaN (solve gives NaN, cholesky reports the
+ * pivot), as cuSOLVER, which has no such scan, does. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -99,10 +104,10 @@ static kiln_status lp_getrf(kiln_context *ctx, void *state, const linalg_job *j,
         void *a = at(j, j->a, q, j->m * j->n);
         int *p = (int *)ipiv + q * j->n, info;
         switch (j->dtype) {
-        case KILN_FLOAT32: info = lp.LAPACKE_sgetrf(LAPACK_COL_MAJOR, n, n, a, n, p); break;
-        case KILN_FLOAT64: info = lp.LAPACKE_dgetrf(LAPACK_COL_MAJOR, n, n, a, n, p); break;
-        case KILN_COMPLEX64: info = lp.LAPACKE_cgetrf(LAPACK_COL_MAJOR, n, n, a, n, p); break;
-        default: info = lp.LAPACKE_zgetrf(LAPACK_COL_MAJOR, n, n, a, n, p); break;
+        case KILN_FLOAT32: info = lp.LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, p); break;
+        case KILN_FLOAT64: info = lp.LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, p); break;
+        case KILN_COMPLEX64: info = lp.LAPACKE_cgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, p); break;
+        default: info = lp.LAPACKE_zgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, p); break;
         }
         s = lp_result(j, q, info, "getrf");
     }
@@ -121,10 +126,16 @@ static kiln_status lp_getrs(kiln_context *ctx, void *state, const linalg_job *j,
         const int *p = (const int *)ipiv + q * j->n;
         int info;
         switch (j->dtype) {
-        case KILN_FLOAT32: info = lp.LAPACKE_sgetrs(LAPACK_COL_MAJOR, trans, n, k, a, n, p, x, ldb); break;
-        case KILN_FLOAT64: info = lp.LAPACKE_dgetrs(LAPACK_COL_MAJOR, trans, n, k, a, n, p, x, ldb); break;
-        case KILN_COMPLEX64: info = lp.LAPACKE_cgetrs(LAPACK_COL_MAJOR, trans, n, k, a, n, p, x, ldb); break;
-        default: info = lp.LAPACKE_zgetrs(LAPACK_COL_MAJOR, trans, n, k, a, n, p, x, ldb); break;
+        case KILN_FLOAT32:
+            info = lp.LAPACKE_sgetrs_work(LAPACK_COL_MAJOR, trans, n, k, a, n, p, x, ldb);
+            break;
+        case KILN_FLOAT64:
+            info = lp.LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, trans, n, k, a, n, p, x, ldb);
+            break;
+        case KILN_COMPLEX64:
+            info = lp.LAPACKE_cgetrs_work(LAPACK_COL_MAJOR, trans, n, k, a, n, p, x, ldb);
+            break;
+        default: info = lp.LAPACKE_zgetrs_work(LAPACK_COL_MAJOR, trans, n, k, a, n, p, x, ldb); break;
         }
         s = lp_result(j, q, info, "getrs");
     }
@@ -140,10 +151,10 @@ static kiln_status lp_potrf(kiln_context *ctx, void *state, const linalg_job *j,
         void *a = at(j, j->a, q, j->n * j->n);
         int info;
         switch (j->dtype) {
-        case KILN_FLOAT32: info = lp.LAPACKE_spotrf(LAPACK_COL_MAJOR, uplo, n, a, n); break;
-        case KILN_FLOAT64: info = lp.LAPACKE_dpotrf(LAPACK_COL_MAJOR, uplo, n, a, n); break;
-        case KILN_COMPLEX64: info = lp.LAPACKE_cpotrf(LAPACK_COL_MAJOR, uplo, n, a, n); break;
-        default: info = lp.LAPACKE_zpotrf(LAPACK_COL_MAJOR, uplo, n, a, n); break;
+        case KILN_FLOAT32: info = lp.LAPACKE_spotrf_work(LAPACK_COL_MAJOR, uplo, n, a, n); break;
+        case KILN_FLOAT64: info = lp.LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, uplo, n, a, n); break;
+        case KILN_COMPLEX64: info = lp.LAPACKE_cpotrf_work(LAPACK_COL_MAJOR, uplo, n, a, n); break;
+        default: info = lp.LAPACKE_zpotrf_work(LAPACK_COL_MAJOR, uplo, n, a, n); break;
         }
         s = lp_result(j, q, info, "potrf");
     }

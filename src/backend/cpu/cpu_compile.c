@@ -477,6 +477,8 @@ kiln_status kiln_cpu_compile(const kiln_cpu_compiler *c, const kiln_compile_requ
         if (s2 == KILN_OK) {
             kiln_clear_error();
             *out = retry;
+            if (kiln_setting_string("KILN_CPU_FISSION_DUMP") && first_log) /* why, for the dump's reader */
+                fprintf(stderr, "%s\n", first_log);
             free(first_log);
             s = KILN_OK;
             note = "kiln: the loop-fission code did not compile; every barrier kernel runs on fibers\n";

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_fission_impl.h"
+#include "core/settings.h"
 
 /* `#line N "name"` at text + at (a line's start)? Sets *line to N and
  * *name_at to the offset of the name's opening quote. */
@@ -48,7 +49,7 @@ static int line_directive_at(const char *text, int at, int *line, int *name_at) 
 /* The source line of each token (and the file it is in, where kiln
  * inlined the user's #include files under #line directives), for the
  * transformed kernel's own #line directives. */
-static int *token_lines(const kiln_ctoks *c, int **files_out) {
+int *kiln_cpu_token_lines(const kiln_ctoks *c, int **files_out) {
     int *lines = malloc(((size_t)c->n + 1) * sizeof *lines);
     int *files = malloc(((size_t)c->n + 1) * sizeof *files);
     *files_out = NULL;
@@ -90,10 +91,34 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
     f->why = why;
     f->why_size = why_size;
     f->file = file;
-    f->lines = token_lines(f->c, &f->line_files); /* NULL: no #line directives */
+    f->lines = kiln_cpu_token_lines(f->c, &f->line_files); /* NULL: no #line directives */
+    f->line_text = f->c->text;
     why[0] = '\0';
+    /* barrier functions inlined, assigned parameters made locals... (cpu_fission_inline.c) */
+    fis_rewrite rw;
+    memset(&rw, 0, sizeof rw);
+    int rewritten = fis_rewrite_kernel(u, fn, f->lines, f->line_files, &rw, why, why_size);
+    if (rewritten > 0) {
+        if (kiln_setting_string("KILN_CPU_FISSION_DUMP")) { /* what fission then reads */
+            const kiln_ctok *t = rw.u.tk.t;
+            const kpath_fn *k = &rw.u.fns[rw.kernel];
+            fprintf(stderr, "%.*s\n", t[t[k->lbrace].match].start + 1 - t[k->name].start,
+                    rw.text + t[k->name].start);
+        }
+        free(f->lines);
+        free(f->line_files);
+        f->u = &rw.u;
+        f->c = &rw.u.tk;
+        f->fn = &rw.u.fns[rw.kernel];
+        f->lines = rw.lines;
+        f->line_files = rw.files;
+        f->user_c = &u->tk;
+        f->user_tok = rw.user;
+        rw.lines = rw.files = rw.user = NULL; /* f's now */
+    }
     int root = -1;
-    if (fis_read_params(f) == 0) root = fis_build_seq(f, fn->lbrace + 1, match(f, fn->lbrace), -1);
+    if (rewritten >= 0 && fis_read_template(f) == 0 && fis_read_params(f) == 0)
+        root = fis_build_seq(f, f->fn->lbrace + 1, match(f, f->fn->lbrace), -1);
     if (root >= 0 && fis_decide_storage(f) == 0 && fis_check_stored_arrays(f) == 0) {
         kiln_text t = {0};
         f->out = &t;
@@ -118,16 +143,28 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
             free(f->warps);
             free(f->warp_at);
             free(f->block_atomic);
+            free(f->user_tok);
             free(f);
+            fis_rewrite_free(&rw);
             return 0;
         }
     }
+    fis_rewrite_free(&rw);
     if (!why[0]) snprintf(why, why_size, "unsupported kernel shape");
     free(f->lines);
     free(f->line_files);
     free(f->warps);
     free(f->warp_at);
     free(f->block_atomic);
+    free(f->user_tok);
     free(f);
     return -1;
+}
+
+void kiln_cpu_fission_entry(kiln_text *gen, const char *sym, const char *name, int name_len,
+                            const char *targs) {
+    if (targs)
+        kiln_text_printf(gen, "KILN_CPU_EXPORT_FISSION_T(%s, %.*s, %s)\n", sym, name_len, name, targs);
+    else
+        kiln_text_printf(gen, "KILN_CPU_EXPORT_FISSION(%.*s)\n", name_len, name);
 }

@@ -65,6 +65,11 @@ typedef struct kpath_unit {
     int fn_count;
 } kpath_unit;
 
+/* Splits text (kept by reference) and finds its macros, functions and
+ * which functions reach barriers; -1 when it cannot (u is then to be
+ * freed all the same). */
+int kpath_unit_scan(kpath_unit *u, const char *text);
+void kpath_unit_free(kpath_unit *u);
 /* The macro named by token i, or NULL. */
 const kpath_macro *kpath_macro_of(const kpath_unit *u, int i);
 /* The function defined in the source under the name of token i, or NULL. */
@@ -78,5 +83,14 @@ const kpath_fn *kpath_fn_named(const kpath_unit *u, int i);
  * transformer could not handle (gen is then left as it was). */
 int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, kiln_text *gen, char *why,
                      size_t why_size);
+/* The source line of each token of c, under the #line directives kiln
+ * wrote (malloc'd, or NULL out of memory); *files_out: per token, the
+ * offset of its #line file name in the text, or -1 (free it too). */
+int *kiln_cpu_token_lines(const kiln_ctoks *c, int **files_out);
+/* The entry points of a kernel kiln_cpu_fission transformed, to gen: the
+ * kernel `name` (name_len bytes), exported as sym; targs: the template
+ * arguments of the instantiation (`float, 256`), or NULL. */
+void kiln_cpu_fission_entry(kiln_text *gen, const char *sym, const char *name, int name_len,
+                            const char *targs);
 
 #endif

@@ -11,6 +11,7 @@ static int new_node(fis *f, int kind, int parent) {
     memset(n, 0, sizeof *n);
     n->narrow_s0 = -1;
     n->tree_arr = -1;
+    n->stride_a = -1;
     n->kind = kind;
     n->child = n->next = n->last = n->pre = n->pre_last = n->other = n->decl = -1;
     n->parent = parent;
@@ -64,10 +65,23 @@ static int uniform_for(fis *f, int i, int e, int *loop) {
     int te, init_a = -1, init_b = -1;
     declarator d[MAX_DECLARATORS];
     int n = fis_parse_decl(f, lp + 1, semi + 1, &te, d);
-    if (n == 1 && d[0].init_a >= 0 && d[0].dim_a < 0 && d[0].stars == 0) {
+    f->xloop_count = 0;
+    int plain = n >= 1;
+    for (int k = 0; k < n; k++)
+        plain &= d[k].init_a >= 0 && d[k].dim_a < 0 && d[k].stars == 0 && d[k].paren < 0;
+    if (plain) {
         *loop = d[0].name;
         init_a = d[0].init_a;
         init_b = d[0].init_b;
+        /* counters declared beside the first: their initialisers uniform,
+         * the loop's own, never assigned in the body */
+        for (int k = 1; k < n; k++) {
+            if (fis_expr_class(f, d[k].init_a, d[k].init_b, -1) != X_UNIFORM ||
+                fis_modified(f, d[k].name, rp + 1, e))
+                return 0;
+            f->xloops[f->xloop_count++] = d[k].name;
+        }
+        if (n > 1) f->xloops[f->xloop_count++] = d[0].name;
     } else if (n == 0 && ident(f, lp + 1) && is(f, lp + 2, "=") && semi > lp + 3) {
         /* `int i; ... for (i = 0; ...)`: a counter declared before (declare) */
         const var *v = fis_lookup(f, lp + 1);
@@ -204,6 +218,13 @@ static int build_for(fis *f, int seq, int i, int e, int loop) {
     add_child(f, seq, n);
     int v = fis_new_var(f, V_LOOP, loop, -1, n, -1);
     if (v < 0) return -1;
+    int xv[MAX_DECLARATORS], xn = 0; /* the counters declared beside it */
+    for (int k = 0; k < f->xloop_count; k++)
+        if (f->xloops[k] != loop) {
+            xv[xn] = fis_new_var(f, V_LOOP, f->xloops[k], -1, n, -1);
+            if (xv[xn++] < 0) return -1;
+        }
+    f->xloop_count = 0;
     int ba, bb;
     body_range(f, f->nodes[n].b + 1, e, &ba, &bb);
     f->nodes[n].tree_end = bb < e ? bb + 1 : e; /* past the body's } */
@@ -213,6 +234,7 @@ static int build_for(fis *f, int seq, int i, int e, int loop) {
     for (int k = first_node; k < f->node_count; k++) jumps |= f->nodes[k].kind == N_JUMP;
     if (body >= 0 && !jumps) fis_find_tree(f, n, loop);
     f->vars[v].active = 0;
+    for (int k = 0; k < xn; k++) f->vars[xv[k]].active = 0;
     return body < 0 ? -1 : 0;
 }
 
@@ -318,6 +340,37 @@ static int guarded(fis *f, int i, int e, int *eq, int *ranged_out, int term[3]) 
     return 1;
 }
 
+/* `if (I % M == 0) S` (or `(I % M) == 0`, no else) with I threadIdx.x or a
+ * copy and M uniform: only every M-th thread of a row can pass, so the
+ * region's thread loop steps by M (reduce0's `tid % (2 * s)`: a division
+ * for each of the block's threads at every level otherwise). S keeps its
+ * condition; stride[] gets M's tokens. */
+static int strided(fis *f, int i, int e, int stride[2]) {
+    if (!is(f, i, "if") || !is(f, i + 1, "(")) return 0;
+    int rp = match(f, i + 1), a = i + 2, b = rp;
+    if (fis_stmt_end(f, rp + 1, e) != e) return 0; /* has an else */
+    if (!is(f, b - 1, "0") || !is(f, b - 2, "==")) return 0;
+    b -= 2;
+    if (is(f, a, "(") && match(f, a) == b - 1) a++, b--;
+    int pct = -1;
+    for (int k = a; k < b; k++) {
+        if (is(f, k, "(") || is(f, k, "[")) {
+            k = match(f, k);
+            continue;
+        }
+        if (is(f, k, "%")) {
+            if (pct >= 0) return 0;
+            pct = k;
+        } else if (f->c->t[k].kind == CTOK_PUNCT && !is(f, k, ".") && !is(f, k, ")") && !is(f, k, "]"))
+            return 0;
+    }
+    if (pct < 0 || !x_identity(f, a, pct)) return 0;
+    if (yzdep(f, pct + 1, b, 0) || fis_expr_class(f, pct + 1, b, -1) != X_UNIFORM) return 0;
+    stride[0] = pct + 1;
+    stride[1] = b;
+    return 1;
+}
+
 /* `if (C) A else B` at [i, e) with C uniform: an N_UIF whose branches are
  * sequences of their own (barriers, breaks and continues in them are the
  * whole block's). */
@@ -399,6 +452,16 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
             return fail(f, "__syncthreads() inside an expression", i);
         if (fis_has_word(f, i, e, "__syncthreads"))
             return fail(f, "a barrier inside while, do, switch or an expression", i);
+        static const char *const groups[] = {"this_thread_block", "thread_block", "tiled_partition",
+                                             "thread_block_tile", "this_grid",    "grid_group",
+                                             "thread_group"};
+        for (size_t g = 0; g < sizeof groups / sizeof *groups; g++)
+            for (int j = i; j < e; j++)
+                if (is(f, j, groups[g]))
+                    return fail(f,
+                                "a cooperative group used for more than its block's sync (a tile, "
+                                "thread_rank(), the grid)",
+                                j);
         return fail(f, "a warp primitive, __syncwarp or a __syncthreads_* reduction", i);
     }
     if (in_loop(f, seq)) {
@@ -449,6 +512,8 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
         }
     }
     int eq, ranged = 0, term[3] = {-1, -1, -1}, guard = guarded(f, i, e, &eq, &ranged, term);
+    int stride[2] = {-1, -1};
+    if (!guard && strided(f, i, e, stride)) guard = 2;
     /* Its own region makes the locals it names cross a region boundary:
      * not for those whose type cannot be spelled. */
     for (int v = 0; guard && *region >= 0 && v < f->var_count; v++)
@@ -458,7 +523,10 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
     if (guard) *region = -1; /* a region of its own */
     int r = current_region(f, seq, region);
     if (r < 0) return -1;
-    if (guard) {
+    if (guard == 2) {
+        f->nodes[r].stride_a = stride[0];
+        f->nodes[r].stride_b = stride[1];
+    } else if (guard) {
         node *g = &f->nodes[r];
         g->narrow_c0 = i + 2;
         g->narrow_c1 = match(f, i + 1);

@@ -5,149 +5,12 @@
 
 #include "backend/cpu/cpu_fission_impl.h"
 
-void fis_put(fis *f, const char *s) { kiln_text_puts(f->out, s); }
-
-static void put_tok(fis *f, int i) {
-    kiln_text_add(f->out, f->c->text + f->c->t[i].start, (size_t)f->c->t[i].len);
-}
-
-/* A #line directive for token i: what follows is the user's line. */
-static void put_line(fis *f, int i) {
-    if (!f->lines || !f->file) return;
-    if (f->line_files && f->line_files[i] >= 0) {
-        /* the name as the #line directive kiln inlined it under wrote it */
-        const char *q = f->c->text + f->line_files[i], *e = q + 1;
-        while (*e && *e != '"' && *e != '\n') e += (*e == '\\' && e[1]) ? 2 : 1;
-        kiln_text_printf(f->out, "\n#line %d ", f->lines[i]);
-        kiln_text_add(f->out, q, (size_t)(e - q) + (*e == '"'));
-        fis_put(f, "\n");
-        return;
-    }
-    kiln_text_printf(f->out, "\n#line %d \"", f->lines[i]);
-    for (const char *c = f->file; *c; c++) {
-        if (*c == '"' || *c == '\\') kiln_text_add(f->out, "\\", 1);
-        kiln_text_add(f->out, *c == '\n' ? " " : c, 1);
-    }
-    fis_put(f, "\"\n");
-}
-
-/* The source text of tokens [a, b) as the user spaced it (what `#e` in
- * assert() shows: `a[i] < n`, not `a [ i ] < n`), under #line directives
- * naming the user's lines (assert's __LINE__, compile errors); a gap
- * holding a line break becomes one line break. `return;` marks the thread
- * done where later regions must skip it. */
-static void put_toks_raw(fis *f, int a, int b);
-
-/* Site s of a thread loop's fast copy (cpu_fission_select.c): a condition
- * known to hold, or min/max known to give its first argument. Returns the
- * last token written. */
-static int put_site(fis *f, int idx) {
-    const fis_site *s = &f->sites[idx];
-    if (s->kind == SITE_COND) {
-        fis_put(f, "true ");
-        return s->k - 1;
-    }
-    f->site_on[idx] = 0; /* min's own type, from the call as written */
-    fis_put(f, "((decltype(");
-    put_toks_raw(f, s->a, s->e + 1);
-    fis_put(f, "))(");
-    f->site_on[idx] = 1;
-    put_toks_raw(f, s->a + 2, s->k);
-    fis_put(f, "))");
-    return s->e;
-}
-
-void fis_put_toks(fis *f, int a, int b) {
-    if (a < b) put_line(f, a);
-    put_toks_raw(f, a, b);
-}
-
-static void put_toks_raw(fis *f, int a, int b) {
-    for (int i = a; i < b; i++) {
-        if (i > a) {
-            int gap_a = f->c->t[i - 1].start + f->c->t[i - 1].len, gap_b = f->c->t[i].start;
-            int nl = 0;
-            for (int k = gap_a; k < gap_b; k++) nl |= f->c->text[k] == '\n';
-            if (nl)
-                put_line(f, i);
-            else
-                kiln_text_add(f->out, f->c->text + gap_a, (size_t)(gap_b - gap_a));
-        }
-        if ((f->warp_at && f->warp_at[i]) || (f->block_atomic && f->block_atomic[i])) {
-            i = fis_warp_put_tok(f, i); /* cpu_fission_warp.c */
-            continue;
-        }
-        if (f->site_at && f->site_at[i] && f->site_on[f->site_at[i] - 1]) {
-            i = put_site(f, f->site_at[i] - 1);
-            continue;
-        }
-        if (f->c->t[i].kind == CTOK_PP) {
-            fis_put(f, "\n");
-            put_tok(f, i);
-            fis_put(f, "\n");
-        } else if (f->returns && is(f, i, "return") && is(f, i + 1, ";")) {
-            fis_put(f, "{ kiln_done[kiln_t] = 1; return; }");
-            i++;
-        } else {
-            if (f->mark && f->mark[i] == KILN_FIS_W_OPEN) fis_put(f, "kiln_fis_w(");
-            put_tok(f, i);
-            if (f->mark && f->mark[i] == KILN_FIS_W_CLOSE) fis_put(f, ")");
-        }
-    }
-}
-
-/* Is [a, b) an initialiser whose built-in indices may go through
- * kiln_fis_w (kiln_cpu_fission.cuh)? Arithmetic on names and numbers only:
- * a call, subscript or conditional would hand the wrapper to code that
- * expects an unsigned (overloads, templates). */
-static int wrap_zone(const fis *f, int a, int b) {
-    static const char *const no[] = {
-        "?",  "[",  "{",   "->",  "=",  "+=", "-=",     "*=",       "/=", "%=", "&=",
-        "|=", "^=", "<<=", ">>=", "++", "--", "sizeof", "decltype", ",",  ":"};
-    for (int i = a; i < b; i++) {
-        const kiln_ctok *t = &f->c->t[i];
-        if (t->kind == CTOK_STRING || t->kind == CTOK_PP) return 0;
-        if (ident(f, i) && is(f, i + 1, "(") && i + 1 < b) return 0;
-        for (size_t k = 0; k < sizeof no / sizeof *no; k++)
-            if (is(f, i, no[k])) return 0;
-    }
-    return 1;
-}
-
-/* Marks the built-in index reads (`blockIdx.x`) in the initialisers of
- * `int` locals for kiln_fis_w: the value the local gets is the same, but
- * GCC sees int arithmetic it can vectorise. */
-static void fis_mark_wraps(fis *f) {
-    static const char *const builtins[] = {"blockIdx", "threadIdx", "blockDim", "gridDim"};
-    for (int v = 0; v < f->var_count; v++) {
-        const var *x = &f->vars[v];
-        if (x->init_a < 0 || x->stars || x->dim_a >= 0 || x->stmt < 0) continue;
-        int ints = 0, others = 0;
-        for (int i = x->type_a; i < x->type_b; i++) {
-            if (is(f, i, "int"))
-                ints++;
-            else if (!is(f, i, "const"))
-                others++;
-        }
-        if (ints != 1 || others || !wrap_zone(f, x->init_a, x->init_b)) continue;
-        for (int i = x->init_a; i + 2 < x->init_b; i++) {
-            int named = 0;
-            for (size_t k = 0; k < sizeof builtins / sizeof *builtins; k++) named |= is(f, i, builtins[k]);
-            if (!named || is_member(f, i) || !is(f, i + 1, ".") ||
-                !(is(f, i + 2, "x") || is(f, i + 2, "y") || is(f, i + 2, "z")))
-                continue;
-            f->mark[i] = KILN_FIS_W_OPEN;
-            f->mark[i + 2] = KILN_FIS_W_CLOSE;
-        }
-    }
-}
-
 static void put_storage_name(fis *f, int v) { kiln_text_printf(f->out, "kiln_s%d", v); }
 
 static void put_type(fis *f, const var *x) {
     for (int i = x->type_a; i < x->type_b; i++) {
         if (is(f, i, "register")) continue;
-        put_tok(f, i);
+        fis_put_tok(f, i);
         fis_put(f, " ");
     }
     for (int s = 0; s < x->stars; s++) fis_put(f, "*");
@@ -170,12 +33,12 @@ void fis_emit_stmt(fis *f, int s) {
         const var *x = &f->vars[v];
         if (x->stored) {
             fis_put(f, "auto &");
-            put_tok(f, x->name);
+            fis_put_tok(f, x->name);
             fis_put(f, " = ");
             put_storage_name(f, v);
             fis_put(f, "[kiln_t];");
             if (x->init_a >= 0) {
-                put_tok(f, x->name);
+                fis_put_tok(f, x->name);
                 fis_put(f, " = (");
                 fis_put_toks(f, x->init_a, x->init_b);
                 fis_put(f, ");");
@@ -183,7 +46,7 @@ void fis_emit_stmt(fis *f, int s) {
         } else {
             put_type(f, x);
             fis_put(f, " ");
-            put_tok(f, x->name);
+            fis_put_tok(f, x->name);
             if (x->dim_a >= 0) fis_put_toks(f, x->dim_a, x->dim_b);
             if (x->init_a >= 0) {
                 fis_put(f, " = ");
@@ -319,6 +182,11 @@ static int put_holder(fis *f, int s) {
     int h = f->holders++;
     kiln_text *body = f->out;
     f->out = f->hold;
+    if (f->tpl_a >= 0) {
+        fis_put(f, "\ntemplate <");
+        fis_put_template_params(f, 1);
+        fis_put(f, ">");
+    }
     kiln_text_printf(f->out, "\nstatic auto kiln_fis_hold_%.*s_%d() {", name->len, f->c->text + name->start,
                      h);
     /* A tree reduction's array on a cache line of its own: its 16-element
@@ -334,23 +202,38 @@ static int put_holder(fis *f, int s) {
     fis_put(f, "\nstruct kiln_r {");
     for (int v = f->nodes[s].decl; v >= 0; v = f->vars[v].next_in_stmt) {
         fis_put(f, " decltype(&");
-        put_tok(f, f->vars[v].name);
+        fis_put_tok(f, f->vars[v].name);
         kiln_text_printf(f->out, ") p%d;", v);
     }
     fis_put(f, " };\nreturn kiln_r{");
     for (int v = f->nodes[s].decl; v >= 0; v = f->vars[v].next_in_stmt) {
         fis_put(f, "&");
-        put_tok(f, f->vars[v].name);
+        fis_put_tok(f, f->vars[v].name);
         fis_put(f, ", ");
     }
     fis_put(f, "};\n}\n");
     f->out = body;
-    kiln_text_printf(f->out, "\nauto kiln_h%d = kiln_fis_hold_%.*s_%d();", h, name->len,
+    kiln_text_printf(f->out, "\nauto kiln_h%d = kiln_fis_hold_%.*s_%d", h, name->len,
                      f->c->text + name->start, h);
+    fis_put_template_args(f);
+    fis_put(f, "();");
     return h;
 }
 
 static void put_thread_loop(fis *f, int r, int calls, int ivdep);
+
+/* Does region n only declare per-thread locals with no value (an inlined
+ * call's result, `uint4 kiln_r0;`)? Their slots need no loop. */
+static int declares_only(const fis *f, const node *n) {
+    if (n->narrow_s0 >= 0 || n->stride_a >= 0) return 0;
+    for (int s = n->child; s >= 0; s = f->nodes[s].next) {
+        const node *x = &f->nodes[s];
+        if (x->kind != N_STMT || x->decl < 0) return 0;
+        for (int v = x->decl; v >= 0; v = f->vars[v].next_in_stmt)
+            if (!f->vars[v].stored || f->vars[v].init_a >= 0 || f->vars[v].dim_a >= 0) return 0;
+    }
+    return 1;
+}
 
 static void emit_region(fis *f, int r) {
     const node *n = &f->nodes[r];
@@ -377,17 +260,17 @@ static void emit_region(fis *f, int r) {
                 kiln_text_printf(f->out, "\nauto *kiln_p%d = kiln_h%d.p%d", v, h, v);
             else {
                 kiln_text_printf(f->out, "\nauto *kiln_p%d = &", v);
-                put_tok(f, f->vars[v].name);
+                fis_put_tok(f, f->vars[v].name);
             }
             /* the empty asm hides where the pointer came from: otherwise the
              * compiler recomputes the TLS address at every use */
             kiln_text_printf(f->out, "; __asm__(\"\" : \"+r\"(kiln_p%d));\n{ auto &", v);
-            put_tok(f, f->vars[v].name);
+            fis_put_tok(f, f->vars[v].name);
             kiln_text_printf(f->out, " = *kiln_p%d;\n", v);
             f->braces++;
         }
     }
-    if (n->child < 0) return;
+    if (n->child < 0 || declares_only(f, n)) return;
     int calls, ivdep;
     region_traits(f, r, &calls, &ivdep);
     /* int counters: signed overflow is undefined, so the vectoriser may take
@@ -431,7 +314,15 @@ static void put_thread_loop(fis *f, int r, int calls, int ivdep) {
      * on each row (a `continue` still ends the row's part of the region) */
     if (n->narrow_eq >= 0 && n->narrow_ranged && n->narrow_ident)
         fis_put(f, "if (kiln_x0 < kiln_xe) {\nconst int kiln_x = kiln_x0;\n");
-    else
+    else if (n->stride_a >= 0) { /* only multiples of M can pass `x % M == 0` */
+        /* M >= 1: every thread it visits passes, and the test goes; else
+         * (M < 1, undefined for 0) each thread tests it as written */
+        fis_put(f, "int kiln_st = 1, kiln_chk = 1;\n{ auto kiln_m = (");
+        fis_put_toks(f, n->stride_a, n->stride_b);
+        fis_put(f,
+                ");\nif (kiln_m >= 1) kiln_st = kiln_m < kiln_bx ? (int)kiln_m : kiln_bx, kiln_chk = 0; }\n"
+                "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x += kiln_st) {\n");
+    } else
         fis_put(f, ivdep ? "KILN_FIS_IVDEP\nfor (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n"
                          : "for (int kiln_x = kiln_x0; kiln_x < kiln_xe; kiln_x++) {\n");
     fis_put(f, "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n"
@@ -446,7 +337,7 @@ static void put_thread_loop(fis *f, int r, int calls, int ivdep) {
         const var *x = &f->vars[v];
         if (!fis_visible(f, x, r) || !x->stored || !fis_region_names(f, r, x->name)) continue;
         fis_put(f, "auto &");
-        put_tok(f, x->name);
+        fis_put_tok(f, x->name);
         fis_put(f, " = ");
         put_storage_name(f, v);
         fis_put(f, "[kiln_t];\n");
@@ -456,6 +347,13 @@ static void put_thread_loop(fis *f, int r, int calls, int ivdep) {
     if (narrow) {
         fis_put(f, "\n");
         fis_put_toks(f, n->narrow_s0, n->narrow_s1);
+    } else if (n->stride_a >= 0) { /* its one statement `if (C) S` */
+        const node *st = &f->nodes[n->child];
+        int rp = match(f, st->a + 1);
+        fis_put(f, "\nif (kiln_chk && !(");
+        fis_put_toks(f, st->a + 2, rp);
+        fis_put(f, ")) return;\n");
+        fis_put_toks(f, rp + 1, st->b);
     } else
         for (int s = n->child; s >= 0; s = f->nodes[s].next) fis_emit_stmt(f, s);
     fis_put(f, "\n}();\n}\n");
@@ -496,7 +394,7 @@ static void put_tree_code(fis *f, unsigned h0, int first_only, const char *then)
  * power of two the array can hold. */
 static void put_tree(fis *f, const node *x) {
     fis_put(f, "\nif (kiln_fis_tree_ok(");
-    put_tok(f, x->tree_arr);
+    fis_put_tok(f, x->tree_arr);
     if (x->tree_h0)
         kiln_text_printf(f->out, ", %uu", x->tree_h0);
     else
@@ -512,7 +410,7 @@ static void put_tree(fis *f, const node *x) {
             fis_put(f, "}\n");
         }
     fis_put(f, "}(");
-    put_tok(f, x->tree_arr);
+    fis_put_tok(f, x->tree_arr);
     fis_put(f, x->tree_h0 ? ", 0u" : ", (unsigned)kiln_bx >> 1");
     fis_put(f, "); else");
 }
@@ -582,8 +480,9 @@ void fis_emit_kernel(fis *f, int root) {
     f->out = &body;
     f->hold = &hold;
     const kiln_ctok *name = &f->c->t[fn->name];
-    kiln_text_printf(f->out, "\ntemplate <int kiln_probe, int kiln_small> static void kiln_fis_body_%.*s",
-                     name->len, f->c->text + name->start);
+    fis_put(f, "\ntemplate <int kiln_probe, int kiln_small");
+    fis_put_template_params(f, 0);
+    kiln_text_printf(f->out, "> static void kiln_fis_body_%.*s", name->len, f->c->text + name->start);
     fis_put_toks(f, fn->lparen, match(f, fn->lparen) + 1);
     fis_put(f, " {\nKILN_FIS_PROLOGUE\nKILN_FIS_RANGES\nKILN_FIS_WHERE(0, 0, 0)\n");
     for (int v = 0; v < f->var_count; v++) {
@@ -601,7 +500,7 @@ void fis_emit_kernel(fis *f, int root) {
         fis_put(f, "unsigned char kiln_done[KILN_CPU_FIS_MAX_THREADS];\n"
                    "for (int i = 0; i < kiln_bx * kiln_by * kiln_bz; i++) kiln_done[i] = 0;\n");
     emit_seq(f, root);
-    kiln_text_printf(f->out, "\n}\nKILN_CPU_EXPORT_FISSION(%.*s)\n", name->len, f->c->text + name->start);
+    fis_put(f, "\n}\n"); /* entry points: kiln_cpu_fission_entry */
     final->failed |= hold.failed | body.failed;
     kiln_text_add(final, hold.data ? hold.data : "", hold.length);
     kiln_text_add(final, body.data ? body.data : "", body.length);

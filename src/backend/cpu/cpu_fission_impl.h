@@ -7,7 +7,15 @@
  *                        and ifs, and guards that narrow a thread loop
  *   cpu_fission_live.c   which locals cross a barrier and are kept per thread
  *   cpu_fission_emit.c   writing the transformed C++
+ *   cpu_fission_put.c    the user's tokens in it (#line, sites, int indices)
  *   cpu_fission_rowcheck.c  the row checks before versioned thread loops
+ *   cpu_fission_inline.c    the kernel rewritten first: barrier functions
+ *                        inlined, assigned parameters as locals, a
+ *                        cooperative-groups block's sync as __syncthreads()
+ *   cpu_fission_cg.c        (its step for cooperative groups)
+ *   cpu_fission_args.c      (which arguments stand in for their parameters)
+ *   cpu_fission_rewrite.c   the rewritten text and its tokens' lines
+ *   cpu_fission_template.c  template kernels: the body stays a template
  *   cpu_fission.c        the entry point, kiln_cpu_fission */
 #ifndef KILN_BACKEND_CPU_FISSION_IMPL_H
 #define KILN_BACKEND_CPU_FISSION_IMPL_H
@@ -63,6 +71,9 @@ typedef struct node {
     /* N_STMT: 1 + the warp call whose operand it stores, -(1 + p) where it
      * stores predicate p; N_PIF: 1 + its predicate; else 0 (cpu_fission_warp.c) */
     int warp;
+    /* N_REGION of one `if (I % M == 0) S` (cpu_fission_build.c, strided):
+     * M's tokens, the step of its thread loop; -1: none */
+    int stride_a, stride_b;
 } node;
 
 typedef struct var {
@@ -105,8 +116,19 @@ typedef struct fis {
      * directive it follows (a file the user's source includes, inlined by
      * kiln), or -1 for `file` */
     int *line_files;
-    int impure_tok;  /* the token that made fis_expr_class's last X_IMPURE, or -1 */
-    kiln_text *hold; /* the holders of __shared__ and static variables (emit) */
+    const char *line_text; /* the text line_files' offsets are in */
+    /* a rewritten kernel (cpu_fission_inline.c): the user's tokens, and per
+     * token the user's token it stands for (-1: kiln's), for messages */
+    const kiln_ctoks *user_c;
+    int *user_tok;
+    /* a template kernel (cpu_fission_template.c): its parameters' tokens
+     * (inside the <>; -1: not a template) and their names */
+    int tpl_a, tpl_b, tpl_names[16], tpl_count;
+    /* the counters a uniform for's header declares (uniform_for): all of
+     * them are the loop's, the same for the whole block */
+    int xloops[16], xloop_count; /* 16: MAX_DECLARATORS */
+    int impure_tok;              /* the token that made fis_expr_class's last X_IMPURE, or -1 */
+    kiln_text *hold;             /* the holders of __shared__ and static variables (emit) */
     int holders;
     /* per token (emit): KILN_FIS_W_OPEN / _CLOSE around a built-in index
      * read in an int initialiser (see fis_mark_wraps), or 0 */
@@ -138,6 +160,16 @@ enum { KILN_FIS_W_OPEN = 1, KILN_FIS_W_CLOSE = 2 };
 
 static inline int fail(fis *f, const char *what, int tok) {
     if (f->why[0]) return -1; /* keep the first reason */
+    /* in a rewritten kernel, the name as the user wrote it */
+    if (tok >= 0 && tok < f->c->n && f->user_tok && f->user_tok[tok] >= 0) {
+        const kiln_ctok *t = &f->user_c->t[f->user_tok[tok]];
+        if (f->lines)
+            snprintf(f->why, f->why_size, "%s (at '%.*s', line %d)", what, t->len, f->user_c->text + t->start,
+                     f->lines[tok]);
+        else
+            snprintf(f->why, f->why_size, "%s (at '%.*s')", what, t->len, f->user_c->text + t->start);
+        return -1;
+    }
     if (tok >= 0 && tok < f->c->n && f->lines)
         snprintf(f->why, f->why_size, "%s (at '%.*s', line %d)", what, f->c->t[tok].len,
                  f->c->text + f->c->t[tok].start, f->lines[tok]);
@@ -307,14 +339,20 @@ int fis_site_ends(const fis *f, const fis_site *s, fis_ranged *out, int max);
 
 /* ---- cpu_fission_emit.c */
 void fis_emit_kernel(fis *f, int root);
-/* Text s into the output. */
-void fis_put(fis *f, const char *s);
-/* Tokens [a, b) as the user spaced them, under #line directives. */
-void fis_put_toks(fis *f, int a, int b);
 /* The declarations of the recomputable locals visible in region r. */
 void fis_put_remats(fis *f, int r);
 /* Statement node s, its stored locals as per-thread storage. */
 void fis_emit_stmt(fis *f, int s);
+
+/* ---- cpu_fission_put.c */
+/* Text s into the output. */
+void fis_put(fis *f, const char *s);
+/* Token i's text into the output. */
+void fis_put_tok(fis *f, int i);
+/* Tokens [a, b) as the user spaced them, under #line directives. */
+void fis_put_toks(fis *f, int a, int b);
+/* Marks f->mark for the built-in index reads in int initialisers. */
+void fis_mark_wraps(fis *f);
 
 /* ---- cpu_fission_rowcheck.c */
 /* The sites region r's row check evaluates (indices into f->sites). */
@@ -322,5 +360,55 @@ int fis_region_sites(fis *f, int r, int *on);
 /* kiln_v: whether every site on[] takes its first side for all the row's
  * threads. */
 void fis_put_row_check(fis *f, int r, const int *on, int count);
+
+/* ---- cpu_fission_template.c */
+/* Reads the kernel's template header, if it has one. */
+int fis_read_template(fis *f);
+/* The template parameters as declared (after others unless first), and
+ * the arguments `<A, B>` that name them; nothing for other kernels. */
+void fis_put_template_params(fis *f, int first);
+void fis_put_template_args(fis *f);
+
+/* ---- cpu_fission_rewrite.c, cpu_fission_inline.c */
+/* A kernel's source rewritten before fission: the whole text, scanned
+ * again; per token the line and the #line file (an offset into the
+ * original text, or -1) of the user's token it copies. */
+typedef struct fis_rewrite {
+    char *text;
+    kpath_unit u;
+    int kernel; /* index of the kernel in u.fns */
+    int *lines, *files;
+    int *user; /* per token: the user's token it copies or renames, or -1 */
+} fis_rewrite;
+void fis_rewrite_free(fis_rewrite *r);
+/* Rewrites kernel fn of u (lines and files per token of u, or NULL):
+ * 1 with *out set, 0 when there is nothing to rewrite, -1 when a rewrite
+ * is needed that kiln cannot do (why says why). */
+int fis_rewrite_kernel(const kpath_unit *u, const kpath_fn *fn, const int *lines, const int *files,
+                       fis_rewrite *out, char *why, size_t why_size);
+
+/* Pieces of a rewritten text: from offset `at` on, a copy of the input
+ * from offset `orig`, or (orig -1) kiln's own text counted as line `line`. */
+typedef struct fis_piece {
+    int at, orig, line, file;
+    int user; /* kiln's text that renames the user's token `user`, or -1 */
+} fis_piece;
+typedef struct fis_writer {
+    const kpath_unit *in;
+    const int *lines, *files; /* per input token, or NULL */
+    const int *user;          /* per input token: the user's token, or NULL (the input is the user's) */
+    int kernel_at;            /* offset of the kernel's name (the same in the output) */
+    kiln_text t;
+    fis_piece *p;
+    int n, cap;
+} fis_writer;
+int fis_w_grow(fis_writer *w);
+void fis_w_copy(fis_writer *w, int a_off, int b_off);
+void fis_w_toks(fis_writer *w, int a, int b);
+void fis_w_kiln(fis_writer *w, const char *s, int at_tok);
+void fis_w_name(fis_writer *w, const char *prefix, int i, int at_tok);
+/* The output, scanned (frees the writer's text, not its pieces); -1 when
+ * it cannot be. */
+int fis_w_finish(fis_writer *w, fis_rewrite *out);
 
 #endif

@@ -177,6 +177,15 @@ static int pure_intrinsic(const fis *f, int i) {
     return 0;
 }
 
+/* Token i names the for's counter `loop` or one declared beside it
+ * (`for (int a = a0, b = b0; ...; a += s, b += t)`). */
+static int is_counter(const fis *f, int i, int loop) {
+    if (same_name(f, i, loop)) return 1;
+    for (int k = 0; k < f->xloop_count; k++)
+        if (f->xloops[k] != loop && same_name(f, i, f->xloops[k])) return 1;
+    return 0;
+}
+
 static int expr_class(fis *f, int a, int b, int loop) {
     int cls = X_UNIFORM;
     for (int i = a; i < b; i++) {
@@ -186,7 +195,7 @@ static int expr_class(fis *f, int a, int b, int loop) {
             if (is(f, i, "*") && !operand_end(f, i - 1)) return impure(f, i);
             if (is_assign_op(f, i)) {
                 int target = is(f, i, "++") || is(f, i, "--") ? (ident(f, i - 1) ? i - 1 : i + 1) : i - 1;
-                if (loop < 0 || !ident(f, target) || !same_name(f, target, loop)) return impure(f, i);
+                if (loop < 0 || !ident(f, target) || !is_counter(f, target, loop)) return impure(f, i);
             }
             if (is(f, i, "{")) return impure(f, i);
             continue;
@@ -196,7 +205,7 @@ static int expr_class(fis *f, int a, int b, int loop) {
             cls = X_VARYING;
             continue;
         }
-        if (loop >= 0 && same_name(f, i, loop)) continue;
+        if (loop >= 0 && is_counter(f, i, loop)) continue;
         var *v = fis_lookup(f, i);
         int group = v ? fis_group_use(f, v, i) : -1;
         if (group == X_IMPURE) return impure(f, i);

@@ -208,6 +208,21 @@ static void close_barriers(kpath_unit *u) {
     }
 }
 
+int kpath_unit_scan(kpath_unit *u, const char *text) {
+    memset(u, 0, sizeof *u);
+    if (kiln_ctok_split(text, &u->tk) != 0) return -1;
+    if (!u->tk.balanced || find_macros(u) != 0 || find_functions(u) != 0) return -1;
+    close_barriers(u);
+    return 0;
+}
+
+void kpath_unit_free(kpath_unit *u) {
+    kiln_ctok_free(&u->tk);
+    free(u->macros);
+    free(u->fns);
+    memset(u, 0, sizeof *u);
+}
+
 static void say(kiln_cpu_kernel_plan *p, kiln_cpu_path path, const char *fmt, const char *a, int an) {
     p->path = path;
     snprintf(p->why, sizeof p->why, fmt, an, a);
@@ -274,41 +289,66 @@ void kiln_cpu_plan_kernels(const char *source, const kiln_compile_request *req, 
         close_barriers(&u);
         hidden = hidden_barriers(&u, req);
     }
+    /* per function: 0 not transformed yet, 1 on fission, 2 not (a template
+     * kernel is transformed once for all its instantiations) */
+    int *tried = calloc((size_t)u.fn_count + 1, sizeof *tried);
+    char(*whys)[200] = calloc((size_t)u.fn_count + 1, sizeof *whys);
+    if (!tried || !whys) hidden = -1;
     for (int k = 0; hidden >= 0 && k < req->kernel_count; k++) {
+        /* the kernel as the program names it (`MatrixMulCUDA<16>`), not
+         * kiln's symbol for it */
+        const char *expr = req->kernel_exprs ? req->kernel_exprs[k] : req->kernel_names[k];
         const char *name;
         int n;
-        base_name(req->kernel_names[k], &name, &n);
+        base_name(expr, &name, &n);
         const kpath_fn *fn = NULL;
         for (int f = 0; f < u.fn_count && !fn; f++)
             if (u.fns[f].is_global && tok_eq(&u.tk, u.fns[f].name, name, n)) fn = &u.fns[f];
         kiln_cpu_kernel_plan *p = &plans[k];
+        const char *lt = strchr(expr, '<'), *gt = strrchr(expr, '>');
         if (hidden) {
             say(p, KILN_CPU_PATH_FIBERS, "%.*sa barrier in an included header or a -D value", "", 0);
         } else if (!fn) {
             say(p, KILN_CPU_PATH_FIBERS, "kiln's scanner found no definition of %.*s", name, n);
         } else if (!fn->barrier) {
             say(p, KILN_CPU_PATH_LOOP, "%.*sno barriers", "", 0);
-        } else if (!fn->direct) {
-            const kiln_ctok *v = &u.tk.t[fn->via];
-            say(p, KILN_CPU_PATH_FIBERS, "the barrier is inside the called function %.*s",
-                u.tk.text + v->start, v->len);
-        } else if (fn->is_template || fn->scoped) {
-            say(p, KILN_CPU_PATH_FIBERS, "%.*sloop fission handles only non-template kernels at file scope",
-                "", 0);
+        } else if (fn->scoped) {
+            int *files = NULL, *lines = kiln_cpu_token_lines(&u.tk, &files);
+            snprintf(p->why, sizeof p->why,
+                     "loop fission handles only kernels at file scope (%.*s, line %d, is "
+                     "in a namespace or class)",
+                     n, name, lines ? lines[fn->name] : 0);
+            p->path = KILN_CPU_PATH_FIBERS;
+            free(lines);
+            free(files);
+        } else if (fn->is_template && (!lt || !gt || gt < lt)) {
+            say(p, KILN_CPU_PATH_FIBERS, "%.*sa template kernel named without its template arguments", "", 0);
         } else if (!fission) {
             say(p, KILN_CPU_PATH_FIBERS,
                 "%.*sloop fission is off (KILN_CPU_FISSION=0, or its code failed to compile)", "", 0);
         } else {
-            char why[200];
-            if (kiln_cpu_fission(&u, fn, req->name ? req->name : "kernel.cu", gen, why, sizeof why) == 0)
+            int fi = (int)(fn - u.fns);
+            if (!tried[fi])
+                tried[fi] = kiln_cpu_fission(&u, fn, req->name ? req->name : "kernel.cu", gen, whys[fi],
+                                             sizeof whys[fi]) == 0
+                                ? 1
+                                : 2;
+            const char *why = whys[fi];
+            if (tried[fi] == 1) {
+                char *targs = fn->is_template ? strndup(lt + 1, (size_t)(gt - lt - 1)) : NULL;
+                kiln_cpu_fission_entry(gen, req->kernel_names[k], u.tk.text + u.tk.t[fn->name].start,
+                                       u.tk.t[fn->name].len, targs);
+                free(targs);
                 say(p, KILN_CPU_PATH_FISSION,
                     why[0] ? "barriers in structured, uniform control flow; %.*s"
                            : "%.*sbarriers in structured, uniform control flow",
                     why, (int)strlen(why));
-            else
+            } else
                 say(p, KILN_CPU_PATH_FIBERS, "loop fission: %.*s", why, (int)strlen(why));
         }
     }
+    free(tried);
+    free(whys);
     /* A debugging aid: the transformed kernels as compiled. */
     if (gen->length && kiln_setting_string("KILN_CPU_FISSION_DUMP")) fprintf(stderr, "%s\n", gen->data);
     kiln_ctok_free(&u.tk);

@@ -238,6 +238,26 @@ static inline void kiln_cpu_fis(void (*)(A...), kiln_cpu_seq<I...>, const kiln_c
         else                                                                                                 \
             kiln_cpu_probe_##kiln__k(kiln__b, kiln__first, kiln__end);                                       \
     }
+// A template kernel's instantiation: the body is a template on kiln_probe,
+// kiln_small and then the kernel's own parameters (cpu_fission_template.c).
+#define KILN_FIS_RUN_T(kiln__k, kiln__probe, kiln__small, ...)                                              \
+    kiln_cpu_fis<&kiln_fis_body_##kiln__k<kiln__probe, kiln__small, __VA_ARGS__>>(                           \
+        &kiln_fis_body_##kiln__k<kiln__probe, kiln__small, __VA_ARGS__>,                                     \
+        kiln_cpu_arity<decltype(&kiln_fis_body_##kiln__k<kiln__probe, kiln__small, __VA_ARGS__>)>::kiln_seq(), \
+        kiln__b, kiln__first, kiln__end)
+#define KILN_CPU_EXPORT_FISSION_T(kiln__sym, kiln__k, ...)                                                   \
+    KILN_CPU_EXPORT __attribute__((cold)) void kiln_cpu_probe_##kiln__sym(                                   \
+        const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
+        KILN_FIS_RUN_T(kiln__k, 1, 0, __VA_ARGS__);                                                          \
+    }                                                                                                        \
+    KILN_CPU_EXPORT void kiln_cpu_fis_##kiln__sym(                                                           \
+        const kiln_cpu_block_abi *kiln__b, unsigned long long kiln__first, unsigned long long kiln__end) {   \
+        if (kiln__b->grid[0] <= KILN_FIS_SMALL_GRID_X && kiln__b->grid[1] <= KILN_FIS_SMALL_GRID_YZ &&       \
+            kiln__b->grid[2] <= KILN_FIS_SMALL_GRID_YZ)                                                      \
+            KILN_FIS_RUN_T(kiln__k, 0, 1, __VA_ARGS__);                                                      \
+        else                                                                                                 \
+            kiln_cpu_probe_##kiln__sym(kiln__b, kiln__first, kiln__end);                                     \
+    }
 // A block's tree reduction in registers (cpu_fission_tree.c finds the loop
 // `for (h = H; h > 0; h >>= 1) { if (t < h) s[t] += s[t + h]; __syncthreads(); }`
 // with H a literal or blockDim.x / 2 and t threadIdx.x or a copy, and writes
