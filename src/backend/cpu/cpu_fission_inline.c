@@ -232,6 +232,7 @@ static int params_step(pass *p) {
 /* A callee's template parameter names and the call's arguments. */
 typedef struct subst {
     int tnames[MAX_LIST], targ[MAX_LIST + 1], tcount; /* targ: split_list items */
+    int ttype[MAX_LIST];                              /* a type parameter (class, typename) */
     int pnames[MAX_LIST], pcount;
     int alias[MAX_LIST]; /* a parameter written as its argument (a cooperative group) */
     int arg[MAX_LIST + 1];
@@ -267,9 +268,11 @@ static void put_sub(pass *p, const subst *x, int i, int at_tok) {
     if (p_ident(p, i) && !member(p, i)) {
         for (int k = 0; k < x->tcount; k++)
             if (same(p, i, x->tnames[k])) {
-                fis_w_kiln(w, " (", at_tok);
+                /* a type as kiln_fis_type<T>, which a declaration takes as
+                 * well as a cast (`(T) x;` would be a cast); a value in ( ) */
+                fis_w_kiln(w, x->ttype[k] ? " kiln_fis_type<" : " (", at_tok);
                 fis_w_toks(w, x->targ[k], x->targ[k + 1] - 1);
-                fis_w_kiln(w, ") ", at_tok);
+                fis_w_kiln(w, x->ttype[k] ? "> " : ") ", at_tok);
                 return;
             }
         for (int k = 0; k < x->lcount; k++)
@@ -383,7 +386,10 @@ static int inline_step(pass *p) {
         if (gt < 0) return refuse(p, "a template header kiln cannot read", ds);
         int at[MAX_LIST + 1], n = split_list(p, ds + 2, gt, at);
         if (n < 0) return refuse(p, "too many template parameters", ds);
-        for (int q = 0; q < n; q++) x.tnames[q] = decl_name(p, at[q], at[q + 1] - 1);
+        for (int q = 0; q < n; q++) {
+            x.tnames[q] = decl_name(p, at[q], at[q + 1] - 1);
+            x.ttype[q] = p_is(p, at[q], "class") || p_is(p, at[q], "typename");
+        }
         x.tcount = n;
         rt0 = gt + 1;
     }
