@@ -192,6 +192,24 @@ static const char *src =
     "    out[3 * i] = c;\n"
     "    out[3 * i + 1] = a;\n"
     "}\n"
+    "// atomics in __device__ helpers given shared memory, as histogram256's\n"
+    "// addWord and addByte\n"
+    "__device__ void add_byte(unsigned *warp_hist, unsigned b) { atomicAdd(warp_hist + b, 1u); }\n"
+    "__device__ void add_word(unsigned *warp_hist, unsigned w) {\n"
+    "    add_byte(warp_hist, w & 0xffu);\n"
+    "    add_byte(warp_hist, (w >> 8) & 0xffu);\n"
+    "}\n"
+    "__global__ void helpers(const unsigned *in, unsigned *out) {\n"
+    "    __shared__ unsigned hist[2 * 256];\n"
+    "    unsigned *warp_hist = hist + (threadIdx.x >> 5) * 256;\n"
+    "    for (int b = threadIdx.x; b < 512; b += blockDim.x) hist[b] = 0;\n"
+    "    __syncthreads();\n"
+    "    unsigned w = in[blockIdx.x * blockDim.x + threadIdx.x];\n"
+    "    add_word(warp_hist, w);\n"
+    "    __syncthreads();\n"
+    "    for (int b = threadIdx.x; b < 256; b += blockDim.x)\n"
+    "        out[blockIdx.x * 256 + b] = hist[b] + hist[256 + b];\n"
+    "}\n"
     "// warps taking different branches, each with its own shuffle\n"
     "__global__ void alternate(const int *in, int *out) {\n"
     "    int v = in[blockIdx.x * blockDim.x + threadIdx.x];\n"
@@ -244,6 +262,7 @@ static void test_paths(void **state) {
     test_expect_cpu_path(log, "autos", "fission", NULL);
     test_expect_cpu_path(log, "scans", "fission", NULL);
     test_expect_cpu_path(log, "block_votes", "fission", NULL);
+    test_expect_cpu_path(log, "helpers", "fission", "2 shared-memory atomics without a lock");
     test_expect_cpu_path(log, "counts", "fission", "12 shared-memory atomics without a lock");
     kiln_free(log);
     log = NULL;
@@ -569,12 +588,27 @@ static void test_block_votes(void **state) {
           KILN_DIM(N), NULL, 0, want);
 }
 
+static void test_helpers(void **state) {
+    enum { N = 64, BLOCKS = 3 };
+    unsigned in[N * BLOCKS], want[256 * BLOCKS];
+    test_rng r = test_rng_for("fission_warp_helpers");
+    for (int i = 0; i < N * BLOCKS; i++) in[i] = (unsigned)test_uniform(&r, 0, 65536);
+    memset(want, 0, sizeof want);
+    for (int i = 0; i < N * BLOCKS; i++) {
+        want[(i / N) * 256 + (in[i] & 0xffu)]++;
+        want[(i / N) * 256 + ((in[i] >> 8) & 0xffu)]++;
+    }
+    check(*state, "helpers", KILN_UINT32, KILN_UINT32, sizeof(unsigned), in, N * BLOCKS, 256 * BLOCKS, BLOCKS,
+          KILN_DIM(N), NULL, 0, want);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_paths),  cmocka_unit_test(test_warp_sum),  cmocka_unit_test(test_butterfly),
-        cmocka_unit_test(test_votes),  cmocka_unit_test(test_tiles),     cmocka_unit_test(test_tail_warp),
-        cmocka_unit_test(test_masked), cmocka_unit_test(test_alternate), cmocka_unit_test(test_autos),
-        cmocka_unit_test(test_counts), cmocka_unit_test(test_scans),     cmocka_unit_test(test_block_votes),
+        cmocka_unit_test(test_paths),   cmocka_unit_test(test_warp_sum),  cmocka_unit_test(test_butterfly),
+        cmocka_unit_test(test_votes),   cmocka_unit_test(test_tiles),     cmocka_unit_test(test_tail_warp),
+        cmocka_unit_test(test_masked),  cmocka_unit_test(test_alternate), cmocka_unit_test(test_autos),
+        cmocka_unit_test(test_counts),  cmocka_unit_test(test_scans),     cmocka_unit_test(test_block_votes),
+        cmocka_unit_test(test_helpers),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

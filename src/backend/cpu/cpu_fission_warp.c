@@ -507,6 +507,20 @@ static int shared_address(const fis *f, int a, int b, int depth) {
     return x + 1 == b || is(f, x + 1, "+");
 }
 
+/* As shared_address, also through the casts an inlined function's pointer
+ * parameter reads its argument with (cpu_fission_inline.c), nested as deep
+ * as the calls were: `((T *)(S)) + i`, `((T *)(((T *)(S))))`. */
+static int shared_address_cast(const fis *f, int a, int b, int depth) {
+    while (a < b && is(f, a, "(") && match(f, a) == b - 1 && !is(f, a + 1, "(")) a++, b--;
+    if (depth < 8 && a < b && is(f, a, "(") && is(f, a + 1, "(")) {
+        int t = match(f, a + 1), c = match(f, a);
+        if (fis_has_word(f, a + 2, t, "*") && is(f, t + 1, "(") && match(f, t + 1) == c - 1 &&
+            (c + 1 == b || is(f, c + 1, "+")))
+            return shared_address_cast(f, t + 2, c - 1, depth + 1);
+    }
+    return shared_address(f, a, b, 0);
+}
+
 static int shared_rooted(const fis *f, int name, int depth) {
     int found = 0;
     if (fis_is_param(f, name)) return 0;
@@ -538,7 +552,7 @@ static void mark_block_atomics(fis *f) {
         for (size_t k = 0; k < sizeof names / sizeof *names; k++) named |= is(f, i, names[k]);
         if (!named || is_member(f, i) || !is(f, i + 1, "(")) continue;
         int st[3], en[3];
-        if (split_args(f, i + 1, st, en, 3) < 2 || !shared_address(f, st[0], en[0], 0)) continue;
+        if (split_args(f, i + 1, st, en, 3) < 2 || !shared_address_cast(f, st[0], en[0], 0)) continue;
         if (!f->block_atomic) f->block_atomic = calloc((size_t)f->c->n + 1, 1);
         if (f->block_atomic) f->block_atomic[i] = 1;
     }
