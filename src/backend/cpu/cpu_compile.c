@@ -21,6 +21,7 @@
 #include "core/text.h"
 
 extern const char kiln_embedded_kiln_cpu_fission[];
+extern const char kiln_embedded_kiln_cpu_fission_warp[];
 
 /* Module globals: per variable an exported function giving its address and
  * size (cpu_globals.c finds it by name). A function rather than exporting
@@ -57,6 +58,8 @@ static char *assemble_source(const kiln_compile_request *req, int fission, int p
     if (gen.length) {
         kiln_text_line_directive(&t, "kiln_cpu_fission.cuh");
         kiln_text_puts(&t, kiln_embedded_kiln_cpu_fission);
+        kiln_text_line_directive(&t, "kiln_cpu_fission_warp.cuh");
+        kiln_text_puts(&t, kiln_embedded_kiln_cpu_fission_warp);
     }
     kiln_text_line_directive(&t, req->name ? req->name : "kernel.cu");
     kiln_text_puts(&t, user);

@@ -137,8 +137,12 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
                              f->lines ? f->lines[f->nodes[n].a] : 0);
                     break;
                 }
+            fis_warp_note(f, why, why_size);
             free(f->lines);
             free(f->line_files);
+            free(f->warps);
+            free(f->warp_at);
+            free(f->block_atomic);
             free(f->user_tok);
             free(f);
             fis_rewrite_free(&rw);
@@ -149,6 +153,9 @@ int kiln_cpu_fission(const kpath_unit *u, const kpath_fn *fn, const char *file, 
     if (!why[0]) snprintf(why, why_size, "unsupported kernel shape");
     free(f->lines);
     free(f->line_files);
+    free(f->warps);
+    free(f->warp_at);
+    free(f->block_atomic);
     free(f->user_tok);
     free(f);
     return -1;

@@ -429,7 +429,10 @@ static int build_stmt(fis *f, int seq, int *region, int i, int e) {
         const kpath_fn *g = kpath_fn_named(f->u, j);
         if (g && g->barrier && is(f, j + 1, "(")) return fail(f, "a called function has barriers", j);
     }
-    if (fis_has_barrier(f, i, e)) {
+    int warp = fis_has_barrier(f, i, e) ? fis_warp_stmt(f, seq, region, i, e) : FIS_WARP_PLAIN;
+    if (warp < 0) return -1;
+    if (warp == FIS_WARP_DONE) return 0;
+    if (warp == FIS_WARP_NONE) {
         *region = -1;
         if (is(f, i, "{")) return fis_build_seq(f, i + 1, match(f, i), seq) < 0 ? -1 : 0;
         if (is(f, i, "for")) {
@@ -571,3 +574,7 @@ int fis_build_seq(fis *f, int a, int b, int parent) {
     for (int v = first_var; v < f->var_count; v++) f->vars[v].active = 0;
     return seq;
 }
+
+int fis_new_node(fis *f, int kind, int parent) { return new_node(f, kind, parent); }
+void fis_add_child(fis *f, int parent, int child) { add_child(f, parent, child); }
+int fis_current_region(fis *f, int seq, int *region) { return current_region(f, seq, region); }

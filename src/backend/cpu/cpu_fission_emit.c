@@ -18,6 +18,10 @@ static void put_type(fis *f, const var *x) {
 
 void fis_emit_stmt(fis *f, int s) {
     const node *n = &f->nodes[s];
+    if (n->warp) {
+        fis_warp_emit_put(f, s);
+        return;
+    }
     int any = 0;
     for (int v = n->decl; v >= 0; v = f->vars[v].next_in_stmt) any |= f->vars[v].stored;
     fis_put(f, "\n");
@@ -77,6 +81,10 @@ static void region_traits(fis *f, int r, int *calls, int *ivdep) {
     *ivdep = 1;
     for (int s = f->nodes[r].child; s >= 0; s = f->nodes[s].next)
         for (int i = f->nodes[s].a; i < f->nodes[s].b; i++) {
+            if (f->warp_at && f->warp_at[i]) { /* kiln's own inline code (cpu_fission_warp.c) */
+                i = fis_warp_traits(f, f->warp_at[i] - 1, ivdep);
+                continue;
+            }
             if (!ident(f, i)) continue;
             if (is(f, i, "volatile") || strncmp(f->c->text + f->c->t[i].start, "atomic", 6) == 0) *ivdep = 0;
             if (is(f, i + 1, "(") && !pure_call(f, i) && !fis_lookup(f, i)) *calls = 1;
@@ -320,6 +328,7 @@ static void put_thread_loop(fis *f, int r, int calls, int ivdep) {
     fis_put(f, "const int kiln_t = (kiln_z * kiln_by + kiln_y) * kiln_bx + kiln_x; (void)kiln_t;\n"
                "KILN_FIS_THREAD_RANGES\nKILN_FIS_WHERE(kiln_x, kiln_y, kiln_z)\n");
     if (f->returns) fis_put(f, "if (kiln_done[kiln_t]) continue;\n");
+    fis_warp_put_skips(f, r);
     fis_put(
         f,
         "const uint3 threadIdx = {(unsigned)kiln_x, (unsigned)kiln_y, (unsigned)kiln_z}; (void)threadIdx;\n");
@@ -435,6 +444,10 @@ static void emit_node(fis *f, int n) {
             emit_seq(f, x->other);
         }
         break;
+    case N_PIF: /* each region inside skips the threads not selected */
+        emit_seq(f, x->child);
+        if (x->other >= 0) emit_seq(f, x->other);
+        break;
     default: break;
     }
 }
@@ -482,6 +495,7 @@ void fis_emit_kernel(fis *f, int root) {
         if (f->vars[v].dim_a >= 0) fis_put_toks(f, f->vars[v].dim_a, f->vars[v].dim_b);
         fis_put(f, ";\n");
     }
+    fis_warp_decls(f);
     if (f->returns)
         fis_put(f, "unsigned char kiln_done[KILN_CPU_FIS_MAX_THREADS];\n"
                    "for (int i = 0; i < kiln_bx * kiln_by * kiln_bz; i++) kiln_done[i] = 0;\n");

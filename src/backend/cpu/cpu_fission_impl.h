@@ -37,7 +37,10 @@
 /* N_JUMP: `break;`, `continue;` or `if (C) break;` / `continue;` with C
  * uniform, at a sequence of a uniform loop: the whole block leaves the
  * loop (or its iteration) together, so it is written between the regions */
-enum { N_SEQ, N_REGION, N_STMT, N_BLOCK, N_UFOR, N_UIF, N_JUMP };
+/* N_PIF: `if (C) A else B` with C not uniform around warp functions
+ * (cpu_fission_warp.c): each thread's C is stored in a region before it,
+ * and the regions of A and B run the threads it selects */
+enum { N_SEQ, N_REGION, N_STMT, N_BLOCK, N_UFOR, N_UIF, N_JUMP, N_PIF };
 enum { V_UNIFORM, V_LOOP, V_REMAT, V_LOCAL, V_OPAQUE };
 enum { X_UNIFORM = 0, X_VARYING = 1, X_IMPURE = 2 };
 
@@ -65,6 +68,9 @@ typedef struct node {
     unsigned tree_h0; /* 0: blockDim.x / 2 */
     int tree_end;     /* N_UFOR: the token after the loop */
     int tree_first;   /* the kernel reads s[0] alone after the loop: only it is stored */
+    /* N_STMT: 1 + the warp call whose operand it stores, -(1 + p) where it
+     * stores predicate p; N_PIF: 1 + its predicate; else 0 (cpu_fission_warp.c) */
+    int warp;
     /* N_REGION of one `if (I % M == 0) S` (cpu_fission_build.c, strided):
      * M's tokens, the step of its thread loop; -1: none */
     int stride_a, stride_b;
@@ -135,6 +141,11 @@ typedef struct fis {
     struct fis_site *sites;
     int site_count;
     unsigned char *site_on;
+    struct fis_warp *warps; /* warp calls split across two regions (cpu_fission_warp.c) */
+    int warp_count;
+    int pred_count;              /* N_PIF predicates */
+    int *warp_at;                /* per token: 1 + the warp call starting there, or 0 */
+    unsigned char *block_atomic; /* per token: an atomic on the block's own shared memory (emit) */
 } fis;
 
 #define MAX_SITES 256
@@ -186,6 +197,69 @@ typedef struct declarator {
 } declarator;
 
 #define MAX_DECLARATORS 16
+
+/* ---- cpu_fission_warp.c: warp functions and shared-memory atomics */
+#define MAX_WARPS 64
+/* W_BALLOT to W_REDUCE: one result per warp (or tile), computed once;
+ * W_SYNC_COUNT to W_SYNC_OR: __syncthreads_count/_and/_or, one per block */
+enum {
+    W_SHFL,
+    W_SHFL_UP,
+    W_SHFL_DOWN,
+    W_SHFL_XOR,
+    W_BALLOT,
+    W_ANY,
+    W_ALL,
+    W_REDUCE,
+    W_ISCAN,
+    W_ESCAN,
+    W_SYNC_COUNT,
+    W_SYNC_AND,
+    W_SYNC_OR
+};
+/* A warp call `name(args)` at [call, rp]: the value each lane hands over
+ * [v0, v1), the lane argument [l0, l1) (source, delta or xor mask; the
+ * reduce's operator), the width [w0, w1) or, for a tile's method, the tile
+ * variable's token (tile >= 0), the mask [m0, m1) (-1: all lanes). */
+typedef struct fis_warp {
+    int kind, call, rp, v0, v1, l0, l1, w0, w1, m0, m1, tile;
+} fis_warp;
+enum { FIS_WARP_NONE, FIS_WARP_DONE, FIS_WARP_PLAIN };
+/* Statement [i, e) that names a barrier or warp function: FIS_WARP_DONE
+ * when it was built here (a warp sync, a warp call split across regions),
+ * FIS_WARP_PLAIN when it is an ordinary statement after all (a group's
+ * declaration; a warp call's second half), FIS_WARP_NONE when the caller
+ * decides; -1 on failure. */
+int fis_warp_stmt(fis *f, int seq, int *region, int i, int e);
+/* Token i names a cooperative group variable in a use that synchronises
+ * (`cta.sync()`, `tile.shfl_down(...)`, `cg::sync(cta)`, `cg::reduce(tile, ...)`). */
+int fis_group_barrier_at(const fis *f, int i);
+/* How a use of group variable v at token i varies: X_UNIFORM (its size, or
+ * the group passed on), X_IMPURE (its ranks, its collectives); -1: v is no
+ * group. */
+int fis_group_use(const fis *f, const var *v, int i);
+/* Writes token i where it starts a warp call (its replacement, in the
+ * region that reads the lanes) or names an atomic on the block's shared
+ * memory (its plain form); returns the last token written. */
+int fis_warp_put_tok(fis *f, int i);
+/* What warp call w means for the thread loop that reads its lanes: clears
+ * *ivdep where the lanes share a cached result; returns its last token. */
+int fis_warp_traits(const fis *f, int w, int *ivdep);
+/* Appends to the path note `why` what the kernel's warp functions and
+ * shared atomics became. */
+void fis_warp_note(const fis *f, char *why, size_t why_size);
+/* The per-block state of warp functions, at the top of the body; marks
+ * the atomics on the block's shared memory (f->block_atomic). */
+void fis_warp_decls(fis *f);
+/* In the thread loop of region r: skips the threads that the predicated
+ * ifs around it do not select. */
+void fis_warp_put_skips(fis *f, int r);
+/* Statement node s stores its warp call's operand (node.warp). */
+void fis_warp_emit_put(fis *f, int s);
+/* cpu_fission_build.c's node helpers, for cpu_fission_warp.c */
+int fis_new_node(fis *f, int kind, int parent);
+void fis_add_child(fis *f, int parent, int child);
+int fis_current_region(fis *f, int seq, int *region);
 
 /* ---- cpu_fission_scan.c */
 /* The token after the statement starting at i, or -1. */

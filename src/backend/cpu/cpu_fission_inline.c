@@ -22,6 +22,7 @@
  *    and `cta.sync();` become `__syncthreads();` and the declaration goes. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend/cpu/cpu_fission_impl.h"
 #include "backend/cpu/cpu_fission_pass.h"
@@ -232,6 +233,7 @@ static int params_step(pass *p) {
 /* A callee's template parameter names and the call's arguments. */
 typedef struct subst {
     int tnames[MAX_LIST], targ[MAX_LIST + 1], tcount; /* targ: split_list items */
+    int ttype[MAX_LIST];                              /* a type parameter (class, typename) */
     int pnames[MAX_LIST], pcount;
     int alias[MAX_LIST]; /* a parameter written as its argument (a cooperative group) */
     int arg[MAX_LIST + 1];
@@ -267,9 +269,11 @@ static void put_sub(pass *p, const subst *x, int i, int at_tok) {
     if (p_ident(p, i) && !member(p, i)) {
         for (int k = 0; k < x->tcount; k++)
             if (same(p, i, x->tnames[k])) {
-                fis_w_kiln(w, " (", at_tok);
+                /* a type as kiln_fis_type<T>, which a declaration takes as
+                 * well as a cast (`(T) x;` would be a cast); a value in ( ) */
+                fis_w_kiln(w, x->ttype[k] ? " kiln_fis_type<" : " (", at_tok);
                 fis_w_toks(w, x->targ[k], x->targ[k + 1] - 1);
-                fis_w_kiln(w, ") ", at_tok);
+                fis_w_kiln(w, x->ttype[k] ? "> " : ") ", at_tok);
                 return;
             }
         for (int k = 0; k < x->lcount; k++)
@@ -334,14 +338,59 @@ static int takes_group(const pass *p, const kpath_fn *g) {
     return 0;
 }
 
+/* Does function g (or one it calls, a few deep) call an atomic? */
+static int reaches_atomic(const pass *p, const kpath_fn *g, int depth) {
+    for (int i = g->lbrace; i < p_match(p, g->lbrace); i++) {
+        if (!p_ident(p, i) || !p_is(p, i + 1, "(")) continue;
+        if (strncmp(p->c->text + p->c->t[i].start, "atomic", 6) == 0) return 1;
+        const kpath_fn *h = kpath_fn_named(p->u, i);
+        if (h && h != g && depth < 4 && reaches_atomic(p, h, depth + 1)) return 1;
+    }
+    return 0;
+}
+
+/* Does [a, b) name the block's shared memory: a __shared__ array, or a
+ * local pointer of the kernel set from one (`uint *w = s_Hist + ...;`)? */
+static int names_shared_memory(const pass *p, int a, int b) {
+    if (fis_names_shared(p, a, b)) return 1;
+    int lb = p->fn->lbrace, rb = p_match(p, lb);
+    for (int i = a; i < b; i++) {
+        if (!p_ident(p, i) || member(p, i)) continue;
+        for (int k = lb + 1; k < rb; k++) {
+            if (!same(p, k, i) || !p_is(p, k - 1, "*") || !p_is(p, k + 1, "=")) continue;
+            int e = k + 2;
+            while (e < rb && !p_is(p, e, ";") && !p_is(p, e, ",")) e++;
+            if (fis_names_shared(p, k + 2, e)) return 1;
+        }
+    }
+    return 0;
+}
+
+/* A call statement `name(args);` of a function without barriers that does
+ * atomics on shared memory it is given: inlined (where it is a plain
+ * statement of a function kiln can tie to one definition) so that
+ * loop fission sees those atomics are on the block's own memory
+ * (cpu_fission_warp.c); else left as a call, as before. */
+static int shared_atomic_helper(const pass *p, const kpath_fn *h, int i) {
+    int lb = p->fn->lbrace;
+    if (h->scoped || h->is_template || p_is(p, i - 1, "::") || !p_is(p, i + 1, "(")) return 0;
+    if (!p_is(p, i - 1, ";") && !p_is(p, i - 1, "{") && !p_is(p, i - 1, "}") && i - 1 != lb) return 0;
+    if (!p_is(p, p_match(p, i + 1) + 1, ";")) return 0;
+    for (int k = h->lbrace; k < p_match(p, h->lbrace); k++)
+        if (p_is(p, k, "return")) return 0;
+    int defs = 0;
+    for (int f = 0; f < p->u->fn_count; f++) defs += same(p, p->u->fns[f].name, h->name);
+    return defs == 1 && reaches_atomic(p, h, 0) && names_shared_memory(p, i + 2, p_match(p, i + 1));
+}
+
 static int inline_step(pass *p) {
     int lb = p->fn->lbrace, rb = p_match(p, lb), j = -1;
     const kpath_fn *g = NULL;
     for (int i = lb + 1; i < rb && !g; i++) {
         if (!p_ident(p, i) || p_is(p, i - 1, ".") || p_is(p, i - 1, "->")) continue;
         const kpath_fn *h = kpath_fn_named(p->u, i);
-        if (h && h != p->fn && (h->barrier || takes_group(p, h)) && !h->is_global &&
-            (p_is(p, i + 1, "(") || p_is(p, i + 1, "<"))) {
+        if (h && h != p->fn && (h->barrier || takes_group(p, h) || shared_atomic_helper(p, h, i)) &&
+            !h->is_global && (p_is(p, i + 1, "(") || p_is(p, i + 1, "<"))) {
             g = h;
             j = i;
         }
@@ -383,7 +432,10 @@ static int inline_step(pass *p) {
         if (gt < 0) return refuse(p, "a template header kiln cannot read", ds);
         int at[MAX_LIST + 1], n = split_list(p, ds + 2, gt, at);
         if (n < 0) return refuse(p, "too many template parameters", ds);
-        for (int q = 0; q < n; q++) x.tnames[q] = decl_name(p, at[q], at[q + 1] - 1);
+        for (int q = 0; q < n; q++) {
+            x.tnames[q] = decl_name(p, at[q], at[q + 1] - 1);
+            x.ttype[q] = p_is(p, at[q], "class") || p_is(p, at[q], "typename");
+        }
         x.tcount = n;
         rt0 = gt + 1;
     }

@@ -73,6 +73,10 @@ static void put_toks_raw(fis *f, int a, int b) {
             else
                 kiln_text_add(f->out, f->c->text + gap_a, (size_t)(gap_b - gap_a));
         }
+        if ((f->warp_at && f->warp_at[i]) || (f->block_atomic && f->block_atomic[i])) {
+            i = fis_warp_put_tok(f, i); /* cpu_fission_warp.c */
+            continue;
+        }
         if (f->site_at && f->site_at[i] && f->site_on[f->site_at[i] - 1]) {
             i = put_site(f, f->site_at[i] - 1);
             continue;

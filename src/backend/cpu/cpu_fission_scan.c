@@ -58,7 +58,7 @@ int fis_barrier_at(const fis *f, int i) {
 
 int fis_has_barrier(const fis *f, int a, int b) {
     for (int i = a; i < b; i++)
-        if (fis_barrier_at(f, i)) return 1;
+        if (fis_barrier_at(f, i) || fis_group_barrier_at(f, i)) return 1;
     return 0;
 }
 
@@ -207,6 +207,9 @@ static int expr_class(fis *f, int a, int b, int loop) {
         }
         if (loop >= 0 && is_counter(f, i, loop)) continue;
         var *v = fis_lookup(f, i);
+        int group = v ? fis_group_use(f, v, i) : -1;
+        if (group == X_IMPURE) return impure(f, i);
+        if (group == X_UNIFORM) continue;
         if (v) {
             if (v->memory) return impure(f, i);
             if (v->kind == V_REMAT)

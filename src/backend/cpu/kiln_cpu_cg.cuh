@@ -62,6 +62,12 @@ class thread_block {
 };
 
 static inline thread_block this_thread_block() { return thread_block(); }
+// The scratch space CUDA's tiles of more than 32 threads use: none here (a
+// block runs on one worker); kiln's CPU tiles go up to 32 threads.
+template <unsigned MaxBlockSize = 1024> struct block_tile_memory { unsigned char unused; };
+template <unsigned N> static inline thread_block this_thread_block(block_tile_memory<N> &) {
+    return thread_block();
+}
 
 class grid_group {
   public:

@@ -15,6 +15,9 @@
 // A row check's loop over a row of this many threads (blocks 32 wide) takes
 // a copy of constant trip count (cpu_fission_emit.c, put_row_check).
 #define KILN_FIS_ROW 32
+// A type template argument of a function inlined before fission
+// (cpu_fission_inline.c): a name that a declaration and a cast both take.
+template <typename T> using kiln_fis_type = T;
 // Per-thread storage of a `const T` local is a T array.
 template <typename T> struct kiln_fis_rc { typedef T type; };
 template <typename T> struct kiln_fis_rc<const T> { typedef T type; };
@@ -34,9 +37,13 @@ template <typename P> static inline int kiln_fis_prefix(const P &p, int n) {
     }
     return lo;
 }
-template <typename T> struct kiln_fis_integral { enum { value = 0 }; };
+template <typename T> struct kiln_fis_integral {
+    enum { value = 0 };
+};
 #define KILN_FIS_INTEGRAL(T)                                                                                 \
-    template <> struct kiln_fis_integral<T> { enum { value = 1 }; };
+    template <> struct kiln_fis_integral<T> {                                                                \
+        enum { value = 1 };                                                                                  \
+    };
 KILN_FIS_INTEGRAL(bool)
 KILN_FIS_INTEGRAL(char)
 KILN_FIS_INTEGRAL(signed char)
@@ -240,10 +247,11 @@ static inline void kiln_cpu_fis(void (*)(A...), kiln_cpu_seq<I...>, const kiln_c
     }
 // A template kernel's instantiation: the body is a template on kiln_probe,
 // kiln_small and then the kernel's own parameters (cpu_fission_template.c).
-#define KILN_FIS_RUN_T(kiln__k, kiln__probe, kiln__small, ...)                                              \
+#define KILN_FIS_RUN_T(kiln__k, kiln__probe, kiln__small, ...)                                               \
     kiln_cpu_fis<&kiln_fis_body_##kiln__k<kiln__probe, kiln__small, __VA_ARGS__>>(                           \
         &kiln_fis_body_##kiln__k<kiln__probe, kiln__small, __VA_ARGS__>,                                     \
-        kiln_cpu_arity<decltype(&kiln_fis_body_##kiln__k<kiln__probe, kiln__small, __VA_ARGS__>)>::kiln_seq(), \
+        kiln_cpu_arity<                                                                                      \
+            decltype(&kiln_fis_body_##kiln__k<kiln__probe, kiln__small, __VA_ARGS__>)>::kiln_seq(),          \
         kiln__b, kiln__first, kiln__end)
 #define KILN_CPU_EXPORT_FISSION_T(kiln__sym, kiln__k, ...)                                                   \
     KILN_CPU_EXPORT __attribute__((cold)) void kiln_cpu_probe_##kiln__sym(                                   \
@@ -268,10 +276,12 @@ static inline void kiln_cpu_fis(void (*)(A...), kiln_cpu_seq<I...>, const kiln_c
 // live in registers), adds the same two elements in the same order as the
 // loop at every level (whole vectors down to h = 16, then lanes of the first
 // vector), and stores s[0, H) back as the loop leaves it (s[0] alone where
-// the kernel reads no other sum afterwards): the same values, bit for bit. The loop's own code stays beside it for blocks this does not
-// fit (fewer than H threads a row, more than one row) and other element
-// types. GCC only (vector extensions, __builtin_shuffle).
-template <typename T> struct kiln_fis_tree_lane { enum { ok = 0 }; };
+// the kernel reads no other sum afterwards): the same values, bit for bit. The loop's own code stays beside
+// it for blocks this does not fit (fewer than H threads a row, more than one row) and other element types.
+// GCC only (vector extensions, __builtin_shuffle).
+template <typename T> struct kiln_fis_tree_lane {
+    enum { ok = 0 };
+};
 #if defined(__GNUC__) && !defined(__clang__)
 #define KILN_FIS_TREE_LANE(T, M)                                                                             \
     template <> struct kiln_fis_tree_lane<T> {                                                               \

@@ -29,9 +29,10 @@ static inline int __syncthreads_or(int p) {
     int n;
     return kiln_cpu_barrier(p != 0, &n) != 0;
 }
-// Warps are not modelled: __syncwarp is a full block barrier (stronger than
-// CUDA's, so correct code stays correct; a __syncwarp inside a branch taken by
-// part of the block is not supported).
+// On fibers warps are not modelled: __syncwarp is a full block barrier
+// (stronger than CUDA's, so correct code stays correct; a __syncwarp inside a
+// branch taken by part of the block is not supported). Kernels on loop
+// fission exchange among a warp's lanes instead (kiln_cpu_fission_warp.cuh).
 static inline void __syncwarp(unsigned mask = 0xffffffffu) {
     (void)mask;
     __syncthreads();
