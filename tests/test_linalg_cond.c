@@ -289,9 +289,9 @@ static void test_lstsq_forward(void **state) {
     }
 }
 
-/* NaN in, NaN out, as NumPy runs LAPACK on it: solve gives NaN where the
- * NaN reaches (no error; the matrices beside it are solved as usual). The
- * CPU's LAPACKE must not refuse the input as an illegal argument. */
+/* NaN in, no error: the matrices beside it are solved as usual; on the
+ * CPU, as NumPy runs LAPACK on it, solve gives NaN where the NaN reaches
+ * (LAPACKE must not refuse the input as an illegal argument). */
 static void test_nan_input(void **state) {
     kiln_context *ctx = *state;
     test_rng rng = test_rng_for(__func__);
@@ -312,7 +312,9 @@ static void test_nan_input(void **state) {
             assert_true(isfinite((double)v0.re) && isfinite((double)v0.im));
             nan_in_1 |= isnan((double)v1.re);
         }
-        assert_true(nan_in_1);
+        /* LAPACK (the CPU) carries the NaN into that matrix's solution;
+         * cuSOLVER's getrf gives it no defined value (docs/linalg.md) */
+        if (kiln_context_backend(ctx) == KILN_BACKEND_CPU) assert_true(nan_in_1);
         hval *am = load(t, ha, 0, 36), *bm = load(t, hb, 0, 6), *ref = malloc(sizeof *ref * 6);
         long double cond = cond_inf(am, 6);
         ref_solve(6, 1, am, bm, ref);

@@ -1023,10 +1023,12 @@ static void mixed_kernel_hands_over_on_cuda(void **state) {
  * serves every call and nothing is built. */
 static void mixed_kernel_tiers_up_in_background(void **state) {
     (void)state;
+    /* a body of its own: the context's module cache would hand the test
+     * before's exact kernel to an identical one, and nothing would build */
     unsetenv("KILN_TIER_UP");
     kiln_ufunc *f = NULL, *g = NULL;
     kiln_status made =
-        vectorize_with_limit("10000", "axpb", "f8(f8,f8)", "a, x", "return a * x + 0.5;", NULL, &f);
+        vectorize_with_limit("10000", "axpt", "f8(f8,f8)", "a, x", "return a * x + 0.25;", NULL, &f);
     if (made == KILN_OK)
         made = vectorize_with_limit("10000", "axpc", "f8(f8,f8)", "a, x", "return a * x - 0.5;", NULL, &g);
     setenv("KILN_TIER_UP", "0", 1);
@@ -1041,7 +1043,7 @@ static void mixed_kernel_tiers_up_in_background(void **state) {
     int call = 0, built_at = 0;
     for (; call < 100000 && (built_at == 0 || call < built_at + 3) && (cuda || call < 8); call++) {
         double a = 0.25 * (call % 7) - 0.5;
-        for (int64_t e = 0; e < n; e++) want[e] = a * h[e] + 0.5;
+        for (int64_t e = 0; e < n; e++) want[e] = a * h[e] + 0.25;
         kiln_array *Z = NULL;
         TEST_OK(kiln_call(f, KILN_ARGS(kiln_f64(a), kiln_arr(X)), &Z));
         double *z = test_read_array(Z);
