@@ -80,12 +80,9 @@ kiln_status kiln_blas_small_run(kiln_context *ctx, kiln_stream *stream, const bl
                               kiln_dtype_name(dtype), (long long)m, (long long)n, (long long)k);
     char options[32];
     snprintf(options, sizeof options, "-DKILN_SG_KIND=%d", l->kind);
-    /* above 8 rows or columns the tiled kernel is bound by its shared loads:
-     * a warp per product (blas_small_kernels.cuh says why) */
-    int by_warp = m > 8 || n > 8;
     kiln_kernel *kernel;
     kiln_status s = kiln_builtin_kernel(ctx, kiln_embedded_blas_small_kernels, "kiln/blas_small.cu", options,
-                                        by_warp ? "kiln_small_gemm_warp" : "kiln_small_gemm", &kernel);
+                                        "kiln_small_gemm", &kernel);
     if (s != KILN_OK) return s;
     const blas_mat *ops[3] = {A, B, C};
     int64_t st[3][2];
@@ -94,28 +91,13 @@ kiln_status kiln_blas_small_run(kiln_context *ctx, kiln_stream *stream, const bl
         st[o][0] = M->strides[M->ndim - 2] / (int64_t)item;
         st[o][1] = M->strides[M->ndim - 1] / (int64_t)item;
     }
-    int per;
-    int64_t threads, blocks, most = (int64_t)ctx->info.multiprocessors * 16;
-    size_t shared;
-    if (by_warp) {
-        /* per = warps a block, each taking g products at a time */
-        int64_t g = n <= 16 ? 32 / n : 1, kp = (k + 3) & ~3;
-        size_t per_warp = (size_t)(g * (m * kp + kp * n)) * item;
-        per = (int)(SMALL_SHARED_MAX / per_warp);
-        if (per > SMALL_THREADS / 32) per = SMALL_THREADS / 32;
-        if (per < 1) per = 1;
-        threads = 32 * per;
-        blocks = ((batch + g - 1) / g + per - 1) / per;
-        shared = (size_t)per * per_warp;
-    } else {
-        per = products_per_block(m, n, k, item);
-        int64_t tiles = ((m + 3) / 4) * ((n + 3) / 4);
-        threads = ((per * tiles + 31) / 32) * 32;
-        if (threads > SMALL_THREADS) threads = SMALL_THREADS;
-        blocks = (batch + per - 1) / per;
-        shared = (size_t)per * shared_per_product(m, n, k, item);
-    }
+    int per = products_per_block(m, n, k, item);
+    int64_t tiles = ((m + 3) / 4) * ((n + 3) / 4);
+    int64_t threads = ((per * tiles + 31) / 32) * 32;
+    if (threads > SMALL_THREADS) threads = SMALL_THREADS;
+    int64_t blocks = (batch + per - 1) / per, most = (int64_t)ctx->info.multiprocessors * 16;
     if (most > 0 && blocks > most) blocks = most;
+    size_t shared = (size_t)per * shared_per_product(m, n, k, item);
     kiln_array *va = NULL, *vb = NULL, *vc = NULL;
     s = kiln_blas_view(A->arr, A->ndim, A->shape, A->strides, 0, &va);
     if (s == KILN_OK) s = kiln_blas_view(B->arr, B->ndim, B->shape, B->strides, 0, &vb);
