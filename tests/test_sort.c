@@ -377,10 +377,10 @@ static void test_searchsorted(void **state) {
         assert_int_equal(g[i], above);
     }
     free(g), free(d), free(vq);
-    kiln_array_release(res), kiln_array_release(da), kiln_array_release(ds), kiln_array_release(va);
+    kiln_array_release(res), kiln_array_release(ds), kiln_array_release(va);
     TEST_FAILS_WITH(kiln_searchsorted(sa, da, KILN_SIDE_LEFT, 0, NULL, NULL, &res), KILN_ERR_DTYPE,
                     "v is int32 but the sorted array is float32");
-    kiln_array_release(sa), kiln_array_release(qa);
+    kiln_array_release(da), kiln_array_release(sa), kiln_array_release(qa);
 }
 
 /* ---------------------------------------------------------------- errors */
