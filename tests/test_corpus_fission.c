@@ -5,76 +5,16 @@
  * kernels, barriers inside __device__ functions, parameters advanced in the
  * body, cooperative groups' block sync, barrier loops of uniform trip count.
  *
- * The upstream files (tests/corpus/cuda-samples/, unchanged) hold host code
- * kiln does not compile (launches through <<<>>>, helper_cuda.h): each
- * module is the files' kernel lines, cut as they stand, under #line
- * directives naming the file, with explicit instantiations of the template
- * kernels the test launches appended. */
+ * Each module is the upstream files' kernel lines, cut as they stand
+ * (tests/support/corpus_cuts.c says how and why). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "corpus_cuts.h"
 #include "test_support.h"
-
-typedef struct cut {
-    const char *file; /* under tests/corpus/cuda-samples/ */
-    int from, to;     /* lines, both included */
-} cut;
-
-typedef struct corpus_module {
-    const char *folder; /* for its includes */
-    cut cuts[4];
-    const char *tail; /* appended: explicit instantiations */
-} corpus_module;
-
-enum { M_MATMUL, M_REDUCE, M_SCAN, M_HIST256, M_HIST64, M_BITONIC, M_TRANSPOSE, M_FWT, M_DCT, M_COUNT };
-
-static const corpus_module modules[M_COUNT] = {
-    [M_MATMUL] = {"matrixMul",
-                  {{"matrixMul/matrixMul.cu", 58, 126}},
-                  "template __global__ void MatrixMulCUDA<16>(float *, float *, float *, int, int);\n"
-                  "template __global__ void MatrixMulCUDA<32>(float *, float *, float *, int, int);\n"},
-    [M_REDUCE] = {"reduction",
-                  {{"reduction/reduction_kernel.cu", 28, 36},
-                   {"reduction/reduction_kernel.cu", 38, 512},
-                   {"reduction/reduction_kernel.cu", 991, 991}},
-                  "template __global__ void reduce0<float>(float *, float *, unsigned int);\n"
-                  "template __global__ void reduce1<int>(int *, int *, unsigned int);\n"
-                  "template __global__ void reduce2<float>(float *, float *, unsigned int);\n"
-                  "template __global__ void reduce3<int>(int *, int *, unsigned int);\n"},
-    [M_SCAN] = {"scan",
-                {{"scan/scan_common.h", 36, 36}, {"scan/scan.cu", 29, 31}, {"scan/scan.cu", 35, 172}},
-                ""},
-    [M_HIST256] = {"histogram",
-                   {{"histogram/histogram256.cu", 29, 29},
-                    {"histogram/histogram256.cu", 33, 34},
-                    {"histogram/histogram256.cu", 36, 126}},
-                   ""},
-    [M_HIST64] = {"histogram",
-                  {{"histogram/histogram64.cu", 29, 29},
-                   {"histogram/histogram64.cu", 33, 34},
-                   {"histogram/histogram64.cu", 36, 164}},
-                  ""},
-    [M_BITONIC] = {"sortingNetworks",
-                   {{"sortingNetworks/bitonicSort.cu", 31, 33}, {"sortingNetworks/bitonicSort.cu", 35, 217}},
-                   ""},
-    [M_TRANSPOSE] = {"transpose",
-                     {{"transpose/transpose.cu", 41, 43},
-                      {"transpose/transpose.cu", 56, 57},
-                      {"transpose/transpose.cu", 81, 301}},
-                     ""},
-    [M_FWT] = {"fastWalshTransform",
-               {{"fastWalshTransform/fastWalshTransform_kernel.cuh", 28, 151},
-                {"fastWalshTransform/fastWalshTransform_kernel.cuh", 186, 187}},
-               ""},
-    [M_DCT] = {"dct8x8",
-               {{"dct8x8/Common.h", 44, 82},
-                {"dct8x8/dct8x8_kernel2.cuh", 43, 46},
-                {"dct8x8/dct8x8_kernel2.cuh", 48, 274}},
-               ""},
-};
 
 static const char *source_dir(void) {
     const char *root = getenv("KILN_SOURCE_DIR");
@@ -82,41 +22,13 @@ static const char *source_dir(void) {
     return root;
 }
 
-/* The module's source: its cuts under #line directives, then its tail. */
+/* The module's source (tests/support/corpus_cuts.c). */
 static char *module_source(int m) {
-    size_t cap = 1 << 16, len = 0;
-    char *out = malloc(cap);
-    assert_non_null(out);
-    out[0] = '\0';
-    for (int c = 0; c < 4 && modules[m].cuts[c].file; c++) {
-        const cut *k = &modules[m].cuts[c];
-        char path[1024];
-        snprintf(path, sizeof path, "%s/tests/corpus/cuda-samples/%s", source_dir(), k->file);
-        char *text = test_read_file(path);
-        if (!text) fail_msg("cannot read %s", path);
-        const char *p = text;
-        for (int line = 1; line < k->from && p; line++) p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
-        const char *e = p;
-        for (int line = k->from; line <= k->to && e && *e; line++)
-            e = strchr(e, '\n') ? strchr(e, '\n') + 1 : NULL;
-        if (!p || !e) fail_msg("%s has no lines %d-%d", k->file, k->from, k->to);
-        size_t need = len + (size_t)(e - p) + strlen(path) + 64;
-        if (need > cap) {
-            cap = 2 * need;
-            out = realloc(out, cap);
-            assert_non_null(out);
-        }
-        len += (size_t)snprintf(out + len, cap - len, "#line %d \"%s\"\n", k->from, path);
-        memcpy(out + len, p, (size_t)(e - p));
-        len += (size_t)(e - p);
-        out[len] = '\0';
-        free(text);
-    }
-    size_t tail = strlen(modules[m].tail);
-    if (len + tail + 1 > cap) out = realloc(out, len + tail + 1);
-    assert_non_null(out);
-    memcpy(out + len, modules[m].tail, tail + 1);
-    return out;
+    char dir[1024], err[1200];
+    snprintf(dir, sizeof dir, "%s/tests/corpus/cuda-samples", source_dir());
+    char *src = corpus_module_source(dir, m, err, sizeof err);
+    if (!src) fail_msg("%s", err);
+    return src;
 }
 
 static int is_cpu(void) { return strcmp(test_target(), "cpu") == 0; }
@@ -129,12 +41,12 @@ typedef struct fixture {
 static kiln_module *build(kiln_context *ctx, int m, int fibers) {
     char *src = module_source(m);
     char options[1200];
-    snprintf(options, sizeof options, "-I%s/tests/corpus/cuda-samples/%s%s", source_dir(), modules[m].folder,
-             fibers ? " -DKILN_CPU_FIBERS" : "");
+    snprintf(options, sizeof options, "-I%s/tests/corpus/cuda-samples/%s%s", source_dir(),
+             corpus_modules[m].folder, fibers ? " -DKILN_CPU_FIBERS" : "");
     kiln_module *out = NULL;
-    kiln_status s = kiln_module_from_source(ctx, src, modules[m].cuts[0].file, options, &out);
+    kiln_status s = kiln_module_from_source(ctx, src, corpus_modules[m].cuts[0].file, options, &out);
     if (s != KILN_OK)
-        fail_msg("%s: %s: %s", modules[m].cuts[0].file, kiln_status_string(s), kiln_last_error());
+        fail_msg("%s: %s: %s", corpus_modules[m].cuts[0].file, kiln_status_string(s), kiln_last_error());
     free(src);
     return out;
 }
@@ -503,8 +415,8 @@ static void paths(void **state) {
     for (int m = 0; m < M_COUNT; m++) {
         char *src = module_source(m), *log = NULL, options[1200];
         snprintf(options, sizeof options, "-I%s/tests/corpus/cuda-samples/%s", source_dir(),
-                 modules[m].folder);
-        TEST_OK(kiln_compile_only("cpu", NULL, src, modules[m].cuts[0].file, options, &log));
+                 corpus_modules[m].folder);
+        TEST_OK(kiln_compile_only("cpu", NULL, src, corpus_modules[m].cuts[0].file, options, &log));
         for (int k = 0; k < 9 && fission[m][k]; k++)
             test_expect_cpu_path(log, fission[m][k], "fission", NULL);
         kiln_free(log);
@@ -519,14 +431,16 @@ static void through_nvrtc(void **state) {
     for (int m = 0; m < M_COUNT; m++) {
         char *src = module_source(m), *log = NULL, options[1200];
         snprintf(options, sizeof options, "-I%s/tests/corpus/cuda-samples/%s", source_dir(),
-                 modules[m].folder);
-        kiln_status s = kiln_compile_only("cuda", "sm_90", src, modules[m].cuts[0].file, options, &log);
+                 corpus_modules[m].folder);
+        kiln_status s =
+            kiln_compile_only("cuda", "sm_90", src, corpus_modules[m].cuts[0].file, options, &log);
         free(src);
         if (s == KILN_ERR_COMPILER_MISSING) {
             kiln_free(log);
             skip();
         }
-        if (s != KILN_OK) fail_msg("%s: %s: %s", modules[m].cuts[0].file, kiln_last_error(), log ? log : "");
+        if (s != KILN_OK)
+            fail_msg("%s: %s: %s", corpus_modules[m].cuts[0].file, kiln_last_error(), log ? log : "");
         kiln_free(log);
     }
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "corpus_cuts.h"
 #include "corpus_loops.h"
 #include "examples.h"
 #include "kiln.h"
@@ -33,103 +34,15 @@
         }                                                                                                    \
     } while (0)
 
-typedef struct cut {
-    const char *file;
-    int from, to;
-} cut;
-typedef struct module_src {
-    const char *folder;
-    cut cuts[4];
-    const char *tail;
-} module_src;
-
-enum { M_MATMUL, M_REDUCE, M_SCAN, M_HIST256, M_HIST64, M_BITONIC, M_TRANSPOSE, M_FWT, M_DCT, M_COUNT };
-
-/* The same cuts as tests/test_corpus_fission.c. */
-static const module_src modules[M_COUNT] = {
-    [M_MATMUL] = {"matrixMul",
-                  {{"matrixMul/matrixMul.cu", 58, 126}},
-                  "template __global__ void MatrixMulCUDA<32>(float *, float *, float *, int, int);\n"},
-    [M_REDUCE] = {"reduction",
-                  {{"reduction/reduction_kernel.cu", 28, 36},
-                   {"reduction/reduction_kernel.cu", 38, 512},
-                   {"reduction/reduction_kernel.cu", 991, 991}},
-                  "template __global__ void reduce0<float>(float *, float *, unsigned int);\n"
-                  "template __global__ void reduce2<float>(float *, float *, unsigned int);\n"
-                  "template __global__ void reduce3<int>(int *, int *, unsigned int);\n"},
-    [M_SCAN] = {"scan",
-                {{"scan/scan_common.h", 36, 36}, {"scan/scan.cu", 29, 31}, {"scan/scan.cu", 35, 172}},
-                ""},
-    [M_HIST256] = {"histogram",
-                   {{"histogram/histogram256.cu", 29, 29},
-                    {"histogram/histogram256.cu", 33, 34},
-                    {"histogram/histogram256.cu", 36, 126}},
-                   ""},
-    [M_HIST64] = {"histogram",
-                  {{"histogram/histogram64.cu", 29, 29},
-                   {"histogram/histogram64.cu", 33, 34},
-                   {"histogram/histogram64.cu", 36, 164}},
-                  ""},
-    [M_BITONIC] = {"sortingNetworks",
-                   {{"sortingNetworks/bitonicSort.cu", 31, 33}, {"sortingNetworks/bitonicSort.cu", 35, 217}},
-                   ""},
-    [M_TRANSPOSE] = {"transpose",
-                     {{"transpose/transpose.cu", 41, 43},
-                      {"transpose/transpose.cu", 56, 57},
-                      {"transpose/transpose.cu", 81, 301}},
-                     ""},
-    [M_FWT] = {"fastWalshTransform",
-               {{"fastWalshTransform/fastWalshTransform_kernel.cuh", 28, 151},
-                {"fastWalshTransform/fastWalshTransform_kernel.cuh", 186, 187}},
-               ""},
-    [M_DCT] = {"dct8x8",
-               {{"dct8x8/Common.h", 44, 82},
-                {"dct8x8/dct8x8_kernel2.cuh", 43, 46},
-                {"dct8x8/dct8x8_kernel2.cuh", 48, 274}},
-               ""},
-};
-
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
+/* Module m's source (tests/support/corpus_cuts.c), or exit. */
 static char *module_source(int m) {
-    size_t cap = 1 << 17, len = 0;
-    char *out = calloc(1, cap);
-    for (int c = 0; c < 4 && modules[m].cuts[c].file; c++) {
-        const cut *k = &modules[m].cuts[c];
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", KILN_CORPUS_DIR, k->file);
-        char *text = read_file(path);
-        if (!text) {
-            fprintf(stderr, "cannot read %s\n", path);
-            exit(1);
-        }
-        const char *p = text, *e;
-        for (int line = 1; line < k->from && p; line++) p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
-        e = p;
-        for (int line = k->from; line <= k->to && e && *e; line++)
-            e = strchr(e, '\n') ? strchr(e, '\n') + 1 : NULL;
-        if (!p || !e || len + (size_t)(e - p) + 2048 > cap) {
-            fprintf(stderr, "%s: lines %d-%d\n", k->file, k->from, k->to);
-            exit(1);
-        }
-        len += (size_t)snprintf(out + len, cap - len, "#line %d \"%s\"\n", k->from, path);
-        memcpy(out + len, p, (size_t)(e - p));
-        len += (size_t)(e - p);
-        free(text);
+    char err[1200];
+    char *src = corpus_module_source(KILN_CORPUS_DIR, m, err, sizeof err);
+    if (!src) {
+        fprintf(stderr, "%s\n", err);
+        exit(1);
     }
-    snprintf(out + len, cap - len, "%s", modules[m].tail);
-    return out;
+    return src;
 }
 
 typedef struct bench {
@@ -376,11 +289,12 @@ int main(int argc, char **argv) {
     CHECK(kiln_open(&b.ctx, "cpu"));
     for (int m = 0; m < M_COUNT; m++) {
         char *src = module_source(m), opt[1200];
-        snprintf(opt, sizeof opt, "-I%s/%s", KILN_CORPUS_DIR, modules[m].folder);
-        CHECK(kiln_compile_only("cpu", NULL, src, modules[m].cuts[0].file, opt, &b.log[m]));
-        CHECK(kiln_module_from_source(b.ctx, src, modules[m].cuts[0].file, opt, &b.mod[m]));
+        snprintf(opt, sizeof opt, "-I%s/%s", KILN_CORPUS_DIR, corpus_modules[m].folder);
+        CHECK(kiln_compile_only("cpu", NULL, src, corpus_modules[m].cuts[0].file, opt, &b.log[m]));
+        CHECK(kiln_module_from_source(b.ctx, src, corpus_modules[m].cuts[0].file, opt, &b.mod[m]));
         strncat(opt, " -DKILN_CPU_FIBERS", sizeof opt - strlen(opt) - 1);
-        if (b.fibers) CHECK(kiln_module_from_source(b.ctx, src, modules[m].cuts[0].file, opt, &b.fib[m]));
+        if (b.fibers)
+            CHECK(kiln_module_from_source(b.ctx, src, corpus_modules[m].cuts[0].file, opt, &b.fib[m]));
         free(src);
     }
     CHECK(kiln_jit_wait(b.ctx)); /* the -O3 tier-ups, not the quick builds */
