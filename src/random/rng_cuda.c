@@ -235,9 +235,8 @@ static kiln_status curand_generate(kiln_rng *rng, const kiln_rng_request *req, v
      * write peak against 49 % for uniform floats on an H100: its 64-bit
      * products run at a quarter of the integer rate), so it serves only
      * where cuRAND cannot be loaded */
-    const kiln_curand_api *api = NULL;
-    int own =
-        rng->type == KILN_RNG_XORWOW || (rng->type == KILN_RNG_MRG32K3A && !(api = kiln_curand_load(&st)));
+    const kiln_curand_api *api = rng->type == KILN_RNG_XORWOW ? NULL : kiln_curand_load(&st);
+    int own = rng->type == KILN_RNG_XORWOW || (rng->type == KILN_RNG_MRG32K3A && !api);
     if (own && !req->poisson) {
         /* cuRAND's generator, should a Poisson fill need it next, starts
          * again at the offset kiln's fills leave */
