@@ -56,7 +56,7 @@ FUZZ_TARGETS = typesig layout params dims options scan
 test-fuzz: deps-test
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ) -DCMAKE_BUILD_TYPE=Release -DKILN_FUZZ=ON -DKILN_WERROR=OFF -DKILN_BUILD_BENCH=OFF -DKILN_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(FUZZ) -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
-	cd $(FUZZ) && ctest --output-on-failure -R '^fuzz_($(subst $(eval) ,|,$(FUZZ_TARGETS)))$$'
+	cd $(FUZZ) && ctest --output-on-failure -j$(JOBS) -R '^fuzz_($(subst $(eval) ,|,$(FUZZ_TARGETS)))$$'
 
 test-plain: deps-test
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
@@ -68,8 +68,11 @@ test-plain: deps-test
 # intercept_tls_get_addr=0: GCC <= 13's runtime can take a dlopened library's
 # dynamic TLS block for a glibc 2.19 one, depending on where malloc put it,
 # and LeakSanitizer's tracer then dies (signal 11) after the tests passed.
+# The suites load the kernels the plain run compiled (its warm disk cache)
+# rather than compiling them again; the cache's own suites keep private
+# folders, so compiles still run under the sanitizers there.
 test-asan: deps-test
-	@cmake -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF -DKILN_TEST_CACHE_DIR=$(abspath $(BUILD))/test-cache/shared $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(SAN) -j$(JOBS)
 	cd $(SAN) && KILN_TARGET=cpu ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:intercept_tls_get_addr=0 UBSAN_OPTIONS=print_stacktrace=1 ctest --no-tests=error --output-on-failure -j$(JOBS)
 

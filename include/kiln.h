@@ -619,7 +619,11 @@ KILN_API kiln_status kiln_launch_cooperative(kiln_kernel *kernel, kiln_dim3 grid
  * it can be had: ptxas writes it, and NVRTC 13 serves a program it compiled
  * before (its cache, CUDA_CACHE_PATH, shared by processes) without running
  * ptxas; with CUDA_CACHE_DISABLE=1 in the environment it always compiles
- * (`kiln compile` sets that). KILN_ERR_COMPILE on errors. Needs no context. */
+ * (`kiln compile` sets that). KILN_ERR_COMPILE on errors. Needs no context.
+ * On CUDA a successful compile's log is kept in the disk cache
+ * (KILN_CACHE_DIR), keyed like a module (source, included headers, options,
+ * NVRTC version, arch), so checking the same source again costs a file
+ * read. */
 KILN_API kiln_status kiln_compile_only(const char *target, const char *arch, const char *source,
                                        const char *name, const char *options, char **log);
 /* Frees memory that kiln returned to the caller. */

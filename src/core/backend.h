@@ -144,7 +144,10 @@ typedef struct kiln_backend_ops {
      * compile() turns a request into a binary blob (backend-defined format,
      * self-contained: it is what the disk cache stores). On a compile error it
      * returns KILN_ERR_COMPILE and *log holds the compiler's output (malloc'd;
-     * the caller frees). *log may also be set on success (warnings). */
+     * the caller frees). *log may also be set on success (warnings).
+     * compiler_id with st NULL: the id of the compiler compile_only uses,
+     * where its output depends on the request alone (then kiln_compile_only
+     * keeps logs in the disk cache); an error where it does not. */
     kiln_status (*compiler_id)(kiln_backend_state *st, const char *arch, char *out, size_t out_size);
     kiln_status (*compile)(kiln_backend_state *st, const kiln_compile_request *req, kiln_blob *out,
                            char **log);

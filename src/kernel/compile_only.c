@@ -7,9 +7,53 @@
 #include "backend/backends.h"
 #include "core/error.h"
 #include "core/text.h"
+#include "jit/cache.h"
 #include "kernel/absent.h"
 #include "kernel/expand.h"
 #include "kernel/globals.h"
+
+/* A compile that succeeded keeps its log (diagnostics, the kernel list, the
+ * resource report) in the disk cache, keyed like a module but under an id
+ * of its own, so that checking the same source again (`kiln compile` after
+ * an edit elsewhere, or the test suites' sm_90 checks, which compile the
+ * same kernels in every build of a test run) costs a file read instead of
+ * an NVRTC front end over the toolkit's headers. The key covers what a
+ * module's does (the source, every header it includes, the options, the
+ * compiler and its target) and CUDA_CACHE_DISABLE, which decides whether
+ * NVRTC's own cache may leave out the resource report. 0: no key (no
+ * compiler id, or no usable cache folder). */
+static int compile_only_key(const kiln_backend_ops *ops, const kiln_compile_request *req, kiln_cache_dir *dir,
+                            unsigned char key[KILN_CACHE_KEY_BYTES]) {
+    char id[600], compiler[512];
+    if (!ops->compiler_id || ops->compiler_id(NULL, req->arch, compiler, sizeof compiler) != KILN_OK) return 0;
+    const char *fresh = getenv("CUDA_CACHE_DISABLE");
+    snprintf(id, sizeof id, "compile-only log; %s; CUDA_CACHE_DISABLE=%s", compiler, fresh ? fresh : "");
+    kiln_cache_dir_resolve(dir);
+    if (!dir->usable) return 0;
+    kiln_cache_key(req, id, key);
+    return 1;
+}
+
+/* The cached log of key's compile into *log (NULL when log is NULL); 1 on
+ * a hit. */
+static int cached_log(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES], char **log) {
+    kiln_blob b = {0};
+    int rejected = 0;
+    if (!kiln_cache_load(dir, key, &b, &rejected)) return 0;
+    char *text = malloc(b.size + 1);
+    if (!text) {
+        free(b.data);
+        return 0;
+    }
+    if (b.size) memcpy(text, b.data, b.size);
+    text[b.size] = 0;
+    free(b.data);
+    if (log)
+        *log = text;
+    else
+        free(text);
+    return 1;
+}
 
 kiln_status kiln_compile_only(const char *target, const char *arch, const char *source, const char *name,
                               const char *options, char **log) {
@@ -54,6 +98,17 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     kiln_blob bin = {0};
     char id[512];
     char *compiler_log = NULL;
+    kiln_cache_dir dir;
+    unsigned char key[KILN_CACHE_KEY_BYTES];
+    int keyed = compile_only_key(ops, &req, &dir, key);
+    if (keyed && cached_log(&dir, key, log)) {
+        kiln_options_free(&opts);
+        kiln_kernel_list_free(&kernels);
+        free(expanded);
+        kiln_global_list_free(globals);
+        free(globals);
+        return KILN_OK;
+    }
     s = ops->compile_only
             ? ops->compile_only(&req, &bin, &compiler_log, id, sizeof id)
             : kiln_set_error(KILN_ERR_UNSUPPORTED,
@@ -90,6 +145,11 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
             free(compiler_log);
             compiler_log = listed;
         }
+    }
+    if (s == KILN_OK && keyed) {
+        kiln_blob text = {(unsigned char *)(compiler_log ? compiler_log : ""),
+                          compiler_log ? strlen(compiler_log) : 0};
+        kiln_cache_store(&dir, key, &text);
     }
     if (log)
         *log = compiler_log;

@@ -70,6 +70,10 @@ static kiln_status cpu_open(int ordinal, kiln_backend_state **out) {
 
 static kiln_status cpu_compiler_id(kiln_backend_state *st, const char *arch, char *out, size_t out_size) {
     (void)arch;
+    /* Without a context: refused, so kiln_compile_only never keeps a CPU
+     * result (what the host compiler makes of a request also depends on
+     * settings read at compile time, such as the light prelude). */
+    if (!st) return KILN_ERR_UNSUPPORTED;
     pthread_mutex_lock(&st->lock);
     kiln_status s = KILN_OK;
     if (!st->compiler_id[0])
