@@ -25,7 +25,8 @@
 static int compile_only_key(const kiln_backend_ops *ops, const kiln_compile_request *req, kiln_cache_dir *dir,
                             unsigned char key[KILN_CACHE_KEY_BYTES]) {
     char id[600], compiler[512];
-    if (!ops->compiler_id || ops->compiler_id(NULL, req->arch, compiler, sizeof compiler) != KILN_OK) return 0;
+    if (!ops->compiler_id || ops->compiler_id(NULL, req->arch, compiler, sizeof compiler) != KILN_OK)
+        return 0;
     const char *fresh = getenv("CUDA_CACHE_DISABLE");
     snprintf(id, sizeof id, "compile-only log; %s; CUDA_CACHE_DISABLE=%s", compiler, fresh ? fresh : "");
     kiln_cache_dir_resolve(dir);
