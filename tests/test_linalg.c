@@ -212,12 +212,17 @@ static void test_det_slogdet(void **state) {
 
 /* ------------------------------------------------------------------ cholesky, qr */
 
+/* Each factor kiln can ask for (KILN_CHOLESKY_FACTOR: the lower one is
+ * rewritten row-major in place by 32 x 32 tiles, so 70 takes partial and
+ * mirrored tiles), each dtype. */
 static void test_cholesky(void **state) {
     kiln_context *ctx = *state;
     test_rng rng = test_rng_for(__func__);
-    for (int ti = 0; ti < 4; ti++) {
-        kiln_dtype t = LINALG_DTYPES[ti];
-        int64_t batch = 3, n = 19;
+    static const char *const factors[3] = {"auto", "lower", "upper"};
+    for (int c = 0; c < 3 * 2 * 4; c++) {
+        setenv("KILN_CHOLESKY_FACTOR", factors[c / 8], 1);
+        kiln_dtype t = LINALG_DTYPES[c % 4];
+        int64_t batch = 3, n = c / 4 % 2 ? 70 : 19;
         void *ha;
         kiln_array *a = lr_spd(ctx, &rng, t, batch, n, &ha), *l = NULL;
         /* NumPy reads only the lower triangle: garbage above must not matter */
@@ -246,6 +251,7 @@ static void test_cholesky(void **state) {
         free(hl), free(ha), free(poisoned);
         kiln_array_release(l), kiln_array_release(a), kiln_array_release(ap);
     }
+    unsetenv("KILN_CHOLESKY_FACTOR");
 }
 
 static void qr_case(kiln_context *ctx, test_rng *rng, kiln_dtype t, int64_t batch, int64_t m, int64_t n) {

@@ -95,6 +95,9 @@ static const kiln_setting table[] = {
     /* dense solvers (src/linalg) */
     {"KILN_LAPACKE_LIB", KILN_SETTING_PATH, "searched", "LAPACKE library to load (the CPU's dense solvers)"},
     {"KILN_CUSOLVER_LIB", KILN_SETTING_PATH, "searched", "cuSOLVER library to load (CUDA's dense solvers)"},
+    {"KILN_CHOLESKY_FACTOR", KILN_SETTING_CHOICE, "auto",
+     "the triangle kiln_cholesky has LAPACK or cuSOLVER factor: auto (the provider's faster), lower or "
+     "upper"},
     {"KILN_LINALG_HOST_LOOPS", KILN_SETTING_FLAG, "1",
      "0: the CPU's dense solvers lay out their matrices with kiln's kernels, as on CUDA (for testing)"},
 };

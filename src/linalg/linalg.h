@@ -130,6 +130,9 @@ void kiln_linalg_prof_end(const linalg_call *call, struct kiln_prof_op *op);
  * row-major rows x cols matrix of the contiguous array a (batch matrices). */
 kiln_status kiln_linalg_triangle(linalg_call *call, kiln_array *a, int64_t batch, int64_t rows, int64_t cols,
                                  int keep_upper);
+/* w (contiguous, batch n x n) holds potrf 'L''s factors column-major:
+ * rewrites each row-major in place, zeros above the diagonal. */
+kiln_status kiln_linalg_lower_from_colmajor(linalg_call *call, kiln_array *w, int64_t batch, int64_t n);
 /* Sets a (contiguous, batch n x n matrices) to identities. */
 kiln_status kiln_linalg_eye(linalg_call *call, kiln_array *a, int64_t batch, int64_t n);
 /* From getrf's factors: det (dtype of lu) or sign and log|det| (logabs

@@ -53,6 +53,17 @@ kiln_status kiln_linalg_triangle(linalg_call *call, kiln_array *a, int64_t batch
         KILN_ARGS(ptr(a), kiln_i64(batch), kiln_i64(rows), kiln_i64(cols), kiln_i32(keep_upper)));
 }
 
+kiln_status kiln_linalg_lower_from_colmajor(linalg_call *call, kiln_array *w, int64_t batch, int64_t n) {
+    kiln_kernel *k;
+    kiln_status s = kernel_for(call, w->dtype, "linalg_lower_from_colmajor", &k);
+    if (s != KILN_OK || batch * n == 0) return s;
+    int64_t tiles = (n + 31) / 32, blocks = batch * tiles * tiles;
+    int64_t cap = grid_for(call, batch * n * n).x;
+    if (blocks > cap) blocks = cap;
+    return kiln_launch(k, KILN_DIM((uint32_t)(blocks > 0 ? blocks : 1)), KILN_DIM(32, 8), 0, NULL,
+                       KILN_ARGS(ptr(w), kiln_i64(batch), kiln_i64(n)));
+}
+
 kiln_status kiln_linalg_eye(linalg_call *call, kiln_array *a, int64_t batch, int64_t n) {
     if (call->p->eye && call->host_loops) {
         linalg_job j = {a->dtype, batch, n, n, a->data, NULL};

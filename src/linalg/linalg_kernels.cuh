@@ -44,6 +44,45 @@ __global__ void linalg_triangle(linalg_r *a, long long batch, long long rows, lo
     }
 }
 
+// potrf 'L''s factor of a column-major working copy, L(i, j) at a[j * n + i]
+// (on or above the diagonal read row-major), rewritten in place row-major
+// with zeros above the diagonal: what a transposing copy and a triangle
+// pass did in two passes and a second buffer, in one. A block takes a
+// 32 x 32 tile (I, J) of the lower block triangle and its mirror (J, I):
+// it reads the mirror (rows of it are contiguous), writes the tile from
+// shared memory transposed (rows contiguous again) and zeroes the mirror.
+// The pair is the block's alone, so in place is safe. Blocks of 32 x 8.
+__global__ void linalg_lower_from_colmajor(linalg_r *a, long long batch, long long n) {
+    __shared__ linalg_r t[32][33 * LINALG_C];
+    const long long tiles = (n + 31) / 32;
+    for (long long bt = blockIdx.x; bt < batch * tiles * tiles; bt += gridDim.x) {
+        const long long b = bt / (tiles * tiles), ti = bt / tiles % tiles, tj = bt % tiles;
+        if (tj > ti) continue; // the upper tiles are handled as mirrors
+        linalg_r *m = a + b * n * n * LINALG_C;
+        const long long i0 = ti * 32, j0 = tj * 32;
+        // the mirror: rows j0.., columns i0.. (element (j, i) holds L(i, j))
+        for (int r = threadIdx.y; r < 32; r += 8) {
+            const long long j = j0 + r, i = i0 + threadIdx.x;
+            if (j < n && i < n)
+                for (int c = 0; c < LINALG_C; c++) t[r][threadIdx.x * LINALG_C + c] = m[(j * n + i) * LINALG_C + c];
+        }
+        __syncthreads();
+        for (int r = threadIdx.y; r < 32; r += 8) {
+            const long long i = i0 + r, j = j0 + threadIdx.x;
+            if (i < n && j < n)
+                for (int c = 0; c < LINALG_C; c++)
+                    m[(i * n + j) * LINALG_C + c] = j <= i ? t[threadIdx.x][r * LINALG_C + c] : (linalg_r)0;
+        }
+        if (ti != tj)
+            for (int r = threadIdx.y; r < 32; r += 8) {
+                const long long j = j0 + r, i = i0 + threadIdx.x;
+                if (j < n && i < n)
+                    for (int c = 0; c < LINALG_C; c++) m[(j * n + i) * LINALG_C + c] = (linalg_r)0;
+            }
+        __syncthreads();
+    }
+}
+
 __global__ void linalg_eye(linalg_r *a, long long batch, long long n) {
     LINALG_ROWS(r, batch * n) {
         long long i = r % n;
