@@ -5,7 +5,11 @@
  *     dlopened from beside this program): C2C f32 2^24, 2-d 4096^2, batched
  *     1024 x 4096, R2C 2-d 4096^2 (device time, events, median); host cost
  *     of a cached-plan call; seed 001's convolution end to end on device
- *     arrays. Target: kiln <= 1.03 x cuFFT, <= 5 us a call.
+ *     arrays, as the seed's four steps and as one kiln_fft_convolve
+ *     (circular) with the product fused into the inverse (KILN_FFT_FUSE
+ *     auto) and not (off), at 525^2 and 4096^2 complex64, each beside the
+ *     same cuFFT calls made directly. Target: kiln <= 1.03 x cuFFT, <= 5 us
+ *     a call; fused convolution <= 1.0 x (seed), <= 0.8 x (4096^2).
  *   CPU (CPU context): FFTW called directly with the same planner flags and
  *     thread count as kiln (the same libfftw3f instance, so the same wisdom
  *     and the same plans). Target: kiln <= 1.1 x FFTW.
@@ -141,6 +145,8 @@ static void row(const char *name, double kiln_ms, double vendor_ms, double targe
 
 /* ------------------------------------------------------------------ GPU */
 
+static int bench_fused(kiln_context *ctx, const kiln_example_fftconv *c, kfn_convolve_fn nconv, int repeat);
+
 static void *open_native(const char *argv0) {
     char self[4096];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -208,9 +214,112 @@ static int bench_gpu(kiln_context *ctx, int repeat, const char *argv0) {
         row(name, kiln_ms, nconv_ms, 1.0);
         printf("  (CuPy's hand-written cuFFT version took 0.275 ms on the H100; BASELINES.md)\n");
     }
+    if (s == KILN_OK) s = bench_fused(ctx, &c, nconv, repeat);
     kiln_example_fftconv_release(&c);
     free(img);
     if (native) dlclose(native);
+    return s;
+}
+
+/* ------------------------------------------------------------------ fused convolution */
+
+typedef struct circular_step {
+    kiln_array *a, *b, *out;
+} circular_step;
+
+static int circular_run(void *arg) {
+    circular_step *c = arg;
+    return kiln_fft_convolve(c->a, c->b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &c->out);
+}
+
+/* A p x p complex64 array of values in [-1, 1) from a seeded LCG. */
+static int random_c64(kiln_context *ctx, int p, unsigned seed, kiln_array **out) {
+    size_t n = (size_t)p * p * 2;
+    float *h = malloc(n * sizeof *h);
+    if (!h) return KILN_ERR_OUT_OF_MEMORY;
+    unsigned x = seed;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        h[i] = (float)(x >> 8) / 8388608.0f - 1.0f;
+    }
+    const int64_t shape[2] = {p, p};
+    int s = kiln_array_from_host(ctx, KILN_COMPLEX64, 2, shape, h, n * sizeof *h, out);
+    free(h);
+    return s;
+}
+
+/* The largest |fused - unfused| over the largest |unfused|. */
+static int compare_results(kiln_array *x, kiln_array *y, double *rel) {
+    size_t n = (size_t)kiln_array_size(x) * 2;
+    float *hx = malloc(n * sizeof *hx), *hy = malloc(n * sizeof *hy);
+    int s = hx && hy ? KILN_OK : KILN_ERR_OUT_OF_MEMORY;
+    if (s == KILN_OK) s = kiln_array_to_host(x, hx, n * sizeof *hx);
+    if (s == KILN_OK) s = kiln_array_to_host(y, hy, n * sizeof *hy);
+    double diff = 0, big = 0;
+    for (size_t i = 0; s == KILN_OK && i < n; i++) {
+        diff = fmax(diff, fabs((double)hx[i] - hy[i]));
+        big = fmax(big, fabs((double)hy[i]));
+    }
+    *rel = big > 0 ? diff / big : diff;
+    free(hx);
+    free(hy);
+    return s;
+}
+
+/* kiln_fft_convolve (circular) on p x p complex64 a and b, fused and not,
+ * beside kfn_convolve's direct cuFFT calls; KILN_FFT_FUSE is set here for
+ * each row and restored after. */
+static int bench_circular(kiln_context *ctx, const char *label, kiln_array *a, kiln_array *b, int p,
+                          kfn_convolve_fn nconv, int repeat, double target) {
+    const char *old = getenv("KILN_FFT_FUSE");
+    char *saved = old ? strdup(old) : NULL;
+    circular_step fused = {a, b, NULL}, plain = {a, b, NULL};
+    double fused_ms = 0, plain_ms = 0, vendor_ms = -1, rel = 0;
+    setenv("KILN_FFT_FUSE", "auto", 1);
+    int s = kiln_example_time_calls(ctx, circular_run, &fused, 3, repeat, &fused_ms, NULL);
+    setenv("KILN_FFT_FUSE", "off", 1);
+    if (s == KILN_OK) s = kiln_example_time_calls(ctx, circular_run, &plain, 3, repeat, &plain_ms, NULL);
+    /* whether auto fused at all: "on" fails where it cannot */
+    setenv("KILN_FFT_FUSE", "on", 1);
+    kiln_array *probe = NULL;
+    int fuses = s == KILN_OK && kiln_fft_convolve(a, b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &probe) == KILN_OK;
+    char why[300] = "";
+    if (!fuses && s == KILN_OK) snprintf(why, sizeof why, "%s", kiln_last_error());
+    kiln_array_release(probe);
+    if (saved)
+        setenv("KILN_FFT_FUSE", saved, 1);
+    else
+        unsetenv("KILN_FFT_FUSE");
+    free(saved);
+    if (s == KILN_OK) s = compare_results(fused.out, plain.out, &rel);
+    if (s == KILN_OK && nconv && nconv(p, repeat, &vendor_ms) != 0) vendor_ms = -1;
+    if (s == KILN_OK) {
+        char name[96];
+        snprintf(name, sizeof name, "%s fused", label);
+        row(name, fused_ms, vendor_ms, target);
+        snprintf(name, sizeof name, "%s unfused", label);
+        row(name, plain_ms, vendor_ms, 1.03);
+        printf("  fused/unfused %.3f; fused path %s%s; |fused - unfused| <= %.2g of max|result|\n",
+               plain_ms > 0 ? fused_ms / plain_ms : 0, fuses ? "taken" : "NOT taken: ", why, rel);
+    }
+    kiln_array_release(fused.out);
+    kiln_array_release(plain.out);
+    return s;
+}
+
+static int bench_fused(kiln_context *ctx, const kiln_example_fftconv *c, kfn_convolve_fn nconv, int repeat) {
+    printf("\n%-34s %12s %12s %8s %8s\n", "kiln_fft_convolve circular", "kiln ms", "cuFFT ms", "ratio",
+           "target");
+    char label[64];
+    snprintf(label, sizeof label, "seed 001 %d^2 c64", c->p);
+    int s = bench_circular(ctx, label, c->image0, c->filter0, c->p, nconv, repeat, 1.0);
+    kiln_array *a = NULL, *b = NULL;
+    if (s == KILN_OK) s = random_c64(ctx, 4096, 1, &a);
+    if (s == KILN_OK) s = random_c64(ctx, 4096, 2, &b);
+    if (s == KILN_OK) s = bench_circular(ctx, "4096^2 c64", a, b, 4096, nconv, repeat, 0.8);
+    kiln_array_release(a);
+    kiln_array_release(b);
+    printf("  (cuFFT ms: two forward C2C, a multiply kernel, the inverse C2C, called directly)\n");
     return s;
 }
 

@@ -77,6 +77,8 @@ static const kiln_setting table[] = {
     {"KILN_FFTW_WISDOM", KILN_SETTING_FLAG, "1", "0: FFTW's wisdom is not kept in the cache folder"},
     {"KILN_FFT_MAX_RANK", KILN_SETTING_INT, "the provider's",
      "lowers the dims one FFT pass transforms (a testing knob)"},
+    {"KILN_FFT_FUSE", KILN_SETTING_CHOICE, "auto",
+     "kiln_fft_convolve's product fused into the inverse transform: auto, on (or fail) or off"},
     {"KILN_CUFFT_LIBRARY", KILN_SETTING_PATH, "searched", "cuFFT library to load"},
     {"KILN_CURAND_LIBRARY", KILN_SETTING_PATH, "searched", "cuRAND library to load"},
     {"KILN_CUSPARSE_LIBRARY", KILN_SETTING_PATH, "searched", "cuSPARSE library to load"},
