@@ -1,9 +1,10 @@
 /* test_fft_fuse.c: kiln_fft_convolve's circular mode and the fused product
  * (KILN_FFT_FUSE). Without a GPU: the product callback compiles to LTO-IR
  * through NVRTC for sm_90 (and a broken one fails with the compiler's
- * log); the circular mode against a direct circular convolution on the
- * host, with the setting auto, off and on (on must fail on the CPU, where
- * FFTW has no callbacks). On a CUDA context (KILN_TEST_TARGET=cuda) the
+ * log), and so does the column kernel; the circular mode against a direct
+ * circular convolution on the host, with the setting auto, off and on (on
+ * must fail on the CPU, where FFTW has no callbacks); the column kernel
+ * run on the CPU backend (KILN_FFT_FUSE=columns). On a CUDA context (KILN_TEST_TARGET=cuda) the
  * same cases run fused (KILN_FFT_FUSE=on must succeed) and match the
  * unfused results and the host's. */
 #include <math.h>
@@ -44,6 +45,22 @@ static void test_callback_compiles_for_sm90(void **state) {
         /* the device function cuFFT is told to link is in the IR by name */
         if (!contains_bytes(&ir, name)) fail_msg("LTO-IR (%zu bytes) does not name %s", ir.size, name);
         free(ir.data);
+    }
+}
+
+/* The column kernel as the two precisions and the two register counts
+ * the geometry picks (16 up to 2048 rows of complex64, 32 at 4096). */
+static void test_columns_compile_for_sm90(void **state) {
+    (void)state;
+    static const int cases[3][3] = {{0, 4, 16}, {0, 4, 32}, {1, 2, 16}};
+    for (int i = 0; i < 3; i++) {
+        char *src = kiln_fft_columns_source(cases[i][0], cases[i][1], cases[i][2]), *log = NULL;
+        assert_non_null(src);
+        kiln_status s = kiln_compile_only("cuda", "sm_90", src, "kiln-fft-columns.cu", NULL, &log);
+        if (s == KILN_ERR_COMPILER_MISSING) skip();
+        if (s != KILN_OK) fail_msg("NVRTC: %s\n%s", kiln_last_error(), log ? log : "");
+        free(src);
+        kiln_free(log);
     }
 }
 
@@ -171,6 +188,63 @@ static void test_circular(void **state) {
     circular_case(ctx, &r, KILN_FLOAT64, 6, 8);
 }
 
+/* The column kernel (KILN_FFT_FUSE=columns runs it on any backend): the
+ * radix-16 passes and each last pass (2, 4, 8), both precisions, partial
+ * strips of columns, against the host's circular convolution, and the
+ * largest length against the unfused path. */
+static void columns_case(kiln_context *ctx, test_rng *r, kiln_dtype t, int64_t p, int64_t q, int direct) {
+    host2 ha, hb;
+    kiln_array *a = upload2(ctx, r, t, p, q, &ha), *b = upload2(ctx, r, t, p, q, &hb), *c = NULL, *u = NULL;
+    double eps = t == KILN_COMPLEX128 ? 1e-15 : 1e-6;
+    setenv("KILN_FFT_FUSE", "columns", 1);
+    if (kiln_fft_convolve(a, b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &c) != KILN_OK)
+        fail_msg("columns %lldx%lld: %s", (long long)p, (long long)q, kiln_last_error());
+    if (direct) {
+        check_circular(c, &ha, &hb, eps);
+    } else {
+        setenv("KILN_FFT_FUSE", "off", 1);
+        TEST_OK(kiln_fft_convolve(a, b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &u));
+        size_t n = (size_t)(p * q) * 2;
+        int dbl = t == KILN_COMPLEX128;
+        void *hc = test_read_array(c), *hu = test_read_array(u);
+        double big = 0, diff = 0;
+        for (size_t i = 0; i < n; i++) {
+            double x = dbl ? ((double *)hc)[i] : ((float *)hc)[i],
+                   y = dbl ? ((double *)hu)[i] : ((float *)hu)[i];
+            big = fmax(big, fabs(y));
+            diff = fmax(diff, fabs(x - y));
+        }
+        if (diff > 1e3 * eps * big)
+            fail_msg("columns %lldx%lld: |columns - unfused| %g of %g", (long long)p, (long long)q, diff,
+                     big);
+        free(hc), free(hu);
+        kiln_array_release(u);
+    }
+    unsetenv("KILN_FFT_FUSE");
+    kiln_array_release(c), kiln_array_release(a), kiln_array_release(b);
+    free(ha.re), free(ha.im), free(hb.re), free(hb.im);
+}
+
+static void test_columns(void **state) {
+    kiln_context *ctx = *state;
+    test_rng r = test_rng_for(__func__);
+    columns_case(ctx, &r, KILN_COMPLEX64, 2, 3, 1);    /* one radix-2 pass */
+    columns_case(ctx, &r, KILN_COMPLEX64, 16, 5, 1);   /* one radix-16 pass, a partial strip */
+    columns_case(ctx, &r, KILN_COMPLEX64, 64, 12, 1);  /* 16 then 4 */
+    columns_case(ctx, &r, KILN_COMPLEX128, 128, 7, 1); /* 16 then 8 */
+    columns_case(ctx, &r, KILN_COMPLEX128, 32, 2, 1);  /* 16 then 2 */
+    columns_case(ctx, &r, KILN_COMPLEX64, 4096, 5, 0); /* three radix-16 passes, 32 values a thread */
+    /* what it does not take is an error under "columns" */
+    int64_t s[2] = {12, 4};
+    kiln_array *a = NULL, *c = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX64, 2, s, &a));
+    setenv("KILN_FFT_FUSE", "columns", 1);
+    TEST_FAILS_WITH(kiln_fft_convolve(a, a, KILN_CONVOLVE_CIRCULAR, NULL, 0, &c), KILN_ERR_UNSUPPORTED,
+                    "power of two");
+    unsetenv("KILN_FFT_FUSE");
+    kiln_array_release(a);
+}
+
 static void test_circular_errors(void **state) {
     kiln_context *ctx = *state;
     int64_t s1[2] = {8, 8}, s2[2] = {8, 6};
@@ -194,7 +268,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_callback_compiles_for_sm90),
         cmocka_unit_test(test_lto_errors),
+        cmocka_unit_test(test_columns_compile_for_sm90),
         cmocka_unit_test(test_circular),
+        cmocka_unit_test(test_columns),
         cmocka_unit_test(test_circular_errors),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);

@@ -6,9 +6,9 @@
  *     1024 x 4096, R2C 2-d 4096^2 (device time, events, median); host cost
  *     of a cached-plan call; seed 001's convolution end to end on device
  *     arrays, as the seed's four steps and as one kiln_fft_convolve
- *     (circular) with the product fused into the inverse (KILN_FFT_FUSE
- *     auto) and not (off), at 525^2 and 4096^2 complex64, each beside the
- *     same cuFFT calls made directly. Target: kiln <= 1.03 x cuFFT, <= 5 us
+ *     (circular) under each KILN_FFT_FUSE value (off, auto, callback,
+ *     columns at KILN_FFT_COLUMN_WIDTH 1, 2, 4, 8) at 525^2 and 4096^2
+ *     complex64, each beside the same cuFFT calls made directly. Target: kiln <= 1.03 x cuFFT, <= 5 us
  *     a call; fused convolution <= 1.0 x (seed), <= 0.8 x (4096^2).
  *   CPU (CPU context): FFTW called directly with the same planner flags and
  *     thread count as kiln (the same libfftw3f instance, so the same wisdom
@@ -266,44 +266,61 @@ static int compare_results(kiln_array *x, kiln_array *y, double *rel) {
     return s;
 }
 
-/* kiln_fft_convolve (circular) on p x p complex64 a and b, fused and not,
- * beside kfn_convolve's direct cuFFT calls; KILN_FFT_FUSE is set here for
- * each row and restored after. */
+/* Sets (value not NULL) or unsets an environment variable. */
+static void set_env(const char *name, const char *value) {
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
+/* kiln_fft_convolve (circular) on p x p complex64 a and b under each
+ * KILN_FFT_FUSE value (off: the product in a pass of its own; auto: the
+ * column kernel where it fits, else the callback; callback: cuFFT's LTO
+ * load callback; columns: kiln's column kernel, at each KILN_FFT_COLUMN_WIDTH), beside kfn_convolve's
+ * direct cuFFT calls; the settings are restored after. A value that cannot
+ * fuse here prints why. */
 static int bench_circular(kiln_context *ctx, const char *label, kiln_array *a, kiln_array *b, int p,
                           kfn_convolve_fn nconv, int repeat, double target) {
-    const char *old = getenv("KILN_FFT_FUSE");
-    char *saved = old ? strdup(old) : NULL;
-    circular_step fused = {a, b, NULL}, plain = {a, b, NULL};
-    double fused_ms = 0, plain_ms = 0, vendor_ms = -1, rel = 0;
-    setenv("KILN_FFT_FUSE", "auto", 1);
-    int s = kiln_example_time_calls(ctx, circular_run, &fused, 3, repeat, &fused_ms, NULL);
-    setenv("KILN_FFT_FUSE", "off", 1);
-    if (s == KILN_OK) s = kiln_example_time_calls(ctx, circular_run, &plain, 3, repeat, &plain_ms, NULL);
-    /* whether auto fused at all: "on" fails where it cannot */
-    setenv("KILN_FFT_FUSE", "on", 1);
-    kiln_array *probe = NULL;
-    int fuses = s == KILN_OK && kiln_fft_convolve(a, b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &probe) == KILN_OK;
-    char why[300] = "";
-    if (!fuses && s == KILN_OK) snprintf(why, sizeof why, "%s", kiln_last_error());
-    kiln_array_release(probe);
-    if (saved)
-        setenv("KILN_FFT_FUSE", saved, 1);
-    else
-        unsetenv("KILN_FFT_FUSE");
-    free(saved);
-    if (s == KILN_OK) s = compare_results(fused.out, plain.out, &rel);
-    if (s == KILN_OK && nconv && nconv(p, repeat, &vendor_ms) != 0) vendor_ms = -1;
-    if (s == KILN_OK) {
+    /* KILN_FFT_FUSE, and KILN_FFT_COLUMN_WIDTH for the column kernel */
+    static const char *const variants[7][2] = {{"off", NULL},    {"auto", NULL},   {"callback", NULL},
+                                               {"columns", "1"}, {"columns", "2"}, {"columns", "4"},
+                                               {"columns", "8"}};
+    char *saved[2];
+    const char *names[2] = {"KILN_FFT_FUSE", "KILN_FFT_COLUMN_WIDTH"};
+    for (int i = 0; i < 2; i++) saved[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
+    double vendor_ms = -1;
+    if (nconv && nconv(p, repeat, &vendor_ms) != 0) vendor_ms = -1;
+    kiln_array *plain = NULL;
+    int s = KILN_OK;
+    for (int m = 0; m < 7 && s == KILN_OK; m++) {
+        set_env(names[0], variants[m][0]);
+        set_env(names[1], variants[m][1]);
+        circular_step step = {a, b, NULL};
         char name[96];
-        snprintf(name, sizeof name, "%s fused", label);
-        row(name, fused_ms, vendor_ms, target);
-        snprintf(name, sizeof name, "%s unfused", label);
-        row(name, plain_ms, vendor_ms, 1.03);
-        printf("  fused/unfused %.3f; fused path %s%s; |fused - unfused| <= %.2g of max|result|\n",
-               plain_ms > 0 ? fused_ms / plain_ms : 0, fuses ? "taken" : "NOT taken: ", why, rel);
+        snprintf(name, sizeof name, "%s %s%s%s", label, variants[m][0], variants[m][1] ? " w" : "",
+                 variants[m][1] ? variants[m][1] : "");
+        if (kiln_fft_convolve(a, b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &step.out) != KILN_OK) {
+            printf("%-34s not fused here: %s\n", name, kiln_last_error());
+            continue;
+        }
+        double ms = 0, rel = 0;
+        s = kiln_example_time_calls(ctx, circular_run, &step, 3, repeat, &ms, NULL);
+        if (s == KILN_OK && plain) s = compare_results(step.out, plain, &rel);
+        if (s == KILN_OK) {
+            row(name, ms, vendor_ms, m == 0 ? 1.03 : target);
+            if (plain) printf("    |fused - off| <= %.2g of max|result|\n", rel);
+        }
+        if (m == 0)
+            plain = step.out;
+        else
+            kiln_array_release(step.out);
     }
-    kiln_array_release(fused.out);
-    kiln_array_release(plain.out);
+    kiln_array_release(plain);
+    for (int i = 0; i < 2; i++) {
+        set_env(names[i], saved[i]);
+        free(saved[i]);
+    }
     return s;
 }
 

@@ -168,9 +168,26 @@ void kiln_fft_plan_orphan(kiln_fft_plan *p);
 kiln_status kiln_fft_product_plan(kiln_array *in, const int *axes, int naxes, kiln_array *out,
                                   kiln_fft_plan **plan);
 
-/* KILN_FFT_FUSE (fft_fuse.c): 0 off, 1 auto (fuse where the provider can,
- * else a pass of its own), 2 on (fuse or fail, for checking). */
-int kiln_fft_fuse_setting(void);
+/* KILN_FFT_FUSE (fft_fuse.c). */
+typedef enum kiln_fft_fuse_mode {
+    KILN_FFT_FUSE_OFF = 0,      /* the product in a pass of its own */
+    KILN_FFT_FUSE_AUTO = 1,     /* the column kernel where it fits on a device, else the
+                                   callback where the provider can, else off */
+    KILN_FFT_FUSE_ON = 2,       /* as auto, or fail saying why (for checking) */
+    KILN_FFT_FUSE_CALLBACK = 3, /* the callback or fail */
+    KILN_FFT_FUSE_COLUMNS = 4   /* the column kernel or fail (on any backend) */
+} kiln_fft_fuse_mode;
+kiln_fft_fuse_mode kiln_fft_fuse_setting(void);
+
+/* fft_columns.c: 1 when the column kernel takes the convolution (2-D
+ * complex operands of one shape along axes 0 and 1, the first length a
+ * power of two up to 4096); then the circular convolution through it, into
+ * *result (a new array when NULL). */
+int kiln_fft_columns_fit(const kiln_array *pa, const kiln_array *pb, const int *axes, int naxes);
+kiln_status kiln_fft_convolve_columns(kiln_array *pa, kiln_array *pb, kiln_array **result);
+/* The column kernel's source for a precision, columns a block and values a
+ * thread holds (malloc'd; NULL when out of memory). */
+char *kiln_fft_columns_source(int dbl, int width, int regs);
 /* The circular convolution of pa and pb (the same shape, complex or real
  * of one dtype) along `axes`, the product fused into the inverse
  * transform, into *result (a new array when NULL). KILN_ERR_UNSUPPORTED

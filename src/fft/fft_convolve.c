@@ -14,6 +14,7 @@
 #include "array/array.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "fft/fft.h"
 
 #define TRY(x)                                                                                               \
@@ -209,15 +210,34 @@ static kiln_status convolve_unfused(kiln_context *ctx, kiln_array *pa, kiln_arra
     return s;
 }
 
+/* The fused ways KILN_FFT_FUSE allows, in order: the column kernel (on a
+ * device: on the CPU FFTW's own column passes are faster than kiln's
+ * kernel), then the callback. KILN_ERR_UNSUPPORTED when none applies. */
+static kiln_status convolve_fused(kiln_context *ctx, kiln_array *pa, kiln_array *pb, const conv_shape *c,
+                                  kiln_fft_fuse_mode fuse, kiln_array **result) {
+    int device = !kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION);
+    int fits = kiln_fft_columns_fit(pa, pb, c->axes, c->naxes);
+    kiln_status s = KILN_ERR_UNSUPPORTED;
+    if (fits && (fuse == KILN_FFT_FUSE_COLUMNS || (device && fuse != KILN_FFT_FUSE_CALLBACK)))
+        s = kiln_fft_convolve_columns(pa, pb, result);
+    else if (fuse == KILN_FFT_FUSE_COLUMNS)
+        return kiln_set_error(s, "the column kernel takes 2-D complex operands of one shape whose first "
+                                 "length is a power of two up to 4096");
+    if (s != KILN_ERR_UNSUPPORTED || fuse == KILN_FFT_FUSE_COLUMNS) return s;
+    kiln_clear_error();
+    return kiln_fft_convolve_fused(pa, pb, c->axes, c->naxes, result);
+}
+
 /* Fused where KILN_FFT_FUSE and the provider allow, else unfused. */
 static kiln_status convolve_padded(kiln_context *ctx, kiln_array *pa, kiln_array *pb, kiln_dtype t,
                                    const conv_shape *c, kiln_array **result) {
-    int fuse = kiln_fft_fuse_setting();
-    if (fuse) {
-        kiln_status s = kiln_fft_convolve_fused(pa, pb, c->axes, c->naxes, result);
+    kiln_fft_fuse_mode fuse = kiln_fft_fuse_setting();
+    if (fuse != KILN_FFT_FUSE_OFF) {
+        kiln_status s = convolve_fused(ctx, pa, pb, c, fuse, result);
         if (s != KILN_ERR_UNSUPPORTED) return s;
-        if (fuse == 2)
-            return kiln_prefix_error(s, "%s: KILN_FFT_FUSE=on, and the product cannot be fused: ", fn);
+        if (fuse != KILN_FFT_FUSE_AUTO)
+            return kiln_prefix_error(s, "%s: KILN_FFT_FUSE=%s, and the product cannot be fused: ", fn,
+                                     kiln_setting_string("KILN_FFT_FUSE"));
         kiln_clear_error();
     }
     return convolve_unfused(ctx, pa, pb, t, c, result);

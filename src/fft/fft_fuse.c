@@ -15,12 +15,18 @@
 #include "core/settings.h"
 #include "fft/fft.h"
 
-int kiln_fft_fuse_setting(void) {
+kiln_fft_fuse_mode kiln_fft_fuse_setting(void) {
+    static const struct {
+        const char *name;
+        kiln_fft_fuse_mode mode;
+    } words[] = {{"auto", KILN_FFT_FUSE_AUTO},      {"off", KILN_FFT_FUSE_OFF},
+                 {"0", KILN_FFT_FUSE_OFF},          {"on", KILN_FFT_FUSE_ON},
+                 {"1", KILN_FFT_FUSE_ON},           {"callback", KILN_FFT_FUSE_CALLBACK},
+                 {"columns", KILN_FFT_FUSE_COLUMNS}};
     const char *v = kiln_setting_string("KILN_FFT_FUSE");
-    if (!v || !*v || strcmp(v, "auto") == 0) return 1;
-    if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) return 0;
-    if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0) return 2;
-    return 1; /* an unknown word: the default */
+    for (size_t i = 0; v && i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(v, words[i].name) == 0) return words[i].mode;
+    return KILN_FFT_FUSE_AUTO; /* unset, empty or an unknown word: the default */
 }
 
 static int is_real(kiln_dtype t) { return t == KILN_FLOAT32 || t == KILN_FLOAT64; }
