@@ -139,8 +139,9 @@ __device__ void kcf_fft(kcf_c *s, int L, int ld, int log2L, int sign) {
 }
 
 // x: L x cols, its rows already transformed forward; spec: the other
-// operand's 2-D spectrum, L x cols; both C order. In place on x.
-__global__ void kiln_fft_columns_product(kcf_c *x, const kcf_c *spec, long long rows, long long cols, int log2L,
+// operand's 2-D spectrum, L x cols; both C order. In place on x. At most
+// 512 threads a block (fft_columns.c), so registers stay within 128.
+__global__ void __launch_bounds__(512) kiln_fft_columns_product(kcf_c *x, const kcf_c *spec, long long rows, long long cols, int log2L,
                                          kcf_real scale) {
     extern __shared__ double2 kcf_shared[];
     kcf_c *s = (kcf_c *)kcf_shared;
