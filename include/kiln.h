@@ -1007,11 +1007,15 @@ KILN_API kiln_status kiln_irfftn(kiln_array *in, const int *axes, int naxes, int
  * the other along every convolved axis). *out NULL: a new array the caller
  * releases; else written, with exactly the result's shape and dtype. Both
  * operands are zero-padded to lengths made of 2, 3, 5 and 7; on the
- * default stream. */
+ * default stream. CIRCULAR (kiln's own): a and b of the same length along
+ * every convolved axis, not padded, ifftn(fftn(a) * fftn(b)) of that
+ * length (what seed 001's padded steps compute). On CUDA the product is
+ * fused into the inverse transform where cuFFT can (KILN_FFT_FUSE). */
 typedef enum kiln_convolve_mode {
     KILN_CONVOLVE_FULL = 0,
     KILN_CONVOLVE_SAME = 1,
-    KILN_CONVOLVE_VALID = 2
+    KILN_CONVOLVE_VALID = 2,
+    KILN_CONVOLVE_CIRCULAR = 3
 } kiln_convolve_mode;
 KILN_API kiln_status kiln_fft_convolve(kiln_array *a, kiln_array *b, kiln_convolve_mode mode, const int *axes,
                                        int naxes, kiln_array **out);

@@ -156,6 +156,11 @@ static void test_modes_and_dims(void **state) {
     for (int mode = 0; mode <= 2; mode++)
         check_case(ctx, &r, KILN_COMPLEX64, KILN_COMPLEX64, 2, b2, a2, (kiln_convolve_mode)mode, NULL, 0);
     check_case(ctx, &r, KILN_FLOAT32, KILN_COMPLEX64, 1, a1, b1, KILN_CONVOLVE_SAME, NULL, 0);
+    /* full lengths already fast (8 = 5 + 4 - 1 = 6 + 3 - 1): the inverse's
+     * output is the result, nothing is cropped */
+    int64_t w2[2] = {5, 6}, v2[2] = {4, 3};
+    check_case(ctx, &r, KILN_COMPLEX64, KILN_COMPLEX64, 2, w2, v2, KILN_CONVOLVE_FULL, NULL, 0);
+    check_case(ctx, &r, KILN_FLOAT64, KILN_FLOAT64, 2, w2, v2, KILN_CONVOLVE_FULL, NULL, 0);
 }
 
 static void test_axes_and_broadcast(void **state) {

@@ -5,7 +5,11 @@
  *     dlopened from beside this program): C2C f32 2^24, 2-d 4096^2, batched
  *     1024 x 4096, R2C 2-d 4096^2 (device time, events, median); host cost
  *     of a cached-plan call; seed 001's convolution end to end on device
- *     arrays. Target: kiln <= 1.03 x cuFFT, <= 5 us a call.
+ *     arrays, as the seed's four steps and as one kiln_fft_convolve
+ *     (circular) under each KILN_FFT_FUSE value (off, auto, callback,
+ *     columns at KILN_FFT_COLUMN_WIDTH 1, 2, 4, 8) at 525^2 and 4096^2
+ *     complex64, each beside the same cuFFT calls made directly. Target: kiln <= 1.03 x cuFFT, <= 5 us
+ *     a call; fused convolution <= 1.0 x (seed), <= 0.8 x (4096^2).
  *   CPU (CPU context): FFTW called directly with the same planner flags and
  *     thread count as kiln (the same libfftw3f instance, so the same wisdom
  *     and the same plans). Target: kiln <= 1.1 x FFTW.
@@ -141,6 +145,8 @@ static void row(const char *name, double kiln_ms, double vendor_ms, double targe
 
 /* ------------------------------------------------------------------ GPU */
 
+static int bench_fused(kiln_context *ctx, const kiln_example_fftconv *c, kfn_convolve_fn nconv, int repeat);
+
 static void *open_native(const char *argv0) {
     char self[4096];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -208,9 +214,129 @@ static int bench_gpu(kiln_context *ctx, int repeat, const char *argv0) {
         row(name, kiln_ms, nconv_ms, 1.0);
         printf("  (CuPy's hand-written cuFFT version took 0.275 ms on the H100; BASELINES.md)\n");
     }
+    if (s == KILN_OK) s = bench_fused(ctx, &c, nconv, repeat);
     kiln_example_fftconv_release(&c);
     free(img);
     if (native) dlclose(native);
+    return s;
+}
+
+/* ------------------------------------------------------------------ fused convolution */
+
+typedef struct circular_step {
+    kiln_array *a, *b, *out;
+} circular_step;
+
+static int circular_run(void *arg) {
+    circular_step *c = arg;
+    return kiln_fft_convolve(c->a, c->b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &c->out);
+}
+
+/* A p x p complex64 array of values in [-1, 1) from a seeded LCG. */
+static int random_c64(kiln_context *ctx, int p, unsigned seed, kiln_array **out) {
+    size_t n = (size_t)p * p * 2;
+    float *h = malloc(n * sizeof *h);
+    if (!h) return KILN_ERR_OUT_OF_MEMORY;
+    unsigned x = seed;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        h[i] = (float)(x >> 8) / 8388608.0f - 1.0f;
+    }
+    const int64_t shape[2] = {p, p};
+    int s = kiln_array_from_host(ctx, KILN_COMPLEX64, 2, shape, h, n * sizeof *h, out);
+    free(h);
+    return s;
+}
+
+/* The largest |fused - unfused| over the largest |unfused|. */
+static int compare_results(kiln_array *x, kiln_array *y, double *rel) {
+    size_t n = (size_t)kiln_array_size(x) * 2;
+    float *hx = malloc(n * sizeof *hx), *hy = malloc(n * sizeof *hy);
+    int s = hx && hy ? KILN_OK : KILN_ERR_OUT_OF_MEMORY;
+    if (s == KILN_OK) s = kiln_array_to_host(x, hx, n * sizeof *hx);
+    if (s == KILN_OK) s = kiln_array_to_host(y, hy, n * sizeof *hy);
+    double diff = 0, big = 0;
+    for (size_t i = 0; s == KILN_OK && i < n; i++) {
+        diff = fmax(diff, fabs((double)hx[i] - hy[i]));
+        big = fmax(big, fabs((double)hy[i]));
+    }
+    *rel = big > 0 ? diff / big : diff;
+    free(hx);
+    free(hy);
+    return s;
+}
+
+/* Sets (value not NULL) or unsets an environment variable. */
+static void set_env(const char *name, const char *value) {
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
+/* kiln_fft_convolve (circular) on p x p complex64 a and b under each
+ * KILN_FFT_FUSE value (off: the product in a pass of its own; auto: the
+ * column kernel where it fits, else the callback; callback: cuFFT's LTO
+ * load callback; columns: kiln's column kernel, at each KILN_FFT_COLUMN_WIDTH), beside kfn_convolve's
+ * direct cuFFT calls; the settings are restored after. A value that cannot
+ * fuse here prints why. */
+static int bench_circular(kiln_context *ctx, const char *label, kiln_array *a, kiln_array *b, int p,
+                          kfn_convolve_fn nconv, int repeat, double target) {
+    /* KILN_FFT_FUSE, and KILN_FFT_COLUMN_WIDTH for the column kernel */
+    static const char *const variants[7][2] = {{"off", NULL},    {"auto", NULL},   {"callback", NULL},
+                                               {"columns", "1"}, {"columns", "2"}, {"columns", "4"},
+                                               {"columns", "8"}};
+    char *saved[2];
+    const char *names[2] = {"KILN_FFT_FUSE", "KILN_FFT_COLUMN_WIDTH"};
+    for (int i = 0; i < 2; i++) saved[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
+    double vendor_ms = -1;
+    if (nconv && nconv(p, repeat, &vendor_ms) != 0) vendor_ms = -1;
+    kiln_array *plain = NULL;
+    int s = KILN_OK;
+    for (int m = 0; m < 7 && s == KILN_OK; m++) {
+        set_env(names[0], variants[m][0]);
+        set_env(names[1], variants[m][1]);
+        circular_step step = {a, b, NULL};
+        char name[96];
+        snprintf(name, sizeof name, "%s %s%s%s", label, variants[m][0], variants[m][1] ? " w" : "",
+                 variants[m][1] ? variants[m][1] : "");
+        if (kiln_fft_convolve(a, b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &step.out) != KILN_OK) {
+            printf("%-34s not fused here: %s\n", name, kiln_last_error());
+            continue;
+        }
+        double ms = 0, rel = 0;
+        s = kiln_example_time_calls(ctx, circular_run, &step, 3, repeat, &ms, NULL);
+        if (s == KILN_OK && plain) s = compare_results(step.out, plain, &rel);
+        if (s == KILN_OK) {
+            row(name, ms, vendor_ms, m == 0 ? 1.03 : target);
+            if (plain) printf("    |fused - off| <= %.2g of max|result|\n", rel);
+        }
+        if (m == 0)
+            plain = step.out;
+        else
+            kiln_array_release(step.out);
+    }
+    kiln_array_release(plain);
+    for (int i = 0; i < 2; i++) {
+        set_env(names[i], saved[i]);
+        free(saved[i]);
+    }
+    return s;
+}
+
+static int bench_fused(kiln_context *ctx, const kiln_example_fftconv *c, kfn_convolve_fn nconv, int repeat) {
+    printf("\n%-34s %12s %12s %8s %8s\n", "kiln_fft_convolve circular", "kiln ms", "cuFFT ms", "ratio",
+           "target");
+    char label[64];
+    snprintf(label, sizeof label, "seed 001 %d^2 c64", c->p);
+    int s = bench_circular(ctx, label, c->image0, c->filter0, c->p, nconv, repeat, 1.0);
+    kiln_array *a = NULL, *b = NULL;
+    if (s == KILN_OK) s = random_c64(ctx, 4096, 1, &a);
+    if (s == KILN_OK) s = random_c64(ctx, 4096, 2, &b);
+    if (s == KILN_OK) s = bench_circular(ctx, "4096^2 c64", a, b, 4096, nconv, repeat, 0.8);
+    kiln_array_release(a);
+    kiln_array_release(b);
+    printf("  (cuFFT ms: two forward C2C, a multiply kernel, the inverse C2C, called directly)\n");
     return s;
 }
 

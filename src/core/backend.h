@@ -311,4 +311,17 @@ typedef struct kiln_backend_prof {
     int (*stream_unique_id)(kiln_backend_state *st, kiln_backend_stream *s, unsigned long long *id);
 } kiln_backend_prof;
 
+/* get_proc_address("lto"): a const kiln_backend_lto *, device functions
+ * compiled to LTO-IR for a library that links them into its own kernels at
+ * plan time (cuFFT's LTO callbacks, through nvJitLink). */
+#define KILN_BACKEND_PROC_LTO "lto"
+typedef struct kiln_backend_lto {
+    /* Compiles `source` (device functions only, no prelude) to LTO-IR for
+     * `arch` ("sm_90" or "compute_90"); needs no device. out->data is
+     * malloc'd (the caller frees it); *log (may be NULL) receives the
+     * compiler's messages, malloc'd, or NULL. */
+    kiln_status (*compile)(const char *source, const char *name, const char *arch, kiln_blob *out,
+                           char **log);
+} kiln_backend_lto;
+
 #endif /* KILN_CORE_BACKEND_H */

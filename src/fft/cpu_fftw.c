@@ -194,6 +194,8 @@ static char *scratch(fftw_api *api, size_t bytes, int align, void **base) {
 
 static kiln_status fftw_plan(kiln_context *ctx, const kiln_fft_layout *l, void **out) {
     (void)ctx;
+    if (l->fuse) /* FFTW has no callbacks (product_callback is 0) */
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "FFTW cannot fuse the product into a transform");
     fftw_api *api = NULL;
     kiln_status s = get_api(l->double_precision, &api);
     if (s != KILN_OK) return s;

@@ -5,6 +5,7 @@
  * KILN_ERR_UNSUPPORTED, and the front copies. */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,10 @@ enum {
     CUFFT_Z2Z = 0x69
 };
 #define CUFFT_ALLOC_FAILED 2
+#define CUFFT_CB_LD_COMPLEX 0x0
+#define CUFFT_CB_LD_COMPLEX_DOUBLE 0x1
+/* The first cuFFT whose cufftXtSetJITCallback takes the symbol's name. */
+#define CUFFT_JIT_NAMED_VERSION 12000
 
 typedef struct cufft_api {
     kiln_dynlib lib;
@@ -37,6 +42,10 @@ typedef struct cufft_api {
     cufftResult (*exec_c2r)(cufftHandle, void *, void *);
     cufftResult (*exec_z2d)(cufftHandle, void *, void *);
     cufftResult (*destroy)(cufftHandle);
+    /* Optional: LTO callbacks (KILN_FFT_FUSE_PRODUCT). The signature with
+     * the symbol name is cuFFT 12's (CUDA 13); version says which. */
+    cufftResult (*get_version)(int *);
+    cufftResult (*set_jit_callback)(cufftHandle, const char *, const void *, size_t, int, void **);
 } cufft_api;
 
 static cufft_api api;
@@ -60,6 +69,8 @@ static void load(void) {
         {"cufftExecC2R", (void **)&api.exec_c2r, 1},
         {"cufftExecZ2D", (void **)&api.exec_z2d, 1},
         {"cufftDestroy", (void **)&api.destroy, 1},
+        {"cufftGetVersion", (void **)&api.get_version, 0},
+        {"cufftXtSetJITCallback", (void **)&api.set_jit_callback, 0},
     };
     kiln_dynlib_load(&api.lib, &spec, syms, sizeof syms / sizeof syms[0]);
 }
@@ -93,7 +104,47 @@ typedef struct cufft_plan {
     cufftHandle handle;
     pthread_mutex_t lock; /* cufftSetStream + exec are one step per plan */
     kiln_cufft_map map;   /* the cuFFT parameters and the batch dims looped on the host */
+    void *params;         /* device memory: the product callback's kiln_fft_product_params */
 } cufft_plan;
+
+/* Attaches the product load callback (KILN_FFT_FUSE_PRODUCT) to a created,
+ * not yet made, plan: the callback compiled to LTO-IR for the device, its
+ * parameters in device memory (p->params, freed with the plan).
+ * KILN_ERR_UNSUPPORTED with the reason where this cuFFT cannot. */
+static kiln_status attach_product(kiln_context *ctx, cufft_plan *p, const kiln_fft_layout *l) {
+    int version = 0;
+    if (!api.set_jit_callback || !api.get_version || api.get_version(&version) != 0 ||
+        version < CUFFT_JIT_NAMED_VERSION)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED,
+                              "this cuFFT (version %d) has no LTO callbacks by name (cuFFT 12, CUDA 13, has)",
+                              version);
+    if (l->kind == KILN_FFT_R2C)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "the product callback reads complex input, not R2C's");
+    kiln_device_info info;
+    kiln_status s = ctx->ops->device_info(ctx->state, &info);
+    if (s != KILN_OK) return s;
+    char arch[16];
+    snprintf(arch, sizeof arch, "sm_%d%d", info.compute_major, info.compute_minor);
+    int dbl = l->double_precision;
+    kiln_fft_product_params host = {(unsigned long long)l->in_extent, 1.0};
+    for (int i = 0; i < l->rank; i++) host.scale /= (double)l->n[i];
+    kiln_blob ir = {0};
+    s = kiln_fft_product_callback_compile(ctx->ops, dbl, arch, &ir);
+    if (s == KILN_OK) s = ctx->ops->mem_alloc(ctx->state, sizeof host, NULL, &p->params);
+    if (s == KILN_OK)
+        s = ctx->ops->copy(ctx->state, p->params, &host, sizeof host, KILN_COPY_HOST_TO_DEVICE, NULL, 0);
+    const char *name = NULL;
+    kiln_fft_product_callback_source(dbl, &name);
+    cufftResult r = 0;
+    if (s == KILN_OK)
+        r = api.set_jit_callback(p->handle, name, ir.data, ir.size,
+                                 dbl ? CUFFT_CB_LD_COMPLEX_DOUBLE : CUFFT_CB_LD_COMPLEX, &p->params);
+    free(ir.data);
+    if (s == KILN_OK && r != 0)
+        s = kiln_set_error(KILN_ERR_UNSUPPORTED, "cufftXtSetJITCallback failed: %s", result_name(r));
+    if (s != KILN_OK && s != KILN_ERR_OUT_OF_MEMORY) s = KILN_ERR_UNSUPPORTED; /* the message stays */
+    return s;
+}
 
 static kiln_status cufft_plan_make(kiln_context *ctx, const kiln_fft_layout *l, void **out) {
     pthread_once(&once, load);
@@ -119,6 +170,12 @@ static kiln_status cufft_plan_make(kiln_context *ctx, const kiln_fft_layout *l, 
     size_t work = 0;
     cufftResult r = api.create(&p->handle);
     int created = r == 0;
+    if (r == 0 && l->fuse && (s = attach_product(ctx, p, l)) != KILN_OK) {
+        api.destroy(p->handle);
+        if (p->params) ctx->ops->mem_free(ctx->state, p->params, NULL);
+        free(p);
+        return s;
+    }
     if (r == 0)
         r = api.make_plan_many64(p->handle, m->rank, m->n, m->basic ? NULL : m->inembed, m->istride, m->idist,
                                  m->basic ? NULL : m->onembed, m->ostride, m->odist, type, m->batch, &work);
@@ -126,7 +183,15 @@ static kiln_status cufft_plan_make(kiln_context *ctx, const kiln_fft_layout *l, 
         int rank = m->rank;
         long long batch = m->batch;
         if (created) api.destroy(p->handle);
+        if (p->params) ctx->ops->mem_free(ctx->state, p->params, NULL);
+        int fused = l->fuse != 0;
         free(p);
+        /* nvJitLink missing, or the callback does not fit the kernel */
+        if (fused)
+            return kiln_set_error(
+                KILN_ERR_UNSUPPORTED,
+                "cufftMakePlanMany64 (rank %d, batch %lld) with the product callback failed: %s", rank, batch,
+                result_name(r));
         if (r == CUFFT_ALLOC_FAILED)
             return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "cufftMakePlanMany64: %s (work area)",
                                   result_name(r));
@@ -177,6 +242,7 @@ static void cufft_destroy(kiln_context *ctx, void *plan) {
     if (!p) return;
     if (ctx->ops->native_handles) (void)ctx->ops->native_handles(ctx->state, NULL, NULL, NULL);
     api.destroy(p->handle);
+    if (p->params) ctx->ops->mem_free(ctx->state, p->params, NULL);
     pthread_mutex_destroy(&p->lock);
     free(p);
 }
@@ -201,4 +267,5 @@ const kiln_fft_provider kiln_fft_cufft = {
     .alignment_of = cufft_alignment,
     .max_rank = 3,
     .capturable = 1,
+    .product_callback = 1,
 };

@@ -31,7 +31,16 @@ typedef struct kiln_fft_layout {
     int out_align;     /* cuFFT: the byte offset of each array from its complex type's alignment */
     int64_t in_extent; /* elements spanned by the input (1 + sum of (n-1)*stride) */
     int64_t out_extent;
+    /* KILN_FFT_FUSE_PRODUCT: the transform reads, instead of each input
+     * element x[o], x[o] * x[o + in_extent] / N (N the product of the
+     * transform lengths): the product of two spectra stored one after the
+     * other, with the inverse's 1/N folded in, read by the transform itself
+     * instead of by a pass of its own (kiln_fft_convolve). Complex input
+     * only (C2C, C2R); only providers with product_callback take it. */
+    int fuse;
 } kiln_fft_layout;
+
+#define KILN_FFT_FUSE_PRODUCT 1
 
 /* A provider: one vendor library behind the front, chosen by
  * kiln_provider_select (fft_plan.c). plan() returns KILN_ERR_UNSUPPORTED
@@ -54,6 +63,10 @@ typedef struct kiln_fft_provider {
     /* 1: queues its work on the stream, so a graph may capture it; 0: runs
      * inside the call (a CPU library). */
     int capturable;
+    /* 1: plan() takes layouts with fuse = KILN_FFT_FUSE_PRODUCT (cuFFT,
+     * through an LTO load callback) where the library can; it returns
+     * KILN_ERR_UNSUPPORTED with the reason where it cannot. */
+    int product_callback;
 } kiln_fft_provider;
 
 /* One library plan of a kiln plan: transforms of more dims than the library
@@ -97,6 +110,7 @@ void kiln_fft_cufft_loop_offsets(const kiln_cufft_map *m, int64_t it, int64_t *i
  * instance is zeroed before it is filled. */
 typedef struct kiln_fft_key {
     int kind, sign, norm, dtype_in, dtype_out, ndim, naxes, inplace, in_align, out_align;
+    int fuse; /* the layout's fuse (KILN_FFT_FUSE_PRODUCT) */
     int axes[KILN_MAX_DIMS];
     int64_t in_shape[KILN_MAX_DIMS], in_strides[KILN_MAX_DIMS];
     int64_t out_shape[KILN_MAX_DIMS], out_strides[KILN_MAX_DIMS];
@@ -145,6 +159,56 @@ void kiln_fft_plan_destroy(kiln_fft_plan *p);
 /* Frees the library plans of a plan the caller still holds while its context
  * closes: later calls on it fail cleanly, its release only frees it. */
 void kiln_fft_plan_orphan(kiln_fft_plan *p);
+/* The plan of the inverse transform (C2C, or C2R when out is real) of
+ * in * companion / N into out, unscaled otherwise: `in` is the first half
+ * of an allocation whose second half, at in's extent, holds the companion
+ * spectrum laid out as `in` (KILN_FFT_FUSE_PRODUCT); out's shape says
+ * C2R's real length. KILN_ERR_UNSUPPORTED (with the reason) where the
+ * provider cannot fuse. Released with kiln_fft_plan_release. */
+kiln_status kiln_fft_product_plan(kiln_array *in, const int *axes, int naxes, kiln_array *out,
+                                  kiln_fft_plan **plan);
+
+/* KILN_FFT_FUSE (fft_fuse.c). */
+typedef enum kiln_fft_fuse_mode {
+    KILN_FFT_FUSE_OFF = 0,      /* the product in a pass of its own */
+    KILN_FFT_FUSE_AUTO = 1,     /* the column kernel where it fits on a device, else the
+                                   callback where the provider can, else off */
+    KILN_FFT_FUSE_ON = 2,       /* as auto, or fail saying why (for checking) */
+    KILN_FFT_FUSE_CALLBACK = 3, /* the callback or fail */
+    KILN_FFT_FUSE_COLUMNS = 4   /* the column kernel or fail (on any backend) */
+} kiln_fft_fuse_mode;
+kiln_fft_fuse_mode kiln_fft_fuse_setting(void);
+
+/* fft_columns.c: 1 when the column kernel takes the convolution (2-D
+ * complex operands of one shape along axes 0 and 1, the first length a
+ * power of two up to 4096); then the circular convolution through it, into
+ * *result (a new array when NULL). */
+int kiln_fft_columns_fit(const kiln_array *pa, const kiln_array *pb, const int *axes, int naxes);
+kiln_status kiln_fft_convolve_columns(kiln_array *pa, kiln_array *pb, kiln_array **result);
+/* The column kernel's source for a precision, columns a block and values a
+ * thread holds (malloc'd; NULL when out of memory). */
+char *kiln_fft_columns_source(int dbl, int width, int regs);
+/* The circular convolution of pa and pb (the same shape, complex or real
+ * of one dtype) along `axes`, the product fused into the inverse
+ * transform, into *result (a new array when NULL). KILN_ERR_UNSUPPORTED
+ * with the reason where it cannot fuse; nothing ran then. */
+kiln_status kiln_fft_convolve_fused(kiln_array *pa, kiln_array *pb, const int *axes, int naxes,
+                                    kiln_array **result);
+
+/* The source of the product load callback (cufft_callback.c) for one
+ * precision, and the name of its device function: cuFFT links it into
+ * its kernels (KILN_FFT_FUSE_PRODUCT). Its callerInfo points to a
+ * kiln_fft_product_params in device memory. */
+typedef struct kiln_fft_product_params {
+    unsigned long long companion; /* elements from x[o] to its companion */
+    double scale;                 /* 1/N */
+} kiln_fft_product_params;
+const char *kiln_fft_product_callback_source(int double_precision, const char **function_name);
+/* The callback compiled to LTO-IR for `arch` through the backend's LTO
+ * extra (NVRTC; no device needed). out->data is malloc'd. */
+kiln_status kiln_fft_product_callback_compile(const kiln_backend_ops *ops, int double_precision,
+                                              const char *arch, kiln_blob *out);
+
 /* Fills a key from arrays and arguments, checking them (fft_check.c). */
 kiln_status kiln_fft_key_from(const char *fn, kiln_fft_kind kind, kiln_fft_direction dir,
                               const kiln_array *in, const kiln_array *out, const int *axes, int naxes,

@@ -202,6 +202,20 @@ kiln_status kiln_fft_execute(kiln_fft_plan *plan, kiln_array *in, kiln_array *ou
     return scale_output(plan, out, stream);
 }
 
+/* The fused product's plan: keyed apart from the plain inverse (key.fuse),
+ * so both stay cached side by side. */
+kiln_status kiln_fft_product_plan(kiln_array *in, const int *axes, int naxes, kiln_array *out,
+                                  kiln_fft_plan **plan) {
+    int c2r = out->dtype == KILN_FLOAT32 || out->dtype == KILN_FLOAT64;
+    kiln_fft_key key;
+    kiln_status s = kiln_fft_key_from("kiln_fft_convolve", c2r ? KILN_FFT_C2R : KILN_FFT_C2C,
+                                      KILN_FFT_INVERSE, in, out, axes, naxes, KILN_FFT_NORM_FORWARD, &key);
+    if (s == KILN_OK) s = set_alignment(in, out, &key);
+    if (s != KILN_OK) return s;
+    key.fuse = KILN_FFT_FUSE_PRODUCT;
+    return kiln_fft_cache_get(in->ctx, &key, plan);
+}
+
 /* ------------------------------------------------------------------ one-call forms */
 
 static kiln_dtype complex_of(kiln_dtype t) { return t == KILN_FLOAT32 ? KILN_COMPLEX64 : KILN_COMPLEX128; }

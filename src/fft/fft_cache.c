@@ -6,6 +6,7 @@
  * normalisation, dtypes, shapes, strides, axes, in-place, FFTW's alignment).
  * The cache is small and scanned linearly: a lookup is a few hundred bytes
  * of memcmp per entry, far below the 5 us budget of a cached call. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,11 +14,22 @@
 #include "fft/fft.h"
 
 #define CACHE_CAPACITY 64
+/* Fused plans that could not be made (kiln_fft_convolve then multiplies
+ * in a pass of its own): remembered, so that the next call does not pay
+ * the callback's compile and cuFFT's refusal again. */
+#define REFUSED_CAPACITY 16
+
+typedef struct refused_plan {
+    kiln_fft_key key;
+    char why[256];
+} refused_plan;
 
 struct kiln_fft_cache {
     pthread_mutex_t lock;
     kiln_fft_plan *plans[CACHE_CAPACITY]; /* most recently used first */
     int count;
+    refused_plan refused[REFUSED_CAPACITY]; /* a ring, under lock */
+    int refused_count, refused_next;
     pthread_mutex_t scale_lock; /* compiling the ufunc must not stall plan lookups */
     kiln_ufunc *scale;
     kiln_ufunc *multiply; /* kiln_fft_convolve's spectra product */
@@ -84,15 +96,30 @@ kiln_status kiln_fft_cache_get(kiln_context *ctx, const kiln_fft_key *key, kiln_
     if (s != KILN_OK) return s;
     pthread_mutex_lock(&c->lock);
     kiln_fft_plan *p = find_locked(c, key);
+    char why[256] = "";
+    for (int i = 0; !p && key->fuse && i < c->refused_count; i++)
+        if (memcmp(&c->refused[i].key, key, sizeof *key) == 0) memcpy(why, c->refused[i].why, sizeof why);
     pthread_mutex_unlock(&c->lock);
     if (p) {
         *out = p;
         return KILN_OK;
     }
+    if (why[0]) return kiln_set_error(KILN_ERR_UNSUPPORTED, "%s", why);
     /* Planning can take long: outside the lock. Two threads planning the
      * same key keep the first plan cached and the other is used once. */
     kiln_fft_plan *made = NULL;
-    if ((s = kiln_fft_plan_make(ctx, key, &made)) != KILN_OK) return s;
+    if ((s = kiln_fft_plan_make(ctx, key, &made)) != KILN_OK) {
+        if (s == KILN_ERR_UNSUPPORTED && key->fuse) {
+            pthread_mutex_lock(&c->lock);
+            refused_plan *r = &c->refused[c->refused_next];
+            c->refused_next = (c->refused_next + 1) % REFUSED_CAPACITY;
+            if (c->refused_count < REFUSED_CAPACITY) c->refused_count++;
+            r->key = *key;
+            snprintf(r->why, sizeof r->why, "%s", kiln_last_error());
+            pthread_mutex_unlock(&c->lock);
+        }
+        return s;
+    }
     kiln_fft_plan *evicted = NULL;
     pthread_mutex_lock(&c->lock);
     p = find_locked(c, key);

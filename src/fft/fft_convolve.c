@@ -4,13 +4,17 @@
  * axis), transformed (real-to-complex for real inputs), multiplied with the
  * inverse's 1/n folded into the product, transformed back unscaled, and the
  * mode's part of the full result copied out. The batch axes broadcast
- * through the product. */
+ * through the product. The circular mode transforms the operands as they
+ * are and writes the result where it lands: no padding, no copy out.
+ * Where the provider can, the product is fused into the inverse
+ * (fft_fuse.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "array/array.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "fft/fft.h"
 
 #define TRY(x)                                                                                               \
@@ -69,11 +73,11 @@ static kiln_status plan_shape(const kiln_array *a, const kiln_array *b, kiln_con
         return kiln_set_error(KILN_ERR_SHAPE, "%s: a has %d dims and b %d; they must have the same number",
                               fn, nd, b->ndim);
     if (nd == 0) return kiln_set_error(KILN_ERR_SHAPE, "%s: 0-d arrays have no axis to convolve along", fn);
-    if ((unsigned)mode > KILN_CONVOLVE_VALID)
-        return kiln_set_error(
-            KILN_ERR_INVALID_ARGUMENT,
-            "%s: mode %d; expected KILN_CONVOLVE_FULL, KILN_CONVOLVE_SAME or KILN_CONVOLVE_VALID", fn,
-            (int)mode);
+    if ((unsigned)mode > KILN_CONVOLVE_CIRCULAR)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "%s: mode %d; expected KILN_CONVOLVE_FULL, KILN_CONVOLVE_SAME, "
+                              "KILN_CONVOLVE_VALID or KILN_CONVOLVE_CIRCULAR",
+                              fn, (int)mode);
     if (!axes) naxes = nd;
     if (naxes < 1 || naxes > nd)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "%s: %d axes for %d-d arrays", fn, naxes, nd);
@@ -104,6 +108,15 @@ static kiln_status plan_shape(const kiln_array *a, const kiln_array *b, kiln_con
         if (na == 0 || nb == 0)
             return kiln_set_error(KILN_ERR_SHAPE, "%s: %s is empty along axis %d", fn, na == 0 ? "a" : "b",
                                   d);
+        if (mode == KILN_CONVOLVE_CIRCULAR) {
+            if (na != nb)
+                return kiln_set_error(KILN_ERR_SHAPE,
+                                      "%s: mode circular needs a and b of one length along every convolved "
+                                      "axis: axis %d is %lld vs %lld",
+                                      fn, d, (long long)na, (long long)nb);
+            c->full[d] = c->fast[d] = c->len[d] = na; /* start 0 */
+            continue;
+        }
         a_larger &= na >= nb;
         b_larger &= nb >= na;
         c->full[d] = na + nb - 1;
@@ -121,11 +134,22 @@ static kiln_status plan_shape(const kiln_array *a, const kiln_array *b, kiln_con
     return KILN_OK;
 }
 
-/* x zero-padded to the fast lengths along the convolved axes, in dtype t. */
+/* x zero-padded to the fast lengths along the convolved axes, in dtype t:
+ * x itself (another reference) where it already is. */
 static kiln_status padded(kiln_context *ctx, kiln_array *x, kiln_dtype t, const conv_shape *c,
                           kiln_array **out) {
     int64_t shape[KILN_MAX_DIMS];
-    for (int d = 0; d < c->ndim; d++) shape[d] = c->on_axis[d] ? c->fast[d] : x->shape[d];
+    /* a host array on CUDA goes through the copy, which stages it */
+    int same = x->dtype == t &&
+               (x->memory == KILN_MEMORY_DEVICE || kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_MEMORY));
+    for (int d = 0; d < c->ndim; d++) {
+        shape[d] = c->on_axis[d] ? c->fast[d] : x->shape[d];
+        same &= shape[d] == x->shape[d];
+    }
+    if (same) {
+        *out = kiln_array_retain(x);
+        return KILN_OK;
+    }
     TRY(kiln_array_zeros(ctx, t, c->ndim, shape, out));
     kiln_array *view = kiln_array_retain(*out), *next = NULL;
     kiln_status s = KILN_OK;
@@ -157,9 +181,10 @@ static kiln_status transform_forward(kiln_array *x, const conv_shape *c, kiln_ar
     return kiln_rfftn(x, c->axes, c->naxes, KILN_FFT_NORM_BACKWARD, spectrum);
 }
 
-/* The full (fast-length) result from the two padded operands. */
-static kiln_status convolve_padded(kiln_context *ctx, kiln_array *pa, kiln_array *pb, kiln_dtype t,
-                                   const conv_shape *c, kiln_array **result) {
+/* The full (fast-length) result from the two padded operands, multiplied
+ * in a pass of its own; into *result when given. */
+static kiln_status convolve_unfused(kiln_context *ctx, kiln_array *pa, kiln_array *pb, kiln_dtype t,
+                                    const conv_shape *c, kiln_array **result) {
     kiln_array *fa = NULL, *fb = NULL, *prod = NULL;
     kiln_ufunc *mul = NULL;
     kiln_status s = transform_forward(pa, c, &fa);
@@ -172,17 +197,60 @@ static kiln_status convolve_padded(kiln_context *ctx, kiln_array *pa, kiln_array
                                     is_double(t) ? kiln_f64(1.0 / n) : kiln_f32((float)(1.0 / n))};
         s = kiln_call(mul, args, 3, &prod);
     }
-    *result = NULL;
+    /* the inverse in place on the product unless the caller gave the array */
+    kiln_array *dst = *result ? *result : is_complex(t) ? prod : NULL;
     if (s == KILN_OK && is_complex(t))
-        s = kiln_fftn(prod, c->axes, c->naxes, KILN_FFT_NORM_FORWARD, KILN_FFT_INVERSE, &prod),
-        *result = prod, prod = NULL;
+        s = kiln_fftn(prod, c->axes, c->naxes, KILN_FFT_NORM_FORWARD, KILN_FFT_INVERSE, &dst);
     else if (s == KILN_OK)
-        s = kiln_irfftn(prod, c->axes, c->naxes, c->fast[c->axes[c->naxes - 1]], KILN_FFT_NORM_FORWARD,
-                        result);
+        s = kiln_irfftn(prod, c->axes, c->naxes, c->fast[c->axes[c->naxes - 1]], KILN_FFT_NORM_FORWARD, &dst);
+    if (s == KILN_OK && !*result) *result = dst == prod ? kiln_array_retain(prod) : dst;
     kiln_array_release(fa);
     kiln_array_release(fb);
     kiln_array_release(prod);
     return s;
+}
+
+/* The fused ways KILN_FFT_FUSE allows, in order: the column kernel (on a
+ * device: on the CPU FFTW's own column passes are faster than kiln's
+ * kernel), then the callback. KILN_ERR_UNSUPPORTED when none applies. */
+static kiln_status convolve_fused(kiln_context *ctx, kiln_array *pa, kiln_array *pb, const conv_shape *c,
+                                  kiln_fft_fuse_mode fuse, kiln_array **result) {
+    int device = !kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION);
+    int fits = kiln_fft_columns_fit(pa, pb, c->axes, c->naxes);
+    kiln_status s = KILN_ERR_UNSUPPORTED;
+    if (fits && (fuse == KILN_FFT_FUSE_COLUMNS || (device && fuse != KILN_FFT_FUSE_CALLBACK)))
+        s = kiln_fft_convolve_columns(pa, pb, result);
+    else if (fuse == KILN_FFT_FUSE_COLUMNS)
+        return kiln_set_error(s, "the column kernel takes 2-D complex operands of one shape whose first "
+                                 "length is a power of two up to 4096");
+    if (s != KILN_ERR_UNSUPPORTED || fuse == KILN_FFT_FUSE_COLUMNS) return s;
+    kiln_clear_error();
+    return kiln_fft_convolve_fused(pa, pb, c->axes, c->naxes, result);
+}
+
+/* Fused where KILN_FFT_FUSE and the provider allow, else unfused. */
+static kiln_status convolve_padded(kiln_context *ctx, kiln_array *pa, kiln_array *pb, kiln_dtype t,
+                                   const conv_shape *c, kiln_array **result) {
+    kiln_fft_fuse_mode fuse = kiln_fft_fuse_setting();
+    if (fuse != KILN_FFT_FUSE_OFF) {
+        kiln_status s = convolve_fused(ctx, pa, pb, c, fuse, result);
+        if (s != KILN_ERR_UNSUPPORTED) return s;
+        if (fuse != KILN_FFT_FUSE_AUTO)
+            return kiln_prefix_error(s, "%s: KILN_FFT_FUSE=%s, and the product cannot be fused: ", fn,
+                                     kiln_setting_string("KILN_FFT_FUSE"));
+        kiln_clear_error();
+    }
+    return convolve_unfused(ctx, pa, pb, t, c, result);
+}
+
+/* 1 when the mode keeps all of the transform's output (circular, or a
+ * full convolution of fast lengths), so the inverse writes the result
+ * itself, into the caller's array where it can take it (device memory). */
+static int whole(kiln_context *ctx, const conv_shape *c, const kiln_array *out) {
+    for (int d = 0; d < c->ndim; d++)
+        if (c->on_axis[d] && (c->start[d] != 0 || c->len[d] != c->fast[d])) return 0;
+    return !out || out->memory == KILN_MEMORY_DEVICE ||
+           kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_MEMORY);
 }
 
 kiln_status kiln_fft_convolve(kiln_array *a, kiln_array *b, kiln_convolve_mode mode, const int *axes,
@@ -211,6 +279,15 @@ kiln_status kiln_fft_convolve(kiln_array *a, kiln_array *b, kiln_convolve_mode m
     kiln_array *pa = NULL, *pb = NULL, *full = NULL, *view = NULL, *next = NULL;
     kiln_status s = padded(ctx, a, t, &c, &pa);
     if (s == KILN_OK) s = padded(ctx, b, t, &c, &pb);
+    if (s == KILN_OK && whole(ctx, &c, *out)) {
+        /* nothing to crop: the result is the transform's output */
+        kiln_array *dst = *out;
+        s = convolve_padded(ctx, pa, pb, t, &c, &dst);
+        if (s == KILN_OK) *out = dst;
+        kiln_array_release(pa);
+        kiln_array_release(pb);
+        return s;
+    }
     if (s == KILN_OK) s = convolve_padded(ctx, pa, pb, t, &c, &full);
     view = full ? kiln_array_retain(full) : NULL;
     for (int d = 0; d < c.ndim && s == KILN_OK; d++) {

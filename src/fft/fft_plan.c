@@ -80,6 +80,7 @@ int kiln_fft_build_layout(const kiln_fft_key *k, const int64_t *in_bytes, const 
     l->in_extent = extent(l->rank, ilen, l->is, l->howmany_rank, l->hn, l->his);
     l->out_extent = extent(l->rank, olen, l->os, l->howmany_rank, l->hn, l->hos);
     l->inplace = k->inplace;
+    l->fuse = k->fuse;
     l->in_align = k->in_align;
     l->out_align = k->out_align;
     return 1;
@@ -105,8 +106,9 @@ static void make_label(kiln_fft_plan *p) {
     const char *prec = k->dtype_in == KILN_FLOAT64 || k->dtype_in == KILN_COMPLEX128 ? "f64" : "f32";
     char shape[200];
     kiln_shape_format(k->ndim, k->kind == KILN_FFT_C2R ? k->out_shape : k->in_shape, shape, sizeof shape);
-    snprintf(p->label, sizeof p->label, "fft %s%s %s %s", kind,
-             k->kind == KILN_FFT_C2C ? (k->sign < 0 ? " fwd" : " inv") : "", prec, shape);
+    snprintf(p->label, sizeof p->label, "fft %s%s %s %s%s", kind,
+             k->kind == KILN_FFT_C2C ? (k->sign < 0 ? " fwd" : " inv") : "", prec, shape,
+             k->fuse ? " of a product" : "");
 }
 
 static const kiln_provider *const fft_providers[] = {&kiln_fft_cufft.base, &kiln_fft_fftw.base};
@@ -258,6 +260,13 @@ static kiln_status plan_with_copies(kiln_fft_plan *p, int copy_in, int copy_out)
     p->copy_in = copy_in;
     p->copy_out = copy_out;
     split(p, max_rank(p->provider));
+    /* The fused product reads its companion beside the input: one library
+     * plan on the arrays themselves, or none. */
+    if (k->fuse && (p->nsteps != 1 || copy_in || copy_out)) {
+        p->nsteps = 0;
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "%s: the fused product needs one %s plan on the arrays",
+                              p->label, p->provider->base.name);
+    }
     for (int i = 0; i < p->nsteps; i++) {
         kiln_status s = p->provider->plan(p->ctx, &p->steps[i].layout, &p->steps[i].impl);
         if (s != KILN_OK) {
@@ -285,6 +294,10 @@ kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_
     for (int d = 0; d < key->ndim; d++) batch *= key->in_shape[d];
     int ones = key->kind == KILN_FFT_C2C;
     for (int i = 0; i < key->naxes; i++) ones = ones && key->in_shape[key->axes[i]] == 1;
+    if ((batch == 0 || ones) && key->fuse) {
+        free(p); /* a copy cannot fuse the product: the caller multiplies */
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "no transform to fuse the product into");
+    }
     if (batch == 0 || ones) {
         p->trivial = 1; /* nothing to transform, or C2C over length-1 axes only: a copy */
     } else {
@@ -292,9 +305,12 @@ kiln_status kiln_fft_plan_make(kiln_context *ctx, const kiln_fft_key *key, kiln_
          * input side, the output side, both. Both libraries overwrite a C2R
          * input: it always reads a copy. */
         static const int tries[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
-        int c2r = key->kind == KILN_FFT_C2R;
+        /* A fused C2R may overwrite its input: it is kiln's scratch. */
+        int c2r = key->kind == KILN_FFT_C2R && !key->fuse;
         s = KILN_ERR_UNSUPPORTED;
-        for (int t = 0; t < 4 && s == KILN_ERR_UNSUPPORTED; t++) {
+        int ntries = key->fuse ? p->provider->product_callback != 0 : 4;
+        if (!ntries) kiln_set_error(s, "%s cannot fuse the product into a transform", p->provider->base.name);
+        for (int t = 0; t < ntries && s == KILN_ERR_UNSUPPORTED; t++) {
             if (c2r && !tries[t][0]) continue;
             /* An UNSUPPORTED without a message is the provider's "cannot
              * express"; a library's refusal leaves its message for the last

@@ -76,7 +76,9 @@ void kiln_cuda_warmup_start(const char *arch);
 void kiln_cuda_warmup_wait(void);
 /* A compile for req->arch with no context (the warm-up's). */
 kiln_status kiln_cuda_compile_plain(const kiln_compile_request *req, kiln_blob *out, char **log);
-/* get_proc_address of the ops table: KILN_BACKEND_PROC_PROF (cuda_stream.c). */
+/* get_proc_address of the ops table: KILN_BACKEND_PROC_PROF (cuda_stream.c)
+ * and KILN_BACKEND_PROC_LTO (kiln_cuda_lto, cuda_lto.c). */
+extern const kiln_backend_lto kiln_cuda_lto;
 const void *kiln_cuda_get_proc_address(const char *name);
 /* compile_only of the ops table: NVRTC alone, no device. */
 kiln_status kiln_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log, char *id,

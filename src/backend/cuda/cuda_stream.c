@@ -60,7 +60,9 @@ static const kiln_backend_prof cuda_prof = {
 };
 
 const void *kiln_cuda_get_proc_address(const char *name) {
-    return name && strcmp(name, KILN_BACKEND_PROC_PROF) == 0 ? &cuda_prof : NULL;
+    if (name && strcmp(name, KILN_BACKEND_PROC_PROF) == 0) return &cuda_prof;
+    if (name && strcmp(name, KILN_BACKEND_PROC_LTO) == 0) return &kiln_cuda_lto;
+    return NULL;
 }
 
 kiln_status kiln_cuda_synchronize(kiln_backend_state *st) {

@@ -17,3 +17,5 @@ KILN_NVRTC_SYMBOL(nvrtcResult, nvrtcGetProgramLogSize, (nvrtcProgram prog, size_
 KILN_NVRTC_SYMBOL(nvrtcResult, nvrtcGetProgramLog, (nvrtcProgram prog, char *log))
 KILN_NVRTC_SYMBOL(nvrtcResult, nvrtcGetCUBINSize, (nvrtcProgram prog, size_t *size))
 KILN_NVRTC_SYMBOL(nvrtcResult, nvrtcGetCUBIN, (nvrtcProgram prog, char *cubin))
+KILN_NVRTC_SYMBOL(nvrtcResult, nvrtcGetLTOIRSize, (nvrtcProgram prog, size_t *size))
+KILN_NVRTC_SYMBOL(nvrtcResult, nvrtcGetLTOIR, (nvrtcProgram prog, char *ltoir))
