@@ -106,7 +106,8 @@ if [ "$what" = smallmm ]; then
   # matrices: the tiled kernel for 9-32"): its suite on the CUDA backend,
   # every dtype at every size 1..32 beside cuBLAS's strided-batched call
   # (ending with the limits table src/blas/blas_small.c reads), then
-  # float32 under other register tiles and products per block.
+  # float32 under other register tiles, register bounds and products per
+  # block.
   (cd $build/tests && KILN_TARGET=cuda KILN_TEST_TARGET=cuda ./test_blas_small) > "$OUT/smallmm-test.log" 2>&1
   tail -12 "$OUT/smallmm-test.log"
   KILN_TARGET=cuda $build/bench/kiln_blas_bench --small > "$OUT/smallmm-bench.txt" 2>&1
@@ -114,6 +115,10 @@ if [ "$what" = smallmm ]; then
   for t in ${SMALL_TILES:-2x2 2x4 4x8 8x4 8x8}; do
     KILN_TARGET=cuda KILN_BLAS_SMALL_TILE=$t $build/bench/kiln_blas_bench --small f32 > "$OUT/smallmm-tile-$t.txt" 2>&1
     echo "tile $t:"; grep -E " (8x8|16x16|24x24|32x32) |limits|^ " "$OUT/smallmm-tile-$t.txt"
+  done
+  for b in ${SMALL_MIN_BLOCKS:-2 4}; do
+    KILN_TARGET=cuda KILN_BLAS_SMALL_MIN_BLOCKS=$b $build/bench/kiln_blas_bench --small f32 > "$OUT/smallmm-minblocks-$b.txt" 2>&1
+    echo "min blocks $b:"; grep -E " (8x8|16x16|24x24|32x32) |limits|^ " "$OUT/smallmm-minblocks-$b.txt"
   done
   for p in ${SMALL_PER_BLOCK:-2 4 8 32}; do
     KILN_TARGET=cuda KILN_BLAS_SMALL_PER_BLOCK=$p $build/bench/kiln_blas_bench --small f32 > "$OUT/smallmm-per-$p.txt" 2>&1
