@@ -79,6 +79,11 @@ int kiln_blas_small_max_dim(const blas_provider *prov, kiln_dtype dtype) {
 
 static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
+/* The least length >= x elements that is an odd number of 16-byte units
+ * (v elements): consecutive rows or products that far apart start on
+ * different bank groups. */
+static int64_t odd_units(int64_t x, int64_t v) { return (((x + v - 1) / v) | 1) * v; }
+
 /* The register tile of C a thread owns: KILN_BLAS_SMALL_TILE ("RxC", each
  * 1, 2, 4 or 8), else 4 x 4 (complex128 2 x 2: sixteen of its 16-byte
  * accumulators plus the operands would spill). 4 x 4 reads half an element
@@ -121,14 +126,20 @@ static void small_layout_of(kiln_dtype dtype, int64_t m, int64_t n, int64_t k, s
     if (L->min_blocks * L->max_threads > 2048) L->min_blocks = 2048 / L->max_threads;
     /* a row of A an odd number of 16-byte units, so that adjacent rows
      * start on different bank groups */
-    int64_t units = (k + v - 1) / v;
-    L->a_row = (int)((units | 1) * v);
+    L->a_row = (int)odd_units(k, v);
     /* the next product's rows continue where this one's read rows end */
     int64_t a_body = mp * L->a_row, a_want = (nti * L->a_row) % bank;
     L->a_mat = (int)(a_body + ((a_want - a_body % bank) % bank + bank) % bank);
     L->b_row = (int)round_up(np, v > L->tn ? v : L->tn);
     int64_t b_body = k * L->b_row, b_want = np % bank;
     L->b_mat = (int)(b_body + ((b_want - b_body % bank) % bank + bank) % bank);
+    if (L->tiles == 1) {
+        /* a thread per product, each read one piece of a row: products an
+         * odd number of units apart suffice, and the smaller padding lets
+         * a block take half again as many (2x2 float32: 128 bytes, not 288) */
+        L->a_mat = (int)odd_units(a_body, v);
+        L->b_mat = (int)odd_units(b_body, v);
+    }
     L->product_bytes = (size_t)(L->a_mat + L->b_mat) * (size_t)item;
 }
 
