@@ -1059,7 +1059,7 @@ typedef enum kiln_blas_flags {
     KILN_BLAS_DEFAULT = 0,
     KILN_BLAS_ALLOW_TF32 = 1,    /* float32 on CUDA may use TF32 tensor cores (10-bit mantissa) */
     KILN_BLAS_FORCE_LIBRARY = 2, /* never kiln's own small-matrix kernel */
-    KILN_BLAS_FORCE_KILN = 4     /* kiln's own kernel (float32/float64 only) whatever the shapes */
+    KILN_BLAS_FORCE_KILN = 4     /* kiln's own small-matrix kernel whatever the batch, where it can take it */
 } kiln_blas_flags;
 
 /* What kiln_gemm / kiln_gemv apply to an operand: none, transpose, or

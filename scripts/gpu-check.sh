@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for sm_90, run the test suites on the
 # CUDA backend, run the demo and the benchmark, keep the logs in $OUT.
-# Used through the device tool:  bash scripts/gpu-check.sh [tests|prof|bench|libs|comm|driver|all]
+# Used through the device tool:  bash scripts/gpu-check.sh [tests|prof|bench|libs|comm|driver|smallmm|all]
 # (comm is not part of all: it wants every GPU of a multi-GPU machine;
 # driver runs the driver layer alone, its peer copies on a 2-GPU machine)
 # The GPU machine cannot install packages, so headers and libraries it lacks
@@ -100,4 +100,28 @@ if [ "$what" = driver ]; then
   KILN_TARGET=cuda $build/example_seed001_streams > "$OUT/driver-streams.txt" 2>&1; cat "$OUT/driver-streams.txt"
   $build/bench/kiln_graph_bench --target cuda --steps 50 > "$OUT/driver-graph-bench.txt" 2>&1
   cat "$OUT/driver-graph-bench.txt"
+fi
+if [ "$what" = smallmm ]; then
+  # kiln's small-matrix kernel (docs/PERF_NOTES.md, "Batches of small
+  # matrices: the tiled kernel for 9-32"): its suite on the CUDA backend,
+  # every dtype at every size 1..32 beside cuBLAS's strided-batched call
+  # (ending with the limits table src/blas/blas_small.c reads), then
+  # float32 under other register tiles, register bounds and products per
+  # block.
+  (cd $build/tests && KILN_TARGET=cuda KILN_TEST_TARGET=cuda ./test_blas_small) > "$OUT/smallmm-test.log" 2>&1
+  tail -12 "$OUT/smallmm-test.log"
+  KILN_TARGET=cuda $build/bench/kiln_blas_bench --small > "$OUT/smallmm-bench.txt" 2>&1
+  cat "$OUT/smallmm-bench.txt"
+  for t in ${SMALL_TILES:-2x2 2x4 4x8 8x4 8x8}; do
+    KILN_TARGET=cuda KILN_BLAS_SMALL_TILE=$t $build/bench/kiln_blas_bench --small f32 > "$OUT/smallmm-tile-$t.txt" 2>&1
+    echo "tile $t:"; grep -E " (8x8|16x16|24x24|32x32) |limits|^ " "$OUT/smallmm-tile-$t.txt"
+  done
+  for b in ${SMALL_MIN_BLOCKS:-2 4}; do
+    KILN_TARGET=cuda KILN_BLAS_SMALL_MIN_BLOCKS=$b $build/bench/kiln_blas_bench --small f32 > "$OUT/smallmm-minblocks-$b.txt" 2>&1
+    echo "min blocks $b:"; grep -E " (8x8|16x16|24x24|32x32) |limits|^ " "$OUT/smallmm-minblocks-$b.txt"
+  done
+  for p in ${SMALL_PER_BLOCK:-2 4 8 32}; do
+    KILN_TARGET=cuda KILN_BLAS_SMALL_PER_BLOCK=$p $build/bench/kiln_blas_bench --small f32 > "$OUT/smallmm-per-$p.txt" 2>&1
+    echo "per block $p:"; grep -E " (8x8|16x16|24x24|32x32) |limits|^ " "$OUT/smallmm-per-$p.txt"
+  done
 fi

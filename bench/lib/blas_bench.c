@@ -4,15 +4,21 @@
  *
  * CUDA (KILN_TARGET=cuda): SGEMM, DGEMM, HGEMM and BF16 GEMM 8192^3, strided-batched
  * SGEMM 1000 x 256^3 (target kiln >= 0.98 x cuBLAS); 10^6 products of 4x4
- * f32 (kiln's kernel, target <= 0.2 x cuBLAS's time) and the crossover
- * classes 8x8, 16x16; host cost of one small matmul call (<= 10 us).
- * cuBLAS is called through libkiln_blas_native.so (nvcc-built, beside this
- * executable, or $KILN_BLAS_NATIVE_LIB).
+ * f32 (kiln's kernel, target <= 0.2 x cuBLAS's time), kiln's small-matrix
+ * kernel beside cuBLAS's strided-batched call for every dtype at sizes 2, 4,
+ * 8, ..., 32 (blas_bench_small.c); host cost of one small matmul call
+ * (<= 10 us). cuBLAS is called through libkiln_blas_native.so (nvcc-built,
+ * beside this executable, or $KILN_BLAS_NATIVE_LIB).
  * CPU: SGEMM and DGEMM 2048^3 through kiln vs cblas_?gemm called directly
  * from the same libopenblas.so.0 (target kiln >= 0.95 x), bfloat16 2048^3
  * (through float32 copies) beside SGEMM, batched 4x4 and 8x8, and the host
  * cost of one small call.
- * Usage: kiln_blas_bench [--quick] (quick: smaller sizes, for a smoke run). */
+ * Usage: kiln_blas_bench [--quick] [--small [f32,f64,f16,bf16,c64,c128]]
+ * --quick: smaller sizes, for a smoke run. --small (CUDA): only the
+ * small-matrix sweep, every size 1..32 of the dtypes named (all if none),
+ * ending with the limits table blas_small.c reads. */
+#include "blas_bench.h"
+
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -22,7 +28,6 @@
 #include <unistd.h>
 
 #include "blas_examples.h"
-#include "blas_native.h"
 #include "examples.h"
 #include "kiln.h"
 #include "native_path.h"
@@ -35,8 +40,8 @@ static void rate(double flops, double ms) {
         printf(" (%7.2f GFLOP/s)", g);
 }
 
-static void row(const char *what, double kiln_ms, double vendor_ms, const char *vendor, double flops,
-                const char *target) {
+void blas_bench_row(const char *what, double kiln_ms, double vendor_ms, const char *vendor, double flops,
+                    const char *target) {
     printf("%-34s kiln %10.4f ms", what, kiln_ms);
     if (flops > 0) rate(flops, kiln_ms);
     printf("  %-8s %10.4f ms", vendor, vendor_ms);
@@ -44,8 +49,7 @@ static void row(const char *what, double kiln_ms, double vendor_ms, const char *
     printf("  ratio %.3f  %s\n", vendor_ms / kiln_ms, target);
 }
 
-/* A random array of dtype (float16 / bfloat16 through float32 values). */
-static int random_array(kiln_context *ctx, kiln_dtype t, int ndim, const int64_t *shape, kiln_array **out) {
+int blas_bench_random(kiln_context *ctx, kiln_dtype t, int ndim, const int64_t *shape, kiln_array **out) {
     kiln_array *f = NULL;
     int64_t n = 1;
     for (int d = 0; d < ndim; d++) n *= shape[d];
@@ -95,13 +99,6 @@ static int kiln_call_cost(kiln_context *ctx, kiln_array *a, kiln_array *b, kiln_
 
 /* ------------------------------------------------------------ CUDA */
 
-typedef struct native_lib {
-    int device; /* the CUDA ordinal of kiln's context */
-    blas_native_gemm_fn gemm;
-    blas_native_call_cost_fn call_cost;
-    blas_native_error_fn error;
-} native_lib;
-
 static int load_native(native_lib *n) {
     char path[PATH_MAX + 64];
     kiln_bench_native_path("KILN_BLAS_NATIVE_LIB", "libkiln_blas_native.so", path, sizeof path);
@@ -132,23 +129,15 @@ static int load_native(native_lib *n) {
 /* Alternating rounds of kiln and the vendor per GPU row. */
 #define BENCH_ROUNDS 3
 
-/* The vendor time over kiln's of the last GPU row (0: it failed). */
-static double last_ratio;
-
-static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *what, kiln_dtype t,
-                         int native_t, int64_t batch, int64_t m, int64_t n, int64_t k, int flags, int repeat,
-                         const char *target) {
-    int64_t sa[3] = {batch, m, k}, sb[3] = {batch, k, n}, sc[3] = {batch, m, n};
-    int nd = batch > 1 ? 3 : 2;
-    kiln_array *a = NULL, *b = NULL, *c = NULL;
-    int s = random_array(ctx, t, nd, batch > 1 ? sa : sa + 1, &a);
-    if (s == KILN_OK) s = random_array(ctx, t, nd, batch > 1 ? sb : sb + 1, &b);
-    if (s == KILN_OK) s = kiln_array_empty(ctx, t, nd, batch > 1 ? sc : sc + 1, &c);
+int blas_bench_time_pair(kiln_context *ctx, const native_lib *nl, int native_t, kiln_array *a, kiln_array *b,
+                         kiln_array *c, int64_t batch, int64_t m, int64_t n, int64_t k, int flags, int repeat,
+                         double *kiln_ms, double *vendor_ms) {
     /* kiln and cuBLAS alternate over a few rounds and each keeps its best
      * median: a clock or thermal drift during one side's run (seen on the
      * H100 as 4 % on a row whose two sides make the same cuBLAS call)
      * would otherwise count against whichever side ran in the slow part. */
     double kms = 0, vms = 0;
+    int s = KILN_OK;
     float *vt = calloc((size_t)repeat, sizeof *vt);
     double *vd = calloc((size_t)repeat, sizeof *vd);
     if (!vt || !vd) s = KILN_ERR_OUT_OF_MEMORY;
@@ -161,7 +150,7 @@ static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *wh
         int r = nl->gemm(nl->device, native_t, (int)m, (int)n, (int)k, (int)batch, kiln_array_data(a),
                          kiln_array_data(b), kiln_array_data(c), 2, repeat, vt);
         if (r) {
-            fprintf(stderr, "%s: cuBLAS direct failed: %s\n", what, nl->error(r));
+            fprintf(stderr, "cuBLAS direct failed: %s\n", nl->error(r));
             s = KILN_ERR_DRIVER;
             break;
         }
@@ -169,59 +158,48 @@ static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *wh
         ms = kiln_example_median(vd, repeat);
         vms = round == 0 || ms < vms ? ms : vms;
     }
-    last_ratio = s == KILN_OK ? vms / kms : 0;
-    if (s == KILN_OK)
-        row(what, kms, vms, "cuBLAS", 2.0 * (double)batch * m * n * k, target);
-    else
-        fprintf(stderr, "%s: %s: %s\n", what, kiln_status_string(s), kiln_last_error());
     free(vt);
     free(vd);
+    *kiln_ms = kms, *vendor_ms = vms;
+    return s;
+}
+
+static int cuda_gemm_row(kiln_context *ctx, const native_lib *nl, const char *what, kiln_dtype t,
+                         int native_t, int64_t batch, int64_t m, int64_t n, int64_t k, int flags, int repeat,
+                         const char *target) {
+    int64_t sa[3] = {batch, m, k}, sb[3] = {batch, k, n}, sc[3] = {batch, m, n};
+    int nd = batch > 1 ? 3 : 2;
+    kiln_array *a = NULL, *b = NULL, *c = NULL;
+    int s = blas_bench_random(ctx, t, nd, batch > 1 ? sa : sa + 1, &a);
+    if (s == KILN_OK) s = blas_bench_random(ctx, t, nd, batch > 1 ? sb : sb + 1, &b);
+    if (s == KILN_OK) s = kiln_array_empty(ctx, t, nd, batch > 1 ? sc : sc + 1, &c);
+    double kms = 0, vms = 0;
+    if (s == KILN_OK)
+        s = blas_bench_time_pair(ctx, nl, native_t, a, b, c, batch, m, n, k, flags, repeat, &kms, &vms);
+    if (s == KILN_OK)
+        blas_bench_row(what, kms, vms, "cuBLAS", 2.0 * (double)batch * m * n * k, target);
+    else
+        fprintf(stderr, "%s: %s: %s\n", what, kiln_status_string(s), kiln_last_error());
     kiln_array_release(a);
     kiln_array_release(b);
     kiln_array_release(c);
     return s;
 }
 
-/* kiln's small-matrix kernel against cuBLAS's strided-batched call, per
- * dtype and size, and the limit that follows for blas_small.c's table:
- * the largest dim up to which kiln's kernel is never slower. */
-static int small_sweep(kiln_context *ctx, const native_lib *nl, int64_t batch, int rep) {
-    static const struct {
-        kiln_dtype t;
-        int native;
-        const char *name;
-    } types[] = {{KILN_FLOAT32, BLAS_NATIVE_F32, "f32"},   {KILN_FLOAT64, BLAS_NATIVE_F64, "f64"},
-                 {KILN_FLOAT16, BLAS_NATIVE_F16, "f16"},   {KILN_BFLOAT16, BLAS_NATIVE_BF16, "bf16"},
-                 {KILN_COMPLEX64, BLAS_NATIVE_C64, "c64"}, {KILN_COMPLEX128, BLAS_NATIVE_C128, "c128"}};
-    static const int64_t dims[] = {2, 4, 8, 12, 16, 20, 24, 28, 32};
-    int bad = 0, limit[6];
-    char label[64];
-    for (int ti = 0; ti < 6; ti++) {
-        limit[ti] = 0;
-        int still = 1;
-        for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
-            int64_t d = dims[di];
-            snprintf(label, sizeof label, "%lld x %lldx%lld %s, kiln kernel", (long long)batch, (long long)d,
-                     (long long)d, types[ti].name);
-            bad |= cuda_gemm_row(ctx, nl, label, types[ti].t, types[ti].native, batch, d, d, d,
-                                 KILN_BLAS_FORCE_KILN, rep, "(small sweep)");
-            if (still && last_ratio >= 1.0)
-                limit[ti] = (int)d;
-            else
-                still = 0;
-        }
-    }
-    printf("small-matrix table (cuda_max): f32 %d, f64 %d, f16 %d, bf16 %d, c64 %d, c128 %d\n", limit[0],
-           limit[1], limit[2], limit[3], limit[4], limit[5]);
-    return bad;
+/* --small: the small-matrix sweep alone, every size 1..32. */
+static int run_cuda_small(kiln_context *ctx, const native_lib *nl, int quick, const char *dtypes) {
+    int64_t sizes[32];
+    for (int i = 0; i < 32; i++) sizes[i] = i + 1;
+    return blas_bench_small_sweep(ctx, nl, quick ? 10000 : 100000, quick ? 5 : 10, sizes, 32, dtypes);
 }
 
-static int run_cuda(kiln_context *ctx, int quick) {
+static int run_cuda(kiln_context *ctx, int quick, int small, const char *dtypes) {
     native_lib nl;
     if (load_native(&nl)) return 1;
     kiln_device_info info;
     if (kiln_device_info_get(ctx, &info) != KILN_OK) return 1;
     nl.device = info.ordinal;
+    if (small) return run_cuda_small(ctx, &nl, quick, dtypes);
     int64_t big = quick ? 2048 : 8192;
     int rep = quick ? 5 : 20;
     char label[64];
@@ -244,13 +222,15 @@ static int run_cuda(kiln_context *ctx, int quick) {
     snprintf(label, sizeof label, "%lld x 4x4 f32 (kiln kernel)", (long long)nsmall);
     bad |= cuda_gemm_row(ctx, &nl, label, KILN_FLOAT32, BLAS_NATIVE_F32, nsmall, 4, 4, 4, 0, rep,
                          "(target >= 5: kiln <= 0.2 x cuBLAS time)");
-    /* every size and dtype of kiln's small-matrix kernel beside cuBLAS */
-    bad |= small_sweep(ctx, &nl, nsmall / 10, rep);
+    /* every dtype of kiln's small-matrix kernel beside cuBLAS at sizes 2, 4, 8, ..., 32 */
+    static const int64_t dims[] = {2, 4, 8, 12, 16, 20, 24, 28, 32};
+    bad |=
+        blas_bench_small_sweep(ctx, &nl, nsmall / 10, rep, dims, (int)(sizeof dims / sizeof dims[0]), NULL);
     /* host cost of one small call */
     int64_t s4[2] = {4, 4};
     kiln_array *a = NULL, *b = NULL, *c = NULL;
-    int s = random_array(ctx, KILN_FLOAT32, 2, s4, &a);
-    if (s == KILN_OK) s = random_array(ctx, KILN_FLOAT32, 2, s4, &b);
+    int s = blas_bench_random(ctx, KILN_FLOAT32, 2, s4, &a);
+    if (s == KILN_OK) s = blas_bench_random(ctx, KILN_FLOAT32, 2, s4, &b);
     if (s == KILN_OK) s = kiln_array_empty(ctx, KILN_FLOAT32, 2, s4, &c);
     double kus = 0, vus = 0;
     if (s == KILN_OK) s = kiln_call_cost(ctx, a, b, c, 20000, &kus);
@@ -281,15 +261,15 @@ static int cpu_gemm_row(kiln_context *ctx, void *ob, const char *what, kiln_dtyp
     int nd = batch > 1 ? 3 : 2;
     const int64_t *shape = batch > 1 ? sh : sh + 1;
     kiln_array *a = NULL, *b = NULL, *c = NULL;
-    int s = random_array(ctx, t, nd, shape, &a);
-    if (s == KILN_OK) s = random_array(ctx, t, nd, shape, &b);
+    int s = blas_bench_random(ctx, t, nd, shape, &a);
+    if (s == KILN_OK) s = blas_bench_random(ctx, t, nd, shape, &b);
     if (s == KILN_OK) s = kiln_array_empty(ctx, t, nd, shape, &c);
     /* bfloat16 (kiln: widened to float32 copies, SGEMM, rounded back) beside
      * SGEMM on float32 arrays: what the copies cost */
     kiln_dtype vtype = t == KILN_BFLOAT16 ? KILN_FLOAT32 : t;
     kiln_array *va = NULL, *vb = NULL, *vc = NULL;
-    if (s == KILN_OK) s = vtype == t ? KILN_OK : random_array(ctx, vtype, nd, shape, &va);
-    if (s == KILN_OK) s = vtype == t ? KILN_OK : random_array(ctx, vtype, nd, shape, &vb);
+    if (s == KILN_OK) s = vtype == t ? KILN_OK : blas_bench_random(ctx, vtype, nd, shape, &va);
+    if (s == KILN_OK) s = vtype == t ? KILN_OK : blas_bench_random(ctx, vtype, nd, shape, &vb);
     if (s == KILN_OK) s = vtype == t ? KILN_OK : kiln_array_empty(ctx, vtype, nd, shape, &vc);
     kiln_array *xa = va ? va : a, *xb = vb ? vb : b, *xc = vc ? vc : c;
     /* kiln and OpenBLAS called directly (row-major, the same arrays, a loop
@@ -322,8 +302,8 @@ static int cpu_gemm_row(kiln_context *ctx, void *ob, const char *what, kiln_dtyp
         if (i >= 0) vt[i] = kiln_example_now_ms() - t0;
     }
     if (s == KILN_OK && sym)
-        row(what, kiln_example_median(kt, repeat), kiln_example_median(vt, repeat), "OpenBLAS",
-            2.0 * (double)batch * n * n * n, target);
+        blas_bench_row(what, kiln_example_median(kt, repeat), kiln_example_median(vt, repeat), "OpenBLAS",
+                       2.0 * (double)batch * n * n * n, target);
     else
         fprintf(stderr, "%s: %s: %s\n", what, kiln_status_string(s), kiln_last_error());
     free(vt);
@@ -359,8 +339,8 @@ static int run_cpu(kiln_context *ctx, int quick) {
     }
     int64_t s4[2] = {4, 4};
     kiln_array *a = NULL, *b = NULL, *c = NULL;
-    int s = random_array(ctx, KILN_FLOAT32, 2, s4, &a);
-    if (s == KILN_OK) s = random_array(ctx, KILN_FLOAT32, 2, s4, &b);
+    int s = blas_bench_random(ctx, KILN_FLOAT32, 2, s4, &a);
+    if (s == KILN_OK) s = blas_bench_random(ctx, KILN_FLOAT32, 2, s4, &b);
     if (s == KILN_OK) s = kiln_array_empty(ctx, KILN_FLOAT32, 2, s4, &c);
     double kus = 0;
     if (s == KILN_OK) s = kiln_call_cost(ctx, a, b, c, 20000, &kus);
@@ -382,7 +362,19 @@ static int run_cpu(kiln_context *ctx, int quick) {
 }
 
 int main(int argc, char **argv) {
-    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    int quick = 0, small = 0;
+    const char *dtypes = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = 1;
+        else if (strcmp(argv[i], "--small") == 0) {
+            small = 1;
+            if (i + 1 < argc && argv[i + 1][0] != '-') dtypes = argv[++i];
+        } else {
+            fprintf(stderr, "usage: kiln_blas_bench [--quick] [--small [f32,f64,f16,bf16,c64,c128]]\n");
+            return 2;
+        }
+    }
     kiln_context *ctx = NULL;
     KILN_CHECK(kiln_open(&ctx, NULL));
     const char *provider = NULL;
@@ -392,7 +384,9 @@ int main(int argc, char **argv) {
     printf("kiln_blas_bench on %s (%s), %s; GPU rows: best median of 3 alternating rounds, CPU rows: "
            "medians; ratio = vendor time / kiln time\n",
            kiln_context_backend_name(ctx), info.name, provider);
-    int r = kiln_context_backend(ctx) == KILN_BACKEND_CUDA ? run_cuda(ctx, quick) : run_cpu(ctx, quick);
+    int cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
+    if (small && !cuda) fprintf(stderr, "kiln_blas_bench: --small compares with cuBLAS: CUDA only\n");
+    int r = small && !cuda ? 1 : cuda ? run_cuda(ctx, quick, small, dtypes) : run_cpu(ctx, quick);
     kiln_close(ctx);
     return r ? 1 : 0;
 }

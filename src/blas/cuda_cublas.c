@@ -418,8 +418,10 @@ static kiln_status cb_nrm2(kiln_context *ctx, kiln_stream *stream, kiln_dtype dt
     return KILN_OK;
 }
 
-/* On the H100 kiln's small-matrix gufunc is 7.4x faster than cuBLAS at 4x4
- * but 0.57x at 8x8, so it takes every dim <= 4 here. */
+/* Beside cuBLAS kiln's tiled small-matrix kernel (blas_small.c, a block of
+ * products) takes batches up to the limits measured per dtype against the
+ * strided-batched call; a thread per product (the gufunc) lost to cuBLAS
+ * from 8x8 on the H100. */
 const blas_provider kiln_blas_cublas = {
     .base = {.abi = KILN_PROVIDER_ABI,
              .library = "BLAS",

@@ -65,6 +65,13 @@ static const kiln_setting table[] = {
     /* libraries */
     {"KILN_BLAS_SMALL_MAX_DIM", KILN_SETTING_INT, "per dtype and backend (measured)",
      "largest dimension served by kiln's small-matrix kernel instead of the vendor's (0 to 32)"},
+    {"KILN_BLAS_SMALL_TILE", KILN_SETTING_CHOICE, "4x4 (complex128 2x2)",
+     "C elements a thread of kiln's small-matrix kernel computes, RxC with R and C each 1, 2, 4 or 8"},
+    {"KILN_BLAS_SMALL_MIN_BLOCKS", KILN_SETTING_INT, "3 for float32, else 2",
+     "blocks of kiln's small-matrix kernel a multiprocessor should hold: caps its registers (1 to 8)"},
+    {"KILN_BLAS_SMALL_PER_BLOCK", KILN_SETTING_INT, "about 256 threads' worth",
+     "products a block of kiln's small-matrix kernel takes at a time (1 to 1024; fewer where shared memory "
+     "ends)"},
     {"KILN_OPENBLAS_LIB", KILN_SETTING_PATH, "searched", "OpenBLAS library to load"},
     {"KILN_CUBLAS_LIB", KILN_SETTING_PATH, "searched", "cuBLAS library to load"},
     {"KILN_FFTW_LIBRARY", KILN_SETTING_PATH, "searched", "FFTW (double precision) library to load"},
