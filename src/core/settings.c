@@ -79,7 +79,7 @@ static const kiln_setting table[] = {
     {"KILN_SCAN_COLUMN_BYTES", KILN_SETTING_INT, "256",
      "bytes of a chunk each thread of a CUDA column scan holds in registers (32 to 1024)"},
     {"KILN_SCAN_COLUMN_GROUPS", KILN_SETTING_INT, "4",
-     "row groups per block of a CUDA column scan: rows chained inside a block (1 to 32)"},
+     "row groups per block of a CUDA column scan: rows chained inside a block (1 to 16)"},
     {"KILN_FFTW_WISDOM", KILN_SETTING_FLAG, "1", "0: FFTW's wisdom is not kept in the cache folder"},
     {"KILN_FFT_MAX_RANK", KILN_SETTING_INT, "the provider's",
      "lowers the dims one FFT pass transforms (a testing knob)"},

@@ -30,6 +30,7 @@
 #define PROF_TRACE_MAX_RECORDS (1u << 19)
 #define PROF_NO_ID UINT32_MAX
 #define PROF_EVENT_BATCH 128
+#define PROF_DESC_CACHE 16 /* a power of two */
 
 typedef enum prof_type {
     PROF_KERNEL = 0,
@@ -162,6 +163,12 @@ typedef struct kiln_prof {
     /* The last kernel name seen and its id: launches repeat names. */
     const char *last_name;
     uint32_t last_name_id;
+
+    /* Launches' argument descriptions by kiln_prof_args key (0: empty),
+     * direct-mapped: a launch like a recent one neither describes its
+     * arguments nor interns the text. */
+    uint64_t desc_keys[PROF_DESC_CACHE];
+    uint32_t desc_ids[PROF_DESC_CACHE];
 
     /* Statistics of resolved records. kernels[name_id]. */
     prof_stat *kernels;

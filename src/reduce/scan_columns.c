@@ -14,8 +14,10 @@
  *   3. each thread of its first row group waits for its scan's inclusive
  *      prefix at the end of the chunk above (a tagged slot per scan, below);
  *      the row groups then combine their elements onto it in order, handing
- *      the running values from group to group through shared memory, and
- *      the last group publishes the chunk's last values at once;
+ *      the running values from group to group through shared memory (named
+ *      barriers on a GPU, so that no thread loops over the groups and its
+ *      outputs can take its inputs' registers), and the last group
+ *      publishes the chunk's last values at once;
  *   4. it stores its results.
  * Every result is ((prefix . x0) . x1) ..., exactly the sequential scan's
  * order, so the values are those of the thread-per-scan kernel and of the
@@ -53,7 +55,8 @@ int sc_columns_fit(sc_plan *p, int64_t in_size, int64_t out_size) {
     if (p->rin[p->nd - 1] != in_size || p->rout[p->nd - 1] != out_size) return 0;
     int width = (int)kiln_setting_int("KILN_SCAN_COLUMN_WIDTH", 32, 1024, SC_COL_WIDTH) / 32 * 32;
     int budget = (int)kiln_setting_int("KILN_SCAN_COLUMN_BYTES", 32, 1024, SC_COL_BYTES);
-    int groups = (int)kiln_setting_int("KILN_SCAN_COLUMN_GROUPS", 1, 32, SC_COL_GROUPS);
+    /* named barriers 1..groups-1 hand values on (barrier 0 is __syncthreads) */
+    int groups = (int)kiln_setting_int("KILN_SCAN_COLUMN_GROUPS", 1, 16, SC_COL_GROUPS);
     while (groups > 1 && width * groups > 1024) groups /= 2;
     int64_t per_row = in_size == out_size ? in_size : in_size + out_size;
     int rows = 128; /* more would not fit a thread's registers */
@@ -180,27 +183,46 @@ static const char columns_body[] =
     "    if (kiln_k > 0 && kiln_g == 0 && kiln_live)\n"
     "        while (!kiln_sc_cpoll(KILN_SC_SLOT(kiln_k - 1), (unsigned long long)kiln_k, &kiln_acc)) "
     "KILN_SC_COL_PAUSE();\n"
+    "    // lanes that waited and lanes that did not meet again before the barriers below\n"
+    "    if (kiln_sc_groups > 1) __syncwarp();\n"
     "    kiln_sc_out kiln_y[kiln_sc_rows];\n"
-    "    // the row groups in order, each starting from the one above's last value\n"
-    "#pragma unroll 1\n"
+    "#define KILN_SC_SCAN_ROWS()                                                             \\\n"
+    "    _Pragma(\"unroll\") for (int kiln_j = 0; kiln_j < kiln_sc_rows; kiln_j++)               \\\n"
+    "        if (kiln_j < kiln_nr) {                                                        \\\n"
+    "            const kiln_sc_t kiln_v = kiln_sc_load((const char *)&kiln_x[kiln_j]);       \\\n"
+    "            if (kiln_excl) kiln_sc_store((char *)&kiln_y[kiln_j], kiln_acc);            \\\n"
+    "            kiln_acc = kiln_sc_op(kiln_acc, kiln_v);                                    \\\n"
+    "            if (!kiln_excl) kiln_sc_store((char *)&kiln_y[kiln_j], kiln_acc);           \\\n"
+    "        }\n"
+    "#ifdef __CUDA_ARCH__\n"
+    "    // the row groups hand their running values on in order through named\n"
+    "    // barriers (barrier g: group g - 1 arrives, group g waits), each thread\n"
+    "    // straight through, so that its outputs take its inputs' registers\n"
+    "    const unsigned int kiln_pair = 2u * kiln_sc_cblock;\n"
+    "    if (kiln_g > 0) {\n"
+    "        asm volatile(\"bar.sync %0, %1;\" ::\"r\"(kiln_g), \"r\"(kiln_pair) : \"memory\");\n"
+    "        kiln_acc = kiln_sc_value(kiln_carry + kiln_c * kiln_sc_nwords);\n"
+    "    }\n"
+    "    KILN_SC_SCAN_ROWS();\n"
+    "    if (kiln_g + 1 < kiln_sc_groups) {\n"
+    "        kiln_sc_words(kiln_acc, kiln_carry + kiln_c * kiln_sc_nwords);\n"
+    "        asm volatile(\"bar.arrive %0, %1;\" ::\"r\"(kiln_g + 1), \"r\"(kiln_pair) : \"memory\");\n"
+    "    }\n"
+    "#else\n"
+    "    // the CPU backend: the same order through block barriers\n"
     "    for (int kiln_s = 0; kiln_s < kiln_sc_groups; kiln_s++) {\n"
     "        if (kiln_g == kiln_s) {\n"
     "            if (kiln_s > 0) kiln_acc = kiln_sc_value(kiln_carry + kiln_c * kiln_sc_nwords);\n"
-    "#pragma unroll\n"
-    "            for (int kiln_j = 0; kiln_j < kiln_sc_rows; kiln_j++)\n"
-    "                if (kiln_j < kiln_nr) {\n"
-    "                    const kiln_sc_t kiln_v = kiln_sc_load((const char *)&kiln_x[kiln_j]);\n"
-    "                    if (kiln_excl) kiln_sc_store((char *)&kiln_y[kiln_j], kiln_acc);\n"
-    "                    kiln_acc = kiln_sc_op(kiln_acc, kiln_v);\n"
-    "                    if (!kiln_excl) kiln_sc_store((char *)&kiln_y[kiln_j], kiln_acc);\n"
-    "                }\n"
-    "            if (kiln_s + 1 < kiln_sc_groups)\n"
-    "                kiln_sc_words(kiln_acc, kiln_carry + kiln_c * kiln_sc_nwords);\n"
-    "            else if (kiln_k + 1 < kiln_T && kiln_live)\n"
-    "                kiln_sc_cpublish(KILN_SC_SLOT(kiln_k), kiln_acc, (unsigned long long)(kiln_k + 1));\n"
+    "            KILN_SC_SCAN_ROWS();\n"
+    "            if (kiln_s + 1 < kiln_sc_groups) kiln_sc_words(kiln_acc, kiln_carry + kiln_c * kiln_sc_nwords);\n"
     "        }\n"
     "        if (kiln_s + 1 < kiln_sc_groups) __syncthreads();\n"
     "    }\n"
+    "#endif\n"
+    "#undef KILN_SC_SCAN_ROWS\n"
+    "    // the last group publishes its last values at once, then all store\n"
+    "    if (kiln_g == kiln_sc_groups - 1 && kiln_k + 1 < kiln_T && kiln_live)\n"
+    "        kiln_sc_cpublish(KILN_SC_SLOT(kiln_k), kiln_acc, (unsigned long long)(kiln_k + 1));\n"
     "#undef KILN_SC_SLOT\n"
     "#pragma unroll\n"
     "    for (int kiln_j = 0; kiln_j < kiln_sc_rows; kiln_j++)\n"
@@ -236,6 +258,8 @@ void sc_emit_gpu_columns(kiln_text *t, const sc_plan *p) {
                         "        kiln_w[kiln_i] = 0;\n"
                         "}\n");
     /* kiln_T: chunks per scan, kiln_per: tiles of scans, kiln_tile: rows per chunk */
+    /* no minimum of blocks per SM: ptxas then spills (sm_90, float32 64 rows
+     * per thread: 113 registers free, spills when held to 128) */
     kiln_text_printf(t, "__global__ void __launch_bounds__(%d) kiln_sc_columns(%s) {\n", p->block, pl);
     kiln_text_printf(t,
                      "    (void)kiln_tile;\n"
