@@ -183,8 +183,8 @@ typedef struct col_shape {
 } col_shape;
 
 static const col_shape col_shapes[] = {
-    {NULL, NULL, NULL, 256, 64, 4},  {"64", "512", "1", 64, 128, 1}, {"128", "64", "3", 384, 16, 3},
-    {"32", "64", "8", 256, 16, 8},   {"96", "128", "2", 192, 32, 2},
+    {NULL, NULL, NULL, 256, 64, 4}, {"64", "512", "1", 64, 128, 1}, {"128", "64", "3", 384, 16, 3},
+    {"32", "64", "8", 256, 16, 8},  {"96", "128", "2", 192, 32, 2},
 };
 
 static void set_or_unset(const char *name, const char *value) {
@@ -252,15 +252,15 @@ static void run_column_kernel(kiln_context *ctx, const sc_plan *p, kiln_kernel *
     int64_t bytes = sc_columns_workspace_bytes(p);
     TEST_OK(kiln_array_empty(ctx, KILN_UINT8, 1, &bytes, &ws));
     kiln_value args[] = {
-        kiln_arr(out),       kiln_arr(a),       kiln_ptr(kiln_array_data(ws), KILN_DTYPE_COUNT),
-        kiln_i32(excl),      kiln_i64(p->M),    kiln_i64(p->L),
-        kiln_i64(p->sL),     kiln_i64(p->oL),   kiln_i64(p->T),
-        kiln_i64(p->tile),   kiln_i64(p->per),  kiln_i64(p->rshape[0]),
+        kiln_arr(out),       kiln_arr(a),         kiln_ptr(kiln_array_data(ws), KILN_DTYPE_COUNT),
+        kiln_i32(excl),      kiln_i64(p->M),      kiln_i64(p->L),
+        kiln_i64(p->sL),     kiln_i64(p->oL),     kiln_i64(p->T),
+        kiln_i64(p->tile),   kiln_i64(p->per),    kiln_i64(p->rshape[0]),
         kiln_i64(p->rin[0]), kiln_i64(p->rout[0])};
     int na = (int)(sizeof args / sizeof *args);
     TEST_OK(kiln_launch(init, KILN_DIM(1), KILN_DIM(256), 0, NULL, args, na));
-    TEST_OK(kiln_launch(cols, KILN_DIM((uint32_t)(p->T * p->per)), KILN_DIM((uint32_t)p->block), 0, NULL, args,
-                        na));
+    TEST_OK(kiln_launch(cols, KILN_DIM((uint32_t)(p->T * p->per)), KILN_DIM((uint32_t)p->block), 0, NULL,
+                        args, na));
     kiln_array_release(ws);
 }
 
@@ -308,11 +308,12 @@ static void test_column_kernel_runs(void **state) {
             ref_cumsum_f32(x, want, 1, shape[0], shape[1], excl);
             for (size_t i = 0; i < n; i++)
                 if (memcmp(&got[i], &want[i], sizeof *got))
-                    fail_msg("shape %zu excl %d: element %zu is %.9g, the sequential scan gives %.9g", c, excl,
-                             i, (double)got[i], (double)want[i]);
+                    fail_msg("shape %zu excl %d: element %zu is %.9g, the sequential scan gives %.9g", c,
+                             excl, i, (double)got[i], (double)want[i]);
             run_column_kernel(ctx, &p, init, cols, out, a, excl);
             float *again = test_read_array(out);
-            if (memcmp(got, again, n * sizeof *got) != 0) fail_msg("shape %zu excl %d: two runs differ", c, excl);
+            if (memcmp(got, again, n * sizeof *got) != 0)
+                fail_msg("shape %zu excl %d: two runs differ", c, excl);
             free(again);
             free(got);
         }

@@ -396,7 +396,8 @@ int main(int argc, char **argv) {
             row("cumsum along rows 16384^2 f32", ref[5], ksr, "memcpy", xr);
             row("cumsum along columns 16384^2 f32", ref[5], ksc, "memcpy", xc);
             if (strcmp(only, "sweep") == 0)
-                sweep_column_scans(ctx, m, repeat, isnan(ref[5]) ? time_kiln(ctx, k_copy, m, repeat) : ref[5]);
+                sweep_column_scans(ctx, m, repeat,
+                                   isnan(ref[5]) ? time_kiln(ctx, k_copy, m, repeat) : ref[5]);
         }
     } else {
         host_job j = {h, malloc(sizeof(float) * (size_t)(n > side ? n : side)), n, side, 0, 0};

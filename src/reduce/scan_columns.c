@@ -214,7 +214,8 @@ static const char columns_body[] =
     "        if (kiln_g == kiln_s) {\n"
     "            if (kiln_s > 0) kiln_acc = kiln_sc_value(kiln_carry + kiln_c * kiln_sc_nwords);\n"
     "            KILN_SC_SCAN_ROWS();\n"
-    "            if (kiln_s + 1 < kiln_sc_groups) kiln_sc_words(kiln_acc, kiln_carry + kiln_c * kiln_sc_nwords);\n"
+    "            if (kiln_s + 1 < kiln_sc_groups) kiln_sc_words(kiln_acc, kiln_carry + kiln_c * "
+    "kiln_sc_nwords);\n"
     "        }\n"
     "        if (kiln_s + 1 < kiln_sc_groups) __syncthreads();\n"
     "    }\n"
@@ -250,28 +251,29 @@ void sc_emit_gpu_columns(kiln_text *t, const sc_plan *p) {
                         "    (void)kiln_sL; (void)kiln_oL; (void)kiln_T; (void)kiln_tile;\n");
     for (int d = 0; d < p->nd; d++)
         kiln_text_printf(t, "    (void)kiln_rs%d; (void)kiln_ri%d; (void)kiln_ro%d;\n", d, d, d);
-    kiln_text_printf(t, "    unsigned int *kiln_w = (unsigned int *)kiln_aggr;\n"
-                        "    const long long kiln_n = 4 + 2 * kiln_M * kiln_sc_slotw * 2;\n"
-                        "    for (long long kiln_i = (long long)blockIdx.x * blockDim.x + threadIdx.x; kiln_i < "
-                        "kiln_n;\n"
-                        "         kiln_i += (long long)gridDim.x * blockDim.x)\n"
-                        "        kiln_w[kiln_i] = 0;\n"
-                        "}\n");
-    /* kiln_T: chunks per scan, kiln_per: tiles of scans, kiln_tile: rows per chunk */
-    /* no minimum of blocks per SM: ptxas then spills (sm_90, float32 64 rows
-     * per thread: 113 registers free, spills when held to 128) */
-    kiln_text_printf(t, "__global__ void __launch_bounds__(%d) kiln_sc_columns(%s) {\n", p->block, pl);
     kiln_text_printf(t,
-                     "    (void)kiln_tile;\n"
-                     "    __shared__ unsigned int kiln_sid;\n"
-                     "    if (threadIdx.x == 0) kiln_sid = atomicAdd((unsigned int *)kiln_aggr, 1u);\n"
-                     "    __syncthreads();\n"
-                     "    const long long kiln_k = kiln_sid / kiln_per, kiln_ct = kiln_sid %% kiln_per;\n"
-                     "    const int kiln_c = (int)(threadIdx.x %% kiln_sc_cblock), kiln_g = (int)(threadIdx.x / "
-                     "kiln_sc_cblock);\n"
-                     "    const long long kiln_m0 = kiln_ct * kiln_sc_cblock + kiln_c;\n"
-                     "    const bool kiln_live = kiln_m0 < kiln_M;\n"
-                     "    const long long kiln_m = kiln_live ? kiln_m0 : 0;\n");
+                     "    unsigned int *kiln_w = (unsigned int *)kiln_aggr;\n"
+                     "    const long long kiln_n = 4 + 2 * kiln_M * kiln_sc_slotw * 2;\n"
+                     "    for (long long kiln_i = (long long)blockIdx.x * blockDim.x + threadIdx.x; kiln_i < "
+                     "kiln_n;\n"
+                     "         kiln_i += (long long)gridDim.x * blockDim.x)\n"
+                     "        kiln_w[kiln_i] = 0;\n"
+                     "}\n");
+    /* kiln_T: chunks per scan, kiln_per: tiles of scans, kiln_tile: rows per
+     * chunk. No minimum of blocks per SM in the bounds: ptxas then spills
+     * (sm_90, 64 float32 rows a thread: 113 registers free, spills at 128). */
+    kiln_text_printf(t, "__global__ void __launch_bounds__(%d) kiln_sc_columns(%s) {\n", p->block, pl);
+    kiln_text_printf(
+        t, "    (void)kiln_tile;\n"
+           "    __shared__ unsigned int kiln_sid;\n"
+           "    if (threadIdx.x == 0) kiln_sid = atomicAdd((unsigned int *)kiln_aggr, 1u);\n"
+           "    __syncthreads();\n"
+           "    const long long kiln_k = kiln_sid / kiln_per, kiln_ct = kiln_sid %% kiln_per;\n"
+           "    const int kiln_c = (int)(threadIdx.x %% kiln_sc_cblock), kiln_g = (int)(threadIdx.x / "
+           "kiln_sc_cblock);\n"
+           "    const long long kiln_m0 = kiln_ct * kiln_sc_cblock + kiln_c;\n"
+           "    const bool kiln_live = kiln_m0 < kiln_M;\n"
+           "    const long long kiln_m = kiln_live ? kiln_m0 : 0;\n");
     sc_emit_row_bases(t, p, "kiln_m");
     kiln_text_puts(t, columns_body);
     kiln_text_free(&params);
