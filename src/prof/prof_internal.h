@@ -61,13 +61,23 @@ struct kiln_prof_op {
     uint32_t host_tid;   /* OS thread id of the caller */
     uint32_t stream;     /* index into prof->streams */
     uint32_t grid[3], block[3];
-    uint64_t shared_bytes;
-    uint64_t bytes;                    /* copies, allocations */
-    double flops;                      /* library calls: floating-point operations, 0 if unknown */
+    /* Fields of one type of record share room: a trace keeps every record,
+     * and each of its bytes is fresh memory (page faults) on the launch path. */
+    union {
+        uint64_t shared_bytes; /* kernels */
+        uint64_t bytes;        /* copies, allocations, collectives */
+    };
     double host_begin_ms, host_end_ms; /* the host call (kiln_now_ms) */
     double dev_begin_ms, dev_ms;       /* on the stream; set when resolved */
-    double compile_ms, load_ms;        /* compiles */
-    double bus_factor;                 /* collectives: bus bandwidth / algorithm bandwidth */
+    union {
+        struct {
+            double compile_ms, load_ms; /* compiles */
+        };
+        struct {
+            double flops;      /* library calls: floating-point operations, 0 if unknown */
+            double bus_factor; /* collectives: bus bandwidth / algorithm bandwidth */
+        };
+    };
     kiln_backend_event *ev[2];         /* GPU: recorded around the op */
     kiln_backend_stream *stream_ptr;   /* where ev[] are recorded */
 };
