@@ -173,6 +173,33 @@ static void test_column_scans_other_types(void **state) {
     free(xd);
 }
 
+/* The column scan's shapes (KILN_SCAN_COLUMN_WIDTH, _BYTES, _GROUPS) the
+ * kernel test runs: the defaults, the first version's one group of 128
+ * rows, and odd ones: 3 groups (chunks of 48 rows, a partial last one),
+ * 8 groups of 16 rows (the last chunk's last group empty), 128 scans. */
+typedef struct col_shape {
+    const char *width, *bytes, *groups;
+    int block, items, group;
+} col_shape;
+
+static const col_shape col_shapes[] = {
+    {NULL, NULL, NULL, 256, 64, 4}, {"64", "512", "1", 64, 128, 1}, {"128", "64", "3", 384, 16, 3},
+    {"32", "64", "8", 256, 16, 8},  {"96", "128", "2", 192, 32, 2},
+};
+
+static void set_or_unset(const char *name, const char *value) {
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
+static void col_shape_set(const col_shape *c) {
+    set_or_unset("KILN_SCAN_COLUMN_WIDTH", c->width);
+    set_or_unset("KILN_SCAN_COLUMN_BYTES", c->bytes);
+    set_or_unset("KILN_SCAN_COLUMN_GROUPS", c->groups);
+}
+
 /* The generated CUDA column scans of the built-in operators compile for
  * sm_90 (float32 with float64 carries, int32 into int64, a 1-byte value). */
 static void test_column_scan_sources_compile(void **state) {
@@ -195,7 +222,10 @@ static void test_column_scan_sources_compile(void **state) {
          .combine = "kiln_rd_max(a, b)",
          .identity = "(uint8_t)0"},
     };
-    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+    for (size_t k = 0; k < sizeof ops / sizeof *ops * 2; k++) {
+        /* each operator in the default shape and in one group of 128 rows */
+        size_t i = k / 2;
+        col_shape_set(&col_shapes[k % 2]);
         kiln_array *x = NULL;
         TEST_OK(kiln_array_zeros(ctx, ops[i].in_dtype, 2, (int64_t[2]){600, 100}, &x));
         char *src = NULL, *log = NULL;
@@ -211,14 +241,36 @@ static void test_column_scan_sources_compile(void **state) {
         free(src);
         kiln_array_release(x);
     }
+    col_shape_set(&col_shapes[0]);
+}
+
+/* out = the column scan of a (float32 1000 x 333) in the plan's shape,
+ * launched directly, with a fresh workspace. */
+static void run_column_kernel(kiln_context *ctx, const sc_plan *p, kiln_kernel *init, kiln_kernel *cols,
+                              kiln_array *out, kiln_array *a, int excl) {
+    kiln_array *ws = NULL;
+    int64_t bytes = sc_columns_workspace_bytes(p);
+    TEST_OK(kiln_array_empty(ctx, KILN_UINT8, 1, &bytes, &ws));
+    kiln_value args[] = {
+        kiln_arr(out),       kiln_arr(a),         kiln_ptr(kiln_array_data(ws), KILN_DTYPE_COUNT),
+        kiln_i32(excl),      kiln_i64(p->M),      kiln_i64(p->L),
+        kiln_i64(p->sL),     kiln_i64(p->oL),     kiln_i64(p->T),
+        kiln_i64(p->tile),   kiln_i64(p->per),    kiln_i64(p->rshape[0]),
+        kiln_i64(p->rin[0]), kiln_i64(p->rout[0])};
+    int na = (int)(sizeof args / sizeof *args);
+    TEST_OK(kiln_launch(init, KILN_DIM(1), KILN_DIM(256), 0, NULL, args, na));
+    TEST_OK(kiln_launch(cols, KILN_DIM((uint32_t)(p->T * p->per)), KILN_DIM((uint32_t)p->block), 0, NULL,
+                        args, na));
+    kiln_array_release(ws);
 }
 
 /* The column scan's kernels themselves, launched on the backend under test
  * (the CPU backend too: blocks take their ids in start order, so a block
  * only waits for one that is running or done, even on a small worker pool):
- * a float32 cumsum of 1000 x 333 (8 chunks of 128 rows, 6 tiles of 64
- * columns, the last partial), inclusive and exclusive, against the
- * sequential scan in C. */
+ * a float32 cumsum of 1000 x 333 (several chunks, the last partial; tiles
+ * of scans, the last partial) in every shape of col_shapes, inclusive and
+ * exclusive, against the sequential scan in C with float64 carries, bit
+ * for bit, and twice (the same bits). */
 static void test_column_kernel_runs(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
@@ -232,47 +284,45 @@ static void test_column_kernel_runs(void **state) {
     size_t n = (size_t)(shape[0] * shape[1]);
     float *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want);
     test_fill_f32(&r, x, n, -1.0, 1.0);
-    kiln_array *a = from_host(ctx, KILN_FLOAT32, 2, shape, x, n * sizeof *x), *out = NULL, *ws = NULL;
+    kiln_array *a = from_host(ctx, KILN_FLOAT32, 2, shape, x, n * sizeof *x), *out = NULL;
     TEST_OK(kiln_array_empty(ctx, KILN_FLOAT32, 2, shape, &out));
-    char *src = NULL;
-    TEST_OK(sc_source_for(&op, KILN_BACKEND_CUDA, a, 0, &src));
-    kiln_module *m = NULL;
-    kiln_kernel *init = NULL, *cols = NULL;
-    TEST_OK(kiln_module_from_source(ctx, src, "columns.cu", NULL, &m));
-    TEST_OK(kiln_module_kernel(m, "kiln_sc_colinit", &init));
-    TEST_OK(kiln_module_kernel(m, "kiln_sc_columns", &cols));
-    /* the plan sc_columns_fit makes for this layout (float32: 128 rows) */
-    sc_plan p = {.nd = 1, .M = shape[1], .L = shape[0], .sL = 4 * shape[1], .oL = 4 * shape[1]};
-    p.rshape[0] = shape[1];
-    p.rin[0] = p.rout[0] = 4;
-    assert_int_equal(sc_columns_fit(&p, 4, 4), 1);
-    assert_int_equal(p.items, 128);
-    int64_t bytes = sc_columns_workspace_bytes(&p);
-    TEST_OK(kiln_array_empty(ctx, KILN_UINT8, 1, &bytes, &ws));
-    for (int excl = 0; excl < 2; excl++) {
-        kiln_value args[] = {
-            kiln_arr(out),      kiln_arr(a),        kiln_ptr(kiln_array_data(ws), KILN_DTYPE_COUNT),
-            kiln_i32(excl),     kiln_i64(p.M),      kiln_i64(p.L),
-            kiln_i64(p.sL),     kiln_i64(p.oL),     kiln_i64(p.T),
-            kiln_i64(p.tile),   kiln_i64(p.per),    kiln_i64(p.rshape[0]),
-            kiln_i64(p.rin[0]), kiln_i64(p.rout[0])};
-        int na = (int)(sizeof args / sizeof *args);
-        TEST_OK(kiln_launch(init, KILN_DIM(1), KILN_DIM(256), 0, NULL, args, na));
-        TEST_OK(kiln_launch(cols, KILN_DIM((uint32_t)(p.T * p.per)), KILN_DIM((uint32_t)p.block), 0, NULL,
-                            args, na));
-        float *got = test_read_array(out);
-        ref_cumsum_f32(x, want, 1, shape[0], shape[1], excl);
-        for (size_t i = 0; i < n; i++)
-            if (memcmp(&got[i], &want[i], sizeof *got))
-                fail_msg("excl %d: element %zu is %.9g, the sequential scan gives %.9g", excl, i,
-                         (double)got[i], (double)want[i]);
-        free(got);
+    for (size_t c = 0; c < sizeof col_shapes / sizeof *col_shapes; c++) {
+        col_shape_set(&col_shapes[c]);
+        sc_plan p = {.nd = 1, .M = shape[1], .L = shape[0], .sL = 4 * shape[1], .oL = 4 * shape[1]};
+        p.rshape[0] = shape[1];
+        p.rin[0] = p.rout[0] = 4;
+        assert_int_equal(sc_columns_fit(&p, 4, 4), 1);
+        assert_int_equal(p.block, col_shapes[c].block);
+        assert_int_equal(p.items, col_shapes[c].items);
+        assert_int_equal(p.group, col_shapes[c].group);
+        char *src = NULL;
+        TEST_OK(sc_source_for(&op, KILN_BACKEND_CUDA, a, 0, &src));
+        kiln_module *m = NULL;
+        kiln_kernel *init = NULL, *cols = NULL;
+        TEST_OK(kiln_module_from_source(ctx, src, "columns.cu", NULL, &m));
+        TEST_OK(kiln_module_kernel(m, "kiln_sc_colinit", &init));
+        TEST_OK(kiln_module_kernel(m, "kiln_sc_columns", &cols));
+        for (int excl = 0; excl < 2; excl++) {
+            run_column_kernel(ctx, &p, init, cols, out, a, excl);
+            float *got = test_read_array(out);
+            ref_cumsum_f32(x, want, 1, shape[0], shape[1], excl);
+            for (size_t i = 0; i < n; i++)
+                if (memcmp(&got[i], &want[i], sizeof *got))
+                    fail_msg("shape %zu excl %d: element %zu is %.9g, the sequential scan gives %.9g", c,
+                             excl, i, (double)got[i], (double)want[i]);
+            run_column_kernel(ctx, &p, init, cols, out, a, excl);
+            float *again = test_read_array(out);
+            if (memcmp(got, again, n * sizeof *got) != 0)
+                fail_msg("shape %zu excl %d: two runs differ", c, excl);
+            free(again);
+            free(got);
+        }
+        kiln_kernel_release(init);
+        kiln_kernel_release(cols);
+        kiln_module_release(m);
+        free(src);
     }
-    kiln_kernel_release(init);
-    kiln_kernel_release(cols);
-    kiln_module_release(m);
-    free(src);
-    kiln_array_release(ws);
+    col_shape_set(&col_shapes[0]);
     kiln_array_release(out);
     kiln_array_release(a);
     free(x);

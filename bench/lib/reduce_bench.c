@@ -9,7 +9,10 @@
  *   pairwise scheme per thread, partials added in order): sum of 2^26 f32,
  *   row and column sums of 4096^2 f32.
  * Usage: reduce_bench [cpu|cuda] [repeat] [only]  (only: run the kiln rows
- * whose name contains this word, e.g. "scan") */
+ * whose name contains this word, e.g. "scan"; "sweep": time the column
+ * scan of 16384^2 f32 in every shape of KILN_SCAN_COLUMN_WIDTH, _BYTES and
+ * _GROUPS on a grid, each as a fraction of a device copy's speed, its
+ * results checked against the first shape's, bit for bit) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
@@ -266,6 +269,62 @@ static void row(const char *what, double ref_ms, double kiln_ms, const char *ref
            ref_ms / kiln_ms, extra ? "   " : "", extra ? extra : "");
 }
 
+/* Each point of the column scan's grid of shapes (settings read at each
+ * call), timed like the rest; copy_ms: a device copy of the same bytes.
+ * Every shape gives the sequential scan's bits, so every result must equal
+ * the first one's. */
+static void sweep_column_scans(kiln_context *ctx, kiln_array *m, int repeat, double copy_ms) {
+    static const int widths[] = {32, 64, 128, 256}, bytes[] = {128, 256, 512}, groups[] = {1, 2, 4, 8, 16};
+    size_t total = (size_t)kiln_array_size(m) * sizeof(float);
+    unsigned char *first = malloc(total), *got = malloc(total);
+    if (!first || !got) {
+        fprintf(stderr, "sweep: out of host memory\n");
+        exit(1);
+    }
+    printf("column scan sweep, cumsum along axis 0 of 16384^2 f32; ratio: fraction of a device copy's "
+           "speed (%.3f ms)\n",
+           copy_ms);
+    int points = 0, best_w = 0, best_b = 0, best_g = 0;
+    double best = 1e30;
+    for (size_t w = 0; w < sizeof widths / sizeof *widths; w++)
+        for (size_t b = 0; b < sizeof bytes / sizeof *bytes; b++)
+            for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
+                if (widths[w] * groups[g] > 1024) continue;
+                char v[16];
+                snprintf(v, sizeof v, "%d", widths[w]);
+                setenv("KILN_SCAN_COLUMN_WIDTH", v, 1);
+                snprintf(v, sizeof v, "%d", bytes[b]);
+                setenv("KILN_SCAN_COLUMN_BYTES", v, 1);
+                snprintf(v, sizeof v, "%d", groups[g]);
+                setenv("KILN_SCAN_COLUMN_GROUPS", v, 1);
+                double ms = time_kiln(ctx, k_scan_cols, m, repeat);
+                kiln_array *r = NULL;
+                if (k_scan_cols(m, &r) != KILN_OK || kiln_array_to_host(r, points ? got : first, total)) {
+                    fprintf(stderr, "kiln: %s\n", kiln_last_error());
+                    exit(1);
+                }
+                kiln_array_release(r);
+                int same = points == 0 || memcmp(first, got, total) == 0;
+                printf("  width %4d bytes %4d groups %2d   %8.3f ms   ratio %.3f%s\n", widths[w], bytes[b],
+                       groups[g], ms, copy_ms / ms, same ? "" : "   RESULTS DIFFER from the first shape");
+                if (ms < best) {
+                    best = ms;
+                    best_w = widths[w];
+                    best_b = bytes[b];
+                    best_g = groups[g];
+                }
+                points++;
+            }
+    printf("best: KILN_SCAN_COLUMN_WIDTH=%d KILN_SCAN_COLUMN_BYTES=%d KILN_SCAN_COLUMN_GROUPS=%d   %.3f ms   "
+           "ratio %.3f\n",
+           best_w, best_b, best_g, best, copy_ms / best);
+    unsetenv("KILN_SCAN_COLUMN_WIDTH");
+    unsetenv("KILN_SCAN_COLUMN_BYTES");
+    unsetenv("KILN_SCAN_COLUMN_GROUPS");
+    free(first);
+    free(got);
+}
+
 int main(int argc, char **argv) {
     const char *target = argc > 1 ? argv[1] : "auto";
     int repeat = argc > 2 ? atoi(argv[2]) : 20;
@@ -336,6 +395,9 @@ int main(int argc, char **argv) {
             snprintf(xc, sizeof xc, "kiln %.0f GB/s read+write", 8.0 * n / ksc / 1e6);
             row("cumsum along rows 16384^2 f32", ref[5], ksr, "memcpy", xr);
             row("cumsum along columns 16384^2 f32", ref[5], ksc, "memcpy", xc);
+            if (strcmp(only, "sweep") == 0)
+                sweep_column_scans(ctx, m, repeat,
+                                   isnan(ref[5]) ? time_kiln(ctx, k_copy, m, repeat) : ref[5]);
         }
     } else {
         host_job j = {h, malloc(sizeof(float) * (size_t)(n > side ? n : side)), n, side, 0, 0};

@@ -300,8 +300,8 @@ static kiln_status check_config(const kiln_kernel *k, const kiln_launch_config *
     return KILN_OK;
 }
 
-/* describe_args writes by hand: it runs on every profiled launch, where a
- * few snprintf per argument cost as much as the profiler's own record. */
+/* describe_args writes by hand: a few snprintf per argument would cost as
+ * much as the profiler's own record. */
 static void describe_put(char *buf, size_t cap, size_t *n, const char *text) {
     while (*text && *n + 1 < cap) buf[(*n)++] = *text++;
 }
@@ -339,6 +339,40 @@ static void describe_args(const kiln_value *args, int nargs, char *buf, size_t c
     buf[n] = '\0';
 }
 
+/* describe_args for the profiler's kiln_prof_args. */
+typedef struct launch_args {
+    const kiln_value *args;
+    int nargs;
+} launch_args;
+
+static void describe_launch_args(const void *data, char *buf, size_t cap) {
+    const launch_args *a = data;
+    describe_args(a->args, a->nargs, buf, cap);
+}
+
+static uint64_t key_mix(uint64_t h, uint64_t v) {
+    h = (h ^ v) * 0xff51afd7ed558ccdull;
+    return h ^ (h >> 32);
+}
+
+/* A key of what describe_args writes (each argument's kind, dtype and
+ * shape), so that the profiler describes a launch like a recent one no
+ * more: never 0. */
+static uint64_t args_key(const kiln_value *args, int nargs) {
+    uint64_t h = key_mix(0x9e3779b97f4a7c15ull, (uint64_t)nargs);
+    for (int i = 0; i < nargs; i++) {
+        const kiln_value *v = &args[i];
+        if (v->kind == KILN_VALUE_ARRAY && v->as.array) {
+            const kiln_array *a = v->as.array;
+            h = key_mix(h, 0x1000u | (uint64_t)a->dtype << 16 | (uint64_t)a->ndim << 32);
+            for (int d = 0; d < a->ndim; d++) h = key_mix(h, (uint64_t)a->shape[d]);
+        } else {
+            h = key_mix(h, (uint64_t)v->kind << 8 | (uint64_t)v->dtype << 16);
+        }
+    }
+    return h ? h : 1;
+}
+
 static kiln_status launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_t shared_bytes,
                           kiln_stream *stream, const kiln_value *args, int nargs, int cooperative) {
     if (!k) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kiln_launch: kernel is NULL");
@@ -372,10 +406,12 @@ static kiln_status launch(kiln_kernel *k, kiln_dim3 grid, kiln_dim3 block, size_
     kiln_tier_up_module_note_launch(k->module->ctx, k->module, &k->module->tier_up_armed);
     kiln_prof_op *op = NULL;
     if (KILN_PROF_ON(ctx)) {
-        char desc[512];
-        desc[0] = '\0';
-        if (KILN_PROF_WANTS_ARGS(ctx)) describe_args(args, nargs, desc, sizeof desc);
-        op = kiln_prof_kernel_begin(ctx, k->name, &cfg, impl, desc);
+        /* described by the profiler only for a trace, and only when it has
+         * not seen such arguments lately */
+        launch_args la = {args, nargs};
+        kiln_prof_args pa = {0, describe_launch_args, &la};
+        if (KILN_PROF_WANTS_ARGS(ctx)) pa.key = args_key(args, nargs);
+        op = kiln_prof_launch_begin(ctx, k->name, &cfg, impl, &pa);
     }
     s = (cooperative ? ctx->ops->launch_cooperative : ctx->ops->launch)(ctx->state, k->impl, &cfg, impl,
                                                                         ptrs);

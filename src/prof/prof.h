@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/backend.h"
 #include "core/context.h"
@@ -50,6 +51,21 @@ void kiln_prof_detach(kiln_context *ctx);
  * short description of the arguments' shapes for the trace. */
 kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const kiln_launch_config *cfg,
                                      kiln_backend_stream *stream, const char *args_desc);
+/* A launch's arguments as the trace shows them, described only when the
+ * profiler has not seen their kind yet: launches with equal `key` (never 0)
+ * have equal descriptions (the same dtypes and shapes), and `describe`
+ * writes the description of `data` into buf (at most cap bytes with the
+ * NUL). Launches repeat their arguments' shapes, so most launches neither
+ * describe nor look a string up. */
+typedef struct kiln_prof_args {
+    uint64_t key;
+    void (*describe)(const void *data, char *buf, size_t cap);
+    const void *data;
+} kiln_prof_args;
+/* kiln_prof_kernel_begin for a launch whose arguments `args` (NULL: none
+ * described) are described lazily; end with kiln_prof_end. */
+kiln_prof_op *kiln_prof_launch_begin(kiln_context *ctx, const char *name, const kiln_launch_config *cfg,
+                                     kiln_backend_stream *stream, const kiln_prof_args *args);
 /* A vendor library call (cuBLAS, cuFFT, ...) on `stream`, shown as a kernel
  * row named `name`: its kernels are the library's, which CUPTI cannot tie
  * to kiln's record, so it is timed by events around it on a GPU (whatever

@@ -12,13 +12,16 @@
 #include "prof/prof_cupti.h"
 #include "prof/prof_internal.h"
 
-/* The common tail of the _begin hooks, outside the lock. */
-static prof_record *start_op(kiln_context *ctx, kiln_prof *p, prof_record *r, kiln_backend_stream *stream) {
+/* The common tail of the _begin hooks, outside the lock. `coarse`: the
+ * host call's start is only a lower bound for CUPTI's match (no trace shows
+ * it): the coarse clock gives one for less than the precise clock. */
+static prof_record *start_op(kiln_context *ctx, kiln_prof *p, prof_record *r, kiln_backend_stream *stream,
+                             int coarse) {
     if (!r) return NULL;
     r->stream_ptr = stream;
     if (r->ev[0] && ctx->ops->event_record(ctx->state, r->ev[0], stream) != KILN_OK) r->ev_failed = 1;
     r->fail_mark = kiln_prof_failed_calls(p);
-    r->host_begin_ms = kiln_now_ms();
+    r->host_begin_ms = coarse ? kiln_now_coarse_ms() : kiln_now_ms();
     return r;
 }
 
@@ -37,7 +40,7 @@ static kiln_prof *lock_new_record(kiln_context *ctx, prof_type type, prof_record
 static kiln_prof_op *unlock_start_op(kiln_context *ctx, kiln_prof *p, prof_record *r,
                                      kiln_backend_stream *stream) {
     pthread_mutex_unlock(&p->lock);
-    return start_op(ctx, p, r, stream);
+    return start_op(ctx, p, r, stream, 0);
 }
 
 /* The id of a kernel's name; the last one is remembered, launches repeat. */
@@ -52,14 +55,37 @@ static uint32_t kernel_name_id(kiln_prof *p, const char *name) {
     return id;
 }
 
-kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const kiln_launch_config *cfg,
-                                     kiln_backend_stream *stream, const char *args_desc) {
+/* The id of the description of a launch's arguments: from the cache when
+ * a launch with the same key came recently, else described and interned. */
+static uint32_t launch_desc_id(kiln_prof *p, const kiln_prof_args *args) {
+    uint32_t slot = (uint32_t)(args->key ^ (args->key >> 32)) & (PROF_DESC_CACHE - 1);
+    if (args->key && p->desc_keys[slot] == args->key) return p->desc_ids[slot];
+    char desc[512];
+    desc[0] = '\0';
+    args->describe(args->data, desc, sizeof desc);
+    uint32_t id = kiln_prof_intern(p, desc);
+    if (id != PROF_NO_ID && args->key) {
+        p->desc_keys[slot] = args->key;
+        p->desc_ids[slot] = id;
+    }
+    return id;
+}
+
+/* A kernel's record: args_desc, or args described lazily (a trace shows
+ * them; without one neither is looked at). */
+static kiln_prof_op *kernel_begin(kiln_context *ctx, const char *name, const kiln_launch_config *cfg,
+                                  kiln_backend_stream *stream, const char *args_desc,
+                                  const kiln_prof_args *args) {
     prof_record *r;
     kiln_prof *p = lock_new_record(ctx, PROF_KERNEL, &r);
     if (!p) return NULL;
+    /* Under CUPTI without a trace the host call's span is not shown, and
+     * its start only bounds the match from below (kiln_prof_end reads no
+     * clock at all there). */
+    int coarse = p->timer == PROF_TIMER_CUPTI && !p->retain;
     if (r) {
         r->name_id = kernel_name_id(p, name);
-        if (p->retain) r->desc_id = kiln_prof_intern(p, args_desc); /* only a trace shows it */
+        if (p->retain) r->desc_id = args ? launch_desc_id(p, args) : kiln_prof_intern(p, args_desc);
         r->stream = kiln_prof_stream_index(p, stream);
         if (p->timer == PROF_TIMER_CUPTI) r->dev_stream = kiln_prof_stream_cupti_id(p, r->stream, stream);
         if (cfg) {
@@ -69,7 +95,18 @@ kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const 
         }
         if (p->use_events) kiln_prof_events_take(p, r);
     }
-    return unlock_start_op(ctx, p, r, stream);
+    pthread_mutex_unlock(&p->lock);
+    return start_op(ctx, p, r, stream, coarse);
+}
+
+kiln_prof_op *kiln_prof_kernel_begin(kiln_context *ctx, const char *name, const kiln_launch_config *cfg,
+                                     kiln_backend_stream *stream, const char *args_desc) {
+    return kernel_begin(ctx, name, cfg, stream, args_desc, NULL);
+}
+
+kiln_prof_op *kiln_prof_launch_begin(kiln_context *ctx, const char *name, const kiln_launch_config *cfg,
+                                     kiln_backend_stream *stream, const kiln_prof_args *args) {
+    return kernel_begin(ctx, name, cfg, stream, NULL, args);
 }
 
 kiln_prof_op *kiln_prof_library_begin(kiln_context *ctx, const char *name, kiln_backend_stream *stream,

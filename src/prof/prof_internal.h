@@ -30,6 +30,7 @@
 #define PROF_TRACE_MAX_RECORDS (1u << 19)
 #define PROF_NO_ID UINT32_MAX
 #define PROF_EVENT_BATCH 128
+#define PROF_DESC_CACHE 16 /* a power of two */
 
 typedef enum prof_type {
     PROF_KERNEL = 0,
@@ -60,13 +61,23 @@ struct kiln_prof_op {
     uint32_t host_tid;   /* OS thread id of the caller */
     uint32_t stream;     /* index into prof->streams */
     uint32_t grid[3], block[3];
-    uint64_t shared_bytes;
-    uint64_t bytes;                    /* copies, allocations */
-    double flops;                      /* library calls: floating-point operations, 0 if unknown */
+    /* Fields of one type of record share room: a trace keeps every record,
+     * and each of its bytes is fresh memory (page faults) on the launch path. */
+    union {
+        uint64_t shared_bytes; /* kernels */
+        uint64_t bytes;        /* copies, allocations, collectives */
+    };
     double host_begin_ms, host_end_ms; /* the host call (kiln_now_ms) */
     double dev_begin_ms, dev_ms;       /* on the stream; set when resolved */
-    double compile_ms, load_ms;        /* compiles */
-    double bus_factor;                 /* collectives: bus bandwidth / algorithm bandwidth */
+    union {
+        struct {
+            double compile_ms, load_ms; /* compiles */
+        };
+        struct {
+            double flops;      /* library calls: floating-point operations, 0 if unknown */
+            double bus_factor; /* collectives: bus bandwidth / algorithm bandwidth */
+        };
+    };
     kiln_backend_event *ev[2];         /* GPU: recorded around the op */
     kiln_backend_stream *stream_ptr;   /* where ev[] are recorded */
 };
@@ -162,6 +173,12 @@ typedef struct kiln_prof {
     /* The last kernel name seen and its id: launches repeat names. */
     const char *last_name;
     uint32_t last_name_id;
+
+    /* Launches' argument descriptions by kiln_prof_args key (0: empty),
+     * direct-mapped: a launch like a recent one neither describes its
+     * arguments nor interns the text. */
+    uint64_t desc_keys[PROF_DESC_CACHE];
+    uint32_t desc_ids[PROF_DESC_CACHE];
 
     /* Statistics of resolved records. kernels[name_id]. */
     prof_stat *kernels;

@@ -294,9 +294,10 @@ static void sc_make_plan(kiln_context *ctx, const sc_op *op, kiln_backend_kind b
          * them in chunks of rows, the sequential scan's bits. Where the
          * single pass would take few long strided rows, it reads a 32-byte
          * sector per element (8x the bytes of float32) but never waits; the
-         * column scan moves the bytes once but waits one link (~2 us) per
-         * 128 rows, so it is taken from 2048 scans on (estimated: the link
-         * time equals the single pass's extra traffic near 1500 scans). */
+         * column scan moves the bytes once but waits one link (a few us)
+         * per chunk of rows, so it is taken from 2048 scans on (estimated:
+         * the link time equals the single pass's extra traffic near 1500
+         * scans). */
         if (!p->tiled || p->M >= 2048) {
             sc_plan c = *p;
             if (sc_columns_fit(&c, kiln_dtype_size(p->in_store), kiln_dtype_size(p->out_store))) {
@@ -333,7 +334,7 @@ static kiln_status sc_launch_columns(kiln_context *ctx, const sc_op *op, const s
     if (s != KILN_OK) return s;
     if (stream) kiln_array_note_stream(ws, stream);
     int n = sc_args(p, out, in, ws->data, excl, args);
-    int64_t words = 4 + 2 * p->per, blocks = (words + 255) / 256;
+    int64_t words = bytes / 4, blocks = (words + 255) / 256;
     s = kiln_launch(k1, KILN_DIM((uint32_t)(blocks < 1024 ? blocks : 1024)), KILN_DIM(256), 0, stream, args,
                     n);
     if (s == KILN_OK)

@@ -22,7 +22,8 @@ typedef struct sc_plan {
     int64_t rshape[KILN_MAX_DIMS], rin[KILN_MAX_DIMS], rout[KILN_MAX_DIMS];
     /* CUDA single pass: threads per block, items per thread (tile = block *
      * items), tiles per group (a multiple of 32), elements per vector load
-     * and store (1: scalar accesses) */
+     * and store (1: scalar accesses). Column scan: threads per block, rows
+     * per thread, row groups per block (tile = items * group rows). */
     int block, items, group, vin, vout;
 } sc_plan;
 
