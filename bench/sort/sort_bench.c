@@ -193,7 +193,9 @@ static void run_cuda(kiln_context *ctx, int64_t n, int repeat, const uint32_t *h
     CHECK(kiln_array_from_host(ctx, KILN_UINT32, 1, &n, idx, 4 * (size_t)n, &v));
     CHECK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, fh, 4 * (size_t)n, &f));
     free(idx), free(fh);
+    char mode[64]; /* before time_path's setenv, which may move the environment's strings */
     const char *env = getenv("KILN_SORT_GPU");
+    snprintf(mode, sizeof mode, "%s", env && *env ? env : "auto");
     kiln_times t = time_path(ctx, NULL, k, v, f, repeat), own = time_path(ctx, "own", k, v, f, repeat);
     double keys = t.keys, pairs = t.pairs;
     kiln_array_release(k), kiln_array_release(v), kiln_array_release(f);
@@ -212,7 +214,7 @@ static void run_cuda(kiln_context *ctx, int64_t n, int repeat, const uint32_t *h
         printf("  %-34s kiln %9.2f ms   CUB n/a\n", "sort_pairs uint32+uint32", pairs);
         return;
     }
-    printf("  kiln: KILN_SORT_GPU=%s, then own\n", env && *env ? env : "auto");
+    printf("  kiln: KILN_SORT_GPU=%s, then own\n", mode);
     row(what, keys, "CUB SortKeys", ms[0]);
     row("  own kernels", own.keys, "CUB SortKeys", ms[0]);
     snprintf(what, sizeof what, "sort_pairs %lld uint32+uint32", (long long)n);
