@@ -9,6 +9,7 @@
  *     order differs from CUB's, run on the CPU backend;
  *   - kiln's own passes behind CUB's return at once when the flag is clear
  *     and sort when it is set (CPU backend);
+ *   - a module that does not build is KILN_ERR_UNSUPPORTED, remembered;
  *   - on a GPU: results of KILN_SORT_GPU=cub and =own against the reference,
  *     with floats that need the redo and floats that do not.
  * Runs on the backend of KILN_TEST_TARGET (test_open). */
@@ -209,6 +210,31 @@ static void test_redo_only_if(void **state) {
     free(x), free(sentinel), free(perm);
 }
 
+/* ---------------------------------------------------------------- a module that does not build */
+
+/* Where CUB's module does not build (on the CPU backend: its host compiler
+ * has no CUB), sort_cub_run says so as KILN_ERR_UNSUPPORTED, the status on
+ * which the auto path sorts with kiln's kernels, and the next call knows it
+ * without compiling again. */
+static void test_cub_unusable(void **state) {
+    kiln_context *ctx = *state;
+    if (kiln_context_backend(ctx) != KILN_BACKEND_CPU) skip();
+    int64_t n = 64;
+    kiln_array *k = NULL, *o = NULL;
+    TEST_OK(kiln_array_zeros(ctx, KILN_UINT32, 1, &n, &k));
+    TEST_OK(kiln_array_zeros(ctx, KILN_UINT32, 1, &n, &o));
+    sort_run run = {
+        .dtype = KILN_UINT32, .passes = 4, .n = n, .kin = kiln_array_data(k), .kout = kiln_array_data(o)};
+    sort_cub_result res;
+    TEST_FAILS_WITH(sort_cub_run(ctx, &run, NULL, &res), KILN_ERR_UNSUPPORTED, "not usable here");
+    assert_null(res.scratch);
+    TEST_FAILS_WITH(sort_cub_run(ctx, &run, NULL, &res), KILN_ERR_UNSUPPORTED,
+                    "did not compile on this context");
+    run.descending = 1; /* another module: tried on its own */
+    TEST_FAILS_WITH(sort_cub_run(ctx, &run, NULL, &res), KILN_ERR_UNSUPPORTED, "not usable here");
+    kiln_array_release(k), kiln_array_release(o);
+}
+
 /* ---------------------------------------------------------------- results on a GPU */
 
 /* kiln_sort, kiln_argsort and kiln_sort_pairs of raw against the
@@ -277,9 +303,8 @@ static void test_gpu_paths(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cub_kernels_compile),
-        cmocka_unit_test(test_cub_histogram),
-        cmocka_unit_test(test_redo_only_if),
+        cmocka_unit_test(test_cub_kernels_compile), cmocka_unit_test(test_cub_histogram),
+        cmocka_unit_test(test_redo_only_if),        cmocka_unit_test(test_cub_unusable),
         cmocka_unit_test(test_gpu_paths),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
