@@ -3,7 +3,7 @@
  *   - CUB's kernels as kiln instantiates them compile through NVRTC for
  *     sm_90 (a representative set: each key width and kind, each value
  *     width, both orders), and kiln's scanner finds them by the names
- *     sort_cub.c launches them by;
+ *     sort_cub.c launches them by; kiln's histogram for them compiles too;
  *   - kiln's histogram of floating keys (sort_cub_hist.cuh) counts what
  *     CUB's histogram counts and raises the redo flag exactly when NumPy's
  *     order differs from CUB's, run on the CPU backend;
@@ -25,6 +25,8 @@
 #include "test_support.h"
 
 /* ---------------------------------------------------------------- compiling CUB's kernels */
+
+extern const char kiln_embedded_sort_cub_hist[];
 
 /* One NVRTC build of CUB's module for sm_90; *skipped when there is no
  * NVRTC. Also: the scanner lists the kernels sort_cub.c asks for, and the
@@ -69,12 +71,22 @@ static void test_cub_kernels_compile(void **state) {
     int skipped = 0;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0] && !skipped; c++)
         compile_cub_module(cases[c].t, cases[c].vb, cases[c].desc, &skipped);
+    /* kiln's histogram of floating keys, which replaces CUB's for them */
+    const kiln_dtype floats[] = {KILN_FLOAT16, KILN_BFLOAT16, KILN_FLOAT32, KILN_FLOAT64};
+    for (size_t f = 0; f < 4 && !skipped; f++) {
+        char *src = sort_module_source(floats[f], 0, NULL, kiln_embedded_sort_cub_hist), *log = NULL;
+        kiln_status st = kiln_compile_only("cuda", "sm_90", src, "kiln-sort.cu", NULL, &log);
+        free(src);
+        if (st == KILN_ERR_COMPILER_MISSING) skipped = 1;
+        if (st != KILN_OK && st != KILN_ERR_COMPILER_MISSING)
+            fail_msg("kiln's histogram for CUB, %s keys: %s\n%s", kiln_dtype_name(floats[f]),
+                     kiln_last_error(), log ? log : "");
+        kiln_free(log);
+    }
     if (skipped) skip();
 }
 
 /* ---------------------------------------------------------------- kiln's histogram of floating keys */
-
-extern const char kiln_embedded_sort_cub_hist[];
 
 /* CUB's bit-ordered form of a key of w bytes (float kinds) */
 static uint64_t bit_ordered(uint64_t u, size_t w, int desc) {

@@ -219,7 +219,8 @@ static kiln_status launch_histogram(kiln_context *ctx, const cub_kernels *k, kil
                                     const sort_run *r, const cub_layout *l, char *base, kiln_stream *stream) {
     if (own) {
         int64_t units = ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 1;
-        int64_t blocks = (r->n + 256 * 16 - 1) / (256 * 16);
+        /* tiles of 2048 keys (sort_cub_hist.cuh), 8 blocks of 256 per SM at most */
+        int64_t blocks = (r->n + 2048 - 1) / 2048;
         if (blocks > units * 8) blocks = units * 8;
         kiln_value a[7] = {kiln_ptr((void *)r->kin, KILN_DTYPE_COUNT),
                            kiln_i64(r->n),
