@@ -54,6 +54,7 @@ typedef struct sort_provider {
 } sort_provider;
 
 extern const sort_provider kiln_sort_cuda_provider;
+extern const sort_provider kiln_sort_cpu_provider;
 
 /* One radix sort of n keys of dtype on CUDA, by the low `passes` bytes of
  * their order key (sort_keys.cuh), from kin to kout and the values (vbytes
@@ -107,7 +108,6 @@ char *sort_cub_module_source(kiln_dtype dtype, size_t value_bytes, int descendin
 /* The module's kernels as kiln's kernel scanner names sort_cub.cuh's
  * explicit instantiations: histogram, exclusive sum, onesweep pass. */
 extern const char *const sort_cub_kernels[3];
-extern const sort_provider kiln_sort_cpu_provider;
 
 /* The provider for ctx (sort_api.c). */
 kiln_status sort_provider_for(kiln_context *ctx, const sort_provider **out);
