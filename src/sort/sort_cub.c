@@ -12,8 +12,9 @@
  *      carries the next portion's starts forward; passes ping-pong between
  *      the output and a scratch copy so that the last lands in the output
  * The compiled kernels and what the host needs of CUB's policy (threads,
- * keys per thread, bits per pass, read once from the module) stay with the
- * module in the context's module cache. A module that does not compile
+ * keys per thread, bits per pass: read back from the module once, the one
+ * host synchronisation, at a module's first use after its compile) stay
+ * with the module in the context's module cache. A module that does not compile
  * (no CCCL 3 headers beside NVRTC) is remembered per context, and the
  * caller sorts with kiln's own kernels instead. */
 #include <stdatomic.h>
