@@ -11,7 +11,8 @@
  *     and sort when it is set (CPU backend);
  *   - a module that does not build is KILN_ERR_UNSUPPORTED, remembered;
  *   - on a GPU: results of KILN_SORT_GPU=cub and =own against the reference,
- *     with floats that need the redo and floats that do not.
+ *     with floats that need the redo and floats that do not, and pairs of
+ *     more than 2^28 keys (CUB's portions).
  * Runs on the backend of KILN_TEST_TARGET (test_open). */
 #include <math.h>
 #include <stdio.h>
@@ -313,11 +314,47 @@ static void test_gpu_paths(void **state) {
     free(x);
 }
 
+/* Past 2^28 keys CUB's passes go in portions, each carrying the next
+ * one's digit starts forward: 2^28 + 4097 uint32 keys of a small range
+ * (many ties) with their positions as values, checked sorted, stable and a
+ * permutation in one pass over the result. */
+static void test_gpu_portions(void **state) {
+    kiln_context *ctx = *state;
+    if (kiln_context_backend(ctx) != KILN_BACKEND_CUDA) skip();
+    const int64_t n = ((int64_t)1 << 28) + 4097;
+    uint32_t *k = malloc(4 * (size_t)n), *v = malloc(4 * (size_t)n);
+    unsigned char *seen = calloc((size_t)(n / 8 + 1), 1);
+    assert_true(k && v && seen);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t h = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+        k[i] = (uint32_t)((h >> 32) % 1000003u);
+        v[i] = (uint32_t)i;
+    }
+    kiln_array *ka = upload(ctx, KILN_UINT32, 1, &n, k), *va = upload(ctx, KILN_UINT32, 1, &n, v);
+    kiln_array *ks = NULL, *vs = NULL;
+    setenv("KILN_SORT_GPU", "cub", 1);
+    TEST_OK(kiln_sort_pairs(ka, va, 0, 0, NULL, NULL, NULL, &ks, &vs));
+    unsetenv("KILN_SORT_GPU");
+    kiln_array_release(ka), kiln_array_release(va);
+    uint32_t *gk = download(ks), *gv = download(vs);
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t at = gv[i];
+        if (at >= n || gk[i] != k[at] || (seen[at / 8] >> (at % 8) & 1))
+            fail_msg("place %lld: value %u is no unused position of key %u", (long long)i, at, gk[i]);
+        seen[at / 8] |= (unsigned char)(1u << (at % 8));
+        if (i && (gk[i - 1] > gk[i] || (gk[i - 1] == gk[i] && gv[i - 1] > at)))
+            fail_msg("place %lld: (%u, %u) after (%u, %u): not sorted or not stable", (long long)i, gk[i], at,
+                     gk[i - 1], gv[i - 1]);
+    }
+    free(k), free(v), free(seen), free(gk), free(gv);
+    kiln_array_release(ks), kiln_array_release(vs);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cub_kernels_compile), cmocka_unit_test(test_cub_histogram),
         cmocka_unit_test(test_redo_only_if),        cmocka_unit_test(test_cub_unusable),
-        cmocka_unit_test(test_gpu_paths),
+        cmocka_unit_test(test_gpu_paths),           cmocka_unit_test(test_gpu_portions),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }
