@@ -2,7 +2,8 @@
  * double2 *, int2 *, uchar3 *, and plain structs of x, y[, z[, w]] of one
  * type) are checked like scalar pointees: the array's dtype must be the lane
  * type, hold a whole number of vectors and be aligned as the vector is.
- * Before, `float4 *` took an int8 array and the kernel wrote past it. */
+ * Before, `float4 *` took an int8 array and the kernel wrote past it.
+ * Small structs by value take an unsigned integer of their size. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,10 +124,44 @@ static void test_vector_pointees_are_checked(void **state) {
     kiln_kernel_release(k);
 }
 
+/* A small struct by value takes an unsigned integer of its size, as its
+ * bytes (CUB's kernels end with an empty decomposer tag, 1 byte); other
+ * sizes and kinds are refused. */
+static const char *struct_src = "struct tag {};\n"
+                                "struct pair16 { unsigned short lo, hi; };\n"
+                                "__global__ void by_value(tag t, pair16 p, int *out) {\n"
+                                "    (void)t;\n"
+                                "    out[0] = p.lo; out[1] = p.hi;\n"
+                                "}\n";
+
+static void test_small_structs_by_value(void **state) {
+    kiln_context *ctx = *state;
+    kiln_kernel *k = NULL;
+    TEST_OK(kiln_kernel_from_source(ctx, struct_src, "by_value", NULL, &k));
+    kiln_array *out = NULL;
+    int64_t two = 2;
+    TEST_OK(kiln_array_zeros(ctx, KILN_INT32, 1, &two, &out));
+    TEST_OK(kiln_launch(k, KILN_DIM(1), KILN_DIM(1), 0, NULL,
+                        KILN_ARGS(kiln_u8(0), kiln_u32(0x00070005u), kiln_arr(out))));
+    int got[2];
+    TEST_OK(kiln_array_to_host(out, got, sizeof got));
+    assert_int_equal(got[0], 5); /* little-endian: lo first */
+    assert_int_equal(got[1], 7);
+    TEST_FAILS_WITH(
+        kiln_launch(k, KILN_DIM(1), KILN_DIM(1), 0, NULL, KILN_ARGS(kiln_u16(0), kiln_u32(1), kiln_arr(out))),
+        KILN_ERR_ARG_TYPE, "argument 0");
+    TEST_FAILS_WITH(
+        kiln_launch(k, KILN_DIM(1), KILN_DIM(1), 0, NULL, KILN_ARGS(kiln_u8(0), kiln_i32(1), kiln_arr(out))),
+        KILN_ERR_ARG_TYPE, "argument 1");
+    kiln_array_release(out);
+    kiln_kernel_release(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vector_pointees_are_described),
         cmocka_unit_test(test_vector_pointees_are_checked),
+        cmocka_unit_test(test_small_structs_by_value),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -2,8 +2,11 @@
  * ratios (reference time / kiln time: >= 1 means kiln is as fast).
  *
  *   CUDA context: kiln_sort and kiln_sort_pairs of 2^28 uint32 keys (pairs:
- *   uint32 values) vs CUB's DeviceRadixSort (libkiln_sort_cub.so, built by
- *   nvcc beside this program and dlopened), and a device copy's bandwidth.
+ *   uint32 values) and kiln_sort of float32 keys vs CUB's DeviceRadixSort
+ *   (libkiln_sort_cub.so, built by nvcc beside this program and dlopened),
+ *   and a device copy's bandwidth; kiln as KILN_SORT_GPU leaves it (auto:
+ *   CUB's kernels launched by kiln) and with its own kernels (own), each
+ *   beside CUB, from one run.
  *   CPU context: 2^24 uint32 keys vs qsort, std::sort and std::sort on
  *   every core (one part per thread, merged in parallel); pairs vs that
  *   parallel sort of 64-bit key-value words.
@@ -59,6 +62,7 @@ static uint32_t key_at(int64_t i) {
 
 /* Median ms of one kiln call (events: device time on CUDA, wall on the CPU). */
 static double time_kiln(kiln_context *ctx, kiln_array *k, kiln_array *v, int repeat) {
+    if (repeat > 64) repeat = 64;
     kiln_event *e0 = NULL, *e1 = NULL;
     CHECK(kiln_event_create(ctx, &e0));
     CHECK(kiln_event_create(ctx, &e1));
@@ -158,16 +162,44 @@ static void run_cpu(kiln_context *ctx, int64_t n, int repeat, const uint32_t *h)
     kiln_array_release(k), kiln_array_release(v);
 }
 
+/* kiln's times under KILN_SORT_GPU=path (NULL: as the environment has it):
+ * uint32 keys, pairs, float32 keys. */
+typedef struct kiln_times {
+    double keys, pairs, floats;
+} kiln_times;
+
+static kiln_times time_path(kiln_context *ctx, const char *path, kiln_array *k, kiln_array *v, kiln_array *f,
+                            int repeat) {
+    char *saved = getenv("KILN_SORT_GPU") ? strdup(getenv("KILN_SORT_GPU")) : NULL;
+    if (path) setenv("KILN_SORT_GPU", path, 1);
+    kiln_times t = {time_kiln(ctx, k, NULL, repeat), time_kiln(ctx, k, v, repeat),
+                    time_kiln(ctx, f, NULL, repeat)};
+    if (saved)
+        setenv("KILN_SORT_GPU", saved, 1);
+    else
+        unsetenv("KILN_SORT_GPU");
+    free(saved);
+    return t;
+}
+
 static void run_cuda(kiln_context *ctx, int64_t n, int repeat, const uint32_t *h) {
-    kiln_array *k = NULL, *v = NULL;
+    kiln_array *k = NULL, *v = NULL, *f = NULL;
     CHECK(kiln_array_from_host(ctx, KILN_UINT32, 1, &n, h, 4 * (size_t)n, &k));
     uint32_t *idx = malloc(4 * (size_t)n);
+    float *fh = malloc(4 * (size_t)n);
     for (int64_t i = 0; i < n; i++) idx[i] = (uint32_t)i;
+    /* sort_cub.cu's float keys: the same generator scaled to [-1, 1) */
+    for (int64_t i = 0; i < n; i++) fh[i] = (float)(h[i] >> 8) * (1.0f / 8388608.0f) - 1.0f;
     CHECK(kiln_array_from_host(ctx, KILN_UINT32, 1, &n, idx, 4 * (size_t)n, &v));
-    free(idx);
-    double keys = time_kiln(ctx, k, NULL, repeat), pairs = time_kiln(ctx, k, v, repeat);
-    kiln_array_release(k), kiln_array_release(v);
-    double ms[3] = {0, 0, 0};
+    CHECK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, fh, 4 * (size_t)n, &f));
+    free(idx), free(fh);
+    char mode[64]; /* before time_path's setenv, which may move the environment's strings */
+    const char *env = getenv("KILN_SORT_GPU");
+    snprintf(mode, sizeof mode, "%s", env && *env ? env : "auto");
+    kiln_times t = time_path(ctx, NULL, k, v, f, repeat), own = time_path(ctx, "own", k, v, f, repeat);
+    double keys = t.keys, pairs = t.pairs;
+    kiln_array_release(k), kiln_array_release(v), kiln_array_release(f);
+    double ms[4] = {0, 0, 0, 0};
     char lib[4096];
     kiln_bench_native_path(NULL, "libkiln_sort_cub.so", lib, sizeof lib);
     void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
@@ -182,9 +214,15 @@ static void run_cuda(kiln_context *ctx, int64_t n, int repeat, const uint32_t *h
         printf("  %-34s kiln %9.2f ms   CUB n/a\n", "sort_pairs uint32+uint32", pairs);
         return;
     }
+    printf("  kiln: KILN_SORT_GPU=%s, then own\n", mode);
     row(what, keys, "CUB SortKeys", ms[0]);
+    row("  own kernels", own.keys, "CUB SortKeys", ms[0]);
     snprintf(what, sizeof what, "sort_pairs %lld uint32+uint32", (long long)n);
     row(what, pairs, "CUB SortPairs", ms[1]);
+    row("  own kernels", own.pairs, "CUB SortPairs", ms[1]);
+    snprintf(what, sizeof what, "sort %lld float32", (long long)n);
+    row(what, t.floats, "CUB SortKeys f32", ms[3]);
+    row("  own kernels", own.floats, "CUB SortKeys f32", ms[3]);
     /* 4 passes read and write the keys, the histogram reads them once */
     double bytes = 9.0 * 4 * (double)n, copy_gbs = 2.0 * 4 * (double)n / ms[2] / 1e6;
     printf("  keys: kiln %.0f GB/s of 9 key moves, CUB %.0f GB/s; a device copy moves %.0f GB/s\n",

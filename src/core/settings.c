@@ -79,6 +79,8 @@ static const kiln_setting table[] = {
     {"KILN_FFTW_THREADS", KILN_SETTING_INT, "online CPUs", "threads of FFTW's plans (1 to 1024)"},
     {"KILN_FFTW_PLANNER", KILN_SETTING_CHOICE, "measure",
      "FFTW's planner: estimate, measure, patient or exhaustive"},
+    {"KILN_SORT_GPU", KILN_SETTING_CHOICE, "auto",
+     "CUDA sort kernels: auto (CUB's through NVRTC where they compile, else kiln's), cub, own"},
     {"KILN_SORT_TILE_ITEMS", KILN_SETTING_INT, "16",
      "keys per thread of a CUDA sort tile of 256 threads (4 to 32; halved for 8-byte keys or values)"},
     {"KILN_SCAN_COLUMN_WIDTH", KILN_SETTING_INT, "64",

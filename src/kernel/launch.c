@@ -252,6 +252,14 @@ static kiln_status convert_arg(const kiln_kernel *k, int i, const kiln_value *v,
     if (v->kind != KILN_VALUE_SCALAR)
         return kiln_set_error(KILN_ERR_ARG_TYPE, "argument %d of %s: the kernel takes a %s scalar, got %s", i,
                               k->name, want, v->kind == KILN_VALUE_ARRAY ? "an array" : "a pointer");
+    /* A struct of 1, 2, 4 or 8 bytes by value (an empty tag type such as
+     * CUB's identity decomposer is 1 byte) takes an unsigned integer of its
+     * size: its bytes, as the struct's. */
+    if (p->cls == KILN_PARAM_OTHER && (unsigned)v->dtype < KILN_DTYPE_COUNT &&
+        kiln_dtype_kind(v->dtype) == 'u' && kiln_dtype_size(v->dtype) == p->size) {
+        scalar_store(v, v->dtype, slot);
+        return KILN_OK;
+    }
     kiln_dtype to;
     if (!param_dtype(p->cls, p->size, &to) || (unsigned)v->dtype >= KILN_DTYPE_COUNT)
         return kiln_set_error(KILN_ERR_ARG_TYPE, "argument %d of %s: kiln cannot pass a %s by value", i,

@@ -199,6 +199,8 @@ kiln_status kiln_module_cache_get_kernel(kiln_context *ctx, const kiln_module_sp
 
 const char *kiln_module_cache_source(const kiln_cached_module *e) { return e->source; }
 
+kiln_module *kiln_module_cache_module(const kiln_cached_module *e) { return e->module; }
+
 void *kiln_module_cache_payload(kiln_context *ctx, kiln_cached_module *e) {
     pthread_mutex_lock(&ctx->lock);
     void *p = e->payload;

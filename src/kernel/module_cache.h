@@ -52,6 +52,9 @@ kiln_status kiln_module_cache_get_kernel(kiln_context *ctx, const kiln_module_sp
                                          const char *kernel_name, kiln_kernel **out);
 /* e's text (valid while the context lives). */
 const char *kiln_module_cache_source(const kiln_cached_module *e);
+/* e's module, for its globals (kiln_module_global); owned by the cache:
+ * never released by the caller. */
+kiln_module *kiln_module_cache_module(const kiln_cached_module *e);
 
 /* The user's payload of e, NULL when none was set. */
 void *kiln_module_cache_payload(kiln_context *ctx, kiln_cached_module *e);

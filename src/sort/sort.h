@@ -3,11 +3,12 @@
  * The front (sort_api.c, sort_select.c) checks the arguments and brings the
  * keys to one contiguous device buffer with the sorted axis last
  * (sort_prep.c); a provider then sorts that buffer as one sequence, as rows
- * of equal length, or as segments given by offsets (a sort_job). Both
- * providers are kiln's own kernels: a onesweep radix sort through NVRTC on
- * CUDA (sort_cuda.c, sort_gpu.cuh), a chunked radix sort and per-sequence
- * merge sorts on the CPU (sort_cpu.c, sort_cpu.cuh). A provider's modules
- * are kept per context in its provider state (sort_cache.c). */
+ * of equal length, or as segments given by offsets (a sort_job). On CUDA
+ * a onesweep radix sort through NVRTC (sort_cuda.c): CUB's own kernels
+ * launched by kiln (sort_cub.c, sort_cub.cuh) where the toolkit's CCCL 3
+ * headers are found, else kiln's (sort_gpu.cuh); on the CPU a chunked radix
+ * sort and per-sequence merge sorts (sort_cpu.c, sort_cpu.cuh). Compiled
+ * modules are kept in the context's module cache (sort_cache.c). */
 #ifndef KILN_SORT_SORT_H
 #define KILN_SORT_SORT_H
 
@@ -54,6 +55,59 @@ typedef struct sort_provider {
 
 extern const sort_provider kiln_sort_cuda_provider;
 extern const sort_provider kiln_sort_cpu_provider;
+
+/* One radix sort of n keys of dtype on CUDA, by the low `passes` bytes of
+ * their order key (sort_keys.cuh), from kin to kout and the values (vbytes
+ * each, 0: none) from vin to vout. */
+typedef struct sort_run {
+    kiln_dtype dtype;
+    int descending, passes;
+    int64_t n;
+    const void *kin, *vin;
+    void *kout, *vout;
+    size_t vbytes;
+    /* n keys and n values of device scratch to ping-pong through (NULL: the
+     * sort allocates its own) */
+    void *tmp_keys, *tmp_values;
+    /* A device flag word (sort_keys.cuh's KILN_SK_REDO): kiln's kernels
+     * return at once unless it says kiln's order differs from CUB's for
+     * these keys. NULL: they always run. */
+    const unsigned *only_if;
+} sort_run;
+
+/* KILN_SORT_GPU: which kernels sort on CUDA. */
+typedef enum sort_gpu_path { SORT_GPU_AUTO, SORT_GPU_CUB, SORT_GPU_OWN } sort_gpu_path;
+sort_gpu_path sort_gpu_choice(void);
+
+/* ---- sort_cuda.c: kiln's own onesweep passes (sort_gpu.cuh) on p's
+ * kernels, queued on stream. */
+kiln_status sort_onesweep_own(kiln_context *ctx, const sort_provider *p, const sort_run *r,
+                              kiln_stream *stream);
+
+/* ---- sort_cub.c: CUB's onesweep kernels (sort_cub.cuh), launched by kiln.
+ * What a CUB sort leaves for kiln's redo: its scratch (a new reference,
+ * to release once the redo is queued), n keys and values of it to
+ * ping-pong through, and the device flag that decides the redo (NULL:
+ * CUB's order is kiln's for every key of this dtype, no redo). */
+typedef struct sort_cub_result {
+    kiln_array *scratch;
+    void *tmp_keys, *tmp_values;
+    const unsigned *redo;
+} sort_cub_result;
+/* Queues CUB's sort of r on stream (r->only_if must be NULL). Floating
+ * keys: a kiln histogram kernel counts the digits CUB's passes need and
+ * raises *out->redo when a NaN of another sign or payload, or -0.0 beside
+ * +0.0, makes NumPy's order differ from CUB's. KILN_ERR_UNSUPPORTED when
+ * CUB's kernels cannot sort r here (no CCCL 3 headers, a compile error:
+ * remembered per context), the message saying why. */
+kiln_status sort_cub_run(kiln_context *ctx, const sort_run *r, kiln_stream *stream, sort_cub_result *out);
+/* The text of the module of CUB's kernels for keys of dtype with values of
+ * value_bytes in one order (caller frees; NULL: CUB takes no such keys or
+ * values, or out of memory). */
+char *sort_cub_module_source(kiln_dtype dtype, size_t value_bytes, int descending);
+/* The module's kernels as kiln's kernel scanner names sort_cub.cuh's
+ * explicit instantiations: histogram, exclusive sum, onesweep pass. */
+extern const char *const sort_cub_kernels[3];
 
 /* The provider for ctx (sort_api.c). */
 kiln_status sort_provider_for(kiln_context *ctx, const sort_provider **out);

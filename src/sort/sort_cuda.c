@@ -1,5 +1,6 @@
-/* sort_cuda.c: the CUDA provider: kiln's onesweep radix sort
- * (sort_gpu.cuh) compiled through NVRTC.
+/* sort_cuda.c: the CUDA provider: a onesweep radix sort compiled through
+ * NVRTC, CUB's kernels launched by kiln (sort_cub.c) or kiln's own
+ * (sort_gpu.cuh), as KILN_SORT_GPU says (auto: CUB's where they compile).
  *   one sequence   a histogram kernel for every pass, then one kernel per
  *                  8-bit digit, ping-ponging between the output and a
  *                  scratch buffer so that the last pass lands in the output
@@ -8,7 +9,9 @@
  *                  sorted stably by their sequence's number (as many digits
  *                  as the number of sequences needs), then keys and values
  *                  gathered by the positions: every sequence sorted, in
- *                  passes over all of them at once */
+ *                  passes over all of them at once
+ * Floating keys sorted by CUB's kernels are sorted again by kiln's when a
+ * device flag says NumPy's order differs from CUB's (sort.h's sort_run). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,17 +27,6 @@ extern const char kiln_embedded_sort_gpu[];
 
 static int64_t align_up(int64_t x) { return (x + SG_ALIGN - 1) / SG_ALIGN * SG_ALIGN; }
 
-/* A onesweep sort of n keys of dtype (passes digits from the lowest) from
- * kin to kout, values (vbytes each) from vin to vout. */
-typedef struct sg_run {
-    kiln_dtype dtype;
-    int descending, passes;
-    int64_t n;
-    const void *kin, *vin;
-    void *kout, *vout;
-    size_t vbytes;
-} sg_run;
-
 /* Keys per thread of a tile: KILN_SORT_TILE_ITEMS (16: a 4096-key tile, 16
  * KiB of shared exchange for 4-byte keys) for keys and values up to 4 bytes,
  * halved per doubling of the widest, so the exchange stays the same size. */
@@ -45,7 +37,15 @@ static int sg_items(size_t kbytes, size_t vbytes) {
     return items < 2 ? 2 : items;
 }
 
-static kiln_status sg_sort(kiln_context *ctx, const sort_provider *p, const sg_run *r, kiln_stream *stream) {
+sort_gpu_path sort_gpu_choice(void) {
+    const char *v = kiln_setting_string("KILN_SORT_GPU");
+    if (v && strcmp(v, "cub") == 0) return SORT_GPU_CUB;
+    if (v && strcmp(v, "own") == 0) return SORT_GPU_OWN;
+    return SORT_GPU_AUTO;
+}
+
+kiln_status sort_onesweep_own(kiln_context *ctx, const sort_provider *p, const sort_run *r,
+                              kiln_stream *stream) {
     size_t kbytes = kiln_dtype_size(r->dtype);
     int items = sg_items(kbytes, r->vbytes), status64 = r->n >= ((int64_t)1 << 30);
     char defines[2048];
@@ -64,19 +64,24 @@ static kiln_status sg_sort(kiln_context *ctx, const sort_provider *p, const sg_r
     int64_t status_words = tiles * 256 * (status64 ? 2 : 1) + 1; /* + the tile counter */
     int64_t status_bytes = align_up(status_words * 4);
     int64_t tmp_keys = align_up(r->n * (int64_t)kbytes), tmp_values = align_up(r->n * (int64_t)r->vbytes);
-    int one = r->passes == 1; /* a single pass goes straight to the output */
+    /* a single pass goes straight to the output; a caller's scratch serves the others */
+    int own_tmp = r->passes > 1 && !r->tmp_keys;
     kiln_array *scratch = NULL;
-    s = sort_scratch(ctx, hist_bytes + status_bytes + (one ? 0 : tmp_keys + tmp_values), stream, &scratch);
+    s = sort_scratch(ctx, hist_bytes + status_bytes + (own_tmp ? tmp_keys + tmp_values : 0), stream,
+                     &scratch);
     if (s != KILN_OK) return s;
     char *base = scratch->data;
     unsigned *hist_counts = (unsigned *)base, *status = (unsigned *)(base + hist_bytes);
-    void *tk = base + hist_bytes + status_bytes, *tv = (char *)tk + tmp_keys;
+    void *tk = own_tmp ? base + hist_bytes + status_bytes : r->tmp_keys;
+    void *tv = own_tmp ? (char *)tk + tmp_keys : r->tmp_values;
+    kiln_value only_if = kiln_ptr((void *)r->only_if, KILN_DTYPE_COUNT);
     int64_t units = ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 1;
     unsigned long long desc = r->descending ? ~0ull : 0;
-    kiln_value a[10];
+    kiln_value a[11];
     a[0] = kiln_ptr(hist_counts, KILN_DTYPE_COUNT);
     a[1] = kiln_i64(256 * 8);
-    s = kiln_launch(clear, KILN_DIM(8), KILN_DIM(SG_BLOCK), 0, stream, a, 2);
+    a[2] = only_if;
+    s = kiln_launch(clear, KILN_DIM(8), KILN_DIM(SG_BLOCK), 0, stream, a, 3);
     int64_t hblocks = (r->n + SG_BLOCK * 16 - 1) / (SG_BLOCK * 16);
     if (hblocks > units * 8) hblocks = units * 8;
     if (hblocks < 1) hblocks = 1;
@@ -85,7 +90,8 @@ static kiln_status sg_sort(kiln_context *ctx, const sort_provider *p, const sg_r
     a[2] = kiln_u64(desc);
     a[3] = kiln_ptr(hist_counts, KILN_DTYPE_COUNT);
     a[4] = kiln_i32(r->passes);
-    if (s == KILN_OK) s = kiln_launch(hist, KILN_DIM((uint32_t)hblocks), KILN_DIM(SG_BLOCK), 0, stream, a, 5);
+    a[5] = only_if;
+    if (s == KILN_OK) s = kiln_launch(hist, KILN_DIM((uint32_t)hblocks), KILN_DIM(SG_BLOCK), 0, stream, a, 6);
     const void *kin = r->kin, *vin = r->vin;
     for (int pass_i = 0; pass_i < r->passes && s == KILN_OK; pass_i++) {
         int to_out = (r->passes - 1 - pass_i) % 2 == 0;
@@ -93,8 +99,9 @@ static kiln_status sg_sort(kiln_context *ctx, const sort_provider *p, const sg_r
         int64_t cblocks = (status_words + SG_BLOCK - 1) / SG_BLOCK;
         a[0] = kiln_ptr(status, KILN_DTYPE_COUNT);
         a[1] = kiln_i64(status_words);
+        a[2] = only_if;
         s = kiln_launch(clear, KILN_DIM((uint32_t)(cblocks < units * 8 ? cblocks : units * 8)),
-                        KILN_DIM(SG_BLOCK), 0, stream, a, 2);
+                        KILN_DIM(SG_BLOCK), 0, stream, a, 3);
         a[0] = kiln_ptr((void *)kin, KILN_DTYPE_COUNT);
         a[1] = kiln_ptr(kout, KILN_DTYPE_COUNT);
         a[2] = kiln_ptr((void *)vin, KILN_DTYPE_COUNT);
@@ -105,12 +112,36 @@ static kiln_status sg_sort(kiln_context *ctx, const sort_provider *p, const sg_r
         a[7] = kiln_ptr(hist_counts + 256 * pass_i, KILN_DTYPE_COUNT);
         a[8] = kiln_ptr(status, KILN_DTYPE_COUNT);
         a[9] = kiln_ptr((char *)status + (status_words - 1) * 4, KILN_DTYPE_COUNT);
+        a[10] = only_if;
         if (s == KILN_OK)
-            s = kiln_launch(pass, KILN_DIM((uint32_t)tiles), KILN_DIM(SG_BLOCK), 0, stream, a, 10);
+            s = kiln_launch(pass, KILN_DIM((uint32_t)tiles), KILN_DIM(SG_BLOCK), 0, stream, a, 11);
         kin = kout;
         vin = vout;
     }
     kiln_array_release(scratch);
+    return s;
+}
+
+/* One sort of r: CUB's kernels where KILN_SORT_GPU lets them and they can
+ * (then kiln's behind them, returning at once unless CUB's flag asks for
+ * kiln's order), else kiln's. Only on a CUDA context: the CPU backend runs
+ * this provider's kernels in the tests, and CUB's are for GPUs only. */
+static kiln_status sort_sequence(kiln_context *ctx, const sort_provider *p, const sort_run *r,
+                                 kiln_stream *stream) {
+    sort_gpu_path path = sort_gpu_choice();
+    if (path == SORT_GPU_OWN || kiln_context_backend(ctx) != KILN_BACKEND_CUDA)
+        return sort_onesweep_own(ctx, p, r, stream);
+    sort_cub_result c = {0};
+    kiln_status s = sort_cub_run(ctx, r, stream, &c);
+    if (s == KILN_ERR_UNSUPPORTED && path == SORT_GPU_AUTO) return sort_onesweep_own(ctx, p, r, stream);
+    if (s == KILN_OK && c.redo) {
+        sort_run again = *r;
+        again.tmp_keys = c.tmp_keys;
+        again.tmp_values = c.tmp_values;
+        again.only_if = c.redo;
+        s = sort_onesweep_own(ctx, p, &again, stream);
+    }
+    kiln_array_release(c.scratch);
     return s;
 }
 
@@ -147,16 +178,16 @@ static kiln_status sg_many(kiln_context *ctx, const sort_provider *p, const sort
         a[1] = kiln_i64(n);
         s = sort_launch_util(ctx, p, iota, n, j->stream, a, 2);
     }
-    sg_run r = {.dtype = j->dtype,
-                .descending = j->descending,
-                .passes = (int)kiln_dtype_size(j->dtype),
-                .n = n,
-                .kin = j->keys_in,
-                .vin = perm0,
-                .kout = sorted_keys,
-                .vout = perm1,
-                .vbytes = 4};
-    if (s == KILN_OK) s = sg_sort(ctx, p, &r, j->stream);
+    sort_run r = {.dtype = j->dtype,
+                  .descending = j->descending,
+                  .passes = (int)kiln_dtype_size(j->dtype),
+                  .n = n,
+                  .kin = j->keys_in,
+                  .vin = perm0,
+                  .kout = sorted_keys,
+                  .vout = perm1,
+                  .vbytes = 4};
+    if (s == KILN_OK) s = sort_sequence(ctx, p, &r, j->stream);
     if (s == KILN_OK) {
         a[0] = kiln_ptr(perm1, KILN_DTYPE_COUNT);
         a[1] = kiln_ptr(seg0, KILN_DTYPE_COUNT);
@@ -166,15 +197,15 @@ static kiln_status sg_many(kiln_context *ctx, const sort_provider *p, const sort
         a[5] = kiln_i64(j->len > 0 ? j->len : 1);
         s = sort_launch_util(ctx, p, ids, n, j->stream, a, 6);
     }
-    sg_run by_seg = {.dtype = KILN_UINT32,
-                     .passes = digits_for(j->nseg),
-                     .n = n,
-                     .kin = seg0,
-                     .vin = perm1,
-                     .kout = seg1,
-                     .vout = perm0,
-                     .vbytes = 4};
-    if (s == KILN_OK) s = sg_sort(ctx, p, &by_seg, j->stream);
+    sort_run by_seg = {.dtype = KILN_UINT32,
+                       .passes = digits_for(j->nseg),
+                       .n = n,
+                       .kin = seg0,
+                       .vin = perm1,
+                       .kout = seg1,
+                       .vout = perm0,
+                       .vbytes = 4};
+    if (s == KILN_OK) s = sort_sequence(ctx, p, &by_seg, j->stream);
     if (s == KILN_OK) {
         a[0] = kiln_ptr(j->keys_in, KILN_DTYPE_COUNT);
         a[1] = kiln_ptr(j->keys_out, KILN_DTYPE_COUNT);
@@ -202,17 +233,17 @@ static kiln_status cuda_sort(kiln_context *ctx, const sort_provider *p, const so
             int64_t lo = j->offsets ? j->offsets_host[q] : q * j->len;
             int64_t hi = j->offsets ? j->offsets_host[q + 1] : lo + j->len;
             if (hi <= lo) continue;
-            sg_run r = {.dtype = j->dtype,
-                        .descending = j->descending,
-                        .passes = (int)kb,
-                        .n = hi - lo,
-                        .kin = (const char *)j->keys_in + lo * (int64_t)kb,
-                        .kout = (char *)j->keys_out + lo * (int64_t)kb,
-                        .vin =
-                            j->value_bytes ? (const char *)j->values_in + lo * (int64_t)j->value_bytes : NULL,
-                        .vout = j->value_bytes ? (char *)j->values_out + lo * (int64_t)j->value_bytes : NULL,
-                        .vbytes = j->value_bytes};
-            s = sg_sort(ctx, p, &r, j->stream);
+            sort_run r = {
+                .dtype = j->dtype,
+                .descending = j->descending,
+                .passes = (int)kb,
+                .n = hi - lo,
+                .kin = (const char *)j->keys_in + lo * (int64_t)kb,
+                .kout = (char *)j->keys_out + lo * (int64_t)kb,
+                .vin = j->value_bytes ? (const char *)j->values_in + lo * (int64_t)j->value_bytes : NULL,
+                .vout = j->value_bytes ? (char *)j->values_out + lo * (int64_t)j->value_bytes : NULL,
+                .vbytes = j->value_bytes};
+            s = sort_sequence(ctx, p, &r, j->stream);
         }
         return s;
     }

@@ -14,8 +14,14 @@
  * tiles a look-back waits for are already running (forward progress).
  * Needs sm_70 (__match_any_sync). Defined by the includer besides
  * sort_keys.cuh's: KILN_SG_ITEMS and KILN_SG_STATUS64 (1 when n >= 2^30:
- * 64-bit look-back words). */
+ * 64-bit look-back words).
+ *
+ * Every kernel takes `only_if`: NULL, or a flag word that a sort through
+ * CUB's kernels queued before these raised when kiln's order must redo it
+ * (KILN_SK_REDO); when it did not, each block returns at once, so the
+ * redo costs a few empty launches. */
 #define KILN_SG_BLOCK 256
+#define KILN_SG_SKIP(only_if) ((only_if) && !KILN_SK_REDO(*(only_if)))
 #define KILN_SG_WARPS (KILN_SG_BLOCK / 32)
 #define KILN_SG_TILE (KILN_SG_BLOCK * KILN_SG_ITEMS)
 #define KILN_SG_LOOK 8 /* look-back window, tiles */
@@ -48,7 +54,8 @@ typedef unsigned int kiln_sg_word;
 #define KILN_SG_VALUE(w) ((w) & (((kiln_sg_word)1 << KILN_SG_FLAG_SHIFT) - 1))
 
 /* Zeroes `words` 32-bit words (look-back words and the tile counter). */
-__global__ void kiln_sort_clear(unsigned *p, long long words) {
+__global__ void kiln_sort_clear(unsigned *p, long long words, const unsigned *only_if) {
+    if (KILN_SG_SKIP(only_if)) return;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < words;
          i += (long long)gridDim.x * blockDim.x)
         p[i] = 0;
@@ -58,7 +65,8 @@ __global__ void kiln_sort_clear(unsigned *p, long long words) {
  * zeroed hist: per block in shared memory, then once per bin globally. */
 __global__ void __launch_bounds__(KILN_SG_BLOCK)
     kiln_sort_histogram(const kiln_sk_t *keys, long long n, unsigned long long desc, unsigned *hist,
-                        int passes) {
+                        int passes, const unsigned *only_if) {
+    if (KILN_SG_SKIP(only_if)) return;
     __shared__ unsigned s[8 * 256];
     for (int i = threadIdx.x; i < passes * 256; i += KILN_SG_BLOCK) s[i] = 0;
     __syncthreads();
@@ -102,7 +110,8 @@ __device__ inline unsigned kiln_sg_scan(unsigned v, unsigned *s_warp, unsigned *
 __global__ void __launch_bounds__(KILN_SG_BLOCK, KILN_SG_MIN_BLOCKS)
     kiln_sort_onesweep(const kiln_sk_t *kin, kiln_sk_t *kout, const kiln_sv_t *vin, kiln_sv_t *vout,
                        long long n, unsigned long long desc, int shift, const unsigned *hist,
-                       kiln_sg_word *status, unsigned *tile_counter) {
+                       kiln_sg_word *status, unsigned *tile_counter, const unsigned *only_if) {
+    if (KILN_SG_SKIP(only_if)) return; /* before the tile counter: every block leaves */
     __shared__ unsigned s_tile;
     __shared__ unsigned s_hist[KILN_SG_WARPS][256]; /* per warp, then each warp's start in its digit */
     __shared__ unsigned s_local[256];               /* a digit's first place in the tile */

@@ -61,3 +61,16 @@ __device__ inline kiln_sk_t kiln_sk_order(kiln_sk_t u, kiln_sk_t desc) {
 __device__ inline unsigned kiln_sk_digit(kiln_sk_t u, kiln_sk_t desc, int shift) {
     return (unsigned)((kiln_sk_order(u, desc) >> shift) & 255u);
 }
+
+/* The flag word of a sort through CUB's kernels (sort_cub_hist.cuh raises
+ * its bits, sort_gpu.cuh's kernels read it): CUB orders floating keys by
+ * their bits, which is NumPy's order unless a NaN has the sign bit set or
+ * NaNs differ in their bits (CUB orders them, NumPy keeps them in input
+ * order), or -0.0 and +0.0 are both present (CUB puts -0.0 first). Then
+ * kiln's own passes sort again from the input. */
+#define KILN_SK_SAW_NEG_ZERO 1u
+#define KILN_SK_SAW_POS_ZERO 2u
+#define KILN_SK_SAW_NAN_ORDER 4u
+#define KILN_SK_REDO(f)                                                                                        \
+    (((f) & (KILN_SK_SAW_NEG_ZERO | KILN_SK_SAW_POS_ZERO)) == (KILN_SK_SAW_NEG_ZERO | KILN_SK_SAW_POS_ZERO) ||  \
+     ((f) & KILN_SK_SAW_NAN_ORDER))

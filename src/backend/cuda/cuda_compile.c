@@ -66,12 +66,17 @@ static int options_add(option_list *o, const char *a, const char *b) {
     return 1;
 }
 
-/* -minimal leaves out the texture and surface declarations: a source that
- * names them (tex2D, cudaTextureObject_t, surf2Dwrite...) compiles without
- * it, as nvcc would take it. A plain substring test: a false positive only
- * costs the full headers' compile time. */
-static int uses_textures(const char *source) {
-    static const char *const names[] = {"cudaTextureObject_t",
+/* -minimal leaves out the texture and surface declarations and the
+ * runtime's types (driver_types.h: cudaError_t, which CUB's headers name):
+ * a source that names them (tex2D, cudaTextureObject_t, surf2Dwrite...) or
+ * includes CUB or Thrust compiles without it, as nvcc would take it. A
+ * plain substring test: a false positive only costs the full headers'
+ * compile time. */
+static int needs_full_headers(const char *source) {
+    static const char *const names[] = {"<cub/",
+                                        "<thrust/",
+                                        "cudaError_t",
+                                        "cudaTextureObject_t",
                                         "cudaSurfaceObject_t",
                                         "tex1D",
                                         "tex2D",
@@ -99,7 +104,7 @@ static int options_build(const kiln_compile_request *req, const kiln_nvrtc *nv, 
              options_add(o, "-default-device", NULL);
     /* 12.4+: skips texture/surface and device-runtime declarations, a good
      * part of a small kernel's cold compile time. */
-    if (ok && (nv->major > 12 || (nv->major == 12 && nv->minor >= 4)) && !uses_textures(req->source))
+    if (ok && (nv->major > 12 || (nv->major == 12 && nv->minor >= 4)) && !needs_full_headers(req->source))
         ok = options_add(o, "-minimal", NULL);
     for (int i = 0; ok && i < req->define_count; i++) ok = options_add(o, "-D", req->defines[i]);
     for (int i = 0; ok && i < req->include_count; i++) ok = options_add(o, "-I", req->include_dirs[i]);

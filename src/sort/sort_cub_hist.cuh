@@ -1,0 +1,90 @@
+/* sort_cub_hist.cuh: the histogram of a sort of floating keys through CUB's
+ * onesweep kernels, in place of CUB's own histogram kernel: it reads every
+ * key once, as CUB's does, and besides the digit counts CUB's passes need
+ * it raises the flag word that decides whether kiln's passes sort again in
+ * NumPy's order (sort_keys.cuh's KILN_SK_REDO).
+ *
+ * bins[pass * 256 + digit] (zeroed by the host) gets the count of keys
+ * whose CUB bit-ordered form (the sign bit flipped for a positive key,
+ * every bit for a negative one, then every bit again when descending) has
+ * `digit` in byte `pass`: what CUB's DeviceRadixSortHistogramKernel writes.
+ * *flags gets the KILN_SK_SAW_* bits; *nan_bits holds the bits of the
+ * first NaN a block met (0: none yet), widened to 64 bits, so that NaNs of
+ * different bits in different blocks are seen too.
+ *
+ * Layout: 256 threads; a block takes tiles of 256 x KILN_CH_ITEMS keys in
+ * a grid-stride loop, each thread loading its KILN_CH_ITEMS keys (coalesced,
+ * 256 apart) before it counts any, so that many loads are in flight per
+ * thread as in CUB's histogram (16 per thread there); counts in shared
+ * memory, added once per bin and block to the global ones. */
+#define KILN_CH_ITEMS 8
+__device__ inline kiln_sk_t kiln_cub_bit_ordered(kiln_sk_t u, kiln_sk_t desc) {
+#if KILN_SK_KIND == 1
+    u = (kiln_sk_t)(u ^ KILN_SK_SIGN);
+#elif KILN_SK_KIND == 2
+    u = (u & KILN_SK_SIGN) ? (kiln_sk_t)~u : (kiln_sk_t)(u ^ KILN_SK_SIGN);
+#endif
+    return (kiln_sk_t)(u ^ desc);
+}
+
+__global__ void __launch_bounds__(256)
+    kiln_sort_cub_histogram(const kiln_sk_t *keys, long long n, unsigned long long desc, unsigned *bins,
+                            int passes, unsigned *flags, unsigned long long *nan_bits) {
+    __shared__ unsigned s[8 * 256];
+    __shared__ unsigned s_flags;
+    __shared__ unsigned long long s_nan;
+    for (int i = threadIdx.x; i < passes * 256; i += 256) s[i] = 0;
+    if (threadIdx.x == 0) {
+        s_flags = 0;
+        s_nan = 0;
+    }
+    __syncthreads();
+    const kiln_sk_t d = (kiln_sk_t)desc;
+    unsigned f = 0;
+    unsigned long long first_nan = 0;
+    for (long long base = (long long)blockIdx.x * (256 * KILN_CH_ITEMS); base < n;
+         base += (long long)gridDim.x * (256 * KILN_CH_ITEMS)) {
+        kiln_sk_t tile[KILN_CH_ITEMS];
+#pragma unroll
+        for (int j = 0; j < KILN_CH_ITEMS; j++) {
+            const long long i = base + j * 256 + threadIdx.x;
+            tile[j] = i < n ? keys[i] : (kiln_sk_t)0;
+        }
+#pragma unroll
+        for (int j = 0; j < KILN_CH_ITEMS; j++) {
+            if (base + j * 256 + threadIdx.x >= n) break;
+            const kiln_sk_t u = tile[j];
+#if KILN_SK_KIND == 2
+            const kiln_sk_t mag = (kiln_sk_t)(u & (kiln_sk_t)~KILN_SK_SIGN);
+            if (mag > (kiln_sk_t)(KILN_SK_EXP)) {
+                if (u & KILN_SK_SIGN)
+                    f |= KILN_SK_SAW_NAN_ORDER; /* CUB: first; NumPy: last */
+                else if (first_nan == 0)
+                    first_nan = u;
+                else if (first_nan != u)
+                    f |= KILN_SK_SAW_NAN_ORDER;
+            } else if (mag == 0) {
+                f |= (u & KILN_SK_SIGN) ? KILN_SK_SAW_NEG_ZERO : KILN_SK_SAW_POS_ZERO;
+            }
+#endif
+            const kiln_sk_t b = kiln_cub_bit_ordered(u, d);
+            for (int p = 0; p < passes; p++) atomicAdd(&s[p * 256 + (unsigned)((b >> (8 * p)) & 255u)], 1u);
+        }
+    }
+    if (first_nan) {
+        const unsigned long long seen = atomicCAS(&s_nan, 0ull, first_nan);
+        if (seen != 0 && seen != first_nan) f |= KILN_SK_SAW_NAN_ORDER;
+    }
+    if (f) atomicOr(&s_flags, f);
+    __syncthreads();
+    for (int i = threadIdx.x; i < passes * 256; i += 256)
+        if (s[i]) atomicAdd(&bins[i], s[i]);
+    if (threadIdx.x == 0) {
+        unsigned all = s_flags;
+        if (s_nan) {
+            const unsigned long long seen = atomicCAS(nan_bits, 0ull, s_nan);
+            if (seen != 0 && seen != s_nan) all |= KILN_SK_SAW_NAN_ORDER;
+        }
+        if (all) atomicOr(flags, all);
+    }
+}
