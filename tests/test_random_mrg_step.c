@@ -26,7 +26,8 @@
 /* Each thread: its state (6 words) stepped STEPS times, writing the STEPS
  * combined values and the state after them. */
 static const char step_kernel[] =
-    "extern \"C\" __global__ void mrg_steps(const unsigned int *in, unsigned int *out, unsigned int count) {\n"
+    "extern \"C\" __global__ void mrg_steps(const unsigned int *in, unsigned int *out, unsigned int count) "
+    "{\n"
     "    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i >= count) return;\n"
     "    kiln_gen_mrg g;\n"
@@ -34,17 +35,23 @@ static const char step_kernel[] =
     "        g.s1[w] = in[6 * i + w];\n"
     "        g.s2[w] = in[6 * i + 3 + w];\n"
     "    }\n"
-    "    unsigned int *o = out + (6 + " STR(STEPS) ") * i;\n"
-    "    for (int k = 0; k < " STR(STEPS) "; k++) o[k] = kiln_gen_next(g);\n"
-    "    for (int w = 0; w < 3; w++) {\n"
-    "        o[" STR(STEPS) " + w] = g.s1[w];\n"
-    "        o[" STR(STEPS) " + 3 + w] = g.s2[w];\n"
-    "    }\n"
-    "}\n"
-    "extern \"C\" __global__ void u2d(const unsigned int *in, double *out, unsigned int count) {\n"
-    "    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i < count) out[i] = kiln_gen_u2d(in[i]);\n"
-    "}\n";
+    "    unsigned int *o = out + (6 + " STR(
+        STEPS) ") * i;\n"
+               "    for (int k = 0; k < " STR(
+                   STEPS) "; k++) o[k] = kiln_gen_next(g);\n"
+                          "    for (int w = 0; w < 3; w++) {\n"
+                          "        o[" STR(
+                              STEPS) " + w] = g.s1[w];\n"
+                                     "        o[" STR(
+                                         STEPS) " + 3 + w] = g.s2[w];\n"
+                                                "    }\n"
+                                                "}\n"
+                                                "extern \"C\" __global__ void u2d(const unsigned int *in, "
+                                                "double *out, unsigned int count) {\n"
+                                                "    const unsigned int i = blockIdx.x * blockDim.x + "
+                                                "threadIdx.x;\n"
+                                                "    if (i < count) out[i] = kiln_gen_u2d(in[i]);\n"
+                                                "}\n";
 
 /* curand_MRG32k3a's double code for GPUs before sm_61 ("nj's
  * implementation"): remainder by a two-part reciprocal, FMA and trunc. */
@@ -69,12 +76,14 @@ typedef struct ref_state {
  * value in (0, m1]. */
 static double ref_step(ref_state *s, int nj) {
     double p1 = 1403580.0 * s->s1[1] - 810728.0 * s->s1[0];
-    p1 = nj ? nj_component(p1, M1, 2.3283065498378290e-010, -1.7354913086174288e-026) : floor_component(p1, M1);
+    p1 = nj ? nj_component(p1, M1, 2.3283065498378290e-010, -1.7354913086174288e-026)
+            : floor_component(p1, M1);
     s->s1[0] = s->s1[1];
     s->s1[1] = s->s1[2];
     s->s1[2] = p1;
     double p2 = 527612.0 * s->s2[2] - 1370589.0 * s->s2[0];
-    p2 = nj ? nj_component(p2, M2, 2.3283188252407387e-010, 2.4081018096503646e-026) : floor_component(p2, M2);
+    p2 =
+        nj ? nj_component(p2, M2, 2.3283188252407387e-010, 2.4081018096503646e-026) : floor_component(p2, M2);
     s->s2[0] = s->s2[1];
     s->s2[1] = s->s2[2];
     s->s2[2] = p2;
@@ -164,8 +173,8 @@ static void test_step_equals_curand_double_code(void **state) {
     kiln_kernel_release(k);
 
     /* the conversion every output starts with */
-    uint32_t words[] = {0, 1, 2, 209, 22853, 0x7fffffffu, 0x80000000u, KILN_MRG_M2, KILN_MRG_M1, 0xfffffffeu,
-                        0xffffffffu};
+    uint32_t words[] = {0,           1,           2,           209,         22853,      0x7fffffffu,
+                        0x80000000u, KILN_MRG_M2, KILN_MRG_M1, 0xfffffffeu, 0xffffffffu};
     enum { W = sizeof words / sizeof words[0] };
     int64_t wshape[1] = {W};
     TEST_OK(kiln_kernel_from_source(ctx, src, "u2d", NULL, &k));

@@ -215,8 +215,8 @@ static int bench_mrg_sweep(size_t n) {
     static const unsigned steps[] = {0, 32, 64, 128, 256, 512, 1024};
     static const unsigned blocks[] = {128, 256, 512};
     static const int dists[2] = {U32, N32};
-    printf("MRG32k3a, kiln's kernel, %zu values, %d SMs; write peak %.0f GB/s; ratio = kiln / cuRAND\n", n, sms,
-           peak);
+    printf("MRG32k3a, kiln's kernel, %zu values, %d SMs; write peak %.0f GB/s; ratio = kiln / cuRAND\n", n,
+           sms, peak);
     for (int di = 0; di < 2; di++) {
         int d = dists[di];
         double b = INFINITY;
@@ -224,18 +224,21 @@ static int bench_mrg_sweep(size_t n) {
             b = fmin(b, time_gpu(ctx, api, KILN_RNG_MRG32K3A, d, n, 1, 0));
         uint64_t values = d == N32 ? (n + 1) / 2 : n, made = (values + 81919) / 81920;
         kiln_rng_own_shape chosen;
-        kiln_rng_own_shape_for(KILN_ENGINE_MRG, d == N32 ? KILN_DIST_NORMAL : KILN_DIST_UNIFORM, made, 81920, sms,
-                               NULL, &chosen);
+        kiln_rng_own_shape_for(KILN_ENGINE_MRG, d == N32 ? KILN_DIST_NORMAL : KILN_DIST_UNIFORM, made, 81920,
+                               sms, NULL, &chosen);
         printf("%s: cuRAND %.3f ms; steps 0 = the host's choice (%u steps for this size)\n", dist_name[d], b,
                chosen.steps);
-        printf("%6s %6s %5s %10s %9s %8s %7s\n", "steps", "block", "regs", "kiln ms", "GB/s", "of peak", "ratio");
+        printf("%6s %6s %5s %10s %9s %8s %7s\n", "steps", "block", "regs", "kiln ms", "GB/s", "of peak",
+               "ratio");
         for (size_t si = 0; si < sizeof steps / sizeof *steps; si++)
             for (size_t bi = 0; bi < sizeof blocks / sizeof *blocks; bi++)
                 for (int regs = 32; regs <= 64; regs += 32) {
                     char v[32];
                     snprintf(v, sizeof v, "%u", steps[si]);
-                    if (steps[si]) setenv("KILN_RNG_MRG_STEPS", v, 1);
-                    else unsetenv("KILN_RNG_MRG_STEPS");
+                    if (steps[si])
+                        setenv("KILN_RNG_MRG_STEPS", v, 1);
+                    else
+                        unsetenv("KILN_RNG_MRG_STEPS");
                     snprintf(v, sizeof v, "%u", blocks[bi]);
                     setenv("KILN_RNG_MRG_BLOCK", v, 1);
                     snprintf(v, sizeof v, "%d", regs);

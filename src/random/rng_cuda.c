@@ -1,9 +1,10 @@
 /* rng_cuda.c: the CUDA provider, on the generator's kiln stream: kiln's own
  * kernels for XORWOW and MRG32k3a (rng_own.c: cuRAND's values, written
  * faster; KILN_RNG_MRG_CUDA=curand hands MRG32k3a to cuRAND) and for Philox
- * doubles, cuRAND's device generator (loaded at run time) for the rest. cuRAND's device generator writes the same integers
- * and uniforms as its host generator and kiln's CPU provider; its normals
- * use the hardware's fast sine/cosine (see kiln.h), as kiln's kernels do. */
+ * doubles, cuRAND's device generator (loaded at run time) for the rest.
+ * cuRAND's device generator writes the same integers and uniforms as its
+ * host generator and kiln's CPU provider; its normals use the hardware's
+ * fast sine/cosine (see kiln.h), as kiln's kernels do. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@ extern const char kiln_embedded_kiln_random[];
 extern const char kiln_embedded_kiln_rng_gen[];
 
 struct kiln_rng_own {
-    kiln_cached_module *module; /* the context's (module_cache.h), as are the kernels */
+    kiln_cached_module *module;            /* the context's (module_cache.h), as are the kernels */
     kiln_kernel *fill[2][KILN_DIST_COUNT]; /* [0]: XORWOW's, MRG32k3a's _r64; [1]: MRG32k3a's _r32 */
     kiln_kernel *setup;
     kiln_kernel *copy;     /* kiln_rng_states_copy, for fills inside a graph capture */
@@ -172,13 +172,12 @@ kiln_status kiln_rng_own_generate_shaped(kiln_rng *rng, kiln_rng_own **pown, con
                               "%s: %zu values in chunks of %u steps need %llu blocks, more than a grid has",
                               req->name, n, shape.steps, (unsigned long long)blocks);
     kiln_array *in = own->states[own->cur], *out = own->states[1 - own->cur];
-    st = kiln_launch(own->fill[variant][req->dist], KILN_DIM((uint32_t)blocks), KILN_DIM(shape.block), 0,
-                     rng->stream,
-                     KILN_ARGS(kiln_u64((uint64_t)(uintptr_t)data), kiln_u64((uint64_t)n),
-                               kiln_u64((uint64_t)(uintptr_t)in->data),
-                               kiln_u64((uint64_t)(uintptr_t)out->data), kiln_u64(tables), kiln_u32(T),
-                               kiln_u32((uint32_t)(rng->offset % T)), kiln_u32(shape.steps), kiln_f64(req->mean),
-                               kiln_f64(req->stddev)));
+    st = kiln_launch(
+        own->fill[variant][req->dist], KILN_DIM((uint32_t)blocks), KILN_DIM(shape.block), 0, rng->stream,
+        KILN_ARGS(kiln_u64((uint64_t)(uintptr_t)data), kiln_u64((uint64_t)n),
+                  kiln_u64((uint64_t)(uintptr_t)in->data), kiln_u64((uint64_t)(uintptr_t)out->data),
+                  kiln_u64(tables), kiln_u32(T), kiln_u32((uint32_t)(rng->offset % T)), kiln_u32(shape.steps),
+                  kiln_f64(req->mean), kiln_f64(req->stddev)));
     if (st != KILN_OK) {
         own->valid = 0; /* the states are in doubt: start again at the offset */
         return st;
