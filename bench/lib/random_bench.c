@@ -31,7 +31,6 @@
 #include "kiln.h"
 #include "random/curand_lib.h"
 #include "random/rng_engine.h"
-#include "random/rng_own.h"
 
 static double now_ms(void) {
     struct timespec t;
@@ -222,12 +221,7 @@ static int bench_mrg_sweep(size_t n) {
         double b = INFINITY;
         for (int round = 0; round < ROUNDS; round++)
             b = fmin(b, time_gpu(ctx, api, KILN_RNG_MRG32K3A, d, n, 1, 0));
-        uint64_t values = d == N32 ? (n + 1) / 2 : n, made = (values + 81919) / 81920;
-        kiln_rng_own_shape chosen;
-        kiln_rng_own_shape_for(KILN_ENGINE_MRG, d == N32 ? KILN_DIST_NORMAL : KILN_DIST_UNIFORM, made, 81920,
-                               sms, NULL, &chosen);
-        printf("%s: cuRAND %.3f ms; steps 0 = the host's choice (%u steps for this size)\n", dist_name[d], b,
-               chosen.steps);
+        printf("%s: cuRAND %.3f ms; steps 0 = the host's choice\n", dist_name[d], b);
         printf("%6s %6s %5s %10s %9s %8s %7s\n", "steps", "block", "regs", "kiln ms", "GB/s", "of peak",
                "ratio");
         for (size_t si = 0; si < sizeof steps / sizeof *steps; si++)

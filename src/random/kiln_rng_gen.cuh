@@ -339,17 +339,24 @@ kiln_gen_fill(unsigned long long out_address, unsigned long long n, unsigned lon
     typedef typename kiln_gen_if<D::f64, double, float>::type real;
     typedef typename kiln_gen_if<Dist == KILN_GEN_BITS, unsigned int, real>::type elem;
     const int width = D::width, raws = kiln_gen_raws<Dist>((const State *)0);
+    State s;
+    {
+        /* the skip first, with nothing but the state alive across it (the
+         * 32-register variants would spill): the place is worked out again
+         * after it */
+        const unsigned long long gid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int L = (unsigned int)(gid % T), c = (unsigned int)(gid / T);
+        kiln_gen_load(s, (const unsigned int *)sin_address, T, L + rot < T ? L + rot : L + rot - T);
+        if (c) kiln_gen_skip(s, (unsigned long long)c * K * raws, (const void *)tables_address);
+    }
     const unsigned long long gid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     const unsigned int L = (unsigned int)(gid % T);
-    const unsigned long long c = gid / T;
+    const unsigned int c = (unsigned int)(gid / T); /* chunks < 2^32: the host's K covers the steps */
     const unsigned int t = L + rot < T ? L + rot : L + rot - T;
     const unsigned long long steps = (n + width - 1) / width;
     const unsigned long long made = L < steps ? (steps - 1 - L) / T + 1 : 0;
-    const unsigned long long s0 = c * K;
+    const unsigned long long s0 = (unsigned long long)c * K;
     const unsigned int count = s0 >= made ? 0u : made - s0 < K ? (unsigned int)(made - s0) : K;
-    State s;
-    kiln_gen_load(s, (const unsigned int *)sin_address, T, t);
-    if (c) kiln_gen_skip(s, s0 * raws, (const void *)tables_address);
     /* p: the step's first output; the thread's next step is T * width on,
      * which keeps a pair's alignment */
     elem *p = (elem *)out_address + (s0 * T + L) * width;

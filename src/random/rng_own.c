@@ -134,7 +134,7 @@ kiln_status kiln_rng_own_generate_shaped(kiln_rng *rng, kiln_rng_own **pown, con
     uint64_t steps = normal ? ((uint64_t)n + 1) / 2 : n, max_made = (steps + T - 1) / T;
     int sms = rng->ctx->info.multiprocessors > 0 ? rng->ctx->info.multiprocessors : 132;
     kiln_rng_own_shape shape;
-    kiln_rng_own_shape_for(f.engine, req->dist, max_made, T, sms, want, &shape);
+    kiln_rng_own_shape_for(f.engine, req->dist, max_made, T, sms, 0, want, &shape);
     int variant = f.engine == KILN_ENGINE_MRG && shape.regs == 32;
     int capturing = kiln_context_capturing(rng->ctx);
     if (capturing && (!own->module || !own->tables || own->T != f.threads || !own->fill[variant][req->dist]))
@@ -153,6 +153,16 @@ kiln_status kiln_rng_own_generate_shaped(kiln_rng *rng, kiln_rng_own **pown, con
                                                 : "_r64");
         st = kiln_module_cache_kernel(rng->ctx, own->module, kname, &own->fill[variant][req->dist]);
         if (st != KILN_OK) return st;
+    }
+    if (f.engine == KILN_ENGINE_MRG) {
+        /* the chunk length for the threads the GPU really holds (ptxas
+         * may use fewer registers than the budget); the CPU answers one
+         * block per worker, where the budget's estimate is kept */
+        int per_sm = 0;
+        if (kiln_occupancy(own->fill[variant][req->dist], (int)shape.block, 0, &per_sm) == KILN_OK &&
+            per_sm > 1)
+            kiln_rng_own_shape_for(f.engine, req->dist, max_made, T, sms, per_sm * (int)shape.block, want,
+                                   &shape);
     }
     uint64_t tables = (uint64_t)(uintptr_t)own->tables->data;
     if (!own->valid || own->restarts != rng->restarts) {

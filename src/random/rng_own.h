@@ -26,11 +26,13 @@ typedef struct kiln_rng_own_shape {
 } kiln_rng_own_shape;
 
 /* The shape of a fill whose busiest logical thread makes max_made steps,
- * T logical threads, on sms SMs: the nonzero fields of `want` (may be
- * NULL) are kept, MRG32k3a's others come from KILN_RNG_MRG_STEPS, _BLOCK
- * and _REGS where set, the rest is chosen. */
+ * T logical threads, on sms SMs that each hold resident_per_sm threads of
+ * the kernel (0: as its register budget allows at most): the nonzero
+ * fields of `want` (may be NULL) are kept, MRG32k3a's others come from
+ * KILN_RNG_MRG_STEPS, _BLOCK and _REGS where set, the rest is chosen. */
 void kiln_rng_own_shape_for(kiln_rng_engine_kind engine, kiln_rng_dist dist, uint64_t max_made, uint32_t T,
-                            int sms, const kiln_rng_own_shape *want, kiln_rng_own_shape *out);
+                            int sms, int resident_per_sm, const kiln_rng_own_shape *want,
+                            kiln_rng_own_shape *out);
 
 /* kiln_rng_own_generate with the nonzero fields of `want` (NULL: none)
  * fixed, for tests of the skip-ahead and of every kernel variant (which

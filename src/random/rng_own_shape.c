@@ -34,7 +34,7 @@ static uint32_t xorwow_steps(uint64_t max_made, uint32_t T, int sms) {
  * C T / resident waves, and the last wave's empty part is lost. */
 static uint32_t mrg_steps(uint64_t max_made, uint32_t T, uint64_t resident) {
     if (max_made <= MRG_MIN_STEPS) return max_made ? (uint32_t)max_made : 1;
-    uint64_t cmax = (max_made + MRG_MIN_STEPS - 1) / MRG_MIN_STEPS;
+    uint64_t cmax = max_made / MRG_MIN_STEPS; /* chunks of at least MRG_MIN_STEPS */
     if (cmax > 4096) cmax = 4096;
     double best = -1;
     uint64_t best_k = max_made;
@@ -55,7 +55,8 @@ static uint32_t mrg_steps(uint64_t max_made, uint32_t T, uint64_t resident) {
 static int power_of_two(long v) { return v > 0 && (v & (v - 1)) == 0; }
 
 void kiln_rng_own_shape_for(kiln_rng_engine_kind engine, kiln_rng_dist dist, uint64_t max_made, uint32_t T,
-                            int sms, const kiln_rng_own_shape *want, kiln_rng_own_shape *out) {
+                            int sms, int resident_per_sm, const kiln_rng_own_shape *want,
+                            kiln_rng_own_shape *out) {
     kiln_rng_own_shape none = {0, 0, 0};
     if (!want) want = &none;
     if (sms <= 0) sms = 132;
@@ -65,12 +66,15 @@ void kiln_rng_own_shape_for(kiln_rng_engine_kind engine, kiln_rng_dist dist, uin
         out->steps = want->steps ? want->steps : xorwow_steps(max_made, T, sms);
         return;
     }
+    /* 32 registers hold the float fills without a spill (ptxas for sm_90
+     * through NVRTC); the double normals' Box-Muller needs 50 to 64 */
     int f64_normal = dist == KILN_DIST_NORMAL_F64 || dist == KILN_DIST_LOGNORMAL_F64;
     long regs = want->regs ? (long)want->regs : kiln_setting_int("KILN_RNG_MRG_REGS", 32, 64, 0);
     out->regs = regs == 32 || regs == 64 ? (uint32_t)regs : f64_normal ? 64 : 32;
     long block = want->block ? (long)want->block : kiln_setting_int("KILN_RNG_MRG_BLOCK", 64, 1024, 0);
     out->block = power_of_two(block) && block >= 64 && block <= 1024 ? (uint32_t)block : 256;
     long steps = want->steps ? (long)want->steps : kiln_setting_int("KILN_RNG_MRG_STEPS", 1, 1L << 24, 0);
-    uint64_t resident = (uint64_t)sms * (out->regs == 32 ? 2048 : 1024);
+    int per_sm = resident_per_sm > 0 ? resident_per_sm : out->regs == 32 ? 2048 : 1024;
+    uint64_t resident = (uint64_t)sms * (uint64_t)per_sm;
     out->steps = steps > 0 ? (uint32_t)steps : mrg_steps(max_made, T, resident);
 }
