@@ -85,7 +85,7 @@ static const kiln_setting table[] = {
      "steps of a logical thread per GPU thread in kiln's MRG32k3a kernel (1 to 2^24; for tuning)"},
     {"KILN_RNG_MRG_BLOCK", KILN_SETTING_INT, "256",
      "threads per block of kiln's MRG32k3a kernel: 64, 128, 256, 512 or 1024 (for tuning)"},
-    {"KILN_RNG_MRG_REGS", KILN_SETTING_INT, "32; 64 for double normals",
+    {"KILN_RNG_MRG_REGS", KILN_SETTING_INT, "32; 64 for normals",
      "register budget of kiln's MRG32k3a kernel: 32 (2048 threads per SM) or 64 (for tuning)"},
     {"KILN_CUSPARSE_LIBRARY", KILN_SETTING_PATH, "searched", "cuSPARSE library to load"},
     /* collectives */

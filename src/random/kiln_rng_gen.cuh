@@ -75,6 +75,19 @@ __device__ __forceinline__ unsigned int kiln_gen_next(kiln_gen_xorwow &s) {
     return s.v[4] + s.d;
 }
 
+/* a b + c in 64 bits for 32-bit a, b: one mad.wide.u32 on the GPU (the
+ * compiler keeps some such products as 64-bit multiplies otherwise). */
+__device__ __forceinline__ unsigned long long kiln_gen_mad_wide(unsigned int a, unsigned int b,
+                                                               unsigned long long c) {
+#ifdef __CUDA_ARCH__
+    unsigned long long r;
+    asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(r) : "r"(a), "r"(b), "l"(c));
+    return r;
+#else
+    return (unsigned long long)a * b + c;
+#endif
+}
+
 /* One MRG32k3a step: the combined value in [1, m1] (kiln_mrg32k3a_next),
  * the integers cuRAND's sm_61+ code and its double code both produce
  * (tests/test_random_mrg_step.c checks them against each other). States
@@ -89,7 +102,7 @@ __device__ __forceinline__ unsigned int kiln_gen_next(kiln_gen_mrg &s) {
     const unsigned int m1 = 4294967087u, m2 = 4294944443u;
     /* 810728 (m1 - s0) + 1403580 s1 < 2^20 2^32 + 2^21 2^32 < 2^54, so
      * hi < 2^22 and t = (hi + 1) 209 < 2^30 */
-    const unsigned long long p = 810728ull * (m1 - s.s1[0]) + 1403580ull * s.s1[1];
+    const unsigned long long p = kiln_gen_mad_wide(1403580u, s.s1[1], kiln_gen_mad_wide(810728u, m1 - s.s1[0], 0));
     const unsigned int t1 = (unsigned int)(p >> 32) * 209u + 209u;
     const unsigned int y1 = t1 + (unsigned int)p; /* y + 209, mod 2^32 */
     const unsigned int p1 = y1 < t1 ? y1 : y1 - 209u;
@@ -98,8 +111,8 @@ __device__ __forceinline__ unsigned int kiln_gen_next(kiln_gen_mrg &s) {
     s.s1[2] = p1;
     /* < 2^54 again, and 22853 hi < 2^37 needs a first fold in 64 bits:
      * u < 2^37, then t = (u_hi + 1) 22853 < 2^20 */
-    const unsigned long long q = 1370589ull * (m2 - s.s2[0]) + 527612ull * s.s2[2];
-    const unsigned long long u = (q >> 32) * 22853u + (unsigned int)q;
+    const unsigned long long q = kiln_gen_mad_wide(527612u, s.s2[2], kiln_gen_mad_wide(1370589u, m2 - s.s2[0], 0));
+    const unsigned long long u = kiln_gen_mad_wide((unsigned int)(q >> 32), 22853u, (unsigned int)q);
     const unsigned int t2 = (unsigned int)(u >> 32) * 22853u + 22853u;
     const unsigned int y2 = t2 + (unsigned int)u;
     const unsigned int p2 = y2 < t2 ? y2 : y2 - 22853u;

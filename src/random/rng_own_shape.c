@@ -66,11 +66,11 @@ void kiln_rng_own_shape_for(kiln_rng_engine_kind engine, kiln_rng_dist dist, uin
         out->steps = want->steps ? want->steps : xorwow_steps(max_made, T, sms);
         return;
     }
-    /* 32 registers hold the float fills without a spill (ptxas for sm_90
-     * through NVRTC); the double normals' Box-Muller needs 50 to 64 */
-    int f64_normal = dist == KILN_DIST_NORMAL_F64 || dist == KILN_DIST_LOGNORMAL_F64;
+    /* 32 registers hold the bits and uniform fills without a spill (ptxas
+     * for sm_90 through NVRTC); the normals' Box-Muller takes 38 to 40
+     * (floats), 50 to 64 (doubles) */
     long regs = want->regs ? (long)want->regs : kiln_setting_int("KILN_RNG_MRG_REGS", 32, 64, 0);
-    out->regs = regs == 32 || regs == 64 ? (uint32_t)regs : f64_normal ? 64 : 32;
+    out->regs = regs == 32 || regs == 64 ? (uint32_t)regs : dist >= KILN_DIST_NORMAL ? 64 : 32;
     long block = want->block ? (long)want->block : kiln_setting_int("KILN_RNG_MRG_BLOCK", 64, 1024, 0);
     out->block = power_of_two(block) && block >= 64 && block <= 1024 ? (uint32_t)block : 256;
     long steps = want->steps ? (long)want->steps : kiln_setting_int("KILN_RNG_MRG_STEPS", 1, 1L << 24, 0);
