@@ -346,7 +346,8 @@ static int curand_device_fill(const kiln_curand_api *api, void *g, kiln_rng_dist
 }
 
 /* On the GPU: kiln's fills against cuRAND's device generator, same seed,
- * offset and ordering, three calls each, bit for bit. */
+ * offset and ordering, three calls each, bit for bit; MRG32k3a through
+ * kiln's kernel (the default) and through cuRAND (KILN_RNG_MRG_CUDA). */
 static void test_cuda_equals_curand_device(void **state) {
     kiln_context *ctx = *state;
     if (!on_cuda(ctx)) {
@@ -361,9 +362,11 @@ static void test_cuda_equals_curand_device(void **state) {
     }
     void *cuctx = NULL, *custream = NULL;
     TEST_OK(ctx->ops->native_handles(ctx->state, NULL, &cuctx, &custream));
-    for (int e = 0; e < 3; e++) {
+    /* e 3 and 4: MRG32k3a again, handed to cuRAND (KILN_RNG_MRG_CUDA) */
+    for (int e = 0; e < 5; e++) {
         kiln_rng_type type = e == 0 ? KILN_RNG_XORWOW : KILN_RNG_MRG32K3A;
-        int legacy = e == 2;
+        int legacy = e == 2 || e == 4;
+        setenv("KILN_RNG_MRG_CUDA", e >= 3 ? "curand" : "auto", 1);
         for (int d = 0; d < KILN_DIST_COUNT; d++) {
             size_t n = d >= KILN_DIST_NORMAL ? 2000002 : 1000003; /* cuRAND: even normal counts */
             int64_t shape[1] = {(int64_t)n};
@@ -387,9 +390,11 @@ static void test_cuda_equals_curand_device(void **state) {
                 assert_int_equal(curand_device_fill(api, g, (kiln_rng_dist)d, kiln_array_data(b), n), 0);
                 TEST_OK(kiln_synchronize(ctx));
                 void *got = test_read_array(a), *want = test_read_array(b);
-                char what[160];
-                snprintf(what, sizeof what, "%s %s %s call %d: kiln against cuRAND's device generator",
-                         kiln_rng_type_name(type), legacy ? "legacy" : "default", dist_names[d], c);
+                char what[200];
+                snprintf(what, sizeof what,
+                         "%s %s %s call %d (KILN_RNG_MRG_CUDA=%s): kiln against cuRAND's device generator",
+                         kiln_rng_type_name(type), legacy ? "legacy" : "default", dist_names[d], c,
+                         e >= 3 ? "curand" : "auto");
                 compare(what, (kiln_rng_dist)d, 0, got, want, n);
                 free(got);
                 free(want);
@@ -400,6 +405,7 @@ static void test_cuda_equals_curand_device(void **state) {
             kiln_array_release(b);
         }
     }
+    unsetenv("KILN_RNG_MRG_CUDA");
 }
 
 int main(void) {
