@@ -22,6 +22,10 @@ extern const char kiln_embedded_kiln_rng_gen[];
 struct kiln_rng_own {
     kiln_cached_module *module;            /* the context's (module_cache.h), as are the kernels */
     kiln_kernel *fill[2][KILN_DIST_COUNT]; /* [0]: XORWOW's, MRG32k3a's _r64; [1]: MRG32k3a's _r32 */
+    /* MRG32k3a: blocks of fill's kernel one SM holds, for the block size
+     * asked last (a driver call saved on every later fill) */
+    int per_sm[2][KILN_DIST_COUNT];
+    uint32_t per_sm_block[2][KILN_DIST_COUNT];
     kiln_kernel *setup;
     kiln_kernel *copy;     /* kiln_rng_states_copy, for fills inside a graph capture */
     kiln_array *tables;    /* XORWOW: M^(2^k), k < 131; MRG32k3a: A1^(2^k), A2^(2^k), k < 128 */
@@ -158,10 +162,14 @@ kiln_status kiln_rng_own_generate_shaped(kiln_rng *rng, kiln_rng_own **pown, con
         /* the chunk length for the threads the GPU really holds (ptxas
          * may use fewer registers than the budget); the CPU answers one
          * block per worker, where the budget's estimate is kept */
-        int per_sm = 0;
-        if (kiln_occupancy(own->fill[variant][req->dist], (int)shape.block, 0, &per_sm) == KILN_OK &&
-            per_sm > 1)
-            kiln_rng_own_shape_for(f.engine, req->dist, max_made, T, sms, per_sm * (int)shape.block, want,
+        int *per_sm = &own->per_sm[variant][req->dist];
+        if (own->per_sm_block[variant][req->dist] != shape.block) {
+            if (kiln_occupancy(own->fill[variant][req->dist], (int)shape.block, 0, per_sm) != KILN_OK)
+                *per_sm = 0;
+            own->per_sm_block[variant][req->dist] = shape.block;
+        }
+        if (*per_sm > 1)
+            kiln_rng_own_shape_for(f.engine, req->dist, max_made, T, sms, *per_sm * (int)shape.block, want,
                                    &shape);
     }
     uint64_t tables = (uint64_t)(uintptr_t)own->tables->data;
