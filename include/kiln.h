@@ -855,10 +855,11 @@ KILN_API kiln_status kiln_gufunc_call_ex(kiln_gufunc *f, kiln_stream *stream, co
  * number of values, by half of it for XORWOW and MRG32k3a normals; on Philox
  * a fill of doubles or normals is defined as a fresh generator at the offset:
  * docs/random.md). On the CPU backend the numbers come from
- * kiln's own code (all cores, no libcurand needed); on CUDA XORWOW (and
- * Philox uniform doubles, and MRG32k3a where libcurand is missing) come
- * from kiln's own kernels, which write cuRAND's values with many more
- * threads than cuRAND uses, the rest from cuRAND, loaded at run time.
+ * kiln's own code (all cores, no libcurand needed); on CUDA XORWOW,
+ * MRG32k3a (KILN_RNG_MRG_CUDA=curand: cuRAND's) and Philox uniform
+ * doubles come from kiln's own kernels, which write cuRAND's values with
+ * many more threads than cuRAND uses, the rest from cuRAND, loaded at run
+ * time.
  * Guarantee (tests/test_random.c checks it against libcurand's host
  * generator for many seeds, offsets and lengths):
  *  - bits, uniform float32 and float64: bit for bit on both backends;

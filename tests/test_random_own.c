@@ -73,14 +73,15 @@ typedef struct call {
     size_t n;
 } call;
 
-/* One run: a generator on ctx driven through kiln_rng_own_generate_chunked
- * (chunks of 2^log2k steps) against one on a CPU context through the front,
- * call after call, with the offset bookkeeping the front does. */
+/* One run: a generator on ctx driven through kiln_rng_own_generate_shaped
+ * (chunks of cut.steps steps; its block and register budget where
+ * nonzero) against one on a CPU context through the front, call after
+ * call, with the offset bookkeeping the front does. */
 static void run_against_cpu(kiln_context *ctx, kiln_context *cpu, kiln_rng_type type, int legacy,
-                            uint64_t offset, const call *calls, int ncalls, int log2k) {
+                            uint64_t offset, const call *calls, int ncalls, kiln_rng_own_shape cut) {
     kiln_rng *mine = NULL, *ref = NULL;
-    TEST_OK(kiln_rng_create(ctx, type, 987654321ull + (uint64_t)log2k, &mine));
-    TEST_OK(kiln_rng_create(cpu, type, 987654321ull + (uint64_t)log2k, &ref));
+    TEST_OK(kiln_rng_create(ctx, type, 987654321ull + cut.steps, &mine));
+    TEST_OK(kiln_rng_create(cpu, type, 987654321ull + cut.steps, &ref));
     if (legacy) {
         TEST_OK(kiln_rng_set_ordering(mine, KILN_RNG_ORDERING_LEGACY));
         TEST_OK(kiln_rng_set_ordering(ref, KILN_RNG_ORDERING_LEGACY));
@@ -96,14 +97,15 @@ static void run_against_cpu(kiln_context *ctx, kiln_context *cpu, kiln_rng_type 
         TEST_OK(kiln_array_empty(ctx, dist_dtype(d), 1, shape, &x));
         TEST_OK(kiln_array_empty(cpu, dist_dtype(d), 1, shape, &y));
         kiln_rng_request req = {d, 0, 0.25, 1.5, 0, "test"};
-        TEST_OK(kiln_rng_own_generate_chunked(mine, &own, &req, kiln_array_data(x), n, log2k));
+        TEST_OK(kiln_rng_own_generate_shaped(mine, &own, &req, kiln_array_data(x), n, &cut));
         mine->offset += d >= KILN_DIST_NORMAL ? (n + 1) / 2 : n; /* as the front does */
         TEST_OK(front_fill(ref, y, d, 0.25, 1.5));
         void *got = test_read_array(x), *want = test_read_array(y);
         char what[200];
-        snprintf(what, sizeof what, "%s %s offset %llu, call %d (%s, n %zu), chunks of 2^%d steps",
+        snprintf(what, sizeof what,
+                 "%s %s offset %llu, call %d (%s, n %zu), chunks of %u steps, blocks of %u, %u registers",
                  kiln_rng_type_name(type), legacy ? "legacy" : "default", (unsigned long long)offset, c,
-                 dist_names[d], n, log2k);
+                 dist_names[d], n, cut.steps, cut.block, cut.regs);
         /* normals within the bound: the CPU backend contracts a * b + c into
          * FMAs in kernels (kiln.h), the CPU provider's host code does not */
         compare(what, d, 1, got, want, n);
@@ -118,7 +120,8 @@ static void run_against_cpu(kiln_context *ctx, kiln_context *cpu, kiln_rng_type 
 }
 
 /* Every distribution, three calls in a row, both generators and orderings,
- * chunks short enough that most GPU threads start by skip-ahead. */
+ * chunks short enough that most GPU threads start by skip-ahead (of a
+ * power of two steps or not). */
 static void test_kernels_match_cpu_provider(void **state) {
     kiln_context *ctx = *state, *cpu = NULL;
     TEST_OK(kiln_open(&cpu, "cpu"));
@@ -127,12 +130,13 @@ static void test_kernels_match_cpu_provider(void **state) {
         int legacy = e == 2;
         uint32_t T = e == 1 ? 81920 : 4096;
         for (int d = 0; d < KILN_DIST_COUNT; d++) {
-            /* 13 steps of the busiest thread in chunks of 2 and 4 steps: up
-             * to 7 chunks, skips of 2 .. 48 draws */
+            /* 13 steps of the busiest thread in chunks of 2, 3 and 4 steps:
+             * up to 7 chunks, skips of 2 .. 48 draws */
             size_t n = (size_t)T * 12 + 1001;
             if (d >= KILN_DIST_NORMAL) n = 2 * n + 1;
             const call calls[3] = {{(kiln_rng_dist)d, n}, {(kiln_rng_dist)d, n}, {(kiln_rng_dist)d, 3}};
-            run_against_cpu(ctx, cpu, type, legacy, e == 1 ? 5 : 4097, calls, 3, 1 + (d % 2));
+            const kiln_rng_own_shape cut = {(uint32_t)(2 + d % 3), 0, 0};
+            run_against_cpu(ctx, cpu, type, legacy, e == 1 ? 5 : 4097, calls, 3, cut);
         }
     }
     kiln_close(cpu);
@@ -146,10 +150,70 @@ static void test_kernels_mixed_calls(void **state) {
     const call calls[6] = {{KILN_DIST_UNIFORM_F64, 50001}, {KILN_DIST_NORMAL, 9777},
                            {KILN_DIST_BITS, 300000},       {KILN_DIST_NORMAL_F64, 10},
                            {KILN_DIST_UNIFORM, 90001},     {KILN_DIST_LOGNORMAL, 4097}};
-    run_against_cpu(ctx, cpu, KILN_RNG_XORWOW, 0, 4095, calls, 6, 3);
-    run_against_cpu(ctx, cpu, KILN_RNG_MRG32K3A, 1, 4095, calls, 6, 2);
-    run_against_cpu(ctx, cpu, KILN_RNG_XORWOW, 0, 123456789, calls, 6, 0);
+    run_against_cpu(ctx, cpu, KILN_RNG_XORWOW, 0, 4095, calls, 6, (kiln_rng_own_shape){8, 0, 0});
+    run_against_cpu(ctx, cpu, KILN_RNG_MRG32K3A, 1, 4095, calls, 6, (kiln_rng_own_shape){4, 0, 0});
+    run_against_cpu(ctx, cpu, KILN_RNG_MRG32K3A, 1, 77, calls, 6, (kiln_rng_own_shape){7, 0, 0});
+    run_against_cpu(ctx, cpu, KILN_RNG_XORWOW, 0, 123456789, calls, 6, (kiln_rng_own_shape){1, 0, 0});
     kiln_close(cpu);
+}
+
+/* MRG32k3a's kernels in every block size and register budget the
+ * settings offer, and the shape the host picks by itself, on a run of
+ * mixed calls (skips at many bits: chunks of 5 and 11 steps). */
+static void test_mrg_kernel_variants(void **state) {
+    kiln_context *ctx = *state, *cpu = NULL;
+    TEST_OK(kiln_open(&cpu, "cpu"));
+    const call calls[4] = {{KILN_DIST_UNIFORM, 81920 * 23 + 77},
+                           {KILN_DIST_NORMAL, 81920 * 9 + 3},
+                           {KILN_DIST_BITS, 81920 * 12},
+                           {KILN_DIST_UNIFORM_F64, 81920 * 7 + 1}};
+    const uint32_t blocks[5] = {64, 128, 256, 512, 1024};
+    for (int b = 0; b < 5; b++)
+        for (uint32_t regs = 32; regs <= 64; regs += 32) {
+            kiln_rng_own_shape cut = {b % 2 ? 5u : 11u, blocks[b], regs};
+            run_against_cpu(ctx, cpu, KILN_RNG_MRG32K3A, 0, 81921, calls, 4, cut);
+        }
+    run_against_cpu(ctx, cpu, KILN_RNG_MRG32K3A, 0, 3, calls, 4, (kiln_rng_own_shape){0, 0, 0});
+    kiln_close(cpu);
+}
+
+/* The shape the host picks for MRG32k3a: chunks that cover the busiest
+ * thread's steps, none shorter than 32 steps unless the fill is, and for
+ * an H100's 132 SMs, where the fill has the steps to fill the GPU, a grid
+ * within 15 % of whole waves of resident threads (the settings are unset
+ * in the test environment). */
+static void test_mrg_shape_choice(void **state) {
+    (void)state;
+    const uint32_t T[2] = {81920, 4096};
+    const uint64_t made[6] = {1, 13, 31, 611, 1221, 24415};
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < 6; i++) {
+            kiln_rng_own_shape sh;
+            kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_UNIFORM, made[i], T[t], 132, 0, NULL, &sh);
+            uint64_t chunks = (made[i] + sh.steps - 1) / sh.steps;
+            if (sh.steps == 0 || sh.steps > made[i] || (sh.steps < 32 && sh.steps != made[i]))
+                fail_msg("%llu steps, T %u: chunks of %u steps", (unsigned long long)made[i], T[t], sh.steps);
+            assert_int_equal(sh.block, 256);
+            assert_int_equal(sh.regs, 32);
+            /* the estimate for 32 registers: 2048 threads per SM */
+            if (made[i] / 32 * T[t] >= 132 * 2048) { /* enough steps to fill the GPU */
+                double waves = (double)(chunks * T[t]) / (132.0 * 2048);
+                if (waves / ceil(waves) < 0.85)
+                    fail_msg("%llu steps, T %u: %llu chunks of %u steps fill %.2f waves",
+                             (unsigned long long)made[i], T[t], (unsigned long long)chunks, sh.steps, waves);
+            }
+        }
+    kiln_rng_own_shape sh, want = {100, 512, 64};
+    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_NORMAL_F64, 1221, 81920, 132, 0, NULL, &sh);
+    assert_int_equal(sh.regs, 64);
+    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_NORMAL, 611, 81920, 132, 0, NULL, &sh);
+    assert_int_equal(sh.regs, 64);
+    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_UNIFORM, 1221, 81920, 132, 0, &want, &sh);
+    assert_true(sh.steps == 100 && sh.block == 512 && sh.regs == 64);
+    /* 1536 resident threads per SM (a float normal's 40 registers): the waves are counted in them */
+    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_NORMAL, 611, 81920, 132, 1536, NULL, &sh);
+    double waves = (double)((611 + sh.steps - 1) / sh.steps * 81920) / (132.0 * 1536);
+    if (waves / ceil(waves) < 0.85) fail_msg("611 steps at 1536 threads per SM: %.2f waves", waves);
 }
 
 /* A fill captured in a graph: each replay continues the sequence (the
@@ -175,12 +239,13 @@ static void test_kernels_in_a_graph(void **state) {
     TEST_OK(kiln_array_empty(cpu, KILN_FLOAT32, 1, shape, &y));
     kiln_rng_request req = {KILN_DIST_UNIFORM, 0, 0, 1, 0, "test"};
     kiln_rng_own *own = NULL, *own_fresh = NULL;
-    TEST_OK(kiln_rng_own_generate_chunked(mine, &own, &req, kiln_array_data(x), n, 2));
+    const kiln_rng_own_shape cut = {4, 0, 0};
+    TEST_OK(kiln_rng_own_generate_shaped(mine, &own, &req, kiln_array_data(x), n, &cut));
     mine->offset += n;
     TEST_OK(kiln_stream_synchronize(s));
     TEST_OK(kiln_graph_begin_capture(s));
-    kiln_status first = kiln_rng_own_generate_chunked(fresh, &own_fresh, &req, kiln_array_data(x), n, 2);
-    TEST_OK(kiln_rng_own_generate_chunked(mine, &own, &req, kiln_array_data(x), n, 2));
+    kiln_status first = kiln_rng_own_generate_shaped(fresh, &own_fresh, &req, kiln_array_data(x), n, &cut);
+    TEST_OK(kiln_rng_own_generate_shaped(mine, &own, &req, kiln_array_data(x), n, &cut));
     kiln_graph *g = NULL;
     TEST_OK(kiln_graph_end_capture(s, &g));
     assert_int_equal(first, KILN_ERR_CAPTURE);
@@ -208,17 +273,61 @@ static void test_kernels_in_a_graph(void **state) {
     kiln_close(cpu);
 }
 
-/* The kernels' source compiles for sm_90 through NVRTC. */
+/* ptxas's report on `kernel` in an NVRTC log: registers and spill stores
+ * (bytes); 0 when the log has no report on it. */
+static int resource_report(const char *log, const char *kernel, int *registers, int *spills) {
+    char key[128];
+    snprintf(key, sizeof key, "Function properties for %s\n", kernel);
+    const char *p = log ? strstr(log, key) : NULL;
+    if (!p) return 0;
+    p += strlen(key);
+    /* "ptxas . 0 bytes stack frame, 0 bytes spill stores, ..." (NVRTC
+     * prefixes ptxas's lines), then "Used N registers" */
+    const char *frame = strstr(p, "stack frame, ");
+    if (!frame || sscanf(frame, "stack frame, %d bytes spill stores", spills) != 1) return 0;
+    const char *used = strstr(p, "Used ");
+    return used && sscanf(used, "Used %d registers", registers) == 1;
+}
+
+/* The kernels' source compiles for sm_90 through NVRTC, every MRG32k3a
+ * variant within its register budget (32 or 64) and, for the variants the
+ * host picks by default, with at most two words spilled. */
 static void test_kernels_compile_for_sm90(void **state) {
     (void)state;
     char *src = kiln_rng_gen_source(), *log = NULL;
     assert_non_null(src);
+    const char *was = getenv("CUDA_CACHE_DISABLE");
+    char *saved = was ? strdup(was) : NULL;
+    setenv("CUDA_CACHE_DISABLE", "1", 1); /* NVRTC runs ptxas, which reports */
     kiln_status s = kiln_compile_only("cuda", "sm_90", src, "kiln_rng_gen.cu", NULL, &log);
+    if (saved)
+        setenv("CUDA_CACHE_DISABLE", saved, 1);
+    else
+        unsetenv("CUDA_CACHE_DISABLE");
+    free(saved);
     if (s == KILN_ERR_COMPILER_MISSING)
         print_message("NVRTC not found: the sm_90 compile of kiln's generator kernels is not checked\n");
     else if (s != KILN_OK)
         fail_msg("kiln's generator kernels do not compile for sm_90: %s\n%s", kiln_last_error(),
                  log ? log : "");
+    if (s == KILN_OK && log && strstr(log, "registers")) {
+        for (int d = 0; d < KILN_DIST_COUNT; d++)
+            for (int budget = 32; budget <= 64; budget += 32) {
+                char name[64];
+                snprintf(name, sizeof name, "kiln_rng_mrg32k3a_%s_r%d", dist_names[d], budget);
+                int regs = 0, spills = 0;
+                if (!resource_report(log, name, &regs, &spills))
+                    fail_msg("no ptxas report on %s in NVRTC's log:\n%.3000s", name, log);
+                print_message("%-36s %2d registers, %3d bytes of spill stores\n", name, regs, spills);
+                /* the host's picks (rng_own_shape.c); at 64 registers
+                 * ptxas spills a word of the log-normal doubles */
+                int picked = budget == (d >= KILN_DIST_NORMAL ? 64 : 32);
+                if (regs > budget || (picked && spills > 8))
+                    fail_msg("%s: %d registers, %d bytes spilled", name, regs, spills);
+            }
+    } else if (s == KILN_OK) {
+        print_message("no ptxas report in NVRTC's log: the MRG32k3a kernels' registers are not checked\n");
+    }
     kiln_free(log);
     free(src);
 }
@@ -237,7 +346,8 @@ static int curand_device_fill(const kiln_curand_api *api, void *g, kiln_rng_dist
 }
 
 /* On the GPU: kiln's fills against cuRAND's device generator, same seed,
- * offset and ordering, three calls each, bit for bit. */
+ * offset and ordering, three calls each, bit for bit; MRG32k3a through
+ * kiln's kernel (the default) and through cuRAND (KILN_RNG_MRG_CUDA). */
 static void test_cuda_equals_curand_device(void **state) {
     kiln_context *ctx = *state;
     if (!on_cuda(ctx)) {
@@ -252,9 +362,11 @@ static void test_cuda_equals_curand_device(void **state) {
     }
     void *cuctx = NULL, *custream = NULL;
     TEST_OK(ctx->ops->native_handles(ctx->state, NULL, &cuctx, &custream));
-    for (int e = 0; e < 3; e++) {
+    /* e 3 and 4: MRG32k3a again, handed to cuRAND (KILN_RNG_MRG_CUDA) */
+    for (int e = 0; e < 5; e++) {
         kiln_rng_type type = e == 0 ? KILN_RNG_XORWOW : KILN_RNG_MRG32K3A;
-        int legacy = e == 2;
+        int legacy = e == 2 || e == 4;
+        setenv("KILN_RNG_MRG_CUDA", e >= 3 ? "curand" : "auto", 1);
         for (int d = 0; d < KILN_DIST_COUNT; d++) {
             size_t n = d >= KILN_DIST_NORMAL ? 2000002 : 1000003; /* cuRAND: even normal counts */
             int64_t shape[1] = {(int64_t)n};
@@ -278,9 +390,11 @@ static void test_cuda_equals_curand_device(void **state) {
                 assert_int_equal(curand_device_fill(api, g, (kiln_rng_dist)d, kiln_array_data(b), n), 0);
                 TEST_OK(kiln_synchronize(ctx));
                 void *got = test_read_array(a), *want = test_read_array(b);
-                char what[160];
-                snprintf(what, sizeof what, "%s %s %s call %d: kiln against cuRAND's device generator",
-                         kiln_rng_type_name(type), legacy ? "legacy" : "default", dist_names[d], c);
+                char what[200];
+                snprintf(what, sizeof what,
+                         "%s %s %s call %d (KILN_RNG_MRG_CUDA=%s): kiln against cuRAND's device generator",
+                         kiln_rng_type_name(type), legacy ? "legacy" : "default", dist_names[d], c,
+                         e >= 3 ? "curand" : "auto");
                 compare(what, (kiln_rng_dist)d, 0, got, want, n);
                 free(got);
                 free(want);
@@ -291,6 +405,7 @@ static void test_cuda_equals_curand_device(void **state) {
             kiln_array_release(b);
         }
     }
+    unsetenv("KILN_RNG_MRG_CUDA");
 }
 
 int main(void) {
@@ -300,6 +415,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_kernels_match_cpu_provider, test_setup_context,
                                         test_teardown_context),
         cmocka_unit_test_setup_teardown(test_kernels_mixed_calls, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(test_mrg_kernel_variants, test_setup_context, test_teardown_context),
+        cmocka_unit_test(test_mrg_shape_choice),
         cmocka_unit_test_setup_teardown(test_kernels_in_a_graph, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(test_cuda_equals_curand_device, test_setup_context,
                                         test_teardown_context),

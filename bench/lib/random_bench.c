@@ -1,15 +1,20 @@
 /* random_bench.c: kiln's generators beside cuRAND called directly.
  *
- *   kiln_random_bench [cpu|cuda|cuda-overhead] [N]
+ *   kiln_random_bench [cpu|cuda|cuda-overhead|mrg-sweep] [N]
  *
  * cuda: 10^8 (or N) uniform f32, uniform f64 and normal f32 from each
- *   generator, kiln's fill beside curandGenerate* on the same stream and
+ *   generator (XORWOW and MRG32k3a by kiln's own kernels: KILN_RNG_MRG_CUDA
+ *   is set to own unless given), kiln's fill beside curandGenerate* on the same stream and
  *   memory, median of 15 batches (after 3 warm-ups), the two taking turns
  *   over 3 rounds and each keeping its best median, as a ratio kiln / cuRAND
  *   and as GB/s and a fraction of the device's write bandwidth
  *   ($KILN_WRITE_GBS, default 2900 for an H100 SXM: what cuRAND's Philox
  *   reaches); then seed 001's size, 10^6 f64 uniforms, end to end (fill +
  *   synchronize).
+ * mrg-sweep: kiln's MRG32k3a kernel at 10^8 (or N) uniform f32 and normal
+ *   f32 for each shape the settings offer (KILN_RNG_MRG_STEPS, _BLOCK,
+ *   _REGS; steps 0: the host's choice), as ms, GB/s, fraction of the write
+ *   peak and ratio to cuRAND's time from the same run: one GPU run tunes it.
  * cuda-overhead: Philox fills of 10^6 (or N) values, each synchronised,
  *   with and without the cuRAND setters kiln may call before a fill: where
  *   kiln's per-call cost over cuRAND's comes from.
@@ -165,7 +170,10 @@ static int bench_cuda(size_t n) {
     if (open_cuda_curand(&ctx, &api)) return 1;
     const char *w = getenv("KILN_WRITE_GBS");
     double peak = w ? atof(w) : 2900.0;
-    printf("GPU, %zu values; ratio = kiln / cuRAND (<= 1.0: kiln as fast); write peak %.0f GB/s\n", n, peak);
+    setenv("KILN_RNG_MRG_CUDA", "own", 0); /* kiln's MRG32k3a kernel, unless told otherwise */
+    printf("GPU, %zu values; ratio = kiln / cuRAND (<= 1.0: kiln as fast); write peak %.0f GB/s; "
+           "kiln's MRG32k3a fills by %s\n",
+           n, peak, strcmp(getenv("KILN_RNG_MRG_CUDA"), "curand") ? "its own kernel" : "cuRAND");
     printf("%-14s %-12s %10s %10s %7s %9s %7s  %s\n", "generator", "dist", "kiln ms", "cuRAND ms", "ratio",
            "kiln GB/s", "of peak", "bits (2 x 10^6, fresh generators)");
     for (int ti = 0; ti < 3; ti++)
@@ -189,6 +197,55 @@ static int bench_cuda(size_t n) {
         }
         printf("%-14s %10.4f %10.4f  ratio %.3f\n", kiln_rng_type_name(types[ti]), a, b, a / b);
     }
+    kiln_close(ctx);
+    return 0;
+}
+
+/* kiln's MRG32k3a kernel in every shape the settings offer, beside
+ * cuRAND's time from the same run. */
+static int bench_mrg_sweep(size_t n) {
+    kiln_context *ctx = NULL;
+    const kiln_curand_api *api = NULL;
+    if (open_cuda_curand(&ctx, &api)) return 1;
+    const char *w = getenv("KILN_WRITE_GBS");
+    double peak = w ? atof(w) : 2900.0;
+    setenv("KILN_RNG_MRG_CUDA", "own", 1);
+    int sms = ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 132;
+    static const unsigned steps[] = {0, 32, 64, 128, 256, 512, 1024};
+    static const unsigned blocks[] = {128, 256, 512};
+    static const int dists[2] = {U32, N32};
+    printf("MRG32k3a, kiln's kernel, %zu values, %d SMs; write peak %.0f GB/s; ratio = kiln / cuRAND\n", n,
+           sms, peak);
+    for (int di = 0; di < 2; di++) {
+        int d = dists[di];
+        double b = INFINITY;
+        for (int round = 0; round < ROUNDS; round++)
+            b = fmin(b, time_gpu(ctx, api, KILN_RNG_MRG32K3A, d, n, 1, 0));
+        printf("%s: cuRAND %.3f ms; steps 0 = the host's choice\n", dist_name[d], b);
+        printf("%6s %6s %5s %10s %9s %8s %7s\n", "steps", "block", "regs", "kiln ms", "GB/s", "of peak",
+               "ratio");
+        for (size_t si = 0; si < sizeof steps / sizeof *steps; si++)
+            for (size_t bi = 0; bi < sizeof blocks / sizeof *blocks; bi++)
+                for (int regs = 32; regs <= 64; regs += 32) {
+                    char v[32];
+                    snprintf(v, sizeof v, "%u", steps[si]);
+                    if (steps[si])
+                        setenv("KILN_RNG_MRG_STEPS", v, 1);
+                    else
+                        unsetenv("KILN_RNG_MRG_STEPS");
+                    snprintf(v, sizeof v, "%u", blocks[bi]);
+                    setenv("KILN_RNG_MRG_BLOCK", v, 1);
+                    snprintf(v, sizeof v, "%d", regs);
+                    setenv("KILN_RNG_MRG_REGS", v, 1);
+                    double a = time_gpu(ctx, api, KILN_RNG_MRG32K3A, d, n, 0, 0);
+                    double gbs = (double)n * 4 / (a * 1e6);
+                    printf("%6u %6u %5d %10.3f %9.0f %7.1f%% %7.3f\n", steps[si], blocks[bi], regs, a, gbs,
+                           100 * gbs / peak, a / b);
+                }
+    }
+    unsetenv("KILN_RNG_MRG_STEPS");
+    unsetenv("KILN_RNG_MRG_BLOCK");
+    unsetenv("KILN_RNG_MRG_REGS");
     kiln_close(ctx);
     return 0;
 }
@@ -339,5 +396,6 @@ int main(int argc, char **argv) {
     size_t n = argc > 2 ? (size_t)atoll(argv[2]) : 0;
     if (!strcmp(target, "cuda")) return bench_cuda(n ? n : 100000000);
     if (!strcmp(target, "cuda-overhead")) return bench_cuda_overhead(n ? n : 1000000);
+    if (!strcmp(target, "mrg-sweep")) return bench_mrg_sweep(n ? n : 100000000);
     return bench_cpu(n ? n : 10000000);
 }

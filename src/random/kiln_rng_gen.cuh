@@ -10,18 +10,26 @@
  * outputs from (s T + L) width on, drawing `raws` numbers. cuRAND runs one
  * GPU thread per logical thread, too few to reach the write limit (36.8 %
  * of it for XORWOW float32 on the H100). Here each logical thread's steps
- * are cut into chunks of K = 2^log2k steps, a GPU thread per (chunk, L):
- * chunk c starts from the thread's state skipped c K raws draws ahead.
- * T is a multiple of 256, so a block shares its chunk and its skip.
+ * are cut into chunks of K steps (the host's choice: rng_own.c), a GPU
+ * thread per (chunk, L): chunk c starts from the thread's state skipped
+ * c K raws draws ahead. T (a multiple of 4096) is a multiple of the block
+ * size, so a block shares its chunk and its skip.
  *
  * XORWOW's skip applies M^(2^k) for the set bits of the distance (matrix k
  * of kiln_rng_xorwow_tables: 160 columns of 5 words). The block turns each
  * needed matrix into nibble tables in shared memory (for each 4 bits of the
  * state, the XOR of their columns for all 16 values), so a thread applies
- * one with 40 lookups instead of 160 column tests. MRG32k3a's skip applies
- * the 3x3 matrices A1^(2^k), A2^(2^k) mod m1, m2 (18 words per k). Its step
- * reduces mod m = 2^32 - c by folding the high word times c, which is
- * exact and far cheaper than a 64-bit remainder.
+ * one with 40 lookups instead of 160 column tests.
+ *
+ * MRG32k3a's skip applies the 3x3 matrices A1^d, A2^d mod m1, m2. The
+ * block's threads all skip the same d, so 18 threads multiply the tables'
+ * A^(2^k) for the set bits of d once, in shared memory, and every thread
+ * then applies the product: one matrix-vector product per component, which
+ * lets chunks be short (many GPU threads, an even load) at little cost.
+ * Its step is cuRAND's own integer arithmetic (curand_kernel.h for sm_61
+ * and up): 32 x 21-bit products summed below 2^54, folded through
+ * 2^32 = c mod m (m = 2^32 - c) once for m1 and twice for m2, then at most
+ * one subtraction of m, told by a carry; no loop, no floating point.
  *
  * The states live on the device as 6 words of T (struct of arrays); a fill
  * reads them from `sin` and the chunk holding a thread's last step writes
@@ -35,13 +43,13 @@ __device__ __forceinline__ unsigned int kiln_gen_fold(unsigned long long p, unsi
     return (unsigned int)p >= m ? (unsigned int)p - m : (unsigned int)p;
 }
 
-/* v = A v mod m, A 3x3 row-major in 64-bit words (each < m). */
-__device__ __forceinline__ void kiln_gen_mrg_apply(const unsigned long long *a, unsigned int c,
-                                                   unsigned int m, unsigned int *v) {
+/* v = A v mod m, A 3x3 row-major (words of 32 or 64 bits, each < m). */
+template <class W>
+__device__ __forceinline__ void kiln_gen_mrg_apply(const W *a, unsigned int c, unsigned int m, unsigned int *v) {
     unsigned int r[3];
     for (int i = 0; i < 3; i++) {
         unsigned long long acc = 0;
-        for (int k = 0; k < 3; k++) acc += kiln_gen_fold(a[i * 3 + k] * v[k], c, m);
+        for (int k = 0; k < 3; k++) acc += kiln_gen_fold((unsigned long long)a[i * 3 + k] * v[k], c, m);
         r[i] = kiln_gen_fold(acc, c, m);
     }
     v[0] = r[0];
@@ -67,20 +75,51 @@ __device__ __forceinline__ unsigned int kiln_gen_next(kiln_gen_xorwow &s) {
     return s.v[4] + s.d;
 }
 
-/* One MRG32k3a step: the combined value in [1, m1] (kiln_mrg32k3a_step). */
+/* a b + c in 64 bits for 32-bit a, b: one mad.wide.u32 on the GPU (the
+ * compiler keeps some such products as 64-bit multiplies otherwise). */
+__device__ __forceinline__ unsigned long long kiln_gen_mad_wide(unsigned int a, unsigned int b,
+                                                               unsigned long long c) {
+#ifdef __CUDA_ARCH__
+    unsigned long long r;
+    asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(r) : "r"(a), "r"(b), "l"(c));
+    return r;
+#else
+    return (unsigned long long)a * b + c;
+#endif
+}
+
+/* One MRG32k3a step: the combined value in [1, m1] (kiln_mrg32k3a_next),
+ * the integers cuRAND's sm_61+ code and its double code both produce
+ * (tests/test_random_mrg_step.c checks them against each other). States
+ * are below m (m itself also works: it stands for 0).
+ *
+ * Each component's sum p < 2^54 folds to y = hi c + lo, which is below
+ * 2 m, so y mod m is y or y - m; and y >= m exactly when y + c carries
+ * past 2^32 (m + c = 2^32). So the last fold adds c too, in 32 bits, and
+ * its carry picks the result: one multiply-add, one add, a select, with
+ * no 64-bit compare. */
 __device__ __forceinline__ unsigned int kiln_gen_next(kiln_gen_mrg &s) {
     const unsigned int m1 = 4294967087u, m2 = 4294944443u;
-    const unsigned int p1 =
-        kiln_gen_fold(1403580ull * s.s1[1] + 810728ull * (unsigned long long)(m1 - s.s1[0]), 209u, m1);
+    /* 810728 (m1 - s0) + 1403580 s1 < 2^20 2^32 + 2^21 2^32 < 2^54, so
+     * hi < 2^22 and t = (hi + 1) 209 < 2^30 */
+    const unsigned long long p = kiln_gen_mad_wide(1403580u, s.s1[1], kiln_gen_mad_wide(810728u, m1 - s.s1[0], 0));
+    const unsigned int t1 = (unsigned int)(p >> 32) * 209u + 209u;
+    const unsigned int y1 = t1 + (unsigned int)p; /* y + 209, mod 2^32 */
+    const unsigned int p1 = y1 < t1 ? y1 : y1 - 209u;
     s.s1[0] = s.s1[1];
     s.s1[1] = s.s1[2];
     s.s1[2] = p1;
-    const unsigned int p2 =
-        kiln_gen_fold(527612ull * s.s2[2] + 1370589ull * (unsigned long long)(m2 - s.s2[0]), 22853u, m2);
+    /* < 2^54 again, and 22853 hi < 2^37 needs a first fold in 64 bits:
+     * u < 2^37, then t = (u_hi + 1) 22853 < 2^20 */
+    const unsigned long long q = kiln_gen_mad_wide(527612u, s.s2[2], kiln_gen_mad_wide(1370589u, m2 - s.s2[0], 0));
+    const unsigned long long u = kiln_gen_mad_wide((unsigned int)(q >> 32), 22853u, (unsigned int)q);
+    const unsigned int t2 = (unsigned int)(u >> 32) * 22853u + 22853u;
+    const unsigned int y2 = t2 + (unsigned int)u;
+    const unsigned int p2 = y2 < t2 ? y2 : y2 - 22853u;
     s.s2[0] = s.s2[1];
     s.s2[1] = s.s2[2];
     s.s2[2] = p2;
-    return p1 > p2 ? p1 - p2 : p1 + (m1 - p2);
+    return p1 - p2 + (p1 > p2 ? 0u : m1);
 }
 
 __device__ __forceinline__ void kiln_gen_load(kiln_gen_xorwow &s, const unsigned int *in, unsigned int T,
@@ -108,10 +147,16 @@ __device__ __forceinline__ void kiln_gen_store(const kiln_gen_mrg &s, unsigned i
     }
 }
 
+/* XORWOW's nibble tables and MRG32k3a's jump products, one set per block
+ * (at namespace scope: the kernels of the module share the declarations;
+ * each kernel gets only the one its skip refers to). */
+__shared__ unsigned int kiln_gen_tab[5 * 640];
+__shared__ unsigned int kiln_gen_jump[2][18];
+
 /* Skips `dist` draws; every thread of the block passes the same dist (it
- * builds the shared nibble tables with the others). tab: 5 x 640 words. */
-__device__ __forceinline__ void kiln_gen_skip(kiln_gen_xorwow &s, unsigned long long dist, const void *tables,
-                                              unsigned int *tab) {
+ * builds the shared nibble tables with the others). */
+__device__ __forceinline__ void kiln_gen_skip(kiln_gen_xorwow &s, unsigned long long dist, const void *tables) {
+    unsigned int *tab = kiln_gen_tab;
     const unsigned int *mats = (const unsigned int *)tables;
     s.d += 362437u * (unsigned int)dist;
     for (int k = 0; k < 64; k++) {
@@ -137,15 +182,31 @@ __device__ __forceinline__ void kiln_gen_skip(kiln_gen_xorwow &s, unsigned long 
         for (int w = 0; w < 5; w++) s.v[w] = r[w];
     }
 }
-__device__ __forceinline__ void kiln_gen_skip(kiln_gen_mrg &s, unsigned long long dist, const void *tables,
-                                              unsigned int *tab) {
-    (void)tab;
+/* Every thread of the block passes the same dist (>= 1 thread per entry:
+ * blocks of at least 18 threads). Threads 0..8 build A1^dist, 9..17
+ * A2^dist, one entry each, as products of the tables' A^(2^k) in a pair of
+ * shared buffers; then each thread applies them to its state. */
+__device__ __forceinline__ void kiln_gen_skip(kiln_gen_mrg &s, unsigned long long dist, const void *tables) {
     const unsigned long long *mats = (const unsigned long long *)tables;
-    for (int k = 0; k < 64; k++)
-        if ((dist >> k) & 1ull) {
-            kiln_gen_mrg_apply(mats + k * 18, 209u, 4294967087u, s.s1);
-            kiln_gen_mrg_apply(mats + k * 18 + 9, 22853u, 4294944443u, s.s2);
+    const unsigned int x = threadIdx.x, comp = x / 9, i = (x % 9) / 3, j = x % 3;
+    const unsigned int c = comp ? 22853u : 209u, m = comp ? 4294944443u : 4294967087u;
+    int buf = 0;
+    if (x < 18) kiln_gen_jump[0][x] = i == j;
+    for (int k = 0; k < 64; k++) {
+        if (!((dist >> k) & 1ull)) continue;
+        __syncthreads(); /* the product so far is written */
+        if (x < 18) {
+            const unsigned long long *a = mats + k * 18 + comp * 9 + i * 3;
+            const unsigned int *b = kiln_gen_jump[buf] + comp * 9 + j;
+            unsigned long long acc = 0;
+            for (int l = 0; l < 3; l++) acc += kiln_gen_fold(__ldg(a + l) * b[l * 3], c, m);
+            kiln_gen_jump[1 - buf][x] = kiln_gen_fold(acc, c, m);
         }
+        buf = 1 - buf;
+    }
+    __syncthreads();
+    kiln_gen_mrg_apply(kiln_gen_jump[buf], 209u, 4294967087u, s.s1);
+    kiln_gen_mrg_apply(kiln_gen_jump[buf] + 9, 22853u, 4294944443u, s.s2);
 }
 
 /* ---------------------------------------------------------------- conversions */
@@ -208,18 +269,26 @@ __device__ __forceinline__ void kiln_gen_step(kiln_gen_xorwow &s, double mean, d
     }
 }
 
+/* (double)r for r < 2^32, on the double adder: 2^52 + r has r as its low
+ * word. The GPU converts integers to doubles at a quarter of its double
+ * rate (16 a clock per SM on sm_80/sm_90), and MRG32k3a's conversions all
+ * start here. */
+__device__ __forceinline__ double kiln_gen_u2d(unsigned int r) {
+    return __hiloint2double(0x43300000, (int)r) - 4503599627370496.0;
+}
+
 template <int Dist, class E>
 __device__ __forceinline__ void kiln_gen_step(kiln_gen_mrg &s, double mean, double stddev, E &o0, E &o1) {
     const double norm = 2.3283065498378288e-10;
     if (Dist == KILN_GEN_BITS) {
-        o0 = (E)((unsigned int)((double)kiln_gen_next(s) * 1.000000048662));
+        o0 = (E)((unsigned int)(kiln_gen_u2d(kiln_gen_next(s)) * 1.000000048662));
     } else if (Dist == KILN_GEN_UNIFORM) {
-        o0 = (E)((float)((double)kiln_gen_next(s) * norm));
+        o0 = (E)((float)(kiln_gen_u2d(kiln_gen_next(s)) * norm));
     } else if (Dist == KILN_GEN_UNIFORM_F64) {
-        o0 = (E)((double)kiln_gen_next(s) * norm);
+        o0 = (E)(kiln_gen_u2d(kiln_gen_next(s)) * norm);
     } else if (Dist == KILN_GEN_NORMAL || Dist == KILN_GEN_LOGNORMAL) {
-        const float x = (float)((double)kiln_gen_next(s) * norm);
-        const float y = (float)((double)kiln_gen_next(s) * norm) * 6.2831855f;
+        const float x = (float)(kiln_gen_u2d(kiln_gen_next(s)) * norm);
+        const float y = (float)(kiln_gen_u2d(kiln_gen_next(s)) * norm) * 6.2831855f;
         const float r = sqrtf(-2.0f * logf(x));
         float a, b;
         kiln_sincos_normal(y, &a, &b);
@@ -229,8 +298,8 @@ __device__ __forceinline__ void kiln_gen_step(kiln_gen_mrg &s, double mean, doub
         o0 = (E)(Dist == KILN_GEN_LOGNORMAL ? expf(a) : a);
         o1 = (E)(Dist == KILN_GEN_LOGNORMAL ? expf(b) : b);
     } else {
-        const double x = (double)kiln_gen_next(s) * norm;
-        const double y = (double)kiln_gen_next(s) * norm * 2.0;
+        const double x = kiln_gen_u2d(kiln_gen_next(s)) * norm;
+        const double y = kiln_gen_u2d(kiln_gen_next(s)) * norm * 2.0;
         const double r = sqrt(-2.0 * log(x));
         double a, b;
 #ifdef __CUDA_ARCH__
@@ -247,70 +316,100 @@ __device__ __forceinline__ void kiln_gen_step(kiln_gen_mrg &s, double mean, doub
 }
 
 /* ---------------------------------------------------------------- the fill */
-/* XORWOW's nibble tables, one set per block (at namespace scope: the
- * kernels of the module share the declaration). */
-__shared__ unsigned int kiln_gen_tab[5 * 640];
+template <class State> struct kiln_gen_unroll { static constexpr int steps = 1; };
+template <> struct kiln_gen_unroll<kiln_gen_mrg> { static constexpr int steps = 4; };
 
+/* One step's outputs at p: a pair store where aligned and whole. */
+template <int Dist, class State, class elem>
+__device__ __forceinline__ void kiln_gen_emit(State &s, elem *p, const elem *end, bool pairs, double mean,
+                                              double stddev) {
+    typedef kiln_gen_dist<Dist> D;
+    elem v[2];
+    kiln_gen_step<Dist>(s, mean, stddev, v[0], v[1]);
+    if (D::width == 1) {
+        *p = v[0];
+    } else if (pairs && p + 1 < end) {
+        typedef typename kiln_gen_if<D::f64, double2, float2>::type pair;
+        pair q;
+        q.x = v[0];
+        q.y = v[1];
+        *(pair *)p = q;
+    } else {
+        p[0] = v[0];
+        if (p + 1 < end) p[1] = v[1];
+    }
+}
+
+/* GPU thread (chunk c, logical place L) makes steps c K .. c K + K - 1 of
+ * L's logical thread (fewer in the last chunk). T is a multiple of the
+ * block size, so a block's threads share c (and their skip). */
 template <class State, int Dist>
 __device__ __forceinline__ void
 kiln_gen_fill(unsigned long long out_address, unsigned long long n, unsigned long long sin_address,
               unsigned long long sout_address, unsigned long long tables_address, unsigned int T,
-              unsigned int rot, unsigned int log2k, double mean, double stddev) {
+              unsigned int rot, unsigned int K, double mean, double stddev) {
     typedef kiln_gen_dist<Dist> D;
     typedef typename kiln_gen_if<D::f64, double, float>::type real;
     typedef typename kiln_gen_if<Dist == KILN_GEN_BITS, unsigned int, real>::type elem;
     const int width = D::width, raws = kiln_gen_raws<Dist>((const State *)0);
+    State s;
+    {
+        /* the skip first, with nothing but the state alive across it (the
+         * 32-register variants would spill): the place is worked out again
+         * after it */
+        const unsigned long long gid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int L = (unsigned int)(gid % T), c = (unsigned int)(gid / T);
+        kiln_gen_load(s, (const unsigned int *)sin_address, T, L + rot < T ? L + rot : L + rot - T);
+        if (c) kiln_gen_skip(s, (unsigned long long)c * K * raws, (const void *)tables_address);
+    }
     const unsigned long long gid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned int L = (unsigned int)(gid % T), c = (unsigned int)(gid / T);
+    const unsigned int L = (unsigned int)(gid % T);
+    const unsigned int c = (unsigned int)(gid / T); /* chunks < 2^32: the host's K covers the steps */
     const unsigned int t = L + rot < T ? L + rot : L + rot - T;
     const unsigned long long steps = (n + width - 1) / width;
     const unsigned long long made = L < steps ? (steps - 1 - L) / T + 1 : 0;
-    const unsigned long long s0 = (unsigned long long)c << log2k;
-    const unsigned long long s1 = s0 + (1ull << log2k) < made ? s0 + (1ull << log2k) : made;
-    State s;
-    kiln_gen_load(s, (const unsigned int *)sin_address, T, t);
-    if (c) kiln_gen_skip(s, s0 * raws, (const void *)tables_address, kiln_gen_tab);
-    elem *out = (elem *)out_address;
-    /* e: the step's first output; the thread's next step is T * width on */
+    const unsigned long long s0 = (unsigned long long)c * K;
+    const unsigned int count = s0 >= made ? 0u : made - s0 < K ? (unsigned int)(made - s0) : K;
+    /* p: the step's first output; the thread's next step is T * width on,
+     * which keeps a pair's alignment */
+    elem *p = (elem *)out_address + (s0 * T + L) * width;
+    const elem *end = (const elem *)out_address + n;
     const unsigned long long stride = (unsigned long long)T * width;
-    unsigned long long e = (s0 * T + L) * width;
-    for (unsigned long long st = s0; st < s1; st++, e += stride) {
-        elem v[2];
-        kiln_gen_step<Dist>(s, mean, stddev, v[0], v[1]);
-        if (width == 1) {
-            out[e] = v[0];
-        } else if (e + 1 < n && ((unsigned long long)(out + e) & (2 * sizeof(elem) - 1)) == 0) {
-            typedef typename kiln_gen_if<D::f64, double2, float2>::type pair;
-            pair p;
-            p.x = v[0];
-            p.y = v[1];
-            *(pair *)(out + e) = p;
-        } else {
-            out[e] = v[0];
-            if (e + 1 < n) out[e + 1] = v[1];
-        }
+    const bool pairs = ((unsigned long long)p & (2 * sizeof(elem) - 1)) == 0;
+    if (kiln_gen_unroll<State>::steps > 1) {
+        /* MRG32k3a: four steps per trip of the loop, one count test among them */
+#pragma unroll 4
+        for (unsigned int i = 0; i < count; i++, p += stride)
+            kiln_gen_emit<Dist>(s, p, end, pairs, mean, stddev);
+    } else {
+        for (unsigned int i = 0; i < count; i++, p += stride)
+            kiln_gen_emit<Dist>(s, p, end, pairs, mean, stddev);
     }
-    const unsigned long long owner = made ? (made - 1) >> log2k : 0;
+    const unsigned long long owner = made ? (made - 1) / K : 0;
     if (c == owner) kiln_gen_store(s, (unsigned int *)sout_address, T, t);
 }
 
-#define KILN_GEN_KERNEL(engine, State, dist, Dist)                                                           \
-    extern "C" __global__ void __launch_bounds__(256, 4)                                                     \
-        kiln_rng_##engine##_##dist(unsigned long long out, unsigned long long n, unsigned long long sin,     \
-                                   unsigned long long sout, unsigned long long tables, unsigned int T,       \
-                                   unsigned int rot, unsigned int log2k, double mean, double stddev) {       \
-        kiln_gen_fill<State, Dist>(out, n, sin, sout, tables, T, rot, log2k, mean, stddev);                  \
+/* XORWOW: 4 blocks of 256 per SM (64 registers, no spills). MRG32k3a: any
+ * block size that divides T; two register budgets, 64 (`_r64`) and 32
+ * (`_r32`: 2048 threads per SM), the host picks (rng_own_shape.c). */
+#define KILN_GEN_KERNEL(engine, State, dist, Dist, suffix, bounds)                                           \
+    extern "C" __global__ void bounds kiln_rng_##engine##_##dist##suffix(                                    \
+        unsigned long long out, unsigned long long n, unsigned long long sin, unsigned long long sout,       \
+        unsigned long long tables, unsigned int T, unsigned int rot, unsigned int K, double mean,           \
+        double stddev) {                                                                                     \
+        kiln_gen_fill<State, Dist>(out, n, sin, sout, tables, T, rot, K, mean, stddev);                      \
     }
-#define KILN_GEN_KERNELS(engine, State)                                                                      \
-    KILN_GEN_KERNEL(engine, State, bits, KILN_GEN_BITS)                                                      \
-    KILN_GEN_KERNEL(engine, State, uniform, KILN_GEN_UNIFORM)                                                \
-    KILN_GEN_KERNEL(engine, State, uniform_f64, KILN_GEN_UNIFORM_F64)                                        \
-    KILN_GEN_KERNEL(engine, State, normal, KILN_GEN_NORMAL)                                                  \
-    KILN_GEN_KERNEL(engine, State, normal_f64, KILN_GEN_NORMAL_F64)                                          \
-    KILN_GEN_KERNEL(engine, State, lognormal, KILN_GEN_LOGNORMAL)                                            \
-    KILN_GEN_KERNEL(engine, State, lognormal_f64, KILN_GEN_LOGNORMAL_F64)
-KILN_GEN_KERNELS(xorwow, kiln_gen_xorwow)
-KILN_GEN_KERNELS(mrg32k3a, kiln_gen_mrg)
+#define KILN_GEN_KERNELS(engine, State, suffix, bounds)                                                      \
+    KILN_GEN_KERNEL(engine, State, bits, KILN_GEN_BITS, suffix, bounds)                                      \
+    KILN_GEN_KERNEL(engine, State, uniform, KILN_GEN_UNIFORM, suffix, bounds)                                \
+    KILN_GEN_KERNEL(engine, State, uniform_f64, KILN_GEN_UNIFORM_F64, suffix, bounds)                        \
+    KILN_GEN_KERNEL(engine, State, normal, KILN_GEN_NORMAL, suffix, bounds)                                  \
+    KILN_GEN_KERNEL(engine, State, normal_f64, KILN_GEN_NORMAL_F64, suffix, bounds)                          \
+    KILN_GEN_KERNEL(engine, State, lognormal, KILN_GEN_LOGNORMAL, suffix, bounds)                            \
+    KILN_GEN_KERNEL(engine, State, lognormal_f64, KILN_GEN_LOGNORMAL_F64, suffix, bounds)
+KILN_GEN_KERNELS(xorwow, kiln_gen_xorwow, , __launch_bounds__(256, 4))
+KILN_GEN_KERNELS(mrg32k3a, kiln_gen_mrg, _r64, __launch_bounds__(1024, 1))
+KILN_GEN_KERNELS(mrg32k3a, kiln_gen_mrg, _r32, __launch_bounds__(1024, 2))
 
 /* ---------------------------------------------------------------- fresh states */
 /* curand_init(seed, t, offset / T + (t < offset % T)) for each thread t: a

@@ -1,15 +1,18 @@
 /* rng_cuda.c: the CUDA provider, on the generator's kiln stream: kiln's own
- * kernels for XORWOW (rng_own.c: cuRAND's values, written faster), for
- * MRG32k3a where cuRAND is missing, and for Philox doubles, cuRAND's device
- * generator (loaded at run time) for the rest. cuRAND's device generator writes the same integers
- * and uniforms as its host generator and kiln's CPU provider; its normals
- * use the hardware's fast sine/cosine (see kiln.h), as kiln's kernels do. */
+ * kernels for XORWOW and MRG32k3a (rng_own.c: cuRAND's values, written
+ * faster; KILN_RNG_MRG_CUDA=curand hands MRG32k3a to cuRAND) and for Philox
+ * doubles, cuRAND's device generator (loaded at run time) for the rest.
+ * cuRAND's device generator writes the same integers and uniforms as its
+ * host generator and kiln's CPU provider; its normals use the hardware's
+ * fast sine/cosine (see kiln.h), as kiln's kernels do. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "array/array.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "core/text.h"
 #include "kernel/module_cache.h"
 #include "prof/prof.h"
@@ -231,18 +234,26 @@ static kiln_status curand_generate(kiln_rng *rng, const kiln_rng_request *req, v
     if (st != KILN_OK) return st;
     if (rng->type == KILN_RNG_PHILOX4_32_10 && !req->poisson && req->dist == KILN_DIST_UNIFORM_F64)
         return philox_f64_fill(rng, rec, req, data, n);
-    /* MRG32k3a: kiln's kernel measured slower than cuRAND's (28.7 % of the
-     * write peak against 49 % for uniform floats on an H100: its 64-bit
-     * products run at a quarter of the integer rate), so it serves only
-     * where cuRAND cannot be loaded */
-    const kiln_curand_api *api = rng->type == KILN_RNG_XORWOW ? NULL : kiln_curand_load(&st);
-    int own = rng->type == KILN_RNG_XORWOW || (rng->type == KILN_RNG_MRG32K3A && !api);
+    /* MRG32k3a: KILN_RNG_MRG_CUDA picks kiln's kernel (auto, own) or
+     * cuRAND's (curand, which falls back to kiln's where libcurand does not
+     * load); both write the same values */
+    int own = rng->type == KILN_RNG_XORWOW;
+    const kiln_curand_api *api = NULL;
+    if (rng->type == KILN_RNG_MRG32K3A) {
+        const char *choice = kiln_setting_string("KILN_RNG_MRG_CUDA");
+        int want_curand = choice && !strcmp(choice, "curand");
+        api = want_curand ? kiln_curand_load(&st) : NULL;
+        own = !want_curand || !api;
+    }
     if (own && !req->poisson) {
         /* cuRAND's generator, should a Poisson fill need it next, starts
          * again at the offset kiln's fills leave */
         rec->offset_known = 0;
         return kiln_rng_own_generate(rng, &rec->own, req, data, n);
     }
+    /* kiln's states, if any, are not cuRAND's after this fill: a later
+     * fill of kiln's kernel starts again at the offset */
+    kiln_rng_own_restart(rec->own);
     if (!api) api = kiln_curand_load(&st);
     if (!api) return kiln_prefix_error(st, "%s on the CUDA backend needs cuRAND", req->name);
     if (!ctx->ops->native_handles)

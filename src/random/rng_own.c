@@ -20,8 +20,12 @@ extern const char kiln_embedded_kiln_random[];
 extern const char kiln_embedded_kiln_rng_gen[];
 
 struct kiln_rng_own {
-    kiln_cached_module *module; /* the context's (module_cache.h), as are the kernels */
-    kiln_kernel *fill[KILN_DIST_COUNT];
+    kiln_cached_module *module;            /* the context's (module_cache.h), as are the kernels */
+    kiln_kernel *fill[2][KILN_DIST_COUNT]; /* [0]: XORWOW's, MRG32k3a's _r64; [1]: MRG32k3a's _r32 */
+    /* MRG32k3a: blocks of fill's kernel one SM holds, for the block size
+     * asked last (a driver call saved on every later fill) */
+    int per_sm[2][KILN_DIST_COUNT];
+    uint32_t per_sm_block[2][KILN_DIST_COUNT];
     kiln_kernel *setup;
     kiln_kernel *copy;     /* kiln_rng_states_copy, for fills inside a graph capture */
     kiln_array *tables;    /* XORWOW: M^(2^k), k < 131; MRG32k3a: A1^(2^k), A2^(2^k), k < 128 */
@@ -115,24 +119,13 @@ static kiln_status own_prepare(kiln_rng *rng, kiln_rng_own *own, kiln_rng_engine
     return KILN_OK;
 }
 
-/* Steps per chunk (a power of two) for `steps` steps of the most loaded
- * logical thread: about 1024 GPU threads per SM in all, chunks of at least
- * 64 steps so that the skip-ahead stays a small part of a chunk's work. */
-static unsigned chunk_log2(uint64_t max_made, uint32_t T, int sms) {
-    uint64_t want = ((uint64_t)sms * 1024 + T - 1) / T;
-    unsigned lg = 0;
-    while ((1ull << lg) * want < max_made) lg++;
-    while ((1ull << lg) < 64 && (1ull << lg) < max_made) lg++;
-    return lg;
-}
-
 kiln_status kiln_rng_own_generate(kiln_rng *rng, kiln_rng_own **own, const kiln_rng_request *req, void *data,
                                   size_t n) {
-    return kiln_rng_own_generate_chunked(rng, own, req, data, n, -1);
+    return kiln_rng_own_generate_shaped(rng, own, req, data, n, NULL);
 }
 
-kiln_status kiln_rng_own_generate_chunked(kiln_rng *rng, kiln_rng_own **pown, const kiln_rng_request *req,
-                                          void *data, size_t n, int log2k) {
+kiln_status kiln_rng_own_generate_shaped(kiln_rng *rng, kiln_rng_own **pown, const kiln_rng_request *req,
+                                         void *data, size_t n, const kiln_rng_own_shape *want) {
     kiln_rng_fill f;
     kiln_rng_fill_params(rng, req, &f);
     if (!*pown && !(*pown = calloc(1, sizeof **pown)))
@@ -140,8 +133,15 @@ kiln_status kiln_rng_own_generate_chunked(kiln_rng *rng, kiln_rng_own **pown, co
     kiln_rng_own *own = *pown;
     /* the module, tables and state buffers are made at a generator's first
      * fill (compiles and host copies cannot go into a graph) */
+    int normal = req->dist >= KILN_DIST_NORMAL;
+    uint32_t T = f.threads;
+    uint64_t steps = normal ? ((uint64_t)n + 1) / 2 : n, max_made = (steps + T - 1) / T;
+    int sms = rng->ctx->info.multiprocessors > 0 ? rng->ctx->info.multiprocessors : 132;
+    kiln_rng_own_shape shape;
+    kiln_rng_own_shape_for(f.engine, req->dist, max_made, T, sms, 0, want, &shape);
+    int variant = f.engine == KILN_ENGINE_MRG && shape.regs == 32;
     int capturing = kiln_context_capturing(rng->ctx);
-    if (capturing && (!own->module || !own->tables || own->T != f.threads || !own->fill[req->dist]))
+    if (capturing && (!own->module || !own->tables || own->T != f.threads || !own->fill[variant][req->dist]))
         return kiln_set_error(KILN_ERR_CAPTURE,
                               "%s: kiln's %s kernels, tables and states are made at the generator's first "
                               "fill of each distribution; fill once before capturing a graph",
@@ -149,13 +149,29 @@ kiln_status kiln_rng_own_generate_chunked(kiln_rng *rng, kiln_rng_own **pown, co
     kiln_status st = own_prepare(rng, own, f.engine, f.threads, req->name);
     if (st != KILN_OK) return st;
     const char *eng = f.engine == KILN_ENGINE_XORWOW ? "xorwow" : "mrg32k3a";
-    if (!own->fill[req->dist]) {
+    if (!own->fill[variant][req->dist]) {
         char kname[64];
-        snprintf(kname, sizeof kname, "kiln_rng_%s_%s", eng, dist_suffix[req->dist]);
-        st = kiln_module_cache_kernel(rng->ctx, own->module, kname, &own->fill[req->dist]);
+        snprintf(kname, sizeof kname, "kiln_rng_%s_%s%s", eng, dist_suffix[req->dist],
+                 f.engine == KILN_ENGINE_XORWOW ? ""
+                 : variant                      ? "_r32"
+                                                : "_r64");
+        st = kiln_module_cache_kernel(rng->ctx, own->module, kname, &own->fill[variant][req->dist]);
         if (st != KILN_OK) return st;
     }
-    uint32_t T = f.threads;
+    if (f.engine == KILN_ENGINE_MRG) {
+        /* the chunk length for the threads the GPU really holds (ptxas
+         * may use fewer registers than the budget); the CPU answers one
+         * block per worker, where the budget's estimate is kept */
+        int *per_sm = &own->per_sm[variant][req->dist];
+        if (own->per_sm_block[variant][req->dist] != shape.block) {
+            if (kiln_occupancy(own->fill[variant][req->dist], (int)shape.block, 0, per_sm) != KILN_OK)
+                *per_sm = 0;
+            own->per_sm_block[variant][req->dist] = shape.block;
+        }
+        if (*per_sm > 1)
+            kiln_rng_own_shape_for(f.engine, req->dist, max_made, T, sms, *per_sm * (int)shape.block, want,
+                                   &shape);
+    }
     uint64_t tables = (uint64_t)(uintptr_t)own->tables->data;
     if (!own->valid || own->restarts != rng->restarts) {
         /* fresh states at the offset, as cuRAND sets its generator up */
@@ -166,20 +182,20 @@ kiln_status kiln_rng_own_generate_chunked(kiln_rng *rng, kiln_rng_own **pown, co
         own->valid = 1;
         own->restarts = rng->restarts;
     }
-    int normal = req->dist >= KILN_DIST_NORMAL;
-    uint64_t steps = normal ? (n + 1) / 2 : n, max_made = (steps + T - 1) / T;
-    int sms = rng->ctx->info.multiprocessors > 0 ? rng->ctx->info.multiprocessors : 132;
-    unsigned lg = log2k >= 0 ? (unsigned)log2k : chunk_log2(max_made, T, sms);
-    uint64_t chunks = (max_made + (1ull << lg) - 1) >> lg;
+    uint64_t chunks = (max_made + shape.steps - 1) / shape.steps;
     if (chunks == 0) chunks = 1;
-    uint64_t blocks = chunks * (T / 256);
+    uint64_t blocks = chunks * (T / shape.block);
+    if (blocks > 0x7fffffffu)
+        return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
+                              "%s: %zu values in chunks of %u steps need %llu blocks, more than a grid has",
+                              req->name, n, shape.steps, (unsigned long long)blocks);
     kiln_array *in = own->states[own->cur], *out = own->states[1 - own->cur];
-    st = kiln_launch(own->fill[req->dist], KILN_DIM((uint32_t)blocks), KILN_DIM(256), 0, rng->stream,
-                     KILN_ARGS(kiln_u64((uint64_t)(uintptr_t)data), kiln_u64((uint64_t)n),
-                               kiln_u64((uint64_t)(uintptr_t)in->data),
-                               kiln_u64((uint64_t)(uintptr_t)out->data), kiln_u64(tables), kiln_u32(T),
-                               kiln_u32((uint32_t)(rng->offset % T)), kiln_u32(lg), kiln_f64(req->mean),
-                               kiln_f64(req->stddev)));
+    st = kiln_launch(
+        own->fill[variant][req->dist], KILN_DIM((uint32_t)blocks), KILN_DIM(shape.block), 0, rng->stream,
+        KILN_ARGS(kiln_u64((uint64_t)(uintptr_t)data), kiln_u64((uint64_t)n),
+                  kiln_u64((uint64_t)(uintptr_t)in->data), kiln_u64((uint64_t)(uintptr_t)out->data),
+                  kiln_u64(tables), kiln_u32(T), kiln_u32((uint32_t)(rng->offset % T)), kiln_u32(shape.steps),
+                  kiln_f64(req->mean), kiln_f64(req->stddev)));
     if (st != KILN_OK) {
         own->valid = 0; /* the states are in doubt: start again at the offset */
         return st;
