@@ -51,9 +51,10 @@ typedef struct small_cuda_limit {
     int max_dim;
 } small_cuda_limit;
 
+/* H100, batches of 10^5 (kiln_blas_bench --small). */
 static const small_cuda_limit small_cuda_limits[] = {
-    {KILN_FLOAT32, 12}, {KILN_FLOAT64, 12},   {KILN_FLOAT16, 8},
-    {KILN_BFLOAT16, 8}, {KILN_COMPLEX64, 16}, {KILN_COMPLEX128, 4},
+    {KILN_FLOAT32, 20}, {KILN_FLOAT64, 17},   {KILN_FLOAT16, 9},
+    {KILN_BFLOAT16, 9}, {KILN_COMPLEX64, 20}, {KILN_COMPLEX128, 10},
 };
 
 static const small_limit *limit_of(kiln_dtype t) {
