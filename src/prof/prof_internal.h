@@ -78,8 +78,8 @@ struct kiln_prof_op {
             double bus_factor; /* collectives: bus bandwidth / algorithm bandwidth */
         };
     };
-    kiln_backend_event *ev[2];         /* GPU: recorded around the op */
-    kiln_backend_stream *stream_ptr;   /* where ev[] are recorded */
+    kiln_backend_event *ev[2];       /* GPU: recorded around the op */
+    kiln_backend_stream *stream_ptr; /* where ev[] are recorded */
 };
 typedef struct kiln_prof_op prof_record;
 
