@@ -18,13 +18,23 @@
  * thread as in CUB's histogram (16 per thread there); counts in shared
  * memory, added once per bin and block to the global ones. */
 #define KILN_CH_ITEMS 8
+/* The bits CUB's onesweep takes digits of: twiddled, complemented when
+ * descending, and then -0.0's pattern made +0.0's (CUB's
+ * ProcessFloatMinusZero: both zeros one key, in either direction). The
+ * counts must be CUB's exactly, whatever the flag says: CUB's passes place
+ * keys by them, and a count of another key's digit sends its writes out of
+ * bounds. */
 __device__ inline kiln_sk_t kiln_cub_bit_ordered(kiln_sk_t u, kiln_sk_t desc) {
 #if KILN_SK_KIND == 1
     u = (kiln_sk_t)(u ^ KILN_SK_SIGN);
 #elif KILN_SK_KIND == 2
     u = (u & KILN_SK_SIGN) ? (kiln_sk_t)~u : (kiln_sk_t)(u ^ KILN_SK_SIGN);
 #endif
-    return (kiln_sk_t)(u ^ desc);
+    u = (kiln_sk_t)(u ^ desc);
+#if KILN_SK_KIND == 2
+    if (u == (kiln_sk_t)(KILN_SK_SIGN - 1)) u = (kiln_sk_t)KILN_SK_SIGN;
+#endif
+    return u;
 }
 
 __global__ void __launch_bounds__(256)
