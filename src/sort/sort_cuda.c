@@ -114,8 +114,7 @@ kiln_status sort_onesweep_own(kiln_context *ctx, const sort_provider *p, const s
         a[9] = kiln_ptr((char *)status + (status_words - 1) * 4, KILN_DTYPE_COUNT);
         a[10] = only_if;
         if (s == KILN_OK)
-            s = kiln_launch(pass, KILN_DIM((uint32_t)(r->only_if && tiles > 2 * units ? 2 * units : tiles)),
-                            KILN_DIM(SG_BLOCK), 0, stream, a, 11);
+            s = kiln_launch(pass, KILN_DIM((uint32_t)tiles), KILN_DIM(SG_BLOCK), 0, stream, a, 11);
         kin = kout;
         vin = vout;
     }

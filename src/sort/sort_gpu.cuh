@@ -120,17 +120,10 @@ __global__ void __launch_bounds__(KILN_SG_BLOCK, KILN_SG_MIN_BLOCKS)
     __shared__ __align__(16) unsigned char s_exchange[KILN_SG_TILE * KILN_SG_XBYTES];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const kiln_sk_t d_mask = (kiln_sk_t)desc;
-    /* One tile a block, the grid a block per tile; behind CUB's passes
-     * (only_if) a few blocks a multiprocessor take tile after tile from the
-     * counter instead, so that when the flag is clear the pass costs a small
-     * grid of blocks that leave at once rather than one per tile. */
-    const long long tiles = (n + KILN_SG_TILE - 1) / KILN_SG_TILE;
-    for (;;) {
     for (int i = tid; i < KILN_SG_WARPS * 256; i += KILN_SG_BLOCK) (&s_hist[0][0])[i] = 0;
     if (tid == 0) s_tile = atomicAdd(tile_counter, 1u);
     __syncthreads();
     const long long tile = s_tile, base = tile * KILN_SG_TILE;
-    if (tile >= tiles) return; /* every thread read the same s_tile */
     const long long wbase = base + (long long)warp * (32 * KILN_SG_ITEMS) + lane;
     kiln_sk_t key[KILN_SG_ITEMS];
     /* per item: its place (rank in the warp, then in the tile) << 9 | its
@@ -254,7 +247,4 @@ __global__ void __launch_bounds__(KILN_SG_BLOCK, KILN_SG_MIN_BLOCKS)
     (void)vin;
     (void)vout;
 #endif
-    if (!only_if) return;
-    __syncthreads(); /* before the next tile reuses shared memory */
-    }
 }
