@@ -35,25 +35,70 @@ static int compile_only_key(const kiln_backend_ops *ops, const kiln_compile_requ
     return 1;
 }
 
-/* The cached log of key's compile into *log (NULL when log is NULL); 1 on
- * a hit. */
+/* The cached log of key's compile into *log (malloc'd); 1 on a hit. */
 static int cached_log(const kiln_cache_dir *dir, const unsigned char key[KILN_CACHE_KEY_BYTES], char **log) {
     kiln_blob b = {0};
     int rejected = 0;
     if (!kiln_cache_load(dir, key, &b, &rejected)) return 0;
     char *text = malloc(b.size + 1);
-    if (!text) {
-        free(b.data);
-        return 0;
+    if (text) {
+        if (b.size) memcpy(text, b.data, b.size);
+        text[b.size] = 0;
     }
-    if (b.size) memcpy(text, b.data, b.size);
-    text[b.size] = 0;
     free(b.data);
-    if (log)
-        *log = text;
-    else
-        free(text);
-    return 1;
+    *log = text;
+    return text != NULL;
+}
+
+/* One compile of req (kernels: its list, trimmed of kernels in #if sections
+ * that are off when the compiler says so) into *log: the compiler's output,
+ * then on CUDA every kernel the module holds. */
+static kiln_status compile_listed(const kiln_backend_ops *ops, kiln_compile_request *req,
+                                  kiln_kernel_list *kernels, const char *target, int cuda, char **log) {
+    kiln_blob bin = {0};
+    char id[512];
+    char *compiler_log = NULL;
+    kiln_status s =
+        ops->compile_only
+            ? ops->compile_only(req, &bin, &compiler_log, id, sizeof id)
+            : kiln_set_error(KILN_ERR_UNSUPPORTED,
+                             "kiln_compile_only: the %s backend cannot compile without a device", ops->name);
+    unsigned char absent[KILN_MAX_KERNELS_PER_MODULE];
+    if (s == KILN_ERR_COMPILE && ops->compile_only &&
+        kiln_kernels_absent(compiler_log, kernels, absent) > 0) {
+        /* kernels in #if sections that are off (absent.h): the others */
+        kiln_kernel_list_drop(kernels, absent);
+        req->kernel_count = kernels->count;
+        free(compiler_log);
+        compiler_log = NULL;
+        free(bin.data);
+        bin.data = NULL;
+        bin.size = 0;
+        s = kernels->count == 0
+                ? kiln_set_error(KILN_ERR_NOT_FOUND,
+                                 "%s defines no __global__ function that the compiler sees (all are in #if "
+                                 "sections that are off)",
+                                 req->name)
+                : ops->compile_only(req, &bin, &compiler_log, id, sizeof id);
+    }
+    free(bin.data);
+    if (s == KILN_ERR_COMPILE)
+        kiln_set_error(s, "%s did not compile for %s%s%s:\n%s", req->name, target, cuda ? " " : "",
+                       cuda ? req->arch : "", compiler_log ? compiler_log : "");
+    if (s == KILN_OK && cuda) {
+        /* Every kernel the module holds, by the name kiln_module_kernel
+         * takes (the CPU backend's log lists each with its path). */
+        kiln_text t = {0};
+        if (compiler_log) kiln_text_puts(&t, compiler_log);
+        for (int i = 0; i < kernels->count; i++) kiln_text_printf(&t, "kiln: kernel %s\n", kernels->names[i]);
+        char *listed = kiln_text_take(&t);
+        if (listed) {
+            free(compiler_log);
+            compiler_log = listed;
+        }
+    }
+    *log = compiler_log;
+    return s;
 }
 
 kiln_status kiln_compile_only(const char *target, const char *arch, const char *source, const char *name,
@@ -96,58 +141,12 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
     req.global_count = globals->count;
     req.arch = cuda ? (arch ? arch : "sm_90") : NULL;
     kiln_options_apply(&opts, &req);
-    kiln_blob bin = {0};
-    char id[512];
     char *compiler_log = NULL;
     kiln_cache_dir dir;
     unsigned char key[KILN_CACHE_KEY_BYTES];
-    int keyed = compile_only_key(ops, &req, &dir, key);
-    if (keyed && cached_log(&dir, key, log)) {
-        kiln_options_free(&opts);
-        kiln_kernel_list_free(&kernels);
-        free(expanded);
-        kiln_global_list_free(globals);
-        free(globals);
-        return KILN_OK;
-    }
-    s = ops->compile_only
-            ? ops->compile_only(&req, &bin, &compiler_log, id, sizeof id)
-            : kiln_set_error(KILN_ERR_UNSUPPORTED,
-                             "kiln_compile_only: the %s backend cannot compile without a device", ops->name);
-    unsigned char absent[KILN_MAX_KERNELS_PER_MODULE];
-    if (s == KILN_ERR_COMPILE && ops->compile_only &&
-        kiln_kernels_absent(compiler_log, &kernels, absent) > 0) {
-        /* kernels in #if sections that are off (absent.h): the others */
-        kiln_kernel_list_drop(&kernels, absent);
-        req.kernel_count = kernels.count;
-        free(compiler_log);
-        compiler_log = NULL;
-        free(bin.data);
-        bin.data = NULL;
-        bin.size = 0;
-        s = kernels.count == 0
-                ? kiln_set_error(KILN_ERR_NOT_FOUND,
-                                 "%s defines no __global__ function that the compiler sees (all are in #if "
-                                 "sections that are off)",
-                                 req.name)
-                : ops->compile_only(&req, &bin, &compiler_log, id, sizeof id);
-    }
-    if (s == KILN_ERR_COMPILE)
-        kiln_set_error(s, "%s did not compile for %s%s%s:\n%s", req.name, target, cuda ? " " : "",
-                       cuda ? req.arch : "", compiler_log ? compiler_log : "");
-    if (s == KILN_OK && cuda) {
-        /* Every kernel the module holds, by the name kiln_module_kernel
-         * takes (the CPU backend's log lists each with its path). */
-        kiln_text t = {0};
-        if (compiler_log) kiln_text_puts(&t, compiler_log);
-        for (int i = 0; i < kernels.count; i++) kiln_text_printf(&t, "kiln: kernel %s\n", kernels.names[i]);
-        char *listed = kiln_text_take(&t);
-        if (listed) {
-            free(compiler_log);
-            compiler_log = listed;
-        }
-    }
-    if (s == KILN_OK && keyed) {
+    int keyed = compile_only_key(ops, &req, &dir, key), hit = keyed && cached_log(&dir, key, &compiler_log);
+    s = hit ? KILN_OK : compile_listed(ops, &req, &kernels, target, cuda, &compiler_log);
+    if (s == KILN_OK && keyed && !hit) {
         kiln_blob text = {(unsigned char *)(compiler_log ? compiler_log : ""),
                           compiler_log ? strlen(compiler_log) : 0};
         kiln_cache_store(&dir, key, &text);
@@ -156,7 +155,6 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
         *log = compiler_log;
     else
         free(compiler_log);
-    free(bin.data);
     kiln_options_free(&opts);
     kiln_kernel_list_free(&kernels);
     free(expanded);
