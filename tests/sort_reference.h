@@ -1,6 +1,7 @@
 /* sort_reference.h: test_sort's host reference: NumPy's order of every
  * sortable dtype by value (long double), a stable qsort argsort, random
- * keys with ties and special values, and array upload/download. */
+ * keys with ties and special values, array upload/download, and the
+ * prelude that runs the CUDA provider's kernels on the CPU backend. */
 #ifndef KILN_TEST_SORT_REFERENCE_H
 #define KILN_TEST_SORT_REFERENCE_H
 
@@ -130,5 +131,17 @@ static inline void *download(kiln_array *a) {
     TEST_OK(kiln_array_to_host(a, h, bytes));
     return h;
 }
+
+/* ---------------------------------------------------------------- the CUDA provider on the CPU */
+
+/* __match_any_sync made of shuffles: the prelude under which the CUDA
+ * provider's kernels run on the CPU backend in the tests. */
+static const char match_any_by_shuffles[] =
+    "__device__ inline unsigned kiln_test_match_any(unsigned mask, unsigned v) {\n"
+    "    unsigned r = 0;\n"
+    "    for (int l = 0; l < 32; l++) r |= (__shfl_sync(mask, v, l) == v ? 1u : 0u) << l;\n"
+    "    return r;\n"
+    "}\n"
+    "#define __match_any_sync kiln_test_match_any\n";
 
 #endif

@@ -468,16 +468,9 @@ static void test_cuda_kernels_compile(void **state) {
 /* The CUDA provider's kernels (onesweep passes, look-back, the many-sequence
  * path) run on the CPU backend, so that their logic is checked where there
  * is no GPU: a copy of the provider serving the CPU, with __match_any_sync
- * made of shuffles. Blocks there run on worker threads at once, so a tile's
- * look-back finds the tiles before it running or done, as on a GPU. */
-static const char match_any_by_shuffles[] =
-    "__device__ inline unsigned kiln_test_match_any(unsigned mask, unsigned v) {\n"
-    "    unsigned r = 0;\n"
-    "    for (int l = 0; l < 32; l++) r |= (__shfl_sync(mask, v, l) == v ? 1u : 0u) << l;\n"
-    "    return r;\n"
-    "}\n"
-    "#define __match_any_sync kiln_test_match_any\n";
-
+ * made of shuffles (sort_reference.h). Blocks there run on worker threads at
+ * once, so a tile's look-back finds the tiles before it running or done, as
+ * on a GPU. */
 static void test_cuda_kernels_on_cpu(void **state) {
     kiln_context *ctx = *state;
     if (kiln_context_backend(ctx) != KILN_BACKEND_CPU) skip(); /* on a GPU the suite runs them for real */

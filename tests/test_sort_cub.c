@@ -180,15 +180,6 @@ static void test_cub_histogram(void **state) {
 
 /* ---------------------------------------------------------------- kiln's passes behind CUB's */
 
-/* __match_any_sync made of shuffles, for the CPU backend (as test_sort) */
-static const char match_any_by_shuffles[] =
-    "__device__ inline unsigned kiln_test_match_any(unsigned mask, unsigned v) {\n"
-    "    unsigned r = 0;\n"
-    "    for (int l = 0; l < 32; l++) r |= (__shfl_sync(mask, v, l) == v ? 1u : 0u) << l;\n"
-    "    return r;\n"
-    "}\n"
-    "#define __match_any_sync kiln_test_match_any\n";
-
 static void test_redo_only_if(void **state) {
     kiln_context *ctx = *state;
     if (kiln_context_backend(ctx) != KILN_BACKEND_CPU) skip(); /* on a GPU the sorts below check it */
