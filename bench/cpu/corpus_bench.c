@@ -19,20 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_check.h"
 #include "corpus_cuts.h"
 #include "corpus_loops.h"
 #include "examples.h"
 #include "kiln.h"
-
-#define CHECK(call)                                                                                          \
-    do {                                                                                                     \
-        kiln_status s_ = (call);                                                                             \
-        if (s_ != KILN_OK) {                                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, kiln_status_string(s_),                   \
-                    kiln_last_error());                                                                      \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 /* Module m's source (tests/support/corpus_cuts.c), or exit. */
 static char *module_source(int m) {

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_check.h"
 #include "examples.h"
 #include "kiln.h"
 
@@ -102,16 +103,6 @@ static void loop_block_sum(const float *restrict in, int n, float *restrict part
 }
 
 /* ---------------------------------------------------------------- timing */
-
-#define CHECK(call)                                                                                          \
-    do {                                                                                                     \
-        kiln_status s_ = (call);                                                                             \
-        if (s_ != KILN_OK) {                                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, kiln_status_string(s_),                   \
-                    kiln_last_error());                                                                      \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 typedef struct launch {
     kiln_kernel *k;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_check.h"
 #include "examples.h"
 #include "kiln.h"
 
@@ -79,16 +80,6 @@ static const char *src =
     "    __syncthreads();\n"
     "    partial[blockIdx.x * 256 + t] = hist[t];\n"
     "}\n";
-
-#define CHECK(call)                                                                                          \
-    do {                                                                                                     \
-        kiln_status s_ = (call);                                                                             \
-        if (s_ != KILN_OK) {                                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, kiln_status_string(s_),                   \
-                    kiln_last_error());                                                                      \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 /* ---------------------------------------------------------------- C loops */
 
