@@ -18,10 +18,6 @@
  * thread as in CUB's histogram (16 per thread there); counts in shared
  * memory, added once per bin and block to the global ones. */
 #define KILN_CH_ITEMS 8
-/* Counts kept in KILN_CH_PARTS copies, a warp adding to copy warp % parts:
- * keys that share a byte (floats of one exponent, small integers) would
- * otherwise queue on one shared counter. */
-#define KILN_CH_PARTS 4
 /* The bits CUB's onesweep takes digits of: twiddled, complemented when
  * descending, and then -0.0's pattern made +0.0's (CUB's
  * ProcessFloatMinusZero: both zeros one key, in either direction). The
@@ -44,11 +40,10 @@ __device__ inline kiln_sk_t kiln_cub_bit_ordered(kiln_sk_t u, kiln_sk_t desc) {
 __global__ void __launch_bounds__(256)
     kiln_sort_cub_histogram(const kiln_sk_t *keys, long long n, unsigned long long desc, unsigned *bins,
                             int passes, unsigned *flags, unsigned long long *nan_bits) {
-    __shared__ unsigned s_all[KILN_CH_PARTS][8 * 256];
+    __shared__ unsigned s[8 * 256];
     __shared__ unsigned s_flags;
     __shared__ unsigned long long s_nan;
-    for (int i = threadIdx.x; i < KILN_CH_PARTS * 8 * 256; i += 256) (&s_all[0][0])[i] = 0;
-    unsigned *s = s_all[(threadIdx.x >> 5) % KILN_CH_PARTS];
+    for (int i = threadIdx.x; i < passes * 256; i += 256) s[i] = 0;
     if (threadIdx.x == 0) {
         s_flags = 0;
         s_nan = 0;
@@ -92,11 +87,8 @@ __global__ void __launch_bounds__(256)
     }
     if (f) atomicOr(&s_flags, f);
     __syncthreads();
-    for (int i = threadIdx.x; i < passes * 256; i += 256) {
-        unsigned c = 0;
-        for (int q = 0; q < KILN_CH_PARTS; q++) c += s_all[q][i];
-        if (c) atomicAdd(&bins[i], c);
-    }
+    for (int i = threadIdx.x; i < passes * 256; i += 256)
+        if (s[i]) atomicAdd(&bins[i], s[i]);
     if (threadIdx.x == 0) {
         unsigned all = s_flags;
         if (s_nan) {
