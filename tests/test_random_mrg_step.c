@@ -1,6 +1,7 @@
-/* test_random_mrg_step.c: the MRG32k3a step of kiln's own fill kernels
- * (kiln_gen_next in kiln_rng_gen.cuh: 64-bit integer products folded
- * through 2^32 = c mod m) gives the integers cuRAND's double formulations
+/* test_random_mrg_step.c: the MRG32k3a steps of kiln's own fill kernels
+ * (kiln_rng_gen.cuh: kiln_gen_next, 64-bit integer products folded
+ * through 2^32 = c mod m, and kiln_gen_next_split, component 2 in exact
+ * double arithmetic) give the integers cuRAND's double formulations
  * give (curand_kernel.h: the FMA-and-trunc code it runs before sm_61 and
  * the floor code of its host reference) and the exact remainders, for a
  * million random states and every combination of the edge words 0, 1,
@@ -23,11 +24,13 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-/* Each thread: its state (6 words) stepped STEPS times, writing the STEPS
- * combined values and the state after them. */
+/* Each thread: its state (6 words) stepped STEPS times by the fill loop's
+ * step (kiln_gen_draw on kiln_gen_loop's state: the integer step for
+ * mrg_steps, component 2 in doubles for mrg_steps_split), writing the
+ * STEPS combined values and the state after them. */
 static const char step_kernel[] =
-    "extern \"C\" __global__ void mrg_steps(const unsigned int *in, unsigned int *out, unsigned int count) "
-    "{\n"
+    "template <bool Split>\n"
+    "__device__ void mrg_steps_t(const unsigned int *in, unsigned int *out, unsigned int count) {\n"
     "    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i >= count) return;\n"
     "    kiln_gen_mrg g;\n"
@@ -35,16 +38,29 @@ static const char step_kernel[] =
     "        g.s1[w] = in[6 * i + w];\n"
     "        g.s2[w] = in[6 * i + 3 + w];\n"
     "    }\n"
+    "    typedef kiln_gen_loop<kiln_gen_mrg, Split> loop;\n"
+    "    typename loop::type l;\n"
+    "    loop::in(g, l);\n"
     "    unsigned int *o = out + (6 + " STR(
         STEPS) ") * i;\n"
                "    for (int k = 0; k < " STR(
-                   STEPS) "; k++) o[k] = kiln_gen_next(g);\n"
+                   STEPS) "; k++) o[k] = (unsigned int)kiln_gen_draw(l);\n"
+                          "    loop::out(l, g);\n"
                           "    for (int w = 0; w < 3; w++) {\n"
                           "        o[" STR(
                               STEPS) " + w] = g.s1[w];\n"
                                      "        o[" STR(
                                          STEPS) " + 3 + w] = g.s2[w];\n"
                                                 "    }\n"
+                                                "}\n"
+                                                "extern \"C\" __global__ void mrg_steps(const unsigned int "
+                                                "*in, unsigned int *out, unsigned int count) {\n"
+                                                "    mrg_steps_t<false>(in, out, count);\n"
+                                                "}\n"
+                                                "extern \"C\" __global__ void mrg_steps_split(const unsigned "
+                                                "int *in, unsigned int *out, unsigned int count) "
+                                                "{\n"
+                                                "    mrg_steps_t<true>(in, out, count);\n"
                                                 "}\n"
                                                 "extern \"C\" __global__ void u2d(const unsigned int *in, "
                                                 "double *out, unsigned int count) {\n"
@@ -120,18 +136,13 @@ static uint32_t *make_states(size_t *count) {
     return s;
 }
 
-static void test_step_equals_curand_double_code(void **state) {
-    kiln_context *ctx = *state;
-    size_t n = 0;
-    uint32_t *states = make_states(&n);
-    char *gen = kiln_rng_gen_source();
-    assert_non_null(gen);
-    size_t len = strlen(gen) + sizeof step_kernel;
-    char *src = malloc(len);
-    assert_non_null(src);
-    snprintf(src, len, "%s%s", gen, step_kernel);
+/* Runs kernel `name` of src on the states and checks every value and the
+ * states after STEPS steps against the exact remainders and cuRAND's two
+ * double codes. */
+static void check_steps(kiln_context *ctx, const char *src, const char *name, const uint32_t *states,
+                        size_t n) {
     kiln_kernel *k = NULL;
-    TEST_OK(kiln_kernel_from_source(ctx, src, "mrg_steps", NULL, &k));
+    TEST_OK(kiln_kernel_from_source(ctx, src, name, NULL, &k));
     int64_t in_shape[1] = {(int64_t)n * 6}, out_shape[1] = {(int64_t)n * (6 + STEPS)};
     kiln_array *in = NULL, *out = NULL;
     TEST_OK(kiln_array_from_host(ctx, KILN_UINT32, 1, in_shape, states, n * 6 * sizeof *states, &in));
@@ -155,22 +166,39 @@ static void test_step_equals_curand_double_code(void **state) {
             uint32_t want = kiln_mrg32k3a_next(&exact);
             double a = ref_step(&nj, 1), b = ref_step(&fl, 0);
             if (g[st] != want || (double)g[st] != a || (double)g[st] != b)
-                fail_msg("state %zu {%u %u %u | %u %u %u}, step %d: kiln's kernel %u, exact %u, cuRAND's "
+                fail_msg("%s: state %zu {%u %u %u | %u %u %u}, step %d: kiln's kernel %u, exact %u, cuRAND's "
                          "double code %.17g, floor code %.17g",
-                         i, s0[0], s0[1], s0[2], s0[3], s0[4], s0[5], st, g[st], want, a, b);
+                         name, i, s0[0], s0[1], s0[2], s0[3], s0[4], s0[5], st, g[st], want, a, b);
             checked++;
         }
         for (int w = 0; w < 3; w++)
             if (g[STEPS + w] != exact.s1[w] || g[STEPS + 3 + w] != exact.s2[w])
-                fail_msg("state %zu: word %d after %d steps differs from the exact state", i, w, STEPS);
+                fail_msg("%s: state %zu: word %d after %d steps differs from the exact state", name, i, w,
+                         STEPS);
     }
-    print_message("%zu steps from %zu states: kiln's kernel, exact remainders and cuRAND's two double "
+    print_message("%s: %zu steps from %zu states: kiln's kernel, exact remainders and cuRAND's two double "
                   "codes agree\n",
-                  checked, n);
+                  name, checked, n);
     free(got);
     kiln_array_release(in);
     kiln_array_release(out);
     kiln_kernel_release(k);
+}
+
+static void test_step_equals_curand_double_code(void **state) {
+    kiln_context *ctx = *state;
+    size_t n = 0;
+    uint32_t *states = make_states(&n);
+    char *gen = kiln_rng_gen_source();
+    assert_non_null(gen);
+    size_t len = strlen(gen) + sizeof step_kernel;
+    char *src = malloc(len);
+    assert_non_null(src);
+    snprintf(src, len, "%s%s", gen, step_kernel);
+    check_steps(ctx, src, "mrg_steps", states, n);
+    check_steps(ctx, src, "mrg_steps_split", states, n);
+    kiln_kernel *k = NULL;
+    kiln_array *in = NULL, *out = NULL;
 
     /* the conversion every output starts with */
     uint32_t words[] = {0,           1,           2,           209,         22853,      0x7fffffffu,

@@ -103,9 +103,13 @@ static void run_against_cpu(kiln_context *ctx, kiln_context *cpu, kiln_rng_type 
         void *got = test_read_array(x), *want = test_read_array(y);
         char what[200];
         snprintf(what, sizeof what,
-                 "%s %s offset %llu, call %d (%s, n %zu), chunks of %u steps, blocks of %u, %u registers",
+                 "%s %s offset %llu, call %d (%s, n %zu), chunks of %u steps, blocks of %u, %u registers, "
+                 "step %s",
                  kiln_rng_type_name(type), legacy ? "legacy" : "default", (unsigned long long)offset, c,
-                 dist_names[d], n, cut.steps, cut.block, cut.regs);
+                 dist_names[d], n, cut.steps, cut.block, cut.regs,
+                 cut.fp64 == 1   ? "fp64"
+                 : cut.fp64 == 2 ? "int"
+                                 : "chosen");
         /* normals within the bound: the CPU backend contracts a * b + c into
          * FMAs in kernels (kiln.h), the CPU provider's host code does not */
         compare(what, d, 1, got, want, n);
@@ -135,7 +139,7 @@ static void test_kernels_match_cpu_provider(void **state) {
             size_t n = (size_t)T * 12 + 1001;
             if (d >= KILN_DIST_NORMAL) n = 2 * n + 1;
             const call calls[3] = {{(kiln_rng_dist)d, n}, {(kiln_rng_dist)d, n}, {(kiln_rng_dist)d, 3}};
-            const kiln_rng_own_shape cut = {(uint32_t)(2 + d % 3), 0, 0};
+            const kiln_rng_own_shape cut = {(uint32_t)(2 + d % 3), 0, 0, 1 + (uint32_t)d % 2};
             run_against_cpu(ctx, cpu, type, legacy, e == 1 ? 5 : 4097, calls, 3, cut);
         }
     }
@@ -150,16 +154,18 @@ static void test_kernels_mixed_calls(void **state) {
     const call calls[6] = {{KILN_DIST_UNIFORM_F64, 50001}, {KILN_DIST_NORMAL, 9777},
                            {KILN_DIST_BITS, 300000},       {KILN_DIST_NORMAL_F64, 10},
                            {KILN_DIST_UNIFORM, 90001},     {KILN_DIST_LOGNORMAL, 4097}};
-    run_against_cpu(ctx, cpu, KILN_RNG_XORWOW, 0, 4095, calls, 6, (kiln_rng_own_shape){8, 0, 0});
-    run_against_cpu(ctx, cpu, KILN_RNG_MRG32K3A, 1, 4095, calls, 6, (kiln_rng_own_shape){4, 0, 0});
-    run_against_cpu(ctx, cpu, KILN_RNG_MRG32K3A, 1, 77, calls, 6, (kiln_rng_own_shape){7, 0, 0});
-    run_against_cpu(ctx, cpu, KILN_RNG_XORWOW, 0, 123456789, calls, 6, (kiln_rng_own_shape){1, 0, 0});
+    run_against_cpu(ctx, cpu, KILN_RNG_XORWOW, 0, 4095, calls, 6, (kiln_rng_own_shape){8, 0, 0, 0});
+    run_against_cpu(ctx, cpu, KILN_RNG_MRG32K3A, 1, 4095, calls, 6, (kiln_rng_own_shape){4, 0, 0, 0});
+    run_against_cpu(ctx, cpu, KILN_RNG_MRG32K3A, 1, 77, calls, 6, (kiln_rng_own_shape){7, 0, 0, 0});
+    run_against_cpu(ctx, cpu, KILN_RNG_XORWOW, 0, 123456789, calls, 6, (kiln_rng_own_shape){1, 0, 0, 0});
     kiln_close(cpu);
 }
 
 /* MRG32k3a's kernels in every block size and register budget the
- * settings offer, and the shape the host picks by itself, on a run of
- * mixed calls (skips at many bits: chunks of 5 and 11 steps). */
+ * settings offer, each budget with both steps (integer and double
+ * component 2, taken in turn over the block sizes), and the shape the
+ * host picks by itself, on a run of mixed calls (skips at many bits:
+ * chunks of 5 and 11 steps). */
 static void test_mrg_kernel_variants(void **state) {
     kiln_context *ctx = *state, *cpu = NULL;
     TEST_OK(kiln_open(&cpu, "cpu"));
@@ -170,10 +176,10 @@ static void test_mrg_kernel_variants(void **state) {
     const uint32_t blocks[5] = {64, 128, 256, 512, 1024};
     for (int b = 0; b < 5; b++)
         for (uint32_t regs = 32; regs <= 64; regs += 32) {
-            kiln_rng_own_shape cut = {b % 2 ? 5u : 11u, blocks[b], regs};
+            kiln_rng_own_shape cut = {b % 2 ? 5u : 11u, blocks[b], regs, 1 + (b + regs / 32) % 2};
             run_against_cpu(ctx, cpu, KILN_RNG_MRG32K3A, 0, 81921, calls, 4, cut);
         }
-    run_against_cpu(ctx, cpu, KILN_RNG_MRG32K3A, 0, 3, calls, 4, (kiln_rng_own_shape){0, 0, 0});
+    run_against_cpu(ctx, cpu, KILN_RNG_MRG32K3A, 0, 3, calls, 4, (kiln_rng_own_shape){0, 0, 0, 0});
     kiln_close(cpu);
 }
 
@@ -203,13 +209,13 @@ static void test_mrg_shape_choice(void **state) {
                              (unsigned long long)made[i], T[t], (unsigned long long)chunks, sh.steps, waves);
             }
         }
-    kiln_rng_own_shape sh, want = {100, 512, 64};
+    kiln_rng_own_shape sh, want = {100, 512, 64, 2};
     kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_NORMAL_F64, 1221, 81920, 132, 0, NULL, &sh);
     assert_int_equal(sh.regs, 64);
     kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_NORMAL, 611, 81920, 132, 0, NULL, &sh);
     assert_int_equal(sh.regs, 64);
     kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_UNIFORM, 1221, 81920, 132, 0, &want, &sh);
-    assert_true(sh.steps == 100 && sh.block == 512 && sh.regs == 64);
+    assert_true(sh.steps == 100 && sh.block == 512 && sh.regs == 64 && sh.fp64 == 0);
     /* 1536 resident threads per SM (a float normal's 40 registers): the waves are counted in them */
     kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_NORMAL, 611, 81920, 132, 1536, NULL, &sh);
     double waves = (double)((611 + sh.steps - 1) / sh.steps * 81920) / (132.0 * 1536);
@@ -239,7 +245,7 @@ static void test_kernels_in_a_graph(void **state) {
     TEST_OK(kiln_array_empty(cpu, KILN_FLOAT32, 1, shape, &y));
     kiln_rng_request req = {KILN_DIST_UNIFORM, 0, 0, 1, 0, "test"};
     kiln_rng_own *own = NULL, *own_fresh = NULL;
-    const kiln_rng_own_shape cut = {4, 0, 0};
+    const kiln_rng_own_shape cut = {4, 0, 0, 0};
     TEST_OK(kiln_rng_own_generate_shaped(mine, &own, &req, kiln_array_data(x), n, &cut));
     mine->offset += n;
     TEST_OK(kiln_stream_synchronize(s));

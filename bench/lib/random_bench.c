@@ -13,7 +13,8 @@
  *   synchronize).
  * mrg-sweep: kiln's MRG32k3a kernel at 10^8 (or N) uniform f32 and normal
  *   f32 for each shape the settings offer (KILN_RNG_MRG_STEPS, _BLOCK,
- *   _REGS; steps 0: the host's choice), as ms, GB/s, fraction of the write
+ *   _REGS; steps 0: the host's choice) and each step (KILN_RNG_MRG_STEP:
+ *   int, fp64), as ms, GB/s, fraction of the write
  *   peak and ratio to cuRAND's time from the same run: one GPU run tunes it.
  * cuda-overhead: Philox fills of 10^6 (or N) values, each synchronised,
  *   with and without the cuRAND setters kiln may call before a fill: where
@@ -222,27 +223,30 @@ static int bench_mrg_sweep(size_t n) {
         for (int round = 0; round < ROUNDS; round++)
             b = fmin(b, time_gpu(ctx, api, KILN_RNG_MRG32K3A, d, n, 1, 0));
         printf("%s: cuRAND %.3f ms; steps 0 = the host's choice\n", dist_name[d], b);
-        printf("%6s %6s %5s %10s %9s %8s %7s\n", "steps", "block", "regs", "kiln ms", "GB/s", "of peak",
-               "ratio");
-        for (size_t si = 0; si < sizeof steps / sizeof *steps; si++)
-            for (size_t bi = 0; bi < sizeof blocks / sizeof *blocks; bi++)
-                for (int regs = 32; regs <= 64; regs += 32) {
-                    char v[32];
-                    snprintf(v, sizeof v, "%u", steps[si]);
-                    if (steps[si])
-                        setenv("KILN_RNG_MRG_STEPS", v, 1);
-                    else
-                        unsetenv("KILN_RNG_MRG_STEPS");
-                    snprintf(v, sizeof v, "%u", blocks[bi]);
-                    setenv("KILN_RNG_MRG_BLOCK", v, 1);
-                    snprintf(v, sizeof v, "%d", regs);
-                    setenv("KILN_RNG_MRG_REGS", v, 1);
-                    double a = time_gpu(ctx, api, KILN_RNG_MRG32K3A, d, n, 0, 0);
-                    double gbs = (double)n * 4 / (a * 1e6);
-                    printf("%6u %6u %5d %10.3f %9.0f %7.1f%% %7.3f\n", steps[si], blocks[bi], regs, a, gbs,
-                           100 * gbs / peak, a / b);
-                }
+        printf("%5s %6s %6s %5s %10s %9s %8s %7s\n", "step", "steps", "block", "regs", "kiln ms", "GB/s",
+               "of peak", "ratio");
+        for (int fp = 0; fp < 2; fp++)
+            for (size_t si = 0; si < sizeof steps / sizeof *steps; si++)
+                for (size_t bi = 0; bi < sizeof blocks / sizeof *blocks; bi++)
+                    for (int regs = 32; regs <= 64; regs += 32) {
+                        char v[32];
+                        setenv("KILN_RNG_MRG_STEP", fp ? "fp64" : "int", 1);
+                        snprintf(v, sizeof v, "%u", steps[si]);
+                        if (steps[si])
+                            setenv("KILN_RNG_MRG_STEPS", v, 1);
+                        else
+                            unsetenv("KILN_RNG_MRG_STEPS");
+                        snprintf(v, sizeof v, "%u", blocks[bi]);
+                        setenv("KILN_RNG_MRG_BLOCK", v, 1);
+                        snprintf(v, sizeof v, "%d", regs);
+                        setenv("KILN_RNG_MRG_REGS", v, 1);
+                        double a = time_gpu(ctx, api, KILN_RNG_MRG32K3A, d, n, 0, 0);
+                        double gbs = (double)n * 4 / (a * 1e6);
+                        printf("%5s %6u %6u %5d %10.3f %9.0f %7.1f%% %7.3f\n", fp ? "fp64" : "int", steps[si],
+                               blocks[bi], regs, a, gbs, 100 * gbs / peak, a / b);
+                    }
     }
+    unsetenv("KILN_RNG_MRG_STEP");
     unsetenv("KILN_RNG_MRG_STEPS");
     unsetenv("KILN_RNG_MRG_BLOCK");
     unsetenv("KILN_RNG_MRG_REGS");

@@ -122,6 +122,51 @@ __device__ __forceinline__ unsigned int kiln_gen_next(kiln_gen_mrg &s) {
     return p1 - p2 + (p1 > p2 ? 0u : m1);
 }
 
+/* The fill loop's MRG32k3a state with component 2 as doubles (the `_d`
+ * kernels): the step's integer work is all on the GPU's integer pipe (64
+ * operations a clock per SM on sm_90, one budget for multiplies, adds,
+ * compares and selects), which bounds the integer step; component 2 and
+ * the combination then run on the separate double pipe. Every value is an
+ * integer below 2^53, so each double operation is exact: the products
+ * (< 2^21 2^32), their difference, and p - k m2 for k = p / m2 rounded to
+ * the nearest integer (by adding and taking away 1.5 2^52), which leaves
+ * p mod m2 or that minus m2: one conditional add. The values are the
+ * integer step's, bit for bit (tests/test_random_mrg_step.c). */
+struct kiln_gen_mrg_split {
+    unsigned int s1[3];
+    double s2[3];
+};
+
+/* (double)r for r < 2^32, on the double adder: 2^52 + r has r as its low
+ * word. The GPU converts integers to doubles at a quarter of its double
+ * rate (16 a clock per SM on sm_80/sm_90), and MRG32k3a's conversions all
+ * start here. */
+__device__ __forceinline__ double kiln_gen_u2d(unsigned int r) {
+    return __hiloint2double(0x43300000, (int)r) - 4503599627370496.0;
+}
+
+/* The combined value (in [1, m1]) as a double. */
+__device__ __forceinline__ double kiln_gen_next_split(kiln_gen_mrg_split &s) {
+    const unsigned int m1 = 4294967087u;
+    const unsigned long long p = kiln_gen_mad_wide(1403580u, s.s1[1], kiln_gen_mad_wide(810728u, m1 - s.s1[0], 0));
+    const unsigned int t1 = (unsigned int)(p >> 32) * 209u + 209u;
+    const unsigned int y1 = t1 + (unsigned int)p;
+    const unsigned int p1 = y1 < t1 ? y1 : y1 - 209u;
+    s.s1[0] = s.s1[1];
+    s.s1[1] = s.s1[2];
+    s.s1[2] = p1;
+    const double m2 = 4294944443.0, round = 6755399441055744.0; /* 1.5 2^52 */
+    const double q = fma(527612.0, s.s2[2], -(1370589.0 * s.s2[0]));
+    const double k = fma(q, 1.0 / 4294944443.0, round) - round;
+    double r = fma(-k, m2, q);
+    r = r < 0.0 ? r + m2 : r;
+    s.s2[0] = s.s2[1];
+    s.s2[1] = s.s2[2];
+    s.s2[2] = r;
+    const double x = kiln_gen_u2d(p1) - r;
+    return x > 0.0 ? x : x + 4294967087.0;
+}
+
 __device__ __forceinline__ void kiln_gen_load(kiln_gen_xorwow &s, const unsigned int *in, unsigned int T,
                                               unsigned int t) {
     s.d = in[t];
@@ -269,26 +314,22 @@ __device__ __forceinline__ void kiln_gen_step(kiln_gen_xorwow &s, double mean, d
     }
 }
 
-/* (double)r for r < 2^32, on the double adder: 2^52 + r has r as its low
- * word. The GPU converts integers to doubles at a quarter of its double
- * rate (16 a clock per SM on sm_80/sm_90), and MRG32k3a's conversions all
- * start here. */
-__device__ __forceinline__ double kiln_gen_u2d(unsigned int r) {
-    return __hiloint2double(0x43300000, (int)r) - 4503599627370496.0;
-}
+/* One MRG32k3a draw as a double: the combined value, exactly. */
+__device__ __forceinline__ double kiln_gen_draw(kiln_gen_mrg &s) { return kiln_gen_u2d(kiln_gen_next(s)); }
+__device__ __forceinline__ double kiln_gen_draw(kiln_gen_mrg_split &s) { return kiln_gen_next_split(s); }
 
-template <int Dist, class E>
-__device__ __forceinline__ void kiln_gen_step(kiln_gen_mrg &s, double mean, double stddev, E &o0, E &o1) {
+template <int Dist, class E, class M>
+__device__ __forceinline__ void kiln_gen_mrg_step(M &s, double mean, double stddev, E &o0, E &o1) {
     const double norm = 2.3283065498378288e-10;
     if (Dist == KILN_GEN_BITS) {
-        o0 = (E)((unsigned int)(kiln_gen_u2d(kiln_gen_next(s)) * 1.000000048662));
+        o0 = (E)((unsigned int)(kiln_gen_draw(s) * 1.000000048662));
     } else if (Dist == KILN_GEN_UNIFORM) {
-        o0 = (E)((float)(kiln_gen_u2d(kiln_gen_next(s)) * norm));
+        o0 = (E)((float)(kiln_gen_draw(s) * norm));
     } else if (Dist == KILN_GEN_UNIFORM_F64) {
-        o0 = (E)(kiln_gen_u2d(kiln_gen_next(s)) * norm);
+        o0 = (E)(kiln_gen_draw(s) * norm);
     } else if (Dist == KILN_GEN_NORMAL || Dist == KILN_GEN_LOGNORMAL) {
-        const float x = (float)(kiln_gen_u2d(kiln_gen_next(s)) * norm);
-        const float y = (float)(kiln_gen_u2d(kiln_gen_next(s)) * norm) * 6.2831855f;
+        const float x = (float)(kiln_gen_draw(s) * norm);
+        const float y = (float)(kiln_gen_draw(s) * norm) * 6.2831855f;
         const float r = sqrtf(-2.0f * logf(x));
         float a, b;
         kiln_sincos_normal(y, &a, &b);
@@ -298,8 +339,8 @@ __device__ __forceinline__ void kiln_gen_step(kiln_gen_mrg &s, double mean, doub
         o0 = (E)(Dist == KILN_GEN_LOGNORMAL ? expf(a) : a);
         o1 = (E)(Dist == KILN_GEN_LOGNORMAL ? expf(b) : b);
     } else {
-        const double x = kiln_gen_u2d(kiln_gen_next(s)) * norm;
-        const double y = kiln_gen_u2d(kiln_gen_next(s)) * norm * 2.0;
+        const double x = kiln_gen_draw(s) * norm;
+        const double y = kiln_gen_draw(s) * norm * 2.0;
         const double r = sqrt(-2.0 * log(x));
         double a, b;
 #ifdef __CUDA_ARCH__
@@ -314,10 +355,43 @@ __device__ __forceinline__ void kiln_gen_step(kiln_gen_mrg &s, double mean, doub
         o1 = (E)(Dist == KILN_GEN_LOGNORMAL_F64 ? exp(b) : b);
     }
 }
+template <int Dist, class E>
+__device__ __forceinline__ void kiln_gen_step(kiln_gen_mrg &s, double mean, double stddev, E &o0, E &o1) {
+    kiln_gen_mrg_step<Dist>(s, mean, stddev, o0, o1);
+}
+template <int Dist, class E>
+__device__ __forceinline__ void kiln_gen_step(kiln_gen_mrg_split &s, double mean, double stddev, E &o0, E &o1) {
+    kiln_gen_mrg_step<Dist>(s, mean, stddev, o0, o1);
+}
 
 /* ---------------------------------------------------------------- the fill */
 template <class State> struct kiln_gen_unroll { static constexpr int steps = 1; };
 template <> struct kiln_gen_unroll<kiln_gen_mrg> { static constexpr int steps = 4; };
+template <> struct kiln_gen_unroll<kiln_gen_mrg_split> { static constexpr int steps = 4; };
+
+/* The state the fill loop steps: the loaded state itself, or for the `_d`
+ * kernels MRG32k3a's with component 2 as doubles (converted after the
+ * skip-ahead, back before the store). */
+template <class State, bool Split> struct kiln_gen_loop {
+    typedef State type;
+    static __device__ __forceinline__ void in(const State &s, type &l) { l = s; }
+    static __device__ __forceinline__ void out(const type &l, State &s) { s = l; }
+};
+template <> struct kiln_gen_loop<kiln_gen_mrg, true> {
+    typedef kiln_gen_mrg_split type;
+    static __device__ __forceinline__ void in(const kiln_gen_mrg &s, type &l) {
+        for (int w = 0; w < 3; w++) {
+            l.s1[w] = s.s1[w];
+            l.s2[w] = kiln_gen_u2d(s.s2[w]);
+        }
+    }
+    static __device__ __forceinline__ void out(const type &l, kiln_gen_mrg &s) {
+        for (int w = 0; w < 3; w++) {
+            s.s1[w] = l.s1[w];
+            s.s2[w] = (unsigned int)l.s2[w];
+        }
+    }
+};
 
 /* One step's outputs at p: a pair store where aligned and whole. */
 template <int Dist, class State, class elem>
@@ -343,7 +417,7 @@ __device__ __forceinline__ void kiln_gen_emit(State &s, elem *p, const elem *end
 /* GPU thread (chunk c, logical place L) makes steps c K .. c K + K - 1 of
  * L's logical thread (fewer in the last chunk). T is a multiple of the
  * block size, so a block's threads share c (and their skip). */
-template <class State, int Dist>
+template <class State, int Dist, bool Split>
 __device__ __forceinline__ void
 kiln_gen_fill(unsigned long long out_address, unsigned long long n, unsigned long long sin_address,
               unsigned long long sout_address, unsigned long long tables_address, unsigned int T,
@@ -376,15 +450,19 @@ kiln_gen_fill(unsigned long long out_address, unsigned long long n, unsigned lon
     const elem *end = (const elem *)out_address + n;
     const unsigned long long stride = (unsigned long long)T * width;
     const bool pairs = ((unsigned long long)p & (2 * sizeof(elem) - 1)) == 0;
+    typedef kiln_gen_loop<State, Split> loop;
+    typename loop::type l;
+    loop::in(s, l);
     if (kiln_gen_unroll<State>::steps > 1) {
         /* MRG32k3a: four steps per trip of the loop, one count test among them */
 #pragma unroll 4
         for (unsigned int i = 0; i < count; i++, p += stride)
-            kiln_gen_emit<Dist>(s, p, end, pairs, mean, stddev);
+            kiln_gen_emit<Dist>(l, p, end, pairs, mean, stddev);
     } else {
         for (unsigned int i = 0; i < count; i++, p += stride)
-            kiln_gen_emit<Dist>(s, p, end, pairs, mean, stddev);
+            kiln_gen_emit<Dist>(l, p, end, pairs, mean, stddev);
     }
+    loop::out(l, s);
     const unsigned long long owner = made ? (made - 1) / K : 0;
     if (c == owner) kiln_gen_store(s, (unsigned int *)sout_address, T, t);
 }
@@ -392,24 +470,26 @@ kiln_gen_fill(unsigned long long out_address, unsigned long long n, unsigned lon
 /* XORWOW: 4 blocks of 256 per SM (64 registers, no spills). MRG32k3a: any
  * block size that divides T; two register budgets, 64 (`_r64`) and 32
  * (`_r32`: 2048 threads per SM), the host picks (rng_own_shape.c). */
-#define KILN_GEN_KERNEL(engine, State, dist, Dist, suffix, bounds)                                           \
+#define KILN_GEN_KERNEL(engine, State, dist, Dist, suffix, bounds, split)                                    \
     extern "C" __global__ void bounds kiln_rng_##engine##_##dist##suffix(                                    \
         unsigned long long out, unsigned long long n, unsigned long long sin, unsigned long long sout,       \
         unsigned long long tables, unsigned int T, unsigned int rot, unsigned int K, double mean,           \
         double stddev) {                                                                                     \
-        kiln_gen_fill<State, Dist>(out, n, sin, sout, tables, T, rot, K, mean, stddev);                      \
+        kiln_gen_fill<State, Dist, split>(out, n, sin, sout, tables, T, rot, K, mean, stddev);               \
     }
-#define KILN_GEN_KERNELS(engine, State, suffix, bounds)                                                      \
-    KILN_GEN_KERNEL(engine, State, bits, KILN_GEN_BITS, suffix, bounds)                                      \
-    KILN_GEN_KERNEL(engine, State, uniform, KILN_GEN_UNIFORM, suffix, bounds)                                \
-    KILN_GEN_KERNEL(engine, State, uniform_f64, KILN_GEN_UNIFORM_F64, suffix, bounds)                        \
-    KILN_GEN_KERNEL(engine, State, normal, KILN_GEN_NORMAL, suffix, bounds)                                  \
-    KILN_GEN_KERNEL(engine, State, normal_f64, KILN_GEN_NORMAL_F64, suffix, bounds)                          \
-    KILN_GEN_KERNEL(engine, State, lognormal, KILN_GEN_LOGNORMAL, suffix, bounds)                            \
-    KILN_GEN_KERNEL(engine, State, lognormal_f64, KILN_GEN_LOGNORMAL_F64, suffix, bounds)
-KILN_GEN_KERNELS(xorwow, kiln_gen_xorwow, , __launch_bounds__(256, 4))
-KILN_GEN_KERNELS(mrg32k3a, kiln_gen_mrg, _r64, __launch_bounds__(1024, 1))
-KILN_GEN_KERNELS(mrg32k3a, kiln_gen_mrg, _r32, __launch_bounds__(1024, 2))
+#define KILN_GEN_KERNELS(engine, State, suffix, bounds, split)                                                      \
+    KILN_GEN_KERNEL(engine, State, bits, KILN_GEN_BITS, suffix, bounds, split)                                      \
+    KILN_GEN_KERNEL(engine, State, uniform, KILN_GEN_UNIFORM, suffix, bounds, split)                                \
+    KILN_GEN_KERNEL(engine, State, uniform_f64, KILN_GEN_UNIFORM_F64, suffix, bounds, split)                        \
+    KILN_GEN_KERNEL(engine, State, normal, KILN_GEN_NORMAL, suffix, bounds, split)                                  \
+    KILN_GEN_KERNEL(engine, State, normal_f64, KILN_GEN_NORMAL_F64, suffix, bounds, split)                          \
+    KILN_GEN_KERNEL(engine, State, lognormal, KILN_GEN_LOGNORMAL, suffix, bounds, split)                            \
+    KILN_GEN_KERNEL(engine, State, lognormal_f64, KILN_GEN_LOGNORMAL_F64, suffix, bounds, split)
+KILN_GEN_KERNELS(xorwow, kiln_gen_xorwow, , __launch_bounds__(256, 4), false)
+KILN_GEN_KERNELS(mrg32k3a, kiln_gen_mrg, _r64, __launch_bounds__(1024, 1), false)
+KILN_GEN_KERNELS(mrg32k3a, kiln_gen_mrg, _r32, __launch_bounds__(1024, 2), false)
+KILN_GEN_KERNELS(mrg32k3a, kiln_gen_mrg, _d64, __launch_bounds__(1024, 1), true)
+KILN_GEN_KERNELS(mrg32k3a, kiln_gen_mrg, _d32, __launch_bounds__(1024, 2), true)
 
 /* ---------------------------------------------------------------- fresh states */
 /* curand_init(seed, t, offset / T + (t < offset % T)) for each thread t: a

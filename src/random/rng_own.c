@@ -20,12 +20,14 @@ extern const char kiln_embedded_kiln_random[];
 extern const char kiln_embedded_kiln_rng_gen[];
 
 struct kiln_rng_own {
-    kiln_cached_module *module;            /* the context's (module_cache.h), as are the kernels */
-    kiln_kernel *fill[2][KILN_DIST_COUNT]; /* [0]: XORWOW's, MRG32k3a's _r64; [1]: MRG32k3a's _r32 */
+    kiln_cached_module *module; /* the context's (module_cache.h), as are the kernels */
+    /* [0]: XORWOW's, MRG32k3a's _r64; [1]: MRG32k3a's _r32; [2], [3]:
+     * MRG32k3a's _d64, _d32 (component 2 on the double pipe) */
+    kiln_kernel *fill[4][KILN_DIST_COUNT];
     /* MRG32k3a: blocks of fill's kernel one SM holds, for the block size
      * asked last (a driver call saved on every later fill) */
-    int per_sm[2][KILN_DIST_COUNT];
-    uint32_t per_sm_block[2][KILN_DIST_COUNT];
+    int per_sm[4][KILN_DIST_COUNT];
+    uint32_t per_sm_block[4][KILN_DIST_COUNT];
     kiln_kernel *setup;
     kiln_kernel *copy;     /* kiln_rng_states_copy, for fills inside a graph capture */
     kiln_array *tables;    /* XORWOW: M^(2^k), k < 131; MRG32k3a: A1^(2^k), A2^(2^k), k < 128 */
@@ -139,7 +141,7 @@ kiln_status kiln_rng_own_generate_shaped(kiln_rng *rng, kiln_rng_own **pown, con
     int sms = rng->ctx->info.multiprocessors > 0 ? rng->ctx->info.multiprocessors : 132;
     kiln_rng_own_shape shape;
     kiln_rng_own_shape_for(f.engine, req->dist, max_made, T, sms, 0, want, &shape);
-    int variant = f.engine == KILN_ENGINE_MRG && shape.regs == 32;
+    int variant = f.engine == KILN_ENGINE_MRG ? (shape.regs == 32) + 2 * (int)shape.fp64 : 0;
     int capturing = kiln_context_capturing(rng->ctx);
     if (capturing && (!own->module || !own->tables || own->T != f.threads || !own->fill[variant][req->dist]))
         return kiln_set_error(KILN_ERR_CAPTURE,
@@ -151,10 +153,9 @@ kiln_status kiln_rng_own_generate_shaped(kiln_rng *rng, kiln_rng_own **pown, con
     const char *eng = f.engine == KILN_ENGINE_XORWOW ? "xorwow" : "mrg32k3a";
     if (!own->fill[variant][req->dist]) {
         char kname[64];
+        static const char *const suffix[4] = {"_r64", "_r32", "_d64", "_d32"};
         snprintf(kname, sizeof kname, "kiln_rng_%s_%s%s", eng, dist_suffix[req->dist],
-                 f.engine == KILN_ENGINE_XORWOW ? ""
-                 : variant                      ? "_r32"
-                                                : "_r64");
+                 f.engine == KILN_ENGINE_XORWOW ? "" : suffix[variant]);
         st = kiln_module_cache_kernel(rng->ctx, own->module, kname, &own->fill[variant][req->dist]);
         if (st != KILN_OK) return st;
     }

@@ -23,13 +23,18 @@ typedef struct kiln_rng_own_shape {
     uint32_t steps; /* steps of a logical thread per GPU thread (a chunk) */
     uint32_t block; /* GPU threads per block: a power of two, 64 .. 1024 (XORWOW: 256) */
     uint32_t regs;  /* MRG32k3a: the kernels' register budget, 32 or 64 */
+    /* MRG32k3a's step, the same values either way: 1 for the kernels that
+     * step component 2 in doubles (`_d`), 0 for the all-integer ones
+     * (`_r`); in `want`, 0 leaves it to KILN_RNG_MRG_STEP, 1 asks for `_d`
+     * and 2 for `_r` */
+    uint32_t fp64;
 } kiln_rng_own_shape;
 
 /* The shape of a fill whose busiest logical thread makes max_made steps,
  * T logical threads, on sms SMs that each hold resident_per_sm threads of
  * the kernel (0: as its register budget allows at most): the nonzero
  * fields of `want` (may be NULL) are kept, MRG32k3a's others come from
- * KILN_RNG_MRG_STEPS, _BLOCK and _REGS where set, the rest is chosen. */
+ * KILN_RNG_MRG_STEPS, _BLOCK, _REGS and _STEP where set, the rest is chosen. */
 void kiln_rng_own_shape_for(kiln_rng_engine_kind engine, kiln_rng_dist dist, uint64_t max_made, uint32_t T,
                             int sms, int resident_per_sm, const kiln_rng_own_shape *want,
                             kiln_rng_own_shape *out);

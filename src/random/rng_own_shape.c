@@ -5,6 +5,7 @@
  * MRG32k3a's (so that one GPU run can sweep them); what they leave is
  * chosen here from the fill's size and the device's SM count. */
 #include <math.h>
+#include <string.h>
 
 #include "core/settings.h"
 #include "random/rng_own.h"
@@ -57,13 +58,14 @@ static int power_of_two(long v) { return v > 0 && (v & (v - 1)) == 0; }
 void kiln_rng_own_shape_for(kiln_rng_engine_kind engine, kiln_rng_dist dist, uint64_t max_made, uint32_t T,
                             int sms, int resident_per_sm, const kiln_rng_own_shape *want,
                             kiln_rng_own_shape *out) {
-    kiln_rng_own_shape none = {0, 0, 0};
+    kiln_rng_own_shape none = {0, 0, 0, 0};
     if (!want) want = &none;
     if (sms <= 0) sms = 132;
     if (engine == KILN_ENGINE_XORWOW) {
         out->regs = 64;
         out->block = 256;
         out->steps = want->steps ? want->steps : xorwow_steps(max_made, T, sms);
+        out->fp64 = 0;
         return;
     }
     /* 32 registers hold the bits and uniform fills without a spill (ptxas
@@ -71,6 +73,9 @@ void kiln_rng_own_shape_for(kiln_rng_engine_kind engine, kiln_rng_dist dist, uin
      * (floats), 50 to 64 (doubles) */
     long regs = want->regs ? (long)want->regs : kiln_setting_int("KILN_RNG_MRG_REGS", 32, 64, 0);
     out->regs = regs == 32 || regs == 64 ? (uint32_t)regs : dist >= KILN_DIST_NORMAL ? 64 : 32;
+    /* the step: component 2 on the double pipe unless asked otherwise */
+    const char *step = kiln_setting_string("KILN_RNG_MRG_STEP");
+    out->fp64 = want->fp64 ? want->fp64 == 1 : !(step && strcmp(step, "int") == 0);
     long block = want->block ? (long)want->block : kiln_setting_int("KILN_RNG_MRG_BLOCK", 64, 1024, 0);
     out->block = power_of_two(block) && block >= 64 && block <= 1024 ? (uint32_t)block : 256;
     long steps = want->steps ? (long)want->steps : kiln_setting_int("KILN_RNG_MRG_STEPS", 1, 1L << 24, 0);
