@@ -184,18 +184,29 @@ static void test_mrg_kernel_variants(void **state) {
 }
 
 /* The shape the host picks for MRG32k3a: chunks that cover the busiest
- * thread's steps, none shorter than 32 steps unless the fill is, and for
- * an H100's 132 SMs, where the fill has the steps to fill the GPU, a grid
- * within 15 % of whole waves of resident threads (the settings are unset
- * in the test environment). */
+ * thread's steps, none shorter than 32 steps unless the fill is; for the
+ * integer step on an H100's 132 SMs, where the fill has the steps to fill
+ * the GPU, a grid within 15 % of whole waves of resident threads; for the
+ * double step (the default), chunks as long as the work spread over one
+ * wave (the settings are unset in the test environment). */
 static void test_mrg_shape_choice(void **state) {
     (void)state;
     const uint32_t T[2] = {81920, 4096};
     const uint64_t made[6] = {1, 13, 31, 611, 1221, 24415};
+    const kiln_rng_own_shape int_step = {0, 0, 0, 2};
     for (int t = 0; t < 2; t++)
         for (int i = 0; i < 6; i++) {
             kiln_rng_own_shape sh;
-            kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_UNIFORM, made[i], T[t], 132, 0, NULL, &sh);
+            kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_UNIFORM, made[i], T[t], 132, 1536, NULL, &sh);
+            uint64_t want = (made[i] * T[t] + 132 * 1536 - 1) / (132 * 1536);
+            want = want < 32 ? 32 : want;
+            want = made[i] <= 32 || want > made[i] ? made[i] : want;
+            if (!sh.fp64 || sh.regs != 64 || sh.steps != want)
+                fail_msg(
+                    "double step, %llu steps, T %u: step %s, %u registers, chunks of %u steps (want %llu)",
+                    (unsigned long long)made[i], T[t], sh.fp64 ? "fp64" : "int", sh.regs, sh.steps,
+                    (unsigned long long)want);
+            kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_UNIFORM, made[i], T[t], 132, 0, &int_step, &sh);
             uint64_t chunks = (made[i] + sh.steps - 1) / sh.steps;
             if (sh.steps == 0 || sh.steps > made[i] || (sh.steps < 32 && sh.steps != made[i]))
                 fail_msg("%llu steps, T %u: chunks of %u steps", (unsigned long long)made[i], T[t], sh.steps);
@@ -216,8 +227,9 @@ static void test_mrg_shape_choice(void **state) {
     assert_int_equal(sh.regs, 64);
     kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_UNIFORM, 1221, 81920, 132, 0, &want, &sh);
     assert_true(sh.steps == 100 && sh.block == 512 && sh.regs == 64 && sh.fp64 == 0);
-    /* 1536 resident threads per SM (a float normal's 40 registers): the waves are counted in them */
-    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_NORMAL, 611, 81920, 132, 1536, NULL, &sh);
+    /* the integer step at 1536 resident threads per SM (a float normal's 40 registers): the waves are
+     * counted in them */
+    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_NORMAL, 611, 81920, 132, 1536, &int_step, &sh);
     double waves = (double)((611 + sh.steps - 1) / sh.steps * 81920) / (132.0 * 1536);
     if (waves / ceil(waves) < 0.85) fail_msg("611 steps at 1536 threads per SM: %.2f waves", waves);
 }

@@ -202,6 +202,19 @@ static int bench_cuda(size_t n) {
     return 0;
 }
 
+/* Up to 16 unsigned numbers from a comma-separated list in env var `name`
+ * into list; the count, or `dflt` (the list untouched) when it is unset. */
+static size_t list_from_env(const char *name, unsigned *list, size_t dflt) {
+    const char *v = getenv(name);
+    if (!v || !*v) return dflt;
+    size_t n = 0;
+    for (char *end = NULL; *v && n < 16; v = *end ? end + 1 : end) {
+        list[n++] = (unsigned)strtoul(v, &end, 10);
+        if (end == v) break;
+    }
+    return n;
+}
+
 /* kiln's MRG32k3a kernel in every shape the settings offer, beside
  * cuRAND's time from the same run. */
 static int bench_mrg_sweep(size_t n) {
@@ -212,8 +225,14 @@ static int bench_mrg_sweep(size_t n) {
     double peak = w ? atof(w) : 2900.0;
     setenv("KILN_RNG_MRG_CUDA", "own", 1);
     int sms = ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 132;
-    static const unsigned steps[] = {0, 32, 64, 128, 256, 512, 1024};
-    static const unsigned blocks[] = {128, 256, 512};
+    /* the lists swept, each replaceable by a comma-separated list in
+     * KILN_BENCH_MRG_STEPS, _BLOCKS, _REGS, _KINDS (0 int, 1 fp64) */
+    unsigned steps[16] = {0, 32, 64, 128, 256, 512, 1024}, blocks[16] = {128, 256, 512},
+             regs_list[16] = {32, 64}, kinds[16] = {0, 1};
+    size_t nsteps = list_from_env("KILN_BENCH_MRG_STEPS", steps, 7),
+           nblocks = list_from_env("KILN_BENCH_MRG_BLOCKS", blocks, 3),
+           nregs = list_from_env("KILN_BENCH_MRG_REGS", regs_list, 2),
+           nkinds = list_from_env("KILN_BENCH_MRG_KINDS", kinds, 2);
     static const int dists[2] = {U32, N32};
     printf("MRG32k3a, kiln's kernel, %zu values, %d SMs; write peak %.0f GB/s; ratio = kiln / cuRAND\n", n,
            sms, peak);
@@ -225,10 +244,11 @@ static int bench_mrg_sweep(size_t n) {
         printf("%s: cuRAND %.3f ms; steps 0 = the host's choice\n", dist_name[d], b);
         printf("%5s %6s %6s %5s %10s %9s %8s %7s\n", "step", "steps", "block", "regs", "kiln ms", "GB/s",
                "of peak", "ratio");
-        for (int fp = 0; fp < 2; fp++)
-            for (size_t si = 0; si < sizeof steps / sizeof *steps; si++)
-                for (size_t bi = 0; bi < sizeof blocks / sizeof *blocks; bi++)
-                    for (int regs = 32; regs <= 64; regs += 32) {
+        for (size_t ki = 0; ki < nkinds; ki++)
+            for (size_t si = 0; si < nsteps; si++)
+                for (size_t bi = 0; bi < nblocks; bi++)
+                    for (size_t ri = 0; ri < nregs; ri++) {
+                        int fp = kinds[ki] != 0, regs = (int)regs_list[ri];
                         char v[32];
                         setenv("KILN_RNG_MRG_STEP", fp ? "fp64" : "int", 1);
                         snprintf(v, sizeof v, "%u", steps[si]);
