@@ -189,7 +189,7 @@ static void test_step_equals_curand_double_code(void **state) {
     kiln_context *ctx = *state;
     size_t n = 0;
     uint32_t *states = make_states(&n);
-    char *gen = kiln_rng_gen_source();
+    char *gen = kiln_rng_gen_source(KILN_RNG_GEN_NONE);
     assert_non_null(gen);
     size_t len = strlen(gen) + sizeof step_kernel;
     char *src = malloc(len);

@@ -197,7 +197,8 @@ static void test_mrg_shape_choice(void **state) {
     for (int t = 0; t < 2; t++)
         for (int i = 0; i < 6; i++) {
             kiln_rng_own_shape sh;
-            kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_UNIFORM, made[i], T[t], 132, 1536, NULL, &sh);
+            kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_UNIFORM, made[i], T[t], 132, 1, 1536, NULL,
+                                   &sh);
             uint64_t want = (made[i] * T[t] + 132 * 1536 - 1) / (132 * 1536);
             want = want < 32 ? 32 : want;
             want = made[i] <= 32 || want > made[i] ? made[i] : want;
@@ -206,7 +207,8 @@ static void test_mrg_shape_choice(void **state) {
                     "double step, %llu steps, T %u: step %s, %u registers, chunks of %u steps (want %llu)",
                     (unsigned long long)made[i], T[t], sh.fp64 ? "fp64" : "int", sh.regs, sh.steps,
                     (unsigned long long)want);
-            kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_UNIFORM, made[i], T[t], 132, 0, &int_step, &sh);
+            kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_UNIFORM, made[i], T[t], 132, 1, 0, &int_step,
+                                   &sh);
             uint64_t chunks = (made[i] + sh.steps - 1) / sh.steps;
             if (sh.steps == 0 || sh.steps > made[i] || (sh.steps < 32 && sh.steps != made[i]))
                 fail_msg("%llu steps, T %u: chunks of %u steps", (unsigned long long)made[i], T[t], sh.steps);
@@ -221,15 +223,17 @@ static void test_mrg_shape_choice(void **state) {
             }
         }
     kiln_rng_own_shape sh, want = {100, 512, 64, 2};
-    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_NORMAL_F64, 1221, 81920, 132, 0, NULL, &sh);
+    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_NORMAL_F64, 1221, 81920, 132, 1, 0, NULL, &sh);
+    assert_true(sh.regs == 64 && sh.fp64 == 0); /* the double normals: the integer step */
+    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_UNIFORM, 1221, 81920, 132, 0, 0, NULL, &sh);
+    assert_true(sh.regs == 32 && sh.fp64 == 0); /* slow doubles: the integer step */
+    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_NORMAL, 611, 81920, 132, 1, 0, NULL, &sh);
     assert_int_equal(sh.regs, 64);
-    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_NORMAL, 611, 81920, 132, 0, NULL, &sh);
-    assert_int_equal(sh.regs, 64);
-    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_UNIFORM, 1221, 81920, 132, 0, &want, &sh);
+    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_UNIFORM, 1221, 81920, 132, 1, 0, &want, &sh);
     assert_true(sh.steps == 100 && sh.block == 512 && sh.regs == 64 && sh.fp64 == 0);
     /* the integer step at 1536 resident threads per SM (a float normal's 40 registers): the waves are
      * counted in them */
-    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_NORMAL, 611, 81920, 132, 1536, &int_step, &sh);
+    kiln_rng_own_shape_for(KILN_ENGINE_MRG, KILN_DIST_NORMAL, 611, 81920, 132, 1, 1536, &int_step, &sh);
     double waves = (double)((611 + sh.steps - 1) / sh.steps * 81920) / (132.0 * 1536);
     if (waves / ceil(waves) < 0.85) fail_msg("611 steps at 1536 threads per SM: %.2f waves", waves);
 }
@@ -307,47 +311,58 @@ static int resource_report(const char *log, const char *kernel, int *registers, 
     return used && sscanf(used, "Used %d registers", registers) == 1;
 }
 
-/* The kernels' source compiles for sm_90 through NVRTC, every MRG32k3a
- * variant within its register budget (32 or 64) and, for the variants the
- * host picks by default, with at most two words spilled. */
+/* Each part of the kernels' source compiles for sm_90 through NVRTC, every
+ * MRG32k3a variant within its register budget (32 or 64) and, for the
+ * variants the host picks by default, with at most two words spilled. */
 static void test_kernels_compile_for_sm90(void **state) {
     (void)state;
-    char *src = kiln_rng_gen_source(), *log = NULL;
-    assert_non_null(src);
     const char *was = getenv("CUDA_CACHE_DISABLE");
     char *saved = was ? strdup(was) : NULL;
     setenv("CUDA_CACHE_DISABLE", "1", 1); /* NVRTC runs ptxas, which reports */
-    kiln_status s = kiln_compile_only("cuda", "sm_90", src, "kiln_rng_gen.cu", NULL, &log);
+    for (int part = KILN_RNG_GEN_SETUP; part <= KILN_RNG_GEN_MRG_D32; part++) {
+        char *src = kiln_rng_gen_source(part), *log = NULL;
+        assert_non_null(src);
+        kiln_status s = kiln_compile_only("cuda", "sm_90", src, "kiln_rng_gen.cu", NULL, &log);
+        free(src);
+        if (s == KILN_ERR_COMPILER_MISSING) {
+            print_message("NVRTC not found: the sm_90 compile of kiln's generator kernels is not checked\n");
+            kiln_free(log);
+            break;
+        }
+        if (s != KILN_OK)
+            fail_msg("part %d of kiln's generator kernels does not compile for sm_90: %s\n%s", part,
+                     kiln_last_error(), log ? log : "");
+        int budget = part == KILN_RNG_GEN_MRG_R32 || part == KILN_RNG_GEN_MRG_D32 ? 32 : 64;
+        int fp64 = part >= KILN_RNG_GEN_MRG_D64;
+        if (part >= KILN_RNG_GEN_MRG_R64 && log && strstr(log, "registers")) {
+            for (int d = 0; d < KILN_DIST_COUNT; d++) {
+                char name[64];
+                snprintf(name, sizeof name, "kiln_rng_mrg32k3a_%s_%c%d", dist_names[d], fp64 ? 'd' : 'r',
+                         budget);
+                int regs = 0, spills = 0;
+                if (!resource_report(log, name, &regs, &spills))
+                    fail_msg("no ptxas report on %s in NVRTC's log:\n%.3000s", name, log);
+                print_message("%-36s %2d registers, %3d bytes of spill stores\n", name, regs, spills);
+                /* the host's picks (rng_own_shape.c): the double step at 64
+                 * registers, but the integer step for the double normals,
+                 * at 32 registers (normals 64); at 64 registers ptxas
+                 * spills a word of the integer step's log-normal doubles */
+                int double_math = d == KILN_DIST_NORMAL_F64 || d == KILN_DIST_LOGNORMAL_F64;
+                int picked = fp64 != double_math && budget == (fp64 || d >= KILN_DIST_NORMAL ? 64 : 32);
+                if (regs > budget || (picked && spills > 8))
+                    fail_msg("%s: %d registers, %d bytes spilled", name, regs, spills);
+            }
+        } else if (part >= KILN_RNG_GEN_MRG_R64) {
+            print_message(
+                "no ptxas report in NVRTC's log: the MRG32k3a kernels' registers are not checked\n");
+        }
+        kiln_free(log);
+    }
     if (saved)
         setenv("CUDA_CACHE_DISABLE", saved, 1);
     else
         unsetenv("CUDA_CACHE_DISABLE");
     free(saved);
-    if (s == KILN_ERR_COMPILER_MISSING)
-        print_message("NVRTC not found: the sm_90 compile of kiln's generator kernels is not checked\n");
-    else if (s != KILN_OK)
-        fail_msg("kiln's generator kernels do not compile for sm_90: %s\n%s", kiln_last_error(),
-                 log ? log : "");
-    if (s == KILN_OK && log && strstr(log, "registers")) {
-        for (int d = 0; d < KILN_DIST_COUNT; d++)
-            for (int budget = 32; budget <= 64; budget += 32) {
-                char name[64];
-                snprintf(name, sizeof name, "kiln_rng_mrg32k3a_%s_r%d", dist_names[d], budget);
-                int regs = 0, spills = 0;
-                if (!resource_report(log, name, &regs, &spills))
-                    fail_msg("no ptxas report on %s in NVRTC's log:\n%.3000s", name, log);
-                print_message("%-36s %2d registers, %3d bytes of spill stores\n", name, regs, spills);
-                /* the host's picks (rng_own_shape.c); at 64 registers
-                 * ptxas spills a word of the log-normal doubles */
-                int picked = budget == (d >= KILN_DIST_NORMAL ? 64 : 32);
-                if (regs > budget || (picked && spills > 8))
-                    fail_msg("%s: %d registers, %d bytes spilled", name, regs, spills);
-            }
-    } else if (s == KILN_OK) {
-        print_message("no ptxas report in NVRTC's log: the MRG32k3a kernels' registers are not checked\n");
-    }
-    kiln_free(log);
-    free(src);
 }
 
 /* cuRAND's device generator: one curandGenerate* call into device memory. */

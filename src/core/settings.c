@@ -107,7 +107,8 @@ static const kiln_setting table[] = {
     {"KILN_RNG_MRG_REGS", KILN_SETTING_INT, "32; 64 for normals",
      "register budget of kiln's MRG32k3a kernel: 32 (2048 threads per SM) or 64 (for tuning)"},
     {"KILN_RNG_MRG_STEP", KILN_SETTING_CHOICE, "auto",
-     "kiln's MRG32k3a step: auto or fp64 (component 2 in doubles), int (all integer); same values"},
+     "kiln's MRG32k3a step: auto (fp64 where doubles are fast), fp64 (component 2 in doubles), int; same "
+     "values"},
     {"KILN_CUSPARSE_LIBRARY", KILN_SETTING_PATH, "searched", "cuSPARSE library to load"},
     /* collectives */
     {"KILN_COMM_TIMEOUT", KILN_SETTING_NUMBER, "300",

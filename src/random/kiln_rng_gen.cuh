@@ -485,12 +485,21 @@ kiln_gen_fill(unsigned long long out_address, unsigned long long n, unsigned lon
     KILN_GEN_KERNEL(engine, State, normal_f64, KILN_GEN_NORMAL_F64, suffix, bounds, split)                          \
     KILN_GEN_KERNEL(engine, State, lognormal, KILN_GEN_LOGNORMAL, suffix, bounds, split)                            \
     KILN_GEN_KERNEL(engine, State, lognormal_f64, KILN_GEN_LOGNORMAL_F64, suffix, bounds, split)
+/* One set of fill kernels per module (KILN_GEN_PART, set by the host:
+ * rng_own.c), so a program compiles only the set its fills use. */
+#if KILN_GEN_PART == 0
 KILN_GEN_KERNELS(xorwow, kiln_gen_xorwow, , __launch_bounds__(256, 4), false)
+#elif KILN_GEN_PART == 1
 KILN_GEN_KERNELS(mrg32k3a, kiln_gen_mrg, _r64, __launch_bounds__(1024, 1), false)
+#elif KILN_GEN_PART == 2
 KILN_GEN_KERNELS(mrg32k3a, kiln_gen_mrg, _r32, __launch_bounds__(1024, 2), false)
+#elif KILN_GEN_PART == 3
 KILN_GEN_KERNELS(mrg32k3a, kiln_gen_mrg, _d64, __launch_bounds__(1024, 1), true)
+#elif KILN_GEN_PART == 4
 KILN_GEN_KERNELS(mrg32k3a, kiln_gen_mrg, _d32, __launch_bounds__(1024, 2), true)
+#endif
 
+#if KILN_GEN_PART == -1
 /* ---------------------------------------------------------------- fresh states */
 /* curand_init(seed, t, offset / T + (t < offset % T)) for each thread t: a
  * generator freshly set to `offset` (rng_fill.c). `tables`: XORWOW's 131
@@ -542,3 +551,4 @@ extern "C" __global__ void kiln_rng_states_copy(unsigned long long dst, unsigned
     for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < words; i += gridDim.x * blockDim.x)
         ((unsigned int *)dst)[i] = ((const unsigned int *)src)[i];
 }
+#endif

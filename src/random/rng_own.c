@@ -20,7 +20,9 @@ extern const char kiln_embedded_kiln_random[];
 extern const char kiln_embedded_kiln_rng_gen[];
 
 struct kiln_rng_own {
-    kiln_cached_module *module; /* the context's (module_cache.h), as are the kernels */
+    /* the context's (module_cache.h), as are the kernels: the setup
+     * module and each variant's part of the fill kernels (KILN_RNG_GEN_*) */
+    kiln_cached_module *module, *fills[4];
     /* [0]: XORWOW's, MRG32k3a's _r64; [1]: MRG32k3a's _r32; [2], [3]:
      * MRG32k3a's _d64, _d32 (component 2 on the double pipe) */
     kiln_kernel *fill[4][KILN_DIST_COUNT];
@@ -39,8 +41,9 @@ struct kiln_rng_own {
     uint32_t T;
 };
 
-char *kiln_rng_gen_source(void) {
+char *kiln_rng_gen_source(int part) {
     kiln_text t = {0};
+    kiln_text_printf(&t, "#define KILN_GEN_PART %d\n", part);
     kiln_text_puts(&t, kiln_embedded_kiln_random);
     kiln_text_puts(&t, kiln_embedded_kiln_rng_gen);
     return kiln_text_take(&t);
@@ -86,7 +89,7 @@ static kiln_status own_prepare(kiln_rng *rng, kiln_rng_own *own, kiln_rng_engine
     kiln_context *ctx = rng->ctx;
     kiln_status st = KILN_OK;
     if (!own->module) {
-        char *src = kiln_rng_gen_source();
+        char *src = kiln_rng_gen_source(KILN_RNG_GEN_SETUP);
         if (!src)
             return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "%s: no host memory for the kernel source", name);
         kiln_module_spec spec = {.source = src, .name = "kiln_rng_gen.cu"};
@@ -140,10 +143,12 @@ kiln_status kiln_rng_own_generate_shaped(kiln_rng *rng, kiln_rng_own **pown, con
     uint64_t steps = normal ? ((uint64_t)n + 1) / 2 : n, max_made = (steps + T - 1) / T;
     int sms = rng->ctx->info.multiprocessors > 0 ? rng->ctx->info.multiprocessors : 132;
     kiln_rng_own_shape shape;
-    kiln_rng_own_shape_for(f.engine, req->dist, max_made, T, sms, 0, want, &shape);
+    int fast_fp64 = kiln_rng_fast_fp64(&rng->ctx->info);
+    kiln_rng_own_shape_for(f.engine, req->dist, max_made, T, sms, fast_fp64, 0, want, &shape);
     int variant = f.engine == KILN_ENGINE_MRG ? (shape.regs == 32) + 2 * (int)shape.fp64 : 0;
     int capturing = kiln_context_capturing(rng->ctx);
-    if (capturing && (!own->module || !own->tables || own->T != f.threads || !own->fill[variant][req->dist]))
+    if (capturing && (!own->module || !own->fills[variant] || !own->tables || own->T != f.threads ||
+                      !own->fill[variant][req->dist]))
         return kiln_set_error(KILN_ERR_CAPTURE,
                               "%s: kiln's %s kernels, tables and states are made at the generator's first "
                               "fill of each distribution; fill once before capturing a graph",
@@ -151,12 +156,23 @@ kiln_status kiln_rng_own_generate_shaped(kiln_rng *rng, kiln_rng_own **pown, con
     kiln_status st = own_prepare(rng, own, f.engine, f.threads, req->name);
     if (st != KILN_OK) return st;
     const char *eng = f.engine == KILN_ENGINE_XORWOW ? "xorwow" : "mrg32k3a";
+    if (!own->fills[variant]) {
+        int part = f.engine == KILN_ENGINE_XORWOW ? KILN_RNG_GEN_XORWOW : KILN_RNG_GEN_MRG_R64 + variant;
+        char *src = kiln_rng_gen_source(part);
+        if (!src)
+            return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "%s: no host memory for the kernel source",
+                                  req->name);
+        kiln_module_spec spec = {.source = src, .name = "kiln_rng_gen.cu"};
+        st = kiln_module_cache_get(rng->ctx, &spec, &own->fills[variant]);
+        free(src);
+        if (st != KILN_OK) return kiln_prefix_error(st, "%s: kiln's generator kernels: ", req->name);
+    }
     if (!own->fill[variant][req->dist]) {
         char kname[64];
         static const char *const suffix[4] = {"_r64", "_r32", "_d64", "_d32"};
         snprintf(kname, sizeof kname, "kiln_rng_%s_%s%s", eng, dist_suffix[req->dist],
                  f.engine == KILN_ENGINE_XORWOW ? "" : suffix[variant]);
-        st = kiln_module_cache_kernel(rng->ctx, own->module, kname, &own->fill[variant][req->dist]);
+        st = kiln_module_cache_kernel(rng->ctx, own->fills[variant], kname, &own->fill[variant][req->dist]);
         if (st != KILN_OK) return st;
     }
     if (f.engine == KILN_ENGINE_MRG) {
@@ -170,8 +186,8 @@ kiln_status kiln_rng_own_generate_shaped(kiln_rng *rng, kiln_rng_own **pown, con
             own->per_sm_block[variant][req->dist] = shape.block;
         }
         if (*per_sm > 1)
-            kiln_rng_own_shape_for(f.engine, req->dist, max_made, T, sms, *per_sm * (int)shape.block, want,
-                                   &shape);
+            kiln_rng_own_shape_for(f.engine, req->dist, max_made, T, sms, fast_fp64,
+                                   *per_sm * (int)shape.block, want, &shape);
     }
     uint64_t tables = (uint64_t)(uintptr_t)own->tables->data;
     if (!own->valid || own->restarts != rng->restarts) {

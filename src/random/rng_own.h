@@ -32,12 +32,18 @@ typedef struct kiln_rng_own_shape {
 
 /* The shape of a fill whose busiest logical thread makes max_made steps,
  * T logical threads, on sms SMs that each hold resident_per_sm threads of
- * the kernel (0: as its register budget allows at most): the nonzero
+ * the kernel (0: as its register budget allows at most), fast_fp64 1 on a
+ * GPU whose doubles run at half its float rate (kiln_rng_fast_fp64): the nonzero
  * fields of `want` (may be NULL) are kept, MRG32k3a's others come from
  * KILN_RNG_MRG_STEPS, _BLOCK, _REGS and _STEP where set, the rest is chosen. */
 void kiln_rng_own_shape_for(kiln_rng_engine_kind engine, kiln_rng_dist dist, uint64_t max_made, uint32_t T,
-                            int sms, int resident_per_sm, const kiln_rng_own_shape *want,
+                            int sms, int fast_fp64, int resident_per_sm, const kiln_rng_own_shape *want,
                             kiln_rng_own_shape *out);
+
+/* 1 on a GPU whose doubles run at half its float rate: compute capability
+ * 6.0, 7.0, 8.0, 9.0 and 10.0 (P100, V100, A100, H100/H200, B200), not
+ * the others (their doubles run at 1/32 or 1/64 of it). */
+int kiln_rng_fast_fp64(const kiln_device_info *info);
 
 /* kiln_rng_own_generate with the nonzero fields of `want` (NULL: none)
  * fixed, for tests of the skip-ahead and of every kernel variant (which
@@ -48,8 +54,21 @@ kiln_status kiln_rng_own_generate_shaped(kiln_rng *rng, kiln_rng_own **own, cons
  * a fill that did not move them, such as cuRAND's Poisson). */
 void kiln_rng_own_restart(kiln_rng_own *own);
 void kiln_rng_own_free(kiln_rng_own *own);
-/* The kernels' source (kiln_random.cuh then kiln_rng_gen.cuh): malloc'd,
+/* The parts of kiln_rng_gen.cuh, one module each: the fresh-state and
+ * copy kernels, or one set of fill kernels (XORWOW's; MRG32k3a's integer
+ * step at 64 and 32 registers, its double step at 64 and 32), or none
+ * (the device functions alone). */
+enum {
+    KILN_RNG_GEN_NONE = -2,
+    KILN_RNG_GEN_SETUP = -1,
+    KILN_RNG_GEN_XORWOW = 0,
+    KILN_RNG_GEN_MRG_R64 = 1,
+    KILN_RNG_GEN_MRG_R32 = 2,
+    KILN_RNG_GEN_MRG_D64 = 3,
+    KILN_RNG_GEN_MRG_D32 = 4
+};
+/* One part's source (kiln_random.cuh then kiln_rng_gen.cuh): malloc'd,
  * the caller frees it; NULL when out of memory. */
-char *kiln_rng_gen_source(void);
+char *kiln_rng_gen_source(int part);
 
 #endif

@@ -70,10 +70,14 @@ static uint32_t mrg_steps_one_wave(uint64_t max_made, uint32_t T, uint64_t resid
     return k > UINT32_MAX ? UINT32_MAX : (uint32_t)k;
 }
 
+int kiln_rng_fast_fp64(const kiln_device_info *info) {
+    return info->compute_minor == 0 && info->compute_major >= 6 && info->compute_major <= 10;
+}
+
 static int power_of_two(long v) { return v > 0 && (v & (v - 1)) == 0; }
 
 void kiln_rng_own_shape_for(kiln_rng_engine_kind engine, kiln_rng_dist dist, uint64_t max_made, uint32_t T,
-                            int sms, int resident_per_sm, const kiln_rng_own_shape *want,
+                            int sms, int fast_fp64, int resident_per_sm, const kiln_rng_own_shape *want,
                             kiln_rng_own_shape *out) {
     kiln_rng_own_shape none = {0, 0, 0, 0};
     if (!want) want = &none;
@@ -85,9 +89,16 @@ void kiln_rng_own_shape_for(kiln_rng_engine_kind engine, kiln_rng_dist dist, uin
         out->fp64 = 0;
         return;
     }
-    /* the step: component 2 on the double pipe unless asked otherwise */
+    /* The step: component 2 on the double pipe unless asked otherwise,
+     * unless the GPU's doubles are slow (fast_fp64 0) or the fill's own
+     * arithmetic is in doubles (the double normals' logarithm, square root,
+     * sine and cosine keep that pipe busy). */
     const char *step = kiln_setting_string("KILN_RNG_MRG_STEP");
-    out->fp64 = want->fp64 ? want->fp64 == 1 : !(step && strcmp(step, "int") == 0);
+    int double_math = dist == KILN_DIST_NORMAL_F64 || dist == KILN_DIST_LOGNORMAL_F64;
+    out->fp64 = want->fp64                      ? want->fp64 == 1
+                : step && !strcmp(step, "int")  ? 0
+                : step && !strcmp(step, "fp64") ? 1
+                                                : fast_fp64 && !double_math;
     /* The integer step: 32 registers hold the bits and uniform fills
      * without a spill (ptxas for sm_90 through NVRTC); the normals'
      * Box-Muller takes 38 to 40 (floats), 50 to 64 (doubles). The double
