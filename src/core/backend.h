@@ -44,6 +44,29 @@ typedef struct kiln_blob {
     size_t size;
 } kiln_blob;
 
+/* A module compiled ahead of time, when kiln was built (on CUDA: nvcc's
+ * cubin of the very text kiln's NVRTC path compiles for the module), with
+ * the symbols its kernels and variables have in it. Static data of the
+ * library: kiln's own modules offer one through kiln_module_spec
+ * (kernel/module_cache.h), for one target each. */
+typedef struct kiln_prebuilt_image {
+    const char *arch;   /* the one target it serves: "sm_90" */
+    const char *source; /* the module's source as its caller gives it (what picks the image) */
+    /* The whole text that was compiled: what the backend's compiler is
+     * given for `source` (prelude, source, signature records;
+     * KILN_BACKEND_PROC_MODULE_TEXT). The backend uses the image only for
+     * a request of this very text. */
+    const char *text;
+    const unsigned char *image; /* the backend's binary (CUDA: a cubin) */
+    size_t image_bytes;
+    int count;
+    /* The kernels by the expressions the request names them by
+     * (kernel_exprs), then the module globals as "&name"; and each one's
+     * symbol in the image. */
+    const char *const *names;
+    const char *const *lowered;
+} kiln_prebuilt_image;
+
 /* What to compile. `source` is the user's source exactly as given; the backend
  * adds its own prelude in front and a `#line 1 "<name>"` directive so that
  * diagnostics count lines from the user's first line. `kernel_names` lists the
@@ -85,6 +108,14 @@ typedef struct kiln_compile_request {
      * and size findable by that name in the loaded module (module_global). */
     const char *const *global_names;
     int global_count;
+    /* NULL, or an image of this module built ahead of time for req's arch
+     * (kernel/module.c gives one only to a context of that arch, never
+     * through the disk cache): the backend packs it instead of compiling,
+     * when it was compiled from the text the backend would compile for
+     * this request, with no options, and has every kernel and variable;
+     * else it compiles nothing and says why with KILN_ERR_UNSUPPORTED.
+     * Backends that make no such images never get one. */
+    const kiln_prebuilt_image *prebuilt;
 } kiln_compile_request;
 
 /* A compile's stop signal: `stop` becomes nonzero, then `fd` (an eventfd)
@@ -323,5 +354,15 @@ typedef struct kiln_backend_lto {
     kiln_status (*compile)(const char *source, const char *name, const char *arch, kiln_blob *out,
                            char **log);
 } kiln_backend_lto;
+
+/* get_proc_address("module_text"): a const kiln_backend_module_text *, the
+ * text the backend's compiler is given for a request (its prelude, the
+ * source, the signature records): what kiln's build compiles a prebuilt
+ * image from (kiln_prebuilt_image.text). */
+#define KILN_BACKEND_PROC_MODULE_TEXT "module_text"
+typedef struct kiln_backend_module_text {
+    /* malloc'd (the caller frees it); NULL when out of memory */
+    char *(*text)(const kiln_compile_request *req);
+} kiln_backend_module_text;
 
 #endif /* KILN_CORE_BACKEND_H */

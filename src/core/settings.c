@@ -81,6 +81,9 @@ static const kiln_setting table[] = {
      "FFTW's planner: estimate, measure, patient or exhaustive"},
     {"KILN_SORT_GPU", KILN_SETTING_CHOICE, "auto",
      "CUDA sort kernels: auto (CUB's through NVRTC where they compile, else kiln's), cub, own"},
+    {"KILN_SORT_CUB_PREBUILT", KILN_SETTING_CHOICE, "auto",
+     "CUB's float32 sort kernels built by nvcc with kiln, on sm_90: auto (where built), on (or fail), "
+     "off (NVRTC)"},
     {"KILN_SORT_TILE_ITEMS", KILN_SETTING_INT, "16",
      "keys per thread of a CUDA sort tile of 256 threads (4 to 32; halved for 8-byte keys or values)"},
     {"KILN_SCAN_COLUMN_WIDTH", KILN_SETTING_INT, "64",

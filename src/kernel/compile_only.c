@@ -1,5 +1,7 @@
 /* compile_only.c: kiln_compile_only, compiling without a context or device
  * (`kiln compile`, and CI's NVRTC pass over every kernel kiln generates). */
+#include "kernel/compile_only.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +103,46 @@ static kiln_status compile_listed(const kiln_backend_ops *ops, kiln_compile_requ
     return s;
 }
 
+void kiln_standalone_request_free(kiln_standalone_request *r) {
+    kiln_options_free(&r->opts);
+    kiln_kernel_list_free(&r->kernels);
+    free(r->expanded);
+    if (r->globals) kiln_global_list_free(r->globals);
+    free(r->globals);
+}
+
+kiln_status kiln_standalone_request_make(const kiln_backend_ops *ops, const char *arch, const char *source,
+                                         const char *name, const char *options, kiln_standalone_request *r) {
+    memset(r, 0, sizeof *r);
+    kiln_status s = kiln_options_parse(options, NULL, &r->opts);
+    if (s != KILN_OK) return s;
+    s = kiln_discover_kernels(source, name, NULL, &r->opts, &r->expanded, &r->kernels);
+    if (s != KILN_OK) {
+        kiln_options_free(&r->opts);
+        return s;
+    }
+    r->globals = calloc(1, sizeof *r->globals);
+    s = r->globals ? kiln_scan_globals(r->expanded ? r->expanded : source, r->globals)
+                   : kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (s != KILN_OK) {
+        free(r->globals);
+        r->globals = NULL;
+        kiln_standalone_request_free(r);
+        return s;
+    }
+    kiln_compile_request *req = &r->req;
+    req->source = r->expanded ? r->expanded : source;
+    req->name = name ? name : "kernel.cu";
+    req->kernel_names = (const char *const *)r->kernels.symbols;
+    req->kernel_exprs = (const char *const *)r->kernels.names;
+    req->kernel_count = r->kernels.count;
+    req->global_names = r->globals->names;
+    req->global_count = r->globals->count;
+    req->arch = ops->kind == KILN_BACKEND_CUDA ? (arch ? arch : "sm_90") : NULL;
+    kiln_options_apply(&r->opts, req);
+    return KILN_OK;
+}
+
 kiln_status kiln_compile_only(const char *target, const char *arch, const char *source, const char *name,
                               const char *options, char **log) {
     if (log) *log = NULL;
@@ -111,41 +153,14 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT,
                               "kiln_compile_only: target must be \"cpu\" or \"cuda\", got \"%s\"", target);
     int cuda = ops->kind == KILN_BACKEND_CUDA;
-    kiln_kernel_list kernels;
-    kiln_options opts;
-    kiln_status s = kiln_options_parse(options, NULL, &opts);
+    kiln_standalone_request r;
+    kiln_status s = kiln_standalone_request_make(ops, arch, source, name, options, &r);
     if (s != KILN_OK) return s;
-    char *expanded = NULL;
-    s = kiln_discover_kernels(source, name, NULL, &opts, &expanded, &kernels);
-    if (s != KILN_OK) {
-        kiln_options_free(&opts);
-        return s;
-    }
-    kiln_global_list *globals = calloc(1, sizeof *globals);
-    s = globals ? kiln_scan_globals(expanded ? expanded : source, globals)
-                : kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    if (s != KILN_OK) {
-        free(globals);
-        free(expanded);
-        kiln_kernel_list_free(&kernels);
-        kiln_options_free(&opts);
-        return s;
-    }
-    kiln_compile_request req = {0};
-    req.source = expanded ? expanded : source;
-    req.name = name ? name : "kernel.cu";
-    req.kernel_names = (const char *const *)kernels.symbols;
-    req.kernel_exprs = (const char *const *)kernels.names;
-    req.kernel_count = kernels.count;
-    req.global_names = globals->names;
-    req.global_count = globals->count;
-    req.arch = cuda ? (arch ? arch : "sm_90") : NULL;
-    kiln_options_apply(&opts, &req);
     char *compiler_log = NULL;
     kiln_cache_dir dir;
     unsigned char key[KILN_CACHE_KEY_BYTES];
-    int keyed = compile_only_key(ops, &req, &dir, key), hit = keyed && cached_log(&dir, key, &compiler_log);
-    s = hit ? KILN_OK : compile_listed(ops, &req, &kernels, target, cuda, &compiler_log);
+    int keyed = compile_only_key(ops, &r.req, &dir, key), hit = keyed && cached_log(&dir, key, &compiler_log);
+    s = hit ? KILN_OK : compile_listed(ops, &r.req, &r.kernels, target, cuda, &compiler_log);
     if (s == KILN_OK && keyed && !hit) {
         kiln_blob text = {(unsigned char *)(compiler_log ? compiler_log : ""),
                           compiler_log ? strlen(compiler_log) : 0};
@@ -155,10 +170,31 @@ kiln_status kiln_compile_only(const char *target, const char *arch, const char *
         *log = compiler_log;
     else
         free(compiler_log);
-    kiln_options_free(&opts);
-    kiln_kernel_list_free(&kernels);
-    free(expanded);
-    kiln_global_list_free(globals);
-    free(globals);
+    kiln_standalone_request_free(&r);
     return s;
+}
+
+kiln_status kiln_module_text_for(const char *target, const char *arch, const char *source, const char *name,
+                                 char **text, char **names) {
+    *text = *names = NULL;
+    const kiln_backend_ops *ops = kiln_backend_named(target);
+    const kiln_backend_module_text *mt =
+        ops && ops->get_proc_address ? ops->get_proc_address(KILN_BACKEND_PROC_MODULE_TEXT) : NULL;
+    if (!mt)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED, "the %s backend does not say what its compiler is given",
+                              target);
+    kiln_standalone_request r;
+    kiln_status s = kiln_standalone_request_make(ops, arch, source, name, NULL, &r);
+    if (s != KILN_OK) return s;
+    kiln_text t = {0};
+    for (int i = 0; i < r.req.kernel_count; i++) kiln_text_printf(&t, "%s\n", r.req.kernel_exprs[i]);
+    for (int i = 0; i < r.req.global_count; i++) kiln_text_printf(&t, "&%s\n", r.req.global_names[i]);
+    *names = kiln_text_take(&t);
+    *text = mt->text(&r.req);
+    kiln_standalone_request_free(&r);
+    if (*text && *names) return KILN_OK;
+    free(*text);
+    free(*names);
+    *text = *names = NULL;
+    return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
 }

@@ -151,10 +151,29 @@ static kiln_status compile_without_absent(kiln_context *ctx, kiln_module *m, con
     return s;
 }
 
-/* tier_up: the program's own module, which may get a tier-up (tier_up.h) */
+/* A load that failed for a module packed from its prebuilt image (a
+ * driver older than the toolkit that built it may refuse the image): the
+ * compiler's build (or the disk cache's) instead, unless the image is
+ * required. */
+static kiln_status load_unpacked(kiln_context *ctx, kiln_module *m, const kiln_compile_request *req,
+                                 const kiln_cache_dir *dir, const unsigned char *key, kiln_blob *bin,
+                                 int *hit, double *compile_ms) {
+    if (!kiln_setting_string("KILN_QUIET"))
+        fprintf(stderr, "kiln: note: the prebuilt module %s could not be loaded (%s); compiling it\n",
+                req->name, kiln_last_error());
+    free(bin->data);
+    bin->data = NULL;
+    bin->size = 0;
+    kiln_status s = kiln_module_obtain_binary(ctx, req, dir, key, 1, bin, hit, compile_ms);
+    return s == KILN_OK ? kiln_context_note(ctx, load_module(ctx, m, bin, *hit)) : s;
+}
+
+/* tier_up: the program's own module, which may get a tier-up (tier_up.h);
+ * prebuilt: kiln's own module's image built ahead of time, or NULL */
 static kiln_status module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
                                 const char *include_dir, int tier_up, const char *const *requested,
-                                int requested_count, kiln_module **out) {
+                                int requested_count, const kiln_module_prebuilt *prebuilt,
+                                kiln_module **out) {
     kiln_status s = kiln_context_check(ctx);
     if (s != KILN_OK) return s;
     if (!source || !out) return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "module source or out is NULL");
@@ -202,9 +221,10 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     unsigned char key[KILN_CACHE_KEY_BYTES];
     kiln_cache_key(&req, ctx->compiler_id, key);
     kiln_blob bin = {0};
-    int hit = 0, quick = 0;
+    int hit = 0, quick = 0, packed = 0;
     double compile_ms = 0, load_ms = 0;
-    if (tier_up && kiln_tier_up_module_wanted(ctx, &opts)) {
+    s = kiln_module_obtain_prebuilt(ctx, &req, prebuilt, &bin, &packed);
+    if (s == KILN_OK && !packed && tier_up && kiln_tier_up_module_wanted(ctx, &opts)) {
         /* The -O3 build when the cache has it, else the -O1 one (from the
          * cache or the compiler) and the -O3 build in the background. */
         hit = kiln_module_load_cached(ctx, req.name, &dir, key, &bin);
@@ -217,12 +237,12 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     /* A compile inside a graph capture would stall the capture for a
      * compile's time and tie a first-call path into the graph: refused,
      * unless the disk cache has the module already. */
-    if (!hit && kiln_capture_refuses_compile(ctx) &&
+    if (s == KILN_OK && !packed && !hit && kiln_capture_refuses_compile(ctx) &&
         !(hit = kiln_module_load_cached(ctx, req.name, &dir, key, &bin))) {
         char what[300];
         snprintf(what, sizeof what, "compiling %s (a first call)", req.name);
         s = kiln_capture_refuse(ctx, what);
-    } else {
+    } else if (s == KILN_OK && !packed) {
         s = hit ? KILN_OK : kiln_module_obtain_binary(ctx, &req, &dir, key, 1, &bin, &hit, &compile_ms);
         if (s == KILN_ERR_COMPILE) {
             absent_retry r = {&dir, absent_at, key, &bin, &hit, &compile_ms};
@@ -231,8 +251,13 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     }
     if (s == KILN_OK) {
         double t0 = kiln_now_ms();
-        s = kiln_context_note(ctx, load_module(ctx, m, &bin, hit));
+        /* a packed image is checked kernel by kernel as a cache entry is */
+        s = kiln_context_note(ctx, load_module(ctx, m, &bin, hit || packed));
         load_ms = kiln_now_ms() - t0;
+    }
+    if (s != KILN_OK && packed && !prebuilt->required && !atomic_load(&ctx->dead)) {
+        packed = 0;
+        s = load_unpacked(ctx, m, &req, &dir, key, &bin, &hit, &compile_ms);
     }
     /* (a module refused for exceeding a limit is what it is, not a bad entry) */
     if (s != KILN_OK && hit && s != KILN_ERR_LAUNCH_CONFIG && !atomic_load(&ctx->dead)) {
@@ -264,12 +289,12 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
     pthread_mutex_lock(&ctx->lock);
     if (hit)
         ctx->jit.cache_hits++;
-    else
+    else if (!packed) /* (a packed image ran no compiler) */
         ctx->jit.compiles++;
     ctx->jit.compile_ms += compile_ms;
     ctx->jit.load_ms += load_ms;
     pthread_mutex_unlock(&ctx->lock);
-    if (KILN_PROF_ON(ctx)) kiln_prof_compile(ctx, name, hit, compile_ms, load_ms);
+    if (KILN_PROF_ON(ctx)) kiln_prof_compile(ctx, name, hit || packed, compile_ms, load_ms);
     if (quick) {
         kiln_tier_up_module t = {m, m->impl, m->name, &m->kernels, &m->globals, &m->tier_up_armed};
         kiln_tier_up_module_arm(ctx, &t, source, options, include_dir);
@@ -280,13 +305,14 @@ static kiln_status module_build(kiln_context *ctx, const char *source, const cha
 }
 
 kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
-                              const char *include_dir, kiln_module **out) {
-    return module_build(ctx, source, name, options, include_dir, 0, NULL, 0, out);
+                              const char *include_dir, const kiln_module_prebuilt *prebuilt,
+                              kiln_module **out) {
+    return module_build(ctx, source, name, options, include_dir, 0, NULL, 0, prebuilt, out);
 }
 
 kiln_status kiln_module_from_source(kiln_context *ctx, const char *source, const char *name,
                                     const char *options, kiln_module **out) {
-    return module_build(ctx, source, name, options, NULL, 1, NULL, 0, out);
+    return module_build(ctx, source, name, options, NULL, 1, NULL, 0, NULL, out);
 }
 
 kiln_status kiln_module_from_source_names(kiln_context *ctx, const char *source, const char *name,
@@ -294,7 +320,7 @@ kiln_status kiln_module_from_source_names(kiln_context *ctx, const char *source,
                                           kiln_module **out) {
     if (count < 0)
         return kiln_set_error(KILN_ERR_INVALID_ARGUMENT, "kernel name count %d is negative", count);
-    return module_build(ctx, source, name, options, NULL, 1, kernel_names, count, out);
+    return module_build(ctx, source, name, options, NULL, 1, kernel_names, count, NULL, out);
 }
 
 /* A kernel source file: a regular file of at most KILN_MAX_SOURCE_BYTES
@@ -354,7 +380,7 @@ kiln_status kiln_module_from_file_names(kiln_context *ctx, const char *path, con
     if (s != KILN_OK) return s;
     char *dir_copy = strdup(path);
     s = module_build(ctx, source, path, options, dir_copy ? dirname(dir_copy) : NULL, 1, kernel_names, count,
-                     out);
+                     NULL, out);
     free(dir_copy);
     free(source);
     return s;
@@ -452,7 +478,7 @@ kiln_status kiln_kernel_from_source(kiln_context *ctx, const char *source, const
     const char *requested[1] = {kernel_name};
     int template_name = kernel_name && strchr(kernel_name, '<');
     kiln_status s = module_build(ctx, source, NULL, options, NULL, 1, template_name ? requested : NULL,
-                                 template_name, &m);
+                                 template_name, NULL, &m);
     if (s != KILN_OK) return s;
     s = kiln_module_kernel(m, kernel_name, out);
     kiln_module_release(m); /* the kernel holds its own reference */

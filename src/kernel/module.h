@@ -32,11 +32,20 @@ struct kiln_kernel {
     size_t static_shared_bytes;
 };
 
-/* Compiles (or loads from the disk cache) `source` for ctx's backend.
+/* A module's image built ahead of time (kiln_module_spec's), and whether
+ * the module must come from it. */
+typedef struct kiln_module_prebuilt {
+    const kiln_prebuilt_image *image;
+    int required;
+} kiln_module_prebuilt;
+
+/* Compiles (or loads from the disk cache) `source` for ctx's backend, or
+ * packs `prebuilt` (may be NULL) where it serves (module_binary.h).
  * options may be NULL. The error message names `name`. For kiln's own
  * modules: never given a tier-up (tier_up.h), unlike the program's. */
 kiln_status kiln_module_build(kiln_context *ctx, const char *source, const char *name, const char *options,
-                              const char *include_dir, kiln_module **out);
+                              const char *include_dir, const kiln_module_prebuilt *prebuilt,
+                              kiln_module **out);
 kiln_module *kiln_module_retain(kiln_module *m);
 /* For modules the context itself keeps (kernel/module_cache.c): drops the module's
  * reference to its context, which would otherwise keep the context alive

@@ -61,3 +61,23 @@ kiln_status kiln_module_obtain_binary(kiln_context *ctx, const kiln_compile_requ
     kiln_cache_store(dir, key, bin);
     return KILN_OK;
 }
+
+kiln_status kiln_module_obtain_prebuilt(kiln_context *ctx, const kiln_compile_request *req,
+                                        const kiln_module_prebuilt *p, kiln_blob *bin, int *packed) {
+    *packed = 0;
+    if (!p || !p->image) return KILN_OK;
+    /* only on a context of the image's arch (the CPU's is none) */
+    if (!req->arch || strcmp(req->arch, p->image->arch) != 0)
+        return p->required ? kiln_set_error(KILN_ERR_UNSUPPORTED,
+                                            "the prebuilt image of %s is for %s; this context is %s%s%s",
+                                            req->name, p->image->arch, ctx->ops->name, req->arch ? " " : "",
+                                            req->arch ? req->arch : "")
+                           : KILN_OK;
+    kiln_compile_request r = *req;
+    r.prebuilt = p->image;
+    char *log = NULL;
+    kiln_status s = ctx->ops->compile(ctx->state, &r, bin, &log);
+    free(log);
+    if (s == KILN_OK) *packed = 1;
+    return s == KILN_OK || (s == KILN_ERR_UNSUPPORTED && !p->required) ? KILN_OK : s;
+}

@@ -8,6 +8,7 @@
 #include "jit/cache.h"
 #include "kernel/globals.h"
 #include "kernel/kernel_scanner.h"
+#include "kernel/module.h"
 #include "kernel/options.h"
 
 /* The compile request for `source` under `name` with options opts, for a
@@ -29,5 +30,13 @@ void kiln_module_count_reject(kiln_context *ctx, const char *name, const char *w
 kiln_status kiln_module_obtain_binary(kiln_context *ctx, const kiln_compile_request *req,
                                       const kiln_cache_dir *dir, const unsigned char *key, int use_cache,
                                       kiln_blob *bin, int *cache_hit, double *compile_ms);
+/* req's binary packed from the image p (NULL: none) by the backend,
+ * never through the disk cache: packing costs less than reading an
+ * entry, and a packed blob must not stand in for a compiled one or the
+ * reverse. *packed = 1 when it was; 0 when p cannot serve req on ctx
+ * (another arch, another text, options: the backend's message) and is not
+ * required, and then the caller builds as usual. */
+kiln_status kiln_module_obtain_prebuilt(kiln_context *ctx, const kiln_compile_request *req,
+                                        const kiln_module_prebuilt *p, kiln_blob *bin, int *packed);
 
 #endif

@@ -15,6 +15,8 @@ struct kiln_cached_module {
     const char *source; /* owned_source, or the caller's static text */
     char *owned_source;
     char *options; /* "" when none */
+    const kiln_prebuilt_image *prebuilt;
+    int prebuilt_required;
     kiln_module *module;
     char **names;
     kiln_kernel **kernels;
@@ -53,18 +55,24 @@ static kiln_cached_module *first(kiln_context *ctx) {
     return c ? c->head : NULL;
 }
 
-/* Under ctx->lock: the entry with this very text pointer and options. */
-static kiln_cached_module *find_by_address(kiln_context *ctx, const char *source, const char *options) {
+/* e was built for spec's options and image. */
+static int same_build(const kiln_cached_module *e, const kiln_module_spec *spec) {
+    return strcmp(e->options, spec->options ? spec->options : "") == 0 && e->prebuilt == spec->prebuilt &&
+           e->prebuilt_required == (spec->prebuilt && spec->prebuilt_required);
+}
+
+/* Under ctx->lock: the entry with spec's very text pointer, options and image. */
+static kiln_cached_module *find_by_address(kiln_context *ctx, const kiln_module_spec *spec) {
     for (kiln_cached_module *e = first(ctx); e; e = e->next)
-        if (e->source == source && strcmp(e->options, options) == 0) return e;
+        if (e->source == spec->source && same_build(e, spec)) return e;
     return NULL;
 }
 
 /* Under ctx->lock. */
-static kiln_cached_module *find(kiln_context *ctx, uint64_t hash, const char *source, const char *options) {
+static kiln_cached_module *find(kiln_context *ctx, uint64_t hash, const kiln_module_spec *spec) {
     for (kiln_cached_module *e = first(ctx); e; e = e->next)
-        if ((e->source == source || (e->hash == hash && strcmp(e->source, source) == 0)) &&
-            strcmp(e->options, options) == 0)
+        if ((e->source == spec->source || (e->hash == hash && strcmp(e->source, spec->source) == 0)) &&
+            same_build(e, spec))
             return e;
     return NULL;
 }
@@ -87,7 +95,9 @@ static void entry_free(kiln_cached_module *e) {
 static kiln_status entry_build(kiln_context *ctx, const kiln_module_spec *spec, const char *options,
                                uint64_t hash, kiln_cached_module **out) {
     kiln_module *m = NULL;
-    kiln_status s = kiln_module_build(ctx, spec->source, spec->name, spec->options, NULL, &m);
+    kiln_module_prebuilt prebuilt = {spec->prebuilt, spec->prebuilt_required};
+    kiln_status s = kiln_module_build(ctx, spec->source, spec->name, spec->options, NULL,
+                                      spec->prebuilt ? &prebuilt : NULL, &m);
     if (s != KILN_OK) return s;
     kiln_module_owned_by_context(m);
     kiln_cached_module *e = calloc(1, sizeof *e);
@@ -102,6 +112,8 @@ static kiln_status entry_build(kiln_context *ctx, const kiln_module_spec *spec, 
     }
     e->hash = hash;
     e->source = spec->static_source ? spec->source : e->owned_source;
+    e->prebuilt = spec->prebuilt;
+    e->prebuilt_required = spec->prebuilt && spec->prebuilt_required;
     *out = e;
     return KILN_OK;
 }
@@ -109,14 +121,13 @@ static kiln_status entry_build(kiln_context *ctx, const kiln_module_spec *spec, 
 /* The entry for spec, NULL when absent; *hash: the text's hash when it was
  * computed (the address did not find it). */
 static kiln_cached_module *lookup(kiln_context *ctx, const kiln_module_spec *spec, uint64_t *hash) {
-    const char *options = spec->options ? spec->options : "";
     pthread_mutex_lock(&ctx->lock);
-    kiln_cached_module *e = find_by_address(ctx, spec->source, options);
+    kiln_cached_module *e = find_by_address(ctx, spec);
     pthread_mutex_unlock(&ctx->lock);
     if (e) return e;
     *hash = kiln_fnv1a_str(spec->source); /* outside the lock: a module's text is long */
     pthread_mutex_lock(&ctx->lock);
-    e = find(ctx, *hash, spec->source, options);
+    e = find(ctx, *hash, spec);
     pthread_mutex_unlock(&ctx->lock);
     return e;
 }
@@ -138,7 +149,7 @@ kiln_status kiln_module_cache_get(kiln_context *ctx, const kiln_module_spec *spe
     kiln_status s = entry_build(ctx, spec, options, hash, &made);
     if (s != KILN_OK) return s;
     pthread_mutex_lock(&ctx->lock);
-    e = find(ctx, hash, spec->source, options);
+    e = find(ctx, hash, spec);
     void *state = NULL;
     if (!e && kiln_slot_get_locked(ctx, &module_cache_slot, cache_create, NULL, &state) == KILN_OK) {
         struct module_cache *c = state;

@@ -34,6 +34,14 @@ typedef struct kiln_module_spec {
     /* 1: source is static text (it outlives every context), kept by
      * address and looked up by address before its hash is computed. */
     int static_source;
+    /* Optional: this module compiled when kiln was built (core/backend.h),
+     * packed instead of compiled on a context of the image's arch, never
+     * through the disk cache; NULL: none. Part of the entry's key. */
+    const kiln_prebuilt_image *prebuilt;
+    /* 1: the module comes from `prebuilt` or not at all (an error where
+     * the image cannot serve: another arch, another text); 0: it compiles
+     * as usual there. */
+    int prebuilt_required;
 } kiln_module_spec;
 
 typedef struct kiln_cached_module kiln_cached_module;

@@ -16,6 +16,7 @@
 
 #include "array/array.h"
 #include "core/provider.h"
+#include "kernel/module_cache.h"
 #include "kiln.h"
 
 /* The most elements one call sorts: permutations are 32-bit. */
@@ -108,6 +109,26 @@ char *sort_cub_module_source(kiln_dtype dtype, size_t value_bytes, int descendin
 /* The module's kernels as kiln's kernel scanner names sort_cub.cuh's
  * explicit instantiations: histogram, exclusive sum, onesweep pass. */
 extern const char *const sort_cub_kernels[3];
+/* The module's name (in messages, and its #line). */
+#define SORT_CUB_MODULE_NAME "kiln-sort-cub.cu"
+
+/* ---- sort_cub_prebuilt.c: CUB's modules that kiln's build compiles
+ * with nvcc for sm_90 (where it has nvcc and CCCL 3). */
+typedef struct sort_cub_variant {
+    kiln_dtype dtype;
+    size_t value_bytes;
+    int descending;
+} sort_cub_variant;
+#define SORT_CUB_PREBUILT_ARCH "sm_90"
+#define SORT_CUB_PREBUILT_VARIANTS 2
+extern const sort_cub_variant sort_cub_prebuilt_variants[SORT_CUB_PREBUILT_VARIANTS];
+/* Gives spec (the module of `source`, CUB's kernels for these keys and
+ * values in this order) its prebuilt image as KILN_SORT_CUB_PREBUILT says:
+ * off none, auto the image where the build has one (used on a device of
+ * its arch), on the same but required: KILN_ERR_UNSUPPORTED when kiln
+ * prebuilds this module and the build has no image of it. */
+kiln_status sort_cub_prebuilt_for(const char *source, kiln_dtype dtype, size_t value_bytes, int descending,
+                                  kiln_module_spec *spec);
 
 /* The provider for ctx (sort_api.c). */
 kiln_status sort_provider_for(kiln_context *ctx, const sort_provider **out);

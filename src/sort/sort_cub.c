@@ -1,5 +1,7 @@
 /* sort_cub.c: CUB's onesweep radix sort (sort_cub.cuh: CUB's own kernels
- * through NVRTC, at the policy CUB picks for the device) launched by kiln,
+ * through NVRTC, at the policy CUB picks for the device; for float32 keys
+ * on sm_90 nvcc's build of the same module, made with kiln where the build
+ * has nvcc: sort_cub_prebuilt.c) launched by kiln,
  * without CUB's host dispatch: the sequence of
  * DispatchRadixSort::InvokeOnesweep, on the caller's stream and kiln's
  * scratch, with no host synchronisation.
@@ -153,9 +155,10 @@ static kiln_status read_geometry(kiln_context *ctx, kiln_cached_module *e, cub_k
 static kiln_status kernels_for(kiln_context *ctx, const sort_run *r, const cub_kernels **out) {
     char *src = sort_cub_module_source(r->dtype, r->vbytes, r->descending);
     if (!src) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-    kiln_module_spec spec = {.source = src, .name = "kiln-sort-cub.cu"};
+    kiln_module_spec spec = {.source = src, .name = SORT_CUB_MODULE_NAME};
     kiln_cached_module *e = NULL;
-    kiln_status s = kiln_module_cache_get(ctx, &spec, &e);
+    kiln_status s = sort_cub_prebuilt_for(src, r->dtype, r->vbytes, r->descending, &spec);
+    if (s == KILN_OK) s = kiln_module_cache_get(ctx, &spec, &e);
     free(src);
     if (s != KILN_OK) return s;
     cub_kernels *k = kiln_module_cache_payload(ctx, e);

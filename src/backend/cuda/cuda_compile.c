@@ -26,7 +26,7 @@ static int needs_complex(const kiln_compile_request *req) {
 /* Prelude (the complex types only when the source names them), user
  * source (numbered from its own line 1), then one signature record per
  * kernel for function_get to read back after loading. */
-static char *assemble_source(const kiln_compile_request *req) {
+char *kiln_cuda_module_text(const kiln_compile_request *req) {
     kiln_text t = {0};
     kiln_text_line_directive(&t, "kiln_cuda_prelude.cuh");
     kiln_text_puts(&t, kiln_embedded_kiln_cuda_prelude);
@@ -245,7 +245,7 @@ static const char *const nvrtc_c_header_names[] = {"stdio.h", "stddef.h", "stdin
 
 static kiln_status compile_with(const kiln_nvrtc *nv, const kiln_compile_request *req, int resource_report,
                                 kiln_blob *out, char **log) {
-    char *source = assemble_source(req);
+    char *source = kiln_cuda_module_text(req);
     option_list opts = {0};
     char **exprs = calloc((size_t)req->kernel_count + (size_t)req->global_count + 1, sizeof *exprs);
     nvrtcProgram prog = NULL;
@@ -284,6 +284,17 @@ static kiln_status compile_request(const kiln_compile_request *req, int resource
     return compile_with(nv, req, resource_report, out, log);
 }
 
+/* A request with a prebuilt image is packed from the image
+ * (cuda_prebuilt.c), never compiled: whoever offered the image decides
+ * what to do when it does not serve (kernel/module.c compiles instead). */
+static kiln_status build_request(const kiln_compile_request *req, int resource_report, kiln_blob *out,
+                                 char **log, char *id, size_t id_size) {
+    if (!req->prebuilt) return compile_request(req, resource_report, out, log, id, id_size);
+    *log = NULL;
+    if (id) snprintf(id, id_size, "prebuilt %s", req->prebuilt->arch);
+    return kiln_cuda_pack_prebuilt(req, out);
+}
+
 kiln_status kiln_cuda_compile(kiln_backend_state *st, const kiln_compile_request *req, kiln_blob *out,
                               char **log) {
     kiln_compile_request r = *req;
@@ -292,12 +303,12 @@ kiln_status kiln_cuda_compile(kiln_backend_state *st, const kiln_compile_request
 }
 
 kiln_status kiln_cuda_compile_plain(const kiln_compile_request *req, kiln_blob *out, char **log) {
-    return compile_request(req, 0, out, log, NULL, 0);
+    return build_request(req, 0, out, log, NULL, 0);
 }
 
 kiln_status kiln_cuda_compile_only(const kiln_compile_request *req, kiln_blob *out, char **log, char *id,
                                    size_t id_size) {
-    return compile_request(req, 1, out, log, id, id_size);
+    return build_request(req, 1, out, log, id, id_size);
 }
 
 /* Without NVRTC the context still opens (memory, copies and modules from the

@@ -76,6 +76,13 @@ void kiln_cuda_warmup_start(const char *arch);
 void kiln_cuda_warmup_wait(void);
 /* A compile for req->arch with no context (the warm-up's). */
 kiln_status kiln_cuda_compile_plain(const kiln_compile_request *req, kiln_blob *out, char **log);
+/* The text NVRTC is given for req: the prelude, req's source and one
+ * signature record per kernel (cuda_compile.c); malloc'd, NULL when out of
+ * memory. Also KILN_BACKEND_PROC_MODULE_TEXT's. */
+char *kiln_cuda_module_text(const kiln_compile_request *req);
+/* req's blob from its prebuilt image (req->prebuilt, cuda_prebuilt.c):
+ * KILN_ERR_UNSUPPORTED, saying why, when the image does not serve req. */
+kiln_status kiln_cuda_pack_prebuilt(const kiln_compile_request *req, kiln_blob *out);
 /* get_proc_address of the ops table: KILN_BACKEND_PROC_PROF (cuda_stream.c)
  * and KILN_BACKEND_PROC_LTO (kiln_cuda_lto, cuda_lto.c). */
 extern const kiln_backend_lto kiln_cuda_lto;

@@ -59,9 +59,12 @@ static const kiln_backend_prof cuda_prof = {
     .stream_unique_id = prof_stream_unique_id,
 };
 
+static const kiln_backend_module_text cuda_module_text = {.text = kiln_cuda_module_text};
+
 const void *kiln_cuda_get_proc_address(const char *name) {
     if (name && strcmp(name, KILN_BACKEND_PROC_PROF) == 0) return &cuda_prof;
     if (name && strcmp(name, KILN_BACKEND_PROC_LTO) == 0) return &kiln_cuda_lto;
+    if (name && strcmp(name, KILN_BACKEND_PROC_MODULE_TEXT) == 0) return &cuda_module_text;
     return NULL;
 }
 
