@@ -223,8 +223,9 @@ static kiln_status launch_histogram(kiln_context *ctx, const cub_kernels *k, kil
                                     const sort_run *r, const cub_layout *l, char *base, kiln_stream *stream) {
     if (own) {
         int64_t units = ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 1;
-        /* tiles of 2048 keys (sort_cub_hist.cuh), 8 blocks of 256 per SM at most */
-        int64_t blocks = (r->n + 2048 - 1) / 2048;
+        /* tiles of 4096 keys of up to 4 bytes (sort_cub_hist.cuh; 2048 of 8),
+         * 8 blocks of 256 per SM at most: a grid-stride loop takes the rest */
+        int64_t blocks = (r->n + 4096 - 1) / 4096;
         if (blocks > units * 8) blocks = units * 8;
         kiln_value a[7] = {kiln_ptr((void *)r->kin, KILN_DTYPE_COUNT),
                            kiln_i64(r->n),

@@ -15,9 +15,17 @@
  * Layout: 256 threads; a block takes tiles of 256 x KILN_CH_ITEMS keys in
  * a grid-stride loop, each thread loading its KILN_CH_ITEMS keys (coalesced,
  * 256 apart) before it counts any, so that many loads are in flight per
- * thread as in CUB's histogram (16 per thread there); counts in shared
- * memory, added once per bin and block to the global ones. */
-#define KILN_CH_ITEMS 8
+ * thread, as in CUB's histogram (16 per thread); counts in shared memory,
+ * added once per bin and block to the global ones. The per-key work is
+ * CUB's (the twiddle, then one shared add per pass, the passes unrolled at
+ * compile time): the NaN and zero bookkeeping runs only for a tile where a
+ * thread saw such a key (one compare per key tells), which costs the common
+ * tile nothing. */
+#if KILN_SK_BYTES <= 4
+#define KILN_CH_ITEMS 16
+#else
+#define KILN_CH_ITEMS 8 /* the same registers */
+#endif
 /* The bits CUB's onesweep takes digits of: twiddled, complemented when
  * descending, and then -0.0's pattern made +0.0's (CUB's
  * ProcessFloatMinusZero: both zeros one key, in either direction). The
@@ -60,26 +68,41 @@ __global__ void __launch_bounds__(256)
             const long long i = base + j * 256 + threadIdx.x;
             tile[j] = i < n ? keys[i] : (kiln_sk_t)0;
         }
+        const int valid = n - base >= 256 * KILN_CH_ITEMS
+                              ? KILN_CH_ITEMS
+                              : (int)((n - base - threadIdx.x + 255) / 256); /* this thread's keys in the tile */
+#if KILN_SK_KIND == 2
+        /* NaN (magnitude above the exponent mask) or a zero: the bookkeeping below */
+        bool special = false;
 #pragma unroll
         for (int j = 0; j < KILN_CH_ITEMS; j++) {
-            if (base + j * 256 + threadIdx.x >= n) break;
-            const kiln_sk_t u = tile[j];
-#if KILN_SK_KIND == 2
-            const kiln_sk_t mag = (kiln_sk_t)(u & (kiln_sk_t)~KILN_SK_SIGN);
-            if (mag > (kiln_sk_t)(KILN_SK_EXP)) {
-                if (u & KILN_SK_SIGN)
-                    f |= KILN_SK_SAW_NAN_ORDER; /* CUB: first; NumPy: last */
-                else if (first_nan == 0)
-                    first_nan = u;
-                else if (first_nan != u)
-                    f |= KILN_SK_SAW_NAN_ORDER;
-            } else if (mag == 0) {
-                f |= (u & KILN_SK_SIGN) ? KILN_SK_SAW_NEG_ZERO : KILN_SK_SAW_POS_ZERO;
+            const kiln_sk_t mag = (kiln_sk_t)(tile[j] & (kiln_sk_t)~KILN_SK_SIGN);
+            special |= j < valid && (kiln_sk_t)(mag - 1) >= (kiln_sk_t)(KILN_SK_EXP);
+        }
+        if (special)
+            for (int j = 0; j < valid; j++) {
+                const kiln_sk_t u = tile[j];
+                const kiln_sk_t mag = (kiln_sk_t)(u & (kiln_sk_t)~KILN_SK_SIGN);
+                if (mag > (kiln_sk_t)(KILN_SK_EXP)) {
+                    if (u & KILN_SK_SIGN)
+                        f |= KILN_SK_SAW_NAN_ORDER; /* CUB: first; NumPy: last */
+                    else if (first_nan == 0)
+                        first_nan = u;
+                    else if (first_nan != u)
+                        f |= KILN_SK_SAW_NAN_ORDER;
+                } else if (mag == 0) {
+                    f |= (u & KILN_SK_SIGN) ? KILN_SK_SAW_NEG_ZERO : KILN_SK_SAW_POS_ZERO;
+                }
             }
 #endif
-            const kiln_sk_t b = kiln_cub_bit_ordered(u, d);
-            for (int p = 0; p < passes; p++) atomicAdd(&s[p * 256 + (unsigned)((b >> (8 * p)) & 255u)], 1u);
-        }
+#pragma unroll
+        for (int j = 0; j < KILN_CH_ITEMS; j++) tile[j] = kiln_cub_bit_ordered(tile[j], d);
+#pragma unroll
+        for (int p = 0; p < KILN_SK_BYTES; p++)
+            if (p < passes)
+#pragma unroll
+                for (int j = 0; j < KILN_CH_ITEMS; j++)
+                    if (j < valid) atomicAdd(&s[p * 256 + (unsigned)((tile[j] >> (8 * p)) & 255u)], 1u);
     }
     if (first_nan) {
         const unsigned long long seen = atomicCAS(&s_nan, 0ull, first_nan);

@@ -49,8 +49,12 @@ kiln_status sort_onesweep_own(kiln_context *ctx, const sort_provider *p, const s
     size_t kbytes = kiln_dtype_size(r->dtype);
     int items = sg_items(kbytes, r->vbytes), status64 = r->n >= ((int64_t)1 << 30);
     char defines[2048];
-    snprintf(defines, sizeof defines, "#define KILN_SG_ITEMS %d\n#define KILN_SG_STATUS64 %d\n%s", items,
-             status64, p->kernel_prelude ? p->kernel_prelude : "");
+    /* a redo behind CUB's kernels runs its passes on a persistent grid
+     * (sort_gpu.cuh): mostly it has nothing to do, and that is then cheap */
+    int persistent = r->only_if != NULL;
+    snprintf(defines, sizeof defines,
+             "#define KILN_SG_ITEMS %d\n#define KILN_SG_STATUS64 %d\n#define KILN_SG_PERSISTENT %d\n%s",
+             items, status64, persistent, p->kernel_prelude ? p->kernel_prelude : "");
     char *src = sort_module_source(r->dtype, r->vbytes, defines, kiln_embedded_sort_gpu);
     if (!src) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     kiln_kernel *clear = NULL, *hist = NULL, *pass = NULL;
@@ -92,6 +96,13 @@ kiln_status sort_onesweep_own(kiln_context *ctx, const sort_provider *p, const s
     a[4] = kiln_i32(r->passes);
     a[5] = only_if;
     if (s == KILN_OK) s = kiln_launch(hist, KILN_DIM((uint32_t)hblocks), KILN_DIM(SG_BLOCK), 0, stream, a, 6);
+    /* blocks of a pass: one per tile, or on a persistent grid those the GPU holds */
+    int64_t pass_blocks = tiles;
+    if (persistent) {
+        int per_sm = 0;
+        if (s == KILN_OK && kiln_occupancy(pass, SG_BLOCK, 0, &per_sm) != KILN_OK) per_sm = 0;
+        pass_blocks = units * (per_sm > 0 ? per_sm : 1);
+    }
     const void *kin = r->kin, *vin = r->vin;
     for (int pass_i = 0; pass_i < r->passes && s == KILN_OK; pass_i++) {
         int to_out = (r->passes - 1 - pass_i) % 2 == 0;
@@ -114,7 +125,8 @@ kiln_status sort_onesweep_own(kiln_context *ctx, const sort_provider *p, const s
         a[9] = kiln_ptr((char *)status + (status_words - 1) * 4, KILN_DTYPE_COUNT);
         a[10] = only_if;
         if (s == KILN_OK)
-            s = kiln_launch(pass, KILN_DIM((uint32_t)tiles), KILN_DIM(SG_BLOCK), 0, stream, a, 11);
+            s = kiln_launch(pass, KILN_DIM((uint32_t)(tiles < pass_blocks ? tiles : pass_blocks)),
+                            KILN_DIM(SG_BLOCK), 0, stream, a, 11);
         kin = kout;
         vin = vout;
     }

@@ -19,7 +19,13 @@
  * Every kernel takes `only_if`: NULL, or a flag word that a sort through
  * CUB's kernels queued before these raised when kiln's order must redo it
  * (KILN_SK_REDO); when it did not, each block returns at once, so the
- * redo costs a few empty launches. */
+ * redo costs a few empty launches. Such a redo is compiled with
+ * KILN_SG_PERSISTENT 1: the passes run on a grid the GPU holds at once,
+ * each block taking tile after tile, so an empty launch is a few hundred
+ * blocks rather than one per tile (65536 at 2^28 keys, ~40 us a pass). */
+#ifndef KILN_SG_PERSISTENT
+#define KILN_SG_PERSISTENT 0
+#endif
 #define KILN_SG_BLOCK 256
 #define KILN_SG_SKIP(only_if) ((only_if) && !KILN_SK_REDO(*(only_if)))
 #define KILN_SG_WARPS (KILN_SG_BLOCK / 32)
@@ -120,9 +126,16 @@ __global__ void __launch_bounds__(KILN_SG_BLOCK, KILN_SG_MIN_BLOCKS)
     __shared__ __align__(16) unsigned char s_exchange[KILN_SG_TILE * KILN_SG_XBYTES];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const kiln_sk_t d_mask = (kiln_sk_t)desc;
+#if KILN_SG_PERSISTENT
+    const long long tiles = (n + KILN_SG_TILE - 1) / KILN_SG_TILE;
+    for (;;) {
+#endif
     for (int i = tid; i < KILN_SG_WARPS * 256; i += KILN_SG_BLOCK) (&s_hist[0][0])[i] = 0;
     if (tid == 0) s_tile = atomicAdd(tile_counter, 1u);
     __syncthreads();
+#if KILN_SG_PERSISTENT
+    if (s_tile >= tiles) break; /* the same for every thread */
+#endif
     const long long tile = s_tile, base = tile * KILN_SG_TILE;
     const long long wbase = base + (long long)warp * (32 * KILN_SG_ITEMS) + lane;
     kiln_sk_t key[KILN_SG_ITEMS];
@@ -246,5 +259,9 @@ __global__ void __launch_bounds__(KILN_SG_BLOCK, KILN_SG_MIN_BLOCKS)
 #else
     (void)vin;
     (void)vout;
+#endif
+#if KILN_SG_PERSISTENT
+    __syncthreads(); /* the tile's shared data read before the next tile's */
+    }
 #endif
 }
