@@ -103,7 +103,7 @@ static uint64_t bit_ordered(uint64_t u, size_t w, int desc) {
  * against the host's, and returns whether it asks for the redo. */
 static int run_histogram(kiln_context *ctx, kiln_dtype t, const void *raw, int64_t n, int desc) {
     size_t w = kiln_dtype_size(t);
-    char *src = sort_module_source(t, 0, match_any_by_shuffles, kiln_embedded_sort_cub_hist);
+    char *src = sort_module_source(t, 0, NULL, kiln_embedded_sort_cub_hist);
     kiln_kernel *k = NULL;
     TEST_OK(sort_kernel(ctx, src, "kiln_sort_cub_histogram", &k));
     free(src);

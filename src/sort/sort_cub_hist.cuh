@@ -98,23 +98,11 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
         for (int j = 0; j < KILN_CH_ITEMS; j++) tile[j] = kiln_cub_bit_ordered(tile[j], d);
 #pragma unroll
-        for (int p = 0; p < KILN_SK_BYTES - 1; p++)
+        for (int p = 0; p < KILN_SK_BYTES; p++)
             if (p < passes)
 #pragma unroll
                 for (int j = 0; j < KILN_CH_ITEMS; j++)
                     if (j < valid) atomicAdd(&s[p * 256 + (unsigned)((tile[j] >> (8 * p)) & 255u)], 1u);
-        /* The top byte holds the sign and the exponent's high bits, which
-         * keys of one range share (half of a uniform [-1, 1) in one digit):
-         * a warp's adds to one bin would run one after another, so the
-         * lanes of one digit add once, together. */
-        if (passes == KILN_SK_BYTES)
-#pragma unroll
-            for (int j = 0; j < KILN_CH_ITEMS; j++) {
-                const unsigned dg = j < valid ? (unsigned)(tile[j] >> (8 * (KILN_SK_BYTES - 1))) & 255u : 256u;
-                const unsigned peers = __match_any_sync(0xffffffffu, dg);
-                if (dg < 256u && (threadIdx.x & 31) == __ffs(peers) - 1)
-                    atomicAdd(&s[(KILN_SK_BYTES - 1) * 256 + dg], (unsigned)__popc(peers));
-            }
     }
     if (first_nan) {
         const unsigned long long seen = atomicCAS(&s_nan, 0ull, first_nan);
