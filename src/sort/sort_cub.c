@@ -224,9 +224,13 @@ static kiln_status launch_histogram(kiln_context *ctx, const cub_kernels *k, kil
     if (own) {
         int64_t units = ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 1;
         /* tiles of 4096 keys of up to 4 bytes (sort_cub_hist.cuh; 2048 of 8),
-         * 8 blocks of 256 per SM at most: a grid-stride loop takes the rest */
+         * on the blocks the GPU holds at once, as CUB sizes its histogram's
+         * grid: the grid-stride loop gives each block the same share, so a
+         * grid of more would run its last blocks in a second, thin wave */
+        int per_sm = 0;
+        if (kiln_occupancy(own, 256, 0, &per_sm) != KILN_OK || per_sm <= 0) per_sm = 4;
         int64_t blocks = (r->n + 4096 - 1) / 4096;
-        if (blocks > units * 8) blocks = units * 8;
+        if (blocks > units * per_sm) blocks = units * per_sm;
         kiln_value a[7] = {kiln_ptr((void *)r->kin, KILN_DTYPE_COUNT),
                            kiln_i64(r->n),
                            kiln_u64(r->descending ? ~0ull : 0),
