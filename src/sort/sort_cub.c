@@ -7,7 +7,9 @@
  * scratch, with no host synchronisation.
  *   1. zero the digit counts, the tile counters and the flag word
  *   2. the histogram: every pass's digit counts in one read of the keys
- *      (CUB's kernel; for floating keys kiln's, which also raises the flag)
+ *      (CUB's kernel); for floating keys then kiln's check of the counts
+ *      for infinities and NaNs, and only where it finds some, a second
+ *      read of the keys that raises the redo flag (sort_cub_hist.cuh)
  *   3. CUB's exclusive sum of each pass's counts: where each digit starts
  *   4. per pass, per portion of at most 2^28 keys: zero the look-back
  *      words, then CUB's onesweep kernel (one tile per block), which also
@@ -182,6 +184,11 @@ static kiln_status kernels_for(kiln_context *ctx, const sort_run *r, const cub_k
     return KILN_OK;
 }
 
+/* The floating keys' check: kiln_sort_cub_suspect and kiln_sort_cub_histogram. */
+typedef struct float_check {
+    kiln_kernel *suspect, *flags;
+} float_check;
+
 static kiln_status memset_async(kiln_context *ctx, void *p, int64_t bytes, kiln_stream *stream) {
     if (bytes <= 0) return KILN_OK;
     return kiln_context_note(ctx,
@@ -212,34 +219,43 @@ static cub_layout layout_for(const cub_kernels *k, const sort_run *r) {
     l.bins = 0;
     l.ctrs = l.bins + align_up(l.portions * l.passes * l.digits * 4);
     l.flags = l.ctrs + align_up(l.portions * l.passes * 4);
-    l.look = l.flags + CUB_ALIGN; /* the flag word at 0, the NaN bits at 8 */
+    l.look = l.flags + CUB_ALIGN; /* the flag word at 0, the NaN bits at 8, the suspect word at 16 */
     l.keys = l.look + align_up(max_blocks * l.digits * 4);
     l.values = l.keys + (pingpong ? align_up(r->n * (int64_t)kiln_dtype_size(r->dtype)) : 0);
     l.total = l.values + (pingpong ? align_up(r->n * (int64_t)r->vbytes) : 0);
     return l;
 }
 
-static kiln_status launch_histogram(kiln_context *ctx, const cub_kernels *k, kiln_kernel *own,
-                                    const sort_run *r, const cub_layout *l, char *base, kiln_stream *stream) {
-    if (own) {
-        int64_t units = ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 1;
-        /* tiles of 4096 keys of up to 4 bytes (sort_cub_hist.cuh; 2048 of 8),
-         * on the blocks the GPU holds at once, as CUB sizes its histogram's
-         * grid: the grid-stride loop gives each block the same share, so a
-         * grid of more would run its last blocks in a second, thin wave */
-        int per_sm = 0;
-        if (kiln_occupancy(own, 256, 0, &per_sm) != KILN_OK || per_sm <= 0) per_sm = 4;
-        int64_t blocks = (r->n + 4096 - 1) / 4096;
-        if (blocks > units * per_sm) blocks = units * per_sm;
-        kiln_value a[7] = {kiln_ptr((void *)r->kin, KILN_DTYPE_COUNT),
-                           kiln_i64(r->n),
-                           kiln_u64(r->descending ? ~0ull : 0),
-                           kiln_ptr(base + l->bins, KILN_DTYPE_COUNT),
-                           kiln_i32(l->passes),
-                           kiln_ptr(base + l->flags, KILN_DTYPE_COUNT),
-                           kiln_ptr(base + l->flags + 8, KILN_DTYPE_COUNT)};
-        return kiln_launch(own, KILN_DIM((uint32_t)blocks), KILN_DIM(256), 0, stream, a, 7);
-    }
+/* The floating keys' check (sort_cub_hist.cuh), behind CUB's histogram and
+ * before the exclusive sum turns its counts into starts: the suspect word
+ * from the counts, then the flags, read from the keys only when suspected,
+ * on the blocks the GPU holds at once. */
+static kiln_status launch_float_check(kiln_context *ctx, const float_check *fc, const sort_run *r,
+                                      const cub_layout *l, char *base, kiln_stream *stream) {
+    unsigned *suspect = (unsigned *)(base + l->flags + 16);
+    kiln_value a[9] = {kiln_ptr(base + l->bins, KILN_DTYPE_COUNT), kiln_i32(l->passes),
+                       kiln_ptr(suspect, KILN_DTYPE_COUNT)};
+    kiln_status s = kiln_launch(fc->suspect, KILN_DIM(1), KILN_DIM(32), 0, stream, a, 3);
+    int64_t units = ctx->info.multiprocessors > 0 ? ctx->info.multiprocessors : 1;
+    int per_sm = 0;
+    if (kiln_occupancy(fc->flags, 256, 0, &per_sm) != KILN_OK || per_sm <= 0) per_sm = 4;
+    int64_t blocks = (r->n + 4096 - 1) / 4096; /* tiles of 4096 keys (2048 of 8 bytes) */
+    if (blocks > units * per_sm) blocks = units * per_sm;
+    a[0] = kiln_ptr((void *)r->kin, KILN_DTYPE_COUNT);
+    a[1] = kiln_i64(r->n);
+    a[2] = kiln_u64(r->descending ? ~0ull : 0);
+    a[3] = kiln_ptr(base + l->bins, KILN_DTYPE_COUNT);
+    a[4] = kiln_i32(l->passes);
+    a[5] = kiln_ptr(base + l->flags, KILN_DTYPE_COUNT);
+    a[6] = kiln_ptr(base + l->flags + 8, KILN_DTYPE_COUNT);
+    a[7] = kiln_ptr(suspect, KILN_DTYPE_COUNT);
+    a[8] = kiln_i32(0); /* CUB's kernel counted */
+    if (s == KILN_OK) s = kiln_launch(fc->flags, KILN_DIM((uint32_t)blocks), KILN_DIM(256), 0, stream, a, 9);
+    return s;
+}
+
+static kiln_status launch_histogram(const cub_kernels *k, const sort_run *r, const cub_layout *l, char *base,
+                                    kiln_stream *stream) {
     kiln_value a[6] = {kiln_ptr(base + l->bins, KILN_DTYPE_COUNT),
                        kiln_ptr((void *)r->kin, KILN_DTYPE_COUNT),
                        kiln_u32((uint32_t)r->n),
@@ -319,12 +335,14 @@ kiln_status sort_cub_run(kiln_context *ctx, const sort_run *r, kiln_stream *stre
     const cub_kernels *k = NULL;
     s = kernels_for(ctx, r, &k);
     if (s != KILN_OK) return s == KILN_ERR_OUT_OF_MEMORY ? s : unsupported(failed);
-    /* floating keys: kiln's histogram, which also decides the redo */
-    kiln_kernel *own = NULL;
-    if (kiln_dtype_kind(r->dtype) == 'f') {
+    /* floating keys: kiln's check, which decides the redo */
+    float_check fc = {NULL, NULL};
+    int floating = kiln_dtype_kind(r->dtype) == 'f';
+    if (floating) {
         char *src = sort_module_source(r->dtype, 0, NULL, kiln_embedded_sort_cub_hist);
         if (!src) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
-        s = sort_kernel(ctx, src, "kiln_sort_cub_histogram", &own);
+        s = sort_kernel(ctx, src, "kiln_sort_cub_suspect", &fc.suspect);
+        if (s == KILN_OK) s = sort_kernel(ctx, src, "kiln_sort_cub_histogram", &fc.flags);
         free(src);
         if (s != KILN_OK) return s;
     }
@@ -334,7 +352,8 @@ kiln_status sort_cub_run(kiln_context *ctx, const sort_run *r, kiln_stream *stre
     if (s != KILN_OK) return s;
     char *base = scratch->data;
     s = memset_async(ctx, base, l.look, stream); /* bins, counters, flags */
-    if (s == KILN_OK) s = launch_histogram(ctx, k, own, r, &l, base, stream);
+    if (s == KILN_OK) s = launch_histogram(k, r, &l, base, stream);
+    if (s == KILN_OK && floating) s = launch_float_check(ctx, &fc, r, &l, base, stream);
     kiln_value sum_args[1] = {kiln_ptr(base + l.bins, KILN_DTYPE_COUNT)};
     if (s == KILN_OK)
         s = kiln_launch(k->exclusive_sum, KILN_DIM((uint32_t)l.passes), KILN_DIM((uint32_t)k->sum_threads), 0,
@@ -347,6 +366,6 @@ kiln_status sort_cub_run(kiln_context *ctx, const sort_run *r, kiln_stream *stre
     out->scratch = scratch;
     out->tmp_keys = l.passes > 1 ? base + l.keys : NULL;
     out->tmp_values = l.passes > 1 ? base + l.values : NULL;
-    out->redo = own ? (const unsigned *)(base + l.flags) : NULL;
+    out->redo = floating ? (const unsigned *)(base + l.flags) : NULL;
     return KILN_OK;
 }

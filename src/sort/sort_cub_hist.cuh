@@ -1,16 +1,25 @@
-/* sort_cub_hist.cuh: the histogram of a sort of floating keys through CUB's
- * onesweep kernels, in place of CUB's own histogram kernel: it reads every
- * key once, as CUB's does, and besides the digit counts CUB's passes need
- * it raises the flag word that decides whether kiln's passes sort again in
- * NumPy's order (sort_keys.cuh's KILN_SK_REDO).
+/* sort_cub_hist.cuh: what decides whether a sort of floating keys through
+ * CUB's onesweep kernels is sorted again by kiln's passes in NumPy's order
+ * (sort_keys.cuh's KILN_SK_REDO: NaNs, which CUB orders by their bits).
  *
+ * CUB's own histogram kernel counts the digits. Only a key whose exponent
+ * is all ones (an infinity or a NaN), or nearly (float32's 2^127 and up),
+ * puts a count in the first or last KILN_CH_SPAN digits of the top byte,
+ * in either order: kiln_sort_cub_suspect reads those counts and, when one
+ * is not zero, raises the word that lets kiln_sort_cub_histogram read the
+ * keys again for the flags. Most sorts hold no such key and pay one tiny
+ * launch and one gated launch for the check.
+ *
+ * kiln_sort_cub_histogram, with `count` 1, also counts the digits itself,
+ * as CUB's kernel would (the tests check it against the host):
  * bins[pass * 256 + digit] (zeroed by the host) gets the count of keys
  * whose CUB bit-ordered form (the sign bit flipped for a positive key,
  * every bit for a negative one, then every bit again when descending) has
  * `digit` in byte `pass`: what CUB's DeviceRadixSortHistogramKernel writes.
  * *flags gets the KILN_SK_SAW_* bits; *nan_bits holds the bits of the
  * first NaN a block met (0: none yet), widened to 64 bits, so that NaNs of
- * different bits in different blocks are seen too.
+ * different bits in different blocks are seen too. `only_if`: NULL, or a
+ * word that must be nonzero for the kernel to do anything.
  *
  * Layout: 256 threads; a block takes tiles of 256 x KILN_CH_ITEMS keys in
  * a grid-stride loop, each thread loading its KILN_CH_ITEMS keys (coalesced,
@@ -21,6 +30,10 @@
  * compile time): the NaN and zero bookkeeping runs only for a tile where a
  * thread saw such a key (one compare per key tells), which costs the common
  * tile nothing. */
+/* digits at each end of the top byte that an exponent of all ones reaches:
+ * 1 where the top byte holds 7 exponent bits (float32, float64,
+ * bfloat16), 4 for float16's 5 */
+#define KILN_CH_SPAN (0x80 - (int)((KILN_SK_EXP >> (8 * (KILN_SK_BYTES - 1))) & 0x7f))
 #if KILN_SK_BYTES <= 4
 #define KILN_CH_ITEMS 16
 #else
@@ -47,7 +60,9 @@ __device__ inline kiln_sk_t kiln_cub_bit_ordered(kiln_sk_t u, kiln_sk_t desc) {
 
 __global__ void __launch_bounds__(256)
     kiln_sort_cub_histogram(const kiln_sk_t *keys, long long n, unsigned long long desc, unsigned *bins,
-                            int passes, unsigned *flags, unsigned long long *nan_bits) {
+                            int passes, unsigned *flags, unsigned long long *nan_bits, const unsigned *only_if,
+                            int count) {
+    if (only_if && !*only_if) return;
     __shared__ unsigned s[8 * 256];
     __shared__ unsigned s_flags;
     __shared__ unsigned long long s_nan;
@@ -99,7 +114,7 @@ __global__ void __launch_bounds__(256)
         for (int j = 0; j < KILN_CH_ITEMS; j++) tile[j] = kiln_cub_bit_ordered(tile[j], d);
 #pragma unroll
         for (int p = 0; p < KILN_SK_BYTES; p++)
-            if (p < passes)
+            if (count && p < passes)
 #pragma unroll
                 for (int j = 0; j < KILN_CH_ITEMS; j++)
                     if (j < valid) atomicAdd(&s[p * 256 + (unsigned)((tile[j] >> (8 * p)) & 255u)], 1u);
@@ -110,7 +125,7 @@ __global__ void __launch_bounds__(256)
     }
     if (f) atomicOr(&s_flags, f);
     __syncthreads();
-    for (int i = threadIdx.x; i < passes * 256; i += 256)
+    for (int i = threadIdx.x; count && i < passes * 256; i += 256)
         if (s[i]) atomicAdd(&bins[i], s[i]);
     if (threadIdx.x == 0) {
         unsigned all = s_flags;
@@ -120,4 +135,15 @@ __global__ void __launch_bounds__(256)
         }
         if (all) atomicOr(flags, all);
     }
+}
+
+/* One thread: *suspect = 1 when CUB's histogram (bins, `passes` passes of
+ * 256 digits) counted a key in the first or last KILN_CH_SPAN digits of the
+ * top byte (or does not hold the top byte), else 0. */
+__global__ void kiln_sort_cub_suspect(const unsigned *bins, int passes, unsigned *suspect) {
+    if (threadIdx.x != 0) return;
+    unsigned c = passes != KILN_SK_BYTES;
+    const unsigned *top = bins + (passes - 1) * 256;
+    for (int i = 0; !c && i < KILN_CH_SPAN; i++) c = top[i] | top[255 - i];
+    *suspect = c != 0;
 }
