@@ -12,7 +12,8 @@
  *
  *   kiln_linalg_bench [--size N] [--repeat R] [--dtype f32|f64|both] [OP...]
  *   OP: solve cholesky qr svd svd_uv eigh (default: solve cholesky qr svd)
- * Defaults: N = 8192 on CUDA, 1024 on the CPU; R = 5. */
+ * Defaults: N = 8192 on CUDA, 1024 on the CPU; R = 5 on CUDA, 15 on the CPU
+ * (a shared CPU's timings scatter by 10 % at R = 5). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,10 +112,11 @@ static int load_lapacke(lapacke *l) {
 /* The CPU's Cholesky. kiln's job is NumPy's: L of a row-major A, from
  * A's lower triangle. LAPACKE does that job when called directly either
  * as column-major 'U' on the plain copy (the upper factor of A read
- * column-major is A's L read row-major: no transpose) or through its
- * row-major interface, 'L' (which transposes in and out); the main row
- * times the first, LAPACKE's fastest spelling of the job, and a row below
- * the second. Another row times column-major 'L' on the same copy: the
+ * column-major is A's L read row-major: no transpose), then zeros written
+ * above the diagonal as NumPy's L has them, or through its row-major
+ * interface, 'L' (which transposes in and out); the main row times the
+ * first, LAPACKE's fastest spelling of the job, and a row below the
+ * second. Another row times column-major 'L' on the same copy: the
  * factor of the transposed problem, whose result read row-major is L^T,
  * a different job (what a column-major program would call). */
 enum { CHOLESKY_SAME_ROW = 100, CHOLESKY_TRANSPOSED = 101 };
@@ -130,7 +132,13 @@ static int lapacke_round(const lapacke *l, int op, int d, int n, const void *a, 
     case LINALG_NATIVE_SOLVE:
         memcpy(x, b, (size_t)n * elem);
         return l->getrf[d](COL, n, n, w, n, ipiv) || l->getrs[d](COL, 'N', n, 1, w, n, ipiv, x, n);
-    case LINALG_NATIVE_CHOLESKY: return l->potrf[d](COL, 'U', n, w, n);
+    case LINALG_NATIVE_CHOLESKY: {
+        /* NumPy's L: the factor, and zeros above its diagonal (row-major) */
+        int info = l->potrf[d](COL, 'U', n, w, n);
+        for (int r = 0; r + 1 < n && !info; r++)
+            memset((char *)w + ((size_t)r * n + r + 1) * elem, 0, (size_t)(n - r - 1) * elem);
+        return info;
+    }
     case CHOLESKY_SAME_ROW: return l->potrf[d](101 /* LAPACK_ROW_MAJOR */, 'L', n, w, n);
     case CHOLESKY_TRANSPOSED: return l->potrf[d](COL, 'L', n, w, n);
     case LINALG_NATIVE_QR: return l->geqrf[d](COL, n, n, w, n, tau) || l->orgqr[d](COL, n, n, n, w, n, tau);
@@ -214,7 +222,7 @@ static void *make_matrix(int n, int d) {
 }
 
 int main(int argc, char **argv) {
-    int n = 0, repeat = 5, dtypes = 3, ops = 0;
+    int n = 0, repeat = 0, dtypes = 3, ops = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--size") && i + 1 < argc)
             n = atoi(argv[++i]);
@@ -235,11 +243,12 @@ int main(int argc, char **argv) {
         }
     }
     if (!ops) ops = 0xF; /* solve, cholesky, qr, svd (values) */
-    if (repeat < 1) repeat = 1;
-    if (repeat > 64) repeat = 64;
     kiln_context *ctx;
     KILN_CHECK(kiln_open(&ctx, "auto"));
     int cuda = kiln_context_backend(ctx) == KILN_BACKEND_CUDA;
+    if (repeat == 0) repeat = cuda ? 5 : 15;
+    if (repeat < 1) repeat = 1;
+    if (repeat > 64) repeat = 64;
     if (n <= 0) n = cuda ? 8192 : 1024;
     const char *provider = "?", *why = NULL;
     KILN_CHECK(kiln_linalg_provider(ctx, &provider));
