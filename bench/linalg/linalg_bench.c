@@ -119,7 +119,18 @@ static int load_lapacke(lapacke *l) {
  * second. Another row times column-major 'L' on the same copy: the
  * factor of the transposed problem, whose result read row-major is L^T,
  * a different job (what a column-major program would call). */
-enum { CHOLESKY_SAME_ROW = 100, CHOLESKY_TRANSPOSED = 101 };
+enum { CHOLESKY_SAME_ROW = 100, CHOLESKY_TRANSPOSED = 101, QR_ROW = 102 };
+
+/* NumPy's R out of a geqrf result: the upper triangle, zeros below, read
+ * row-major (col 0: w column-major, so R row-major is its transpose) */
+static void copy_r(const void *w, void *r, int n, size_t elem, int col) {
+    memset(r, 0, (size_t)n * n * elem);
+    for (int i = 0; i < n; i++)
+        for (int j = i; j < n; j++) {
+            size_t from = col ? (size_t)j * n + i : (size_t)i * n + j;
+            memcpy((char *)r + ((size_t)i * n + j) * elem, (const char *)w + from * elem, elem);
+        }
+}
 
 /* One LAPACKE round on host data: copy, factor (and solve), as a C
  * programmer calls it (column-major; A is symmetric, so the same matrix). */
@@ -141,7 +152,17 @@ static int lapacke_round(const lapacke *l, int op, int d, int n, const void *a, 
     }
     case CHOLESKY_SAME_ROW: return l->potrf[d](101 /* LAPACK_ROW_MAJOR */, 'L', n, w, n);
     case CHOLESKY_TRANSPOSED: return l->potrf[d](COL, 'L', n, w, n);
-    case LINALG_NATIVE_QR: return l->geqrf[d](COL, n, n, w, n, tau) || l->orgqr[d](COL, n, n, n, w, n, tau);
+    /* QR as NumPy gives it, Q and R: R copied out before orgqr overwrites
+     * it. Column-major on A's memory factors A^T, which is A only because
+     * the bench's matrix is symmetric; the row-major call (QR_ROW, LAPACKE
+     * transposing in and out) is what a row-major A of any kind takes. */
+    case LINALG_NATIVE_QR:
+    case QR_ROW: {
+        int layout = op == QR_ROW ? 101 /* LAPACK_ROW_MAJOR */ : COL;
+        if (l->geqrf[d](layout, n, n, w, n, tau)) return 1;
+        copy_r(w, u, n, elem, layout == COL);
+        return l->orgqr[d](layout, n, n, n, w, n, tau);
+    }
     case LINALG_NATIVE_SVD: return l->gesdd[d](COL, 'N', n, n, w, n, s, NULL, n, NULL, n);
     case LINALG_NATIVE_SVD_UV: return l->gesdd[d](COL, 'S', n, n, w, n, s, u, n, vt, n);
     default: return l->syevd[d](COL, 'V', 'L', n, w, n, s);
@@ -152,7 +173,7 @@ static int time_lapacke(const lapacke *l, int op, int d, int n, const void *a, c
                         double *ms) {
     size_t elem = d ? 8 : 4, mat = (size_t)n * n * elem;
     void *w = malloc(mat), *x = malloc(n * elem), *tau = malloc(n * elem), *s = malloc(n * elem);
-    void *u = op == LINALG_NATIVE_SVD_UV ? malloc(mat) : NULL,
+    void *u = op == LINALG_NATIVE_SVD_UV || op == LINALG_NATIVE_QR || op == QR_ROW ? malloc(mat) : NULL,
          *vt = op == LINALG_NATIVE_SVD_UV ? malloc(mat) : NULL;
     int *ipiv = malloc(sizeof *ipiv * (size_t)n), bad = 0;
     double t[64];
@@ -298,6 +319,15 @@ int main(int argc, char **argv) {
             else
                 printf("| %s | %s | %d | %.2f | n/a | n/a (%s) | >= 0.95 |\n", op_names[op],
                        kiln_dtype_name(t), n, kms, why ? why : "the vendor call failed");
+            if (!cuda && vendor_ok && op == LINALG_NATIVE_QR) {
+                double sms = 1e30;
+                for (int round = 0; round < 2; round++)
+                    if (!time_lapacke(&lp, QR_ROW, d, n, ha, hb, repeat, &m) && m < sms) sms = m;
+                printf("| qr beside LAPACKE row-major (any A: LAPACKE transposes) | %s | %d | %.2f | %.2f | "
+                       "%.3f | "
+                       "info |\n",
+                       kiln_dtype_name(t), n, kms, sms, sms / kms);
+            }
             for (int other = 0; !cuda && vendor_ok && op == LINALG_NATIVE_CHOLESKY && other < 2; other++) {
                 double sms = 1e30;
                 for (int round = 0; round < 2; round++)
