@@ -13,6 +13,9 @@ BUILD ?= build
 SAN   ?= build-asan
 FUZZ  ?= build-fuzz
 FUZZ_SECONDS ?= 10
+# TESTS=REGEX: only the suites whose names match, in test-plain and test-asan
+TESTS ?=
+CTEST_ONLY = $(if $(TESTS),-R '$(TESTS)',)
 CMAKE_FLAGS ?=
 # cmake --build runs make again below this one: without this, every build
 # prints a pair of "Entering/Leaving directory" lines per folder.
@@ -61,7 +64,7 @@ test-fuzz: deps-test
 test-plain: deps-test
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
-	cd $(BUILD) && KILN_TARGET=cpu ctest --no-tests=error --output-on-failure -j$(JOBS)
+	cd $(BUILD) && KILN_TARGET=cpu ctest --no-tests=error --output-on-failure -j$(JOBS) $(CTEST_ONLY)
 
 # AddressSanitizer + UBSan over the whole suite. Kernels compiled at run time
 # are not instrumented (they are built by the JIT), the library and tests are.
@@ -74,7 +77,7 @@ test-plain: deps-test
 test-asan: deps-test
 	@cmake -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF -DKILN_TEST_CACHE_DIR=$(abspath $(BUILD))/test-cache/shared $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(SAN) -j$(JOBS)
-	cd $(SAN) && KILN_TARGET=cpu ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:intercept_tls_get_addr=0 UBSAN_OPTIONS=print_stacktrace=1 ctest --no-tests=error --output-on-failure -j$(JOBS)
+	cd $(SAN) && KILN_TARGET=cpu ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:intercept_tls_get_addr=0 UBSAN_OPTIONS=print_stacktrace=1 ctest --no-tests=error --output-on-failure -j$(JOBS) $(CTEST_ONLY)
 
 # ThreadSanitizer over the suites where threads share one context (compiles,
 # ufunc variants, launches, the profiler). Barrier kernels' fibers switch
@@ -91,7 +94,9 @@ test-gpu: deps-test
 	@cmake --build $(BUILD) -j$(JOBS)
 	cd $(BUILD) && KILN_TARGET=cuda KILN_TEST_TARGET=cuda ctest --no-tests=error --output-on-failure -j1
 
+# with the vendors' baselines nvcc builds (kiln_natives: not part of `all`)
 bench: build
+	@cmake --build $(BUILD) -j$(JOBS) --target kiln_natives
 	$(BUILD)/bench/kiln_bench $(ARGS)
 
 # What is installed (the libraries, the command, the MPI module), not the

@@ -24,7 +24,8 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
 build=/tmp/kiln-build
 cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release ${prefix:-} ${CMAKE_EXTRA:-} > "$OUT/build.log" 2>&1 &&
-  cmake --build $build -j16 -- -k >> "$OUT/build.log" 2>&1 || { grep -E "error|Error" "$OUT/build.log" | head -30; }
+  cmake --build $build -j16 -- -k >> "$OUT/build.log" 2>&1 &&
+  cmake --build $build -j16 --target kiln_natives -- -k >> "$OUT/build.log" 2>&1 || { grep -E "error|Error" "$OUT/build.log" | head -30; }
 echo "build ok"
 export KILN_CACHE_DIR=/tmp/kiln-cache
 if [ "$what" = tests ] || [ "$what" = all ]; then
