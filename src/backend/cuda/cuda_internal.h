@@ -77,7 +77,7 @@ void kiln_cuda_warmup_wait(void);
 /* A compile for req->arch with no context (the warm-up's). */
 kiln_status kiln_cuda_compile_plain(const kiln_compile_request *req, kiln_blob *out, char **log);
 /* The text NVRTC is given for req: the prelude, req's source and one
- * signature record per kernel (cuda_compile.c); malloc'd, NULL when out of
+ * signature record per kernel (cuda_module_text.c); malloc'd, NULL when out of
  * memory. Also KILN_BACKEND_PROC_MODULE_TEXT's. */
 char *kiln_cuda_module_text(const kiln_compile_request *req);
 /* req's blob from its prebuilt image (req->prebuilt, cuda_prebuilt.c):
