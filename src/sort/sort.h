@@ -96,9 +96,9 @@ typedef struct sort_cub_result {
     const unsigned *redo;
 } sort_cub_result;
 /* Queues CUB's sort of r on stream (r->only_if must be NULL). Floating
- * keys: a kiln histogram kernel counts the digits CUB's passes need and
- * raises *out->redo when a NaN of another sign or payload, or -0.0 beside
- * +0.0, makes NumPy's order differ from CUB's. KILN_ERR_UNSUPPORTED when
+ * keys: after CUB's histogram, kiln's check (sort_cub_hist.cuh) raises
+ * *out->redo when a NaN of the other sign or of another payload makes
+ * NumPy's order differ from CUB's. KILN_ERR_UNSUPPORTED when
  * CUB's kernels cannot sort r here (no CCCL 3 headers, a compile error:
  * remembered per context), the message saying why. */
 kiln_status sort_cub_run(kiln_context *ctx, const sort_run *r, kiln_stream *stream, sort_cub_result *out);
