@@ -79,6 +79,24 @@ static void test_typed_getters(void **state) {
             fail_msg("flag of \"%s\"", shown);
     }
     unsetenv("KILN_COPY_THREADS");
+    /* a choice: the index of the word, else the fallback */
+    static const char *const words[] = {"auto", "cub", "own"};
+    static const struct {
+        const char *value;
+        int as_choice;
+    } choices[] = {{NULL, 0},  {"", 0},    {"auto", 0}, {"cub", 1},
+                   {"own", 2}, {"OWN", 0}, {"own ", 0}, {"ow", 0}};
+    for (size_t i = 0; i < sizeof choices / sizeof choices[0]; i++) {
+        if (choices[i].value)
+            setenv("KILN_SORT_GPU", choices[i].value, 1);
+        else
+            unsetenv("KILN_SORT_GPU");
+        int got = kiln_setting_choice("KILN_SORT_GPU", words, 3, 0);
+        if (got != choices[i].as_choice)
+            fail_msg("choice of \"%s\": %d, expected %d", choices[i].value ? choices[i].value : "(unset)",
+                     got, choices[i].as_choice);
+    }
+    unsetenv("KILN_SORT_GPU");
 }
 
 /* ---- Every variable the sources read is in the table. */
@@ -112,12 +130,12 @@ static void test_every_variable_read_is_listed(void **state) {
     const char *src = getenv("KILN_SOURCE_DIR");
     if (!src) skip();
     /* getenv, the getters, and the library loaders' override names */
-    assert_int_equal(
-        regcomp(&reads,
-                "(getenv|kiln_setting_string|kiln_setting_flag|kiln_setting_int|kiln_setting_value|"
-                "env_override =|env_positive)\\(?[[:space:]]*\"(KILN_[A-Z0-9_]+)\"",
-                REG_EXTENDED),
-        0);
+    assert_int_equal(regcomp(&reads,
+                             "(getenv|kiln_setting_string|kiln_setting_flag|kiln_setting_int|kiln_setting_"
+                             "choice|kiln_setting_value|"
+                             "env_override =|env_positive)\\(?[[:space:]]*\"(KILN_[A-Z0-9_]+)\"",
+                             REG_EXTENDED),
+                     0);
     unlisted = 0;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/src", src);

@@ -165,6 +165,13 @@ long kiln_setting_int(const char *name, long min, long max, long fallback) {
     return *end == '\0' && n >= min && n <= max ? n : fallback;
 }
 
+int kiln_setting_choice(const char *name, const char *const *words, int count, int fallback) {
+    const char *v = kiln_setting_string(name);
+    for (int i = 0; v && i < count; i++)
+        if (strcmp(v, words[i]) == 0) return i;
+    return fallback;
+}
+
 /* ---- The public view (kiln.h), for `kiln info`. */
 
 int kiln_setting_count(void) { return (int)(sizeof table / sizeof table[0]); }

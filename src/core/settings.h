@@ -40,5 +40,8 @@ int kiln_setting_flag(const char *name, int fallback);
 /* The value when all of it is a decimal whole number in [min, max], else
  * `fallback` (unset, empty, not a number, out of range). */
 long kiln_setting_int(const char *name, long min, long max, long fallback);
+/* A choice among `count` words: the index of the word the value is, else
+ * `fallback` (unset, empty, or a word not among them). */
+int kiln_setting_choice(const char *name, const char *const *words, int count, int fallback);
 
 #endif

@@ -23,10 +23,11 @@ kiln_fft_fuse_mode kiln_fft_fuse_setting(void) {
                  {"0", KILN_FFT_FUSE_OFF},          {"on", KILN_FFT_FUSE_ON},
                  {"1", KILN_FFT_FUSE_ON},           {"callback", KILN_FFT_FUSE_CALLBACK},
                  {"columns", KILN_FFT_FUSE_COLUMNS}};
-    const char *v = kiln_setting_string("KILN_FFT_FUSE");
-    for (size_t i = 0; v && i < sizeof words / sizeof words[0]; i++)
-        if (strcmp(v, words[i].name) == 0) return words[i].mode;
-    return KILN_FFT_FUSE_AUTO; /* unset, empty or an unknown word: the default */
+    enum { WORDS = sizeof words / sizeof words[0] };
+    const char *names[WORDS];
+    for (int i = 0; i < WORDS; i++) names[i] = words[i].name;
+    int i = kiln_setting_choice("KILN_FFT_FUSE", names, WORDS, 0); /* unset or unknown: auto */
+    return words[i].mode;
 }
 
 static int is_real(kiln_dtype t) { return t == KILN_FLOAT32 || t == KILN_FLOAT64; }

@@ -42,10 +42,9 @@ kiln_status kiln_cholesky(kiln_array *a, kiln_array **l) {
     if (s != KILN_OK) return s;
     int64_t shape[KILN_MAX_DIMS], batch, n = a->shape[a->ndim - 1];
     int nb = batch_of(a, shape, &batch);
-    const char *factor = kiln_setting_string("KILN_CHOLESKY_FACTOR");
-    int lower = factor && !strcmp(factor, "lower")   ? 1
-                : factor && !strcmp(factor, "upper") ? 0
-                                                     : call.p->potrf_lower_faster;
+    static const char *const factors[] = {"auto", "lower", "upper"};
+    int factor = kiln_setting_choice("KILN_CHOLESKY_FACTOR", factors, 3, 0);
+    int lower = factor ? factor == 1 : call.p->potrf_lower_faster;
     kiln_array *w = NULL;
     s = kiln_linalg_copy(&call, a, nb, shape, lower, &w);
     int32_t *info = s == KILN_OK ? calloc((size_t)(batch ? batch : 1), sizeof *info) : NULL;

@@ -240,8 +240,8 @@ static kiln_status curand_generate(kiln_rng *rng, const kiln_rng_request *req, v
     int own = rng->type == KILN_RNG_XORWOW;
     const kiln_curand_api *api = NULL;
     if (rng->type == KILN_RNG_MRG32K3A) {
-        const char *choice = kiln_setting_string("KILN_RNG_MRG_CUDA");
-        int want_curand = choice && !strcmp(choice, "curand");
+        static const char *const words[] = {"auto", "own", "curand"};
+        int want_curand = kiln_setting_choice("KILN_RNG_MRG_CUDA", words, 3, 0) == 2;
         api = want_curand ? kiln_curand_load(&st) : NULL;
         own = !want_curand || !api;
     }

@@ -5,7 +5,6 @@
  * MRG32k3a's (so that one GPU run can sweep them); what they leave is
  * chosen here from the fill's size and the device's SM count. */
 #include <math.h>
-#include <string.h>
 
 #include "core/settings.h"
 #include "random/rng_own.h"
@@ -93,12 +92,10 @@ void kiln_rng_own_shape_for(kiln_rng_engine_kind engine, kiln_rng_dist dist, uin
      * unless the GPU's doubles are slow (fast_fp64 0) or the fill's own
      * arithmetic is in doubles (the double normals' logarithm, square root,
      * sine and cosine keep that pipe busy). */
-    const char *step = kiln_setting_string("KILN_RNG_MRG_STEP");
+    static const char *const steps_words[] = {"auto", "fp64", "int"};
+    int step = kiln_setting_choice("KILN_RNG_MRG_STEP", steps_words, 3, 0);
     int double_math = dist == KILN_DIST_NORMAL_F64 || dist == KILN_DIST_LOGNORMAL_F64;
-    out->fp64 = want->fp64                      ? want->fp64 == 1
-                : step && !strcmp(step, "int")  ? 0
-                : step && !strcmp(step, "fp64") ? 1
-                                                : fast_fp64 && !double_math;
+    out->fp64 = want->fp64 ? want->fp64 == 1 : step ? step == 1 : fast_fp64 && !double_math;
     /* The integer step: 32 registers hold the bits and uniform fills
      * without a spill (ptxas for sm_90 through NVRTC); the normals'
      * Box-Muller takes 38 to 40 (floats), 50 to 64 (doubles). The double

@@ -33,10 +33,8 @@ extern const int kiln_sort_cub_prebuilt_count;
 typedef enum prebuilt_mode { PREBUILT_AUTO, PREBUILT_ON, PREBUILT_OFF } prebuilt_mode;
 
 static prebuilt_mode prebuilt_choice(void) {
-    const char *v = kiln_setting_string("KILN_SORT_CUB_PREBUILT");
-    if (v && strcmp(v, "on") == 0) return PREBUILT_ON;
-    if (v && strcmp(v, "off") == 0) return PREBUILT_OFF;
-    return PREBUILT_AUTO;
+    static const char *const words[] = {"auto", "on", "off"}; /* in prebuilt_mode's order */
+    return (prebuilt_mode)kiln_setting_choice("KILN_SORT_CUB_PREBUILT", words, 3, PREBUILT_AUTO);
 }
 
 static int prebuilt_variant(kiln_dtype dtype, size_t value_bytes, int descending) {

@@ -38,10 +38,9 @@ static int sg_items(size_t kbytes, size_t vbytes) {
 }
 
 sort_gpu_path sort_gpu_choice(void) {
-    const char *v = kiln_setting_string("KILN_SORT_GPU");
-    if (v && strcmp(v, "cub") == 0) return SORT_GPU_CUB;
-    if (v && strcmp(v, "own") == 0) return SORT_GPU_OWN;
-    return SORT_GPU_AUTO;
+    static const char *const words[] = {"auto", "cub", "own"};
+    static const sort_gpu_path paths[] = {SORT_GPU_AUTO, SORT_GPU_CUB, SORT_GPU_OWN};
+    return paths[kiln_setting_choice("KILN_SORT_GPU", words, 3, 0)];
 }
 
 kiln_status sort_onesweep_own(kiln_context *ctx, const sort_provider *p, const sort_run *r,
