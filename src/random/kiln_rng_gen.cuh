@@ -88,6 +88,23 @@ __device__ __forceinline__ unsigned long long kiln_gen_mad_wide(unsigned int a, 
 #endif
 }
 
+/* Component 1 of an MRG32k3a step (m1 = 2^32 - 209), as kiln_gen_next
+ * below explains: s1 moves on, its new word is returned. Both steps (all
+ * integer, and component 2 in doubles) take it. */
+__device__ __forceinline__ unsigned int kiln_gen_mrg_c1(unsigned int *s1) {
+    const unsigned int m1 = 4294967087u;
+    /* 810728 (m1 - s0) + 1403580 s1 < 2^20 2^32 + 2^21 2^32 < 2^54, so
+     * hi < 2^22 and t = (hi + 1) 209 < 2^30 */
+    const unsigned long long p = kiln_gen_mad_wide(1403580u, s1[1], kiln_gen_mad_wide(810728u, m1 - s1[0], 0));
+    const unsigned int t1 = (unsigned int)(p >> 32) * 209u + 209u;
+    const unsigned int y1 = t1 + (unsigned int)p; /* y + 209, mod 2^32 */
+    const unsigned int p1 = y1 < t1 ? y1 : y1 - 209u;
+    s1[0] = s1[1];
+    s1[1] = s1[2];
+    s1[2] = p1;
+    return p1;
+}
+
 /* One MRG32k3a step: the combined value in [1, m1] (kiln_mrg32k3a_next),
  * the integers cuRAND's sm_61+ code and its double code both produce
  * (tests/test_random_mrg_step.c checks them against each other). States
@@ -100,15 +117,7 @@ __device__ __forceinline__ unsigned long long kiln_gen_mad_wide(unsigned int a, 
  * no 64-bit compare. */
 __device__ __forceinline__ unsigned int kiln_gen_next(kiln_gen_mrg &s) {
     const unsigned int m1 = 4294967087u, m2 = 4294944443u;
-    /* 810728 (m1 - s0) + 1403580 s1 < 2^20 2^32 + 2^21 2^32 < 2^54, so
-     * hi < 2^22 and t = (hi + 1) 209 < 2^30 */
-    const unsigned long long p = kiln_gen_mad_wide(1403580u, s.s1[1], kiln_gen_mad_wide(810728u, m1 - s.s1[0], 0));
-    const unsigned int t1 = (unsigned int)(p >> 32) * 209u + 209u;
-    const unsigned int y1 = t1 + (unsigned int)p; /* y + 209, mod 2^32 */
-    const unsigned int p1 = y1 < t1 ? y1 : y1 - 209u;
-    s.s1[0] = s.s1[1];
-    s.s1[1] = s.s1[2];
-    s.s1[2] = p1;
+    const unsigned int p1 = kiln_gen_mrg_c1(s.s1);
     /* < 2^54 again, and 22853 hi < 2^37 needs a first fold in 64 bits:
      * u < 2^37, then t = (u_hi + 1) 22853 < 2^20 */
     const unsigned long long q = kiln_gen_mad_wide(527612u, s.s2[2], kiln_gen_mad_wide(1370589u, m2 - s.s2[0], 0));
@@ -147,14 +156,7 @@ __device__ __forceinline__ double kiln_gen_u2d(unsigned int r) {
 
 /* The combined value (in [1, m1]) as a double. */
 __device__ __forceinline__ double kiln_gen_next_split(kiln_gen_mrg_split &s) {
-    const unsigned int m1 = 4294967087u;
-    const unsigned long long p = kiln_gen_mad_wide(1403580u, s.s1[1], kiln_gen_mad_wide(810728u, m1 - s.s1[0], 0));
-    const unsigned int t1 = (unsigned int)(p >> 32) * 209u + 209u;
-    const unsigned int y1 = t1 + (unsigned int)p;
-    const unsigned int p1 = y1 < t1 ? y1 : y1 - 209u;
-    s.s1[0] = s.s1[1];
-    s.s1[1] = s.s1[2];
-    s.s1[2] = p1;
+    const unsigned int p1 = kiln_gen_mrg_c1(s.s1);
     const double m2 = 4294944443.0, round = 6755399441055744.0; /* 1.5 2^52 */
     const double q = fma(527612.0, s.s2[2], -(1370589.0 * s.s2[0]));
     const double k = fma(q, 1.0 / 4294944443.0, round) - round;
