@@ -1,10 +1,11 @@
 /* test_fft_fuse.c: kiln_fft_convolve's circular mode and the fused product
  * (KILN_FFT_FUSE). Without a GPU: the product callback compiles to LTO-IR
  * through NVRTC for sm_90 (and a broken one fails with the compiler's
- * log), and so does the column kernel; the circular mode against a direct
+ * log), and so does the strip kernel; the circular mode against a direct
  * circular convolution on the host, with the setting auto, off and on (on
- * must fail on the CPU, where FFTW has no callbacks); the column kernel
- * run on the CPU backend (KILN_FFT_FUSE=columns). On a CUDA context (KILN_TEST_TARGET=cuda) the
+ * must fail on the CPU, where FFTW has no callbacks); the strip kernel
+ * along columns and rows run on the CPU backend (KILN_FFT_FUSE=columns,
+ * rows). On a CUDA context (KILN_TEST_TARGET=cuda) the
  * same cases run fused (KILN_FFT_FUSE=on must succeed) and match the
  * unfused results and the host's. */
 #include <math.h>
@@ -46,15 +47,16 @@ static void test_callback_compiles_for_sm90(void **state) {
     }
 }
 
-/* The column kernel as the two precisions and the two register counts
- * the geometry picks (16 up to 2048 rows of complex64, 32 at 4096). */
-static void test_columns_compile_for_sm90(void **state) {
+/* The strip kernel as the two precisions, both orientations and the
+ * register counts the geometry picks (16 up to 2048 rows of complex64 in
+ * strips of 4 columns, 32 at 4096; 16 for a row a block). */
+static void test_strip_compile_for_sm90(void **state) {
     (void)state;
-    static const int cases[3][3] = {{0, 4, 16}, {0, 4, 32}, {1, 2, 16}};
-    for (int i = 0; i < 3; i++) {
-        char *src = kiln_fft_columns_source(cases[i][0], cases[i][1], cases[i][2]), *log = NULL;
+    static const int cases[5][4] = {{0, 0, 4, 16}, {0, 0, 4, 32}, {1, 0, 2, 16}, {0, 1, 1, 16}, {1, 1, 2, 32}};
+    for (int i = 0; i < 5; i++) {
+        char *src = kiln_fft_strip_source(cases[i][0], cases[i][1], cases[i][2], cases[i][3]), *log = NULL;
         assert_non_null(src);
-        kiln_status s = kiln_compile_only("cuda", "sm_90", src, "kiln-fft-columns.cu", NULL, &log);
+        kiln_status s = kiln_compile_only("cuda", "sm_90", src, "kiln-fft-strip.cu", NULL, &log);
         if (s == KILN_ERR_COMPILER_MISSING) skip();
         if (s != KILN_OK) fail_msg("NVRTC: %s\n%s", kiln_last_error(), log ? log : "");
         free(src);
@@ -190,17 +192,18 @@ static void test_circular(void **state) {
     circular_case(ctx, &r, KILN_FLOAT64, 6, 8);
 }
 
-/* The column kernel (KILN_FFT_FUSE=columns runs it on any backend): the
- * radix-16 passes and each last pass (2, 4, 8), both precisions, partial
- * strips of columns, against the host's circular convolution, and the
- * largest length against the unfused path. */
-static void columns_case(kiln_context *ctx, test_rng *r, kiln_dtype t, int64_t p, int64_t q, int direct) {
+/* The strip kernel (KILN_FFT_FUSE=columns or rows runs it on any
+ * backend): the radix-16 passes and each last pass (2, 4, 8), both
+ * precisions, partial strips, against the host's circular convolution,
+ * and the largest lengths against the unfused path. */
+static void strip_case(kiln_context *ctx, test_rng *r, const char *mode, kiln_dtype t, int64_t p, int64_t q,
+                       int direct) {
     host2 ha, hb;
     kiln_array *a = upload2(ctx, r, t, p, q, &ha), *b = upload2(ctx, r, t, p, q, &hb), *c = NULL, *u = NULL;
     double eps = t == KILN_COMPLEX128 ? 1e-15 : 1e-6;
-    setenv("KILN_FFT_FUSE", "columns", 1);
+    setenv("KILN_FFT_FUSE", mode, 1);
     if (kiln_fft_convolve(a, b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &c) != KILN_OK)
-        fail_msg("columns %lldx%lld: %s", (long long)p, (long long)q, kiln_last_error());
+        fail_msg("%s %lldx%lld: %s", mode, (long long)p, (long long)q, kiln_last_error());
     if (direct) {
         check_circular(c, &ha, &hb, eps);
     } else {
@@ -217,8 +220,7 @@ static void columns_case(kiln_context *ctx, test_rng *r, kiln_dtype t, int64_t p
             diff = fmax(diff, fabs(x - y));
         }
         if (diff > 1e3 * eps * big)
-            fail_msg("columns %lldx%lld: |columns - unfused| %g of %g", (long long)p, (long long)q, diff,
-                     big);
+            fail_msg("%s %lldx%lld: |fused - unfused| %g of %g", mode, (long long)p, (long long)q, diff, big);
         free(hc), free(hu);
         kiln_array_release(u);
     }
@@ -227,22 +229,31 @@ static void columns_case(kiln_context *ctx, test_rng *r, kiln_dtype t, int64_t p
     free(ha.re), free(ha.im), free(hb.re), free(hb.im);
 }
 
-static void test_columns(void **state) {
+static void test_strip(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
-    columns_case(ctx, &r, KILN_COMPLEX64, 2, 3, 1);    /* one radix-2 pass */
-    columns_case(ctx, &r, KILN_COMPLEX64, 16, 5, 1);   /* one radix-16 pass, a partial strip */
-    columns_case(ctx, &r, KILN_COMPLEX64, 64, 12, 1);  /* 16 then 4 */
-    columns_case(ctx, &r, KILN_COMPLEX128, 128, 7, 1); /* 16 then 8 */
-    columns_case(ctx, &r, KILN_COMPLEX128, 32, 2, 1);  /* 16 then 2 */
-    columns_case(ctx, &r, KILN_COMPLEX64, 4096, 5, 0); /* three radix-16 passes, 32 values a thread */
-    /* what it does not take is an error under "columns" */
-    int64_t s[2] = {12, 4};
+    strip_case(ctx, &r, "columns", KILN_COMPLEX64, 2, 3, 1);    /* one radix-2 pass */
+    strip_case(ctx, &r, "columns", KILN_COMPLEX64, 16, 5, 1);   /* one radix-16 pass, a partial strip */
+    strip_case(ctx, &r, "columns", KILN_COMPLEX64, 64, 12, 1);  /* 16 then 4 */
+    strip_case(ctx, &r, "columns", KILN_COMPLEX128, 128, 7, 1); /* 16 then 8 */
+    strip_case(ctx, &r, "columns", KILN_COMPLEX128, 32, 2, 1);  /* 16 then 2 */
+    strip_case(ctx, &r, "columns", KILN_COMPLEX64, 4096, 5, 0); /* three radix-16 passes, 32 values a thread */
+    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 3, 2, 1);       /* one radix-2 pass */
+    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 7, 256, 1);     /* two radix-16 passes */
+    setenv("KILN_FFT_STRIP_WIDTH", "2", 1);
+    strip_case(ctx, &r, "rows", KILN_COMPLEX128, 5, 64, 1); /* 16 then 4, a partial strip of 2 */
+    unsetenv("KILN_FFT_STRIP_WIDTH");
+    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 3, 8192, 0);    /* 16, 16, 16, 2: the longest line */
+    /* what it does not take is an error under "columns" and "rows" */
+    int64_t s[2] = {12, 6};
     kiln_array *a = NULL, *c = NULL;
     TEST_OK(kiln_array_zeros(ctx, KILN_COMPLEX64, 2, s, &a));
     setenv("KILN_FFT_FUSE", "columns", 1);
     TEST_FAILS_WITH(kiln_fft_convolve(a, a, KILN_CONVOLVE_CIRCULAR, NULL, 0, &c), KILN_ERR_UNSUPPORTED,
                     "power of two");
+    setenv("KILN_FFT_FUSE", "rows", 1);
+    TEST_FAILS_WITH(kiln_fft_convolve(a, a, KILN_CONVOLVE_CIRCULAR, NULL, 0, &c), KILN_ERR_UNSUPPORTED,
+                    "axis 1 is a power of two");
     unsetenv("KILN_FFT_FUSE");
     kiln_array_release(a);
 }
@@ -270,9 +281,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_callback_compiles_for_sm90),
         cmocka_unit_test(test_lto_errors),
-        cmocka_unit_test(test_columns_compile_for_sm90),
+        cmocka_unit_test(test_strip_compile_for_sm90),
         cmocka_unit_test(test_circular),
-        cmocka_unit_test(test_columns),
+        cmocka_unit_test(test_strip),
         cmocka_unit_test(test_circular_errors),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);

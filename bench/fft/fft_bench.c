@@ -7,7 +7,7 @@
  *     of a cached-plan call; seed 001's convolution end to end on device
  *     arrays, as the seed's four steps and as one kiln_fft_convolve
  *     (circular) under each KILN_FFT_FUSE value (off, auto, callback,
- *     columns at KILN_FFT_COLUMN_WIDTH 1, 2, 4, 8) at 525^2 and 4096^2
+ *     columns and rows at several KILN_FFT_STRIP_WIDTH) at 525^2 and 4096^2
  *     complex64, each beside the same cuFFT calls made directly. Target: kiln <= 1.03 x cuFFT, <= 5 us
  *     a call; fused convolution <= 1.0 x (seed), <= 0.8 x (4096^2).
  *   CPU (CPU context): FFTW called directly with the same planner flags and
@@ -276,24 +276,26 @@ static void set_env(const char *name, const char *value) {
 
 /* kiln_fft_convolve (circular) on p x p complex64 a and b under each
  * KILN_FFT_FUSE value (off: the product in a pass of its own; auto: the
- * column kernel where it fits, else the callback; callback: cuFFT's LTO
- * load callback; columns: kiln's column kernel, at each KILN_FFT_COLUMN_WIDTH), beside kfn_convolve's
+ * row strip kernel where it fits, else the callback; callback: cuFFT's LTO
+ * load callback; columns, rows: kiln's strip kernel along that axis, at
+ * several KILN_FFT_STRIP_WIDTH), beside kfn_convolve's
  * direct cuFFT calls; the settings are restored after. A value that cannot
  * fuse here prints why. */
 static int bench_circular(kiln_context *ctx, const char *label, kiln_array *a, kiln_array *b, int p,
                           kfn_convolve_fn nconv, int repeat, double target) {
-    /* KILN_FFT_FUSE, and KILN_FFT_COLUMN_WIDTH for the column kernel */
-    static const char *const variants[7][2] = {{"off", NULL},    {"auto", NULL},   {"callback", NULL},
-                                               {"columns", "1"}, {"columns", "2"}, {"columns", "4"},
-                                               {"columns", "8"}};
+    /* KILN_FFT_FUSE, and KILN_FFT_STRIP_WIDTH for the strip kernel */
+    enum { VARIANTS = 9 };
+    static const char *const variants[VARIANTS][2] = {
+        {"off", NULL},    {"auto", NULL}, {"callback", NULL}, {"columns", "2"}, {"columns", "4"},
+        {"columns", "8"}, {"rows", "1"},  {"rows", "2"},      {"rows", "4"}};
     char *saved[2];
-    const char *names[2] = {"KILN_FFT_FUSE", "KILN_FFT_COLUMN_WIDTH"};
+    const char *names[2] = {"KILN_FFT_FUSE", "KILN_FFT_STRIP_WIDTH"};
     for (int i = 0; i < 2; i++) saved[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
     double vendor_ms = -1;
     if (nconv && nconv(p, repeat, &vendor_ms) != 0) vendor_ms = -1;
     kiln_array *plain = NULL;
     int s = KILN_OK;
-    for (int m = 0; m < 7 && s == KILN_OK; m++) {
+    for (int m = 0; m < VARIANTS && s == KILN_OK; m++) {
         set_env(names[0], variants[m][0]);
         set_env(names[1], variants[m][1]);
         circular_step step = {a, b, NULL};

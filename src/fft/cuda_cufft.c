@@ -108,10 +108,12 @@ typedef struct cufft_plan {
 } cufft_plan;
 
 /* Attaches the product load callback (KILN_FFT_FUSE_PRODUCT) to a created,
- * not yet made, plan: the callback compiled to LTO-IR for the device, its
+ * not yet made, plan: the callback compiled to LTO-IR for the device (*ir,
+ * which the caller frees only after cufftMakePlanMany64: cuFFT reads the
+ * LTO-IR when it makes the plan, not when the callback is set), its
  * parameters in device memory (p->params, freed with the plan).
  * KILN_ERR_UNSUPPORTED with the reason where this cuFFT cannot. */
-static kiln_status attach_product(kiln_context *ctx, cufft_plan *p, const kiln_fft_layout *l) {
+static kiln_status attach_product(kiln_context *ctx, cufft_plan *p, const kiln_fft_layout *l, kiln_blob *ir) {
     int version = 0;
     if (!api.set_jit_callback || !api.get_version || api.get_version(&version) != 0 ||
         version < CUFFT_JIT_NAMED_VERSION)
@@ -128,8 +130,7 @@ static kiln_status attach_product(kiln_context *ctx, cufft_plan *p, const kiln_f
     int dbl = l->double_precision;
     kiln_fft_product_params host = {(unsigned long long)l->in_extent, 1.0};
     for (int i = 0; i < l->rank; i++) host.scale /= (double)l->n[i];
-    kiln_blob ir = {0};
-    s = kiln_fft_product_callback_compile(ctx->ops, dbl, arch, &ir);
+    s = kiln_fft_product_callback_compile(ctx->ops, dbl, arch, ir);
     if (s == KILN_OK) s = ctx->ops->mem_alloc(ctx->state, sizeof host, NULL, &p->params);
     if (s == KILN_OK)
         s = ctx->ops->copy(ctx->state, p->params, &host, sizeof host, KILN_COPY_HOST_TO_DEVICE, NULL, 0);
@@ -137,9 +138,8 @@ static kiln_status attach_product(kiln_context *ctx, cufft_plan *p, const kiln_f
     kiln_fft_product_callback_source(dbl, &name);
     cufftResult r = 0;
     if (s == KILN_OK)
-        r = api.set_jit_callback(p->handle, name, ir.data, ir.size,
+        r = api.set_jit_callback(p->handle, name, ir->data, ir->size,
                                  dbl ? CUFFT_CB_LD_COMPLEX_DOUBLE : CUFFT_CB_LD_COMPLEX, &p->params);
-    free(ir.data);
     if (s == KILN_OK && r != 0)
         s = kiln_set_error(KILN_ERR_UNSUPPORTED, "cufftXtSetJITCallback failed: %s", result_name(r));
     if (s != KILN_OK && s != KILN_ERR_OUT_OF_MEMORY) s = KILN_ERR_UNSUPPORTED; /* the message stays */
@@ -168,9 +168,11 @@ static kiln_status cufft_plan_make(kiln_context *ctx, const kiln_fft_layout *l, 
         return s;
     }
     size_t work = 0;
+    kiln_blob ir = {0};
     cufftResult r = api.create(&p->handle);
     int created = r == 0;
-    if (r == 0 && l->fuse && (s = attach_product(ctx, p, l)) != KILN_OK) {
+    if (r == 0 && l->fuse && (s = attach_product(ctx, p, l, &ir)) != KILN_OK) {
+        free(ir.data);
         api.destroy(p->handle);
         if (p->params) ctx->ops->mem_free(ctx->state, p->params, NULL);
         free(p);
@@ -179,6 +181,7 @@ static kiln_status cufft_plan_make(kiln_context *ctx, const kiln_fft_layout *l, 
     if (r == 0)
         r = api.make_plan_many64(p->handle, m->rank, m->n, m->basic ? NULL : m->inembed, m->istride, m->idist,
                                  m->basic ? NULL : m->onembed, m->ostride, m->odist, type, m->batch, &work);
+    free(ir.data);
     if (r != 0) {
         int rank = m->rank;
         long long batch = m->batch;

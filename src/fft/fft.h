@@ -171,23 +171,25 @@ kiln_status kiln_fft_product_plan(kiln_array *in, const int *axes, int naxes, ki
 /* KILN_FFT_FUSE (fft_fuse.c). */
 typedef enum kiln_fft_fuse_mode {
     KILN_FFT_FUSE_OFF = 0,      /* the product in a pass of its own */
-    KILN_FFT_FUSE_AUTO = 1,     /* the column kernel where it fits on a device, else the
+    KILN_FFT_FUSE_AUTO = 1,     /* the row strip kernel where it fits on a device, else the
                                    callback where the provider can, else off */
     KILN_FFT_FUSE_ON = 2,       /* as auto, or fail saying why (for checking) */
     KILN_FFT_FUSE_CALLBACK = 3, /* the callback or fail */
-    KILN_FFT_FUSE_COLUMNS = 4   /* the column kernel or fail (on any backend) */
+    KILN_FFT_FUSE_COLUMNS = 4,  /* the strip kernel along columns or fail (on any backend) */
+    KILN_FFT_FUSE_ROWS = 5      /* the strip kernel along rows or fail (on any backend) */
 } kiln_fft_fuse_mode;
 kiln_fft_fuse_mode kiln_fft_fuse_setting(void);
 
-/* fft_columns.c: 1 when the column kernel takes the convolution (2-D
- * complex operands of one shape along axes 0 and 1, the first length a
- * power of two up to 4096); then the circular convolution through it, into
- * *result (a new array when NULL). */
-int kiln_fft_columns_fit(const kiln_array *pa, const kiln_array *pb, const int *axes, int naxes);
-kiln_status kiln_fft_convolve_columns(kiln_array *pa, kiln_array *pb, kiln_array **result);
-/* The column kernel's source for a precision, columns a block and values a
- * thread holds (malloc'd; NULL when out of memory). */
-char *kiln_fft_columns_source(int dbl, int width, int regs);
+/* fft_strip.c: 1 when the strip kernel along `axis` (0: columns, 1:
+ * rows) takes the convolution (2-D complex operands of one shape along
+ * axes 0 and 1, that axis's length a power of two up to 8192); then the
+ * circular convolution through it, into *result (a new array when NULL). */
+int kiln_fft_strip_fit(const kiln_array *pa, const kiln_array *pb, const int *axes, int naxes, int axis);
+kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, kiln_array **result);
+/* The strip kernel's source for a precision, orientation (rows 1: lines
+ * are rows), lines a block and values a thread holds (malloc'd; NULL when
+ * out of memory). */
+char *kiln_fft_strip_source(int dbl, int rows, int width, int regs);
 /* The circular convolution of pa and pb (the same shape, complex or real
  * of one dtype) along `axes`, the product fused into the inverse
  * transform, into *result (a new array when NULL). KILN_ERR_UNSUPPORTED

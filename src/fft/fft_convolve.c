@@ -210,20 +210,25 @@ static kiln_status convolve_unfused(kiln_context *ctx, kiln_array *pa, kiln_arra
     return s;
 }
 
-/* The fused ways KILN_FFT_FUSE allows, in order: the column kernel (on a
- * device: on the CPU FFTW's own column passes are faster than kiln's
- * kernel), then the callback. KILN_ERR_UNSUPPORTED when none applies. */
+/* The fused ways KILN_FFT_FUSE allows, in order: the strip kernel (on a
+ * device, along rows unless asked for columns: on the CPU FFTW's own
+ * passes are faster than kiln's kernel), then the callback.
+ * KILN_ERR_UNSUPPORTED when none applies. */
 static kiln_status convolve_fused(kiln_context *ctx, kiln_array *pa, kiln_array *pb, const conv_shape *c,
                                   kiln_fft_fuse_mode fuse, kiln_array **result) {
     int device = !kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION);
-    int fits = kiln_fft_columns_fit(pa, pb, c->axes, c->naxes);
+    int strip = fuse == KILN_FFT_FUSE_COLUMNS || fuse == KILN_FFT_FUSE_ROWS;
+    int axis = fuse == KILN_FFT_FUSE_COLUMNS ? 0 : 1;
+    int fits = kiln_fft_strip_fit(pa, pb, c->axes, c->naxes, axis);
     kiln_status s = KILN_ERR_UNSUPPORTED;
-    if (fits && (fuse == KILN_FFT_FUSE_COLUMNS || (device && fuse != KILN_FFT_FUSE_CALLBACK)))
-        s = kiln_fft_convolve_columns(pa, pb, result);
-    else if (fuse == KILN_FFT_FUSE_COLUMNS)
-        return kiln_set_error(s, "the column kernel takes 2-D complex operands of one shape whose first "
-                                 "length is a power of two up to 4096");
-    if (s != KILN_ERR_UNSUPPORTED || fuse == KILN_FFT_FUSE_COLUMNS) return s;
+    if (fits && (strip || (device && fuse != KILN_FFT_FUSE_CALLBACK)))
+        s = kiln_fft_convolve_strip(pa, pb, axis, result);
+    else if (strip)
+        return kiln_set_error(s,
+                              "the strip kernel takes 2-D complex operands of one shape whose length along "
+                              "axis %d is a power of two up to 8192",
+                              axis);
+    if (s != KILN_ERR_UNSUPPORTED || strip) return s;
     kiln_clear_error();
     return kiln_fft_convolve_fused(pa, pb, c->axes, c->naxes, result);
 }

@@ -1,20 +1,25 @@
-// fft_columns.cuh: the middle pass of a fused 2-D complex convolution
-// (fft_columns.c): each block takes KCF_W adjacent columns of the
-// row-transformed operand (L rows, a power of two up to 4096), transforms
-// them forward in shared memory, multiplies by the other operand's 2-D
-// spectrum (with 1/N), transforms them back and writes them in place: one
-// read of each array and one write, where cuFFT's column passes and a
-// product kernel would read and write the data three times.
+// fft_strip.cuh: the middle pass of a fused 2-D complex convolution
+// (fft_strip.c): each block takes a strip of KILN_CF_W adjacent lines of
+// the operand along one axis, already transformed along the other (rows,
+// KILN_CF_ROWS 1: each line a row, contiguous; columns, 0: each line a
+// column, strided), transforms them forward in shared memory, multiplies
+// by the other operand's 2-D spectrum (with 1/N), transforms them back and
+// writes them in place: one read of each array and one write, where
+// cuFFT's passes along that axis and a product kernel would read and write
+// the data three times.
 //
-// Memory pattern: a row segment of KCF_W columns is 32 bytes (one DRAM
-// sector), consecutive threads reading consecutive columns, then the next
-// row. Columns live in shared memory with a stride of L + 1 elements, so
-// the loads' stores into shared memory do not all hit one bank.
+// Memory pattern: rows load as whole contiguous lines; columns as row
+// segments of KILN_CF_W elements, consecutive threads reading consecutive
+// columns, then the next row. A line of L points sits in shared memory
+// with one spare slot after every 16 (kcf_pad) and a stride of
+// kcf_pad(L) + 1 between lines: a radix-16 pass writes at a stride of 16
+// points, which unpadded would put a warp's stores in one bank pair.
 // Transforms: Stockham autosort passes (radix 16, then one pass of radix
 // 2, 4 or 8), each thread holding its butterflies in registers across the
 // pass's barrier, so a pass reads and writes shared memory in place.
-// Assumes: KILN_CF_DOUBLE (0/1), KILN_CF_W, KILN_CF_REGS (complex values a
-// thread holds in a pass: W * L / blockDim.x, at least 16) defined.
+// Assumes: KILN_CF_DOUBLE (0/1), KILN_CF_ROWS (0/1), KILN_CF_W, KILN_CF_REGS
+// (complex values a thread holds in a pass: W * L / blockDim.x, at least
+// 16) defined.
 #if KILN_CF_DOUBLE
 typedef double kcf_real;
 typedef double2 kcf_c;
@@ -88,10 +93,13 @@ template <int R> __device__ __forceinline__ void kcf_dft(kcf_c *v, int sign) {
     }
 }
 
-// One Stockham pass of radix R over the block's columns (s, column
-// stride ld), Ns the length already transformed: butterfly j of a column
-// reads j + r L/R, twiddles by exp(sign 2 pi i (j mod Ns) r / (Ns R)),
-// and writes (j / Ns) Ns R + j mod Ns + r Ns.
+// Point p of a line in shared memory: one spare slot after every 16.
+__device__ __forceinline__ int kcf_pad(int p) { return p + (p >> 4); }
+
+// One Stockham pass of radix R over the block's lines (s, line stride
+// ld), Ns the length already transformed: butterfly j of a line reads
+// j + r L/R, twiddles by exp(sign 2 pi i (j mod Ns) r / (Ns R)), and
+// writes (j / Ns) Ns R + j mod Ns + r Ns.
 template <int R> __device__ void kcf_pass(kcf_c *s, int L, int ld, int Ns, int sign) {
     const int tpt = KILN_CF_REGS / R, per_col = L / R, tasks = per_col * KILN_CF_W;
     kcf_c v[KILN_CF_REGS];
@@ -102,18 +110,18 @@ template <int R> __device__ void kcf_pass(kcf_c *s, int L, int ld, int Ns, int s
         dst[t] = -1;
         if (task < tasks) {
             int c = task / per_col, j = task - c * per_col, k = j & (Ns - 1);
-            const kcf_c *col = s + c * ld;
+            const kcf_c *line = s + c * ld;
             kcf_real sn, cs;
             KCF_SINCOSPI((kcf_real)(2 * sign * k) / (kcf_real)(Ns * R), &sn, &cs);
             kcf_c w1 = KCF_MAKE(cs, sn), w = w1;
-            v[t * R] = col[j];
+            v[t * R] = line[kcf_pad(j)];
 #pragma unroll
             for (int r = 1; r < R; r++) {
-                v[t * R + r] = kcf_mul(col[j + r * per_col], w);
+                v[t * R + r] = kcf_mul(line[kcf_pad(j + r * per_col)], w);
                 w = kcf_mul(w, w1);
             }
             kcf_dft<R>(v + t * R, sign);
-            dst[t] = c * ld + (j / Ns) * Ns * R + k;
+            dst[t] = c << 16 | ((j / Ns) * Ns * R + k); // line, point (L <= 8192)
         }
     }
     __syncthreads();
@@ -121,12 +129,12 @@ template <int R> __device__ void kcf_pass(kcf_c *s, int L, int ld, int Ns, int s
     for (int t = 0; t < tpt; t++)
         if (dst[t] >= 0) {
 #pragma unroll
-            for (int r = 0; r < R; r++) s[dst[t] + r * Ns] = v[t * R + r];
+            for (int r = 0; r < R; r++) s[(dst[t] >> 16) * ld + kcf_pad((dst[t] & 0xffff) + r * Ns)] = v[t * R + r];
         }
     __syncthreads();
 }
 
-// The L-point transform of every column of the block (L = 2^log2L).
+// The L-point transform of every line of the block (L = 2^log2L).
 __device__ void kcf_fft(kcf_c *s, int L, int ld, int log2L, int sign) {
     int Ns = 1;
     for (int p = 0; p < log2L / 4; p++, Ns *= 16) kcf_pass<16>(s, L, ld, Ns, sign);
@@ -138,38 +146,54 @@ __device__ void kcf_fft(kcf_c *s, int L, int ld, int log2L, int sign) {
     }
 }
 
-// x: L x cols, its rows already transformed forward; spec: the other
-// operand's 2-D spectrum, L x cols; both C order. In place on x. At most
-// 512 threads a block (fft_columns.c), so registers stay within 128.
-__global__ void __launch_bounds__(512) kiln_fft_columns_product(kcf_c *x, const kcf_c *spec, long long rows, long long cols, int log2L,
-                                         kcf_real scale) {
+// Where element e of the block's strip (e < W L, in the order that keeps
+// consecutive threads on consecutive addresses) lives: its line and point
+// (slot in shared memory) and its index in x; 0 past the last line.
+__device__ __forceinline__ int kcf_where(int e, int L, int log2L, long long line0, long long rows, long long cols,
+                                         int ld, int *slot, long long *g) {
+#if KILN_CF_ROWS
+    int c = e >> log2L, i = e & (L - 1);
+    long long line = line0 + c;
+    *g = line * cols + i;
+    *slot = c * ld + kcf_pad(i);
+    return line < rows;
+#else
+    int i = e / KILN_CF_W, c = e - i * KILN_CF_W;
+    long long line = line0 + c;
+    *g = (long long)i * cols + line;
+    *slot = c * ld + kcf_pad(i);
+    return line < cols;
+#endif
+}
+
+// x: rows x cols, C order, already transformed forward along the other
+// axis; spec: the other operand's 2-D spectrum, same shape. In place on
+// x. At most 512 threads a block (fft_strip.c), so registers stay within
+// 128.
+__global__ void __launch_bounds__(512) kiln_fft_strip_product(kcf_c *x, const kcf_c *spec, long long rows,
+                                                              long long cols, int log2L, kcf_real scale) {
     extern __shared__ double2 kcf_shared[];
     kcf_c *s = (kcf_c *)kcf_shared;
-    const int L = (int)rows, ld = L + 1, n = L * KILN_CF_W;
-    const long long col0 = (long long)blockIdx.x * KILN_CF_W;
+    const int L = 1 << log2L, ld = kcf_pad(L) + 1, n = L * KILN_CF_W;
+    const long long line0 = (long long)blockIdx.x * KILN_CF_W;
+    int slot;
+    long long g;
     // unrolled so that each thread has several loads in flight
 #pragma unroll 4
     for (int e = (int)threadIdx.x; e < n; e += (int)blockDim.x) {
-        int i = e / KILN_CF_W, c = e - i * KILN_CF_W;
-        long long col = col0 + c;
-        s[c * ld + i] = col < cols ? x[i * cols + col] : KCF_MAKE(0, 0);
+        int inside = kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g);
+        s[slot] = inside ? x[g] : KCF_MAKE(0, 0);
     }
     __syncthreads();
     kcf_fft(s, L, ld, log2L, -1);
 #pragma unroll 4
-    for (int e = (int)threadIdx.x; e < n; e += (int)blockDim.x) {
-        int i = e / KILN_CF_W, c = e - i * KILN_CF_W;
-        long long col = col0 + c;
-        if (col < cols) {
-            kcf_c p = kcf_mul(s[c * ld + i], spec[i * cols + col]);
-            s[c * ld + i] = KCF_MAKE(p.x * scale, p.y * scale);
+    for (int e = (int)threadIdx.x; e < n; e += (int)blockDim.x)
+        if (kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g)) {
+            kcf_c p = kcf_mul(s[slot], spec[g]);
+            s[slot] = KCF_MAKE(p.x * scale, p.y * scale);
         }
-    }
     __syncthreads();
     kcf_fft(s, L, ld, log2L, 1);
-    for (int e = (int)threadIdx.x; e < n; e += (int)blockDim.x) {
-        int i = e / KILN_CF_W, c = e - i * KILN_CF_W;
-        long long col = col0 + c;
-        if (col < cols) x[i * cols + col] = s[c * ld + i];
-    }
+    for (int e = (int)threadIdx.x; e < n; e += (int)blockDim.x)
+        if (kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g)) x[g] = s[slot];
 }

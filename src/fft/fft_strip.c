@@ -1,0 +1,144 @@
+/* fft_strip.c: a 2-D complex circular convolution in four steps where
+ * the unfused one takes seven passes' worth. In units of N points read or
+ * written: b's 2-D spectrum (cuFFT or FFTW, 4), a's transform along the
+ * other axis (batched 1-D, 2), one kiln kernel doing the forward along the
+ * strip's axis, the product with b's spectrum and the inverse, in shared
+ * memory (read, read, write: 3; fft_strip.cuh), a's inverse along the
+ * other axis (2): 11 units against 15 for two 2-D forwards, a product pass
+ * and a 2-D inverse.
+ *
+ * The strip runs along rows (KILN_FFT_FUSE=rows: each block whole
+ * contiguous rows, the other axis a strided batched 1-D transform for
+ * cuFFT) or along columns (=columns: each block a strip of adjacent
+ * columns read as row segments, the other axis contiguous rows for
+ * cuFFT). The strip's axis is a power of two up to 8192 (the kernel holds
+ * whole lines in shared memory); both operands of one shape. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "array/array.h"
+#include "core/error.h"
+#include "core/settings.h"
+#include "core/text.h"
+#include "fft/fft.h"
+#include "kernel/module_cache.h"
+
+extern const char kiln_embedded_fft_strip[];
+
+#define MAX_LOG2_LEN 13
+#define BLOCK_LIMIT 512
+#define STRIP_POINTS 16384 /* W L at most: 32 values a thread at 512 threads */
+
+static int log2_exact(int64_t n) {
+    int k = 0;
+    while (((int64_t)1 << k) < n) k++;
+    return ((int64_t)1 << k) == n ? k : -1;
+}
+
+/* The kernel's geometry for W lines of L points: threads a block, and the
+ * complex values a thread holds through a pass (at least one radix-16
+ * butterfly). */
+static void geometry(int width, int64_t len, int *threads, int *regs) {
+    int64_t n = width * len, t = n / 16;
+    if (t < 64) t = 64;
+    if (t > BLOCK_LIMIT) t = BLOCK_LIMIT;
+    int64_t r = n / t;
+    *threads = (int)t;
+    *regs = (int)(r < 16 ? 16 : r);
+}
+
+char *kiln_fft_strip_source(int dbl, int rows, int width, int regs) {
+    kiln_text t = {0};
+    kiln_text_printf(&t,
+                     "// kiln fused convolution strip\n#define KILN_CF_DOUBLE %d\n#define KILN_CF_ROWS %d\n"
+                     "#define KILN_CF_W %d\n#define KILN_CF_REGS %d\n",
+                     dbl, rows, width, regs);
+    kiln_text_puts(&t, kiln_embedded_fft_strip);
+    return kiln_text_take(&t);
+}
+
+static kiln_status strip_kernel(kiln_context *ctx, int dbl, int rows, int width, int regs, kiln_kernel **out) {
+    char *source = kiln_fft_strip_source(dbl, rows, width, regs);
+    if (!source) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
+    kiln_module_spec spec = {.source = source, .name = "kiln-fft-strip.cu"};
+    kiln_status s = kiln_module_cache_get_kernel(ctx, &spec, "kiln_fft_strip_product", out);
+    free(source);
+    return s == KILN_ERR_COMPILE ? kiln_prefix_error(s, "kiln's FFT strip kernel did not compile: ") : s;
+}
+
+int kiln_fft_strip_fit(const kiln_array *pa, const kiln_array *pb, const int *axes, int naxes, int axis) {
+    int cx = pa->dtype == KILN_COMPLEX64 || pa->dtype == KILN_COMPLEX128;
+    if (!cx || pb->dtype != pa->dtype || pa->ndim != 2 || pb->ndim != 2 || naxes != 2) return 0;
+    if (axes[0] != 0 || axes[1] != 1 || memcmp(pa->shape, pb->shape, sizeof(int64_t) * 2) != 0) return 0;
+    int k = log2_exact(pa->shape[axis]);
+    return k >= 1 && k <= MAX_LOG2_LEN && pa->shape[1 - axis] >= 1;
+}
+
+/* The kernel and its launch for x's shape; set up before anything runs,
+ * so that a device without the shared memory falls back untouched. */
+typedef struct strip_launch {
+    kiln_kernel *kernel;
+    int dbl, rows, width, threads, log2_len;
+    size_t shared;
+} strip_launch;
+
+/* Lines a block: KILN_FFT_STRIP_WIDTH (1, 2, 4 or 8), by default one row
+ * (rows), or 32 bytes of a row (columns: 4 complex64, 2 complex128, one
+ * DRAM sector of each row); more lines use the sectors of a column strip
+ * fully, fewer leave room for more blocks a multiprocessor. At most
+ * STRIP_POINTS points a block. */
+static int strip_width(int dbl, int rows, int64_t len) {
+    int fallback = rows ? 1 : dbl ? 2 : 4;
+    long w = kiln_setting_int("KILN_FFT_STRIP_WIDTH", 1, 8, fallback);
+    if (w != 1 && w != 2 && w != 4 && w != 8) w = fallback;
+    while (w > 1 && w * len > STRIP_POINTS) w /= 2;
+    return (int)w;
+}
+
+static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axis, strip_launch *l) {
+    int regs = 0;
+    int64_t len = x->shape[axis];
+    l->dbl = x->dtype == KILN_COMPLEX128;
+    l->rows = axis == 1;
+    l->log2_len = log2_exact(len);
+    l->width = strip_width(l->dbl, l->rows, len);
+    geometry(l->width, len, &l->threads, &regs);
+    size_t padded = (size_t)(len + len / 16 + 1); /* fft_strip.cuh's kcf_pad(L) + 1 */
+    l->shared = (size_t)l->width * padded * (l->dbl ? 16u : 8u);
+    kiln_status s = strip_kernel(ctx, l->dbl, l->rows, l->width, regs, &l->kernel);
+    if (s == KILN_OK && l->shared > 48 * 1024 && kiln_kernel_set_shared(l->kernel, l->shared, -1) != KILN_OK)
+        return kiln_set_error(KILN_ERR_UNSUPPORTED,
+                              "the FFT strip kernel needs %zu bytes of shared memory a block: %s", l->shared,
+                              kiln_last_error());
+    return s;
+}
+
+/* The middle pass on x (transformed along the other axis) with b's
+ * spectrum, in place. */
+static kiln_status strip_pass(const strip_launch *l, kiln_array *x, kiln_array *spectrum) {
+    int64_t rows = x->shape[0], cols = x->shape[1], lines = l->rows ? rows : cols;
+    double scale = 1.0 / ((double)rows * (double)cols);
+    uint32_t grid = (uint32_t)((lines + l->width - 1) / l->width);
+    kiln_value args[6] = {kiln_arr(x),    kiln_arr(spectrum),
+                          kiln_i64(rows), kiln_i64(cols),
+                          kiln_i32(l->log2_len), l->dbl ? kiln_f64(scale) : kiln_f32((float)scale)};
+    return kiln_launch(l->kernel, KILN_DIM(grid), KILN_DIM((uint32_t)l->threads), l->shared, NULL, args, 6);
+}
+
+kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, kiln_array **result) {
+    const int other[1] = {1 - axis};
+    strip_launch l;
+    memset(&l, 0, sizeof l);
+    kiln_status s = strip_prepare(pa->ctx, pa, axis, &l);
+    if (s != KILN_OK) return s;
+    kiln_array *spectrum = NULL, *x = NULL, *dst = *result;
+    s = kiln_fftn(pb, NULL, 0, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &spectrum);
+    if (s == KILN_OK) s = kiln_fftn(pa, other, 1, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &x);
+    if (s == KILN_OK) s = strip_pass(&l, x, spectrum);
+    if (!dst) dst = x; /* the other axis's inverse in place */
+    if (s == KILN_OK) s = kiln_fftn(x, other, 1, KILN_FFT_NORM_FORWARD, KILN_FFT_INVERSE, &dst);
+    if (s == KILN_OK && !*result) *result = kiln_array_retain(x);
+    kiln_array_release(spectrum);
+    kiln_array_release(x);
+    return s;
+}
