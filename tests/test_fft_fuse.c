@@ -52,7 +52,8 @@ static void test_callback_compiles_for_sm90(void **state) {
  * strips of 4 columns, 32 at 4096; 16 for a row a block). */
 static void test_strip_compile_for_sm90(void **state) {
     (void)state;
-    static const int cases[5][4] = {{0, 0, 4, 16}, {0, 0, 4, 32}, {1, 0, 2, 16}, {0, 1, 1, 16}, {1, 1, 2, 32}};
+    static const int cases[5][4] = {
+        {0, 0, 4, 16}, {0, 0, 4, 32}, {1, 0, 2, 16}, {0, 1, 1, 16}, {1, 1, 2, 32}};
     for (int i = 0; i < 5; i++) {
         char *src = kiln_fft_strip_source(cases[i][0], cases[i][1], cases[i][2], cases[i][3]), *log = NULL;
         assert_non_null(src);
@@ -237,13 +238,14 @@ static void test_strip(void **state) {
     strip_case(ctx, &r, "columns", KILN_COMPLEX64, 64, 12, 1);  /* 16 then 4 */
     strip_case(ctx, &r, "columns", KILN_COMPLEX128, 128, 7, 1); /* 16 then 8 */
     strip_case(ctx, &r, "columns", KILN_COMPLEX128, 32, 2, 1);  /* 16 then 2 */
-    strip_case(ctx, &r, "columns", KILN_COMPLEX64, 4096, 5, 0); /* three radix-16 passes, 32 values a thread */
-    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 3, 2, 1);       /* one radix-2 pass */
-    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 7, 256, 1);     /* two radix-16 passes */
+    strip_case(ctx, &r, "columns", KILN_COMPLEX64, 4096, 5,
+               0);                                          /* three radix-16 passes, 32 values a thread */
+    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 3, 2, 1);   /* one radix-2 pass */
+    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 7, 256, 1); /* two radix-16 passes */
     setenv("KILN_FFT_STRIP_WIDTH", "2", 1);
     strip_case(ctx, &r, "rows", KILN_COMPLEX128, 5, 64, 1); /* 16 then 4, a partial strip of 2 */
     unsetenv("KILN_FFT_STRIP_WIDTH");
-    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 3, 8192, 0);    /* 16, 16, 16, 2: the longest line */
+    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 3, 8192, 0); /* 16, 16, 16, 2: the longest line */
     /* what it does not take is an error under "columns" and "rows" */
     int64_t s[2] = {12, 6};
     kiln_array *a = NULL, *c = NULL;

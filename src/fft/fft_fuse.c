@@ -19,10 +19,10 @@ kiln_fft_fuse_mode kiln_fft_fuse_setting(void) {
     static const struct {
         const char *name;
         kiln_fft_fuse_mode mode;
-    } words[] = {{"auto", KILN_FFT_FUSE_AUTO},      {"off", KILN_FFT_FUSE_OFF},
-                 {"0", KILN_FFT_FUSE_OFF},          {"on", KILN_FFT_FUSE_ON},
-                 {"1", KILN_FFT_FUSE_ON},           {"callback", KILN_FFT_FUSE_CALLBACK},
-                 {"columns", KILN_FFT_FUSE_COLUMNS}, {"rows", KILN_FFT_FUSE_ROWS}};
+    } words[] = {
+        {"auto", KILN_FFT_FUSE_AUTO},       {"off", KILN_FFT_FUSE_OFF},  {"0", KILN_FFT_FUSE_OFF},
+        {"on", KILN_FFT_FUSE_ON},           {"1", KILN_FFT_FUSE_ON},     {"callback", KILN_FFT_FUSE_CALLBACK},
+        {"columns", KILN_FFT_FUSE_COLUMNS}, {"rows", KILN_FFT_FUSE_ROWS}};
     enum { WORDS = sizeof words / sizeof words[0] };
     const char *names[WORDS];
     for (int i = 0; i < WORDS; i++) names[i] = words[i].name;

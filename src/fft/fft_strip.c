@@ -57,7 +57,8 @@ char *kiln_fft_strip_source(int dbl, int rows, int width, int regs) {
     return kiln_text_take(&t);
 }
 
-static kiln_status strip_kernel(kiln_context *ctx, int dbl, int rows, int width, int regs, kiln_kernel **out) {
+static kiln_status strip_kernel(kiln_context *ctx, int dbl, int rows, int width, int regs,
+                                kiln_kernel **out) {
     char *source = kiln_fft_strip_source(dbl, rows, width, regs);
     if (!source) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     kiln_module_spec spec = {.source = source, .name = "kiln-fft-strip.cu"};
@@ -119,8 +120,8 @@ static kiln_status strip_pass(const strip_launch *l, kiln_array *x, kiln_array *
     int64_t rows = x->shape[0], cols = x->shape[1], lines = l->rows ? rows : cols;
     double scale = 1.0 / ((double)rows * (double)cols);
     uint32_t grid = (uint32_t)((lines + l->width - 1) / l->width);
-    kiln_value args[6] = {kiln_arr(x),    kiln_arr(spectrum),
-                          kiln_i64(rows), kiln_i64(cols),
+    kiln_value args[6] = {kiln_arr(x),           kiln_arr(spectrum),
+                          kiln_i64(rows),        kiln_i64(cols),
                           kiln_i32(l->log2_len), l->dbl ? kiln_f64(scale) : kiln_f32((float)scale)};
     return kiln_launch(l->kernel, KILN_DIM(grid), KILN_DIM((uint32_t)l->threads), l->shared, NULL, args, 6);
 }
