@@ -926,18 +926,30 @@ static void bench_close(bench_ctx *b) {
  * profiling off: what CUPTI alone costs a launch, the floor of CUPTI mode.
  * Only once kiln has loaded libcupti (its buffer callbacks stay registered). */
 typedef int (*cupti_int_fn)(int);
+typedef void (*cupti_callback_fn)(void *, int, uint32_t, const void *);
+typedef int (*cupti_subscribe_fn)(void **, cupti_callback_fn, void *);
+typedef int (*cupti_unsubscribe_fn)(void *);
 typedef struct raw_cupti {
     cupti_int_fn enable, disable;
+    cupti_subscribe_fn subscribe;
+    cupti_unsubscribe_fn unsubscribe;
 } raw_cupti;
+
+static void raw_cupti_no_callback(void *userdata, int domain, uint32_t cbid, const void *cbdata) {
+    (void)userdata, (void)domain, (void)cbid, (void)cbdata;
+}
 
 static int raw_cupti_load(raw_cupti *c) {
     void *lib = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
     if (!lib) lib = dlopen("libcupti.so.12", RTLD_NOW | RTLD_NOLOAD);
     if (!lib) return 0;
-    void *f[2] = {dlsym(lib, "cuptiActivityEnable"), dlsym(lib, "cuptiActivityDisable")};
-    if (!f[0] || !f[1]) return 0;
+    void *f[4] = {dlsym(lib, "cuptiActivityEnable"), dlsym(lib, "cuptiActivityDisable"),
+                  dlsym(lib, "cuptiSubscribe"), dlsym(lib, "cuptiUnsubscribe")};
+    if (!f[0] || !f[1] || !f[2] || !f[3]) return 0;
     memcpy(&c->enable, &f[0], sizeof f[0]);
     memcpy(&c->disable, &f[1], sizeof f[1]);
+    memcpy(&c->subscribe, &f[2], sizeof f[2]);
+    memcpy(&c->unsubscribe, &f[3], sizeof f[3]);
     return 1;
 }
 
@@ -984,6 +996,7 @@ enum {
     MODE_CUPTI_ENV,
     MODE_CUPTI_START,
     MODE_RAW_CUPTI,
+    MODE_RAW_SUBSCRIBED, /* raw CUPTI with a subscriber that enables no callback, as kiln's */
     MODES
 };
 enum { BENCH_ROUNDS = 5, BENCH_BATCHES = 12, BENCH_BATCH = 2000 };
@@ -991,9 +1004,9 @@ enum { BENCH_ROUNDS = 5, BENCH_BATCHES = 12, BENCH_BATCH = 2000 };
 static void test_launch_overhead_bench(void **state) {
     (void)state;
     if (!getenv("KILN_PROF_BENCH")) skip();
-    static const char *const label[MODES] = {"profiling off",         "events KILN_PROFILE=1",
-                                             "events profiler_start", "cupti KILN_PROFILE=1",
-                                             "cupti profiler_start",  "raw CUPTI activity only"};
+    static const char *const label[MODES] = {
+        "profiling off",        "events KILN_PROFILE=1",   "events profiler_start", "cupti KILN_PROFILE=1",
+        "cupti profiler_start", "raw CUPTI activity only", "raw CUPTI + subscriber"};
     char src[1024];
     snprintf(src, sizeof src, kernels_src_fmt, 0L, 0);
     bench_ctx b[MODES];
@@ -1011,11 +1024,14 @@ static void test_launch_overhead_bench(void **state) {
         for (int turn = 0; turn < MODES; turn++) {
             int m = (turn + round) % MODES;
             bench_ctx *run = &b[m];
-            raw_cupti raw = {NULL, NULL};
-            if (m == MODE_RAW_CUPTI) {
+            raw_cupti raw = {NULL, NULL, NULL, NULL};
+            void *subscriber = NULL;
+            if (m == MODE_RAW_CUPTI || m == MODE_RAW_SUBSCRIBED) {
                 /* GPU only, once kiln has loaded libcupti */
                 if (testing_cpu() || !raw_cupti_load(&raw) || raw.enable(10) != 0 || raw.enable(1) != 0)
                     continue;
+                if (m == MODE_RAW_SUBSCRIBED && raw.subscribe(&subscriber, raw_cupti_no_callback, NULL) != 0)
+                    subscriber = NULL;
                 run = &b[MODE_OFF];
             } else if (m == MODE_CUPTI_ENV || m == MODE_CUPTI_START) {
                 bench_open(run, m == MODE_CUPTI_ENV ? "1" : NULL, "cupti", m == MODE_CUPTI_START, src);
@@ -1026,7 +1042,8 @@ static void test_launch_overhead_bench(void **state) {
                 if (us < best[m]) best[m] = us;
             }
             measured[m] = 1;
-            if (m == MODE_RAW_CUPTI) {
+            if (m == MODE_RAW_CUPTI || m == MODE_RAW_SUBSCRIBED) {
+                if (subscriber) (void)raw.unsubscribe(subscriber);
                 (void)raw.disable(10);
                 (void)raw.disable(1);
             } else if (m == MODE_CUPTI_ENV || m == MODE_CUPTI_START) {

@@ -28,6 +28,9 @@ extern const char kiln_embedded_fft_strip[];
 #define MAX_LOG2_LEN 13
 #define BLOCK_LIMIT 512
 #define STRIP_POINTS 16384 /* W L at most: 32 values a thread at 512 threads */
+/* Shared memory a block at most for the spectrum to sit beside the strip:
+ * two blocks a multiprocessor on sm_80 and up (164-228 KiB each). */
+#define SPEC_SHARED_LIMIT (80 * 1024)
 
 static int log2_exact(int64_t n) {
     int k = 0;
@@ -47,19 +50,19 @@ static void geometry(int width, int64_t len, int *threads, int *regs) {
     *regs = (int)(r < 16 ? 16 : r);
 }
 
-char *kiln_fft_strip_source(int dbl, int rows, int width, int regs) {
+char *kiln_fft_strip_source(int dbl, int rows, int spec_shared, int width, int regs) {
     kiln_text t = {0};
     kiln_text_printf(&t,
                      "// kiln fused convolution strip\n#define KILN_CF_DOUBLE %d\n#define KILN_CF_ROWS %d\n"
-                     "#define KILN_CF_W %d\n#define KILN_CF_REGS %d\n",
-                     dbl, rows, width, regs);
+                     "#define KILN_CF_SPEC_SHARED %d\n#define KILN_CF_W %d\n#define KILN_CF_REGS %d\n",
+                     dbl, rows, spec_shared, width, regs);
     kiln_text_puts(&t, kiln_embedded_fft_strip);
     return kiln_text_take(&t);
 }
 
-static kiln_status strip_kernel(kiln_context *ctx, int dbl, int rows, int width, int regs,
+static kiln_status strip_kernel(kiln_context *ctx, int dbl, int rows, int spec_shared, int width, int regs,
                                 kiln_kernel **out) {
-    char *source = kiln_fft_strip_source(dbl, rows, width, regs);
+    char *source = kiln_fft_strip_source(dbl, rows, spec_shared, width, regs);
     if (!source) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     kiln_module_spec spec = {.source = source, .name = "kiln-fft-strip.cu"};
     kiln_status s = kiln_module_cache_get_kernel(ctx, &spec, "kiln_fft_strip_product", out);
@@ -106,7 +109,11 @@ static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axi
     geometry(l->width, len, &l->threads, &regs);
     size_t padded = (size_t)(len + len / 16 + 1); /* fft_strip.cuh's kcf_pad(L) + 1 */
     l->shared = (size_t)l->width * padded * (l->dbl ? 16u : 8u);
-    kiln_status s = strip_kernel(ctx, l->dbl, l->rows, l->width, regs, &l->kernel);
+    /* b's spectrum beside the strip where two such blocks still fit a
+     * multiprocessor (its loads then overlap the forward transform) */
+    int spec_shared = 2 * l->shared <= SPEC_SHARED_LIMIT;
+    if (spec_shared) l->shared *= 2;
+    kiln_status s = strip_kernel(ctx, l->dbl, l->rows, spec_shared, l->width, regs, &l->kernel);
     if (s == KILN_OK && l->shared > 48 * 1024 && kiln_kernel_set_shared(l->kernel, l->shared, -1) != KILN_OK)
         return kiln_set_error(KILN_ERR_UNSUPPORTED,
                               "the FFT strip kernel needs %zu bytes of shared memory a block: %s", l->shared,

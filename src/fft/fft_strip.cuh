@@ -17,9 +17,9 @@
 // Transforms: Stockham autosort passes (radix 16, then one pass of radix
 // 2, 4 or 8), each thread holding its butterflies in registers across the
 // pass's barrier, so a pass reads and writes shared memory in place.
-// Assumes: KILN_CF_DOUBLE (0/1), KILN_CF_ROWS (0/1), KILN_CF_W, KILN_CF_REGS
-// (complex values a thread holds in a pass: W * L / blockDim.x, at least
-// 16) defined.
+// Assumes: KILN_CF_DOUBLE (0/1), KILN_CF_ROWS (0/1), KILN_CF_SPEC_SHARED
+// (0/1), KILN_CF_W, KILN_CF_REGS (complex values a thread holds in a pass:
+// W * L / blockDim.x, at least 16) defined.
 #if KILN_CF_DOUBLE
 typedef double kcf_real;
 typedef double2 kcf_c;
@@ -166,34 +166,94 @@ __device__ __forceinline__ int kcf_where(int e, int L, int log2L, long long line
 #endif
 }
 
+// A copy of a global value into shared memory that does not wait: on
+// sm_80 and up cp.async (no register holds the value, so all of a
+// block's loads are in flight at once and the spectrum's arrive while the
+// forward transform runs), elsewhere a plain copy. kcf_commit closes a
+// group of copies; kcf_wait<N> waits until at most N groups are pending.
+__device__ __forceinline__ void kcf_copy_async(kcf_c *dst, const kcf_c *src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    unsigned to = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(to), "l"(src), "n"((int)sizeof(kcf_c))
+                 : "memory");
+#else
+    *dst = *src;
+#endif
+}
+__device__ __forceinline__ void kcf_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N> __device__ __forceinline__ void kcf_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
 // x: rows x cols, C order, already transformed forward along the other
 // axis; spec: the other operand's 2-D spectrum, same shape. In place on
 // x. At most 512 threads a block (fft_strip.c), so registers stay within
-// 128.
+// 128; a thread handles at most KILN_CF_REGS elements of the strip. With
+// KILN_CF_SPEC_SHARED the block's part of spec is copied into shared
+// memory behind x's, its copies in flight during the forward transform;
+// without, it is read where the product needs it.
 __global__ void __launch_bounds__(512) kiln_fft_strip_product(kcf_c *x, const kcf_c *spec, long long rows,
                                                               long long cols, int log2L, kcf_real scale) {
     extern __shared__ double2 kcf_shared[];
     kcf_c *s = (kcf_c *)kcf_shared;
-    const int L = 1 << log2L, ld = kcf_pad(L) + 1, n = L * KILN_CF_W;
+    const int L = 1 << log2L, ld = kcf_pad(L) + 1, n = L * KILN_CF_W, T = (int)blockDim.x;
     const long long line0 = (long long)blockIdx.x * KILN_CF_W;
     int slot;
     long long g;
-    // unrolled so that each thread has several loads in flight
-#pragma unroll 4
-    for (int e = (int)threadIdx.x; e < n; e += (int)blockDim.x) {
-        int inside = kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g);
-        s[slot] = inside ? x[g] : KCF_MAKE(0, 0);
+#if KILN_CF_SPEC_SHARED
+    kcf_c *t = s + KILN_CF_W * ld;
+#endif
+#pragma unroll
+    for (int q = 0; q < KILN_CF_REGS; q++) {
+        int e = (int)threadIdx.x + q * T;
+        if (e < n) {
+            if (kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g))
+                kcf_copy_async(s + slot, x + g);
+            else
+                s[slot] = KCF_MAKE(0, 0);
+        }
     }
+    kcf_commit();
+#if KILN_CF_SPEC_SHARED
+#pragma unroll
+    for (int q = 0; q < KILN_CF_REGS; q++) {
+        int e = (int)threadIdx.x + q * T;
+        if (e < n && kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g)) kcf_copy_async(t + slot, spec + g);
+    }
+    kcf_commit();
+    kcf_wait<1>();
+#else
+    kcf_wait<0>();
+#endif
     __syncthreads();
     kcf_fft(s, L, ld, log2L, -1);
-#pragma unroll 4
-    for (int e = (int)threadIdx.x; e < n; e += (int)blockDim.x)
-        if (kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g)) {
+#if KILN_CF_SPEC_SHARED
+    kcf_wait<0>();
+    __syncthreads();
+#endif
+#pragma unroll
+    for (int q = 0; q < KILN_CF_REGS; q++) {
+        int e = (int)threadIdx.x + q * T;
+        if (e < n && kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g)) {
+#if KILN_CF_SPEC_SHARED
+            kcf_c p = kcf_mul(s[slot], t[slot]);
+#else
             kcf_c p = kcf_mul(s[slot], spec[g]);
+#endif
             s[slot] = KCF_MAKE(p.x * scale, p.y * scale);
         }
+    }
     __syncthreads();
     kcf_fft(s, L, ld, log2L, 1);
-    for (int e = (int)threadIdx.x; e < n; e += (int)blockDim.x)
-        if (kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g)) x[g] = s[slot];
+#pragma unroll
+    for (int q = 0; q < KILN_CF_REGS; q++) {
+        int e = (int)threadIdx.x + q * T;
+        if (e < n && kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g)) x[g] = s[slot];
+    }
 }
