@@ -50,14 +50,14 @@ static void test_callback_compiles_for_sm90(void **state) {
 /* The strip kernel as the two precisions, both orientations, the
  * spectrum in shared memory or not, and the register counts the geometry
  * picks (16 up to 2048 rows of complex64 in strips of 4 columns, 32 at
- * 4096; 16 for a row a block). {double, rows, spec_shared, width, regs} */
+ * 4096; 16 for a row a block), with their launch bounds. */
 static void test_strip_compile_for_sm90(void **state) {
     (void)state;
-    static const int cases[6][5] = {{0, 0, 0, 4, 16}, {0, 0, 0, 4, 32}, {1, 0, 0, 2, 16},
-                                    {0, 1, 1, 1, 16}, {1, 1, 0, 2, 32}, {0, 0, 1, 1, 16}};
+    static const kiln_fft_strip_shape cases[6] = {{0, 0, 0, 4, 16, 512, 1}, {0, 0, 0, 4, 32, 512, 1},
+                                                  {1, 0, 0, 2, 16, 512, 1}, {0, 1, 1, 1, 16, 256, 3},
+                                                  {1, 1, 0, 2, 32, 512, 1}, {0, 0, 1, 1, 16, 64, 4}};
     for (int i = 0; i < 6; i++) {
-        char *src = kiln_fft_strip_source(cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4]),
-             *log = NULL;
+        char *src = kiln_fft_strip_source(&cases[i]), *log = NULL;
         assert_non_null(src);
         kiln_status s = kiln_compile_only("cuda", "sm_90", src, "kiln-fft-strip.cu", NULL, &log);
         if (s == KILN_ERR_COMPILER_MISSING) skip();

@@ -186,11 +186,16 @@ kiln_fft_fuse_mode kiln_fft_fuse_setting(void);
  * circular convolution through it, into *result (a new array when NULL). */
 int kiln_fft_strip_fit(const kiln_array *pa, const kiln_array *pb, const int *axes, int naxes, int axis);
 kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, kiln_array **result);
-/* The strip kernel's source for a precision, orientation (rows 1: lines
- * are rows), where the spectrum is read (spec_shared 1: copied into shared
- * memory beside the strip), lines a block and values a thread holds
- * (malloc'd; NULL when out of memory). */
-char *kiln_fft_strip_source(int dbl, int rows, int spec_shared, int width, int regs);
+/* The strip kernel's build: precision, orientation (rows 1: lines are
+ * rows), where the spectrum is read (spec_shared 1: copied into shared
+ * memory beside the strip), lines a block, values a thread holds, threads
+ * a block and the blocks a multiprocessor should hold (its launch
+ * bounds). */
+typedef struct kiln_fft_strip_shape {
+    int dbl, rows, spec_shared, width, regs, threads, blocks;
+} kiln_fft_strip_shape;
+/* Its source (malloc'd; NULL when out of memory). */
+char *kiln_fft_strip_source(const kiln_fft_strip_shape *shape);
 /* The circular convolution of pa and pb (the same shape, complex or real
  * of one dtype) along `axes`, the product fused into the inverse
  * transform, into *result (a new array when NULL). KILN_ERR_UNSUPPORTED

@@ -31,6 +31,9 @@ extern const char kiln_embedded_fft_strip[];
 /* Shared memory a block at most for the spectrum to sit beside the strip:
  * two blocks a multiprocessor on sm_80 and up (164-228 KiB each). */
 #define SPEC_SHARED_LIMIT (80 * 1024)
+/* Shared memory a multiprocessor gives blocks on sm_90 (228 KiB less 1 KiB
+ * a block): what the launch bounds' blocks a multiprocessor assume. */
+#define SM_SHARED_BYTES (224 * 1024)
 
 static int log2_exact(int64_t n) {
     int k = 0;
@@ -50,19 +53,19 @@ static void geometry(int width, int64_t len, int *threads, int *regs) {
     *regs = (int)(r < 16 ? 16 : r);
 }
 
-char *kiln_fft_strip_source(int dbl, int rows, int spec_shared, int width, int regs) {
+char *kiln_fft_strip_source(const kiln_fft_strip_shape *c) {
     kiln_text t = {0};
     kiln_text_printf(&t,
                      "// kiln fused convolution strip\n#define KILN_CF_DOUBLE %d\n#define KILN_CF_ROWS %d\n"
-                     "#define KILN_CF_SPEC_SHARED %d\n#define KILN_CF_W %d\n#define KILN_CF_REGS %d\n",
-                     dbl, rows, spec_shared, width, regs);
+                     "#define KILN_CF_SPEC_SHARED %d\n#define KILN_CF_W %d\n#define KILN_CF_REGS %d\n"
+                     "#define KILN_CF_THREADS %d\n#define KILN_CF_BLOCKS %d\n",
+                     c->dbl, c->rows, c->spec_shared, c->width, c->regs, c->threads, c->blocks);
     kiln_text_puts(&t, kiln_embedded_fft_strip);
     return kiln_text_take(&t);
 }
 
-static kiln_status strip_kernel(kiln_context *ctx, int dbl, int rows, int spec_shared, int width, int regs,
-                                kiln_kernel **out) {
-    char *source = kiln_fft_strip_source(dbl, rows, spec_shared, width, regs);
+static kiln_status strip_kernel(kiln_context *ctx, const kiln_fft_strip_shape *shape, kiln_kernel **out) {
+    char *source = kiln_fft_strip_source(shape);
     if (!source) return kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
     kiln_module_spec spec = {.source = source, .name = "kiln-fft-strip.cu"};
     kiln_status s = kiln_module_cache_get_kernel(ctx, &spec, "kiln_fft_strip_product", out);
@@ -82,7 +85,8 @@ int kiln_fft_strip_fit(const kiln_array *pa, const kiln_array *pb, const int *ax
  * so that a device without the shared memory falls back untouched. */
 typedef struct strip_launch {
     kiln_kernel *kernel;
-    int dbl, rows, width, threads, log2_len;
+    kiln_fft_strip_shape shape;
+    int log2_len;
     size_t shared;
 } strip_launch;
 
@@ -100,20 +104,24 @@ static int strip_width(int dbl, int rows, int64_t len) {
 }
 
 static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axis, strip_launch *l) {
-    int regs = 0;
+    kiln_fft_strip_shape *c = &l->shape;
     int64_t len = x->shape[axis];
-    l->dbl = x->dtype == KILN_COMPLEX128;
-    l->rows = axis == 1;
+    c->dbl = x->dtype == KILN_COMPLEX128;
+    c->rows = axis == 1;
     l->log2_len = log2_exact(len);
-    l->width = strip_width(l->dbl, l->rows, len);
-    geometry(l->width, len, &l->threads, &regs);
+    c->width = strip_width(c->dbl, c->rows, len);
+    geometry(c->width, len, &c->threads, &c->regs);
     size_t padded = (size_t)(len + len / 16 + 1); /* fft_strip.cuh's kcf_pad(L) + 1 */
-    l->shared = (size_t)l->width * padded * (l->dbl ? 16u : 8u);
+    l->shared = (size_t)c->width * padded * (c->dbl ? 16u : 8u);
     /* b's spectrum beside the strip where two such blocks still fit a
      * multiprocessor (its loads then overlap the forward transform) */
-    int spec_shared = 2 * l->shared <= SPEC_SHARED_LIMIT;
-    if (spec_shared) l->shared *= 2;
-    kiln_status s = strip_kernel(ctx, l->dbl, l->rows, spec_shared, l->width, regs, &l->kernel);
+    c->spec_shared = 2 * l->shared <= SPEC_SHARED_LIMIT;
+    if (c->spec_shared) l->shared *= 2;
+    /* as many blocks a multiprocessor as its shared memory holds, so far
+     * as that leaves each thread 64 registers */
+    size_t fit = SM_SHARED_BYTES / l->shared, most = 65536 / ((size_t)c->threads * 64);
+    c->blocks = (int)(fit < 1 ? 1 : fit < most ? fit : most < 1 ? 1 : most);
+    kiln_status s = strip_kernel(ctx, c, &l->kernel);
     if (s == KILN_OK && l->shared > 48 * 1024 && kiln_kernel_set_shared(l->kernel, l->shared, -1) != KILN_OK)
         return kiln_set_error(KILN_ERR_UNSUPPORTED,
                               "the FFT strip kernel needs %zu bytes of shared memory a block: %s", l->shared,
@@ -124,13 +132,14 @@ static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axi
 /* The middle pass on x (transformed along the other axis) with b's
  * spectrum, in place. */
 static kiln_status strip_pass(const strip_launch *l, kiln_array *x, kiln_array *spectrum) {
-    int64_t rows = x->shape[0], cols = x->shape[1], lines = l->rows ? rows : cols;
+    const kiln_fft_strip_shape *c = &l->shape;
+    int64_t rows = x->shape[0], cols = x->shape[1], lines = c->rows ? rows : cols;
     double scale = 1.0 / ((double)rows * (double)cols);
-    uint32_t grid = (uint32_t)((lines + l->width - 1) / l->width);
+    uint32_t grid = (uint32_t)((lines + c->width - 1) / c->width);
     kiln_value args[6] = {kiln_arr(x),           kiln_arr(spectrum),
                           kiln_i64(rows),        kiln_i64(cols),
-                          kiln_i32(l->log2_len), l->dbl ? kiln_f64(scale) : kiln_f32((float)scale)};
-    return kiln_launch(l->kernel, KILN_DIM(grid), KILN_DIM((uint32_t)l->threads), l->shared, NULL, args, 6);
+                          kiln_i32(l->log2_len), c->dbl ? kiln_f64(scale) : kiln_f32((float)scale)};
+    return kiln_launch(l->kernel, KILN_DIM(grid), KILN_DIM((uint32_t)c->threads), l->shared, NULL, args, 6);
 }
 
 kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, kiln_array **result) {

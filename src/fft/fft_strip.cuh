@@ -19,7 +19,8 @@
 // pass's barrier, so a pass reads and writes shared memory in place.
 // Assumes: KILN_CF_DOUBLE (0/1), KILN_CF_ROWS (0/1), KILN_CF_SPEC_SHARED
 // (0/1), KILN_CF_W, KILN_CF_REGS (complex values a thread holds in a pass:
-// W * L / blockDim.x, at least 16) defined.
+// W * L / blockDim.x, at least 16), KILN_CF_THREADS (blockDim.x) and
+// KILN_CF_BLOCKS (blocks a multiprocessor, for the launch bounds) defined.
 #if KILN_CF_DOUBLE
 typedef double kcf_real;
 typedef double2 kcf_c;
@@ -96,10 +97,75 @@ template <int R> __device__ __forceinline__ void kcf_dft(kcf_c *v, int sign) {
 // Point p of a line in shared memory: one spare slot after every 16.
 __device__ __forceinline__ int kcf_pad(int p) { return p + (p >> 4); }
 
+// v * (sign i): a quarter turn, no multiplication.
+__device__ __forceinline__ kcf_c kcf_rot(kcf_c a, int sign) {
+    return sign < 0 ? KCF_MAKE(a.y, -a.x) : KCF_MAKE(-a.y, a.x);
+}
+
+// A 4-point DFT of a, b, c, d in place (adds and a quarter turn only).
+__device__ __forceinline__ void kcf_dft4(kcf_c &a, kcf_c &b, kcf_c &c, kcf_c &d, int sign) {
+    kcf_c t0 = kcf_add(a, c), t1 = kcf_sub(a, c), t2 = kcf_add(b, d), t3 = kcf_rot(kcf_sub(b, d), sign);
+    a = kcf_add(t0, t2);
+    c = kcf_sub(t0, t2);
+    b = kcf_add(t1, t3);
+    d = kcf_sub(t1, t3);
+}
+
+// A 16-point DFT of v in registers as 4 x 4: four 4-point DFTs over
+// every fourth value, the twiddles exp(sign 2 pi i n2 k1 / 16) (1 and the
+// quarter turn cost nothing, the eighth turns less than a product), four
+// 4-point DFTs across. In natural order, out in transposed order: X[k] is
+// left in v[kcf_at16(k)], which the caller's stores read from (so the
+// transposition costs no moves).
+__device__ __forceinline__ void kcf_dft16(kcf_c *v, int sign) {
+#pragma unroll
+    for (int n2 = 0; n2 < 4; n2++) kcf_dft4(v[n2], v[n2 + 4], v[n2 + 8], v[n2 + 12], sign);
+    // v[n2 + 4 k1] now holds Y[n2][k1]
+#pragma unroll
+    for (int n2 = 1; n2 < 4; n2++)
+#pragma unroll
+        for (int k1 = 1; k1 < 4; k1++) {
+            int m = n2 * k1;
+            kcf_c &y = v[n2 + 4 * k1];
+            if (m == 4)
+                y = kcf_rot(y, sign);
+            else
+                y = kcf_mul(y, kcf_w16(m, sign));
+        }
+#pragma unroll
+    for (int k1 = 0; k1 < 4; k1++) kcf_dft4(v[4 * k1], v[4 * k1 + 1], v[4 * k1 + 2], v[4 * k1 + 3], sign);
+}
+__device__ __forceinline__ constexpr int kcf_at16(int k) { return (k & 3) * 4 + (k >> 2); }
+
+// An R-point DFT in registers; output k at v[kcf_at<R>(k)].
+template <int R> __device__ __forceinline__ void kcf_dft_r(kcf_c *v, int sign) {
+    if (R == 16)
+        kcf_dft16(v, sign);
+    else
+        kcf_dft<R>(v, sign);
+}
+template <int R> __device__ __forceinline__ constexpr int kcf_at(int k) { return R == 16 ? kcf_at16(k) : k; }
+
+// w^r (0 < r < 16) from w^1, w^2, w^4, w^8: a product per further set
+// bit of r, so at most four deep (a chain of r - 1 dependent products
+// would wait on each and round off more) while only the four stay live.
+__device__ __forceinline__ kcf_c kcf_power(const kcf_c *base, int r) {
+    kcf_c w = KCF_MAKE(1, 0);
+    int first = 1;
+#pragma unroll
+    for (int b = 0; b < 4; b++)
+        if (r >> b & 1) {
+            w = first ? base[b] : kcf_mul(w, base[b]);
+            first = 0;
+        }
+    return w;
+}
+
+
 // One Stockham pass of radix R over the block's lines (s, line stride
 // ld), Ns the length already transformed: butterfly j of a line reads
-// j + r L/R, twiddles by exp(sign 2 pi i (j mod Ns) r / (Ns R)), and
-// writes (j / Ns) Ns R + j mod Ns + r Ns.
+// j + r L/R, twiddles by exp(sign 2 pi i (j mod Ns) r / (Ns R)) (none in
+// the first pass, Ns 1), and writes (j / Ns) Ns R + j mod Ns + r Ns.
 template <int R> __device__ void kcf_pass(kcf_c *s, int L, int ld, int Ns, int sign) {
     const int tpt = KILN_CF_REGS / R, per_col = L / R, tasks = per_col * KILN_CF_W;
     kcf_c v[KILN_CF_REGS];
@@ -111,16 +177,19 @@ template <int R> __device__ void kcf_pass(kcf_c *s, int L, int ld, int Ns, int s
         if (task < tasks) {
             int c = task / per_col, j = task - c * per_col, k = j & (Ns - 1);
             const kcf_c *line = s + c * ld;
-            kcf_real sn, cs;
-            KCF_SINCOSPI((kcf_real)(2 * sign * k) / (kcf_real)(Ns * R), &sn, &cs);
-            kcf_c w1 = KCF_MAKE(cs, sn), w = w1;
-            v[t * R] = line[kcf_pad(j)];
 #pragma unroll
-            for (int r = 1; r < R; r++) {
-                v[t * R + r] = kcf_mul(line[kcf_pad(j + r * per_col)], w);
-                w = kcf_mul(w, w1);
+            for (int r = 0; r < R; r++) v[t * R + r] = line[kcf_pad(j + r * per_col)];
+            if (Ns > 1) {
+                kcf_real sn, cs;
+                KCF_SINCOSPI((kcf_real)(2 * sign * k) / (kcf_real)(Ns * R), &sn, &cs);
+                kcf_c base[4];
+                base[0] = KCF_MAKE(cs, sn);
+#pragma unroll
+                for (int b = 1; b < 4; b++) base[b] = kcf_mul(base[b - 1], base[b - 1]);
+#pragma unroll
+                for (int r = 1; r < R; r++) v[t * R + r] = kcf_mul(v[t * R + r], kcf_power(base, r));
             }
-            kcf_dft<R>(v + t * R, sign);
+            kcf_dft_r<R>(v + t * R, sign);
             dst[t] = c << 16 | ((j / Ns) * Ns * R + k); // line, point (L <= 8192)
         }
     }
@@ -129,7 +198,8 @@ template <int R> __device__ void kcf_pass(kcf_c *s, int L, int ld, int Ns, int s
     for (int t = 0; t < tpt; t++)
         if (dst[t] >= 0) {
 #pragma unroll
-            for (int r = 0; r < R; r++) s[(dst[t] >> 16) * ld + kcf_pad((dst[t] & 0xffff) + r * Ns)] = v[t * R + r];
+            for (int r = 0; r < R; r++)
+                s[(dst[t] >> 16) * ld + kcf_pad((dst[t] & 0xffff) + r * Ns)] = v[t * R + kcf_at<R>(r)];
         }
     __syncthreads();
 }
@@ -193,12 +263,13 @@ template <int N> __device__ __forceinline__ void kcf_wait() {
 
 // x: rows x cols, C order, already transformed forward along the other
 // axis; spec: the other operand's 2-D spectrum, same shape. In place on
-// x. At most 512 threads a block (fft_strip.c), so registers stay within
-// 128; a thread handles at most KILN_CF_REGS elements of the strip. With
+// x. KILN_CF_THREADS threads a block (at most 512, so registers stay
+// within 128), KILN_CF_BLOCKS of them a multiprocessor (fft_strip.c); a
+// thread handles at most KILN_CF_REGS elements of the strip. With
 // KILN_CF_SPEC_SHARED the block's part of spec is copied into shared
 // memory behind x's, its copies in flight during the forward transform;
 // without, it is read where the product needs it.
-__global__ void __launch_bounds__(512) kiln_fft_strip_product(kcf_c *x, const kcf_c *spec, long long rows,
+__global__ void __launch_bounds__(KILN_CF_THREADS, KILN_CF_BLOCKS) kiln_fft_strip_product(kcf_c *x, const kcf_c *spec, long long rows,
                                                               long long cols, int log2L, kcf_real scale) {
     extern __shared__ double2 kcf_shared[];
     kcf_c *s = (kcf_c *)kcf_shared;
