@@ -171,9 +171,10 @@ kiln_status kiln_fft_product_plan(kiln_array *in, const int *axes, int naxes, ki
 /* KILN_FFT_FUSE (fft_fuse.c). */
 typedef enum kiln_fft_fuse_mode {
     KILN_FFT_FUSE_OFF = 0,      /* the product in a pass of its own */
-    KILN_FFT_FUSE_AUTO = 1,     /* the row strip kernel where it fits on a device, else the
-                                   callback where the provider can, else off */
-    KILN_FFT_FUSE_ON = 2,       /* as auto, or fail saying why (for checking) */
+    KILN_FFT_FUSE_AUTO = 1,     /* on a device the callback for small spectra (fft_convolve.c's
+                                   auto_fuses), else off */
+    KILN_FFT_FUSE_ON = 2,       /* the row strip kernel where it fits on a device, else the
+                                   callback, or fail saying why (for checking) */
     KILN_FFT_FUSE_CALLBACK = 3, /* the callback or fail */
     KILN_FFT_FUSE_COLUMNS = 4,  /* the strip kernel along columns or fail (on any backend) */
     KILN_FFT_FUSE_ROWS = 5      /* the strip kernel along rows or fail (on any backend) */

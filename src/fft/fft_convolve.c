@@ -233,21 +233,35 @@ static kiln_status convolve_fused(kiln_context *ctx, kiln_array *pa, kiln_array 
     return kiln_fft_convolve_fused(pa, pb, c->axes, c->naxes, result);
 }
 
-/* Fused where KILN_FFT_FUSE asks and the provider allows, else unfused.
- * "auto" does not fuse: on an H100 the column kernel took 1.27 x the
- * separate cuFFT calls' time at 4096^2 complex64, and cuFFT 12 refused the
- * LTO callback plan (CUFFT_INTERNAL_ERROR), so neither way pays yet
- * (PERF_NOTES, "Fused FFT convolution"). */
+/* "auto" fuses on a device through the provider's load callback where
+ * both spectra together take at most this many bytes. Measured on an
+ * H200 against the separate cuFFT calls: the callback 0.98-1.01 of their
+ * time at 525^2 complex64 (the unfused path 1.02-1.06) and 1.07 at
+ * 1024^2 (unfused 1.15), but 1.39 at 4096^2, where the unfused path is
+ * 1.00 and the strip kernel 1.03 (PERF_NOTES, "FFT convolution"). */
+#define AUTO_CALLBACK_BYTES ((size_t)32 << 20)
+
+static int auto_fuses(kiln_context *ctx, const kiln_array *pa) {
+    if (kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION)) return 0;
+    size_t item = pa->dtype == KILN_FLOAT64 || pa->dtype == KILN_COMPLEX128 ? 16 : 8, count = 1;
+    for (int d = 0; d < pa->ndim; d++) count *= (size_t)pa->shape[d];
+    return 2 * count * item <= AUTO_CALLBACK_BYTES;
+}
+
+/* Fused where KILN_FFT_FUSE asks and the provider allows, else unfused;
+ * "auto" as auto_fuses says. */
 static kiln_status convolve_padded(kiln_context *ctx, kiln_array *pa, kiln_array *pb, kiln_dtype t,
                                    const conv_shape *c, kiln_array **result) {
     kiln_fft_fuse_mode fuse = kiln_fft_fuse_setting();
-    if (fuse != KILN_FFT_FUSE_OFF && fuse != KILN_FFT_FUSE_AUTO) {
+    if (fuse == KILN_FFT_FUSE_AUTO && auto_fuses(ctx, pa)) {
+        kiln_status s = kiln_fft_convolve_fused(pa, pb, c->axes, c->naxes, result);
+        if (s != KILN_ERR_UNSUPPORTED) return s;
+        kiln_clear_error(); /* nothing ran: unfused */
+    } else if (fuse != KILN_FFT_FUSE_OFF && fuse != KILN_FFT_FUSE_AUTO) {
         kiln_status s = convolve_fused(ctx, pa, pb, c, fuse, result);
         if (s != KILN_ERR_UNSUPPORTED) return s;
-        if (fuse != KILN_FFT_FUSE_AUTO)
-            return kiln_prefix_error(s, "%s: KILN_FFT_FUSE=%s, and the product cannot be fused: ", fn,
-                                     kiln_setting_string("KILN_FFT_FUSE"));
-        kiln_clear_error();
+        return kiln_prefix_error(s, "%s: KILN_FFT_FUSE=%s, and the product cannot be fused: ", fn,
+                                 kiln_setting_string("KILN_FFT_FUSE"));
     }
     return convolve_unfused(ctx, pa, pb, t, c, result);
 }
