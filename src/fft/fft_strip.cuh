@@ -94,6 +94,17 @@ template <int R> __device__ __forceinline__ void kcf_dft(kcf_c *v, int sign) {
     }
 }
 
+// 1 / n for n a power of two, exactly, from its exponent: a correctly
+// rounded division would cost a subroutine per butterfly.
+__device__ __forceinline__ kcf_real kcf_inverse_pow2(int n) {
+    int e = __ffs(n) - 1;
+#if KILN_CF_DOUBLE
+    return __longlong_as_double((long long)(1023 - e) << 52);
+#else
+    return __int_as_float((127 - e) << 23);
+#endif
+}
+
 // Point p of a line in shared memory: one spare slot after every 16.
 __device__ __forceinline__ int kcf_pad(int p) { return p + (p >> 4); }
 
@@ -181,7 +192,7 @@ template <int R> __device__ void kcf_pass(kcf_c *s, int L, int ld, int Ns, int s
             for (int r = 0; r < R; r++) v[t * R + r] = line[kcf_pad(j + r * per_col)];
             if (Ns > 1) {
                 kcf_real sn, cs;
-                KCF_SINCOSPI((kcf_real)(2 * sign * k) / (kcf_real)(Ns * R), &sn, &cs);
+                KCF_SINCOSPI((kcf_real)(2 * sign * k) * kcf_inverse_pow2(Ns * R), &sn, &cs);
                 kcf_c base[4];
                 base[0] = KCF_MAKE(cs, sn);
 #pragma unroll
