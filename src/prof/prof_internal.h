@@ -44,7 +44,10 @@ typedef enum prof_type {
 
 struct prof_chunk;
 
-/* One recorded operation; also the token handed out by the _begin hooks. */
+/* One recorded operation; also the token handed out by the _begin hooks.
+ * 128 bytes: a trace keeps every record, and each of its bytes is fresh
+ * memory (page faults) on the launch path. Fields of one type of record, or
+ * of one stage of its life, share room. */
 struct kiln_prof_op {
     uint8_t type;        /* prof_type */
     uint8_t copy_kind;   /* kiln_copy_kind */
@@ -53,22 +56,25 @@ struct kiln_prof_op {
     uint8_t ev_failed;   /* an event could not be recorded: use host times */
     uint8_t no_device;   /* a driver call failed during the op: it may have queued nothing */
     uint8_t library;     /* a vendor library call: timed by its events, never matched to CUPTI */
-    atomic_int done;     /* set by kiln_prof_end (kernels, copies) */
-    uint32_t dev_stream; /* CUPTI: the stream's CUPTI id, PROF_NO_ID if unknown */
-    unsigned fail_mark;  /* kiln_prof_failed_calls at the start of the op */
+    atomic_uchar done;   /* set by kiln_prof_end (kernels, copies) */
     uint32_t name_id;    /* interned kernel or module name */
     uint32_t desc_id;    /* interned argument description, PROF_NO_ID if none */
     uint32_t host_tid;   /* OS thread id of the caller */
     uint32_t stream;     /* index into prof->streams */
+    uint32_t dev_stream; /* CUPTI: the stream's CUPTI id, PROF_NO_ID if unknown */
+    unsigned fail_mark;  /* kiln_prof_failed_calls at the start of the op */
     uint32_t grid[3], block[3];
-    /* Fields of one type of record share room: a trace keeps every record,
-     * and each of its bytes is fresh memory (page faults) on the launch path. */
     union {
         uint64_t shared_bytes; /* kernels */
         uint64_t bytes;        /* copies, allocations, collectives */
     };
     double host_begin_ms, host_end_ms; /* the host call (kiln_now_ms) */
-    double dev_begin_ms, dev_ms;       /* on the stream; set when resolved */
+    union {
+        struct {
+            double dev_begin_ms, dev_ms; /* on the stream; set when resolved */
+        };
+        kiln_backend_stream *stream_ptr; /* until kiln_prof_end: where ev[] are recorded */
+    };
     union {
         struct {
             double compile_ms, load_ms; /* compiles */
@@ -78,10 +84,10 @@ struct kiln_prof_op {
             double bus_factor; /* collectives: bus bandwidth / algorithm bandwidth */
         };
     };
-    kiln_backend_event *ev[2];       /* GPU: recorded around the op */
-    kiln_backend_stream *stream_ptr; /* where ev[] are recorded */
+    kiln_backend_event *ev[2]; /* GPU: recorded around the op */
 };
 typedef struct kiln_prof_op prof_record;
+_Static_assert(sizeof(prof_record) <= 128, "a record grew past two cache lines");
 
 typedef struct prof_chunk {
     struct prof_chunk *next;
