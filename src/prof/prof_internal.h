@@ -144,12 +144,16 @@ typedef struct kiln_prof {
     uint64_t cupti_lost;              /* records whose CUPTI times never came: host times */
     uint32_t cupti_context_id;        /* CUPTI's id of ctx's CUDA context, PROF_NO_ID if unknown */
     uint64_t cupti_start;             /* ring position when the profiler started */
-    int retain;                       /* keep resolved records for a trace */
-    int print_at_exit;                /* KILN_PROFILE was set */
-    char *summary_path;               /* KILN_PROFILE_OUT, NULL: stderr */
-    char *trace_path;                 /* KILN_TRACE, NULL: none */
-    double t0_ms;                     /* kiln_now_ms when the profiler started: trace time 0 */
-    double reset_ms;                  /* kiln_profiler_reset: older records leave the trace */
+    /* The last kernel dims the resolver keyed and their key: launches repeat
+     * their dims, and the key is a chain of six multiplies. */
+    uint32_t cupti_grid[3], cupti_block[3];
+    uint64_t cupti_dims_key;
+    int retain;         /* keep resolved records for a trace */
+    int print_at_exit;  /* KILN_PROFILE was set */
+    char *summary_path; /* KILN_PROFILE_OUT, NULL: stderr */
+    char *trace_path;   /* KILN_TRACE, NULL: none */
+    double t0_ms;       /* kiln_now_ms when the profiler started: trace time 0 */
+    double reset_ms;    /* kiln_profiler_reset: older records leave the trace */
 
     /* Records. `open` holds chunks being filled or waiting to be resolved,
      * oldest first (the tail is being filled); `kept` resolved chunks for the

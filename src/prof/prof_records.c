@@ -180,8 +180,19 @@ static int is_device_op(const prof_record *r) {
            !(r->type == PROF_COPY && r->copy_kind == KILN_COPY_HOST_TO_HOST);
 }
 
+/* kiln_prof_cupti_dims_key of a kernel record's dims. */
+static uint64_t cupti_dims_key(kiln_prof *p, const prof_record *r) {
+    if (memcmp(p->cupti_grid, r->grid, sizeof r->grid) != 0 ||
+        memcmp(p->cupti_block, r->block, sizeof r->block) != 0) {
+        memcpy(p->cupti_grid, r->grid, sizeof r->grid);
+        memcpy(p->cupti_block, r->block, sizeof r->block);
+        p->cupti_dims_key = kiln_prof_cupti_dims_key(r->grid, r->block);
+    }
+    return p->cupti_dims_key;
+}
+
 /* What r's CUPTI record must show. */
-static void cupti_op_of(const kiln_prof *p, const prof_record *r, kiln_cupti_op *q) {
+static void cupti_op_of(kiln_prof *p, const prof_record *r, kiln_cupti_op *q) {
     memset(q, 0, sizeof *q);
     q->cls = r->type == PROF_KERNEL ? KILN_CUPTI_KERNEL : KILN_CUPTI_COPY;
     q->copy_kind = r->copy_kind;
@@ -189,7 +200,7 @@ static void cupti_op_of(const kiln_prof *p, const prof_record *r, kiln_cupti_op 
     q->stream_id = r->dev_stream;
     q->host_begin_ms = r->host_begin_ms;
     if (r->type == PROF_KERNEL) {
-        q->key = kiln_prof_cupti_dims_key(r->grid, r->block);
+        q->key = cupti_dims_key(p, r);
         q->name_hash = r->name_id < p->string_count ? p->strings[r->name_id].kernel_hash : 0;
     } else {
         q->key = r->bytes;
@@ -245,12 +256,11 @@ static int read_cupti_times(kiln_prof *p, prof_chunk *c, uint32_t index, int wai
     if (!is_device_op(r)) return 1;
     kiln_cupti_op q;
     cupti_op_of(p, r, &q);
-    double begin_ms = 0, dur_ms = 0;
-    if (kiln_prof_cupti_match_locked(&q, cupti_cursor(p, r), 1, &begin_ms, &dur_ms) == KILN_CUPTI_FOUND) {
-        r->dev_begin_ms = begin_ms;
-        r->dev_ms = dur_ms;
+    /* CUPTI's times straight into r (only when found): through locals they
+     * were stored twice, and read back in one load that had to wait. */
+    if (kiln_prof_cupti_match_locked(&q, cupti_cursor(p, r), 1, &r->dev_begin_ms, &r->dev_ms) ==
+        KILN_CUPTI_FOUND)
         return 1;
-    }
     /* With `wait`, CUPTI was flushed after the device went idle: gone. */
     if (!wait && !atomic_load(&p->ctx->dead) && !later_op_has_record(p, c, index, r)) return 0;
     p->cupti_lost++;
