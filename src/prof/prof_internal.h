@@ -45,7 +45,7 @@ typedef enum prof_type {
 struct prof_chunk;
 
 /* One recorded operation; also the token handed out by the _begin hooks.
- * 128 bytes: a trace keeps every record, and each of its bytes is fresh
+ * 112 bytes: a trace keeps every record, and each of its bytes is fresh
  * memory (page faults) on the launch path. Fields of one type of record, or
  * of one stage of its life, share room. */
 struct kiln_prof_op {
@@ -63,7 +63,16 @@ struct kiln_prof_op {
     uint32_t stream;     /* index into prof->streams */
     uint32_t dev_stream; /* CUPTI: the stream's CUPTI id, PROF_NO_ID if unknown */
     unsigned fail_mark;  /* kiln_prof_failed_calls at the start of the op */
-    uint32_t grid[3], block[3];
+    union {
+        struct {
+            uint32_t grid[3], block[3]; /* kernels kiln launched */
+        };
+        double flops; /* library calls (no dims): floating-point operations, 0 if unknown */
+        struct {
+            double compile_ms, load_ms; /* compiles */
+        };
+        double bus_factor; /* collectives: bus bandwidth / algorithm bandwidth */
+    };
     union {
         uint64_t shared_bytes; /* kernels */
         uint64_t bytes;        /* copies, allocations, collectives */
@@ -75,19 +84,10 @@ struct kiln_prof_op {
         };
         kiln_backend_stream *stream_ptr; /* until kiln_prof_end: where ev[] are recorded */
     };
-    union {
-        struct {
-            double compile_ms, load_ms; /* compiles */
-        };
-        struct {
-            double flops;      /* library calls: floating-point operations, 0 if unknown */
-            double bus_factor; /* collectives: bus bandwidth / algorithm bandwidth */
-        };
-    };
     kiln_backend_event *ev[2]; /* GPU: recorded around the op */
 };
 typedef struct kiln_prof_op prof_record;
-_Static_assert(sizeof(prof_record) <= 128, "a record grew past two cache lines");
+_Static_assert(sizeof(prof_record) <= 112, "a record grew: in a trace each of its bytes is fresh memory");
 
 typedef struct prof_chunk {
     struct prof_chunk *next;

@@ -301,7 +301,7 @@ static void fold_record(kiln_prof *p, prof_record *r) {
     case PROF_KERNEL: {
         prof_stat *s = kernel_stat(p, r->name_id);
         if (s) stat_add(s, r->dev_ms, 0);
-        if (s) s->flops += r->flops;
+        if (s && r->library) s->flops += r->flops;
         break;
     }
     case PROF_COPY: stat_add(&p->copies[r->copy_kind & 3][r->pinned ? 1 : 0], r->dev_ms, r->bytes); break;
