@@ -126,6 +126,12 @@ typedef struct prof_dev_stream {
     uint64_t cursor[2]; /* [kiln_cupti_class] */
 } prof_dev_stream;
 
+/* A string the hooks were given and its interned id (prof_hooks.c). */
+typedef struct prof_last_string {
+    const char *ptr;
+    uint32_t id;
+} prof_last_string;
+
 typedef enum prof_timer {
     PROF_TIMER_HOST = 0,   /* wall time of the call: the CPU backend works inside it */
     PROF_TIMER_EVENTS = 1, /* backend events recorded around each operation */
@@ -180,9 +186,9 @@ typedef struct kiln_prof {
     prof_dev_stream *dev_streams; /* parallel to streams */
     uint32_t stream_count, stream_cap;
 
-    /* The last kernel name seen and its id: launches repeat names. */
-    const char *last_name;
-    uint32_t last_name_id;
+    /* The last kernel name and the last argument description given as
+     * text, and their ids: launches repeat them. */
+    prof_last_string last_name, last_desc;
 
     /* Launches' argument descriptions by kiln_prof_args key (0: empty),
      * direct-mapped: a launch like a recent one neither describes its
