@@ -4,6 +4,7 @@
  * per-copy statistics. The hooks that append records are in prof.c. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -364,15 +365,35 @@ void kiln_prof_resolve(kiln_prof *p, int wait) {
     kiln_prof_cupti_unlock();
 }
 
+/* Faults in the whole pages of [at, at + n) by one call, where the kernel
+ * can (Linux 5.14), rather than one fault per page as they are written. */
+static void prefault(void *at, size_t n) {
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), begin = ((uintptr_t)at + page - 1) & ~(page - 1),
+              end = ((uintptr_t)at + n) & ~(page - 1);
+    if (end > begin) (void)madvise((void *)begin, end - begin, MADV_POPULATE_WRITE);
+#else
+    (void)at, (void)n;
+#endif
+}
+
+/* A chunk, of fresh memory as a trace's are (it keeps every chunk). Its
+ * pages are faulted in at once: on a VM a page's fault costs ~1.5 us,
+ * ~45 ns of each record's cost when the records fault them one by one,
+ * ~18 ns less by one call per chunk. Memory that malloc had faulted in
+ * already costs ~4 ns a record more. */
+static prof_chunk *new_chunk(void) {
+    prof_chunk *c = malloc(sizeof *c);
+    if (c) prefault(c, sizeof *c);
+    return c;
+}
+
 /* A zeroed record at the end of the log; NULL when out of memory. Lock held. */
 prof_record *kiln_prof_new_record(kiln_prof *p) {
     prof_chunk *c = p->open.tail;
     if (!c || c->count == PROF_CHUNK_RECORDS) {
         c = kiln_prof_chunks_pop(&p->spare);
-        if (!c) {
-            c = malloc(sizeof *c);
-            if (!c) return NULL;
-        }
+        if (!c && !(c = new_chunk())) return NULL;
         c->count = c->resolved = 0;
         kiln_prof_chunks_push(&p->open, c);
         kiln_prof_resolve(p, 0);
