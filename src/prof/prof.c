@@ -102,6 +102,7 @@ kiln_prof *kiln_prof_create(kiln_context *ctx) {
     atomic_init(&p->head.wants_args, 0);
     p->t0_ms = kiln_now_ms();
     for (int k = 0; k < PROF_COLLECTIVE_KINDS; k++) p->coll_name[k] = PROF_NO_ID;
+    p->cupti_dims_key = kiln_prof_cupti_dims_key(p->cupti_grid, p->cupti_block); /* of zero dims */
     if (kiln_prof_stream_index(p, NULL) != 0 || !p->streams || !p->dev_streams) {
         kiln_prof_free(p);
         return NULL;

@@ -43,14 +43,16 @@ static kiln_prof_op *unlock_start_op(kiln_context *ctx, kiln_prof *p, prof_recor
     return start_op(ctx, p, r, stream, 0);
 }
 
-/* The id of a kernel's name; the last one is remembered, launches repeat. */
-static uint32_t kernel_name_id(kiln_prof *p, const char *name) {
-    if (name && name == p->last_name && strcmp(p->strings[p->last_name_id].text, name) == 0)
-        return p->last_name_id;
-    uint32_t id = kiln_prof_intern(p, name);
+/* The id of `s` (NULL: none), the last string looked up through `last`
+ * remembered: the hooks are given the same pointer again and again (a
+ * kernel's name, a plan's label). Its text is compared too, as the pointer
+ * may have been freed and reused for another string. */
+static uint32_t intern_cached(kiln_prof *p, prof_last_string *last, const char *s) {
+    if (s && s == last->ptr && strcmp(p->strings[last->id].text, s) == 0) return last->id;
+    uint32_t id = kiln_prof_intern(p, s);
     if (id != PROF_NO_ID) {
-        p->last_name = name;
-        p->last_name_id = id;
+        last->ptr = s;
+        last->id = id;
     }
     return id;
 }
@@ -84,8 +86,9 @@ static kiln_prof_op *kernel_begin(kiln_context *ctx, const char *name, const kil
      * clock at all there). */
     int coarse = p->timer == PROF_TIMER_CUPTI && !p->retain;
     if (r) {
-        r->name_id = kernel_name_id(p, name);
-        if (p->retain) r->desc_id = args ? launch_desc_id(p, args) : kiln_prof_intern(p, args_desc);
+        r->name_id = intern_cached(p, &p->last_name, name);
+        if (p->retain)
+            r->desc_id = args ? launch_desc_id(p, args) : intern_cached(p, &p->last_desc, args_desc);
         r->stream = kiln_prof_stream_index(p, stream);
         if (p->timer == PROF_TIMER_CUPTI) r->dev_stream = kiln_prof_stream_cupti_id(p, r->stream, stream);
         if (cfg) {
@@ -117,8 +120,8 @@ kiln_prof_op *kiln_prof_library_begin(kiln_context *ctx, const char *name, kiln_
     if (r) {
         r->library = 1;
         r->flops = flops;
-        r->name_id = kernel_name_id(p, name);
-        if (p->retain) r->desc_id = kiln_prof_intern(p, args_desc);
+        r->name_id = intern_cached(p, &p->last_name, name);
+        if (p->retain) r->desc_id = intern_cached(p, &p->last_desc, args_desc);
         r->stream = kiln_prof_stream_index(p, stream);
         if (!kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION)) kiln_prof_events_take(p, r);
     }

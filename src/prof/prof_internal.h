@@ -44,7 +44,10 @@ typedef enum prof_type {
 
 struct prof_chunk;
 
-/* One recorded operation; also the token handed out by the _begin hooks. */
+/* One recorded operation; also the token handed out by the _begin hooks.
+ * 112 bytes: a trace keeps every record, and each of its bytes is fresh
+ * memory (page faults) on the launch path. Fields of one type of record, or
+ * of one stage of its life, share room. */
 struct kiln_prof_op {
     uint8_t type;        /* prof_type */
     uint8_t copy_kind;   /* kiln_copy_kind */
@@ -53,35 +56,38 @@ struct kiln_prof_op {
     uint8_t ev_failed;   /* an event could not be recorded: use host times */
     uint8_t no_device;   /* a driver call failed during the op: it may have queued nothing */
     uint8_t library;     /* a vendor library call: timed by its events, never matched to CUPTI */
-    atomic_int done;     /* set by kiln_prof_end (kernels, copies) */
-    uint32_t dev_stream; /* CUPTI: the stream's CUPTI id, PROF_NO_ID if unknown */
-    unsigned fail_mark;  /* kiln_prof_failed_calls at the start of the op */
+    atomic_uchar done;   /* set by kiln_prof_end (kernels, copies) */
     uint32_t name_id;    /* interned kernel or module name */
     uint32_t desc_id;    /* interned argument description, PROF_NO_ID if none */
     uint32_t host_tid;   /* OS thread id of the caller */
     uint32_t stream;     /* index into prof->streams */
-    uint32_t grid[3], block[3];
-    /* Fields of one type of record share room: a trace keeps every record,
-     * and each of its bytes is fresh memory (page faults) on the launch path. */
+    uint32_t dev_stream; /* CUPTI: the stream's CUPTI id, PROF_NO_ID if unknown */
+    unsigned fail_mark;  /* kiln_prof_failed_calls at the start of the op */
+    union {
+        struct {
+            uint32_t grid[3], block[3]; /* kernels kiln launched */
+        };
+        double flops; /* library calls (no dims): floating-point operations, 0 if unknown */
+        struct {
+            double compile_ms, load_ms; /* compiles */
+        };
+        double bus_factor; /* collectives: bus bandwidth / algorithm bandwidth */
+    };
     union {
         uint64_t shared_bytes; /* kernels */
         uint64_t bytes;        /* copies, allocations, collectives */
     };
     double host_begin_ms, host_end_ms; /* the host call (kiln_now_ms) */
-    double dev_begin_ms, dev_ms;       /* on the stream; set when resolved */
     union {
         struct {
-            double compile_ms, load_ms; /* compiles */
+            double dev_begin_ms, dev_ms; /* on the stream; set when resolved */
         };
-        struct {
-            double flops;      /* library calls: floating-point operations, 0 if unknown */
-            double bus_factor; /* collectives: bus bandwidth / algorithm bandwidth */
-        };
+        kiln_backend_stream *stream_ptr; /* until kiln_prof_end: where ev[] are recorded */
     };
-    kiln_backend_event *ev[2];       /* GPU: recorded around the op */
-    kiln_backend_stream *stream_ptr; /* where ev[] are recorded */
+    kiln_backend_event *ev[2]; /* GPU: recorded around the op */
 };
 typedef struct kiln_prof_op prof_record;
+_Static_assert(sizeof(prof_record) <= 112, "a record grew: in a trace each of its bytes is fresh memory");
 
 typedef struct prof_chunk {
     struct prof_chunk *next;
@@ -120,6 +126,12 @@ typedef struct prof_dev_stream {
     uint64_t cursor[2]; /* [kiln_cupti_class] */
 } prof_dev_stream;
 
+/* A string the hooks were given and its interned id (prof_hooks.c). */
+typedef struct prof_last_string {
+    const char *ptr;
+    uint32_t id;
+} prof_last_string;
+
 typedef enum prof_timer {
     PROF_TIMER_HOST = 0,   /* wall time of the call: the CPU backend works inside it */
     PROF_TIMER_EVENTS = 1, /* backend events recorded around each operation */
@@ -138,12 +150,16 @@ typedef struct kiln_prof {
     uint64_t cupti_lost;              /* records whose CUPTI times never came: host times */
     uint32_t cupti_context_id;        /* CUPTI's id of ctx's CUDA context, PROF_NO_ID if unknown */
     uint64_t cupti_start;             /* ring position when the profiler started */
-    int retain;                       /* keep resolved records for a trace */
-    int print_at_exit;                /* KILN_PROFILE was set */
-    char *summary_path;               /* KILN_PROFILE_OUT, NULL: stderr */
-    char *trace_path;                 /* KILN_TRACE, NULL: none */
-    double t0_ms;                     /* kiln_now_ms when the profiler started: trace time 0 */
-    double reset_ms;                  /* kiln_profiler_reset: older records leave the trace */
+    /* The last kernel dims the resolver keyed and their key: launches repeat
+     * their dims, and the key is a chain of six multiplies. */
+    uint32_t cupti_grid[3], cupti_block[3];
+    uint64_t cupti_dims_key;
+    int retain;         /* keep resolved records for a trace */
+    int print_at_exit;  /* KILN_PROFILE was set */
+    char *summary_path; /* KILN_PROFILE_OUT, NULL: stderr */
+    char *trace_path;   /* KILN_TRACE, NULL: none */
+    double t0_ms;       /* kiln_now_ms when the profiler started: trace time 0 */
+    double reset_ms;    /* kiln_profiler_reset: older records leave the trace */
 
     /* Records. `open` holds chunks being filled or waiting to be resolved,
      * oldest first (the tail is being filled); `kept` resolved chunks for the
@@ -170,9 +186,9 @@ typedef struct kiln_prof {
     prof_dev_stream *dev_streams; /* parallel to streams */
     uint32_t stream_count, stream_cap;
 
-    /* The last kernel name seen and its id: launches repeat names. */
-    const char *last_name;
-    uint32_t last_name_id;
+    /* The last kernel name and the last argument description given as
+     * text, and their ids: launches repeat them. */
+    prof_last_string last_name, last_desc;
 
     /* Launches' argument descriptions by kiln_prof_args key (0: empty),
      * direct-mapped: a launch like a recent one neither describes its

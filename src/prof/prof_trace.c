@@ -104,9 +104,11 @@ static void write_record(trace_writer *w, const prof_record *r) {
         json_string(f, kiln_prof_string(p, r->name_id));
         fputs("}}", f);
         begin_event(w, kiln_prof_string(p, r->name_id), "kernel", r->dev_begin_ms, r->dev_ms, stream_tid);
-        fprintf(f, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_bytes\":%llu,\"args\":", r->grid[0],
-                r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2],
-                (unsigned long long)r->shared_bytes);
+        /* A library call has no dims of its own (its flops share their room). */
+        const uint32_t none[3] = {0, 0, 0}, *grid = r->library ? none : r->grid,
+                       *block = r->library ? none : r->block;
+        fprintf(f, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_bytes\":%llu,\"args\":", grid[0],
+                grid[1], grid[2], block[0], block[1], block[2], (unsigned long long)r->shared_bytes);
         json_string(f, r->desc_id == PROF_NO_ID ? "" : kiln_prof_string(p, r->desc_id));
         fputs("}}", f);
         break;
