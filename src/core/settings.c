@@ -97,6 +97,9 @@ static const kiln_setting table[] = {
      "lowers the dims one FFT pass transforms (a testing knob)"},
     {"KILN_FFT_FUSE", KILN_SETTING_CHOICE, "auto",
      "kiln_fft_convolve's fused product: auto, on (or fail), off, callback, rows or columns"},
+    {"KILN_FFT_STRIP_SPEC", KILN_SETTING_CHOICE, "auto",
+     "where the fused convolution's strip kernel reads the other spectrum: auto, shared or global "
+     "(for tuning)"},
     {"KILN_FFT_STRIP_WIDTH", KILN_SETTING_INT, "a row, or 32 bytes of a row for columns",
      "lines a block of the fused convolution's strip kernel takes (1, 2, 4 or 8; for tuning)"},
     {"KILN_CUFFT_LIBRARY", KILN_SETTING_PATH, "searched", "cuFFT library to load"},

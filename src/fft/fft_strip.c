@@ -28,9 +28,6 @@ extern const char kiln_embedded_fft_strip[];
 #define MAX_LOG2_LEN 13
 #define BLOCK_LIMIT 512
 #define STRIP_POINTS 16384 /* W L at most: 32 values a thread at 512 threads */
-/* Shared memory a block at most for the spectrum to sit beside the strip:
- * two blocks a multiprocessor on sm_80 and up (164-228 KiB each). */
-#define SPEC_SHARED_LIMIT (80 * 1024)
 /* Shared memory a multiprocessor gives blocks on sm_90 (228 KiB less 1 KiB
  * a block): what the launch bounds' blocks a multiprocessor assume. */
 #define SM_SHARED_BYTES (224 * 1024)
@@ -103,6 +100,19 @@ static int strip_width(int dbl, int rows, int64_t len) {
     return (int)w;
 }
 
+/* Blocks a multiprocessor holds (0: not one): as many as its shared memory takes, so
+ * far as that leaves each thread the registers its values need (4 a
+ * complex64 value it holds through a pass, 8 a complex128: 64 or 128 at
+ * 16 values, where ptxas for sm_90 spills a few bytes at most); the launch
+ * bounds then ask ptxas for that many. */
+static int resident_blocks(const kiln_fft_strip_shape *c, size_t shared) {
+    size_t regs = (size_t)c->regs * (c->dbl ? 8u : 4u);
+    if (regs > 255) regs = 255;
+    size_t fit = SM_SHARED_BYTES / shared, most = 65536 / ((size_t)c->threads * regs);
+    size_t n = fit < most ? fit : most;
+    return fit < 1 ? 0 : n < 1 ? 1 : (int)n; /* 0: does not fit at all */
+}
+
 static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axis, strip_launch *l) {
     kiln_fft_strip_shape *c = &l->shape;
     int64_t len = x->shape[axis];
@@ -113,14 +123,16 @@ static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axi
     geometry(c->width, len, &c->threads, &c->regs);
     size_t padded = (size_t)(len + len / 16 + 1); /* fft_strip.cuh's kcf_pad(L) + 1 */
     l->shared = (size_t)c->width * padded * (c->dbl ? 16u : 8u);
-    /* b's spectrum beside the strip where two such blocks still fit a
-     * multiprocessor (its loads then overlap the forward transform) */
-    c->spec_shared = 2 * l->shared <= SPEC_SHARED_LIMIT;
+    /* b's spectrum beside the strip (its loads then overlap the forward
+     * transform) unless reading it where the product needs it lets more
+     * blocks share a multiprocessor; KILN_FFT_STRIP_SPEC for tuning */
+    static const char *const spec_words[] = {"auto", "shared", "global"};
+    int spec = kiln_setting_choice("KILN_FFT_STRIP_SPEC", spec_words, 3, 0);
+    int beside = resident_blocks(c, 2 * l->shared), apart = resident_blocks(c, l->shared);
+    c->spec_shared = spec ? spec == 1 : beside > 0 && beside >= apart;
     if (c->spec_shared) l->shared *= 2;
-    /* as many blocks a multiprocessor as its shared memory holds, so far
-     * as that leaves each thread 64 registers */
-    size_t fit = SM_SHARED_BYTES / l->shared, most = 65536 / ((size_t)c->threads * 64);
-    c->blocks = (int)(fit < 1 ? 1 : fit < most ? fit : most < 1 ? 1 : most);
+    c->blocks = c->spec_shared ? beside : apart;
+    if (c->blocks < 1) c->blocks = 1; /* set_shared below says why it cannot run */
     kiln_status s = strip_kernel(ctx, c, &l->kernel);
     if (s == KILN_OK && l->shared > 48 * 1024 && kiln_kernel_set_shared(l->kernel, l->shared, -1) != KILN_OK)
         return kiln_set_error(KILN_ERR_UNSUPPORTED,
