@@ -7,7 +7,7 @@
  *     of a cached-plan call; seed 001's convolution end to end on device
  *     arrays, as the seed's four steps and as one kiln_fft_convolve
  *     (circular) under each KILN_FFT_FUSE value (off, auto, callback,
- *     columns and rows at several KILN_FFT_STRIP_WIDTH) at 525^2 and 4096^2
+ *     columns and rows at several KILN_FFT_STRIP_WIDTH) at 525^2, 1024^2 and 4096^2
  *     complex64, each beside the same cuFFT calls made directly. Target: kiln <= 1.03 x cuFFT, <= 5 us
  *     a call; fused convolution <= 1.0 x (seed), <= 0.8 x (4096^2).
  *   CPU (CPU context): FFTW called directly with the same planner flags and
