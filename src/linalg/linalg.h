@@ -87,11 +87,20 @@ typedef struct linalg_call {
  * dtype the libraries take, picks the provider. */
 kiln_status kiln_linalg_begin(const char *op, kiln_array *a, int square, linalg_call *call);
 
+/* What kiln_linalg_copy writes. */
+typedef enum linalg_copy_kind {
+    LINALG_COPY_PLAIN = 0,
+    LINALG_COPY_TRANSPOSED = 1, /* then rows = a's cols */
+    /* Transposed, and where kiln's tiled kernel copies (device memory)
+     * only the 32 x 32 tiles on and above the diagonal: a's lower
+     * triangle, all that potrf 'L' reads of a column-major copy; the
+     * tiles below are left as the allocation had them. */
+    LINALG_COPY_TRANSPOSED_UPPER = 2
+} linalg_copy_kind;
 /* A new contiguous array of shape batch + (rows, cols) holding `a`'s last
- * two dims broadcast over batch (ndim_batch dims); transposed when
- * `transpose` (then rows = a's cols). */
+ * two dims broadcast over batch (ndim_batch dims), as `kind` says. */
 kiln_status kiln_linalg_copy(const linalg_call *call, kiln_array *a, int ndim_batch, const int64_t *batch,
-                             int transpose, kiln_array **out);
+                             linalg_copy_kind kind, kiln_array **out);
 /* A new contiguous array for a library to work in: its memory runs on
  * for KILN_LINALG_PAD_BYTES past the last element, which OpenBLAS's
  * vector kernels may read (cgemv_n on AVX-512, inside cgesdd, reads past
@@ -104,8 +113,10 @@ kiln_status kiln_linalg_transposed(const linalg_call *call, kiln_array *w, kiln_
 /* dst (contiguous) = src (same shape, any strides) with kiln's tiled
  * transpose kernel when src's last dim is the slower one in memory (a
  * transposed view) and its batch dims fold into one stride; else
- * KILN_ERR_UNSUPPORTED with no message (the caller copies otherwise). */
-kiln_status kiln_linalg_transpose_copy(const linalg_call *call, kiln_array *dst, kiln_array *src);
+ * KILN_ERR_UNSUPPORTED with no message (the caller copies otherwise).
+ * upper_only: the tiles below the diagonal are skipped. */
+kiln_status kiln_linalg_transpose_copy(const linalg_call *call, kiln_array *dst, kiln_array *src,
+                                       int upper_only);
 /* A view of `a` (same memory from element 0) with this shape, C order. */
 kiln_status kiln_linalg_view(kiln_array *a, int ndim, const int64_t *shape, kiln_array **out);
 

@@ -48,9 +48,9 @@ static void host_tiled_copy(kiln_array *dst, const kiln_array *src) {
 
 /* dst = v: the tiled kernel, or the tiled host loop for a transposed view
  * of host memory; else kiln's copy (a contiguous one is a memcpy). */
-static kiln_status layout_copy(const linalg_call *call, kiln_array *dst, kiln_array *v) {
+static kiln_status layout_copy(const linalg_call *call, kiln_array *dst, kiln_array *v, int upper_only) {
     if (!call->host_loops) {
-        kiln_status s = kiln_linalg_transpose_copy(call, dst, v);
+        kiln_status s = kiln_linalg_transpose_copy(call, dst, v, upper_only);
         if (s != KILN_ERR_UNSUPPORTED) return s;
     } else if (v->ndim >= 2 && v->strides[v->ndim - 1] != (int64_t)kiln_dtype_size(v->dtype) &&
                kiln_array_memory(v) == KILN_MEMORY_DEVICE) {
@@ -61,8 +61,9 @@ static kiln_status layout_copy(const linalg_call *call, kiln_array *dst, kiln_ar
 }
 
 kiln_status kiln_linalg_copy(const linalg_call *call, kiln_array *a, int ndim_batch, const int64_t *batch,
-                             int transpose, kiln_array **out) {
+                             linalg_copy_kind kind, kiln_array **out) {
     *out = NULL;
+    int transpose = kind != LINALG_COPY_PLAIN;
     kiln_array *v;
     kiln_status s = kiln_array_view_header(a, &v);
     if (s != KILN_OK) return s;
@@ -79,7 +80,7 @@ kiln_status kiln_linalg_copy(const linalg_call *call, kiln_array *a, int ndim_ba
     v->strides[ndim_batch] = a->strides[transpose ? c : r];
     v->strides[ndim_batch + 1] = a->strides[transpose ? r : c];
     s = kiln_linalg_empty(a->ctx, a->dtype, v->ndim, v->shape, out);
-    if (s == KILN_OK) s = layout_copy(call, *out, v);
+    if (s == KILN_OK) s = layout_copy(call, *out, v, kind == LINALG_COPY_TRANSPOSED_UPPER);
     kiln_array_release(v);
     if (s != KILN_OK) {
         kiln_array_release(*out);
@@ -111,7 +112,7 @@ kiln_status kiln_linalg_transposed(const linalg_call *call, kiln_array *w, kiln_
     kiln_array *v = NULL;
     kiln_status s = kiln_array_transpose(w, axes, &v);
     if (s == KILN_OK) s = kiln_array_empty(w->ctx, w->dtype, v->ndim, v->shape, out);
-    if (s == KILN_OK) s = layout_copy(call, *out, v);
+    if (s == KILN_OK) s = layout_copy(call, *out, v, 0);
     kiln_array_release(v);
     if (s != KILN_OK) {
         kiln_array_release(*out);

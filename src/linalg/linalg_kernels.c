@@ -108,7 +108,8 @@ kiln_status kiln_linalg_column_norms2(linalg_call *call, kiln_array *r, int64_t 
                        KILN_ARGS(ptr(r), kiln_i64(rows), kiln_i64(cols), ptr(out)));
 }
 
-kiln_status kiln_linalg_transpose_copy(const linalg_call *call, kiln_array *dst, kiln_array *src) {
+kiln_status kiln_linalg_transpose_copy(const linalg_call *call, kiln_array *dst, kiln_array *src,
+                                       int upper_only) {
     int nd = src->ndim;
     int64_t size = (int64_t)kiln_dtype_size(src->dtype), rows = src->shape[nd - 2], cols = src->shape[nd - 1];
     int64_t si = src->strides[nd - 2], sj = src->strides[nd - 1];
@@ -138,5 +139,6 @@ kiln_status kiln_linalg_transpose_copy(const linalg_call *call, kiln_array *dst,
     return kiln_launch(k, KILN_DIM((uint32_t)((cols + 31) / 32), (uint32_t)((rows + 31) / 32), (uint32_t)gz),
                        KILN_DIM(32, 8), 0, NULL,
                        KILN_ARGS(ptr(dst), ptr(src), kiln_i64(batch), kiln_i64(rows), kiln_i64(cols),
-                                 kiln_i64(sb / size), kiln_i64(1), kiln_i64(sj / size)));
+                                 kiln_i64(sb / size), kiln_i64(1), kiln_i64(sj / size),
+                                 kiln_i32(upper_only)));
 }

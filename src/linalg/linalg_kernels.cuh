@@ -165,13 +165,16 @@ __global__ void linalg_column_norms2(const linalg_r *r, long long rows, long lon
 // to broadcast). For the working copies of a transposed matrix (si == 1):
 // 32x32 tiles through shared memory, so that both the read (threads along i)
 // and the write (threads along j) are coalesced. Blocks of 32x8 threads.
+// upper_only: tiles wholly below the diagonal are not copied (a Cholesky
+// working copy: potrf 'L' reads only the rest).
 struct linalg_elem {
     linalg_r v[LINALG_C];
 };
 __global__ void linalg_transpose_copy(linalg_elem *dst, const linalg_elem *src, long long batch, long long rows,
-                                      long long cols, long long sb, long long si, long long sj) {
+                                      long long cols, long long sb, long long si, long long sj, int upper_only) {
     __shared__ linalg_elem tile[32][33];
     long long i0 = (long long)blockIdx.y * 32, j0 = (long long)blockIdx.x * 32;
+    if (upper_only && j0 + 31 < i0) return;
     for (long long b = blockIdx.z; b < batch; b += gridDim.z) {
         const linalg_elem *s = src + b * sb;
         linalg_elem *d = dst + b * rows * cols;

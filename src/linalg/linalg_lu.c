@@ -41,7 +41,7 @@ static kiln_status lu_factor(linalg_call *call, kiln_array *a, int nb, const int
         f->batch *= batch_shape[d];
     }
     f->n = a->shape[a->ndim - 1];
-    kiln_status s = kiln_linalg_copy(call, a, nb, batch_shape, 0, &f->lu);
+    kiln_status s = kiln_linalg_copy(call, a, nb, batch_shape, LINALG_COPY_PLAIN, &f->lu);
     int64_t npiv = f->batch * f->n;
     if (s == KILN_OK)
         s = kiln_linalg_empty(call->ctx, call->p->pivot_bytes == 8 ? KILN_INT64 : KILN_INT32, 1, &npiv,
@@ -155,7 +155,7 @@ kiln_status kiln_solve(kiln_array *a, kiln_array *b, kiln_array **x) {
     s = lu_factor(&call, a, nb, batch_shape, 0, &f);
     kiln_array *xw = NULL; /* batch + (k, n): X column-major */
     if (s == KILN_OK) {
-        s = kiln_linalg_copy(&call, bm, nb, batch_shape, 1, &xw);
+        s = kiln_linalg_copy(&call, bm, nb, batch_shape, LINALG_COPY_TRANSPOSED, &xw);
         if (s == KILN_OK) s = lu_solve(&call, &f, 'T', k, xw);
         lu_release(&f);
     }

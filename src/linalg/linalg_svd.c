@@ -55,7 +55,7 @@ kiln_status kiln_svd(kiln_array *a, int full_matrices, int compute_uv, kiln_arra
     char job = !compute_uv ? 'N' : full_matrices ? 'A' : 'S';
     int64_t ucols = job == 'A' ? xm : k, vrows = job == 'A' ? xn : k;
     kiln_array *w = NULL, *sv = NULL, *uw = NULL, *vw = NULL;
-    s = kiln_linalg_copy(&call, a, nb, shape, transposed, &w);
+    s = kiln_linalg_copy(&call, a, nb, shape, transposed ? LINALG_COPY_TRANSPOSED : LINALG_COPY_PLAIN, &w);
     if (s == KILN_OK) s = with_tail(call.ctx, kiln_linalg_real_dtype(a->dtype), nb, shape, 1, k, 0, &sv);
     /* column-major U' (xm x ucols) and V'^H (vrows x xn) as row-major arrays */
     if (s == KILN_OK && compute_uv) s = with_tail(call.ctx, a->dtype, nb, shape, 2, ucols, xm, &uw);
@@ -115,7 +115,7 @@ kiln_status kiln_eigh(kiln_array *a, char uplo, kiln_array **w_out, kiln_array *
     int64_t shape[KILN_MAX_DIMS], batch, n = a->shape[a->ndim - 1];
     int nb = batch_of(a, shape, &batch);
     kiln_array *work = NULL, *w = NULL;
-    s = kiln_linalg_copy(&call, a, nb, shape, 1, &work);
+    s = kiln_linalg_copy(&call, a, nb, shape, LINALG_COPY_TRANSPOSED, &work);
     if (s == KILN_OK) s = with_tail(call.ctx, kiln_linalg_real_dtype(a->dtype), nb, shape, 1, n, 0, &w);
     int32_t *info = s == KILN_OK ? calloc((size_t)(batch ? batch : 1), sizeof *info) : NULL;
     if (s == KILN_OK && !info) s = kiln_set_error(KILN_ERR_OUT_OF_MEMORY, "out of host memory");
