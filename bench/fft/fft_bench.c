@@ -286,7 +286,7 @@ static int bench_circular(kiln_context *ctx, const char *label, kiln_array *a, k
     /* KILN_FFT_FUSE, and KILN_FFT_STRIP_WIDTH for the strip kernel */
     enum { VARIANTS = 9 };
     static const char *const variants[VARIANTS][2] = {{"off", NULL},    {"auto", NULL},   {"callback", NULL},
-                                                      {"columns", "2"}, {"columns", "4"}, {"columns", "8"},
+                                                      {"columns", "1"}, {"columns", "2"}, {"columns", "4"},
                                                       {"rows", "1"},    {"rows", "2"},    {"rows", "4"}};
     char *saved[2];
     const char *names[2] = {"KILN_FFT_FUSE", "KILN_FFT_STRIP_WIDTH"};
