@@ -53,10 +53,11 @@ static void test_callback_compiles_for_sm90(void **state) {
  * 4096; 16 for a row a block), with their launch bounds. */
 static void test_strip_compile_for_sm90(void **state) {
     (void)state;
-    static const kiln_fft_strip_shape cases[6] = {{0, 0, 0, 4, 16, 512, 1}, {0, 0, 0, 4, 32, 512, 1},
-                                                  {1, 0, 0, 2, 16, 512, 1}, {0, 1, 1, 1, 16, 256, 3},
-                                                  {1, 1, 0, 2, 32, 512, 1}, {0, 0, 1, 1, 16, 64, 4}};
-    for (int i = 0; i < 6; i++) {
+    static const kiln_fft_strip_shape cases[7] = {{0, 0, 0, 0, 4, 16, 512, 1}, {0, 0, 0, 0, 4, 32, 512, 1},
+                                                  {1, 0, 0, 0, 2, 16, 512, 1}, {0, 1, 1, 0, 1, 16, 256, 3},
+                                                  {1, 1, 0, 0, 2, 32, 512, 1}, {0, 0, 1, 0, 1, 16, 64, 4},
+                                                  {0, 0, 1, 1, 1, 16, 256, 3}};
+    for (int i = 0; i < 7; i++) {
         char *src = kiln_fft_strip_source(&cases[i]), *log = NULL;
         assert_non_null(src);
         kiln_status s = kiln_compile_only("cuda", "sm_90", src, "kiln-fft-strip.cu", NULL, &log);
@@ -247,6 +248,11 @@ static void test_strip(void **state) {
     strip_case(ctx, &r, "rows", KILN_COMPLEX128, 5, 64, 1); /* 16 then 4, a partial strip of 2 */
     unsetenv("KILN_FFT_STRIP_WIDTH");
     strip_case(ctx, &r, "rows", KILN_COMPLEX64, 3, 8192, 0); /* 16, 16, 16, 2: the longest line */
+    /* b transformed along the other axis only, its strip in the kernel */
+    setenv("KILN_FFT_STRIP_SPEC", "fft", 1);
+    strip_case(ctx, &r, "columns", KILN_COMPLEX64, 64, 12, 1);
+    strip_case(ctx, &r, "rows", KILN_COMPLEX128, 5, 32, 1);
+    unsetenv("KILN_FFT_STRIP_SPEC");
     /* what it does not take is an error under "columns" and "rows" */
     int64_t s[2] = {12, 6};
     kiln_array *a = NULL, *c = NULL;

@@ -98,7 +98,7 @@ static const kiln_setting table[] = {
     {"KILN_FFT_FUSE", KILN_SETTING_CHOICE, "auto",
      "kiln_fft_convolve's fused product: auto, on (or fail), off, callback, rows or columns"},
     {"KILN_FFT_STRIP_SPEC", KILN_SETTING_CHOICE, "auto",
-     "where the fused convolution's strip kernel reads the other spectrum: auto, shared or global "
+     "where the fused convolution's strip kernel reads the other spectrum: auto, shared, global or fft "
      "(for tuning)"},
     {"KILN_FFT_STRIP_WIDTH", KILN_SETTING_INT, "a row, or 32 bytes of a row for columns",
      "lines a block of the fused convolution's strip kernel takes (1, 2, 4 or 8; for tuning)"},

@@ -189,11 +189,12 @@ int kiln_fft_strip_fit(const kiln_array *pa, const kiln_array *pb, const int *ax
 kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, kiln_array **result);
 /* The strip kernel's build: precision, orientation (rows 1: lines are
  * rows), where the spectrum is read (spec_shared 1: copied into shared
- * memory beside the strip), lines a block, values a thread holds, threads
- * a block and the blocks a multiprocessor should hold (its launch
- * bounds). */
+ * memory beside the strip; spec_fft 1, with spec_shared: the other operand
+ * comes transformed along the other axis only, and the kernel transforms
+ * its strip too), lines a block, values a thread holds, threads a block
+ * and the blocks a multiprocessor should hold (its launch bounds). */
 typedef struct kiln_fft_strip_shape {
-    int dbl, rows, spec_shared, width, regs, threads, blocks;
+    int dbl, rows, spec_shared, spec_fft, width, regs, threads, blocks;
 } kiln_fft_strip_shape;
 /* Its source (malloc'd; NULL when out of memory). */
 char *kiln_fft_strip_source(const kiln_fft_strip_shape *shape);

@@ -54,9 +54,9 @@ char *kiln_fft_strip_source(const kiln_fft_strip_shape *c) {
     kiln_text t = {0};
     kiln_text_printf(&t,
                      "// kiln fused convolution strip\n#define KILN_CF_DOUBLE %d\n#define KILN_CF_ROWS %d\n"
-                     "#define KILN_CF_SPEC_SHARED %d\n#define KILN_CF_W %d\n#define KILN_CF_REGS %d\n"
-                     "#define KILN_CF_THREADS %d\n#define KILN_CF_BLOCKS %d\n",
-                     c->dbl, c->rows, c->spec_shared, c->width, c->regs, c->threads, c->blocks);
+                     "#define KILN_CF_SPEC_SHARED %d\n#define KILN_CF_SPEC_FFT %d\n#define KILN_CF_W %d\n"
+                     "#define KILN_CF_REGS %d\n#define KILN_CF_THREADS %d\n#define KILN_CF_BLOCKS %d\n",
+                     c->dbl, c->rows, c->spec_shared, c->spec_fft, c->width, c->regs, c->threads, c->blocks);
     kiln_text_puts(&t, kiln_embedded_fft_strip);
     return kiln_text_take(&t);
 }
@@ -125,11 +125,14 @@ static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axi
     l->shared = (size_t)c->width * padded * (c->dbl ? 16u : 8u);
     /* b's spectrum beside the strip (its loads then overlap the forward
      * transform) unless reading it where the product needs it lets more
-     * blocks share a multiprocessor; KILN_FFT_STRIP_SPEC for tuning */
-    static const char *const spec_words[] = {"auto", "shared", "global"};
-    int spec = kiln_setting_choice("KILN_FFT_STRIP_SPEC", spec_words, 3, 0);
+     * blocks share a multiprocessor; KILN_FFT_STRIP_SPEC for tuning, whose
+     * "fft" has the kernel transform b's strip too (b then needs only the
+     * other axis's transform: 2 units instead of 4) */
+    static const char *const spec_words[] = {"auto", "shared", "global", "fft"};
+    int spec = kiln_setting_choice("KILN_FFT_STRIP_SPEC", spec_words, 4, 0);
     int beside = resident_blocks(c, 2 * l->shared), apart = resident_blocks(c, l->shared);
-    c->spec_shared = spec ? spec == 1 : beside > 0 && beside >= apart;
+    c->spec_fft = spec == 3;
+    c->spec_shared = spec ? spec == 1 || spec == 3 : beside > 0 && beside >= apart;
     if (c->spec_shared) l->shared *= 2;
     c->blocks = c->spec_shared ? beside : apart;
     if (c->blocks < 1) c->blocks = 1; /* set_shared below says why it cannot run */
@@ -161,7 +164,8 @@ kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, ki
     kiln_status s = strip_prepare(pa->ctx, pa, axis, &l);
     if (s != KILN_OK) return s;
     kiln_array *spectrum = NULL, *x = NULL, *dst = *result;
-    s = kiln_fftn(pb, NULL, 0, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &spectrum);
+    s = l.shape.spec_fft ? kiln_fftn(pb, other, 1, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &spectrum)
+                         : kiln_fftn(pb, NULL, 0, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &spectrum);
     if (s == KILN_OK) s = kiln_fftn(pa, other, 1, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &x);
     if (s == KILN_OK) s = strip_pass(&l, x, spectrum);
     if (!dst) dst = x; /* the other axis's inverse in place */

@@ -18,7 +18,9 @@
 // 2, 4 or 8), each thread holding its butterflies in registers across the
 // pass's barrier, so a pass reads and writes shared memory in place.
 // Assumes: KILN_CF_DOUBLE (0/1), KILN_CF_ROWS (0/1), KILN_CF_SPEC_SHARED
-// (0/1), KILN_CF_W, KILN_CF_REGS (complex values a thread holds in a pass:
+// (0/1), KILN_CF_SPEC_FFT (0/1: spec is the other operand transformed
+// along the other axis only, and its strip is transformed here too; needs
+// KILN_CF_SPEC_SHARED), KILN_CF_W, KILN_CF_REGS (complex values a thread holds in a pass:
 // W * L / blockDim.x, at least 16), KILN_CF_THREADS (blockDim.x) and
 // KILN_CF_BLOCKS (blocks a multiprocessor, for the launch bounds) defined.
 #if KILN_CF_DOUBLE
@@ -321,6 +323,9 @@ __global__ void __launch_bounds__(KILN_CF_THREADS, KILN_CF_BLOCKS) kiln_fft_stri
 #if KILN_CF_SPEC_SHARED
     kcf_wait<0>();
     __syncthreads();
+#if KILN_CF_SPEC_FFT
+    kcf_fft(t, L, ld, log2L, -1); // b came transformed along the other axis only
+#endif
 #endif
 #pragma unroll
     for (int q = 0; q < KILN_CF_REGS; q++) {
