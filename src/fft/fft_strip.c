@@ -5,7 +5,8 @@
  * strip's axis, the product with b's spectrum and the inverse, in shared
  * memory (read, read, write: 3; fft_strip.cuh), a's inverse along the
  * other axis (2): 11 units against 15 for two 2-D forwards, a product pass
- * and a 2-D inverse.
+ * and a 2-D inverse. With KILN_FFT_STRIP_SPEC=fft b is transformed along
+ * the other axis only (2) and the kernel transforms its strip too: 9.
  *
  * The strip runs along rows (KILN_FFT_FUSE=rows: each block whole
  * contiguous rows, the other axis a strided batched 1-D transform for
@@ -100,11 +101,11 @@ static int strip_width(int dbl, int rows, int64_t len) {
     return (int)w;
 }
 
-/* Blocks a multiprocessor holds (0: not one): as many as its shared memory takes, so
- * far as that leaves each thread the registers its values need (4 a
- * complex64 value it holds through a pass, 8 a complex128: 64 or 128 at
- * 16 values, where ptxas for sm_90 spills a few bytes at most); the launch
- * bounds then ask ptxas for that many. */
+/* Blocks a multiprocessor holds (0: not one): as many as its shared
+ * memory takes, so far as that leaves each thread the registers its
+ * values need (4 a complex64 value it holds through a pass, 8 a
+ * complex128: 64 or 128 at 16 values, where ptxas for sm_90 spills a few
+ * bytes at most); the launch bounds then ask ptxas for that many. */
 static int resident_blocks(const kiln_fft_strip_shape *c, size_t shared) {
     size_t regs = (size_t)c->regs * (c->dbl ? 8u : 4u);
     if (regs > 255) regs = 255;
