@@ -20,9 +20,10 @@
 // Assumes: KILN_CF_DOUBLE (0/1), KILN_CF_ROWS (0/1), KILN_CF_SPEC_SHARED
 // (0/1), KILN_CF_SPEC_FFT (0/1: spec is the other operand transformed
 // along the other axis only, and its strip is transformed here too; needs
-// KILN_CF_SPEC_SHARED), KILN_CF_W, KILN_CF_REGS (complex values a thread holds in a pass:
-// W * L / blockDim.x, at least 16), KILN_CF_THREADS (blockDim.x) and
-// KILN_CF_BLOCKS (blocks a multiprocessor, for the launch bounds) defined.
+// KILN_CF_SPEC_SHARED), KILN_CF_W, KILN_CF_REGS (complex values a thread
+// holds in a pass: W * L / blockDim.x, at least 16), KILN_CF_THREADS
+// (blockDim.x) and KILN_CF_BLOCKS (blocks a multiprocessor, for the
+// launch bounds) defined.
 #if KILN_CF_DOUBLE
 typedef double kcf_real;
 typedef double2 kcf_c;
@@ -173,7 +174,6 @@ __device__ __forceinline__ kcf_c kcf_power(const kcf_c *base, int r) {
         }
     return w;
 }
-
 
 // One Stockham pass of radix R over the block's lines (s, line stride
 // ld), Ns the length already transformed: butterfly j of a line reads
