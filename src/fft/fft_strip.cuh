@@ -278,15 +278,16 @@ template <int N> __device__ __forceinline__ void kcf_wait() {
 }
 
 // x: rows x cols, C order, already transformed forward along the other
-// axis; spec: the other operand's 2-D spectrum, same shape. In place on
+// axis; spec: the other operand's 2-D spectrum (KILN_CF_SPEC_FFT: its
+// transform along the other axis only), same shape. In place on
 // x. KILN_CF_THREADS threads a block (at most 512, so registers stay
 // within 128), KILN_CF_BLOCKS of them a multiprocessor (fft_strip.c); a
 // thread handles at most KILN_CF_REGS elements of the strip. With
 // KILN_CF_SPEC_SHARED the block's part of spec is copied into shared
 // memory behind x's, its copies in flight during the forward transform;
 // without, it is read where the product needs it.
-__global__ void __launch_bounds__(KILN_CF_THREADS, KILN_CF_BLOCKS) kiln_fft_strip_product(kcf_c *x, const kcf_c *spec, long long rows,
-                                                              long long cols, int log2L, kcf_real scale) {
+__global__ void __launch_bounds__(KILN_CF_THREADS, KILN_CF_BLOCKS)
+    kiln_fft_strip_product(kcf_c *x, const kcf_c *spec, long long rows, long long cols, int log2L, kcf_real scale) {
     extern __shared__ double2 kcf_shared[];
     kcf_c *s = (kcf_c *)kcf_shared;
     const int L = 1 << log2L, ld = kcf_pad(L) + 1, n = L * KILN_CF_W, T = (int)blockDim.x;
