@@ -237,15 +237,14 @@ static kiln_status convolve_fused(kiln_context *ctx, kiln_array *pa, kiln_array 
  * both spectra together take at most this many bytes. Measured on an
  * H200 against the separate cuFFT calls: the callback 0.98-1.01 of their
  * time at 525^2 complex64 (the unfused path 1.02-1.06) and 1.07 at
- * 1024^2 (unfused 1.15), but 1.39 at 4096^2, where the unfused path is
- * 1.00 and the strip kernel 1.03 (PERF_NOTES, "FFT convolution"). */
+ * 1024^2 (unfused 1.15), but 1.39-1.42 at 4096^2, where the unfused path
+ * is 1.00 and the strip kernel 0.99-1.04 (PERF_NOTES, "FFT convolution"). */
 #define AUTO_CALLBACK_BYTES ((size_t)32 << 20)
 
 static int auto_fuses(kiln_context *ctx, const kiln_array *pa) {
     if (kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION)) return 0;
-    size_t item = pa->dtype == KILN_FLOAT64 || pa->dtype == KILN_COMPLEX128 ? 16 : 8, count = 1;
-    for (int d = 0; d < pa->ndim; d++) count *= (size_t)pa->shape[d];
-    return 2 * count * item <= AUTO_CALLBACK_BYTES;
+    size_t item = pa->dtype == KILN_FLOAT64 || pa->dtype == KILN_COMPLEX128 ? 16 : 8; /* a spectrum's */
+    return 2 * (size_t)kiln_shape_size(pa->ndim, pa->shape) * item <= AUTO_CALLBACK_BYTES;
 }
 
 /* Fused where KILN_FFT_FUSE asks and the provider allows, else unfused;

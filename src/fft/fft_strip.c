@@ -129,11 +129,12 @@ static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axi
      * blocks share a multiprocessor; KILN_FFT_STRIP_SPEC for tuning, whose
      * "fft" has the kernel transform b's strip too (b then needs only the
      * other axis's transform: 2 units instead of 4) */
+    enum { SPEC_AUTO, SPEC_SHARED, SPEC_GLOBAL, SPEC_FFT };
     static const char *const spec_words[] = {"auto", "shared", "global", "fft"};
-    int spec = kiln_setting_choice("KILN_FFT_STRIP_SPEC", spec_words, 4, 0);
+    int spec = kiln_setting_choice("KILN_FFT_STRIP_SPEC", spec_words, 4, SPEC_AUTO);
     int beside = resident_blocks(c, 2 * l->shared), apart = resident_blocks(c, l->shared);
-    c->spec_fft = spec == 3;
-    c->spec_shared = spec ? spec == 1 || spec == 3 : beside > 0 && beside >= apart;
+    c->spec_fft = spec == SPEC_FFT;
+    c->spec_shared = spec == SPEC_AUTO ? beside > 0 && beside >= apart : spec != SPEC_GLOBAL;
     if (c->spec_shared) l->shared *= 2;
     c->blocks = c->spec_shared ? beside : apart;
     if (c->blocks < 1) c->blocks = 1; /* set_shared below says why it cannot run */
