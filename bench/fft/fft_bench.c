@@ -137,10 +137,10 @@ static int kiln_host_cost(kiln_context *ctx, int n, int calls, double *us, doubl
 static void row(const char *name, double kiln_ms, double vendor_ms, double target) {
     double ratio = vendor_ms > 0 ? kiln_ms / vendor_ms : 0;
     if (vendor_ms > 0)
-        printf("%-34s %12.4f %12.4f %8.3f %8s\n", name, kiln_ms, vendor_ms, ratio,
+        printf("%-40s %12.4f %12.4f %8.3f %8s\n", name, kiln_ms, vendor_ms, ratio,
                ratio <= target ? "ok" : "SLOW");
     else
-        printf("%-34s %12.4f %12s %8s %8s\n", name, kiln_ms, "n/a", "-", "-");
+        printf("%-40s %12.4f %12s %8s %8s\n", name, kiln_ms, "n/a", "-", "-");
 }
 
 /* ------------------------------------------------------------------ GPU */
@@ -173,7 +173,7 @@ static int bench_gpu(kiln_context *ctx, int repeat, const char *argv0) {
     if (sym[0]) memcpy(&ntime, &sym[0], sizeof sym[0]);
     if (sym[1]) memcpy(&nhost, &sym[1], sizeof sym[1]);
     if (sym[2]) memcpy(&nconv, &sym[2], sizeof sym[2]);
-    printf("%-34s %12s %12s %8s %8s\n", "GPU workload", "kiln ms", "cuFFT ms", "ratio", "<=1.03");
+    printf("%-40s %12s %12s %8s %8s\n", "GPU workload", "kiln ms", "cuFFT ms", "ratio", "<=1.03");
     int s = KILN_OK;
     for (size_t i = 0; i < sizeof gpu_workloads / sizeof gpu_workloads[0] && s == KILN_OK; i++) {
         const workload *w = &gpu_workloads[i];
@@ -208,7 +208,7 @@ static int bench_gpu(kiln_context *ctx, int repeat, const char *argv0) {
     double nconv_ms = -1;
     if (s == KILN_OK && nconv && nconv(c.p, repeat, &nconv_ms) != 0) nconv_ms = -1;
     if (s == KILN_OK) {
-        printf("%-34s %12s %12s %8s %8s\n", "seed 001 convolution", "kiln ms", "cuFFT ms", "ratio", "<=1.0");
+        printf("%-40s %12s %12s %8s %8s\n", "seed 001 convolution", "kiln ms", "cuFFT ms", "ratio", "<=1.0");
         char name[64];
         snprintf(name, sizeof name, "512^2 same via %d^2 c64, 4 steps", c.p);
         row(name, kiln_ms, nconv_ms, 1.0);
@@ -276,34 +276,37 @@ static void set_env(const char *name, const char *value) {
 
 /* kiln_fft_convolve (circular) on p x p complex64 a and b under each
  * KILN_FFT_FUSE value (off: the product in a pass of its own; auto: the
- * row strip kernel where it fits, else the callback; callback: cuFFT's LTO
- * load callback; columns, rows: kiln's strip kernel along that axis, at
- * several KILN_FFT_STRIP_WIDTH), beside kfn_convolve's
- * direct cuFFT calls; the settings are restored after. A value that cannot
- * fuse here prints why. */
+ * callback up to 32 MiB of spectra, else unfused; callback: cuFFT's LTO
+ * load callback; columns, rows: kiln's strip kernel along that axis, with
+ * KILN_FFT_STRIP_WIDTH (w), KILN_FFT_STRIP_SPEC (spec) and
+ * KILN_FFT_STRIP_CLUSTER (c) as the row says; "columns" alone takes their
+ * defaults), beside kfn_convolve's direct cuFFT calls; the settings are
+ * restored after. A value that cannot fuse here prints why. */
 static int bench_circular(kiln_context *ctx, const char *label, kiln_array *a, kiln_array *b, int p,
                           kfn_convolve_fn nconv, int repeat, double target) {
-    /* KILN_FFT_FUSE, and KILN_FFT_STRIP_WIDTH for the strip kernel */
-    enum { VARIANTS = 9 };
-    static const char *const variants[VARIANTS][2] = {{"off", NULL},    {"auto", NULL},   {"callback", NULL},
-                                                      {"columns", "1"}, {"columns", "2"}, {"columns", "4"},
-                                                      {"rows", "1"},    {"rows", "2"},    {"rows", "4"}};
-    char *saved[2];
-    const char *names[2] = {"KILN_FFT_FUSE", "KILN_FFT_STRIP_WIDTH"};
-    for (int i = 0; i < 2; i++) saved[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
+    enum { VARIANTS = 11, SETTINGS = 4 };
+    static const char *const names[SETTINGS] = {"KILN_FFT_FUSE", "KILN_FFT_STRIP_WIDTH",
+                                                "KILN_FFT_STRIP_SPEC", "KILN_FFT_STRIP_CLUSTER"};
+    static const char *const variants[VARIANTS][SETTINGS] = {
+        {"off", NULL, NULL, NULL},     {"auto", NULL, NULL, NULL},   {"callback", NULL, NULL, NULL},
+        {"columns", NULL, NULL, NULL}, {"columns", "16", NULL, "8"}, {"columns", "8", NULL, "4"},
+        {"columns", "4", NULL, "8"},   {"columns", "2", "fft", "1"}, {"columns", "4", NULL, "1"},
+        {"rows", "1", NULL, NULL},     {"rows", "1", "fft", NULL}};
+    char *saved[SETTINGS];
+    for (int i = 0; i < SETTINGS; i++) saved[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
     double vendor_ms = -1;
     if (nconv && nconv(p, repeat, &vendor_ms) != 0) vendor_ms = -1;
     kiln_array *plain = NULL;
     int s = KILN_OK;
     for (int m = 0; m < VARIANTS && s == KILN_OK; m++) {
-        set_env(names[0], variants[m][0]);
-        set_env(names[1], variants[m][1]);
-        circular_step step = {a, b, NULL};
+        const char *const *v = variants[m];
+        for (int i = 0; i < SETTINGS; i++) set_env(names[i], v[i]);
         char name[96];
-        snprintf(name, sizeof name, "%s %s%s%s", label, variants[m][0], variants[m][1] ? " w" : "",
-                 variants[m][1] ? variants[m][1] : "");
+        snprintf(name, sizeof name, "%s %s%s%s%s%s%s%s", label, v[0], v[1] ? " w" : "", v[1] ? v[1] : "",
+                 v[2] ? " spec " : "", v[2] ? v[2] : "", v[3] ? " c" : "", v[3] ? v[3] : "");
+        circular_step step = {a, b, NULL};
         if (kiln_fft_convolve(a, b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &step.out) != KILN_OK) {
-            printf("%-34s not fused here: %s\n", name, kiln_last_error());
+            printf("%-40s not fused here: %s\n", name, kiln_last_error());
             continue;
         }
         double ms = 0, rel = 0;
@@ -319,7 +322,7 @@ static int bench_circular(kiln_context *ctx, const char *label, kiln_array *a, k
             kiln_array_release(step.out);
     }
     kiln_array_release(plain);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < SETTINGS; i++) {
         set_env(names[i], saved[i]);
         free(saved[i]);
     }
@@ -327,7 +330,7 @@ static int bench_circular(kiln_context *ctx, const char *label, kiln_array *a, k
 }
 
 static int bench_fused(kiln_context *ctx, const kiln_example_fftconv *c, kfn_convolve_fn nconv, int repeat) {
-    printf("\n%-34s %12s %12s %8s %8s\n", "kiln_fft_convolve circular", "kiln ms", "cuFFT ms", "ratio",
+    printf("\n%-40s %12s %12s %8s %8s\n", "kiln_fft_convolve circular", "kiln ms", "cuFFT ms", "ratio",
            "target");
     char label[64];
     snprintf(label, sizeof label, "seed 001 %d^2 c64", c->p);
@@ -452,7 +455,7 @@ static int bench_cpu(kiln_context *ctx, int repeat, int full) {
     printf("CPU: FFTW direct with the same planner (%s) and %ld threads; sizes %s\n",
            planner() == FFTW_MEASURE ? "FFTW_MEASURE" : "as KILN_FFTW_PLANNER", threads,
            full ? "as on the GPU" : "1/16 of the GPU's points (--full for those)");
-    printf("%-34s %12s %12s %8s %8s\n", "CPU workload", "kiln ms", "FFTW ms", "ratio", "<=1.1");
+    printf("%-40s %12s %12s %8s %8s\n", "CPU workload", "kiln ms", "FFTW ms", "ratio", "<=1.1");
     int s = KILN_OK;
     for (size_t i = 0; i < sizeof gpu_workloads / sizeof gpu_workloads[0] && s == KILN_OK; i++) {
         const workload *w = &gpu_workloads[i];
