@@ -278,20 +278,18 @@ static void set_env(const char *name, const char *value) {
  * KILN_FFT_FUSE value (off: the product in a pass of its own; auto: the
  * callback up to 32 MiB of spectra, else unfused; callback: cuFFT's LTO
  * load callback; columns, rows: kiln's strip kernel along that axis, with
- * KILN_FFT_STRIP_WIDTH (w), KILN_FFT_STRIP_SPEC (spec) and
- * KILN_FFT_STRIP_CLUSTER (c) as the row says; "columns" alone takes their
- * defaults), beside kfn_convolve's direct cuFFT calls; the settings are
+ * KILN_FFT_STRIP_WIDTH (w) and KILN_FFT_STRIP_SPEC (spec) as the row
+ * says), beside kfn_convolve's direct cuFFT calls; the settings are
  * restored after. A value that cannot fuse here prints why. */
 static int bench_circular(kiln_context *ctx, const char *label, kiln_array *a, kiln_array *b, int p,
                           kfn_convolve_fn nconv, int repeat, double target) {
-    enum { VARIANTS = 11, SETTINGS = 4 };
+    enum { VARIANTS = 10, SETTINGS = 3 };
     static const char *const names[SETTINGS] = {"KILN_FFT_FUSE", "KILN_FFT_STRIP_WIDTH",
-                                                "KILN_FFT_STRIP_SPEC", "KILN_FFT_STRIP_CLUSTER"};
+                                                "KILN_FFT_STRIP_SPEC"};
     static const char *const variants[VARIANTS][SETTINGS] = {
-        {"off", NULL, NULL, NULL},     {"auto", NULL, NULL, NULL},   {"callback", NULL, NULL, NULL},
-        {"columns", NULL, NULL, NULL}, {"columns", "16", NULL, "8"}, {"columns", "8", NULL, "4"},
-        {"columns", "4", NULL, "8"},   {"columns", "2", "fft", "1"}, {"columns", "4", NULL, "1"},
-        {"rows", "1", NULL, NULL},     {"rows", "1", "fft", NULL}};
+        {"off", NULL, NULL},    {"auto", NULL, NULL},   {"callback", NULL, NULL}, {"columns", "1", NULL},
+        {"columns", "2", NULL}, {"columns", "4", NULL}, {"columns", "2", "fft"},  {"rows", "1", NULL},
+        {"rows", "2", NULL},    {"rows", "1", "fft"}};
     char *saved[SETTINGS];
     for (int i = 0; i < SETTINGS; i++) saved[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
     double vendor_ms = -1;
@@ -302,8 +300,8 @@ static int bench_circular(kiln_context *ctx, const char *label, kiln_array *a, k
         const char *const *v = variants[m];
         for (int i = 0; i < SETTINGS; i++) set_env(names[i], v[i]);
         char name[96];
-        snprintf(name, sizeof name, "%s %s%s%s%s%s%s%s", label, v[0], v[1] ? " w" : "", v[1] ? v[1] : "",
-                 v[2] ? " spec " : "", v[2] ? v[2] : "", v[3] ? " c" : "", v[3] ? v[3] : "");
+        snprintf(name, sizeof name, "%s %s%s%s%s%s", label, v[0], v[1] ? " w" : "", v[1] ? v[1] : "",
+                 v[2] ? " spec " : "", v[2] ? v[2] : "");
         circular_step step = {a, b, NULL};
         if (kiln_fft_convolve(a, b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &step.out) != KILN_OK) {
             printf("%-40s not fused here: %s\n", name, kiln_last_error());

@@ -13,10 +13,7 @@
  * cuFFT) or along columns (=columns: each block a strip of adjacent
  * columns read as row segments, the other axis contiguous rows for
  * cuFFT). The strip's axis is a power of two up to 8192 (the kernel holds
- * whole lines in shared memory); both operands of one shape. On sm_90 a
- * column strip is spread over a thread-block cluster (KILN_FFT_STRIP_CLUSTER,
- * 8 CTAs by default): each CTA holds an eighth of the rows, so the strip
- * can be 64 bytes of each row wide where one CTA could hold 16 or 32. */
+ * whole lines in shared memory); both operands of one shape. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,10 +56,8 @@ char *kiln_fft_strip_source(const kiln_fft_strip_shape *c) {
     kiln_text_printf(&t,
                      "// kiln fused convolution strip\n#define KILN_CF_DOUBLE %d\n#define KILN_CF_ROWS %d\n"
                      "#define KILN_CF_SPEC_SHARED %d\n#define KILN_CF_SPEC_FFT %d\n#define KILN_CF_W %d\n"
-                     "#define KILN_CF_REGS %d\n#define KILN_CF_THREADS %d\n#define KILN_CF_BLOCKS %d\n"
-                     "#define KILN_CF_CLUSTER %d\n",
-                     c->dbl, c->rows, c->spec_shared, c->spec_fft, c->width, c->regs, c->threads, c->blocks,
-                     c->cluster > 1 ? c->cluster : 1);
+                     "#define KILN_CF_REGS %d\n#define KILN_CF_THREADS %d\n#define KILN_CF_BLOCKS %d\n",
+                     c->dbl, c->rows, c->spec_shared, c->spec_fft, c->width, c->regs, c->threads, c->blocks);
     kiln_text_puts(&t, kiln_embedded_fft_strip);
     return kiln_text_take(&t);
 }
@@ -93,16 +88,15 @@ typedef struct strip_launch {
     size_t shared;
 } strip_launch;
 
-/* Lines a block: KILN_FFT_STRIP_WIDTH (1, 2, 4, 8 or 16), by default one
- * row (rows), or 32 bytes of a row (columns: 4 complex64, 2 complex128,
- * one DRAM sector of each row), 64 for a strip spread over a cluster; more
- * lines use the sectors of a column strip fully, fewer leave room for more
- * blocks a multiprocessor. At most STRIP_POINTS points a block (len: the
- * points of a line a block holds). */
-static int strip_width(int dbl, int rows, int cluster, int64_t len) {
-    int fallback = rows ? 1 : cluster > 1 ? (dbl ? 4 : 8) : dbl ? 2 : 4;
-    long w = kiln_setting_int("KILN_FFT_STRIP_WIDTH", 1, 16, fallback);
-    if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16) w = fallback;
+/* Lines a block: KILN_FFT_STRIP_WIDTH (1, 2, 4 or 8), by default one row
+ * (rows), or 32 bytes of a row (columns: 4 complex64, 2 complex128, one
+ * DRAM sector of each row); more lines use the sectors of a column strip
+ * fully, fewer leave room for more blocks a multiprocessor. At most
+ * STRIP_POINTS points a block. */
+static int strip_width(int dbl, int rows, int64_t len) {
+    int fallback = rows ? 1 : dbl ? 2 : 4;
+    long w = kiln_setting_int("KILN_FFT_STRIP_WIDTH", 1, 8, fallback);
+    if (w != 1 && w != 2 && w != 4 && w != 8) w = fallback;
     while (w > 1 && w * len > STRIP_POINTS) w /= 2;
     return (int)w;
 }
@@ -120,43 +114,25 @@ static int resident_blocks(const kiln_fft_strip_shape *c, size_t shared) {
     return fit < 1 ? 0 : n < 1 ? 1 : (int)n; /* 0: does not fit at all */
 }
 
-/* CTAs a column strip is spread over: KILN_FFT_STRIP_CLUSTER (1, 2, 4 or
- * 8; 8 by default) on a device of compute capability 9.0 or later, where
- * every CTA keeps at least one point of a line per CTA for the step
- * across the cluster; 1 otherwise, along rows (contiguous already), and
- * where the spectrum is asked to come as a 2-D one (the cluster's
- * transform leaves its spectrum in an order only b's own strip shares). */
-static int strip_cluster(const kiln_context *ctx, int rows, int spec_2d, int64_t len) {
-    long c = kiln_setting_int("KILN_FFT_STRIP_CLUSTER", 1, 8, 8);
-    if (c != 1 && c != 2 && c != 4 && c != 8) c = 8;
-    if (rows || spec_2d || ctx->info.compute_major < 9) return 1;
-    while (c > 1 && len < c * c) c /= 2;
-    return (int)c;
-}
-
 static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axis, strip_launch *l) {
     kiln_fft_strip_shape *c = &l->shape;
     int64_t len = x->shape[axis];
+    c->dbl = x->dtype == KILN_COMPLEX128;
+    c->rows = axis == 1;
+    l->log2_len = log2_exact(len);
+    c->width = strip_width(c->dbl, c->rows, len);
+    geometry(c->width, len, &c->threads, &c->regs);
+    size_t padded = (size_t)(len + len / 16 + 1); /* fft_strip.cuh's kcf_pad(L) + 1 */
+    l->shared = (size_t)c->width * padded * (c->dbl ? 16u : 8u);
     /* b's spectrum beside the strip (its loads then overlap the forward
      * transform) unless reading it where the product needs it lets more
      * blocks share a multiprocessor; KILN_FFT_STRIP_SPEC for tuning, whose
      * "fft" has the kernel transform b's strip too (b then needs only the
-     * other axis's transform: 2 units instead of 4); a strip spread over
-     * a cluster always does */
+     * other axis's transform: 2 units instead of 4) */
     enum { SPEC_AUTO, SPEC_SHARED, SPEC_GLOBAL, SPEC_FFT };
     static const char *const spec_words[] = {"auto", "shared", "global", "fft"};
     int spec = kiln_setting_choice("KILN_FFT_STRIP_SPEC", spec_words, 4, SPEC_AUTO);
-    c->dbl = x->dtype == KILN_COMPLEX128;
-    c->rows = axis == 1;
-    c->cluster = strip_cluster(ctx, c->rows, spec == SPEC_SHARED || spec == SPEC_GLOBAL, len);
-    int64_t held = len / c->cluster; /* points of a line a block holds */
-    l->log2_len = log2_exact(len);
-    c->width = strip_width(c->dbl, c->rows, c->cluster, held);
-    geometry(c->width, held, &c->threads, &c->regs);
-    size_t padded = (size_t)(held + held / 16 + 1); /* fft_strip.cuh's kcf_pad(L) + 1 */
-    l->shared = (size_t)c->width * padded * (c->dbl ? 16u : 8u);
     int beside = resident_blocks(c, 2 * l->shared), apart = resident_blocks(c, l->shared);
-    if (c->cluster > 1) spec = SPEC_FFT;
     c->spec_fft = spec == SPEC_FFT;
     c->spec_shared = spec == SPEC_AUTO ? beside > 0 && beside >= apart : spec != SPEC_GLOBAL;
     if (c->spec_shared) l->shared *= 2;
@@ -176,7 +152,7 @@ static kiln_status strip_pass(const strip_launch *l, kiln_array *x, kiln_array *
     const kiln_fft_strip_shape *c = &l->shape;
     int64_t rows = x->shape[0], cols = x->shape[1], lines = c->rows ? rows : cols;
     double scale = 1.0 / ((double)rows * (double)cols);
-    uint32_t grid = (uint32_t)((lines + c->width - 1) / c->width * (c->cluster > 1 ? c->cluster : 1));
+    uint32_t grid = (uint32_t)((lines + c->width - 1) / c->width);
     kiln_value args[6] = {kiln_arr(x),           kiln_arr(spectrum),
                           kiln_i64(rows),        kiln_i64(cols),
                           kiln_i32(l->log2_len), c->dbl ? kiln_f64(scale) : kiln_f32((float)scale)};

@@ -235,20 +235,18 @@ __device__ __forceinline__ void kcf_fft(kcf_c *s, int L, int ld, int log2L, int 
 // Where element e of the block's strip (e < W L, in the order that keeps
 // consecutive threads on consecutive addresses) lives: its line and point
 // (slot in shared memory) and its index in x; 0 past the last line.
-// row0: the first row a cluster's CTA holds (columns only; 0 without).
-__device__ __forceinline__ int kcf_where(int e, int L, int log2L, long long line0, long long row0, long long rows,
-                                         long long cols, int ld, int *slot, long long *g) {
+__device__ __forceinline__ int kcf_where(int e, int L, int log2L, long long line0, long long rows, long long cols,
+                                         int ld, int *slot, long long *g) {
 #if KILN_CF_ROWS
     int c = e >> log2L, i = e & (L - 1);
     long long line = line0 + c;
-    (void)row0;
     *g = line * cols + i;
     *slot = c * ld + kcf_pad(i);
     return line < rows;
 #else
     int i = e / KILN_CF_W, c = e - i * KILN_CF_W;
     long long line = line0 + c;
-    *g = (row0 + i) * cols + line;
+    *g = (long long)i * cols + line;
     *slot = c * ld + kcf_pad(i);
     return line < cols;
 #endif
@@ -279,7 +277,6 @@ template <int N> __device__ __forceinline__ void kcf_wait() {
 #endif
 }
 
-#if KILN_CF_CLUSTER <= 1
 // x: rows x cols, C order, already transformed forward along the other
 // axis; spec: the other operand's 2-D spectrum (KILN_CF_SPEC_FFT: its
 // transform along the other axis only), same shape. In place on
@@ -304,7 +301,7 @@ __global__ void __launch_bounds__(KILN_CF_THREADS, KILN_CF_BLOCKS)
     for (int q = 0; q < KILN_CF_REGS; q++) {
         int e = (int)threadIdx.x + q * T;
         if (e < n) {
-            if (kcf_where(e, L, log2L, line0, 0, rows, cols, ld, &slot, &g))
+            if (kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g))
                 kcf_copy_async(s + slot, x + g);
             else
                 s[slot] = KCF_MAKE(0, 0);
@@ -315,7 +312,7 @@ __global__ void __launch_bounds__(KILN_CF_THREADS, KILN_CF_BLOCKS)
 #pragma unroll
     for (int q = 0; q < KILN_CF_REGS; q++) {
         int e = (int)threadIdx.x + q * T;
-        if (e < n && kcf_where(e, L, log2L, line0, 0, rows, cols, ld, &slot, &g)) kcf_copy_async(t + slot, spec + g);
+        if (e < n && kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g)) kcf_copy_async(t + slot, spec + g);
     }
     kcf_commit();
     kcf_wait<1>();
@@ -334,7 +331,7 @@ __global__ void __launch_bounds__(KILN_CF_THREADS, KILN_CF_BLOCKS)
 #pragma unroll
     for (int q = 0; q < KILN_CF_REGS; q++) {
         int e = (int)threadIdx.x + q * T;
-        if (e < n && kcf_where(e, L, log2L, line0, 0, rows, cols, ld, &slot, &g)) {
+        if (e < n && kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g)) {
 #if KILN_CF_SPEC_SHARED
             kcf_c p = kcf_mul(s[slot], t[slot]);
 #else
@@ -348,140 +345,6 @@ __global__ void __launch_bounds__(KILN_CF_THREADS, KILN_CF_BLOCKS)
 #pragma unroll
     for (int q = 0; q < KILN_CF_REGS; q++) {
         int e = (int)threadIdx.x + q * T;
-        if (e < n && kcf_where(e, L, log2L, line0, 0, rows, cols, ld, &slot, &g)) x[g] = s[slot];
+        if (e < n && kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g)) x[g] = s[slot];
     }
 }
-#else
-// A column strip spread over a cluster of KILN_CF_CLUSTER CTAs (sm_90's
-// thread-block clusters, their shared memory one address space): a strip
-// of W columns of L points holds W L points, which at 4096 rows and
-// 64-byte row segments is more than one multiprocessor's shared memory
-// holds; spread over C CTAs each holds M = L / C rows of it, so the loads
-// stay 64-byte pieces of rows while each CTA keeps the footprint of a
-// row strip.
-//
-// The transform along a column is split as decimation in frequency: for
-// n = m + M q (CTA q holds point n at its slot m) and k = C k2 + k1,
-//   X[C k2 + k1] = sum_m w_M^(m k2) [w_L^(m k1) sum_q x[m + M q] w_C^(q k1)],
-// so a step across the cluster (each CTA takes M / C of the m, reads
-// point m from all C CTAs, does a C-point DFT, twiddles, and writes output
-// k1 to CTA k1's slot m) leaves CTA k1 an M-point transform in its own
-// shared memory, done as in a row strip. The spectrum is then in an order
-// of its own (CTA k1 holds the k = k1 mod C), the same for b's strip, which
-// the kernel transforms the same way (KILN_CF_SPEC_FFT), so the product
-// needs no reordering; the inverse undoes both steps in reverse order.
-// Slot m of a line is read and written by the one thread that owns m in
-// the step, so the step runs in place.
-__device__ __forceinline__ int kcf_rank() {
-    unsigned r;
-    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return (int)r;
-}
-
-// Every thread of every CTA of the cluster arrives, and what each wrote
-// to shared memory before is seen after.
-__device__ __forceinline__ void kcf_cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-// p, a pointer into this CTA's shared memory, as the same place in CTA
-// rank's (a generic address loads and stores reach).
-__device__ __forceinline__ kcf_c *kcf_remote(kcf_c *p, int rank) {
-    unsigned long long r;
-    asm("mapa.u64 %0, %1, %2;" : "=l"(r) : "l"(p), "r"(rank));
-    return (kcf_c *)r;
-}
-
-__device__ __forceinline__ constexpr int kcf_log2(int n) { return n <= 1 ? 0 : 1 + kcf_log2(n / 2); }
-
-// The step across the cluster on the lines at s (line stride ld), M
-// points a CTA: forward (sign -1) the C-point DFT then the twiddles
-// w_L^(m k1); inverse (+1) the conjugate twiddles then the DFT.
-__device__ __forceinline__ void kcf_cross(kcf_c *s, int M, int log2L, int ld, int rank, int sign) {
-    const int C = KILN_CF_CLUSTER, per = M / C, tasks = per * KILN_CF_W;
-    kcf_c *peer[KILN_CF_CLUSTER];
-#pragma unroll
-    for (int q = 0; q < C; q++) peer[q] = kcf_remote(s, q);
-    for (int task = (int)threadIdx.x; task < tasks; task += (int)blockDim.x) {
-        int c = task / per, m = rank * per + (task - c * per), slot = c * ld + kcf_pad(m);
-        kcf_c v[KILN_CF_CLUSTER], base[4];
-#pragma unroll
-        for (int q = 0; q < C; q++) v[q] = peer[q][slot];
-        kcf_real sn, cs;
-        KCF_SINCOSPI((kcf_real)(2 * sign * m) * kcf_inverse_pow2(1 << log2L), &sn, &cs);
-        base[0] = KCF_MAKE(cs, sn);
-#pragma unroll
-        for (int b = 1; b < 4; b++) base[b] = kcf_mul(base[b - 1], base[b - 1]);
-        if (sign < 0) {
-            kcf_dft_r<KILN_CF_CLUSTER>(v, sign);
-#pragma unroll
-            for (int k = 1; k < C; k++) {
-                kcf_c &y = v[kcf_at<KILN_CF_CLUSTER>(k)];
-                y = kcf_mul(y, kcf_power(base, k));
-            }
-        } else {
-#pragma unroll
-            for (int k = 1; k < C; k++) v[k] = kcf_mul(v[k], kcf_power(base, k));
-            kcf_dft_r<KILN_CF_CLUSTER>(v, sign);
-        }
-#pragma unroll
-        for (int q = 0; q < C; q++) peer[q][slot] = v[kcf_at<KILN_CF_CLUSTER>(q)];
-    }
-}
-
-// As the kernel above with KILN_CF_ROWS 0 and KILN_CF_SPEC_FFT 1, the
-// strip spread over a cluster: blockIdx.x / C is the strip, the CTA's
-// rank in the cluster the M rows it loads and stores; log2L is the whole
-// column's length.
-__global__ void __cluster_dims__(KILN_CF_CLUSTER, 1, 1) __launch_bounds__(KILN_CF_THREADS, KILN_CF_BLOCKS)
-    kiln_fft_strip_product(kcf_c *x, const kcf_c *spec, long long rows, long long cols, int log2L, kcf_real scale) {
-    extern __shared__ double2 kcf_shared[];
-    kcf_c *s = (kcf_c *)kcf_shared;
-    const int log2M = log2L - kcf_log2(KILN_CF_CLUSTER), M = 1 << log2M, ld = kcf_pad(M) + 1,
-              n = M * KILN_CF_W, T = (int)blockDim.x, rank = kcf_rank();
-    const long long line0 = (long long)(blockIdx.x / KILN_CF_CLUSTER) * KILN_CF_W, row0 = (long long)rank * M;
-    kcf_c *t = s + KILN_CF_W * ld;
-    int slot;
-    long long g;
-#pragma unroll
-    for (int q = 0; q < KILN_CF_REGS; q++) {
-        int e = (int)threadIdx.x + q * T;
-        if (e < n) {
-            if (kcf_where(e, M, log2M, line0, row0, rows, cols, ld, &slot, &g)) {
-                kcf_copy_async(s + slot, x + g);
-                kcf_copy_async(t + slot, spec + g);
-            } else {
-                s[slot] = KCF_MAKE(0, 0);
-                t[slot] = KCF_MAKE(0, 0);
-            }
-        }
-    }
-    kcf_commit();
-    kcf_wait<0>();
-    kcf_cluster_sync();
-    kcf_cross(s, M, log2L, ld, rank, -1);
-    kcf_cross(t, M, log2L, ld, rank, -1);
-    kcf_cluster_sync();
-    kcf_fft(s, M, ld, log2M, -1);
-    kcf_fft(t, M, ld, log2M, -1);
-#pragma unroll
-    for (int q = 0; q < KILN_CF_REGS; q++) {
-        int e = (int)threadIdx.x + q * T;
-        if (e < n) {
-            kcf_where(e, M, log2M, line0, row0, rows, cols, ld, &slot, &g);
-            kcf_c p = kcf_mul(s[slot], t[slot]);
-            s[slot] = KCF_MAKE(p.x * scale, p.y * scale);
-        }
-    }
-    __syncthreads();
-    kcf_fft(s, M, ld, log2M, 1);
-    kcf_cluster_sync();
-    kcf_cross(s, M, log2L, ld, rank, 1);
-    kcf_cluster_sync();
-#pragma unroll
-    for (int q = 0; q < KILN_CF_REGS; q++) {
-        int e = (int)threadIdx.x + q * T;
-        if (e < n && kcf_where(e, M, log2M, line0, row0, rows, cols, ld, &slot, &g)) x[g] = s[slot];
-    }
-}
-#endif
