@@ -50,14 +50,18 @@ static void test_callback_compiles_for_sm90(void **state) {
 /* The strip kernel as the two precisions, both orientations, the
  * spectrum in shared memory or not, and the register counts the geometry
  * picks (16 up to 2048 rows of complex64 in strips of 4 columns, 32 at
- * 4096; 16 for a row a block), with their launch bounds. */
+ * 4096; 16 for a row a block), with their launch bounds; and short lines
+ * (one pass of radix 2 or 8; 16 then 2 or 4), fewer values than a thread
+ * holds. */
 static void test_strip_compile_for_sm90(void **state) {
     (void)state;
-    static const kiln_fft_strip_shape cases[7] = {{0, 0, 0, 0, 4, 16, 512, 1}, {0, 0, 0, 0, 4, 32, 512, 1},
-                                                  {1, 0, 0, 0, 2, 16, 512, 1}, {0, 1, 1, 0, 1, 16, 256, 3},
-                                                  {1, 1, 0, 0, 2, 32, 512, 1}, {0, 0, 1, 0, 1, 16, 64, 4},
-                                                  {0, 0, 1, 1, 1, 16, 256, 3}};
-    for (int i = 0; i < 7; i++) {
+    enum { CASES = 11 };
+    static const kiln_fft_strip_shape cases[CASES] = {
+        {0, 0, 0, 0, 4, 16, 512, 1, 11}, {0, 0, 0, 0, 4, 32, 512, 1, 12}, {1, 0, 0, 0, 2, 16, 512, 1, 12},
+        {0, 1, 1, 0, 1, 16, 256, 3, 12}, {1, 1, 0, 0, 2, 32, 512, 1, 13}, {0, 0, 1, 0, 1, 16, 64, 4, 10},
+        {0, 0, 1, 1, 1, 16, 256, 3, 12}, {0, 1, 0, 0, 4, 16, 64, 4, 1},   {1, 0, 1, 1, 2, 16, 64, 4, 5},
+        {0, 0, 0, 0, 4, 16, 64, 4, 6},   {0, 1, 0, 0, 1, 16, 64, 4, 3}};
+    for (int i = 0; i < CASES; i++) {
         char *src = kiln_fft_strip_source(&cases[i]), *log = NULL;
         assert_non_null(src);
         kiln_status s = kiln_compile_only("cuda", "sm_90", src, "kiln-fft-strip.cu", NULL, &log);

@@ -195,6 +195,7 @@ kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, ki
  * and the blocks a multiprocessor should hold (its launch bounds). */
 typedef struct kiln_fft_strip_shape {
     int dbl, rows, spec_shared, spec_fft, width, regs, threads, blocks;
+    int log2_len; /* the lines' length, 2^log2_len (the kernel is built for one) */
 } kiln_fft_strip_shape;
 /* Its source (malloc'd; NULL when out of memory). */
 char *kiln_fft_strip_source(const kiln_fft_strip_shape *shape);

@@ -56,8 +56,10 @@ char *kiln_fft_strip_source(const kiln_fft_strip_shape *c) {
     kiln_text_printf(&t,
                      "// kiln fused convolution strip\n#define KILN_CF_DOUBLE %d\n#define KILN_CF_ROWS %d\n"
                      "#define KILN_CF_SPEC_SHARED %d\n#define KILN_CF_SPEC_FFT %d\n#define KILN_CF_W %d\n"
-                     "#define KILN_CF_REGS %d\n#define KILN_CF_THREADS %d\n#define KILN_CF_BLOCKS %d\n",
-                     c->dbl, c->rows, c->spec_shared, c->spec_fft, c->width, c->regs, c->threads, c->blocks);
+                     "#define KILN_CF_REGS %d\n#define KILN_CF_THREADS %d\n#define KILN_CF_BLOCKS %d\n"
+                     "#define KILN_CF_LOG2L %d\n",
+                     c->dbl, c->rows, c->spec_shared, c->spec_fft, c->width, c->regs, c->threads, c->blocks,
+                     c->log2_len);
     kiln_text_puts(&t, kiln_embedded_fft_strip);
     return kiln_text_take(&t);
 }
@@ -84,7 +86,6 @@ int kiln_fft_strip_fit(const kiln_array *pa, const kiln_array *pb, const int *ax
 typedef struct strip_launch {
     kiln_kernel *kernel;
     kiln_fft_strip_shape shape;
-    int log2_len;
     size_t shared;
 } strip_launch;
 
@@ -119,7 +120,7 @@ static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axi
     int64_t len = x->shape[axis];
     c->dbl = x->dtype == KILN_COMPLEX128;
     c->rows = axis == 1;
-    l->log2_len = log2_exact(len);
+    c->log2_len = log2_exact(len);
     c->width = strip_width(c->dbl, c->rows, len);
     geometry(c->width, len, &c->threads, &c->regs);
     size_t padded = (size_t)(len + len / 16 + 1); /* fft_strip.cuh's kcf_pad(L) + 1 */
@@ -153,10 +154,9 @@ static kiln_status strip_pass(const strip_launch *l, kiln_array *x, kiln_array *
     int64_t rows = x->shape[0], cols = x->shape[1], lines = c->rows ? rows : cols;
     double scale = 1.0 / ((double)rows * (double)cols);
     uint32_t grid = (uint32_t)((lines + c->width - 1) / c->width);
-    kiln_value args[6] = {kiln_arr(x),           kiln_arr(spectrum),
-                          kiln_i64(rows),        kiln_i64(cols),
-                          kiln_i32(l->log2_len), c->dbl ? kiln_f64(scale) : kiln_f32((float)scale)};
-    return kiln_launch(l->kernel, KILN_DIM(grid), KILN_DIM((uint32_t)c->threads), l->shared, NULL, args, 6);
+    kiln_value args[5] = {kiln_arr(x), kiln_arr(spectrum), kiln_i64(rows), kiln_i64(cols),
+                          c->dbl ? kiln_f64(scale) : kiln_f32((float)scale)};
+    return kiln_launch(l->kernel, KILN_DIM(grid), KILN_DIM((uint32_t)c->threads), l->shared, NULL, args, 5);
 }
 
 kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, kiln_array **result) {

@@ -22,7 +22,8 @@
 // along the other axis only, and its strip is transformed here too; needs
 // KILN_CF_SPEC_SHARED), KILN_CF_W, KILN_CF_REGS (complex values a thread
 // holds in a pass: W * L / blockDim.x, at least 16), KILN_CF_THREADS
-// (blockDim.x) and KILN_CF_BLOCKS (blocks a multiprocessor, for the
+// (blockDim.x), KILN_CF_LOG2L (the lines' length L = 2^KILN_CF_LOG2L, at
+// most 8192) and KILN_CF_BLOCKS (blocks a multiprocessor, for the
 // launch bounds) defined.
 #if KILN_CF_DOUBLE
 typedef double kcf_real;
@@ -97,19 +98,8 @@ template <int R> __device__ __forceinline__ void kcf_dft(kcf_c *v, int sign) {
     }
 }
 
-// 1 / n for n a power of two, exactly, from its exponent: a correctly
-// rounded division would cost a subroutine per butterfly.
-__device__ __forceinline__ kcf_real kcf_inverse_pow2(int n) {
-    int e = __ffs(n) - 1;
-#if KILN_CF_DOUBLE
-    return __longlong_as_double((long long)(1023 - e) << 52);
-#else
-    return __int_as_float((127 - e) << 23);
-#endif
-}
-
 // Point p of a line in shared memory: one spare slot after every 16.
-__device__ __forceinline__ int kcf_pad(int p) { return p + (p >> 4); }
+__device__ __forceinline__ constexpr int kcf_pad(int p) { return p + (p >> 4); }
 
 // v * (sign i): a quarter turn, no multiplication.
 __device__ __forceinline__ kcf_c kcf_rot(kcf_c a, int sign) {
@@ -175,26 +165,42 @@ __device__ __forceinline__ kcf_c kcf_power(const kcf_c *base, int r) {
     return w;
 }
 
+// The line's length and the stride between lines in shared memory: the
+// kernel is built for one length, so that every pass's strides are
+// constants and its shared-memory addresses fold into offsets.
+#define KCF_L (1 << KILN_CF_LOG2L)
+#define KCF_LD (kcf_pad(KCF_L) + 1)
+
 // One Stockham pass of radix R over the block's lines (s, line stride
-// ld), Ns the length already transformed: butterfly j of a line reads
-// j + r L/R, twiddles by exp(sign 2 pi i (j mod Ns) r / (Ns R)) (none in
-// the first pass, Ns 1), and writes (j / Ns) Ns R + j mod Ns + r Ns.
-template <int R> __device__ __forceinline__ void kcf_pass(kcf_c *s, int L, int ld, int Ns, int sign) {
-    const int tpt = KILN_CF_REGS / R, per_col = L / R, tasks = per_col * KILN_CF_W;
+// KCF_LD), NS the length already transformed: butterfly j of a line reads
+// j + r L/R, twiddles by exp(sign 2 pi i (j mod NS) r / (NS R)) (none in
+// the first pass, NS 1), and writes (j / NS) NS R + j mod NS + r NS.
+// Where the strides are multiples of 16 points the padding of r's point
+// is r's stride padded (kcf_pad is linear there), so a butterfly's
+// sixteen addresses are one base and constant offsets.
+template <int R, int NS> __device__ __forceinline__ void kcf_pass(kcf_c *s, int sign) {
+    constexpr int tpt = KILN_CF_REGS / R, per_col = KCF_L / R, tasks = per_col * KILN_CF_W;
+    constexpr bool exact = tpt * KILN_CF_THREADS == tasks; // every thread's every task is one
     kcf_c v[KILN_CF_REGS];
     int dst[KILN_CF_REGS / R];
 #pragma unroll
     for (int t = 0; t < tpt; t++) {
-        int task = (int)threadIdx.x + t * (int)blockDim.x;
+        int task = (int)threadIdx.x + t * KILN_CF_THREADS;
         dst[t] = -1;
-        if (task < tasks) {
-            int c = task / per_col, j = task - c * per_col, k = j & (Ns - 1);
-            const kcf_c *line = s + c * ld;
+        if (exact || task < tasks) {
+            int c = task / per_col, j = task - c * per_col, k = j & (NS - 1);
+            const kcf_c *line = s + c * KCF_LD;
+            if constexpr (per_col % 16 == 0) {
+                const kcf_c *at = line + kcf_pad(j);
 #pragma unroll
-            for (int r = 0; r < R; r++) v[t * R + r] = line[kcf_pad(j + r * per_col)];
-            if (Ns > 1) {
+                for (int r = 0; r < R; r++) v[t * R + r] = at[r * kcf_pad(per_col)];
+            } else {
+#pragma unroll
+                for (int r = 0; r < R; r++) v[t * R + r] = line[kcf_pad(j + r * per_col)];
+            }
+            if constexpr (NS > 1) {
                 kcf_real sn, cs;
-                KCF_SINCOSPI((kcf_real)(2 * sign * k) * kcf_inverse_pow2(Ns * R), &sn, &cs);
+                KCF_SINCOSPI((kcf_real)(2 * sign * k) * ((kcf_real)1 / (NS * R)), &sn, &cs);
                 kcf_c base[4];
                 base[0] = KCF_MAKE(cs, sn);
 #pragma unroll
@@ -203,53 +209,99 @@ template <int R> __device__ __forceinline__ void kcf_pass(kcf_c *s, int L, int l
                 for (int r = 1; r < R; r++) v[t * R + r] = kcf_mul(v[t * R + r], kcf_power(base, r));
             }
             kcf_dft_r<R>(v + t * R, sign);
-            dst[t] = c << 16 | ((j / Ns) * Ns * R + k); // line, point (L <= 8192)
+            int x0 = (j / NS) * NS * R + k;
+            if constexpr (NS % 16 == 0)
+                dst[t] = c * KCF_LD + kcf_pad(x0); // r's slot: this + r kcf_pad(NS)
+            else if constexpr (NS == 1 && R == 16)
+                dst[t] = c * KCF_LD + 17 * j; // x0 = 16 j: r's slot 17 j + r
+            else
+                dst[t] = c << 16 | x0; // line, point (L <= 8192)
         }
     }
     __syncthreads();
 #pragma unroll
     for (int t = 0; t < tpt; t++)
-        if (dst[t] >= 0) {
+        if (exact || dst[t] >= 0) {
+            if constexpr (NS % 16 == 0) {
 #pragma unroll
-            for (int r = 0; r < R; r++)
-                s[(dst[t] >> 16) * ld + kcf_pad((dst[t] & 0xffff) + r * Ns)] = v[t * R + kcf_at<R>(r)];
+                for (int r = 0; r < R; r++) s[dst[t] + r * kcf_pad(NS)] = v[t * R + kcf_at<R>(r)];
+            } else if constexpr (NS == 1 && R == 16) {
+#pragma unroll
+                for (int r = 0; r < R; r++) s[dst[t] + r] = v[t * R + kcf_at<R>(r)];
+            } else {
+#pragma unroll
+                for (int r = 0; r < R; r++)
+                    s[(dst[t] >> 16) * KCF_LD + kcf_pad((dst[t] & 0xffff) + r * NS)] = v[t * R + kcf_at<R>(r)];
+            }
         }
     __syncthreads();
 }
 
-// The L-point transform of every line of the block (L = 2^log2L).
-// Inlined with its passes, so that sign is a constant in each of the
-// kernel's two calls: the twiddles' signs and quarter turns then fold
-// (a sixth fewer instructions a pass than with sign a variable).
-__device__ __forceinline__ void kcf_fft(kcf_c *s, int L, int ld, int log2L, int sign) {
-    int Ns = 1;
-    for (int p = 0; p < log2L / 4; p++, Ns *= 16) kcf_pass<16>(s, L, ld, Ns, sign);
-    switch (log2L % 4) {
-    case 1: kcf_pass<2>(s, L, ld, Ns, sign); break;
-    case 2: kcf_pass<4>(s, L, ld, Ns, sign); break;
-    case 3: kcf_pass<8>(s, L, ld, Ns, sign); break;
-    default: break;
+// The transform of every line of the block: radix-16 passes, then one of
+// radix 2, 4 or 8 for what is left. Inlined with its passes, so that sign
+// is a constant in each of the kernel's two calls: the twiddles' signs
+// and quarter turns then fold (a sixth fewer instructions a pass than
+// with sign a variable).
+template <int NS> __device__ __forceinline__ void kcf_passes(kcf_c *s, int sign) {
+    if constexpr (NS * 16 <= KCF_L) {
+        kcf_pass<16, NS>(s, sign);
+        kcf_passes<NS * 16>(s, sign);
+    } else if constexpr (NS < KCF_L) {
+        kcf_pass<KCF_L / NS, NS>(s, sign);
     }
 }
+__device__ __forceinline__ void kcf_fft(kcf_c *s, int sign) { kcf_passes<1>(s, sign); }
 
-// Where element e of the block's strip (e < W L, in the order that keeps
-// consecutive threads on consecutive addresses) lives: its line and point
-// (slot in shared memory) and its index in x; 0 past the last line.
-__device__ __forceinline__ int kcf_where(int e, int L, int log2L, long long line0, long long rows, long long cols,
-                                         int ld, int *slot, long long *g) {
+// Where value q of this thread (element e = threadIdx.x + q T of the
+// block's strip, e < W L, in the order that keeps consecutive threads on
+// consecutive addresses) lives: its line and point (slot in shared
+// memory) and its index in x; 0 past the last line. Where T threads cover
+// whole multiples of 16 points of a line, value q is the thread's value 0
+// moved by constants (the kernels' loops over q unroll), so the thread
+// computes its own part once and each value adds offsets.
+__device__ __forceinline__ int kcf_where(int q, long long line0, long long rows, long long cols, int *slot,
+                                         long long *g) {
+    constexpr int T = KILN_CF_THREADS;
+    const int tid = (int)threadIdx.x;
 #if KILN_CF_ROWS
-    int c = e >> log2L, i = e & (L - 1);
+    int c, i, at;
+    if constexpr (T <= KCF_L) { // a row holds whole multiples of T points
+        c = q * T >> KILN_CF_LOG2L, i = q * T & (KCF_L - 1);
+        at = c * KCF_LD + kcf_pad(tid) + kcf_pad(i);
+        i += tid;
+    } else {
+        int e = tid + q * T;
+        c = e >> KILN_CF_LOG2L, i = e & (KCF_L - 1);
+        at = c * KCF_LD + kcf_pad(i);
+    }
     long long line = line0 + c;
     *g = line * cols + i;
-    *slot = c * ld + kcf_pad(i);
+    *slot = at;
     return line < rows;
 #else
-    int i = e / KILN_CF_W, c = e - i * KILN_CF_W;
+    int c, i, at;
+    if constexpr (T % KILN_CF_W == 0 && T / KILN_CF_W % 16 == 0) { // T threads: whole 16s of rows
+        constexpr int step = T / KILN_CF_W;
+        c = tid & (KILN_CF_W - 1), i = tid / KILN_CF_W;
+        at = c * KCF_LD + kcf_pad(i) + kcf_pad(q * step);
+        i += q * step;
+    } else {
+        int e = tid + q * T;
+        i = e / KILN_CF_W, c = e - i * KILN_CF_W;
+        at = c * KCF_LD + kcf_pad(i);
+    }
     long long line = line0 + c;
     *g = (long long)i * cols + line;
-    *slot = c * ld + kcf_pad(i);
+    *slot = at;
     return line < cols;
 #endif
+}
+
+// 1 when value q of this thread is in the strip (q unrolled: a constant
+// test where T (q + 1) <= W L).
+__device__ __forceinline__ int kcf_has(int q) {
+    constexpr int n = KCF_L * KILN_CF_W;
+    return (q + 1) * KILN_CF_THREADS <= n || (int)threadIdx.x + q * KILN_CF_THREADS < n;
 }
 
 // A copy of a global value into shared memory that does not wait: on
@@ -287,21 +339,19 @@ template <int N> __device__ __forceinline__ void kcf_wait() {
 // memory behind x's, its copies in flight during the forward transform;
 // without, it is read where the product needs it.
 __global__ void __launch_bounds__(KILN_CF_THREADS, KILN_CF_BLOCKS)
-    kiln_fft_strip_product(kcf_c *x, const kcf_c *spec, long long rows, long long cols, int log2L, kcf_real scale) {
+    kiln_fft_strip_product(kcf_c *x, const kcf_c *spec, long long rows, long long cols, kcf_real scale) {
     extern __shared__ double2 kcf_shared[];
     kcf_c *s = (kcf_c *)kcf_shared;
-    const int L = 1 << log2L, ld = kcf_pad(L) + 1, n = L * KILN_CF_W, T = (int)blockDim.x;
     const long long line0 = (long long)blockIdx.x * KILN_CF_W;
     int slot;
     long long g;
 #if KILN_CF_SPEC_SHARED
-    kcf_c *t = s + KILN_CF_W * ld;
+    kcf_c *t = s + KILN_CF_W * KCF_LD;
 #endif
 #pragma unroll
     for (int q = 0; q < KILN_CF_REGS; q++) {
-        int e = (int)threadIdx.x + q * T;
-        if (e < n) {
-            if (kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g))
+        if (kcf_has(q)) {
+            if (kcf_where(q, line0, rows, cols, &slot, &g))
                 kcf_copy_async(s + slot, x + g);
             else
                 s[slot] = KCF_MAKE(0, 0);
@@ -311,8 +361,7 @@ __global__ void __launch_bounds__(KILN_CF_THREADS, KILN_CF_BLOCKS)
 #if KILN_CF_SPEC_SHARED
 #pragma unroll
     for (int q = 0; q < KILN_CF_REGS; q++) {
-        int e = (int)threadIdx.x + q * T;
-        if (e < n && kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g)) kcf_copy_async(t + slot, spec + g);
+        if (kcf_has(q) && kcf_where(q, line0, rows, cols, &slot, &g)) kcf_copy_async(t + slot, spec + g);
     }
     kcf_commit();
     kcf_wait<1>();
@@ -320,18 +369,17 @@ __global__ void __launch_bounds__(KILN_CF_THREADS, KILN_CF_BLOCKS)
     kcf_wait<0>();
 #endif
     __syncthreads();
-    kcf_fft(s, L, ld, log2L, -1);
+    kcf_fft(s, -1);
 #if KILN_CF_SPEC_SHARED
     kcf_wait<0>();
     __syncthreads();
 #if KILN_CF_SPEC_FFT
-    kcf_fft(t, L, ld, log2L, -1); // b came transformed along the other axis only
+    kcf_fft(t, -1); // b came transformed along the other axis only
 #endif
 #endif
 #pragma unroll
     for (int q = 0; q < KILN_CF_REGS; q++) {
-        int e = (int)threadIdx.x + q * T;
-        if (e < n && kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g)) {
+        if (kcf_has(q) && kcf_where(q, line0, rows, cols, &slot, &g)) {
 #if KILN_CF_SPEC_SHARED
             kcf_c p = kcf_mul(s[slot], t[slot]);
 #else
@@ -341,10 +389,9 @@ __global__ void __launch_bounds__(KILN_CF_THREADS, KILN_CF_BLOCKS)
         }
     }
     __syncthreads();
-    kcf_fft(s, L, ld, log2L, 1);
+    kcf_fft(s, 1);
 #pragma unroll
     for (int q = 0; q < KILN_CF_REGS; q++) {
-        int e = (int)threadIdx.x + q * T;
-        if (e < n && kcf_where(e, L, log2L, line0, rows, cols, ld, &slot, &g)) x[g] = s[slot];
+        if (kcf_has(q) && kcf_where(q, line0, rows, cols, &slot, &g)) x[g] = s[slot];
     }
 }
