@@ -239,13 +239,17 @@ static void strip_case(kiln_context *ctx, test_rng *r, const char *mode, kiln_dt
 static void test_strip(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
+    /* on a GPU "columns" runs through transposed row transforms unless
+     * asked for the natural layout, which these cases check first */
+    setenv("KILN_FFT_STRIP_LAYOUT", "natural", 1);
     strip_case(ctx, &r, "columns", KILN_COMPLEX64, 2, 3, 1);    /* one radix-2 pass */
     strip_case(ctx, &r, "columns", KILN_COMPLEX64, 16, 5, 1);   /* one radix-16 pass, a partial strip */
     strip_case(ctx, &r, "columns", KILN_COMPLEX64, 64, 12, 1);  /* 16 then 4 */
     strip_case(ctx, &r, "columns", KILN_COMPLEX128, 128, 7, 1); /* 16 then 8 */
     strip_case(ctx, &r, "columns", KILN_COMPLEX128, 32, 2, 1);  /* 16 then 2 */
     strip_case(ctx, &r, "columns", KILN_COMPLEX64, 4096, 5,
-               0);                                          /* three radix-16 passes, 32 values a thread */
+               0); /* three radix-16 passes, 32 values a thread */
+    unsetenv("KILN_FFT_STRIP_LAYOUT");
     strip_case(ctx, &r, "rows", KILN_COMPLEX64, 3, 2, 1);   /* one radix-2 pass */
     strip_case(ctx, &r, "rows", KILN_COMPLEX64, 7, 256, 1); /* two radix-16 passes */
     setenv("KILN_FFT_STRIP_WIDTH", "2", 1);
@@ -256,7 +260,16 @@ static void test_strip(void **state) {
     setenv("KILN_FFT_STRIP_SPEC", "fft", 1);
     strip_case(ctx, &r, "columns", KILN_COMPLEX64, 64, 12, 1);
     strip_case(ctx, &r, "rows", KILN_COMPLEX128, 5, 32, 1);
+    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 6, 512, 1);  /* 16, 16, 2 */
+    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 5, 4096, 1); /* 16, 16, 16 */
     unsetenv("KILN_FFT_STRIP_SPEC");
+    /* along columns through transposed row transforms (a GPU's default;
+     * the natural layout on the CPU) */
+    strip_case(ctx, &r, "columns", KILN_COMPLEX64, 64, 12, 1);
+    strip_case(ctx, &r, "columns", KILN_COMPLEX128, 32, 5, 1);
+    strip_case(ctx, &r, "columns", KILN_COMPLEX64, 1024, 6, 1);
+    /* auto above the callback's 32 MiB of spectra: that strip on a GPU */
+    strip_case(ctx, &r, "auto", KILN_COMPLEX64, 2048, 2048, 0);
     /* what it does not take is an error under "columns" and "rows" */
     int64_t s[2] = {12, 6};
     kiln_array *a = NULL, *c = NULL;

@@ -278,18 +278,22 @@ static void set_env(const char *name, const char *value) {
  * KILN_FFT_FUSE value (off: the product in a pass of its own; auto: the
  * callback up to 32 MiB of spectra, else unfused; callback: cuFFT's LTO
  * load callback; columns, rows: kiln's strip kernel along that axis, with
- * KILN_FFT_STRIP_WIDTH (w) and KILN_FFT_STRIP_SPEC (spec) as the row
- * says), beside kfn_convolve's direct cuFFT calls; the settings are
+ * KILN_FFT_STRIP_WIDTH (w), KILN_FFT_STRIP_SPEC (spec) and
+ * KILN_FFT_STRIP_LAYOUT as the row says: "columns" alone is the default,
+ * through transposed row transforms), beside kfn_convolve's direct cuFFT
+ * calls; the settings are
  * restored after. A value that cannot fuse here prints why. */
 static int bench_circular(kiln_context *ctx, const char *label, kiln_array *a, kiln_array *b, int p,
                           kfn_convolve_fn nconv, int repeat, double target) {
-    enum { VARIANTS = 10, SETTINGS = 3 };
+    enum { VARIANTS = 9, SETTINGS = 4 };
     static const char *const names[SETTINGS] = {"KILN_FFT_FUSE", "KILN_FFT_STRIP_WIDTH",
-                                                "KILN_FFT_STRIP_SPEC"};
+                                                "KILN_FFT_STRIP_SPEC", "KILN_FFT_STRIP_LAYOUT"};
     static const char *const variants[VARIANTS][SETTINGS] = {
-        {"off", NULL, NULL},    {"auto", NULL, NULL},   {"callback", NULL, NULL}, {"columns", "1", NULL},
-        {"columns", "2", NULL}, {"columns", "4", NULL}, {"columns", "2", "fft"},  {"rows", "1", NULL},
-        {"rows", "2", NULL},    {"rows", "1", "fft"}};
+        {"off", NULL, NULL, NULL},          {"auto", NULL, NULL, NULL},
+        {"callback", NULL, NULL, NULL},     {"columns", NULL, NULL, NULL},
+        {"columns", "2", NULL, "natural"},  {"columns", "4", NULL, "natural"},
+        {"columns", "2", "fft", "natural"}, {"rows", "1", NULL, NULL},
+        {"rows", "1", "fft", NULL}};
     char *saved[SETTINGS];
     for (int i = 0; i < SETTINGS; i++) saved[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
     double vendor_ms = -1;
@@ -300,8 +304,8 @@ static int bench_circular(kiln_context *ctx, const char *label, kiln_array *a, k
         const char *const *v = variants[m];
         for (int i = 0; i < SETTINGS; i++) set_env(names[i], v[i]);
         char name[96];
-        snprintf(name, sizeof name, "%s %s%s%s%s%s", label, v[0], v[1] ? " w" : "", v[1] ? v[1] : "",
-                 v[2] ? " spec " : "", v[2] ? v[2] : "");
+        snprintf(name, sizeof name, "%s %s%s%s%s%s%s", label, v[0], v[1] ? " w" : "", v[1] ? v[1] : "",
+                 v[2] ? " spec " : "", v[2] ? v[2] : "", v[3] ? " natural" : "");
         circular_step step = {a, b, NULL};
         if (kiln_fft_convolve(a, b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &step.out) != KILN_OK) {
             printf("%-40s not fused here: %s\n", name, kiln_last_error());
@@ -335,8 +339,8 @@ static int bench_fused(kiln_context *ctx, const kiln_example_fftconv *c, kfn_con
     int s = bench_circular(ctx, label, c->image0, c->filter0, c->p, nconv, repeat, 1.0);
     /* 1024^2: where the spectra leave L2 (8 MiB an array), between the
      * seed's size and the one the target names */
-    static const int sizes[2] = {1024, 4096};
-    for (int i = 0; i < 2 && s == KILN_OK; i++) {
+    static const int sizes[3] = {1024, 2048, 4096};
+    for (int i = 0; i < 3 && s == KILN_OK; i++) {
         kiln_array *a = NULL, *b = NULL;
         snprintf(label, sizeof label, "%d^2 c64", sizes[i]);
         s = random_c64(ctx, sizes[i], 1, &a);

@@ -234,11 +234,14 @@ static kiln_status convolve_fused(kiln_context *ctx, kiln_array *pa, kiln_array 
 }
 
 /* "auto" fuses on a device through the provider's load callback where
- * both spectra together take at most this many bytes. Measured on an
- * H200 against the separate cuFFT calls: the callback 0.98-1.01 of their
- * time at 525^2 complex64 (the unfused path 1.02-1.06) and 1.07 at
- * 1024^2 (unfused 1.15), but 1.39-1.42 at 4096^2, where the unfused path
- * is 1.00 and the strip kernel 0.99-1.04 (PERF_NOTES, "FFT convolution"). */
+ * both spectra together take at most this many bytes, and above that
+ * through the column strip kernel where it fits (2-D complex, a power of
+ * two of rows up to 8192). Measured on an H200 against the separate cuFFT
+ * calls: the callback 0.98-1.01 of their time at 525^2 complex64 (the
+ * unfused path 1.02-1.06) and 1.07-1.12 at 1024^2 (unfused 1.15, the
+ * strip 1.35-1.7), but 1.42 at 4096^2, where the unfused path is 1.00 and
+ * the column strip through transposed row transforms 0.77 (PERF_NOTES,
+ * "FFT convolution"). */
 #define AUTO_CALLBACK_BYTES ((size_t)32 << 20)
 
 static int auto_fuses(kiln_context *ctx, const kiln_array *pa) {
@@ -252,10 +255,16 @@ static int auto_fuses(kiln_context *ctx, const kiln_array *pa) {
 static kiln_status convolve_padded(kiln_context *ctx, kiln_array *pa, kiln_array *pb, kiln_dtype t,
                                    const conv_shape *c, kiln_array **result) {
     kiln_fft_fuse_mode fuse = kiln_fft_fuse_setting();
+    int device = !kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION);
     if (fuse == KILN_FFT_FUSE_AUTO && auto_fuses(ctx, pa)) {
         kiln_status s = kiln_fft_convolve_fused(pa, pb, c->axes, c->naxes, result);
         if (s != KILN_ERR_UNSUPPORTED) return s;
         kiln_clear_error(); /* nothing ran: unfused */
+    } else if (fuse == KILN_FFT_FUSE_AUTO && device && kiln_fft_strip_fit(pa, pb, c->axes, c->naxes, 0)) {
+        /* larger: the column strip through transposed row transforms */
+        kiln_status s = kiln_fft_convolve_strip(pa, pb, 0, result);
+        if (s != KILN_ERR_UNSUPPORTED) return s;
+        kiln_clear_error(); /* the device lacks its shared memory: unfused */
     } else if (fuse != KILN_FFT_FUSE_OFF && fuse != KILN_FFT_FUSE_AUTO) {
         kiln_status s = convolve_fused(ctx, pa, pb, c, fuse, result);
         if (s != KILN_ERR_UNSUPPORTED) return s;

@@ -115,7 +115,16 @@ static int resident_blocks(const kiln_fft_strip_shape *c, size_t shared) {
     return fit < 1 ? 0 : n < 1 ? 1 : (int)n; /* 0: does not fit at all */
 }
 
-static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axis, strip_launch *l) {
+/* On the CPU backend the strip kernel keeps b's 2-D spectrum (no
+ * KILN_FFT_STRIP_SPEC=fft) and the natural layout: there the kernel with
+ * three transforms of 512 points or more runs on fibers and computes wrong
+ * values (the same source is right on a GPU). */
+static int host_backend(const kiln_context *ctx) {
+    return kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION);
+}
+
+static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axis, int spec_fft,
+                                 strip_launch *l) {
     kiln_fft_strip_shape *c = &l->shape;
     int64_t len = x->shape[axis];
     c->dbl = x->dtype == KILN_COMPLEX128;
@@ -132,7 +141,8 @@ static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axi
      * other axis's transform: 2 units instead of 4) */
     enum { SPEC_AUTO, SPEC_SHARED, SPEC_GLOBAL, SPEC_FFT };
     static const char *const spec_words[] = {"auto", "shared", "global", "fft"};
-    int spec = kiln_setting_choice("KILN_FFT_STRIP_SPEC", spec_words, 4, SPEC_AUTO);
+    int spec = spec_fft ? SPEC_FFT : kiln_setting_choice("KILN_FFT_STRIP_SPEC", spec_words, 4, SPEC_AUTO);
+    if (spec == SPEC_FFT && host_backend(ctx)) spec = SPEC_SHARED;
     int beside = resident_blocks(c, 2 * l->shared), apart = resident_blocks(c, l->shared);
     c->spec_fft = spec == SPEC_FFT;
     c->spec_shared = spec == SPEC_AUTO ? beside > 0 && beside >= apart : spec != SPEC_GLOBAL;
@@ -159,11 +169,46 @@ static kiln_status strip_pass(const strip_launch *l, kiln_array *x, kiln_array *
     return kiln_launch(l->kernel, KILN_DIM(grid), KILN_DIM((uint32_t)c->threads), l->shared, NULL, args, 5);
 }
 
+/* Along columns through a transposed middle: the row transforms write
+ * their output transposed (cuFFT's layout does the transposition on its
+ * stores), so the strip kernel runs along contiguous rows of the
+ * transposed arrays, and the inverse row transforms read them back
+ * transposed into the result. b is transformed along rows only; the
+ * kernel transforms its strip too. */
+static kiln_status convolve_transposed(kiln_array *pa, kiln_array *pb, kiln_array **result) {
+    kiln_context *ctx = pa->ctx;
+    const int rows_axis[1] = {1}, swap[2] = {1, 0};
+    int64_t shape_t[2] = {pa->shape[1], pa->shape[0]};
+    kiln_array *xt = NULL, *bt = NULL, *xt_view = NULL, *bt_view = NULL, *dst = *result;
+    strip_launch l;
+    memset(&l, 0, sizeof l);
+    kiln_status s = kiln_array_empty(ctx, pa->dtype, 2, shape_t, &xt);
+    if (s == KILN_OK) s = kiln_array_empty(ctx, pa->dtype, 2, shape_t, &bt);
+    if (s == KILN_OK) s = strip_prepare(ctx, xt, 1, 1, &l);
+    if (s == KILN_OK) s = kiln_array_transpose(xt, swap, &xt_view);
+    if (s == KILN_OK) s = kiln_array_transpose(bt, swap, &bt_view);
+    if (s == KILN_OK) s = kiln_fftn(pb, rows_axis, 1, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &bt_view);
+    if (s == KILN_OK) s = kiln_fftn(pa, rows_axis, 1, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &xt_view);
+    if (s == KILN_OK) s = strip_pass(&l, xt, bt);
+    if (s == KILN_OK) s = kiln_fftn(xt_view, rows_axis, 1, KILN_FFT_NORM_FORWARD, KILN_FFT_INVERSE, &dst);
+    if (s == KILN_OK) *result = dst;
+    kiln_array_release(xt_view);
+    kiln_array_release(bt_view);
+    kiln_array_release(xt);
+    kiln_array_release(bt);
+    return s;
+}
+
 kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, kiln_array **result) {
+    /* along columns, by default through transposed row transforms on a
+     * device (KILN_FFT_STRIP_LAYOUT) */
+    static const char *const layouts[] = {"auto", "natural", "transposed"};
+    int layout = kiln_setting_choice("KILN_FFT_STRIP_LAYOUT", layouts, 3, 0);
+    if (axis == 0 && layout != 1 && !host_backend(pa->ctx)) return convolve_transposed(pa, pb, result);
     const int other[1] = {1 - axis};
     strip_launch l;
     memset(&l, 0, sizeof l);
-    kiln_status s = strip_prepare(pa->ctx, pa, axis, &l);
+    kiln_status s = strip_prepare(pa->ctx, pa, axis, 0, &l);
     if (s != KILN_OK) return s;
     kiln_array *spectrum = NULL, *x = NULL, *dst = *result;
     s = l.shape.spec_fft ? kiln_fftn(pb, other, 1, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &spectrum)
