@@ -239,8 +239,8 @@ static void strip_case(kiln_context *ctx, test_rng *r, const char *mode, kiln_dt
 static void test_strip(void **state) {
     kiln_context *ctx = *state;
     test_rng r = test_rng_for(__func__);
-    /* on a GPU "columns" runs through transposed row transforms unless
-     * asked for the natural layout, which these cases check first */
+    /* "columns" runs through transposed row transforms unless asked for
+     * the natural layout, which these cases check first */
     setenv("KILN_FFT_STRIP_LAYOUT", "natural", 1);
     strip_case(ctx, &r, "columns", KILN_COMPLEX64, 2, 3, 1);    /* one radix-2 pass */
     strip_case(ctx, &r, "columns", KILN_COMPLEX64, 16, 5, 1);   /* one radix-16 pass, a partial strip */
@@ -260,11 +260,12 @@ static void test_strip(void **state) {
     setenv("KILN_FFT_STRIP_SPEC", "fft", 1);
     strip_case(ctx, &r, "columns", KILN_COMPLEX64, 64, 12, 1);
     strip_case(ctx, &r, "rows", KILN_COMPLEX128, 5, 32, 1);
-    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 6, 512, 1);  /* 16, 16, 2 */
-    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 5, 4096, 1); /* 16, 16, 16 */
+    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 6, 512, 1);   /* 16, 16, 2 */
+    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 3, 1024, 1);  /* 16, 16, 4 */
+    strip_case(ctx, &r, "rows", KILN_COMPLEX128, 2, 2048, 1); /* 16, 16, 8 */
+    strip_case(ctx, &r, "rows", KILN_COMPLEX64, 5, 4096, 1);  /* 16, 16, 16 */
     unsetenv("KILN_FFT_STRIP_SPEC");
-    /* along columns through transposed row transforms (a GPU's default;
-     * the natural layout on the CPU) */
+    /* along columns through transposed row transforms (the default) */
     strip_case(ctx, &r, "columns", KILN_COMPLEX64, 64, 12, 1);
     strip_case(ctx, &r, "columns", KILN_COMPLEX128, 32, 5, 1);
     strip_case(ctx, &r, "columns", KILN_COMPLEX64, 1024, 6, 1);

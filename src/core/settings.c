@@ -100,6 +100,9 @@ static const kiln_setting table[] = {
     {"KILN_FFT_STRIP_SPEC", KILN_SETTING_CHOICE, "auto",
      "where the fused convolution's strip kernel reads the other spectrum: auto, shared, global or fft "
      "(for tuning)"},
+    {"KILN_FFT_STRIP_LAYOUT", KILN_SETTING_CHOICE, "auto",
+     "how the fused convolution's column strip reads columns: auto or transposed (through transposed row "
+     "transforms), natural (in place; for tuning)"},
     {"KILN_FFT_STRIP_WIDTH", KILN_SETTING_INT, "a row, or 32 bytes of a row for columns",
      "lines a block of the fused convolution's strip kernel takes (1, 2, 4 or 8; for tuning)"},
     {"KILN_CUFFT_LIBRARY", KILN_SETTING_PATH, "searched", "cuFFT library to load"},

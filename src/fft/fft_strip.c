@@ -115,14 +115,6 @@ static int resident_blocks(const kiln_fft_strip_shape *c, size_t shared) {
     return fit < 1 ? 0 : n < 1 ? 1 : (int)n; /* 0: does not fit at all */
 }
 
-/* On the CPU backend the strip kernel keeps b's 2-D spectrum (no
- * KILN_FFT_STRIP_SPEC=fft) and the natural layout: there the kernel with
- * three transforms of 512 points or more runs on fibers and computes wrong
- * values (the same source is right on a GPU). */
-static int host_backend(const kiln_context *ctx) {
-    return kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION);
-}
-
 static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axis, int spec_fft,
                                  strip_launch *l) {
     kiln_fft_strip_shape *c = &l->shape;
@@ -142,7 +134,6 @@ static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axi
     enum { SPEC_AUTO, SPEC_SHARED, SPEC_GLOBAL, SPEC_FFT };
     static const char *const spec_words[] = {"auto", "shared", "global", "fft"};
     int spec = spec_fft ? SPEC_FFT : kiln_setting_choice("KILN_FFT_STRIP_SPEC", spec_words, 4, SPEC_AUTO);
-    if (spec == SPEC_FFT && host_backend(ctx)) spec = SPEC_SHARED;
     int beside = resident_blocks(c, 2 * l->shared), apart = resident_blocks(c, l->shared);
     c->spec_fft = spec == SPEC_FFT;
     c->spec_shared = spec == SPEC_AUTO ? beside > 0 && beside >= apart : spec != SPEC_GLOBAL;
@@ -170,8 +161,8 @@ static kiln_status strip_pass(const strip_launch *l, kiln_array *x, kiln_array *
 }
 
 /* Along columns through a transposed middle: the row transforms write
- * their output transposed (cuFFT's layout does the transposition on its
- * stores), so the strip kernel runs along contiguous rows of the
+ * their output transposed (the FFT library's layout does the
+ * transposition on its stores), so the strip kernel runs along contiguous rows of the
  * transposed arrays, and the inverse row transforms read them back
  * transposed into the result. b is transformed along rows only; the
  * kernel transforms its strip too. */
@@ -200,11 +191,11 @@ static kiln_status convolve_transposed(kiln_array *pa, kiln_array *pb, kiln_arra
 }
 
 kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, kiln_array **result) {
-    /* along columns, by default through transposed row transforms on a
-     * device (KILN_FFT_STRIP_LAYOUT) */
+    /* along columns, by default through transposed row transforms
+     * (KILN_FFT_STRIP_LAYOUT) */
     static const char *const layouts[] = {"auto", "natural", "transposed"};
     int layout = kiln_setting_choice("KILN_FFT_STRIP_LAYOUT", layouts, 3, 0);
-    if (axis == 0 && layout != 1 && !host_backend(pa->ctx)) return convolve_transposed(pa, pb, result);
+    if (axis == 0 && layout != 1) return convolve_transposed(pa, pb, result);
     const int other[1] = {1 - axis};
     strip_launch l;
     memset(&l, 0, sizeof l);

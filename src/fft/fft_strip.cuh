@@ -121,9 +121,14 @@ __device__ __forceinline__ void kcf_dft4(kcf_c &a, kcf_c &b, kcf_c &c, kcf_c &d,
 // 4-point DFTs across. In natural order, out in transposed order: X[k] is
 // left in v[kcf_at16(k)], which the caller's stores read from (so the
 // transposition costs no moves).
+// The 4-point DFTs are written out, not looped: GCC 12 at -O3 vectorized
+// such a loop over the four DFTs (the CPU backend's build of this kernel)
+// into code that computed wrong values.
 __device__ __forceinline__ void kcf_dft16(kcf_c *v, int sign) {
-#pragma unroll
-    for (int n2 = 0; n2 < 4; n2++) kcf_dft4(v[n2], v[n2 + 4], v[n2 + 8], v[n2 + 12], sign);
+    kcf_dft4(v[0], v[4], v[8], v[12], sign);
+    kcf_dft4(v[1], v[5], v[9], v[13], sign);
+    kcf_dft4(v[2], v[6], v[10], v[14], sign);
+    kcf_dft4(v[3], v[7], v[11], v[15], sign);
     // v[n2 + 4 k1] now holds Y[n2][k1]
 #pragma unroll
     for (int n2 = 1; n2 < 4; n2++)
@@ -136,8 +141,10 @@ __device__ __forceinline__ void kcf_dft16(kcf_c *v, int sign) {
             else
                 y = kcf_mul(y, kcf_w16(m, sign));
         }
-#pragma unroll
-    for (int k1 = 0; k1 < 4; k1++) kcf_dft4(v[4 * k1], v[4 * k1 + 1], v[4 * k1 + 2], v[4 * k1 + 3], sign);
+    kcf_dft4(v[0], v[1], v[2], v[3], sign);
+    kcf_dft4(v[4], v[5], v[6], v[7], sign);
+    kcf_dft4(v[8], v[9], v[10], v[11], sign);
+    kcf_dft4(v[12], v[13], v[14], v[15], sign);
 }
 __device__ __forceinline__ constexpr int kcf_at16(int k) { return (k & 3) * 4 + (k >> 2); }
 
@@ -185,8 +192,7 @@ template <int R, int NS> __device__ __forceinline__ void kcf_pass(kcf_c *s, int 
     int dst[KILN_CF_REGS / R];
 #pragma unroll
     for (int t = 0; t < tpt; t++) {
-        int task = (int)threadIdx.x + t * KILN_CF_THREADS;
-        dst[t] = -1;
+        int task = (int)threadIdx.x + t * KILN_CF_THREADS, first = -1;
         if (exact || task < tasks) {
             int c = task / per_col, j = task - c * per_col, k = j & (NS - 1);
             const kcf_c *line = s + c * KCF_LD;
@@ -211,12 +217,13 @@ template <int R, int NS> __device__ __forceinline__ void kcf_pass(kcf_c *s, int 
             kcf_dft_r<R>(v + t * R, sign);
             int x0 = (j / NS) * NS * R + k;
             if constexpr (NS % 16 == 0)
-                dst[t] = c * KCF_LD + kcf_pad(x0); // r's slot: this + r kcf_pad(NS)
+                first = c * KCF_LD + kcf_pad(x0); // r's slot: this + r kcf_pad(NS)
             else if constexpr (NS == 1 && R == 16)
-                dst[t] = c * KCF_LD + 17 * j; // x0 = 16 j: r's slot 17 j + r
+                first = c * KCF_LD + 17 * j; // x0 = 16 j: r's slot 17 j + r
             else
-                dst[t] = c << 16 | x0; // line, point (L <= 8192)
+                first = c << 16 | x0; // line, point (L <= 8192)
         }
+        dst[t] = first; // -1: no task
     }
     __syncthreads();
 #pragma unroll
