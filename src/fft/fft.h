@@ -11,6 +11,17 @@
 #include "core/provider.h"
 #include "kiln.h"
 
+/* The FFT dtypes: complex64/complex128 and float32/float64, each side's
+ * counterpart of one precision. */
+static inline int kiln_fft_is_complex(kiln_dtype t) { return t == KILN_COMPLEX64 || t == KILN_COMPLEX128; }
+static inline int kiln_fft_is_real(kiln_dtype t) { return t == KILN_FLOAT32 || t == KILN_FLOAT64; }
+static inline kiln_dtype kiln_fft_complex_of(kiln_dtype real) {
+    return real == KILN_FLOAT32 ? KILN_COMPLEX64 : KILN_COMPLEX128;
+}
+static inline kiln_dtype kiln_fft_real_of(kiln_dtype complex) {
+    return complex == KILN_COMPLEX64 ? KILN_FLOAT32 : KILN_FLOAT64;
+}
+
 /* A transform as FFTW's guru interface sees it: `rank` transform dims and
  * `howmany_rank` loop (batch) dims, each with a length and the input and
  * output strides in elements of the respective side (reals on the real side

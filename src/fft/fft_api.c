@@ -218,9 +218,6 @@ kiln_status kiln_fft_product_plan(kiln_array *in, const int *axes, int naxes, ki
 
 /* ------------------------------------------------------------------ one-call forms */
 
-static kiln_dtype complex_of(kiln_dtype t) { return t == KILN_FLOAT32 ? KILN_COMPLEX64 : KILN_COMPLEX128; }
-static kiln_dtype real_of(kiln_dtype t) { return t == KILN_COMPLEX64 ? KILN_FLOAT32 : KILN_FLOAT64; }
-
 /* The last transform axis, checked as the plan will check it. */
 static kiln_status last_axis(const char *fn, const kiln_array *in, const int *axes, int naxes, int *out) {
     if (!axes) {
@@ -275,8 +272,8 @@ kiln_status kiln_rfftn(kiln_array *in, const int *axes, int naxes, kiln_fft_norm
     int64_t shape[KILN_MAX_DIMS];
     memcpy(shape, in->shape, sizeof(int64_t) * (size_t)in->ndim);
     shape[last] = in->shape[last] / 2 + 1;
-    return one_call(fn, KILN_FFT_R2C, KILN_FFT_FORWARD, in, axes, naxes, norm, complex_of(in->dtype), shape,
-                    out);
+    return one_call(fn, KILN_FFT_R2C, KILN_FFT_FORWARD, in, axes, naxes, norm, kiln_fft_complex_of(in->dtype),
+                    shape, out);
 }
 
 kiln_status kiln_irfftn(kiln_array *in, const int *axes, int naxes, int64_t last_n, kiln_fft_norm norm,
@@ -300,6 +297,6 @@ kiln_status kiln_irfftn(kiln_array *in, const int *axes, int naxes, int64_t last
     int64_t shape[KILN_MAX_DIMS];
     memcpy(shape, in->shape, sizeof(int64_t) * (size_t)in->ndim);
     shape[last] = last_n;
-    return one_call(fn, KILN_FFT_C2R, KILN_FFT_INVERSE, in, axes, naxes, norm, real_of(in->dtype), shape,
-                    out);
+    return one_call(fn, KILN_FFT_C2R, KILN_FFT_INVERSE, in, axes, naxes, norm, kiln_fft_real_of(in->dtype),
+                    shape, out);
 }

@@ -10,37 +10,33 @@ static const char *kind_name(kiln_fft_kind k) {
     return k == KILN_FFT_R2C ? "R2C" : k == KILN_FFT_C2R ? "C2R" : "C2C";
 }
 
-static int is_complex(kiln_dtype t) { return t == KILN_COMPLEX64 || t == KILN_COMPLEX128; }
-static int is_real(kiln_dtype t) { return t == KILN_FLOAT32 || t == KILN_FLOAT64; }
-static kiln_dtype complex_of(kiln_dtype t) { return t == KILN_FLOAT32 ? KILN_COMPLEX64 : KILN_COMPLEX128; }
-
 static kiln_status check_dtypes(const char *fn, kiln_fft_kind kind, const kiln_array *in,
                                 const kiln_array *out) {
     kiln_dtype a = in->dtype, b = out->dtype;
     const char *an = kiln_dtype_name(a), *bn = kiln_dtype_name(b);
     switch (kind) {
     case KILN_FFT_C2C:
-        if (!is_complex(a))
+        if (!kiln_fft_is_complex(a))
             return kiln_set_error(KILN_ERR_DTYPE, "%s: C2C needs complex64 or complex128 input, got %s%s", fn,
-                                  an, is_real(a) ? " (use kiln_rfftn for real input)" : "");
+                                  an, kiln_fft_is_real(a) ? " (use kiln_rfftn for real input)" : "");
         if (b != a)
             return kiln_set_error(KILN_ERR_DTYPE, "%s: C2C output must be %s like the input, got %s", fn, an,
                                   bn);
         return KILN_OK;
     case KILN_FFT_R2C:
-        if (!is_real(a))
+        if (!kiln_fft_is_real(a))
             return kiln_set_error(KILN_ERR_DTYPE, "%s: R2C needs float32 or float64 input, got %s", fn, an);
-        if (b != complex_of(a))
+        if (b != kiln_fft_complex_of(a))
             return kiln_set_error(KILN_ERR_DTYPE, "%s: R2C of %s writes %s, got an output of %s", fn, an,
-                                  kiln_dtype_name(complex_of(a)), bn);
+                                  kiln_dtype_name(kiln_fft_complex_of(a)), bn);
         return KILN_OK;
     default:
-        if (!is_complex(a))
+        if (!kiln_fft_is_complex(a))
             return kiln_set_error(KILN_ERR_DTYPE, "%s: C2R needs complex64 or complex128 input, got %s", fn,
                                   an);
-        if (complex_of(b) != a || !is_real(b))
+        if (kiln_fft_complex_of(b) != a || !kiln_fft_is_real(b))
             return kiln_set_error(KILN_ERR_DTYPE, "%s: C2R of %s writes %s, got an output of %s", fn, an,
-                                  a == KILN_COMPLEX64 ? "float32" : "float64", bn);
+                                  kiln_dtype_name(kiln_fft_real_of(a)), bn);
         return KILN_OK;
     }
 }

@@ -35,7 +35,6 @@ static int64_t fast_length(int64_t n) {
     }
 }
 
-static int is_complex(kiln_dtype t) { return t == KILN_COMPLEX64 || t == KILN_COMPLEX128; }
 static int is_double(kiln_dtype t) { return t == KILN_FLOAT64 || t == KILN_COMPLEX128; }
 
 /* The dtype the work and the result have: complex if either is, double if
@@ -52,7 +51,7 @@ static kiln_status work_dtype(kiln_dtype a, kiln_dtype b, kiln_dtype *out) {
                                   "(convert integers first)",
                                   fn, i ? "b" : "a", kiln_dtype_name(both[i]));
     }
-    int cx = is_complex(a) || is_complex(b), dbl = is_double(a) || is_double(b);
+    int cx = kiln_fft_is_complex(a) || kiln_fft_is_complex(b), dbl = is_double(a) || is_double(b);
     *out = cx ? (dbl ? KILN_COMPLEX128 : KILN_COMPLEX64) : (dbl ? KILN_FLOAT64 : KILN_FLOAT32);
     return KILN_OK;
 }
@@ -176,7 +175,7 @@ static kiln_status padded(kiln_context *ctx, kiln_array *x, kiln_dtype t, const 
 
 static kiln_status transform_forward(kiln_array *x, const conv_shape *c, kiln_array **spectrum) {
     *spectrum = NULL;
-    if (is_complex(x->dtype))
+    if (kiln_fft_is_complex(x->dtype))
         return kiln_fftn(x, c->axes, c->naxes, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, spectrum);
     return kiln_rfftn(x, c->axes, c->naxes, KILN_FFT_NORM_BACKWARD, spectrum);
 }
@@ -198,8 +197,8 @@ static kiln_status convolve_unfused(kiln_context *ctx, kiln_array *pa, kiln_arra
         s = kiln_call(mul, args, 3, &prod);
     }
     /* the inverse in place on the product unless the caller gave the array */
-    kiln_array *dst = *result ? *result : is_complex(t) ? prod : NULL;
-    if (s == KILN_OK && is_complex(t))
+    kiln_array *dst = *result ? *result : kiln_fft_is_complex(t) ? prod : NULL;
+    if (s == KILN_OK && kiln_fft_is_complex(t))
         s = kiln_fftn(prod, c->axes, c->naxes, KILN_FFT_NORM_FORWARD, KILN_FFT_INVERSE, &dst);
     else if (s == KILN_OK)
         s = kiln_irfftn(prod, c->axes, c->naxes, c->fast[c->axes[c->naxes - 1]], KILN_FFT_NORM_FORWARD, &dst);

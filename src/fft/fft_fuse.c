@@ -30,8 +30,6 @@ kiln_fft_fuse_mode kiln_fft_fuse_setting(void) {
     return words[i].mode;
 }
 
-static int is_real(kiln_dtype t) { return t == KILN_FLOAT32 || t == KILN_FLOAT64; }
-
 /* The spectra's scratch: shape [2 * s0, s1, ...] packed, split along axis
  * 0 into the two spectra, so that the second starts exactly one extent
  * after the first (the callback's companion). */
@@ -50,7 +48,7 @@ static kiln_status spectra_pair(kiln_context *ctx, kiln_dtype t, int ndim, const
 
 static kiln_status forward(kiln_array *x, const int *axes, int naxes, kiln_array *spectrum) {
     kiln_array *dst = spectrum;
-    if (is_real(x->dtype)) return kiln_rfftn(x, axes, naxes, KILN_FFT_NORM_BACKWARD, &dst);
+    if (kiln_fft_is_real(x->dtype)) return kiln_rfftn(x, axes, naxes, KILN_FFT_NORM_BACKWARD, &dst);
     return kiln_fftn(x, axes, naxes, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &dst);
 }
 
@@ -63,7 +61,7 @@ kiln_status kiln_fft_convolve_fused(kiln_array *pa, kiln_array *pb, const int *a
     if (!prov->product_callback)
         return kiln_set_error(KILN_ERR_UNSUPPORTED, "%s cannot fuse the product into a transform",
                               prov->base.name);
-    int nd = pa->ndim, real = is_real(pa->dtype);
+    int nd = pa->ndim, real = kiln_fft_is_real(pa->dtype);
     if (pb->dtype != pa->dtype || pb->ndim != nd ||
         memcmp(pa->shape, pb->shape, sizeof(int64_t) * (size_t)nd))
         return kiln_set_error(KILN_ERR_UNSUPPORTED,
@@ -72,9 +70,7 @@ kiln_status kiln_fft_convolve_fused(kiln_array *pa, kiln_array *pb, const int *a
     memcpy(spectrum, pa->shape, sizeof(int64_t) * (size_t)nd);
     int last = axes[naxes - 1];
     if (real) spectrum[last] = pa->shape[last] / 2 + 1;
-    kiln_dtype ct = pa->dtype == KILN_FLOAT32   ? KILN_COMPLEX64
-                    : pa->dtype == KILN_FLOAT64 ? KILN_COMPLEX128
-                                                : pa->dtype;
+    kiln_dtype ct = real ? kiln_fft_complex_of(pa->dtype) : pa->dtype;
     kiln_array *fa = NULL, *fb = NULL, *dst = *result;
     kiln_fft_plan *inverse = NULL;
     s = spectra_pair(ctx, ct, nd, spectrum, &fa, &fb);
