@@ -233,19 +233,30 @@ static int circular_run(void *arg) {
 }
 
 /* A p x p complex64 array of values in [-1, 1) from a seeded LCG. */
-static int random_c64(kiln_context *ctx, int p, unsigned seed, kiln_array **out) {
-    size_t n = (size_t)p * p * 2;
-    float *h = malloc(n * sizeof *h);
+/* rows x cols of random complex values in [-1, 1), complex64 or
+ * complex128. */
+static int random_complex(kiln_context *ctx, kiln_dtype t, int64_t rows, int64_t cols, unsigned seed,
+                          kiln_array **out) {
+    size_t n = (size_t)rows * (size_t)cols * 2, item = t == KILN_COMPLEX128 ? sizeof(double) : sizeof(float);
+    char *h = malloc(n * item);
     if (!h) return KILN_ERR_OUT_OF_MEMORY;
     unsigned x = seed;
     for (size_t i = 0; i < n; i++) {
         x = x * 1664525u + 1013904223u;
-        h[i] = (float)(x >> 8) / 8388608.0f - 1.0f;
+        double v = (double)(x >> 8) / 8388608.0 - 1.0;
+        if (item == sizeof(double))
+            ((double *)h)[i] = v;
+        else
+            ((float *)h)[i] = (float)v;
     }
-    const int64_t shape[2] = {p, p};
-    int s = kiln_array_from_host(ctx, KILN_COMPLEX64, 2, shape, h, n * sizeof *h, out);
+    const int64_t shape[2] = {rows, cols};
+    int s = kiln_array_from_host(ctx, t, 2, shape, h, n * item, out);
     free(h);
     return s;
+}
+
+static int random_c64(kiln_context *ctx, int p, unsigned seed, kiln_array **out) {
+    return random_complex(ctx, KILN_COMPLEX64, p, p, seed, out);
 }
 
 /* The largest |fused - unfused| over the largest |unfused|. */
@@ -331,6 +342,47 @@ static int bench_circular(kiln_context *ctx, const char *label, kiln_array *a, k
     return s;
 }
 
+/* auto beside off (the product in a pass of its own) where no direct
+ * cuFFT comparison is at hand: complex128, and shapes that are not square
+ * (the strip takes a power of two of rows), so that auto's choice above 32
+ * MiB of spectra is measured for each kind it takes. */
+static int bench_auto_shapes(kiln_context *ctx, int repeat) {
+    static const struct {
+        kiln_dtype t;
+        int64_t rows, cols;
+    } cases[5] = {{KILN_COMPLEX128, 2048, 2048},
+                  {KILN_COMPLEX128, 4096, 4096},
+                  {KILN_COMPLEX64, 8192, 2048},
+                  {KILN_COMPLEX64, 4096, 1024},
+                  {KILN_COMPLEX64, 2048, 8192}};
+    printf("\n%-40s %12s %12s %8s\n", "kiln_fft_convolve circular, auto", "auto ms", "off ms", "ratio");
+    char *saved = getenv("KILN_FFT_FUSE") ? strdup(getenv("KILN_FFT_FUSE")) : NULL;
+    int s = KILN_OK;
+    for (int i = 0; i < 5 && s == KILN_OK; i++) {
+        kiln_array *a = NULL, *b = NULL;
+        s = random_complex(ctx, cases[i].t, cases[i].rows, cases[i].cols, 1, &a);
+        if (s == KILN_OK) s = random_complex(ctx, cases[i].t, cases[i].rows, cases[i].cols, 2, &b);
+        double ms[2] = {0, 0};
+        static const char *const modes[2] = {"auto", "off"};
+        for (int m = 0; m < 2 && s == KILN_OK; m++) {
+            set_env("KILN_FFT_FUSE", modes[m]);
+            circular_step step = {a, b, NULL};
+            s = kiln_fft_convolve(a, b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &step.out);
+            if (s == KILN_OK) s = kiln_example_time_calls(ctx, circular_run, &step, 3, repeat, &ms[m], NULL);
+            kiln_array_release(step.out);
+        }
+        char label[80];
+        snprintf(label, sizeof label, "%s %lld x %lld", cases[i].t == KILN_COMPLEX128 ? "c128" : "c64",
+                 (long long)cases[i].rows, (long long)cases[i].cols);
+        if (s == KILN_OK) printf("%-40s %12.4f %12.4f %8.3f\n", label, ms[0], ms[1], ms[0] / ms[1]);
+        kiln_array_release(a);
+        kiln_array_release(b);
+    }
+    set_env("KILN_FFT_FUSE", saved);
+    free(saved);
+    return s;
+}
+
 static int bench_fused(kiln_context *ctx, const kiln_example_fftconv *c, kfn_convolve_fn nconv, int repeat) {
     printf("\n%-40s %12s %12s %8s %8s\n", "kiln_fft_convolve circular", "kiln ms", "cuFFT ms", "ratio",
            "target");
@@ -351,6 +403,7 @@ static int bench_fused(kiln_context *ctx, const kiln_example_fftconv *c, kfn_con
         kiln_array_release(b);
     }
     printf("  (cuFFT ms: two forward C2C, a multiply kernel, the inverse C2C, called directly)\n");
+    if (s == KILN_OK) s = bench_auto_shapes(ctx, repeat);
     return s;
 }
 
