@@ -235,12 +235,15 @@ static kiln_status convolve_fused(kiln_context *ctx, kiln_array *pa, kiln_array 
 /* "auto" fuses on a device through the provider's load callback where
  * both spectra together take at most this many bytes, and above that
  * through the column strip kernel where it fits (2-D complex, a power of
- * two of rows up to 8192). Measured on an H200 against the separate cuFFT
- * calls: the callback 0.98-1.01 of their time at 525^2 complex64 (the
- * unfused path 1.02-1.06) and 1.07-1.12 at 1024^2 (unfused 1.15, the
- * strip 1.35-1.7), but 1.42 at 4096^2, where the unfused path is 1.00 and
- * the column strip through transposed row transforms 0.77 (PERF_NOTES,
- * "FFT convolution"). */
+ * two of rows up to 8192, at least as many rows as columns). Measured on
+ * an H200 against the separate cuFFT calls: the callback 0.98-1.01 of
+ * their time at 525^2 complex64 (the unfused path 1.02-1.06) and
+ * 1.07-1.12 at 1024^2 (unfused 1.15, the strip 1.35-1.7), but 1.42 at
+ * 4096^2, where the unfused path is 1.00 and the column strip through
+ * transposed row transforms 0.75-0.79; against the unfused path, the
+ * strip 0.79-0.89 for complex128 2048^2 and 4096^2 and complex64 8192 x
+ * 2048 and 4096 x 1024, but 1.34 at 2048 x 8192 (PERF_NOTES, "FFT
+ * convolution"). */
 #define AUTO_CALLBACK_BYTES ((size_t)32 << 20)
 
 static int auto_fuses(kiln_context *ctx, const kiln_array *pa) {
@@ -259,8 +262,10 @@ static kiln_status convolve_padded(kiln_context *ctx, kiln_array *pa, kiln_array
         kiln_status s = kiln_fft_convolve_fused(pa, pb, c->axes, c->naxes, result);
         if (s != KILN_ERR_UNSUPPORTED) return s;
         kiln_clear_error(); /* nothing ran: unfused */
-    } else if (fuse == KILN_FFT_FUSE_AUTO && device && kiln_fft_strip_fit(pa, pb, c->axes, c->naxes, 0)) {
-        /* larger: the column strip through transposed row transforms */
+    } else if (fuse == KILN_FFT_FUSE_AUTO && device && kiln_fft_strip_fit(pa, pb, c->axes, c->naxes, 0) &&
+               pa->shape[0] >= pa->shape[1]) {
+        /* larger: the column strip through transposed row transforms, where
+         * it was measured to win (at least as many rows as columns) */
         kiln_status s = kiln_fft_convolve_strip(pa, pb, 0, result);
         if (s != KILN_ERR_UNSUPPORTED) return s;
         kiln_clear_error(); /* the device lacks its shared memory: unfused */
