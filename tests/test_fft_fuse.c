@@ -269,8 +269,10 @@ static void test_strip(void **state) {
     strip_case(ctx, &r, "columns", KILN_COMPLEX64, 64, 12, 1);
     strip_case(ctx, &r, "columns", KILN_COMPLEX128, 32, 5, 1);
     strip_case(ctx, &r, "columns", KILN_COMPLEX64, 1024, 6, 1);
-    /* auto above the callback's 32 MiB of spectra: that strip on a GPU */
+    /* auto above the callback's 32 MiB of spectra on a GPU: that strip
+     * (square), the row strip with b's strip (wide) */
     strip_case(ctx, &r, "auto", KILN_COMPLEX64, 2048, 2048, 0);
+    strip_case(ctx, &r, "auto", KILN_COMPLEX64, 1024, 4096, 0);
     /* what it does not take is an error under "columns" and "rows" */
     int64_t s[2] = {12, 6};
     kiln_array *a = NULL, *c = NULL;

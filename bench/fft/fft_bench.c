@@ -342,10 +342,11 @@ static int bench_circular(kiln_context *ctx, const char *label, kiln_array *a, k
     return s;
 }
 
-/* auto beside off (the product in a pass of its own) where no direct
- * cuFFT comparison is at hand: complex128, and shapes that are not square
- * (the strip takes a power of two of rows), so that auto's choice above 32
- * MiB of spectra is measured for each kind it takes. */
+/* auto and the strip kernel's ways beside off (the product in a pass of
+ * its own) where no direct cuFFT comparison is at hand: complex128, and
+ * shapes that are not square (the column strip takes a power of two of
+ * rows, the row strip of columns), so that auto's choice above 32 MiB of
+ * spectra is measured for each kind it takes. */
 static int bench_auto_shapes(kiln_context *ctx, int repeat) {
     static const struct {
         kiln_dtype t;
@@ -355,31 +356,43 @@ static int bench_auto_shapes(kiln_context *ctx, int repeat) {
                   {KILN_COMPLEX64, 8192, 2048},
                   {KILN_COMPLEX64, 4096, 1024},
                   {KILN_COMPLEX64, 2048, 8192}};
-    printf("\n%-40s %12s %12s %8s\n", "kiln_fft_convolve circular, auto", "auto ms", "off ms", "ratio");
-    char *saved = getenv("KILN_FFT_FUSE") ? strdup(getenv("KILN_FFT_FUSE")) : NULL;
+    enum { MODES = 5 };
+    static const char *const modes[MODES][2] = {
+        {"off", NULL}, {"auto", NULL}, {"columns", NULL}, {"rows", NULL}, {"rows", "fft"}};
+    printf("\n%-28s %10s %24s %14s %14s\n", "kiln_fft_convolve circular", "off ms", "auto (ratio to off)",
+           "columns", "rows / spec fft");
+    char *saved[2] = {getenv("KILN_FFT_FUSE") ? strdup(getenv("KILN_FFT_FUSE")) : NULL,
+                      getenv("KILN_FFT_STRIP_SPEC") ? strdup(getenv("KILN_FFT_STRIP_SPEC")) : NULL};
     int s = KILN_OK;
     for (int i = 0; i < 5 && s == KILN_OK; i++) {
         kiln_array *a = NULL, *b = NULL;
         s = random_complex(ctx, cases[i].t, cases[i].rows, cases[i].cols, 1, &a);
         if (s == KILN_OK) s = random_complex(ctx, cases[i].t, cases[i].rows, cases[i].cols, 2, &b);
-        double ms[2] = {0, 0};
-        static const char *const modes[2] = {"auto", "off"};
-        for (int m = 0; m < 2 && s == KILN_OK; m++) {
-            set_env("KILN_FFT_FUSE", modes[m]);
+        double ms[MODES] = {0};
+        for (int m = 0; m < MODES && s == KILN_OK; m++) {
+            set_env("KILN_FFT_FUSE", modes[m][0]);
+            set_env("KILN_FFT_STRIP_SPEC", modes[m][1]);
             circular_step step = {a, b, NULL};
-            s = kiln_fft_convolve(a, b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &step.out);
-            if (s == KILN_OK) s = kiln_example_time_calls(ctx, circular_run, &step, 3, repeat, &ms[m], NULL);
+            if (kiln_fft_convolve(a, b, KILN_CONVOLVE_CIRCULAR, NULL, 0, &step.out) != KILN_OK) {
+                ms[m] = -1; /* that way does not take this shape */
+                continue;
+            }
+            s = kiln_example_time_calls(ctx, circular_run, &step, 3, repeat, &ms[m], NULL);
             kiln_array_release(step.out);
         }
         char label[80];
         snprintf(label, sizeof label, "%s %lld x %lld", cases[i].t == KILN_COMPLEX128 ? "c128" : "c64",
                  (long long)cases[i].rows, (long long)cases[i].cols);
-        if (s == KILN_OK) printf("%-40s %12.4f %12.4f %8.3f\n", label, ms[0], ms[1], ms[0] / ms[1]);
+        if (s == KILN_OK)
+            printf("%-28s %10.4f %10.4f (%5.3f) %20.3f %8.3f / %5.3f\n", label, ms[0], ms[1], ms[1] / ms[0],
+                   ms[2] / ms[0], ms[3] / ms[0], ms[4] / ms[0]);
         kiln_array_release(a);
         kiln_array_release(b);
     }
-    set_env("KILN_FFT_FUSE", saved);
-    free(saved);
+    set_env("KILN_FFT_FUSE", saved[0]);
+    set_env("KILN_FFT_STRIP_SPEC", saved[1]);
+    free(saved[0]);
+    free(saved[1]);
     return s;
 }
 

@@ -195,9 +195,12 @@ kiln_fft_fuse_mode kiln_fft_fuse_setting(void);
 /* fft_strip.c: 1 when the strip kernel along `axis` (0: columns, 1:
  * rows) takes the convolution (2-D complex operands of one shape along
  * axes 0 and 1, that axis's length a power of two up to 8192); then the
- * circular convolution through it, into *result (a new array when NULL). */
+ * circular convolution through it, into *result (a new array when NULL);
+ * spec_fft 1: b's strip transformed in the kernel whatever
+ * KILN_FFT_STRIP_SPEC says. */
 int kiln_fft_strip_fit(const kiln_array *pa, const kiln_array *pb, const int *axes, int naxes, int axis);
-kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, kiln_array **result);
+kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, int spec_fft,
+                                    kiln_array **result);
 /* The strip kernel's build: precision, orientation (rows 1: lines are
  * rows), where the spectrum is read (spec_shared 1: copied into shared
  * memory beside the strip; spec_fft 1, with spec_shared: the other operand

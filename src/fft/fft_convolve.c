@@ -221,7 +221,7 @@ static kiln_status convolve_fused(kiln_context *ctx, kiln_array *pa, kiln_array 
     int fits = kiln_fft_strip_fit(pa, pb, c->axes, c->naxes, axis);
     kiln_status s = KILN_ERR_UNSUPPORTED;
     if (fits && (strip || (device && fuse != KILN_FFT_FUSE_CALLBACK)))
-        s = kiln_fft_convolve_strip(pa, pb, axis, result);
+        s = kiln_fft_convolve_strip(pa, pb, axis, 0, result);
     else if (strip)
         return kiln_set_error(s,
                               "the strip kernel takes 2-D complex operands of one shape whose length along "
@@ -252,21 +252,35 @@ static int auto_fuses(kiln_context *ctx, const kiln_array *pa) {
     return 2 * (size_t)kiln_shape_size(pa->ndim, pa->shape) * item <= AUTO_CALLBACK_BYTES;
 }
 
+/* Where "auto" takes the strip kernel above the callback's limit, on a
+ * device: along columns (through the transposed middle) with at least as
+ * many rows as columns, along rows with more columns; -1: not at all.
+ * Measured on an H200 against the unfused path: columns 0.78-0.86 for
+ * square and tall shapes (complex64 4096^2, 8192 x 2048, 4096 x 1024,
+ * complex128 2048^2 and 4096^2) but 1.34 at 2048 x 8192, where rows with
+ * b's strip take 0.91 (and 1.28-1.45 at 8192 x 2048). */
+static int auto_strip_axis(kiln_context *ctx, const kiln_array *pa, const kiln_array *pb,
+                           const conv_shape *c) {
+    if (kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION) || pa->ndim != 2) return -1;
+    int tall = pa->shape[0] >= pa->shape[1];
+    if (kiln_fft_strip_fit(pa, pb, c->axes, c->naxes, tall ? 0 : 1)) return tall ? 0 : 1;
+    return -1;
+}
+
 /* Fused where KILN_FFT_FUSE asks and the provider allows, else unfused;
- * "auto" as auto_fuses says. */
+ * "auto" as auto_fuses and auto_strip_axis say. */
 static kiln_status convolve_padded(kiln_context *ctx, kiln_array *pa, kiln_array *pb, kiln_dtype t,
                                    const conv_shape *c, kiln_array **result) {
     kiln_fft_fuse_mode fuse = kiln_fft_fuse_setting();
-    int device = !kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION);
+    int axis = auto_strip_axis(ctx, pa, pb, c);
     if (fuse == KILN_FFT_FUSE_AUTO && auto_fuses(ctx, pa)) {
         kiln_status s = kiln_fft_convolve_fused(pa, pb, c->axes, c->naxes, result);
         if (s != KILN_ERR_UNSUPPORTED) return s;
         kiln_clear_error(); /* nothing ran: unfused */
-    } else if (fuse == KILN_FFT_FUSE_AUTO && device && kiln_fft_strip_fit(pa, pb, c->axes, c->naxes, 0) &&
-               pa->shape[0] >= pa->shape[1]) {
-        /* larger: the column strip through transposed row transforms, where
-         * it was measured to win (at least as many rows as columns) */
-        kiln_status s = kiln_fft_convolve_strip(pa, pb, 0, result);
+    } else if (fuse == KILN_FFT_FUSE_AUTO && axis >= 0) {
+        /* larger: the strip kernel along the longer axis, b's strip
+         * transformed in it */
+        kiln_status s = kiln_fft_convolve_strip(pa, pb, axis, 1, result);
         if (s != KILN_ERR_UNSUPPORTED) return s;
         kiln_clear_error(); /* the device lacks its shared memory: unfused */
     } else if (fuse != KILN_FFT_FUSE_OFF && fuse != KILN_FFT_FUSE_AUTO) {

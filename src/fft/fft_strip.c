@@ -94,8 +94,8 @@ typedef struct strip_launch {
  * DRAM sector of each row); more lines use the sectors of a column strip
  * fully, fewer leave room for more blocks a multiprocessor. At most
  * STRIP_POINTS points a block. */
-static int strip_width(int dbl, int rows, int64_t len) {
-    int fallback = rows ? 1 : dbl ? 2 : 4;
+static int strip_width(int dbl, int rows, int spec_fft, int64_t len) {
+    int fallback = rows ? 1 : (dbl ? 2 : 4) >> spec_fft; /* b's strip beside: half the lines */
     long w = kiln_setting_int("KILN_FFT_STRIP_WIDTH", 1, 8, fallback);
     if (w != 1 && w != 2 && w != 4 && w != 8) w = fallback;
     while (w > 1 && w * len > STRIP_POINTS) w /= 2;
@@ -122,10 +122,6 @@ static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axi
     c->dbl = x->dtype == KILN_COMPLEX128;
     c->rows = axis == 1;
     c->log2_len = log2_exact(len);
-    c->width = strip_width(c->dbl, c->rows, len);
-    geometry(c->width, len, &c->threads, &c->regs);
-    size_t padded = (size_t)(len + len / 16 + 1); /* fft_strip.cuh's kcf_pad(L) + 1 */
-    l->shared = (size_t)c->width * padded * (c->dbl ? 16u : 8u);
     /* b's spectrum beside the strip (its loads then overlap the forward
      * transform) unless reading it where the product needs it lets more
      * blocks share a multiprocessor; KILN_FFT_STRIP_SPEC for tuning, whose
@@ -134,6 +130,10 @@ static kiln_status strip_prepare(kiln_context *ctx, const kiln_array *x, int axi
     enum { SPEC_AUTO, SPEC_SHARED, SPEC_GLOBAL, SPEC_FFT };
     static const char *const spec_words[] = {"auto", "shared", "global", "fft"};
     int spec = spec_fft ? SPEC_FFT : kiln_setting_choice("KILN_FFT_STRIP_SPEC", spec_words, 4, SPEC_AUTO);
+    c->width = strip_width(c->dbl, c->rows, spec == SPEC_FFT, len);
+    geometry(c->width, len, &c->threads, &c->regs);
+    size_t padded = (size_t)(len + len / 16 + 1); /* fft_strip.cuh's kcf_pad(L) + 1 */
+    l->shared = (size_t)c->width * padded * (c->dbl ? 16u : 8u);
     int beside = resident_blocks(c, 2 * l->shared), apart = resident_blocks(c, l->shared);
     c->spec_fft = spec == SPEC_FFT;
     c->spec_shared = spec == SPEC_AUTO ? beside > 0 && beside >= apart : spec != SPEC_GLOBAL;
@@ -190,7 +190,8 @@ static kiln_status convolve_transposed(kiln_array *pa, kiln_array *pb, kiln_arra
     return s;
 }
 
-kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, kiln_array **result) {
+kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, int spec_fft,
+                                    kiln_array **result) {
     /* along columns, by default through transposed row transforms
      * (KILN_FFT_STRIP_LAYOUT) */
     static const char *const layouts[] = {"auto", "natural", "transposed"};
@@ -199,7 +200,7 @@ kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, ki
     const int other[1] = {1 - axis};
     strip_launch l;
     memset(&l, 0, sizeof l);
-    kiln_status s = strip_prepare(pa->ctx, pa, axis, 0, &l);
+    kiln_status s = strip_prepare(pa->ctx, pa, axis, spec_fft, &l);
     if (s != KILN_OK) return s;
     kiln_array *spectrum = NULL, *x = NULL, *dst = *result;
     s = l.shape.spec_fft ? kiln_fftn(pb, other, 1, KILN_FFT_NORM_BACKWARD, KILN_FFT_FORWARD, &spectrum)
