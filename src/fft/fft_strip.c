@@ -10,10 +10,13 @@
  *
  * The strip runs along rows (KILN_FFT_FUSE=rows: each block whole
  * contiguous rows, the other axis a strided batched 1-D transform for
- * cuFFT) or along columns (=columns: each block a strip of adjacent
- * columns read as row segments, the other axis contiguous rows for
- * cuFFT). The strip's axis is a power of two up to 8192 (the kernel holds
- * whole lines in shared memory); both operands of one shape. */
+ * cuFFT) or along columns (=columns). Columns go by default through a
+ * transposed middle: the row transforms write their output transposed,
+ * so the kernel again reads whole contiguous lines (convolve_transposed);
+ * KILN_FFT_STRIP_LAYOUT=natural has each block read a strip of adjacent
+ * columns as row segments instead. The strip's axis is a power of two up
+ * to 8192 (the kernel holds whole lines in shared memory and is built for
+ * one length); both operands of one shape. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,10 +165,10 @@ static kiln_status strip_pass(const strip_launch *l, kiln_array *x, kiln_array *
 
 /* Along columns through a transposed middle: the row transforms write
  * their output transposed (the FFT library's layout does the
- * transposition on its stores), so the strip kernel runs along contiguous rows of the
- * transposed arrays, and the inverse row transforms read them back
- * transposed into the result. b is transformed along rows only; the
- * kernel transforms its strip too. */
+ * transposition on its stores), so the strip kernel runs along
+ * contiguous rows of the transposed arrays, and the inverse row
+ * transforms read them back transposed into the result. b is transformed
+ * along rows only; the kernel transforms its strip too. */
 static kiln_status convolve_transposed(kiln_array *pa, kiln_array *pb, kiln_array **result) {
     kiln_context *ctx = pa->ctx;
     const int rows_axis[1] = {1}, swap[2] = {1, 0};
@@ -192,11 +195,11 @@ static kiln_status convolve_transposed(kiln_array *pa, kiln_array *pb, kiln_arra
 
 kiln_status kiln_fft_convolve_strip(kiln_array *pa, kiln_array *pb, int axis, int spec_fft,
                                     kiln_array **result) {
-    /* along columns, by default through transposed row transforms
-     * (KILN_FFT_STRIP_LAYOUT) */
+    /* along columns, by default through transposed row transforms */
+    enum { LAYOUT_AUTO, LAYOUT_NATURAL, LAYOUT_TRANSPOSED };
     static const char *const layouts[] = {"auto", "natural", "transposed"};
-    int layout = kiln_setting_choice("KILN_FFT_STRIP_LAYOUT", layouts, 3, 0);
-    if (axis == 0 && layout != 1) return convolve_transposed(pa, pb, result);
+    int layout = kiln_setting_choice("KILN_FFT_STRIP_LAYOUT", layouts, 3, LAYOUT_AUTO);
+    if (axis == 0 && layout != LAYOUT_NATURAL) return convolve_transposed(pa, pb, result);
     const int other[1] = {1 - axis};
     strip_launch l;
     memset(&l, 0, sizeof l);

@@ -246,9 +246,9 @@ template <int R, int NS> __device__ __forceinline__ void kcf_pass(kcf_c *s, int 
 
 // The transform of every line of the block: radix-16 passes, then one of
 // radix 2, 4 or 8 for what is left. Inlined with its passes, so that sign
-// is a constant in each of the kernel's two calls: the twiddles' signs
-// and quarter turns then fold (a sixth fewer instructions a pass than
-// with sign a variable).
+// is a constant in each of the kernel's calls: the twiddles' signs and
+// quarter turns then fold (a sixth fewer instructions a pass than with
+// sign a variable).
 template <int NS> __device__ __forceinline__ void kcf_passes(kcf_c *s, int sign) {
     if constexpr (NS * 16 <= KCF_L) {
         kcf_pass<16, NS>(s, sign);
