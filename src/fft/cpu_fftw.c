@@ -171,12 +171,10 @@ static kiln_status get_api(int dbl, fftw_api **out) {
 }
 
 static unsigned planner_flags(void) {
-    const char *e = kiln_setting_string("KILN_FFTW_PLANNER");
-    if (!e || !*e || strcmp(e, "measure") == 0) return FFTW_MEASURE_FLAG;
-    if (strcmp(e, "estimate") == 0) return FFTW_ESTIMATE_FLAG;
-    if (strcmp(e, "patient") == 0) return FFTW_PATIENT_FLAG;
-    if (strcmp(e, "exhaustive") == 0) return FFTW_EXHAUSTIVE_FLAG;
-    return FFTW_MEASURE_FLAG;
+    static const char *const words[] = {"measure", "estimate", "patient", "exhaustive"};
+    static const unsigned flags[] = {FFTW_MEASURE_FLAG, FFTW_ESTIMATE_FLAG, FFTW_PATIENT_FLAG,
+                                     FFTW_EXHAUSTIVE_FLAG};
+    return flags[kiln_setting_choice("KILN_FFTW_PLANNER", words, 4, 0)]; /* unset or unknown: measure */
 }
 
 typedef struct fftw_plan_box {

@@ -233,56 +233,53 @@ static kiln_status convolve_fused(kiln_context *ctx, kiln_array *pa, kiln_array 
 }
 
 /* "auto" fuses on a device through the provider's load callback where
- * both spectra together take at most this many bytes, and above that
- * through the column strip kernel where it fits (2-D complex, a power of
- * two of rows up to 8192, at least as many rows as columns). Measured on
- * an H200 against the separate cuFFT calls: the callback 0.98-1.01 of
- * their time at 525^2 complex64 (the unfused path 1.02-1.06) and
- * 1.07-1.12 at 1024^2 (unfused 1.15, the strip 1.35-1.7), but 1.42 at
- * 4096^2, where the unfused path is 1.00 and the column strip through
- * transposed row transforms 0.75-0.79; against the unfused path, the
- * strip 0.79-0.89 for complex128 2048^2 and 4096^2 and complex64 8192 x
- * 2048 and 4096 x 1024, but 1.34 at 2048 x 8192 (PERF_NOTES, "FFT
+ * both spectra together take at most this many bytes (auto_strip_axis
+ * says what it does above). Measured on an H200 against the separate
+ * cuFFT calls: the callback 0.98-1.03 of their time at 525^2 complex64
+ * (the unfused path 1.02-1.06) and 1.07-1.12 at 1024^2 (unfused 1.15, the
+ * strip kernel 1.35-1.7), but 1.39-1.42 at 4096^2 (PERF_NOTES, "FFT
  * convolution"). */
 #define AUTO_CALLBACK_BYTES ((size_t)32 << 20)
 
-static int auto_fuses(kiln_context *ctx, const kiln_array *pa) {
-    if (kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION)) return 0;
+static int auto_fuses(const kiln_array *pa) {
     size_t item = pa->dtype == KILN_FLOAT64 || pa->dtype == KILN_COMPLEX128 ? 16 : 8; /* a spectrum's */
     return 2 * (size_t)kiln_shape_size(pa->ndim, pa->shape) * item <= AUTO_CALLBACK_BYTES;
 }
 
-/* Where "auto" takes the strip kernel above the callback's limit, on a
- * device: along columns (through the transposed middle) with at least as
- * many rows as columns, along rows with more columns; -1: not at all.
- * Measured on an H200 against the unfused path: columns 0.78-0.86 for
- * square and tall shapes (complex64 4096^2, 8192 x 2048, 4096 x 1024,
- * complex128 2048^2 and 4096^2) but 1.34 at 2048 x 8192, where rows with
- * b's strip take 0.91 (and 1.28-1.45 at 8192 x 2048). */
-static int auto_strip_axis(kiln_context *ctx, const kiln_array *pa, const kiln_array *pb,
-                           const conv_shape *c) {
-    if (kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION) || pa->ndim != 2) return -1;
-    int tall = pa->shape[0] >= pa->shape[1];
-    if (kiln_fft_strip_fit(pa, pb, c->axes, c->naxes, tall ? 0 : 1)) return tall ? 0 : 1;
-    return -1;
+/* Where "auto" takes the strip kernel above the callback's limit: along
+ * columns (through the transposed middle) with at least as many rows as
+ * columns, along rows with more columns; -1: not at all. Measured on an
+ * H200 against the unfused path: columns 0.78-0.87 for square and tall
+ * shapes (complex64 4096^2, 8192 x 2048, 4096 x 1024, complex128 2048^2
+ * and 4096^2; 0.75-0.79 of the direct cuFFT calls at 4096^2 complex64)
+ * but 1.34 at 2048 x 8192, where rows with b's strip take 0.90-0.91 (and
+ * 1.28-1.49 at 8192 x 2048). */
+static int auto_strip_axis(const kiln_array *pa, const kiln_array *pb, const conv_shape *c) {
+    if (pa->ndim != 2) return -1;
+    int axis = pa->shape[0] >= pa->shape[1] ? 0 : 1;
+    return kiln_fft_strip_fit(pa, pb, c->axes, c->naxes, axis) ? axis : -1;
 }
 
 /* Fused where KILN_FFT_FUSE asks and the provider allows, else unfused;
- * "auto" as auto_fuses and auto_strip_axis say. */
+ * "auto" on a device as auto_fuses and auto_strip_axis say. */
 static kiln_status convolve_padded(kiln_context *ctx, kiln_array *pa, kiln_array *pb, kiln_dtype t,
                                    const conv_shape *c, kiln_array **result) {
     kiln_fft_fuse_mode fuse = kiln_fft_fuse_setting();
-    int axis = auto_strip_axis(ctx, pa, pb, c);
-    if (fuse == KILN_FFT_FUSE_AUTO && auto_fuses(ctx, pa)) {
-        kiln_status s = kiln_fft_convolve_fused(pa, pb, c->axes, c->naxes, result);
-        if (s != KILN_ERR_UNSUPPORTED) return s;
-        kiln_clear_error(); /* nothing ran: unfused */
-    } else if (fuse == KILN_FFT_FUSE_AUTO && axis >= 0) {
-        /* larger: the strip kernel along the longer axis, b's strip
-         * transformed in it */
-        kiln_status s = kiln_fft_convolve_strip(pa, pb, axis, 1, result);
-        if (s != KILN_ERR_UNSUPPORTED) return s;
-        kiln_clear_error(); /* the device lacks its shared memory: unfused */
+    /* on the CPU "auto" does not fuse: FFTW's own passes are faster than
+     * the strip kernel, and it has no callbacks */
+    if (fuse == KILN_FFT_FUSE_AUTO && !kiln_backend_has(ctx->ops, KILN_BACKEND_CAP_HOST_EXECUTION)) {
+        int axis;
+        if (auto_fuses(pa)) {
+            kiln_status s = kiln_fft_convolve_fused(pa, pb, c->axes, c->naxes, result);
+            if (s != KILN_ERR_UNSUPPORTED) return s;
+            kiln_clear_error(); /* nothing ran: unfused */
+        } else if ((axis = auto_strip_axis(pa, pb, c)) >= 0) {
+            /* larger: the strip kernel along the longer axis, b's strip
+             * transformed in it */
+            kiln_status s = kiln_fft_convolve_strip(pa, pb, axis, 1, result);
+            if (s != KILN_ERR_UNSUPPORTED) return s;
+            kiln_clear_error(); /* the device lacks its shared memory: unfused */
+        }
     } else if (fuse != KILN_FFT_FUSE_OFF && fuse != KILN_FFT_FUSE_AUTO) {
         kiln_status s = convolve_fused(ctx, pa, pb, c, fuse, result);
         if (s != KILN_ERR_UNSUPPORTED) return s;

@@ -77,8 +77,9 @@ static kiln_status strip_kernel(kiln_context *ctx, const kiln_fft_strip_shape *s
 }
 
 int kiln_fft_strip_fit(const kiln_array *pa, const kiln_array *pb, const int *axes, int naxes, int axis) {
-    int cx = pa->dtype == KILN_COMPLEX64 || pa->dtype == KILN_COMPLEX128;
-    if (!cx || pb->dtype != pa->dtype || pa->ndim != 2 || pb->ndim != 2 || naxes != 2) return 0;
+    if (!kiln_fft_is_complex(pa->dtype) || pb->dtype != pa->dtype || pa->ndim != 2 || pb->ndim != 2 ||
+        naxes != 2)
+        return 0;
     if (axes[0] != 0 || axes[1] != 1 || memcmp(pa->shape, pb->shape, sizeof(int64_t) * 2) != 0) return 0;
     int k = log2_exact(pa->shape[axis]);
     return k >= 1 && k <= MAX_LOG2_LEN && pa->shape[1 - axis] >= 1;
